@@ -1,0 +1,345 @@
+"""What a call evaluates to: functions and modules of the same file, torch
+functions, tensor methods, Python builtins and other libraries.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis import events as E
+from dynalint.analysis import knowledge as K
+from dynalint.analysis.values import (
+    NONE_VALUE,
+    PYTHON_VALUE,
+    SIZE_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join_all,
+    merge_params,
+    python,
+    sequence,
+    tensor,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.dataflow import FunctionEvaluator
+
+_BOOL_RESULT = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "eq",
+                          "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
+                          "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "bool",
+                          "isclose", "signbit", "isin", "gt_", "eq_"})
+_KEEPS_DTYPE = frozenset({"to", "clone", "detach", "contiguous", "view", "reshape", "flatten", "unsqueeze",
+                          "squeeze", "transpose", "permute", "expand", "expand_as", "flip", "roll", "cpu",
+                          "cuda", "t", "repeat", "narrow", "select", "unflatten", "view_as", "reshape_as",
+                          "tril", "triu", "masked_fill", "index_select", "gather", "movedim", "broadcast_to",
+                          "__getitem__", "tile", "cat", "stack", "where"})
+_SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
+
+
+def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
+    func = node.func
+    receiver: Value | None = None
+    method: str | None = None
+    if isinstance(func, cst.Attribute):
+        receiver = ev.expr(func.value)
+        method = func.attr.value
+        if receiver.qualname is not None and receiver.kind in (Kind.UNKNOWN, Kind.PYTHON):
+            callee = ev.attribute(receiver, method, func)
+        elif receiver.cls is not None:
+            callee = ev.p.member(receiver, method)
+            if ev._is_self(func.value) and ev.fn is not None:
+                ev._event(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
+        else:
+            callee = None
+    else:
+        callee = ev.expr(func)
+
+    args: list[Value] = []
+    kwargs: dict[str, Value] = {}
+    opaque = False
+    use_context = "range" if callee is not None and callee.qualname == "builtins.range" else ""
+    for a in node.args:
+        v = ev.expr(a.value)
+        ev._use(v, a.value, use_context)
+        if a.star == "*":
+            opaque = opaque or v.items is None
+            args.extend(v.items if v.items is not None else [v.elements()])
+        elif a.star == "**":
+            opaque = True
+        elif a.keyword is not None:
+            kwargs[a.keyword.value] = v
+        else:
+            args.append(v)
+
+    callee_fn = None
+    qualname = None
+    result: Value
+    if callee is not None and callee.kind is Kind.FUNCTION and callee.func is not None:
+        callee_fn = callee.func
+        result = ev.p.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
+    elif callee is not None and callee.kind is Kind.FUNCTION and callee.cls is not None:
+        if ev.attr_sink is None:
+            ev.p.class_attrs(callee.cls)  # make sure the class is understood
+        result = ev.p.instance(callee.cls)
+    elif callee is not None and callee.kind is Kind.MODULE:
+        result = ev.p.call_module(ev, callee, args, kwargs, opaque)
+    elif callee is not None and callee.qualname is not None:
+        qualname = callee.qualname
+        result = external_call(ev, qualname, args, kwargs, node)
+    elif receiver is not None and method is not None:
+        result = method_call(ev, receiver, method, args, kwargs, node)
+    else:
+        if callee is not None and callee.kind is Kind.UNKNOWN and callee.params:
+            ev._neg(callee)
+        result = UNKNOWN_VALUE
+
+    if receiver is not None and method in ("register_buffer", "register_parameter") and ev.attr_sink is not None \
+            and args and isinstance(args[0].const, str):
+        ev.attr_sink[args[0].const] = tensor(from_weights=True)
+
+    ev._event(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
+              kwargs=kwargs, result=result, callee=callee_fn)
+    return result
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
+                node: cst.Call) -> Value:
+    kind = recv.kind
+    if kind is Kind.TENSOR:
+        return tensor_method(ev, recv, name, args, kwargs, node)
+    if kind is Kind.UNKNOWN:
+        torch_kw = bool(K.TORCH_ONLY_KWARGS & kwargs.keys())
+        if recv.params:
+            if name in K.TENSOR_METHODS or name in K.SIZE_METHODS or name in K.SCALAR_METHODS \
+                    or name in K.PYTHON_METHODS:
+                ev._pos(recv)
+            elif name in K.CONTAINER_METHODS:
+                ev._neg(recv)
+        if torch_kw and name in K.TENSOR_METHODS:
+            # `dim=`/`keepdim=` exist only in torch: the receiver is a tensor
+            return tensor_method(ev, tensor(params=recv.params), name, args, kwargs, node)
+        return Value(Kind.UNKNOWN, params=recv.params)
+    if kind is Kind.SIZE:
+        return SIZE_VALUE if name in ("numel", "index", "count", "__getitem__") else UNKNOWN_VALUE
+    if kind is Kind.SCALAR:
+        return recv if name in ("__int__", "__float__", "__round__") else UNKNOWN_VALUE
+    if kind is Kind.SEQUENCE and name in ("append", "extend", "insert", "clear"):
+        return NONE_VALUE
+    if kind is Kind.PYTHON and recv.const is not None and isinstance(recv.const, str):
+        return PYTHON_VALUE
+    return UNKNOWN_VALUE
+
+
+def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Value],
+                  kwargs: dict[str, Value], node: cst.Call) -> Value:
+    params = recv.params | merge_params(args) | merge_params(kwargs.values())
+    weights = recv.from_weights and all(
+        v.from_weights or v.kind in (Kind.PYTHON, Kind.SIZE) for v in (*args, *kwargs.values()))
+    if name in K.SCALAR_METHODS:
+        if name == "numpy":
+            return UNKNOWN_VALUE
+        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
+                     from_weights=recv.from_weights, is_bool=name == "__bool__")
+    if name in K.SIZE_METHODS:
+        return SIZE_VALUE
+    if name in K.PYTHON_METHODS:
+        return python(is_bool=name.startswith("is_"))
+    if _multi_output(name, args, kwargs):
+        return sequence(element=tensor(params=params, from_weights=weights))
+    if name in K.TENSOR_METHODS or name.endswith("_"):
+        is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
+        if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
+            is_bool = True
+        return tensor(is_bool=is_bool, params=params, from_weights=weights)
+    return UNKNOWN_VALUE
+
+
+def _multi_output(name: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
+    if name in K.MULTI_OUTPUT:
+        return True
+    if name in K.MULTI_OUTPUT_WITH_DIM:
+        if "dim" in kwargs:
+            return True
+        return bool(args) and args[0].kind is not Kind.TENSOR
+    return any(kwargs.get(flag) is not None and kwargs[flag].const is True for flag in K.MULTI_OUTPUT_FLAGS)
+
+
+def _dtype_arg(args: list[Value], kwargs: dict[str, Value]) -> str | None:
+    for v in (*args, kwargs.get("dtype")):
+        if v is not None and v.qualname is not None and v.qualname.startswith("torch."):
+            return v.qualname
+    return None
+
+
+# --------------------------------------------------------------------------- external functions
+
+
+def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: dict[str, Value],
+                  node: cst.Call) -> Value:
+    if q.startswith("builtins."):
+        return builtin_call(ev, q[len("builtins."):], args, kwargs, node)
+    last = q.rsplit(".", 1)[-1]
+    if last in K.COMPILING_TRUE_SUFFIXES and "export" not in q:
+        return python(True)
+    if q in K.COMPILING_FALSE_NAMES or last in ("is_torchdynamo_exporting", "is_exporting"):
+        return python(False)
+    if q.startswith("torch."):
+        return torch_call(ev, q, last, args, kwargs, node)
+    if q.startswith("math."):
+        kinds = {a.kind for a in args}
+        if Kind.TENSOR in kinds:
+            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
+        if Kind.SCALAR in kinds:
+            first = next(a for a in args if a.kind is Kind.SCALAR)
+            return first
+        if Kind.SIZE in kinds:
+            return SIZE_VALUE
+        if kinds <= {Kind.PYTHON}:
+            return PYTHON_VALUE
+        return UNKNOWN_VALUE
+    if q in ("random.random", "random.choice") or q.startswith("numpy.random."):
+        # a Python value drawn outside the graph: data-dependent like `.item()`
+        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
+    if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange",
+             "time.time", "time.perf_counter", "time.monotonic"):
+        return PYTHON_VALUE
+    return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
+               node: cst.Call) -> Value:
+    module = q.rsplit(".", 1)[0]
+    params = merge_params(args) | merge_params(kwargs.values())
+    if q.startswith("torch.nn.") and module != "torch.nn.functional" and last[:1].isupper():
+        if last in K.NN_TENSOR_CLASSES:
+            return tensor(from_weights=True)
+        if last in ("ModuleList", "Sequential", "ModuleDict"):
+            elems = [v for v in args if v.kind in (Kind.SEQUENCE, Kind.MODULE)]
+            element = elems[0].elements() if elems and elems[0].kind is Kind.SEQUENCE else Value(Kind.MODULE)
+            if last == "Sequential":
+                return Value(Kind.MODULE, qualname=q, element=element)
+            return Value(Kind.MODULE, qualname=q, element=element)
+        return Value(Kind.MODULE, qualname=q)
+    if module == "torch" and last[:1].isupper():
+        if last == "Size":
+            return SIZE_VALUE
+        if last.endswith("Tensor"):
+            return tensor(is_bool=last == "BoolTensor")
+        return Value(Kind.UNKNOWN, qualname=q + "()")
+    if last in K.TORCH_PYTHON_FUNCS:
+        if last in ("finfo", "iinfo"):
+            return Value(Kind.PYTHON, qualname=q + "()")
+        return python(is_bool=last.startswith("is_") or last.startswith("are_"))
+    if last in K.TORCH_SIZE_FUNCS:
+        return SIZE_VALUE
+    if module == "torch" or module in K.TORCH_TENSOR_SUBMODULES:
+        for v in (*args, *kwargs.values()):
+            for part in (v, *(v.items or ())) if v.kind is Kind.SEQUENCE else (v,):
+                if part.kind is Kind.UNKNOWN and part.params:
+                    ev._pos(part)
+        tensors = [v for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR]
+        weights = all(v.from_weights for v in tensors) and not any(
+            v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))
+        if last == "where" and len(args) == 1 and not kwargs:
+            return sequence(element=tensor(params=params))
+        if last in K.MULTI_OUTPUT or _multi_output(last, args[1:], kwargs):
+            return sequence(element=tensor(params=params, from_weights=weights))
+        if last in ("cat", "stack", "concat", "concatenate", "hstack", "vstack") and args:
+            first = args[0]
+            is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
+            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]), from_weights=weights)
+        is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
+        if last == "where" and len(args) == 3:
+            is_bool = args[1].is_bool and args[2].is_bool
+        if last in ("zeros_like", "ones_like", "empty_like", "full_like", "clone") and args and args[0].is_bool \
+                and "dtype" not in kwargs:
+            is_bool = True
+        return tensor(is_bool=is_bool, params=params, from_weights=weights)
+    if q == "torch.autograd.grad":
+        return sequence(element=tensor())
+    if q.startswith("torch._dynamo.") or q.startswith("torch.compiler."):
+        return NONE_VALUE
+    return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: dict[str, Value],
+                 node: cst.Call) -> Value:
+    first = args[0] if args else None
+    if name == "len":
+        if first is None:
+            return UNKNOWN_VALUE
+        if first.kind in (Kind.TENSOR, Kind.SIZE):
+            return SIZE_VALUE
+        if first.kind in (Kind.SEQUENCE, Kind.PYTHON, Kind.MODULE):
+            return PYTHON_VALUE
+        return UNKNOWN_VALUE
+    if name in ("int", "float", "bool", "complex"):
+        if first is None:
+            return python(is_bool=name == "bool")
+        if first.kind is Kind.TENSOR and not first.maybe_none:
+            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
+                         from_weights=first.from_weights, is_bool=name == "bool")
+        if first.kind in (Kind.SIZE, Kind.SCALAR):
+            return first.with_(is_bool=name == "bool")
+        if first.kind is Kind.PYTHON:
+            return python(is_bool=name == "bool")
+        return UNKNOWN_VALUE
+    if name in ("str", "repr", "format", "ascii", "chr", "ord", "hex", "oct", "bin"):
+        return python(is_bool=False)
+    if name in ("isinstance", "issubclass", "hasattr", "callable"):
+        if name == "isinstance" and first is not None:
+            ev._neg(first)
+        return python(is_bool=True)
+    if name in ("id", "hash"):
+        return PYTHON_VALUE
+    if name in _TENSOR_RETURNING_BUILTINS_SET:
+        values = list(args)
+        if len(values) == 1 and values[0].kind is Kind.SEQUENCE:
+            values = [values[0].elements()]
+        kinds = {v.kind for v in values}
+        if Kind.TENSOR in kinds:
+            return tensor(params=merge_params(values))
+        if Kind.UNKNOWN in kinds or not kinds:
+            return UNKNOWN_VALUE
+        if Kind.SCALAR in kinds:
+            return next(v for v in values if v.kind is Kind.SCALAR)
+        if Kind.SIZE in kinds:
+            return SIZE_VALUE
+        return PYTHON_VALUE
+    if name == "range":
+        for a in args:
+            if a.kind is Kind.UNKNOWN and a.params:
+                ev._neg(a)
+        kinds = {a.kind for a in args}
+        if Kind.SCALAR in kinds:
+            return sequence(element=next(a for a in args if a.kind is Kind.SCALAR))
+        if Kind.SIZE in kinds:
+            return sequence(element=SIZE_VALUE)
+        if kinds <= {Kind.PYTHON}:
+            return sequence(element=PYTHON_VALUE)
+        return sequence(element=UNKNOWN_VALUE)
+    if name == "enumerate" and first is not None:
+        return sequence(element=sequence(items=(PYTHON_VALUE, first.elements())))
+    if name == "zip":
+        return sequence(element=sequence(items=tuple(a.elements() for a in args)))
+    if name in _SEQUENCE_BUILTINS and first is not None:
+        return sequence(element=first.elements())
+    if name in ("any", "all"):
+        return python(is_bool=True)
+    if name == "getattr" and len(args) >= 2 and isinstance(args[1].const, str) and first is not None:
+        return ev.attribute(first, args[1].const, node)
+    if name in ("print", "setattr", "delattr", "exec", "breakpoint"):
+        return NONE_VALUE
+    if name == "dict":
+        return PYTHON_VALUE
+    if name in ("map", "filter"):
+        return sequence(element=UNKNOWN_VALUE)
+    return UNKNOWN_VALUE
+
+
+_TENSOR_RETURNING_BUILTINS_SET = frozenset({"max", "min", "abs", "sum", "round", "pow"})

@@ -1,0 +1,119 @@
+"""Facts the dataflow analysis reports about analysed (compiled) code.
+
+The analysis walks each compiled function once and emits one event per
+construct a rule may care about, with the abstract values involved.  Rules
+only read events; they never walk the tree themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis.values import Value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+
+
+@dataclass(frozen=True, eq=False)
+class Event:
+    node: cst.CSTNode
+    """The expression or statement the event is about (what a diagnostic points at)."""
+    statement: cst.CSTNode
+    """The enclosing statement (a small statement, or a compound statement's node)."""
+    function: "FunctionInfo"
+    in_loop: bool
+    """Inside a ``for``/``while`` of the function (Dynamo then skips the whole frame on a break)."""
+
+
+@dataclass(frozen=True, eq=False)
+class ConditionEvent(Event):
+    """A value is converted to a Python bool: ``if``/``while``/``assert``/ternary/``and``/``or``/``not``."""
+
+    value: Value = field(default=None)  # type: ignore[assignment]
+    construct: str = "if"
+    """``if``, ``elif``, ``while``, ``ifexp``, ``assert``, ``boolop``, ``not``, ``comprehension``."""
+    exits_loop: bool = False
+    """The guarded block leaves the enclosing loop (``break``/``return``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class CallEvent(Event):
+    qualname: str | None = None
+    """``torch.nonzero``, ``builtins.print``, ``logging.getLogger().info``; None if unknown."""
+    method: str | None = None
+    """For ``receiver.method(...)`` calls: the method name."""
+    receiver: Value | None = None
+    args: tuple[Value, ...] = ()
+    kwargs: dict[str, Value] = field(default_factory=dict)
+    result: Value | None = None
+    callee: "FunctionInfo | None" = None
+    """A function of the analysed file, when the call resolves to one."""
+
+    @property
+    def call(self) -> cst.Call:
+        assert isinstance(self.node, cst.Call)
+        return self.node
+
+
+@dataclass(frozen=True, eq=False)
+class SubscriptEvent(Event):
+    base: Value = field(default=None)  # type: ignore[assignment]
+    index: tuple[Value, ...] = ()
+    """One value per index element (``x[a, b]`` has two)."""
+    store: bool = False
+    augmented: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class ForLoopEvent(Event):
+    iterable: Value = field(default=None)  # type: ignore[assignment]
+    range_args: tuple[Value, ...] | None = None
+    """Values of the arguments when iterating over ``range(...)``."""
+
+
+@dataclass(frozen=True, eq=False)
+class GlobalReadEvent(Event):
+    name: str = ""
+    value: Value | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class AttributeEvent(Event):
+    """A read or write of ``self.<name>`` in analysed code."""
+
+    cls: "ClassInfo | None" = None
+    name: str = ""
+    value: Value | None = None
+    write: bool = False
+    augmented: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class ScalarUseEvent(Event):
+    """A data-dependent Python scalar (from ``.item()``, ``random.random()``...) is consumed by Python code."""
+
+    value: Value = field(default=None)  # type: ignore[assignment]
+    context: str = ""
+    """``range`` when it sizes a ``range(...)``."""
+
+
+@dataclass(frozen=True, eq=False)
+class ContextManagerEvent(Event):
+    value: Value = field(default=None)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
+class StringFormatEvent(Event):
+    """``"..." % values``: old-style string formatting."""
+
+    values: tuple[Value, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class ContainmentEvent(Event):
+    """``key in container`` / ``key not in container``."""
+
+    container: Value = field(default=None)  # type: ignore[assignment]

@@ -1,0 +1,127 @@
+"""What the analysis knows about torch's API surface: which calls and attributes
+produce tensors, sizes, data-dependent scalars or plain Python values.
+
+These tables describe *types*, not graph breaks; what breaks is the rules'
+business (``dynalint.rules``).
+"""
+from __future__ import annotations
+
+# --- Tensor methods -----------------------------------------------------------
+
+#: Methods returning Python values that do not depend on tensor data (guarded metadata).
+SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride", "element_size",
+                          "storage_offset", "__len__"})
+SIZE_ATTRS = frozenset({"shape", "ndim"})
+
+#: Attributes/methods returning plain Python metadata (never a graph value).
+PYTHON_ATTRS = frozenset({
+    "dtype", "device", "layout", "is_cuda", "is_cpu", "is_mps", "is_xpu", "is_sparse", "is_quantized",
+    "is_meta", "requires_grad", "is_leaf", "names", "is_nested", "itemsize", "nbytes", "is_mkldnn",
+    "output_nr", "_version", "grad_fn",
+})
+PYTHON_METHODS = frozenset({
+    "is_floating_point", "is_complex", "is_contiguous", "is_signed", "data_ptr", "get_device", "is_pinned",
+    "is_set_to", "is_shared", "is_inference", "dim_order", "untyped_storage", "storage", "register_hook",
+    "type",
+})
+
+#: Methods that move tensor *data* into Python (the value depends on the data).
+SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
+
+#: Tensor attributes that are tensors.
+TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
+
+#: Tensor methods returning one tensor.  (Names ending in ``_`` are in-place and return self.)
+TENSOR_METHODS = frozenset("""
+abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all allclose amax amin angle any
+arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort argwhere as_strided asin asinh
+atan atan2 atanh baddbmm bernoulli bfloat16 bincount bitwise_and bitwise_not bitwise_or bitwise_xor bmm
+bool broadcast_to byte cauchy_ ceil char cholesky clamp clamp_max clamp_min clip clone conj contiguous copy_
+cos cosh count_nonzero cpu cross cuda cummax cummin cumprod cumsum deg2rad detach diag diag_embed diagonal
+diff digamma dist div divide dot double eq equal erf erfc erfinv exp exp2 expand expand_as expm1 exponential_
+fill_ fill_diagonal_ fix flatten flip fliplr flipud float float_power floor floor_divide fmax fmin fmod frac
+gather gcd ge geometric_ ger greater greater_equal gt half hardshrink heaviside histc hypot i0 index_add
+index_copy index_fill index_put index_select inner int inverse isclose isfinite isinf isnan isneginf
+isposinf isreal kron lcm ldexp le lerp less less_equal lgamma log log10 log1p log2 log_normal_ log_softmax
+logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp long lt
+masked_fill masked_scatter masked_select matmul matrix_exp matrix_power maximum mean median minimum mm mode
+moveaxis movedim msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile
+nansum narrow narrow_copy ne neg negative new_empty new_full new_ones new_tensor new_zeros nextafter
+nonzero norm normal_ not_equal outer permute pin_memory pinverse polygamma positive pow prod quantile
+rad2deg random_ ravel reciprocal relu remainder renorm repeat repeat_interleave requires_grad_ reshape
+reshape_as resize_ resize_as_ retain_grad roll rot90 round rsqrt scatter scatter_add scatter_reduce
+select select_scatter sgn short sigmoid sign signbit sin sinc sinh slice_scatter smm softmax sqrt square
+squeeze std sub subtract sum sum_to_size swapaxes swapdims t take take_along_dim tan tanh tensor_split
+tile to trace transpose triangular_solve tril triu true_divide trunc type_as unflatten unfold uniform_
+unique unique_consecutive unsqueeze values var vdot view view_as where xlogy zero_ logdet det
+absolute_ abs_ add_ addcdiv_ addcmul_ clamp_ div_ exp_ fill_ index_add_ index_copy_ index_fill_ index_put_
+masked_fill_ masked_scatter_ mul_ neg_ pow_ relu_ scatter_ scatter_add_ sigmoid_ sqrt_ sub_ tanh_
+uniform_ zero_ normal_ clamp_min_ clamp_max_ copy_ detach_ squeeze_ unsqueeze_ t_ transpose_ resize_
+sort topk max min kthvalue aminmax split chunk unbind hsplit vsplit dsplit sum nanmean float16
+to_dense to_sparse coalesce indices crow_indices col_indices sign_ floor_ ceil_ round_ trunc_ frac_
+lerp_ logical_not_ log_ log1p_ exp2_ erf_ sin_ cos_ bitwise_and_ bitwise_or_ remainder_ fmod_
+""".split())
+
+#: Methods/functions that return several tensors (a tuple or a named tuple).
+#: ``max``/``min``/``median``/``mode`` only do when given a dimension.
+MULTI_OUTPUT = frozenset({"sort", "topk", "kthvalue", "aminmax", "split", "chunk", "unbind", "tensor_split",
+                          "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors", "std_mean",
+                          "var_mean", "frexp", "cummax", "cummin", "slogdet", "histogram", "lu", "qr",
+                          "svd", "eig", "eigh", "lstsq", "atleast_1d_multi"})
+MULTI_OUTPUT_WITH_DIM = frozenset({"max", "min", "median", "mode", "nanmedian"})
+#: ``unique``-style: a tuple only when one of these keyword arguments is true.
+MULTI_OUTPUT_FLAGS = frozenset({"return_inverse", "return_counts", "as_tuple", "return_indices"})
+
+#: Keyword arguments only torch (not NumPy, not Python) uses: a method called with
+#: one of them is a tensor method.
+TORCH_ONLY_KWARGS = frozenset({"dim", "keepdim"})
+
+# --- torch.* functions ---------------------------------------------------------
+
+#: ``torch.<name>`` callables that do not return tensors.
+TORCH_PYTHON_FUNCS = frozenset({
+    "is_tensor", "is_storage", "is_floating_point", "is_complex", "get_default_dtype", "set_default_dtype",
+    "is_grad_enabled", "is_inference_mode_enabled", "set_grad_enabled", "no_grad", "enable_grad",
+    "inference_mode", "autocast", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "compile", "device", "dtype",
+    "finfo", "iinfo", "Generator", "typename", "is_autocast_enabled", "get_autocast_dtype",
+    "set_printoptions", "save", "load", "result_type", "promote_types", "can_cast", "is_same_size",
+    "is_anomaly_enabled", "get_num_threads", "set_num_threads", "_assert", "_check", "_check_is_size",
+    "_check_with", "_assert_async", "get_device_module", "is_deterministic_algorithms_warn_only_enabled",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "is_warn_always_enabled",
+})
+TORCH_SIZE_FUNCS = frozenset({"numel", "broadcast_shapes", "Size", "sym_int", "sym_float", "sym_max",
+                              "sym_min", "sym_not", "sym_ite"})
+#: Submodules of torch whose functions return tensors.
+TORCH_TENSOR_SUBMODULES = frozenset({"torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                                     "torch.nn.init", "torch.sparse", "torch.masked", "torch.ops.aten"})
+#: Names in torch.nn that are tensors, not modules.
+NN_TENSOR_CLASSES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
+NN_CONTAINER_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+#: nn modules whose forward returns several tensors.
+NN_MULTI_OUTPUT_CLASSES = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention", "LSTMCell",
+                                     "AdaptiveLogSoftmaxWithLoss"})
+
+#: Calls that tell, at trace time, whether the code runs under torch.compile.
+COMPILING_TRUE_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_dynamo_compiling")
+COMPILING_FALSE_NAMES = frozenset({
+    "torch.jit.is_tracing", "torch.jit.is_scripting", "torch.onnx.is_in_onnx_export",
+    "torch._C._get_tracing_state", "is_torchdynamo_exporting", "torch.compiler.is_exporting",
+})
+
+#: Annotations naming tensors / plain Python types.
+TENSOR_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "FloatTensor", "LongTensor", "BoolTensor",
+                                "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+                                "torch.nn.Parameter", "Parameter", "nn.Parameter", "torch.IntTensor"})
+PYTHON_ANNOTATIONS = frozenset({"bool", "int", "float", "str", "None", "complex", "bytes",
+                                "torch.dtype", "torch.device", "dtype", "device"})
+
+#: Python builtins whose result is a plain Python value whatever the argument.
+PYTHON_BUILTINS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "id", "type", "repr",
+                             "hash", "getattr", "setattr", "dir", "vars", "globals", "locals", "iter",
+                             "next", "chr", "ord", "format", "print", "open", "super", "object"})
+
+#: Methods of dict/list/set/str that show a parameter is not a tensor.
+CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "insert", "pop", "update",
+                               "setdefault", "popitem", "remove", "discard", "startswith", "endswith",
+                               "lower", "upper", "join", "format", "strip", "replace", "encode", "decode"})

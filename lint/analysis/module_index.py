@@ -1,0 +1,383 @@
+"""A cheap index of one module: imports, functions, classes, globals, and the
+facts about state that guard rules need (which globals are mutated, which
+attributes are set from outside ``forward``, what callers pass).
+
+Built from the top-level statements plus one read-only walk over function
+bodies; no libcst metadata providers are involved.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+
+from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, walk
+
+#: Method calls that mutate a container in place.
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+                              "setdefault", "add", "discard", "sort", "reverse", "__setitem__"})
+
+_COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.compiler.compile"})
+_DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
+                            "torch._dynamo.eval_frame.disable"})
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    name: str
+    qualname: str
+    cls: "ClassInfo | None" = None
+    decorators: tuple[str, ...] = ()
+    compile_decorated: bool = False
+    disabled: bool = False
+    is_static: bool = False
+    is_classmethod: bool = False
+    local_names: frozenset[str] = frozenset()
+    global_decls: frozenset[str] = frozenset()
+    closure: dict | None = field(default=None, repr=False)
+    """For functions nested in analysed code: the enclosing environment."""
+
+    @property
+    def is_method(self) -> bool:
+        return self.cls is not None and not self.is_static
+
+    def param_names(self) -> list[str]:
+        p = self.node.params
+        return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: tuple[str, ...]
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    base_classes: list["ClassInfo"] = field(default_factory=list)
+    is_module: bool = False
+    body_assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
+
+    def mro(self) -> Iterator["ClassInfo"]:
+        seen: set[int] = set()
+        stack = [self]
+        while stack:
+            c = stack.pop(0)
+            if id(c) in seen:
+                continue
+            seen.add(id(c))
+            yield c
+            stack.extend(c.base_classes)
+
+    def find_method(self, name: str) -> FunctionInfo | None:
+        for c in self.mro():
+            if name in c.methods:
+                return c.methods[name]
+        return None
+
+
+@dataclass
+class ModuleIndex:
+    module: cst.Module
+    imports: dict[str, str] = field(default_factory=dict)
+    """Local name -> qualified name (``nn`` -> ``torch.nn``, ``F`` -> ``torch.nn.functional``)."""
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    globals: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
+    """Module-level names bound by assignments, with the assigned expressions in order."""
+    mutated_globals: dict[str, tuple[cst.CSTNode, "FunctionInfo"]] = field(default_factory=dict)
+    """Globals rebound or mutated inside a function, with the first such place."""
+    attr_writes_outside: dict[str, list[tuple[cst.CSTNode, FunctionInfo | None]]] = field(default_factory=dict)
+    """``obj.attr = value`` on something other than ``self``, or ``self.attr = value`` in a
+    method other than ``__init__``: attr name -> places."""
+    compile_calls: list[cst.Call] = field(default_factory=list)
+    """``torch.compile(x)`` calls anywhere in the module."""
+    call_sites: dict[str, list[tuple[cst.Call, FunctionInfo | None]]] = field(default_factory=dict)
+    """Calls by simple callee name (``helper(...)``, ``self.block(...)`` -> ``block``)."""
+    all_functions: list[FunctionInfo] = field(default_factory=list)
+    imports_torch: bool = False
+
+    def resolve(self, dotted: str | None) -> str | None:
+        """Qualified name of a dotted expression through the import aliases."""
+        if not dotted:
+            return None
+        head, _, rest = dotted.partition(".")
+        base = self.imports.get(head)
+        if base is None:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def resolve_expr(self, node: cst.CSTNode) -> str | None:
+        return self.resolve(dotted_name(node))
+
+
+def build_index(module: cst.Module) -> ModuleIndex:
+    idx = ModuleIndex(module=module)
+    _index_block(idx, module.body, top=True)
+    idx.imports_torch = any(q == "torch" or q.startswith("torch.") for q in idx.imports.values())
+    for cls in idx.classes.values():
+        cls.base_classes = [idx.classes[b] for b in cls.bases if b in idx.classes and idx.classes[b] is not cls]
+    for cls in idx.classes.values():
+        cls.is_module = _is_module_class(idx, cls, set())
+    for fn in idx.all_functions:
+        _scan_function(idx, fn)
+    return idx
+
+
+# --- top level -------------------------------------------------------------------
+
+
+def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool) -> None:
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                _index_small(idx, small)
+        elif isinstance(stmt, cst.FunctionDef):
+            fn = _make_function(idx, stmt, None)
+            idx.functions[fn.name] = fn
+            idx.all_functions.append(fn)
+        elif isinstance(stmt, cst.ClassDef):
+            _index_class(idx, stmt)
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            # `if TYPE_CHECKING:`, `try: import x except ImportError:`, ...
+            for part in _suites(stmt):
+                _index_block(idx, part, top)
+        elif isinstance(stmt, (cst.For, cst.While)):
+            for n in walk(stmt):
+                if isinstance(n, cst.Call):
+                    _note_call(idx, n, None)
+
+
+def _suites(stmt: cst.CSTNode) -> Iterator[list]:
+    if isinstance(stmt, cst.If):
+        yield list(stmt.body.body)
+        if stmt.orelse is not None:
+            if isinstance(stmt.orelse, cst.If):
+                yield [stmt.orelse]
+            else:
+                yield list(stmt.orelse.body.body)
+    elif isinstance(stmt, cst.Try):
+        yield list(stmt.body.body)
+        for h in stmt.handlers:
+            yield list(h.body.body)
+        if stmt.orelse is not None:
+            yield list(stmt.orelse.body.body)
+        if stmt.finalbody is not None:
+            yield list(stmt.finalbody.body.body)
+    elif isinstance(stmt, cst.With):
+        yield list(stmt.body.body)
+
+
+def import_bindings(node: cst.Import | cst.ImportFrom) -> dict[str, str]:
+    """Local names an import statement binds, with their qualified names."""
+    out: dict[str, str] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted_name(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                out[alias.asname.name.value] = full
+            else:
+                head = full.split(".")[0]
+                out[head] = head
+        return out
+    if isinstance(node.names, cst.ImportStar):
+        return out
+    mod = "." * len(node.relative) + (dotted_name(node.module) or "" if node.module is not None else "")
+    for alias in node.names:
+        name = dotted_name(alias.name) or ""
+        local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+        out[local] = f"{mod}.{name}" if mod and not mod.endswith(".") else f"{mod}{name}"
+    return out
+
+
+def _index_small(idx: ModuleIndex, small: cst.CSTNode) -> None:
+    if isinstance(small, (cst.Import, cst.ImportFrom)):
+        idx.imports.update(import_bindings(small))
+    elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        for t in targets:
+            for name in assigned_names(t):
+                idx.globals.setdefault(name, []).append(small.value)
+        for n in walk(small):
+            if isinstance(n, cst.Call):
+                _note_call(idx, n, None)
+    elif isinstance(small, cst.Expr):
+        for n in walk(small):
+            if isinstance(n, cst.Call):
+                _note_call(idx, n, None)
+
+
+def _index_class(idx: ModuleIndex, node: cst.ClassDef) -> None:
+    bases = tuple(d for d in (dotted_name(a.value) for a in node.bases if a.keyword is None) if d)
+    cls = ClassInfo(node=node, name=node.name.value, bases=bases)
+    idx.classes[cls.name] = cls
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            fn = _make_function(idx, stmt, cls)
+            cls.methods[fn.name] = fn
+            idx.all_functions.append(fn)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        if isinstance(t.target, cst.Name):
+                            cls.body_assigns[t.target.value] = small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    if isinstance(small.target, cst.Name):
+                        cls.body_assigns[small.target.value] = small.value
+
+
+def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo:
+    decos = []
+    for d in node.decorators:
+        target = decorator_target(d)
+        dn = dotted_name(target) or ""
+        decos.append(idx.resolve(dn) or dn)
+    return FunctionInfo(
+        node=node,
+        name=node.name.value,
+        qualname=f"{cls.name}.{node.name.value}" if cls else node.name.value,
+        cls=cls,
+        decorators=tuple(decos),
+        compile_decorated=any(d in _COMPILE_NAMES for d in decos),
+        disabled=any(d in _DISABLE_NAMES for d in decos),
+        is_static="staticmethod" in decos,
+        is_classmethod="classmethod" in decos,
+    )
+
+
+def _is_module_class(idx: ModuleIndex, cls: ClassInfo, seen: set[str]) -> bool:
+    if cls.name in seen:
+        return False
+    seen.add(cls.name)
+    for base in cls.bases:
+        q = idx.resolve(base) or base
+        if q.startswith("torch.nn.") or q in ("torch.nn.Module", "Module"):
+            return True
+        if base in idx.classes and _is_module_class(idx, idx.classes[base], seen):
+            return True
+    # A class deriving from something imported (e.g. a project's base layer or
+    # ``PreTrainedModel``) that defines ``forward`` is treated as a module.
+    if "forward" in cls.methods:
+        return any(b not in idx.classes and b not in ("object", "ABC", "Protocol", "Generic") for b in cls.bases)
+    return False
+
+
+# --- function bodies -----------------------------------------------------------------
+
+
+def local_names_of(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+    """(names local to a function, names it declares ``global``)."""
+    p = node.params
+    local: set[str] = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            local.add(star.name.value)
+    global_decls: set[str] = set()
+    for n in walk(node.body):
+        if isinstance(n, cst.Global):
+            global_decls.update(x.name.value for x in n.names)
+        elif isinstance(n, cst.Assign):
+            for t in n.targets:
+                local.update(assigned_names(t.target))
+        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
+            local.update(assigned_names(n.target))
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            local.update(assigned_names(n.target))
+        elif isinstance(n, cst.WithItem) and n.asname is not None:
+            local.update(assigned_names(n.asname.name))
+        elif isinstance(n, cst.NamedExpr):
+            local.update(assigned_names(n.target))
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            local.add(n.name.value)
+        elif isinstance(n, cst.ExceptHandler) and n.name is not None:
+            local.update(assigned_names(n.name.name))
+        elif isinstance(n, (cst.Import, cst.ImportFrom)):
+            local.update(import_bindings(n))
+    return local - global_decls, global_decls
+
+
+def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
+    """Record locals, ``global`` declarations, global mutations, outside attribute
+    writes and call sites of one function (nested functions are scanned as part of it)."""
+    local, global_decls = local_names_of(fn.node)
+    fn.local_names = frozenset(local)
+    fn.global_decls = frozenset(global_decls)
+    nodes = list(walk(fn.node.body))
+
+    def is_global(name: str) -> bool:
+        return name not in local and name in idx.globals
+
+    self_name = _self_name(fn)
+    for n in nodes:
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            for t in targets:
+                for name in assigned_names(t):
+                    if name in global_decls:
+                        idx.mutated_globals.setdefault(name, (n, fn))
+                _note_store(idx, fn, t, n, is_global, self_name)
+        elif isinstance(n, cst.Del):
+            _note_store(idx, fn, n.target, n, is_global, self_name)
+        elif isinstance(n, cst.Call):
+            func = n.func
+            if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+                root = _root_name(func.value)
+                if root is not None and is_global(root):
+                    idx.mutated_globals.setdefault(root, (n, fn))
+            elif isinstance(func, cst.Name) and func.value == "setattr" and len(n.args) >= 2:
+                name_arg = n.args[1].value
+                if isinstance(name_arg, cst.SimpleString):
+                    attr = name_arg.evaluated_value
+                    if isinstance(attr, str):
+                        idx.attr_writes_outside.setdefault(attr, []).append((n, fn))
+            _note_call(idx, n, fn)
+
+
+def _note_store(idx: ModuleIndex, fn: FunctionInfo, target: cst.CSTNode, stmt: cst.CSTNode,
+                is_global, self_name: str | None) -> None:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            _note_store(idx, fn, el.value, stmt, is_global, self_name)
+        return
+    if isinstance(target, cst.Subscript):
+        root = _root_name(target.value)
+        if root is not None and is_global(root):
+            idx.mutated_globals.setdefault(root, (stmt, fn))
+    elif isinstance(target, cst.Attribute):
+        root = _root_name(target.value)
+        if isinstance(target.value, cst.Name) and target.value.value == self_name:
+            if fn.name != "__init__":
+                idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
+        else:
+            if root is not None and is_global(root):
+                idx.mutated_globals.setdefault(root, (stmt, fn))
+            idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
+
+
+def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        name = func.value
+    elif isinstance(func, cst.Attribute):
+        name = func.attr.value
+    else:
+        return
+    idx.call_sites.setdefault(name, []).append((call, fn))
+    q = idx.resolve_expr(func)
+    if q in _COMPILE_NAMES:
+        idx.compile_calls.append(call)
+
+
+def _root_name(node: cst.CSTNode) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _self_name(fn: FunctionInfo) -> str | None:
+    if fn.cls is None or fn.is_static:
+        return None
+    names = fn.param_names()
+    return names[0] if names else None

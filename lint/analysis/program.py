@@ -1,0 +1,455 @@
+"""Whole-module analysis: which functions count as compiled, what their
+parameters are, and the interprocedural glue (calls into functions and
+``nn.Module`` classes of the same file are analysed with the caller's
+argument values).
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from dynalint.analysis import knowledge as K
+from dynalint.analysis.dataflow import Evidence, FunctionEvaluator, annotation_value
+from dynalint.analysis.events import Event
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index, local_names_of
+from dynalint.analysis.values import (
+    NO_CONST,
+    NONE_VALUE,
+    PYTHON_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join_all,
+    python,
+    sequence,
+    tensor,
+)
+
+MAX_CALL_DEPTH = 6
+MAX_CONTEXTS_PER_FUNCTION = 6
+
+_TORCH_DTYPES = frozenset({
+    "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16", "int32",
+    "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
+    "float8_e5m2", "qint8", "quint8", "strided", "sparse_coo", "contiguous_format", "channels_last",
+    "preserve_format",
+})
+
+
+class Scope(str, enum.Enum):
+    """Which functions are analysed as compiled code."""
+
+    COMPILED = "compiled"
+    """``forward`` of nn.Module classes, ``torch.compile`` targets, and what they call."""
+    AUTO = "auto"
+    """COMPILED, plus module-level functions whose parameters are evidently tensors
+    (they are typically called from a compiled ``forward`` in another file)."""
+    ALL = "all"
+    """Every function."""
+
+
+@dataclass
+class Program:
+    """The analysis of one module."""
+
+    module: cst.Module
+    scope: Scope = Scope.AUTO
+    index: ModuleIndex = field(init=False)
+    events: list[Event] = field(default_factory=list)
+    compiled: list[FunctionInfo] = field(default_factory=list)
+    """Functions analysed as compiled code (roots and what they call)."""
+
+    def __post_init__(self) -> None:
+        self.index = build_index(self.module)
+        self._globals: dict[str, Value] = {}
+        self._globals_in_progress: set[str] = set()
+        self._class_attrs: dict[int, dict[str, Value]] = {}
+        self._attrs_in_progress: dict[int, dict[str, Value]] = {}
+        self._summaries: dict[tuple, Value] = {}
+        self._in_progress: set[tuple] = set()
+        self._contexts: dict[int, int] = {}
+        self._compiled_ids: set[int] = set()
+
+    # ------------------------------------------------------------------ driver
+    def run(self) -> "Program":
+        for fn in self.roots():
+            self.analyze_root(fn)
+        return self
+
+    def roots(self) -> list[FunctionInfo]:
+        idx = self.index
+        roots: list[FunctionInfo] = []
+        seen: set[int] = set()
+
+        def add(fn: FunctionInfo | None) -> None:
+            if fn is not None and id(fn) not in seen and not fn.disabled:
+                seen.add(id(fn))
+                roots.append(fn)
+
+        for cls in idx.classes.values():
+            if cls.is_module:
+                add(cls.methods.get("forward"))
+        for fn in idx.all_functions:
+            if fn.compile_decorated:
+                add(fn)
+        for call in idx.compile_calls:
+            if call.args and isinstance(call.args[0].value, cst.Name):
+                name = call.args[0].value.value
+                if name in idx.functions:
+                    add(idx.functions[name])
+                elif name in idx.classes:
+                    add(idx.classes[name].find_method("forward"))
+        if self.scope is Scope.ALL:
+            for fn in idx.all_functions:
+                if fn.name != "__init__":
+                    add(fn)
+        elif self.scope is Scope.AUTO and idx.imports_torch:
+            for fn in idx.functions.values():
+                if id(fn) not in seen and self.has_tensor_params(fn):
+                    add(fn)
+        return roots
+
+    # ------------------------------------------------------------------ parameters
+    def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
+        p = fn.node.params
+        return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+    def _untyped(self, fn: FunctionInfo) -> list[str]:
+        out = []
+        for i, prm in enumerate(self._param_nodes(fn)):
+            if i == 0 and fn.is_method:
+                continue
+            if prm.annotation is not None:
+                continue
+            if prm.default is not None and _python_default(prm.default):
+                continue
+            out.append(prm.name.value)
+        return out
+
+    def evidence(self, fn: FunctionInfo) -> Evidence:
+        """Silent pass that records what the uses of untyped parameters say about them."""
+        cache = getattr(fn, "_evidence", None)
+        if cache is not None:
+            return cache
+        ev = Evidence()
+        untyped = set(self._untyped(fn))
+        if untyped:
+            env = self.param_env(fn, evidence=None, candidates=untyped)
+            evaluator = FunctionEvaluator(self, fn, env, emit=False, evidence=ev, depth=MAX_CALL_DEPTH)
+            evaluator.run_body(fn.node.body)
+        fn._evidence = ev  # type: ignore[attr-defined]
+        return ev
+
+    def has_tensor_params(self, fn: FunctionInfo) -> bool:
+        for prm in self._param_nodes(fn):
+            if prm.annotation is not None:
+                v = annotation_value(self, prm.annotation.annotation)
+                if v is not None and v.kind is Kind.TENSOR:
+                    return True
+        return bool(self.evidence(fn).tensor_params())
+
+    def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None
+                  ) -> dict[str, Value]:
+        """Initial environment of a root function."""
+        env: dict[str, Value] = {}
+        is_forward = fn.name == "forward" and fn.cls is not None and fn.cls.is_module
+        tensor_params = evidence.tensor_params() if evidence is not None else set()
+        negative = evidence.negative if evidence is not None else set()
+        for i, prm in enumerate(self._param_nodes(fn)):
+            name = prm.name.value
+            if i == 0 and fn.is_method:
+                env[name] = self.instance(fn.cls) if not fn.is_classmethod else UNKNOWN_VALUE
+                continue
+            if candidates is not None and name in candidates:
+                env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
+                continue
+            ann = annotation_value(self, prm.annotation.annotation) if prm.annotation is not None else None
+            if ann is not None:
+                env[name] = ann
+            elif prm.annotation is not None:
+                env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
+            elif prm.default is not None and _python_default(prm.default):
+                env[name] = python(is_bool=_is_bool_literal(prm.default))
+            elif prm.default is not None and _is_none(prm.default):
+                env[name] = tensor().with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
+            elif prm.default is None and is_forward and name not in negative:
+                env[name] = tensor()
+            elif name in tensor_params:
+                env[name] = tensor()
+            else:
+                env[name] = UNKNOWN_VALUE
+        p = fn.node.params
+        if isinstance(p.star_arg, cst.Param):
+            env[p.star_arg.name.value] = sequence(element=UNKNOWN_VALUE)
+        if isinstance(p.star_kwarg, cst.Param):
+            env[p.star_kwarg.name.value] = PYTHON_VALUE
+        return env
+
+    def analyze_root(self, fn: FunctionInfo) -> None:
+        ev = self.evidence(fn)
+        env = self.param_env(fn, ev)
+        self._mark_compiled(fn)
+        FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
+
+    def _mark_compiled(self, fn: FunctionInfo) -> None:
+        if id(fn) not in self._compiled_ids:
+            self._compiled_ids.add(id(fn))
+            self.compiled.append(fn)
+
+    # ------------------------------------------------------------------ calls
+    def call_function(self, caller: FunctionEvaluator, fn: FunctionInfo, args: list[Value],
+                      kwargs: dict[str, Value], bound_self: Value | None, opaque: bool) -> Value:
+        """Analyse a call into a function of this module with the caller's argument values."""
+        if fn.disabled:
+            return UNKNOWN_VALUE
+        env = self._bind_args(fn, args, kwargs, bound_self, opaque)
+        key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
+               tuple(sorted((k, _signature(v)) for k, v in env.items())))
+        if key in self._summaries:
+            return self._summaries[key]
+        if key in self._in_progress or caller.depth >= MAX_CALL_DEPTH:
+            return UNKNOWN_VALUE
+        count = self._contexts.get(id(fn), 0)
+        if count >= MAX_CONTEXTS_PER_FUNCTION * 2:
+            return UNKNOWN_VALUE
+        self._contexts[id(fn)] = count + 1
+        self._in_progress.add(key)
+        try:
+            if caller.emit:
+                self._mark_compiled(fn)
+            callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
+                                       evidence=caller.evidence if caller.evidence is not None else None)
+            callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
+            callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
+                and bound_self.cls is not None else None
+            callee.run_body(fn.node.body)
+            result = join_all(callee.returns) if callee.returns else NONE_VALUE
+        finally:
+            self._in_progress.discard(key)
+        self._summaries[key] = result
+        return result
+
+    def _bind_args(self, fn: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
+                   bound_self: Value | None, opaque: bool) -> dict[str, Value]:
+        params = self._param_nodes(fn)
+        env: dict[str, Value] = {}
+        positional = list(args)
+        start = 0
+        if fn.is_method and not fn.is_classmethod:
+            if bound_self is not None:
+                env[params[0].name.value] = bound_self
+                start = 1
+        elif fn.is_classmethod and params:
+            env[params[0].name.value] = UNKNOWN_VALUE
+            start = 1
+        p = fn.node.params
+        n_positional = len(p.posonly_params) + len(p.params)
+        for i, prm in enumerate(params[start:], start=start):
+            name = prm.name.value
+            if opaque:
+                value = UNKNOWN_VALUE
+            elif i < n_positional and positional:
+                value = positional.pop(0)
+            elif name in kwargs:
+                value = kwargs[name]
+            elif prm.default is not None:
+                value = self.default_value(prm.default)
+            else:
+                value = UNKNOWN_VALUE
+            if prm.annotation is not None:
+                value = _refine(value, annotation_value(self, prm.annotation.annotation))
+            env[name] = value
+        if isinstance(p.star_arg, cst.Param):
+            env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
+                                                 element=join_all(positional) if positional else UNKNOWN_VALUE)
+        if isinstance(p.star_kwarg, cst.Param):
+            env[p.star_kwarg.name.value] = PYTHON_VALUE
+        return env
+
+    def default_value(self, node: cst.BaseExpression) -> Value:
+        if _is_none(node):
+            return NONE_VALUE
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            try:
+                return python(node.evaluated_value)
+            except Exception:
+                return PYTHON_VALUE
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            return python(node.value == "True")
+        return UNKNOWN_VALUE
+
+    def call_module(self, caller: FunctionEvaluator, module: Value, args: list[Value],
+                    kwargs: dict[str, Value], opaque: bool) -> Value:
+        """Calling an ``nn.Module`` instance runs its ``forward``."""
+        if module.cls is not None:
+            fwd = module.cls.find_method("forward")
+            if fwd is None:
+                return UNKNOWN_VALUE
+            return self.call_function(caller, fwd, args, kwargs, module, opaque)
+        q = module.qualname or ""
+        if q.startswith("torch.nn."):
+            name = q.rsplit(".", 1)[-1]
+            if name in K.NN_CONTAINER_CLASSES:
+                return UNKNOWN_VALUE
+            if name in K.NN_MULTI_OUTPUT_CLASSES:
+                return sequence(element=tensor())
+            return tensor()
+        return UNKNOWN_VALUE
+
+    def prepare_function(self, info: FunctionInfo) -> None:
+        local, global_decls = local_names_of(info.node)
+        info.local_names = frozenset(local)
+        info.global_decls = frozenset(global_decls)
+
+    # ------------------------------------------------------------------ names
+    def global_value(self, name: str) -> Value | None:
+        """Value of a module-level name, or None if the module does not bind it."""
+        idx = self.index
+        if name in idx.functions:
+            return Value(Kind.FUNCTION, func=idx.functions[name])
+        if name in idx.classes:
+            return Value(Kind.FUNCTION, cls=idx.classes[name])
+        if name in idx.imports:
+            return self.qualified_value(idx.imports[name])
+        if name in idx.globals:
+            if name in self._globals:
+                return self._globals[name]
+            if name in self._globals_in_progress:
+                return UNKNOWN_VALUE
+            self._globals_in_progress.add(name)
+            try:
+                ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+                values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
+                v = _strip_const(join_all(values))
+            finally:
+                self._globals_in_progress.discard(name)
+            self._globals[name] = v
+            return v
+        return None
+
+    def qualified_value(self, q: str) -> Value:
+        head, _, last = q.rpartition(".")
+        if head == "torch" and last in _TORCH_DTYPES:
+            return python(is_bool=False).with_(qualname=q)
+        if head == "math" and last in ("pi", "e", "inf", "nan", "tau"):
+            return PYTHON_VALUE
+        return Value(Kind.UNKNOWN, qualname=q)
+
+    # ------------------------------------------------------------------ classes
+    def instance(self, cls: ClassInfo | None) -> Value:
+        if cls is None:
+            return UNKNOWN_VALUE
+        return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
+
+    def member(self, base: Value, attr: str) -> Value:
+        cls = base.cls
+        assert cls is not None
+        attrs = self.class_attrs(cls)
+        if attr in attrs:
+            return attrs[attr]
+        method = cls.find_method(attr)
+        if method is not None:
+            if "property" in method.decorators or any(d.endswith(".setter") for d in method.decorators):
+                return UNKNOWN_VALUE
+            return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
+        if attr == "training" and cls.is_module:
+            return python(is_bool=True)
+        return UNKNOWN_VALUE
+
+    def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
+        """Attributes bound in the class body and in ``__init__`` (bases first)."""
+        key = id(cls)
+        if key in self._class_attrs:
+            return self._class_attrs[key]
+        if key in self._attrs_in_progress:
+            return self._attrs_in_progress[key]
+        attrs: dict[str, Value] = {}
+        self._attrs_in_progress[key] = attrs
+        try:
+            for base in reversed(list(cls.mro())):
+                if base is not cls:
+                    attrs.update(self.class_attrs(base))
+            ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+            for name, expr in cls.body_assigns.items():
+                v = ev.expr(expr)
+                if v.kind is not Kind.FUNCTION:
+                    attrs[name] = _strip_const(v)
+            init = cls.methods.get("__init__")
+            if init is not None:
+                env = self._init_env(init)
+                evaluator = FunctionEvaluator(self, init, env, emit=False, depth=MAX_CALL_DEPTH - 2)
+                evaluator.attr_sink = attrs
+                evaluator.run_body(init.node.body)
+        finally:
+            del self._attrs_in_progress[key]
+        for k, v in list(attrs.items()):
+            attrs[k] = _strip_const(v)
+        self._class_attrs[key] = attrs
+        return attrs
+
+    def _init_env(self, init: FunctionInfo) -> dict[str, Value]:
+        env: dict[str, Value] = {}
+        for i, prm in enumerate(self._param_nodes(init)):
+            name = prm.name.value
+            if i == 0:
+                env[name] = self.instance(init.cls)
+            elif prm.annotation is not None and annotation_value(self, prm.annotation.annotation) is not None:
+                env[name] = annotation_value(self, prm.annotation.annotation)  # type: ignore[assignment]
+            elif prm.default is not None and _python_default(prm.default):
+                env[name] = python(is_bool=_is_bool_literal(prm.default))
+            else:
+                env[name] = UNKNOWN_VALUE
+        return env
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_bool_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _python_default(node: cst.BaseExpression) -> bool:
+    """A default that says the parameter is a plain Python value (bool/int/float/str)."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.Imaginary)):
+        return True
+    if _is_bool_literal(node):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_python_default(e.value) for e in node.elements)
+    return False
+
+
+def _refine(value: Value, declared: Value | None) -> Value:
+    """An argument's value, corrected by the parameter's annotation where they disagree."""
+    if declared is None:
+        return value
+    if declared.kind is Kind.PYTHON and value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+        return declared
+    if declared.kind is Kind.TENSOR and value.kind is Kind.UNKNOWN:
+        return declared
+    return value
+
+
+def _strip_const(v: Value) -> Value:
+    """Values of attributes and globals can change at run time: forget their constant."""
+    if v.has_const:
+        return v.with_(const=NO_CONST)
+    return v
+
+
+def _signature(v: Value) -> Any:
+    const = v.const if isinstance(v.const, (bool, int, float, str, type(None))) else "?"
+    return (v.kind.value, v.is_bool, v.maybe_none, const if v.has_const else "-", v.qualname,
+            id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights,
+            tuple(_signature(i) for i in v.items) if v.items else None,
+            _signature(v.element) if v.element is not None else None)

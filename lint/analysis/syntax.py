@@ -1,0 +1,152 @@
+"""Small, fast helpers over libcst nodes.
+
+libcst's generic ``visit`` rebuilds every node it passes, which costs about as
+much as parsing.  The analysis only needs to *read* the tree, so it walks the
+dataclass fields directly and skips whitespace and punctuation.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+import libcst as cst
+
+_SKIP_FIELDS = frozenset({
+    "lpar", "rpar", "whitespace_before", "whitespace_after", "leading_lines", "whitespace", "comma",
+    "semicolon", "trailing_whitespace", "header", "footer", "lines_after_decorators", "leading_whitespace",
+    "whitespace_after_def", "whitespace_before_colon", "whitespace_after_name", "whitespace_before_params",
+    "whitespace_after_colon", "whitespace_after_class", "whitespace_after_star", "whitespace_after_arg",
+    "whitespace_before_args", "whitespace_after_func", "whitespace_before_as", "whitespace_after_as",
+    "whitespace_before_equal", "whitespace_after_equal", "whitespace_before_indicator",
+    "whitespace_after_indicator", "whitespace_after_await", "whitespace_after_lambda",
+    "whitespace_before_from", "whitespace_after_from", "whitespace_before_in", "whitespace_after_in",
+    "whitespace_before_test", "whitespace_after_test", "whitespace_before_if", "whitespace_after_if",
+    "whitespace_before_else", "whitespace_after_else", "whitespace_after_for", "whitespace_before_for",
+    "whitespace_after_assert", "whitespace_after_del", "whitespace_after_return", "whitespace_after_raise",
+    "whitespace_after_import", "whitespace_after_global", "whitespace_after_nonlocal",
+    "whitespace_after_walrus", "whitespace_before_walrus", "whitespace_after_cases", "asynchronous",
+    "whitespace_before_value", "whitespace_after_dot", "whitespace_before_dot", "whitespace_after_yield",
+    "dot", "colon", "equal", "star", "operator", "newline", "whitespace_after_indent",
+})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(tp: type) -> tuple[str, ...]:
+    names = _FIELDS.get(tp)
+    if names is None:
+        names = _FIELDS[tp] = tuple(
+            f.name for f in dataclasses.fields(tp) if f.name not in _SKIP_FIELDS  # type: ignore[arg-type]
+        )
+    return names
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Child nodes that carry code (not whitespace or punctuation), in source order."""
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
+    """Pre-order walk of ``node`` and its descendants.
+
+    With ``into_scopes=False`` the bodies of nested functions, classes and lambdas
+    are not entered (the nested definition node itself is still yielded).
+    """
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not into_scopes and current is not node and isinstance(current, _SCOPES):
+            continue
+        kids = list(children(current))
+        kids.reverse()
+        stack.extend(kids)
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def decorator_target(dec: cst.Decorator) -> cst.BaseExpression:
+    """The decorator expression without a call: ``torch.compile`` for ``@torch.compile(mode=...)``."""
+    expr = dec.decorator
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def simple_statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
+    """The statements of a suite, flattening ``a; b`` lines into their small statements."""
+    out: list[cst.CSTNode] = []
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]  # SimpleStatementSuite
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            out.extend(stmt.body)
+        else:
+            out.append(stmt)
+    return out
+
+
+def assigned_names(target: cst.CSTNode) -> Iterator[str]:
+    """Names bound by an assignment target (``a``, ``a, (b, *c)``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from assigned_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from assigned_names(target.value)
+
+
+def contains_exit(block: cst.BaseSuite) -> bool:
+    """Whether a suite contains a ``break`` or ``return`` that leaves the enclosing loop."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(block, False)]
+    while stack:
+        node, nested_loop = stack.pop()
+        if isinstance(node, cst.Return) or (isinstance(node, cst.Break) and not nested_loop):
+            return True
+        if isinstance(node, _SCOPES):
+            continue
+        # a break inside a nested loop exits only that loop; a return still exits
+        inner = nested_loop or isinstance(node, (cst.For, cst.While))
+        stack.extend((child, inner) for child in children(node))
+    return False
+
+
+def terminates(block: cst.BaseSuite) -> bool:
+    """Whether a suite always leaves the current block (ends in return/raise/break/continue)."""
+    stmts = simple_statements(block)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue)):
+        return True
+    if isinstance(last, cst.If) and last.orelse is not None:
+        other = last.orelse.body if isinstance(last.orelse, cst.Else) else last.orelse
+        if isinstance(other, cst.If):
+            return terminates(last.body) and _if_terminates(other)
+        return terminates(last.body) and terminates(other)
+    return False
+
+
+def _if_terminates(node: cst.If) -> bool:
+    if node.orelse is None:
+        return False
+    if isinstance(node.orelse, cst.Else):
+        return terminates(node.body) and terminates(node.orelse.body)
+    return terminates(node.body) and _if_terminates(node.orelse)

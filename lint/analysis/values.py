@@ -1,0 +1,193 @@
+"""The abstract values the dataflow analysis assigns to expressions.
+
+Every expression in analysed code is classified as one of a few kinds.  Only a
+*certain* classification may lead to a graph-break diagnostic: when the analysis
+does not know what an expression is, the value is ``UNKNOWN`` and rules stay
+silent.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    """A torch.Tensor (graph value)."""
+    SCALAR = "scalar"
+    """A data-dependent Python number (from ``.item()``, ``int(t)``, ``.tolist()``)."""
+    SIZE = "size"
+    """Shape-derived: ``x.shape``, ``x.size(i)``, ``x.dim()``, ``len(x)`` -- guarded or symbolic."""
+    PYTHON = "python"
+    """A plain Python value known not to be a tensor (literal, flag, dtype, string...)."""
+    SEQUENCE = "sequence"
+    """A Python tuple/list whose elements are described by ``items``/``element``."""
+    MODULE = "module"
+    """An ``nn.Module`` instance (calling it runs its forward)."""
+    FUNCTION = "function"
+    """A function or method of the analysed file."""
+    UNKNOWN = "unknown"
+
+
+class _NoConst:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_CONST"
+
+
+NO_CONST: Any = _NoConst()
+
+
+@dataclass(frozen=True)
+class Value:
+    """What the analysis knows about one expression."""
+
+    kind: Kind
+    is_bool: bool = False
+    """A boolean tensor (a mask) or a Python bool."""
+    const: Any = NO_CONST
+    """A Python constant, when known (``None``, ``True``, ``3``, ``"mean"``).
+
+    Also used for values that are constant *under torch.compile*, e.g.
+    ``torch.compiler.is_compiling()`` is ``True`` there.
+    """
+    items: tuple["Value", ...] | None = None
+    """Known element values of a tuple/list (for unpacking)."""
+    element: "Value | None" = None
+    """Value of every element of a homogeneous sequence (or of a tensor's rows)."""
+    qualname: str | None = None
+    """Qualified name of an imported object or of a call result (``torch.nn.functional``,
+    ``logging.getLogger()``)."""
+    cls: "ClassInfo | None" = field(default=None, compare=False)
+    """For MODULE values: the class in the analysed file, when known."""
+    func: "FunctionInfo | None" = field(default=None, compare=False)
+    """For FUNCTION values: the function in the analysed file."""
+    bound_self: "Value | None" = field(default=None, compare=False)
+    """For methods looked up on ``self``: the instance."""
+    origin: "cst.CSTNode | None" = field(default=None, compare=False)
+    """For SCALAR values: the call that extracted the scalar from a tensor."""
+    origin_in_loop: bool = False
+    """The extraction happened inside a loop (Dynamo then runs the whole frame eagerly)."""
+    params: frozenset[str] = frozenset()
+    """Parameters of the current function this value was computed from (evidence)."""
+    param: str | None = None
+    """Set only on the untyped parameter itself, before any operation on it."""
+    from_weights: bool = False
+    """Computed only from module parameters/buffers and constants, not from inputs."""
+    maybe_none: bool = False
+    """The value may also be ``None`` (an optional tensor)."""
+
+    # --- convenience -----------------------------------------------------
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind is Kind.TENSOR and not self.maybe_none
+
+    @property
+    def has_const(self) -> bool:
+        return self.const is not NO_CONST
+
+    def with_(self, **changes: Any) -> "Value":
+        return replace(self, **changes)
+
+    def elements(self) -> "Value":
+        """The value of one element when iterating or indexing with an integer."""
+        if self.kind is Kind.TENSOR:
+            return tensor(is_bool=self.is_bool, params=self.params, from_weights=self.from_weights)
+        if self.kind in (Kind.SIZE, Kind.SCALAR):
+            return self
+        if self.element is not None:
+            return self.element
+        if self.items:
+            return join_all(self.items)
+        if self.kind is Kind.MODULE:  # nn.ModuleList / Sequential members
+            return Value(Kind.MODULE)
+        return UNKNOWN_VALUE
+
+
+UNKNOWN_VALUE = Value(Kind.UNKNOWN)
+SIZE_VALUE = Value(Kind.SIZE)
+PYTHON_VALUE = Value(Kind.PYTHON)
+NONE_VALUE = Value(Kind.PYTHON, const=None)
+
+
+def tensor(
+    *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False
+) -> Value:
+    return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights)
+
+
+def python(const: Any = NO_CONST, *, is_bool: bool | None = None) -> Value:
+    if is_bool is None:
+        is_bool = isinstance(const, bool)
+    return Value(Kind.PYTHON, const=const, is_bool=is_bool)
+
+
+def sequence(items: Iterable[Value] | None = None, element: Value | None = None) -> Value:
+    return Value(Kind.SEQUENCE, items=tuple(items) if items is not None else None, element=element)
+
+
+def merge_params(values: Iterable[Value]) -> frozenset[str]:
+    out: frozenset[str] = frozenset()
+    for v in values:
+        if v.params:
+            out = out | v.params
+    return out
+
+
+def join(a: Value, b: Value) -> Value:
+    """The value of a variable that holds ``a`` on one path and ``b`` on another.
+
+    Disagreement loses information (precision first): a tensor on one path and
+    an unknown value on the other is unknown.  ``None`` on one path makes an
+    optional tensor.
+    """
+    if a is b or a == b:
+        return a
+    if a.kind is b.kind:
+        if a.kind is Kind.SEQUENCE:
+            items = None
+            if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+                items = tuple(join(x, y) for x, y in zip(a.items, b.items))
+            elem = None
+            if a.element is not None and b.element is not None:
+                elem = join(a.element, b.element)
+            return Value(Kind.SEQUENCE, items=items, element=elem, params=a.params | b.params)
+        return Value(
+            a.kind,
+            is_bool=a.is_bool and b.is_bool,
+            const=a.const if (a.has_const and b.has_const and _same_const(a.const, b.const)) else NO_CONST,
+            qualname=a.qualname if a.qualname == b.qualname else None,
+            cls=a.cls if a.cls is b.cls else None,
+            func=a.func if a.func is b.func else None,
+            origin=a.origin or b.origin,
+            params=a.params | b.params,
+            from_weights=a.from_weights and b.from_weights,
+            maybe_none=a.maybe_none or b.maybe_none,
+        )
+    for x, y in ((a, b), (b, a)):
+        if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
+            return x.with_(maybe_none=True)
+        if x.kind is Kind.SIZE and y.kind is Kind.PYTHON:
+            return SIZE_VALUE
+    return Value(Kind.UNKNOWN, params=a.params | b.params)
+
+
+def join_all(values: Iterable[Value]) -> Value:
+    out: Value | None = None
+    for v in values:
+        out = v if out is None else join(out, v)
+    return out if out is not None else UNKNOWN_VALUE
+
+
+def _same_const(x: Any, y: Any) -> bool:
+    try:
+        return type(x) is type(y) and bool(x == y)
+    except Exception:
+        return False

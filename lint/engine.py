@@ -1,0 +1,141 @@
+"""Parse -> analyse -> rules -> diagnostics, for one file or many."""
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import libcst as cst
+
+from dynalint.analysis.program import Program
+from dynalint.diagnostics import Diagnostic
+from dynalint.noqa import NoqaMap
+from dynalint.positions import node_ranges
+from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
+from dynalint.settings import Settings
+
+SYNTAX_ERROR_CODE = "DYN000"
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None
+    """A one-line message when the file could not be read or analysed."""
+    source: str | None = field(default=None, repr=False)
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded."""
+
+
+def read_source(path: str) -> str:
+    """Read a Python file honouring its encoding declaration (PEP 263)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    return decode_source(data)
+
+
+def decode_source(data: bytes) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot decode: {exc}") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def enabled_rules(settings: Settings) -> list[type[Rule]]:
+    return [r for r in all_rules() if settings.enabled(r.code)]
+
+
+def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]:
+    """All diagnostics for one file's text (raises only on internal errors)."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return _syntax_error(exc, path, settings)
+    except RecursionError:
+        return [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
+                           "file is too deeply nested to parse")] if settings.enabled(SYNTAX_ERROR_CODE) else []
+    rules = enabled_rules(settings)
+    if not rules:
+        return []
+    program = Program(module, scope=settings.scope).run()
+    if not program.events:
+        return []
+    findings = run_rules(program, settings, rules)
+    return to_diagnostics(findings, module, source, path)
+
+
+def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:
+    ctx = RuleContext(program, settings)
+    order = {id(ev): i for i, ev in enumerate(program.events)}
+    found: list[tuple[int, Finding]] = []
+    for rule_cls in rules:
+        for f in rule_cls().check(ctx):
+            found.append((order.get(id(f.node), _node_order(order, f)), f))
+    found.sort(key=lambda x: x[0])
+    # one graph-break diagnostic per statement (the first Dynamo would hit), one per code otherwise
+    kept: list[Finding] = []
+    seen: set[tuple] = set()
+    for _, f in found:
+        key = (id(f.statement), "break") if f.rule.kind == "graph-break" else (id(f.statement), f.rule.code)
+        if key in seen or (id(f.node), f.rule.code) in seen:
+            continue
+        seen.add(key)
+        seen.add((id(f.node), f.rule.code))
+        kept.append(f)
+    return kept
+
+
+def _node_order(order: dict[int, int], f: Finding) -> int:
+    return order.get(id(f.statement), 1 << 30)
+
+
+def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str) -> list[Diagnostic]:
+    ranges = node_ranges(module, source, [f.node for f in findings])
+    noqa = NoqaMap(source)
+    out: list[Diagnostic] = []
+    for f in findings:
+        r = ranges.get(id(f.node))
+        if r is None:
+            continue
+        code = f.rule.code
+        if noqa.suppresses((r.line, r.end_line), code):
+            continue
+        out.append(Diagnostic(
+            path=path, line=r.line, column=r.column, end_line=r.end_line, end_column=r.end_column,
+            code=code, kind=f.rule.kind, message=f.message,
+            gb_type=f.gb.text if f.gb else None, gb_id=f.gb.id if f.gb else None, hint=f.hint,
+        ))
+    out.sort(key=Diagnostic.sort_key)
+    return out
+
+
+def _syntax_error(exc: cst.ParserSyntaxError, path: str, settings: Settings) -> list[Diagnostic]:
+    if not settings.enabled(SYNTAX_ERROR_CODE):
+        return []
+    line, col = exc.raw_line, exc.raw_column + 1
+    message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
+    return [Diagnostic(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, "error",
+                       f"syntax error, file not analysed: {message}")]
+
+
+def check_file(path: str, settings: Settings, display_path: str | None = None) -> FileResult:
+    """Check one file; never raises."""
+    shown = display_path or path
+    try:
+        source = read_source(path)
+    except SourceError as exc:
+        return FileResult(shown, error=str(exc))
+    try:
+        return FileResult(shown, check_source(source, shown, settings), source=source)
+    except Exception as exc:  # an analysis bug must not stop the run
+        return FileResult(shown, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
+                                       "please report it", source=source)

@@ -1,0 +1,43 @@
+"""Dynamo's graph-break types that diagnostics map to.
+
+Each entry is the ``Gb_type`` text of torch's ``torch/_dynamo/graph_break_registry.json``
+with its id; the test suite checks every entry against the installed torch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GraphBreakType:
+    id: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.text} ({self.id})"
+
+
+def _gb(id_: str, text: str) -> GraphBreakType:
+    return GraphBreakType(id_, text)
+
+
+DATA_DEPENDENT_BRANCHING = _gb("GB0170", "Data-dependent branching")
+ITEM = _gb("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False")
+DATA_DEPENDENT_OPERATOR = _gb("GB0033", "Data dependent operator")
+TOLIST_FLOAT = _gb("GB0109", "Tensor.tolist() with non-integer tensor")
+DYNAMIC_SHAPE_OPERATOR = _gb("GB0036", "Dynamic shape operator")
+BUILTIN_OPERATOR = _gb("GB0059", "Failed to trace builtin operator")
+PYTHON_TYPE = _gb("GB4841", "Unsupported python_type() call")
+LOGGER_METHOD = _gb("GB0291", "logging.Logger method not supported for non-export cases")
+SKIPPED_FUNCTION = _gb("GB0007", "Attempted to call function marked as skipped")
+DEEPCOPY_TENSOR = _gb("GB4198", "Attempted to copy.deepcopy a tensor")
+NON_TENSOR_OP = _gb("GB0208", "torch.* op returned non-Tensor")
+REPR_TENSOR = _gb("GB0569", "repr() on tensor")
+EXPLICIT_BREAK = _gb("GB0025", "Call to `torch._dynamo.graph_break()`")
+DISABLED_FUNCTION = _gb("GB0098", "Skip calling `torch.compiler.disable()`d function")
+REQUIRES_GRAD = _gb("GB8985", "requires_grad_() intermediate leaked as output")
+UNSUPPORTED_METHOD = _gb("GB0156", "Unsupported method call")
+CONTEXT_MANAGER = _gb("GB0142", "Unsupported context manager")
+LOOP = _gb("GB7000", "graph break in loop")
+
+ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

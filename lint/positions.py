@@ -1,0 +1,88 @@
+"""Source positions for the few nodes that need one.
+
+libcst's ``PositionProvider`` computes a range for every node of the module
+(several times the cost of parsing).  Diagnostics need positions for a handful
+of nodes, so this module regenerates the code once with a lightweight codegen
+state that only counts characters, records offsets for the wanted nodes, and
+converts offsets to line/column from the source text.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+@dataclass
+class _OffsetState(CodegenState):
+    wanted: set[int] = field(default_factory=set)
+    offset: int = 0
+    starts: dict[int, int] = field(default_factory=dict)
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def add_indent_tokens(self) -> None:
+        for tok in self.indent_tokens:
+            self.offset += len(tok)
+
+    def add_token(self, value: str) -> None:
+        self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.wanted:
+            self.starts[id(node)] = self.offset
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.wanted and key in self.starts:
+            self.spans[key] = (self.starts.pop(key), self.offset)
+
+
+@dataclass(frozen=True)
+class Range:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    """1-based lines and columns (in characters); the end is exclusive."""
+
+
+class LineIndex:
+    """Offset -> (line, column) for a source text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.line_starts, offset) - 1
+        return i + 1, offset - self.line_starts[i] + 1
+
+
+def node_ranges(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]) -> dict[int, Range]:
+    """Ranges of ``nodes`` (keyed by ``id(node)``), without leading whitespace or parentheses padding."""
+    wanted = {id(n) for n in nodes}
+    if not wanted:
+        return {}
+    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         wanted=wanted)
+    module._codegen(state)
+    lines = LineIndex(source)
+    out: dict[int, Range] = {}
+    for key, (start, end) in state.spans.items():
+        # nodes own some leading/trailing whitespace; trim it so ranges point at the code
+        while start < end and source[start] in " \t\r\n\\":
+            start += 1
+        while end > start and source[end - 1] in " \t\r\n":
+            end -= 1
+        (l1, c1), (l2, c2) = lines.position(start), lines.position(end)
+        out[key] = Range(l1, c1, l2, c2)
+    return out

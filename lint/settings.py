@@ -1,0 +1,72 @@
+"""Settings that change what dynalint reports.
+
+Several mirror Dynamo's own configuration, because they change what really
+breaks: with ``capture_scalar_outputs`` on, ``.item()`` no longer breaks the
+graph (but a branch on its value does); with ``capture_dynamic_output_shape_ops``
+on, ``nonzero`` and boolean-mask indexing stay in the graph.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from dynalint.analysis.program import Scope
+
+#: The torch release the rules were calibrated against (measured with real Dynamo).
+CALIBRATED_TORCH = (2, 13)
+
+Version = tuple[int, int]
+
+
+def parse_version(text: str) -> Version:
+    """``"2.13.0+cpu"`` -> ``(2, 13)``."""
+    m = re.match(r"\s*(\d+)\.(\d+)", str(text))
+    if not m:
+        raise ValueError(f"not a torch version: {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def installed_torch_version() -> Version | None:
+    """The installed torch's version, read from its distribution metadata (torch is not imported)."""
+    try:
+        return parse_version(importlib.metadata.version("torch"))
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("DYN",)
+    ignore: tuple[str, ...] = ()
+    scope: Scope = Scope.AUTO
+    target_torch: Version = CALIBRATED_TORCH
+    capture_scalar_outputs: bool = False
+    capture_dynamic_output_shape_ops: bool = False
+    reorderable_logging_functions: tuple[str, ...] = ()
+    """Qualified names Dynamo is told to defer (``torch._dynamo.config.reorderable_logging_functions``)."""
+    exclude: tuple[str, ...] = ()
+    """Extra glob patterns of paths not to check (on top of the default excludes)."""
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+
+    def enabled(self, code: str) -> bool:
+        """Whether a rule code is selected: the longest matching prefix of select/ignore wins."""
+        best_sel = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        best_ign = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
+        return best_sel >= 0 and best_sel > best_ign
+
+    def with_changes(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)
+
+    def fingerprint(self) -> str:
+        """A stable hash of everything that changes results (for the cache)."""
+        data = asdict(self)
+        data["scope"] = self.scope.value
+        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def default_settings() -> Settings:
+    return Settings(target_torch=installed_torch_version() or CALIBRATED_TORCH)

@@ -1,0 +1,156 @@
+"""The rule interface.
+
+A rule is a class with its code, documentation and examples.  It reads the
+events of the analysis (:mod:`dynalint.analysis.events`) and yields
+:class:`Finding` objects; the engine turns findings into diagnostics
+(positions, noqa, select/ignore).
+
+Every rule carries ``VALID`` and ``INVALID`` :class:`Example` lists.  The test
+suite checks them statically (INVALID examples are flagged, VALID ones are not)
+*and* runs them through real TorchDynamo: graph-break rules' INVALID examples
+must break at the flagged line and VALID ones must not; recompile rules'
+INVALID examples must recompile over their input stream.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Literal, TypeVar
+
+import libcst as cst
+
+from dynalint.gb_types import GraphBreakType
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.events import Event
+    from dynalint.analysis.program import Program
+    from dynalint.settings import Settings
+
+Kind = Literal["graph-break", "recompile"]
+E = TypeVar("E", bound="Event")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A code example of a rule, runnable under Dynamo.
+
+    ``code`` is a complete module body (imports included).  ``inputs`` is a
+    Python expression, evaluated in that module's namespace, giving the list of
+    argument tuples for successive calls of ``target`` (a function, or an
+    ``nn.Module`` class built with ``init``).  ``between_calls`` is a statement
+    run before each call with ``i`` bound to the call index (to change a global,
+    an attribute or an environment variable).  ``settings`` are dynalint settings
+    (and the matching Dynamo config) under which the example holds.
+    """
+
+    code: str
+    inputs: str = "[(torch.randn(4),)]"
+    target: str | None = None
+    init: str = "()"
+    between_calls: str | None = None
+    settings: dict = field(default_factory=dict)
+    dynamo: bool = True
+    """Whether the example can be checked against Dynamo (False for examples
+    that only make sense statically, e.g. code that needs other files)."""
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).strip("\n") + "\n"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: "type[Rule]"
+    node: cst.CSTNode
+    statement: cst.CSTNode
+    message: str
+    gb: GraphBreakType | None = None
+    hint: str | None = None
+
+
+class RuleContext:
+    """What a rule sees: the analysed module and the settings."""
+
+    def __init__(self, program: "Program", settings: "Settings") -> None:
+        self.program = program
+        self.settings = settings
+        self._by_type: dict[type, list] = {}
+        for ev in program.events:
+            self._by_type.setdefault(type(ev), []).append(ev)
+
+    def events(self, event_type: type[E]) -> list[E]:
+        return self._by_type.get(event_type, [])
+
+    def code(self, node: cst.CSTNode, limit: int = 60) -> str:
+        """Source text of a node, on one line, shortened."""
+        text = " ".join(self.program.module.code_for_node(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+    def at_least(self, major: int, minor: int) -> bool:
+        return self.settings.target_torch >= (major, minor)
+
+
+class Rule:
+    """Base class: subclasses set the class attributes and implement ``check``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    kind: ClassVar[Kind] = "graph-break"
+    summary: ClassVar[str]
+    rationale: ClassVar[str]
+    fix: ClassVar[str]
+    gb_types: ClassVar[tuple[GraphBreakType, ...]] = ()
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finding(self, event: "Event", message: str, *, gb: GraphBreakType | None = None,
+                hint: str | None = None, node: cst.CSTNode | None = None) -> Finding:
+        return Finding(rule=type(self), node=node if node is not None else event.node,
+                       statement=event.statement, message=message, gb=gb, hint=hint)
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The rule's documentation as Markdown."""
+        lines = [f"## {cls.code} `{cls.name}`", "", cls.summary.strip(), "",
+                 f"Kind: {cls.kind}" + (
+                     "; Dynamo graph-break type: " + ", ".join(f"{g.text} ({g.id})" for g in cls.gb_types)
+                     if cls.gb_types else ""), "",
+                 "### Why", "", textwrap.dedent(cls.rationale).strip(), "",
+                 "### How to fix", "", textwrap.dedent(cls.fix).strip(), ""]
+        if cls.INVALID:
+            lines += ["### Flagged", "", "```python", cls.INVALID[0].source.rstrip(), "```", ""]
+        if cls.VALID:
+            lines += ["### Not flagged", "", "```python", cls.VALID[0].source.rstrip(), "```", ""]
+        return "\n".join(lines)
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator adding a rule to the registry (codes are unique)."""
+    if cls.code in _REGISTRY and _REGISTRY[cls.code] is not cls:
+        raise ValueError(f"duplicate rule code {cls.code}")
+    _REGISTRY[cls.code] = cls
+    return cls
+
+
+def all_rules() -> list[type[Rule]]:
+    from dynalint import rules as _rules  # noqa: F401  (imports every rule module)
+
+    _rules.load()
+    return [_REGISTRY[c] for c in sorted(_REGISTRY)]
+
+
+def get_rule(code: str) -> type[Rule] | None:
+    all_rules()
+    return _REGISTRY.get(code.upper())
+
+
+def first(items: Iterable[E]) -> E | None:
+    for it in items:
+        return it
+    return None

@@ -1,0 +1,139 @@
+"""DYN101: Python control flow on tensor values."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint import gb_types as GB
+from dynalint.analysis.events import CallEvent, ConditionEvent
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+
+_LOOP_NOTE = " Inside a loop, Dynamo then gives up on the whole function and runs it eagerly."
+
+
+def is_data_dependent_test(ev: ConditionEvent, ctx: RuleContext) -> bool:
+    """Whether converting this value to a Python bool needs the tensor's data."""
+    if ev.value.is_tensor:
+        return True
+    # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
+    # value, and branching on it is what breaks.
+    return ctx.settings.capture_scalar_outputs and ev.value.kind is Kind.SCALAR
+
+
+@register
+class TensorCondition(Rule):
+    code = "DYN101"
+    name = "tensor-condition"
+    summary = "Python `if`/ternary/`and`/`or`/`not` on a tensor value: the graph breaks there."
+    rationale = """
+        Dynamo traces a graph for one path through the Python code. A condition whose truth depends on
+        tensor *data* (`if x.sum() > 0:`, `if mask.any():`, `if torch.isnan(x).any():`, a tensor in
+        `and`/`or`) cannot be decided while tracing, so Dynamo ends the graph, runs the comparison eagerly
+        and starts a new graph in the branch taken. Conditions on shapes, dtypes, devices,
+        `requires_grad`, `self.training`, `is None` and `isinstance` are fine: they are decided at
+        trace time and guarded.
+
+        On torch 2.13 a plain `assert <tensor>` does not break (Dynamo turns it into an in-graph
+        assertion), but `assert not <tensor>` does; `while` and loop exits are reported by DYN103.
+    """
+    fix = """
+        Make the code branch-free: compute both results and select with `torch.where(cond, a, b)`, or
+        apply the transform unconditionally when it is a no-op on well-behaved inputs
+        (`torch.nan_to_num`, `clamp`). For branches with different computations use
+        `torch.cond(pred, true_fn, false_fn, operands)`. Use `|`/`&`/`torch.logical_or` instead of
+        Python `or`/`and` between tensors. Validation (`if torch.isnan(x).any(): raise`) becomes
+        `torch._assert_async(...)`.
+    """
+    gb_types = (GB.DATA_DEPENDENT_BRANCHING, GB.DATA_DEPENDENT_OPERATOR)
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def pick(x):
+                if x.sum() > 0:
+                    return x * 2
+                return x - 1
+        """),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Clean(nn.Module):
+                def forward(self, x):
+                    if torch.isnan(x).any() or torch.isinf(x).any():
+                        x = torch.nan_to_num(x)
+                    return x
+        """, target="Clean"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def scale(x):
+                return x * 2 if x.mean() > 0 else x
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def check(w):
+                assert not torch.isnan(w).any()
+                return w + 1
+        """),
+    ]
+    VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def forward(self, x, mask=None):
+                    if x.dim() == 3 and x.shape[0] > 1:
+                        x = x.mean(0)
+                    if mask is not None and mask.dtype == torch.bool:
+                        x = x.masked_fill(~mask, 0.0)
+                    if self.training:
+                        x = x * 0.5
+                    return torch.where(x > 0, x, -x)
+        """, target="Head", inputs="[(torch.randn(2, 3, 4),), (torch.randn(2, 3, 4), torch.ones(3, 4, dtype=torch.bool))]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def positive(p):
+                assert torch.all(p >= 0)
+                return p.sqrt()
+        """, inputs="[(torch.rand(4),)]"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for ev in ctx.events(ConditionEvent):
+            if ev.construct == "while" or ev.exits_loop:
+                continue  # a data-dependent loop: DYN103
+            if ev.construct == "assert" and ctx.at_least(2, 13):
+                continue  # `assert <tensor>` is traced as an in-graph assertion
+            if not is_data_dependent_test(ev, ctx):
+                continue
+            where = {
+                "not": "`not` on", "boolop": "`and`/`or` on", "ifexp": "a conditional expression on",
+                "comprehension": "a comprehension filter on", "assert": "`assert` on",
+            }.get(ev.construct, "a Python branch on")
+            what = "a data-dependent scalar" if ev.value.kind is Kind.SCALAR else "a tensor"
+            gb = GB.DATA_DEPENDENT_OPERATOR if ev.construct == "not" else GB.DATA_DEPENDENT_BRANCHING
+            yield self.finding(
+                ev,
+                f"{where} {what}: `{ctx.code(ev.node)}` needs tensor data to decide, so the graph breaks "
+                f"here.{_LOOP_NOTE if ev.in_loop else ''}",
+                gb=gb,
+                hint="compute both sides and select with torch.where, or use torch.cond",
+            )
+        for call in ctx.events(CallEvent):
+            if call.qualname in ("builtins.any", "builtins.all") and call.args:
+                element = call.args[0].elements()
+                if element.is_tensor:
+                    yield self.finding(
+                        call,
+                        f"`{ctx.code(call.node)}` converts each tensor to a Python bool: the graph breaks here.",
+                        gb=GB.DATA_DEPENDENT_BRANCHING,
+                        hint="stack the conditions and reduce in the graph: torch.stack(conds).any()",
+                    )

@@ -1,0 +1,140 @@
+"""DYN104: operations whose output shape depends on tensor data."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint import gb_types as GB
+from dynalint.analysis.events import CallEvent, SubscriptEvent
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+
+#: Ops with a data-dependent output size (measured to break on torch 2.13).
+DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
+                               "bincount"})
+
+
+def _repeats_tensor(call: CallEvent) -> bool:
+    repeats = call.kwargs.get("repeats")
+    if repeats is None:
+        pos = 0 if call.method is not None and call.qualname is None else 1
+        repeats = call.args[pos] if len(call.args) > pos else None
+    return repeats is not None and repeats.is_tensor
+
+
+def dynamic_shape_call(call: CallEvent) -> str | None:
+    """Name of the data-dependent-shape op this call is, if it is one."""
+    if call.qualname is not None and call.qualname.startswith("torch."):
+        name = call.qualname.rsplit(".", 1)[-1]
+        if call.qualname.count(".") != 1:
+            return None
+        if name in DYNAMIC_SHAPE_OPS and any(a.is_tensor for a in call.args[:1]):
+            return f"torch.{name}"
+        if name == "where" and len(call.args) == 1 and not call.kwargs:
+            return "torch.where(cond)"
+        if name == "repeat_interleave" and _repeats_tensor(call):
+            return "torch.repeat_interleave"
+        return None
+    recv = call.receiver
+    if call.method is not None and recv is not None and recv.is_tensor and call.qualname is None:
+        if call.method in DYNAMIC_SHAPE_OPS:
+            return f".{call.method}()"
+        if call.method == "repeat_interleave" and _repeats_tensor(call):
+            return ".repeat_interleave()"
+    return None
+
+
+@register
+class DynamicOutputShape(Rule):
+    code = "DYN104"
+    name = "data-dependent-shape"
+    summary = "`nonzero`, `unique`, `masked_select`, boolean-mask indexing `x[mask]`...: output shape depends on data."
+    rationale = """
+        A graph is traced with known (or symbolic) sizes. Ops whose output size depends on the values
+        in a tensor - `nonzero`, `argwhere`, single-argument `torch.where`, `masked_select`, `unique`,
+        `unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats, and reading through a
+        boolean mask `x[mask]` (also `x[mask] += v`, which reads) - cannot be sized at trace time, so
+        Dynamo breaks the graph ("Dynamic shape operator"). The resumed graph then sees a new size on
+        most calls and recompiles once before going dynamic.
+
+        Writing a scalar through a mask (`x[mask] = 0`) is an in-place masked fill and does not break.
+        With `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (the
+        `capture-dynamic-output-shape-ops` setting) these ops stay in the graph with unbacked sizes.
+    """
+    fix = """
+        Keep shapes static: replace `x[mask].sum()` by `(x * mask).sum()` or
+        `torch.where(mask, x, 0).sum()`, `x[mask].mean()` by a masked sum over `mask.sum()`,
+        `x[mask] += v` by `x = x + v * mask` / `torch.where(mask, x + v, x)`, and select with
+        `torch.where(mask, a, b)` instead of compacting. Route tokens with dense one-hot/`gather`
+        formulations or a fixed capacity; compute `unique` outside the compiled region.
+    """
+    gb_types = (GB.DYNAMIC_SHAPE_OPERATOR,)
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def positives(x):
+                return x[x > 0].sum()
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def route(x):
+                idx = torch.nonzero(x > 0).squeeze(-1)
+                return x.index_select(0, idx) * 2
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def bump(x):
+                mask = x < 0
+                x[mask] += 1
+                return x
+        """),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def positives(x):
+                mask = x > 0
+                x = x.clone()
+                x[mask] = 0.0
+                return torch.where(mask, x, 0).sum() + x[torch.tensor([0, 1])].sum()
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def route(x):
+                return torch.nonzero(x > 0).squeeze(-1)
+        """, settings={"capture_dynamic_output_shape_ops": True}),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        if ctx.settings.capture_dynamic_output_shape_ops:
+            return
+        for sub in ctx.events(SubscriptEvent):
+            if not sub.base.is_tensor or (sub.store and not sub.augmented):
+                continue
+            if any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index):
+                yield self.finding(
+                    sub,
+                    f"boolean-mask indexing `{ctx.code(sub.node)}` has a data-dependent size: the graph breaks here.",
+                    gb=GB.DYNAMIC_SHAPE_OPERATOR,
+                    hint="keep the shape static: torch.where(mask, x, 0) or x * mask, then reduce",
+                )
+        for call in ctx.events(CallEvent):
+            op = dynamic_shape_call(call)
+            if op is None:
+                continue
+            yield self.finding(
+                call,
+                f"`{ctx.code(call.node)}`: {op} returns a data-dependent number of elements, so the graph breaks here.",
+                gb=GB.DYNAMIC_SHAPE_OPERATOR,
+                hint="use a static-shape formulation (masks, torch.where, fixed capacity) or move it out of "
+                     "the compiled region",
+            )

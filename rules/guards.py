@@ -1,0 +1,402 @@
+"""DYN2xx: state that Dynamo guards on and that changes between calls (recompiles)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint.analysis.events import (
+    AttributeEvent,
+    CallEvent,
+    ContainmentEvent,
+    GlobalReadEvent,
+    ScalarUseEvent,
+    SubscriptEvent,
+)
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.scalars import scalar_extraction
+from dynalint.rules.unsupported_calls import VALUE_PRODUCING, unsupported_call
+
+_LIMIT = "after 8 recompiles (torch 2.13's recompile_limit) Dynamo stops compiling it and runs eagerly"
+
+
+def _compiled_ids(ctx: RuleContext) -> set[int]:
+    return {id(fn) for fn in ctx.program.compiled}
+
+
+@register
+class MutableGlobalRead(Rule):
+    code = "DYN201"
+    name = "mutable-global-read"
+    kind = "recompile"
+    summary = "Compiled code reads a module-level global that the module rebinds or mutates."
+    rationale = """
+        Dynamo bakes the values of globals into the graph and guards on them. When a global is rebound
+        (`global rate; rate = ...`) or mutated (`+=`, `.append`, `[k] = ...`) between calls, the guard
+        fails and the function recompiles: a float changes once and then becomes dynamic, but a list
+        whose length changes recompiles on every call, and """ + _LIMIT + """.
+    """
+    fix = """
+        Pass the value as an argument (a tensor if it changes often), read it once when the module is
+        built (`self.rate = rate` in `__init__`, updated outside `forward`), or keep it in a tensor
+        buffer updated in place.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            drop_rate = 0.0
+
+            def set_drop_rate(rate):
+                global drop_rate
+                drop_rate = rate
+
+            @torch.compile
+            def residual(x):
+                return x * (1.0 - drop_rate)
+        """, target="residual", inputs="[(torch.randn(4),)] * 3", between_calls="set_drop_rate(0.1 * i)"),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            DROP_RATE = 0.1
+
+            @torch.compile
+            def residual(x):
+                return x * (1.0 - DROP_RATE)
+        """, inputs="[(torch.randn(4),)] * 3"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        mutated = ctx.program.index.mutated_globals
+        seen: set[tuple[int, str]] = set()
+        for ev in ctx.events(GlobalReadEvent):
+            if ev.name not in mutated or ev.value is None or ev.value.kind is Kind.FUNCTION:
+                continue
+            key = (id(ev.function), ev.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            where = mutated[ev.name][1]
+            yield self.finding(
+                ev,
+                f"`{ev.name}` is a global that `{where.name}()` rebinds or mutates: Dynamo guards on its value, "
+                f"so every change recompiles `{ev.function.name}`.",
+                hint="pass it as an argument or store it on the module outside forward",
+            )
+
+
+@register
+class EnvironmentRead(Rule):
+    code = "DYN202"
+    name = "environment-read"
+    kind = "recompile"
+    summary = "Compiled code reads `os.environ`/`os.getenv`: a recompile per change, or a silently stale value."
+    rationale = """
+        Dynamo evaluates environment reads at trace time. `os.environ[k]` and `os.environ.get(k)` are
+        guarded, so each change recompiles. Worse, `os.environ.get(k, default)` when `k` is unset at
+        the first call, `os.getenv(k, default)` and `k in os.environ` install no guard at all on torch
+        2.13: the compiled code silently keeps the value it saw first - a correctness bug, not only a
+        performance one.
+    """
+    fix = """
+        Read the environment once, at import time or in `__init__` (`self.upcast = os.environ.get(...)
+        == "1"`), and branch on that attribute.
+    """
+    INVALID = [
+        Example("""
+            import os
+            import torch
+            import torch.nn as nn
+
+            class Scale(nn.Module):
+                def forward(self, x):
+                    if os.environ.get("UPCAST", "0") == "1":
+                        return x.double().softmax(-1).float()
+                    return x.softmax(-1)
+        """, target="Scale", inputs="[(torch.randn(2, 4),)] * 3",
+            between_calls='os.environ["UPCAST"] = "1" if i % 2 else "0"'),
+    ]
+    VALID = [
+        Example("""
+            import os
+            import torch
+            import torch.nn as nn
+
+            class Scale(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.upcast = os.environ.get("UPCAST", "0") == "1"
+
+                def forward(self, x):
+                    if self.upcast:
+                        return x.double().softmax(-1).float()
+                    return x.softmax(-1)
+        """, target="Scale", inputs="[(torch.randn(2, 4),)] * 3"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        stale = ("on torch 2.13 Dynamo installs no guard for it, so compiled code silently keeps the "
+                 "first value it saw (a correctness bug)")
+        for call in ctx.events(CallEvent):
+            if call.qualname == "os.getenv" or call.qualname == "os.environ.get":
+                has_default = len(call.args) >= 2 or "default" in call.kwargs
+                if has_default:
+                    detail = stale if call.qualname == "os.getenv" else (
+                        "if the variable is unset at the first call, " + stale)
+                else:
+                    detail = "Dynamo guards on it, so each change recompiles"
+                yield self.finding(call, f"`{ctx.code(call.node)}` is read at trace time: {detail}.",
+                                   hint="read it once in __init__ or at import time")
+        for sub in ctx.events(SubscriptEvent):
+            if sub.base.qualname == "os.environ" and not sub.store:
+                yield self.finding(sub, f"`{ctx.code(sub.node)}` is read at trace time: Dynamo guards on it, so "
+                                        "each change recompiles.", hint="read it once in __init__ or at import time")
+        for c in ctx.events(ContainmentEvent):
+            if c.container.qualname == "os.environ":
+                yield self.finding(c, f"`{ctx.code(c.node)}` is evaluated at trace time and {stale}.",
+                                   hint="read it once in __init__ or at import time")
+
+
+@register
+class AttributeMutatedInForward(Rule):
+    code = "DYN203"
+    name = "python-attribute-mutation"
+    kind = "recompile"
+    summary = "A Python number/flag on `self` is changed inside compiled code and read there: a recompile per value."
+    rationale = """
+        Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
+        graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
+        mode flag - makes the guard fail on the next call. An int counter (`self.step += 1`) recompiles
+        on every call, and """ + _LIMIT + """.
+    """
+    fix = """
+        Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
+        torch.zeros((), dtype=torch.long))` and `self.step.add_(1)`), or update the Python attribute
+        outside the compiled forward.
+    """
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Policy(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+                    self.calls = 0
+
+                def forward(self, x):
+                    self.calls += 1
+                    return self.fc(x) * 2
+        """, target="Policy", inputs="[(torch.randn(2, 4),)] * 4"),
+    ]
+    VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Policy(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+                    self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+                    self.summary = ""
+
+                def forward(self, x):
+                    self.calls.add_(1)
+                    h = self.fc(x)
+                    self.summary = f"mean={h.mean():.3f}"
+                    return h * 2
+        """, target="Policy", inputs="[(torch.randn(2, 4),)] * 4"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        events = ctx.events(AttributeEvent)
+        read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None}
+        seen: set[tuple[int, str]] = set()
+        for ev in events:
+            if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:
+                continue
+            declared = ctx.program.class_attrs(ev.cls).get(ev.name)
+            if declared is not None and declared.kind in (Kind.TENSOR, Kind.MODULE):
+                continue
+            value = ev.value
+            if value is None or value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+                if not (ev.augmented and declared is not None and declared.kind is Kind.PYTHON):
+                    continue
+            key = (id(ev.cls), ev.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            how = "on every call" if ev.augmented else "whenever its value changes"
+            yield self.finding(
+                ev,
+                f"`self.{ev.name}` is a Python value changed inside compiled `{ev.function.name}` and read there: "
+                f"Dynamo guards on it, so the function recompiles {how}.",
+                hint="keep it in a tensor buffer updated in place, or update it outside forward",
+            )
+
+
+@register
+class ScalarCrossesBreak(Rule):
+    code = "DYN204"
+    name = "scalar-crosses-break"
+    kind = "recompile"
+    summary = "A Python value taken from tensor data at a graph break is used afterwards: a recompile per value."
+    rationale = """
+        After a graph break at `.item()`, `.tolist()`, `int(t)` or a skipped call such as
+        `random.random()`, the rest of the function runs in a resumed frame that receives the Python
+        number as an input. Dynamo specialises on it: the resumed graph is guarded on that exact value
+        and recompiles when it changes (once before going dynamic for floats; every time for values that
+        size a `range`), and """ + _LIMIT + """. A value that is only returned is not guarded; values
+        computed only from parameters (constant between optimizer steps) and booleans (at most one extra
+        graph) are not reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
+        `range()` sized by it still recompiles for every new value.
+    """
+    fix = """
+        Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
+        `capture_scalar_outputs`; for loop counts, use a fixed upper bound with masking.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def normalize(x):
+                scale = x.abs().max().item()
+                return x / scale
+        """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def normalize(x):
+                scale = x.abs().max()
+                return x / scale
+        """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def peak(x):
+                y = x.softmax(-1)
+                return y, y.max().item()
+        """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        capture = ctx.settings.capture_scalar_outputs
+        calls = {id(c.node): c for c in ctx.events(CallEvent)}
+        seen: set[int] = set()
+        for use in ctx.events(ScalarUseEvent):
+            v = use.value
+            if v.origin is None or id(v.origin) in seen:
+                continue
+            if v.origin_in_loop or v.is_bool or v.from_weights:
+                continue
+            origin = calls.get(id(v.origin))
+            if origin is None:
+                continue
+            breaks = scalar_extraction(origin, capture) is not None or (
+                origin.qualname in VALUE_PRODUCING and unsupported_call(origin, ctx) is not None
+            ) or (origin.qualname is not None and origin.qualname.startswith("numpy.random."))
+            if not breaks and not (capture and use.context == "range"):
+                continue
+            seen.add(id(v.origin))
+            source = ctx.code(v.origin)
+            if use.context == "range":
+                detail = "it sizes a range(), so the loop is unrolled for that value and recompiles for every new one"
+            else:
+                detail = "the resumed graph is specialised on its value and recompiles when it changes"
+            yield self.finding(
+                use,
+                f"`{ctx.code(use.node)}` is a Python value from `{source}`, taken at a graph break: {detail}.",
+                hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
+            )
+
+
+@register
+class ExternallySetAttribute(Rule):
+    code = "DYN205"
+    name = "python-attribute-set-outside"
+    kind = "recompile"
+    summary = "Compiled code reads a Python attribute that other code in the module sets to new values."
+    rationale = """
+        A Python flag or number on a module (`self.use_cache`, `self.temperature`) is a constant of the
+        compiled graph, guarded by Dynamo. When a setter, another method or a training loop in the same
+        file assigns it a different value, the next call fails the guard and recompiles (and after 8
+        distinct values Dynamo falls back to eager).
+    """
+    fix = """
+        Pass the value to `forward` as a tensor (so it becomes a graph input), or keep one compiled
+        module per configuration; if the value changes only rarely, this is expected and can be
+        silenced with `# noqa: DYN205`.
+    """
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Proj(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.k = nn.Linear(4, 4)
+                    self.use_cache = False
+
+                def forward(self, x):
+                    k = self.k(x)
+                    if self.use_cache:
+                        k = k * 0.5
+                    return k
+
+            def enable_cache(model, flag):
+                model.use_cache = flag
+        """, target="Proj", inputs="[(torch.randn(2, 4),)] * 3",
+            between_calls="enable_cache(_instance, i >= 1)"),
+    ]
+    VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Proj(nn.Module):
+                def __init__(self, use_cache=False):
+                    super().__init__()
+                    self.k = nn.Linear(4, 4)
+                    self.use_cache = use_cache
+
+                def forward(self, x):
+                    k = self.k(x)
+                    if self.use_cache:
+                        k = k * 0.5
+                    return k
+        """, target="Proj", inputs="[(torch.randn(2, 4),)] * 3"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        writes = ctx.program.index.attr_writes_outside
+        compiled = _compiled_ids(ctx)
+        seen: set[tuple[int, str]] = set()
+        for ev in ctx.events(AttributeEvent):
+            if ev.write or ev.cls is None or ev.name not in writes or ev.name == "training":
+                continue
+            declared = ctx.program.class_attrs(ev.cls).get(ev.name)
+            if declared is None or declared.kind is not Kind.PYTHON:
+                continue
+            setters = [fn for _, fn in writes[ev.name] if fn is None or id(fn) not in compiled]
+            if not setters:
+                continue
+            key = (id(ev.cls), ev.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            where = next((f"`{fn.name}()`" for fn in setters if fn is not None), "module-level code")
+            yield self.finding(
+                ev,
+                f"`self.{ev.name}` is a Python value that {where} sets from outside compiled code: Dynamo "
+                f"guards on it, so each new value recompiles `{ev.function.name}`.",
+                hint="pass it as a tensor argument, or keep one compiled module per setting",
+            )

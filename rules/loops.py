@@ -1,0 +1,91 @@
+"""DYN103: loops whose iteration count depends on tensor data."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint import gb_types as GB
+from dynalint.analysis.events import ConditionEvent
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.conditions import is_data_dependent_test
+
+
+@register
+class DataDependentLoop(Rule):
+    code = "DYN103"
+    name = "data-dependent-loop"
+    summary = "A `while` on a tensor value, or a loop exit (`break`/`return`) decided by a tensor value."
+    rationale = """
+        Dynamo unrolls Python loops while tracing, so the number of iterations must be known at trace
+        time. `while err.max() > tol:` or `if (tok == eos).all(): break` inside a `for` decide the
+        iteration count from tensor data: the graph breaks at the test, and because the break is inside
+        a loop Dynamo cannot resume in the middle of it - on torch 2.13 it skips the whole function and
+        runs it eagerly ("graph break in loop").
+
+        `for i in range(n)` with `n` taken from `.item()` breaks at the `.item()` (DYN102) and then
+        recompiles for every new `n` (DYN204).
+    """
+    fix = """
+        Use a fixed iteration budget and mask finished elements (`done = done | cond;
+        x = torch.where(done, x, step(x))`), or express the loop with
+        `torch._higher_order_ops.while_loop(cond_fn, body_fn, carried)`. Early exits for generation
+        belong outside the compiled step: compile the body of the loop, keep the loop in Python.
+    """
+    gb_types = (GB.DATA_DEPENDENT_BRANCHING,)
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def shrink(x):
+                while x.abs().max() > 1:
+                    x = x / 2
+                return x
+        """, inputs="[(torch.randn(4) * 8,)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def refine(x):
+                for _ in range(4):
+                    x = x * 0.5
+                    if x.abs().sum() < 1:
+                        break
+                return x
+        """),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def refine(x):
+                for _ in range(4):
+                    x = torch.where(x.abs().sum() < 1, x, x * 0.5)
+                return x
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def rows(x):
+                out = x[0]
+                for i in range(1, x.shape[0]):
+                    out = out + x[i]
+                return out
+        """, inputs="[(torch.randn(3, 4),)]"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for ev in ctx.events(ConditionEvent):
+            if not (ev.construct == "while" or ev.exits_loop):
+                continue
+            if not is_data_dependent_test(ev, ctx):
+                continue
+            what = "`while` condition" if ev.construct == "while" else "loop exit condition"
+            yield self.finding(
+                ev,
+                f"{what} `{ctx.code(ev.node)}` depends on tensor data: the graph breaks here and, inside a "
+                "loop, Dynamo runs the whole function eagerly.",
+                gb=GB.DATA_DEPENDENT_BRANCHING,
+                hint="use a fixed number of iterations with masking, or torch._higher_order_ops.while_loop",
+            )

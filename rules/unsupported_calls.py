@@ -1,0 +1,235 @@
+"""DYN105: calls Dynamo cannot trace on the target torch (measured, per version)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from dynalint import gb_types as GB
+from dynalint.analysis.events import CallEvent, ContextManagerEvent, StringFormatEvent
+from dynalint.analysis.values import Kind, Value
+from dynalint.gb_types import GraphBreakType
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.settings import Version
+
+_LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
+                             "warning_once", "info_once", "warning_advice"})
+_LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+
+
+@dataclass(frozen=True)
+class SkippedCall:
+    """A function Dynamo refuses to trace into, for torch versions in [since, until)."""
+
+    qualname: str
+    gb: GraphBreakType
+    since: Version = (2, 0)
+    until: Version | None = None
+    why: str = "Dynamo does not trace it"
+
+
+#: Measured on torch 2.13 (see the rule examples, which the test suite runs through Dynamo).
+SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
+    SkippedCall("warnings.warn", GB.SKIPPED_FUNCTION, why="Python's warnings machinery is skipped"),
+    SkippedCall("time.time", GB.SKIPPED_FUNCTION, why="wall-clock reads are skipped"),
+    SkippedCall("time.perf_counter", GB.SKIPPED_FUNCTION, why="wall-clock reads are skipped"),
+    SkippedCall("random.random", GB.SKIPPED_FUNCTION, until=(2, 14), why="Python's RNG is skipped"),
+    SkippedCall("random.choice", GB.SKIPPED_FUNCTION, why="Python's RNG is skipped"),
+    SkippedCall("torch.manual_seed", GB.SKIPPED_FUNCTION, why="reseeding the global generator is skipped"),
+    SkippedCall("os.getpid", GB.SKIPPED_FUNCTION, why="process queries are skipped"),
+    SkippedCall("inspect.stack", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
+    SkippedCall("inspect.currentframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
+    SkippedCall("sys._getframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
+    SkippedCall("torch._dynamo.graph_break", GB.EXPLICIT_BREAK, why="it is an explicit graph break"),
+    SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
+    SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
+)}
+
+#: Calls whose Python result Dynamo bakes into the resumed graph (DYN204 follows them).
+VALUE_PRODUCING = frozenset({"random.random", "random.choice"})
+
+
+def _active(call: SkippedCall, target: Version) -> bool:
+    return call.since <= target and (call.until is None or target < call.until)
+
+
+def _is_logger(v: Value | None) -> bool:
+    q = (v.qualname or "") if v is not None else ""
+    return q.endswith("getLogger()") or q.endswith("get_logger()")
+
+
+def _has_tensors(v: Value) -> bool:
+    return v.is_tensor or v.kind is Kind.MODULE or (v.kind is Kind.SEQUENCE and v.elements().is_tensor)
+
+
+def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType, str] | None:
+    """(graph-break type, explanation) if this call breaks the graph on the target torch."""
+    q = call.qualname
+    reorderable = set(ctx.settings.reorderable_logging_functions)
+    if call.callee is not None and call.callee.disabled:
+        return GB.DISABLED_FUNCTION, f"`{call.callee.name}` is decorated to be skipped by torch.compile"
+    if q == "builtins.print":
+        if "print" in reorderable or "builtins.print" in reorderable:
+            return None
+        return GB.BUILTIN_OPERATOR, "print() cannot be traced"
+    if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in _LOGGING_FUNCTIONS:
+        if q in reorderable:
+            return None
+        return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
+    if call.method in _LOGGER_METHODS and _is_logger(call.receiver):
+        return GB.LOGGER_METHOD, "logger methods cannot be traced"
+    if q in SKIPPED_CALLS and _active(SKIPPED_CALLS[q], ctx.settings.target_torch):
+        return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
+    if q is not None and q.startswith("numpy.random."):
+        return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
+    if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
+        return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
+    if q == "copy.copy" and call.args and call.args[0].is_tensor:
+        return GB.NON_TENSOR_OP, "copy.copy of a tensor is not traced"
+    if q == "builtins.str" and call.args and call.args[0].is_tensor:
+        return GB.BUILTIN_OPERATOR, "str() of a tensor needs its data"
+    if q == "builtins.repr" and call.args and call.args[0].is_tensor:
+        return GB.REPR_TENSOR, "repr() of a tensor needs its data"
+    if q == "torch._assert" and call.args and call.args[0].is_tensor:
+        return GB.DATA_DEPENDENT_OPERATOR, "torch._assert on a tensor condition needs its data"
+    if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
+            and call.qualname is None:
+        return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
+    return None
+
+
+@register
+class UnsupportedCall(Rule):
+    code = "DYN105"
+    name = "untraceable-call"
+    summary = "A call Dynamo cannot trace on the target torch: print, logging, warnings, skipped functions..."
+    rationale = """
+        Dynamo only traces what it understands. Calls into code it deliberately skips (`warnings.warn`,
+        `time.perf_counter`, `random.random` before torch 2.14, `torch.manual_seed`), side effects it
+        cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
+        of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions, an
+        explicit `torch._dynamo.graph_break()`, `requires_grad_()` inside the graph, `torch._assert` on a
+        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. Each entry of the
+        table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
+        `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
+        not break there and are not flagged.
+    """
+    fix = """
+        Move side effects out of the compiled region (log outside `forward`, or after it returns), or
+        let Dynamo defer them: `torch._dynamo.config.reorderable_logging_functions.add(print)` keeps
+        `print`/logging output without a break (set `reorderable-logging-functions` so dynalint knows).
+        Guarding with `if not torch.compiler.is_compiling():` drops the output under compile - only do
+        that when losing it is acceptable. Replace `str(t)` by an f-string, seed generators outside the
+        compiled code, and use `torch._check`/`torch._assert_async` for validation.
+    """
+    gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
+                GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
+                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER)
+    INVALID = [
+        Example("""
+            import logging
+            import torch
+            import torch.nn as nn
+
+            logger = logging.getLogger(__name__)
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    h = self.fc(x)
+                    logger.info("encoded %s", tuple(h.shape))
+                    return h * 2
+        """, target="Encoder"),
+        Example("""
+            import warnings
+            import torch
+
+            @torch.compile
+            def loss(x):
+                warnings.warn("experimental")
+                return x.mean()
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def describe(x):
+                y = x.softmax(-1)
+                label = "peak=" + str(y.max())
+                return y, len(label)
+        """),
+        Example("""
+            import torch
+
+            @torch.compiler.disable
+            def debug_hook(t):
+                return t + 0
+
+            @torch.compile
+            def step(x):
+                y = x * 2
+                z = debug_hook(y)
+                return z + 1
+        """, target="step"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                print("y:", x.sum())
+                return x + 1
+        """),
+    ]
+    VALID = [
+        Example("""
+            import copy
+            import torch
+
+            @torch.compile
+            def describe(x):
+                y = x.softmax(-1)
+                label = f"peak={y.max():.3f}"
+                cfg = copy.deepcopy({"scale": 2.0})
+                return y * cfg["scale"], len(label)
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                print("y:", x.sum())
+                return x + 1
+        """, settings={"reorderable_logging_functions": ("print",)}),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for call in ctx.events(CallEvent):
+            found = unsupported_call(call, ctx)
+            if found is None:
+                continue
+            gb, why = found
+            yield self.finding(
+                call,
+                f"`{ctx.code(call.node)}`: {why}, so the graph breaks here.",
+                gb=gb,
+                hint="move it out of the compiled region (or let Dynamo reorder logging calls)",
+            )
+        for fmt in ctx.events(StringFormatEvent):
+            if any(v.is_tensor for v in fmt.values):
+                yield self.finding(
+                    fmt,
+                    f"`{ctx.code(fmt.node)}`: %-formatting a tensor is not traced, so the graph breaks here.",
+                    gb=GB.NON_TENSOR_OP,
+                    hint="use an f-string, which Dynamo traces",
+                )
+        for cm in ctx.events(ContextManagerEvent):
+            q = cm.value.qualname or ""
+            if q in ("threading.Lock()", "threading.RLock()", "multiprocessing.Lock()"):
+                yield self.finding(
+                    cm,
+                    f"`with {ctx.code(cm.node)}`: Dynamo cannot enter a lock, so it gives up on the whole function.",
+                    gb=GB.CONTEXT_MANAGER,
+                    hint="take the lock outside the compiled region",
+                )

@@ -1,0 +1,256 @@
+"""Ask real TorchDynamo what happens to a piece of code.
+
+Graph breaks are read from Dynamo's own ``graph_breaks`` log (what
+``TORCH_LOGS=graph_breaks`` prints), not from ``explain()`` alone: ``explain``
+misses a break that ends an empty graph and a break that makes Dynamo skip a
+whole frame (a break inside a loop).  Recompiles are read from the
+``recompiles`` log, with the guard that failed.
+
+This module imports torch; only ``dynalint verify`` and the tests use it.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import re
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+import torch._dynamo
+
+__all__ = [
+    "GraphBreak",
+    "Recompile",
+    "Observation",
+    "DynamoLog",
+    "observe",
+    "load_module_from_source",
+]
+
+_GB_ID_RE = re.compile(r"/gb/(gb\d+)\.html", re.IGNORECASE)
+_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', re.MULTILINE)
+_AT_RE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)")
+_RECOMPILING_RE = re.compile(r"Recompiling function (?P<func>\S+) in (?P<file>.+?):(?P<line>\d+)")
+_FAILURE_RE = re.compile(r"^\s*-\s+\d+/\d+:\s*(?P<guard>.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """One graph break as Dynamo logged it."""
+
+    file: str
+    line: int
+    function: str
+    gb_type: str
+    gb_id: str | None
+    frame_skipped: bool
+    """Dynamo gave up on the whole frame (a break in a loop, or one it could not resume from)."""
+    message: str = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """One recompilation of an already compiled code object."""
+
+    function: str
+    input_index: int
+    guard_failures: tuple[str, ...]
+
+    @property
+    def in_resume_function(self) -> bool:
+        return self.function.startswith("torch_dynamo_resume_in_")
+
+
+@dataclass
+class Observation:
+    """What Dynamo did over one stream of calls."""
+
+    breaks: list[GraphBreak] = field(default_factory=list)
+    recompiles: list[Recompile] = field(default_factory=list)
+    outputs: list[Any] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def break_lines(self, path: str | None = None) -> set[int]:
+        real = os.path.realpath(path) if path else None
+        return {b.line for b in self.breaks if real is None or os.path.realpath(b.file) == real}
+
+
+def _parse_break(message: str, files_of_interest: Sequence[str]) -> GraphBreak | None:
+    """Parse one ``graph_breaks`` log record into a GraphBreak.
+
+    The location is the innermost frame of the user traceback that lies in one of
+    ``files_of_interest`` (so a break inside a helper is attributed to the helper's
+    line), falling back to Dynamo's own "in user code at file:line".
+    """
+    wanted = {os.path.realpath(f) for f in files_of_interest}
+    loc: tuple[str, int, str] | None = None
+    tb_start = message.find("User code traceback:")
+    if tb_start >= 0:
+        for m in _FRAME_RE.finditer(message, tb_start):
+            if not wanted or os.path.realpath(m["file"]) in wanted:
+                loc = (m["file"], int(m["line"]), m["func"])
+    if loc is None:
+        m = _AT_RE.search(message)
+        if m is None:
+            return None
+        if wanted and os.path.realpath(m["file"]) not in wanted:
+            return None
+        loc = (m["file"], int(m["line"]), "?")
+    reason = message.split("Graph Break Reason:", 1)[-1]
+    gb_type = _underlying_gb_type(reason)
+    ids = _GB_ID_RE.findall(reason)
+    return GraphBreak(
+        file=loc[0],
+        line=loc[1],
+        function=loc[2],
+        gb_type=gb_type,
+        gb_id=ids[0].upper() if ids else None,
+        frame_skipped=any(s in reason for s in ("frame skipped:", "graph break in loop", "falling back to eager")),
+        message=message,
+    )
+
+
+def _underlying_gb_type(reason: str) -> str:
+    """The first graph-break type named in a reason (the root cause, not the wrapper)."""
+    lines = [ln.strip() for ln in reason.strip().splitlines()]
+    for i, ln in enumerate(lines):
+        if i + 1 < len(lines) and lines[i + 1].startswith("Explanation:") and ln:
+            return ln
+    return lines[0] if lines else ""
+
+
+class DynamoLog(contextlib.AbstractContextManager):
+    """Collects Dynamo's graph-break and recompile log records while active."""
+
+    def __init__(self, files_of_interest: Sequence[str] = ()) -> None:
+        self.files = list(files_of_interest)
+        self.breaks: list[GraphBreak] = []
+        self.recompiles: list[Recompile] = []
+        self.input_index = 0
+        self._saved: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
+
+    def __enter__(self) -> "DynamoLog":
+        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        log = self
+
+        class _Handler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                try:
+                    log._on_record(record)
+                except Exception:  # never disturb Dynamo
+                    pass
+
+        handler = _Handler(logging.DEBUG)
+        for name in ("graph_breaks", "recompiles"):
+            logger = torch._logging.getArtifactLogger(
+                "torch._dynamo.symbolic_convert" if name == "graph_breaks" else "torch._dynamo.guards",
+                name,
+            )
+            self._saved.append((logger, list(logger.handlers), logger.propagate, logger.level))
+            for h in list(logger.handlers):
+                logger.removeHandler(h)
+            logger.addHandler(handler)
+            logger.propagate = False
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for logger, handlers, propagate, level in self._saved:
+            for h in list(logger.handlers):
+                logger.removeHandler(h)
+            for h in handlers:
+                logger.addHandler(h)
+            logger.propagate = propagate
+            logger.setLevel(level)
+        self._saved.clear()
+        torch._logging.set_logs()
+
+    def _on_record(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if "Recompiling function" in msg:
+            m = _RECOMPILING_RE.search(msg)
+            self.recompiles.append(
+                Recompile(
+                    function=m["func"] if m else "?",
+                    input_index=self.input_index,
+                    guard_failures=tuple(g.strip() for g in _FAILURE_RE.findall(msg)),
+                )
+            )
+        elif "Graph break" in msg:
+            gb = _parse_break(msg, self.files)
+            if gb is not None:
+                self.breaks.append(gb)
+
+
+def load_module_from_source(source: str, directory: str | None = None, stem: str = "dynalint_probe") -> Any:
+    """Write ``source`` to a real file (Dynamo reports file:line) and import it."""
+    directory = directory or tempfile.mkdtemp(prefix="dynalint-probe-")
+    name = f"{stem}_{uuid.uuid4().hex[:8]}"
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def unwrap_compiled(obj: Any) -> Any:
+    """The plain function behind ``@torch.compile`` (Dynamo keeps it as ``_torchdynamo_orig_callable``)."""
+    return getattr(obj, "_torchdynamo_orig_callable", obj)
+
+
+def observe(
+    fn: Callable[..., Any],
+    input_sets: Sequence[tuple[Any, ...]],
+    *,
+    files_of_interest: Sequence[str] = (),
+    before_call: Callable[[int], None] | None = None,
+    backend: str = "eager",
+    fresh: bool = True,
+) -> Observation:
+    """Compile ``fn`` and call it on every input set in order, recording what Dynamo did."""
+    if fresh:
+        torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend)
+    obs = Observation()
+    with DynamoLog(files_of_interest) as log:
+        for i, args in enumerate(input_sets):
+            log.input_index = i
+            if before_call is not None:
+                before_call(i)
+            try:
+                obs.outputs.append(compiled(*args))
+            except Exception as exc:  # user code may raise: record it, keep the report
+                obs.outputs.append(None)
+                obs.errors.append(f"call {i}: {type(exc).__name__}: {exc}")
+    obs.breaks = _dedupe(log.breaks)
+    obs.recompiles = log.recompiles
+    if fresh:
+        torch._dynamo.reset()
+    return obs
+
+
+def _dedupe(breaks: list[GraphBreak]) -> list[GraphBreak]:
+    seen: set[tuple[str, int, str]] = set()
+    out = []
+    for b in breaks:
+        key = (os.path.realpath(b.file), b.line, b.gb_type)
+        if key not in seen:
+            seen.add(key)
+            out.append(b)
+    return out
+
+
+@contextlib.contextmanager
+def dynamo_config(**settings: Any) -> Iterator[None]:
+    """Temporarily set ``torch._dynamo.config`` values (e.g. capture_scalar_outputs)."""
+    with torch._dynamo.config.patch(**settings):
+        yield
