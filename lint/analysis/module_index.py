@@ -269,42 +269,56 @@ def _is_module_class(idx: ModuleIndex, cls: ClassInfo, seen: set[str]) -> bool:
 
 def local_names_of(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
     """(names local to a function, names it declares ``global``)."""
+    local, global_decls, _ = _bindings(node)
+    return local, global_decls
+
+
+def _bindings(node: cst.FunctionDef) -> tuple[set[str], set[str], list[cst.CSTNode]]:
+    """One walk over a function: its local names, its ``global`` names, and the nodes
+    that may mutate state (assignments, ``del``, calls)."""
     p = node.params
     local: set[str] = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
     for star in (p.star_arg, p.star_kwarg):
         if isinstance(star, cst.Param):
             local.add(star.name.value)
     global_decls: set[str] = set()
+    interesting: list[cst.CSTNode] = []
     for n in walk(node.body):
-        if isinstance(n, cst.Global):
-            global_decls.update(x.name.value for x in n.names)
-        elif isinstance(n, cst.Assign):
+        tp = type(n)
+        if tp is cst.Call:
+            interesting.append(n)
+        elif tp is cst.Assign:
             for t in n.targets:
                 local.update(assigned_names(t.target))
-        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)):
+            interesting.append(n)
+        elif tp is cst.AnnAssign or tp is cst.AugAssign:
             local.update(assigned_names(n.target))
-        elif isinstance(n, (cst.For, cst.CompFor)):
+            interesting.append(n)
+        elif tp is cst.For or tp is cst.CompFor:
             local.update(assigned_names(n.target))
-        elif isinstance(n, cst.WithItem) and n.asname is not None:
+        elif tp is cst.Global:
+            global_decls.update(x.name.value for x in n.names)
+        elif tp is cst.Del:
+            interesting.append(n)
+        elif tp is cst.WithItem and n.asname is not None:
             local.update(assigned_names(n.asname.name))
-        elif isinstance(n, cst.NamedExpr):
+        elif tp is cst.NamedExpr:
             local.update(assigned_names(n.target))
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        elif tp is cst.FunctionDef or tp is cst.ClassDef:
             local.add(n.name.value)
-        elif isinstance(n, cst.ExceptHandler) and n.name is not None:
+        elif tp is cst.ExceptHandler and n.name is not None:
             local.update(assigned_names(n.name.name))
-        elif isinstance(n, (cst.Import, cst.ImportFrom)):
+        elif tp is cst.Import or tp is cst.ImportFrom:
             local.update(import_bindings(n))
-    return local - global_decls, global_decls
+    return local - global_decls, global_decls, interesting
 
 
 def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
     """Record locals, ``global`` declarations, global mutations, outside attribute
     writes and call sites of one function (nested functions are scanned as part of it)."""
-    local, global_decls = local_names_of(fn.node)
+    local, global_decls, nodes = _bindings(fn.node)
     fn.local_names = frozenset(local)
     fn.global_decls = frozenset(global_decls)
-    nodes = list(walk(fn.node.body))
 
     def is_global(name: str) -> bool:
         return name not in local and name in idx.globals

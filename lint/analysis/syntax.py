@@ -40,16 +40,28 @@ def _fields(tp: type) -> tuple[str, ...]:
     return names
 
 
+_IS_NODE: dict[type, bool] = {}
+
+
+def _is_node(tp: type) -> bool:
+    # isinstance() against libcst's abstract base classes is slow; cache per type
+    known = _IS_NODE.get(tp)
+    if known is None:
+        known = _IS_NODE[tp] = issubclass(tp, cst.CSTNode)
+    return known
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Child nodes that carry code (not whitespace or punctuation), in source order."""
     for name in _fields(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (list, tuple)):
+        tp = type(value)
+        if tp is list or tp is tuple:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _is_node(type(item)):
                     yield item
+        elif _is_node(tp):
+            yield value
 
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

@@ -1,0 +1,5 @@
+import sys
+
+from dynalint.cli import main
+
+sys.exit(main())
