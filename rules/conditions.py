@@ -110,8 +110,8 @@ class TensorCondition(Rule):
         for ev in ctx.events(ConditionEvent):
             if ev.construct == "while" or ev.exits_loop:
                 continue  # a data-dependent loop: DYN103
-            if ev.construct == "assert" and ctx.at_least(2, 13):
-                continue  # `assert <tensor>` is traced as an in-graph assertion
+            if ev.construct == "assert" and not ev.negated and ctx.at_least(2, 13):
+                continue  # `assert <tensor>` is traced as an in-graph assertion (`assert not <tensor>` is not)
             if not is_data_dependent_test(ev, ctx):
                 continue
             where = {

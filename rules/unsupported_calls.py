@@ -187,12 +187,14 @@ class UnsupportedCall(Rule):
             import copy
             import torch
 
+            DEFAULTS = {"scale": 2.0}
+
             @torch.compile
             def describe(x):
                 y = x.softmax(-1)
                 label = f"peak={y.max():.3f}"
-                cfg = copy.deepcopy({"scale": 2.0})
-                return y * cfg["scale"], len(label)
+                cfg = copy.deepcopy(DEFAULTS)
+                return y * cfg["scale"], label
         """),
         Example("""
             import torch

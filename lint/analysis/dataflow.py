@@ -399,13 +399,15 @@ class FunctionEvaluator:
                 return bool(value.const)
             except Exception:
                 return None
-        self._truth_test(test, value, construct, exits_loop)
+        self._truth_test(test, value, construct, exits_loop, negate)
         return None
 
-    def _truth_test(self, node: cst.CSTNode, value: Value, construct: str, exits_loop: bool = False) -> None:
+    def _truth_test(self, node: cst.CSTNode, value: Value, construct: str, exits_loop: bool = False,
+                    negated: bool = False) -> None:
         if value.kind is Kind.UNKNOWN and value.params:
             self._neg(value)
-        self._event(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop)
+        self._event(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop,
+                    negated=negated)
 
     # ------------------------------------------------------------------ expressions
     def expr(self, node: cst.BaseExpression | None) -> Value:

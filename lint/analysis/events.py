@@ -37,6 +37,8 @@ class ConditionEvent(Event):
     """``if``, ``elif``, ``while``, ``ifexp``, ``assert``, ``boolop``, ``not``, ``comprehension``."""
     exits_loop: bool = False
     """The guarded block leaves the enclosing loop (``break``/``return``)."""
+    negated: bool = False
+    """The test was written ``not <value>``."""
 
 
 @dataclass(frozen=True, eq=False)

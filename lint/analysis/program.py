@@ -72,6 +72,8 @@ class Program:
         self._in_progress: set[tuple] = set()
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
+        self._entries: set[int] = set()
+        """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
 
     # ------------------------------------------------------------------ driver
     def run(self) -> "Program":
@@ -94,11 +96,13 @@ class Program:
                 add(cls.methods.get("forward"))
         for fn in idx.all_functions:
             if fn.compile_decorated:
+                self._entries.add(id(fn))
                 add(fn)
         for call in idx.compile_calls:
             if call.args and isinstance(call.args[0].value, cst.Name):
                 name = call.args[0].value.value
                 if name in idx.functions:
+                    self._entries.add(id(idx.functions[name]))
                     add(idx.functions[name])
                 elif name in idx.classes:
                     add(idx.classes[name].find_method("forward"))
@@ -155,7 +159,7 @@ class Program:
                   ) -> dict[str, Value]:
         """Initial environment of a root function."""
         env: dict[str, Value] = {}
-        is_forward = fn.name == "forward" and fn.cls is not None and fn.cls.is_module
+        is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or id(fn) in self._entries
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
         for i, prm in enumerate(self._param_nodes(fn)):

@@ -1,0 +1,86 @@
+"""Shared helpers for the test suite: checking snippets and running rule examples under Dynamo."""
+from __future__ import annotations
+
+import inspect
+import textwrap
+from typing import Any
+
+from dynalint.diagnostics import Diagnostic
+from dynalint.engine import check_source
+from dynalint.rules.base import Example
+from dynalint.settings import Settings
+
+#: Settings keys of examples that are also Dynamo config options.
+DYNAMO_KEYS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+def settings_for(example: Example | None = None, **overrides: Any) -> Settings:
+    values = dict(example.settings) if example is not None else {}
+    values.update(overrides)
+    if "reorderable_logging_functions" in values:
+        values["reorderable_logging_functions"] = tuple(values["reorderable_logging_functions"])
+    return Settings(**values)
+
+
+def check(code: str, path: str = "example.py", **settings: Any) -> list[Diagnostic]:
+    """Diagnostics for a snippet (dedented)."""
+    return check_source(textwrap.dedent(code).lstrip("\n"), path, Settings(**settings))
+
+
+def codes(code: str, **settings: Any) -> list[str]:
+    return [d.code for d in check(code, **settings)]
+
+
+def lines_of(diagnostics: list[Diagnostic], code: str) -> set[int]:
+    return {d.line for d in diagnostics if d.code == code}
+
+
+def run_example_under_dynamo(example: Example, tmp_path) -> Any:
+    """Compile the example's target with Dynamo over its input stream; returns (Observation, module)."""
+    import torch
+
+    from dynalint.verify.probe import dynamo_config, load_module_from_source, observe, unwrap_compiled
+
+    module = load_module_from_source(example.source, directory=str(tmp_path))
+    target_name = example.target or _default_target(module)
+    obj = getattr(module, target_name)
+    torch.manual_seed(0)
+    inputs = eval(example.inputs, module.__dict__)  # noqa: S307 - the examples are ours
+    if inspect.isclass(obj):
+        init = eval(example.init, module.__dict__)  # noqa: S307
+        fn = obj(*init)
+        module._instance = fn
+    else:
+        fn = unwrap_compiled(obj)
+
+    def before_call(i: int) -> None:
+        torch.manual_seed(i)
+        if example.between_calls:
+            exec(example.between_calls, module.__dict__, {"i": i})  # noqa: S102
+
+    config = {k: v for k, v in example.settings.items() if k in DYNAMO_KEYS}
+    if "reorderable_logging_functions" in example.settings:
+        config["reorderable_logging_functions"] = {
+            {"print": print}.get(name, name) for name in example.settings["reorderable_logging_functions"]
+        }
+    with dynamo_config(**config):
+        obs = observe(fn, inputs, files_of_interest=[module.__file__], before_call=before_call)
+    return obs, module
+
+
+def _default_target(module: Any) -> str:
+    """The example's compiled function, or its only nn.Module class."""
+    import torch
+
+    for name, obj in vars(module).items():
+        if hasattr(obj, "_torchdynamo_orig_callable") and getattr(obj, "__module__", None) == module.__name__:
+            return name
+    for name, obj in vars(module).items():
+        if getattr(obj, "__module__", None) != module.__name__:
+            continue
+        orig = getattr(obj, "_torchdynamo_orig_callable", None)
+        if orig is not None:
+            return name
+        if inspect.isclass(obj) and issubclass(obj, torch.nn.Module):
+            return name
+    raise AssertionError("example has no compiled function or nn.Module class; set Example.target")
