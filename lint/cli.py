@@ -6,6 +6,7 @@ Exit status: 0 nothing found, 1 findings (or files that could not be checked),
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from typing import Any, Sequence
@@ -64,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="show one rule's documentation")
     rule.add_argument("code", help="rule code, e.g. DYN101")
+    for name, module in EXTENSION_COMMANDS.items():
+        try:
+            importlib.import_module(module).register(sub, _common_options)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
     return parser
 
 
@@ -142,6 +149,15 @@ def cmd_rule(args: argparse.Namespace) -> int:
 
 COMMANDS = {"check": cmd_check, "rules": cmd_rules, "rule": cmd_rule}
 
+#: Subcommands implemented in their own modules.  Each module has
+#: ``register(subparsers, common_options)`` (adds its parser; must not import torch or
+#: pygls) and ``run(args) -> int``.
+EXTENSION_COMMANDS = {
+    "fix": "dynalint.fix_cli",
+    "verify": "dynalint.verify.cli",
+    "lsp": "dynalint.lsp",
+}
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
@@ -150,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
+        if args.command in EXTENSION_COMMANDS:
+            return importlib.import_module(EXTENSION_COMMANDS[args.command]).run(args)
         return COMMANDS[args.command](args)
     except ConfigError as exc:
         print(f"dynalint: configuration error: {exc}", file=sys.stderr)
