@@ -1,1 +1,18 @@
+"""The fixers, one module per rewrite.  Importing :func:`load` registers them all."""
+from __future__ import annotations
 
+import importlib
+
+FIXER_MODULES = (
+    "branch_to_where",
+    "keep_tensor",
+    "masked_reduction",
+    "defer_logging",
+    "async_assert",
+    "hoist_state",
+)
+
+
+def load() -> None:
+    for name in FIXER_MODULES:
+        importlib.import_module(f"{__name__}.{name}")

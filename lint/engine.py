@@ -54,23 +54,48 @@ def enabled_rules(settings: Settings) -> list[type[Rule]]:
     return [r for r in all_rules() if settings.enabled(r.code)]
 
 
-def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]:
-    """All diagnostics for one file's text (raises only on internal errors)."""
+@dataclass
+class Analysis:
+    """Everything known about one file after checking it."""
+
+    settings: Settings
+    module: cst.Module | None = None
+    program: Program | None = None
+    reported: list[tuple[Finding, Diagnostic]] = field(default_factory=list)
+    """Findings that became diagnostics (after select/ignore and noqa)."""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False) -> Analysis:
+    """Parse, analyse and run the enabled rules on one file's text."""
+    result = Analysis(settings)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        return _syntax_error(exc, path, settings)
+        result.diagnostics = _syntax_error(exc, path, settings)
+        return result
     except RecursionError:
-        return [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
-                           "file is too deeply nested to parse")] if settings.enabled(SYNTAX_ERROR_CODE) else []
+        if settings.enabled(SYNTAX_ERROR_CODE):
+            result.diagnostics = [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
+                                             "file is too deeply nested to parse")]
+        return result
+    result.module = module
     rules = enabled_rules(settings)
     if not rules:
-        return []
-    program = Program(module, scope=settings.scope).run()
+        return result
+    program = Program(module, scope=settings.scope, values={} if record_values else None).run()
+    result.program = program
     if not program.events:
-        return []
+        return result
     findings = run_rules(program, settings, rules)
-    return to_diagnostics(findings, module, source, path)
+    result.reported = to_diagnostics(findings, module, source, path)
+    result.diagnostics = [d for _, d in result.reported]
+    return result
+
+
+def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]:
+    """All diagnostics for one file's text (raises only on internal errors)."""
+    return analyse(source, path, settings).diagnostics
 
 
 def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:
@@ -98,10 +123,11 @@ def _node_order(order: dict[int, int], f: Finding) -> int:
     return order.get(id(f.statement), 1 << 30)
 
 
-def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str) -> list[Diagnostic]:
+def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str
+                   ) -> list[tuple[Finding, Diagnostic]]:
     ranges = node_ranges(module, source, [f.node for f in findings])
     noqa = NoqaMap(source)
-    out: list[Diagnostic] = []
+    out: list[tuple[Finding, Diagnostic]] = []
     for f in findings:
         r = ranges.get(id(f.node))
         if r is None:
@@ -109,12 +135,12 @@ def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, pat
         code = f.rule.code
         if noqa.suppresses((r.line, r.end_line), code):
             continue
-        out.append(Diagnostic(
+        out.append((f, Diagnostic(
             path=path, line=r.line, column=r.column, end_line=r.end_line, end_column=r.end_column,
             code=code, kind=f.rule.kind, message=f.message,
             gb_type=f.gb.text if f.gb else None, gb_id=f.gb.id if f.gb else None, hint=f.hint,
-        ))
-    out.sort(key=Diagnostic.sort_key)
+        )))
+    out.sort(key=lambda fd: fd[1].sort_key())
     return out
 
 

@@ -61,19 +61,24 @@ def _has_tensors(v: Value) -> bool:
     return v.is_tensor or v.kind is Kind.MODULE or (v.kind is Kind.SEQUENCE and v.elements().is_tensor)
 
 
+def reorderable_functions(ctx: RuleContext) -> set[str]:
+    """Calls Dynamo defers instead of breaking: from the settings and from the module's own
+    ``torch._dynamo.config.reorderable_logging_functions.add(...)`` statements."""
+    names = {n if "." in n else f"builtins.{n}" for n in ctx.settings.reorderable_logging_functions}
+    return names | ctx.program.index.reorderable
+
+
 def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType, str] | None:
     """(graph-break type, explanation) if this call breaks the graph on the target torch."""
     q = call.qualname
-    reorderable = set(ctx.settings.reorderable_logging_functions)
+    reorderable = reorderable_functions(ctx)
     if call.callee is not None and call.callee.disabled:
         return GB.DISABLED_FUNCTION, f"`{call.callee.name}` is decorated to be skipped by torch.compile"
+    if q in reorderable:
+        return None
     if q == "builtins.print":
-        if "print" in reorderable or "builtins.print" in reorderable:
-            return None
         return GB.BUILTIN_OPERATOR, "print() cannot be traced"
     if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in _LOGGING_FUNCTIONS:
-        if q in reorderable:
-            return None
         return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
     if call.method in _LOGGER_METHODS and _is_logger(call.receiver):
         return GB.LOGGER_METHOD, "logger methods cannot be traced"

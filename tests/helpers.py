@@ -41,6 +41,9 @@ def run_example_under_dynamo(example: Example, tmp_path) -> Any:
 
     from dynalint.verify.probe import dynamo_config, load_module_from_source, observe, unwrap_compiled
 
+    import os
+
+    os.makedirs(tmp_path, exist_ok=True)
     module = load_module_from_source(example.source, directory=str(tmp_path))
     target_name = example.target or _default_target(module)
     obj = getattr(module, target_name)
@@ -84,3 +87,49 @@ def _default_target(module: Any) -> str:
         if inspect.isclass(obj) and issubclass(obj, torch.nn.Module):
             return name
     raise AssertionError("example has no compiled function or nn.Module class; set Example.target")
+
+
+def eager_outputs(example: Example, directory) -> list[Any]:
+    """Run the example's target eagerly over its inputs (same seeds as under Dynamo)."""
+    import os
+
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, unwrap_compiled
+
+    os.makedirs(directory, exist_ok=True)
+    module = load_module_from_source(example.source, directory=str(directory))
+    target_name = example.target or _default_target(module)
+    obj = getattr(module, target_name)
+    torch.manual_seed(0)
+    inputs = eval(example.inputs, module.__dict__)  # noqa: S307
+    if inspect.isclass(obj):
+        fn = obj(*eval(example.init, module.__dict__))  # noqa: S307
+        module._instance = fn
+    else:
+        fn = unwrap_compiled(obj)
+    outs = []
+    for i, args in enumerate(inputs):
+        torch.manual_seed(i)
+        if example.between_calls:
+            exec(example.between_calls, module.__dict__, {"i": i})  # noqa: S102
+        outs.append(fn(*args))
+    return outs
+
+
+def outputs_close(a: Any, b: Any) -> bool:
+    import torch
+
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if not (a.is_floating_point() or a.is_complex()):
+            return bool(torch.equal(a, b))
+        return bool(torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(outputs_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(outputs_close(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    return a == b

@@ -418,7 +418,13 @@ class FunctionEvaluator:
             for child in _expr_children(node):
                 self.expr(child)
             return UNKNOWN_VALUE
-        return handler(self, node)
+        value = handler(self, node)
+        values = self.p.values
+        if values is not None and self.emit:
+            key = id(node)
+            old = values.get(key)
+            values[key] = value if old is None else join(old, value)
+        return value
 
     def lookup(self, node: cst.Name, record: bool = True) -> Value:
         name = node.value

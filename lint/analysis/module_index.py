@@ -96,6 +96,8 @@ class ModuleIndex:
     """Calls by simple callee name (``helper(...)``, ``self.block(...)`` -> ``block``)."""
     all_functions: list[FunctionInfo] = field(default_factory=list)
     imports_torch: bool = False
+    reorderable: set[str] = field(default_factory=set)
+    """Functions this module adds to ``torch._dynamo.config.reorderable_logging_functions``."""
 
     def resolve(self, dotted: str | None) -> str | None:
         """Qualified name of a dotted expression through the import aliases."""
@@ -202,9 +204,31 @@ def _index_small(idx: ModuleIndex, small: cst.CSTNode) -> None:
             if isinstance(n, cst.Call):
                 _note_call(idx, n, None)
     elif isinstance(small, cst.Expr):
+        _note_reorderable(idx, small)
         for n in walk(small):
             if isinstance(n, cst.Call):
                 _note_call(idx, n, None)
+
+
+_REORDERABLE = "torch._dynamo.config.reorderable_logging_functions"
+
+
+def _note_reorderable(idx: ModuleIndex, stmt: cst.Expr) -> None:
+    """``torch._dynamo.config.reorderable_logging_functions.add(print)`` (or ``.update({...})``)."""
+    call = stmt.value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in ("add", "update")):
+        return
+    if idx.resolve_expr(call.func.value) != _REORDERABLE:
+        return
+    for arg in call.args:
+        values = [arg.value]
+        if isinstance(arg.value, (cst.Set, cst.List, cst.Tuple)):
+            values = [el.value for el in arg.value.elements]
+        for v in values:
+            name = dotted_name(v)
+            if name:
+                idx.reorderable.add(idx.resolve(name) or f"builtins.{name}")
 
 
 def _index_class(idx: ModuleIndex, node: cst.ClassDef) -> None:

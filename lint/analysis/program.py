@@ -61,6 +61,9 @@ class Program:
     events: list[Event] = field(default_factory=list)
     compiled: list[FunctionInfo] = field(default_factory=list)
     """Functions analysed as compiled code (roots and what they call)."""
+    values: dict[int, Value] | None = None
+    """When set to a dict: the value of every expression of compiled code, by ``id(node)``
+    (joined over calling contexts). The fixers need it; checking alone does not."""
 
     def __post_init__(self) -> None:
         self.index = build_index(self.module)

@@ -1,0 +1,108 @@
+"""The fixer interface.
+
+A fixer turns one finding into a :class:`FixPlan`: libcst node replacements
+(plus, when needed, statements to add at module level), a description and an
+honest safety level:
+
+- ``safe``: the same results for every input the original code accepted;
+- ``unsafe``: the same results under stated assumptions (both branches can be
+  computed, dtypes promote the same way, a value read once does not change...).
+
+Every fixer documents its rewrite with :class:`FixExample` pairs that the test
+suite checks three ways: the rewritten text, equal eager outputs on random
+inputs, and fewer graph breaks (or recompiles) under real Dynamo.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Literal, Union
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.fixing import FixContext
+    from dynalint.rules.base import Finding
+
+Safety = Literal["safe", "unsafe"]
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+@dataclass
+class FixPlan:
+    description: str
+    safety: Safety
+    replacements: dict[int, tuple[cst.CSTNode, Replacement]] = field(default_factory=dict)
+    """``id(original node) -> (original node, replacement)``."""
+    module_statements: list[str] = field(default_factory=list)
+    """Statements to add once at module level, after the imports (e.g. a Dynamo config line)."""
+    imports: list[str] = field(default_factory=list)
+    """Import statements the rewrite needs (``import torch``), added if missing."""
+
+    def replace(self, old: cst.CSTNode, new: Replacement) -> "FixPlan":
+        self.replacements[id(old)] = (old, new)
+        return self
+
+
+@dataclass(frozen=True)
+class FixExample:
+    """Code before and after the fix, runnable under Dynamo (see :class:`dynalint.rules.base.Example`)."""
+
+    before: str
+    after: str
+    inputs: str = "[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"
+    target: str | None = None
+    init: str = "()"
+    between_calls: str | None = None
+    expect: Literal["fewer-breaks", "fewer-recompiles"] = "fewer-breaks"
+
+    @property
+    def before_source(self) -> str:
+        return textwrap.dedent(self.before).strip("\n") + "\n"
+
+    @property
+    def after_source(self) -> str:
+        return textwrap.dedent(self.after).strip("\n") + "\n"
+
+
+class Fixer:
+    name: ClassVar[str]
+    codes: ClassVar[tuple[str, ...]]
+    """Rule codes whose findings this fixer can rewrite."""
+    safety: ClassVar[Safety]
+    summary: ClassVar[str]
+    reasoning: ClassVar[str]
+    """Why the rewrite preserves behaviour (and under which assumptions)."""
+    EXAMPLES: ClassVar[list[FixExample]] = []
+
+    def plan(self, finding: "Finding", ctx: "FixContext") -> FixPlan | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        lines = [f"## {cls.name} ({', '.join(cls.codes)}, {cls.safety})", "", cls.summary.strip(), "",
+                 textwrap.dedent(cls.reasoning).strip(), ""]
+        for ex in cls.EXAMPLES[:1]:
+            lines += ["Before:", "", "```python", ex.before_source.rstrip(), "```", "", "After:", "",
+                      "```python", ex.after_source.rstrip(), "```", ""]
+        return "\n".join(lines)
+
+
+_REGISTRY: list[type[Fixer]] = []
+
+
+def register(cls: type[Fixer]) -> type[Fixer]:
+    if cls not in _REGISTRY:
+        _REGISTRY.append(cls)
+    return cls
+
+
+def all_fixers() -> list[type[Fixer]]:
+    from dynalint import fixers as _fixers
+
+    _fixers.load()
+    return list(_REGISTRY)
+
+
+def fixers_for(code: str) -> list[type[Fixer]]:
+    return [f for f in all_fixers() if code in f.codes]

@@ -1,0 +1,460 @@
+"""Tensor-valued ``if``/``elif``/``else`` and conditional expressions -> ``torch.where``.
+
+Before::
+
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = x - 1
+
+After::
+
+    y_then = x * 2
+    y_else = x - 1
+    y = torch.where(x.sum() > 0, y_then, y_else)
+
+Both sides are computed and the result is selected elementwise, so the graph
+has no branch.  Unsafe: the rewrite assumes both sides can be computed for
+every input (no error in the branch not taken), that they have the same shape
+and dtype (``torch.where`` broadcasts and promotes), and that gradients through
+the side not taken are finite (a ``nan`` there still poisons the gradient).
+Side-effect-free code only: branches may bind names from tensor expressions or
+``return`` them; calls of modules, functions of the file, in-place or random
+ops are left alone.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.syntax import simple_statements, walk
+from dynalint.analysis.values import Kind
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.codegen import is_pure, paren, rename, tensor_condition, torch_name
+
+_AUG_OPS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/",
+            cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.PowerAssign: "**",
+            cst.MatrixMultiplyAssign: "@", cst.BitAndAssign: "&", cst.BitOrAssign: "|", cst.BitXorAssign: "^"}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+@register
+class BranchToWhere(Fixer):
+    name = "branch-to-where"
+    codes = ("DYN101",)
+    safety = "unsafe"
+    summary = "Rewrite a tensor-valued `if`/`else` (or `a if cond else b`) into `torch.where`."
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def step(x):
+                    if x.sum() > 0:
+                        y = x * 2
+                    else:
+                        y = x - 1
+                    return y
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def step(x):
+                    y_then = x * 2
+                    y_else = x - 1
+                    y = torch.where(x.sum() > 0, y_then, y_else)
+                    return y
+            """,
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def pick(h):
+                    spread = h.std()
+                    if spread > 1.5:
+                        return torch.tanh(h)
+                    elif h.min() < -2.0:
+                        return torch.nn.functional.gelu(h)
+                    else:
+                        return torch.relu(h)
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def pick(h):
+                    spread = h.std()
+                    return torch.where(spread > 1.5, torch.tanh(h), torch.where(h.min() < -2.0, torch.nn.functional.gelu(h), torch.relu(h)))
+            """,
+            inputs="[(torch.randn(8),), (torch.randn(8) * 3,), (torch.randn(8) - 2,)]",
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def clean(g):
+                    if not torch.isfinite(g).all():
+                        g = torch.nan_to_num(g, nan=0.0)
+                    return g.clamp(-10.0, 10.0)
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def clean(g):
+                    g_then = torch.nan_to_num(g, nan=0.0)
+                    g = torch.where(~torch.isfinite(g).all(), g_then, g)
+                    return g.clamp(-10.0, 10.0)
+            """,
+            inputs="[(torch.randn(6),), (torch.tensor([1.0, float('nan'), 2.0]),)]",
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def safe_loss(loss, logits):
+                    if torch.isnan(loss) or torch.isinf(loss):
+                        return torch.zeros((), dtype=logits.dtype)
+                    return loss
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def safe_loss(loss, logits):
+                    return torch.where(torch.isnan(loss) | torch.isinf(loss), torch.zeros((), dtype=logits.dtype), loss)
+            """,
+            inputs="[(torch.tensor(0.5), torch.randn(3)), (torch.tensor(float('nan')), torch.randn(3))]",
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def scale(x):
+                    return x * 2 if x.mean() > 0 else x
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def scale(x):
+                    return torch.where(x.mean() > 0, x * 2, x)
+            """,
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        stmt = finding.statement
+        try:
+            if isinstance(stmt, cst.If):
+                return self._plan_if(stmt, ctx)
+            parent = ctx.parent(finding.node)
+            if isinstance(parent, cst.IfExp) and parent.test is finding.node:
+                return self._plan_ifexp(parent, ctx)
+        except _Unsupported:
+            return None
+        return None
+
+    # ------------------------------------------------------------------ a if c else b
+    def _plan_ifexp(self, node: cst.IfExp, ctx) -> FixPlan | None:
+        cond = tensor_condition(node.test, ctx)
+        if cond is None or not (is_pure(node.body, ctx) and is_pure(node.orelse, ctx)):
+            return None
+        if not _tensor_or_number(ctx, node.body, node.orelse):
+            return None
+        torch = torch_name(ctx) or "torch"
+        code = f"{torch}.where({cond}, {ctx.code(node.body).strip()}, {ctx.code(node.orelse).strip()})"
+        new = cst.parse_expression(code).with_changes(lpar=node.lpar, rpar=node.rpar)
+        plan = FixPlan(f"select with {torch}.where instead of a conditional expression", "unsafe")
+        if torch_name(ctx) is None:
+            plan.imports.append("import torch")
+        return plan.replace(node, new)
+
+    # ------------------------------------------------------------------ if / elif / else
+    def _plan_if(self, node: cst.If, ctx) -> FixPlan | None:
+        parent = ctx.parent(node)
+        is_elif = isinstance(parent, cst.If) and parent.orelse is node
+        if is_elif:
+            pv = ctx.value(parent.test)
+            if pv is None or pv.is_tensor:
+                return None  # the outer `if` is rewritten as a whole
+        conds, bodies, else_body = _chain(node)
+        cond_codes = [tensor_condition(c, ctx) for c in conds]
+        if any(c is None for c in cond_codes):
+            return None
+        branches = [_statements(b) for b in bodies]
+        else_stmts = _statements(else_body) if else_body is not None else None
+        for stmts in branches + ([else_stmts] if else_stmts is not None else []):
+            for line, small in stmts:
+                _check_statement(small, ctx)
+        torch = torch_name(ctx) or "torch"
+        ends_in_return = [bool(s) and isinstance(s[-1][1], cst.Return) for s in branches]
+        any_return = any(isinstance(small, cst.Return) for s in branches + [else_stmts or []] for _, small in s)
+        plan = FixPlan("", "unsafe")
+        if torch_name(ctx) is None:
+            plan.imports.append("import torch")
+        if any_return:
+            if not all(ends_in_return):
+                return None
+            fallthrough = None
+            if else_stmts is None:
+                if is_elif:
+                    return None
+                fallthrough = _next_statement(node, ctx)
+                if fallthrough is None or not isinstance(fallthrough[1], cst.Return):
+                    return None
+                else_stmts = [fallthrough]
+            elif not (else_stmts and isinstance(else_stmts[-1][1], cst.Return)):
+                return None
+            new_lines = self._returns(node, ctx, torch, cond_codes, branches + [else_stmts])
+            if new_lines is None:
+                return None
+            if fallthrough is not None:
+                plan.replace(fallthrough[0], cst.RemovalSentinel.REMOVE)
+            plan.description = f"return {torch}.where(...) instead of branching on a tensor"
+        else:
+            new_lines = self._assignments(node, ctx, torch, cond_codes, branches, else_stmts)
+            if new_lines is None:
+                return None
+            plan.description = f"compute both branches and select with {torch}.where"
+        if is_elif:
+            replacement = cst.Else(body=node.body.with_changes(body=new_lines))
+            return plan.replace(node, replacement)
+        new_lines[0] = new_lines[0].with_changes(leading_lines=node.leading_lines)
+        return plan.replace(node, cst.FlattenSentinel(new_lines))
+
+    def _returns(self, node, ctx, torch, conds, branches):
+        function = ctx.enclosing_function(node)
+        taken: set[str] = set()
+        lines: list[cst.BaseStatement] = []
+        results: list[cst.BaseExpression] = []
+        for i, stmts in enumerate(branches):
+            tag = _tag(i, len(branches))
+            mapping: dict[str, str] = {}
+            for line, small in stmts[:-1]:
+                new_line, mapping = _renamed_assignment(line, small, mapping, tag, ctx, function, taken, True)
+                lines.append(new_line)
+            ret = stmts[-1][1]
+            if ret.value is None:
+                return None
+            results.append(rename(ret.value, mapping))
+        if not _tensor_or_number(ctx, *[s[-1][1].value for s in branches]):
+            return None
+        codes = [ctx.code(r).strip() for r in results]
+        tuples = [r for r in results if isinstance(r, cst.Tuple)]
+        if tuples and len(tuples) == len(results) and len({len(t.elements) for t in tuples}) == 1:
+            parts = [[ctx.code(el.value).strip() for el in t.elements] for t in tuples]
+            selected = [_nested_where(torch, conds, [p[k] for p in parts]) for k in range(len(parts[0]))]
+            value = "(" + ", ".join(selected) + ("," if len(selected) == 1 else "") + ")"
+        elif tuples:
+            return None
+        else:
+            value = _nested_where(torch, conds, codes)
+        lines.append(cst.parse_statement(f"return {value}"))
+        return lines
+
+    def _assignments(self, node, ctx, torch, conds, branches, else_stmts):
+        function = ctx.enclosing_function(node)
+        all_branches = branches + ([else_stmts] if else_stmts is not None else [])
+        assigned = [[_target(small) for _, small in stmts if not isinstance(small, cst.Pass)]
+                    for stmts in all_branches]
+        names: list[str] = []
+        for a in assigned:
+            names.extend(n for n in a if n not in names)
+        if not names:
+            return None
+        before, after = _names_around(node, function)
+        merged = []
+        for n in names:
+            in_all = else_stmts is not None and all(n in a for a in assigned)
+            if in_all or n in before:
+                merged.append(n)
+            elif n in after:
+                return None  # unbound on some path in the original
+        merged_set = set(merged)
+        taken: set[str] = set()
+        lines: list[cst.BaseStatement] = []
+        finals: list[dict[str, str]] = []
+        for i, stmts in enumerate(all_branches):
+            tag = _tag(i, len(all_branches))
+            mapping: dict[str, str] = {}
+            for line, small in stmts:
+                if isinstance(small, cst.Pass):
+                    continue
+                new_line, mapping = _renamed_assignment(line, small, mapping, tag, ctx, function, taken,
+                                                        _target(small) in merged_set)
+                lines.append(new_line)
+            finals.append(mapping)
+        values_by_name = {n: [] for n in merged}
+        for stmts in all_branches:
+            for _, small in stmts:
+                if not isinstance(small, cst.Pass) and _target(small) in values_by_name:
+                    values_by_name[_target(small)].append(small.value)
+        for n in merged:
+            if not _tensor_or_number(ctx, *values_by_name[n]):
+                return None
+        hoist = len(merged) > 1
+        cond_names = conds
+        if hoist:
+            cond_names = []
+            for c in conds:
+                name = ctx.fresh_name("cond", function or ctx.module, taken)
+                taken.add(name)
+                cond_names.append(name)
+                lines.insert(len(cond_names) - 1, cst.parse_statement(f"{name} = {c}"))
+        for n in merged:
+            alternatives = [finals[i].get(n, n) for i in range(len(branches))]
+            alternatives.append(finals[len(branches)].get(n, n) if else_stmts is not None else n)
+            lines.append(cst.parse_statement(f"{n} = {_nested_where(torch, cond_names, alternatives)}"))
+        return lines
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _chain(node: cst.If):
+    conds, bodies = [node.test], [node.body]
+    cur = node.orelse
+    while isinstance(cur, cst.If):
+        conds.append(cur.test)
+        bodies.append(cur.body)
+        cur = cur.orelse
+    return conds, bodies, (cur.body if isinstance(cur, cst.Else) else None)
+
+
+def _statements(block: cst.BaseSuite) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
+    """(line, small statement) pairs of a block; one small statement per line."""
+    out = []
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    for line in body:
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or len(line.body) != 1:
+            raise _Unsupported
+        out.append((line, line.body[0]))
+    return out
+
+
+def _check_statement(small: cst.CSTNode, ctx) -> None:
+    if isinstance(small, cst.Pass):
+        return
+    if isinstance(small, cst.Return):
+        if small.value is None or not is_pure(small.value, ctx):
+            raise _Unsupported
+        return
+    if isinstance(small, cst.Assign):
+        if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            raise _Unsupported
+    elif isinstance(small, cst.AugAssign):
+        if not isinstance(small.target, cst.Name) or type(small.operator) not in _AUG_OPS:
+            raise _Unsupported
+    elif isinstance(small, cst.AnnAssign):
+        if small.value is None or not isinstance(small.target, cst.Name):
+            raise _Unsupported
+    else:
+        raise _Unsupported
+    if not is_pure(small.value, ctx):
+        raise _Unsupported
+
+
+def _target(small: cst.CSTNode) -> str:
+    if isinstance(small, cst.Assign):
+        return small.targets[0].target.value
+    return small.target.value
+
+
+def _tag(i: int, n: int) -> str:
+    if n <= 2:
+        return ("then", "else")[i]
+    return f"b{i}"
+
+
+def _renamed_assignment(line, small, mapping, tag, ctx, function, taken, rename_target: bool):
+    """The statement with loads renamed by ``mapping`` and, when asked, its target renamed to a
+    branch-local name (returned in the updated mapping)."""
+    target = _target(small) if not isinstance(small, cst.Return) else None
+    value = rename(small.value, mapping)
+    if isinstance(small, cst.AugAssign):
+        op = _AUG_OPS[type(small.operator)]
+        current = mapping.get(target, target)
+        value = cst.parse_expression(f"{current} {op} {paren(ctx.code(value).strip())}")
+    new_mapping = dict(mapping)
+    new_target = target
+    if rename_target and target is not None:
+        new_target = mapping.get(target)
+        if new_target is None:
+            new_target = ctx.fresh_name(f"{target}_{tag}", function or ctx.module, taken)
+            taken.add(new_target)
+        new_mapping[target] = new_target
+    new_small = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(new_target))], value=value)
+    return line.with_changes(body=[new_small]), new_mapping
+
+
+def _nested_where(torch: str, conds: list[str], values: list[str]) -> str:
+    """``torch.where(c1, v1, torch.where(c2, v2, v3))``."""
+    out = values[-1]
+    for cond, value in zip(reversed(conds), reversed(values[:-1])):
+        out = f"{torch}.where({cond}, {value}, {out})"
+    return out
+
+
+def _tensor_or_number(ctx, *exprs) -> bool:
+    """The selected values are tensors or plain numbers, and at least one is a tensor."""
+    kinds = []
+    for e in exprs:
+        v = ctx.value(e)
+        if v is None or v.kind not in (Kind.TENSOR, Kind.PYTHON, Kind.SIZE) or v.maybe_none:
+            return False
+        kinds.append(v.kind)
+    return Kind.TENSOR in kinds
+
+
+def _next_statement(node: cst.CSTNode, ctx):
+    found = ctx.block_of(node)
+    if found is None:
+        return None
+    block, i = found
+    body = block.body
+    if i + 1 >= len(body):
+        return None
+    nxt = body[i + 1]
+    if isinstance(nxt, cst.SimpleStatementLine) and len(nxt.body) == 1:
+        return nxt, nxt.body[0]
+    return None
+
+
+def _names_around(node: cst.CSTNode, function: cst.FunctionDef | None) -> tuple[set[str], set[str]]:
+    """(names bound before ``node`` in the function or as parameters, names read after it)."""
+    if function is None:
+        return set(), set()
+    p = function.params
+    before = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+    after: set[str] = set()
+    state = "before"
+    inside = {id(n) for n in walk(node)}
+    for n in walk(function.body):
+        if id(n) in inside:
+            state = "inside"
+            continue
+        if state == "inside":
+            state = "after"
+        if state == "before":
+            if isinstance(n, cst.AssignTarget) or isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+                target = n.target
+                if isinstance(target, cst.Name):
+                    before.add(target.value)
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    before.update(el.value.value for el in target.elements if isinstance(el.value, cst.Name))
+            elif isinstance(n, (cst.For, cst.CompFor)) and isinstance(n.target, cst.Name):
+                before.add(n.target.value)
+        elif state == "after" and isinstance(n, cst.Name):
+            after.add(n.value)
+    return before, after
