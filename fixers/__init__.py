@@ -6,6 +6,7 @@ import importlib
 FIXER_MODULES = (
     "branch_to_where",
     "keep_tensor",
+    "masked_loss",
     "masked_reduction",
     "defer_logging",
     "async_assert",

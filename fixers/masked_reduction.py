@@ -1,1 +1,143 @@
-"""(in progress)"""
+"""Boolean-mask indexing -> shape-static masked operations.
+
+``x[m]`` has as many elements as ``m`` has ``True`` values, so its size is data
+dependent.  When the selection is immediately reduced or updated, the same
+result is computed over the full, static shape:
+
+- ``x[m].sum()`` -> ``torch.where(M, x, 0).sum()``;
+- ``x[m].mean()`` -> ``torch.where(M, x, 0).sum() / M.expand_as(x).sum()``;
+- ``x[m] += v`` (a number) -> ``x.copy_(torch.where(M, x + v, x))`` (still in place).
+
+``M`` is the mask reshaped to broadcast over the trailing dimensions it does not
+cover (``m.reshape(m.shape + (1,) * (x.dim() - m.dim()))``), or ``m`` itself when
+it is a comparison of ``x``.  Sums and means are equal up to floating-point
+summation order: safe.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.values import Kind
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.codegen import paren, torch_name
+
+_AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
+
+
+@register
+class MaskedReduction(Fixer):
+    name = "masked-reduction"
+    codes = ("DYN104",)
+    safety = "safe"
+    summary = "Rewrite `x[mask]` that is reduced or updated right away into a static-shape masked operation."
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def positive_sum(x):
+                    return x[x > 0].sum() * 2
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def positive_sum(x):
+                    return torch.where(x > 0, x, 0).sum() * 2
+            """,
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def row_mean(x, scores):
+                    keep = scores > 0
+                    return x[keep].mean()
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def row_mean(x, scores):
+                    keep = scores > 0
+                    return torch.where(keep.reshape(keep.shape + (1,) * (x.dim() - keep.dim())), x, 0).sum() / keep.reshape(keep.shape + (1,) * (x.dim() - keep.dim())).expand_as(x).sum()
+            """,
+            inputs="[(torch.randn(5, 3), torch.tensor([1.0, -1.0, 2.0, 0.5, -3.0])),"
+                   " (torch.randn(5, 3), torch.tensor([-1.0, 1.0, 1.0, 1.0, 1.0]))]",
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def bump(x):
+                    x = x.clone()
+                    mask = x < 0
+                    x[mask] += 1
+                    return x
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def bump(x):
+                    x = x.clone()
+                    mask = x < 0
+                    x.copy_(torch.where(mask.reshape(mask.shape + (1,) * (x.dim() - mask.dim())), x + 1, x))
+                    return x
+            """,
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        sub = finding.node
+        if not isinstance(sub, cst.Subscript) or len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+            return None
+        mask = sub.slice[0].slice.value
+        torch = torch_name(ctx) or "torch"
+        plan = self._reduction(sub, mask, ctx, torch) or self._update(finding, sub, mask, ctx, torch)
+        if plan is not None and torch_name(ctx) is None:
+            plan.imports.append("import torch")
+        return plan
+
+    def _reduction(self, sub, mask, ctx, torch) -> FixPlan | None:
+        attr = ctx.parent(sub)
+        call = ctx.parent(attr) if isinstance(attr, cst.Attribute) else None
+        if not (isinstance(attr, cst.Attribute) and attr.value is sub and isinstance(call, cst.Call)
+                and call.func is attr and not call.args and attr.attr.value in ("sum", "mean")):
+            return None
+        base = ctx.code(sub.value).strip()
+        m = _broadcast_mask(sub.value, mask, ctx)
+        selected = f"{torch}.where({m}, {base}, 0).sum()"
+        if attr.attr.value == "mean":
+            selected = f"{selected} / {paren(m)}.expand_as({base}).sum()"
+        new = cst.parse_expression(selected).with_changes(lpar=call.lpar, rpar=call.rpar)
+        return FixPlan(f"reduce over the full shape with {torch}.where instead of a boolean-mask selection",
+                       "safe").replace(call, new)
+
+    def _update(self, finding, sub, mask, ctx, torch) -> FixPlan | None:
+        stmt = finding.statement
+        if not (isinstance(stmt, cst.AugAssign) and stmt.target is sub and type(stmt.operator) in _AUG):
+            return None
+        v = ctx.value(stmt.value)
+        if v is None or v.kind is not Kind.PYTHON:
+            return None
+        base = ctx.code(sub.value).strip()
+        m = _broadcast_mask(sub.value, mask, ctx, force_reshape=True)
+        op = _AUG[type(stmt.operator)]
+        code = f"{base}.copy_({torch}.where({m}, {paren(base)} {op} {paren(ctx.code(stmt.value).strip())}, {base}))"
+        new = cst.Expr(cst.parse_expression(code))
+        return FixPlan("update in place with torch.where over the full shape instead of through a boolean mask",
+                       "safe").replace(stmt, new)
+
+def _broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx, force_reshape: bool = False) -> str:
+    """The mask as an expression that broadcasts over ``base``."""
+    m = ctx.code(mask).strip()
+    b = ctx.code(base).strip()
+    if not force_reshape and isinstance(mask, cst.Comparison) and ctx.code(mask.left).strip() == b:
+        return m  # a comparison of the base itself has its shape
+    pm = paren(m)
+    return f"{pm}.reshape({pm}.shape + (1,) * ({paren(b)}.dim() - {pm}.dim()))"

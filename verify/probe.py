@@ -11,6 +11,7 @@ This module imports torch; only ``dynalint verify`` and the tests use it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -52,6 +53,18 @@ class GraphBreak:
     frame_skipped: bool
     """Dynamo gave up on the whole frame (a break in a loop, or one it could not resume from)."""
     message: str = field(repr=False, compare=False)
+    input_index: int = field(default=-1, compare=False)
+    """Index of the call in the stream during which Dynamo logged the break."""
+
+    @property
+    def explanation(self) -> str:
+        """Dynamo's one-line explanation of the root cause (empty when it gave none)."""
+        reason = self.message.split("Graph Break Reason:", 1)[-1]
+        for ln in reason.splitlines():
+            ln = ln.strip()
+            if ln.startswith("Explanation:"):
+                return ln[len("Explanation:"):].strip()
+        return ""
 
 
 @dataclass(frozen=True)
@@ -81,27 +94,32 @@ class Observation:
         return {b.line for b in self.breaks if real is None or os.path.realpath(b.file) == real}
 
 
-def _parse_break(message: str, files_of_interest: Sequence[str]) -> GraphBreak | None:
+def _parse_break(message: str, files_of_interest: Sequence[str], outside: bool = False) -> GraphBreak | None:
     """Parse one ``graph_breaks`` log record into a GraphBreak.
 
     The location is the innermost frame of the user traceback that lies in one of
     ``files_of_interest`` (so a break inside a helper is attributed to the helper's
-    line), falling back to Dynamo's own "in user code at file:line".
+    line), falling back to Dynamo's own "in user code at file:line".  With
+    ``outside``, a break that lies in none of those files is kept at its innermost
+    frame instead of being dropped (a break in a library the code calls).
     """
     wanted = {os.path.realpath(f) for f in files_of_interest}
     loc: tuple[str, int, str] | None = None
+    innermost: tuple[str, int, str] | None = None
     tb_start = message.find("User code traceback:")
     if tb_start >= 0:
         for m in _FRAME_RE.finditer(message, tb_start):
+            innermost = (m["file"], int(m["line"]), m["func"])
             if not wanted or os.path.realpath(m["file"]) in wanted:
-                loc = (m["file"], int(m["line"]), m["func"])
+                loc = innermost
     if loc is None:
         m = _AT_RE.search(message)
-        if m is None:
+        if m is not None and (not wanted or os.path.realpath(m["file"]) in wanted):
+            loc = (m["file"], int(m["line"]), "?")
+        elif outside and (innermost is not None or m is not None):
+            loc = innermost or (m["file"], int(m["line"]), "?")
+        else:
             return None
-        if wanted and os.path.realpath(m["file"]) not in wanted:
-            return None
-        loc = (m["file"], int(m["line"]), "?")
     reason = message.split("Graph Break Reason:", 1)[-1]
     gb_type = _underlying_gb_type(reason)
     ids = _GB_ID_RE.findall(reason)
@@ -128,10 +146,13 @@ def _underlying_gb_type(reason: str) -> str:
 class DynamoLog(contextlib.AbstractContextManager):
     """Collects Dynamo's graph-break and recompile log records while active."""
 
-    def __init__(self, files_of_interest: Sequence[str] = ()) -> None:
+    def __init__(self, files_of_interest: Sequence[str] = (), *, outside: bool = False) -> None:
         self.files = list(files_of_interest)
+        self.outside = outside
         self.breaks: list[GraphBreak] = []
         self.recompiles: list[Recompile] = []
+        self.limit_hits: list[tuple[int, str]] = []
+        """(call index, Dynamo's warning) each time a code object hit the recompile limit."""
         self.input_index = 0
         self._saved: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
 
@@ -147,11 +168,14 @@ class DynamoLog(contextlib.AbstractContextManager):
                     pass
 
         handler = _Handler(logging.DEBUG)
-        for name in ("graph_breaks", "recompiles"):
-            logger = torch._logging.getArtifactLogger(
-                "torch._dynamo.symbolic_convert" if name == "graph_breaks" else "torch._dynamo.guards",
-                name,
-            )
+        loggers = [
+            torch._logging.getArtifactLogger(
+                "torch._dynamo.symbolic_convert" if name == "graph_breaks" else "torch._dynamo.guards", name)
+            for name in ("graph_breaks", "recompiles")
+        ]
+        # the recompile-limit warning ("falling back to eager") comes from convert_frame's own logger
+        loggers.append(logging.getLogger("torch._dynamo.convert_frame"))
+        for logger in loggers:
             self._saved.append((logger, list(logger.handlers), logger.propagate, logger.level))
             for h in list(logger.handlers):
                 logger.removeHandler(h)
@@ -172,7 +196,10 @@ class DynamoLog(contextlib.AbstractContextManager):
 
     def _on_record(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
-        if "Recompiling function" in msg:
+        if record.name == "torch._dynamo.convert_frame":
+            if "recompile_limit" in msg and record.levelno >= logging.WARNING:
+                self.limit_hits.append((self.input_index, msg))
+        elif "Recompiling function" in msg:
             m = _RECOMPILING_RE.search(msg)
             self.recompiles.append(
                 Recompile(
@@ -182,9 +209,9 @@ class DynamoLog(contextlib.AbstractContextManager):
                 )
             )
         elif "Graph break" in msg:
-            gb = _parse_break(msg, self.files)
+            gb = _parse_break(msg, self.files, self.outside)
             if gb is not None:
-                self.breaks.append(gb)
+                self.breaks.append(dataclasses.replace(gb, input_index=self.input_index))
 
 
 def load_module_from_source(source: str, directory: str | None = None, stem: str = "dynalint_probe") -> Any:

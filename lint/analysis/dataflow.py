@@ -423,7 +423,11 @@ class FunctionEvaluator:
         if values is not None and self.emit:
             key = id(node)
             old = values.get(key)
-            values[key] = value if old is None else join(old, value)
+            # a calling context that knows less (unknown) does not erase what another one knows
+            if old is None or old.kind is Kind.UNKNOWN:
+                values[key] = value
+            elif value.kind is not Kind.UNKNOWN:
+                values[key] = join(old, value)
         return value
 
     def lookup(self, node: cst.Name, record: bool = True) -> Value:

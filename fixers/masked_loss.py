@@ -1,0 +1,99 @@
+"""``F.cross_entropy(logits[m], labels[m])`` -> mark masked-out targets with ``ignore_index``.
+
+Before::
+
+    keep = labels != -100
+    loss = F.cross_entropy(logits[keep], labels[keep])
+
+After::
+
+    keep = labels != -100
+    loss = F.cross_entropy(logits, labels.masked_fill(~keep, -100), ignore_index=-100)
+
+Selecting rows with a boolean mask gives a data-dependent number of rows; the
+loss already knows how to skip targets equal to ``ignore_index``, with the same
+mean (over the kept targets) and the same sum.  Unsafe: it assumes class-index
+targets of shape ``(N,)`` and a mask over ``N`` (probability targets do not
+support ``ignore_index``), and no ``reduction="none"``.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.codegen import paren
+
+_LOSSES = ("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss")
+
+
+@register
+class MaskedLoss(Fixer):
+    name = "masked-loss"
+    codes = ("DYN104",)
+    safety = "unsafe"
+    summary = "Replace row selection by a boolean mask inside `cross_entropy`/`nll_loss` by `ignore_index`."
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+                @torch.compile
+                def drop_ignored(logits, labels, ignore_index=-100):
+                    keep = labels != ignore_index
+                    return F.cross_entropy(logits[keep], labels[keep])
+            """,
+            after="""
+                import torch
+                import torch.nn.functional as F
+
+                @torch.compile
+                def drop_ignored(logits, labels, ignore_index=-100):
+                    keep = labels != ignore_index
+                    return F.cross_entropy(logits, labels.masked_fill(~keep, -100), ignore_index=-100)
+            """,
+            inputs="[(torch.randn(6, 3), torch.tensor([0, -100, 2, 1, -100, 0])),"
+                   " (torch.randn(6, 3), torch.tensor([1, 1, -100, 2, 0, 0]))]",
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        sub = finding.node
+        if not isinstance(sub, cst.Subscript) or len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+            return None
+        mask = sub.slice[0].slice.value
+        arg = ctx.parent(sub)
+        call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or ctx.program.index.resolve_expr(call.func) not in _LOSSES:
+            return None
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if len(positional) < 2 or positional[0] is not arg:
+            return None
+        target = positional[1].value
+        if not (isinstance(target, cst.Subscript) and len(target.slice) == 1
+                and isinstance(target.slice[0].slice, cst.Index)
+                and ctx.code(target.slice[0].slice.value).strip() == ctx.code(mask).strip()):
+            return None
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        reduction = keywords.get("reduction")
+        if reduction is not None and not (isinstance(reduction.value, cst.SimpleString)
+                                          and reduction.value.evaluated_value in ("mean", "sum")):
+            return None
+        ignore = keywords.get("ignore_index")
+        ignore_code = ctx.code(ignore.value).strip() if ignore is not None else "-100"
+        m = ctx.code(mask).strip()
+        labels = ctx.code(target.value).strip()
+        new_args = [positional[0].with_changes(value=sub.value),
+                    positional[1].with_changes(value=cst.parse_expression(
+                        f"{paren(labels)}.masked_fill(~{paren(m)}, {ignore_code})"))]
+        rest = [a for a in call.args if a not in positional[:2]]
+        if ignore is None:
+            rest.append(cst.Arg(keyword=cst.Name("ignore_index"), value=cst.parse_expression(ignore_code),
+                                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                      whitespace_after=cst.SimpleWhitespace(""))))
+        # default commas: libcst puts ", " between the arguments
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in (*new_args, *rest)]
+        new = call.with_changes(args=args)
+        return FixPlan("mark masked-out targets with ignore_index instead of selecting rows (assumes class-index "
+                       "targets of shape (N,))", "unsafe").replace(call, new)

@@ -1,0 +1,217 @@
+"""One measurement: the stream run eagerly, then compiled, in a worker process.
+
+The eager phase gives the reference outputs and the functions of the target's
+file that really ran; the compiled phase records, call by call, what Dynamo
+did (cache hit, compile, recompile with its failing guards, eager fallback),
+the graph breaks from Dynamo's own log, the guard-check time, the compile time
+and the outputs against the eager ones.  Each phase starts from a fresh module
+and a reset Dynamo.
+"""
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import sys
+import time
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
+
+from dynalint.verify import cost, outputs
+from dynalint.verify.guards import classify
+from dynalint.verify.probe import DynamoLog, GraphBreak
+from dynalint.verify.results import BreakSite, CallRecord, Measurement, OutputDiff, RecompileEvent
+from dynalint.verify.spec import MeasureSpec
+from dynalint.verify.stream import Call, Stream, tensor_leaves
+from dynalint.verify.tracebacks import describe, user_traceback
+
+Progress = Callable[[str, int], None]
+
+
+@dataclass
+class EagerRun:
+    outputs: list[outputs.Leaves | None] = field(default_factory=list)
+    errors: list[str | None] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    executed: list[list[int]] = field(default_factory=list)
+    first_traceback: str = ""
+
+
+def grad_mode(spec: MeasureSpec) -> contextlib.AbstractContextManager:
+    return torch.enable_grad() if spec.mode == "train" else torch.no_grad()
+
+
+def run_call(stream: Stream, i: int, call: Call, fn: Any, obj: Any) -> tuple[outputs.Leaves, float]:
+    """Call once; in train mode also run backward and add the input and parameter gradients."""
+    args, kwargs = stream.prepared_args(call)
+    t0 = time.perf_counter()
+    with grad_mode(stream.spec):
+        out = fn(*args, **kwargs)
+    leaves = outputs.flatten(out)
+    if stream.spec.mode == "train":
+        leaves.update(_backward(out, args, kwargs, obj))
+    return leaves, time.perf_counter() - t0
+
+
+def _backward(out: Any, args: tuple, kwargs: dict, obj: Any) -> outputs.Leaves:
+    losses = [t.float().sum() if not t.is_complex() else t.abs().sum()
+              for _, t in tensor_leaves(out if isinstance(out, (tuple, list, dict)) else (out,))
+              if t.requires_grad]
+    grads: outputs.Leaves = {}
+    if not losses:
+        return grads
+    torch.stack(losses).sum().backward()
+    for path, t in tensor_leaves((args, kwargs)):
+        if t.grad is not None:
+            grads[f"grad:input{path}"] = t.grad.detach().to("cpu", copy=True)
+    if isinstance(obj, torch.nn.Module):
+        for name, p in obj.named_parameters():
+            if p.grad is not None:
+                grads[f"grad:{name}"] = p.grad.detach().to("cpu", copy=True)
+                p.grad = None
+    return grads
+
+
+def run_eager(spec: MeasureSpec, progress: Progress) -> EagerRun:
+    """The reference: every input set run without Dynamo, recording which of the file's functions ran."""
+    progress("eager", -1)
+    stream = Stream(spec)
+    run = EagerRun()
+    ran: dict[types.CodeType, None] = {}
+    wanted = os.path.realpath(spec.module_path)
+
+    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code not in ran and os.path.realpath(frame.f_code.co_filename) == wanted:
+            ran[frame.f_code] = None
+
+    for i, call in enumerate(stream.calls):
+        progress("eager", i)
+        stream.before_call(i)
+        try:
+            obj, fn = stream.instance(call)
+            sys.setprofile(profile)
+            try:
+                leaves, seconds = run_call(stream, i, call, fn, obj)
+            finally:
+                sys.setprofile(None)
+            run.outputs.append(leaves)
+            run.errors.append(None)
+            run.seconds.append(seconds)
+        except Exception as exc:
+            run.outputs.append(None)
+            run.errors.append(describe(exc))
+            run.seconds.append(0.0)
+            run.first_traceback = run.first_traceback or user_traceback(exc)
+    run.executed = [_line_range(code) for code in ran]
+    return run
+
+
+def _line_range(code: types.CodeType) -> list[int]:
+    lines = [ln for _, _, ln in code.co_lines() if ln is not None]
+    return [code.co_firstlineno, max(lines + [code.co_firstlineno])]
+
+
+def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: Progress) -> None:
+    """The stream through ``torch.compile``: fills ``m`` with breaks, recompiles, calls and the cost model."""
+    torch._dynamo.reset()
+    counters.clear()
+    progress("compiled", -1)
+    stream = Stream(spec)
+    m.kind = stream.target.kind
+    m.n_calls = len(stream.calls)
+    metrics = torch._dynamo.utils.compilation_time_metrics
+    compile_times = metrics.setdefault("_compile.compile_inner", [])
+    wrap = lambda obj: torch.compile(obj, backend=spec.backend)  # noqa: E731
+    reference = outputs.load(spec.reference_outputs) if spec.reference_outputs else None
+    with DynamoLog([spec.module_path], outside=True) as log:
+        for i, call in enumerate(stream.calls):
+            progress("compiled", i)
+            stream.before_call(i)
+            log.input_index = i
+            rec = CallRecord(index=i, status="hit", wall_s=0.0)
+            n_rec, n_brk, n_comp = len(log.recompiles), len(log.breaks), len(compile_times)
+            frames0, graphs0 = counters["frames"]["total"], counters["stats"]["unique_graphs"]
+            guard_verdict = "unknown"
+            try:
+                obj, fn = stream.instance(call, wrap=wrap)
+                rec.guard_s, guard_verdict = cost.time_guards(stream, obj, call)
+                leaves, rec.wall_s = run_call(stream, i, call, fn, obj)
+            except Exception as exc:
+                leaves = None
+                rec.error = describe(exc)
+            rec.compile_s = float(sum(compile_times[n_comp:]))
+            rec.graphs = counters["stats"]["unique_graphs"] - graphs0
+            rec.recompiles = list(range(n_rec, len(log.recompiles)))
+            frames = counters["frames"]["total"] - frames0
+            rec.status = ("error" if rec.error else "recompile" if rec.recompiles else
+                          "compile" if frames else "eager" if guard_verdict in ("fail", "none") else "hit")
+            if i < len(eager.seconds) and eager.errors[i] is None:
+                rec.eager_s = eager.seconds[i]
+            _compare(rec, leaves, eager, reference, i)
+            if i == 0:
+                m.graph_count = rec.graphs
+            m.calls.append(rec)
+            m.breaks, m.recompiles = _breaks(log.breaks, m.calls), _recompiles(log.recompiles, stream)
+    m.graphs_compiled = int(counters["stats"]["unique_graphs"])
+    m.cost = cost.cost_model(m.calls, eager.seconds, bool(log.limit_hits))
+
+
+def _compare(rec: CallRecord, leaves: outputs.Leaves | None, eager: EagerRun,
+             reference: list[outputs.Leaves | None] | None, i: int) -> None:
+    expected = eager.outputs[i] if i < len(eager.outputs) else None
+    if leaves is not None and expected is not None:
+        rec.compiled_vs_eager = outputs.compare(leaves, expected)
+    elif (leaves is None) != (expected is None):
+        side = "compiled" if leaves is None else "eager"
+        rec.compiled_vs_eager = OutputDiff(False, note=f"only the {side} call raised")
+    if reference is not None:
+        ref = reference[i] if i < len(reference) else None
+        if expected is not None and ref is not None:
+            rec.vs_original = outputs.compare(expected, ref)
+        elif (expected is None) != (ref is None):
+            rec.vs_original = OutputDiff(False, note="only one of original and fixed raised")
+
+
+def _breaks(found: list[GraphBreak], calls: list[CallRecord]) -> list[BreakSite]:
+    sites: list[BreakSite] = []
+    seen: dict[tuple[str, int, str], int] = {}
+    for c in calls:
+        c.new_breaks = []
+    for b in found:
+        key = (os.path.realpath(b.file), b.line, b.gb_type)
+        if key in seen:
+            if b.frame_skipped:
+                sites[seen[key]].frame_skipped = True
+            continue
+        seen[key] = len(sites)
+        sites.append(BreakSite(file=b.file, line=b.line, function=b.function, gb_type=b.gb_type, gb_id=b.gb_id,
+                               explanation=b.explanation, frame_skipped=b.frame_skipped,
+                               first_call=b.input_index, code=_source_line(b.file, b.line)))
+        if 0 <= b.input_index < len(calls):
+            calls[b.input_index].new_breaks.append(len(sites) - 1)
+    return sites
+
+
+def _source_line(path: str, line: int) -> str:
+    return linecache.getline(path, line).strip()
+
+
+def _recompiles(found: list[Any], stream: Stream) -> list[RecompileEvent]:
+    obj = next(iter(stream.instances.values()), (None, None))[0]
+    _, sig, bound = stream.target.code_and_signature(obj) if obj is not None or not stream.target.constructs \
+        else (None, None, False)
+    params = list(sig.parameters) if sig is not None else []
+    locals_ = frozenset(params)
+    self_names = frozenset(params[:1]) if bound else frozenset()
+    events = []
+    for r in found:
+        failures = [classify(g, locals_, self_names) for g in r.guard_failures]
+        events.append(RecompileEvent(call=r.input_index, function=r.function, guards=[f.guard for f in failures],
+                                     categories=[f.category for f in failures],
+                                     user_code=next((f.user_code for f in failures if f.user_code), "")))
+    return events

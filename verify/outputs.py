@@ -1,0 +1,128 @@
+"""Outputs flattened to comparable leaves, and compared within a dtype's tolerance.
+
+The tolerance depends on the dtype because a compiled graph may reorder or
+fuse floating-point operations: what is noise in float16 is a bug in float64.
+Integers, booleans and Python values must match exactly.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import Any
+
+import torch
+
+from dynalint.verify.results import OutputDiff
+
+#: (rtol, atol) per floating dtype; the defaults of torch.testing.assert_close.
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+_DEFAULT_TOL = (1.3e-6, 1e-5)
+
+Leaves = dict[str, Any]
+
+
+def flatten(value: Any, path: str = "out") -> Leaves:
+    """Leaves by path: detached CPU tensors and plain Python values (other objects by type name)."""
+    out: Leaves = {}
+    _flatten(value, path, out, 0)
+    return out
+
+
+def _flatten(value: Any, path: str, out: Leaves, depth: int) -> None:
+    if depth > 50:
+        out[path] = "<too deep>"
+    elif isinstance(value, torch.Tensor):
+        out[path] = value.detach().to("cpu", copy=True)
+    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        out[path] = value
+    elif isinstance(value, (torch.dtype, torch.device, torch.Size)):
+        out[path] = str(value)
+    elif isinstance(value, dict) or (hasattr(value, "keys") and hasattr(value, "__getitem__")):
+        for k in list(value.keys()):
+            _flatten(value[k], f"{path}[{k!r}]", out, depth + 1)
+    elif isinstance(value, (tuple, list)):
+        out[f"{path}#len"] = len(value)
+        for i, v in enumerate(value):
+            _flatten(v, f"{path}[{i}]", out, depth + 1)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _flatten(getattr(value, f.name), f"{path}.{f.name}", out, depth + 1)
+    else:
+        out[path] = f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def compare(actual: Leaves, expected: Leaves) -> OutputDiff:
+    """Compare two flattened outputs; the diff holds the largest errors and the tolerance that applied."""
+    if actual.keys() != expected.keys():
+        missing = sorted(set(expected) ^ set(actual))[:3]
+        return OutputDiff(False, math.inf, math.inf, note=f"different structure ({', '.join(missing)})")
+    diff = OutputDiff(True)
+    for key, exp in expected.items():
+        act = actual[key]
+        if isinstance(exp, torch.Tensor) or isinstance(act, torch.Tensor):
+            _compare_tensor(key, act, exp, diff)
+        elif isinstance(exp, float) and isinstance(act, float):
+            _compare_tensor(key, torch.tensor(act, dtype=torch.float64), torch.tensor(exp, dtype=torch.float64), diff)
+        elif act != exp:
+            diff.equal = False
+            diff.note = diff.note or f"{key}: {_short(act)} != {_short(exp)}"
+    return diff
+
+
+def _compare_tensor(key: str, act: Any, exp: Any, diff: OutputDiff) -> None:
+    if not (isinstance(act, torch.Tensor) and isinstance(exp, torch.Tensor)):
+        diff.equal = False
+        diff.note = diff.note or f"{key}: a tensor against {type(act if isinstance(exp, torch.Tensor) else exp).__name__}"
+        return
+    if act.shape != exp.shape or act.dtype != exp.dtype:
+        diff.equal = False
+        diff.max_abs = diff.max_rel = math.inf
+        diff.note = diff.note or f"{key}: {act.dtype}{list(act.shape)} != {exp.dtype}{list(exp.shape)}"
+        return
+    if not (exp.is_floating_point() or exp.is_complex()):
+        if not torch.equal(act, exp):
+            diff.equal = False
+            wrong = int((act != exp).sum())
+            diff.note = diff.note or f"{key}: {wrong} of {exp.numel()} values differ"
+            diff.max_abs = max(diff.max_abs, float((act.double() - exp.double()).abs().max()))
+        return
+    rtol, atol = TOLERANCES.get(exp.dtype, _DEFAULT_TOL)
+    diff.rtol, diff.atol = max(diff.rtol, rtol), max(diff.atol, atol)
+    if exp.numel() == 0:
+        return
+    a, e = act.to(torch.complex128 if exp.is_complex() else torch.float64), \
+        exp.to(torch.complex128 if exp.is_complex() else torch.float64)
+    both_nan = torch.isnan(a) & torch.isnan(e)
+    err = torch.where(both_nan, torch.zeros_like(a.real if a.is_complex() else a), (a - e).abs())
+    err = torch.where(torch.isnan(err), torch.full_like(err, math.inf), err)
+    rel = err / e.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    rel = torch.where(err == 0, torch.zeros_like(rel), rel)
+    diff.max_abs = max(diff.max_abs, float(err.max()))
+    diff.max_rel = max(diff.max_rel, float(rel.max()))
+    if not torch.allclose(act, exp, rtol=rtol, atol=atol, equal_nan=True):
+        diff.equal = False
+        diff.note = diff.note or f"{key}: max abs error {float(err.max()):.3g} > tolerance (rtol {rtol:g}, atol {atol:g})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def save(path: str, outputs: list[Leaves | None]) -> None:
+    """Write outputs for another worker to compare against (temporary file, then rename)."""
+    tmp = path + ".tmp"
+    torch.save(outputs, tmp)
+    os.replace(tmp, path)
+
+
+def load(path: str) -> list[Leaves | None]:
+    return torch.load(path, weights_only=False)

@@ -1,0 +1,195 @@
+"""What one measurement found, as plain data.
+
+A measurement runs in a worker process and comes back as JSON; these records
+are what the reports, the verdict and the pytest plugin read.  Nothing here
+imports torch.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Call outcomes, in the order the timeline legend shows them.
+CALL_STATUSES = ("hit", "compile", "recompile", "eager", "error")
+
+
+@dataclass
+class BreakSite:
+    """One graph-break site as Dynamo logged it (deduplicated over the stream)."""
+
+    file: str
+    line: int
+    function: str
+    gb_type: str
+    gb_id: str | None
+    explanation: str
+    frame_skipped: bool
+    first_call: int
+    code: str = ""
+    """The source line, for the report."""
+
+
+@dataclass
+class RecompileEvent:
+    call: int
+    function: str
+    guards: list[str]
+    """Failing guard of each cache entry (most recent entry first), without Dynamo's comments."""
+    categories: list[str]
+    user_code: str = ""
+
+    @property
+    def category(self) -> str:
+        """The kind of the most recent entry's failure: what changed since the last compile."""
+        return self.categories[0] if self.categories else "other"
+
+
+@dataclass
+class OutputDiff:
+    """One input set's outputs compared: ``equal`` within the dtype's tolerance."""
+
+    equal: bool
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    rtol: float = 0.0
+    atol: float = 0.0
+    note: str = ""
+
+
+@dataclass
+class CallRecord:
+    index: int
+    status: str
+    """One of CALL_STATUSES: served from the cache, first compile, recompile, run eagerly, or raised."""
+    wall_s: float
+    compile_s: float = 0.0
+    guard_s: float | None = None
+    graphs: int = 0
+    """Graphs compiled during this call."""
+    new_breaks: list[int] = field(default_factory=list)
+    """Indices into Measurement.breaks of the break sites first seen in this call."""
+    recompiles: list[int] = field(default_factory=list)
+    """Indices into Measurement.recompiles of this call's recompilations."""
+    error: str | None = None
+    compiled_vs_eager: OutputDiff | None = None
+    vs_original: OutputDiff | None = None
+    eager_s: float | None = None
+
+
+@dataclass
+class CostModel:
+    """``T_avg = T_guard + T_run + f_fail * T_rebuild``, each term measured on the stream."""
+
+    t_guard_s: float | None
+    t_run_s: float | None
+    f_fail: float
+    t_rebuild_s: float | None
+    t_avg_model_s: float | None
+    t_avg_measured_s: float | None
+    compile_s: float
+    run_s: float
+    eager_run_s: float | None
+    recompile_limit: int
+    limit_hit: bool
+    eager_fallback_calls: int
+
+
+@dataclass
+class WhatIf:
+    """The stream rerun with a remedy for size-driven recompiles."""
+
+    remedy: str
+    """``mark_dynamic`` or ``pad8``."""
+    dims: list[str]
+    recompiles: int | None
+    saved: int | None
+    error: str | None = None
+
+
+@dataclass
+class Measurement:
+    """One variant of one target on one device, over the whole input stream."""
+
+    target: str
+    variant: str
+    device: str
+    mode: str
+    backend: str
+    status: str = "ok"
+    """``ok``, ``error`` (user code raised), ``timeout``, ``crash`` or ``skipped``."""
+    message: str = ""
+    traceback: str = ""
+    phase: str = ""
+    """The phase reached (eager, compiled, what-if): where a timeout or crash happened."""
+    kind: str = ""
+    """function, module class, or factory."""
+    source_path: str = ""
+    n_calls: int = 0
+    graph_count: int | None = None
+    """Graphs compiled for the first input set (``explain().graph_count``)."""
+    graphs_compiled: int = 0
+    breaks: list[BreakSite] = field(default_factory=list)
+    recompiles: list[RecompileEvent] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+    cost: CostModel | None = None
+    what_if: list[WhatIf] = field(default_factory=list)
+    executed: list[list[int]] = field(default_factory=list)
+    """Line ranges of the functions of the target's file that ran (for predicted vs confirmed)."""
+    log_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def hits(self) -> int:
+        return sum(c.status == "hit" for c in self.calls)
+
+    @property
+    def hit_rate(self) -> float | None:
+        return self.hits / len(self.calls) if self.calls else None
+
+    @property
+    def outputs_equal(self) -> bool | None:
+        """Compiled outputs equal eager ones on every input set (None when nothing was compared)."""
+        diffs = [c.compiled_vs_eager for c in self.calls if c.compiled_vs_eager is not None]
+        return all(d.equal for d in diffs) if diffs else None
+
+    @property
+    def equal_to_original(self) -> bool | None:
+        diffs = [c.vs_original for c in self.calls if c.vs_original is not None]
+        return all(d.equal for d in diffs) if diffs else None
+
+    @property
+    def max_abs(self) -> float:
+        return max((d.max_abs for c in self.calls for d in (c.compiled_vs_eager, c.vs_original) if d), default=0.0)
+
+    @property
+    def max_rel(self) -> float:
+        return max((d.max_rel for c in self.calls for d in (c.compiled_vs_eager, c.vs_original) if d), default=0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.update(hit_rate=self.hit_rate, outputs_equal=self.outputs_equal,
+                    equal_to_original=self.equal_to_original, max_abs=self.max_abs, max_rel=self.max_rel,
+                    n_breaks=len(self.breaks), n_recompiles=len(self.recompiles))
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Measurement":
+        names = {f.name for f in dataclasses.fields(cls)}
+        m = cls(**{k: v for k, v in data.items() if k in names})
+        m.breaks = [BreakSite(**b) for b in data.get("breaks", [])]
+        m.recompiles = [RecompileEvent(**r) for r in data.get("recompiles", [])]
+        m.calls = [_call_from_json(c) for c in data.get("calls", [])]
+        m.cost = CostModel(**data["cost"]) if data.get("cost") else None
+        m.what_if = [WhatIf(**w) for w in data.get("what_if", [])]
+        return m
+
+
+def _call_from_json(data: dict[str, Any]) -> CallRecord:
+    c = CallRecord(**data)
+    c.compiled_vs_eager = OutputDiff(**data["compiled_vs_eager"]) if data.get("compiled_vs_eager") else None
+    c.vs_original = OutputDiff(**data["vs_original"]) if data.get("vs_original") else None
+    return c

@@ -1,0 +1,53 @@
+"""The instructions a worker process gets for one measurement (plain JSON-able data)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class MeasureSpec:
+    target: str
+    """``FILE::NAME`` as the user wrote it (for the report)."""
+    module_path: str
+    """The file to import: the user's file, or the temporary copy holding the fixed source."""
+    name: str
+    origin_path: str
+    """The user's file; its directory and package decide the module's import name."""
+    inputs_path: str | None = None
+    """File of the input factory; None: the target's own module."""
+    inputs_name: str = "dynalint_inputs"
+    hook_path: str | None = None
+    hook_name: str | None = None
+    """An optional ``before_call(i)`` hook (None: ``dynalint_before_call`` if the module defines it)."""
+    variant: str = "original"
+    device: str = "cpu"
+    mode: str = "eval"
+    backend: str = "eager"
+    dynamo_config: dict[str, Any] = field(default_factory=dict)
+    what_if: bool = True
+    guard_timing: bool = True
+    seed: int = 0
+    reference_outputs: str | None = None
+    """Eager outputs of the original source, to compare the fixed source's against."""
+    save_outputs: str | None = None
+    result_path: str = ""
+    progress_path: str = ""
+    log_path: str = ""
+    timeout: float = 300.0
+    cwd: str = field(default_factory=os.getcwd)
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    sys_path: list[str] = field(default_factory=lambda: list(sys.path))
+
+    def dump(self, path: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(dataclasses.asdict(self), fh)
+
+    @classmethod
+    def load(cls, path: str) -> "MeasureSpec":
+        with open(path, encoding="utf-8") as fh:
+            return cls(**json.load(fh))

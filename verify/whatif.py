@@ -1,0 +1,110 @@
+"""What-if for recompiles caused by changing sizes: the two standard remedies, on the user's stream.
+
+The stream is rerun compiled (fresh module, reset Dynamo) once with the
+dimensions whose size changes across input sets marked dynamic
+(``torch._dynamo.mark_dynamic``) and once with those dimensions padded with
+zeros to a multiple of 8; the recompiles each run needs are set against the
+original run's.  Padding changes what the code computes (the user must mask
+or slice), so only recompiles are compared, not outputs.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+import torch._dynamo
+import torch.nn.functional as F
+
+from dynalint.verify.probe import DynamoLog
+from dynalint.verify.results import WhatIf
+from dynalint.verify.spec import MeasureSpec
+from dynalint.verify.stream import Call, Stream, map_tensors, tensor_leaves
+from dynalint.verify.tracebacks import describe
+
+PAD_MULTIPLE = 8
+
+
+def varying_dims(calls: list[Call]) -> list[tuple[str, int]]:
+    """(argument path, dim) of the tensors whose size at that dim is not the same in every input set."""
+    shapes: dict[str, list[tuple[int, ...]]] = {}
+    for call in calls:
+        for path, t in tensor_leaves((call.args, call.kwargs)):
+            shapes.setdefault(path, []).append(tuple(t.shape))
+    out = []
+    for path, seen in shapes.items():
+        if len(seen) != len(calls) or len({len(s) for s in seen}) != 1:
+            continue
+        for dim in range(len(seen[0])):
+            if len({s[dim] for s in seen}) > 1:
+                out.append((path, dim))
+    return out
+
+
+def _label(path: str, dim: int) -> str:
+    args_or_kwargs, _, rest = path.partition("]")
+    where = "args" if args_or_kwargs == "[0" else "kwargs"
+    return f"{where}{rest} dim {dim}"
+
+
+def _rerun(spec: MeasureSpec, transform: Callable[[int, tuple, dict], tuple[tuple, dict]],
+           progress: Callable[[str, int], None], phase: str) -> int:
+    """Recompiles over the stream with each call's arguments transformed (raises on a user error)."""
+    torch._dynamo.reset()
+    stream = Stream(spec)
+    wrap = lambda obj: torch.compile(obj, backend=spec.backend)  # noqa: E731
+    with DynamoLog([spec.module_path]) as log:
+        for i, call in enumerate(stream.calls):
+            progress(phase, i)
+            stream.before_call(i)
+            log.input_index = i
+            _, fn = stream.instance(call, wrap=wrap)
+            args, kwargs = transform(i, *stream.prepared_args(call))
+            with torch.enable_grad() if spec.mode == "train" else torch.no_grad():
+                fn(*args, **kwargs)
+    torch._dynamo.reset()
+    return len(log.recompiles)
+
+
+def what_if(spec: MeasureSpec, calls: list[Call], baseline: int,
+            progress: Callable[[str, int], None]) -> list[WhatIf]:
+    dims = varying_dims(calls)
+    if not dims:
+        return []
+    labels = [_label(p, d) for p, d in dims]
+    wanted: dict[str, list[int]] = {}
+    for p, d in dims:
+        wanted.setdefault(p, []).append(d)
+
+    def per_leaf(args: tuple, kwargs: dict, fn: Callable[[torch.Tensor, list[int]], Any]) -> tuple[tuple, dict]:
+        leaves = {id(t): p for p, t in tensor_leaves((args, kwargs))}
+        def apply(t: torch.Tensor) -> Any:
+            path = leaves.get(id(t))
+            return fn(t, wanted[path]) if path in wanted else t
+        return map_tensors(args, apply), map_tensors(kwargs, apply)
+
+    def mark(i: int, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        def do(t: torch.Tensor, ds: list[int]) -> torch.Tensor:
+            for d in ds:
+                torch._dynamo.mark_dynamic(t, d)
+            return t
+        return per_leaf(args, kwargs, do)
+
+    def pad(i: int, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        def do(t: torch.Tensor, ds: list[int]) -> torch.Tensor:
+            for d in ds:
+                extra = -t.shape[d] % PAD_MULTIPLE
+                if extra:
+                    spec_ = [0, 0] * (t.dim() - 1 - d) + [0, extra]
+                    t = F.pad(t.detach(), spec_).requires_grad_(t.requires_grad)
+            return t
+        return per_leaf(args, kwargs, do)
+
+    results = []
+    for remedy, transform in (("mark_dynamic", mark), ("pad8", pad)):
+        try:
+            n = _rerun(spec, transform, progress, f"what-if {remedy}")
+            results.append(WhatIf(remedy, labels, n, baseline - n))
+        except Exception as exc:
+            torch._dynamo.reset()
+            results.append(WhatIf(remedy, labels, None, None, describe(exc)))
+    return results
