@@ -10,7 +10,7 @@ FIXER_MODULES = (
     "masked_reduction",
     "defer_logging",
     "async_assert",
-    "hoist_state",
+    "state_to_buffer",
 )
 
 

@@ -34,4 +34,12 @@ def github(diagnostics: list[Diagnostic], out: TextIO) -> None:
                   f"endColumn={d.end_column},title={esc(title, True)}::{esc(d.message)}\n")
 
 
-REPORTERS: dict[str, Reporter] = {"text": text, "json": json_array, "github": github}
+def sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    """SARIF 2.1.0, for code-scanning uploads."""
+    from dynalint.sarif import sarif_log  # loads every rule and fixer: only when asked for
+
+    json.dump(sarif_log(diagnostics), out, indent=1)
+    out.write("\n")
+
+
+REPORTERS: dict[str, Reporter] = {"text": text, "json": json_array, "github": github, "sarif": sarif}

@@ -44,6 +44,17 @@ def run_example_under_dynamo(example: Example, tmp_path) -> Any:
     import os
 
     os.makedirs(tmp_path, exist_ok=True)
+    # importing an example may change Dynamo's global config (e.g. reorderable logging
+    # functions): keep that change local to this run
+    with dynamo_config(reorderable_logging_functions=set(torch._dynamo.config.reorderable_logging_functions)):
+        return _run_example(example, tmp_path)
+
+
+def _run_example(example: Example, tmp_path) -> Any:
+    import torch
+
+    from dynalint.verify.probe import dynamo_config, load_module_from_source, observe, unwrap_compiled
+
     module = load_module_from_source(example.source, directory=str(tmp_path))
     target_name = example.target or _default_target(module)
     obj = getattr(module, target_name)
@@ -63,7 +74,7 @@ def run_example_under_dynamo(example: Example, tmp_path) -> Any:
 
     config = {k: v for k, v in example.settings.items() if k in DYNAMO_KEYS}
     if "reorderable_logging_functions" in example.settings:
-        config["reorderable_logging_functions"] = {
+        config["reorderable_logging_functions"] = torch._dynamo.config.reorderable_logging_functions | {
             {"print": print}.get(name, name) for name in example.settings["reorderable_logging_functions"]
         }
     with dynamo_config(**config):
@@ -98,6 +109,17 @@ def eager_outputs(example: Example, directory) -> list[Any]:
     from dynalint.verify.probe import load_module_from_source, unwrap_compiled
 
     os.makedirs(directory, exist_ok=True)
+    from dynalint.verify.probe import dynamo_config
+
+    with dynamo_config(reorderable_logging_functions=set(torch._dynamo.config.reorderable_logging_functions)):
+        return _eager_outputs(example, directory)
+
+
+def _eager_outputs(example: Example, directory) -> list[Any]:
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, unwrap_compiled
+
     module = load_module_from_source(example.source, directory=str(directory))
     target_name = example.target or _default_target(module)
     obj = getattr(module, target_name)

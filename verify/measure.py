@@ -116,7 +116,7 @@ def _line_range(code: types.CodeType) -> list[int]:
     return [code.co_firstlineno, max(lines + [code.co_firstlineno])]
 
 
-def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: Progress) -> None:
+def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: Progress) -> list[Call]:
     """The stream through ``torch.compile``: fills ``m`` with breaks, recompiles, calls and the cost model."""
     torch._dynamo.reset()
     counters.clear()
@@ -139,7 +139,8 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             guard_verdict = "unknown"
             try:
                 obj, fn = stream.instance(call, wrap=wrap)
-                rec.guard_s, guard_verdict = cost.time_guards(stream, obj, call)
+                with grad_mode(spec):  # the guards include the grad mode
+                    rec.guard_s, guard_verdict = cost.time_guards(stream, obj, call)
                 leaves, rec.wall_s = run_call(stream, i, call, fn, obj)
             except Exception as exc:
                 leaves = None
@@ -159,6 +160,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             m.breaks, m.recompiles = _breaks(log.breaks, m.calls), _recompiles(log.recompiles, stream)
     m.graphs_compiled = int(counters["stats"]["unique_graphs"])
     m.cost = cost.cost_model(m.calls, eager.seconds, bool(log.limit_hits))
+    return stream.calls
 
 
 def _compare(rec: CallRecord, leaves: outputs.Leaves | None, eager: EagerRun,

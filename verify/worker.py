@@ -9,7 +9,6 @@ Run as ``python -m dynalint.verify.worker SPEC.json`` or forked by the zygote.
 """
 from __future__ import annotations
 
-import dataclasses
 import faulthandler
 import json
 import os
@@ -72,6 +71,7 @@ def measure_spec(spec: MeasureSpec) -> Measurement:
 
     if spec.device.startswith("cuda") and not torch.cuda.is_available():
         m.status, m.message = "skipped", "CUDA is not available here (torch.cuda.is_available() is False)"
+        m.phase = "done"
         return m
     try:
         with torch._dynamo.config.patch(**_dynamo_config(spec)):
@@ -86,17 +86,16 @@ def measure_spec(spec: MeasureSpec) -> Measurement:
             if spec.save_outputs:
                 outputs.save(spec.save_outputs, eager.outputs)
             checkpoint()
-            measure.run_compiled(spec, eager, m, progress)
+            calls = measure.run_compiled(spec, eager, m, progress)
             checkpoint()
-            sized = [r for r in m.recompiles if r.category == "shape"]
-            if spec.what_if and sized and m.status == "ok":
-                stream_calls = measure.Stream(spec).calls
-                m.what_if = whatif.what_if(spec, stream_calls, len(m.recompiles), progress)
+            if spec.what_if and m.status == "ok" and any(r.category == "shape" for r in m.recompiles):
+                m.what_if = whatif.what_if(spec, calls, len(m.recompiles), progress)
+        m.phase = "done"
     except Exception as exc:  # loading the module, the inputs or an instance failed
         m.status = "error"
         m.message = f"{m.phase or 'loading'}: {describe(exc)}"
         m.traceback = user_traceback(exc)
-    m.phase = "done" if m.status in ("ok", "error") and m.calls else m.phase
+        m.phase = "done"
     return m
 
 
@@ -135,5 +134,3 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     sys.exit(main())
 
-
-__all__ = ["measure_spec", "run_in_this_process", "main", "dataclasses"]

@@ -1,0 +1,121 @@
+"""SARIF 2.1.0 output, for code-scanning uploads (GitHub, Azure DevOps, IDE viewers).
+
+Rules carry their reference section as help, so a code-scanning alert explains
+itself without leaving the review page.  Output is deterministic (no
+timestamps), so the same tree gives the same file.
+"""
+from __future__ import annotations
+
+import os
+import textwrap
+from typing import Any
+from urllib.parse import quote
+
+from dynalint import __version__
+from dynalint.diagnostics import Diagnostic
+from dynalint.docs import DOCS_URL, fixer_summary, gb_description, rule_section, rule_url
+from dynalint.engine import SYNTAX_ERROR_CODE
+from dynalint.fixers.base import fixers_for
+from dynalint.rules.base import Rule, all_rules
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+
+#: SARIF levels: graph breaks are certain, recompiles depend on how the code is called.
+LEVELS = {"graph-break": "warning", "recompile": "note", "error": "error"}
+
+
+def artifact_uri(path: str) -> dict[str, str]:
+    """A relative path stays relative to the source root; an absolute one becomes a file URI."""
+    if os.path.isabs(path):
+        return {"uri": _as_file_uri(path)}
+    norm = os.path.normpath(path).replace(os.sep, "/")
+    return {"uri": quote(norm, safe="/-._~"), "uriBaseId": SRCROOT}
+
+
+def _as_file_uri(path: str) -> str:
+    norm = os.path.normpath(path).replace(os.sep, "/")
+    if not norm.startswith("/"):  # a Windows drive path
+        norm = "/" + norm
+    return "file://" + quote(norm, safe="/-._~:")
+
+
+def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
+    fixers = fixers_for(rule.code)
+    help_text = textwrap.dedent(rule.fix).strip()
+    if fixers:
+        help_text += "\n\nAutomatic fixes:\n" + "\n".join(f"- {fixer_summary(f)}" for f in fixers)
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary.strip()},
+        "fullDescription": {"text": textwrap.dedent(rule.rationale).strip()},
+        "help": {"text": help_text, "markdown": rule_section(rule, level=2)},
+        "helpUri": rule_url(rule.code),
+        "defaultConfiguration": {"level": LEVELS[rule.kind]},
+        "properties": {
+            "kind": rule.kind,
+            "gb_ids": [g.id for g in rule.gb_types],
+            "gb_types": [g.text for g in rule.gb_types],
+            "graph_break_type": gb_description(rule),
+            "fixes": [{"name": f.name, "safety": f.safety} for f in fixers],
+            "tags": ["torch.compile", rule.kind],
+            "precision": "high",
+        },
+    }
+
+
+def _syntax_error_descriptor() -> dict[str, Any]:
+    return {
+        "id": SYNTAX_ERROR_CODE,
+        "name": "syntax-error",
+        "shortDescription": {"text": "The file does not parse; it is reported and not analysed."},
+        "fullDescription": {"text": "A file that is not valid Python cannot be analysed: fix the syntax "
+                                    "error and check again."},
+        "helpUri": DOCS_URL,
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"kind": "error", "tags": ["syntax"]},
+    }
+
+
+def _result(d: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
+    message = d.message + (f" Hint: {d.hint}" if d.hint else "")
+    region = {"startLine": d.line, "startColumn": d.column, "endLine": max(d.end_line, d.line),
+              "endColumn": d.end_column if (d.end_line, d.end_column) > (d.line, d.column) else d.column + 1}
+    result: dict[str, Any] = {
+        "ruleId": d.code,
+        "level": LEVELS.get(d.kind, "warning"),
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {"artifactLocation": artifact_uri(d.path), "region": region}}],
+    }
+    if d.code in rule_index:
+        result["ruleIndex"] = rule_index[d.code]
+    properties: dict[str, Any] = {"kind": d.kind}
+    if d.gb_id:
+        properties["gb_id"] = d.gb_id
+        properties["gb_type"] = d.gb_type
+    result["properties"] = properties
+    return result
+
+
+def sarif_log(diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    """The SARIF log object for one run of ``check``."""
+    descriptors = [_rule_descriptor(r) for r in all_rules()] + [_syntax_error_descriptor()]
+    rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "dynalint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": DOCS_URL,
+                "rules": descriptors,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "originalUriBaseIds": {SRCROOT: {"description": {
+                "text": "The directory dynalint was run from; result paths are relative to it."}}},
+            "results": [_result(d, rule_index) for d in diagnostics],
+        }],
+    }

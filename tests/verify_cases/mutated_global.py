@@ -1,0 +1,21 @@
+"""A global that the code rebinds between calls: Dynamo guards on its value and recompiles."""
+import torch
+
+scale = 1
+
+
+def set_scale(value):
+    global scale
+    scale = value
+
+
+def scaled(x):
+    return x * scale + 1
+
+
+def dynalint_inputs():
+    return [(torch.randn(3),) for _ in range(4)]
+
+
+def dynalint_before_call(i):
+    set_scale(i + 1)

@@ -1,0 +1,99 @@
+"""How the static diagnostics line up with what Dynamo did.
+
+A graph-break diagnostic is *confirmed* when it lies in the statement Dynamo
+broke on (for ``if``/``while``/``for``, the header); *not confirmed* when it
+lies in code that ran but no break happened there; a break with no diagnostic
+in its statement is *missed*.  Diagnostics in code the stream never ran are
+left out: the stream says nothing about them.  A target is predicted to
+recompile when a recompile diagnostic lies in code that ran.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+
+from dynalint.diagnostics import Diagnostic
+from dynalint.verify.results import BreakSite, Measurement
+
+
+@dataclass
+class Prediction:
+    confirmed: list[Diagnostic] = field(default_factory=list)
+    not_confirmed: list[Diagnostic] = field(default_factory=list)
+    missed: list[BreakSite] = field(default_factory=list)
+    not_exercised: int = 0
+    recompile_predicted: bool = False
+    recompile_observed: bool = False
+    recompile_diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        def brief(d: Diagnostic) -> dict:
+            return {"line": d.line, "column": d.column, "code": d.code, "message": d.message}
+
+        return {"confirmed": [brief(d) for d in self.confirmed],
+                "not_confirmed": [brief(d) for d in self.not_confirmed],
+                "missed": [{"file": b.file, "line": b.line, "gb_type": b.gb_type} for b in self.missed],
+                "not_exercised": self.not_exercised,
+                "recompile_predicted": self.recompile_predicted, "recompile_observed": self.recompile_observed,
+                "recompile_diagnostics": [brief(d) for d in self.recompile_diagnostics]}
+
+
+def statement_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) line of every statement; compound statements only up to their body."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body:
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            spans.append((start, max(start, body[0].lineno - 1)))
+        else:
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
+
+
+def _span_of(spans: list[tuple[int, int]], line: int) -> tuple[int, int]:
+    best = None
+    for s, e in spans:
+        if s <= line <= e and (best is None or e - s < best[1] - best[0]):
+            best = (s, e)
+    return best or (line, line)
+
+
+def compare(diagnostics: list[Diagnostic], m: Measurement, source: str) -> Prediction:
+    """Line the file's diagnostics up with the breaks and recompiles of one measurement of that file."""
+    spans = statement_spans(source)
+    here = os.path.realpath(m.source_path)
+    sites = [b for b in m.breaks if os.path.realpath(b.file) == here and b.gb_type != "Observed exception"]
+    ran = [tuple(r) for r in m.executed]
+
+    def executed(line: int) -> bool:
+        return any(a <= line <= b for a, b in ran)
+
+    p = Prediction(recompile_observed=bool(m.recompiles))
+    break_spans = [_span_of(spans, b.line) for b in sites]
+    hit_sites: set[int] = set()
+    for d in diagnostics:
+        if d.kind == "recompile":
+            if executed(d.line):
+                p.recompile_diagnostics.append(d)
+            continue
+        if d.kind != "graph-break":
+            continue
+        matched = [i for i, (s, e) in enumerate(break_spans) if s <= d.line <= e]
+        if matched:
+            p.confirmed.append(d)
+            hit_sites.update(matched)
+        elif executed(d.line):
+            p.not_confirmed.append(d)
+        else:
+            p.not_exercised += 1
+    p.missed = [b for i, b in enumerate(sites) if i not in hit_sites]
+    p.recompile_predicted = bool(p.recompile_diagnostics)
+    return p
