@@ -1,0 +1,68 @@
+"""docs/rules.md is generated from the rule and fixer classes and must match them."""
+from __future__ import annotations
+
+import os
+import re
+
+from dynalint import docs
+from dynalint.fixers.base import fixers_for
+from dynalint.rules.base import all_rules
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMITTED = os.path.join(ROOT, docs.DOCS_PATH)
+
+
+def test_committed_reference_is_current():
+    with open(COMMITTED, encoding="utf-8") as fh:
+        committed = fh.read()
+    assert committed == docs.render(), f"{docs.DOCS_PATH} is out of date: run `{docs.REGENERATE}`"
+
+
+def _sections(text: str) -> dict[str, str]:
+    parts = re.split(r"^## (DYN\d{3})$", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_every_rule_has_a_complete_section():
+    sections = _sections(docs.render())
+    rules = all_rules()
+    assert sorted(sections) == [r.code for r in rules]
+    for rule in rules:
+        section = sections[rule.code]
+        assert f"**`{rule.name}`**" in section
+        for heading in ("### Why", "### Example", "### Fix"):
+            assert heading in section, (rule.code, heading)
+        for gb in rule.gb_types:
+            assert gb.id in section
+        if rule.kind == "recompile" and not rule.gb_types:
+            assert "no graph break" in section
+        if rule.INVALID:
+            assert rule.INVALID[0].source.strip() in section
+        fixers = fixers_for(rule.code)
+        for fixer in fixers:
+            assert f"`{fixer.name}` ({fixer.safety}" in section
+        if not fixers:
+            assert "Automatic fix: none" in section
+
+
+def test_check_mode_reports_a_stale_file(tmp_path, capsys):
+    target = tmp_path / "rules.md"
+    assert docs.main(["--output", str(target)]) == 0
+    assert docs.main(["--check", "--output", str(target)]) == 0
+    target.write_text(target.read_text() + "edited\n")
+    assert docs.main(["--check", "--output", str(target)]) == 1
+    assert docs.REGENERATE in capsys.readouterr().err
+
+
+def test_rst_literals_become_markdown():
+    text = """
+        Turns ``x[m]`` into a masked sum.
+
+        Before::
+
+            y = x[m].sum()
+
+        Done.
+    """
+    md = docs.rst_to_markdown(text)
+    assert md == "Turns `x[m]` into a masked sum.\n\nBefore:\n\n```python\ny = x[m].sum()\n```\n\nDone."
