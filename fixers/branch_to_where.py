@@ -407,11 +407,19 @@ def _nested_where(torch: str, conds: list[str], values: list[str]) -> str:
 
 
 def _tensor_or_number(ctx, *exprs) -> bool:
-    """The selected values are tensors or plain numbers, and at least one is a tensor."""
+    """The selected values are tensors or plain numbers, and at least one is a tensor.
+
+    The result of arithmetic is numeric even when an operand's type is unknown (``loss * 0.0``)."""
     kinds = []
     for e in exprs:
         v = ctx.value(e)
-        if v is None or v.kind not in (Kind.TENSOR, Kind.PYTHON, Kind.SIZE) or v.maybe_none:
+        if v is None or v.maybe_none:
+            return False
+        if v.kind is Kind.UNKNOWN and isinstance(e, (cst.BinaryOperation, cst.UnaryOperation)) \
+                and not isinstance(getattr(e, "operator", None), cst.Not):
+            kinds.append(Kind.PYTHON)
+            continue
+        if v.kind not in (Kind.TENSOR, Kind.PYTHON, Kind.SIZE):
             return False
         kinds.append(v.kind)
     return Kind.TENSOR in kinds

@@ -1,6 +1,7 @@
 """Side effects that break the graph: let Dynamo defer them, or skip them under compile.
 
-``print``, ``logging.<level>`` and ``warnings.warn`` can be *reordered* by Dynamo:
+``print``, ``logging.<level>`` and ``warnings.warn`` can be *reordered* by Dynamo
+when their arguments are tensors, constants or format strings:
 with the function in ``torch._dynamo.config.reorderable_logging_functions`` it
 records the call, finishes the graph, and makes the call afterwards with the same
 arguments - the output is kept and the graph does not break (measured on torch
@@ -9,7 +10,9 @@ at module level.  Safe: the same values are printed, after the graph runs
 rather than in the middle of it.
 
 ``logger.info(...)``-style methods of a ``logging.Logger`` cannot be reordered
-on torch 2.13.  The only local rewrite is to skip them while compiling:
+on torch 2.13, nor can the functions above when an argument is something else
+(``warnings.warn(msg, DeprecationWarning)``).  The only local rewrite is to
+skip them while compiling:
 ``if not torch.compiler.is_compiling(): logger.info(...)``.  Unsafe: the message
 is then never emitted from compiled code.
 """
@@ -19,7 +22,7 @@ import libcst as cst
 
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import torch_name
-from dynalint.rules.unsupported_calls import _LOGGER_METHODS, _LOGGING_FUNCTIONS, _is_logger
+from dynalint.rules.unsupported_calls import _LOGGER_METHODS, _LOGGING_FUNCTIONS, _is_logger, reorderable_arguments
 
 _REORDERABLE = {"builtins.print", "warnings.warn"} | {f"logging.{f}" for f in _LOGGING_FUNCTIONS}
 _GUARDABLE = {"sys.stdout.write", "sys.stderr.write"}
@@ -98,6 +101,9 @@ class DeferLogging(Fixer):
             f"builtins.{call.func.value}" if isinstance(call.func, cst.Name) else None)
         if q not in _REORDERABLE:
             return None
+        ev = _call_event(finding, ctx)
+        if ev is None or not reorderable_arguments(ev):
+            return None  # Dynamo would refuse to reorder it
         torch = torch_name(ctx)
         plan = FixPlan(f"let Dynamo run `{ctx.code(call.func).strip()}` after the graph "
                        "(torch._dynamo.config.reorderable_logging_functions)", "safe")
@@ -156,7 +162,8 @@ class SkipLoggingWhileCompiling(Fixer):
         if ev is None:
             return None
         is_logger = ev.method in _LOGGER_METHODS and _is_logger(ev.receiver)
-        if not (is_logger or ev.qualname in _GUARDABLE):
+        not_deferrable = ev.qualname in _REORDERABLE and not reorderable_arguments(ev)
+        if not (is_logger or not_deferrable or ev.qualname in _GUARDABLE):
             return None
         line = ctx.statement_line(stmt)
         if not isinstance(line, cst.SimpleStatementLine):

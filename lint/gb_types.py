@@ -39,5 +39,6 @@ REQUIRES_GRAD = _gb("GB8985", "requires_grad_() intermediate leaked as output")
 UNSUPPORTED_METHOD = _gb("GB0156", "Unsupported method call")
 CONTEXT_MANAGER = _gb("GB0142", "Unsupported context manager")
 LOOP = _gb("GB7000", "graph break in loop")
+NOT_REORDERABLE = _gb("GB0296", "attempted to reorder a debugging function that can't actually be reordered")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from dynalint import gb_types as GB
+import libcst as cst
+
 from dynalint.analysis.events import CallEvent, ContextManagerEvent, StringFormatEvent
 from dynalint.analysis.values import Kind, Value
 from dynalint.gb_types import GraphBreakType
@@ -68,6 +70,31 @@ def reorderable_functions(ctx: RuleContext) -> set[str]:
     return names | ctx.program.index.reorderable
 
 
+def reorderable_arguments(call: CallEvent) -> bool:
+    """Dynamo reorders a logging call only when every argument is a tensor, a constant or
+    a format string (a tuple, a class such as ``DeprecationWarning``, or an object is not)."""
+    node = call.node
+    assert isinstance(node, cst.Call)
+    values = iter((*call.args, *call.kwargs.values()))
+    for arg in node.args:
+        if arg.star:
+            return False
+        value = next(values, None)
+        expr = arg.value
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
+            continue
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+            continue
+        if value is None:
+            return False
+        if value.kind is Kind.TENSOR and not value.maybe_none:
+            continue
+        if value.kind in (Kind.PYTHON, Kind.SIZE) and value.qualname is None and value.items is None:
+            continue
+        return False
+    return True
+
+
 def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType, str] | None:
     """(graph-break type, explanation) if this call breaks the graph on the target torch."""
     q = call.qualname
@@ -75,7 +102,10 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
     if call.callee is not None and call.callee.disabled:
         return GB.DISABLED_FUNCTION, f"`{call.callee.name}` is decorated to be skipped by torch.compile"
     if q in reorderable:
-        return None
+        if reorderable_arguments(call):
+            return None
+        return GB.NOT_REORDERABLE, ("it is a reorderable logging function, but Dynamo only reorders calls whose "
+                                    "arguments are tensors, constants or format strings")
     if q == "builtins.print":
         return GB.BUILTIN_OPERATOR, "print() cannot be traced"
     if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in _LOGGING_FUNCTIONS:
@@ -128,7 +158,7 @@ class UnsupportedCall(Rule):
     """
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
-                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER)
+                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE)
     INVALID = [
         Example("""
             import logging
