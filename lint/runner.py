@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -31,8 +32,35 @@ def settings_for(path: str, settings: Settings) -> Settings:
     return settings.with_changes(ignore=settings.ignore + tuple(extra)) if extra else settings
 
 
+@functools.lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """A digest of dynalint's own source files.
+
+    The version string alone does not change between commits, so an upgraded
+    checkout (a new pre-commit ``rev``, an editable install) would otherwise
+    be served results computed by older rules.
+    """
+    import dynalint.analysis
+    import dynalint.rules
+
+    h = hashlib.sha256()
+    for package in (dynalint, dynalint.analysis, dynalint.rules):
+        directory = os.path.dirname(os.path.abspath(package.__file__ or ""))
+        try:
+            names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(directory, name), "rb") as fh:
+                    h.update(name.encode() + b"\0" + fh.read() + b"\0")
+            except OSError:
+                h.update(name.encode() + b"\0?\0")
+    return h.hexdigest()[:16]
+
+
 class Cache:
-    """Results keyed by (file content, settings, dynalint version, target torch).
+    """Results keyed by (file content, settings, dynalint version and source, target torch).
 
     Entries are small JSON files written atomically, so concurrent runs and
     interrupted runs never leave a corrupt entry behind.
@@ -45,6 +73,8 @@ class Cache:
     def key(data: bytes, settings: Settings) -> str:
         h = hashlib.sha256()
         h.update(__version__.encode())
+        h.update(b"\0")
+        h.update(code_fingerprint().encode())
         h.update(b"\0")
         h.update(settings.fingerprint().encode())
         h.update(b"\0")
@@ -69,6 +99,8 @@ class Cache:
             if not os.path.exists(os.path.join(self.directory, "CACHEDIR.TAG")):
                 with open(os.path.join(self.directory, "CACHEDIR.TAG"), "w") as fh:
                     fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# dynalint cache\n")
+                with open(os.path.join(self.directory, ".gitignore"), "w") as fh:
+                    fh.write("# created by dynalint: keep the cache out of version control\n*\n")
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump([d.to_json() for d in diagnostics], fh)

@@ -1,0 +1,152 @@
+"""The result cache and the parallel runner: hits, invalidation, corruption, --no-cache."""
+from __future__ import annotations
+
+import glob
+import os
+import textwrap
+
+import pytest
+
+import dynalint.runner as runner
+from dynalint.cli import main
+from dynalint.runner import CACHE_DIR_NAME, check_files
+from dynalint.settings import Settings
+
+MODEL = textwrap.dedent("""
+    import torch
+
+
+    @torch.compile
+    def step(x):
+        if x.sum() > 0:
+            x = x * 2
+        return x.max().item()
+""").lstrip()
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    return str(path)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Counts analyses actually run (cache misses)."""
+    calls: list[str] = []
+    real = runner.check_source
+
+    def check_source(source, path, settings):
+        calls.append(path)
+        return real(source, path, settings)
+
+    monkeypatch.setattr(runner, "check_source", check_source)
+    return calls
+
+
+def _run(paths, settings=Settings(), cache_dir=None, jobs=1):
+    results = list(check_files(paths, settings, jobs=jobs, cache_dir=cache_dir))
+    assert all(r.error is None for r in results), [r.error for r in results]
+    return [d for r in results for d in r.diagnostics]
+
+
+def test_cache_hit_returns_identical_diagnostics(model, tmp_path, counted):
+    cache = str(tmp_path / "cache")
+    first = _run([model], cache_dir=cache)
+    assert {d.code for d in first} == {"DYN101", "DYN102"}
+    assert counted == [model]
+    second = _run([model], cache_dir=cache)
+    assert counted == [model], "the second run must not analyse again"
+    assert second == first
+    assert [d.to_json() for d in second] == [d.to_json() for d in first]
+
+
+def test_hit_reports_the_path_it_was_asked_for(model, tmp_path, counted):
+    cache = str(tmp_path / "cache")
+    copy = tmp_path / "copy.py"
+    copy.write_text(MODEL)
+    _run([model], cache_dir=cache)
+    diagnostics = _run([str(copy)], cache_dir=cache)
+    assert len(counted) == 1  # same content: a hit
+    assert {d.path for d in diagnostics} == {str(copy)}
+
+
+def test_changed_content_invalidates(model, tmp_path, counted):
+    cache = str(tmp_path / "cache")
+    before = _run([model], cache_dir=cache)
+    with open(model, "a") as fh:
+        fh.write("\n\n@torch.compile\ndef other(x):\n    return x.nonzero()\n")
+    after = _run([model], cache_dir=cache)
+    assert len(counted) == 2
+    assert {d.code for d in after} == {d.code for d in before} | {"DYN104"}
+
+
+def test_changed_settings_invalidate(model, tmp_path, counted):
+    cache = str(tmp_path / "cache")
+    _run([model], cache_dir=cache)
+    ignored = _run([model], Settings(ignore=("DYN101",)), cache_dir=cache)
+    assert len(counted) == 2
+    assert {d.code for d in ignored} == {"DYN102"}
+    captured = _run([model], Settings(capture_scalar_outputs=True), cache_dir=cache)
+    assert len(counted) == 3
+    assert "DYN102" not in {d.code for d in captured}
+    _run([model], Settings(ignore=("DYN101",)), cache_dir=cache)
+    assert len(counted) == 3  # that combination is cached now
+
+
+def test_changed_dynalint_source_invalidates(model, tmp_path, counted, monkeypatch):
+    cache = str(tmp_path / "cache")
+    _run([model], cache_dir=cache)
+    monkeypatch.setattr(runner, "code_fingerprint", lambda: "another-build")
+    _run([model], cache_dir=cache)
+    assert len(counted) == 2
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{not json", b"[1, 2]", b'{"a": 1}', b"\xff\xfe\x00",
+                                     b'[{"path": "x", "line": "one"}]'])
+def test_corrupt_entries_are_ignored_and_rewritten(model, tmp_path, counted, garbage):
+    cache = str(tmp_path / "cache")
+    expected = _run([model], cache_dir=cache)
+    entries = [p for p in glob.glob(os.path.join(cache, "*", "*.json"))]
+    assert len(entries) == 1
+    with open(entries[0], "wb") as fh:
+        fh.write(garbage)
+    assert _run([model], cache_dir=cache) == expected
+    assert len(counted) == 2
+    assert _run([model], cache_dir=cache) == expected
+    assert len(counted) == 2  # the entry was rewritten
+
+
+def test_unwritable_cache_only_costs_time(model, tmp_path, counted):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    assert _run([model], cache_dir=str(blocker)) == _run([model])
+
+
+def test_parallel_results_match_serial_order(tmp_path):
+    paths = []
+    for i in range(6):
+        p = tmp_path / f"m{i}.py"
+        p.write_text(MODEL.replace("x * 2", f"x * {i}") + ("\n" * i))
+        paths.append(str(p))
+    serial = _run(paths)
+    parallel = _run(paths, jobs=2, cache_dir=str(tmp_path / "cache"))
+    assert parallel == serial
+    assert _run(paths, jobs=2, cache_dir=str(tmp_path / "cache")) == serial
+
+
+def test_cli_no_cache_writes_nothing_and_agrees(model, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "-q", "--no-cache", "model.py"]) == 1
+    uncached = capsys.readouterr().out
+    assert not os.path.exists(CACHE_DIR_NAME)
+    assert main(["check", "-q", "model.py"]) == 1
+    cached_first = capsys.readouterr().out
+    assert os.path.isdir(CACHE_DIR_NAME)
+    with open(os.path.join(CACHE_DIR_NAME, ".gitignore")) as fh:
+        assert fh.read().splitlines()[-1] == "*"
+    assert main(["check", "-q", "model.py"]) == 1
+    cached_second = capsys.readouterr().out
+    assert uncached == cached_first == cached_second
+    assert "DYN101" in uncached
