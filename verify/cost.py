@@ -4,8 +4,9 @@
 by running the guard managers of the compiled code's cache entries on the
 call's own arguments, the way the frame evaluator does), ``T_run`` the time of
 a call served from the cache, ``f_fail`` the share of calls after the first
-whose guards failed and recompiled, and ``T_rebuild`` the compile time such a
-call paid.  The model is set against the measured mean time per call.
+that missed the cache and compiled (a guard failed, or a resume function after
+a graph break met a new path), and ``T_rebuild`` the compile time such a call
+paid.  The model is set against the measured mean time per call.
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def cost_model(calls: list[CallRecord], eager_seconds: list[float], limit_hit: b
     t_run = _mean([c.wall_s - (c.guard_s or 0.0) for c in hits])
     if t_run is None:
         t_run = _mean([max(c.wall_s - c.compile_s, 0.0) for c in later])
-    rebuilds = [c for c in later if c.status == "recompile"]
+    rebuilds = [c for c in later if c.status in ("recompile", "compile")]
     f_fail = len(rebuilds) / len(later) if later else 0.0
     t_rebuild = _mean([c.compile_s for c in rebuilds])
     model = None

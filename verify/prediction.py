@@ -26,6 +26,8 @@ class Prediction:
     recompile_predicted: bool = False
     recompile_observed: bool = False
     recompile_diagnostics: list[Diagnostic] = field(default_factory=list)
+    site_codes: dict[int, list[str]] = field(default_factory=dict)
+    """Index into Measurement.breaks -> codes of the diagnostics that predicted that break."""
 
     def to_json(self) -> dict:
         def brief(d: Diagnostic) -> dict:
@@ -36,7 +38,8 @@ class Prediction:
                 "missed": [{"file": b.file, "line": b.line, "gb_type": b.gb_type} for b in self.missed],
                 "not_exercised": self.not_exercised,
                 "recompile_predicted": self.recompile_predicted, "recompile_observed": self.recompile_observed,
-                "recompile_diagnostics": [brief(d) for d in self.recompile_diagnostics]}
+                "recompile_diagnostics": [brief(d) for d in self.recompile_diagnostics],
+                "predicted_codes_by_break": {str(k): v for k, v in self.site_codes.items()}}
 
 
 def statement_spans(source: str) -> list[tuple[int, int]]:
@@ -70,7 +73,9 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str) -> Predi
     """Line the file's diagnostics up with the breaks and recompiles of one measurement of that file."""
     spans = statement_spans(source)
     here = os.path.realpath(m.source_path)
-    sites = [b for b in m.breaks if os.path.realpath(b.file) == here and b.gb_type != "Observed exception"]
+    indices = [i for i, b in enumerate(m.breaks)
+               if os.path.realpath(b.file) == here and b.gb_type != "Observed exception"]
+    sites = [m.breaks[i] for i in indices]
     ran = [tuple(r) for r in m.executed]
 
     def executed(line: int) -> bool:
@@ -90,6 +95,8 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str) -> Predi
         if matched:
             p.confirmed.append(d)
             hit_sites.update(matched)
+            for i in matched:
+                p.site_codes.setdefault(indices[i], []).append(d.code)
         elif executed(d.line):
             p.not_confirmed.append(d)
         else:

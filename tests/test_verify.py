@@ -1,0 +1,187 @@
+"""``dynalint verify`` end to end on the small modules of tests/verify_cases, with real Dynamo.
+
+Every measurement runs in a worker process; they share one zygote per test
+session, so each costs about a second after the first.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from conftest import requires_torch
+from dynalint.cli import main
+from dynalint.settings import Settings
+from dynalint.verify.api import Options, confirm_fixes, verify_targets
+from dynalint.verify.fixed import fix_engine_available
+from dynalint.verify.targets import Ref
+
+pytestmark = requires_torch
+
+CASES = os.path.join(os.path.dirname(__file__), "verify_cases")
+needs_fixers = pytest.mark.skipif(not fix_engine_available(), reason="the fix engine is not installed yet")
+
+
+def case(name: str) -> str:
+    return os.path.join(CASES, name + ".py")
+
+
+def verify(file: str, name: str, **options) -> list:
+    return verify_targets([Ref(case(file), name)], Settings(), Options(**options))[0].devices
+
+
+@pytest.fixture(scope="module")
+def branchy():
+    return verify("branchy", "Clipper", unsafe=True)[0]
+
+
+def test_tensor_branch_breaks_before(branchy):
+    o = branchy.original
+    assert o.status == "ok" and o.kind == "module class" and o.n_calls == 3
+    assert [(b.line, b.gb_type, b.gb_id) for b in o.breaks] == [(13, "Data-dependent branching", "GB0170")]
+    assert o.graph_count == 2  # one graph before the break, one in the resume function
+    assert o.outputs_equal is True
+    assert [d.code for d in branchy.prediction.confirmed] == ["DYN101"]
+    assert not branchy.prediction.missed and not branchy.prediction.not_confirmed
+    assert [c.status for c in o.calls][0] == "compile"
+
+
+@needs_fixers
+def test_tensor_branch_fixed_has_fewer_breaks_and_equal_outputs(branchy):
+    f = branchy.fixed
+    assert f is not None and f.status == "ok"
+    assert len(f.breaks) < len(branchy.original.breaks)
+    assert f.graph_count == 1
+    assert f.equal_to_original is True and f.outputs_equal is True
+    assert all(c.vs_original is not None and c.vs_original.equal for c in f.calls)
+    assert branchy.verdict.status == "confirmed"
+
+
+def test_mutated_global_recompiles_with_global_guard():
+    d = verify("mutated_global", "Scaled")[0]
+    o = d.original
+    assert o.status == "ok" and not o.breaks
+    assert len(o.recompiles) == 3
+    assert {r.category for r in o.recompiles} == {"global"}
+    assert all("G['scale']" in r.guards[0] for r in o.recompiles)
+    assert [c.status for c in o.calls] == ["compile", "recompile", "recompile", "recompile"]
+    assert o.hit_rate == 0.0
+    assert o.cost.f_fail == 1.0 and o.cost.t_rebuild_s > 0 and o.cost.t_guard_s > 0
+    assert d.prediction.recompile_predicted and d.prediction.recompile_observed
+    assert "3 recompiles" in d.verdict.problems
+
+
+def test_mutated_global_after_fix_is_judged_by_outputs():
+    d = verify("mutated_global", "Scaled", unsafe=True)[0]
+    if d.fixed is None:
+        pytest.skip("no fix for DYN201 in this build: " + d.verdict.reasons[0])
+    # reading the global once would freeze `scale`: fewer recompiles but changed outputs
+    if d.fixed.equal_to_original is False:
+        assert d.verdict.status == "not confirmed"
+    else:
+        assert len(d.fixed.recompiles) < len(d.original.recompiles)
+        assert d.verdict.status == "confirmed"
+
+
+def test_forward_that_raises_is_reported():
+    o = verify("raises", "Broken")[0].original
+    assert o.status == "error"
+    assert "ValueError: unsupported input of shape (2,)" in o.message and "raises.py:11 in check" in o.message
+    assert "raises.py" in o.traceback and "line 11" in o.traceback
+    assert "site-packages" not in o.traceback and "verify/" not in o.traceback
+
+
+def test_hang_is_cut_by_the_timeout():
+    o = verify("hangs", "spin", timeout=3)[0].original
+    assert o.status == "timeout"
+    assert "eager phase, call 0" in o.message
+    assert "hangs.py" in o.traceback  # where it hung, from the stack dump
+
+
+def test_crash_is_reported():
+    o = verify("crashes", "segfault")[0].original
+    assert o.status == "crash"
+    assert "SIGSEGV" in o.message and "eager" in o.message
+    assert "crashes.py" in o.traceback
+
+
+def test_size_recompiles_and_what_if():
+    o = verify("shapes", "pooled")[0].original
+    assert [r.category for r in o.recompiles] == ["shape"]
+    remedies = {w.remedy: w for w in o.what_if}
+    assert remedies["mark_dynamic"].recompiles == 0 and remedies["mark_dynamic"].saved == 1
+    assert remedies["pad8"].recompiles == 0 and remedies["pad8"].saved == 1
+    assert remedies["pad8"].dims == ["args[0] dim 1"]
+
+
+def test_factory_with_separate_inputs_and_keyword_arguments():
+    d = verify("factory", "build_gate", inputs=f"{case('factory_inputs')}::gate_inputs")[0]
+    o = d.original
+    assert o.status == "ok", o.message
+    assert o.kind == "factory" and o.n_calls == 3
+    assert o.outputs_equal is True and not o.breaks
+    assert len(o.recompiles) <= 1  # a changing float kwarg: at most one recompile, then it is dynamic
+
+
+def test_train_mode_compares_outputs_and_gradients():
+    o = verify("branchy", "Clipper", mode="train", fix=False)[0].original
+    assert o.status == "ok" and o.mode == "train"
+    assert o.outputs_equal is True
+    assert len(o.breaks) == 1
+
+
+def test_cuda_is_skipped_cleanly_without_a_gpu():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: test_cuda_measures_on_the_gpu covers it")
+    d = verify("mutated_global", "Scaled", devices=("cuda",))[0]
+    assert d.original.status == "skipped" and "CUDA is not available" in d.original.message
+    assert d.verdict.status == "skipped" and not d.verdict.problems
+
+
+@pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs a CUDA device")
+def test_cuda_measures_on_the_gpu():
+    d = verify("branchy", "Clipper", devices=("cuda",), unsafe=True)[0]
+    assert d.original.status == "ok" and d.original.device == "cuda"
+    assert len(d.original.breaks) == 1 and d.original.outputs_equal is True
+
+
+def test_cli_json_html_and_exit_status(tmp_path, capsys):
+    html = tmp_path / "report.html"
+    rc = main(["verify", f"{case('mutated_global')}::Scaled", "--no-fix", "--format", "json", "--html", str(html)])
+    assert rc == 1  # recompiles are problems
+    data = json.loads(capsys.readouterr().out)
+    (target,) = data["targets"]
+    original = target["devices"][0]["original"]
+    assert original["n_recompiles"] == 3 and original["recompiles"][0]["categories"][0] == "global"
+    assert target["devices"][0]["verdict"]["status"] == "no fix"
+    page = html.read_text()
+    assert page.count('class="c recompile"') == 3 and page.count('class="c compile"') == 1
+    assert "G[&#x27;scale&#x27;] == 1" in page and "<script" not in page
+
+
+def test_cli_usage_errors(capsys):
+    assert main(["verify", "nowhere.py::X"]) == 2
+    assert main(["verify", f"{case('raises')}::Missing"]) == 2
+    assert main(["verify", f"{case('factory')}::build_gate"]) == 2  # no dynalint_inputs() there
+    err = capsys.readouterr().err
+    assert "no such file" in err and "'Missing' is not defined" in err and "dynalint_inputs" in err
+    assert "Traceback" not in err
+
+
+@needs_fixers
+def test_confirm_fixes_keeps_only_what_dynamo_confirms(tmp_path):
+    path = tmp_path / "two_branches.py"
+    shutil.copy(case("two_branches"), path)
+    before = path.read_text()
+    result = confirm_fixes(str(path), ["Damped"], None, Settings(), True, 60.0)
+    assert path.read_text() == before  # the user's file is not written
+    assert [(f.code, f.line) for f in result.applied] == [("DYN101", 8)]
+    assert [(f.code, f.line) for f in result.rejected] == [("DYN101", 16)]
+    assert any("nothing went down" in r for r in result.rejected[0].reasons)
+    assert "torch.where(x.sum() > 0" in result.source and "if x.mean() > 0:" in result.source
+    assert len(result.before[0].breaks) == 1 and not result.after[0].breaks
+    assert [d.code for d in result.remaining] == ["DYN101"]

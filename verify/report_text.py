@@ -1,0 +1,149 @@
+"""The terminal report: a table per target (original against fixed), then what explains the numbers."""
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from dynalint.verify.api import DeviceReport, TargetReport
+from dynalint.verify.prediction import Prediction
+from dynalint.verify.results import Measurement
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 1e-3:
+        return f"{value * 1e6:.1f} µs"
+    if value < 1:
+        return f"{value * 1e3:.1f} ms"
+    return f"{value:.2f} s"
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _err(m: Measurement) -> str:
+    if m.max_abs == float("inf"):
+        return "inf"
+    return "0" if m.max_abs == 0 else f"{m.max_abs:.2g}"
+
+
+def _outputs(m: Measurement) -> str:
+    if not m.calls:
+        return "-"
+    parts = ["equal" if m.outputs_equal else "DIFFER" if m.outputs_equal is False else "-"]
+    if m.equal_to_original is not None:
+        parts.append("= original" if m.equal_to_original else "!= ORIGINAL")
+    return ", ".join(parts)
+
+
+def _row(label: str, m: Measurement) -> str:
+    if m.status in ("timeout", "crash", "skipped") or (m.status == "error" and not m.calls):
+        return f"  {label:<9} {m.status.upper()}: {m.message}"
+    return (f"  {label:<9} {m.graph_count if m.graph_count is not None else '-':>6} {len(m.breaks):>7} "
+            f"{len(m.recompiles):>11} {_rate(m.hit_rate):>9} {_err(m):>10}  {_outputs(m)}")
+
+
+def _where(path: str, line: int, fixed: bool) -> str:
+    return f"{os.path.basename(path)}:{line}" + (" (fixed)" if fixed else "")
+
+
+def _breaks(m: Measurement, prediction: Prediction | None, fixed: bool) -> list[str]:
+    out = []
+    for i, b in enumerate(m.breaks):
+        codes = sorted(set(prediction.site_codes.get(i, []))) if prediction is not None and not fixed else []
+        note = f"  [predicted {', '.join(codes)}]" if codes else ""
+        skipped = " (frame skipped: runs eagerly)" if b.frame_skipped else ""
+        gb = f" {b.gb_id}" if b.gb_id else ""
+        out.append(f"    {_where(b.file, b.line, fixed)} in {b.function}: {b.gb_type}{gb}{skipped}"
+                   f"{'  `' + b.code + '`' if b.code else ''}{note}")
+    return out
+
+
+def _recompiles(m: Measurement) -> list[str]:
+    return [f"    call {r.call}: {r.function}: {r.category}: {r.guards[0] if r.guards else '?'}"
+            + (f"  `{r.user_code.split('#')[0].strip()}`" if r.user_code else "") for r in m.recompiles]
+
+
+def _cost(m: Measurement) -> str:
+    c = m.cost
+    if c is None:
+        return ""
+    text = (f"T_avg {seconds(c.t_avg_model_s)} = T_guard {seconds(c.t_guard_s)} + T_run {seconds(c.t_run_s)} + "
+            f"f_fail {c.f_fail:.2f} x T_rebuild {seconds(c.t_rebuild_s)}; measured {seconds(c.t_avg_measured_s)}/call "
+            f"(eager {seconds(c.eager_run_s)}); compile {seconds(c.compile_s)} vs run {seconds(c.run_s)}")
+    if c.limit_hit:
+        text += f"; HIT the recompile limit ({c.recompile_limit}): {c.eager_fallback_calls} calls ran eagerly"
+    elif c.eager_fallback_calls:
+        text += f"; {c.eager_fallback_calls} call(s) ran eagerly (frame skipped)"
+    return text
+
+
+def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
+    o, f = d.original, d.fixed
+    n = o.n_calls or len(o.calls)
+    out.append(f"  [{d.device}, {o.mode}, backend {o.backend}{', ' + o.kind if o.kind else ''}"
+               f"{f', {n} input set' + 's' * (n != 1) if n else ''}]")
+    out.append(f"  {'':<9} {'graphs':>6} {'breaks':>7} {'recompiles':>11} {'hit rate':>9} {'max error':>10}  outputs")
+    out.append(_row("original", o))
+    if f is not None:
+        out.append(_row("fixed", f))
+    out.append(f"  verdict: {d.verdict.status}" + (f" ({'; '.join(d.verdict.reasons)})" if d.verdict.reasons else ""))
+    for m in (o, f):
+        if m is None:
+            continue
+        label = m.variant
+        if m.status not in ("ok", "skipped"):
+            out.append(f"  {label}: {m.status}: {m.message}")
+            if m.traceback:
+                out.extend("    " + ln for ln in m.traceback.splitlines())
+        if m.breaks:
+            out.append(f"  graph breaks ({label}):")
+            out.extend(_breaks(m, d.prediction, m.variant == "fixed"))
+        if m.recompiles:
+            out.append(f"  recompiles ({label}):")
+            out.extend(_recompiles(m))
+        cost = _cost(m)
+        if cost:
+            out.append(f"  cost ({label}): {cost}")
+        for w in m.what_if:
+            what = "mark_dynamic" if w.remedy == "mark_dynamic" else "pad to a multiple of 8"
+            res = f"FAILED: {w.error}" if w.error else f"{w.recompiles} recompiles (saves {w.saved})"
+            out.append(f"  what-if ({label}): {what} on {', '.join(w.dims)}: {res}")
+    p = d.prediction
+    if p is not None:
+        missed = ", ".join(f"{os.path.basename(b.file)}:{b.line}" for b in p.missed)
+        not_conf = ", ".join(f"{x.line}:{x.code}" for x in p.not_confirmed)
+        out.append(f"  prediction: {len(p.confirmed)} confirmed, {len(p.not_confirmed)} not confirmed"
+                   f"{' (' + not_conf + ')' if not_conf else ''}, {len(p.missed)} missed"
+                   f"{' (' + missed + ')' if missed else ''}; recompiles predicted "
+                   f"{'yes' if p.recompile_predicted else 'no'}, observed {'yes' if p.recompile_observed else 'no'}")
+
+
+def write(reports: list[TargetReport], out: TextIO) -> None:
+    for r in reports:
+        lines = [r.target]
+        for fx in r.fixes:
+            lines.append(f"  fix: line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
+        if r.fix_note:
+            lines.append(f"  fixed variant: none ({r.fix_note})")
+        for d in r.devices:
+            _device(d, bool(r.fixes), lines)
+        out.write("\n".join(lines) + "\n\n")
+
+
+def summary(reports: list[TargetReport]) -> str:
+    counts: dict[str, int] = {}
+    b0 = b1 = r0 = r1 = 0
+    for r in reports:
+        for d in r.devices:
+            counts[d.verdict.status] = counts.get(d.verdict.status, 0) + 1
+            b0 += len(d.original.breaks)
+            r0 += len(d.original.recompiles)
+            final = d.fixed if d.fixed is not None else d.original
+            b1 += len(final.breaks)
+            r1 += len(final.recompiles)
+    parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return (f"dynalint: {len(reports)} target{'s' * (len(reports) != 1)} ({parts}); graph breaks {b0} -> {b1}, "
+            f"recompiles {r0} -> {r1} (original -> fixed).")

@@ -1,0 +1,93 @@
+"""The verdict on a fix: confirmed when breaks or recompiles went down, none went up, and every output matched.
+
+Also what counts as a problem for the exit status: a measurement that failed
+(user code raised, hung or crashed), compiled outputs that differ from eager
+ones, graph breaks or recompiles left in the code as it will run, or a fix
+that was not confirmed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dynalint.verify.results import Measurement
+
+CONFIRMED, NOT_CONFIRMED, NO_FIX, ERROR, SKIPPED = "confirmed", "not confirmed", "no fix", "error", "skipped"
+
+
+@dataclass
+class Verdict:
+    status: str
+    reasons: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "reasons": self.reasons, "problems": self.problems}
+
+
+def _first_diff(m: Measurement, attr: str) -> str:
+    for c in m.calls:
+        d = getattr(c, attr)
+        if d is not None and not d.equal:
+            return f"input set {c.index}: {d.note or 'outputs differ'}"
+    return ""
+
+
+def improvement(before: list[Measurement], after: list[Measurement]) -> tuple[bool, list[str]]:
+    """Whether ``after`` is confirmed against ``before`` (same targets, same order), and why (not)."""
+    reasons = []
+    failed = [m for m in after if m.status not in ("ok", "skipped")]
+    if failed:
+        return False, [f"the fixed code {m.status}: {m.message}" for m in failed]
+    b_breaks = sum(len(m.breaks) for m in before)
+    a_breaks = sum(len(m.breaks) for m in after)
+    b_rec = sum(len(m.recompiles) for m in before)
+    a_rec = sum(len(m.recompiles) for m in after)
+    ok = True
+    for m in after:
+        if m.equal_to_original is False:
+            ok = False
+            reasons.append(f"outputs changed against the original ({_first_diff(m, 'vs_original')})")
+        if m.outputs_equal is False:
+            ok = False
+            reasons.append(f"compiled outputs differ from eager ({_first_diff(m, 'compiled_vs_eager')})")
+    counts = f"breaks {b_breaks} -> {a_breaks}, recompiles {b_rec} -> {a_rec}"
+    if a_breaks > b_breaks or a_rec > b_rec:
+        ok = False
+        reasons.append(f"{counts}: something went up")
+    elif a_breaks == b_breaks and a_rec == b_rec:
+        ok = False
+        reasons.append(f"{counts}: nothing went down")
+    else:
+        reasons.insert(0, counts)
+    if ok:
+        n = sum(len(m.calls) for m in after)
+        reasons.append(f"outputs equal on {n} input set{'s' * (n != 1)}")
+    return ok, reasons
+
+
+def judge(original: Measurement, fixed: Measurement | None, fix_note: str | None = None) -> Verdict:
+    if original.status == "skipped":
+        return Verdict(SKIPPED, [original.message])
+    if original.status != "ok":
+        return Verdict(ERROR, [original.message], [f"{original.variant}: {original.status}: {original.message}"])
+    if fixed is None:
+        v = Verdict(NO_FIX, [fix_note or "no fix applies"])
+        v.problems = _problems(original)
+        return v
+    ok, reasons = improvement([original], [fixed])
+    if ok:
+        return Verdict(CONFIRMED, reasons, _problems(fixed))
+    return Verdict(NOT_CONFIRMED, reasons, ["fix not confirmed: " + "; ".join(reasons)] + _problems(original))
+
+
+def _problems(m: Measurement) -> list[str]:
+    out = []
+    if m.breaks:
+        out.append(f"{len(m.breaks)} graph break{'s' * (len(m.breaks) != 1)}")
+    if m.recompiles:
+        out.append(f"{len(m.recompiles)} recompile{'s' * (len(m.recompiles) != 1)}")
+    if m.outputs_equal is False:
+        out.append(f"compiled outputs differ from eager ({_first_diff(m, 'compiled_vs_eager')})")
+    if m.cost is not None and m.cost.limit_hit:
+        out.append(f"hit the recompile limit ({m.cost.recompile_limit}): fell back to eager")
+    return out
