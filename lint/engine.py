@@ -1,6 +1,7 @@
 """Parse -> analyse -> rules -> diagnostics, for one file or many."""
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
@@ -72,7 +73,7 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        result.diagnostics = _syntax_error(exc, path, settings)
+        result.diagnostics = _syntax_error(exc, source, path, settings)
         return result
     except RecursionError:
         if settings.enabled(SYNTAX_ERROR_CODE):
@@ -144,11 +145,20 @@ def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, pat
     return out
 
 
-def _syntax_error(exc: cst.ParserSyntaxError, path: str, settings: Settings) -> list[Diagnostic]:
+def _syntax_error(exc: cst.ParserSyntaxError, source: str, path: str, settings: Settings) -> list[Diagnostic]:
+    """One DYN000 diagnostic; the position and message come from CPython's parser when it agrees
+    that the file is invalid (its messages are the ones users know)."""
     if not settings.enabled(SYNTAX_ERROR_CODE):
         return []
     line, col = exc.raw_line, exc.raw_column + 1
     message = exc.message.strip().splitlines()[0] if exc.message else "invalid syntax"
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py_exc:
+        line, col = py_exc.lineno or line, py_exc.offset or col
+        message = py_exc.msg or message
+    except (ValueError, RecursionError, MemoryError):
+        pass
     return [Diagnostic(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, "error",
                        f"syntax error, file not analysed: {message}")]
 

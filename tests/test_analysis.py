@@ -1,0 +1,205 @@
+"""The dataflow analysis: what it considers a tensor, a size, a data-dependent scalar, or unknown."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from dynalint.analysis.events import ConditionEvent
+from dynalint.analysis.program import Program, Scope
+from dynalint.analysis.values import Kind
+
+from helpers import check, codes
+
+
+def condition_kinds(code: str, scope: Scope = Scope.AUTO) -> list[str]:
+    program = Program(cst.parse_module(textwrap.dedent(code)), scope=scope).run()
+    return [e.value.kind.value for e in program.events if isinstance(e, ConditionEvent)]
+
+
+MODULE = """
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def __init__(self, flag=True):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.flag = flag
+        self.register_buffer("scale", torch.ones(4))
+
+    def forward(self, x, mask=None, training_step: int = 0):
+        {body}
+"""
+
+
+@pytest.mark.parametrize("expr, kind", [
+    ("x.sum() > 0", "tensor"),
+    ("self.fc(x).mean() > 0", "tensor"),
+    ("(self.scale > 1).any()", "tensor"),
+    ("x.shape[0] > 2", "size"),
+    ("x.dim() == 3", "size"),
+    ("len(x) > 1", "size"),
+    ("x.numel()", "size"),
+    ("x.dtype == torch.float16", "python"),
+    ("x.is_cuda", "python"),
+    ("self.training", "python"),
+    ("self.flag", "python"),
+    ("training_step > 10", "python"),
+    ("mask is None", "python"),
+    ("isinstance(x, torch.Tensor)", "python"),
+])
+def test_condition_kinds_in_forward(expr, kind):
+    body = f"if {expr}:\n            x = x + 1\n        return x"
+    kinds = condition_kinds(MODULE.format(body=body))
+    assert kinds and kinds[0] == kind
+
+
+def test_unknown_values_are_silent():
+    # `cfg` could be anything: an attribute of an unknown object is unknown, and nothing is flagged
+    assert codes("""
+        import torch
+
+        def helper(cfg, x):
+            if cfg.threshold > 0:
+                return x
+            return cfg.fallback(x)
+    """) == []
+
+
+def test_forward_parameter_used_as_a_flag_is_not_a_tensor():
+    assert codes("""
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def forward(self, x, return_features):
+                if return_features:
+                    return x, x
+                return x
+    """) == []
+
+
+def test_optional_tensor_parameter_is_a_tensor_after_none_check():
+    diags = check("""
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def forward(self, x, attn_mask=None):
+                if attn_mask is not None:
+                    if (attn_mask.sum(-1) == 0).any():
+                        attn_mask = attn_mask | 1
+                return x
+    """)
+    assert [d.code for d in diags] == ["DYN101"] and diags[0].line == 6
+
+
+def test_helper_called_with_tensors_is_analysed_with_them():
+    diags = check("""
+        import torch.nn as nn
+
+        def fuse(a, b):
+            if a.abs().mean() > b.abs().mean():
+                return a
+            return b
+
+        class M(nn.Module):
+            def forward(self, x, y):
+                return fuse(x, y)
+    """, scope=Scope.COMPILED)
+    assert [(d.code, d.line) for d in diags] == [("DYN101", 4)]
+
+
+def test_compile_predicates_skip_code_dynamo_never_traces():
+    assert codes("""
+        import torch
+        from transformers.utils import is_torchdynamo_compiling
+
+        @torch.compile
+        def f(x):
+            if not is_torchdynamo_compiling() and x.sum() > 0:
+                print(x.item())
+            if torch.compiler.is_compiling():
+                return x
+            return x.item()
+    """) == []
+
+
+def test_dtype_specialised_paths_are_silent():
+    assert codes("""
+        import torch
+
+        @torch.compile
+        def clamp_fp16(h):
+            if h.dtype == torch.float16 and not torch.isfinite(h).all():
+                h = h.clamp(-1000, 1000)
+            return h
+    """) == []
+
+
+def test_scope_compiled_ignores_plain_helpers_and_all_includes_methods():
+    code = """
+        import torch
+
+        def helper(x):
+            return x.sum().item()
+
+        class Tracker:
+            def update(self, x: torch.Tensor):
+                return x.mean().item()
+    """
+    assert codes(code, scope=Scope.COMPILED) == []
+    assert codes(code, scope=Scope.AUTO) == ["DYN102"]
+    assert sorted(codes(code, scope=Scope.ALL)) == ["DYN102", "DYN102"]
+
+
+def test_loop_carried_values_are_seen():
+    diags = check("""
+        import torch
+
+        @torch.compile
+        def f(x, n: int):
+            acc = 0
+            for _ in range(n):
+                if acc > 1:
+                    break
+                acc = x.sum()
+            return acc
+    """)
+    assert [d.code for d in diags] == []  # acc is 0 or a tensor: unknown, so silent
+
+
+def test_boolean_masks_are_tracked_through_operations():
+    assert codes("""
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            keep = (x > 0) & ~torch.isnan(y)
+            return y[keep]
+    """) == ["DYN104"]
+    assert codes("""
+        import torch
+
+        @torch.compile
+        def f(x, idx):
+            sel = torch.argsort(x)[:3]
+            return x[sel]
+    """) == []
+
+
+def test_tuple_unpacking_of_multi_output_ops():
+    assert codes("""
+        import torch
+
+        @torch.compile
+        def f(x):
+            values, indices = x.max(-1)
+            if values.sum() > 0:
+                return indices
+            return values
+    """) == ["DYN101"]
+
+
+def test_internal_values_have_the_documented_kinds():
+    assert Kind.TENSOR.value == "tensor" and Kind.SCALAR.value == "scalar" and Kind.SIZE.value == "size"

@@ -1,0 +1,89 @@
+"""`dynalint fix`: writes safe fixes, unsafe ones on request, diffs, and keeps files intact."""
+from __future__ import annotations
+
+import os
+import stat
+import textwrap
+
+from dynalint.cli import main
+
+MODEL = textwrap.dedent("""\
+    import torch
+
+
+    @torch.compile
+    def step(x):  # keep this comment
+        print("x:", x.sum())
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x - 1
+        return y
+""")
+
+
+def fix(capsys, *args):
+    code = main(["fix", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_safe_fixes_only_by_default(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    code, _, err = fix(capsys, str(p))
+    text = p.read_text()
+    assert "torch._dynamo.config.reorderable_logging_functions.add(print)" in text
+    assert "torch.where" not in text and code == 1  # the DYN101 (unsafe fix) remains
+    assert "use --unsafe-fixes" in err
+    assert "# keep this comment" in text
+
+
+def test_unsafe_fixes_and_idempotence(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    code, _, err = fix(capsys, "--unsafe-fixes", str(p))
+    first = p.read_text()
+    assert code == 0 and "torch.where(x.sum() > 0, y_then, y_else)" in first
+    assert "fixed 2 issues in 1 file; 0 remain" in err
+    code, _, err = fix(capsys, "--unsafe-fixes", str(p))
+    assert p.read_text() == first and "fixed 0 issues" in err
+
+
+def test_diff_writes_nothing(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    code, out, _ = fix(capsys, "--diff", "--unsafe-fixes", str(p))
+    assert code == 1 and out.startswith(f"--- {p}") and "+    y = torch.where" in out
+    assert p.read_text() == MODEL
+    clean = tmp_path / "clean.py"
+    clean.write_text("x = 1\n")
+    assert fix(capsys, "--diff", str(clean))[0] == 0
+
+
+def test_line_endings_encoding_and_permissions_are_kept(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    data = ("# -*- coding: latin-1 -*-\n# café\n" + MODEL).replace("\n", "\r\n").encode("latin-1")
+    p.write_bytes(data)
+    os.chmod(p, 0o640)
+    fix(capsys, "--unsafe-fixes", str(p))
+    out = p.read_bytes()
+    assert b"caf\xe9" in out and b"torch.where" in out
+    assert out.count(b"\r\n") == out.count(b"\n")
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o640
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_select_limits_fixes(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    fix(capsys, "--unsafe-fixes", "--select", "DYN101", str(p))
+    text = p.read_text()
+    assert "torch.where" in text and "reorderable_logging_functions" not in text
+
+
+def test_unparseable_file_is_left_alone(tmp_path, capsys):
+    p = tmp_path / "bad.py"
+    p.write_text("def f(:\n")
+    code, _, err = fix(capsys, str(p))
+    assert p.read_text() == "def f(:\n" and code == 1 and "Traceback" not in err

@@ -1,0 +1,48 @@
+"""The flake8 plugin reports the same diagnostics as `dynalint check`."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from dynalint.engine import check_source
+from dynalint.settings import Settings
+
+MODEL = textwrap.dedent("""\
+    import logging
+
+    import torch
+    import torch.nn as nn
+
+    logger = logging.getLogger(__name__)
+
+
+    class M(nn.Module):
+        def forward(self, x):
+            logger.info("x")
+            if x.sum() > 0:  # noqa: DYN101
+                x = x * 2
+            return x[x > 0].mean()
+""")
+
+
+def flake8(path, *args):
+    return subprocess.run([sys.executable, "-m", "flake8", *args, str(path)], capture_output=True, text=True)
+
+
+def test_flake8_select_dyn_reports_dynalint_codes(tmp_path):
+    p = tmp_path / "model.py"
+    p.write_text(MODEL)
+    proc = flake8(p, "--select", "DYN")
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 1
+    expected = [d for d in check_source(MODEL, str(p), Settings()) if d.code != "DYN101"]
+    assert [l.split(": ", 1)[1].split()[0] for l in lines] == [d.code for d in expected]
+    assert [tuple(map(int, l.split(":")[1:3])) for l in lines] == [(d.line, d.column) for d in expected]
+
+
+def test_flake8_noqa_and_extend_ignore(tmp_path):
+    p = tmp_path / "model.py"
+    p.write_text(MODEL)
+    out = flake8(p, "--select", "DYN", "--extend-ignore", "DYN105").stdout
+    assert "DYN105" not in out and "DYN104" in out and "DYN101" not in out
