@@ -12,7 +12,7 @@ from dataclasses import dataclass
 CATEGORIES = ("shape", "dtype", "device", "grad", "global", "attribute", "argument", "other")
 
 _COMMENT_RE = re.compile(r"\s{2,}#\s")
-_TENSOR_RE = re.compile(r"^tensor '[^']*' (?P<what>[\w ]+?) mismatch")
+_TENSOR_RE = re.compile(r"^tensor '.*?' (?P<what>[\w ]+?) mismatch")
 _LEAD_RE = re.compile(r"^(?:not\s+|len\()?(?P<root>L\[['\"](?P<local>\w+)['\"]\]|G\[['\"](?P<glob>\w+)['\"]\]|(?P<name>[A-Za-z_]\w*))"
                       r"(?P<rest>\S*)")
 

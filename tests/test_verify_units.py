@@ -1,0 +1,146 @@
+"""The pieces of ``dynalint verify`` that need no worker: references, guard kinds, input sets,
+output comparison, prediction matching, verdicts, and the promise not to import torch."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import requires_torch
+from dynalint.diagnostics import Diagnostic
+from dynalint.verify.guards import classify, split_guard
+from dynalint.verify.prediction import compare
+from dynalint.verify.results import BreakSite, CallRecord, Measurement, OutputDiff, RecompileEvent
+from dynalint.verify.targets import TargetError, check_defined, parse_ref
+from dynalint.verify.verdict import improvement, judge
+
+
+def test_parse_ref(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import torch\nclass Net: pass\ndef make(): pass\n")
+    ref = parse_ref(f"{f}::Net")
+    assert ref.name == "Net" and ref.path == str(f)
+    check_defined(ref, f.read_text())
+    for bad, words in ((f"{f}", "not FILE::NAME"), (f"{f}::1x", "not a Python name"),
+                       ("missing.py::X", "no such file")):
+        with pytest.raises(TargetError, match=words):
+            parse_ref(bad)
+    with pytest.raises(TargetError, match="not defined"):
+        check_defined(parse_ref(f"{f}::Other"), f.read_text())
+
+
+@pytest.mark.parametrize("text, category", [
+    ("tensor 'x' size mismatch at index 1. expected 3, actual 5", "shape"),
+    ("tensor 'L['x']' stride mismatch at index 0. expected 1, actual 4", "shape"),
+    ("tensor 'x' dtype mismatch. expected Float, actual Double", "dtype"),
+    ("tensor 'x' device mismatch. expected cpu, actual cuda:0", "device"),
+    ("tensor 'x' requires_grad mismatch. expected requires_grad=0", "grad"),
+    ("GLOBAL_STATE changed: grad_mode", "grad"),
+    ("G['scale'] == 1      # return x * scale  # m.py:8 in f", "global"),
+    ("G['Cfg'].scale == 1  # y = x * Cfg.scale  # m.py:9 in f", "global"),
+    ("s.steps == 1         # s.steps += 1  # m.py:9 in forward (HINT: ...)", "attribute"),
+    ("k == 1               # y = x * N + k  # m.py:8 in f", "argument"),
+    ("len(feats) == 2      # for f in feats[1:]:  # m.py:7 in f", "argument"),
+    ("___check_obj_id(G['MODE'], 140000)", "global"),
+    ("something unexpected", "other"),
+])
+def test_guard_categories(text, category):
+    assert classify(text, frozenset({"s", "x", "k", "feats"}), frozenset({"s"})).category == category
+
+
+def test_split_guard_keeps_the_user_code():
+    guard, user = split_guard("G['scale'] == 1                                # return x * scale  # m.py:8 in f")
+    assert guard == "G['scale'] == 1" and user.startswith("return x * scale")
+
+
+@requires_torch
+def test_input_set_forms():
+    import torch
+
+    from dynalint.verify.stream import normalize
+
+    x = torch.zeros(2)
+    assert normalize((x, 3), constructs=False, index=0).args == (x, 3)
+    assert normalize(x, constructs=False, index=0).args == (x,)
+    c = normalize(((4,), (x,)), constructs=True, index=0)
+    assert c.init_args == (4,) and c.args == (x,)
+    c = normalize(({"dim": 4}, {"x": x}), constructs=True, index=0)
+    assert c.init_kwargs == {"dim": 4} and c.kwargs == {"x": x}
+    c = normalize({"init": (4,), "args": (x,), "kwargs": {"scale": 2.0}}, constructs=True, index=0)
+    assert c.init_args == (4,) and c.kwargs == {"scale": 2.0}
+    c = normalize((x, x), constructs=True, index=0)  # not (ctor, call): the call's arguments
+    assert c.init_args == () and len(c.args) == 2
+    assert normalize(((4,), (x,)), constructs=True, index=0).instance_key() == normalize(
+        ((4,), (torch.ones(3),)), constructs=True, index=1).instance_key()
+
+
+@requires_torch
+def test_output_comparison_uses_dtype_tolerance():
+    import torch
+
+    from dynalint.verify.outputs import compare as compare_outputs, flatten
+
+    a = torch.ones(4, dtype=torch.float16)
+    assert compare_outputs(flatten(a + 5e-4), flatten(a)).equal  # within float16's tolerance
+    d = compare_outputs(flatten(a.double() + 5e-4), flatten(a.double()))
+    assert not d.equal and d.max_abs == pytest.approx(5e-4) and d.rtol == 1e-7
+    assert not compare_outputs(flatten((a, 1)), flatten((a, 2))).equal
+    assert not compare_outputs(flatten(torch.ones(3)), flatten(torch.ones(4))).equal
+    nan = torch.tensor([float("nan"), 1.0])
+    assert compare_outputs(flatten({"y": nan}), flatten({"y": nan.clone()})).equal
+    assert not compare_outputs(flatten(torch.tensor([1, 2])), flatten(torch.tensor([1, 3]))).equal
+
+
+def _m(breaks=0, recompiles=0, equal=True, vs_original=None, path="/x/m.py", variant="original"):
+    m = Measurement(target="m.py::f", variant=variant, device="cpu", mode="eval", backend="eager",
+                    source_path=path)
+    m.breaks = [BreakSite(path, 10 + i, "f", "Data-dependent branching", "GB0170", "", False, 0)
+                for i in range(breaks)]
+    m.recompiles = [RecompileEvent(i + 1, "f", ["G['a'] == 1"], ["global"]) for i in range(recompiles)]
+    m.calls = [CallRecord(0, "compile", 0.1, compiled_vs_eager=OutputDiff(equal),
+                          vs_original=None if vs_original is None else OutputDiff(vs_original))]
+    return m
+
+
+def test_verdicts():
+    assert judge(_m(breaks=2), _m(breaks=1, vs_original=True)).status == "confirmed"
+    v = judge(_m(breaks=2), _m(breaks=0, vs_original=False))
+    assert v.status == "not confirmed" and "outputs changed" in v.reasons[-1]
+    assert judge(_m(breaks=1), _m(breaks=1, vs_original=True)).status == "not confirmed"
+    assert not improvement([_m(breaks=2)], [_m(breaks=1, recompiles=1, vs_original=True)])[0]
+    assert judge(_m(recompiles=2), _m(recompiles=0, vs_original=True)).status == "confirmed"
+    v = judge(_m(), None, "no fix applies")
+    assert v.status == "no fix" and not v.problems
+    assert judge(_m(breaks=1), None).problems == ["1 graph break"]
+    crashed = _m()
+    crashed.status, crashed.message = "crash", "the worker died"
+    assert judge(crashed, None).status == "error"
+
+
+def test_prediction_lines_up_diagnostics_with_breaks():
+    source = "def f(x):\n" + "\n" * 8 + "    if x.sum() > 0:\n        x = x + 1\n    return x\n"
+    m = _m(breaks=1)  # a break at line 10, the `if` header
+    m.executed = [[1, 12]]
+
+    def diag(line, code="DYN101", kind="graph-break"):
+        return Diagnostic("m.py", line, 5, line, 9, code, kind, "msg")
+
+    p = compare([diag(10), diag(11), diag(40)], m, source)
+    assert [d.line for d in p.confirmed] == [10] and [d.line for d in p.not_confirmed] == [11]
+    assert p.not_exercised == 1 and not p.missed and p.site_codes == {0: ["DYN101"]}
+    assert [b.line for b in compare([], m, source).missed] == [10]
+
+
+def test_measurement_round_trips_through_json():
+    m = _m(breaks=1, recompiles=2, vs_original=True)
+    back = Measurement.from_json(m.to_json())
+    assert back.breaks == m.breaks and back.recompiles == m.recompiles
+    assert back.calls[0].compiled_vs_eager == m.calls[0].compiled_vs_eager and back.hit_rate == 0.0
+
+
+def test_cli_and_plugin_do_not_import_torch():
+    code = ("import sys, dynalint.cli, dynalint.verify.cli, dynalint.verify.api, dynalint.verify.pytest_plugin, "
+            "dynalint.verify.report_html; dynalint.cli.build_parser(); "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
