@@ -1,0 +1,161 @@
+"""Code actions and hover text of the language server, for one version of one document.
+
+Quick-fixes apply exactly the edits ``dynalint fix`` would make for that
+diagnostic; "fix all" applies ``dynalint fix`` (``--unsafe-fixes`` for the
+unsafe variant) to the unsaved text.  Unsafe rewrites say so in their title.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from lsprotocol import types
+
+from dynalint.diagnostics import Diagnostic
+from dynalint.docs import fixer_summary, rule_url
+from dynalint.fixers.base import fixers_for
+from dynalint.fixing import apply_text_edits
+from dynalint.lsp_convert import PositionMap, lsp_diagnostic, text_edits
+from dynalint.rules.base import get_rule
+from dynalint.suppress import CommentSites
+
+FIX_ALL_TITLE = "Fix all dynalint issues in this file"
+FIX_ALL_UNSAFE_TITLE = "Fix all dynalint issues in this file (unsafe)"
+#: Kinds for editors' "source action" menus and fix-on-save.  The unsafe variant
+#: is deliberately outside ``source.fixAll``, so fix-on-save never applies it.
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.dynalint"
+FIX_ALL_UNSAFE_KIND = f"{types.CodeActionKind.Source.value}.dynalint.fixAllUnsafe"
+QUICKFIX = types.CodeActionKind.QuickFix.value
+
+
+def quick_fix_title(d: Diagnostic) -> str:
+    assert d.fix is not None
+    return f"{d.code}: {d.fix.description}" + (" (unsafe)" if d.fix.safety == "unsafe" else "")
+
+
+def noqa_title(code: str) -> str:
+    return f"Ignore {code} for this line (# noqa: {code})"
+
+
+@dataclass
+class DocumentView:
+    """What the actions are computed from: one version of a document and its diagnostics with fixes."""
+
+    uri: str
+    version: int | None
+    text: str
+    positions: PositionMap
+    diagnostics: list[Diagnostic]
+    fixed_text: Callable[[bool], str]
+    """The text after ``dynalint fix`` (argument: whether unsafe fixes are applied)."""
+    document_changes: bool = True
+    _lsp: dict[int, types.Diagnostic] = field(default_factory=dict)
+
+    def lsp(self, d: Diagnostic) -> types.Diagnostic:
+        key = id(d)
+        if key not in self._lsp:
+            self._lsp[key] = lsp_diagnostic(d, self.positions)
+        return self._lsp[key]
+
+    def edit(self, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+        if self.document_changes:
+            doc = types.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
+            return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=doc, edits=edits)])
+        return types.WorkspaceEdit(changes={self.uri: edits})
+
+    def rewrite(self, new_text: str) -> types.WorkspaceEdit:
+        return self.edit(text_edits(self.text, new_text, self.positions))
+
+
+def _before(a: types.Position, b: types.Position) -> bool:
+    return (a.line, a.character) <= (b.line, b.character)
+
+
+def overlaps(a: types.Range, b: types.Range) -> bool:
+    return _before(a.start, b.end) and _before(b.start, a.end)
+
+
+def _wanted(kind: str, only: Sequence[str] | None) -> bool:
+    return only is None or any(kind == o or kind.startswith(o + ".") for o in only)
+
+
+def _quick_fix(view: DocumentView, d: Diagnostic) -> types.CodeAction | None:
+    if d.fix is None:
+        return None
+    new_text = apply_text_edits(view.text, d.fix.edits)
+    if new_text == view.text:
+        return None
+    return types.CodeAction(title=quick_fix_title(d), kind=QUICKFIX, diagnostics=[view.lsp(d)],
+                            is_preferred=d.fix.safety == "safe", edit=view.rewrite(new_text))
+
+
+def _noqa(view: DocumentView, d: Diagnostic, sites: CommentSites) -> types.CodeAction | None:
+    if get_rule(d.code) is None:  # syntax errors cannot be suppressed
+        return None
+    ins = sites.noqa(d.code, d.line, d.end_line)
+    if ins is None:
+        return None
+    edit = types.TextEdit(range=view.positions.range(ins.line, ins.column, ins.line, ins.end_column),
+                          new_text=ins.text)
+    return types.CodeAction(title=noqa_title(d.code), kind=QUICKFIX, diagnostics=[view.lsp(d)],
+                            edit=view.edit([edit]))
+
+
+def _fix_all(view: DocumentView, in_range: list[Diagnostic], kinds: tuple[str, str]) -> list[types.CodeAction]:
+    actions = []
+    safeties = {d.fix.safety for d in view.diagnostics if d.fix is not None}
+    safe_text = view.fixed_text(False) if "safe" in safeties else view.text
+    fixed = [d for d in in_range if d.fix is not None]
+    if safe_text != view.text:
+        actions.append(types.CodeAction(title=FIX_ALL_TITLE, kind=kinds[0], edit=view.rewrite(safe_text),
+                                        diagnostics=[view.lsp(d) for d in fixed] or None))
+    if "unsafe" in safeties:
+        unsafe_text = view.fixed_text(True)
+        if unsafe_text not in (view.text, safe_text):
+            actions.append(types.CodeAction(title=FIX_ALL_UNSAFE_TITLE, kind=kinds[1],
+                                            edit=view.rewrite(unsafe_text),
+                                            diagnostics=[view.lsp(d) for d in fixed] or None))
+    return actions
+
+
+def code_actions(view: DocumentView, request: types.Range, only: Sequence[str] | None = None
+                 ) -> list[types.CodeAction]:
+    """Actions for the diagnostics overlapping ``request``, then the whole-file fixes.
+
+    In the quick-fix menu (no ``only``, or ``quickfix``) the whole-file fixes come
+    with a diagnostic under the cursor; a request for source actions always gets them.
+    """
+    in_range = [d for d in view.diagnostics if overlaps(view.lsp(d).range, request)]
+    actions: list[types.CodeAction] = []
+    if in_range and _wanted(QUICKFIX, only):
+        sites = CommentSites(view.text)
+        for d in in_range:
+            for action in (_quick_fix(view, d), _noqa(view, d, sites)):
+                if action is not None:
+                    actions.append(action)
+        actions += _fix_all(view, in_range, (QUICKFIX, QUICKFIX))
+    elif only is not None and (_wanted(FIX_ALL_KIND, only) or _wanted(FIX_ALL_UNSAFE_KIND, only)):
+        actions += [a for a in _fix_all(view, in_range, (FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND))
+                    if a.kind is not None and _wanted(a.kind, only)]
+    return actions
+
+
+def hover_markdown(diagnostics: list[Diagnostic]) -> str | None:
+    """The rule documentation for the diagnostics under the cursor."""
+    parts = []
+    for code in dict.fromkeys(d.code for d in diagnostics):
+        rule = get_rule(code)
+        if rule is None:
+            continue
+        found = [d for d in diagnostics if d.code == code]
+        head = [f"**{code}** ({rule.kind}): {found[0].message}"]
+        if found[0].hint:
+            head.append(f"Hint: {found[0].hint}")
+        section = head + [rule.documentation().rstrip()]
+        fixers = fixers_for(code)
+        if fixers:
+            title = "Automatic fix" + ("es" if len(fixers) > 1 else "") + ":"
+            section.append("\n".join([title] + [f"- {fixer_summary(f)}" for f in fixers]))
+        section.append(f"[{code} in the rules reference]({rule_url(code)})")
+        parts.append("\n\n".join(section))
+    return "\n\n---\n\n".join(parts) if parts else None

@@ -1,0 +1,71 @@
+"""Where to write ``# noqa: CODE`` so that it suppresses a diagnostic.
+
+A comment cannot go at the end of every physical line: not inside a
+multi-line string, not after a backslash continuation.  The engine honours a
+``noqa`` on the first or the last line of the flagged expression, so the
+first of those that can take a comment is used; an existing ``# noqa: ...``
+comment there is extended instead of adding a second one.
+"""
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+
+from dynalint.noqa import _NOQA
+
+
+@dataclass(frozen=True)
+class Insertion:
+    """Replace columns ``column``..``end_column`` of ``line`` (1-based, code points, end exclusive) by ``text``."""
+
+    line: int
+    column: int
+    end_column: int
+    text: str
+
+
+class CommentSites:
+    """The lines of a source that can end with a comment, and the comments they already have."""
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.split("\n")
+        self.ends: set[int] = set()
+        self.comments: dict[int, tuple[int, str]] = {}
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+                if tok.type in (tokenize.NEWLINE, tokenize.NL):
+                    self.ends.add(tok.start[0])
+                elif tok.type == tokenize.COMMENT:
+                    self.comments[tok.start[0]] = (tok.start[1], tok.string)
+        except (tokenize.TokenError, SyntaxError):
+            pass  # lines before the error are still known
+
+    def noqa(self, code: str, line: int, end_line: int | None = None) -> Insertion | None:
+        """The edit adding ``code`` to a noqa comment on ``line`` (or ``end_line``); None if impossible."""
+        for candidate in dict.fromkeys((line, end_line if end_line is not None else line)):
+            if candidate in self.ends and 1 <= candidate <= len(self.lines):
+                return self._insertion(code, candidate)
+        return None
+
+    def _insertion(self, code: str, line: int) -> Insertion | None:
+        text = self.lines[line - 1].rstrip("\r")
+        comment = self.comments.get(line)
+        if comment is not None:
+            start, comment_text = comment
+            m = _NOQA.search(comment_text)
+            if m is not None:
+                if not m.group("codes"):
+                    return None  # a bare `# noqa` already suppresses everything
+                at = start + m.end("codes") + 1
+                return Insertion(line, at, at, f",{code}")
+        code_end = len(text.rstrip())
+        return Insertion(line, code_end + 1, len(text) + 1, f"  # noqa: {code}")
+
+
+def apply_insertion(source: str, ins: Insertion) -> str:
+    """``source`` with the insertion made (for tests and non-LSP callers)."""
+    lines = source.split("\n")
+    text = lines[ins.line - 1]
+    lines[ins.line - 1] = text[:ins.column - 1] + ins.text + text[ins.end_column - 1:]
+    return "\n".join(lines)

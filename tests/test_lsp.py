@@ -1,0 +1,229 @@
+"""``dynalint lsp`` driven over stdio the way an editor drives it."""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types  # noqa: E402
+
+from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source  # noqa: E402
+from dynalint.lsp_actions import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from dynalint.settings import Settings  # noqa: E402
+from lsp_client import Editor, utf16_len  # noqa: E402
+
+MODEL = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:  # positive inputs are doubled
+                x = x * 2
+            y = x[x > 0].sum()  # noqa: E501
+            tag = ("😀", x.max().item())
+            print(y)
+            return y, tag
+""").lstrip()
+
+CONFIG = '[tool.dynalint]\nignore = ["DYN105"]\n'
+
+
+def by_code(diagnostics: list[types.Diagnostic]) -> dict[str, types.Diagnostic]:
+    return {str(d.code): d for d in diagnostics}
+
+
+def run(coro) -> None:
+    asyncio.run(asyncio.wait_for(coro, 120))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    (tmp_path / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+def test_editor_session(project: Path) -> None:
+    """Open, diagnostics, code actions, apply them, edit, save, hover, close, shut down."""
+
+    async def session() -> None:
+        editor = Editor(project)
+        try:
+            init = await editor.start()
+            caps = init.capabilities
+            assert caps.position_encoding == types.PositionEncodingKind.Utf16
+            assert caps.hover_provider
+            assert isinstance(caps.code_action_provider, types.CodeActionOptions)
+            assert FIX_ALL_KIND in caps.code_action_provider.code_action_kinds
+
+            uri = editor.open(project / "model.py")
+            diagnostics = by_code(await editor.diagnostics(uri, 1))
+            # DYN105 (print) is ignored by pyproject.toml, as `dynalint check` would
+            assert set(diagnostics) == {"DYN101", "DYN104", "DYN102"}
+            d101, d104, d102 = diagnostics["DYN101"], diagnostics["DYN104"], diagnostics["DYN102"]
+            assert d101.severity == types.DiagnosticSeverity.Warning
+            assert d101.source == "dynalint"
+            assert d101.code_description is not None and d101.code_description.href.endswith("rules.md#dyn101")
+            assert (d101.range.start.line, d101.range.start.character) == (6, 11)
+            # columns are UTF-16 code units: the emoji before `.item()` counts twice
+            line = MODEL.splitlines()[9]
+            start = line.index("x.max()")
+            assert (d102.range.start.line, d102.range.start.character) == (9, utf16_len(line[:start]))
+            assert d102.range.end.character == utf16_len(line[:line.index(")", start + 7) + 1])
+
+            # the quick-fixes carry exactly the edits of `dynalint fix`
+            expected = {d.code: d for d in diagnostics_with_fixes(MODEL, "model.py", Settings(ignore=("DYN105",)))}
+            actions = await editor.code_actions(uri, d101.range, [d101])
+            titles = [a.title for a in actions]
+            fix101 = expected["DYN101"].fix
+            assert fix101 is not None and fix101.safety == "unsafe"
+            assert titles == [f"DYN101: {fix101.description} (unsafe)", "Ignore DYN101 for this line (# noqa: DYN101)",
+                              FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE]
+            assert list(actions[0].diagnostics or []) == [d101]
+            assert actions[0].kind == types.CodeActionKind.QuickFix
+            version = editor.apply(actions[0].edit)
+            assert editor.texts[uri] == apply_text_edits(MODEL, fix101.edits)
+            after_fix = by_code(await editor.diagnostics(uri, version))
+            assert "DYN101" not in after_fix and "DYN104" in after_fix
+
+            # "ignore": extends the existing `# noqa: E501` instead of adding a second comment
+            d104 = after_fix["DYN104"]
+            actions = {a.title: a for a in await editor.code_actions(uri, d104.range, [d104])}
+            fix104 = expected["DYN104"].fix
+            assert fix104 is not None and fix104.safety == "safe"
+            # (no unsafe fix is left once DYN101 is fixed, so no unsafe "fix all")
+            assert set(actions) == {f"DYN104: {fix104.description}", "Ignore DYN104 for this line (# noqa: DYN104)",
+                                    FIX_ALL_TITLE}
+            assert actions[f"DYN104: {fix104.description}"].is_preferred
+            version = editor.apply(actions["Ignore DYN104 for this line (# noqa: DYN104)"].edit)
+            assert "y = x[x > 0].sum()  # noqa: E501,DYN104\n" in editor.texts[uri]
+            after_noqa = by_code(await editor.diagnostics(uri, version))
+            assert set(after_noqa) == {"DYN102"}
+
+            # "ignore" on a line without a comment, after an astral character
+            d102 = after_noqa["DYN102"]
+            actions = {a.title: a for a in await editor.code_actions(uri, d102.range, [d102])}
+            assert set(actions) == {"Ignore DYN102 for this line (# noqa: DYN102)"}
+            version = editor.apply(actions["Ignore DYN102 for this line (# noqa: DYN102)"].edit)
+            assert '        tag = ("😀", x.max().item())  # noqa: DYN102\n' in editor.texts[uri]
+            assert await editor.diagnostics(uri, version) == []
+
+            # hover shows the rule's documentation
+            editor.replace_all(uri, MODEL)
+            diagnostics = by_code(await editor.diagnostics(uri, editor.versions[uri]))
+            hover = await editor.hover(uri, diagnostics["DYN101"].range.start)
+            assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+            assert hover.contents.kind == types.MarkupKind.Markdown
+            assert "## DYN101 `tensor-condition`" in hover.contents.value
+            assert "branch-to-where" in hover.contents.value
+            assert await editor.hover(uri, types.Position(line=0, character=0)) is None
+
+            # fix all (safe, then the unsafe variant) rewrites like `dynalint fix [--unsafe-fixes]`
+            actions = {a.title: a for a in await editor.code_actions(uri, diagnostics["DYN102"].range)}
+            safe = fix_source(MODEL, "model.py", Settings(ignore=("DYN105",)))
+            unsafe = fix_source(MODEL, "model.py", Settings(ignore=("DYN105",)), unsafe=True)
+            assert safe.source != unsafe.source != MODEL
+            editor.apply(actions[FIX_ALL_TITLE].edit)
+            assert editor.texts[uri] == safe.source
+            editor.replace_all(uri, MODEL)
+            source_actions = await editor.code_actions(uri, types.Range(start=types.Position(line=0, character=0),
+                                                                        end=types.Position(line=0, character=0)),
+                                                       only=[types.CodeActionKind.SourceFixAll])
+            assert [a.title for a in source_actions] == [FIX_ALL_TITLE]  # fix-on-save never applies unsafe fixes
+            actions = {a.title: a for a in await editor.code_actions(uri, diagnostics["DYN102"].range)}
+            version = editor.apply(actions[FIX_ALL_UNSAFE_TITLE].edit)
+            assert editor.texts[uri] == unsafe.source
+            remaining = by_code(await editor.diagnostics(uri, version))
+            assert "DYN101" not in remaining and "DYN104" not in remaining
+
+            # edits are debounced: a burst of changes is checked once, on the last text
+            before = editor.publications(uri)
+            versions = [editor.replace_all(uri, MODEL.replace("x * 2", f"x * {i}")) for i in range(3, 7)]
+            assert set(by_code(await editor.diagnostics(uri, versions[-1], after=before))) == \
+                {"DYN101", "DYN104", "DYN102"}
+            published = [p.version for p in editor.published[uri][before:]]
+            assert published == [versions[-1]]
+
+            # saving re-reads the configuration
+            (project / "pyproject.toml").write_text('[tool.dynalint]\nignore = ["DYN101"]\n')
+            before = editor.publications(uri)
+            editor.save(uri)
+            assert set(by_code(await editor.diagnostics(uri, after=before))) == {"DYN104", "DYN102", "DYN105"}
+
+            # a file that does not parse: one error diagnostic, and nothing to suppress
+            broken = project / "broken.py"
+            broken.write_text("def f(:\n    pass\n")
+            broken_uri = editor.open(broken)
+            [syntax] = await editor.diagnostics(broken_uri, 1)
+            assert syntax.code == "DYN000" and syntax.severity == types.DiagnosticSeverity.Error
+            assert await editor.code_actions(broken_uri, syntax.range, [syntax]) == []
+
+            # closing clears the document's diagnostics
+            before = editor.publications(uri)
+            editor.close(uri)
+            assert await editor.diagnostics(uri, after=before) == []
+            assert editor.messages == []
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())
+
+
+def test_configuration_error_is_shown_not_raised(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.dynalint]\nscope = "everything"\n')
+
+    async def session() -> None:
+        editor = Editor(project, document_changes=False)
+        try:
+            await editor.start()
+            uri = editor.open(project / "model.py")
+            assert await editor.diagnostics(uri, 1) == []
+            for _ in range(100):
+                if editor.messages:
+                    break
+                await asyncio.sleep(0.05)
+            [message] = editor.messages
+            assert message.type == types.MessageType.Error
+            assert "configuration error" in message.message and "scope" in message.message
+            # fixed on disk and saved: diagnostics come back
+            (project / "pyproject.toml").write_text(CONFIG)
+            before = editor.publications(uri)
+            editor.save(uri)
+            assert set(by_code(await editor.diagnostics(uri, after=before))) == {"DYN101", "DYN104", "DYN102"}
+            # a client without versioned edits gets plain `changes`
+            [d101] = [d for d in await editor.diagnostics(uri, after=before) if d.code == "DYN101"]
+            [action, *_] = await editor.code_actions(uri, d101.range, [d101])
+            assert action.edit is not None and action.edit.document_changes is None and action.edit.changes
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_cli_does_not_import_pygls() -> None:
+    result = _python("import sys; from dynalint.cli import build_parser; build_parser(); "
+                     "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol', 'torch')))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_missing_pygls_says_how_to_install() -> None:
+    result = _python("import sys; sys.modules['pygls'] = None; from dynalint.cli import main; "
+                     "sys.exit(main(['lsp']))")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "dynalint: the language server needs pygls: pip install 'dynalint[lsp]'"
+    assert "Traceback" not in result.stderr

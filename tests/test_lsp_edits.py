@@ -1,0 +1,148 @@
+"""The pieces of the language server that need no server: noqa placement, positions, edits."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types  # noqa: E402
+from pygls.workspace.position_codec import PositionCodec  # noqa: E402
+
+from dynalint.engine import check_source  # noqa: E402
+from dynalint.lsp_actions import DocumentView, code_actions, overlaps  # noqa: E402
+from dynalint.lsp_convert import PositionMap, split_lines, text_edits  # noqa: E402
+from dynalint.settings import Settings  # noqa: E402
+from dynalint.suppress import CommentSites, apply_insertion  # noqa: E402
+from lsp_client import apply_edits  # noqa: E402
+
+HEAD = "import torch\n\n\n@torch.compile\ndef f(x, s):\n"
+
+
+def _body(code: str) -> str:
+    return HEAD + textwrap.indent(textwrap.dedent(code).lstrip("\n"), "    ")
+
+
+def _suppressed(source: str, code: str) -> str | None:
+    """The source with the noqa for the first ``code`` diagnostic added (None if none is possible)."""
+    [d] = [d for d in check_source(source, "m.py", Settings()) if d.code == code]
+    ins = CommentSites(source).noqa(code, d.line, d.end_line)
+    if ins is None:
+        return None
+    new = apply_insertion(source, ins)
+    assert code not in {d.code for d in check_source(new, "m.py", Settings())}, new
+    return new
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("return x.item()", "return x.item()  # noqa: DYN102"),
+    ("return x.item()   ", "return x.item()  # noqa: DYN102"),
+    ("return x.item()  # why: logged", "return x.item()  # why: logged  # noqa: DYN102"),
+    ("return x.item()  # noqa: E501", "return x.item()  # noqa: E501,DYN102"),
+    ("return x.item()  # noqa:E501 ", "return x.item()  # noqa:E501,DYN102 "),
+    ("return x.item()  # type: ignore  # NOQA: E501, W291", "return x.item()  # type: ignore  # NOQA: E501, W291,DYN102"),
+    ("return {'#': x.item()}", "return {'#': x.item()}  # noqa: DYN102"),
+])
+def test_noqa_on_the_flagged_line(line: str, expected: str) -> None:
+    source = _body(line)
+    assert _suppressed(source, "DYN102") == _body(expected)
+
+
+def test_noqa_after_a_backslash_goes_to_the_last_line() -> None:
+    source = _body("""
+        y = x \\
+            .item()
+        return y
+    """)
+    assert _suppressed(source, "DYN102") == _body("""
+        y = x \\
+            .item()  # noqa: DYN102
+        return y
+    """)
+
+
+def test_noqa_impossible_after_a_backslash_on_a_one_line_expression() -> None:
+    source = _body("""
+        y = x.item() + \\
+            1
+        return y
+    """)
+    assert _suppressed(source, "DYN102") is None
+
+
+def test_noqa_impossible_inside_a_string() -> None:
+    source = _body('''
+        return s.format(x.item(), """
+        text
+        """)
+    ''')
+    assert _suppressed(source, "DYN102") is None
+
+
+def test_noqa_keeps_crlf_line_endings() -> None:
+    source = _body("y = x.item()\nreturn y\n").replace("\n", "\r\n")
+    new = _suppressed(source, "DYN102")
+    assert new is not None and "y = x.item()  # noqa: DYN102\r\n" in new
+    assert new.count("\r\n") == source.count("\r\n") and "\n" not in new.replace("\r\n", "")
+
+
+def test_bare_noqa_needs_nothing() -> None:
+    assert CommentSites("x = 1  # noqa\n").noqa("DYN101", 1) is None
+
+
+@pytest.mark.parametrize("encoding, expected", [
+    (types.PositionEncodingKind.Utf16, 5), (types.PositionEncodingKind.Utf8, 8),
+    (types.PositionEncodingKind.Utf32, 4),
+])
+def test_positions_follow_the_negotiated_encoding(encoding, expected) -> None:
+    text = "a\r\nb😀é = 1\rc\n"
+    positions = PositionMap(text, PositionCodec(encoding))
+    assert positions.position(2, 5) == types.Position(line=1, character=expected)  # after "b😀é "
+    assert positions.position(3, 1) == types.Position(line=2, character=0)  # "\r" alone ends a line too
+    assert positions.end() == types.Position(line=3, character=0)
+    assert positions.position(99, 1) == positions.end()
+
+
+@pytest.mark.parametrize("old, new", [
+    ("a\nb\nc\n", "a\nB\nc\n"),
+    ("a\nb\nc", "a\nb\nC"),
+    ("a\nb\nc", "a\nb\nc\nd\n"),
+    ("x😀\r\ny\r\n", "x😀\r\nz\r\ny\r\n"),
+    ("", "import torch\n"),
+    ("one\n", ""),
+])
+def test_text_edits_round_trip(old: str, new: str) -> None:
+    edits = text_edits(old, new, PositionMap(old))
+    assert apply_edits(old, edits) == new
+    assert all(e.range.start.character == 0 for e in edits)
+
+
+def test_split_lines_matches_the_protocol() -> None:
+    assert split_lines("a\r\nb\rc\nd") == ["a", "b", "c", "d"]
+    assert split_lines("a\n") == ["a", ""]
+    assert split_lines("a\r\nb\n", keepends=True) == ["a\r\n", "b\n"]
+    assert split_lines("a\x0cb\n") == ["a\x0cb", ""]  # a form feed is not a line break
+
+
+def test_unversioned_clients_get_plain_changes() -> None:
+    source = _body("if x.sum() > 0:\n    x = x * 2\nreturn x.item()\n")
+    from dynalint.fixing import diagnostics_with_fixes
+
+    diagnostics = diagnostics_with_fixes(source, "m.py", Settings())
+    view = DocumentView(uri="file:///m.py", version=3, text=source, positions=PositionMap(source),
+                        diagnostics=diagnostics, fixed_text=lambda unsafe: source, document_changes=False)
+    everything = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=0))
+    actions = code_actions(view, everything)
+    assert actions and all(a.edit is not None and a.edit.document_changes is None for a in actions)
+    assert all(list(a.edit.changes) == ["file:///m.py"] for a in actions if a.edit and a.edit.changes)
+    # nothing under the cursor, no `only`: nothing offered
+    assert code_actions(view, types.Range(start=types.Position(line=0, character=0),
+                                          end=types.Position(line=0, character=0))) == []
+
+
+def test_overlap_includes_touching_ranges() -> None:
+    def r(a: int, b: int) -> types.Range:
+        return types.Range(start=types.Position(line=0, character=a), end=types.Position(line=0, character=b))
+
+    assert overlaps(r(2, 5), r(5, 5)) and overlaps(r(2, 5), r(0, 2)) and not overlaps(r(2, 5), r(6, 7))
