@@ -35,7 +35,7 @@ def rule_url(code: str) -> str:
 
 
 def rst_to_markdown(text: str) -> str:
-    """Fixer docstrings use reStructuredText literals (````x````, ``Before::`` blocks); render them as Markdown."""
+    """Fixer docstrings use reStructuredText literals (````x````, ``Before::`` blocks): make them Markdown."""
     out: list[str] = []
     lines = textwrap.dedent(text).strip("\n").splitlines()
     i = 0
@@ -65,7 +65,8 @@ def _paragraphs(text: str) -> str:
 def _example(example: Example) -> list[str]:
     lines = ["```python", example.source.rstrip(), "```"]
     if example.settings:
-        options = ", ".join(f"`{k.replace('_', '-')} = {_toml(v)}`" for k, v in sorted(example.settings.items()))
+        options = ", ".join(f"`{k.replace('_', '-')} = {_toml(v)}`"
+                            for k, v in sorted(example.settings.items()))
         lines = [f"With {options}:", ""] + lines
     return lines
 
@@ -169,7 +170,8 @@ def render() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dynalint.docs", description="Generate the rules reference.")
+    parser = argparse.ArgumentParser(prog="python -m dynalint.docs",
+                                     description="Generate the rules reference.")
     parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE (default: standard output)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 if FILE differs from the generated text (writes nothing)")

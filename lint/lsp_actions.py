@@ -60,7 +60,8 @@ class DocumentView:
     def edit(self, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
         if self.document_changes:
             doc = types.OptionalVersionedTextDocumentIdentifier(uri=self.uri, version=self.version)
-            return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=doc, edits=edits)])
+            change = types.TextDocumentEdit(text_document=doc, edits=edits)
+            return types.WorkspaceEdit(document_changes=[change])
         return types.WorkspaceEdit(changes={self.uri: edits})
 
     def rewrite(self, new_text: str) -> types.WorkspaceEdit:
@@ -101,7 +102,8 @@ def _noqa(view: DocumentView, d: Diagnostic, sites: CommentSites) -> types.CodeA
                             edit=view.edit([edit]))
 
 
-def _fix_all(view: DocumentView, in_range: list[Diagnostic], kinds: tuple[str, str]) -> list[types.CodeAction]:
+def _fix_all(view: DocumentView, in_range: list[Diagnostic], kinds: tuple[str, str]
+             ) -> list[types.CodeAction]:
     actions = []
     safeties = {d.fix.safety for d in view.diagnostics if d.fix is not None}
     safe_text = view.fixed_text(False) if "safe" in safeties else view.text

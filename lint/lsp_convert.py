@@ -60,7 +60,8 @@ class PositionMap:
 
     def end(self) -> types.Position:
         last = len(self.lines) - 1
-        return self.codec.position_to_client_units(self.lines, ServerTextPosition(last, len(self.lines[last])))
+        end = ServerTextPosition(last, len(self.lines[last]))
+        return self.codec.position_to_client_units(self.lines, end)
 
     def range(self, line: int, column: int, end_line: int, end_column: int) -> types.Range:
         return types.Range(start=self.position(line, column), end=self.position(end_line, end_column))
@@ -90,6 +91,6 @@ def text_edits(old: str, new: str, positions: PositionMap) -> list[types.TextEdi
     edits = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag != "equal":
-            edits.append(types.TextEdit(range=types.Range(start=at(i1), end=at(i2)), new_text="".join(b[j1:j2])))
+            span = types.Range(start=at(i1), end=at(i2))
+            edits.append(types.TextEdit(range=span, new_text="".join(b[j1:j2])))
     return edits
-

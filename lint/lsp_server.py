@@ -58,7 +58,8 @@ class Checked:
 
 class DynalintServer(LanguageServer):
     def __init__(self, args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S) -> None:
-        super().__init__("dynalint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("dynalint", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.args = args
         self.debounce = debounce
         self.checked: dict[str, Checked] = {}
@@ -96,14 +97,16 @@ class DynalintServer(LanguageServer):
         except Exception as exc:  # an analysis bug must not take the server down
             log.exception("checking %s failed", doc.uri)
             return Checked(version, text, shown, settings, [], error=(
-                f"dynalint: internal error while checking {shown} ({type(exc).__name__}: {exc}); please report it"))
+                f"dynalint: internal error while checking {shown} ({type(exc).__name__}: {exc}); "
+                "please report it"))
         return Checked(version, text, shown, settings, diagnostics)
 
     async def analyse(self, doc: TextDocument) -> Checked:
         checked = await self.in_worker(self._analyse, doc, doc.version, doc.source)
         if checked.error is not None and checked.error not in self.shown_errors:
             self.shown_errors.add(checked.error)  # once: it would otherwise repeat on every keystroke
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=checked.error))
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
+                                                             message=checked.error))
         return checked
 
     async def check(self, uri: str, delay: float = 0.0) -> None:

@@ -17,7 +17,7 @@ from dynalint.noqa import _NOQA
 
 @dataclass(frozen=True)
 class Insertion:
-    """Replace columns ``column``..``end_column`` of ``line`` (1-based, code points, end exclusive) by ``text``."""
+    """Replace ``column``..``end_column`` of ``line`` by ``text`` (1-based, code points, end exclusive)."""
 
     line: int
     column: int

@@ -99,8 +99,8 @@ class Editor:
         uri = path.as_uri()
         self.texts[uri] = path.read_text() if text is None else text
         self.versions[uri] = 1
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-            uri=uri, language_id="python", version=1, text=self.texts[uri])))
+        item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=self.texts[uri])
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
         return uri
 
     def change(self, uri: str, edits: list[types.TextEdit]) -> int:
@@ -164,7 +164,8 @@ class Editor:
     def publications(self, uri: str) -> int:
         return len(self.published.get(uri, []))
 
-    async def code_actions(self, uri: str, rng: types.Range, diagnostics: list[types.Diagnostic] | None = None,
+    async def code_actions(self, uri: str, rng: types.Range,
+                           diagnostics: list[types.Diagnostic] | None = None,
                            only: list[str] | None = None) -> list[types.CodeAction]:
         result = await asyncio.wait_for(self.client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), range=rng,

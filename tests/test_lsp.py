@@ -71,7 +71,8 @@ def test_editor_session(project: Path) -> None:
             d101, d104, d102 = diagnostics["DYN101"], diagnostics["DYN104"], diagnostics["DYN102"]
             assert d101.severity == types.DiagnosticSeverity.Warning
             assert d101.source == "dynalint"
-            assert d101.code_description is not None and d101.code_description.href.endswith("rules.md#dyn101")
+            assert d101.code_description is not None
+            assert d101.code_description.href.endswith("rules.md#dyn101")
             assert (d101.range.start.line, d101.range.start.character) == (6, 11)
             # columns are UTF-16 code units: the emoji before `.item()` counts twice
             line = MODEL.splitlines()[9]
@@ -80,12 +81,14 @@ def test_editor_session(project: Path) -> None:
             assert d102.range.end.character == utf16_len(line[:line.index(")", start + 7) + 1])
 
             # the quick-fixes carry exactly the edits of `dynalint fix`
-            expected = {d.code: d for d in diagnostics_with_fixes(MODEL, "model.py", Settings(ignore=("DYN105",)))}
+            settings = Settings(ignore=("DYN105",))
+            expected = {d.code: d for d in diagnostics_with_fixes(MODEL, "model.py", settings)}
             actions = await editor.code_actions(uri, d101.range, [d101])
             titles = [a.title for a in actions]
             fix101 = expected["DYN101"].fix
             assert fix101 is not None and fix101.safety == "unsafe"
-            assert titles == [f"DYN101: {fix101.description} (unsafe)", "Ignore DYN101 for this line (# noqa: DYN101)",
+            assert titles == [f"DYN101: {fix101.description} (unsafe)",
+                              "Ignore DYN101 for this line (# noqa: DYN101)",
                               FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE]
             assert list(actions[0].diagnostics or []) == [d101]
             assert actions[0].kind == types.CodeActionKind.QuickFix
@@ -100,8 +103,8 @@ def test_editor_session(project: Path) -> None:
             fix104 = expected["DYN104"].fix
             assert fix104 is not None and fix104.safety == "safe"
             # (no unsafe fix is left once DYN101 is fixed, so no unsafe "fix all")
-            assert set(actions) == {f"DYN104: {fix104.description}", "Ignore DYN104 for this line (# noqa: DYN104)",
-                                    FIX_ALL_TITLE}
+            assert set(actions) == {f"DYN104: {fix104.description}",
+                                    "Ignore DYN104 for this line (# noqa: DYN104)", FIX_ALL_TITLE}
             assert actions[f"DYN104: {fix104.description}"].is_preferred
             version = editor.apply(actions["Ignore DYN104 for this line (# noqa: DYN104)"].edit)
             assert "y = x[x > 0].sum()  # noqa: E501,DYN104\n" in editor.texts[uri]
@@ -134,10 +137,11 @@ def test_editor_session(project: Path) -> None:
             editor.apply(actions[FIX_ALL_TITLE].edit)
             assert editor.texts[uri] == safe.source
             editor.replace_all(uri, MODEL)
-            source_actions = await editor.code_actions(uri, types.Range(start=types.Position(line=0, character=0),
-                                                                        end=types.Position(line=0, character=0)),
-                                                       only=[types.CodeActionKind.SourceFixAll])
-            assert [a.title for a in source_actions] == [FIX_ALL_TITLE]  # fix-on-save never applies unsafe fixes
+            origin = types.Position(line=0, character=0)
+            top = types.Range(start=origin, end=origin)
+            source_actions = await editor.code_actions(uri, top, only=[types.CodeActionKind.SourceFixAll])
+            # fix-on-save ("source.fixAll") never applies unsafe fixes
+            assert [a.title for a in source_actions] == [FIX_ALL_TITLE]
             actions = {a.title: a for a in await editor.code_actions(uri, diagnostics["DYN102"].range)}
             version = editor.apply(actions[FIX_ALL_UNSAFE_TITLE].edit)
             assert editor.texts[uri] == unsafe.source
@@ -216,7 +220,8 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_cli_does_not_import_pygls() -> None:
     result = _python("import sys; from dynalint.cli import build_parser; build_parser(); "
-                     "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol', 'torch')))")
+                     "print(sorted(m for m in sys.modules "
+                     "if m.split('.')[0] in ('pygls', 'lsprotocol', 'torch')))")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 

@@ -70,7 +70,8 @@ def test_sarif_validates_and_matches_json_output(tree, capsys, validator):
         assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == \
             (diag["line"], diag["column"], diag["end_line"], diag["end_column"])
         assert result["message"]["text"].startswith(diag["message"])
-        assert result["level"] == {"graph-break": "warning", "recompile": "note", "error": "error"}[diag["kind"]]
+        levels = {"graph-break": "warning", "recompile": "note", "error": "error"}
+        assert result["level"] == levels[diag["kind"]]
     locations = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert locations == {"src%20dir/my%20model.py", "broken.py"}
     assert run["columnKind"] == "unicodeCodePoints"
