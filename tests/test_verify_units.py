@@ -113,6 +113,10 @@ def test_verdicts():
     v = judge(_m(), None, "no fix applies")
     assert v.status == "no fix" and not v.problems
     assert judge(_m(breaks=1), None).problems == ["1 graph break"]
+    ran_elsewhere = _m(breaks=1)
+    ran_elsewhere.executed = [[1, 20]]
+    assert judge(ran_elsewhere, _m(breaks=1, vs_original=True), fix_lines=[40]).status == "unchanged"
+    assert judge(ran_elsewhere, _m(breaks=1, vs_original=True), fix_lines=[12]).status == "not confirmed"
     crashed = _m()
     crashed.status, crashed.message = "crash", "the worker died"
     assert judge(crashed, None).status == "error"

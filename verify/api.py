@@ -183,7 +183,9 @@ def _measure_pair(ref: Ref, device: str, plan: _FilePlan, settings: Settings, op
         spec.reference_outputs = saved if os.path.exists(saved) else None
         fixed = run_measurement(spec)
     prediction = compare(plan.diagnostics, original, plan.source) if original.executed else None
-    return DeviceReport(device, original, fixed, prediction, judge(original, fixed, _fix_note(plan, options)))
+    fix_lines = [f.line for f in plan.fixed.applied] if plan.fixed else None
+    return DeviceReport(device, original, fixed, prediction,
+                        judge(original, fixed, _fix_note(plan, options), fix_lines))
 
 
 # ---------------------------------------------------------------------------------------------

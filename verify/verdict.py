@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from dynalint.verify.results import Measurement
 
-CONFIRMED, NOT_CONFIRMED, NO_FIX, ERROR, SKIPPED = "confirmed", "not confirmed", "no fix", "error", "skipped"
+CONFIRMED, NOT_CONFIRMED, UNCHANGED, NO_FIX, ERROR, SKIPPED = (
+    "confirmed", "not confirmed", "unchanged", "no fix", "error", "skipped")
 
 
 @dataclass
@@ -65,7 +66,13 @@ def improvement(before: list[Measurement], after: list[Measurement]) -> tuple[bo
     return ok, reasons
 
 
-def judge(original: Measurement, fixed: Measurement | None, fix_note: str | None = None) -> Verdict:
+def judge(original: Measurement, fixed: Measurement | None, fix_note: str | None = None,
+          fix_lines: list[int] | None = None) -> Verdict:
+    """The verdict for one target; ``fix_lines`` are the lines the file's fixes start on.
+
+    A fixed file whose fixes all lie outside the code the stream ran, and that measures the
+    same with the same outputs, is *unchanged* for this target rather than not confirmed.
+    """
     if original.status == "skipped":
         return Verdict(SKIPPED, [original.message])
     if original.status != "ok":
@@ -77,6 +84,11 @@ def judge(original: Measurement, fixed: Measurement | None, fix_note: str | None
     ok, reasons = improvement([original], [fixed])
     if ok:
         return Verdict(CONFIRMED, reasons, _problems(fixed))
+    same = (len(fixed.breaks), len(fixed.recompiles)) == (len(original.breaks), len(original.recompiles))
+    outputs_kept = fixed.status == "ok" and fixed.equal_to_original is not False and fixed.outputs_equal is not False
+    ran = [tuple(r) for r in original.executed]
+    if same and outputs_kept and fix_lines is not None and not any(a <= ln <= b for ln in fix_lines for a, b in ran):
+        return Verdict(UNCHANGED, ["the fixes lie outside the code this stream runs"], _problems(original))
     return Verdict(NOT_CONFIRMED, reasons, ["fix not confirmed: " + "; ".join(reasons)] + _problems(original))
 
 
