@@ -1,0 +1,88 @@
+"""The pre-commit hooks, installed by pre-commit itself from this repository (needs the package index)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from dynalint.fixing import fix_source
+from dynalint.settings import Settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+MODEL = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                x = x * 2
+            return x[x > 0].sum()
+""").lstrip()
+
+
+def _git(*args: str, cwd: str, env: dict[str, str]) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _hook_outputs(output: str) -> dict[str, str]:
+    """pre-commit's output, split per hook id."""
+    sections: dict[str, str] = {}
+    current = None
+    for line in output.splitlines():
+        if line.startswith("- hook id: "):
+            current = line[len("- hook id: "):].strip()
+            sections[current] = ""
+        elif current is not None:
+            sections[current] += line + "\n"
+    return sections
+
+
+@pytest.fixture
+def git_env(tmp_path) -> dict[str, str]:
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    pytest.importorskip("pre_commit")
+    # try-repo commits uncommitted changes of this checkout to a shadow clone: give git an identity
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.invalid", PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
+    try:
+        _git("ls-files", "--error-unmatch", ".pre-commit-hooks.yaml", cwd=ROOT, env=env)
+    except subprocess.CalledProcessError:
+        pytest.skip("the project is not a git checkout with .pre-commit-hooks.yaml committed")
+    return env
+
+
+def test_try_repo_runs_both_hooks(tmp_path, git_env):
+    """`pre-commit try-repo` builds the hook environment from this repository and runs
+    `dynalint` (fails, naming the codes) and then `dynalint-fix` (rewrites the file, fails)."""
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    _git("init", "-q", ".", cwd=str(repo), env=git_env)
+    (repo / "model.py").write_text(MODEL)
+    _git("add", "model.py", cwd=str(repo), env=git_env)
+
+    command = [sys.executable, "-m", "pre_commit", "try-repo", ROOT, "--all-files", "--color", "never"]
+    result = subprocess.run(command, cwd=str(repo), env=git_env, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    hooks = _hook_outputs(output)
+    assert set(hooks) == {"dynalint", "dynalint-fix"}, output
+
+    check = hooks["dynalint"]
+    assert "model.py:7:12: DYN101" in check and "model.py:9:16: DYN104" in check, output
+    assert "- exit code: 1" in check
+
+    fix = hooks["dynalint-fix"]
+    assert "files were modified by this hook" in fix, output
+    assert "DYN104 fixed (safe)" in fix
+    fixed = (repo / "model.py").read_text()
+    assert fixed == fix_source(MODEL, "model.py", Settings()).source != MODEL
+    assert "x[x > 0]" not in fixed
+    assert "Traceback" not in output
