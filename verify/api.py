@@ -12,7 +12,7 @@ import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import check_source, read_source
@@ -23,7 +23,7 @@ from dynalint.verify.prediction import Prediction, compare
 from dynalint.verify.results import Measurement
 from dynalint.verify.spec import MeasureSpec
 from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
-from dynalint.verify.verdict import Verdict, improvement, judge
+from dynalint.verify.verdict import Verdict, judge
 
 DEVICES = ("cpu", "cuda")
 
@@ -182,180 +182,17 @@ def _measure_pair(ref: Ref, device: str, plan: _FilePlan, settings: Settings, op
         spec = make_spec(ref, "fixed", plan.fixed_path, device, options, settings, inputs, hook)
         spec.reference_outputs = saved if os.path.exists(saved) else None
         fixed = run_measurement(spec)
-    prediction = compare(plan.diagnostics, original, plan.source) if original.executed else None
+    prediction = compare(plan.diagnostics, original, plan.source) if original.status == "ok" else None
     fix_lines = [f.line for f in plan.fixed.applied] if plan.fixed else None
     return DeviceReport(device, original, fixed, prediction,
                         judge(original, fixed, _fix_note(plan, options), fix_lines))
 
 
-# ---------------------------------------------------------------------------------------------
-# dynalint fix --verify
-
-
-@dataclass
-class FixOutcome:
-    """One fix judged on the targets: confirmed, or left out and why."""
-
-    code: str
-    line: int
-    description: str
-    safety: str
-    confirmed: bool
-    reasons: list[str]
-
-
-@dataclass
-class VerificationResult:
-    """What ``confirm_fixes`` returns; reads like the fix engine's ``FixResult`` (``source``,
-    ``applied``, ``remaining``, ``unsafe_available``) plus what verification decided."""
-
-    source: str
-    applied: list[Any] = field(default_factory=list)
-    """The confirmed fixes, as the fix engine's ``AppliedFix`` records (code, fixer, description, safety, line)."""
-    remaining: list[Diagnostic] = field(default_factory=list)
-    unsafe_available: int = 0
-    confirmed: list[FixOutcome] = field(default_factory=list)
-    rejected: list[FixOutcome] = field(default_factory=list)
-    before: list[Measurement] = field(default_factory=list)
-    after: list[Measurement] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.applied)
-
-
-#: Rounds of "find fixes, verify each, keep the confirmed ones" (later rounds see earlier fixes).
-CONFIRM_ROUNDS = 3
-
-
-def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: Settings, unsafe: bool,
-                  timeout: float, *, jobs: int | None = None, devices: Iterable[str] = ("cpu",)
-                  ) -> VerificationResult:
-    """Keep only the fixes of ``path`` that real Dynamo confirms on ``targets``.
-
-    ``targets`` are names defined in ``path`` (``NAME`` or ``path::NAME``); ``inputs`` is
-    ``FILE::FACTORY`` or None for the file's ``dynalint_inputs()``.  Each fix the engine offers
-    (safe ones, plus unsafe ones when ``unsafe``) is applied alone to a temporary copy and every
-    target is measured over its input stream, in a worker process with ``timeout`` seconds per
-    measurement.  A fix is confirmed when, summed over the targets, graph breaks or recompiles
-    went down and neither went up, and on every input set the fixed code's eager outputs equal
-    the original's and its compiled outputs equal its eager ones.  Confirmed fixes that do not
-    overlap are then combined (and the combination measured again); fixes that become possible
-    only after others are found in a later round.  The user's file is not written: the result's
-    ``source`` is the text to write (the original when nothing was confirmed), ``applied`` the
-    confirmed fixes, ``rejected`` the others with their reasons.  Raises TargetError for a
-    target or input reference that names nothing.
-    """
-    from dynalint.fixing import AppliedFix, apply_text_edits, diagnostics_with_fixes
-
-    refs = []
-    for t in targets:
-        ref = parse_ref(t) if "::" in t else Ref(path, t)
-        if not same_file(ref.path, path):
-            raise TargetError(f"target {t!r} is not in {path}: fix --verify measures targets of the fixed file")
-        refs.append(ref)
-    options = Options(inputs=inputs, timeout=timeout, unsafe=unsafe, fix=False, what_if=False,
-                      devices=tuple(devices), jobs=jobs or default_jobs())
-    inputs_ref, hook = resolve_options_refs(options)
-    original = read_source(path)
-    workdir = tempfile.mkdtemp(prefix="dynalint-confirm-")
-    result = VerificationResult(original)
-    try:
-        pairs = [(ref, d) for ref in refs for d in options.devices]
-        saved = {pair: os.path.join(workdir, f"ref-{i}.pt") for i, pair in enumerate(pairs)}
-
-        def measure(source_path: str, variant: str) -> list[Measurement]:
-            def one(pair: tuple[Ref, str]) -> Measurement:
-                spec = make_spec(pair[0], variant, source_path, pair[1], options, settings, inputs_ref, hook)
-                if variant == "original":
-                    spec.save_outputs = saved[pair]
-                else:
-                    spec.reference_outputs = saved[pair] if os.path.exists(saved[pair]) else None
-                return run_measurement(spec)
-            with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-                return list(pool.map(one, pairs))
-
-        def allowed(d: Diagnostic) -> bool:
-            return d.fix is not None and (unsafe or d.fix.safety == "safe")
-
-        current = original
-        rejected_keys: set[tuple[str, str, str]] = set()
-        result.before = current_m = measure(path, "original")
-        if any(m.status not in ("ok", "skipped") for m in current_m):
-            bad = next(m for m in current_m if m.status not in ("ok", "skipped"))
-            for d in filter(allowed, diagnostics_with_fixes(original, path, settings)):
-                result.rejected.append(FixOutcome(d.code, d.line, d.fix.description, d.fix.safety, False,
-                                                  [f"the original code cannot be measured: {bad.message}"]))
-            return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes)
-        for _ in range(CONFIRM_ROUNDS):
-            candidates = [d for d in diagnostics_with_fixes(current, path, settings)
-                          if allowed(d) and _fix_key(current, d) not in rejected_keys]
-            if not candidates:
-                break
-            trials = []
-            for d in candidates:
-                text = apply_text_edits(current, d.fix.edits)
-                after = measure(write_copy(text, path, workdir), "fixed")
-                ok, reasons = improvement(current_m, after)
-                trials.append((d, text, after, ok, reasons))
-            good = [t for t in trials if t[3]]
-            for d, _, _, ok, reasons in trials:
-                if not ok:
-                    rejected_keys.add(_fix_key(current, d))
-                    result.rejected.append(FixOutcome(d.code, d.line, d.fix.description, d.fix.safety, False, reasons))
-            if not good:
-                break
-            good.sort(key=lambda t: _gain(current_m, t[2]), reverse=True)
-            chosen, taken = [], []
-            for t in good:
-                spans = [(e.line, max(e.end_line, e.line + 1)) for e in t[0].fix.edits]
-                if any(a < d and c < b for a, b in spans for c, d in taken):
-                    continue
-                chosen.append(t)
-                taken.extend(spans)
-            combined = apply_text_edits(current, [e for t in chosen for e in t[0].fix.edits])
-            after = chosen[0][2] if len(chosen) == 1 else measure(write_copy(combined, path, workdir), "fixed")
-            if len(chosen) > 1 and not improvement(current_m, after)[0]:
-                chosen, combined, after = chosen[:1], chosen[0][1], chosen[0][2]
-            for d, _, _, _, reasons in chosen:
-                outcome = FixOutcome(d.code, d.line, d.fix.description, d.fix.safety, True, reasons)
-                result.confirmed.append(outcome)
-                result.applied.append(AppliedFix(d.code, _fixer_name(d.code), d.fix.description, d.fix.safety, d.line))
-            current, current_m = combined, after
-        result.after = current_m
-        return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _fix_key(source: str, d: Diagnostic) -> tuple[str, str, str]:
-    """A fix's identity across rounds (lines move when earlier fixes are applied)."""
-    lines = source.splitlines()
-    text = lines[d.line - 1].strip() if 0 < d.line <= len(lines) else ""
-    return d.code, d.fix.description if d.fix else "", text
-
-
-def _fixer_name(code: str) -> str:
-    from dynalint.fixers.base import fixers_for
-
-    found = fixers_for(code)
-    return found[0].name if found else code
-
-
-def _gain(before: list[Measurement], after: list[Measurement]) -> int:
-    return sum(len(m.breaks) + len(m.recompiles) for m in before) - sum(
-        len(m.breaks) + len(m.recompiles) for m in after)
-
-
-def _finish(result: VerificationResult, source: str, path: str, settings: Settings, unsafe: bool,
-            diagnostics_with_fixes: Callable[..., list[Diagnostic]]) -> VerificationResult:
-    result.source = source
-    final = diagnostics_with_fixes(source, path, settings)
-    result.remaining = final
-    if not unsafe:
-        result.unsafe_available = sum(1 for d in final if d.fix is not None and d.fix.safety == "unsafe")
-    return result
-
-
 def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
+
+
+from dynalint.verify.confirm import FixOutcome, VerificationResult, confirm_fixes  # noqa: E402  (re-exported)
+
+__all__ = ["Options", "TargetReport", "DeviceReport", "verify_targets", "confirm_fixes", "VerificationResult",
+           "FixOutcome", "default_jobs"]

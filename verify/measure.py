@@ -1,7 +1,7 @@
 """One measurement: the stream run eagerly, then compiled, in a worker process.
 
-The eager phase gives the reference outputs and the functions of the target's
-file that really ran; the compiled phase records, call by call, what Dynamo
+The eager phase gives the reference outputs and the lines of the target's file
+that really ran; the compiled phase records, call by call, what Dynamo
 did (cache hit, compile, recompile with its failing guards, eager fallback),
 the graph breaks from Dynamo's own log, the guard-check time, the compile time
 and the outputs against the eager ones.  Each phase starts from a fresh module
@@ -28,7 +28,7 @@ from dynalint.verify.probe import DynamoLog, GraphBreak
 from dynalint.verify.results import BreakSite, CallRecord, Measurement, OutputDiff, RecompileEvent
 from dynalint.verify.spec import MeasureSpec
 from dynalint.verify.stream import Call, Stream, tensor_leaves
-from dynalint.verify.tracebacks import describe, user_traceback
+from dynalint.verify.tracebacks import describe, is_user_file, user_traceback
 
 Progress = Callable[[str, int], None]
 
@@ -38,7 +38,8 @@ class EagerRun:
     outputs: list[outputs.Leaves | None] = field(default_factory=list)
     errors: list[str | None] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
-    executed: list[list[int]] = field(default_factory=list)
+    executed: dict[str, list[list[int]]] = field(default_factory=dict)
+    """Lines that ran, per user file (real path)."""
     first_traceback: str = ""
 
 
@@ -78,27 +79,39 @@ def _backward(out: Any, args: tuple, kwargs: dict, obj: Any) -> outputs.Leaves:
 
 
 def run_eager(spec: MeasureSpec, progress: Progress) -> EagerRun:
-    """The reference: every input set run without Dynamo, recording which of the file's functions ran."""
+    """The reference: every input set run without Dynamo, recording which lines of the user's files ran."""
     progress("eager", -1)
     stream = Stream(spec)
     run = EagerRun()
-    ran: dict[types.CodeType, None] = {}
-    wanted = os.path.realpath(spec.module_path)
+    lines: dict[str, set[int]] = {}
+    files: dict[str, str | None] = {}
 
-    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "call" and frame.f_code not in ran and os.path.realpath(frame.f_code.co_filename) == wanted:
-            ran[frame.f_code] = None
+    def trace(frame: types.FrameType, event: str, arg: Any) -> Any:
+        name = frame.f_code.co_filename
+        if name not in files:
+            files[name] = os.path.realpath(name) if is_user_file(name) else None
+        real = files[name]
+        if real is None:
+            return None
+        seen = lines.setdefault(real, set())
+
+        def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+            if event == "line":
+                seen.add(frame.f_lineno)
+            return local
+
+        return local
 
     for i, call in enumerate(stream.calls):
         progress("eager", i)
         stream.before_call(i)
         try:
             obj, fn = stream.instance(call)
-            sys.setprofile(profile)
+            sys.settrace(trace)
             try:
                 leaves, seconds = run_call(stream, i, call, fn, obj)
             finally:
-                sys.setprofile(None)
+                sys.settrace(None)
             run.outputs.append(leaves)
             run.errors.append(None)
             run.seconds.append(seconds)
@@ -107,13 +120,19 @@ def run_eager(spec: MeasureSpec, progress: Progress) -> EagerRun:
             run.errors.append(describe(exc))
             run.seconds.append(0.0)
             run.first_traceback = run.first_traceback or user_traceback(exc)
-    run.executed = [_line_range(code) for code in ran]
+    run.executed = {path: _runs(sorted(found)) for path, found in lines.items()}
     return run
 
 
-def _line_range(code: types.CodeType) -> list[int]:
-    lines = [ln for _, _, ln in code.co_lines() if ln is not None]
-    return [code.co_firstlineno, max(lines + [code.co_firstlineno])]
+def _runs(lines: list[int]) -> list[list[int]]:
+    """Sorted line numbers as [first, last] runs of consecutive lines."""
+    out: list[list[int]] = []
+    for ln in lines:
+        if out and ln == out[-1][1] + 1:
+            out[-1][1] = ln
+        else:
+            out.append([ln, ln])
+    return out
 
 
 def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: Progress) -> list[Call]:
@@ -128,7 +147,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
     compile_times = metrics.setdefault("_compile.compile_inner", [])
     wrap = lambda obj: torch.compile(obj, backend=spec.backend)  # noqa: E731
     reference = outputs.load(spec.reference_outputs) if spec.reference_outputs else None
-    with DynamoLog([spec.module_path], outside=True) as log:
+    with DynamoLog(is_user=is_user_file) as log:
         for i, call in enumerate(stream.calls):
             progress("compiled", i)
             stream.before_call(i)

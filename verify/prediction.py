@@ -2,7 +2,7 @@
 
 A graph-break diagnostic is *confirmed* when it lies in the statement Dynamo
 broke on (for ``if``/``while``/``for``, the header); *not confirmed* when it
-lies in code that ran but no break happened there; a break with no diagnostic
+lies in a statement that ran but no break happened there; a break with no diagnostic
 in its statement is *missed*.  Diagnostics in code the stream never ran are
 left out: the stream says nothing about them.  A target is predicted to
 recompile when a recompile diagnostic lies in code that ran.
@@ -79,7 +79,9 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str) -> Predi
     ran = [tuple(r) for r in m.executed]
 
     def executed(line: int) -> bool:
-        return any(a <= line <= b for a, b in ran)
+        """Whether the statement holding ``line`` ran (line events fire on a statement's first line)."""
+        s, e = _span_of(spans, line)
+        return any(a <= e and s <= b for a, b in ran)
 
     p = Prediction(recompile_observed=bool(m.recompiles))
     break_spans = [_span_of(spans, b.line) for b in sites]

@@ -94,32 +94,32 @@ class Observation:
         return {b.line for b in self.breaks if real is None or os.path.realpath(b.file) == real}
 
 
-def _parse_break(message: str, files_of_interest: Sequence[str], outside: bool = False) -> GraphBreak | None:
+def _parse_break(message: str, files_of_interest: Sequence[str],
+                 is_user: Callable[[str], bool] | None = None) -> GraphBreak | None:
     """Parse one ``graph_breaks`` log record into a GraphBreak.
 
     The location is the innermost frame of the user traceback that lies in one of
     ``files_of_interest`` (so a break inside a helper is attributed to the helper's
     line), falling back to Dynamo's own "in user code at file:line".  With
-    ``outside``, a break that lies in none of those files is kept at its innermost
-    frame instead of being dropped (a break in a library the code calls).
+    ``is_user`` instead, it is the innermost frame of any file ``is_user`` accepts
+    (a break in a helper imported from another file is attributed to that helper).
     """
     wanted = {os.path.realpath(f) for f in files_of_interest}
+
+    def keep(path: str) -> bool:
+        return is_user(path) if is_user is not None else (not wanted or os.path.realpath(path) in wanted)
+
     loc: tuple[str, int, str] | None = None
-    innermost: tuple[str, int, str] | None = None
     tb_start = message.find("User code traceback:")
     if tb_start >= 0:
         for m in _FRAME_RE.finditer(message, tb_start):
-            innermost = (m["file"], int(m["line"]), m["func"])
-            if not wanted or os.path.realpath(m["file"]) in wanted:
-                loc = innermost
+            if keep(m["file"]):
+                loc = (m["file"], int(m["line"]), m["func"])
     if loc is None:
         m = _AT_RE.search(message)
-        if m is not None and (not wanted or os.path.realpath(m["file"]) in wanted):
-            loc = (m["file"], int(m["line"]), "?")
-        elif outside and (innermost is not None or m is not None):
-            loc = innermost or (m["file"], int(m["line"]), "?")
-        else:
+        if m is None or not keep(m["file"]):
             return None
+        loc = (m["file"], int(m["line"]), "?")
     reason = message.split("Graph Break Reason:", 1)[-1]
     gb_type = _underlying_gb_type(reason)
     ids = _GB_ID_RE.findall(reason)
@@ -146,9 +146,10 @@ def _underlying_gb_type(reason: str) -> str:
 class DynamoLog(contextlib.AbstractContextManager):
     """Collects Dynamo's graph-break and recompile log records while active."""
 
-    def __init__(self, files_of_interest: Sequence[str] = (), *, outside: bool = False) -> None:
+    def __init__(self, files_of_interest: Sequence[str] = (), *,
+                 is_user: Callable[[str], bool] | None = None) -> None:
         self.files = list(files_of_interest)
-        self.outside = outside
+        self.is_user = is_user
         self.breaks: list[GraphBreak] = []
         self.recompiles: list[Recompile] = []
         self.limit_hits: list[tuple[int, str]] = []
@@ -209,7 +210,7 @@ class DynamoLog(contextlib.AbstractContextManager):
                 )
             )
         elif "Graph break" in msg:
-            gb = _parse_break(msg, self.files, self.outside)
+            gb = _parse_break(msg, self.files, self.is_user)
             if gb is not None:
                 self.breaks.append(dataclasses.replace(gb, input_index=self.input_index))
 
@@ -242,11 +243,16 @@ def observe(
     before_call: Callable[[int], None] | None = None,
     backend: str = "eager",
     fresh: bool = True,
+    compile: bool = True,
 ) -> Observation:
-    """Compile ``fn`` and call it on every input set in order, recording what Dynamo did."""
+    """Compile ``fn`` and call it on every input set in order, recording what Dynamo did.
+
+    With ``compile=False``, ``fn`` is called as it is: code that compiles parts of itself
+    (a caller of a ``@torch.compile`` function) is observed without an outer graph.
+    """
     if fresh:
         torch._dynamo.reset()
-    compiled = torch.compile(fn, backend=backend)
+    compiled = torch.compile(fn, backend=backend) if compile else fn
     obs = Observation()
     with DynamoLog(files_of_interest) as log:
         for i, args in enumerate(input_sets):

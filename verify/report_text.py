@@ -104,7 +104,7 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
         if m.recompiles:
             out.append(f"  recompiles ({label}):")
             out.extend(_recompiles(m))
-        cost = _cost(m)
+        cost = _cost(m) if any(c.status != "error" for c in m.calls) else ""
         if cost:
             out.append(f"  cost ({label}): {cost}")
         for w in m.what_if:
@@ -124,8 +124,13 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
 def write(reports: list[TargetReport], out: TextIO) -> None:
     for r in reports:
         lines = [r.target]
-        for fx in r.fixes:
+        ran = [tuple(x) for x in r.devices[0].original.executed] if r.devices else []
+        mine = [fx for fx in r.fixes if not ran or any(a <= fx["line"] <= b for a, b in ran)]
+        for fx in mine:
             lines.append(f"  fix: line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
+        if len(mine) < len(r.fixes):
+            n = len(r.fixes) - len(mine)
+            lines.append(f"  ({n} other fix{'es' * (n != 1)} in this file, in code this stream does not run)")
         if r.fix_note:
             lines.append(f"  fixed variant: none ({r.fix_note})")
         for d in r.devices:

@@ -135,7 +135,9 @@ class Measurement:
     cost: CostModel | None = None
     what_if: list[WhatIf] = field(default_factory=list)
     executed: list[list[int]] = field(default_factory=list)
-    """Line ranges of the functions of the target's file that ran (for predicted vs confirmed)."""
+    """Lines of the target's file that ran in the eager phase, as [first, last] runs (for predicted vs confirmed)."""
+    executed_files: dict[str, list[list[int]]] = field(default_factory=dict)
+    """The same for every user file that ran (real path -> runs), e.g. the helpers the target imports."""
     log_tail: str = ""
 
     @property

@@ -18,6 +18,8 @@ class MeasureSpec:
     name: str
     origin_path: str
     """The user's file; its directory and package decide the module's import name."""
+    substitutes: dict[str, str] = field(default_factory=dict)
+    """User file -> file imported in its place (a fixed copy of a module the target imports)."""
     inputs_path: str | None = None
     """File of the input factory; None: the target's own module."""
     inputs_name: str = "dynalint_inputs"

@@ -211,6 +211,8 @@ class Stream:
         self.spec = spec
         self.device = torch.device(spec.device)
         seed_all(spec.seed)
+        for origin, path in spec.substitutes.items():
+            load_module(path, origin)
         self.module = load_module(spec.module_path, spec.origin_path)
         self.target = Target(self.module, spec.name)
         self.inputs_module = self._side_module(spec.inputs_path)

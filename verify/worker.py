@@ -76,7 +76,8 @@ def measure_spec(spec: MeasureSpec) -> Measurement:
     try:
         with torch._dynamo.config.patch(**_dynamo_config(spec)):
             eager = measure.run_eager(spec, progress)
-            m.executed = eager.executed
+            m.executed_files = eager.executed
+            m.executed = eager.executed.get(os.path.realpath(spec.module_path), [])
             failed = [(i, e) for i, e in enumerate(eager.errors) if e]
             if failed:
                 m.status = "error"

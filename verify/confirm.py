@@ -1,0 +1,247 @@
+"""``dynalint fix --verify``: keep only the fixes that real Dynamo confirms on the user's targets.
+
+Each fix the engine offers is applied alone to a temporary copy of the file
+and the targets are measured over their input streams; a fix that lies in
+code the streams never run is left out without a measurement.  Confirmed fixes
+that do not overlap are combined and measured together, and later rounds find
+the fixes that become possible only after earlier ones.  The targets may live
+in another file that imports the fixed one: the fixed copy is imported in its
+place.  The measurement of the original code is shared by the files of one
+``fix`` run as long as the files it ran stay unchanged.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from dynalint.diagnostics import Diagnostic
+from dynalint.engine import read_source
+from dynalint.settings import Settings
+from dynalint.verify.fixed import write_copy
+from dynalint.verify.isolation import run_measurement
+from dynalint.verify.results import Measurement
+from dynalint.verify.targets import Ref, parse_ref
+from dynalint.verify.verdict import improvement
+
+#: Rounds of "find fixes, measure each, keep the confirmed ones" (later rounds see earlier fixes).
+CONFIRM_ROUNDS = 3
+
+
+@dataclass
+class FixOutcome:
+    """One fix judged on the targets: confirmed, or left out and why."""
+
+    code: str
+    line: int
+    description: str
+    safety: str
+    confirmed: bool
+    reasons: list[str]
+
+
+@dataclass
+class VerificationResult:
+    """What ``confirm_fixes`` returns; reads like the fix engine's ``FixResult`` (``source``,
+    ``applied``, ``remaining``, ``unsafe_available``) plus what the measurements decided."""
+
+    source: str
+    applied: list[Any] = field(default_factory=list)
+    """The confirmed fixes, as the fix engine's ``AppliedFix`` records (code, fixer, description, safety, line)."""
+    remaining: list[Diagnostic] = field(default_factory=list)
+    unsafe_available: int = 0
+    confirmed: list[FixOutcome] = field(default_factory=list)
+    rejected: list[FixOutcome] = field(default_factory=list)
+    before: list[Measurement] = field(default_factory=list)
+    after: list[Measurement] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.applied)
+
+
+@dataclass
+class _Baseline:
+    measurements: list[Measurement]
+    outputs: list[str]
+    stamps: dict[str, tuple[int, int]]
+    """Real path -> (mtime_ns, size) of every user file the measurement ran: valid while unchanged."""
+
+
+_baselines: dict[tuple, _Baseline] = {}
+_baseline_dir: list[str] = []
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+        return st.st_mtime_ns, st.st_size
+    except OSError:
+        return 0, -1
+
+
+def _workdir() -> str:
+    if not _baseline_dir:
+        _baseline_dir.append(tempfile.mkdtemp(prefix="dynalint-baseline-"))
+        atexit.register(shutil.rmtree, _baseline_dir[0], True)
+    return _baseline_dir[0]
+
+
+def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: Settings, unsafe: bool,
+                  timeout: float, *, jobs: int | None = None, devices: Iterable[str] = ("cpu",)
+                  ) -> VerificationResult:
+    """Keep only the fixes of ``path`` that real Dynamo confirms on ``targets``.
+
+    ``targets`` are ``FILE::NAME`` references (or bare ``NAME``s defined in ``path``); they may be
+    in other files that import ``path``.  ``inputs`` is ``FILE::FACTORY``, or None for each target
+    file's ``dynalint_inputs()``.  Each fix the engine offers (safe ones, plus unsafe ones when
+    ``unsafe``) is applied alone to a temporary copy and every target is measured over its input
+    stream in a worker process (``timeout`` seconds per measurement).  A fix is confirmed when,
+    summed over the targets, graph breaks or recompiles went down and neither went up, and on every
+    input set the fixed code's eager outputs equal the original's and its compiled outputs equal
+    its eager ones.  The user's file is not written: ``source`` is the text to write (the original
+    when nothing was confirmed), ``applied`` the confirmed fixes, ``rejected`` the others with the
+    reasons.  Raises TargetError for a reference that names nothing.
+    """
+    from dynalint.fixing import AppliedFix, apply_text_edits, diagnostics_with_fixes
+    from dynalint.verify.api import Options, default_jobs, make_spec, resolve_options_refs
+
+    refs = [parse_ref(t) if "::" in t else Ref(path, t) for t in targets]
+    options = Options(inputs=inputs, timeout=timeout, unsafe=unsafe, fix=False, what_if=False,
+                      devices=tuple(devices), jobs=jobs or default_jobs())
+    inputs_ref, hook = resolve_options_refs(options)
+    pairs = [(ref, d) for ref in refs for d in options.devices]
+    original = read_source(path)
+    result = VerificationResult(original)
+
+    def allowed(d: Diagnostic) -> bool:
+        return d.fix is not None and (unsafe or d.fix.safety == "safe")
+
+    def run_all(copy: str | None, reference: list[str] | None, save: list[str] | None) -> list[Measurement]:
+        def one(i: int) -> Measurement:
+            ref, device = pairs[i]
+            in_file = copy is not None and os.path.realpath(ref.path) == os.path.realpath(path)
+            spec = make_spec(ref, "original" if copy is None else "fixed", copy if in_file else ref.path, device,
+                             options, settings, inputs_ref, hook)
+            if copy is not None and not in_file:
+                spec.substitutes = {os.path.abspath(path): copy}
+            if reference is not None:
+                spec.reference_outputs = reference[i] if os.path.exists(reference[i]) else None
+            if save is not None:
+                spec.save_outputs = save[i]
+            return run_measurement(spec)
+        with ThreadPoolExecutor(max_workers=options.jobs) as pool:
+            return list(pool.map(one, range(len(pairs))))
+
+    offered = [d for d in diagnostics_with_fixes(original, path, settings) if allowed(d)]
+    if not offered:
+        return _finish(result, original, path, settings, unsafe, diagnostics_with_fixes)
+    key = (tuple(map(str, refs)), inputs, options.devices, timeout, settings.fingerprint())
+    base = _baselines.get(key)
+    if base is None or any(_stamp(p) != s for p, s in base.stamps.items()):
+        save = [os.path.join(_workdir(), f"{abs(hash(key))}-{i}.pt") for i in range(len(pairs))]
+        measured = run_all(None, None, save)
+        stamps = {p: _stamp(p) for m in measured for p in m.executed_files}
+        stamps.update({os.path.realpath(r.path): _stamp(r.path) for r in refs})
+        base = _baselines[key] = _Baseline(measured, save, stamps)
+    result.before = result.after = base.measurements
+    bad = [m for m in base.measurements if m.status not in ("ok", "skipped")]
+    if bad:
+        result.rejected = [_outcome(d, False, [f"the original code cannot be measured: {bad[0].message}"])
+                           for d in offered]
+        return _finish(result, original, path, settings, unsafe, diagnostics_with_fixes)
+
+    workdir = tempfile.mkdtemp(prefix="dynalint-confirm-")
+    try:
+        current, current_path, current_m = original, os.path.realpath(path), base.measurements
+        rejected_keys: set[tuple[str, str, str]] = set()
+        for _ in range(CONFIRM_ROUNDS):
+            ran = [tuple(r) for m in current_m for r in m.executed_files.get(current_path, [])]
+            trials = []
+            for d in diagnostics_with_fixes(current, path, settings):
+                if not allowed(d) or _fix_key(current, d) in rejected_keys:
+                    continue
+                if not _touches(d, ran):
+                    rejected_keys.add(_fix_key(current, d))
+                    result.rejected.append(_outcome(d, False, ["it lies in code the targets' input streams do not run"]))
+                    continue
+                text = apply_text_edits(current, d.fix.edits)
+                copy = write_copy(text, path, workdir)
+                after = run_all(copy, base.outputs, None)
+                ok, reasons = improvement(current_m, after)
+                if not ok:
+                    rejected_keys.add(_fix_key(current, d))
+                    result.rejected.append(_outcome(d, False, reasons))
+                else:
+                    trials.append((d, text, copy, after, reasons))
+            if not trials:
+                break
+            trials.sort(key=lambda t: _gain(current_m, t[3]), reverse=True)
+            chosen, taken = [], []
+            for t in trials:
+                spans = [(e.line, max(e.end_line, e.line + 1)) for e in t[0].fix.edits]
+                if not any(a < d and c < b for a, b in spans for c, d in taken):
+                    chosen.append(t)
+                    taken.extend(spans)
+            if len(chosen) == 1:
+                _, current, copy, current_m, _ = chosen[0]
+            else:
+                combined = apply_text_edits(current, [e for t in chosen for e in t[0].fix.edits])
+                copy = write_copy(combined, path, workdir)
+                after = run_all(copy, base.outputs, None)
+                if improvement(current_m, after)[0]:
+                    current, current_m = combined, after
+                else:
+                    chosen = chosen[:1]
+                    _, current, copy, current_m, _ = chosen[0]
+            current_path = os.path.realpath(copy)
+            for d, _, _, _, reasons in chosen:
+                result.confirmed.append(_outcome(d, True, reasons))
+                result.applied.append(AppliedFix(d.code, _fixer_name(d.code), d.fix.description, d.fix.safety, d.line))
+        result.after = current_m
+        return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _outcome(d: Diagnostic, confirmed: bool, reasons: list[str]) -> FixOutcome:
+    assert d.fix is not None
+    return FixOutcome(d.code, d.line, d.fix.description, d.fix.safety, confirmed, reasons)
+
+
+def _touches(d: Diagnostic, ran: list[tuple[int, ...]]) -> bool:
+    """Whether the diagnostic's statement or the fix's edits are on lines the streams ran."""
+    spans = [(d.line, d.end_line)] + [(e.line, max(e.line, e.end_line - 1)) for e in d.fix.edits] if d.fix else []
+    return any(a <= hi and lo <= b for lo, hi in spans for a, b in ran)
+
+
+def _fix_key(source: str, d: Diagnostic) -> tuple[str, str, str]:
+    """A fix's identity across rounds (lines move when earlier fixes are applied)."""
+    lines = source.splitlines()
+    text = lines[d.line - 1].strip() if 0 < d.line <= len(lines) else ""
+    return d.code, d.fix.description if d.fix else "", text
+
+
+def _fixer_name(code: str) -> str:
+    from dynalint.fixers.base import fixers_for
+
+    found = fixers_for(code)
+    return found[0].name if found else code
+
+
+def _gain(before: list[Measurement], after: list[Measurement]) -> int:
+    return sum(len(m.breaks) + len(m.recompiles) for m in before) - sum(
+        len(m.breaks) + len(m.recompiles) for m in after)
+
+
+def _finish(result: VerificationResult, source: str, path: str, settings: Settings, unsafe: bool,
+            diagnostics_with_fixes: Any) -> VerificationResult:
+    result.source = source
+    result.remaining = diagnostics_with_fixes(source, path, settings)
+    if not unsafe:
+        result.unsafe_available = sum(1 for d in result.remaining if d.fix is not None and d.fix.safety == "unsafe")
+    return result
