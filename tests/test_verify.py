@@ -85,6 +85,20 @@ def test_mutated_global_after_fix_is_judged_by_outputs():
         assert d.verdict.status == "confirmed"
 
 
+def test_recompile_limit_falls_back_to_eager():
+    o = verify("counter", "StepCounter", fix=False)[0].original
+    assert o.cost.limit_hit and o.cost.recompile_limit == 8
+    assert [c.status for c in o.calls][-3:] == ["eager"] * 3 and o.cost.eager_fallback_calls == 3
+    assert {r.category for r in o.recompiles} == {"attribute"}
+    assert "hit the recompile limit (8): fell back to eager" in verify_problems(o)
+
+
+def verify_problems(m) -> list:
+    from dynalint.verify.verdict import judge
+
+    return judge(m, None).problems
+
+
 def test_forward_that_raises_is_reported():
     o = verify("raises", "Broken")[0].original
     assert o.status == "error"

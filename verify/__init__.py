@@ -1,1 +1,1 @@
-
+"""Measurement with real Dynamo (``dynalint verify``); torch is imported only in worker processes."""

@@ -22,7 +22,7 @@ from dynalint.verify.isolation import run_measurement
 from dynalint.verify.prediction import Prediction, compare
 from dynalint.verify.results import Measurement
 from dynalint.verify.spec import MeasureSpec
-from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
+from dynalint.verify.targets import INPUTS_CONVENTION, Ref, parse_ref, same_file
 from dynalint.verify.verdict import Verdict, judge
 
 DEVICES = ("cpu", "cuda")

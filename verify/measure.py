@@ -153,7 +153,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             stream.before_call(i)
             log.input_index = i
             rec = CallRecord(index=i, status="hit", wall_s=0.0)
-            n_rec, n_brk, n_comp = len(log.recompiles), len(log.breaks), len(compile_times)
+            n_rec, n_comp, n_limit = len(log.recompiles), len(compile_times), len(log.limit_hits)
             frames0, graphs0 = counters["frames"]["total"], counters["stats"]["unique_graphs"]
             guard_verdict = "unknown"
             try:
@@ -168,7 +168,8 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             rec.graphs = counters["stats"]["unique_graphs"] - graphs0
             rec.recompiles = list(range(n_rec, len(log.recompiles)))
             frames = counters["frames"]["total"] - frames0
-            rec.status = ("error" if rec.error else "recompile" if rec.recompiles else
+            limited = len(log.limit_hits) > n_limit  # gave up recompiling: this call ran eagerly
+            rec.status = ("error" if rec.error else "eager" if limited else "recompile" if rec.recompiles else
                           "compile" if frames else "eager" if guard_verdict in ("fail", "none") else "hit")
             if i < len(eager.seconds) and eager.errors[i] is None:
                 rec.eager_s = eager.seconds[i]
