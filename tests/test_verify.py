@@ -199,6 +199,7 @@ def test_confirm_fixes_keeps_only_what_dynamo_confirms(tmp_path):
     assert "torch.where(x.sum() > 0" in result.source and "if x.mean() > 0:" in result.source
     assert len(result.before[0].breaks) == 1 and not result.after[0].breaks
     assert [d.code for d in result.remaining] == ["DYN101"]
+    assert "fix left out: it lies in code the targets' input streams do not run" in result.remaining[0].message
 
 
 @needs_fixers

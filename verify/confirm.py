@@ -12,6 +12,7 @@ place.  The measurement of the original code is shared by the files of one
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -151,14 +152,15 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
     result.before = result.after = base.measurements
     bad = [m for m in base.measurements if m.status not in ("ok", "skipped")]
     if bad:
-        result.rejected = [_outcome(d, False, [f"the original code cannot be measured: {bad[0].message}"])
-                           for d in offered]
-        return _finish(result, original, path, settings, unsafe, diagnostics_with_fixes)
+        reason = f"the original code cannot be measured: {bad[0].message}"
+        result.rejected = [_outcome(d, False, [reason]) for d in offered]
+        return _finish(result, original, path, settings, unsafe, diagnostics_with_fixes,
+                       {_fix_key(original, d): reason for d in offered})
 
     workdir = tempfile.mkdtemp(prefix="dynalint-confirm-")
     try:
         current, current_path, current_m = original, os.path.realpath(path), base.measurements
-        rejected_keys: set[tuple[str, str, str]] = set()
+        rejected_keys: dict[tuple[str, str, str], str] = {}
         for _ in range(CONFIRM_ROUNDS):
             ran = [tuple(r) for m in current_m for r in m.executed_files.get(current_path, [])]
             trials = []
@@ -166,15 +168,16 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
                 if not allowed(d) or _fix_key(current, d) in rejected_keys:
                     continue
                 if not _touches(d, ran):
-                    rejected_keys.add(_fix_key(current, d))
-                    result.rejected.append(_outcome(d, False, ["it lies in code the targets' input streams do not run"]))
+                    reason = "it lies in code the targets' input streams do not run"
+                    rejected_keys[_fix_key(current, d)] = reason
+                    result.rejected.append(_outcome(d, False, [reason]))
                     continue
                 text = apply_text_edits(current, d.fix.edits)
                 copy = write_copy(text, path, workdir)
                 after = run_all(copy, base.outputs, None)
                 ok, reasons = improvement(current_m, after)
                 if not ok:
-                    rejected_keys.add(_fix_key(current, d))
+                    rejected_keys[_fix_key(current, d)] = "; ".join(reasons)
                     result.rejected.append(_outcome(d, False, reasons))
                 else:
                     trials.append((d, text, copy, after, reasons))
@@ -203,7 +206,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
                 result.confirmed.append(_outcome(d, True, reasons))
                 result.applied.append(AppliedFix(d.code, _fixer_name(d.code), d.fix.description, d.fix.safety, d.line))
         result.after = current_m
-        return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes)
+        return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes, rejected_keys)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -239,9 +242,13 @@ def _gain(before: list[Measurement], after: list[Measurement]) -> int:
 
 
 def _finish(result: VerificationResult, source: str, path: str, settings: Settings, unsafe: bool,
-            diagnostics_with_fixes: Any) -> VerificationResult:
+            diagnostics_with_fixes: Any, why: dict[tuple[str, str, str], str] | None = None) -> VerificationResult:
+    """Fill in the final text and what remains; a remaining diagnostic whose fix was left out says why."""
     result.source = source
-    result.remaining = diagnostics_with_fixes(source, path, settings)
+    remaining = diagnostics_with_fixes(source, path, settings)
+    why = why or {}
+    result.remaining = [dataclasses.replace(d, message=f"{d.message} (fix left out: {why[k]})")
+                        if d.fix is not None and (k := _fix_key(source, d)) in why else d for d in remaining]
     if not unsafe:
         result.unsafe_available = sum(1 for d in result.remaining if d.fix is not None and d.fix.safety == "unsafe")
     return result
