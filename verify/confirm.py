@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from dynalint.diagnostics import Diagnostic
+from dynalint.diagnostics import Diagnostic, Fix
 from dynalint.engine import read_source
 from dynalint.settings import Settings
 from dynalint.verify.fixed import write_copy
@@ -125,8 +125,9 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
     def run_all(copy: str | None, reference: list[str] | None, save: list[str] | None) -> list[Measurement]:
         def one(i: int) -> Measurement:
             ref, device = pairs[i]
-            in_file = copy is not None and os.path.realpath(ref.path) == os.path.realpath(path)
-            spec = make_spec(ref, "original" if copy is None else "fixed", copy if in_file else ref.path, device,
+            in_file = os.path.realpath(ref.path) == os.path.realpath(path)
+            module_path = copy if copy is not None and in_file else ref.path
+            spec = make_spec(ref, "original" if copy is None else "fixed", module_path, device,
                              options, settings, inputs_ref, hook)
             if copy is not None and not in_file:
                 spec.substitutes = {os.path.abspath(path): copy}
@@ -172,7 +173,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
                     rejected_keys[_fix_key(current, d)] = reason
                     result.rejected.append(_outcome(d, False, [reason]))
                     continue
-                text = apply_text_edits(current, d.fix.edits)
+                text = apply_text_edits(current, _fix(d).edits)
                 copy = write_copy(text, path, workdir)
                 after = run_all(copy, base.outputs, None)
                 ok, reasons = improvement(current_m, after)
@@ -184,16 +185,17 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
             if not trials:
                 break
             trials.sort(key=lambda t: _gain(current_m, t[3]), reverse=True)
-            chosen, taken = [], []
+            chosen: list[Any] = []
+            taken: list[tuple[int, int]] = []
             for t in trials:
-                spans = [(e.line, max(e.end_line, e.line + 1)) for e in t[0].fix.edits]
+                spans = [(e.line, max(e.end_line, e.line + 1)) for e in _fix(t[0]).edits]
                 if not any(a < d and c < b for a, b in spans for c, d in taken):
                     chosen.append(t)
                     taken.extend(spans)
             if len(chosen) == 1:
                 _, current, copy, current_m, _ = chosen[0]
             else:
-                combined = apply_text_edits(current, [e for t in chosen for e in t[0].fix.edits])
+                combined = apply_text_edits(current, [e for t in chosen for e in _fix(t[0]).edits])
                 copy = write_copy(combined, path, workdir)
                 after = run_all(copy, base.outputs, None)
                 if improvement(current_m, after)[0]:
@@ -204,21 +206,26 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
             current_path = os.path.realpath(copy)
             for d, _, _, _, reasons in chosen:
                 result.confirmed.append(_outcome(d, True, reasons))
-                result.applied.append(AppliedFix(d.code, _fixer_name(d.code), d.fix.description, d.fix.safety, d.line))
+                result.applied.append(AppliedFix(d.code, _fixer_name(d.code), _fix(d).description, _fix(d).safety, d.line))
         result.after = current_m
         return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes, rejected_keys)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _outcome(d: Diagnostic, confirmed: bool, reasons: list[str]) -> FixOutcome:
+def _fix(d: Diagnostic) -> Fix:
+    """The fix of a diagnostic that has one (the candidates were filtered on it)."""
     assert d.fix is not None
-    return FixOutcome(d.code, d.line, d.fix.description, d.fix.safety, confirmed, reasons)
+    return d.fix
+
+
+def _outcome(d: Diagnostic, confirmed: bool, reasons: list[str]) -> FixOutcome:
+    return FixOutcome(d.code, d.line, _fix(d).description, _fix(d).safety, confirmed, reasons)
 
 
 def _touches(d: Diagnostic, ran: list[tuple[int, ...]]) -> bool:
     """Whether the diagnostic's statement or the fix's edits are on lines the streams ran."""
-    spans = [(d.line, d.end_line)] + [(e.line, max(e.line, e.end_line - 1)) for e in d.fix.edits] if d.fix else []
+    spans = [(d.line, d.end_line)] + [(e.line, max(e.line, e.end_line - 1)) for e in _fix(d).edits] if d.fix else []
     return any(a <= hi and lo <= b for lo, hi in spans for a, b in ran)
 
 

@@ -194,10 +194,13 @@ def run_measurement(spec: MeasureSpec) -> Measurement:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _read(path: str) -> str:
+def _read(path: str, tail: int = 256 * 1024) -> str:
+    """The end of a text file (a worker's output can be huge; its last stack dump is at the end)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - tail))
+            return fh.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
 

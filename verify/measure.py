@@ -115,7 +115,7 @@ def run_eager(spec: MeasureSpec, progress: Progress) -> EagerRun:
             run.outputs.append(leaves)
             run.errors.append(None)
             run.seconds.append(seconds)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
             run.outputs.append(None)
             run.errors.append(describe(exc))
             run.seconds.append(0.0)
@@ -161,7 +161,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
                 with grad_mode(spec):  # the guards include the grad mode
                     rec.guard_s, guard_verdict = cost.time_guards(stream, obj, call)
                 leaves, rec.wall_s = run_call(stream, i, call, fn, obj)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 leaves = None
                 rec.error = describe(exc)
             rec.compile_s = float(sum(compile_times[n_comp:]))

@@ -116,10 +116,10 @@ def _parse_break(message: str, files_of_interest: Sequence[str],
             if keep(m["file"]):
                 loc = (m["file"], int(m["line"]), m["func"])
     if loc is None:
-        m = _AT_RE.search(message)
-        if m is None or not keep(m["file"]):
+        at = _AT_RE.search(message)
+        if at is None or not keep(at["file"]):
             return None
-        loc = (m["file"], int(m["line"]), "?")
+        loc = (at["file"], int(at["line"]), "?")
     reason = message.split("Graph Break Reason:", 1)[-1]
     gb_type = _underlying_gb_type(reason)
     ids = _GB_ID_RE.findall(reason)

@@ -48,14 +48,14 @@ def _ref(obj: Any, base_dirs: list[str], what: str) -> str | None:
         return obj
     target = inspect.unwrap(getattr(obj, "_torchdynamo_orig_callable", obj))
     try:
-        path = inspect.getsourcefile(target)
+        source_file = inspect.getsourcefile(target)
     except TypeError:
-        path = None
+        source_file = None
     name = getattr(target, "__qualname__", "")
-    if not path or not name.isidentifier():
+    if not source_file or not name.isidentifier():
         raise pytest.UsageError(f"{what} {obj!r} is not a top-level function or class of a file: "
                                 "pass it as 'FILE::NAME'")
-    return f"{path}::{name}"
+    return f"{source_file}::{name}"
 
 
 def describe_failure(m: Any, max_graph_breaks: int, max_recompiles: int) -> list[str]:

@@ -89,7 +89,8 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
     out.append(_row("original", o))
     if f is not None:
         out.append(_row("fixed", f))
-    out.append(f"  verdict: {d.verdict.status}" + (f" ({'; '.join(d.verdict.reasons)})" if d.verdict.reasons else ""))
+    shown = d.verdict.reasons if d.verdict.status != "error" else []  # the error itself is shown below
+    out.append(f"  verdict: {d.verdict.status}" + (f" ({'; '.join(shown)})" if shown else ""))
     for m in (o, f):
         if m is None:
             continue

@@ -104,7 +104,7 @@ def what_if(spec: MeasureSpec, calls: list[Call], baseline: int,
         try:
             n = _rerun(spec, transform, progress, f"what-if {remedy}")
             results.append(WhatIf(remedy, labels, n, baseline - n))
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
             torch._dynamo.reset()
             results.append(WhatIf(remedy, labels, None, None, describe(exc)))
     return results

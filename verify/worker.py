@@ -61,8 +61,10 @@ def measure_spec(spec: MeasureSpec) -> Measurement:
     m = Measurement(target=spec.target, variant=spec.variant, device=spec.device, mode=spec.mode,
                     backend=spec.backend, source_path=spec.module_path)
 
+    where = {"call": -1}
+
     def progress(phase: str, call: int) -> None:
-        m.phase = phase
+        m.phase, where["call"] = phase, call
         with open(spec.progress_path, "w", encoding="utf-8") as fh:
             fh.write(f"{phase}\t{call}\n")
 
@@ -92,9 +94,11 @@ def measure_spec(spec: MeasureSpec) -> Measurement:
             if spec.what_if and m.status == "ok" and any(r.category == "shape" for r in m.recompiles):
                 m.what_if = whatif.what_if(spec, calls, len(m.recompiles), progress)
         m.phase = "done"
-    except Exception as exc:  # loading the module, the inputs or an instance failed
+    except (Exception, SystemExit) as exc:  # loading the module, the inputs or an instance failed
         m.status = "error"
-        m.message = f"{m.phase or 'loading'}: {describe(exc)}"
+        when = f"call {where['call']} of the {m.phase} phase" if where["call"] >= 0 else \
+            f"setting up the {m.phase or 'first'} phase (loading the module, its inputs or an instance)"
+        m.message = f"{describe(exc)} while {when}"
         m.traceback = user_traceback(exc)
         m.phase = "done"
     return m
