@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.events import CallEvent
+
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import torch_name
 from dynalint.rules.unsupported_calls import _LOGGER_METHODS, _LOGGING_FUNCTIONS, _is_logger, reorderable_arguments
@@ -29,12 +31,7 @@ _GUARDABLE = {"sys.stdout.write", "sys.stderr.write"}
 
 
 def _call_event(finding, ctx):
-    from dynalint.analysis.events import CallEvent
-
-    for ev in ctx.program.events:
-        if isinstance(ev, CallEvent) and ev.node is finding.node:
-            return ev
-    return None
+    return ctx.event(finding.node, CallEvent)
 
 
 @register

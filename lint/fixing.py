@@ -34,9 +34,18 @@ class FixContext:
         self.program = analysis.program
         self.settings = analysis.settings
         self._parents: dict[int, cst.CSTNode] | None = None
+        self._events: dict[tuple[int, type], object] | None = None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def event(self, node: cst.CSTNode, event_type: type):
+        """The analysis event of ``event_type`` about ``node``, if any."""
+        if self._events is None:
+            self._events = {}
+            for ev in self.program.events:
+                self._events.setdefault((id(ev.node), type(ev)), ev)
+        return self._events.get((id(node), event_type))
 
     def value(self, node: cst.CSTNode) -> Value | None:
         values = self.program.values

@@ -52,6 +52,8 @@ class Example:
     dynamo: bool = True
     """Whether the example can be checked against Dynamo (False for examples
     that only make sense statically, e.g. code that needs other files)."""
+    compile_target: bool = True
+    """False when ``target`` is plain Python that calls compiled code (it is then called as is)."""
 
     @property
     def source(self) -> str:

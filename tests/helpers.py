@@ -78,7 +78,8 @@ def _run_example(example: Example, tmp_path) -> Any:
             {"print": print}.get(name, name) for name in example.settings["reorderable_logging_functions"]
         }
     with dynamo_config(**config):
-        obs = observe(fn, inputs, files_of_interest=[module.__file__], before_call=before_call)
+        obs = observe(fn, inputs, files_of_interest=[module.__file__], before_call=before_call,
+                      compile=example.compile_target)
     return obs, module
 
 

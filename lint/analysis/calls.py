@@ -238,10 +238,16 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
     if last in K.TORCH_SIZE_FUNCS:
         return SIZE_VALUE
     if module == "torch" or module in K.TORCH_TENSOR_SUBMODULES:
-        for v in (*args, *kwargs.values()):
-            for part in (v, *(v.items or ())) if v.kind is Kind.SEQUENCE else (v,):
-                if part.kind is Kind.UNKNOWN and part.params:
-                    ev._pos(part)
+        if args and last not in K.TORCH_CREATION_FUNCS:
+            # the input of a torch op is a tensor; its other arguments are often sizes or numbers,
+            # except for ops known to take two tensors (losses, products, where)
+            inputs = args[:2] if last in K.TORCH_TWO_TENSOR_FUNCS or last.endswith("_loss") else args[:1]
+            if last == "where" and len(args) == 3:
+                inputs = args
+            for v in inputs:
+                for part in (v, *(v.items or ())) if v.kind is Kind.SEQUENCE else (v,):
+                    if part.kind is Kind.UNKNOWN and part.params:
+                        ev._pos(part)
         tensors = [v for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR]
         weights = all(v.from_weights for v in tensors) and not any(
             v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))

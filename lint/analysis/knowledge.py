@@ -90,6 +90,19 @@ TORCH_PYTHON_FUNCS = frozenset({
     "_check_with", "_assert_async", "get_device_module", "is_deterministic_algorithms_warn_only_enabled",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "is_warn_always_enabled",
 })
+#: torch functions creating tensors from sizes and numbers (their arguments are not tensors).
+TORCH_CREATION_FUNCS = frozenset({
+    "arange", "range", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "tensor",
+    "as_tensor", "asarray", "scalar_tensor", "linspace", "logspace", "eye", "tril_indices", "triu_indices",
+    "empty_strided", "kaiser_window", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
+    "from_numpy", "frombuffer", "normal", "poisson", "manual_seed", "get_rng_state", "quantize_per_tensor",
+})
+#: torch functions whose first two positional arguments are tensors.
+TORCH_TWO_TENSOR_FUNCS = frozenset({
+    "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "cosine_similarity", "pairwise_distance", "matmul", "mm", "bmm", "mv", "dot", "outer", "linear", "bilinear",
+    "embedding", "maximum", "minimum", "atan2", "cdist", "einsum_pair", "masked_select", "isin",
+})
 TORCH_SIZE_FUNCS = frozenset({"numel", "broadcast_shapes", "Size", "sym_int", "sym_float", "sym_max",
                               "sym_min", "sym_not", "sym_ite"})
 #: Submodules of torch whose functions return tensors.

@@ -442,6 +442,10 @@ def _refine(value: Value, declared: Value | None) -> Value:
         return value
     if declared.kind is Kind.PYTHON and value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
         return declared
+    if declared.kind is Kind.SEQUENCE and declared.element is not None and declared.element.kind is Kind.PYTHON:
+        # e.g. ``tuple[int, int]``: the annotation is more trustworthy than what the analysis inferred
+        if value.kind is not Kind.SEQUENCE or value.elements().kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+            return declared
     if declared.kind is Kind.TENSOR and value.kind is Kind.UNKNOWN:
         return declared
     return value
