@@ -20,6 +20,10 @@ def json_array(diagnostics: list[Diagnostic], out: TextIO) -> None:
     out.write("\n")
 
 
+#: As in SARIF and the language server: recompile hazards cost only when the value changes.
+GITHUB_LEVELS = {"graph-break": "warning", "recompile": "notice", "error": "error"}
+
+
 def github(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """GitHub Actions workflow commands: annotations on the pull request diff."""
 
@@ -28,7 +32,7 @@ def github(diagnostics: list[Diagnostic], out: TextIO) -> None:
         return value.replace(":", "%3A").replace(",", "%2C") if prop else value
 
     for d in diagnostics:
-        level = "error" if d.kind == "error" else "warning"
+        level = GITHUB_LEVELS.get(d.kind, "warning")
         title = f"{d.code} ({d.kind})"
         out.write(f"::{level} file={esc(d.path, True)},line={d.line},col={d.column},endLine={d.end_line},"
                   f"endColumn={d.end_column},title={esc(title, True)}::{esc(d.message)}\n")
