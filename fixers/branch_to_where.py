@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import simple_statements, walk
+from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import is_pure, paren, rename, tensor_condition, torch_name
@@ -195,7 +195,7 @@ class BranchToWhere(Fixer):
         branches = [_statements(b) for b in bodies]
         else_stmts = _statements(else_body) if else_body is not None else None
         for stmts in branches + ([else_stmts] if else_stmts is not None else []):
-            for line, small in stmts:
+            for _, small in stmts:
                 _check_statement(small, ctx)
         torch = torch_name(ctx) or "torch"
         ends_in_return = [bool(s) and isinstance(s[-1][1], cst.Return) for s in branches]

@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="show one rule's documentation")
     rule.add_argument("code", help="rule code, e.g. DYN101")
-    for name, module in EXTENSION_COMMANDS.items():
+    for module in EXTENSION_COMMANDS.values():
         try:
             importlib.import_module(module).register(sub, _common_options)
         except ModuleNotFoundError as exc:

@@ -269,7 +269,7 @@ def diagnostics_with_fixes(source: str, path: str, settings: Settings) -> list[D
         return analysis.diagnostics
     by_diag = {id(c.diagnostic): c for c in _candidates(analysis)}
     out = []
-    for finding, diag in analysis.reported:
+    for _finding, diag in analysis.reported:
         c = by_diag.get(id(diag))
         if c is not None:
             new_source = apply_plans(analysis.module, [c.plan])

@@ -145,9 +145,14 @@ class DynalintServer(LanguageServer):
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
             return None
+        pending = self.pending.get(uri)
+        if pending is not None:
+            await asyncio.wait({pending})  # the check already on its way (or cancelled by a newer edit)
         checked = self.checked.get(uri)
         if checked is None or checked.version != doc.version or checked.text != doc.source:
             checked = await self.analyse(doc)
+            if doc.version == checked.version:
+                self.checked[uri] = checked
         if checked.with_fixes is None:
             checked.with_fixes = await self.in_worker(self._with_fixes, checked)
         return checked

@@ -481,7 +481,7 @@ def _calls_to(fn, idx, program):
     if fn.cls is None:
         yield from idx.call_sites.get(fn.name, ())
         return
-    for name, sites in idx.call_sites.items():
+    for sites in idx.call_sites.values():
         for call, caller in sites:
             func = call.func
             if caller is not None and isinstance(func, cst.Name) and _bound_to_instance(caller, func.value, fn.cls):

@@ -16,7 +16,6 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
-    join_all,
     merge_params,
     python,
     sequence,

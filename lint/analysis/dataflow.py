@@ -22,7 +22,7 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis import events as E
 from dynalint.analysis.module_index import import_bindings
-from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements, terminates
+from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -40,7 +40,7 @@ from dynalint.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+    from dynalint.analysis.module_index import FunctionInfo
     from dynalint.analysis.program import Program
 
 import builtins as _builtins

@@ -138,27 +138,3 @@ def contains_exit(block: cst.BaseSuite) -> bool:
         inner = nested_loop or isinstance(node, (cst.For, cst.While))
         stack.extend((child, inner) for child in children(node))
     return False
-
-
-def terminates(block: cst.BaseSuite) -> bool:
-    """Whether a suite always leaves the current block (ends in return/raise/break/continue)."""
-    stmts = simple_statements(block)
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, (cst.Return, cst.Raise, cst.Break, cst.Continue)):
-        return True
-    if isinstance(last, cst.If) and last.orelse is not None:
-        other = last.orelse.body if isinstance(last.orelse, cst.Else) else last.orelse
-        if isinstance(other, cst.If):
-            return terminates(last.body) and _if_terminates(other)
-        return terminates(last.body) and terminates(other)
-    return False
-
-
-def _if_terminates(node: cst.If) -> bool:
-    if node.orelse is None:
-        return False
-    if isinstance(node.orelse, cst.Else):
-        return terminates(node.body) and terminates(node.orelse.body)
-    return terminates(node.body) and _if_terminates(node.orelse)
