@@ -6,6 +6,7 @@ together.  It does not import torch.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import tempfile
@@ -24,9 +25,6 @@ from dynalint.verify.results import Measurement
 from dynalint.verify.spec import MeasureSpec
 from dynalint.verify.targets import INPUTS_CONVENTION, Ref, parse_ref, same_file
 from dynalint.verify.verdict import Verdict, judge
-
-DEVICES = ("cpu", "cuda")
-
 
 @dataclass
 class Options:
@@ -68,7 +66,8 @@ class TargetReport:
     devices: list[DeviceReport] = field(default_factory=list)
     fixes: list[dict[str, Any]] = field(default_factory=list)
     fix_note: str | None = None
-    fixed_path: str | None = None
+    fixed_diff: str = ""
+    """Unified diff of the fixed variant against the file (the user's file itself is not changed)."""
 
     @property
     def problems(self) -> list[str]:
@@ -76,7 +75,8 @@ class TargetReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "path": self.path, "name": self.name, "fixes": self.fixes,
-                "fix_note": self.fix_note, "devices": [d.to_json() for d in self.devices],
+                "fix_note": self.fix_note, "fixed_diff": self.fixed_diff,
+                "devices": [d.to_json() for d in self.devices],
                 "problems": self.problems}
 
 
@@ -123,6 +123,14 @@ def _plan_file(path: str, settings: Settings, options: Options, workdir: str) ->
     return _FilePlan(path, source, diagnostics, fixed, fixed_path)
 
 
+def _diff(plan: _FilePlan) -> str:
+    if plan.fixed is None or not plan.fixed_path:
+        return ""
+    return "".join(difflib.unified_diff(plan.source.splitlines(keepends=True),
+                                        plan.fixed.source.splitlines(keepends=True),
+                                        fromfile=plan.path, tofile=f"{plan.path} (fixed)"))
+
+
 def _fix_note(plan: _FilePlan, options: Options) -> str | None:
     if not options.fix:
         return "fixes not requested (--no-fix)"
@@ -162,7 +170,7 @@ def verify_targets(refs: list[Ref], settings: Settings, options: Options,
                 devices=[by_job[(ref, d)] for d in options.devices],
                 fixes=[{"code": f.code, "line": f.line, "safety": f.safety, "description": f.description}
                        for f in (plan.fixed.applied if plan.fixed else [])],
-                fix_note=_fix_note(plan, options), fixed_path=plan.fixed_path)
+                fix_note=_fix_note(plan, options), fixed_diff=_diff(plan))
             reports.append(report)
             if on_report is not None:
                 on_report(report)

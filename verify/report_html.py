@@ -126,6 +126,8 @@ def render(reports: Iterable[TargetReport], title: str = "dynalint verify") -> s
                         for f in r.fixes)
         sections.append(f"<h2><code>{_e(r.target)}</code></h2>"
                         + (f"<p>Fixes applied to a temporary copy:</p><ul>{fixes}</ul>" if fixes else "")
+                        + (f"<details><summary>the fixed source, as a diff</summary><pre>{_e(r.fixed_diff)}</pre>"
+                           "</details>" if r.fixed_diff else "")
                         + (f"<p>No fixed variant: {_e(r.fix_note)}</p>" if r.fix_note else "")
                         + "".join(_device(r, d) for d in r.devices))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{_CSS}</style>"

@@ -133,7 +133,7 @@ def write(reports: list[TargetReport], out: TextIO) -> None:
             n = len(r.fixes) - len(mine)
             lines.append(f"  ({n} other fix{'es' * (n != 1)} in this file, in code this stream does not run)")
         if r.fix_note:
-            lines.append(f"  fixed variant: none ({r.fix_note})")
+            lines.append(f"  no fixed variant: {r.fix_note}")
         for d in r.devices:
             _device(d, bool(r.fixes), lines)
         out.write("\n".join(lines) + "\n\n")
