@@ -53,6 +53,8 @@ def run_call(stream: Stream, i: int, call: Call, fn: Any, obj: Any) -> tuple[out
     t0 = time.perf_counter()
     with grad_mode(stream.spec):
         out = fn(*args, **kwargs)
+    if stream.device.type == "cuda":
+        torch.cuda.synchronize(stream.device)  # kernels run asynchronously: time them to completion
     leaves = outputs.flatten(out)
     if stream.spec.mode == "train":
         leaves.update(_backward(out, args, kwargs, obj))
