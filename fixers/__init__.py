@@ -5,6 +5,7 @@ import importlib
 
 FIXER_MODULES = (
     "branch_to_where",
+    "branch_to_cond",
     "keep_tensor",
     "masked_loss",
     "masked_reduction",

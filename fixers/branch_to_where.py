@@ -26,19 +26,21 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import is_pure, paren, rename, tensor_condition, torch_name
-
-_AUG_OPS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/",
-            cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.PowerAssign: "**",
-            cst.MatrixMultiplyAssign: "@", cst.BitAndAssign: "&", cst.BitOrAssign: "|", cst.BitXorAssign: "^"}
-
-
-class _Unsupported(Exception):
-    pass
-
+from dynalint.fixers.branches import (
+    AUG_OPS,
+    Unsupported,
+    branch_tag,
+    chain,
+    names_around,
+    next_statement,
+    renamed_assignment,
+    statements,
+    target_name,
+    tensor_or_number,
+)
+from dynalint.fixers.codegen import is_pure, rename, tensor_condition, torch_name
 
 @register
 class BranchToWhere(Fixer):
@@ -161,7 +163,7 @@ class BranchToWhere(Fixer):
             parent = ctx.parent(finding.node)
             if isinstance(parent, cst.IfExp) and parent.test is finding.node:
                 return self._plan_ifexp(parent, ctx)
-        except _Unsupported:
+        except Unsupported:
             return None
         return None
 
@@ -170,7 +172,7 @@ class BranchToWhere(Fixer):
         cond = tensor_condition(node.test, ctx)
         if cond is None or not (is_pure(node.body, ctx) and is_pure(node.orelse, ctx)):
             return None
-        if not _tensor_or_number(ctx, node.body, node.orelse):
+        if not tensor_or_number(ctx, node.body, node.orelse):
             return None
         torch = torch_name(ctx) or "torch"
         code = f"{torch}.where({cond}, {ctx.code(node.body).strip()}, {ctx.code(node.orelse).strip()})"
@@ -188,12 +190,12 @@ class BranchToWhere(Fixer):
             pv = ctx.value(parent.test)
             if pv is None or pv.is_tensor:
                 return None  # the outer `if` is rewritten as a whole
-        conds, bodies, else_body = _chain(node)
+        conds, bodies, else_body = chain(node)
         cond_codes = [tensor_condition(c, ctx) for c in conds]
         if any(c is None for c in cond_codes):
             return None
-        branches = [_statements(b) for b in bodies]
-        else_stmts = _statements(else_body) if else_body is not None else None
+        branches = [statements(b) for b in bodies]
+        else_stmts = statements(else_body) if else_body is not None else None
         for stmts in branches + ([else_stmts] if else_stmts is not None else []):
             for _, small in stmts:
                 _check_statement(small, ctx)
@@ -210,7 +212,7 @@ class BranchToWhere(Fixer):
             if else_stmts is None:
                 if is_elif:
                     return None
-                fallthrough = _next_statement(node, ctx)
+                fallthrough = next_statement(node, ctx)
                 if fallthrough is None or not isinstance(fallthrough[1], cst.Return):
                     return None
                 else_stmts = [fallthrough]
@@ -239,17 +241,17 @@ class BranchToWhere(Fixer):
         lines: list[cst.BaseStatement] = []
         results: list[cst.BaseExpression] = []
         for i, stmts in enumerate(branches):
-            tag = _tag(i, len(branches))
+            tag = branch_tag(i, len(branches))
             mapping: dict[str, str] = {}
             for line, small in stmts[:-1]:
-                new_line, mapping = _renamed_assignment(line, small, mapping, tag, ctx, function, taken, True)
+                new_line, mapping = renamed_assignment(line, small, mapping, tag, ctx, function, taken, True)
                 lines.append(new_line)
             ret = stmts[-1][1]
             if ret.value is None:
                 return None
             results.append(rename(ret.value, mapping))
         returned = [s[-1][1].value for s in branches]
-        if not _tensor_or_number(ctx, *returned):
+        if not tensor_or_number(ctx, *returned):
             return None
         if not all(isinstance(r, cst.Tuple) for r in returned) and not _same_shape(ctx, *returned):
             return None
@@ -269,14 +271,14 @@ class BranchToWhere(Fixer):
     def _assignments(self, node, ctx, torch, conds, branches, else_stmts):
         function = ctx.enclosing_function(node)
         all_branches = branches + ([else_stmts] if else_stmts is not None else [])
-        assigned = [[_target(small) for _, small in stmts if not isinstance(small, cst.Pass)]
+        assigned = [[target_name(small) for _, small in stmts if not isinstance(small, cst.Pass)]
                     for stmts in all_branches]
         names: list[str] = []
         for a in assigned:
             names.extend(n for n in a if n not in names)
         if not names:
             return None
-        before, after = _names_around(node, function)
+        before, after = names_around(node, function)
         merged = []
         for n in names:
             in_all = else_stmts is not None and all(n in a for a in assigned)
@@ -289,22 +291,22 @@ class BranchToWhere(Fixer):
         lines: list[cst.BaseStatement] = []
         finals: list[dict[str, str]] = []
         for i, stmts in enumerate(all_branches):
-            tag = _tag(i, len(all_branches))
+            tag = branch_tag(i, len(all_branches))
             mapping: dict[str, str] = {}
             for line, small in stmts:
                 if isinstance(small, cst.Pass):
                     continue
-                new_line, mapping = _renamed_assignment(line, small, mapping, tag, ctx, function, taken,
-                                                        _target(small) in merged_set)
+                new_line, mapping = renamed_assignment(line, small, mapping, tag, ctx, function, taken,
+                                                        target_name(small) in merged_set)
                 lines.append(new_line)
             finals.append(mapping)
         values_by_name = {n: [] for n in merged}
         for stmts in all_branches:
             for _, small in stmts:
-                if not isinstance(small, cst.Pass) and _target(small) in values_by_name:
-                    values_by_name[_target(small)].append(small.value)
+                if not isinstance(small, cst.Pass) and target_name(small) in values_by_name:
+                    values_by_name[target_name(small)].append(small.value)
         for n in merged:
-            if not _tensor_or_number(ctx, *values_by_name[n]):
+            if not tensor_or_number(ctx, *values_by_name[n]):
                 return None
             fallback = None if all(n in a for a in assigned) and else_stmts is not None else n
             if not _same_shape(ctx, *_resolved(values_by_name[n], all_branches), fallback=fallback):
@@ -328,25 +330,8 @@ class BranchToWhere(Fixer):
 # --------------------------------------------------------------------------- helpers
 
 
-def _chain(node: cst.If):
-    conds, bodies = [node.test], [node.body]
-    cur = node.orelse
-    while isinstance(cur, cst.If):
-        conds.append(cur.test)
-        bodies.append(cur.body)
-        cur = cur.orelse
-    return conds, bodies, (cur.body if isinstance(cur, cst.Else) else None)
 
 
-def _statements(block: cst.BaseSuite) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
-    """(line, small statement) pairs of a block; one small statement per line."""
-    out = []
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    for line in body:
-        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) or len(line.body) != 1:
-            raise _Unsupported
-        out.append((line, line.body[0]))
-    return out
 
 
 def _check_statement(small: cst.CSTNode, ctx) -> None:
@@ -354,54 +339,27 @@ def _check_statement(small: cst.CSTNode, ctx) -> None:
         return
     if isinstance(small, cst.Return):
         if small.value is None or not is_pure(small.value, ctx):
-            raise _Unsupported
+            raise Unsupported
         return
     if isinstance(small, cst.Assign):
         if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
-            raise _Unsupported
+            raise Unsupported
     elif isinstance(small, cst.AugAssign):
-        if not isinstance(small.target, cst.Name) or type(small.operator) not in _AUG_OPS:
-            raise _Unsupported
+        if not isinstance(small.target, cst.Name) or type(small.operator) not in AUG_OPS:
+            raise Unsupported
     elif isinstance(small, cst.AnnAssign):
         if small.value is None or not isinstance(small.target, cst.Name):
-            raise _Unsupported
+            raise Unsupported
     else:
-        raise _Unsupported
+        raise Unsupported
     if not is_pure(small.value, ctx):
-        raise _Unsupported
+        raise Unsupported
 
 
-def _target(small: cst.CSTNode) -> str:
-    if isinstance(small, cst.Assign):
-        return small.targets[0].target.value
-    return small.target.value
 
 
-def _tag(i: int, n: int) -> str:
-    if n <= 2:
-        return ("then", "else")[i]
-    return f"b{i}"
 
 
-def _renamed_assignment(line, small, mapping, tag, ctx, function, taken, rename_target: bool):
-    """The statement with loads renamed by ``mapping`` and, when asked, its target renamed to a
-    branch-local name (returned in the updated mapping)."""
-    target = _target(small) if not isinstance(small, cst.Return) else None
-    value = rename(small.value, mapping)
-    if isinstance(small, cst.AugAssign):
-        op = _AUG_OPS[type(small.operator)]
-        current = mapping.get(target, target)
-        value = cst.parse_expression(f"{current} {op} {paren(ctx.code(value).strip())}")
-    new_mapping = dict(mapping)
-    new_target = target
-    if rename_target and target is not None:
-        new_target = mapping.get(target)
-        if new_target is None:
-            new_target = ctx.fresh_name(f"{target}_{tag}", function or ctx.module, taken)
-            taken.add(new_target)
-        new_mapping[target] = new_target
-    new_small = cst.Assign(targets=[cst.AssignTarget(target=cst.Name(new_target))], value=value)
-    return line.with_changes(body=[new_small]), new_mapping
 
 
 _SCALAR = "<scalar>"
@@ -498,64 +456,3 @@ def _resolved(values: list[cst.BaseExpression], branches) -> list[cst.BaseExpres
     return [local.get(v.value, v) if isinstance(v, cst.Name) and v.value in local and local[v.value] is not v
             else v for v in values]
 
-
-def _tensor_or_number(ctx, *exprs) -> bool:
-    """The selected values are tensors or plain numbers, and at least one is a tensor.
-
-    The result of arithmetic is numeric even when an operand's type is unknown (``loss * 0.0``)."""
-    kinds = []
-    for e in exprs:
-        v = ctx.value(e)
-        if v is None or v.maybe_none:
-            return False
-        if v.kind is Kind.UNKNOWN and isinstance(e, (cst.BinaryOperation, cst.UnaryOperation)) \
-                and not isinstance(getattr(e, "operator", None), cst.Not):
-            kinds.append(Kind.PYTHON)
-            continue
-        if v.kind not in (Kind.TENSOR, Kind.PYTHON, Kind.SIZE):
-            return False
-        kinds.append(v.kind)
-    return Kind.TENSOR in kinds
-
-
-def _next_statement(node: cst.CSTNode, ctx):
-    found = ctx.block_of(node)
-    if found is None:
-        return None
-    block, i = found
-    body = block.body
-    if i + 1 >= len(body):
-        return None
-    nxt = body[i + 1]
-    if isinstance(nxt, cst.SimpleStatementLine) and len(nxt.body) == 1:
-        return nxt, nxt.body[0]
-    return None
-
-
-def _names_around(node: cst.CSTNode, function: cst.FunctionDef | None) -> tuple[set[str], set[str]]:
-    """(names bound before ``node`` in the function or as parameters, names read after it)."""
-    if function is None:
-        return set(), set()
-    p = function.params
-    before = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-    after: set[str] = set()
-    state = "before"
-    inside = {id(n) for n in walk(node)}
-    for n in walk(function.body):
-        if id(n) in inside:
-            state = "inside"
-            continue
-        if state == "inside":
-            state = "after"
-        if state == "before":
-            if isinstance(n, cst.AssignTarget) or isinstance(n, (cst.AugAssign, cst.AnnAssign)):
-                target = n.target
-                if isinstance(target, cst.Name):
-                    before.add(target.value)
-                elif isinstance(target, (cst.Tuple, cst.List)):
-                    before.update(el.value.value for el in target.elements if isinstance(el.value, cst.Name))
-            elif isinstance(n, (cst.For, cst.CompFor)) and isinstance(n.target, cst.Name):
-                before.add(n.target.value)
-        elif state == "after" and isinstance(n, cst.Name):
-            after.add(n.value)
-    return before, after

@@ -1,0 +1,283 @@
+"""Tensor-valued ``if``/``else`` with richer branches -> ``torch.cond``.
+
+Before::
+
+    if x.sum() > 0:
+        h = self.a(x)
+        y = torch.relu(h)
+    else:
+        y = self.b(x) * 2
+
+After::
+
+    def y_if_true():
+        h_then = self.a(x)
+        y_then = torch.relu(h_then)
+        return y_then
+    def y_if_false():
+        y_else = self.b(x) * 2
+        return y_else
+    y = torch.cond(x.sum() > 0, y_if_true, y_if_false, ())
+
+``torch.cond`` keeps both branches in the graph and runs the one selected by
+the (0-d boolean) predicate, so branches may call modules and other functions
+that ``torch.where`` could not evaluate on both sides.  Used when the
+``torch.where`` rewrite does not apply.  Unsafe: ``torch.cond`` requires the
+predicate to be a single-element tensor, both branches to return tensors of the
+same shape and dtype, and the branches not to mutate inputs or other state
+(Dynamo rejects violations when tracing).  Values a branch returns unchanged
+are cloned, because a branch may not return an alias of its inputs.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.syntax import walk
+from dynalint.analysis.values import Kind
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.branches import (
+    Unsupported,
+    chain,
+    names_around,
+    next_statement,
+    renamed_assignment,
+    statements,
+    target_name,
+)
+from dynalint.fixers.codegen import paren, tensor_condition, torch_name
+
+
+@register
+class BranchToCond(Fixer):
+    name = "branch-to-cond"
+    codes = ("DYN101",)
+    safety = "unsafe"
+    summary = "Rewrite a tensor-valued `if`/`else` whose branches call modules or functions into `torch.cond`."
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                class Gate(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.a = nn.Linear(4, 4)
+                        self.b = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        if x.sum() > 0:
+                            h = self.a(x)
+                            y = torch.relu(h)
+                        else:
+                            y = self.b(x) * 2
+                        return y + 1
+            """,
+            after="""
+                import torch
+                import torch.nn as nn
+
+                class Gate(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.a = nn.Linear(4, 4)
+                        self.b = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        def y_if_true():
+                            h_then = self.a(x)
+                            y_then = torch.relu(h_then)
+                            return y_then
+                        def y_if_false():
+                            y_else = self.b(x) * 2
+                            return y_else
+                        y = torch.cond(x.sum() > 0, y_if_true, y_if_false, ())
+                        return y + 1
+            """,
+            target="Gate",
+            inputs="[(torch.randn(4),), (-torch.rand(4),), (torch.rand(4),)]",
+        ),
+        FixExample(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                class Residual(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        if x.abs().max() > 1:
+                            return self.fc(x) + x
+                        return x
+            """,
+            after="""
+                import torch
+                import torch.nn as nn
+
+                class Residual(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        def result_if_true():
+                            return self.fc(x) + x
+                        def result_if_false():
+                            return x.clone()
+                        return torch.cond(x.abs().max() > 1, result_if_true, result_if_false, ())
+            """,
+            target="Residual",
+            inputs="[(torch.randn(4) * 3,), (torch.rand(4) * 0.5,)]",
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        node = finding.statement
+        if not isinstance(node, cst.If):
+            return None
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.If) and parent.orelse is node:
+            return None
+        conds, bodies, else_body = chain(node)
+        if len(conds) != 1:
+            return None
+        pred = tensor_condition(conds[0], ctx)
+        function = ctx.enclosing_function(node)
+        if pred is None or function is None:
+            return None
+        try:
+            then_stmts = statements(bodies[0])
+            else_stmts = statements(else_body) if else_body is not None else None
+            for stmts in (then_stmts, else_stmts or []):
+                for _, small in stmts:
+                    _check(small, ctx)
+        except Unsupported:
+            return None
+        torch = torch_name(ctx) or "torch"
+        returns = any(isinstance(s, cst.Return) for _, s in then_stmts + (else_stmts or []))
+        plan = FixPlan(f"run the branches under {torch}.cond (both stay in the graph)", "unsafe")
+        if torch_name(ctx) is None:
+            plan.imports.append("import torch")
+        taken: set[str] = set()
+        if returns:
+            if not then_stmts or not isinstance(then_stmts[-1][1], cst.Return):
+                return None
+            if else_stmts is None:
+                following = next_statement(node, ctx)
+                if following is None or not isinstance(following[1], cst.Return):
+                    return None
+                else_stmts = [following]
+                plan.replace(following[0], cst.RemovalSentinel.REMOVE)
+            if not isinstance(else_stmts[-1][1], cst.Return):
+                return None
+            if any(isinstance(s, cst.Return) for _, s in then_stmts[:-1] + else_stmts[:-1]):
+                return None
+            if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
+                return None
+            base = "result"
+            lines = self._functions(ctx, function, base, [then_stmts, else_stmts], None, taken)
+            if lines is None:
+                return None
+            fn_true, fn_false = lines[1]
+            lines = lines[0] + [cst.parse_statement(f"return {torch}.cond({pred}, {fn_true}, {fn_false}, ())")]
+        else:
+            before, after = names_around(node, function)
+            branches = [then_stmts] + ([else_stmts] if else_stmts is not None else [])
+            assigned = [[target_name(s) for _, s in b] for b in branches]
+            names: list[str] = []
+            for a in assigned:
+                names.extend(n for n in a if n not in names)
+            merged = [n for n in names if n in before or (len(branches) == 2 and all(n in a for a in assigned))]
+            if not merged or any(n in after and n not in merged for n in names):
+                return None
+            if not all(_merged_is_tensor(ctx, n, branches, node) for n in merged):
+                return None
+            if else_stmts is None:
+                branches.append([])
+            result = self._functions(ctx, function, merged[0], branches, merged, taken)
+            if result is None:
+                return None
+            lines, (fn_true, fn_false) = result
+            targets = ", ".join(merged)
+            lines.append(cst.parse_statement(f"{targets} = {torch}.cond({pred}, {fn_true}, {fn_false}, ())"))
+        lines[0] = lines[0].with_changes(leading_lines=node.leading_lines)
+        return plan.replace(node, cst.FlattenSentinel(lines))
+
+    def _functions(self, ctx, function, base, branches, merged, taken):
+        """Two local functions, one per branch, returning the merged names (or the returned value)."""
+        lines: list[cst.BaseStatement] = []
+        names = []
+        for i, stmts in enumerate(branches):
+            tag = ("then", "else")[i]
+            fn_name = ctx.fresh_name(f"{base}_if_{'true' if i == 0 else 'false'}", function, taken)
+            taken.add(fn_name)
+            names.append(fn_name)
+            mapping: dict[str, str] = {}
+            body: list[cst.BaseStatement] = []
+            for line, small in stmts:
+                if isinstance(small, cst.Return):
+                    value = _return_value(small.value, mapping, ctx)
+                    body.append(cst.parse_statement(f"return {value}"))
+                    continue
+                new_line, mapping = renamed_assignment(line, small, mapping, tag, ctx, function, taken, True)
+                body.append(new_line)
+            if merged is not None:
+                outs = [mapping[n] if n in mapping else f"{paren(n)}.clone()" for n in merged]
+                body.append(cst.parse_statement("return " + ", ".join(outs)))
+            lines.append(cst.FunctionDef(
+                name=cst.Name(fn_name), params=cst.Parameters(), body=cst.IndentedBlock(body=body)))
+        return lines, tuple(names)
+
+
+def _check(small: cst.CSTNode, ctx) -> None:
+    """Branches may bind names and return values; nothing else (no stores into objects, no
+    expression statements, no in-place ops)."""
+    if isinstance(small, cst.Return):
+        if small.value is None:
+            raise Unsupported
+        value = small.value
+    elif isinstance(small, cst.Assign):
+        if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            raise Unsupported
+        value = small.value
+    elif isinstance(small, cst.AugAssign):
+        if not isinstance(small.target, cst.Name):
+            raise Unsupported
+        value = small.value
+    else:
+        raise Unsupported
+    for n in walk(value):
+        if isinstance(n, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr)):
+            raise Unsupported
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value.endswith("_"):
+            raise Unsupported  # in-place op
+
+
+def _return_value(value: cst.BaseExpression, mapping: dict[str, str], ctx) -> str:
+    from dynalint.fixers.codegen import rename
+
+    if isinstance(value, cst.Name) and value.value not in mapping:
+        return f"{value.value}.clone()"  # returning an input unchanged would alias it
+    return cst.Module([]).code_for_node(rename(value, mapping)).strip()
+
+
+def _is_tensor(ctx, expr: cst.BaseExpression) -> bool:
+    v = ctx.value(expr)
+    return v is not None and v.kind is Kind.TENSOR and not v.maybe_none
+
+
+def _merged_is_tensor(ctx, name: str, branches, node: cst.If) -> bool:
+    """Every value the name can have after the ``if`` is a tensor."""
+    for stmts in branches:
+        for _, small in stmts:
+            if target_name(small) == name and not isinstance(small, cst.AugAssign) and not _is_tensor(ctx, small.value):
+                return False
+    if all(any(target_name(s) == name for _, s in b) for b in branches):
+        return True
+    # the value from before the `if` is kept on some path: it must be a tensor too
+    exprs = [node.test] + [s.value for b in branches for _, s in b]
+    loads = [n for e in exprs for n in walk(e) if isinstance(n, cst.Name) and n.value == name]
+    return bool(loads) and _is_tensor(ctx, loads[0])
