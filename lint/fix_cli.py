@@ -13,13 +13,15 @@ import stat
 import sys
 import tempfile
 import tokenize
-from typing import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from dynalint.config import ConfigError
 from dynalint.engine import SourceError, decode_source
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
-from dynalint.runner import settings_for
+from dynalint.runner import default_jobs, settings_for
 from dynalint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -36,8 +38,32 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
                    help="apply only the fixes that real Dynamo confirms for these targets (repeatable)")
     p.add_argument("--inputs", metavar="FILE::FACTORY", help="input sets for --verify")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per verification run (default 120)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="parallel workers (default: number of CPUs)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
     common_options(p)
+
+
+@dataclass
+class _Outcome:
+    """What fixing one file did (returned by a worker, reported by the main process)."""
+
+    path: str
+    result: FixResult | None = None
+    changed: bool = False
+    diff: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class _Job:
+    path: str
+    settings: Settings
+    unsafe: bool
+    diff: bool
+    verify: tuple[str, ...]
+    inputs: str | None
+    timeout: float
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,33 +71,29 @@ def run(args: argparse.Namespace) -> int:
 
     settings, _ = settings_from_args(args, args.paths)
     files = list(iter_python_files(args.paths, settings.exclude))
-    failures = 0
-    changed_files = 0
-    total_applied = 0
-    remaining = 0
-    unsafe_left = 0
-    for path in files:
-        try:
-            outcome = _fix_file(path, settings_for(path, settings), args)
-        except (SourceError, OSError) as exc:
+    jobs = [_Job(p, settings_for(p, settings), args.unsafe_fixes, args.diff, tuple(args.verify), args.inputs,
+                 args.timeout) for p in files]
+    workers = args.jobs if args.jobs is not None else default_jobs()
+    if args.verify:
+        workers = 1  # verification runs its own subprocesses
+    failures = changed_files = total_applied = remaining = unsafe_left = 0
+    for outcome in _map(_fix_one, jobs, workers):
+        if outcome.error is not None:
             failures += 1
-            print(f"{path}: error: {exc}", file=sys.stderr)
+            print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue
-        except Exception as exc:  # an internal error must not lose the other files
-            failures += 1
-            print(f"{path}: error: internal error while fixing ({type(exc).__name__}: {exc}); please report it",
-                  file=sys.stderr)
-            continue
-        if outcome is None:
-            continue
-        result, changed = outcome
+        result = outcome.result
+        assert result is not None
+        if outcome.diff:
+            sys.stdout.write(outcome.diff)
         total_applied += len(result.applied)
-        changed_files += changed
+        changed_files += outcome.changed
         remaining += len(result.remaining)
         unsafe_left += result.unsafe_available
         if not args.quiet:
             for fix in result.applied:
-                print(f"{path}:{fix.line}: {fix.code} fixed ({fix.safety}): {fix.description}", file=sys.stderr)
+                print(f"{outcome.path}:{fix.line}: {fix.code} fixed ({fix.safety}): {fix.description}",
+                      file=sys.stderr)
             for d in result.remaining:
                 print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
     if not args.quiet:
@@ -88,25 +110,40 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
 
-def _fix_file(path: str, settings: Settings, args: argparse.Namespace) -> tuple[FixResult, bool] | None:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    source = decode_source(data)
-    if args.verify:
-        from dynalint.verify.api import confirm_fixes
+def _map(fn: Callable[[_Job], _Outcome], jobs: list[_Job], workers: int) -> Iterator[_Outcome]:
+    if workers <= 1 or len(jobs) <= 1:
+        yield from map(fn, jobs)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(fn, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 4) or 1)))
 
-        result = confirm_fixes(path, args.verify, args.inputs, settings, args.unsafe_fixes, args.timeout)
-    else:
-        result = fix_source(source, path, settings, unsafe=args.unsafe_fixes)
-    if result.source == source:
-        return result, False
-    if args.diff:
-        sys.stdout.writelines(difflib.unified_diff(
-            source.splitlines(keepends=True), result.source.splitlines(keepends=True),
-            fromfile=path, tofile=path))
-        return result, True
-    write_atomically(path, result.source, data)
-    return result, True
+
+def _fix_one(job: _Job) -> _Outcome:
+    """Worker: fix one file. Never raises."""
+    try:
+        with open(job.path, "rb") as fh:
+            data = fh.read()
+        source = decode_source(data)
+        if job.verify:
+            from dynalint.verify.api import confirm_fixes
+
+            result = confirm_fixes(job.path, list(job.verify), job.inputs, job.settings, job.unsafe, job.timeout)
+        else:
+            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe)
+        if result.source == source:
+            return _Outcome(job.path, result)
+        if job.diff:
+            diff = "".join(difflib.unified_diff(source.splitlines(keepends=True),
+                                                result.source.splitlines(keepends=True),
+                                                fromfile=job.path, tofile=job.path))
+            return _Outcome(job.path, result, True, diff)
+        write_atomically(job.path, result.source, data)
+        return _Outcome(job.path, result, True)
+    except (SourceError, OSError) as exc:
+        return _Outcome(job.path, error=str(exc))
+    except Exception as exc:  # an internal error must not lose the other files
+        return _Outcome(job.path, error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
+                                        "please report it")
 
 
 def write_atomically(path: str, text: str, original: bytes) -> None:
