@@ -1,0 +1,182 @@
+"""How fast ``dynalint check`` is, against the cost of parsing and against other linters.
+
+On the same files, in one run, it reports:
+
+- libcst parse only (in this process, one core): the floor any libcst-based tool pays;
+- ``check`` in this process, one core (the goal is at most 2x the parse);
+- ``dynalint check --jobs N`` as a command, first run (empty cache) and cached run;
+- ``flake8`` with its default plugins only (pyflakes, pycodestyle, mccabe), ``--jobs N``;
+- ``torchfix`` (if given with ``--torchfix``), ``--jobs N``.
+
+Commands are timed by wall clock, including interpreter start-up.  Default
+files: the ``modeling_*.py`` files of the installed ``transformers``.
+
+    python benchmarks/bench_check.py --torchfix /tmp/torchfix-venv/bin/torchfix \\
+        --flake8 /tmp/flake8-venv/bin/flake8
+
+This is a measurement script, not a test: it asserts nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import libcst as cst
+
+from dynalint.config import load_settings
+from dynalint.engine import check_source, decode_source
+from dynalint.runner import settings_for
+
+DEFAULT_FLAKE8_PLUGINS = {"mccabe", "pycodestyle", "pyflakes"}
+
+
+@dataclass
+class Row:
+    name: str
+    seconds: float | None
+    note: str = ""
+
+
+def transformers_modeling_files() -> list[str]:
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    root = list(spec.submodule_search_locations)[0]
+    return sorted(glob.glob(os.path.join(root, "models", "*", "modeling_*.py")))
+
+
+def read_all(paths: Sequence[str]) -> dict[str, str]:
+    """Decoded sources (this also warms the page cache before any timing)."""
+    out = {}
+    for p in paths:
+        with open(p, "rb") as fh:
+            out[p] = decode_source(fh.read())
+    return out
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def parse_only(sources: dict[str, str]) -> None:
+    for text in sources.values():
+        try:
+            cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            pass
+
+
+def check_in_process(sources: dict[str, str]) -> int:
+    settings, _ = load_settings(list(sources))
+    found = 0
+    for path, text in sources.items():
+        found += len(check_source(text, path, settings_for(path, settings)))
+    return found
+
+
+def run_command(command: list[str], ok_codes: tuple[int, ...] = (0, 1)) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in ok_codes:
+        tail = (proc.stderr.strip().splitlines() or [""])[-1][:120]
+        return elapsed, f"exit {proc.returncode}: {tail}"
+    return elapsed, ""
+
+
+def flake8_note(flake8: str) -> str:
+    """Empty if flake8 has only its default plugins, else which extra ones it runs."""
+    try:
+        version = subprocess.run([flake8, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"cannot run: {exc}"
+    plugins = {name.strip() for name in re.findall(r"([\w.-]+): [\d.]+", version)}
+    extra = sorted(plugins - DEFAULT_FLAKE8_PLUGINS)
+    return f"also runs plugins {', '.join(extra)}: pass --flake8 from a clean environment" if extra else ""
+
+
+def table(rows: list[Row], base: float, files: int, lines: int) -> str:
+    out = [f"{files} files, {lines} lines", "",
+           "| run | seconds | vs libcst parse only | note |", "|---|---:|---:|---|"]
+    for r in rows:
+        secs = f"{r.seconds:.2f}" if r.seconds is not None else "-"
+        ratio = f"{r.seconds / base:.2f}x" if r.seconds is not None and base > 0 else "-"
+        out.append(f"| {r.name} | {secs} | {ratio} | {r.note} |")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", nargs="+", metavar="FILE", help="files to check")
+    parser.add_argument("--glob", metavar="PATTERN", help="glob of files to check (recursive ** allowed)")
+    parser.add_argument("--jobs", type=int, default=2, help="workers for the command-line runs (default 2)")
+    parser.add_argument("--flake8", default=shutil.which("flake8"), metavar="PATH",
+                        help="flake8 executable (default: the one on PATH)")
+    parser.add_argument("--torchfix", metavar="PATH", help="torchfix executable (skipped if not given)")
+    args = parser.parse_args(argv)
+
+    if args.files:
+        paths = list(args.files)
+    elif args.glob:
+        paths = sorted(glob.glob(args.glob, recursive=True))
+    else:
+        paths = transformers_modeling_files()
+    paths = [p for p in paths if os.path.isfile(p)]
+    if not paths:
+        print("bench_check: no files (install transformers, or pass --files/--glob)", file=sys.stderr)
+        return 2
+    sources = read_all(paths)
+    lines = sum(t.count("\n") for t in sources.values())
+    print(f"bench_check: {len(paths)} files; timing...", file=sys.stderr)
+
+    parse_only({"warm-up": "x = 1\n"})  # imports and first-call costs are not per-file work
+    check_in_process({"warm-up.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+
+    rows: list[Row] = []
+    base = timed(lambda: parse_only(sources))
+    rows.append(Row("libcst parse only (in-process, 1 core)", base))
+    found: list[int] = []
+    single = timed(lambda: found.append(check_in_process(sources)))
+    rows.append(Row("dynalint check (in-process, 1 core)", single, f"{found[0]} diagnostics"))
+
+    dynalint = [sys.executable, "-m", "dynalint", "check", "-q", "--jobs", str(args.jobs)]
+    with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
+        cold, note = run_command(dynalint + ["--cache-dir", cache] + paths)
+        rows.append(Row(f"`dynalint check --jobs {args.jobs}`, first run (empty cache)", cold, note))
+        warm, note = run_command(dynalint + ["--cache-dir", cache] + paths)
+        rows.append(Row(f"`dynalint check --jobs {args.jobs}`, cached run", warm,
+                        note or f"{warm / cold:.1%} of the first run"))
+
+    if args.flake8:
+        note = flake8_note(args.flake8)
+        secs, err = run_command([args.flake8, "--jobs", str(args.jobs)] + paths)
+        rows.append(Row(f"`flake8 --jobs {args.jobs}` (default plugins)", secs,
+                        "; ".join(x for x in (note, err) if x)))
+    else:
+        rows.append(Row("flake8", None, "not found"))
+
+    if args.torchfix and os.path.exists(args.torchfix):
+        secs, err = run_command([args.torchfix, "--jobs", str(args.jobs)] + paths)
+        rows.append(Row(f"`torchfix --jobs {args.jobs}`", secs, err))
+    else:
+        rows.append(Row("torchfix", None, "skipped: pass --torchfix PATH (install it in a separate venv)"))
+
+    print(table(rows, base, len(paths), lines))
+    print(f"\ndynalint check / libcst parse (1 core): {single / base:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
