@@ -29,7 +29,8 @@ from dynalint.analysis.values import (
 )
 
 MAX_CALL_DEPTH = 6
-MAX_CONTEXTS_PER_FUNCTION = 6
+MAX_ANALYSES_PER_FUNCTION = 12
+"""Calling contexts analysed per function (bounds the cost of functions called from many places)."""
 
 _TORCH_DTYPES = frozenset({
     "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16", "int32",
@@ -77,6 +78,7 @@ class Program:
         self._compiled_ids: set[int] = set()
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
+        self._evidence: dict[int, Evidence] = {}
 
     # ------------------------------------------------------------------ driver
     def run(self) -> "Program":
@@ -138,7 +140,7 @@ class Program:
 
     def evidence(self, fn: FunctionInfo) -> Evidence:
         """Silent pass that records what the uses of untyped parameters say about them."""
-        cache = getattr(fn, "_evidence", None)
+        cache = self._evidence.get(id(fn))
         if cache is not None:
             return cache
         ev = Evidence()
@@ -147,7 +149,7 @@ class Program:
             env = self.param_env(fn, evidence=None, candidates=untyped)
             evaluator = FunctionEvaluator(self, fn, env, emit=False, evidence=ev, depth=MAX_CALL_DEPTH)
             evaluator.run_body(fn.node.body)
-        fn._evidence = ev  # type: ignore[attr-defined]
+        self._evidence[id(fn)] = ev
         return ev
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
@@ -220,7 +222,7 @@ class Program:
         if key in self._in_progress or caller.depth >= MAX_CALL_DEPTH:
             return UNKNOWN_VALUE
         count = self._contexts.get(id(fn), 0)
-        if count >= MAX_CONTEXTS_PER_FUNCTION * 2:
+        if count >= MAX_ANALYSES_PER_FUNCTION:
             return UNKNOWN_VALUE
         self._contexts[id(fn)] = count + 1
         self._in_progress.add(key)
@@ -228,7 +230,7 @@ class Program:
             if caller.emit:
                 self._mark_compiled(fn)
             callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
-                                       evidence=caller.evidence if caller.evidence is not None else None)
+                                       evidence=caller.evidence)
             callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
             callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
                 and bound_self.cls is not None else None
