@@ -34,7 +34,7 @@ from typing import Sequence
 import libcst as cst
 
 from dynalint.config import load_settings
-from dynalint.engine import check_source, decode_source
+from dynalint.engine import SourceError, check_source, decode_source
 from dynalint.runner import settings_for
 
 DEFAULT_FLAKE8_PLUGINS = {"mccabe", "pycodestyle", "pyflakes"}
@@ -59,8 +59,11 @@ def read_all(paths: Sequence[str]) -> dict[str, str]:
     """Decoded sources (this also warms the page cache before any timing)."""
     out = {}
     for p in paths:
-        with open(p, "rb") as fh:
-            out[p] = decode_source(fh.read())
+        try:
+            with open(p, "rb") as fh:
+                out[p] = decode_source(fh.read())
+        except (OSError, SourceError) as exc:
+            print(f"bench_check: {p}: skipped ({exc})", file=sys.stderr)
     return out
 
 
@@ -149,6 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("bench_check: no files (install transformers, or pass --files/--glob)", file=sys.stderr)
         return 2
     sources = read_all(paths)
+    if not sources:
+        print("bench_check: no readable files", file=sys.stderr)
+        return 2
+    paths = list(sources)
     lines = sum(t.count("\n") for t in sources.values())
     print(f"bench_check: {len(paths)} files; timing...", file=sys.stderr)
 
