@@ -452,15 +452,24 @@ class ArgumentVaries(Rule):
         program = ctx.program
         idx = program.index
         compiled = _compiled_ids(ctx)
+        instances: dict[int, dict[str, str]] | None = None
         for fn in program.compiled:
             entry = fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
             if not entry:
                 continue
-            params = [p for p in fn.node.params.params]
+            params = list(fn.node.params.params)
             if fn.is_method:
                 params = params[1:]
+            if fn.cls is None:
+                calls = idx.call_sites.get(fn.name, ())
+            else:
+                if instances is None:
+                    instances = _instances_by_caller(idx, compiled)
+                calls = [(call, caller) for sites in idx.call_sites.values() for call, caller in sites
+                         if caller is not None and isinstance(call.func, cst.Name)
+                         and instances.get(id(caller), {}).get(call.func.value) == fn.cls.name]
             values: dict[str, set] = {}
-            for call, caller in _calls_to(fn, idx, program):
+            for call, caller in calls:
                 if caller is not None and id(caller) in compiled:
                     continue  # inlined into the caller's graph: no recompile
                 for name, const in _literal_arguments(call, params):
@@ -476,27 +485,24 @@ class ArgumentVaries(Rule):
                               hint="pass the value as a tensor, or split the entry point per mode")
 
 
-def _calls_to(fn, idx, program):
-    """Calls of a compiled entry point from this file: by name, or through an instance of its class."""
-    if fn.cls is None:
-        yield from idx.call_sites.get(fn.name, ())
-        return
-    for sites in idx.call_sites.values():
-        for call, caller in sites:
-            func = call.func
-            if caller is not None and isinstance(func, cst.Name) and _bound_to_instance(caller, func.value, fn.cls):
-                yield call, caller
-
-
-def _bound_to_instance(caller, name: str, cls) -> bool:
+def _instances_by_caller(idx, compiled: set[int]) -> dict[int, dict[str, str]]:
+    """For each function that is not compiled: local names bound to ``ClassName(...)`` of this file."""
     from dynalint.analysis.syntax import walk
 
-    for n in walk(caller.node.body):
-        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) \
-                and n.value.func.value == cls.name:
-            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets):
-                return True
-    return False
+    out: dict[int, dict[str, str]] = {}
+    for fn in idx.all_functions:
+        if id(fn) in compiled:
+            continue
+        bound: dict[str, str] = {}
+        for n in walk(fn.node.body):
+            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) \
+                    and n.value.func.value in idx.classes:
+                for t in n.targets:
+                    if isinstance(t.target, cst.Name):
+                        bound[t.target.value] = n.value.func.value
+        if bound:
+            out[id(fn)] = bound
+    return out
 
 
 def _literal_arguments(call: cst.Call, params):
