@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per verification run (default 120)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="parallel workers (default: number of CPUs)")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when findings remain (pre-commit then fails only on changed files)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
     common_options(p)
 
@@ -107,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     if args.diff:
         return EXIT_FINDINGS if changed_files else EXIT_CLEAN
+    if args.exit_zero:
+        return EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
 

@@ -87,3 +87,10 @@ def test_unparseable_file_is_left_alone(tmp_path, capsys):
     p.write_text("def f(:\n")
     code, _, err = fix(capsys, str(p))
     assert p.read_text() == "def f(:\n" and code == 1 and "Traceback" not in err
+
+
+def test_exit_zero_keeps_remaining_findings_out_of_the_status(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    code, _, err = fix(capsys, "--exit-zero", str(p))
+    assert code == 0 and "1 remain" in err
