@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--cache-dir", metavar="DIR", help=f"cache location (default: ./{CACHE_DIR_NAME})")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply `exclude` patterns to files named on the command line too")
     _common_options(check)
 
     sub.add_parser("rules", help="list the rules")
@@ -94,7 +96,7 @@ def settings_from_args(args: argparse.Namespace, paths: list[str]) -> tuple[Sett
 
 def cmd_check(args: argparse.Namespace) -> int:
     settings, root = settings_from_args(args, args.paths)
-    files = list(iter_python_files(args.paths, settings.exclude))
+    files = list(iter_python_files(args.paths, settings.exclude, force_exclude=args.force_exclude))
     missing = [p for p in args.paths if not os.path.exists(p)]
     for p in missing:
         print(f"dynalint: {p}: no such file or directory", file=sys.stderr)

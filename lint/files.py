@@ -25,16 +25,21 @@ def _excluded(path: str, name: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def iter_python_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[str]:
-    """Python files under ``paths`` (files given explicitly are always yielded).
+def iter_python_files(paths: Iterable[str], exclude: Iterable[str] = (), *,
+                      force_exclude: bool = False) -> Iterator[str]:
+    """Python files under ``paths``.
 
     Directories are walked recursively in a stable order, skipping VCS folders,
     virtual environments, caches, build outputs and ``exclude`` glob patterns.
+    Files given explicitly are always yielded, unless ``force_exclude`` (for tools
+    such as pre-commit, which pass every file by name).
     """
     patterns = tuple(exclude)
     seen: set[str] = set()
     for root in paths:
         if os.path.isfile(root) or not os.path.exists(root):
+            if force_exclude and _excluded(root, os.path.basename(root), patterns):
+                continue
             if root not in seen:
                 seen.add(root)
                 yield root

@@ -43,6 +43,8 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when findings remain (pre-commit then fails only on changed files)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    p.add_argument("--force-exclude", action="store_true",
+                   help="apply `exclude` patterns to files named on the command line too")
     common_options(p)
 
 
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from dynalint.cli import settings_from_args
 
     settings, _ = settings_from_args(args, args.paths)
-    files = list(iter_python_files(args.paths, settings.exclude))
+    files = list(iter_python_files(args.paths, settings.exclude, force_exclude=args.force_exclude))
     jobs = [_Job(p, settings_for(p, settings), args.unsafe_fixes, args.diff, tuple(args.verify), args.inputs,
                  args.timeout) for p in files]
     workers = args.jobs if args.jobs is not None else default_jobs()

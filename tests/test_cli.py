@@ -183,3 +183,12 @@ def test_parallel_jobs_give_the_same_result(tmp_path, capsys):
     code = main(["check", "--no-cache", "--jobs", "3", str(tmp_path)])
     assert code == 1 and capsys.readouterr().out == one
     assert os.path.exists(tmp_path)
+
+
+def test_force_exclude_applies_to_named_files(tmp_path, capsys, monkeypatch):
+    write(tmp_path, "pyproject.toml", '[tool.dynalint]\nexclude = ["vendor/*"]\n')
+    vendored = write(tmp_path, "vendor/m.py", BROKEN)
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, vendored)[0] == 1
+    code, out, _ = run(capsys, "--force-exclude", vendored)
+    assert code == 0 and out == ""
