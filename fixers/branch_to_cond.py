@@ -38,6 +38,7 @@ from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.branches import (
     Unsupported,
     chain,
+    check_augmented,
     names_around,
     next_statement,
     renamed_assignment,
@@ -193,7 +194,7 @@ class BranchToCond(Fixer):
             merged = [n for n in names if n in before or (len(branches) == 2 and all(n in a for a in assigned))]
             if not merged or any(n in after and n not in merged for n in names):
                 return None
-            if not all(_merged_is_tensor(ctx, n, branches, node) for n in merged):
+            if not all(_merged_is_tensor(ctx, n, branches, node, else_stmts is not None) for n in merged):
                 return None
             if else_stmts is None:
                 branches.append([])
@@ -244,8 +245,7 @@ def _check(small: cst.CSTNode, ctx) -> None:
             raise Unsupported
         value = small.value
     elif isinstance(small, cst.AugAssign):
-        if not isinstance(small.target, cst.Name):
-            raise Unsupported
+        check_augmented(small, ctx)
         value = small.value
     else:
         raise Unsupported
@@ -269,13 +269,13 @@ def _is_tensor(ctx, expr: cst.BaseExpression) -> bool:
     return v is not None and v.kind is Kind.TENSOR and not v.maybe_none
 
 
-def _merged_is_tensor(ctx, name: str, branches, node: cst.If) -> bool:
+def _merged_is_tensor(ctx, name: str, branches, node: cst.If, has_else: bool) -> bool:
     """Every value the name can have after the ``if`` is a tensor."""
     for stmts in branches:
         for _, small in stmts:
-            if target_name(small) == name and not isinstance(small, cst.AugAssign) and not _is_tensor(ctx, small.value):
-                return False
-    if all(any(target_name(s) == name for _, s in b) for b in branches):
+            if target_name(small) == name and not _is_tensor(ctx, small.value):
+                return False  # includes `x += [...]` on a list
+    if has_else and all(any(target_name(s) == name for _, s in b) for b in branches):
         return True
     # the value from before the `if` is kept on some path: it must be a tensor too
     exprs = [node.test] + [s.value for b in branches for _, s in b]

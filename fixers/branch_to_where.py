@@ -29,10 +29,10 @@ import libcst as cst
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.branches import (
-    AUG_OPS,
     Unsupported,
     branch_tag,
     chain,
+    check_augmented,
     names_around,
     next_statement,
     renamed_assignment,
@@ -345,8 +345,7 @@ def _check_statement(small: cst.CSTNode, ctx) -> None:
         if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
             raise Unsupported
     elif isinstance(small, cst.AugAssign):
-        if not isinstance(small.target, cst.Name) or type(small.operator) not in AUG_OPS:
-            raise Unsupported
+        check_augmented(small, ctx)
     elif isinstance(small, cst.AnnAssign):
         if small.value is None or not isinstance(small.target, cst.Name):
             raise Unsupported
@@ -455,4 +454,3 @@ def _resolved(values: list[cst.BaseExpression], branches) -> list[cst.BaseExpres
                 local.setdefault(small.targets[0].target.value, small.value)
     return [local.get(v.value, v) if isinstance(v, cst.Name) and v.value in local and local[v.value] is not v
             else v for v in values]
-

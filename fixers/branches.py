@@ -130,3 +130,15 @@ def names_around(node: cst.CSTNode, function: cst.FunctionDef | None) -> tuple[s
         elif state == "after" and isinstance(n, cst.Name):
             after.add(n.value)
     return before, after
+
+
+def check_augmented(small: cst.AugAssign, ctx) -> None:
+    """``x += v`` becomes ``x = x + v`` in the rewrites: only allowed when ``x`` cannot alias
+    something the caller sees (a parameter's tensor would no longer be updated in place)."""
+    if not isinstance(small.target, cst.Name) or type(small.operator) not in AUG_OPS:
+        raise Unsupported
+    function = ctx.enclosing_function(small)
+    if function is not None:
+        p = function.params
+        if small.target.value in {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}:
+            raise Unsupported
