@@ -79,11 +79,10 @@ class AsyncAssert(Fixer):
             body = simple_statements(stmt.body)
             if len(body) != 1 or not isinstance(body[0], cst.Raise):
                 return None
-            cond = tensor_condition(stmt.test, ctx)
-            if cond is None:
+            ok = _negated(stmt.test, ctx)
+            if ok is None:
                 return None
             message = _message(body[0], ctx)
-            ok = f"~{paren(cond)}"
             new: cst.CSTNode = cst.parse_statement(f"{torch}._assert_async({ok}{message})")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             target: cst.CSTNode = stmt
@@ -104,6 +103,14 @@ class AsyncAssert(Fixer):
         if torch_name(ctx) is None:
             plan.imports.append("import torch")
         return plan.replace(target, new)
+
+
+def _negated(test: cst.BaseExpression, ctx) -> str | None:
+    """A boolean tensor that is true when ``test`` is false (``not x`` gives ``x`` back)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return tensor_condition(test.expression, ctx)
+    cond = tensor_condition(test, ctx)
+    return None if cond is None else f"~{paren(cond)}"
 
 
 def _message(raise_stmt: cst.Raise, ctx) -> str:

@@ -331,6 +331,7 @@ class FunctionEvaluator:
         if isinstance(target, cst.Name):
             self.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
+            self._neg(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
             elems = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
             if value.items is not None and len(value.items) == len(elems) and not starred:
