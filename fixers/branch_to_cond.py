@@ -42,6 +42,8 @@ from dynalint.fixers.branches import (
     names_around,
     next_statement,
     renamed_assignment,
+    resolved,
+    same_shape,
     statements,
     target_name,
 )
@@ -178,6 +180,8 @@ class BranchToCond(Fixer):
                 return None
             if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
                 return None
+            if not same_shape(ctx, then_stmts[-1][1].value, else_stmts[-1][1].value, strict=False):
+                return None
             base = "result"
             lines = self._functions(ctx, function, base, [then_stmts, else_stmts], None, taken)
             if lines is None:
@@ -196,6 +200,12 @@ class BranchToCond(Fixer):
                 return None
             if not all(_merged_is_tensor(ctx, n, branches, node, else_stmts is not None) for n in merged):
                 return None
+            for n in merged:
+                values = [s.value for b in branches for _, s in b if target_name(s) == n]
+                kept = None if else_stmts is not None and all(any(target_name(s) == n for _, s in b)
+                                                              for b in branches) else n
+                if not same_shape(ctx, *resolved(values, branches), fallback=kept, strict=False):
+                    return None
             if else_stmts is None:
                 branches.append([])
             result = self._functions(ctx, function, merged[0], branches, merged, taken)

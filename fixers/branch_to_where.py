@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.branches import (
     Unsupported,
@@ -36,6 +35,8 @@ from dynalint.fixers.branches import (
     names_around,
     next_statement,
     renamed_assignment,
+    resolved,
+    same_shape,
     statements,
     target_name,
     tensor_or_number,
@@ -253,7 +254,7 @@ class BranchToWhere(Fixer):
         returned = [s[-1][1].value for s in branches]
         if not tensor_or_number(ctx, *returned):
             return None
-        if not all(isinstance(r, cst.Tuple) for r in returned) and not _same_shape(ctx, *returned):
+        if not all(isinstance(r, cst.Tuple) for r in returned) and not same_shape(ctx, *returned, strict=True):
             return None
         codes = [ctx.code(r).strip() for r in results]
         tuples = [r for r in results if isinstance(r, cst.Tuple)]
@@ -309,7 +310,7 @@ class BranchToWhere(Fixer):
             if not tensor_or_number(ctx, *values_by_name[n]):
                 return None
             fallback = None if all(n in a for a in assigned) and else_stmts is not None else n
-            if not _same_shape(ctx, *_resolved(values_by_name[n], all_branches), fallback=fallback):
+            if not same_shape(ctx, *resolved(values_by_name[n], all_branches), fallback=fallback, strict=True):
                 return None
         hoist = len(merged) > 1
         cond_names = conds
@@ -361,96 +362,9 @@ def _check_statement(small: cst.CSTNode, ctx) -> None:
 
 
 
-_SCALAR = "<scalar>"
-_ANY = "<broadcast>"
-#: Functions and methods that keep the shape of their (first) tensor argument.
-_ELEMENTWISE = frozenset("""
-abs absolute acos asin atan ceil clamp clamp_min clamp_max clip cos cosh erf exp exp2 expm1 floor frac gelu
-hardtanh isfinite isinf isnan leaky_relu lerp log log10 log1p log2 logical_not logit masked_fill mish nan_to_num
-neg negative reciprocal relu relu6 round rsqrt selu sigmoid sign silu sin sinh softmax log_softmax softplus sqrt
-square tan tanh trunc float double half bfloat16 to type_as int long bool contiguous clone detach normalize
-layer_norm zeros_like ones_like full_like empty_like elu celu hardsigmoid hardswish logsigmoid softsign tanhshrink
-threshold where pow tril triu flip roll cumsum cumprod logcumsumexp masked_scatter sort_values
-""".split())
-_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "std", "var", "logsumexp",
-                         "all", "any", "median", "nansum", "nanmean"})
-
-
-def _shape(expr: cst.BaseExpression, ctx) -> str | None:
-    """A token standing for the shape of ``expr``: the name of the tensor whose shape it keeps,
-    ``<scalar>`` for numbers and full reductions, ``<broadcast>`` for elementwise combinations of
-    different tensors, or None when the shape may change (padding, indexing, reshaping...)."""
-    v = ctx.value(expr)
-    if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE):
-        return _SCALAR
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return _SCALAR
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        return ctx.code(expr).strip() if v is not None and v.kind is Kind.TENSOR else None
-    if isinstance(expr, cst.UnaryOperation):
-        return _shape(expr.expression, ctx)
-    if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
-            return None
-        parts = [expr.left, expr.right] if isinstance(expr, cst.BinaryOperation) else \
-            [expr.left, *(c.comparator for c in expr.comparisons)]
-        return _combine([_shape(p, ctx) for p in parts])
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else (func.value if isinstance(func, cst.Name)
-                                                                         else None)
-        is_method = isinstance(func, cst.Attribute) and ctx.program.index.resolve_expr(func) is None
-        positional = [a.value for a in expr.args if a.keyword is None and not a.star]
-        if name in _REDUCTIONS:
-            has_dim = any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) or \
-                (positional if is_method else positional[1:])
-            return None if has_dim else _SCALAR
-        if name in ("zeros", "ones", "full", "empty", "tensor") and positional and \
-                (isinstance(positional[0], cst.Tuple) and not positional[0].elements or name == "tensor"):
-            return _SCALAR
-        if name in _ELEMENTWISE:
-            if name == "where":
-                return _combine([_shape(p, ctx) for p in positional[1:3]])
-            base = func.value if is_method else (positional[0] if positional else None)
-            return _shape(base, ctx) if base is not None else None
-        return None
-    return None
-
-
-def _combine(tokens: list[str | None]) -> str | None:
-    if any(t is None for t in tokens):
-        return None
-    concrete = {t for t in tokens if t != _SCALAR}
-    if not concrete:
-        return _SCALAR
-    return concrete.pop() if len(concrete) == 1 else _ANY
-
-
-def _same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None) -> bool:
-    """The alternatives of a selection keep one shape (so ``torch.where`` does not broadcast them)."""
-    tokens = [_shape(e, ctx) for e in exprs]
-    if fallback is not None:
-        tokens.append(fallback)
-    return _combine(tokens) is not None
-
-
 def _nested_where(torch: str, conds: list[str], values: list[str]) -> str:
     """``torch.where(c1, v1, torch.where(c2, v2, v3))``."""
     out = values[-1]
     for cond, value in zip(reversed(conds), reversed(values[:-1])):
         out = f"{torch}.where({cond}, {value}, {out})"
     return out
-
-
-def _resolved(values: list[cst.BaseExpression], branches) -> list[cst.BaseExpression]:
-    """Branch values with names bound earlier in the same branch replaced by what they were bound to
-    (one level), so that ``t = x * 2; y = t`` is seen as keeping the shape of ``x``."""
-    local: dict[str, cst.BaseExpression] = {}
-    for stmts in branches:
-        for _, small in stmts:
-            if isinstance(small, cst.Assign):
-                local.setdefault(small.targets[0].target.value, small.value)
-    return [local.get(v.value, v) if isinstance(v, cst.Name) and v.value in local and local[v.value] is not v
-            else v for v in values]

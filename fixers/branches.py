@@ -142,3 +142,107 @@ def check_augmented(small: cst.AugAssign, ctx) -> None:
         p = function.params
         if small.target.value in {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}:
             raise Unsupported
+
+
+_SCALAR = "<scalar>"
+_ANY = "<broadcast>"
+_UNKNOWN = "<unknown>"
+#: Calls and methods known to change the shape of what they are given.
+_RESHAPING = frozenset("""
+pad cat concat concatenate stack hstack vstack reshape view flatten unflatten squeeze unsqueeze transpose
+permute expand expand_as repeat tile narrow split chunk unbind arange zeros ones full empty rand randn randint
+matmul mm bmm einsum interpolate linear conv1d conv2d conv3d embedding index_select gather nonzero argwhere
+repeat_interleave topk kthvalue diag diagonal outer kron cross pixel_shuffle unfold fold
+""".split())
+#: Functions and methods that keep the shape of their (first) tensor argument.
+_ELEMENTWISE = frozenset("""
+abs absolute acos asin atan ceil clamp clamp_min clamp_max clip cos cosh erf exp exp2 expm1 floor frac gelu
+hardtanh isfinite isinf isnan leaky_relu lerp log log10 log1p log2 logical_not logit masked_fill mish nan_to_num
+neg negative reciprocal relu relu6 round rsqrt selu sigmoid sign silu sin sinh softmax log_softmax softplus sqrt
+square tan tanh trunc float double half bfloat16 to type_as int long bool contiguous clone detach normalize
+layer_norm zeros_like ones_like full_like empty_like elu celu hardsigmoid hardswish logsigmoid softsign tanhshrink
+threshold where pow tril triu flip roll cumsum cumprod logcumsumexp masked_scatter sort_values
+""".split())
+_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "std", "var", "logsumexp",
+                         "all", "any", "median", "nansum", "nanmean"})
+
+
+def _shape(expr: cst.BaseExpression, ctx) -> str | None:
+    """A token standing for the shape of ``expr``: the name of the tensor whose shape it keeps,
+    ``<scalar>`` for numbers and full reductions, ``<broadcast>`` for elementwise combinations of
+    different tensors, ``<unknown>`` for calls of modules or other functions, or None when the
+    shape changes (padding, indexing, reshaping...)."""
+    v = ctx.value(expr)
+    if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE):
+        return _SCALAR
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return _SCALAR
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return ctx.code(expr).strip() if v is not None and v.kind is Kind.TENSOR else None
+    if isinstance(expr, cst.UnaryOperation):
+        return _shape(expr.expression, ctx)
+    if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
+            return None
+        parts = [expr.left, expr.right] if isinstance(expr, cst.BinaryOperation) else \
+            [expr.left, *(c.comparator for c in expr.comparisons)]
+        return _combine([_shape(p, ctx) for p in parts])
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else (func.value if isinstance(func, cst.Name)
+                                                                         else None)
+        is_method = isinstance(func, cst.Attribute) and ctx.program.index.resolve_expr(func) is None
+        positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+        if name in _REDUCTIONS:
+            has_dim = any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) or \
+                (positional if is_method else positional[1:])
+            return None if has_dim else _SCALAR
+        if name in ("zeros", "ones", "full", "empty", "tensor") and positional and \
+                (isinstance(positional[0], cst.Tuple) and not positional[0].elements or name == "tensor"):
+            return _SCALAR
+        if name in _ELEMENTWISE:
+            if name == "where":
+                return _combine([_shape(p, ctx) for p in positional[1:3]])
+            base = func.value if is_method else (positional[0] if positional else None)
+            return _shape(base, ctx) if base is not None else None
+        return None if name in _RESHAPING else _UNKNOWN
+    if isinstance(expr, cst.Subscript):
+        return None
+    return _UNKNOWN
+
+
+def _combine(tokens: list[str | None]) -> str | None:
+    if any(t is None for t in tokens):
+        return None
+    if _UNKNOWN in tokens:
+        return _UNKNOWN
+    concrete = {t for t in tokens if t != _SCALAR}
+    if not concrete:
+        return _SCALAR
+    return concrete.pop() if len(concrete) == 1 else _ANY
+
+
+def same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None, strict: bool) -> bool:
+    """Whether the alternatives of a selection keep one shape.
+
+    None of them may change the shape (padding, indexing, reshaping); with ``strict``,
+    calls whose effect on shapes is unknown (modules, other functions) are refused too."""
+    tokens = [_shape(e, ctx) for e in exprs]
+    if fallback is not None:
+        tokens.append(fallback)
+    combined = _combine(tokens)
+    return combined is not None and not (strict and combined == _UNKNOWN)
+
+
+def resolved(values: list[cst.BaseExpression], branches) -> list[cst.BaseExpression]:
+    """Branch values with names bound earlier in the same branch replaced by what they were bound to
+    (one level), so that ``t = x * 2; y = t`` is seen as keeping the shape of ``x``."""
+    local: dict[str, cst.BaseExpression] = {}
+    for stmts in branches:
+        for _, small in stmts:
+            if isinstance(small, cst.Assign):
+                local.setdefault(small.targets[0].target.value, small.value)
+    return [local.get(v.value, v) if isinstance(v, cst.Name) and v.value in local and local[v.value] is not v
+            else v for v in values]

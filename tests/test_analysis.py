@@ -203,3 +203,16 @@ def test_tuple_unpacking_of_multi_output_ops():
 
 def test_internal_values_have_the_documented_kinds():
     assert Kind.TENSOR.value == "tensor" and Kind.SCALAR.value == "scalar" and Kind.SIZE.value == "size"
+
+
+def test_forward_parameter_unpacked_into_names_is_not_a_tensor():
+    assert codes("""
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def forward(self, x, dims):
+                height, width = dims
+                if height % 2 == 1 or width > 8:
+                    x = x * 2
+                return x
+    """) == []

@@ -1,0 +1,99 @@
+"""The fix engine: rounds to a fixed point, refusals, text edits, and what `check --format json` carries."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source, text_edits
+from dynalint.settings import Settings
+
+
+def fixed(code: str, unsafe: bool = True) -> str:
+    return fix_source(textwrap.dedent(code), "m.py", Settings(), unsafe=unsafe).source
+
+
+def test_nested_findings_are_fixed_over_several_rounds():
+    code = """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = x - 1
+            if y.mean() > 1:
+                y = y / 2
+            return y[y > 0].sum()
+    """
+    out = fixed(code)
+    cst.parse_module(out)
+    assert "if " not in out and out.count("torch.where") == 3
+    assert fix_source(out, "m.py", Settings(), unsafe=True).applied == []
+
+
+def test_rewrites_that_would_change_behaviour_are_refused():
+    # a list grown in a branch, an in-place update of a parameter, a branch with a side effect,
+    # and branches whose values have different shapes
+    code = textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def f(x, lens, y):
+            out = [0]
+            for n in torch.unbind(lens):
+                r = n % 4
+                if r != 0:
+                    out += [r]
+            if x.sum() > 0:
+                y += 1
+            if x.mean() > 0:
+                print("positive")
+                x = x * 2
+            if x.max() > 3:
+                x = F.pad(x, (0, 1))
+            return x, y, out
+    """)
+    result = fix_source(code, "m.py", Settings(), unsafe=True)
+    assert [d.code for d in result.remaining].count("DYN101") == 4
+    assert "torch.cond" not in result.source and "torch.where" not in result.source
+
+
+def test_safe_only_by_default_and_unsafe_counted():
+    code = textwrap.dedent("""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            print("x", x.sum())
+            if x.sum() > 0:
+                return x * 2
+            return x
+    """)
+    result = fix_source(code, "m.py", Settings())
+    assert [a.fixer for a in result.applied] == ["defer-logging"]
+    assert result.unsafe_available == 1 and [d.code for d in result.remaining] == ["DYN101"]
+
+
+def test_check_json_fix_edits_reproduce_the_rewrite():
+    code = textwrap.dedent("""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            return x[x > 0].sum()
+    """)
+    (diag,) = diagnostics_with_fixes(code, "m.py", Settings())
+    assert diag.code == "DYN104" and diag.fix is not None and diag.fix.safety == "safe"
+    assert apply_text_edits(code, diag.fix.edits) == fixed(code, unsafe=False)
+    assert diag.to_json()["fix"]["edits"][0].keys() == {"line", "column", "end_line", "end_column", "new_text"}
+
+
+def test_text_edits_round_trip():
+    old = "a\nb\nc\nd\n"
+    new = "a\nB\nc\nd\ne\n"
+    edits = text_edits(old, new)
+    assert apply_text_edits(old, edits) == new
+    assert [(e.line, e.end_line) for e in edits] == [(2, 3), (5, 5)]
