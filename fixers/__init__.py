@@ -11,6 +11,7 @@ FIXER_MODULES = (
     "masked_reduction",
     "defer_logging",
     "async_assert",
+    "hoist_decision",
     "state_to_buffer",
 )
 

@@ -55,6 +55,8 @@ class FixExample:
     init: str = "()"
     between_calls: str | None = None
     expect: Literal["fewer-breaks", "fewer-recompiles"] = "fewer-breaks"
+    compile_target: bool = True
+    """False when the target is called as it is (the code decides what is compiled)."""
 
     @property
     def before_source(self) -> str:

@@ -43,7 +43,7 @@ def test_rewrite_keeps_outputs_and_removes_breaks(fixer, example, tmp_path):
 
     def as_example(code: str) -> Example:
         return Example(code, inputs=example.inputs, target=example.target, init=example.init,
-                       between_calls=example.between_calls)
+                       between_calls=example.between_calls, compile_target=example.compile_target)
 
     before_obs, before_mod = run_example_under_dynamo(as_example(example.before), tmp_path / "before")
     after_obs, after_mod = run_example_under_dynamo(as_example(example.after), tmp_path / "after")

@@ -1,0 +1,175 @@
+"""A decision on the arguments of a compiled function -> taken in Python before entering it.
+
+Before::
+
+    @torch.compile
+    def step(x, t):
+        if t < 100:
+            x = torch.cat([x, x * 0.1])
+        return x.relu()
+
+After::
+
+    @torch.compiler.disable
+    def step(x, t):
+        return _step_compiled(x, t, bool(t < 100))
+
+    @torch.compile
+    def _step_compiled(x, t, decision):
+        if decision:
+            x = torch.cat([x, x * 0.1])
+        return x.relu()
+
+When a tensor condition depends only on the arguments (a step counter, a
+threshold, a flag passed as a tensor), the caller side can decide it: the
+function keeps its name and signature, decides in Python (outside the
+compiled region: ``torch.compiler.disable``), and passes the outcome to the
+compiled function, which then has no graph break - it compiles one graph per
+outcome instead (at most two for a bool).  Used when the branch cannot be made
+branch-free (``torch.where``/``torch.cond`` do not apply).  Applied to ``@torch.compile``
+functions whose tested arguments are never reassigned, when the ``if`` is
+reached on every call (at the top of the body, before any ``return``/``raise``).
+Unsafe: the decision is computed at entry (as the condition only reads the
+arguments, its value is the same), and the public name is now an eager wrapper:
+code that reaches into the compiled object (``step._torchdynamo_orig_callable``)
+finds the wrapper instead.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.events import ConditionEvent
+from dynalint.analysis.syntax import walk
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.codegen import is_pure, torch_name
+
+
+@register
+class HoistDecision(Fixer):
+    name = "hoist-decision"
+    codes = ("DYN101",)
+    safety = "unsafe"
+    summary = "Decide a tensor condition on the arguments in Python before entering the compiled function."
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def step(x, t):
+                    if t < 100:
+                        x = torch.cat([x, x * 0.1])
+                    return x.relu()
+            """,
+            after="""
+                import torch
+
+                @torch.compiler.disable
+                def step(x, t):
+                    return _step_compiled(x, t, bool(t < 100))
+
+                @torch.compile
+                def _step_compiled(x, t, decision):
+                    if decision:
+                        x = torch.cat([x, x * 0.1])
+                    return x.relu()
+            """,
+            inputs="[(torch.randn(4), torch.tensor(5)), (torch.randn(4), torch.tensor(500)),"
+                   " (torch.randn(4), torch.tensor(7))]",
+            target="step",
+            compile_target=False,
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        stmt = finding.statement
+        if not isinstance(stmt, cst.If):
+            return None
+        function = ctx.enclosing_function(stmt)
+        if function is None or not isinstance(ctx.parent(function), cst.Module):
+            return None
+        info = ctx.program.index.functions.get(function.name.value)
+        if info is None or info.node is not function or not info.compile_decorated:
+            return None
+        params = function.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None \
+                or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
+            return None
+        names = [p.name.value for p in params.params]
+        body = list(function.body.body)
+        index = next((i for i, s in enumerate(body) if s is stmt), None)
+        if index is None:
+            return None  # nested: the condition is not evaluated on every call
+        for before in body[:index]:
+            if not isinstance(before, cst.SimpleStatementLine) or any(
+                    isinstance(n, (cst.Return, cst.Raise)) for n in walk(before)):
+                return None
+        tests = _hoistable_tests(stmt, function, names, ctx)
+        if not tests:
+            return None
+        compiled_name = ctx.fresh_name(f"_{function.name.value}_compiled", ctx.module)
+        taken: set[str] = set()
+        outcome_names = []
+        for _ in tests:
+            name = ctx.fresh_name("decision", function, taken)
+            taken.add(name)
+            outcome_names.append(name)
+        torch = torch_name(ctx) or "torch"
+
+        replace_tests = {id(t): cst.Name(n) for t, n in zip(tests, outcome_names)}
+
+        class _ReplaceTests(cst.CSTTransformer):
+            def on_leave(self, original_node, updated_node):  # type: ignore[override]
+                new = replace_tests.get(id(original_node))
+                return new if new is not None else updated_node
+
+        new_params = params.with_changes(params=[*params.params, *(
+            cst.Param(name=cst.Name(n)) for n in outcome_names)])
+        compiled = function.visit(_ReplaceTests()).with_changes(
+            name=cst.Name(compiled_name), params=new_params, leading_lines=[cst.EmptyLine()])
+        arguments = ", ".join([*names, *(f"bool({ctx.code(t).strip()})" for t in tests)])
+        wrapper = cst.parse_statement(
+            f"@{torch}.compiler.disable\n"
+            f"def {function.name.value}{_signature(function, ctx)}:\n"
+            f"    return {compiled_name}({arguments})\n"
+        ).with_changes(leading_lines=function.leading_lines)
+        plan = FixPlan("take the decision in Python before entering the compiled function "
+                       f"(`{function.name.value}` becomes an eager wrapper of `{compiled_name}`)", "unsafe")
+        if torch_name(ctx) is None:
+            plan.imports.append("import torch")
+        return plan.replace(function, cst.FlattenSentinel([wrapper, compiled]))
+
+
+def _hoistable_tests(first: cst.If, function: cst.FunctionDef, params: list[str], ctx) -> list[cst.BaseExpression]:
+    """Tests of top-level ``if`` statements (from ``first`` on, each reached on every call) that
+    read only arguments never reassigned in the function."""
+    assigned = {n.value for n in walk(function.body) if isinstance(n, cst.Name) and isinstance(
+        ctx.parent(n), (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor))}
+    tensor_tests = {id(ev.node) for ev in ctx.program.events if isinstance(ev, ConditionEvent)}
+    allowed = set(params) | set(ctx.program.index.imports)
+    tests = []
+    body = list(function.body.body)
+    start = next(i for i, s in enumerate(body) if s is first)
+    for stmt in body[start:]:
+        if isinstance(stmt, cst.If):
+            test = stmt.test
+            names = {n.value for n in walk(test) if isinstance(n, cst.Name) and not _attribute_name(n, ctx)}
+            v = ctx.value(test)
+            if id(test) in tensor_tests and v is not None and v.is_tensor and names <= allowed \
+                    and not (names & assigned) and is_pure(test, ctx):
+                tests.append(test)
+                continue
+        if any(isinstance(n, (cst.Return, cst.Raise)) for n in walk(stmt)):
+            break  # later tests may not be reached on every call
+    return tests
+
+
+def _attribute_name(n: cst.Name, ctx) -> bool:
+    parent = ctx.parent(n)
+    return isinstance(parent, cst.Attribute) and parent.attr is n
+
+
+def _signature(function: cst.FunctionDef, ctx) -> str:
+    params = cst.Module([]).code_for_node(function.params)
+    return f"({params})"
