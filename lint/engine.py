@@ -101,11 +101,14 @@ def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]
 
 def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:
     ctx = RuleContext(program, settings)
-    order = {id(ev): i for i, ev in enumerate(program.events)}
+    # evaluation order: the position of the first event about each node
+    order: dict[int, int] = {}
+    for i, ev in enumerate(program.events):
+        order.setdefault(id(ev.node), i)
     found: list[tuple[int, Finding]] = []
     for rule_cls in rules:
         for f in rule_cls().check(ctx):
-            found.append((order.get(id(f.node), _node_order(order, f)), f))
+            found.append((order.get(id(f.node), order.get(id(f.statement), 1 << 30)), f))
     found.sort(key=lambda x: x[0])
     # one graph-break diagnostic per statement (the first Dynamo would hit), one per code otherwise
     kept: list[Finding] = []
@@ -118,10 +121,6 @@ def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]])
         seen.add((id(f.node), f.rule.code))
         kept.append(f)
     return kept
-
-
-def _node_order(order: dict[int, int], f: Finding) -> int:
-    return order.get(id(f.statement), 1 << 30)
 
 
 def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str

@@ -216,3 +216,18 @@ def test_forward_parameter_unpacked_into_names_is_not_a_tensor():
                     x = x * 2
                 return x
     """) == []
+
+
+def test_one_graph_break_diagnostic_per_statement_the_first_dynamo_hits():
+    diags = check("""
+        import torch
+
+        @torch.compile
+        def f(x):
+            print("value", x.sum().item())
+            return x
+    """)
+    # the .item() runs before print: one graph-break diagnostic for the statement; the value then
+    # crosses the break into print's arguments, which Dynamo guards on (measured: one recompile)
+    assert [d.code for d in diags if d.kind == "graph-break"] == ["DYN102"]
+    assert [d.code for d in diags if d.kind == "recompile"] == ["DYN204"]
