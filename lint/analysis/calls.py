@@ -48,8 +48,8 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
             callee = ev.attribute(receiver, method, func)
         elif receiver.cls is not None:
             callee = ev.p.member(receiver, method)
-            if ev._is_self(func.value) and ev.fn is not None:
-                ev._event(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
+            if ev.is_self(func.value) and ev.fn is not None:
+                ev.report(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
         else:
             callee = None
     else:
@@ -61,7 +61,7 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
     use_context = "range" if callee is not None and callee.qualname == "builtins.range" else ""
     for a in node.args:
         v = ev.expr(a.value)
-        ev._use(v, a.value, use_context)
+        ev.use_scalar(v, a.value, use_context)
         if a.star == "*":
             opaque = opaque or v.items is None
             args.extend(v.items if v.items is not None else [v.elements()])
@@ -91,14 +91,14 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
         result = method_call(ev, receiver, method, args, kwargs, node)
     else:
         if callee is not None and callee.kind is Kind.UNKNOWN and callee.params:
-            ev._neg(callee)
+            ev.not_tensor_evidence(callee)
         result = UNKNOWN_VALUE
 
     if receiver is not None and method in ("register_buffer", "register_parameter") and ev.attr_sink is not None \
             and args and isinstance(args[0].const, str):
         ev.attr_sink[args[0].const] = tensor(from_weights=True)
 
-    ev._event(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
+    ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn)
     return result
 
@@ -116,9 +116,9 @@ def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Valu
         if recv.params:
             if name in K.TENSOR_METHODS or name in K.SIZE_METHODS or name in K.SCALAR_METHODS \
                     or name in K.PYTHON_METHODS:
-                ev._pos(recv)
+                ev.tensor_evidence(recv)
             elif name in K.CONTAINER_METHODS:
-                ev._neg(recv)
+                ev.not_tensor_evidence(recv)
         if torch_kw and name in K.TENSOR_METHODS:
             # `dim=`/`keepdim=` exist only in torch: the receiver is a tensor
             return tensor_method(ev, tensor(params=recv.params), name, args, kwargs, node)
@@ -246,7 +246,7 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
             for v in inputs:
                 for part in (v, *(v.items or ())) if v.kind is Kind.SEQUENCE else (v,):
                     if part.kind is Kind.UNKNOWN and part.params:
-                        ev._pos(part)
+                        ev.tensor_evidence(part)
         tensors = [v for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR]
         weights = all(v.from_weights for v in tensors) and not any(
             v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))
@@ -298,7 +298,7 @@ def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: 
         return python(is_bool=False)
     if name in ("isinstance", "issubclass", "hasattr", "callable"):
         if name == "isinstance" and first is not None:
-            ev._neg(first)
+            ev.not_tensor_evidence(first)
         return python(is_bool=True)
     if name in ("id", "hash"):
         return PYTHON_VALUE
@@ -319,7 +319,7 @@ def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: 
     if name == "range":
         for a in args:
             if a.kind is Kind.UNKNOWN and a.params:
-                ev._neg(a)
+                ev.not_tensor_evidence(a)
         kinds = {a.kind for a in args}
         if Kind.SCALAR in kinds:
             return sequence(element=next(a for a in args if a.kind is Kind.SCALAR))

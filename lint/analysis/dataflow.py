@@ -95,18 +95,18 @@ class FunctionEvaluator:
             self.self_name = names[0] if names else None
 
     # ------------------------------------------------------------------ events
-    def _event(self, event_type: type, node: cst.CSTNode, **kw: Any) -> None:
+    def report(self, event_type: type, node: cst.CSTNode, **kw: Any) -> None:
         if self.emit and self.fn is not None:
             self.p.events.append(
                 event_type(node=node, statement=self.statement, function=self.fn,
                     in_loop=self.loop_depth > 0 or self.outer_loop, **kw)
             )
 
-    def _pos(self, v: Value) -> None:
+    def tensor_evidence(self, v: Value) -> None:
         if self.evidence is not None and v.params and v.kind is Kind.UNKNOWN:
             self.evidence.positive.update(v.params)
 
-    def _neg(self, v: Value) -> None:
+    def not_tensor_evidence(self, v: Value) -> None:
         """Record that a parameter itself is used in a way tensors are not (``if p:``, ``p.items()``)."""
         if self.evidence is not None and v.param is not None:
             self.evidence.negative.add(v.param)
@@ -151,8 +151,8 @@ class FunctionEvaluator:
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
-            if self._is_self(target.value):
-                self._event(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
+            if self.is_self(target.value):
+                self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
                             name=target.attr.value, value=self.binop(old, rhs, node.operator), write=True,
                             augmented=True)
         elif isinstance(target, cst.Subscript):
@@ -252,11 +252,11 @@ class FunctionEvaluator:
         self.statement = node
         it = self.expr(node.iter)
         range_args = None
-        if isinstance(node.iter, cst.Call) and self._is_builtin(node.iter.func, "range"):
+        if isinstance(node.iter, cst.Call) and self.is_builtin(node.iter.func, "range"):
             range_args = tuple(self.expr(a.value) for a in node.iter.args)
         if it.params and it.kind is Kind.UNKNOWN:
-            self._neg(it)
-        self._event(E.ForLoopEvent, node.iter, iterable=it, range_args=range_args)
+            self.not_tensor_evidence(it)
+        self.report(E.ForLoopEvent, node.iter, iterable=it, range_args=range_args)
         element = it.elements()
 
         def once() -> None:
@@ -283,7 +283,7 @@ class FunctionEvaluator:
     def _with(self, node: cst.With) -> None:
         for item in node.items:
             v = self.expr(item.item)
-            self._event(E.ContextManagerEvent, item.item, value=v)
+            self.report(E.ContextManagerEvent, item.item, value=v)
             if item.asname is not None:
                 self.bind(item.asname.name, UNKNOWN_VALUE, node)
         self.block(node.body)
@@ -331,7 +331,7 @@ class FunctionEvaluator:
         if isinstance(target, cst.Name):
             self.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
-            self._neg(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
+            self.not_tensor_evidence(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
             elems = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
             if value.items is not None and len(value.items) == len(elems) and not starred:
@@ -348,14 +348,14 @@ class FunctionEvaluator:
             self.bind(target.value, sequence(element=value.elements()), stmt)
         elif isinstance(target, cst.Attribute):
             self.expr(target.value)
-            if self._is_self(target.value):
+            if self.is_self(target.value):
                 if self.attr_sink is not None:
                     self.attr_sink[target.attr.value] = value
-                self._use(value, target)
-                self._event(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
+                self.use_scalar(value, target)
+                self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
                             name=target.attr.value, value=value, write=True)
         elif isinstance(target, cst.Subscript):
-            self._use(value, target)
+            self.use_scalar(value, target)
             self.subscript(target, store=True)
 
     def narrowing(self, test: cst.BaseExpression) -> tuple[dict[str, Value], dict[str, Value]]:
@@ -394,7 +394,7 @@ class FunctionEvaluator:
                 value = python(not value.const)
             except Exception:
                 value = python(is_bool=True)
-        self._use(value, test)
+        self.use_scalar(value, test)
         if value.has_const:
             try:
                 return bool(value.const)
@@ -406,8 +406,8 @@ class FunctionEvaluator:
     def _truth_test(self, node: cst.CSTNode, value: Value, construct: str, exits_loop: bool = False,
                     negated: bool = False) -> None:
         if value.kind is Kind.UNKNOWN and value.params:
-            self._neg(value)
-        self._event(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop,
+            self.not_tensor_evidence(value)
+        self.report(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop,
                     negated=negated)
 
     # ------------------------------------------------------------------ expressions
@@ -449,16 +449,16 @@ class FunctionEvaluator:
         v = self.p.global_value(name)
         if v is not None:
             if record and name in self.p.index.globals:
-                self._event(E.GlobalReadEvent, node, name=name, value=v)
+                self.report(E.GlobalReadEvent, node, name=name, value=v)
             return v
         if name in _BUILTIN_NAMES:
             return Value(Kind.PYTHON, qualname=f"builtins.{name}")
         return UNKNOWN_VALUE
 
-    def _use(self, v: Value, node: cst.CSTNode, context: str = "") -> None:
+    def use_scalar(self, v: Value, node: cst.CSTNode, context: str = "") -> None:
         """A data-dependent scalar is consumed by Python code (arithmetic, a call, a test...)."""
         if v.kind is Kind.SCALAR and v.origin is not None:
-            self._event(E.ScalarUseEvent, node, value=v, context=context)
+            self.report(E.ScalarUseEvent, node, value=v, context=context)
 
     def _name(self, node: cst.Name) -> Value:
         return self.lookup(node)
@@ -487,8 +487,8 @@ class FunctionEvaluator:
     def _attribute(self, node: cst.Attribute) -> Value:
         base = self.expr(node.value)
         v = self.attribute(base, node.attr.value, node)
-        if self._is_self(node.value) and self.fn is not None:
-            self._event(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
+        if self.is_self(node.value) and self.fn is not None:
+            self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         return v
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
@@ -507,9 +507,9 @@ class FunctionEvaluator:
             return UNKNOWN_VALUE
         if base.kind is Kind.UNKNOWN and base.params:
             if attr in K.SIZE_ATTRS or attr in K.PYTHON_ATTRS or attr in K.TENSOR_ATTRS:
-                self._pos(base)
+                self.tensor_evidence(base)
             elif attr in K.CONTAINER_METHODS:
-                self._neg(base)
+                self.not_tensor_evidence(base)
             return Value(Kind.UNKNOWN, params=base.params)
         if base.kind is Kind.SEQUENCE and attr in ("values", "indices") and base.element is not None:
             return base.element
@@ -533,7 +533,7 @@ class FunctionEvaluator:
             s = el.slice
             if isinstance(s, cst.Index):
                 v = self.expr(s.value)
-                self._use(v, s.value)
+                self.use_scalar(v, s.value)
                 index.append(v)
                 if isinstance(s.value, (cst.Ellipsis,)) or (isinstance(s.value, cst.Name) and s.value.value == "None"):
                     multi = True
@@ -545,9 +545,9 @@ class FunctionEvaluator:
                 multi = multi or len(node.slice) > 1
         idx = tuple(index)
         if base.kind is Kind.TENSOR or base.qualname is not None:
-            self._event(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented)
+            self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented)
         if base.kind is Kind.UNKNOWN and base.params and multi:
-            self._pos(base)
+            self.tensor_evidence(base)
         return self.index_value(base, idx, node)
 
     def index_value(self, base: Value, idx: tuple[Value, ...], node: cst.Subscript) -> Value:
@@ -585,21 +585,21 @@ class FunctionEvaluator:
     def _binary(self, node: cst.BinaryOperation) -> Value:
         left = self.expr(node.left)
         right = self.expr(node.right)
-        self._use(left, node.left)
-        self._use(right, node.right)
+        self.use_scalar(left, node.left)
+        self.use_scalar(right, node.right)
         if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString,
                                                                             cst.FormattedString)):
             values = right.items if right.kind is Kind.SEQUENCE and right.items is not None else (right,)
-            self._event(E.StringFormatEvent, node, values=tuple(values))
+            self.report(E.StringFormatEvent, node, values=tuple(values))
             return PYTHON_VALUE  # "%s" % value: string formatting
         if isinstance(node.operator, cst.MatrixMultiply):
-            self._pos(left)
-            self._pos(right)
+            self.tensor_evidence(left)
+            self.tensor_evidence(right)
         return arith(left, right, node.operator)
 
     def _unary(self, node: cst.UnaryOperation) -> Value:
         v = self.expr(node.expression)
-        self._use(v, node.expression)
+        self.use_scalar(v, node.expression)
         if isinstance(node.operator, cst.Not):
             if v.has_const:
                 try:
@@ -647,25 +647,25 @@ class FunctionEvaluator:
 
     def _comparison(self, node: cst.Comparison) -> Value:
         left = self.expr(node.left)
-        self._use(left, node.left)
+        self.use_scalar(left, node.left)
         values = [left]
         identity = False
         for comp in node.comparisons:
             v = self.expr(comp.comparator)
-            self._use(v, comp.comparator)
+            self.use_scalar(v, comp.comparator)
             values.append(v)
             op = comp.operator
             if isinstance(op, (cst.Is, cst.IsNot)):
                 identity = True
                 if isinstance(comp.comparator, cst.Name) and comp.comparator.value in ("True", "False"):
-                    self._neg(left)
+                    self.not_tensor_evidence(left)
             elif isinstance(op, (cst.In, cst.NotIn)):
-                self._event(E.ContainmentEvent, node, container=v)
+                self.report(E.ContainmentEvent, node, container=v)
                 if v.kind is Kind.TENSOR:
                     return UNKNOWN_VALUE
                 return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
             if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)):
-                self._neg(left)
+                self.not_tensor_evidence(left)
         if identity:
             if len(values) == 2:
                 a, b = values
@@ -760,11 +760,11 @@ class FunctionEvaluator:
         return self.expr(node.value)
 
     # ------------------------------------------------------------------ helpers
-    def _is_self(self, node: cst.CSTNode) -> bool:
+    def is_self(self, node: cst.CSTNode) -> bool:
         return self.self_name is not None and isinstance(node, cst.Name) and node.value == self.self_name \
             and self.self_name in self.env
 
-    def _is_builtin(self, func: cst.CSTNode, name: str) -> bool:
+    def is_builtin(self, func: cst.CSTNode, name: str) -> bool:
         return isinstance(func, cst.Name) and func.value == name and name not in self.env and (
             self.fn is None or name not in self.fn.local_names) and self.p.global_value(name) is None
 
