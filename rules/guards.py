@@ -170,7 +170,8 @@ class AttributeMutatedInForward(Rule):
         Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
         graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
         mode flag - makes the guard fail on the next call. An int counter (`self.step += 1`) recompiles
-        on every call, and """ + _LIMIT + """.
+        on every call, and """ + _LIMIT + """. An attribute that `forward` sets before reading it carries
+        nothing across calls and is not reported.
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
@@ -211,11 +212,32 @@ class AttributeMutatedInForward(Rule):
                     self.summary = f"mean={h.mean():.3f}"
                     return h * 2
         """, target="Policy", inputs="[(torch.randn(2, 4),)] * 4"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Scaled(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.k = 0
+
+                def forward(self, x):
+                    self.k = 1
+                    self.k = self.k * 2
+                    return x * self.k
+        """, target="Scaled", inputs="[(torch.randn(4),)] * 4"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         events = ctx.events(AttributeEvent)
         read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None}
+        # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
+        # nothing across calls: Dynamo reads the value it just stored, no guard on the old one
+        first: dict[tuple[int, str], AttributeEvent] = {}
+        for e in events:
+            if e.cls is not None:
+                first.setdefault((id(e.cls), e.name), e)
+        read = {key for key in read if not (first[key].write and not first[key].augmented)}
         seen: set[tuple[int, str]] = set()
         for ev in events:
             if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:

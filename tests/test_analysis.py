@@ -231,3 +231,22 @@ def test_one_graph_break_diagnostic_per_statement_the_first_dynamo_hits():
     # crosses the break into print's arguments, which Dynamo guards on (measured: one recompile)
     assert [d.code for d in diags if d.kind == "graph-break"] == ["DYN102"]
     assert [d.code for d in diags if d.kind == "recompile"] == ["DYN204"]
+
+
+def test_attribute_set_before_it_is_read_in_forward_is_not_a_recompile_hazard():
+    code = """
+        import torch
+        import torch.nn as nn
+
+        class Router(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.input_dtype = torch.float32
+                self.calls = 0
+
+            def forward(self, x):
+                self.input_dtype = x.dtype
+                self.calls += 1
+                return x.float().softmax(-1).to(self.input_dtype)
+    """
+    assert [d.message.split("`")[1] for d in check(code) if d.code == "DYN203"] == ["self.calls"]
