@@ -150,9 +150,3 @@ def all_rules() -> list[type[Rule]]:
 def get_rule(code: str) -> type[Rule] | None:
     all_rules()
     return _REGISTRY.get(code.upper())
-
-
-def first(items: Iterable[E]) -> E | None:
-    for it in items:
-        return it
-    return None

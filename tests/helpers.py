@@ -39,7 +39,7 @@ def run_example_under_dynamo(example: Example, tmp_path) -> Any:
     """Compile the example's target with Dynamo over its input stream; returns (Observation, module)."""
     import torch
 
-    from dynalint.verify.probe import dynamo_config, load_module_from_source, observe, unwrap_compiled
+    from dynalint.verify.probe import dynamo_config
 
     import os
 
@@ -108,7 +108,6 @@ def eager_outputs(example: Example, directory) -> list[Any]:
 
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, unwrap_compiled
 
     os.makedirs(directory, exist_ok=True)
     from dynalint.verify.probe import dynamo_config
