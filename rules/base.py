@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Literal, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Iterator, Literal, TypeVar
 
 import libcst as cst
 
