@@ -13,6 +13,7 @@ FIXER_MODULES = (
     "async_assert",
     "hoist_decision",
     "state_to_buffer",
+    "global_to_tensor",
 )
 
 

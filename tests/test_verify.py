@@ -73,16 +73,12 @@ def test_mutated_global_recompiles_with_global_guard():
     assert "3 recompiles" in d.verdict.problems
 
 
-def test_mutated_global_after_fix_is_judged_by_outputs():
+def test_mutated_global_after_fix_stops_recompiling_with_equal_outputs():
     d = verify("mutated_global", "Scaled", unsafe=True)[0]
-    if d.fixed is None:
-        pytest.skip("no fix for DYN201 in this build: " + d.verdict.reasons[0])
-    # reading the global once would freeze `scale`: fewer recompiles but changed outputs
-    if d.fixed.equal_to_original is False:
-        assert d.verdict.status == "not confirmed"
-    else:
-        assert len(d.fixed.recompiles) < len(d.original.recompiles)
-        assert d.verdict.status == "confirmed"
+    # global-to-tensor: the global becomes a 0-d tensor updated in place, so no value guard trips
+    assert d.fixed is not None and d.fixed.equal_to_original is True
+    assert len(d.original.recompiles) == 3 and len(d.fixed.recompiles) == 0
+    assert d.verdict.status == "confirmed"
 
 
 def test_recompile_limit_falls_back_to_eager():

@@ -1,0 +1,216 @@
+"""A module-level number that setters rebind -> a 0-d tensor updated in place.
+
+Before::
+
+    drop_rate = 0.0
+
+    def set_drop_rate(rate):
+        global drop_rate
+        drop_rate = rate
+
+    class Block(nn.Module):
+        def forward(self, x):
+            return x * (1.0 - drop_rate)
+
+After::
+
+    drop_rate = torch.tensor(0.0, dtype=torch.float64)
+
+    def set_drop_rate(rate):
+        global drop_rate
+        drop_rate.fill_(rate)
+
+    class Block(nn.Module):
+        def forward(self, x):
+            return x * (1.0 - drop_rate)
+
+Dynamo bakes a Python global into the graph and guards on its value, so each
+new value recompiles.  A tensor global is a graph input instead: updating it in
+place changes the data, not the object, and nothing recompiles.  Floats are
+kept in float64 (ints in int64) so arithmetic matches Python's.  Applied when
+the global starts as a number literal, every change is an assignment or
+augmented assignment in a function declaring it ``global``, and every read in
+compiled code ends in tensor arithmetic.  Unsafe: code outside compiled
+functions (a training loop, another file importing it) that reads the global
+now sees a 0-d tensor instead of a Python number.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.events import GlobalReadEvent
+from dynalint.analysis.syntax import walk
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.codegen import torch_name
+from dynalint.fixers.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
+
+_INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
+
+
+@register
+class GlobalToTensor(Fixer):
+    name = "global-to-tensor"
+    codes = ("DYN201",)
+    safety = "unsafe"
+    summary = "Keep a module-level number that setters change in a 0-d tensor updated in place."
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                drop_rate = 0.0
+
+                def set_drop_rate(rate):
+                    global drop_rate
+                    drop_rate = rate
+
+                class Block(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        keep = 1.0 - drop_rate
+                        return x + self.fc(x) * keep
+            """,
+            after="""
+                import torch
+                import torch.nn as nn
+
+                drop_rate = torch.tensor(0.0, dtype=torch.float64)
+
+                def set_drop_rate(rate):
+                    global drop_rate
+                    drop_rate.fill_(rate)
+
+                class Block(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        keep = 1.0 - drop_rate
+                        return x + self.fc(x) * keep
+            """,
+            target="Block",
+            inputs="[(torch.randn(2, 4),)] * 4",
+            between_calls="set_drop_rate(0.1 * i)",
+            expect="fewer-recompiles",
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        read = finding.node
+        if not isinstance(read, cst.Name):
+            return None
+        name = read.value
+        definition = _definition(name, ctx)
+        if definition is None:
+            return None
+        line, assign, dtype = definition
+        torch = torch_name(ctx) or "torch"
+        plan = FixPlan(f"keep `{name}` in a 0-d tensor updated in place (code outside compiled functions now "
+                       "sees a tensor)", "unsafe")
+        rewrites: dict = {}
+        try:
+            writes = _writes(name, ctx)
+            _check_reads(name, writes, ctx, torch, rewrites)
+        except NotTensorFlow:
+            return None
+        value = code_of(assign.value)
+        plan.replace(line, line.with_changes(body=[assign.with_changes(
+            value=cst.parse_expression(f"{torch}.tensor({value}, dtype={torch}.{dtype})"))]))
+        for stmt, new in writes:
+            plan.replace(stmt, new)
+        if torch_name(ctx) is None:
+            plan.imports.append("import torch")
+        return compose_rewrites(plan, rewrites, ctx) if rewrites else plan
+
+
+def _definition(name: str, ctx):
+    """The one top-level ``name = <number>`` statement, with the tensor dtype to use."""
+    found = None
+    for line in ctx.module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            if any(isinstance(n, cst.Name) and n.value == name and isinstance(ctx.parent(n), cst.AssignTarget)
+                   for n in walk(line) if not isinstance(line, (cst.FunctionDef, cst.ClassDef))):
+                return None
+            continue
+        for small in line.body:
+            if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                    if found is not None or not isinstance(small, cst.Assign) or len(small.targets) != 1 \
+                            or len(line.body) != 1:
+                        return None
+                    found = (line, small)
+    if found is None:
+        return None
+    value = found[1].value
+    literal = value.expression if isinstance(value, cst.UnaryOperation) and isinstance(
+        value.operator, cst.Minus) else value
+    if isinstance(literal, cst.Integer):
+        return found[0], found[1], "long"
+    if isinstance(literal, cst.Float):
+        return found[0], found[1], "float64"
+    return None
+
+
+def _writes(name: str, ctx) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
+    """Every change of the global, as (statement, in-place replacement)."""
+    out = []
+    for fn in ctx.program.index.all_functions:
+        for n in walk(fn.node.body):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) \
+                    and n.func.value.value == name and n.func.attr.value not in ("fill_", "add_", "sub_", "mul_",
+                                                                                    "copy_"):
+                if name not in fn.local_names:
+                    raise NotTensorFlow  # a method call on the global (append, update...)
+            if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del)):
+                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [
+                    getattr(n, "target", None)]
+                hits = [t for t in targets if isinstance(t, cst.Name) and t.value == name]
+                touches = any(isinstance(t, (cst.Subscript, cst.Attribute)) and _root(t) == name
+                              for t in targets)
+                if touches and name not in fn.local_names:
+                    raise NotTensorFlow
+                if not hits:
+                    continue
+                if name not in fn.global_decls:
+                    continue  # a local of the same name
+                if isinstance(n, cst.Assign) and len(n.targets) == 1:
+                    out.append((n, cst.Expr(cst.parse_expression(f"{name}.fill_({code_of(n.value)})"))))
+                elif isinstance(n, cst.AugAssign) and type(n.operator) in _INPLACE:
+                    out.append((n, cst.Expr(cst.parse_expression(
+                        f"{name}.{_INPLACE[type(n.operator)]}({code_of(n.value)})"))))
+                else:
+                    raise NotTensorFlow
+    return out
+
+
+def _check_reads(name: str, writes, ctx, torch: str, rewrites) -> None:
+    """Reads in compiled code end in tensor arithmetic; nothing else in the file reads it."""
+    compiled = {id(f.node) for f in ctx.program.compiled}
+    write_nodes = {id(n) for stmt, _ in writes for n in walk(stmt)}
+    reads = [ev.node for ev in ctx.program.events if isinstance(ev, GlobalReadEvent) and ev.name == name]
+    for node in reads:
+        check_flows_into_tensors(node, ctx, torch, rewrites, depth=0)
+    checked = {id(n) for n in reads}
+    for n in walk(ctx.module):
+        if not (isinstance(n, cst.Name) and n.value == name) or id(n) in write_nodes or id(n) in checked:
+            continue
+        parent = ctx.parent(n)
+        if isinstance(parent, (cst.AssignTarget, cst.NameItem)) or (
+                isinstance(parent, cst.Attribute) and parent.attr is n):
+            continue
+        fn = ctx.enclosing_function(n)
+        if fn is None or id(fn) not in compiled:
+            raise NotTensorFlow  # read outside compiled code: it would now get a tensor
+
+
+def _root(node: cst.CSTNode) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
