@@ -14,6 +14,7 @@ FIXER_MODULES = (
     "hoist_decision",
     "state_to_buffer",
     "global_to_tensor",
+    "env_read_once",
 )
 
 

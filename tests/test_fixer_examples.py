@@ -3,6 +3,9 @@
 (c) under real Dynamo the rewrite has fewer graph breaks (or fewer recompiles)."""
 from __future__ import annotations
 
+import contextlib
+import os
+
 import pytest
 
 from conftest import requires_torch
@@ -37,30 +40,44 @@ def test_fixer_is_documented(fixer):
 @requires_torch
 @pytest.mark.parametrize("fixer, example", CASES)
 def test_rewrite_keeps_outputs_and_removes_breaks(fixer, example, tmp_path):
-    import torch
+    from helpers import eager_outputs, outputs_close, run_example_under_dynamo
 
-    from helpers import run_example_under_dynamo, outputs_close
-
-    def as_example(code: str) -> Example:
+    def as_example(code: str, between_calls: str | None = example.between_calls) -> Example:
         return Example(code, inputs=example.inputs, target=example.target, init=example.init,
-                       between_calls=example.between_calls, compile_target=example.compile_target)
+                       between_calls=between_calls, compile_target=example.compile_target)
 
-    before_obs, before_mod = run_example_under_dynamo(as_example(example.before), tmp_path / "before")
-    after_obs, after_mod = run_example_under_dynamo(as_example(example.after), tmp_path / "after")
+    with _environment_restored():
+        before_obs, _ = run_example_under_dynamo(as_example(example.before), tmp_path / "before")
+    with _environment_restored():
+        after_obs, _ = run_example_under_dynamo(as_example(example.after), tmp_path / "after")
     assert not before_obs.errors and not after_obs.errors, (before_obs.errors, after_obs.errors)
     if example.expect == "fewer-breaks":
         assert len(after_obs.breaks) < len(before_obs.breaks), (before_obs.breaks, after_obs.breaks)
-    else:
+    elif example.expect == "fewer-recompiles":
         assert len(after_obs.recompiles) < len(before_obs.recompiles), (before_obs.recompiles, after_obs.recompiles)
-    # eager outputs: the same inputs through both versions
-    from helpers import eager_outputs
-
-    before_out = eager_outputs(as_example(example.before), tmp_path / "eager_before")
-    after_out = eager_outputs(as_example(example.after), tmp_path / "eager_after")
-    assert len(before_out) == len(after_out)
+    else:  # read-once: what between_calls changes is no longer read by the compiled code
+        assert before_obs.recompiles and not after_obs.recompiles, (before_obs.recompiles, after_obs.recompiles)
+    # compiled outputs equal eager ones (under the same between_calls)
+    with _environment_restored():
+        after_eager = eager_outputs(as_example(example.after), tmp_path / "eager_after_calls")
+    for a, b in zip(after_obs.outputs, after_eager):
+        assert outputs_close(a, b), (a, b)
+    # eager outputs: the same inputs through both versions (read-once: in a stable environment)
+    stable = None if example.expect == "read-once" else example.between_calls
+    with _environment_restored():
+        before_out = eager_outputs(as_example(example.before, stable), tmp_path / "eager_before")
+        after_out = eager_outputs(as_example(example.after, stable), tmp_path / "eager_after")
+    assert len(before_out) == len(after_out) == len(after_obs.outputs)
     for a, b in zip(before_out, after_out):
         assert outputs_close(a, b), (a, b)
-    # and compiled outputs equal eager ones
-    for a, b in zip(after_obs.outputs, after_out):
-        assert outputs_close(a, b), (a, b)
-    del torch
+
+
+@contextlib.contextmanager
+def _environment_restored():
+    """Examples may change ``os.environ`` between calls: undo it so runs do not leak into each other."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -97,3 +97,95 @@ def test_text_edits_round_trip():
     edits = text_edits(old, new)
     assert apply_text_edits(old, edits) == new
     assert [(e.line, e.end_line) for e in edits] == [(2, 3), (5, 5)]
+
+
+def test_environment_read_once_refused_where_it_would_change_results():
+    # the module sets the variable itself; a computed key; two reads of one key with different defaults
+    writes = """\
+        import os
+        import torch.nn as nn
+
+        class Scale(nn.Module):
+            def forward(self, x):
+                return x * 2 if os.environ.get("UPCAST", "0") == "1" else x
+
+        def enable():
+            os.environ["UPCAST"] = "1"
+    """
+    computed = """\
+        import os
+        import torch.nn as nn
+
+        PREFIX = "MODEL_"
+
+        class Scale(nn.Module):
+            def forward(self, x):
+                return x * 2 if os.getenv(PREFIX + "UPCAST") == "1" else x
+    """
+    two_defaults = """\
+        import os
+        import torch.nn as nn
+
+        class Scale(nn.Module):
+            def forward(self, x):
+                a = os.environ.get("UPCAST", "0")
+                b = os.environ.get("UPCAST", "1")
+                return x if a == b else x * 2
+    """
+    for code in (writes, computed, two_defaults):
+        result = fix_source(textwrap.dedent(code), "m.py", Settings(), unsafe=True)
+        assert not result.applied and "DYN202" in [d.code for d in result.remaining], code
+
+
+def test_environment_read_once_forms():
+    out = fixed("""\
+        import os
+        import torch.nn as nn
+
+        class Scale(nn.Module):
+            def forward(self, x):
+                if "FAST" in os.environ:
+                    x = x * 2
+                return x * float(os.environ["GAIN"])
+    """)
+    assert '_HAS_ENV_FAST = "FAST" in os.environ' in out and '_ENV_GAIN = os.environ["GAIN"]' in out
+    assert "if _HAS_ENV_FAST:" in out and "float(_ENV_GAIN)" in out
+    assert fix_source(out, "m.py", Settings(), unsafe=True).applied == []
+
+
+def test_global_to_tensor_refused_where_the_global_is_a_python_value():
+    # read outside compiled code, used as a Python count, mutated through a method
+    outside = """\
+        import torch.nn as nn
+
+        scale = 1.0
+
+        def set_scale(v):
+            global scale
+            scale = v
+
+        def describe():
+            return f"scale={scale}"
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return x * scale
+    """
+    count = """\
+        import torch.nn as nn
+
+        repeats = 1
+
+        def set_repeats(v):
+            global repeats
+            repeats = v
+
+        class Block(nn.Module):
+            def forward(self, x):
+                for _ in range(repeats):
+                    x = x * 2
+                return x
+    """
+    for code in (outside, count):
+        result = fix_source(textwrap.dedent(code), "m.py", Settings(), unsafe=True)
+        assert "torch.tensor(" not in result.source and "DYN201" in [d.code for d in result.remaining], code
