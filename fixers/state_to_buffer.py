@@ -137,6 +137,9 @@ class CounterToBuffer(Fixer):
         cls = ctx.parent(ctx.parent(fn)) if fn is not None else None
         if not isinstance(cls, cst.ClassDef):
             return None
+        info = ctx.program.index.classes.get(cls.name.value)
+        if info is None or info.node is not cls or not info.is_module:
+            return None  # only an nn.Module has register_buffer
         torch = torch_name(ctx) or "torch"
         try:
             init_stmt, buffer = _buffer_from_init(cls, attr, ctx, torch)

@@ -110,7 +110,7 @@ def test_environment_read_once_refused_where_it_would_change_results():
                 return x * 2 if os.environ.get("UPCAST", "0") == "1" else x
 
         def enable():
-            os.environ["UPCAST"] = "1"
+            os.environ.setdefault("UPCAST", "1")
     """
     computed = """\
         import os
@@ -189,3 +189,23 @@ def test_global_to_tensor_refused_where_the_global_is_a_python_value():
     for code in (outside, count):
         result = fix_source(textwrap.dedent(code), "m.py", Settings(), unsafe=True)
         assert "torch.tensor(" not in result.source and "DYN201" in [d.code for d in result.remaining], code
+
+
+def test_state_to_buffer_only_for_modules():
+    # with every function analysed, a plain object's counter is reported but has no register_buffer
+    from dynalint.analysis.program import Scope
+
+    code = textwrap.dedent("""\
+        import torch
+
+        class Tracker:
+            def __init__(self):
+                super().__init__()
+                self.count = 0
+
+            def step(self, x: torch.Tensor):
+                self.count += 1
+                return torch.relu(x) * self.count
+    """)
+    result = fix_source(code, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert result.source == code and "DYN203" in [d.code for d in result.remaining]
