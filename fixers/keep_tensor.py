@@ -15,8 +15,10 @@ no recompile for each new value).  ``.detach()`` keeps gradients from flowing
 through it, as with the Python number.  Python math on the value is carried
 over to torch: ``math.sqrt/exp/log...`` become ``torch.sqrt/exp/log...`` and
 ``max(v, c)``/``min(v, c)`` become ``torch.clamp``.  Applied only when every use
-of the value ends in arithmetic with a tensor; a value that is returned,
-compared, stored, or used as a size or loop count is left alone.
+of the value ends in arithmetic or a comparison with a tensor, or in the
+comparison an ``assert`` tests (which stays in the graph on torch 2.13); a value
+that is returned, stored, tested by ``if``, or used as a size or loop count is
+left alone.
 
 Unsafe: assumes floating-point tensors on both sides, so that type promotion
 gives the same dtype as with a Python scalar (an integer tensor divided by the
@@ -25,12 +27,12 @@ operands live on the same device.
 """
 from __future__ import annotations
 
-
 import libcst as cst
 
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import paren, torch_name
 from dynalint.fixers.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
+
 
 @register
 class KeepTensor(Fixer):
@@ -102,6 +104,25 @@ class KeepTensor(Fixer):
                     ent = -(p * p.clamp(min=1e-9).log()).sum(-1).mean()
                     return logits * torch.exp(-ent.detach())
             """,
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def length_mask(lengths, slen: int):
+                    assert lengths.max().item() <= slen
+                    return torch.arange(slen) < lengths[:, None]
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def length_mask(lengths, slen: int):
+                    assert lengths.max().detach() <= slen
+                    return torch.arange(slen) < lengths[:, None]
+            """,
+            inputs="[(torch.tensor([1, 4, 2]), 5), (torch.tensor([3, 5, 1]), 5)]",
         ),
     ]
 

@@ -17,8 +17,6 @@ _MATH_TO_TORCH = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log2": "log2", "l
 MAX_DEPTH = 4
 
 
-
-
 class NotTensorFlow(Exception):
     """The value reaches something other than tensor arithmetic (a test, a return, a size...)."""
 
@@ -28,8 +26,6 @@ Builder = Callable[[cst.CSTNode], cst.CSTNode]
 
 def code_of(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node).strip()
-
-
 
 
 def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth: int) -> None:
@@ -60,15 +56,9 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
                 return  # it meets a tensor: arithmetic stays in the graph
             node = parent
             continue
-        if isinstance(parent, cst.ComparisonTarget):
-            comparison = ctx.parent(parent)
-            v = ctx.value(comparison)
-            if v is not None and v.kind is Kind.TENSOR:
-                return  # compared with a tensor, elementwise, inside the graph
-            raise NotTensorFlow
-        if isinstance(parent, cst.Comparison):
-            v = ctx.value(parent)
-            if v is not None and v.kind is Kind.TENSOR:
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+            comparison = ctx.parent(parent) if isinstance(parent, cst.ComparisonTarget) else parent
+            if _compared_in_graph(comparison, ctx):
                 return
             raise NotTensorFlow
         if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 \
@@ -83,6 +73,15 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
         raise NotTensorFlow
 
 
+def _compared_in_graph(comparison: cst.CSTNode, ctx) -> bool:
+    """Compared with a tensor (elementwise, in the graph), or the whole test of an ``assert``: on
+    torch 2.13 ``assert <0-d tensor comparison>`` stays in the graph (measured), where the Python
+    number broke it."""
+    v = ctx.value(comparison)
+    if v is not None and v.kind is Kind.TENSOR:
+        return True
+    parent = ctx.parent(comparison)
+    return isinstance(parent, cst.Assert) and parent.test is comparison
 
 
 def _math_call(call: cst.Call, ctx, torch: str) -> Builder | None:
@@ -95,8 +94,6 @@ def _math_call(call: cst.Call, ctx, torch: str) -> Builder | None:
         return None
     func = cst.parse_expression(f"{torch}.{fn}")
     return lambda updated: updated.with_changes(func=func)
-
-
 
 
 def _clamp_call(call: cst.Call, arg: cst.Arg, ctx, torch: str) -> Builder | None:
@@ -119,8 +116,6 @@ def _clamp_call(call: cst.Call, arg: cst.Arg, ctx, torch: str) -> Builder | None
     return build
 
 
-
-
 def _loads_after(assign: cst.Assign, name: str, ctx) -> list[cst.Name]:
     function = ctx.enclosing_function(assign)
     if function is None:
@@ -140,8 +135,6 @@ def _loads_after(assign: cst.Assign, name: str, ctx) -> list[cst.Name]:
                 raise NotTensorFlow  # rebound later: keep it simple
             loads.append(n)
     return loads
-
-
 
 
 def compose_rewrites(plan: FixPlan, rewrites: dict[int, tuple[cst.CSTNode, Builder]], ctx) -> FixPlan:
