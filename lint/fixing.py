@@ -142,14 +142,34 @@ def _candidates(analysis: Analysis) -> list[_Candidate]:
     return out
 
 
+_COMPOUND = (cst.BinaryOperation, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.IfExp, cst.Lambda,
+             cst.NamedExpr)
+_OPERATOR_PARENTS = (cst.BinaryOperation, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison,
+                     cst.ComparisonTarget, cst.Attribute, cst.Subscript, cst.Call, cst.Await)
+
+
 class _Replace(cst.CSTTransformer):
+    """Swap nodes for their replacements, parenthesizing a compound expression put where an operator
+    would otherwise bind into it (``y / x[m].mean()`` -> ``y / (s / n)``, not ``y / s / n``)."""
+
     def __init__(self, replacements: dict[int, Replacement]) -> None:
         super().__init__()
         self.replacements = replacements
+        self._parents: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._parents.append(node)
+        return True
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        self._parents.pop()
         new = self.replacements.get(id(original_node))
-        return updated_node if new is None else new
+        if new is None:
+            return updated_node
+        parent = self._parents[-1] if self._parents else None
+        if isinstance(new, _COMPOUND) and not new.lpar and isinstance(parent, _OPERATOR_PARENTS):
+            new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return new
 
 
 def apply_plans(module: cst.Module, plans: Iterable[FixPlan]) -> str:

@@ -209,3 +209,19 @@ def test_state_to_buffer_only_for_modules():
     """)
     result = fix_source(code, "m.py", Settings(scope=Scope.ALL), unsafe=True)
     assert result.source == code and "DYN203" in [d.code for d in result.remaining]
+
+
+def test_compound_replacements_keep_operator_precedence():
+    # the masked mean becomes `sum / count`: inside `/`, `**` or unary minus it must be parenthesized
+    out = fixed("""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            a = y / x[x > 0].mean()
+            b = x[x > 0].mean() ** 2
+            c = x[x > 0].mean()
+            return a, b, c
+    """, unsafe=False)
+    mean = "torch.where(x > 0, x, 0).sum() / (x > 0).expand_as(x).sum()"
+    assert f"a = y / ({mean})" in out and f"b = ({mean}) ** 2" in out and f"c = {mean}\n" in out
