@@ -8,6 +8,7 @@ FIXER_MODULES = (
     "branch_to_cond",
     "keep_tensor",
     "masked_loss",
+    "masked_elementwise_loss",
     "masked_reduction",
     "defer_logging",
     "async_assert",

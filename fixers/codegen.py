@@ -127,3 +127,14 @@ def torch_name(ctx) -> str | None:
 
 def name_of(node: cst.CSTNode) -> str | None:
     return dotted_name(node)
+
+
+def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx, force_reshape: bool = False) -> str:
+    """``mask`` (which selects leading dimensions of ``base``, as in ``base[mask]``) as an expression
+    that broadcasts over ``base``."""
+    m = ctx.code(mask).strip()
+    b = ctx.code(base).strip()
+    if not force_reshape and isinstance(mask, cst.Comparison) and ctx.code(mask.left).strip() == b:
+        return m  # a comparison of the base itself has its shape
+    pm = paren(m)
+    return f"{pm}.reshape({pm}.shape + (1,) * ({paren(b)}.dim() - {pm}.dim()))"

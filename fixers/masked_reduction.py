@@ -19,7 +19,7 @@ import libcst as cst
 
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import paren, torch_name
+from dynalint.fixers.codegen import broadcast_mask, paren, torch_name
 
 _AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
 
@@ -110,7 +110,7 @@ class MaskedReduction(Fixer):
                 and call.func is attr and not call.args and attr.attr.value in ("sum", "mean")):
             return None
         base = ctx.code(sub.value).strip()
-        m = _broadcast_mask(sub.value, mask, ctx)
+        m = broadcast_mask(sub.value, mask, ctx)
         selected = f"{torch}.where({m}, {base}, 0).sum()"
         if attr.attr.value == "mean":
             selected = f"{selected} / {paren(m)}.expand_as({base}).sum()"
@@ -126,18 +126,9 @@ class MaskedReduction(Fixer):
         if v is None or v.kind is not Kind.PYTHON:
             return None
         base = ctx.code(sub.value).strip()
-        m = _broadcast_mask(sub.value, mask, ctx, force_reshape=True)
+        m = broadcast_mask(sub.value, mask, ctx, force_reshape=True)
         op = _AUG[type(stmt.operator)]
         code = f"{base}.copy_({torch}.where({m}, {paren(base)} {op} {paren(ctx.code(stmt.value).strip())}, {base}))"
         new = cst.Expr(cst.parse_expression(code))
         return FixPlan("update in place with torch.where over the full shape instead of through a boolean mask",
                        "safe").replace(stmt, new)
-
-def _broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx, force_reshape: bool = False) -> str:
-    """The mask as an expression that broadcasts over ``base``."""
-    m = ctx.code(mask).strip()
-    b = ctx.code(base).strip()
-    if not force_reshape and isinstance(mask, cst.Comparison) and ctx.code(mask.left).strip() == b:
-        return m  # a comparison of the base itself has its shape
-    pm = paren(m)
-    return f"{pm}.reshape({pm}.shape + (1,) * ({paren(b)}.dim() - {pm}.dim()))"

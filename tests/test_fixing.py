@@ -225,3 +225,32 @@ def test_compound_replacements_keep_operator_precedence():
     """, unsafe=False)
     mean = "torch.where(x > 0, x, 0).sum() / (x > 0).expand_as(x).sum()"
     assert f"a = y / ({mean})" in out and f"b = ({mean}) ** 2" in out and f"c = {mean}\n" in out
+
+
+def test_masked_elementwise_loss_refusals():
+    # the selection is used twice; a comment would be lost; the mask is rebound in between;
+    # a loss that rejects out-of-range values; reduction="none"; an extra weight
+    cases = {
+        "used twice": """\
+            sel = pred[m]
+            return F.l1_loss(sel, target[m]) + sel.sum()
+        """,
+        "comment": """\
+            # the positive rows
+            sel = pred[m]
+            return F.l1_loss(sel, target[m])
+        """,
+        "rebound": """\
+            sel = pred[m]
+            m = target > 1
+            return F.l1_loss(sel, target[m])
+        """,
+        "range-checked loss": "return F.binary_cross_entropy(pred[m], target[m])\n",
+        "no reduction": 'return F.l1_loss(pred[m], target[m], reduction="none")\n',
+        "weight": "return F.binary_cross_entropy_with_logits(pred[m], target[m], weight=target[m])\n",
+    }
+    for why, body in cases.items():
+        code = ("import torch\nimport torch.nn.functional as F\n\n@torch.compile\ndef f(pred, target):\n"
+                "    m = target > 0\n" + textwrap.indent(textwrap.dedent(body), "    "))
+        result = fix_source(code, "m.py", Settings(), unsafe=True)
+        assert "torch.where" not in result.source and "DYN104" in [d.code for d in result.remaining], why
