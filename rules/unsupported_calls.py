@@ -8,6 +8,7 @@ from dynalint import gb_types as GB
 import libcst as cst
 
 from dynalint.analysis.events import CallEvent, ContextManagerEvent, StringFormatEvent
+from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind, Value
 from dynalint.gb_types import GraphBreakType
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -127,9 +128,28 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
     if q == "torch._assert" and call.args and call.args[0].is_tensor:
         return GB.DATA_DEPENDENT_OPERATOR, "torch._assert on a tensor condition needs its data"
     if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
-            and call.qualname is None:
+            and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
         return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
     return None
+
+
+def _turns_grad_on(call: CallEvent) -> bool:
+    """``requires_grad_()``/``requires_grad_(True)``: turning it off does not break (measured on 2.13)."""
+    args = call.node.args if isinstance(call.node, cst.Call) else ()
+    return not any(isinstance(a.value, cst.Name) and a.value.value == "False" for a in args)
+
+
+def _on_parameter(call: CallEvent) -> bool:
+    """The receiver is a parameter of the function, never rebound.  Turning grad on breaks unless the
+    tensor already requires grad or nothing was traced yet (measured on 2.13): for a parameter (an
+    input, a hook's ``output``) that depends on the caller, so the rule stays silent."""
+    func = call.node.func if isinstance(call.node, cst.Call) else None
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name) or receiver.value not in call.function.param_names():
+        return False
+    return not any(isinstance(n, cst.Name) and n.value == receiver.value
+                   for t in walk(call.function.node.body) if isinstance(t, (cst.AssignTarget, cst.AugAssign))
+                   for n in walk(t.target))
 
 
 @register
@@ -216,8 +236,26 @@ class UnsupportedCall(Rule):
                 print("y:", x.sum())
                 return x + 1
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                noise = torch.zeros_like(x)
+                noise.requires_grad_()
+                return x + noise
+        """),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = torch.zeros_like(x)
+                y.requires_grad_(False)
+                return x * 2 + y
+        """),
         Example("""
             import copy
             import torch

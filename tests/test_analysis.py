@@ -250,3 +250,34 @@ def test_attribute_set_before_it_is_read_in_forward_is_not_a_recompile_hazard():
                 return x.float().softmax(-1).to(self.input_dtype)
     """
     assert [d.message.split("`")[1] for d in check(code) if d.code == "DYN203"] == ["self.calls"]
+
+
+def test_scope_all_includes_functions_defined_inside_others():
+    # a decorator's wrapper and a hook are never called where they are defined
+    code = """
+        import functools
+        import logging
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+        def warn_on_cache(func):
+            @functools.wraps(func)
+            def wrapper(self, *args, **kwargs):
+                if kwargs.get("use_cache"):
+                    logger.warning("use_cache is ignored")
+                return func(self, *args, **kwargs)
+            return wrapper
+
+        def add_hook(module):
+            def hook(mod, inputs, output):
+                output.requires_grad_(True)
+                noise = torch.zeros_like(output)
+                noise.requires_grad_()
+                return output + noise
+            module.register_forward_hook(hook)
+    """
+    found = check(code, scope=Scope.ALL)
+    # the logger call in the wrapper; requires_grad_ on the fresh tensor, not on the hook's argument
+    assert [(d.code, d.line) for d in found] == [("DYN105", 11), ("DYN105", 19)]
+    assert check(code, scope=Scope.AUTO) == []

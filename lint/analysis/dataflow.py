@@ -321,6 +321,8 @@ class FunctionEvaluator:
                             qualname=f"{parent.qualname}.{node.name.value}" if parent else node.name.value,
                             closure=self.env)
         self.p.prepare_function(info)
+        if self.emit:
+            self.p.note_nested(info)
         self.env[node.name.value] = Value(Kind.FUNCTION, func=info)
 
     def _classdef(self, node: cst.ClassDef) -> None:

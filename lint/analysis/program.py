@@ -79,12 +79,28 @@ class Program:
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
         self._evidence: dict[int, Evidence] = {}
+        self._compiled_nodes: set[int] = set()
+        self._nested: dict[int, FunctionInfo] = {}
+        """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
 
     # ------------------------------------------------------------------ driver
     def run(self) -> "Program":
         for fn in self.roots():
             self.analyze_root(fn)
+        # scope ALL means every function: also those defined inside others and never called there
+        # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
+        while self._nested:
+            pending = list(self._nested.values())
+            self._nested.clear()
+            for fn in pending:
+                if id(fn.node) not in self._compiled_nodes:
+                    self.analyze_root(fn)
         return self
+
+    def note_nested(self, fn: FunctionInfo) -> None:
+        """A function defined inside analysed code (see :meth:`run`)."""
+        if self.scope is Scope.ALL and id(fn.node) not in self._compiled_nodes:
+            self._nested.setdefault(id(fn.node), fn)
 
     def roots(self) -> list[FunctionInfo]:
         idx = self.index
@@ -206,6 +222,7 @@ class Program:
     def _mark_compiled(self, fn: FunctionInfo) -> None:
         if id(fn) not in self._compiled_ids:
             self._compiled_ids.add(id(fn))
+            self._compiled_nodes.add(id(fn.node))
             self.compiled.append(fn)
 
     # ------------------------------------------------------------------ calls
