@@ -162,7 +162,7 @@ class UnsupportedCall(Rule):
         `time.perf_counter`, `random.random` before torch 2.14, `torch.manual_seed`), side effects it
         cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
         of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions, an
-        explicit `torch._dynamo.graph_break()`, `requires_grad_()` inside the graph, `torch._assert` on a
+        explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph, `torch._assert` on a
         tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
