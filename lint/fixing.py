@@ -2,12 +2,14 @@
 
 Fixes that touch overlapping code are applied one round at a time; each
 round re-parses and re-analyses the result, so later fixes see earlier ones.
-A round's result must re-parse, otherwise the fixes of that round that break
-it are dropped.  Running the fixer again on its own output changes nothing.
+A round's result must re-parse and keep every comment, otherwise the fixes of
+that round that break it are dropped.  Running the fixer again on its own
+output changes nothing.
 """
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -169,7 +171,36 @@ class _Replace(cst.CSTTransformer):
         parent = self._parents[-1] if self._parents else None
         if isinstance(new, _COMPOUND) and not new.lpar and isinstance(parent, _OPERATOR_PARENTS):
             new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        if isinstance(original_node, cst.BaseStatement):
+            new = _keep_comments(original_node, new)
         return new
+
+
+def _comments(node: cst.CSTNode) -> list[str]:
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Comment):
+            out.append(current.value)
+        stack.extend(reversed(current.children))
+    return out
+
+
+def _keep_comments(original: cst.BaseStatement, new: Replacement) -> Replacement:
+    """A rewritten statement keeps every comment of the original: those its replacement does not
+    carry (an ``if`` header's, a removed branch's) go on their own lines above it."""
+    statements = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
+    if not statements or not isinstance(statements[0], cst.BaseStatement):
+        return new  # removed: fixers only remove lines without comments
+    kept = {c for s in statements for c in _comments(s)}
+    missing = [c for c in dict.fromkeys(_comments(original)) if c not in kept]
+    if not missing:
+        return new
+    first = statements[0]
+    lines = [*first.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in missing)]
+    statements[0] = first.with_changes(leading_lines=lines)
+    return cst.FlattenSentinel(statements) if isinstance(new, cst.FlattenSentinel) else statements[0]
 
 
 def apply_plans(module: cst.Module, plans: Iterable[FixPlan]) -> str:
@@ -243,12 +274,13 @@ def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidat
     return chosen
 
 
-def _parses(code: str) -> bool:
+def _sound(code: str, comments: Counter[str]) -> bool:
+    """The rewritten module parses and still has every comment of the original (``comments``)."""
     try:
-        cst.parse_module(code)
-        return True
+        module = cst.parse_module(code)
     except Exception:
         return False
+    return not comments - Counter(_comments(module))
 
 
 def _allowed(c: _Candidate, unsafe: bool) -> bool:
@@ -267,8 +299,9 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
             break
         chosen = _non_overlapping(analysis.module, source, candidates)
         new_source = apply_plans(analysis.module, [c.plan for c in chosen])
-        if not _parses(new_source):
-            chosen = [c for c in chosen if _parses(apply_plans(analysis.module, [c.plan]))]
+        comments = Counter(_comments(analysis.module))
+        if not _sound(new_source, comments):
+            chosen = [c for c in chosen if _sound(apply_plans(analysis.module, [c.plan]), comments)]
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         if new_source == source or not chosen:
             break
@@ -288,12 +321,13 @@ def diagnostics_with_fixes(source: str, path: str, settings: Settings) -> list[D
     if analysis.module is None:
         return analysis.diagnostics
     by_diag = {id(c.diagnostic): c for c in _candidates(analysis)}
+    comments = Counter(_comments(analysis.module))
     out = []
     for _finding, diag in analysis.reported:
         c = by_diag.get(id(diag))
         if c is not None:
             new_source = apply_plans(analysis.module, [c.plan])
-            if new_source != source and _parses(new_source):
+            if new_source != source and _sound(new_source, comments):
                 diag = _with_fix(diag, Fix(c.plan.safety, c.plan.description, text_edits(source, new_source)))
         out.append(diag)
     other = [d for d in analysis.diagnostics if all(d is not r for _, r in analysis.reported)]

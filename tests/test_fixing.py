@@ -254,3 +254,43 @@ def test_masked_elementwise_loss_refusals():
                 "    m = target > 0\n" + textwrap.indent(textwrap.dedent(body), "    "))
         result = fix_source(code, "m.py", Settings(), unsafe=True)
         assert "torch.where" not in result.source and "DYN104" in [d.code for d in result.remaining], why
+
+
+def test_rewritten_statements_keep_their_comments():
+    out = fixed("""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            # clip large activations
+            if x.abs().max() > 10:  # rare
+                # scale down
+                x = x / 10
+            else:
+                x = x * 1  # keep
+            return x
+    """)
+    assert "torch.where" in out
+    for comment in ("# clip large activations", "# rare", "# scale down", "# keep"):
+        assert out.count(comment) == 1, (comment, out)
+    cst.parse_module(out)
+    assert out.index("# clip large activations") < out.index("# rare") < out.index("torch.where")
+
+
+def test_a_fix_that_would_drop_a_comment_is_not_applied():
+    # a comment inside the masked selection's arguments has nowhere to go in the rewritten call
+    code = textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def f(logits, labels):
+            keep = labels != -100
+            return F.cross_entropy(
+                logits[keep],  # rows to score
+                labels[keep],
+            )
+    """)
+    result = fix_source(code, "m.py", Settings(), unsafe=True)
+    assert "# rows to score" in result.source
+    assert result.source == code and "DYN104" in [d.code for d in result.remaining]
