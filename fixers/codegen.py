@@ -125,6 +125,18 @@ def torch_name(ctx) -> str | None:
     return None
 
 
+def number_dtype(value: cst.BaseExpression) -> str | None:
+    """The torch dtype that keeps a Python number literal (``3``, ``-0.5``) exact in a tensor:
+    ``long`` for an int, ``float64`` for a float; None for anything else."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    if isinstance(value, cst.Integer):
+        return "long"
+    if isinstance(value, cst.Float):
+        return "float64"
+    return None
+
+
 def name_of(node: cst.CSTNode) -> str | None:
     return dotted_name(node)
 

@@ -39,7 +39,7 @@ import re
 
 import libcst as cst
 
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import single_index, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 
 _READERS = ("os.environ.get", "os.getenv")
@@ -114,9 +114,9 @@ def _env_read(node: cst.CSTNode, ctx) -> tuple[str, str] | None:
             return None
         key = _string(node.args[0].value)
         return (key, "value") if key is not None and node.args[0].keyword is None else None
-    if isinstance(node, cst.Subscript) and resolve(node.value) == "os.environ" and len(node.slice) == 1:
-        index = node.slice[0].slice
-        key = _string(index.value) if isinstance(index, cst.Index) else None
+    parts = single_index(node)
+    if parts is not None and resolve(parts[0]) == "os.environ":
+        key = _string(parts[1])
         return (key, "value") if key is not None else None
     if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
         comp = node.comparisons[0]

@@ -39,9 +39,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.events import GlobalReadEvent
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import root_name, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import torch_name
+from dynalint.fixers.codegen import number_dtype, torch_name
 from dynalint.fixers.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
@@ -148,14 +148,8 @@ def _definition(name: str, ctx):
                     found = (line, small)
     if found is None:
         return None
-    value = found[1].value
-    literal = value.expression if isinstance(value, cst.UnaryOperation) and isinstance(
-        value.operator, cst.Minus) else value
-    if isinstance(literal, cst.Integer):
-        return found[0], found[1], "long"
-    if isinstance(literal, cst.Float):
-        return found[0], found[1], "float64"
-    return None
+    dtype = number_dtype(found[1].value)
+    return (*found, dtype) if dtype is not None else None
 
 
 def _writes(name: str, ctx) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
@@ -172,7 +166,7 @@ def _writes(name: str, ctx) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
                 targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [
                     getattr(n, "target", None)]
                 hits = [t for t in targets if isinstance(t, cst.Name) and t.value == name]
-                touches = any(isinstance(t, (cst.Subscript, cst.Attribute)) and _root(t) == name
+                touches = any(isinstance(t, (cst.Subscript, cst.Attribute)) and root_name(t) == name
                               for t in targets)
                 if touches and name not in fn.local_names:
                     raise NotTensorFlow
@@ -208,9 +202,3 @@ def _check_reads(name: str, writes, ctx, torch: str, rewrites) -> None:
         fn = ctx.enclosing_function(n)
         if fn is None or id(fn) not in compiled:
             raise NotTensorFlow  # read outside compiled code: it would now get a tensor
-
-
-def _root(node: cst.CSTNode) -> str | None:
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import single_index, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import broadcast_mask, is_pure, paren, torch_name
 
@@ -103,20 +103,13 @@ class MaskedElementwiseLoss(Fixer):
 
     def plan(self, finding, ctx) -> FixPlan | None:
         sub = finding.node
-        if _selection_parts(sub) is None:
+        if single_index(sub) is None:
             return None
         try:
             call = _loss_call(sub, ctx)
             return _rewrite(call, ctx)
         except _Refused:
             return None
-
-
-def _selection_parts(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
-    """``(base, mask)`` of ``base[mask]``."""
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-        return node.value, node.slice[0].slice.value
-    return None
 
 
 def _loss_call(sub: cst.Subscript, ctx) -> cst.Call:
@@ -201,17 +194,17 @@ def _rewrite(call: cst.Call, ctx) -> FixPlan:
 
 def _selected(expr: cst.BaseExpression, ctx):
     """``(base, mask, line to remove)`` for ``base[mask]`` or a name bound to it."""
-    parts = _selection_parts(expr)
+    parts = single_index(expr)
     if parts is not None:
         return (*parts, None)
     if isinstance(expr, cst.Name):
         function = ctx.enclosing_function(expr)
         assigns = [n for n in walk(function.body) if isinstance(n, cst.Assign) and any(
             isinstance(t.target, cst.Name) and t.target.value == expr.value for t in n.targets)] if function else []
-        if len(assigns) == 1 and _selection_parts(assigns[0].value) is not None:
+        if len(assigns) == 1 and single_index(assigns[0].value) is not None:
             binding = _binding(assigns[0], ctx)
             if binding is not None and binding[1] is expr:
-                return (*_selection_parts(assigns[0].value), binding[0])
+                return (*single_index(assigns[0].value), binding[0])
     raise _Refused
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.syntax import single_index
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import paren
 
@@ -60,9 +61,10 @@ class MaskedLoss(Fixer):
 
     def plan(self, finding, ctx) -> FixPlan | None:
         sub = finding.node
-        if not isinstance(sub, cst.Subscript) or len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        parts = single_index(sub)
+        if parts is None:
             return None
-        mask = sub.slice[0].slice.value
+        mask = parts[1]
         arg = ctx.parent(sub)
         call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
         if not isinstance(call, cst.Call) or ctx.program.index.resolve_expr(call.func) not in _LOSSES:
@@ -71,9 +73,8 @@ class MaskedLoss(Fixer):
         if len(positional) < 2 or positional[0] is not arg:
             return None
         target = positional[1].value
-        if not (isinstance(target, cst.Subscript) and len(target.slice) == 1
-                and isinstance(target.slice[0].slice, cst.Index)
-                and ctx.code(target.slice[0].slice.value).strip() == ctx.code(mask).strip()):
+        target_parts = single_index(target)
+        if target_parts is None or ctx.code(target_parts[1]).strip() != ctx.code(mask).strip():
             return None
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         reduction = keywords.get("reduction")
@@ -83,7 +84,7 @@ class MaskedLoss(Fixer):
         ignore = keywords.get("ignore_index")
         ignore_code = ctx.code(ignore.value).strip() if ignore is not None else "-100"
         m = ctx.code(mask).strip()
-        labels = ctx.code(target.value).strip()
+        labels = ctx.code(target_parts[0]).strip()
         new_args = [positional[0].with_changes(value=sub.value),
                     positional[1].with_changes(value=cst.parse_expression(
                         f"{paren(labels)}.masked_fill(~{paren(m)}, {ignore_code})"))]

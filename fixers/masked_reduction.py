@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.syntax import single_index
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.codegen import broadcast_mask, paren, torch_name
@@ -94,9 +95,10 @@ class MaskedReduction(Fixer):
 
     def plan(self, finding, ctx) -> FixPlan | None:
         sub = finding.node
-        if not isinstance(sub, cst.Subscript) or len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        parts = single_index(sub)
+        if parts is None:
             return None
-        mask = sub.slice[0].slice.value
+        mask = parts[1]
         torch = torch_name(ctx) or "torch"
         plan = self._reduction(sub, mask, ctx, torch) or self._update(finding, sub, mask, ctx, torch)
         if plan is not None and torch_name(ctx) is None:

@@ -38,7 +38,7 @@ from dynalint.analysis.events import AttributeEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import torch_name
+from dynalint.fixers.codegen import number_dtype, torch_name
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
 
@@ -188,18 +188,14 @@ def _buffer_from_init(cls: cst.ClassDef, attr: str, ctx, torch: str) -> tuple[cs
 def _number_type(value: cst.BaseExpression, init: cst.FunctionDef) -> str | None:
     """``long`` or ``float64`` when the initial value is an int or float literal (or a parameter
     whose default is one)."""
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        value = value.expression
-    if isinstance(value, cst.Name):
+    name = value.expression if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+        else value
+    if isinstance(name, cst.Name):
         for p in (*init.params.params, *init.params.kwonly_params):
-            if p.name.value == value.value and p.default is not None:
-                return _number_type(p.default, init)
+            if p.name.value == name.value and p.default is not None:
+                return number_dtype(p.default)
         return None
-    if isinstance(value, cst.Integer):
-        return "long"
-    if isinstance(value, cst.Float):
-        return "float64"
-    return None
+    return number_dtype(value)
 
 
 def _update(stmt: cst.CSTNode, target: cst.Attribute, attr: str, ctx, torch: str) -> cst.CSTNode:

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, walk
+from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, root_name, walk
 
 #: Method calls that mutate a container in place.
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
@@ -361,7 +361,7 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
         elif isinstance(n, cst.Call):
             func = n.func
             if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-                root = _root_name(func.value)
+                root = root_name(func.value)
                 if root is not None and is_global(root):
                     idx.mutated_globals.setdefault(root, (n, fn))
             elif isinstance(func, cst.Name) and func.value == "setattr" and len(n.args) >= 2:
@@ -380,11 +380,11 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo, target: cst.CSTNode, stmt: c
             _note_store(idx, fn, el.value, stmt, is_global, self_name)
         return
     if isinstance(target, cst.Subscript):
-        root = _root_name(target.value)
+        root = root_name(target.value)
         if root is not None and is_global(root):
             idx.mutated_globals.setdefault(root, (stmt, fn))
     elif isinstance(target, cst.Attribute):
-        root = _root_name(target.value)
+        root = root_name(target.value)
         if isinstance(target.value, cst.Name) and target.value.value == self_name:
             if fn.name != "__init__":
                 idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
@@ -406,12 +406,6 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
     q = idx.resolve_expr(func)
     if q in _COMPILE_NAMES:
         idx.compile_calls.append(call)
-
-
-def _root_name(node: cst.CSTNode) -> str | None:
-    while isinstance(node, (cst.Attribute, cst.Subscript)):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
 
 
 def _self_name(fn: FunctionInfo) -> str | None:

@@ -114,6 +114,20 @@ def simple_statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
     return out
 
 
+def root_name(node: cst.CSTNode) -> str | None:
+    """``a`` for ``a``, ``a.b[i].c``...: the name an attribute/subscript chain starts from."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def single_index(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``(base, index)`` of ``base[index]`` with one plain index (no slice, no ``a, b``)."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return node.value, node.slice[0].slice.value
+    return None
+
+
 def assigned_names(target: cst.CSTNode) -> Iterator[str]:
     """Names bound by an assignment target (``a``, ``a, (b, *c)``)."""
     if isinstance(target, cst.Name):
