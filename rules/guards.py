@@ -169,8 +169,10 @@ class AttributeMutatedInForward(Rule):
     rationale = """
         Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
         graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
-        mode flag - makes the guard fail on the next call. An int counter (`self.step += 1`) recompiles
-        on every call, and """ + _LIMIT + """. An attribute that `forward` sets before reading it carries
+        mode flag - makes the guard fail on the next call. An int counter (`self.step += 1`) on an
+        `nn.Module` recompiles on every call, and """ + _LIMIT + """. A float, or a number on an object
+        that is not an `nn.Module`, recompiles once when it first changes and is then treated as
+        dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries
         nothing across calls and is not reported.
     """
     fix = """
@@ -253,7 +255,15 @@ class AttributeMutatedInForward(Rule):
             if key in seen:
                 continue
             seen.add(key)
-            how = "on every call" if ev.augmented else "whenever its value changes"
+            if _float_update(ev.statement):
+                how = "once when it first changes (a float then becomes dynamic)"
+            elif not ev.cls.is_module:
+                how = "once when it first changes (a number on an object that is not an nn.Module then " \
+                      "becomes dynamic; a new bool or string value recompiles each time)"
+            elif ev.augmented:
+                how = "on every call"
+            else:
+                how = "whenever its value changes"
             yield self.finding(
                 ev,
                 f"`self.{ev.name}` is a Python value changed inside compiled `{ev.function.name}` and read there: "
@@ -262,18 +272,29 @@ class AttributeMutatedInForward(Rule):
             )
 
 
+def _float_update(statement: cst.CSTNode) -> bool:
+    """``self.x *= 0.5``, ``self.x = 1e-3``, ``self.x /= n``: the attribute holds a float."""
+    if isinstance(statement, cst.AugAssign):
+        return isinstance(statement.value, cst.Float) or isinstance(statement.operator, cst.DivideAssign)
+    if isinstance(statement, cst.Assign):
+        return isinstance(statement.value, cst.Float) or (
+            isinstance(statement.value, cst.BinaryOperation) and isinstance(statement.value.operator, cst.Divide))
+    return False
+
+
 @register
 class ScalarCrossesBreak(Rule):
     code = "DYN204"
     name = "scalar-crosses-break"
     kind = "recompile"
-    summary = "A Python value taken from tensor data at a graph break is used afterwards: a recompile per value."
+    summary = "A Python value taken from tensor data at a graph break is used afterwards: the code after the break recompiles when it changes."
     rationale = """
         After a graph break at `.item()`, `.tolist()`, `int(t)` or a skipped call such as
         `random.random()`, the rest of the function runs in a resumed frame that receives the Python
         number as an input. Dynamo specialises on it: the resumed graph is guarded on that exact value
-        and recompiles when it changes (once before going dynamic for floats; every time for values that
-        size a `range`), and """ + _LIMIT + """. A value that is only returned is not guarded; values
+        and recompiles when it first changes (then the number is treated as dynamic, measured on torch
+        2.13; a branch on it compiles one resumed graph per outcome; a value that sizes a `range`
+        recompiles for every new value), and """ + _LIMIT + """. A value that is only returned is not guarded; values
         computed only from parameters (constant between optimizer steps) and booleans (at most one extra
         graph) are not reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
         `range()` sized by it still recompiles for every new value.
@@ -334,10 +355,14 @@ class ScalarCrossesBreak(Rule):
             if use.context == "range":
                 detail = "it sizes a range(), so the loop is unrolled for that value and recompiles for every new one"
             else:
-                detail = "the resumed graph is specialised on its value and recompiles when it changes"
+                detail = "the code after the break is specialised on it and recompiles once when it first " \
+                         "changes (the number is then dynamic)"
+            used = ctx.code(use.node)
+            what = f"`{used}` is a Python value from `{source}`, taken" if used != source else \
+                f"`{source}` is a Python value taken from tensor data"
             yield self.finding(
                 use,
-                f"`{ctx.code(use.node)}` is a Python value from `{source}`, taken at a graph break: {detail}.",
+                f"{what} at a graph break: {detail}.",
                 hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
             )
 
@@ -501,9 +526,16 @@ class ArgumentVaries(Rule):
                 if len(seen) < 2:
                     continue
                 shown = ", ".join(repr(v) for _, v in sorted(seen, key=repr))
+                kinds = {t for t, _ in seen}
+                if kinds == {"bool"}:
+                    effect = "so it compiles one graph per value"
+                elif "str" in kinds or "NoneType" in kinds:
+                    effect = "so each new value recompiles it"
+                else:  # numbers: one recompile, then the parameter is dynamic (measured on torch 2.13)
+                    effect = "so the second value recompiles it (numbers are then treated as dynamic)"
                 yield Finding(rule=type(self), node=prm.name, statement=fn.node,
                               message=f"callers in this file pass `{prm.name.value}` as {shown}: Dynamo "
-                                      f"specialises `{fn.name}` on Python arguments, so each value recompiles it.",
+                                      f"specialises `{fn.name}` on Python arguments, {effect}.",
                               hint="pass the value as a tensor, or split the entry point per mode")
 
 
