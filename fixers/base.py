@@ -86,12 +86,10 @@ class Fixer:
 
     @classmethod
     def documentation(cls) -> str:
-        lines = [f"## {cls.name} ({', '.join(cls.codes)}, {cls.safety})", "", cls.summary.strip(), "",
-                 textwrap.dedent(cls.reasoning).strip(), ""]
-        for ex in cls.EXAMPLES[:1]:
-            lines += ["Before:", "", "```python", ex.before_source.rstrip(), "```", "", "After:", "",
-                      "```python", ex.after_source.rstrip(), "```", ""]
-        return "\n".join(lines)
+        """The fixer's section of the rules reference (Markdown)."""
+        from dynalint.docs import fixer_section
+
+        return fixer_section(cls, level=2)
 
 
 _REGISTRY: list[type[Fixer]] = []

@@ -9,16 +9,19 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, Sequence
+from collections import Counter
+from contextlib import ExitStack
+from typing import Sequence, TextIO
 
 from dynalint import __version__
-from dynalint.config import ConfigError, apply, load_settings, parse_options
+from dynalint.config import ConfigError, Project, resolve_args
+from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
-from dynalint.reporters import REPORTERS
+from dynalint.reporters import REPORTERS, statistics
 from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs
-from dynalint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+STDIN = "-"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,6 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_options(p: argparse.ArgumentParser) -> None:
+    """The configuration keys a command line may override (config.py lists them all)."""
     g = p.add_argument_group("rule selection and Dynamo settings (override the configuration file)")
     g.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (DYN1,DYN201)")
     g.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")
@@ -43,6 +47,8 @@ def _common_options(p: argparse.ArgumentParser) -> None:
                    help="mirror torch._dynamo.config.capture_dynamic_output_shape_ops")
     g.add_argument("--config", metavar="FILE", help="pyproject.toml or setup.cfg to read settings from")
     g.add_argument("--exclude", metavar="PATTERNS", help="comma-separated glob patterns of paths to skip")
+    g.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                   help="skip files git ignores (default: on)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,8 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     check = sub.add_parser("check", help="report graph breaks and recompile hazards")
-    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
+    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .; - reads "
+                                                               "standard input)")
     check.add_argument("--format", choices=sorted(REPORTERS), default="text", help="output format")
+    check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE")
+    check.add_argument("--statistics", action="store_true", help="print how often each code was found")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="the path of the code read from standard input (for configuration and output)")
+    check.add_argument("--fix", action="store_true", help="apply fixes first (as `dynalint fix`), then report "
+                                                          "what remains")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="mark fixable findings ([*] safe, [-] unsafe); with --fix, list the fixes made")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="append `# noqa: CODE` to every line with a finding (writes the files)")
+    check.add_argument("--show-files", action="store_true", help="list the files that would be checked, "
+                                                                 "then exit")
+    check.add_argument("--show-settings", action="store_true", help="print the resolved settings, then exit")
     check.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help="parallel workers (default: number of CPUs)")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
@@ -76,73 +97,178 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_from_args(args: argparse.Namespace, paths: list[str]) -> tuple[Settings, str | None]:
-    """Settings from the configuration file, then the command-line overrides."""
-    settings, source = load_settings(paths, args.config)
-    overrides: dict[str, Any] = {}
-    for flag, key in (("select", "select"), ("ignore", "ignore"), ("extend_select", "extend-select"),
-                      ("extend_ignore", "extend-ignore"), ("scope", "scope"), ("target_torch", "target-torch"),
-                      ("capture_scalar_outputs", "capture-scalar-outputs"),
-                      ("capture_dynamic_output_shape_ops", "capture-dynamic-output-shape-ops"),
-                      ("exclude", "exclude")):
-        value = getattr(args, flag, None)
-        if value is not None:
-            overrides[key] = value
-    if overrides:
-        settings = apply(settings, parse_options(overrides, "command line"))
-    root = os.path.dirname(source.path) if source is not None else os.getcwd()
-    return settings, root
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int = 0) -> str:
+    counts = Counter(d.code if d.kind in ("error", "warning") else d.kind for d in diagnostics)
+    parts = [_plural(counts.pop("graph-break", 0), "graph break"),
+             _plural(counts.pop("recompile", 0), "recompile hazard")]
+    words = {"DYN000": ("file", " not parsed"), "DYN001": ("file", " not read"), "DYN003": ("unused noqa code", "")}
+    for code, n in sorted(counts.items()):
+        noun, tail = words.get(code, (code, ""))
+        parts.append(_plural(n, noun) + tail)
+    if errors:
+        parts.append(_plural(errors, "file") + " not checked")
+    if fixed:
+        parts.append(f"{fixed} fixed")
+    return f"dynalint: {', '.join(parts)} in {_plural(files, 'file')}."
+
+
+def _read_stdin() -> bytes:
+    return sys.stdin.buffer.read()
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    settings, root = settings_from_args(args, args.paths)
-    files = list(iter_python_files(args.paths, settings.exclude, force_exclude=args.force_exclude))
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    for p in missing:
-        print(f"dynalint: {p}: no such file or directory", file=sys.stderr)
-    files = [f for f in files if f not in missing]
+    paths = [p for p in args.paths if p != STDIN]
+    stdin_path = (args.stdin_filename or STDIN) if STDIN in args.paths else None
+    named = paths + ([stdin_path] if stdin_path not in (None, STDIN) else [])
+    project = resolve_args(args, named or ["."])
+    if args.show_settings:
+        sys.stdout.write(project.describe())
+        return EXIT_CLEAN
+    files = list(iter_python_files(paths, project, force_exclude=args.force_exclude))
+    if stdin_path is not None and args.force_exclude and stdin_path != STDIN and project.excluded(stdin_path):
+        stdin_path = None
+    if args.show_files:
+        for f in files + ([stdin_path] if stdin_path else []):
+            print(f)
+        return EXIT_CLEAN
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
         raise ConfigError("--jobs must be at least 1")
-    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(root or ".", CACHE_DIR_NAME))
-    diagnostics = []
-    errors = len(missing)
-    for result in check_files(files, settings, jobs=jobs, cache_dir=cache_dir):
+    stdin = (stdin_path, _read_stdin()) if stdin_path is not None else None
+    fixed = 0
+    if args.fix or args.add_noqa:
+        if stdin is not None and args.fix:
+            return _fix_stdin(args, project, stdin)
+        if args.fix:
+            fixed = _fix_files(args, project, files, jobs)
+    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
+    with_fixes = args.format == "json" or args.show_fixes
+    diagnostics: list[Diagnostic] = []
+    errors = 0
+    for result in check_files(files, project, jobs=jobs, cache_dir=cache_dir, with_fixes=with_fixes, stdin=stdin):
         if result.error:
             errors += 1
             print(f"{result.path}: error: {result.error}", file=sys.stderr)
         diagnostics.extend(result.diagnostics)
-    REPORTERS[args.format](diagnostics, sys.stdout)
-    sys.stdout.flush()
+    if args.add_noqa:
+        added = add_noqa(diagnostics)
+        print(f"dynalint: added {_plural(added, 'noqa directive')}.", file=sys.stderr)
+        return EXIT_CLEAN
+    with ExitStack() as stack:
+        out: TextIO = sys.stdout
+        if args.output_file:
+            try:
+                out = stack.enter_context(open(args.output_file, "w", encoding="utf-8"))
+            except OSError as exc:
+                raise ConfigError(f"--output-file {args.output_file}: {exc.strerror or exc}") from None
+        if args.statistics:
+            statistics(diagnostics, out, args.format)
+        elif args.show_fixes and args.format == "text":
+            REPORTERS["text"](diagnostics, out, show_fixes=True)
+        else:
+            REPORTERS[args.format](diagnostics, out)
+        out.flush()
     if not args.quiet:
-        breaks = sum(d.kind == "graph-break" for d in diagnostics)
-        recompiles = sum(d.kind == "recompile" for d in diagnostics)
-        other = len(diagnostics) - breaks - recompiles
-        parts = [f"{breaks} graph break{'s' * (breaks != 1)}", f"{recompiles} recompile hazard{'s' * (recompiles != 1)}"]
-        if other:
-            parts.append(f"{other} file{'s' * (other != 1)} not parsed")
-        if errors:
-            parts.append(f"{errors} file{'s' * (errors != 1)} not checked")
-        print(f"dynalint: {', '.join(parts)} in {len(files)} file{'s' * (len(files) != 1)}.", file=sys.stderr)
+        print(summary(diagnostics, len(files) + (stdin is not None), errors, fixed), file=sys.stderr)
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if diagnostics or errors else EXIT_CLEAN
 
 
-def cmd_rules(args: argparse.Namespace) -> int:
-    from dynalint.rules.base import all_rules
+def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int) -> int:
+    """``check --fix``: fix the files as ``dynalint fix`` does; returns how many fixes were applied."""
+    from dynalint import fix_cli
 
-    for rule in all_rules():
+    fix_jobs = [fix_cli._Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
+                             verify=(), inputs=None, timeout=0.0) for p in files]
+    total = 0
+    for outcome in fix_cli._map(fix_cli._fix_one, fix_jobs, jobs):
+        if outcome.error is not None or outcome.result is None:
+            print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
+            continue
+        total += len(outcome.result.applied)
+        if args.show_fixes:
+            for fix in outcome.result.applied:
+                column = getattr(fix, "column", 1)
+                print(f"{outcome.path}:{fix.line}:{column}: {fix.code} fixed ({fix.safety}): {fix.description}",
+                      file=sys.stderr)
+    return total
+
+
+def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
+    """``check --fix -``: the fixed code on standard output, what remains on standard error (as ruff)."""
+    from dynalint.engine import SourceError, decode_source
+    from dynalint.fixing import fix_source
+
+    path, data = stdin
+    try:
+        source = decode_source(data)
+    except SourceError as exc:
+        print(f"{path}:1:1: DYN001 {exc}", file=sys.stderr)
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS
+    result = fix_source(source, path, project.settings_for(path), unsafe=args.unsafe_fixes)
+    sys.stdout.write(result.source)
+    sys.stdout.flush()
+    REPORTERS["text"](result.remaining, sys.stderr)
+    if not args.quiet:
+        print(summary(result.remaining, 1, 0, len(result.applied)), file=sys.stderr)
+    return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def add_noqa(diagnostics: list[Diagnostic]) -> int:
+    """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added."""
+    from dynalint.engine import SourceError, decode_source
+    from dynalint.fix_cli import write_atomically
+    from dynalint.rules.base import get_rule
+    from dynalint.suppress import CommentSites, apply_insertion
+
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        if get_rule(d.code) is not None:
+            by_path.setdefault(d.path, []).append(d)
+    added = 0
+    for path, found in by_path.items():
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            source = decode_source(data)
+        except (OSError, SourceError) as exc:
+            print(f"{path}: error: {exc}", file=sys.stderr)
+            continue
+        text = source
+        for d in sorted(found, key=lambda d: (d.line, d.code)):
+            ins = CommentSites(text).noqa(d.code, d.line, d.end_line)
+            if ins is not None:
+                new = apply_insertion(text, ins)
+                added += new != text
+                text = new
+        if text != source:
+            try:
+                write_atomically(path, text, data)
+            except OSError as exc:
+                print(f"{path}: error: {exc.strerror or exc}", file=sys.stderr)
+    return added
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from dynalint.rules.base import all_codes
+
+    for rule in all_codes():
         print(f"{rule.code}  {rule.kind:<11s}  {rule.name:<30s}  {rule.summary}")
     return EXIT_CLEAN
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
-    from dynalint.rules.base import all_rules, get_rule
+    from dynalint.rules.base import all_codes, get_code
 
-    rule = get_rule(args.code)
+    rule = get_code(args.code)
     if rule is None:
-        codes = ", ".join(r.code for r in all_rules())
+        codes = ", ".join(r.code for r in all_codes())
         print(f"dynalint: unknown rule {args.code!r} (rules: {codes})", file=sys.stderr)
         return EXIT_USAGE
     print(rule.documentation())

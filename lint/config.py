@@ -12,18 +12,28 @@ Keys (kebab-case; snake_case is accepted too)::
     capture-scalar-outputs = false        # mirror torch._dynamo.config
     capture-dynamic-output-shape-ops = false
     reorderable-logging-functions = ["print"]
-    exclude = ["third_party/*"]
+    exclude = ["third_party/*"]           # on top of VCS folders, virtual environments, caches, builds
+    respect-gitignore = true              # skip what git ignores
+
+Path patterns (``exclude``, ``per-file-ignores``) are resolved like ruff's: a pattern without a
+``/`` matches a file or folder name anywhere; one with a ``/`` is anchored at the directory of the
+configuration file (the project root), whatever directory dynalint runs from.
+
+:func:`resolve` is the one place settings are computed: the command line (``check``, ``fix``,
+``verify``), the language server and the flake8 plugin all call it.
 """
 from __future__ import annotations
 
 import configparser
+import fnmatch
+import functools
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from dynalint.analysis.program import Scope
-from dynalint.settings import Settings, default_settings, parse_version
+from dynalint.settings import KNOWN_TORCH, Settings, default_settings, parse_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,11 +69,22 @@ def _as_bool(key: str, value: Any) -> bool:
     raise ConfigError(f"{key}: expected true or false, got {value!r}")
 
 
+@functools.lru_cache(maxsize=1)
+def known_codes() -> tuple[str, ...]:
+    from dynalint.rules.base import all_codes
+
+    return tuple(r.code for r in all_codes())
+
+
 def _as_codes(key: str, value: Any) -> tuple[str, ...]:
+    """Codes or prefixes, each of which must select at least one rule (a typo is an error, not a no-op)."""
     codes = tuple(c.upper() for c in _as_list(key, value))
+    known = known_codes()
     for c in codes:
         if not c.startswith("DYN") or not c[3:].isdigit() and c != "DYN":
             raise ConfigError(f"{key}: {c!r} is not a dynalint code or prefix (like DYN101 or DYN1)")
+        if not any(k.startswith(c) for k in known):
+            raise ConfigError(f"{key}: unknown rule code {c!r} (`dynalint rules` lists them)")
     return codes
 
 
@@ -76,9 +97,14 @@ def _as_scope(key: str, value: Any) -> Scope:
 
 def _as_version(key: str, value: Any):
     try:
-        return parse_version(str(value))
+        version = parse_version(str(value))
     except ValueError:
         raise ConfigError(f"{key}: expected a torch version like \"2.13\", got {value!r}") from None
+    if version not in KNOWN_TORCH:
+        first, last = KNOWN_TORCH[0], KNOWN_TORCH[-1]
+        raise ConfigError(f"{key}: unknown torch version {value!r} (dynalint knows {first[0]}.{first[1]} "
+                          f"to {last[0]}.{last[1]})")
+    return version
 
 
 def _as_per_file(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -109,6 +135,7 @@ _KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "capture-dynamic-output-shape-ops": ("capture_dynamic_output_shape_ops", _as_bool),
     "reorderable-logging-functions": ("reorderable_logging_functions", _as_list),
     "exclude": ("exclude", _as_list),
+    "respect-gitignore": ("respect_gitignore", _as_bool),
 }
 
 
@@ -183,16 +210,120 @@ def find_config(start: str) -> ConfigSource | None:
         directory = parent
 
 
+def overrides_from_args(args: Any) -> dict[str, Any]:
+    """Command-line values of the configuration keys (an argparse namespace: ``--target-torch`` is
+    ``args.target_torch``); options the command line does not set are left out."""
+    out: dict[str, Any] = {}
+    for key in _KEYS:
+        value = getattr(args, key.replace("-", "_"), None)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _posix(path: str) -> str:
+    return path.replace(os.sep, "/")
+
+
+def path_matches(path: str, pattern: str, root: str) -> bool:
+    """Whether an absolute ``path`` matches a configuration pattern, as ruff matches them: by name
+    anywhere for a pattern without ``/``, else anchored at ``root`` (or absolute)."""
+    if fnmatch.fnmatchcase(os.path.basename(path), pattern):
+        return True
+    pattern = _posix(pattern)
+    if "/" not in pattern.rstrip("/"):
+        return False
+    anchored = pattern if os.path.isabs(pattern) else _posix(os.path.join(root, pattern))
+    return fnmatch.fnmatchcase(_posix(path), anchored.rstrip("/"))
+
+
+@dataclass(frozen=True)
+class Project:
+    """Resolved settings: the configuration file (if any), its directory and the settings for each file."""
+
+    settings: Settings
+    root: str
+    """Absolute directory that anchors path patterns: the configuration file's, else the current one."""
+    source: ConfigSource | None = None
+
+    def absolute(self, path: str) -> str:
+        return os.path.abspath(path)
+
+    def excluded(self, path: str) -> bool:
+        """``path`` or one of its folders below the root matches an ``exclude`` pattern."""
+        if not self.settings.exclude:
+            return False
+        current = os.path.abspath(path)
+        while True:
+            if any(path_matches(current, p, self.root) for p in self.settings.exclude):
+                return True
+            parent = os.path.dirname(current)
+            if parent == current or not _posix(parent + "/").startswith(_posix(self.root.rstrip(os.sep) + "/")):
+                return False
+            current = parent
+
+    def settings_for(self, path: str) -> Settings:
+        """The settings with the ``per-file-ignores`` matching ``path`` applied."""
+        settings = self.settings
+        if not settings.per_file_ignores:
+            return settings
+        full = os.path.abspath(path)
+        extra = [c for pattern, codes in settings.per_file_ignores if path_matches(full, pattern, self.root)
+                 for c in codes]
+        return settings.with_changes(ignore=settings.ignore + tuple(extra)) if extra else settings
+
+    def describe(self) -> str:
+        """The resolved settings as TOML-like lines (``--show-settings``)."""
+        lines = [f"# configuration: {self.source.path} {self.source.section}" if self.source else
+                 "# configuration: none found (defaults)", f"# project root: {self.root}"]
+        for key, (field_name, _) in _KEYS.items():
+            if key.startswith("extend-"):
+                continue
+            value = getattr(self.settings, field_name)
+            lines.append(f"{key} = {_toml_value(value)}")
+        return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Scope):
+        return f'"{value.value}"'
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return f'"{value[0]}.{value[1]}"'
+    if isinstance(value, tuple) and all(isinstance(v, tuple) for v in value):
+        return "{" + ", ".join(f'"{k}" = {_toml_value(v)}' for k, v in value) + "}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
+    return repr(value)
+
+
+def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[str, Any] | None = None,
+            cwd: str | None = None) -> Project:
+    """Default settings, updated by the configuration file (``config``, else the nearest one above the
+    paths), then by ``overrides`` (the command line).  Raises :class:`ConfigError`."""
+    settings = default_settings()
+    if config is not None:
+        source = read_config_file(config)
+        if source is None:
+            raise ConfigError(f"{config}: no [tool.dynalint] or [dynalint] section")
+    else:
+        start = os.path.commonpath([os.path.abspath(p) for p in paths]) if paths else (cwd or os.getcwd())
+        source = find_config(start)
+    if source is not None:
+        settings = apply(settings, parse_options(source.values, f"{source.path} {source.section}"))
+    if overrides:
+        settings = apply(settings, parse_options(dict(overrides), "command line"))
+    root = os.path.dirname(os.path.abspath(source.path)) if source is not None else os.path.abspath(cwd or os.getcwd())
+    return Project(settings, root, source)
+
+
+def resolve_args(args: Any, paths: list[str]) -> Project:
+    """:func:`resolve` for a parsed command line (``--config`` and the options of :data:`_KEYS`)."""
+    return resolve(paths, config=getattr(args, "config", None), overrides=overrides_from_args(args))
+
+
 def load_settings(paths: list[str], config_path: str | None = None) -> tuple[Settings, ConfigSource | None]:
     """Default settings updated by the configuration file (explicit, or found from the paths)."""
-    settings = default_settings()
-    if config_path is not None:
-        source = read_config_file(config_path)
-        if source is None:
-            raise ConfigError(f"{config_path}: no [tool.dynalint] or [dynalint] section")
-    else:
-        start = os.path.commonpath([os.path.abspath(p) for p in paths]) if paths else os.getcwd()
-        source = find_config(start)
-    if source is None:
-        return settings, None
-    return apply(settings, parse_options(source.values, f"{source.path} {source.section}")), source
+    project = resolve(paths, config=config_path)
+    return project.settings, project.source

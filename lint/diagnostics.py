@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Kind = Literal["graph-break", "recompile", "error"]
+Kind = Literal["graph-break", "recompile", "error", "warning"]
 
 
 @dataclass(frozen=True)
@@ -18,19 +18,30 @@ class TextEdit:
     new_text: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"line": self.line, "column": self.column, "end_line": self.end_line,
-                "end_column": self.end_column, "new_text": self.new_text}
+        """ruff's shape: ``content`` replaces ``location`` up to ``end_location`` (rows and columns 1-based)."""
+        return {"content": self.new_text, "location": {"row": self.line, "column": self.column},
+                "end_location": {"row": self.end_line, "column": self.end_column}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "TextEdit":
+        return cls(data["location"]["row"], data["location"]["column"], data["end_location"]["row"],
+                   data["end_location"]["column"], data["content"])
 
 
 @dataclass(frozen=True)
 class Fix:
     safety: Literal["safe", "unsafe"]
+    """``safe``: applied by ``dynalint fix``; ``unsafe``: only with ``--unsafe-fixes`` (ruff's applicability)."""
     description: str
     edits: tuple[TextEdit, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"safety": self.safety, "description": self.description,
+        return {"applicability": self.safety, "message": self.description,
                 "edits": [e.to_json() for e in self.edits]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Fix":
+        return cls(data["applicability"], data["message"], tuple(TextEdit.from_json(e) for e in data["edits"]))
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,5 @@ class Diagnostic:
             path=data["path"], line=data["line"], column=data["column"], end_line=data["end_line"],
             end_column=data["end_column"], code=data["code"], kind=data["kind"], message=data["message"],
             gb_type=data.get("gb_type"), gb_id=data.get("gb_id"), hint=data.get("hint"),
-            fix=Fix(fix["safety"], fix["description"], tuple(TextEdit(**e) for e in fix["edits"]))
-            if fix else None,
+            fix=Fix.from_json(fix) if fix else None,
         )

@@ -15,7 +15,7 @@ import textwrap
 from typing import Sequence
 
 from dynalint.fixers.base import Fixer, fixers_for
-from dynalint.rules.base import Example, Rule, all_rules
+from dynalint.rules.base import Example, Rule, all_codes
 
 #: Where the rendered reference is published; rule links are anchors in it.
 DOCS_URL = "https://github.com/dynalint/dynalint/blob/main/docs/rules.md"
@@ -100,37 +100,61 @@ def fixer_summary(fixer: type[Fixer]) -> str:
     return f"`{fixer.name}` ({fixer.safety}, {how}): {fixer.summary.strip()}"
 
 
-def _fixer_section(fixer: type[Fixer]) -> list[str]:
-    lines = [f"#### `{fixer.name}` ({fixer.safety})", "", rst_to_markdown(fixer.reasoning), ""]
+def fixer_section(fixer: type[Fixer], level: int = 4, *, summary: bool = True) -> str:
+    """One fixer's documentation: what it rewrites, why that keeps behaviour (its assumptions), an example."""
+    lines = [f"{'#' * level} `{fixer.name}` ({fixer.safety})", ""]
+    if summary:
+        lines += [fixer_summary(fixer), ""]
+    lines += [rst_to_markdown(fixer.reasoning), ""]
     shows_example = "::" in fixer.reasoning  # the reasoning already has a before/after block
     for ex in fixer.EXAMPLES[:0 if shows_example else 1]:
         lines += ["Before:", "", "```python", ex.before_source.rstrip(), "```", "", "After:", "",
                   "```python", ex.after_source.rstrip(), "```", ""]
-    return lines
+    return "\n".join(lines).rstrip() + "\n"
+
+
+#: What each configuration key does, for the rules' "Options" sections.
+OPTION_DOCS = {
+    "capture-scalar-outputs": "mirrors `torch._dynamo.config.capture_scalar_outputs`: `.item()` and friends "
+                              "stay in the graph (as symbolic values), so what breaks moves to their uses",
+    "capture-dynamic-output-shape-ops": "mirrors `torch._dynamo.config.capture_dynamic_output_shape_ops`: "
+                                        "`nonzero`, boolean masks and friends stay in the graph",
+    "reorderable-logging-functions": "calls Dynamo is told to defer "
+                                     "(`torch._dynamo.config.reorderable_logging_functions`) are not reported",
+    "target-torch": "the torch version predicted for: what breaks changes between releases",
+}
+
+_HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options")
 
 
 def rule_section(rule: type[Rule], level: int = 2) -> str:
-    """One rule's reference section (Markdown)."""
-    h = "#" * level
+    """One rule's documentation (Markdown), in ruff's layout.  The only renderer: ``dynalint rule``,
+    the language server's hover, ``docs/rules.md`` and SARIF help all use it."""
+    h = "#" * (level + 1)
     fixers = fixers_for(rule.code)
-    lines = [f"{h} {rule.code}", "",
-             f"**`{rule.name}`** · {_KIND_WORDS.get(rule.kind, rule.kind)} · "
-             f"Dynamo graph-break type: {gb_description(rule)}", "",
-             _paragraphs(rule.summary), "",
-             f"{h}# Why", "", _paragraphs(rule.rationale), ""]
+    lines = [f"{'#' * level} {rule.code}", "",
+             f"**`{rule.name}`** · {_KIND_WORDS.get(rule.kind, rule.kind)}" + (
+                 f" · Dynamo graph-break type: {gb_description(rule)}" if rule.kind in _KIND_WORDS else ""), "",
+             f"{h} What it does", "", _paragraphs(rule.summary), "",
+             f"{h} Why is this bad?", "", _paragraphs(rule.rationale), ""]
     if rule.INVALID:
-        lines += [f"{h}# Example", "", "Flagged:", "", *_example(rule.INVALID[0]), ""]
-        if rule.VALID:
-            lines += ["Not flagged:", "", *_example(rule.VALID[0]), ""]
-    lines += [f"{h}# Fix", "", _paragraphs(rule.fix), ""]
+        lines += [f"{h} Example", "", *_example(rule.INVALID[0]), ""]
+    lines += [f"{h} Use instead", "", _paragraphs(rule.fix), ""]
+    if rule.VALID:
+        lines += [*_example(rule.VALID[0]), ""]
+    lines += [f"{h} Fix safety", ""]
     if fixers:
-        lines += ["Automatic fix" + ("es" if len(fixers) > 1 else "") + ":", ""]
         lines += [f"- {fixer_summary(f)}" for f in fixers] + [""]
-        for f in fixers:
-            lines += _fixer_section(f)
+        lines += [fixer_section(f, level + 2, summary=False) for f in fixers]
     else:
-        lines += ["Automatic fix: none; rewrite by hand as above, or suppress the line with "
-                  f"`# noqa: {rule.code}`.", ""]
+        lines += ["No automatic fix: rewrite by hand as above, or suppress the line with "
+                  f"`# noqa: {rule.code}`." if not rule.code.startswith("DYN0") else "No automatic fix.", ""]
+    lines += [f"{h} Options", ""]
+    if rule.options:
+        lines += [f"- `{key}`: {OPTION_DOCS.get(key, '')}" for key in rule.options] + [""]
+    else:
+        lines += ["None beyond selection (`select`, `ignore`, `per-file-ignores`)" +
+                  (" and `scope`." if rule.kind in _KIND_WORDS else "."), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -139,13 +163,14 @@ def _table(rules: list[type[Rule]]) -> list[str]:
     for r in rules:
         gb = ", ".join(g.id for g in r.gb_types) or "-"
         fixes = ", ".join(f"`{f.name}` ({f.safety})" for f in fixers_for(r.code)) or "-"
+        gb = gb if r.kind in _KIND_WORDS else "-"
         lines.append(f"| [{r.code}](#{anchor(r.code)}) | `{r.name}` | {r.kind} | {gb} | {fixes} |")
     return lines
 
 
 def render() -> str:
     """The whole reference, deterministic for a given set of rules and fixers."""
-    rules = all_rules()
+    rules = all_codes()
     lines = [
         "# dynalint rules",
         "",
@@ -153,8 +178,8 @@ def render() -> str:
         "",
         "Each rule predicts one way `torch.compile` (TorchDynamo) breaks the graph or recompiles. "
         "Graph-break rules name the `Gb_type` of torch's graph-break registry (with its `GBxxxx` id) "
-        "that Dynamo reports there; recompile rules describe guards that fail. `DYN000` reports a file "
-        "that does not parse.",
+        "that Dynamo reports there; recompile rules describe guards that fail. `DYN0xx` codes are the "
+        "engine's: a file that does not parse or cannot be read, a configuration error, an unused `noqa`.",
         "",
         "Fix safety: **safe** fixes give the same results for every input the original code accepted "
         "and are applied by `dynalint fix`; **unsafe** fixes are correct under the stated assumptions "

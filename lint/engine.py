@@ -17,6 +17,8 @@ from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
 
 SYNTAX_ERROR_CODE = "DYN000"
+IO_ERROR_CODE = "DYN001"
+UNUSED_NOQA_CODE = "DYN003"
 
 
 @dataclass
@@ -30,6 +32,13 @@ class FileResult:
 
 class SourceError(Exception):
     """A file that cannot be read or decoded."""
+
+
+def io_error(path: str, message: str, settings: Settings) -> list[Diagnostic]:
+    """The DYN001 diagnostic of a file that cannot be read or decoded (ruff's E902)."""
+    if not settings.enabled(IO_ERROR_CODE):
+        return []
+    return [Diagnostic(path, 1, 1, 1, 1, IO_ERROR_CODE, "error", message)]
 
 
 def read_source(path: str) -> str:
@@ -81,17 +90,37 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
                                              "file is too deeply nested to parse")]
         return result
     result.module = module
-    rules = enabled_rules(settings)
+    noqa = NoqaMap(source)
+    rules = [r for r in enabled_rules(settings) if not noqa.exempt(r.code)]
     if not rules:
         return result
     program = Program(module, scope=settings.scope, values={} if record_values else None).run()
     result.program = program
-    if not program.events:
-        return result
-    findings = run_rules(program, settings, rules)
-    result.reported = to_diagnostics(findings, module, source, path)
+    findings = run_rules(program, settings, rules) if program.events else []
+    result.reported = to_diagnostics(findings, module, source, path, noqa)
     result.diagnostics = [d for _, d in result.reported]
+    if settings.enabled(UNUSED_NOQA_CODE) and not noqa.exempt(UNUSED_NOQA_CODE):
+        result.diagnostics = sorted(result.diagnostics + unused_noqa(noqa, source, path, settings),
+                                    key=Diagnostic.sort_key)
     return result
+
+
+def unused_noqa(noqa: NoqaMap, source: str, path: str, settings: Settings) -> list[Diagnostic]:
+    """DYN003 for each selected dynalint code of a real ``# noqa:`` comment that suppressed nothing."""
+    from dynalint.suppress import CommentSites
+
+    comments = CommentSites(source).comments
+    out = []
+    for u in noqa.unused():
+        comment = comments.get(u.line)
+        if comment is None or u.column <= comment[0] or u.code == UNUSED_NOQA_CODE:
+            continue  # inside a string, not a comment
+        if not any(r.code.startswith(u.code) and settings.enabled(r.code) for r in all_rules()):
+            continue  # a code this configuration does not check may matter to another (flake8)
+        out.append(Diagnostic(path, u.line, u.column, u.line, u.column + len(u.code), UNUSED_NOQA_CODE,
+                              "warning", f"unused `noqa` code {u.code}: nothing on this line is reported "
+                                         f"as {u.code}"))
+    return out
 
 
 def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]:
@@ -123,10 +152,10 @@ def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]])
     return kept
 
 
-def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str
-                   ) -> list[tuple[Finding, Diagnostic]]:
+def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str,
+                   noqa: NoqaMap | None = None) -> list[tuple[Finding, Diagnostic]]:
     ranges = node_ranges(module, source, [f.node for f in findings])
-    noqa = NoqaMap(source)
+    noqa = noqa if noqa is not None else NoqaMap(source)
     out: list[tuple[Finding, Diagnostic]] = []
     for f in findings:
         r = ranges.get(id(f.node))
@@ -168,7 +197,7 @@ def check_file(path: str, settings: Settings, display_path: str | None = None) -
     try:
         source = read_source(path)
     except SourceError as exc:
-        return FileResult(shown, error=str(exc))
+        return FileResult(shown, io_error(shown, str(exc), settings))
     try:
         return FileResult(shown, check_source(source, shown, settings), source=source)
     except Exception as exc:  # an analysis bug must not stop the run

@@ -17,11 +17,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from dynalint.config import ConfigError
+from dynalint.config import ConfigError, resolve_args
 from dynalint.engine import SourceError, decode_source
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
-from dynalint.runner import default_jobs, settings_for
+from dynalint.positions import LineMapping
+from dynalint.runner import default_jobs
 from dynalint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -43,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when findings remain (pre-commit then fails only on changed files)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
+    p.add_argument("--show-remaining", action=argparse.BooleanOptionalAction, default=True,
+                   help="list the findings no fix removed (default: on; the pre-commit hook leaves them "
+                        "to `dynalint check`)")
     p.add_argument("--force-exclude", action="store_true",
                    help="apply `exclude` patterns to files named on the command line too")
     common_options(p)
@@ -71,11 +75,9 @@ class _Job:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynalint.cli import settings_from_args
-
-    settings, _ = settings_from_args(args, args.paths)
-    files = list(iter_python_files(args.paths, settings.exclude, force_exclude=args.force_exclude))
-    jobs = [_Job(p, settings_for(p, settings), args.unsafe_fixes, args.diff, tuple(args.verify), args.inputs,
+    project = resolve_args(args, args.paths)
+    files = list(iter_python_files(args.paths, project, force_exclude=args.force_exclude))
+    jobs = [_Job(p, project.settings_for(p), args.unsafe_fixes, args.diff, tuple(args.verify), args.inputs,
                  args.timeout) for p in files]
     workers = args.jobs if args.jobs is not None else default_jobs()
     if args.verify:
@@ -96,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
         unsafe_left += result.unsafe_available
         if not args.quiet:
             for fix in result.applied:
-                print(f"{outcome.path}:{fix.line}: {fix.code} fixed ({fix.safety}): {fix.description}",
+                print(f"{outcome.path}:{fix.line}:{fix.column}: {fix.code} fixed ({fix.safety}): {fix.description}",
                       file=sys.stderr)
-            for d in result.remaining:
+            for d in result.remaining if args.show_remaining else ():
                 print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
     if not args.quiet:
         verb = "would fix" if args.diff else "fixed"
@@ -138,7 +140,9 @@ def _fix_one(job: _Job) -> _Outcome:
             result = fix_source(source, job.path, job.settings, unsafe=job.unsafe)
         if result.source == source:
             return _Outcome(job.path, result)
-        if job.diff:
+        if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk
+            back = LineMapping(source, result.source)
+            result.remaining = [_renumbered(d, back) for d in result.remaining]
             diff = "".join(difflib.unified_diff(source.splitlines(keepends=True),
                                                 result.source.splitlines(keepends=True),
                                                 fromfile=job.path, tofile=job.path))
@@ -150,6 +154,15 @@ def _fix_one(job: _Job) -> _Outcome:
     except Exception as exc:  # an internal error must not lose the other files
         return _Outcome(job.path, error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
                                         "please report it")
+
+
+def _renumbered(d, back: LineMapping):
+    from dataclasses import replace
+
+    line, unchanged = back.original(d.line)
+    end_line = line + (d.end_line - d.line) if unchanged else line
+    return replace(d, line=line, end_line=end_line, column=d.column if unchanged else 1,
+                   end_column=d.end_column if unchanged else 1)
 
 
 def write_atomically(path: str, text: str, original: bytes) -> None:

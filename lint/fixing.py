@@ -20,7 +20,7 @@ from dynalint.analysis.values import Value
 from dynalint.diagnostics import Diagnostic, Fix, TextEdit
 from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import FixPlan, Fixer, Replacement, fixers_for
-from dynalint.positions import node_ranges
+from dynalint.positions import LineMapping, node_ranges
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
@@ -106,6 +106,8 @@ class AppliedFix:
     description: str
     safety: str
     line: int
+    """Where the finding was, in the original text (1-based)."""
+    column: int = 1
 
 
 @dataclass
@@ -290,6 +292,7 @@ def _allowed(c: _Candidate, unsafe: bool) -> bool:
 def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False) -> FixResult:
     """Apply every allowed fix to ``source`` until nothing more can be fixed."""
     applied: list[AppliedFix] = []
+    original = source
     for _ in range(MAX_ROUNDS):
         analysis = analyse(source, path, settings, record_values=True)
         if analysis.module is None:
@@ -305,8 +308,14 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         if new_source == source or not chosen:
             break
-        applied.extend(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
-                                  c.diagnostic.line) for c in chosen)
+        back = LineMapping(original, source) if source != original else None
+        for c in chosen:
+            line, column = c.diagnostic.line, c.diagnostic.column
+            if back is not None:  # a later round: report the position in the text the user wrote
+                line, unchanged = back.original(line)
+                column = column if unchanged else 1
+            applied.append(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
+                                      line, column))
         source = new_source
     final = analyse(source, path, settings, record_values=True)
     unsafe_left = 0

@@ -12,8 +12,7 @@ from typing import Callable, Sequence
 from lsprotocol import types
 
 from dynalint.diagnostics import Diagnostic
-from dynalint.docs import fixer_summary, rule_url
-from dynalint.fixers.base import fixers_for
+from dynalint.docs import rule_section, rule_url
 from dynalint.fixing import apply_text_edits
 from dynalint.lsp_convert import PositionMap, lsp_diagnostic, text_edits
 from dynalint.rules.base import get_rule
@@ -153,11 +152,7 @@ def hover_markdown(diagnostics: list[Diagnostic]) -> str | None:
         head = [f"**{code}** ({rule.kind}): {found[0].message}"]
         if found[0].hint:
             head.append(f"Hint: {found[0].hint}")
-        section = head + [rule.documentation().rstrip()]
-        fixers = fixers_for(code)
-        if fixers:
-            title = "Automatic fix" + ("es" if len(fixers) > 1 else "") + ":"
-            section.append("\n".join([title] + [f"- {fixer_summary(f)}" for f in fixers]))
+        section = head + [rule_section(rule, level=3).rstrip()]
         section.append(f"[{code} in the rules reference]({rule_url(code)})")
         parts.append("\n\n".join(section))
     return "\n\n---\n\n".join(parts) if parts else None

@@ -86,3 +86,44 @@ def node_ranges(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]) -
         (l1, c1), (l2, c2) = lines.position(start), lines.position(end)
         out[key] = Range(l1, c1, l2, c2)
     return out
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """Lines broken at ``\\n``, ``\\r\\n`` and ``\\r`` only (as diagnostics and LSP count them; a text ending
+    with a line break has an empty last line when ``keepends`` is false)."""
+    if not keepends:
+        return _LINE_BREAK.split(text)
+    out, start = [], 0
+    for m in _LINE_BREAK.finditer(text):
+        out.append(text[start:m.end()])
+        start = m.end()
+    if start < len(text):
+        out.append(text[start:])
+    return out
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class LineMapping:
+    """Line numbers of a rewritten text -> the line numbers of the original (from one line diff).
+
+    A line the rewrite did not touch maps to its original line; a line inside a rewritten block maps
+    to the first line of the block it replaced.
+    """
+
+    def __init__(self, old: str, new: str) -> None:
+        import difflib
+
+        a, b = split_lines(old, keepends=True), split_lines(new, keepends=True)
+        self._blocks = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+
+    def original(self, line: int) -> tuple[int, bool]:
+        """(original line, whether the line is unchanged)."""
+        index = line - 1
+        for tag, i1, i2, j1, j2 in self._blocks:
+            if j1 <= index < j2 or (j1 == j2 == index):
+                if tag == "equal":
+                    return i1 + (index - j1) + 1, True
+                return i1 + 1, False
+        return line, False

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Callable, TextIO
 
 from dynalint.diagnostics import Diagnostic
@@ -9,10 +10,25 @@ from dynalint.diagnostics import Diagnostic
 Reporter = Callable[[list[Diagnostic], TextIO], None]
 
 
-def text(diagnostics: list[Diagnostic], out: TextIO) -> None:
-    """``path:line:col: CODE message`` (flake8 style)."""
+def fix_marker(d: Diagnostic) -> str:
+    """ruff's marks: ``[*]`` a fix ``dynalint fix`` applies, ``[-]`` one it applies with ``--unsafe-fixes``."""
+    if d.fix is None:
+        return ""
+    return "[*] " if d.fix.safety == "safe" else "[-] "
+
+
+def text(diagnostics: list[Diagnostic], out: TextIO, *, show_fixes: bool = False) -> None:
+    """``path:line:col: CODE message`` (flake8 style); ``show_fixes`` marks the fixable ones."""
     for d in diagnostics:
-        out.write(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}\n")
+        mark = fix_marker(d) if show_fixes else ""
+        out.write(f"{d.path}:{d.line}:{d.column}: {d.code} {mark}{d.message}\n")
+    if show_fixes:
+        safe = sum(d.fix is not None and d.fix.safety == "safe" for d in diagnostics)
+        unsafe = sum(d.fix is not None and d.fix.safety == "unsafe" for d in diagnostics)
+        if safe:
+            out.write(f"[*] {safe} fixable with `dynalint fix`\n")
+        if unsafe:
+            out.write(f"[-] {unsafe} fixable with `dynalint fix --unsafe-fixes`\n")
 
 
 def json_array(diagnostics: list[Diagnostic], out: TextIO) -> None:
@@ -21,7 +37,7 @@ def json_array(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
 
 #: As in SARIF and the language server: recompile hazards cost only when the value changes.
-GITHUB_LEVELS = {"graph-break": "warning", "recompile": "notice", "error": "error"}
+GITHUB_LEVELS = {"graph-break": "warning", "recompile": "notice", "error": "error", "warning": "warning"}
 
 
 def github(diagnostics: list[Diagnostic], out: TextIO) -> None:
@@ -44,6 +60,26 @@ def sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
     json.dump(sarif_log(diagnostics), out, indent=1)
     out.write("\n")
+
+
+def statistics(diagnostics: list[Diagnostic], out: TextIO, fmt: str = "text") -> None:
+    """How often each code was found, most frequent first (``--statistics``, as ruff prints it)."""
+    from dynalint.rules.base import get_code
+
+    counts = Counter(d.code for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix is not None)
+    rows = []
+    for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = get_code(code)
+        rows.append({"code": code, "name": rule.name if rule else "", "count": count,
+                     "fixable": fixable[code] > 0})
+    if fmt == "json":
+        json.dump(rows, out, indent=1)
+        out.write("\n")
+        return
+    width = max((len(str(r["count"])) for r in rows), default=1)
+    for r in rows:
+        out.write(f"{r['count']:>{width}}\t{r['code']}\t{'[*] ' if r['fixable'] else ''}{r['name']}\n")
 
 
 REPORTERS: dict[str, Reporter] = {"text": text, "json": json_array, "github": github, "sarif": sarif}

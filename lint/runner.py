@@ -1,7 +1,6 @@
 """Checking many files: parallel workers and a content-addressed cache."""
 from __future__ import annotations
 
-import fnmatch
 import functools
 import hashlib
 import json
@@ -12,24 +11,18 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from dynalint import __version__
+from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
-from dynalint.engine import FileResult, SourceError, check_source, decode_source
+from dynalint.engine import FileResult, SourceError, check_source, decode_source, io_error
 from dynalint.settings import Settings
 
 CACHE_DIR_NAME = ".dynalint_cache"
 
 
-def settings_for(path: str, settings: Settings) -> Settings:
-    """Settings with the per-file ignores that match ``path`` applied."""
-    if not settings.per_file_ignores:
-        return settings
-    norm = path.replace(os.sep, "/")
-    extra: list[str] = []
-    for pattern, codes in settings.per_file_ignores:
-        if fnmatch.fnmatch(norm, pattern) or fnmatch.fnmatch(norm, f"*/{pattern}") or \
-                fnmatch.fnmatch(os.path.basename(norm), pattern):
-            extra.extend(codes)
-    return settings.with_changes(ignore=settings.ignore + tuple(extra)) if extra else settings
+def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
+    """Settings with the per-file ignores that match ``path`` applied (patterns anchored at ``root``,
+    the configuration file's directory; default: the current directory)."""
+    return Project(settings, os.path.abspath(root or os.getcwd())).settings_for(path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,10 +34,11 @@ def code_fingerprint() -> str:
     be served results computed by older rules.
     """
     import dynalint.analysis
+    import dynalint.fixers
     import dynalint.rules
 
     h = hashlib.sha256()
-    for package in (dynalint, dynalint.analysis, dynalint.rules):
+    for package in (dynalint, dynalint.analysis, dynalint.rules, dynalint.fixers):
         directory = os.path.dirname(os.path.abspath(package.__file__ or ""))
         try:
             names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
@@ -114,18 +108,23 @@ class _Job:
     path: str
     settings: Settings
     cache_dir: str | None
+    with_fixes: bool = False
+    data: bytes | None = None
+    """The file's content when it does not come from the file (standard input)."""
 
 
 def _check_one(job: _Job) -> FileResult:
     """Worker: read, look up the cache, check. Never raises."""
     path, settings = job.path, job.settings
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        return FileResult(path, error=f"cannot read: {exc.strerror or exc}")
+    data = job.data
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            return FileResult(path, io_error(path, f"cannot read: {exc.strerror or exc}", settings))
     cache = Cache(job.cache_dir) if job.cache_dir else None
-    key = Cache.key(data, settings) if cache else ""
+    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings) if cache else ""
     if cache is not None:
         cached = cache.get(key, path)
         if cached is not None:
@@ -133,9 +132,14 @@ def _check_one(job: _Job) -> FileResult:
     try:
         source = decode_source(data)
     except SourceError as exc:
-        return FileResult(path, error=str(exc))
+        return FileResult(path, io_error(path, str(exc), settings))
     try:
-        diagnostics = check_source(source, path, settings)
+        if job.with_fixes:
+            from dynalint.fixing import diagnostics_with_fixes
+
+            diagnostics = diagnostics_with_fixes(source, path, settings)
+        else:
+            diagnostics = check_source(source, path, settings)
     except Exception as exc:  # an analysis bug must not stop the run
         return FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
                                       "please report it")
@@ -151,10 +155,15 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_files(paths: Iterable[str], settings: Settings, *, jobs: int = 1,
-                cache_dir: str | None = None) -> Iterator[FileResult]:
-    """Results in the order of ``paths``."""
-    job_list = [_Job(p, settings_for(p, settings), cache_dir) for p in paths]
+def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int = 1,
+                cache_dir: str | None = None, with_fixes: bool = False,
+                stdin: tuple[str, bytes] | None = None) -> Iterator[FileResult]:
+    """Results in the order of ``paths``.  ``with_fixes``: diagnostics carry their fixes.
+    ``stdin``: (shown path, content) of a file read from standard input, checked first."""
+    project = settings if isinstance(settings, Project) else Project(settings, os.getcwd())
+    job_list = [_Job(p, project.settings_for(p), cache_dir, with_fixes) for p in paths]
+    if stdin is not None:
+        job_list.insert(0, _Job(stdin[0], project.settings_for(stdin[0]), None, with_fixes, stdin[1]))
     if jobs <= 1 or len(job_list) <= 1:
         for job in job_list:
             yield _check_one(job)

@@ -13,16 +13,16 @@ from urllib.parse import quote
 
 from dynalint import __version__
 from dynalint.diagnostics import Diagnostic
-from dynalint.docs import DOCS_URL, fixer_summary, gb_description, rule_section, rule_url
-from dynalint.engine import SYNTAX_ERROR_CODE
+from dynalint.docs import DOCS_URL, gb_description, rule_section, rule_url
+from dynalint.engine import IO_ERROR_CODE
 from dynalint.fixers.base import fixers_for
-from dynalint.rules.base import Rule, all_rules
+from dynalint.rules.base import Rule, all_codes
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
 
 #: SARIF levels: graph breaks are certain, recompiles depend on how the code is called.
-LEVELS = {"graph-break": "warning", "recompile": "note", "error": "error"}
+LEVELS = {"graph-break": "warning", "recompile": "note", "error": "error", "warning": "warning"}
 
 
 def artifact_uri(path: str) -> dict[str, str]:
@@ -42,15 +42,13 @@ def _as_file_uri(path: str) -> str:
 
 def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
     fixers = fixers_for(rule.code)
-    help_text = textwrap.dedent(rule.fix).strip()
-    if fixers:
-        help_text += "\n\nAutomatic fixes:\n" + "\n".join(f"- {fixer_summary(f)}" for f in fixers)
+    help_text = rule_section(rule, level=2)
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary.strip()},
         "fullDescription": {"text": textwrap.dedent(rule.rationale).strip()},
-        "help": {"text": help_text, "markdown": rule_section(rule, level=2)},
+        "help": {"text": help_text, "markdown": help_text},
         "helpUri": rule_url(rule.code),
         "defaultConfiguration": {"level": LEVELS[rule.kind]},
         "properties": {
@@ -59,22 +57,10 @@ def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:
             "gb_types": [g.text for g in rule.gb_types],
             "graph_break_type": gb_description(rule),
             "fixes": [{"name": f.name, "safety": f.safety} for f in fixers],
-            "tags": ["torch.compile", rule.kind],
+            "tags": ["torch.compile", rule.kind] if rule.gb_types or rule.kind in ("graph-break", "recompile")
+            else [rule.kind],
             "precision": "high",
         },
-    }
-
-
-def _syntax_error_descriptor() -> dict[str, Any]:
-    return {
-        "id": SYNTAX_ERROR_CODE,
-        "name": "syntax-error",
-        "shortDescription": {"text": "The file does not parse; it is reported and not analysed."},
-        "fullDescription": {"text": "A file that is not valid Python cannot be analysed: fix the syntax "
-                                    "error and check again."},
-        "helpUri": DOCS_URL,
-        "defaultConfiguration": {"level": "error"},
-        "properties": {"kind": "error", "tags": ["syntax"]},
     }
 
 
@@ -100,8 +86,9 @@ def _result(d: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
 
 def sarif_log(diagnostics: list[Diagnostic]) -> dict[str, Any]:
     """The SARIF log object for one run of ``check``."""
-    descriptors = [_rule_descriptor(r) for r in all_rules()] + [_syntax_error_descriptor()]
+    descriptors = [_rule_descriptor(r) for r in all_codes()]
     rule_index = {d["id"]: i for i, d in enumerate(descriptors)}
+    unread = [d for d in diagnostics if d.code == IO_ERROR_CODE]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -116,6 +103,16 @@ def sarif_log(diagnostics: list[Diagnostic]) -> dict[str, Any]:
             "columnKind": "unicodeCodePoints",
             "originalUriBaseIds": {SRCROOT: {"description": {
                 "text": "The directory dynalint was run from; result paths are relative to it."}}},
+            "invocations": [{
+                "executionSuccessful": not unread,
+                # files that could not be read are also tool notifications: the run did not cover them
+                "toolExecutionNotifications": [{
+                    "level": "error",
+                    "message": {"text": f"{d.path}: {d.message}"},
+                    "locations": [{"physicalLocation": {"artifactLocation": artifact_uri(d.path)}}],
+                    "descriptor": {"id": IO_ERROR_CODE, "index": rule_index[IO_ERROR_CODE]},
+                } for d in unread],
+            }],
             "results": [_result(d, rule_index) for d in diagnostics],
         }],
     }

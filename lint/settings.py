@@ -18,8 +18,13 @@ from dynalint.analysis.program import Scope
 
 #: The torch release the rules were calibrated against (measured with real Dynamo).
 CALIBRATED_TORCH = (2, 13)
+#: The torch versions ``target-torch`` accepts: the 2.x releases up to the calibrated one.
+KNOWN_TORCH = tuple((2, minor) for minor in range(CALIBRATED_TORCH[1] + 1))
 
 Version = tuple[int, int]
+
+#: Codes reported only when selected by their full code (a prefix such as ``DYN`` does not select them).
+OPT_IN_CODES = frozenset({"DYN003"})
 
 
 def parse_version(text: str) -> Version:
@@ -51,10 +56,14 @@ class Settings:
     exclude: tuple[str, ...] = ()
     """Extra glob patterns of paths not to check (on top of the default excludes)."""
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+    respect_gitignore: bool = True
+    """Skip files and folders git ignores (``.gitignore``, ``.git/info/exclude``, the global excludes)."""
 
     def enabled(self, code: str) -> bool:
         """Whether a rule code is selected: the longest matching prefix of select/ignore wins."""
-        best_sel = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        selected = (p for p in self.select if p == code) if code in OPT_IN_CODES else \
+            (p for p in self.select if code.startswith(p))
+        best_sel = max((len(p) for p in selected), default=-1)
         best_ign = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
         return best_sel >= 0 and best_sel > best_ign
 

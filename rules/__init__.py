@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib
 
 RULE_MODULES = (
+    "engine_codes",
     "conditions",
     "scalars",
     "loops",

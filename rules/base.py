@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.program import Program
     from dynalint.settings import Settings
 
-Kind = Literal["graph-break", "recompile"]
+Kind = Literal["graph-break", "recompile", "error", "warning"]
 E = TypeVar("E", bound="Event")
 
 
@@ -102,6 +102,10 @@ class Rule:
     rationale: ClassVar[str]
     fix: ClassVar[str]
     gb_types: ClassVar[tuple[GraphBreakType, ...]] = ()
+    options: ClassVar[tuple[str, ...]] = ()
+    """Configuration keys that change what the rule reports (documented under "Options")."""
+    opt_in: ClassVar[bool] = False
+    """Reported only when selected by its full code (``extend-select = ["DYN003"]``), like ruff's RUF100."""
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
 
@@ -115,18 +119,20 @@ class Rule:
 
     @classmethod
     def documentation(cls) -> str:
-        """The rule's documentation as Markdown."""
-        lines = [f"## {cls.code} `{cls.name}`", "", cls.summary.strip(), "",
-                 f"Kind: {cls.kind}" + (
-                     "; Dynamo graph-break type: " + ", ".join(f"{g.text} ({g.id})" for g in cls.gb_types)
-                     if cls.gb_types else ""), "",
-                 "### Why", "", textwrap.dedent(cls.rationale).strip(), "",
-                 "### How to fix", "", textwrap.dedent(cls.fix).strip(), ""]
-        if cls.INVALID:
-            lines += ["### Flagged", "", "```python", cls.INVALID[0].source.rstrip(), "```", ""]
-        if cls.VALID:
-            lines += ["### Not flagged", "", "```python", cls.VALID[0].source.rstrip(), "```", ""]
-        return "\n".join(lines)
+        """The rule's documentation as Markdown (the rules reference's section)."""
+        from dynalint.docs import rule_section
+
+        return rule_section(cls)
+
+
+class EngineCode(Rule):
+    """A code the engine reports itself (a file that does not parse or cannot be read...), documented
+    and selected like a rule; it has no analysis of its own."""
+
+    kind: ClassVar[Kind] = "error"
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        return iter(())
 
 
 _REGISTRY: dict[str, type[Rule]] = {}
@@ -141,12 +147,28 @@ def register(cls: type[Rule]) -> type[Rule]:
 
 
 def all_rules() -> list[type[Rule]]:
+    """The analysis rules (graph breaks and recompile hazards)."""
     from dynalint import rules as _rules  # noqa: F401  (imports every rule module)
+
+    _rules.load()
+    return [_REGISTRY[c] for c in sorted(_REGISTRY) if not issubclass(_REGISTRY[c], EngineCode)]
+
+
+def all_codes() -> list[type[Rule]]:
+    """Every code dynalint reports: the engine's (DYN0xx) and the rules'."""
+    from dynalint import rules as _rules  # noqa: F401
 
     _rules.load()
     return [_REGISTRY[c] for c in sorted(_REGISTRY)]
 
 
 def get_rule(code: str) -> type[Rule] | None:
-    all_rules()
+    """An analysis rule by code (None for the engine's codes, which cannot be suppressed per line)."""
+    rule = get_code(code)
+    return None if rule is None or issubclass(rule, EngineCode) else rule
+
+
+def get_code(code: str) -> type[Rule] | None:
+    """Any documented code, the engine's included."""
+    all_codes()
     return _REGISTRY.get(code.upper())

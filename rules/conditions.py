@@ -23,6 +23,7 @@ def is_data_dependent_test(ev: ConditionEvent, ctx: RuleContext) -> bool:
 @register
 class TensorCondition(Rule):
     code = "DYN101"
+    options = ("capture-scalar-outputs",)
     name = "tensor-condition"
     summary = "Python `if`/ternary/`and`/`or`/`not` on a tensor value: the graph breaks there."
     rationale = """

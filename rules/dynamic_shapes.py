@@ -46,6 +46,7 @@ def dynamic_shape_call(call: CallEvent) -> str | None:
 @register
 class DynamicOutputShape(Rule):
     code = "DYN104"
+    options = ("capture-dynamic-output-shape-ops",)
     name = "data-dependent-shape"
     summary = "`nonzero`, `unique`, `masked_select`, boolean-mask indexing `x[mask]`...: output shape depends on data."
     rationale = """

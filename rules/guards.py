@@ -285,6 +285,7 @@ def _float_update(statement: cst.CSTNode) -> bool:
 @register
 class ScalarCrossesBreak(Rule):
     code = "DYN204"
+    options = ("capture-scalar-outputs",)
     name = "scalar-crosses-break"
     kind = "recompile"
     summary = "A Python value taken from tensor data at a graph break is used afterwards: the code after the break recompiles when it changes."

@@ -36,6 +36,7 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
 @register
 class ScalarExtraction(Rule):
     code = "DYN102"
+    options = ("capture-scalar-outputs",)
     name = "scalar-extraction"
     summary = "`.item()`, `.tolist()`, `int(t)`/`float(t)`/`bool(t)` or `math.*(t)` moves tensor data into Python."
     rationale = """

@@ -155,6 +155,7 @@ def _on_parameter(call: CallEvent) -> bool:
 @register
 class UnsupportedCall(Rule):
     code = "DYN105"
+    options = ("reorderable-logging-functions", "target-torch")
     name = "untraceable-call"
     summary = "A call Dynamo cannot trace on the target torch: print, logging, warnings, skipped functions..."
     rationale = """

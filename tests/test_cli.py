@@ -99,15 +99,19 @@ def test_syntax_error_is_a_diagnostic_and_the_run_goes_on(tmp_path, capsys):
     assert "Traceback" not in err
 
 
-def test_undecodable_and_unreadable_files_get_one_line_messages(tmp_path, capsys):
+def test_undecodable_and_unreadable_files_are_dyn001_diagnostics(tmp_path, capsys):
     latin = tmp_path / "latin.py"
     latin.write_bytes(b"x = '\xff\xfe'\n")
     missing = str(tmp_path / "missing.py")
-    code, out, err = run(capsys, str(latin), missing)
-    assert code == 1 and out == ""
-    assert f"{latin}: error: cannot decode" in err
-    assert f"{missing}: no such file or directory" in err
-    assert "Traceback" not in err
+    code, out, err = run(capsys, "--format", "json", str(latin), missing)
+    data = json.loads(out)
+    assert code == 1
+    assert [(d["path"], d["code"], d["line"], d["kind"]) for d in data] == [
+        (str(latin), "DYN001", 1, "error"), (missing, "DYN001", 1, "error")]
+    assert data[0]["message"].startswith("cannot decode") and "No such file" in data[1]["message"]
+    assert "2 files not read" in err and "Traceback" not in err
+    code, out, _ = run(capsys, "--ignore", "DYN001", str(latin))
+    assert code == 0 and out == ""
 
 
 def test_encoding_declaration_is_honoured(tmp_path, capsys):
@@ -165,8 +169,11 @@ def test_rules_and_rule_commands(capsys):
     out = capsys.readouterr().out
     assert "DYN101" in out and "DYN205" in out
     assert main(["rule", "dyn104"]) == 0
-    assert "Dynamic shape operator (GB0036)" in capsys.readouterr().out
+    assert "`Dynamic shape operator` (GB0036)" in capsys.readouterr().out
     assert main(["rule", "DYN999"]) == 2
+    assert main(["rule", "DYN000"]) == 0
+    out = capsys.readouterr().out
+    assert "syntax-error" in out and "### What it does" in out
 
 
 def test_python_dash_m_and_console_script(tmp_path):

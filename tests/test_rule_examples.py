@@ -34,4 +34,5 @@ def test_rule_is_documented(rule):
         assert getattr(rule, attr).strip(), f"{rule.code} has no {attr}"
     assert rule.INVALID and rule.VALID, f"{rule.code} needs VALID and INVALID examples"
     doc = rule.documentation()
-    assert rule.code in doc and "### Why" in doc and "### How to fix" in doc
+    for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options"):
+        assert f"### {heading}" in doc, (rule.code, heading)

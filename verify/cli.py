@@ -69,7 +69,7 @@ def _torch_version() -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from dynalint import __version__
-    from dynalint.cli import settings_from_args
+    from dynalint.config import resolve_args
     from dynalint.engine import SourceError, read_source
     from dynalint.verify import report_html, report_text
     from dynalint.verify.api import Options, default_jobs, resolve_options_refs, verify_targets
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     except (TargetError, SourceError) as exc:
         print(f"dynalint: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    settings, _ = settings_from_args(args, [r.path for r in refs])
+    settings = resolve_args(args, [r.path for r in refs]).settings
 
     reports = verify_targets(refs, settings, options)
     if args.format == "json":
