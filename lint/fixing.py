@@ -20,7 +20,7 @@ from dynalint.analysis.values import Value
 from dynalint.diagnostics import Diagnostic, Fix, TextEdit
 from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import FixPlan, Fixer, Replacement, fixers_for
-from dynalint.positions import LineMapping, node_ranges
+from dynalint.positions import LineIndex, LineMapping, node_ranges, split_lines
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
@@ -289,12 +289,15 @@ def _allowed(c: _Candidate, unsafe: bool) -> bool:
     return unsafe or c.plan.safety == "safe"
 
 
-def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False) -> FixResult:
-    """Apply every allowed fix to ``source`` until nothing more can be fixed."""
+def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False,
+               analysis: Analysis | None = None) -> FixResult:
+    """Apply every allowed fix to ``source`` until nothing more can be fixed.  ``analysis``: the
+    analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one."""
     applied: list[AppliedFix] = []
     original = source
     for _ in range(MAX_ROUNDS):
-        analysis = analyse(source, path, settings, record_values=True)
+        if analysis is None:
+            analysis = analyse(source, path, settings, record_values=True)
         if analysis.module is None:
             break
         candidates = [c for c in _candidates(analysis) if _allowed(c, unsafe)]
@@ -308,6 +311,7 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         if new_source == source or not chosen:
             break
+        analysis = None
         back = LineMapping(original, source) if source != original else None
         for c in chosen:
             line, column = c.diagnostic.line, c.diagnostic.column
@@ -317,16 +321,18 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
             applied.append(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
                                       line, column))
         source = new_source
-    final = analyse(source, path, settings, record_values=True)
+    final = analysis if analysis is not None else analyse(source, path, settings, record_values=True)
     unsafe_left = 0
     if final.module is not None and not unsafe:
         unsafe_left = sum(1 for c in _candidates(final) if c.plan.safety == "unsafe")
     return FixResult(source, applied, final.diagnostics, unsafe_left)
 
 
-def diagnostics_with_fixes(source: str, path: str, settings: Settings) -> list[Diagnostic]:
+def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
+                           analysis: Analysis | None = None) -> list[Diagnostic]:
     """``check`` diagnostics, each carrying its fix (as text edits) when one exists."""
-    analysis = analyse(source, path, settings, record_values=True)
+    if analysis is None:
+        analysis = analyse(source, path, settings, record_values=True)
     if analysis.module is None:
         return analysis.diagnostics
     by_diag = {id(c.diagnostic): c for c in _candidates(analysis)}
@@ -350,20 +356,46 @@ def _with_fix(diag: Diagnostic, fix: Fix) -> Diagnostic:
 
 
 def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
-    """Line-based edits turning ``old`` into ``new`` (1-based positions, end exclusive)."""
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    """The edits turning ``old`` into ``new``, from one line diff, each narrowed to the characters that
+    change (1-based positions in ``old``, end exclusive; lines break at ``\\n``, ``\\r\\n``, ``\\r``)."""
+    a = split_lines(old, keepends=True)
+    b = split_lines(new, keepends=True)
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line))
+    index = LineIndex(old)
     edits = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        edits.append(TextEdit(line=i1 + 1, column=1, end_line=i2 + 1, end_column=1, new_text="".join(b[j1:j2])))
+        before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
+        prefix = 0
+        while prefix < min(len(before), len(after)) and before[prefix] == after[prefix]:
+            prefix += 1
+        suffix = 0
+        while suffix < min(len(before), len(after)) - prefix and before[-1 - suffix] == after[-1 - suffix]:
+            suffix += 1
+        while prefix and before[prefix - 1] == "\r" and before[prefix:prefix + 1] == "\n":
+            prefix -= 1  # never split a \r\n
+        while suffix and before[len(before) - suffix] == "\n" and before[len(before) - suffix - 1:][:1] == "\r":
+            suffix -= 1
+        start, end = starts[i1] + prefix, starts[i1] + len(before) - suffix
+        (l1, c1), (l2, c2) = index.position(start), index.position(end)
+        edits.append(TextEdit(l1, c1, l2, c2, after[prefix:len(after) - suffix]))
     return tuple(edits)
 
 
 def apply_text_edits(text: str, edits: Iterable[TextEdit]) -> str:
-    """Apply line-based edits (as produced by :func:`text_edits`) to ``text``."""
-    lines = text.splitlines(keepends=True)
-    for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-        lines[e.line - 1:e.end_line - 1] = e.new_text.splitlines(keepends=True)
-    return "".join(lines)
+    """Apply non-overlapping edits (positions in ``text``, as :func:`text_edits` makes them)."""
+    index = LineIndex(text)
+
+    def offset(line: int, column: int) -> int:
+        if line - 1 >= len(index.line_starts):
+            return len(text)
+        return min(index.line_starts[line - 1] + column - 1, len(text))
+
+    spans = sorted(((offset(e.line, e.column), offset(e.end_line, e.end_column), e.new_text) for e in edits),
+                   reverse=True)
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text

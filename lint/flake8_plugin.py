@@ -1,8 +1,9 @@
 """flake8 plugin: ``flake8 --select DYN model.py`` reports the same diagnostics as ``dynalint check``.
 
-Selection is left to flake8 (``--select``/``--extend-ignore``/``# noqa``); the
-other dynalint settings (scope, target torch, Dynamo config mirrors) are read
-from the project's ``[tool.dynalint]``/``[dynalint]`` section.
+Settings come from the project's ``[tool.dynalint]``/``[dynalint]`` section through the same resolver
+as the CLI (select, ignore, per-file-ignores, scope, target torch, Dynamo config mirrors); flake8's own
+``--select``/``--extend-ignore``/``# noqa`` filter on top.  A configuration that cannot be used is
+reported (DYN002 on the first line) rather than silently replaced by defaults.
 """
 from __future__ import annotations
 
@@ -11,19 +12,19 @@ import os
 from typing import Any, Iterator
 
 from dynalint import __version__
-from dynalint.config import ConfigError, load_settings
-from dynalint.engine import check_source
-from dynalint.settings import Settings
+from dynalint.config import ConfigError, Project, resolve
+from dynalint.engine import SYNTAX_ERROR_CODE, check_source
+
+CONFIG_ERROR_CODE = "DYN002"
 
 
 @functools.lru_cache(maxsize=64)
-def _settings_for_directory(directory: str) -> Settings:
+def _project_for_directory(directory: str) -> Project | str:
+    """The resolved project, or the configuration error's message."""
     try:
-        settings, _ = load_settings([directory])
-    except ConfigError:
-        settings, _ = load_settings([os.sep])  # flake8 has no channel for our config errors; use defaults
-    # flake8 owns selection and noqa
-    return settings.with_changes(select=("DYN",), ignore=())
+        return resolve([directory])
+    except ConfigError as exc:
+        return str(exc)
 
 
 class DynalintChecker:
@@ -36,14 +37,17 @@ class DynalintChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)
-        directory = os.path.dirname(os.path.abspath(self.filename)) if self.filename not in ("-", "stdin") \
-            else os.getcwd()
-        settings = _settings_for_directory(directory)
+        stdin = self.filename in ("-", "stdin")
+        directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
+        project = _project_for_directory(directory)
+        if isinstance(project, str):
+            yield 1, 0, f"{CONFIG_ERROR_CODE} dynalint configuration error: {project}", type(self)
+            return
         try:
-            diagnostics = check_source(source, self.filename, settings)
+            diagnostics = check_source(source, self.filename, project.settings_for(self.filename))
         except Exception:  # never break the host linter
             return
         for d in diagnostics:
-            if d.code == "DYN000":
+            if d.code == SYNTAX_ERROR_CODE:
                 continue  # flake8 reports syntax errors itself (E999)
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

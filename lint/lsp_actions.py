@@ -13,8 +13,7 @@ from lsprotocol import types
 
 from dynalint.diagnostics import Diagnostic
 from dynalint.docs import rule_section, rule_url
-from dynalint.fixing import apply_text_edits
-from dynalint.lsp_convert import PositionMap, lsp_diagnostic, text_edits
+from dynalint.lsp_convert import PositionMap, lsp_diagnostic, lsp_edits, text_edits
 from dynalint.rules.base import get_rule
 from dynalint.suppress import CommentSites
 
@@ -80,13 +79,11 @@ def _wanted(kind: str, only: Sequence[str] | None) -> bool:
 
 
 def _quick_fix(view: DocumentView, d: Diagnostic) -> types.CodeAction | None:
-    if d.fix is None:
-        return None
-    new_text = apply_text_edits(view.text, d.fix.edits)
-    if new_text == view.text:
+    """The diagnostic's own fix edits (those of ``check --format json``), converted once."""
+    if d.fix is None or not d.fix.edits:
         return None
     return types.CodeAction(title=quick_fix_title(d), kind=QUICKFIX, diagnostics=[view.lsp(d)],
-                            is_preferred=d.fix.safety == "safe", edit=view.rewrite(new_text))
+                            is_preferred=d.fix.safety == "safe", edit=view.edit(lsp_edits(d.fix.edits, view.positions)))
 
 
 def _noqa(view: DocumentView, d: Diagnostic, sites: CommentSites) -> types.CodeAction | None:

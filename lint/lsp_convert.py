@@ -7,18 +7,17 @@ unit arithmetic is pygls's position codec.
 """
 from __future__ import annotations
 
-import difflib
-import re
+from typing import Iterable
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
-from dynalint.diagnostics import Diagnostic
+from dynalint.diagnostics import Diagnostic, TextEdit
+from dynalint.positions import split_lines
 from dynalint.docs import rule_url
 from dynalint.rules.base import get_rule
 
 SOURCE = "dynalint"
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 #: Graph breaks always happen where reported; a recompile hazard costs only if
 #: the value really changes between calls, so it is shown one step quieter.
@@ -26,20 +25,8 @@ SEVERITY = {
     "graph-break": types.DiagnosticSeverity.Warning,
     "recompile": types.DiagnosticSeverity.Information,
     "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
 }
-
-
-def split_lines(text: str, keepends: bool = False) -> list[str]:
-    """Lines as LSP counts them (a text ending with a line break has an empty last line)."""
-    if not keepends:
-        return _LINE_BREAK.split(text)
-    out, start = [], 0
-    for m in _LINE_BREAK.finditer(text):
-        out.append(text[start:m.end()])
-        start = m.end()
-    if start < len(text):
-        out.append(text[start:])
-    return out
 
 
 class PositionMap:
@@ -81,16 +68,18 @@ def lsp_diagnostic(d: Diagnostic, positions: PositionMap) -> types.Diagnostic:
     )
 
 
+def lsp_edits(edits: Iterable[TextEdit], positions: PositionMap) -> list[types.TextEdit]:
+    """dynalint text edits (positions in the text ``positions`` maps) as LSP edits."""
+    return [types.TextEdit(range=positions.range(e.line, e.column, e.end_line, e.end_column), new_text=e.new_text)
+            for e in edits]
+
+
 def text_edits(old: str, new: str, positions: PositionMap) -> list[types.TextEdit]:
-    """Whole-line edits turning ``old`` into ``new`` (``positions`` must map ``old``)."""
-    a, b = split_lines(old, keepends=True), split_lines(new, keepends=True)
+    """The LSP edits turning ``old`` into ``new`` (``positions`` must map ``old``): one diff, the same
+    edits ``check --format json`` reports."""
+    from dynalint.fixing import text_edits as diff_edits
 
-    def at(index: int) -> types.Position:
-        return types.Position(line=index, character=0) if index < len(a) else positions.end()
+    return lsp_edits(diff_edits(old, new), positions)
 
-    edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            span = types.Range(start=at(i1), end=at(i2))
-            edits.append(types.TextEdit(range=span, new_text="".join(b[j1:j2])))
-    return edits
+
+__all__ = ["PositionMap", "lsp_diagnostic", "lsp_edits", "split_lines", "text_edits"]

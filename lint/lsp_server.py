@@ -7,7 +7,8 @@ from the configuration file found from the document's path, exactly as
 
 Analyses run on one worker thread so the server keeps answering while a large
 file is checked; results for a version the editor has already replaced are
-dropped rather than published.
+dropped rather than published.  Each version is analysed once: diagnostics,
+quick-fixes and the first round of "fix all" share that analysis.
 """
 from __future__ import annotations
 
@@ -25,13 +26,12 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from dynalint import __version__
-from dynalint.config import ConfigError
+from dynalint.config import ConfigError, resolve_args
 from dynalint.diagnostics import Diagnostic
-from dynalint.engine import check_source
+from dynalint.engine import Analysis, analyse
 from dynalint.fixing import diagnostics_with_fixes, fix_source
 from dynalint.lsp_actions import FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND, DocumentView, code_actions, hover_markdown
 from dynalint.lsp_convert import PositionMap, lsp_diagnostic
-from dynalint.runner import settings_for
 from dynalint.settings import Settings
 
 log = logging.getLogger("dynalint.lsp")
@@ -52,6 +52,7 @@ class Checked:
     diagnostics: list[Diagnostic]
     error: str | None = None
     """A configuration or internal error to show the user (once)."""
+    analysis: Analysis | None = field(default=None, repr=False)
     with_fixes: list[Diagnostic] | None = None
     fixed: dict[bool, str] = field(default_factory=dict)
 
@@ -74,16 +75,14 @@ class DynalintServer(LanguageServer):
 
     def settings(self, path: str | None) -> tuple[Settings, str]:
         """Settings for a document, and the path to report it under (relative to the config root)."""
-        from dynalint.cli import settings_from_args
-
         start = path or self.workspace.root_path or os.getcwd()
-        settings, root = settings_from_args(self.args, [start])
+        project = resolve_args(self.args, [start])
         shown = path or start
-        if path and root:
-            relative = os.path.relpath(path, root)
+        if path:
+            relative = os.path.relpath(path, project.root)
             if not relative.startswith(".."):
                 shown = relative
-        return settings_for(shown, settings), shown
+        return project.settings_for(path or start), shown
 
     def _analyse(self, doc: TextDocument, version: int | None, text: str) -> Checked:
         path = to_fs_path(doc.uri)
@@ -93,13 +92,13 @@ class DynalintServer(LanguageServer):
             return Checked(version, text, path or doc.uri, Settings(select=()), [],
                            error=f"dynalint: configuration error: {exc}")
         try:
-            diagnostics = check_source(text, shown, settings)
+            analysis = analyse(text, shown, settings, record_values=True)
         except Exception as exc:  # an analysis bug must not take the server down
             log.exception("checking %s failed", doc.uri)
             return Checked(version, text, shown, settings, [], error=(
                 f"dynalint: internal error while checking {shown} ({type(exc).__name__}: {exc}); "
                 "please report it"))
-        return Checked(version, text, shown, settings, diagnostics)
+        return Checked(version, text, shown, settings, analysis.diagnostics, analysis=analysis)
 
     async def analyse(self, doc: TextDocument) -> Checked:
         checked = await self.in_worker(self._analyse, doc, doc.version, doc.source)
@@ -160,7 +159,7 @@ class DynalintServer(LanguageServer):
     @staticmethod
     def _with_fixes(checked: Checked) -> list[Diagnostic]:
         try:
-            return diagnostics_with_fixes(checked.text, checked.path, checked.settings)
+            return diagnostics_with_fixes(checked.text, checked.path, checked.settings, analysis=checked.analysis)
         except Exception:
             log.exception("computing fixes for %s failed", checked.path)
             return checked.diagnostics
@@ -173,7 +172,8 @@ class DynalintServer(LanguageServer):
     @staticmethod
     def _fix_all(checked: Checked, unsafe: bool) -> str:
         try:
-            return fix_source(checked.text, checked.path, checked.settings, unsafe=unsafe).source
+            return fix_source(checked.text, checked.path, checked.settings, unsafe=unsafe,
+                              analysis=checked.analysis).source
         except Exception:
             log.exception("fixing %s failed", checked.path)
             return checked.text

@@ -88,7 +88,10 @@ def test_check_json_fix_edits_reproduce_the_rewrite():
     (diag,) = diagnostics_with_fixes(code, "m.py", Settings())
     assert diag.code == "DYN104" and diag.fix is not None and diag.fix.safety == "safe"
     assert apply_text_edits(code, diag.fix.edits) == fixed(code, unsafe=False)
-    assert diag.to_json()["fix"]["edits"][0].keys() == {"line", "column", "end_line", "end_column", "new_text"}
+    fix = diag.to_json()["fix"]
+    assert fix.keys() == {"applicability", "message", "edits"} and fix["applicability"] == "safe"
+    assert fix["edits"][0].keys() == {"content", "location", "end_location"}  # ruff's shape
+    assert fix["edits"][0]["location"].keys() == {"row", "column"}
 
 
 def test_text_edits_round_trip():
@@ -96,7 +99,8 @@ def test_text_edits_round_trip():
     new = "a\nB\nc\nd\ne\n"
     edits = text_edits(old, new)
     assert apply_text_edits(old, edits) == new
-    assert [(e.line, e.end_line) for e in edits] == [(2, 3), (5, 5)]
+    assert [(e.line, e.column, e.end_line, e.end_column, e.new_text) for e in edits] == [
+        (2, 1, 2, 2, "B"), (5, 1, 5, 1, "e\n")]
 
 
 def test_environment_read_once_refused_where_it_would_change_results():

@@ -46,3 +46,27 @@ def test_flake8_noqa_and_extend_ignore(tmp_path):
     p.write_text(MODEL)
     out = flake8(p, "--select", "DYN", "--extend-ignore", "DYN105").stdout
     assert "DYN105" not in out and "DYN104" in out and "DYN101" not in out
+
+
+def test_flake8_honours_the_dynalint_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.dynalint]\nignore = ["DYN105"]\nper-file-ignores = {"sub/*" = ["DYN104"]}\n')
+    top = tmp_path / "model.py"
+    top.write_text(MODEL)
+    (tmp_path / "sub").mkdir()
+    nested = tmp_path / "sub" / "model.py"
+    nested.write_text(MODEL)
+    out = flake8(top, "--select", "DYN").stdout
+    assert "DYN104" in out and "DYN105" not in out
+    out = flake8(nested, "--select", "DYN").stdout
+    assert "DYN104" not in out and "DYN105" not in out
+
+
+def test_flake8_reports_a_broken_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nselect = ["DYN999"]\n')
+    p = tmp_path / "model.py"
+    p.write_text(MODEL)
+    proc = flake8(p, "--select", "DYN")
+    assert proc.returncode == 1
+    assert ":1:1: DYN002 dynalint configuration error:" in proc.stdout and "DYN999" in proc.stdout
+    assert "DYN104" not in proc.stdout

@@ -125,7 +125,12 @@ def test_editor_session(project: Path) -> None:
             hover = await editor.hover(uri, diagnostics["DYN101"].range.start)
             assert hover is not None and isinstance(hover.contents, types.MarkupContent)
             assert hover.contents.kind == types.MarkupKind.Markdown
-            assert "## DYN101 `tensor-condition`" in hover.contents.value
+            from dynalint.docs import rule_section
+            from dynalint.rules.base import get_rule
+
+            # the same text as `dynalint rule DYN101` and docs/rules.md, one heading level down
+            assert rule_section(get_rule("DYN101"), level=3).strip() in hover.contents.value
+            assert "#### What it does" in hover.contents.value
             assert "branch-to-where" in hover.contents.value
             assert await editor.hover(uri, types.Position(line=0, character=0)) is None
 
@@ -232,3 +237,31 @@ def test_missing_pygls_says_how_to_install() -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == "dynalint: the language server needs pygls: pip install 'dynalint[lsp]'"
     assert "Traceback" not in result.stderr
+
+
+def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
+    """Diagnostics, quick-fixes and both "fix all" texts of one version share one analysis."""
+    import dynalint.engine
+    import dynalint.fixing
+    import dynalint.lsp_server
+    from dynalint.cli import build_parser
+    from pygls.workspace import TextDocument
+
+    analysed: list[str] = []
+    real = dynalint.engine.analyse
+
+    def counting(source, *args, **kwargs):
+        analysed.append(source)
+        return real(source, *args, **kwargs)
+
+    for module in (dynalint.engine, dynalint.fixing, dynalint.lsp_server):
+        monkeypatch.setattr(module, "analyse", counting, raising=False)
+    monkeypatch.chdir(project)
+    server = dynalint.lsp_server.DynalintServer(build_parser().parse_args(["lsp"]))
+    uri = (project / "model.py").as_uri()
+    checked = server._analyse(TextDocument(uri, MODEL, version=1, language_id="python"), 1, MODEL)
+    with_fixes = server._with_fixes(checked)
+    fixed = {unsafe: server._fix_all(checked, unsafe) for unsafe in (False, True)}
+    assert analysed.count(MODEL) == 1
+    assert {d.code for d in with_fixes if d.fix is not None} >= {"DYN101", "DYN104"}
+    assert fixed[False] == fix_source(MODEL, "model.py", Settings(ignore=("DYN105",))).source != MODEL

@@ -115,7 +115,13 @@ def test_positions_follow_the_negotiated_encoding(encoding, expected) -> None:
 def test_text_edits_round_trip(old: str, new: str) -> None:
     edits = text_edits(old, new, PositionMap(old))
     assert apply_edits(old, edits) == new
-    assert all(e.range.start.character == 0 for e in edits)
+    assert len(edits) == 1  # one diff, narrowed to what changes
+
+
+def test_edits_are_narrowed_to_the_changed_characters() -> None:
+    edits = text_edits("x = a + b\n", "x = a * b\n", PositionMap("x = a + b\n"))
+    assert [(e.range.start.line, e.range.start.character, e.range.end.character, e.new_text) for e in edits] == [
+        (0, 6, 7, "*")]
 
 
 def test_split_lines_matches_the_protocol() -> None:
