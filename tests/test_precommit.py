@@ -86,3 +86,27 @@ def test_try_repo_runs_both_hooks(tmp_path, git_env):
     assert fixed == fix_source(MODEL, "model.py", Settings()).source != MODEL
     assert "x[x > 0]" not in fixed
     assert "Traceback" not in output
+
+
+def test_hooks_do_not_print_the_same_finding_twice(tmp_path, capsys):
+    """Run the two hooks' entries in order, as pre-commit does: each remaining finding is printed once
+    (by `dynalint`); `dynalint-fix` prints what it fixed."""
+    import shlex
+
+    import yaml
+
+    from dynalint.cli import main
+
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
+        hooks = {h["id"]: shlex.split(h["entry"]) for h in yaml.safe_load(fh)}
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    printed: list[str] = []
+    for hook in ("dynalint", "dynalint-fix"):
+        argv = hooks[hook]
+        assert argv[0] == "dynalint"
+        main([*argv[1:], "--no-cache", "--jobs", "1", str(path)] if hook == "dynalint" else
+             [*argv[1:], "--jobs", "1", str(path)])
+        out, err = capsys.readouterr()
+        printed += [line for line in (out + err).splitlines() if f"{path}:" in line and " fixed " not in line]
+    assert printed and len(printed) == len(set(printed)), printed
