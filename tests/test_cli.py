@@ -199,3 +199,23 @@ def test_force_exclude_applies_to_named_files(tmp_path, capsys, monkeypatch):
     assert run(capsys, vendored)[0] == 1
     code, out, _ = run(capsys, "--force-exclude", vendored)
     assert code == 0 and out == ""
+
+
+def test_readme_usage_lists_every_flag():
+    import re
+
+    from dynalint.cli import build_parser
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as fh:
+        readme = fh.read()
+    usage = readme.split("## Usage", 1)[1].split("```", 2)[1]
+    usage = re.sub(r"--\[no-\]([\w-]+)", r"--\1 --no-\1", usage)
+    listed = set(re.findall(r"(?<![\w-])(--?[\w][\w-]*)", usage))
+    parser = build_parser()
+    missing = {}
+    for name, sub in parser._subparsers._group_actions[0].choices.items():
+        flags = {s for a in sub._actions for s in a.option_strings}
+        if flags - listed:
+            missing[name] = sorted(flags - listed)
+    assert not missing, f"README usage block lacks {missing}"
