@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common_options(check)
 
     sub.add_parser("rules", help="list the rules")
-    rule = sub.add_parser("rule", help="show one rule's documentation")
-    rule.add_argument("code", help="rule code, e.g. DYN101")
+    rule = sub.add_parser("rule", help="show one rule's (or fixer's) documentation")
+    rule.add_argument("code", help="rule code (DYN101) or fixer name (masked-reduction)")
     for module in EXTENSION_COMMANDS.values():
         try:
             importlib.import_module(module).register(sub, _common_options)
@@ -264,14 +264,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    from dynalint.fixers.base import all_fixers
     from dynalint.rules.base import all_codes, get_code
 
     rule = get_code(args.code)
-    if rule is None:
+    fixer = next((f for f in all_fixers() if f.name == args.code.lower()), None)
+    if rule is None and fixer is None:
         codes = ", ".join(r.code for r in all_codes())
-        print(f"dynalint: unknown rule {args.code!r} (rules: {codes})", file=sys.stderr)
+        print(f"dynalint: unknown rule {args.code!r} (rules: {codes}; or a fixer name)", file=sys.stderr)
         return EXIT_USAGE
-    print(rule.documentation())
+    print(rule.documentation() if rule is not None else fixer.documentation())
     return EXIT_CLEAN
 
 

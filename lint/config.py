@@ -246,9 +246,6 @@ class Project:
     """Absolute directory that anchors path patterns: the configuration file's, else the current one."""
     source: ConfigSource | None = None
 
-    def absolute(self, path: str) -> str:
-        return os.path.abspath(path)
-
     def excluded(self, path: str) -> bool:
         """``path`` or one of its folders below the root matches an ``exclude`` pattern."""
         if not self.settings.exclude:

@@ -2,7 +2,6 @@
 statistics, fixes in JSON, file-level noqa, unused-noqa warnings, ``check --fix``."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -246,23 +245,15 @@ def test_check_fix_on_stdin_prints_the_fixed_code(tmp_path, capsys, monkeypatch)
     assert "m.py:6:8: DYN101" in err and code == 1
 
 
-def test_fix_diff_numbers_remaining_findings_as_in_the_file(tmp_path, capsys):
+def test_fix_diff_numbers_findings_as_in_the_file_with_columns(tmp_path, capsys):
+    """With --diff nothing is written, so every position printed is one of the file on disk (the
+    rewrite adds two lines above the remaining finding), and "fixed" lines carry a column too."""
     text = MASKED.replace("import torch\n", "import torch\nimport logging\n", 1).replace(
         "y = x[x > 0].sum()", "y = x[x > 0].sum()\n    logging.info('y')")
     path = write(tmp_path, "m.py", text)
-    code = main(["fix", "--diff", "--jobs", "1", path])
-    out, err = capsys.readouterr()
-    lines = text.splitlines()
-    for line in err.splitlines():
-        if ": DYN" not in line:
-            continue
-        number, column = map(int, line.split(":")[1:3])
-        assert 1 <= column
-        if " fixed " not in line:
-            code_text = line.split(": ", 1)[1].split()[0]
-            assert code_text in ("DYN101", "DYN105")
-    fixed_lines = [l for l in err.splitlines() if " fixed " in l]
-    assert fixed_lines and all(l.split(":")[2].isdigit() for l in fixed_lines)
-    remaining = {l.split(": ", 1)[1].split()[0]: int(l.split(":")[1]) for l in err.splitlines()
-                 if ": DYN" in l and " fixed " not in l}
-    assert "if x.sum() > 0:" in lines[remaining["DYN101"] - 1]
+    assert main(["fix", "--diff", "--jobs", "1", path]) == 1
+    err = capsys.readouterr().err
+    positions = [(line.split(": ", 1)[1].split()[0], tuple(map(int, line.split(":")[1:3])), " fixed " in line)
+                 for line in err.splitlines() if ": DYN" in line]
+    assert positions == [("DYN104", (6, 9), True), ("DYN105", (7, 5), True), ("DYN101", (8, 8), False)]
+    assert text.splitlines()[7].strip() == "if x.sum() > 0:"

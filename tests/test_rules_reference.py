@@ -71,3 +71,23 @@ def test_rst_literals_become_markdown():
     """
     md = docs.rst_to_markdown(text)
     assert md == "Turns `x[m]` into a masked sum.\n\nBefore:\n\n```python\ny = x[m].sum()\n```\n\nDone."
+
+
+def test_one_renderer_serves_every_interface(capsys):
+    """`dynalint rule`, docs/rules.md, SARIF help and fixer pages are the same text."""
+    from dynalint.cli import main
+    from dynalint.sarif import sarif_log
+
+    reference = docs.render()
+    descriptors = {d["id"]: d for d in sarif_log([])["runs"][0]["tool"]["driver"]["rules"]}
+    for rule in all_codes():
+        section = docs.rule_section(rule)
+        assert section in reference
+        assert main(["rule", rule.code]) == 0
+        assert capsys.readouterr().out == section + "\n"
+        assert descriptors[rule.code]["help"]["markdown"] == section
+        for fixer in fixers_for(rule.code):
+            assert docs.fixer_section(fixer, 4, summary=False) in section
+            assert fixer.documentation() == docs.fixer_section(fixer, 2)
+    assert main(["rule", "masked-reduction"]) == 0
+    assert "## `masked-reduction` (safe)" in capsys.readouterr().out
