@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     check = sub.add_parser("check", help="report graph breaks and recompile hazards")
-    check.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .; - reads "
-                                                               "standard input)")
+    check.add_argument("paths", nargs="*", help="files or directories (default: .; - reads standard input, "
+                                                "as does --stdin-filename without paths)")
     check.add_argument("--format", choices=sorted(REPORTERS), default="text", help="output format")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE")
     check.add_argument("--statistics", action="store_true", help="print how often each code was found")
@@ -121,6 +121,8 @@ def _read_stdin() -> bytes:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if not args.paths:
+        args.paths = [STDIN] if args.stdin_filename else ["."]
     paths = [p for p in args.paths if p != STDIN]
     stdin_path = (args.stdin_filename or STDIN) if STDIN in args.paths else None
     named = paths + ([stdin_path] if stdin_path not in (None, STDIN) else [])
@@ -200,7 +202,8 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
 
 
 def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
-    """``check --fix -``: the fixed code on standard output, what remains on standard error (as ruff)."""
+    """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
+    error (as ruff)."""
     from dynalint.engine import SourceError, decode_source
     from dynalint.fixing import fix_source
 
@@ -214,7 +217,8 @@ def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byt
     result = fix_source(source, path, project.settings_for(path), unsafe=args.unsafe_fixes)
     sys.stdout.write(result.source)
     sys.stdout.flush()
-    REPORTERS["text"](result.remaining, sys.stderr)
+    if getattr(args, "show_remaining", True):
+        REPORTERS["text"](result.remaining, sys.stderr)
     if not args.quiet:
         print(summary(result.remaining, 1, 0, len(result.applied)), file=sys.stderr)
     return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN

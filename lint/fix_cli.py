@@ -30,7 +30,10 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 def register(subparsers: argparse._SubParsersAction, common_options: Callable) -> None:
     p = subparsers.add_parser("fix", help="rewrite graph breaks and recompile hazards that have a sound fix")
-    p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
+    p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .; - reads "
+                                                           "standard input and writes the fixed code)")
+    p.add_argument("--stdin-filename", metavar="PATH",
+                   help="the path of the code read from standard input (for configuration and output)")
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="also apply fixes that are correct only under stated assumptions")
     p.add_argument("--diff", action="store_true",
@@ -75,6 +78,12 @@ class _Job:
 
 
 def run(args: argparse.Namespace) -> int:
+    if "-" in args.paths:
+        from dynalint.cli import _fix_stdin, _read_stdin
+
+        name = args.stdin_filename or "-"
+        project = resolve_args(args, [name] if name != "-" else ["."])
+        return _fix_stdin(args, project, (name, _read_stdin()))
     project = resolve_args(args, args.paths)
     files = list(iter_python_files(args.paths, project, force_exclude=args.force_exclude))
     jobs = [_Job(p, project.settings_for(p), args.unsafe_fixes, args.diff, tuple(args.verify), args.inputs,

@@ -257,3 +257,13 @@ def test_fix_diff_numbers_findings_as_in_the_file_with_columns(tmp_path, capsys)
                  for line in err.splitlines() if ": DYN" in line]
     assert positions == [("DYN104", (6, 9), True), ("DYN105", (7, 5), True), ("DYN101", (8, 8), False)]
     assert text.splitlines()[7].strip() == "if x.sum() > 0:"
+
+
+def test_fix_on_stdin_and_stdin_filename_alone(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("dynalint.cli._read_stdin", lambda: MASKED.encode())
+    assert main(["fix", "-", "--stdin-filename", "m.py"]) == 1
+    out, err = capsys.readouterr()
+    assert "torch.where" in out and "m.py:6:8: DYN101" in err
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "--stdin-filename", "m.py")
+    assert code == 1 and out.startswith("m.py:5:9: DYN104")
