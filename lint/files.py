@@ -29,15 +29,32 @@ class GitIgnore:
         self._ignored: dict[str, frozenset[str]] = {}
 
     def _toplevel(self, directory: str) -> str | None:
-        if directory not in self._tops:
-            try:
-                out = subprocess.run(["git", "-C", directory, "rev-parse", "--show-toplevel"],
-                                     capture_output=True, text=True, timeout=30)
-                top = os.path.abspath(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
-            except (OSError, subprocess.SubprocessError):
-                top = None
-            self._tops[directory] = top
-        return self._tops[directory]
+        """The repository root of ``directory``.  git is asked once per repository: a folder inherits the
+        answer of its nearest known ancestor unless a folder in between has its own ``.git``."""
+        between = []
+        current = directory
+        while current not in self._tops:
+            between.append(current)
+            parent = os.path.dirname(current)
+            if parent == current or os.path.exists(os.path.join(current, ".git")):
+                break
+            current = parent
+        if current in self._tops and not any(os.path.exists(os.path.join(d, ".git")) for d in between):
+            top = self._tops[current]
+        else:
+            top = self._ask_git(directory)
+        for d in between:
+            self._tops[d] = top
+        return top
+
+    @staticmethod
+    def _ask_git(directory: str) -> str | None:
+        try:
+            out = subprocess.run(["git", "-C", directory, "rev-parse", "--show-toplevel"],
+                                 capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return os.path.abspath(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
     def _listing(self, top: str) -> frozenset[str]:
         if top not in self._ignored:
