@@ -310,7 +310,12 @@ def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[s
     if source is not None:
         settings = apply(settings, parse_options(source.values, f"{source.path} {source.section}"))
     if overrides:
-        settings = apply(settings, parse_options(dict(overrides), "command line"))
+        options = parse_options(dict(overrides), "command line")
+        if "exclude" in options:  # as ruff: patterns typed on the command line are relative to where it runs
+            here = cwd or os.getcwd()
+            options["exclude"] = tuple(os.path.join(here, p) if "/" in _posix(p).rstrip("/") else p
+                                       for p in options["exclude"])
+        settings = apply(settings, options)
     root = os.path.dirname(os.path.abspath(source.path)) if source is not None else os.path.abspath(cwd or os.getcwd())
     return Project(settings, root, source)
 

@@ -282,3 +282,13 @@ def test_git_is_asked_once_per_repository(tmp_path, monkeypatch):
     for d in ("a/b/c", "a/d", "e", "a"):
         assert not ignore.ignored(str(tmp_path / d / "m.py"))
     assert len(asked) == 1
+
+
+def test_command_line_exclude_is_relative_to_the_current_directory(tmp_path, capsys, monkeypatch):
+    write(tmp_path, "pyproject.toml", "[tool.dynalint]\n")
+    write(tmp_path, "src/gen/a.py", BROKEN)
+    write(tmp_path, "src/b.py", BROKEN)
+    monkeypatch.chdir(tmp_path / "src")
+    assert run(capsys, "--show-files", "--exclude", "gen/*", ".")[1].splitlines() == ["b.py"]
+    assert sorted(run(capsys, "--show-files", "--exclude", "src/gen/*", ".")[1].splitlines()) == [
+        "b.py", os.path.join("gen", "a.py")]
