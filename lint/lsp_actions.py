@@ -14,7 +14,7 @@ from lsprotocol import types
 from dynalint.diagnostics import Diagnostic
 from dynalint.docs import rule_section, rule_url
 from dynalint.lsp_convert import PositionMap, lsp_diagnostic, lsp_edits, text_edits
-from dynalint.rules.base import get_rule
+from dynalint.rules.base import get_code, get_rule
 from dynalint.suppress import CommentSites
 
 FIX_ALL_TITLE = "Fix all dynalint issues in this file"
@@ -87,7 +87,7 @@ def _quick_fix(view: DocumentView, d: Diagnostic) -> types.CodeAction | None:
 
 
 def _noqa(view: DocumentView, d: Diagnostic, sites: CommentSites) -> types.CodeAction | None:
-    if get_rule(d.code) is None:  # syntax errors cannot be suppressed
+    if get_rule(d.code) is None:  # the engine's codes (a syntax error...) cannot be suppressed per line
         return None
     ins = sites.noqa(d.code, d.line, d.end_line)
     if ins is None:
@@ -142,7 +142,7 @@ def hover_markdown(diagnostics: list[Diagnostic]) -> str | None:
     """The rule documentation for the diagnostics under the cursor."""
     parts = []
     for code in dict.fromkeys(d.code for d in diagnostics):
-        rule = get_rule(code)
+        rule = get_code(code)
         if rule is None:
             continue
         found = [d for d in diagnostics if d.code == code]

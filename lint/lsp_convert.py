@@ -15,7 +15,7 @@ from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 from dynalint.diagnostics import Diagnostic, TextEdit
 from dynalint.positions import split_lines
 from dynalint.docs import rule_url
-from dynalint.rules.base import get_rule
+from dynalint.rules.base import get_code
 
 SOURCE = "dynalint"
 
@@ -56,7 +56,7 @@ class PositionMap:
 
 def lsp_diagnostic(d: Diagnostic, positions: PositionMap) -> types.Diagnostic:
     message = d.message + (f"\nHint: {d.hint}" if d.hint else "")
-    has_rule = get_rule(d.code) is not None
+    has_rule = get_code(d.code) is not None
     return types.Diagnostic(
         range=positions.range(d.line, d.column, d.end_line, d.end_column),
         message=message,

@@ -174,6 +174,10 @@ def test_editor_session(project: Path) -> None:
             [syntax] = await editor.diagnostics(broken_uri, 1)
             assert syntax.code == "DYN000" and syntax.severity == types.DiagnosticSeverity.Error
             assert await editor.code_actions(broken_uri, syntax.range, [syntax]) == []
+            # ... documented like a rule: linked and explained on hover
+            assert syntax.code_description is not None and syntax.code_description.href.endswith("#dyn000")
+            hover = await editor.hover(broken_uri, syntax.range.start)
+            assert hover is not None and "syntax-error" in hover.contents.value
 
             # closing clears the document's diagnostics
             before = editor.publications(uri)
