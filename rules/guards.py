@@ -165,7 +165,7 @@ class AttributeMutatedInForward(Rule):
     code = "DYN203"
     name = "python-attribute-mutation"
     kind = "recompile"
-    summary = "A Python number/flag on `self` is changed inside compiled code and read there: a recompile per value."
+    summary = "A Python number/flag on `self` is changed inside compiled code and read there: it recompiles when it changes."
     rationale = """
         Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
         graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
