@@ -228,13 +228,13 @@ def _posix(path: str) -> str:
 def path_matches(path: str, pattern: str, root: str) -> bool:
     """Whether an absolute ``path`` matches a configuration pattern, as ruff matches them: by name
     anywhere for a pattern without ``/``, else anchored at ``root`` (or absolute)."""
+    pattern = _posix(pattern).rstrip("/") or "/"
     if fnmatch.fnmatchcase(os.path.basename(path), pattern):
         return True
-    pattern = _posix(pattern)
-    if "/" not in pattern.rstrip("/"):
+    if "/" not in pattern:
         return False
     anchored = pattern if os.path.isabs(pattern) else _posix(os.path.join(root, pattern))
-    return fnmatch.fnmatchcase(_posix(path), anchored.rstrip("/"))
+    return fnmatch.fnmatchcase(_posix(path), anchored)
 
 
 @dataclass(frozen=True)
@@ -277,7 +277,11 @@ class Project:
             if key.startswith("extend-"):
                 continue
             value = getattr(self.settings, field_name)
-            lines.append(f"{key} = {_toml_value(value)}")
+            if key == "per-file-ignores":
+                shown = "{" + ", ".join(f'"{k}" = {_toml_value(v)}' for k, v in value) + "}"
+            else:
+                shown = _toml_value(value)
+            lines.append(f"{key} = {shown}")
         return "\n".join(lines) + "\n"
 
 
@@ -288,8 +292,6 @@ def _toml_value(value: Any) -> str:
         return f'"{value.value}"'
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
         return f'"{value[0]}.{value[1]}"'
-    if isinstance(value, tuple) and all(isinstance(v, tuple) for v in value):
-        return "{" + ", ".join(f'"{k}" = {_toml_value(v)}' for k, v in value) + "}"
     if isinstance(value, tuple):
         return "[" + ", ".join(f'"{v}"' for v in value) + "]"
     return repr(value)

@@ -105,7 +105,18 @@ def test_show_settings_prints_the_resolved_configuration(tmp_path, capsys, monke
     assert code == 0
     assert f"# configuration: {tmp_path / 'setup.cfg'}" in out
     assert 'ignore = ["DYN105"]' in out and 'scope = "all"' in out and 'target-torch = "2.12"' in out
-    assert "respect-gitignore = true" in out
+    assert "respect-gitignore = true" in out and "extend-select" not in out
+    assert "per-file-ignores = {}" in out and "reorderable-logging-functions = []" in out
+
+
+@pytest.mark.parametrize("pattern", ["vendor", "vendor/", "vendor/*", "/VENDOR_ABS/*"])
+def test_exclude_pattern_forms(tmp_path, capsys, monkeypatch, pattern):
+    pattern = pattern.replace("/VENDOR_ABS", str(tmp_path / "vendor"))
+    write(tmp_path, "pyproject.toml", f'[tool.dynalint]\nexclude = ["{pattern}"]\n')
+    write(tmp_path, "vendor/x/m.py", BROKEN)
+    write(tmp_path, "m.py", BROKEN)
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "--show-files")[1].splitlines() == ["m.py"]
 
 
 def test_every_configuration_key_is_a_command_line_option_or_file_only():
