@@ -24,10 +24,12 @@ done
 stamp=$(sha256sum "$HERE/requirements.txt" | cut -c1-16)
 if [ ! -f "$S/.installed-$stamp" ]; then
   rm -rf "$S" && mkdir -p "$S"
-  "$PY" -m pip install --quiet --no-deps --target "$S" -r "$HERE/requirements.txt"
+  "$PY" -m pip install --quiet --no-deps --target "$S" -r "$HERE/requirements.txt" > "$S.pip.log" 2>&1 \
+    || { cat "$S.pip.log" >&2; exit 2; }
   touch "$S/.installed-$stamp"
 fi
 
+[ -s "$HERE/files.txt" ] || { echo "no $HERE/files.txt: run label.py first" >&2; exit 2; }
 T=$(mktemp -d)
 "$PY" -m dynalint check --no-cache --format json "${check_args[@]}" $(sed "s#^#$S/#" "$HERE/files.txt") \
   > "$T/realcode.json" 2> "$T/realcode.err" || true

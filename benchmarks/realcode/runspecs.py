@@ -621,3 +621,221 @@ spec("diffeq.dopri5:train", "torchdiffeq", "odeint(dopri5)", "train", _ode("dopr
 spec("diffeq.rk4:train", "torchdiffeq", "odeint(rk4, step_size)", "train", _ode("rk4", step_size=0.25), _ode_inputs)
 spec("diffeq.adjoint_bosh3:train", "torchdiffeq", "odeint_adjoint(bosh3)", "train", _ode("bosh3", adjoint=True),
      _ode_inputs)
+
+
+# ======================================================================================= more: kornia
+def _lightglue() -> torch.nn.Module:
+    from kornia.feature import LightGlue
+    return LightGlue(None, input_dim=32, descriptor_dim=32, n_layers=2, num_heads=2, flash=False)
+
+
+def _lightglue_inputs() -> list[InputSet]:
+    out = []
+    for i, (b, m, n) in enumerate([(1, 24, 20), (2, 16, 30)]):
+        side = lambda k, s: {"keypoints": rand(b, k, 2, seed=s) * 60, "descriptors": randn(b, k, 32, seed=s + 1),
+                             "image_size": torch.tensor([[64.0, 64.0]] * b)}
+        out.append(([{"image0": side(m, i), "image1": side(n, i + 50)}], {}))
+    return out
+
+
+spec("kornia.lightglue:eval", "kornia", "feature.LightGlue (2 layers, pruning and early stop)", "eval",
+     module(_lightglue, "eval"), _lightglue_inputs)
+spec("kornia.kmeans:eval", "kornia", "contrib.KMeans", "eval", lambda: _kmeans_fit,
+     lambda: [([randn(n, 2, seed=i) + (randint(3, n, 1, seed=i) * 4).float()], {}) for i, n in enumerate([30, 45, 24])])
+
+
+def _kmeans_fit(x: torch.Tensor) -> torch.Tensor:
+    from kornia.contrib import KMeans
+    km = KMeans(3, None, 1e-4, 10, seed=0)
+    km.fit(x)
+    return km.cluster_centers
+
+
+spec("kornia.fginn_keynet:eval", "kornia", "feature.match_fginn + KeyNetDetector", "eval",
+     lambda: _fginn, lambda: [([rand(1, 1, 48, 48, seed=i)], {}) for i in range(2)])
+
+
+def _fginn(img: torch.Tensor) -> Any:
+    from kornia.feature import KeyNetDetector, get_laf_center, match_fginn
+    det = KeyNetDetector(pretrained=False, num_features=12)
+    lafs, resp = det(img)
+    desc = resp[..., None].expand(-1, -1, 8) + get_laf_center(lafs).repeat(1, 1, 4)
+    return match_fginn(desc[0], desc[0].flip(0), lafs, lafs.flip(1))
+
+
+spec("kornia.aug_crop_pad:train", "kornia", "RandomCrop(pad_if_needed)+CenterCrop+RandomResizedCrop(same_on_batch)",
+     "train", module(lambda: torch.nn.Sequential(
+         __import__("kornia.augmentation", fromlist=["RandomCrop"]).RandomCrop((28, 28), pad_if_needed=True, p=1.0),
+         __import__("kornia.augmentation", fromlist=["CenterCrop"]).CenterCrop(24),
+         __import__("kornia.augmentation", fromlist=["RandomResizedCrop"]).RandomResizedCrop((16, 16), same_on_batch=True)),
+         "train"), images(IMG3))
+
+
+# ======================================================================================= more: torchmetrics
+def _tm_multilabel() -> Callable:
+    import torchmetrics.functional.classification as C
+
+    def step(preds: torch.Tensor, target: torch.Tensor) -> Any:
+        return (C.multilabel_accuracy(preds, target, num_labels=4), C.multilabel_ranking_average_precision(preds, target, 4),
+                C.multilabel_coverage_error(preds, target, 4), C.multilabel_exact_match(preds, target, 4),
+                C.multilabel_auroc(preds, target, 4, thresholds=None), C.multilabel_hamming_distance(preds, target, 4))
+    return step
+
+
+spec("tm.multilabel:eval", "torchmetrics", "multilabel accuracy/ranking AP/coverage/exact match/auroc/hamming", "eval",
+     _tm_multilabel, lambda: [([rand(n, 4, seed=i), randint(2, n, 4, seed=i)], {}) for i, n in enumerate([16, 24, 9])])
+
+
+def _tm_pairwise() -> Callable:
+    import torchmetrics.functional as F
+    import torchmetrics.functional.pairwise as P
+
+    def step(p: torch.Tensor, t: torch.Tensor) -> Any:
+        return (P.pairwise_cosine_similarity(p, t, reduction="mean"), P.pairwise_euclidean_distance(p, t),
+                P.pairwise_manhattan_distance(p, zero_diagonal=True), F.kl_divergence(p.softmax(-1), t.softmax(-1)),
+                F.cosine_similarity(p, t), F.tweedie_deviance_score(p.abs() + 0.1, t.abs(), power=1.5),
+                F.minkowski_distance(p, t, 3))
+    return step
+
+
+spec("tm.pairwise_regression:eval", "torchmetrics", "pairwise distances/kl/cosine/tweedie/minkowski", "eval",
+     _tm_pairwise, lambda: [([randn(n, 5, seed=i), randn(n, 5, seed=i + 4)], {}) for i, n in enumerate([8, 12, 6])])
+
+
+def _tm_modular_image() -> Callable:
+    from torchmetrics import MetricCollection
+    from torchmetrics.image import PeakSignalNoiseRatio, StructuralSimilarityIndexMeasure
+    from torchmetrics.regression import PearsonCorrCoef, SpearmanCorrCoef
+    img = MetricCollection([PeakSignalNoiseRatio(data_range=1.0), StructuralSimilarityIndexMeasure(data_range=1.0)])
+    pear, spear = PearsonCorrCoef(), SpearmanCorrCoef()
+
+    def step(p: torch.Tensor, t: torch.Tensor) -> Any:
+        out = img(p, t)
+        pear.update(p.flatten(), t.flatten())
+        spear.update(p.flatten(), t.flatten())
+        return out, pear.compute(), spear.compute()
+    return step
+
+
+spec("tm.modular_collection:eval", "torchmetrics", "MetricCollection(PSNR,SSIM)+Pearson/Spearman update", "eval",
+     _tm_modular_image, lambda: [([rand(*s, seed=i), rand(*s, seed=i + 7)], {}) for i, s in enumerate(IMG3)])
+
+
+# ======================================================================================= more: monai
+
+
+class _VitDense(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        from monai.networks.nets import ViT, DenseNet121
+        self.vit = ViT(in_channels=1, img_size=(32, 32), patch_size=(8, 8), hidden_size=32, mlp_dim=64, num_layers=2,
+                       num_heads=2, classification=True, num_classes=3, spatial_dims=2)
+        self.dense = DenseNet121(spatial_dims=2, in_channels=1, out_channels=3, init_features=8, growth_rate=4)
+
+    def forward(self, x: torch.Tensor) -> Any:
+        return self.vit(x)[0] + self.dense(x)
+
+
+def _vit_dense() -> torch.nn.Module:
+    return _VitDense()
+
+
+spec("monai.vit_densenet:eval", "monai", "ViT classification + DenseNet121 2d", "eval", module(_vit_dense, "eval"),
+     images([(2, 1, 32, 32), (1, 1, 32, 32)]))
+
+
+def _monai_postprocess() -> Callable:
+    from monai.transforms import AsDiscrete, DistanceTransformEDT, FillHoles, LabelFilter
+    argmax, edt = AsDiscrete(argmax=True, to_onehot=3), DistanceTransformEDT()
+    fill, keep = FillHoles(applied_labels=[1, 2]), LabelFilter([1, 2])
+
+    def post(logits: torch.Tensor) -> Any:
+        onehot = argmax(logits)
+        labels = logits.argmax(0, keepdim=True)
+        return edt(onehot), fill(labels), keep(labels)
+    return post
+
+
+spec("monai.postprocess:eval", "monai", "AsDiscrete+DistanceTransformEDT+FillHoles+LabelFilter", "eval",
+     _monai_postprocess, lambda: [([randn(3, h, w, seed=i)], {}) for i, (h, w) in enumerate([(16, 16), (12, 20)])])
+
+
+def _monai_crops() -> Callable:
+    from monai.transforms import CropForeground, RandCropByPosNegLabel, RandSpatialCrop, SpatialPad
+    fg, pad = CropForeground(margin=1), SpatialPad((24, 24))
+    posneg = RandCropByPosNegLabel((8, 8), pos=1, neg=1, num_samples=2)
+    rsc = RandSpatialCrop((12, 12), random_size=False)
+    posneg.set_random_state(0)
+    rsc.set_random_state(0)
+
+    def crop(img: torch.Tensor, label: torch.Tensor) -> Any:
+        return fg(img), pad(img), posneg(img, label=label), rsc(img)
+    return crop
+
+
+def _crop_inputs() -> list[InputSet]:
+    out = []
+    for i, (h, w) in enumerate([(20, 20), (16, 24)]):
+        img = torch.zeros(1, h, w)
+        img[:, 3:h - 4, 5:w - 3] = rand(1, h - 7, w - 8, seed=i)
+        out.append(([img, (img > 0.5).float()], {}))
+    return out
+
+
+spec("monai.crops:train", "monai", "CropForeground+SpatialPad+RandCropByPosNegLabel+RandSpatialCrop", "train",
+     _monai_crops, _crop_inputs)
+
+
+def _monai_losses3() -> Callable:
+    import monai.losses as L
+    hd = L.HausdorffDTLoss(softmax=True, to_onehot_y=True)
+    cl = L.SoftclDiceLoss()
+    ds = L.DeepSupervisionLoss(L.DiceLoss(to_onehot_y=True, softmax=True), weight_mode="exp")
+
+    def step(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        t = target[:, None]
+        onehot = torch.nn.functional.one_hot(target, 3).permute(0, 3, 1, 2).float()
+        return hd(logits, t) + cl(onehot, logits.softmax(1)) + ds([logits, logits[..., ::2, ::2]], t.float())
+    return step
+
+
+spec("monai.losses3:train", "monai", "HausdorffDT/SoftclDice/DeepSupervision losses", "train", _monai_losses3,
+     _seg_inputs(3, SEG))
+
+
+# ======================================================================================= more: pytorch_metric_learning
+spec("pml.cross_batch_memory:train", "pytorch_metric_learning", "CrossBatchMemory(ContrastiveLoss)", "train",
+     lambda: __import__("pytorch_metric_learning.losses", fromlist=["CrossBatchMemory"]).CrossBatchMemory(
+         __import__("pytorch_metric_learning.losses", fromlist=["ContrastiveLoss"]).ContrastiveLoss(), 16,
+         memory_size=32), _emb_inputs)
+spec("pml.soft_triple:train", "pytorch_metric_learning", "SoftTripleLoss", "train",
+     _pml("SoftTripleLoss", None, {"num_classes": 6, "embedding_size": 16, "centers_per_class": 2}), _emb_inputs)
+spec("pml.tuplet_angular:train", "pytorch_metric_learning", "TupletMarginLoss+AngularMiner", "train",
+     _pml("TupletMarginLoss", "AngularMiner"), _emb_inputs)
+spec("pml.nca_easyhard:train", "pytorch_metric_learning", "NCALoss+BatchEasyHardMiner", "train",
+     _pml("NCALoss", "BatchEasyHardMiner"), _emb_inputs)
+spec("pml.histogram_uniform:train", "pytorch_metric_learning", "HistogramLoss+UniformHistogramMiner", "train",
+     _pml("HistogramLoss", "UniformHistogramMiner", {"n_bins": 10}, {"num_bins": 10, "pos_per_bin": 2, "neg_per_bin": 2}),
+     _emb_inputs)
+spec("pml.ranked_list:train", "pytorch_metric_learning", "RankedListLoss", "train",
+     _pml("RankedListLoss", None, {"margin": 0.4, "Tn": 10.0}), _emb_inputs)
+spec("pml.subcenter_arcface:train", "pytorch_metric_learning", "SubCenterArcFaceLoss", "train",
+     _pml("SubCenterArcFaceLoss", None, {"num_classes": 6, "embedding_size": 16, "sub_centers": 2}), _emb_inputs)
+
+
+# ======================================================================================= more: torchdiffeq
+def _ode_event() -> Callable:
+    import torchdiffeq
+    f = _ODEFunc()
+
+    def solve(y0: torch.Tensor, t: torch.Tensor) -> Any:
+        return torchdiffeq.odeint_event(f, y0, t[0], event_fn=lambda t, y: y.sum() - 1.0e3 + 200.0 * t,
+                                        method="dopri5", rtol=1e-3, atol=1e-4)
+    return solve
+
+
+spec("diffeq.event:eval", "torchdiffeq", "odeint_event(dopri5)", "eval", _ode_event, _ode_inputs)
+spec("diffeq.implicit_adams:eval", "torchdiffeq", "odeint(implicit_adams)", "eval",
+     _ode("implicit_adams", step_size=0.25), _ode_inputs)
+spec("diffeq.dopri8_grid:eval", "torchdiffeq", "odeint(dopri8, jump_t/perturb options)", "eval",
+     _ode("dopri8", first_step=0.1), _ode_inputs)
