@@ -482,8 +482,17 @@ def _monai_metrics() -> Callable:
     def step(pred: torch.Tensor, target: torch.Tensor) -> Any:
         return (M.compute_dice(pred, target, include_background=False), M.compute_iou(pred, target),
                 M.compute_generalized_dice(pred, target), M.get_confusion_matrix(pred, target),
-                M.compute_hausdorff_distance(pred, target, percentile=95),
-                M.compute_surface_dice(pred, target, class_thresholds=[1.0, 1.0]))
+                M.compute_confusion_matrix_metric("f1 score", M.get_confusion_matrix(pred, target)))
+    return step
+
+
+def _monai_distance_metrics() -> Callable:
+    import monai.metrics as M
+
+    def step(pred: torch.Tensor, target: torch.Tensor) -> Any:
+        return (M.compute_hausdorff_distance(pred, target, percentile=95),
+                M.compute_surface_dice(pred, target, class_thresholds=[1.0, 1.0]),
+                M.compute_average_surface_distance(pred, target, symmetric=True))
     return step
 
 
@@ -496,8 +505,10 @@ def _onehot_pairs() -> list[InputSet]:
     return out
 
 
-spec("monai.metrics:eval", "monai", "dice/iou/gdice/confusion/hausdorff/surface_dice", "eval", _monai_metrics,
+spec("monai.metrics:eval", "monai", "dice/iou/generalized dice/confusion matrix/f1", "eval", _monai_metrics,
      _onehot_pairs)
+spec("monai.distance_metrics:eval", "monai", "hausdorff/surface dice/average surface distance (scipy-backed)", "eval",
+     _monai_distance_metrics, _onehot_pairs)
 
 
 def _monai_cumulative() -> Callable:
@@ -640,27 +651,33 @@ def _lightglue_inputs() -> list[InputSet]:
 
 spec("kornia.lightglue:eval", "kornia", "feature.LightGlue (2 layers, pruning and early stop)", "eval",
      module(_lightglue, "eval"), _lightglue_inputs)
-spec("kornia.kmeans:eval", "kornia", "contrib.KMeans", "eval", lambda: _kmeans_fit,
+def _kmeans() -> Callable:
+    from kornia.contrib import KMeans
+    km = KMeans(3, None, 1e-4, 10, seed=0)
+
+    def fit(x: torch.Tensor) -> torch.Tensor:
+        km.fit(x)
+        return km.cluster_centers
+    return fit
+
+
+spec("kornia.kmeans:eval", "kornia", "contrib.KMeans.fit", "eval", _kmeans,
      lambda: [([randn(n, 2, seed=i) + (randint(3, n, 1, seed=i) * 4).float()], {}) for i, n in enumerate([30, 45, 24])])
 
 
-def _kmeans_fit(x: torch.Tensor) -> torch.Tensor:
-    from kornia.contrib import KMeans
-    km = KMeans(3, None, 1e-4, 10, seed=0)
-    km.fit(x)
-    return km.cluster_centers
-
-
-spec("kornia.fginn_keynet:eval", "kornia", "feature.match_fginn + KeyNetDetector", "eval",
-     lambda: _fginn, lambda: [([rand(1, 1, 48, 48, seed=i)], {}) for i in range(2)])
-
-
-def _fginn(img: torch.Tensor) -> Any:
+def _fginn() -> Callable:
     from kornia.feature import KeyNetDetector, get_laf_center, match_fginn
-    det = KeyNetDetector(pretrained=False, num_features=12)
-    lafs, resp = det(img)
-    desc = resp[..., None].expand(-1, -1, 8) + get_laf_center(lafs).repeat(1, 1, 4)
-    return match_fginn(desc[0], desc[0].flip(0), lafs, lafs.flip(1))
+    det = KeyNetDetector(pretrained=False, num_features=12).eval()
+
+    def detect_and_match(img: torch.Tensor) -> Any:
+        lafs, resp = det(img)
+        desc = resp[..., None].expand(-1, -1, 8) + get_laf_center(lafs).repeat(1, 1, 4)
+        return match_fginn(desc[0], desc[0].flip(0), lafs, lafs.flip(1))
+    return detect_and_match
+
+
+spec("kornia.fginn_keynet:eval", "kornia", "KeyNetDetector + feature.match_fginn", "eval", _fginn,
+     lambda: [([rand(1, 1, 48, 48, seed=i)], {}) for i in range(2)])
 
 
 spec("kornia.aug_crop_pad:train", "kornia", "RandomCrop(pad_if_needed)+CenterCrop+RandomResizedCrop(same_on_batch)",
