@@ -10,7 +10,8 @@ hook that feeds ``TORCH_LOGS=trace_source``. Records follow the eval-zoo ``label
 ``score_zoo.py --labels`` scores them.
 
 Usage:
-  python label.py [--spec PREFIX ...] [--out labels.json] [--timeout 240] [--jobs 1] [--list]
+  python label.py [--specs runspecs.py] [--spec PREFIX ...] [--out labels.json] [--timeout 240] [--jobs 1] [--list]
+  python label.py --summary [--out labels.json]
   python label.py --one SPEC --record OUT.json        # what each subprocess runs
 """
 from __future__ import annotations
@@ -212,14 +213,24 @@ class Recorder:
         return list(grouped.values())
 
 
-def run_one(spec_name: str, record_path: str) -> None:
+def load_specs(path: str):  # type: ignore[no-untyped-def]
+    """The run-spec module (``runspecs.py`` by default): ``SPECS``, ``LIBRARIES`` and ``versions()``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("runspecs", path)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules["runspecs"] = mod
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
     t_proc = time.time()
     import torch
 
     torch.set_num_threads(1)
     t0 = time.time()
-    sys.path.insert(0, str(HERE))
-    import runspecs
+    runspecs = load_specs(specs_path)
 
     spec = runspecs.SPECS[spec_name]
     versions = runspecs.versions()
@@ -320,7 +331,7 @@ def run_one(spec_name: str, record_path: str) -> None:
 # Parent side: every run in its own subprocess.
 # --------------------------------------------------------------------------------------------------------
 
-def launch(spec: str, timeout: float, tmpdir: Path) -> dict:
+def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
     out = tmpdir / (re.sub(r"[^A-Za-z0-9_.-]", "_", spec) + ".json")
     log = tmpdir / (out.stem + ".log")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
@@ -328,7 +339,8 @@ def launch(spec: str, timeout: float, tmpdir: Path) -> dict:
     t0 = time.time()
     with open(log, "w") as lf:
         try:
-            p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--one", spec, "--record", str(out)],
+            p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--one", spec, "--record", str(out),
+                                "--specs", specs_path],
                                stdout=lf, stderr=subprocess.STDOUT, timeout=timeout, env=env)
             rc: int | None = p.returncode
         except subprocess.TimeoutExpired:
@@ -353,6 +365,7 @@ def launch(spec: str, timeout: float, tmpdir: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--specs", default=str(HERE / "runspecs.py"), help="run-spec module (default: runspecs.py)")
     ap.add_argument("--one")
     ap.add_argument("--record")
     ap.add_argument("--spec", nargs="*", help="only specs starting with these prefixes")
@@ -364,15 +377,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--files", default=str(HERE / "files.txt"), help="where to write the labelled files' list")
     a = ap.parse_args(argv)
     if a.one:
-        run_one(a.one, a.record)
+        run_one(a.one, a.record, a.specs)
         return
     if a.summary:
         with open(a.out) as fh:
             summarize(json.load(fh))
         return
-    sys.path.insert(0, str(HERE))
-    import runspecs
-
+    runspecs = load_specs(a.specs)
     names = [n for n in runspecs.SPECS if not a.spec or any(n.startswith(p) for p in a.spec)]
     if a.list:
         print("\n".join(names))
@@ -385,7 +396,7 @@ def main(argv: list[str] | None = None) -> None:
     tmpdir.mkdir(parents=True, exist_ok=True)
 
     def one(name: str) -> dict:
-        r = launch(name, a.timeout, tmpdir)
+        r = launch(name, a.timeout, tmpdir, a.specs)
         nb = len({(b["file"], b["line"]) for b in r.get("breaks", []) if b.get("in_library")})
         print(f"{name:48s} {r.get('status'):14s} breaks={nb:3d} traced={r.get('traced_line_count', 0):5d} "
               f"{r.get('process_wall_s', 0):6.1f}s {(r.get('error') or '')[:120]!r}", flush=True)

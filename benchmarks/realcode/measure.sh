@@ -2,12 +2,13 @@
 # Score `dynalint check` on the real-code labels: install the labelled libraries' sources, check them, score.
 # usage: benchmarks/realcode/measure.sh [dynalint check args, e.g. --scope all] [-- score_zoo args, e.g. -v]
 # env:   PY (interpreter with dynalint; default: the repo's .venv), REALCODE_SITE (where the sources go;
-#        default benchmarks/realcode/.site, reused while requirements.txt is unchanged), SCORE_ZOO (the scorer).
+#        default ~/.cache/dynalint-realcode/site-packages, reused while requirements.txt is unchanged),
+#        SCORE_ZOO (eval-zoo's score_zoo.py; default: found under ../shared).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PY=${PY:-$ROOT/.venv/bin/python}
-S=${REALCODE_SITE:-$HERE/.site}
+S=${REALCODE_SITE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynalint-realcode/site-packages}
 if [ -z "${SCORE_ZOO:-}" ]; then
   for c in "$ROOT/../shared/eval-zoo/score_zoo.py" /work/shared/eval-zoo/score_zoo.py; do
     [ -f "$c" ] && SCORE_ZOO=$c && break
@@ -23,7 +24,7 @@ done
 
 stamp=$(sha256sum "$HERE/requirements.txt" | cut -c1-16)
 if [ ! -f "$S/.installed-$stamp" ]; then
-  rm -rf "$S" && mkdir -p "$S"
+  rm -rf "$S" && mkdir -p "$S" "$(dirname "$S")"
   "$PY" -m pip install --quiet --no-deps --target "$S" -r "$HERE/requirements.txt" > "$S.pip.log" 2>&1 \
     || { cat "$S.pip.log" >&2; exit 2; }
   touch "$S/.installed-$stamp"
