@@ -1,9 +1,11 @@
 """The real-code labeller records what Dynamo does, in eval-zoo's format.
 
-A toy library installed under a ``site-packages`` folder is labelled by ``benchmarks/realcode/label.py`` in a
-subprocess; the breaks must sit on the library lines Dynamo breaks on (innermost library frame, not the caller),
-the traced lines must cover what ran, and eval-zoo's scorer must score dynalint output against the record.
+A toy library installed under a ``site-packages`` folder is labelled by ``benchmarks/realcode/label.py``
+in a subprocess. The breaks must sit on the library lines Dynamo breaks on (the innermost library frame,
+not the caller), the traced lines must cover what ran, and eval-zoo's scorer must score dynalint output
+against the record.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +22,7 @@ pytestmark = requires_torch
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = ROOT / "benchmarks" / "realcode" / "label.py"
 
-TOYLIB = textwrap.dedent('''\
+TOYLIB = textwrap.dedent("""\
     import torch
 
 
@@ -35,10 +37,10 @@ TOYLIB = textwrap.dedent('''\
         if y.max() > 0:
             return z * 2
         return z + s
-    ''')
+    """)
 NONZERO_LINE, BRANCH_LINE, CALLER_LINE = 5, 12, 11
 
-SPECS = textwrap.dedent('''\
+SPECS = textwrap.dedent("""\
     import platform
     import sys
     from dataclasses import dataclass, field
@@ -77,7 +79,7 @@ SPECS = textwrap.dedent('''\
 
 
     SPECS = {{"toy.normalise:eval": Spec("toy.normalise:eval", "toylib", "normalise", "eval", build, inputs)}}
-    ''')
+    """)
 
 
 def test_labels_breaks_and_traced_lines_and_scores(tmp_path: Path) -> None:
@@ -89,9 +91,24 @@ def test_labels_breaks_and_traced_lines_and_scores(tmp_path: Path) -> None:
     specs.write_text(SPECS.format(site=str(site)))
     out = tmp_path / "labels.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "REALCODE_TMP": str(tmp_path)}
-    proc = subprocess.run([sys.executable, str(LABEL), "--specs", str(specs), "--out", str(out),
-                           "--files", str(tmp_path / "files.txt"), "--timeout", "240"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(LABEL),
+            "--specs",
+            str(specs),
+            "--out",
+            str(out),
+            "--files",
+            str(tmp_path / "files.txt"),
+            "--timeout",
+            "240",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (rec,) = json.loads(out.read_text())
     assert rec["status"] == "ok", rec.get("error")
@@ -109,17 +126,51 @@ def test_labels_breaks_and_traced_lines_and_scores(tmp_path: Path) -> None:
     assert {NONZERO_LINE, 10, CALLER_LINE, BRANCH_LINE} <= traced
     assert (tmp_path / "files.txt").read_text().split() == ["toylib/ops.py"]
 
-    # eval-zoo's scorer reads the record: a prediction on the branch line is a hit, one on `s = x.sum()` a false alarm.
-    scorer = next((p for p in (ROOT.parent / "shared" / "eval-zoo" / "score_zoo.py",
-                               Path("/work/shared/eval-zoo/score_zoo.py")) if p.is_file()), None)
+    # eval-zoo's scorer reads the record: a prediction on the branch line is a hit,
+    # one on `s = x.sum()` (traced, no break) a false alarm.
+    scorer = next(
+        (
+            p
+            for p in (
+                ROOT.parent / "shared" / "eval-zoo" / "score_zoo.py",
+                Path("/work/shared/eval-zoo/score_zoo.py"),
+            )
+            if p.is_file()
+        ),
+        None,
+    )
     if scorer is None:
         return
     diags = tmp_path / "diags.json"
-    diags.write_text(json.dumps([
-        {"path": str(site / "toylib" / "ops.py"), "line": BRANCH_LINE, "code": "X", "kind": "graph-break"},
-        {"path": str(site / "toylib" / "ops.py"), "line": 10, "code": "X", "kind": "graph-break"}]))
+    diags.write_text(
+        json.dumps(
+            [
+                {
+                    "path": str(site / "toylib" / "ops.py"),
+                    "line": BRANCH_LINE,
+                    "code": "X",
+                    "kind": "graph-break",
+                },
+                {"path": str(site / "toylib" / "ops.py"), "line": 10, "code": "X", "kind": "graph-break"},
+            ]
+        )
+    )
     res = tmp_path / "score.json"
-    subprocess.run([sys.executable, str(scorer), str(diags), "--labels", str(out), "--site-packages", str(site),
-                    "--json", str(res)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            str(scorer),
+            str(diags),
+            "--labels",
+            str(out),
+            "--site-packages",
+            str(site),
+            "--json",
+            str(res),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     score = json.loads(res.read_text())
     assert (score["real_break_locations"], score["tp_breaks"], score["fp"]) == (2, 1, 1)

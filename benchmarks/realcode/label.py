@@ -10,16 +10,17 @@ hook that feeds ``TORCH_LOGS=trace_source``. Records follow the eval-zoo ``label
 ``score_zoo.py --labels`` scores them.
 
 Usage:
-  python label.py [--specs runspecs.py] [--spec PREFIX ...] [--out labels.json] [--timeout 240] [--jobs 1] [--list]
+  python label.py [--specs runspecs.py] [--spec PREFIX ...] [--out labels.json] [--timeout 240] [--jobs 1]
+  python label.py --list
   python label.py --summary [--out labels.json]
   python label.py --one SPEC --record OUT.json        # what each subprocess runs
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -38,7 +39,7 @@ def rel_path(filename: str) -> str:
     """Path relative to site-packages (the suffix after the last ``site-packages/``)."""
     p = filename.replace("\\", "/")
     ms = list(SITE_RE.finditer(p))
-    return p[ms[-1].end():] if ms else p
+    return p[ms[-1].end() :] if ms else p
 
 
 def top_package(rel: str) -> str:
@@ -48,6 +49,7 @@ def top_package(rel: str) -> str:
 # --------------------------------------------------------------------------------------------------------
 # Child side: one run, in this process.
 # --------------------------------------------------------------------------------------------------------
+
 
 def describe(x: Any) -> Any:
     """Input-set description in eval-zoo's style: ``Tensor[2, 3]:float32``, containers kept."""
@@ -96,8 +98,6 @@ def flat_tensors(x: Any, out: list) -> list:
 
 
 def compare(eager: list, compiled: list) -> dict:
-    import torch
-
     diff, n, mism = 0.0, 0, []
     for i, (a, b) in enumerate(zip(eager, compiled)):
         ta, tb = flat_tensors(a, []), flat_tensors(b, [])
@@ -149,11 +149,23 @@ class Recorder:
                     stack = sc.collapse_resume_frames(sc.get_stack_above_dynamo() + list(stack))
                     frames = [(fr.filename, fr.lineno, fr.line or "") for fr in stack]
                     gb_type = exc.gb_type if isinstance(exc, Unsupported) else type(exc).__name__
-                    rec.breaks.append({"frames": frames, "reason": str(reason), "gb_type": gb_type or "",
-                                       "skip_frame": bool(getattr(exc, "skip_frame", False))})
+                    rec.breaks.append(
+                        {
+                            "frames": frames,
+                            "reason": str(reason),
+                            "gb_type": gb_type or "",
+                            "skip_frame": bool(getattr(exc, "skip_frame", False)),
+                        }
+                    )
                 except Exception as e:  # the label must not change what Dynamo does
-                    rec.breaks.append({"frames": [], "reason": f"<recorder error {e!r}> {reason}",
-                                       "gb_type": "", "skip_frame": False})
+                    rec.breaks.append(
+                        {
+                            "frames": [],
+                            "reason": f"<recorder error {e!r}> {reason}",
+                            "gb_type": "",
+                            "skip_frame": False,
+                        }
+                    )
             return orig_log(self, code_options, reason, exc)
 
         def starts_line(self, lineno):  # type: ignore[no-untyped-def]
@@ -173,8 +185,14 @@ class Recorder:
                 text = record.getMessage()
                 m = re.match(r"Recompiling function (\S+) in (.+):(\d+)", text)
                 if m:
-                    rec.recompiles.append({"function": m.group(1), "file": rel_path(m.group(2)),
-                                           "firstlineno": int(m.group(3)), "text": text[:2000]})
+                    rec.recompiles.append(
+                        {
+                            "function": m.group(1),
+                            "file": rel_path(m.group(2)),
+                            "firstlineno": int(m.group(3)),
+                            "text": text[:2000],
+                        }
+                    )
 
         torch._logging.set_logs(recompiles=True)
         lg = logging.getLogger("torch._dynamo.guards.__recompiles")
@@ -201,12 +219,19 @@ class Recorder:
             e = grouped.get(key)
             if e is None:
                 e = grouped[key] = {
-                    "file": file, "line": ln, "library": top_package(file) if file else None,
-                    "source_line": src.strip(), "reason_short": reason.split("\n", 1)[0].strip(),
-                    "gb_type": b["gb_type"], "reason": reason, "in_library": in_lib,
+                    "file": file,
+                    "line": ln,
+                    "library": top_package(file) if file else None,
+                    "source_line": src.strip(),
+                    "reason_short": reason.split("\n", 1)[0].strip(),
+                    "gb_type": b["gb_type"],
+                    "reason": reason,
+                    "in_library": in_lib,
                     "innermost_frame": f"{file}:{ln}" if file else None,
                     "user_stack": [f"{rel_path(f)}:{l}" for f, l, _ in lib_frames],
-                    "sources": ["log_graph_break"], "logged_count": 0, "underlying_reason": underlying,
+                    "sources": ["log_graph_break"],
+                    "logged_count": 0,
+                    "underlying_reason": underlying,
                     "frame_fallback": b["skip_frame"] or "falling back to eager" in reason,
                 }
             e["logged_count"] += 1
@@ -236,9 +261,16 @@ def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
     versions = runspecs.versions()
     import_s = time.time() - t0
     record: dict[str, Any] = {
-        "spec": spec.name, "library": spec.library, "model": spec.model, "setting": spec.setting,
-        "versions": versions, "status": "started", "config": spec.config, "notes": spec.notes,
-        "import_s": round(import_s, 2), "dynamo_config": spec.dynamo_config,
+        "spec": spec.name,
+        "library": spec.library,
+        "model": spec.model,
+        "setting": spec.setting,
+        "versions": versions,
+        "status": "started",
+        "config": spec.config,
+        "notes": spec.notes,
+        "import_s": round(import_s, 2),
+        "dynamo_config": spec.dynamo_config,
     }
 
     def dump() -> None:
@@ -261,7 +293,9 @@ def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
         record["traced_lines_excluded_counts"] = dict(rec.excluded)
         from torch._dynamo.utils import counters
 
-        record["counters"] = {k: dict(v) for k, v in counters.items() if k in ("frames", "stats", "graph_break")}
+        record["counters"] = {
+            k: dict(v) for k, v in counters.items() if k in ("frames", "stats", "graph_break")
+        }
         record["graph_count"] = counters["stats"].get("unique_graphs", 0)
         record["process_wall_s"] = round(time.time() - t_proc, 2)
 
@@ -307,11 +341,18 @@ def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
             except Exception as e:  # a crash while compiling: observations before it are kept
                 record["status"] = "compile_error"
                 record["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
-                record["per_input_set"].append({"set": i, "error": True, "wall_s": round(time.time() - t0, 2)})
+                record["per_input_set"].append(
+                    {"set": i, "error": True, "wall_s": round(time.time() - t0, 2)}
+                )
                 break
-            record["per_input_set"].append({"set": i, "new_graphs": counters["stats"].get("unique_graphs", 0) - g0,
-                                            "recompiles": len(rec.recompiles) - r0,
-                                            "wall_s": round(time.time() - t0, 2)})
+            record["per_input_set"].append(
+                {
+                    "set": i,
+                    "new_graphs": counters["stats"].get("unique_graphs", 0) - g0,
+                    "recompiles": len(rec.recompiles) - r0,
+                    "wall_s": round(time.time() - t0, 2),
+                }
+            )
             record["completed_input_sets"] = i + 1
             fill()
             dump()
@@ -331,6 +372,7 @@ def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
 # Parent side: every run in its own subprocess.
 # --------------------------------------------------------------------------------------------------------
 
+
 def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
     out = tmpdir / (re.sub(r"[^A-Za-z0-9_.-]", "_", spec) + ".json")
     log = tmpdir / (out.stem + ".log")
@@ -339,9 +381,22 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
     t0 = time.time()
     with open(log, "w") as lf:
         try:
-            p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--one", spec, "--record", str(out),
-                                "--specs", specs_path],
-                               stdout=lf, stderr=subprocess.STDOUT, timeout=timeout, env=env)
+            p = subprocess.run(
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--one",
+                    spec,
+                    "--record",
+                    str(out),
+                    "--specs",
+                    specs_path,
+                ],
+                stdout=lf,
+                stderr=subprocess.STDOUT,
+                timeout=timeout,
+                env=env,
+            )
             rc: int | None = p.returncode
         except subprocess.TimeoutExpired:
             rc = None
@@ -365,7 +420,9 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--specs", default=str(HERE / "runspecs.py"), help="run-spec module (default: runspecs.py)")
+    ap.add_argument(
+        "--specs", default=str(HERE / "runspecs.py"), help="run-spec module (default: runspecs.py)"
+    )
     ap.add_argument("--one")
     ap.add_argument("--record")
     ap.add_argument("--spec", nargs="*", help="only specs starting with these prefixes")
@@ -374,7 +431,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--summary", action="store_true", help="print what --out holds and exit")
-    ap.add_argument("--files", default=str(HERE / "files.txt"), help="where to write the labelled files' list")
+    ap.add_argument(
+        "--files", default=str(HERE / "files.txt"), help="where to write the labelled files' list"
+    )
     a = ap.parse_args(argv)
     if a.one:
         run_one(a.one, a.record, a.specs)
@@ -398,14 +457,19 @@ def main(argv: list[str] | None = None) -> None:
     def one(name: str) -> dict:
         r = launch(name, a.timeout, tmpdir, a.specs)
         nb = len({(b["file"], b["line"]) for b in r.get("breaks", []) if b.get("in_library")})
-        print(f"{name:48s} {r.get('status'):14s} breaks={nb:3d} traced={r.get('traced_line_count', 0):5d} "
-              f"{r.get('process_wall_s', 0):6.1f}s {(r.get('error') or '')[:120]!r}", flush=True)
+        print(
+            f"{name:48s} {r.get('status'):14s} breaks={nb:3d} traced={r.get('traced_line_count', 0):5d} "
+            f"{r.get('process_wall_s', 0):6.1f}s {(r.get('error') or '')[:120]!r}",
+            flush=True,
+        )
         return r
 
     with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         for r in ex.map(one, names):
             existing[r["spec"]] = r
-            order = [n for n in runspecs.SPECS if n in existing] + [n for n in existing if n not in runspecs.SPECS]
+            order = [n for n in runspecs.SPECS if n in existing] + [
+                n for n in existing if n not in runspecs.SPECS
+            ]
             with open(a.out, "w") as fh:
                 json.dump([existing[n] for n in order], fh, indent=1, default=str)
     write_files_list(list(existing.values()), a.files)
@@ -416,15 +480,30 @@ def summarize(records: list[dict]) -> None:
     """Runs, statuses, unique break lines and traced lines, overall and per library; gb_type breakdown."""
     scored = [r for r in records if r.get("status") in SCORED]
     print(f"runs={len(records)} statuses={dict(Counter(r.get('status') for r in records))}")
-    libs = sorted({top_package(f) for r in scored for f in r.get("traced_lines", {})}
-                  | {b["library"] for r in scored for b in r.get("breaks", []) if b.get("in_library")})
+    libs = sorted(
+        {top_package(f) for r in scored for f in r.get("traced_lines", {})}
+        | {b["library"] for r in scored for b in r.get("breaks", []) if b.get("in_library")}
+    )
     for lib in [None, *libs]:
         sel = (lambda f: True) if lib is None else (lambda f, lib=lib: top_package(f) == lib)
-        brk = {(b["file"], b["line"]) for r in scored for b in r.get("breaks", []) if b.get("in_library") and sel(b["file"])}
-        tr = {(f, ln) for r in scored for f, lines in r.get("traced_lines", {}).items() if sel(f) for ln in lines}
+        brk = {
+            (b["file"], b["line"])
+            for r in scored
+            for b in r.get("breaks", [])
+            if b.get("in_library") and sel(b["file"])
+        }
+        tr = {
+            (f, ln)
+            for r in scored
+            for f, lines in r.get("traced_lines", {}).items()
+            if sel(f)
+            for ln in lines
+        }
         runs = sum(1 for r in scored if lib is None or r.get("library") == lib)
-        print(f"  {lib or 'ALL':26s} runs={runs:3d} break_lines={len(brk):4d} traced_lines={len(tr):6d} "
-              f"files={len({f for f, _ in tr} | {f for f, _ in brk}):4d}")
+        print(
+            f"  {lib or 'ALL':26s} runs={runs:3d} break_lines={len(brk):4d} traced_lines={len(tr):6d} "
+            f"files={len({f for f, _ in tr} | {f for f, _ in brk}):4d}"
+        )
     by_type: dict[str, set] = defaultdict(set)
     by_under: dict[str, set] = defaultdict(set)
     for r in scored:
@@ -432,9 +511,14 @@ def summarize(records: list[dict]) -> None:
             if b.get("in_library"):
                 by_type[b["gb_type"]].add((b["file"], b["line"]))
                 by_under[b["underlying_reason"]].add((b["file"], b["line"]))
-    print("  break lines by gb_type:", {k: len(v) for k, v in sorted(by_type.items(), key=lambda kv: -len(kv[1]))})
-    print("  break lines by underlying reason:",
-          {k: len(v) for k, v in sorted(by_under.items(), key=lambda kv: -len(kv[1]))})
+    print(
+        "  break lines by gb_type:",
+        {k: len(v) for k, v in sorted(by_type.items(), key=lambda kv: -len(kv[1]))},
+    )
+    print(
+        "  break lines by underlying reason:",
+        {k: len(v) for k, v in sorted(by_under.items(), key=lambda kv: -len(kv[1]))},
+    )
     out = sum(1 for r in scored for b in r.get("breaks", []) if not b.get("in_library"))
     print(f"  break entries outside the libraries (user step code, not scored): {out}")
 

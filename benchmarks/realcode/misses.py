@@ -1,10 +1,12 @@
 #!/usr/bin/env python
-"""List the break lines `dynalint check` missed (and its false alarms), grouped by Dynamo's reason, as Markdown.
+"""List the break lines `dynalint check` missed, and its false alarms, grouped by Dynamo's reason (Markdown).
 
-    python misses.py DIAGS.json [--labels labels.json] --site-packages DIR [--scorer score_zoo.py] [--title TEXT]
+    python misses.py DIAGS.json --site-packages DIR [--labels labels.json] [--scorer score_zoo.py]
+                     [--title TEXT]
 
 DIAGS.json is `dynalint check --format json` output on the files of ``files.txt``; matching is score_zoo's.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +27,11 @@ def load_scorer(path: str):  # type: ignore[no-untyped-def]
 
 
 def default_scorer() -> str:
-    for c in (os.environ.get("SCORE_ZOO"), HERE.parents[1] / ".." / "shared/eval-zoo/score_zoo.py",
-              "/work/shared/eval-zoo/score_zoo.py"):
+    for c in (
+        os.environ.get("SCORE_ZOO"),
+        HERE.parents[1] / ".." / "shared/eval-zoo/score_zoo.py",
+        "/work/shared/eval-zoo/score_zoo.py",
+    ):
         if c and Path(c).is_file():
             return str(c)
     raise SystemExit("score_zoo.py not found: pass --scorer or set SCORE_ZOO")
@@ -50,9 +55,11 @@ def main(argv: list[str] | None = None) -> None:
             if b.get("in_library"):
                 gb[(b["file"], b["line"])].add(b["gb_type"])
     print(f"## {a.title}\n")
-    print(f"break lines {res['real_break_locations']}, traced lines {res['traced_lines']}: "
-          f"P={sz.fmt(res['precision'])} R={sz.fmt(res['recall'])} FP={res['fp']} "
-          f"FA/1k={sz.fmt(res['false_alarms_per_1k_traced'], 2)}\n")
+    print(
+        f"break lines {res['real_break_locations']}, traced lines {res['traced_lines']}: "
+        f"P={sz.fmt(res['precision'])} R={sz.fmt(res['recall'])} FP={res['fp']} "
+        f"FA/1k={sz.fmt(res['false_alarms_per_1k_traced'], 2)}\n"
+    )
     groups: dict[str, list] = defaultdict(list)
     for e in res["details"]["fn"]:
         groups[" / ".join(e["underlying"]) or "?"].append(e)
@@ -67,8 +74,10 @@ def main(argv: list[str] | None = None) -> None:
     if res["details"]["fp"]:
         print("### False alarms (predicted break on a traced line that did not break)\n")
         for e in res["details"]["fp"]:
-            print(f"- `{e['file']}:{e['line']}` {', '.join(e['codes'])} `{e['source'][:110]}` "
-                  f"({', '.join(e['traced_in'][:2])})")
+            print(
+                f"- `{e['file']}:{e['line']}` {', '.join(e['codes'])} `{e['source'][:110]}` "
+                f"({', '.join(e['traced_in'][:2])})"
+            )
         print()
 
 
