@@ -395,16 +395,24 @@ def _ransac_inputs() -> list[InputSet]:
 
 
 spec("kornia.ransac:eval", "kornia", "geometry.ransac.RANSAC(homography)", "eval", _ransac, _ransac_inputs)
+
+
+def _morphology() -> Callable:
+    from kornia.morphology import gradient, opening, top_hat
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        kernel = torch.ones(3, 3)
+        return opening(x, kernel) + gradient(x, kernel) + top_hat(x, kernel)
+
+    return step
+
+
 spec(
     "kornia.morphology:eval",
     "kornia",
     "morphology opening/gradient/top_hat",
     "eval",
-    lambda: (
-        lambda x: __import__("kornia.morphology", fromlist=["opening"]).opening(x, torch.ones(3, 3))
-        + __import__("kornia.morphology", fromlist=["gradient"]).gradient(x, torch.ones(3, 3))
-        + __import__("kornia.morphology", fromlist=["top_hat"]).top_hat(x, torch.ones(3, 3))
-    ),
+    _morphology,
     images(IMG3),
 )
 
