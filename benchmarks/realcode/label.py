@@ -408,8 +408,9 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
         rec = {"spec": spec, "status": "crashed"}
     if rc is None:
         rec["notes"] = ((rec.get("notes") or "") + f" timed out after {timeout:.0f}s").strip()
-        if rec.get("status") not in ("partial",) or not rec.get("completed_input_sets"):
-            rec["status"] = "timeout" if rec.get("status") != "partial" else rec["status"]
+        # The input sets completed before the timeout keep their observations; none completed, nothing to score.
+        if rec.get("status") != "partial" or not rec.get("completed_input_sets"):
+            rec["status"] = "timeout"
     elif rc != 0 and rec.get("status") not in SCORED:
         tail = log.read_text(errors="replace")[-2000:]
         rec["status"] = "eager_error" if rec.get("status") in ("started", None, "crashed") else "crashed"
