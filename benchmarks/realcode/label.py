@@ -408,7 +408,7 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
         rec = {"spec": spec, "status": "crashed"}
     if rc is None:
         rec["notes"] = ((rec.get("notes") or "") + f" timed out after {timeout:.0f}s").strip()
-        # The input sets completed before the timeout keep their observations; none completed, nothing to score.
+        # Input sets completed before the timeout keep their observations; with none, nothing is scored.
         if rec.get("status") != "partial" or not rec.get("completed_input_sets"):
             rec["status"] = "timeout"
     elif rc != 0 and rec.get("status") not in SCORED:
