@@ -10,6 +10,7 @@ combine library calls (a miner feeding a loss, a metric's update/compute).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import platform
 from dataclasses import dataclass, field
@@ -17,7 +18,15 @@ from typing import Any, Callable
 
 import torch
 
-LIBRARIES = ("kornia", "torchmetrics", "monai", "pytorch_metric_learning", "torchdiffeq")
+LIBRARIES = (
+    "kornia",
+    "torchmetrics",
+    "monai",
+    "pytorch_metric_learning",
+    "torchdiffeq",
+    "x_transformers",
+    "vector_quantize_pytorch",
+)
 DISTRIBUTIONS = {
     "kornia": "kornia",
     "kornia_rs": "kornia_rs",
@@ -27,6 +36,10 @@ DISTRIBUTIONS = {
     "pytorch_metric_learning": "pytorch-metric-learning",
     "torchdiffeq": "torchdiffeq",
     "einops": "einops",
+    "x_transformers": "x-transformers",
+    "vector_quantize_pytorch": "vector-quantize-pytorch",
+    "einx": "einx",
+    "torch_einops_utils": "torch-einops-utils",
     "scipy": "scipy",
     "numpy": "numpy",
 }
@@ -93,8 +106,6 @@ def fn(path: str, **bound: Any) -> Callable[[], Callable]:
         f = getattr(importlib.import_module(modname), attr)
         if not bound:
             return f
-        import functools
-
         return functools.partial(f, **bound)
 
     return build
@@ -1601,3 +1612,164 @@ spec(
     _ode("dopri8", first_step=0.1),
     _ode_inputs,
 )
+
+
+# ======================================================================================= x_transformers
+def _xt_decoder(**kw: Any) -> torch.nn.Module:
+    from x_transformers import Decoder, TransformerWrapper
+
+    return TransformerWrapper(
+        num_tokens=64,
+        max_seq_len=32,
+        attn_layers=Decoder(dim=32, depth=2, heads=2, rotary_pos_emb=True),
+        **kw,
+    )
+
+
+def _tokens(shapes: list[tuple[int, int]], masked: bool = False) -> Callable[[], list[InputSet]]:
+    def make() -> list[InputSet]:
+        out = []
+        for i, (b, n) in enumerate(shapes):
+            x = randint(64, b, n, seed=i)
+            kw = (
+                {"mask": torch.arange(n)[None, :] < torch.tensor([[n], [n - 2], [n - 3]])[:b]}
+                if masked
+                else {}
+            )
+            out.append(([x], kw))
+        return out
+
+    return make
+
+
+spec(
+    "xt.decoder_lm:train",
+    "x_transformers",
+    "TransformerWrapper(Decoder, rotary)",
+    "train",
+    module(_xt_decoder, "train"),
+    _tokens([(2, 16), (1, 24), (3, 8)]),
+)
+
+
+def _xt_encoder() -> torch.nn.Module:
+    from x_transformers import Encoder, TransformerWrapper
+
+    return TransformerWrapper(
+        num_tokens=64,
+        max_seq_len=32,
+        num_memory_tokens=2,
+        attn_layers=Encoder(dim=32, depth=2, heads=2, attn_num_mem_kv=2, ff_glu=True, use_rmsnorm=True),
+    )
+
+
+spec(
+    "xt.encoder_masked:eval",
+    "x_transformers",
+    "TransformerWrapper(Encoder, memory tokens, mask)",
+    "eval",
+    module(_xt_encoder, "eval"),
+    _tokens([(2, 16), (3, 12), (2, 20)], masked=True),
+)
+
+
+def _xt_generate() -> Callable:
+    from x_transformers import AutoregressiveWrapper
+
+    wrapper = AutoregressiveWrapper(_xt_decoder()).eval()
+    return functools.partial(wrapper.generate, seq_len=4, temperature=0.0, cache_kv=True)
+
+
+spec(
+    "xt.generate:eval",
+    "x_transformers",
+    "AutoregressiveWrapper.generate (greedy, kv cache)",
+    "eval",
+    _xt_generate,
+    lambda: [([randint(64, b, n, seed=i)], {}) for i, (b, n) in enumerate([(1, 6), (2, 8)])],
+)
+
+
+def _xt_vit() -> torch.nn.Module:
+    from x_transformers import Encoder, ViTransformerWrapper
+
+    return ViTransformerWrapper(
+        image_size=32, patch_size=8, num_classes=5, attn_layers=Encoder(dim=32, depth=2, heads=2)
+    )
+
+
+spec(
+    "xt.vit:train",
+    "x_transformers",
+    "ViTransformerWrapper",
+    "train",
+    module(_xt_vit, "train"),
+    images([(2, 3, 32, 32), (1, 3, 32, 32)]),
+)
+
+
+# =========================================================================== vector_quantize_pytorch
+def _vq(name: str, **kw: Any) -> Callable[[], torch.nn.Module]:
+    return lambda: getattr(importlib.import_module("vector_quantize_pytorch"), name)(**kw)
+
+
+def _features(shapes: list[tuple[int, int, int]]) -> Callable[[], list[InputSet]]:
+    return lambda: [([randn(*s, seed=i)], {}) for i, s in enumerate(shapes)]
+
+
+VQ_IN = [(2, 16, 16), (1, 24, 16), (3, 8, 16)]
+spec(
+    "vq.vector_quantize:train",
+    "vector_quantize_pytorch",
+    "VectorQuantize(kmeans init, EMA, commitment)",
+    "train",
+    module(
+        _vq(
+            "VectorQuantize",
+            dim=16,
+            codebook_size=32,
+            kmeans_init=True,
+            kmeans_iters=2,
+            decay=0.8,
+            commitment_weight=1.0,
+        ),
+        "train",
+    ),
+    _features(VQ_IN),
+)
+spec(
+    "vq.residual_vq:train",
+    "vector_quantize_pytorch",
+    "ResidualVQ(quantize dropout)",
+    "train",
+    module(_vq("ResidualVQ", dim=16, num_quantizers=3, codebook_size=32, quantize_dropout=True), "train"),
+    _features(VQ_IN),
+)
+spec(
+    "vq.lfq:train",
+    "vector_quantize_pytorch",
+    "LFQ(entropy loss)",
+    "train",
+    module(_vq("LFQ", dim=16, codebook_size=2**4, entropy_loss_weight=0.1), "train"),
+    _features(VQ_IN),
+)
+spec(
+    "vq.fsq_cosine:eval",
+    "vector_quantize_pytorch",
+    "FSQ + cosine-sim VectorQuantize",
+    "eval",
+    module(lambda: _FsqCosine(), "eval"),
+    _features(VQ_IN),
+)
+
+
+class _FsqCosine(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        from vector_quantize_pytorch import FSQ, VectorQuantize
+
+        self.fsq = FSQ(levels=[8, 5, 5], dim=16)
+        self.vq = VectorQuantize(dim=16, codebook_size=32, use_cosine_sim=True, threshold_ema_dead_code=2)
+
+    def forward(self, x: torch.Tensor) -> Any:
+        return self.fsq(x), self.vq(x)
