@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Score `dynalint check` on the real-code labels: install the labelled libraries' sources, check them, score.
+# usage: benchmarks/realcode/measure.sh [dynalint check args, e.g. --scope all] [-- score_zoo args, e.g. -v]
+# env:   PY (interpreter with dynalint; default: the repo's .venv), REALCODE_SITE (where the sources go;
+#        default ~/.cache/dynalint-realcode/site-packages, reused while requirements.txt is unchanged),
+#        SCORE_ZOO (eval-zoo's score_zoo.py; default: found under ../shared).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PY=${PY:-$ROOT/.venv/bin/python}
+S=${REALCODE_SITE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynalint-realcode/site-packages}
+if [ -z "${SCORE_ZOO:-}" ]; then
+  for c in "$ROOT/../shared/eval-zoo/score_zoo.py" /work/shared/eval-zoo/score_zoo.py; do
+    [ -f "$c" ] && SCORE_ZOO=$c && break
+  done
+fi
+[ -n "${SCORE_ZOO:-}" ] || { echo "score_zoo.py not found: set SCORE_ZOO" >&2; exit 2; }
+
+check_args=(); score_args=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--" ]; then shift; score_args=("$@"); break; fi
+  check_args+=("$1"); shift
+done
+
+stamp=$(sha256sum "$HERE/requirements.txt" | cut -c1-16)
+if [ ! -f "$S/.installed-$stamp" ]; then
+  rm -rf "$S" && mkdir -p "$S" "$(dirname "$S")"
+  "$PY" -m pip install --quiet --no-deps --target "$S" -r "$HERE/requirements.txt" > "$S.pip.log" 2>&1 \
+    || { cat "$S.pip.log" >&2; exit 2; }
+  touch "$S/.installed-$stamp"
+fi
+
+[ -s "$HERE/files.txt" ] || { echo "no $HERE/files.txt: run label.py first" >&2; exit 2; }
+T=$(mktemp -d)
+"$PY" -m dynalint check --no-cache --format json "${check_args[@]}" $(sed "s#^#$S/#" "$HERE/files.txt") \
+  > "$T/realcode.json" 2> "$T/realcode.err" || true
+echo "== realcode ${check_args[*]}"
+"$PY" "$SCORE_ZOO" "$T/realcode.json" --labels "$HERE/labels.json" --site-packages "$S" "${score_args[@]}"
+echo "(outputs in $T)"
