@@ -34,6 +34,10 @@ class MeasureSpec:
     what_if: bool = True
     guard_timing: bool = True
     seed: int = 0
+    threads: int = 0
+    """torch CPU threads for every phase (0: the cores this process may run on)."""
+    bench_calls: int = 0
+    """Warm calls timed by the benchmark phase (0: no benchmark)."""
     reference_outputs: str | None = None
     """Eager outputs of the original source, to compare the fixed source's against."""
     save_outputs: str | None = None

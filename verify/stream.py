@@ -190,18 +190,55 @@ class Target:
             return made
         return self.obj(*call.init_args, **call.init_kwargs)
 
-    def code_and_signature(self, instance: Any) -> tuple[types.CodeType | None, inspect.Signature | None, bool]:
-        """The code object Dynamo compiles for a call, its signature, and whether it takes the instance first."""
+    def entry_function(self, instance: Any) -> tuple[Any, bool]:
+        """The function a call of the target enters first, and whether it takes the instance first.
+
+        For a module that is ``type(instance).forward`` as it is, decorators included: Dynamo
+        compiles (and caches) the frame the call enters, the decorator's wrapper when there is one.
+        """
         if self.kind == "function":
-            fn, bound = self.obj, False
-        else:
-            fn = type(instance).forward if isinstance(instance, torch.nn.Module) else type(instance).__call__
-            bound = True
+            return self.obj, False
+        fn = type(instance).forward if isinstance(instance, torch.nn.Module) else type(instance).__call__
+        return fn, True
+
+    def code_and_signature(self, instance: Any) -> tuple[types.CodeType | None, inspect.Signature | None, bool]:
+        """The code object the user wrote (decorators unwrapped), its signature, and whether it takes the
+        instance first: what the names in a failing guard are read against."""
+        fn, bound = self.entry_function(instance)
         fn = inspect.unwrap(fn)
         try:
             return fn.__code__, inspect.signature(fn), bound
         except (AttributeError, TypeError, ValueError):
             return None, None, bound
+
+
+def wrapped_chain(fn: Any) -> list[Any]:
+    """``fn``, then what it wraps (``__wrapped__``), outermost first."""
+    chain, seen = [], set()
+    while fn is not None and id(fn) not in seen:
+        seen.add(id(fn))
+        chain.append(fn)
+        fn = getattr(fn, "__wrapped__", None)
+    return chain
+
+
+def frame_locals(fn: Any, bound: bool, obj: Any, args: tuple, kwargs: dict) -> dict[str, Any] | None:
+    """The locals a frame of ``fn`` starts with for this call (arguments and closure cells), as the
+    frame evaluator hands them to the guards; None when they cannot be built."""
+    try:
+        sig = inspect.signature(fn, follow_wrapped=False)
+        bound_args = sig.bind(obj, *args, **kwargs) if bound else sig.bind(*args, **kwargs)
+        bound_args.apply_defaults()
+        f_locals = dict(bound_args.arguments)
+        code = fn.__code__
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                f_locals[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        return f_locals
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 class Stream:
