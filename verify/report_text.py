@@ -80,10 +80,29 @@ def _cost(m: Measurement) -> str:
     return text
 
 
+def _speed(d: DeviceReport) -> list[str]:
+    """Cold start and steady state of original and fixed, and their ratio (from --bench)."""
+    rows = [(label, m.bench) for label, m in (("original", d.original), ("fixed", d.fixed))
+            if m is not None and m.bench is not None]
+    if not rows:
+        return []
+    b = rows[0][1]
+    out = [f"  speed ({b.threads} threads; cold start = first call incl. compilation, empty compiler cache; "
+           f"steady state = median of {b.calls} warm calls):",
+           f"  {'':<9} {'cold start':>11} {'steady':>11} {'eager':>11}"]
+    out += [f"  {label:<9} {seconds(x.cold_s):>11} {seconds(x.steady_s):>11} {seconds(x.eager_steady_s):>11}"
+            for label, x in rows]
+    s = d.speedup
+    if s is not None:
+        out.append(f"  {'speedup':<9} {s['cold_start']:>10.2f}x {s['steady_state']:>10.2f}x   (original / fixed)")
+    return out
+
+
 def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
     o, f = d.original, d.fixed
     n = o.n_calls or len(o.calls)
     out.append(f"  [{d.device}, {o.mode}, backend {o.backend}{', ' + o.kind if o.kind else ''}"
+               f"{f', {o.threads} thread' + 's' * (o.threads != 1) if o.threads else ''}"
                f"{f', {n} input set' + 's' * (n != 1) if n else ''}]")
     out.append(f"  {'':<9} {'graphs':>6} {'breaks':>7} {'recompiles':>11} {'hit rate':>9} {'max error':>10}  outputs")
     out.append(_row("original", o))
@@ -112,6 +131,7 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
             what = "mark_dynamic" if w.remedy == "mark_dynamic" else "pad to a multiple of 8"
             res = f"FAILED: {w.error}" if w.error else f"{w.recompiles} recompiles (saves {w.saved})"
             out.append(f"  what-if ({label}): {what} on {', '.join(w.dims)}: {res}")
+    out.extend(_speed(d))
     p = d.prediction
     if p is not None:
         missed = ", ".join(f"{os.path.basename(b.file)}:{b.line}" for b in p.missed)

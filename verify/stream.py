@@ -10,6 +10,7 @@ original under that same name.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import importlib.util
 import inspect
 import os
@@ -70,6 +71,32 @@ def load_module(path: str, origin: str | None = None) -> types.ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+class _Substitutes(importlib.abc.MetaPathFinder):
+    """Imports a fixed copy in place of a user's module, under the module's own name."""
+
+    def __init__(self, by_name: dict[str, str]) -> None:
+        self.by_name = by_name
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        fixed = self.by_name.get(fullname)
+        return importlib.util.spec_from_file_location(fullname, fixed) if fixed else None
+
+
+def install_substitutes(substitutes: dict[str, str]) -> None:
+    """Make every import of an original file (user file -> fixed copy) load its fixed copy, whichever
+    module imports it first; modules already imported under those names are dropped."""
+    by_name = {}
+    for origin, fixed in substitutes.items():
+        name, root = import_name(origin)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        by_name[name] = fixed
+        sys.modules.pop(name, None)
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Substitutes)]
+    if by_name:
+        sys.meta_path.insert(0, _Substitutes(by_name))
 
 
 @dataclass
@@ -248,8 +275,7 @@ class Stream:
         self.spec = spec
         self.device = torch.device(spec.device)
         seed_all(spec.seed)
-        for origin, path in spec.substitutes.items():
-            load_module(path, origin)
+        install_substitutes(spec.substitutes)
         self.module = load_module(spec.module_path, spec.origin_path)
         self.target = Target(self.module, spec.name)
         self.inputs_module = self._side_module(spec.inputs_path)
