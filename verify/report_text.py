@@ -7,6 +7,7 @@ from typing import TextIO
 from dynalint.verify.api import DeviceReport, TargetReport
 from dynalint.verify.prediction import Prediction
 from dynalint.verify.results import Measurement
+from dynalint.verify.targets import same_file
 
 
 def seconds(value: float | None) -> str:
@@ -145,13 +146,19 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
 def write(reports: list[TargetReport], out: TextIO) -> None:
     for r in reports:
         lines = [r.target]
-        ran = [tuple(x) for x in r.devices[0].original.executed] if r.devices else []
-        mine = [fx for fx in r.fixes if not ran or any(a <= fx["line"] <= b for a, b in ran)]
+        ran_files = r.devices[0].original.executed_files if r.devices else {}
+
+        def ran(fx: dict) -> bool:
+            runs = ran_files.get(os.path.realpath(fx.get("path") or r.path))
+            return not ran_files or any(a <= fx["line"] <= b for a, b in runs or [])
+
+        mine = [fx for fx in r.fixes if ran(fx)]
         for fx in mine:
-            lines.append(f"  fix: line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
+            where = "" if same_file(fx.get("path") or r.path, r.path) else f"{os.path.basename(fx['path'])} "
+            lines.append(f"  fix: {where}line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
         if len(mine) < len(r.fixes):
             n = len(r.fixes) - len(mine)
-            lines.append(f"  ({n} other fix{'es' * (n != 1)} in this file, in code this stream does not run)")
+            lines.append(f"  ({n} other fix{'es' * (n != 1)} in these files, in code this stream does not run)")
         if r.fix_note:
             lines.append(f"  no fixed variant: {r.fix_note}")
         for d in r.devices:
