@@ -158,8 +158,14 @@ def usable_cores() -> int:
 
 
 def threads_per_job(options: Options) -> int:
-    """Threads each measurement may use: the usable cores shared out, so jobs do not oversubscribe them."""
-    return options.threads or max(1, usable_cores() // max(1, options.jobs))
+    """Threads each measurement uses: ``--threads``, else ``OMP_NUM_THREADS`` when set, else the usable
+    cores shared out between the jobs, so that parallel measurements do not oversubscribe them."""
+    if options.threads:
+        return options.threads
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, usable_cores() // max(1, options.jobs))
 
 
 def make_spec(ref: Ref, variant: str, module_path: str, device: str, options: Options,

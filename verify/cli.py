@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable[[a
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="measurements run in parallel (default: 1, so timings do not share the cores)")
     p.add_argument("--threads", type=int, default=0, metavar="N",
-                   help="torch CPU threads per measurement (default: the usable cores shared out between the jobs)")
+                   help="torch CPU threads per measurement (default: OMP_NUM_THREADS if set, else the usable cores "
+                        "shared out between the jobs)")
     p.add_argument("--bench", type=int, nargs="?", const=20, default=0, metavar="N",
                    help="also time cold start (first call, compilation included, empty compiler cache) and "
                         "steady state (median of N warm calls, default 20) of original and fixed")
