@@ -39,7 +39,7 @@ def _options(inputs: str, hook: str | None, **kw) -> Options:
 
 
 def eval_public_jobs(cases: str, limit: int, timeout: float) -> list[tuple[Ref, str, str | None]]:
-    """Targets whose fixed variant verify confirms (eager backend), at most ``limit``."""
+    """Targets whose fixed variant verify confirms (eager backend), one per case file, at most ``limit``."""
     settings = default_settings()
     chosen = []
     for name in sorted(os.listdir(cases)):
@@ -59,6 +59,7 @@ def eval_public_jobs(cases: str, limit: int, timeout: float) -> list[tuple[Ref, 
             if r.devices[0].verdict.status == "confirmed":
                 chosen.append((Ref(path, target), f"{path}::{factory}", hook))
                 print(f"  chosen {name}::{target}", file=sys.stderr, flush=True)
+                break
     return chosen
 
 

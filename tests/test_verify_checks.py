@@ -171,3 +171,36 @@ def test_fix_verify_without_torch_says_it_needs_torch(tmp_path):
     proc = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "needs torch" in proc.stderr and "died" not in proc.stderr
+
+
+def _bench_report(device: str = "cpu"):
+    return verify_targets([Ref(case("branchy"), "Clipper")], Settings(),
+                          Options(unsafe=True, what_if=False, bench_calls=3, devices=(device,)))[0]
+
+
+def test_bench_times_cold_start_and_steady_state_of_original_and_fixed(tmp_path, capsys):
+    import json
+
+    from dynalint.verify import report_html, report_text
+
+    r = _bench_report()
+    d = r.devices[0]
+    for m in (d.original, d.fixed):
+        assert m.bench is not None and m.bench.calls == 3 and m.bench.threads == m.threads
+        assert m.bench.cold_s > m.bench.steady_s > 0  # the first call pays the compilation
+        assert m.bench.eager_steady_s > 0
+    assert set(d.speedup) == {"cold_start", "steady_state"}
+    assert d.speedup["cold_start"] == pytest.approx(d.original.bench.cold_s / d.fixed.bench.cold_s)
+    assert json.loads(json.dumps(d.to_json()))["speedup"]["steady_state"] > 0
+    report_text.write([r], sys.stdout)
+    text = capsys.readouterr().out
+    assert "cold start" in text and "(original / fixed)" in text
+    html = tmp_path / "r.html"
+    report_html.write(str(html), [r])
+    assert "cold start" in html.read_text() and "original / fixed" in html.read_text()
+
+
+@pytest.mark.skipif("not __import__('torch').cuda.is_available()", reason="needs a CUDA device")
+def test_bench_on_the_gpu():
+    d = _bench_report("cuda").devices[0]
+    assert d.original.device == "cuda" and d.speedup is not None
