@@ -204,3 +204,11 @@ def test_bench_times_cold_start_and_steady_state_of_original_and_fixed(tmp_path,
 def test_bench_on_the_gpu():
     d = _bench_report("cuda").devices[0]
     assert d.original.device == "cuda" and d.speedup is not None
+
+
+def test_an_error_in_a_phase_keeps_the_users_frames():
+    o = verify_targets([Ref(case("import_fails"), "f")], Settings(), Options(fix=False))[0].devices[0].original
+    assert o.status == "error"
+    assert "FileNotFoundError: weights.pt not found (import_fails.py:6 in load_weights)" in o.message
+    assert "setting up the eager phase" in o.message
+    assert "import_fails.py" in o.traceback and "line 9" in o.traceback

@@ -27,6 +27,7 @@ from dynalint.verify.spec import MeasureSpec
 from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
 from dynalint.verify.verdict import Verdict, judge
 
+
 @dataclass
 class Options:
     inputs: str | list[str] | None = None

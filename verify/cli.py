@@ -2,7 +2,8 @@
 
 Exit status: 0 everything verified (fixes confirmed, no break, recompile,
 error or output difference left); 1 problems found or a fix not confirmed;
-2 usage errors, or ``--device cuda`` where no GPU is available (nothing measured).  torch is imported only by the worker processes, never here.
+2 usage errors, or ``--device cuda`` where no GPU is available (nothing measured).
+torch is imported only by the worker processes, never here.
 """
 from __future__ import annotations
 

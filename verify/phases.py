@@ -10,7 +10,7 @@ never runs user code itself: it forks one child per phase, and every child
 starts from the same state, the one the worker had before the first phase.
 
 The child sends its result back pickled (tensors through ``torch.save``) in a
-file; a child that dies or is killed leaves no result and the phase raises
+file, or what it raised as :class:`PhaseError`; a child that dies or is killed leaves no result and the phase raises
 :class:`PhaseDied`.  Where ``fork`` does not exist the phase runs in this
 process, with the environment and working directory restored afterwards.
 """
@@ -26,6 +26,8 @@ from typing import Any, Callable, TypeVar
 
 import torch
 
+from dynalint.verify.tracebacks import describe, user_traceback
+
 T = TypeVar("T")
 
 #: Seconds before a phase's deadline at which a hanging child dumps its stacks.
@@ -34,6 +36,19 @@ DUMP_MARGIN = 1.0
 
 class PhaseDied(RuntimeError):
     """The phase's process ended without a result (a crash, a signal, ``os._exit`` in user code)."""
+
+
+class PhaseError(Exception):
+    """What the phase raised, as text: a traceback does not cross processes, so it is described
+    (``describe``, ``user_traceback``) where it happened."""
+
+    def __init__(self, description: str, traceback: str) -> None:
+        super().__init__(description, traceback)  # both in args: that is what pickling keeps
+        self.description = description
+        self.traceback = traceback
+
+    def __str__(self) -> str:
+        return self.description
 
 
 def can_fork() -> bool:
@@ -65,11 +80,8 @@ def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None) 
                 try:
                     outcome: tuple[str, Any] = ("ok", fn())
                 except BaseException as exc:  # noqa: BLE001  (handed to the parent, which decides)
-                    outcome = ("raised", exc)
-                try:
-                    torch.save(outcome, path)
-                except Exception as exc:  # an exception that does not pickle: send its text
-                    torch.save(("raised", RuntimeError(f"{type(outcome[1]).__name__}: {exc}")), path)
+                    outcome = ("raised", PhaseError(describe(exc), user_traceback(exc)))
+                torch.save(outcome, path)
             except BaseException:
                 code = 70
             finally:

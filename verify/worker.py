@@ -123,14 +123,17 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
         m.phase = "done"
     except (Exception, SystemExit) as exc:  # loading the module, the inputs or an instance failed
         m.status = "error"
-        when = f"call {where['call']} of the {m.phase} phase" if where["call"] >= 0 else \
+        call = _progress_call(spec.progress_path)  # written by the phase's process
+        when = f"call {call} of the {m.phase} phase" if call >= 0 else \
             f"setting up the {m.phase or 'first'} phase (loading the module, its inputs or an instance)"
         if isinstance(exc, phases.PhaseDied):
             m.status = "crash"
-            call = _progress_call(spec.progress_path)
             when = f"the {m.phase} phase" + (f", call {call}" if call >= 0 else "")
-        m.message = f"{describe(exc)} while {when}"
-        m.traceback = "" if isinstance(exc, phases.PhaseDied) else user_traceback(exc)
+        if isinstance(exc, phases.PhaseError):
+            m.message, m.traceback = f"{exc.description} while {when}", exc.traceback
+        else:
+            m.message = f"{describe(exc)} while {when}"
+            m.traceback = "" if isinstance(exc, phases.PhaseDied) else user_traceback(exc)
         m.phase = "done"
     return m
 
