@@ -1,7 +1,7 @@
 """Verification as a library: what ``dynalint verify``, ``dynalint fix --verify`` and the pytest plugin call.
 
 Every measurement runs in its own worker process (see :mod:`dynalint.verify.isolation`);
-this module only plans them, runs them in parallel and puts the results
+this module only plans them, runs them (one at a time unless asked otherwise) and puts the results
 together.  It does not import torch.
 """
 from __future__ import annotations
