@@ -10,7 +10,7 @@ fixes verify confirms with the eager backend (a quick first pass), and a few tin
 transformers models (``benchmarks/verify_models.py``), fixed with the unsafe fixes too, in every
 file their forward runs.  Run it niced on a shared machine::
 
-    OMP_NUM_THREADS=1 nice python benchmarks/verify_bench.py ../shared/eval-public/cases --limit 6 --calls 20
+    OMP_NUM_THREADS=1 nice python benchmarks/verify_bench.py ../shared/eval-public/cases --limit 6 --calls 200
 """
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cases", nargs="?", help="folder of eval-public case modules (omit to time the models only)")
     ap.add_argument("--limit", type=int, default=6, help="eval-public targets to time (default 6)")
-    ap.add_argument("--calls", type=int, default=20, help="warm calls per steady-state median (default 20)")
+    ap.add_argument("--calls", type=int, default=200, help="warm calls per steady-state median (default 200)")
     ap.add_argument("--no-models", action="store_true", help="skip the transformers models")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--json", metavar="OUT", help="write every report as JSON")
