@@ -23,7 +23,7 @@ from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
 from dynalint.verify.isolation import run_measurement
 from dynalint.verify.prediction import Prediction, compare
 from dynalint.verify.results import Measurement
-from dynalint.verify.spec import MeasureSpec
+from dynalint.verify.spec import MeasureSpec, usable_cores
 from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
 from dynalint.verify.verdict import Verdict, judge
 
@@ -149,13 +149,6 @@ def resolve_options_refs(options: Options, refs: list[Ref] | None = None) -> Non
         for key, _ in _per_target(values, what):
             if key is not None and refs is not None and not any(_matches(key, r) for r in refs):
                 raise TargetError(f"{what} {key}=...: {key!r} names none of the targets")
-
-
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def threads_per_job(options: Options) -> int:

@@ -37,6 +37,10 @@ DUMP_MARGIN = 1.0
 class PhaseDied(RuntimeError):
     """The phase's process ended without a result (a crash, a signal, ``os._exit`` in user code)."""
 
+    def __init__(self, how: str) -> None:
+        super().__init__(f"the phase's process died ({how})")
+        self.how = how
+
 
 class PhaseError(Exception):
     """What the phase raised, as text: a traceback does not cross processes, so it is described
@@ -94,7 +98,7 @@ def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None) 
                 how = f"signal {signal.Signals(os.WTERMSIG(status)).name}"
             else:
                 how = f"exit status {os.WEXITSTATUS(status)}"
-            raise PhaseDied(f"the phase's process died ({how})")
+            raise PhaseDied(how)
         kind, value = torch.load(path, weights_only=False)
     finally:
         try:

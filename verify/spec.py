@@ -9,6 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 @dataclass
 class MeasureSpec:
     target: str

@@ -24,7 +24,7 @@ import torch._dynamo
 from dynalint.verify import bench, measure, outputs, phases, whatif
 from dynalint.verify.stream import Stream
 from dynalint.verify.results import Measurement
-from dynalint.verify.spec import MeasureSpec
+from dynalint.verify.spec import MeasureSpec, usable_cores
 from dynalint.verify.tracebacks import describe, user_traceback
 
 #: Seconds before the deadline at which a hanging worker dumps its stacks.
@@ -59,22 +59,12 @@ def _resolve(qualname: str) -> Any:
         return None
 
 
-def usable_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = None) -> Measurement:
     """Run every phase of one measurement, each in its own process, checkpointing the result after each."""
     m = Measurement(target=spec.target, variant=spec.variant, device=spec.device, mode=spec.mode,
                     backend=spec.backend, source_path=spec.module_path, threads=spec.threads)
 
-    where = {"call": -1}
-
-    def progress(phase: str, call: int) -> None:
-        m.phase, where["call"] = phase, call
+    def progress(phase: str, call: int) -> None:  # called in the phase's process: the file tells the parent
         with open(spec.progress_path, "w", encoding="utf-8") as fh:
             fh.write(f"{phase}\t{call}\n")
 
@@ -82,7 +72,8 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
         write_json(spec.result_path, m.to_json())
 
     def phase(name: str, fn: Callable[[], Any]) -> Any:
-        m.phase, where["call"] = name, -1
+        m.phase = name
+        progress(name, -1)
 
         def child() -> Any:
             torch.set_num_threads(spec.threads)
@@ -128,12 +119,12 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
             f"setting up the {m.phase or 'first'} phase (loading the module, its inputs or an instance)"
         if isinstance(exc, phases.PhaseDied):
             m.status = "crash"
-            when = f"the {m.phase} phase" + (f", call {call}" if call >= 0 else "")
-        if isinstance(exc, phases.PhaseError):
+            m.message = f"the worker died ({exc.how}) in the {m.phase} phase" + (f", call {call}" if call >= 0 else "")
+        elif isinstance(exc, phases.PhaseError):
             m.message, m.traceback = f"{exc.description} while {when}", exc.traceback
         else:
             m.message = f"{describe(exc)} while {when}"
-            m.traceback = "" if isinstance(exc, phases.PhaseDied) else user_traceback(exc)
+            m.traceback = user_traceback(exc)
         m.phase = "done"
     return m
 
