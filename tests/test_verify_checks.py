@@ -212,3 +212,23 @@ def test_an_error_in_a_phase_keeps_the_users_frames():
     assert "FileNotFoundError: weights.pt not found (import_fails.py:6 in load_weights)" in o.message
     assert "setting up the eager phase" in o.message
     assert "import_fails.py" in o.traceback and "line 9" in o.traceback
+
+
+def test_a_changed_gradient_is_a_reason_to_refuse_a_fix(tmp_path):
+    from dynalint.verify.verdict import improvement
+
+    before = _against_original("original", tmp_path)
+    ok, reasons = improvement([before], [_against_original("grads_zero", tmp_path)])
+    assert not ok and any("grad:unused" in r for r in reasons)
+
+
+def test_fix_verify_in_train_mode_refuses_a_fix_that_changes_gradients():
+    from dynalint.verify.api import confirm_fixes
+
+    path = case("gated")
+    train = confirm_fixes(path, ["Gated"], None, Settings(), True, 120, mode="train")
+    if not train.confirmed and not train.rejected:
+        pytest.skip("no fixer offers a rewrite of this branch any more")
+    assert not train.confirmed
+    assert any("grad:b." in r for o in train.rejected for r in o.reasons)  # zeros where the original had None
+    assert train.source == open(path).read()
