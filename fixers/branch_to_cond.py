@@ -20,13 +20,24 @@ After::
     y = torch.cond(x.sum() > 0, y_if_true, y_if_false, ())
 
 ``torch.cond`` keeps both branches in the graph and runs the one selected by
-the (0-d boolean) predicate, so branches may call modules and other functions
-that ``torch.where`` could not evaluate on both sides.  Used when the
-``torch.where`` rewrite does not apply.  Unsafe: ``torch.cond`` requires the
-predicate to be a single-element tensor, both branches to return tensors of the
-same shape and dtype, and the branches not to mutate inputs or other state
-(Dynamo rejects violations when tracing).  Values a branch returns unchanged
-are cloned, because a branch may not return an alias of its inputs.
+the (0-d boolean) predicate, so branches may call layers and run ops that
+``torch.where`` could not evaluate on both sides (a guarded ``sqrt``, a
+reduction against a full tensor).  Used when the ``torch.where`` rewrite does not
+apply.  Values a branch returns unchanged are cloned, because a branch may not
+return an alias of its inputs.
+
+Proves, or refuses: the predicate is a tensor for certain; the branches only
+bind names or return tensors, and every call in them is pure - torch functions
+and tensor methods that draw no random numbers and update nothing in place,
+and ``torch.nn`` layers without state or randomness (``Linear``, ``LayerNorm``,
+activations...): a ``print``, a random op, a ``BatchNorm`` (running statistics)
+or ``Dropout``, a call of the file's own functions or modules is refused; no
+shape provably differs.
+
+Unsafe (hazards): ``torch.cond`` runs both branches under autograd, so a
+parameter used only in the branch not taken gets a zero gradient instead of
+``None`` (an optimizer with weight decay or momentum then still moves it); shapes
+or dtypes that differ in a way the analysis cannot see raise when Dynamo traces.
 """
 from __future__ import annotations
 
@@ -34,7 +45,7 @@ import libcst as cst
 
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.branches import (
     Unsupported,
     chain,
@@ -47,7 +58,8 @@ from dynalint.fixers.branches import (
     statements,
     target_name,
 )
-from dynalint.fixers.codegen import paren, tensor_condition, torch_name
+from dynalint.fixers.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.purity import impurity
 
 
 @register
@@ -149,8 +161,10 @@ class BranchToCond(Fixer):
             return None
         pred = tensor_condition(conds[0], ctx)
         function = ctx.enclosing_function(node)
-        if pred is None or function is None:
+        if function is None:
             return None
+        if pred is None:
+            raise Refused("the condition is not certainly a tensor")
         try:
             then_stmts = statements(bodies[0])
             else_stmts = statements(else_body) if else_body is not None else None
@@ -159,11 +173,14 @@ class BranchToCond(Fixer):
                     _check(small, ctx)
         except Unsupported:
             return None
-        torch = torch_name(ctx) or "torch"
+        for stmts in (then_stmts, else_stmts or []):
+            for _, small in stmts:
+                reason = impurity(small.value, ctx) if small.value is not None else None
+                if reason is not None:
+                    raise Refused(f"a branch is not pure under torch.cond: {reason}")
         returns = any(isinstance(s, cst.Return) for _, s in then_stmts + (else_stmts or []))
-        plan = FixPlan(f"run the branches under {torch}.cond (both stay in the graph)", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
+        plan = FixPlan("run the branches under torch.cond (both stay in the graph)", "unsafe")
+        torch = use_torch(plan, ctx)
         taken: set[str] = set()
         if returns:
             if not then_stmts or not isinstance(then_stmts[-1][1], cst.Return):
@@ -245,7 +262,7 @@ class BranchToCond(Fixer):
 
 def _check(small: cst.CSTNode, ctx) -> None:
     """Branches may bind names and return values; nothing else (no stores into objects, no
-    expression statements, no in-place ops)."""
+    expression statements).  Their values' purity is checked by the caller."""
     if isinstance(small, cst.Return):
         if small.value is None:
             raise Unsupported
@@ -259,11 +276,8 @@ def _check(small: cst.CSTNode, ctx) -> None:
         value = small.value
     else:
         raise Unsupported
-    for n in walk(value):
-        if isinstance(n, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr)):
-            raise Unsupported
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value.endswith("_"):
-            raise Unsupported  # in-place op
+    if value is None:
+        raise Unsupported
 
 
 def _return_value(value: cst.BaseExpression, mapping: dict[str, str], ctx) -> str:

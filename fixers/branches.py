@@ -144,8 +144,8 @@ def check_augmented(small: cst.AugAssign, ctx) -> None:
             raise Unsupported
 
 
-_SCALAR = "<scalar>"
-_ANY = "<broadcast>"
+_SCALAR = "<number>"
+_ZERO_D = "<0-d>"
 _UNKNOWN = "<unknown>"
 #: Calls and methods known to change the shape of what they are given.
 _RESHAPING = frozenset("""
@@ -154,58 +154,78 @@ permute expand expand_as repeat tile narrow split chunk unbind arange zeros ones
 matmul mm bmm einsum interpolate linear conv1d conv2d conv3d embedding index_select gather nonzero argwhere
 repeat_interleave topk kthvalue diag diagonal outer kron cross pixel_shuffle unfold fold
 """.split())
-#: Functions and methods that keep the shape of their (first) tensor argument.
-_ELEMENTWISE = frozenset("""
-abs absolute acos asin atan ceil clamp clamp_min clamp_max clip cos cosh erf exp exp2 expm1 floor frac gelu
-hardtanh isfinite isinf isnan leaky_relu lerp log log10 log1p log2 logical_not logit masked_fill mish nan_to_num
-neg negative reciprocal relu relu6 round rsqrt selu sigmoid sign silu sin sinh softmax log_softmax softplus sqrt
-square tan tanh trunc float double half bfloat16 to type_as int long bool contiguous clone detach normalize
-layer_norm zeros_like ones_like full_like empty_like elu celu hardsigmoid hardswish logsigmoid softsign tanhshrink
-threshold where pow tril triu flip roll cumsum cumprod logcumsumexp masked_scatter sort_values
+#: Functions and methods that keep the shape and dtype of their (first) tensor argument.
+_KEEP_DTYPE = frozenset("""
+abs absolute ceil clamp clamp_min clamp_max clip floor frac hardtanh leaky_relu masked_fill nan_to_num neg
+negative relu relu6 round sign trunc contiguous clone detach zeros_like ones_like full_like empty_like where
+tril triu flip roll masked_scatter
 """.split())
+#: Elementwise functions and methods whose result is floating point (or an error) whatever the input.
+_TO_FLOAT = frozenset("""
+acos asin atan cos cosh erf exp exp2 expm1 gelu log log10 log1p log2 logit mish reciprocal rsqrt selu sigmoid
+silu sin sinh softmax log_softmax softplus sqrt tan tanh normalize layer_norm elu celu hardsigmoid hardswish
+logsigmoid softsign tanhshrink lerp
+""".split())
+_CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
+          "int": "int32", "bool": "bool"}
+_ELEMENTWISE = _KEEP_DTYPE | _TO_FLOAT | frozenset(_CASTS) | frozenset({"isfinite", "isinf", "isnan",
+                                                                       "logical_not", "pow"})
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "prod", "norm", "std", "var", "logsumexp",
                          "all", "any", "median", "nansum", "nanmean"})
+#: Ops that give inf or NaN (or an infinite derivative) on part of their domain: evaluated on the side
+#: of a selection that is not taken - where a guard kept them from running - they make the gradient NaN.
+SINGULAR = frozenset({"sqrt", "rsqrt", "log", "log2", "log10", "log1p", "reciprocal", "acos", "asin", "atanh",
+                      "acosh", "logit", "erfinv", "pow", "div", "divide", "true_divide", "float_power", "xlogy",
+                      "digamma", "lgamma", "polygamma", "tan", "exp", "exp2", "expm1", "cosh", "sinh", "remainder",
+                      "fmod", "floor_divide"})
+
+
+def _call_name(expr: cst.Call) -> str | None:
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _is_method(expr: cst.Call, ctx) -> bool:
+    return isinstance(expr.func, cst.Attribute) and ctx.program.index.resolve_expr(expr.func) is None
 
 
 def _shape(expr: cst.BaseExpression, ctx) -> str | None:
     """A token standing for the shape of ``expr``: the name of the tensor whose shape it keeps,
-    ``<scalar>`` for numbers and full reductions, ``<broadcast>`` for elementwise combinations of
-    different tensors, ``<unknown>`` for calls of modules or other functions, or None when the
-    shape changes (padding, indexing, reshaping...)."""
+    ``<number>`` for a Python number, ``<0-d>`` for a full reduction or a scalar tensor, ``<unknown>``
+    for calls of modules or other functions, or None when the shape changes (padding, indexing,
+    reshaping...) or mixes tensors of different shapes."""
     v = ctx.value(expr)
-    if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE):
-        return _SCALAR
-    if isinstance(expr, (cst.Integer, cst.Float)):
+    if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE) or isinstance(expr, (cst.Integer, cst.Float)):
         return _SCALAR
     if isinstance(expr, cst.Name):
         return expr.value
     if isinstance(expr, cst.Attribute):
-        return ctx.code(expr).strip() if v is not None and v.kind is Kind.TENSOR else None
+        return _code(expr) if v is not None and v.kind is Kind.TENSOR else None
     if isinstance(expr, cst.UnaryOperation):
         return _shape(expr.expression, ctx)
     if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
             return None
-        parts = [expr.left, expr.right] if isinstance(expr, cst.BinaryOperation) else \
-            [expr.left, *(c.comparator for c in expr.comparisons)]
-        return _combine([_shape(p, ctx) for p in parts])
+        return _broadcast([_shape(p, ctx) for p in _operands(expr)])
     if isinstance(expr, cst.Call):
-        func = expr.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else (func.value if isinstance(func, cst.Name)
-                                                                         else None)
-        is_method = isinstance(func, cst.Attribute) and ctx.program.index.resolve_expr(func) is None
+        name = _call_name(expr)
+        is_method = _is_method(expr, ctx)
         positional = [a.value for a in expr.args if a.keyword is None and not a.star]
         if name in _REDUCTIONS:
             has_dim = any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) or \
                 (positional if is_method else positional[1:])
-            return None if has_dim else _SCALAR
-        if name in ("zeros", "ones", "full", "empty", "tensor") and positional and \
-                (isinstance(positional[0], cst.Tuple) and not positional[0].elements or name == "tensor"):
-            return _SCALAR
+            return None if has_dim else _ZERO_D
+        if name in ("zeros", "ones", "full", "empty") and positional and \
+                isinstance(positional[0], cst.Tuple) and not positional[0].elements:
+            return _ZERO_D
+        if name == "tensor" and positional and isinstance(positional[0], (cst.Integer, cst.Float)):
+            return _ZERO_D
         if name in _ELEMENTWISE:
             if name == "where":
-                return _combine([_shape(p, ctx) for p in positional[1:3]])
-            base = func.value if is_method else (positional[0] if positional else None)
+                return _broadcast([_shape(p, ctx) for p in positional[:3]])
+            base = expr.func.value if is_method else (positional[0] if positional else None)
             return _shape(base, ctx) if base is not None else None
         return None if name in _RESHAPING else _UNKNOWN
     if isinstance(expr, cst.Subscript):
@@ -213,27 +233,148 @@ def _shape(expr: cst.BaseExpression, ctx) -> str | None:
     return _UNKNOWN
 
 
-def _combine(tokens: list[str | None]) -> str | None:
+def _operands(expr: cst.CSTNode) -> list[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation):
+        return [expr.left, expr.right]
+    return [expr.left, *(c.comparator for c in expr.comparisons)]
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node).strip()
+
+
+def _broadcast(tokens: list[str | None]) -> str | None:
+    """The shape of an elementwise combination: numbers and 0-d tensors take the other operand's
+    shape; two different named shapes are not known to be equal (None)."""
     if any(t is None for t in tokens):
         return None
     if _UNKNOWN in tokens:
         return _UNKNOWN
-    concrete = {t for t in tokens if t != _SCALAR}
-    if not concrete:
-        return _SCALAR
-    return concrete.pop() if len(concrete) == 1 else _ANY
+    named = {t for t in tokens if t not in (_SCALAR, _ZERO_D)}
+    if len(named) > 1:
+        return None
+    if named:
+        return named.pop()
+    return _ZERO_D if _ZERO_D in tokens else _SCALAR
+
+
+def _dtype(expr: cst.BaseExpression, ctx) -> str | None:
+    """A token standing for the dtype of ``expr``: a tensor's name (its dtype), ``float(<token>)`` for the
+    floating-point result of an op on it, a torch dtype name for casts, ``<int>``/``<float>``/``<bool>``
+    for Python values, ``<unknown>``; None when it cannot be told."""
+    v = ctx.value(expr)
+    if isinstance(expr, cst.Integer):
+        return "<int>"
+    if isinstance(expr, cst.Float):
+        return "<float>"
+    if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE):
+        if v.is_bool:
+            return "<bool>"
+        if v.kind is Kind.SIZE or isinstance(v.const, int):
+            return "<int>"
+        return "<float>" if isinstance(v.const, float) else None
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        return _code(expr) if v is not None and v.kind is Kind.TENSOR else None
+    if isinstance(expr, cst.UnaryOperation):
+        return "bool" if isinstance(expr.operator, cst.BitInvert) and v is not None and v.is_bool \
+            else _dtype(expr.expression, ctx)
+    if isinstance(expr, cst.Comparison):
+        return "bool"
+    if isinstance(expr, cst.BinaryOperation):
+        tokens = [_dtype(p, ctx) for p in _operands(expr)]
+        if any(t is None for t in tokens):
+            return None
+        tensors = sorted({t for t in tokens if not t.startswith("<")})
+        if len(tensors) != 1:
+            return None  # promotion between two tensors of unknown dtypes
+        base = tensors[0]
+        if isinstance(expr.operator, cst.Divide) or "<float>" in tokens:
+            return _floating(base)
+        return base
+    if isinstance(expr, cst.Call):
+        name = _call_name(expr)
+        positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+        dtype_kw = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+        if dtype_kw is not None:
+            return _code(dtype_kw).replace("torch.", "")
+        if name in _CASTS and not positional and _is_method(expr, ctx):
+            return _CASTS[name]
+        base = expr.func.value if _is_method(expr, ctx) else (positional[0] if positional else None)
+        if name in ("isfinite", "isinf", "isnan", "logical_not", "all", "any"):
+            return "bool"
+        if name in ("zeros", "ones", "empty") and not _is_method(expr, ctx):
+            return "float32"  # the default dtype
+        if base is None:
+            return None
+        if name == "where" and len(positional) == 3 and not _is_method(expr, ctx):
+            a, b = _dtype(positional[1], ctx), _dtype(positional[2], ctx)
+            return a if a == b else None
+        if name in _TO_FLOAT or name in ("mean", "std", "var", "norm", "logsumexp", "nanmean"):
+            inner = _dtype(base, ctx)
+            return _floating(inner) if inner is not None else None
+        if name in _KEEP_DTYPE or name in ("max", "min", "amax", "amin", "median"):
+            return _dtype(base, ctx)
+        return None
+    return None
+
+
+def _floating(token: str) -> str:
+    if token.startswith("float(") or token in ("float16", "bfloat16", "float32", "float64"):
+        return token
+    return f"float({token})"
 
 
 def same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None, strict: bool) -> bool:
-    """Whether the alternatives of a selection keep one shape.
+    """Whether the alternatives of a selection provably have one shape.
 
-    None of them may change the shape (padding, indexing, reshaping); with ``strict``,
-    calls whose effect on shapes is unknown (modules, other functions) are refused too."""
+    Every alternative must keep the shape of the same tensor (or all be 0-d); none may change
+    it (padding, indexing, reshaping).  With ``strict`` calls whose effect on shapes is unknown
+    (modules, other functions) are refused too; without it, they are accepted (``torch.cond``
+    checks the shapes when it traces, and raises)."""
     tokens = [_shape(e, ctx) for e in exprs]
     if fallback is not None:
         tokens.append(fallback)
-    combined = _combine(tokens)
-    return combined is not None and not (strict and combined == _UNKNOWN)
+    if any(t is None or t == _SCALAR for t in tokens):
+        return False
+    known = {t for t in tokens if t != _UNKNOWN}
+    if strict and _UNKNOWN in tokens:
+        return False
+    return len(known) <= 1
+
+
+def same_dtype(ctx, *exprs: cst.BaseExpression, fallback: str | None = None) -> bool:
+    """Whether the alternatives of a selection provably have one dtype (``torch.where`` would promote)."""
+    tokens = [_dtype(e, ctx) for e in exprs]
+    if fallback is not None:
+        tokens.append(fallback)
+    return None not in tokens and len(set(tokens)) == 1
+
+
+def singular_op(expr: cst.CSTNode) -> str | None:
+    """The first op in ``expr`` that can give inf/NaN on part of its domain (a division by a
+    non-literal, ``sqrt``, ``log``, a power with a non-literal exponent...), or None."""
+    for node in walk(expr):
+        if isinstance(node, cst.BinaryOperation):
+            op = node.operator
+            if isinstance(op, (cst.Divide, cst.FloorDivide, cst.Modulo)) and not _literal(node.right):
+                return f"`{_code(node)}` divides by a value that may be 0"
+            if isinstance(op, cst.Power) and not (isinstance(node.right, cst.Integer)
+                                                  and int(node.right.value) >= 0):
+                return f"`{_code(node)}` raises to a power that may be singular"
+        if isinstance(node, cst.Call) and _call_name(node) in SINGULAR:
+            return f"`{_code(node.func)}` can give inf or NaN"
+    return None
+
+
+def _literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if not isinstance(expr, (cst.Integer, cst.Float)):
+        return False
+    try:
+        return float(expr.evaluated_value) != 0
+    except (TypeError, ValueError):
+        return False
 
 
 def resolved(values: list[cst.BaseExpression], branches) -> list[cst.BaseExpression]:
@@ -246,3 +387,8 @@ def resolved(values: list[cst.BaseExpression], branches) -> list[cst.BaseExpress
                 local.setdefault(small.targets[0].target.value, small.value)
     return [local.get(v.value, v) if isinstance(v, cst.Name) and v.value in local and local[v.value] is not v
             else v for v in values]
+
+
+def dtype_token(expr: cst.BaseExpression, ctx) -> str | None:
+    """What the analysis can tell of the dtype of ``expr`` (see ``_dtype``)."""
+    return _dtype(expr, ctx)

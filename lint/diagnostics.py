@@ -27,9 +27,11 @@ class Fix:
     safety: Literal["safe", "unsafe"]
     description: str
     edits: tuple[TextEdit, ...]
+    fixer: str | None = None
+    """The name of the fixer that made the edits."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"safety": self.safety, "description": self.description,
+        return {"safety": self.safety, "description": self.description, "fixer": self.fixer,
                 "edits": [e.to_json() for e in self.edits]}
 
 
