@@ -49,6 +49,7 @@ from dynalint.fixers.branches import (
     next_statement,
     renamed_assignment,
     resolved,
+    floating_names,
     same_dtype,
     same_shape,
     singular_op,
@@ -188,7 +189,7 @@ class BranchToWhere(Fixer):
         cond = _condition(node.test, ctx)
         for side in (node.body, node.orelse):
             _check_value(side, ctx)
-        _check_selection(ctx, [node.body, node.orelse])
+        _check_selection(ctx, node, [node.body, node.orelse])
         plan = FixPlan("select with torch.where instead of a conditional expression", "unsafe")
         torch = use_torch(plan, ctx)
         code = f"{torch}.where({cond}, {ctx.code(node.body).strip()}, {ctx.code(node.orelse).strip()})"
@@ -262,9 +263,9 @@ class BranchToWhere(Fixer):
         returned = [s[-1][1].value for s in branches]
         if all(isinstance(r, cst.Tuple) for r in returned) and len({len(r.elements) for r in returned}) == 1:
             for k in range(len(returned[0].elements)):
-                _check_selection(ctx, [resolved([r.elements[k].value], branches)[0] for r in returned])
+                _check_selection(ctx, node, [resolved([r.elements[k].value], branches)[0] for r in returned])
         else:
-            _check_selection(ctx, resolved(returned, branches))
+            _check_selection(ctx, node, resolved(returned, branches))
         codes = [ctx.code(r).strip() for r in results]
         tuples = [r for r in results if isinstance(r, cst.Tuple)]
         if tuples and len(tuples) == len(results) and len({len(t.elements) for t in tuples}) == 1:
@@ -316,7 +317,7 @@ class BranchToWhere(Fixer):
                     values_by_name[target_name(small)].append(_effective_value(small))
         for n in merged:
             kept = not (all(n in a for a in assigned) and else_stmts is not None)
-            _check_selection(ctx, resolved(values_by_name[n], all_branches), n if kept else None)
+            _check_selection(ctx, node, resolved(values_by_name[n], all_branches), n if kept else None)
         hoist = len(merged) > 1
         cond_names = conds
         if hoist:
@@ -374,11 +375,11 @@ def _check_value(value: cst.BaseExpression, ctx) -> None:
         raise Refused(f"both sides would be evaluated: {singular} on the side not taken (NaN gradient)")
 
 
-def _check_selection(ctx, values, fallback: str | None = None) -> None:
+def _check_selection(ctx, node: cst.CSTNode, values, fallback: str | None = None) -> None:
     """The alternatives ``torch.where`` selects between have one shape and one dtype."""
     if not same_shape(ctx, *values, fallback=fallback, strict=True):
         raise Refused("the alternatives are not provably of one shape (torch.where would broadcast)")
-    if not same_dtype(ctx, *values, fallback=fallback):
+    if not same_dtype(ctx, *values, fallback=fallback, floating=floating_names(node, ctx)):
         raise Refused("the alternatives are not provably of one dtype (torch.where would promote)")
 
 

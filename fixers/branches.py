@@ -245,23 +245,23 @@ def _code(node: cst.CSTNode) -> str:
 
 def _broadcast(tokens: list[str | None]) -> str | None:
     """The shape of an elementwise combination: numbers and 0-d tensors take the other operand's
-    shape; two different named shapes are not known to be equal (None)."""
+    shape; several named shapes give the token of their broadcast (``a|b``), equal for two
+    alternatives that combine the same tensors."""
     if any(t is None for t in tokens):
         return None
     if _UNKNOWN in tokens:
         return _UNKNOWN
-    named = {t for t in tokens if t not in (_SCALAR, _ZERO_D)}
-    if len(named) > 1:
-        return None
+    named = {n for t in tokens if t not in (_SCALAR, _ZERO_D) for n in t.split("|")}
     if named:
-        return named.pop()
+        return "|".join(sorted(named))  # the broadcast of these tensors' shapes
     return _ZERO_D if _ZERO_D in tokens else _SCALAR
 
 
 def _dtype(expr: cst.BaseExpression, ctx) -> str | None:
-    """A token standing for the dtype of ``expr``: a tensor's name (its dtype), ``float(<token>)`` for the
-    floating-point result of an op on it, a torch dtype name for casts, ``<int>``/``<float>``/``<bool>``
-    for Python values, ``<unknown>``; None when it cannot be told."""
+    """A token standing for the dtype of ``expr``: ``same(a|b)`` for the promotion of tensors ``a`` and
+    ``b`` (their common dtype), ``float(a|b)`` for a floating-point result of an op on them (the same dtype
+    when they are floating point, the default float dtype when they are integers), a torch dtype name
+    for casts, ``<int>``/``<float>``/``<num>``/``<bool>`` for Python values; None when it cannot be told."""
     v = ctx.value(expr)
     if isinstance(expr, cst.Integer):
         return "<int>"
@@ -272,56 +272,111 @@ def _dtype(expr: cst.BaseExpression, ctx) -> str | None:
             return "<bool>"
         if v.kind is Kind.SIZE or isinstance(v.const, int):
             return "<int>"
-        return "<float>" if isinstance(v.const, float) else None
+        return "<float>" if isinstance(v.const, float) else "<num>"
     if isinstance(expr, (cst.Name, cst.Attribute)):
-        return _code(expr) if v is not None and v.kind is Kind.TENSOR else None
+        return f"same({_code(expr)})" if v is not None and v.kind is Kind.TENSOR else None
     if isinstance(expr, cst.UnaryOperation):
-        return "bool" if isinstance(expr.operator, cst.BitInvert) and v is not None and v.is_bool \
-            else _dtype(expr.expression, ctx)
+        if isinstance(expr.operator, cst.Not):
+            return None
+        return _dtype(expr.expression, ctx)
     if isinstance(expr, cst.Comparison):
         return "bool"
     if isinstance(expr, cst.BinaryOperation):
-        tokens = [_dtype(p, ctx) for p in _operands(expr)]
-        if any(t is None for t in tokens):
-            return None
-        tensors = sorted({t for t in tokens if not t.startswith("<")})
-        if len(tensors) != 1:
-            return None  # promotion between two tensors of unknown dtypes
-        base = tensors[0]
-        if isinstance(expr.operator, cst.Divide) or "<float>" in tokens:
-            return _floating(base)
-        return base
+        return _promote([_dtype(p, ctx) for p in _operands(expr)], isinstance(expr.operator, cst.Divide))
     if isinstance(expr, cst.Call):
         name = _call_name(expr)
+        method = _is_method(expr, ctx)
         positional = [a.value for a in expr.args if a.keyword is None and not a.star]
         dtype_kw = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
         if dtype_kw is not None:
+            if isinstance(dtype_kw, cst.Attribute) and dtype_kw.attr.value == "dtype":
+                return _dtype(dtype_kw.value, ctx)  # dtype=x.dtype
             return _code(dtype_kw).replace("torch.", "")
-        if name in _CASTS and not positional and _is_method(expr, ctx):
+        if name in _CASTS and not positional and method:
             return _CASTS[name]
-        base = expr.func.value if _is_method(expr, ctx) else (positional[0] if positional else None)
         if name in ("isfinite", "isinf", "isnan", "logical_not", "all", "any"):
             return "bool"
-        if name in ("zeros", "ones", "empty") and not _is_method(expr, ctx):
-            return "float32"  # the default dtype
+        base = expr.func.value if method else (positional[0] if positional else None)
         if base is None:
             return None
-        if name == "where" and len(positional) == 3 and not _is_method(expr, ctx):
-            a, b = _dtype(positional[1], ctx), _dtype(positional[2], ctx)
-            return a if a == b else None
-        if name in _TO_FLOAT or name in ("mean", "std", "var", "norm", "logsumexp", "nanmean"):
-            inner = _dtype(base, ctx)
-            return _floating(inner) if inner is not None else None
-        if name in _KEEP_DTYPE or name in ("max", "min", "amax", "amin", "median"):
+        if name == "where" and len(positional) == 3 and not method:
+            return _promote([_dtype(positional[1], ctx), _dtype(positional[2], ctx)], False)
+        if name in ("pow", "square"):
+            exponent = positional[-1] if name == "pow" and positional[-1:] and positional[-1] is not base else None
+            return _promote([_dtype(base, ctx)] + ([_dtype(exponent, ctx)] if exponent is not None else []), False)
+        if name in _TO_FLOAT:
+            return _promote([_dtype(base, ctx)], True)
+        if name in _KEEP_DTYPE or name in _FLOAT_ONLY or name in ("max", "min", "amax", "amin", "median"):
             return _dtype(base, ctx)
         return None
     return None
 
 
-def _floating(token: str) -> str:
-    if token.startswith("float(") or token in ("float16", "bfloat16", "float32", "float64"):
+#: Ops that raise on integer tensors: their result has the dtype of their (floating) input.
+_FLOAT_ONLY = frozenset("""
+gelu silu mish softmax log_softmax layer_norm normalize elu selu celu mean std var norm logsumexp nanmean
+hardswish hardsigmoid softplus logsigmoid
+""".split())
+
+
+def _promote(tokens: list[str | None], to_float: bool) -> str | None:
+    """The dtype token of an elementwise combination."""
+    if any(t is None for t in tokens):
+        return None
+    names: set[str] = set()
+    floating = to_float
+    maybe = False
+    for t in tokens:
+        if t in ("<int>", "<bool>"):
+            continue
+        if t == "<float>":
+            floating = True
+        elif t == "<num>":
+            maybe = True
+        elif t.startswith(("same(", "float(", "num(")):
+            names.update(t[t.index("(") + 1:-1].split("|"))
+            floating = floating or t.startswith("float(")
+            maybe = maybe or t.startswith("num(")
+        else:
+            return t if len(tokens) == 1 else None  # a fixed dtype meets others: promotion not followed
+    if not names:  # Python numbers only
+        return "<float>" if floating else ("<num>" if maybe else "<int>")
+    joined = "|".join(sorted(names))
+    if maybe:
+        return f"num({joined})"  # float or same, depending on a Python number's type
+    return f"float({joined})" if floating else f"same({joined})"
+
+
+def _canonical(token: str | None, floating: frozenset[str]) -> str | None:
+    """``float(a)`` and ``num(a)`` are ``same(a)`` when every tensor in them is known to be floating point."""
+    if token is None or not token.startswith(("float(", "num(", "same(")):
         return token
-    return f"float({token})"
+    names = token[token.index("(") + 1:-1]
+    if set(names.split("|")) <= floating:
+        return f"same({names})"
+    return None if token.startswith("num(") else token
+
+
+def floating_names(node: cst.CSTNode, ctx) -> frozenset[str]:
+    """Names the code before ``node`` in its function proves to be floating-point tensors: an op that
+    raises on integer tensors (``h.std()``, ``F.gelu(h)``...) was applied to them, and they were not
+    rebound since (the original would have raised before reaching ``node`` otherwise)."""
+    function = ctx.enclosing_function(node)
+    if function is None:
+        return frozenset()
+    found: set[str] = set()
+    inside = {id(n) for n in walk(node)}
+    for n in walk(function.body):
+        if id(n) in inside:
+            break
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign)) and isinstance(n.target, cst.Name):
+            found.discard(n.target.value)
+        if isinstance(n, cst.Call) and _call_name(n) in _FLOAT_ONLY:
+            positional = [a.value for a in n.args if a.keyword is None and not a.star]
+            base = n.func.value if _is_method(n, ctx) else (positional[0] if positional else None)
+            if isinstance(base, cst.Name):
+                found.add(base.value)
+    return frozenset(found)
 
 
 def same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None, strict: bool) -> bool:
@@ -329,25 +384,28 @@ def same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None, str
 
     Every alternative must keep the shape of the same tensor (or all be 0-d); none may change
     it (padding, indexing, reshaping).  With ``strict`` calls whose effect on shapes is unknown
-    (modules, other functions) are refused too; without it, they are accepted (``torch.cond``
-    checks the shapes when it traces, and raises)."""
+    (modules, other functions) are refused too.  Without it only shapes that are changed by an op
+    (``None``) or Python numbers are refused: ``torch.cond`` compares the shapes when it traces,
+    and raises."""
     tokens = [_shape(e, ctx) for e in exprs]
     if fallback is not None:
         tokens.append(fallback)
     if any(t is None or t == _SCALAR for t in tokens):
         return False
-    known = {t for t in tokens if t != _UNKNOWN}
-    if strict and _UNKNOWN in tokens:
-        return False
-    return len(known) <= 1
+    if not strict:
+        return True  # torch.cond compares the shapes when it traces, and raises
+    return _UNKNOWN not in tokens and len(set(tokens)) == 1
 
 
-def same_dtype(ctx, *exprs: cst.BaseExpression, fallback: str | None = None) -> bool:
-    """Whether the alternatives of a selection provably have one dtype (``torch.where`` would promote)."""
+def same_dtype(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,
+               floating: frozenset[str] = frozenset()) -> bool:
+    """Whether the alternatives of a selection provably have one dtype (``torch.where`` would promote);
+    ``floating`` names tensors known to be floating point."""
     tokens = [_dtype(e, ctx) for e in exprs]
     if fallback is not None:
-        tokens.append(fallback)
-    return None not in tokens and len(set(tokens)) == 1
+        tokens.append(f"same({fallback})")
+    canonical = [_canonical(t, floating) for t in tokens]
+    return None not in canonical and len(set(canonical)) == 1
 
 
 def singular_op(expr: cst.CSTNode) -> str | None:
@@ -361,9 +419,17 @@ def singular_op(expr: cst.CSTNode) -> str | None:
             if isinstance(op, cst.Power) and not (isinstance(node.right, cst.Integer)
                                                   and int(node.right.value) >= 0):
                 return f"`{_code(node)}` raises to a power that may be singular"
-        if isinstance(node, cst.Call) and _call_name(node) in SINGULAR:
+        if isinstance(node, cst.Call) and _call_name(node) in SINGULAR and not _safe_power(node):
             return f"`{_code(node.func)}` can give inf or NaN"
     return None
+
+
+def _safe_power(call: cst.Call) -> bool:
+    """``x.pow(2)`` / ``torch.pow(x, 2)``: a non-negative integer exponent is smooth everywhere."""
+    if _call_name(call) != "pow":
+        return False
+    exponent = call.args[-1].value if call.args else None
+    return isinstance(exponent, cst.Integer) and int(exponent.value) >= 0
 
 
 def _literal(expr: cst.BaseExpression) -> bool:

@@ -33,7 +33,25 @@ class FixContext:
 
     def value(self, node: cst.CSTNode) -> Value | None:
         values = self.program.values
-        return values.get(id(node)) if values is not None else None
+        found = values.get(id(node)) if values is not None else None
+        if found is None and isinstance(node, cst.Attribute):
+            found = self._instance_attribute(node)
+        return found
+
+    def _instance_attribute(self, node: cst.Attribute) -> Value | None:
+        """``self.x`` in a method, when the evaluator recorded no value there: what ``__init__`` and the
+        class body bind to ``x``."""
+        function = self.enclosing_function(node)
+        if function is None or not isinstance(node.value, cst.Name):
+            return None
+        params = [*function.params.posonly_params, *function.params.params]
+        cls = self.parent(self.parent(function))
+        if not params or params[0].name.value != node.value.value or not isinstance(cls, cst.ClassDef):
+            return None
+        info = self.program.index.classes.get(cls.name.value)
+        if info is None or info.node is not cls:
+            return None
+        return self.program.class_attrs(info).get(node.attr.value)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         if self._parents is None:
