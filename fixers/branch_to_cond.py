@@ -49,6 +49,8 @@ from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.branches import (
     Unsupported,
     chain,
+    dtypes_may_match,
+    floating_names,
     check_augmented,
     names_around,
     next_statement,
@@ -197,8 +199,10 @@ class BranchToCond(Fixer):
                 return None
             if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
                 return None
-            if not same_shape(ctx, then_stmts[-1][1].value, else_stmts[-1][1].value, strict=False):
-                return None
+            returned = [then_stmts[-1][1].value, else_stmts[-1][1].value]
+            if not same_shape(ctx, *returned, strict=False) or not dtypes_may_match(
+                    ctx, *returned, floating=floating_names(node, ctx)):
+                raise Refused("the branches return values of provably different shapes or dtypes")
             base = "result"
             lines = self._functions(ctx, function, base, [then_stmts, else_stmts], None, taken)
             if lines is None:
@@ -221,8 +225,10 @@ class BranchToCond(Fixer):
                 values = [s.value for b in branches for _, s in b if target_name(s) == n]
                 kept = None if else_stmts is not None and all(any(target_name(s) == n for _, s in b)
                                                               for b in branches) else n
-                if not same_shape(ctx, *resolved(values, branches), fallback=kept, strict=False):
-                    return None
+                alternatives = resolved(values, branches)
+                if not same_shape(ctx, *alternatives, fallback=kept, strict=False) or not dtypes_may_match(
+                        ctx, *alternatives, fallback=kept, floating=floating_names(node, ctx)):
+                    raise Refused(f"`{n}` gets values of provably different shapes or dtypes")
             if else_stmts is None:
                 branches.append([])
             result = self._functions(ctx, function, merged[0], branches, merged, taken)

@@ -166,6 +166,7 @@ acos asin atan cos cosh erf exp exp2 expm1 gelu log log10 log1p log2 logit mish 
 silu sin sinh softmax log_softmax softplus sqrt tan tanh normalize layer_norm elu celu hardsigmoid hardswish
 logsigmoid softsign tanhshrink lerp
 """.split())
+_FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 _CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
           "int": "int32", "bool": "bool"}
 _ELEMENTWISE = _KEEP_DTYPE | _TO_FLOAT | frozenset(_CASTS) | frozenset({"isfinite", "isinf", "isnan",
@@ -180,6 +181,33 @@ SINGULAR = frozenset({"sqrt", "rsqrt", "log", "log2", "log10", "log1p", "recipro
                       "fmod", "floor_divide"})
 
 
+_LOSSES = frozenset({"cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"})
+
+
+def _binding(name: cst.Name, ctx) -> cst.BaseExpression | None:
+    """The value of a local name bound exactly once in its function, by ``name = value`` (no parameter)."""
+    function = ctx.enclosing_function(name)
+    if function is None:
+        return None
+    p = function.params
+    if name.value in {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}:
+        return None
+    found = []
+    for n in walk(function.body):
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr,
+                          cst.AsName)) and any(isinstance(t, cst.Name) and t.value == name.value
+                                               for t in walk(n.target if not isinstance(n, cst.AsName) else n.name)):
+            found.append(n)
+    if len(found) != 1 or not isinstance(found[0], cst.AssignTarget):
+        return None
+    assign = ctx.parent(found[0])
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or assign.targets[0].target is not None \
+            and not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    return assign.value
+
+
 def _call_name(expr: cst.Call) -> str | None:
     func = expr.func
     if isinstance(func, cst.Attribute):
@@ -191,7 +219,7 @@ def _is_method(expr: cst.Call, ctx) -> bool:
     return isinstance(expr.func, cst.Attribute) and ctx.program.index.resolve_expr(expr.func) is None
 
 
-def _shape(expr: cst.BaseExpression, ctx) -> str | None:
+def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     """A token standing for the shape of ``expr``: the name of the tensor whose shape it keeps,
     ``<number>`` for a Python number, ``<0-d>`` for a full reduction or a scalar tensor, ``<unknown>``
     for calls of modules or other functions, or None when the shape changes (padding, indexing,
@@ -200,11 +228,16 @@ def _shape(expr: cst.BaseExpression, ctx) -> str | None:
     if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE) or isinstance(expr, (cst.Integer, cst.Float)):
         return _SCALAR
     if isinstance(expr, cst.Name):
+        bound = _binding(expr, ctx) if depth < 3 else None
+        if bound is not None:
+            token = _shape(bound, ctx, depth + 1)
+            if token in (_ZERO_D, _SCALAR):
+                return token
         return expr.value
     if isinstance(expr, cst.Attribute):
         return _code(expr) if v is not None and v.kind is Kind.TENSOR else None
     if isinstance(expr, cst.UnaryOperation):
-        return _shape(expr.expression, ctx)
+        return _shape(expr.expression, ctx, depth)
     if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
             return None
@@ -213,6 +246,8 @@ def _shape(expr: cst.BaseExpression, ctx) -> str | None:
         name = _call_name(expr)
         is_method = _is_method(expr, ctx)
         positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+        if name in _LOSSES and not method_reduction_none(expr):
+            return _ZERO_D
         if name in _REDUCTIONS:
             has_dim = any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) or \
                 (positional if is_method else positional[1:])
@@ -231,6 +266,14 @@ def _shape(expr: cst.BaseExpression, ctx) -> str | None:
     if isinstance(expr, cst.Subscript):
         return None
     return _UNKNOWN
+
+
+def method_reduction_none(call: cst.Call) -> bool:
+    """A loss call with a ``reduction`` other than a literal ``"mean"``/``"sum"``."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in ("reduction", "reduce", "size_average"):
+            return not (isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in ("mean", "sum"))
+    return False
 
 
 def _operands(expr: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -257,7 +300,7 @@ def _broadcast(tokens: list[str | None]) -> str | None:
     return _ZERO_D if _ZERO_D in tokens else _SCALAR
 
 
-def _dtype(expr: cst.BaseExpression, ctx) -> str | None:
+def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     """A token standing for the dtype of ``expr``: ``same(a|b)`` for the promotion of tensors ``a`` and
     ``b`` (their common dtype), ``float(a|b)`` for a floating-point result of an op on them (the same dtype
     when they are floating point, the default float dtype when they are integers), a torch dtype name
@@ -273,6 +316,12 @@ def _dtype(expr: cst.BaseExpression, ctx) -> str | None:
         if v.kind is Kind.SIZE or isinstance(v.const, int):
             return "<int>"
         return "<float>" if isinstance(v.const, float) else "<num>"
+    if isinstance(expr, cst.Name) and depth < 3:
+        bound = _binding(expr, ctx)
+        if bound is not None:
+            token = _dtype(bound, ctx, depth + 1)
+            if token is not None and "(" not in token:
+                return token  # a fixed dtype (a cast, a comparison); otherwise the name stands for itself
     if isinstance(expr, (cst.Name, cst.Attribute)):
         return f"same({_code(expr)})" if v is not None and v.kind is Kind.TENSOR else None
     if isinstance(expr, cst.UnaryOperation):
@@ -315,7 +364,8 @@ def _dtype(expr: cst.BaseExpression, ctx) -> str | None:
 #: Ops that raise on integer tensors: their result has the dtype of their (floating) input.
 _FLOAT_ONLY = frozenset("""
 gelu silu mish softmax log_softmax layer_norm normalize elu selu celu mean std var norm logsumexp nanmean
-hardswish hardsigmoid softplus logsigmoid
+hardswish hardsigmoid softplus logsigmoid cross_entropy nll_loss mse_loss l1_loss smooth_l1_loss huber_loss
+binary_cross_entropy binary_cross_entropy_with_logits kl_div
 """.split())
 
 
@@ -348,11 +398,12 @@ def _promote(tokens: list[str | None], to_float: bool) -> str | None:
 
 
 def _canonical(token: str | None, floating: frozenset[str]) -> str | None:
-    """``float(a)`` and ``num(a)`` are ``same(a)`` when every tensor in them is known to be floating point."""
+    """``float(a|b)`` and ``num(a|b)`` are ``same(a|b)`` when one of the tensors is known to be floating point
+    (the promotion of a floating-point tensor with anything is floating point)."""
     if token is None or not token.startswith(("float(", "num(", "same(")):
         return token
     names = token[token.index("(") + 1:-1]
-    if set(names.split("|")) <= floating:
+    if set(names.split("|")) & floating:
         return f"same({names})"
     return None if token.startswith("num(") else token
 
@@ -371,6 +422,12 @@ def floating_names(node: cst.CSTNode, ctx) -> frozenset[str]:
             break
         if isinstance(n, (cst.AssignTarget, cst.AugAssign)) and isinstance(n.target, cst.Name):
             found.discard(n.target.value)
+            assign = ctx.parent(n)
+            if isinstance(n, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                token = _dtype(assign.value, ctx)
+                if token is not None and (token.startswith("float(") or token in _FLOAT_DTYPES or "(" in token and set(
+                        token[token.index("(") + 1:-1].split("|")) & found):
+                    found.add(n.target.value)  # bound to a floating-point result
         if isinstance(n, cst.Call) and _call_name(n) in _FLOAT_ONLY:
             positional = [a.value for a in n.args if a.keyword is None and not a.star]
             base = n.func.value if _is_method(n, ctx) else (positional[0] if positional else None)
@@ -392,8 +449,9 @@ def same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None, str
         tokens.append(fallback)
     if any(t is None or t == _SCALAR for t in tokens):
         return False
-    if not strict:
-        return True  # torch.cond compares the shapes when it traces, and raises
+    if not strict:  # torch.cond compares the shapes when it traces, and raises: refuse a likely mismatch only
+        known = {t for t in tokens if t != _UNKNOWN}
+        return not (_ZERO_D in known and len(known) > 1)
     return _UNKNOWN not in tokens and len(set(tokens)) == 1
 
 
@@ -406,6 +464,24 @@ def same_dtype(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,
         tokens.append(f"same({fallback})")
     canonical = [_canonical(t, floating) for t in tokens]
     return None not in canonical and len(set(canonical)) == 1
+
+
+def dtypes_may_match(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,
+                     floating: frozenset[str] = frozenset()) -> bool:
+    """For ``torch.cond`` (which raises on a mismatch): no two known dtypes provably differ.  ``same(x)``
+    and ``float(x)`` differ for an integer ``x``, so they count as different unless ``x`` is floating."""
+    tokens = [_dtype(e, ctx) for e in exprs]
+    if fallback is not None:
+        tokens.append(f"same({fallback})")
+    known = {c for c in (_canonical(t, floating) for t in tokens if t is not None) if c is not None}
+    fixed = {t for t in known if "(" not in t and not t.startswith("<")}
+    if len(fixed) > 1:
+        return False  # two different casts
+    by_names: dict[str, set[str]] = {}
+    for t in known - fixed:
+        if "(" in t:
+            by_names.setdefault(t[t.index("("):], set()).add(t)
+    return all(len(kinds) == 1 for kinds in by_names.values())
 
 
 def singular_op(expr: cst.CSTNode) -> str | None:
