@@ -34,8 +34,8 @@ activations...): a ``print``, a random op, a ``BatchNorm`` (running statistics)
 or ``Dropout``, a call of the file's own functions or modules is refused; no
 shape provably differs.
 
-Unsafe (hazards): ``torch.cond`` runs both branches under autograd, so a
-parameter used only in the branch not taken gets a zero gradient instead of
+Unsafe (hazards): ``torch.cond`` differentiates both branches, so a parameter
+(or an input) used only in the branch not taken gets a zero gradient instead of
 ``None`` (an optimizer with weight decay or momentum then still moves it); shapes
 or dtypes that differ in a way the analysis cannot see raise when Dynamo traces.
 """

@@ -26,6 +26,10 @@ arithmetic or a comparison with a tensor, or in the comparison an ``assert``
 tests (which stays in the graph on torch 2.13); a value that is returned,
 stored, tested by ``if``, or used as a size or loop count is left alone.
 
+``bool(t)`` whose value is only tested by ``if`` or a conditional expression
+becomes ``t``: the same truth test, which the branch rewrites can then keep in
+the graph.
+
 Proves, or refuses: every use ends in tensor arithmetic or a comparison; a
 ``max``/``min`` turned into a clamp has the value as its first argument.
 
@@ -43,7 +47,8 @@ import libcst as cst
 
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
 from dynalint.fixers.branches import dtype_token
-from dynalint.fixers.codegen import paren, use_torch
+from dynalint.analysis.syntax import walk
+from dynalint.fixers.codegen import certain_tensor, paren, use_torch
 from dynalint.fixers.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 
@@ -143,6 +148,12 @@ class KeepTensor(Fixer):
         call = finding.node
         if not isinstance(call, cst.Call):
             return None
+        truth = _truth_only(call, ctx)
+        if truth is not None:
+            plan = FixPlan("test the tensor itself instead of its Python bool (the branch can then stay in the "
+                           "graph)", "unsafe")
+            return plan.replace(call, truth.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                                if not isinstance(truth, (cst.Name, cst.Call, cst.Attribute)) else truth)
         tensor_expr = _extracted(call, ctx)
         if tensor_expr is None:
             return None
@@ -158,6 +169,38 @@ class KeepTensor(Fixer):
             return None
         # apply innermost rewrites first: a rewritten math call contains the rewritten extraction
         return compose_rewrites(plan, rewrites, ctx)
+
+
+def _truth_only(call: cst.Call, ctx) -> cst.BaseExpression | None:
+    """``t`` for ``bool(t)`` (``t`` certainly a tensor) whose value is only ever tested by ``if`` or a
+    conditional expression, directly or through a name bound once: testing ``t`` itself is the same
+    truth test (and raises the same way for a tensor of several elements)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "bool" and len(call.args) == 1
+            and not call.args[0].star and call.args[0].keyword is None
+            and "bool" not in ctx.program.index.functions):
+        return None
+    inner = call.args[0].value
+    if not certain_tensor(inner, ctx):
+        return None
+    parent = ctx.parent(call)
+    if _tested(call, parent):
+        return inner
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)):
+        return None
+    name = parent.targets[0].target.value
+    function = ctx.enclosing_function(call)
+    if function is None:
+        return None
+    uses = [n for n in walk(function.body) if isinstance(n, cst.Name) and n.value == name
+            and n is not parent.targets[0].target]
+    if not uses or any(not _tested(n, ctx.parent(n)) for n in uses):
+        return None  # rebound, or used as a value
+    return inner
+
+
+def _tested(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    return isinstance(parent, (cst.If, cst.IfExp)) and parent.test is node
 
 
 def _extracted(call: cst.Call, ctx) -> cst.BaseExpression | None:

@@ -146,6 +146,10 @@ def cmd_rule(args: argparse.Namespace) -> int:
         print(f"dynalint: unknown rule {args.code!r} (rules: {codes})", file=sys.stderr)
         return EXIT_USAGE
     print(rule.documentation())
+    from dynalint.fixers.base import fixers_for
+
+    for fixer in fixers_for(rule.code):  # what each fix proves, refuses, and the hazards it leaves
+        print("#" + fixer.documentation())
     return EXIT_CLEAN
 
 

@@ -92,3 +92,24 @@ def test_exit_zero_keeps_remaining_findings_out_of_the_status(tmp_path, capsys):
     p.write_text(MODEL)
     code, _, err = fix(capsys, "--exit-zero", str(p))
     assert code == 0 and "2 remain" in err
+
+
+def test_a_refused_fix_says_why(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class M(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    y = x.sum()
+                else:
+                    y = x
+                return y
+    """))
+    code, _, err = fix(capsys, "--unsafe-fixes", str(p))
+    assert code == 1 and "fixed 0 issues" in err
+    assert "DYN101 fix refused (branch-to-where): the alternatives are not provably of one shape" in err
+    assert "DYN101 fix refused (branch-to-cond): `y` gets values of provably different shapes" in err

@@ -757,3 +757,15 @@ case("env-written", """
     def enable():
         os.environ["DYNALINT_DIFFERENTIAL_FLAG"] = "1"
 """, "[(torch.randn(2, 4),)]", None, target="M")
+case("keep-bool-tested", """
+    def f(values, valid):
+        denom = valid.sum().clamp(min=1)
+        has_signal = bool(values.abs().sum() > 0)
+        out = values.sum() / denom
+        return out if has_signal else out * 0
+""", "[(torch.randn(8), torch.ones(8)), (torch.zeros(4), torch.ones(4))]", "keep-tensor")
+case("keep-bool-used-as-value", """
+    def f(x):
+        flag = bool(x.sum() > 0)
+        return x * 2, flag
+""", FLOATS["f32"], None)

@@ -122,3 +122,17 @@ def test_hypothesis_inputs():
             assert not diffs, (values, dtype, diffs)
 
     check()
+
+
+def test_hazards_are_named_in_rule_output(capsys):
+    """Every hazard a case relies on is in `dynalint rule <code>` for the fixer's rule."""
+    from dynalint.cli import main
+
+    by_fixer = {f.name: f for f in all_fixers()}
+    for case in CASES:
+        if case.hazard is None:
+            continue
+        code = by_fixer[case.fixer].codes[0]
+        assert main(["rule", code]) == 0
+        out = capsys.readouterr().out
+        assert _norm(case.hazard) in _norm(out), (case.name, code)
