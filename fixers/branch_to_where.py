@@ -32,7 +32,8 @@ name bound in a branch and not merged is read nowhere else.
 Unsafe (hazards): both sides are computed for every input, so an error raised
 by the side not taken (an out-of-range index, a failed check) now raises, and
 a side whose derivative overflows without a singular op (a huge product) can
-still give a NaN gradient.
+still give a NaN gradient; a tensor that only the side not selected reads gets
+a zero gradient instead of ``None``.
 """
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ Unsafe (hazards): the config line is process-wide: every call of that function
 in compiled code is deferred, in other modules too, and also calls marked
 ``# noqa``; a call deferred past an op that raises is never made (its output
 is lost); in a module of torch's own package the added line runs while torch
-is still being imported (a circular import).
+is still being imported (a circular import); a printed tensor that requires
+grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
 
 ``logger.info(...)``-style methods of a ``logging.Logger`` cannot be reordered
 on torch 2.13, nor can the functions above when an argument is something else

@@ -39,7 +39,8 @@ dtype is not known, if it is an integer tensor, now takes part in float32
 arithmetic (an integer result becomes a float); a 0-d half-precision operand
 combined with the kept value is promoted to float32; ``math`` functions raise
 ``ValueError`` outside their domain (``math.log(0)``), where ``torch`` returns
-inf or NaN.
+inf or NaN; converting a tensor that requires grad to a Python number warned
+(``UserWarning``), the kept tensor no longer warns.
 """
 from __future__ import annotations
 

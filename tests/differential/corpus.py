@@ -334,7 +334,7 @@ case("cond-safe-cross-entropy", """
                 return torch.zeros((), dtype=logits.dtype)
             return loss
 """, "[(torch.randn(4, 3), torch.tensor([0, 1, 2, 1])), (torch.tensor([[nan, 1.0, 0.0]] * 2), torch.tensor([0, 1]))]",
-     "branch-to-cond", target="M")
+     "branch-to-cond", target="M", hazard="zero gradient instead of")
 case("cond-episode-tracker", """
     class M(nn.Module):
         def forward(self, rewards, returns, done):
@@ -377,7 +377,8 @@ case("keep-float-call", """
         def forward(self, x, w):
             m = float(w.mean())
             return x * m
-""", "[(torch.randn(4), torch.randn(3)), (torch.arange(4), torch.randn(3))]", "keep-tensor", target="M")
+""", "[(torch.randn(4), torch.randn(3)), (torch.arange(4), torch.randn(3))]", "keep-tensor", target="M",
+     hazard="no longer warns")
 case("keep-int-item-int-output", """
     class M(nn.Module):
         def forward(self, x, lengths):

@@ -31,14 +31,17 @@ def _example_cases():
                 continue  # what changes between calls is the point of those examples (tests/test_fixer_examples.py)
             target = ex.target or re.findall(r"^(?:def|class) (\w+)", ex.before_source, re.M)[-1]
             out.append(Case(f"example-{fixer.name}-{i}", ex.before_source, target, ex.inputs, fixer.name,
-                            init=ex.init, hazard=_example_hazard(fixer.name)))
+                            init=ex.init, hazard=_example_hazard(fixer.name, i)))
     return out
 
 
-def _example_hazard(name: str) -> str | None:
+def _example_hazard(name: str, index: int) -> str | None:
     """Examples whose rewrite shows a documented difference on their own inputs."""
-    return {"branch-to-cond": "zero gradient instead of", "python-state-to-buffer": "``named_buffers()``",
-            "skip-logging-while-compiling": "never emitted from compiled code"}.get(name)
+    return {("branch-to-cond", 0): "zero gradient instead of", ("branch-to-cond", 1): "zero gradient instead of",
+            ("branch-to-where", 3): "zero gradient instead of",
+            ("python-state-to-buffer", 0): "``named_buffers()``", ("python-state-to-buffer", 1): "``named_buffers()``",
+            ("skip-logging-while-compiling", 0): "never emitted from compiled code",
+            ("defer-logging", 0): "``CompiledFunctionBackward``"}.get((name, index))
 
 
 def _cases():
