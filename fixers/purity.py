@@ -25,7 +25,8 @@ RANDOM_OPS = frozenset({"rand", "randn", "randint", "rand_like", "randn_like", "
                         "dropout3d", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "rrelu",
                         "random", "uniform", "exponential", "geometric", "cauchy", "log_normal"})
 #: Modules whose functions are deterministic and out-of-place (except the names below).
-_PURE_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft", "math"})
+_PURE_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft",
+                           "math"})
 #: Functions of those modules that change global state, do I/O or check at run time.
 _EFFECTFUL = frozenset({"manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_grad_enabled",
                         "save", "load", "set_printoptions", "use_deterministic_algorithms", "set_num_threads",
