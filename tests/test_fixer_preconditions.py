@@ -35,13 +35,13 @@ REFUSALS = [
     """, "not provably of one dtype"),
     ("branch-to-where", """
         class M(nn.Module):
-            def forward(self, x, d):
-                if d.abs() > 0:
-                    y = x / d
+            def forward(self, v):
+                if v.min() > 0:
+                    y = v.sqrt()
                 else:
-                    y = x * 0  # an int x would make the sides differ in dtype: torch.cond refuses too
+                    y = v * 0  # an int v would make the sides differ in dtype: torch.cond refuses too
                 return y
-    """, "divides by a value that may be 0 on the side not taken"),
+    """, "`v.sqrt` can give inf or NaN on the side not taken"),
     ("branch-to-where", """
         class M(nn.Module):
             def forward(self, x, n):
