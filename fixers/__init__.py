@@ -19,6 +19,17 @@ FIXER_MODULES = (
 )
 
 
+#: When several fixers rewrite one rule code, the order they are tried in: the first that
+#: proves its preconditions wins.  Branch-free rewrites come first (they keep one graph
+#: and compute nothing twice that matters), ``torch.cond`` next, then the rewrites that
+#: move the decision or the check out of the graph.
+PREFERENCE: dict[str, tuple[str, ...]] = {
+    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
+    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction"),
+    "DYN105": ("defer-logging", "skip-logging-while-compiling"),
+}
+
+
 def load() -> None:
     for name in FIXER_MODULES:
         importlib.import_module(f"{__name__}.{name}")

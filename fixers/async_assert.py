@@ -12,17 +12,25 @@ After::
 ``torch._assert_async`` checks the condition inside the graph instead of
 branching on it in Python (measured on torch 2.13: no break, and a failing
 check raises).  Also applies to ``assert not <tensor>``, which breaks the graph
-where ``assert <tensor>`` does not.  Unsafe: the error becomes a
-``RuntimeError`` (not the original exception type), and on accelerators it is
-raised asynchronously, at a later synchronisation point.
+where ``assert <tensor>`` does not.
+
+Proves, or refuses: the condition is a tensor for certain; the message is a
+string literal (an f-string or a computed message would format tensors - which
+breaks the graph again - or be lost); the raised exception is a plain
+``Name`` or ``Name("literal")``.
+
+Unsafe (hazards): the error becomes a ``RuntimeError`` (not the original
+exception type, so an ``except ValueError`` no longer catches it); on
+accelerators it is raised asynchronously, at a later synchronisation point; an
+``assert`` rewritten this way still runs under ``python -O``.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import paren, tensor_condition, torch_name
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import paren, tensor_condition, use_torch
 
 
 @register
@@ -74,14 +82,16 @@ class AsyncAssert(Fixer):
 
     def plan(self, finding, ctx) -> FixPlan | None:
         stmt = finding.statement
-        torch = torch_name(ctx) or "torch"
+        plan = FixPlan("check the condition inside the graph with torch._assert_async (raises RuntimeError)",
+                       "unsafe")
+        torch = use_torch(plan, ctx)
         if isinstance(stmt, cst.If) and stmt.orelse is None:
             body = simple_statements(stmt.body)
             if len(body) != 1 or not isinstance(body[0], cst.Raise):
                 return None
             ok = _negated(stmt.test, ctx)
             if ok is None:
-                return None
+                raise Refused("the condition is not certainly a tensor")
             message = _message(body[0], ctx)
             new: cst.CSTNode = cst.parse_statement(f"{torch}._assert_async({ok}{message})")
             new = new.with_changes(leading_lines=stmt.leading_lines)
@@ -89,19 +99,17 @@ class AsyncAssert(Fixer):
         elif isinstance(stmt, cst.Assert):
             cond = tensor_condition(stmt.test, ctx)
             if cond is None:
-                return None
+                raise Refused("the condition is not certainly a tensor")
             message = ""
-            if stmt.msg is not None and isinstance(stmt.msg, (cst.SimpleString, cst.ConcatenatedString)):
+            if stmt.msg is not None:
+                if not _literal_string(stmt.msg):
+                    raise Refused("the message is not a string literal (it would format values, or be lost)")
                 message = f", {ctx.code(stmt.msg).strip()}"
             target = stmt
             new = cst.parse_expression(f"{torch}._assert_async({cond}{message})")
             new = cst.Expr(new)
         else:
             return None
-        plan = FixPlan(f"check the condition inside the graph with {torch}._assert_async (raises RuntimeError)",
-                       "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
         return plan.replace(target, new)
 
 
@@ -113,9 +121,16 @@ def _negated(test: cst.BaseExpression, ctx) -> str | None:
     return None if cond is None else f"~{paren(cond)}"
 
 
+def _literal_string(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(expr.evaluated_value, str)
+
+
 def _message(raise_stmt: cst.Raise, ctx) -> str:
+    """The message of ``raise E`` / ``raise E("literal")``; anything else is refused."""
     exc = raise_stmt.exc
-    if isinstance(exc, cst.Call) and exc.args and isinstance(exc.args[0].value, (cst.SimpleString,
-                                                                                  cst.ConcatenatedString)):
+    if isinstance(exc, (cst.Name, cst.Attribute)) or isinstance(exc, cst.Call) and not exc.args:
+        return ""
+    if isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None \
+            and not exc.args[0].star and _literal_string(exc.args[0].value):
         return f", {ctx.code(exc.args[0].value).strip()}"
-    return ""
+    raise Refused("the exception's message is not a string literal (it would format values, or be lost)")

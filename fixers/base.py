@@ -8,6 +8,12 @@ honest safety level:
 - ``unsafe``: the same results under stated assumptions (both branches can be
   computed, dtypes promote the same way, a value read once does not change...).
 
+A fixer proves its preconditions with the analysis (purity of what it moves or
+duplicates, shapes and dtypes of what it selects, tensor-ness that is certain)
+and raises :class:`Refused` with the precondition it could not prove; a plan
+is all or nothing.  What it cannot prove and still accepts is a *hazard*,
+named in its documentation (``reasoning``), which ``dynalint rule`` shows.
+
 Every fixer documents its rewrite with :class:`FixExample` pairs that the test
 suite checks three ways: the rewritten text, equal eager outputs on random
 inputs, and fewer graph breaks (or recompiles) under real Dynamo.
@@ -21,10 +27,20 @@ from typing import TYPE_CHECKING, ClassVar, Literal, Union
 import libcst as cst
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.fixing import FixContext
+    from dynalint.fixers.context import FixContext
     from dynalint.rules.base import Finding
 
 Safety = Literal["safe", "unsafe"]
+
+
+class Refused(Exception):
+    """A fixer declines a finding: ``reason`` names the precondition it could not prove."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
 
 
@@ -37,7 +53,9 @@ class FixPlan:
     module_statements: list[str] = field(default_factory=list)
     """Statements to add once at module level, after the imports (e.g. a Dynamo config line)."""
     imports: list[str] = field(default_factory=list)
-    """Import statements the rewrite needs (``import torch``), added if missing."""
+    """Modules the rewrite needs imported (``torch``), added if missing (see ``codegen.use_torch``)."""
+    fixer: str = ""
+    """The name of the fixer that made the plan (set by the fix engine)."""
 
     def replace(self, old: cst.CSTNode, new: Replacement) -> "FixPlan":
         self.replacements[id(old)] = (old, new)
@@ -109,4 +127,9 @@ def all_fixers() -> list[type[Fixer]]:
 
 
 def fixers_for(code: str) -> list[type[Fixer]]:
-    return [f for f in all_fixers() if code in f.codes]
+    """The fixers of a rule code, in the order they are tried (``fixers.PREFERENCE``)."""
+    from dynalint.fixers import PREFERENCE
+
+    found = [f for f in all_fixers() if code in f.codes]
+    order = PREFERENCE.get(code, ())
+    return sorted(found, key=lambda f: order.index(f.name) if f.name in order else len(order))

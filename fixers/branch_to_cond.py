@@ -20,13 +20,24 @@ After::
     y = torch.cond(x.sum() > 0, y_if_true, y_if_false, ())
 
 ``torch.cond`` keeps both branches in the graph and runs the one selected by
-the (0-d boolean) predicate, so branches may call modules and other functions
-that ``torch.where`` could not evaluate on both sides.  Used when the
-``torch.where`` rewrite does not apply.  Unsafe: ``torch.cond`` requires the
-predicate to be a single-element tensor, both branches to return tensors of the
-same shape and dtype, and the branches not to mutate inputs or other state
-(Dynamo rejects violations when tracing).  Values a branch returns unchanged
-are cloned, because a branch may not return an alias of its inputs.
+the (0-d boolean) predicate, so branches may call layers and run ops that
+``torch.where`` could not evaluate on both sides (a guarded ``sqrt``, a
+reduction against a full tensor).  Used when the ``torch.where`` rewrite does not
+apply.  Values a branch returns unchanged are cloned, because a branch may not
+return an alias of its inputs.
+
+Proves, or refuses: the predicate is a tensor for certain; the branches only
+bind names or return tensors, and every call in them is pure - torch functions
+and tensor methods that draw no random numbers and update nothing in place,
+and ``torch.nn`` layers without state or randomness (``Linear``, ``LayerNorm``,
+activations...): a ``print``, a random op, a ``BatchNorm`` (running statistics)
+or ``Dropout``, a call of the file's own functions or modules is refused; no
+shape provably differs.
+
+Unsafe (hazards): ``torch.cond`` differentiates both branches, so a parameter
+(or an input) used only in the branch not taken gets a zero gradient instead of
+``None`` (an optimizer with weight decay or momentum then still moves it); shapes
+or dtypes that differ in a way the analysis cannot see raise when Dynamo traces.
 """
 from __future__ import annotations
 
@@ -34,10 +45,12 @@ import libcst as cst
 
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.branches import (
     Unsupported,
     chain,
+    dtypes_may_match,
+    floating_names,
     check_augmented,
     names_around,
     next_statement,
@@ -47,7 +60,8 @@ from dynalint.fixers.branches import (
     statements,
     target_name,
 )
-from dynalint.fixers.codegen import paren, tensor_condition, torch_name
+from dynalint.fixers.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.purity import impurity
 
 
 @register
@@ -149,8 +163,10 @@ class BranchToCond(Fixer):
             return None
         pred = tensor_condition(conds[0], ctx)
         function = ctx.enclosing_function(node)
-        if pred is None or function is None:
+        if function is None:
             return None
+        if pred is None:
+            raise Refused("the condition is not certainly a tensor")
         try:
             then_stmts = statements(bodies[0])
             else_stmts = statements(else_body) if else_body is not None else None
@@ -159,11 +175,14 @@ class BranchToCond(Fixer):
                     _check(small, ctx)
         except Unsupported:
             return None
-        torch = torch_name(ctx) or "torch"
+        for stmts in (then_stmts, else_stmts or []):
+            for _, small in stmts:
+                reason = impurity(small.value, ctx) if small.value is not None else None
+                if reason is not None:
+                    raise Refused(f"a branch is not pure under torch.cond: {reason}")
         returns = any(isinstance(s, cst.Return) for _, s in then_stmts + (else_stmts or []))
-        plan = FixPlan(f"run the branches under {torch}.cond (both stay in the graph)", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
+        plan = FixPlan("run the branches under torch.cond (both stay in the graph)", "unsafe")
+        torch = use_torch(plan, ctx)
         taken: set[str] = set()
         if returns:
             if not then_stmts or not isinstance(then_stmts[-1][1], cst.Return):
@@ -180,8 +199,10 @@ class BranchToCond(Fixer):
                 return None
             if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
                 return None
-            if not same_shape(ctx, then_stmts[-1][1].value, else_stmts[-1][1].value, strict=False):
-                return None
+            returned = [then_stmts[-1][1].value, else_stmts[-1][1].value]
+            if not same_shape(ctx, *returned, strict=False) or not dtypes_may_match(
+                    ctx, *returned, floating=floating_names(node, ctx)):
+                raise Refused("the branches return values of provably different shapes or dtypes")
             base = "result"
             lines = self._functions(ctx, function, base, [then_stmts, else_stmts], None, taken)
             if lines is None:
@@ -204,8 +225,10 @@ class BranchToCond(Fixer):
                 values = [s.value for b in branches for _, s in b if target_name(s) == n]
                 kept = None if else_stmts is not None and all(any(target_name(s) == n for _, s in b)
                                                               for b in branches) else n
-                if not same_shape(ctx, *resolved(values, branches), fallback=kept, strict=False):
-                    return None
+                alternatives = resolved(values, branches)
+                if not same_shape(ctx, *alternatives, fallback=kept, strict=False) or not dtypes_may_match(
+                        ctx, *alternatives, fallback=kept, floating=floating_names(node, ctx)):
+                    raise Refused(f"`{n}` gets values of provably different shapes or dtypes")
             if else_stmts is None:
                 branches.append([])
             result = self._functions(ctx, function, merged[0], branches, merged, taken)
@@ -245,7 +268,7 @@ class BranchToCond(Fixer):
 
 def _check(small: cst.CSTNode, ctx) -> None:
     """Branches may bind names and return values; nothing else (no stores into objects, no
-    expression statements, no in-place ops)."""
+    expression statements).  Their values' purity is checked by the caller."""
     if isinstance(small, cst.Return):
         if small.value is None:
             raise Unsupported
@@ -259,11 +282,8 @@ def _check(small: cst.CSTNode, ctx) -> None:
         value = small.value
     else:
         raise Unsupported
-    for n in walk(value):
-        if isinstance(n, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr)):
-            raise Unsupported
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value.endswith("_"):
-            raise Unsupported  # in-place op
+    if value is None:
+        raise Unsupported
 
 
 def _return_value(value: cst.BaseExpression, mapping: dict[str, str], ctx) -> str:

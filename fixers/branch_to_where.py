@@ -14,19 +14,33 @@ After::
     y = torch.where(x.sum() > 0, y_then, y_else)
 
 Both sides are computed and the result is selected elementwise, so the graph
-has no branch.  Unsafe: the rewrite assumes both sides can be computed for
-every input (no error in the branch not taken), that they have the same shape
-and dtype (``torch.where`` broadcasts and promotes), and that gradients through
-the side not taken are finite (a ``nan`` there still poisons the gradient).
-Side-effect-free code only: branches may bind names from tensor expressions or
-``return`` them; calls of modules, functions of the file, in-place or random
-ops are left alone.
+has no branch.
+
+Proves, or refuses: the condition is a tensor for certain (not an unannotated
+parameter the analysis only takes for one) and pure (no walrus: it is read
+after the branches run, which bind only fresh names); the branches only
+bind names or return, with pure values (no random, in-place, I/O or unknown
+calls, no module calls); every selected pair has provably the same shape (the
+same tensor's shape, or both 0-d: never a reduction against a full tensor, never
+a Python number) and the same dtype (an ``int`` literal on one side and a
+``float`` on the other would promote); no side evaluates an op that is singular
+on part of its domain (a division by a non-literal, ``sqrt``, ``log``, ``exp``,
+a non-integer power...), because under ``torch.where`` the side a guard kept
+from running is evaluated too, and its inf/NaN turns the gradient into NaN; a
+name bound in a branch and not merged is read nowhere else.
+
+Unsafe (hazards): both sides are computed for every input, so an error raised
+by the side not taken (an out-of-range index, a failed check) now raises, and
+a side whose derivative overflows without a singular op (a huge product) can
+still give a NaN gradient; a tensor that only the side not selected reads gets
+a zero gradient instead of ``None``.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.analysis.syntax import walk
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.branches import (
     Unsupported,
     branch_tag,
@@ -36,12 +50,16 @@ from dynalint.fixers.branches import (
     next_statement,
     renamed_assignment,
     resolved,
+    floating_names,
+    same_dtype,
     same_shape,
+    singular_op,
     statements,
     target_name,
-    tensor_or_number,
 )
-from dynalint.fixers.codegen import is_pure, rename, tensor_condition, torch_name
+from dynalint.fixers.codegen import rename, tensor_condition, use_torch
+from dynalint.fixers.purity import impurity
+
 
 @register
 class BranchToWhere(Fixer):
@@ -86,7 +104,7 @@ class BranchToWhere(Fixer):
                     elif h.min() < -2.0:
                         return torch.nn.functional.gelu(h)
                     else:
-                        return torch.relu(h)
+                        return torch.sigmoid(h)
             """,
             after="""
                 import torch
@@ -94,7 +112,7 @@ class BranchToWhere(Fixer):
                 @torch.compile
                 def pick(h):
                     spread = h.std()
-                    return torch.where(spread > 1.5, torch.tanh(h), torch.where(h.min() < -2.0, torch.nn.functional.gelu(h), torch.relu(h)))
+                    return torch.where(spread > 1.5, torch.tanh(h), torch.where(h.min() < -2.0, torch.nn.functional.gelu(h), torch.sigmoid(h)))
             """,
             inputs="[(torch.randn(8),), (torch.randn(8) * 3,), (torch.randn(8) - 2,)]",
         ),
@@ -126,7 +144,7 @@ class BranchToWhere(Fixer):
                 @torch.compile
                 def safe_loss(loss, logits):
                     if torch.isnan(loss) or torch.isinf(loss):
-                        return torch.zeros((), dtype=logits.dtype)
+                        return torch.zeros_like(loss)
                     return loss
             """,
             after="""
@@ -134,7 +152,7 @@ class BranchToWhere(Fixer):
 
                 @torch.compile
                 def safe_loss(loss, logits):
-                    return torch.where(torch.isnan(loss) | torch.isinf(loss), torch.zeros((), dtype=logits.dtype), loss)
+                    return torch.where(torch.isnan(loss) | torch.isinf(loss), torch.zeros_like(loss), loss)
             """,
             inputs="[(torch.tensor(0.5), torch.randn(3)), (torch.tensor(float('nan')), torch.randn(3))]",
         ),
@@ -165,22 +183,19 @@ class BranchToWhere(Fixer):
             if isinstance(parent, cst.IfExp) and parent.test is finding.node:
                 return self._plan_ifexp(parent, ctx)
         except Unsupported:
-            return None
+            return None  # a statement shape the rewrite does not handle (torch.cond may)
         return None
 
     # ------------------------------------------------------------------ a if c else b
     def _plan_ifexp(self, node: cst.IfExp, ctx) -> FixPlan | None:
-        cond = tensor_condition(node.test, ctx)
-        if cond is None or not (is_pure(node.body, ctx) and is_pure(node.orelse, ctx)):
-            return None
-        if not tensor_or_number(ctx, node.body, node.orelse):
-            return None
-        torch = torch_name(ctx) or "torch"
+        cond = _condition(node.test, ctx)
+        for side in (node.body, node.orelse):
+            _check_value(side, ctx)
+        _check_selection(ctx, node, [node.body, node.orelse])
+        plan = FixPlan("select with torch.where instead of a conditional expression", "unsafe")
+        torch = use_torch(plan, ctx)
         code = f"{torch}.where({cond}, {ctx.code(node.body).strip()}, {ctx.code(node.orelse).strip()})"
         new = cst.parse_expression(code).with_changes(lpar=node.lpar, rpar=node.rpar)
-        plan = FixPlan(f"select with {torch}.where instead of a conditional expression", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
         return plan.replace(node, new)
 
     # ------------------------------------------------------------------ if / elif / else
@@ -192,20 +207,16 @@ class BranchToWhere(Fixer):
             if pv is None or pv.is_tensor:
                 return None  # the outer `if` is rewritten as a whole
         conds, bodies, else_body = chain(node)
-        cond_codes = [tensor_condition(c, ctx) for c in conds]
-        if any(c is None for c in cond_codes):
-            return None
         branches = [statements(b) for b in bodies]
         else_stmts = statements(else_body) if else_body is not None else None
         for stmts in branches + ([else_stmts] if else_stmts is not None else []):
             for _, small in stmts:
                 _check_statement(small, ctx)
-        torch = torch_name(ctx) or "torch"
+        cond_codes = [_condition(c, ctx) for c in conds]
         ends_in_return = [bool(s) and isinstance(s[-1][1], cst.Return) for s in branches]
         any_return = any(isinstance(small, cst.Return) for s in branches + [else_stmts or []] for _, small in s)
         plan = FixPlan("", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
+        torch = use_torch(plan, ctx)
         if any_return:
             if not all(ends_in_return):
                 return None
@@ -252,10 +263,11 @@ class BranchToWhere(Fixer):
                 return None
             results.append(rename(ret.value, mapping))
         returned = [s[-1][1].value for s in branches]
-        if not tensor_or_number(ctx, *returned):
-            return None
-        if not all(isinstance(r, cst.Tuple) for r in returned) and not same_shape(ctx, *returned, strict=True):
-            return None
+        if all(isinstance(r, cst.Tuple) for r in returned) and len({len(r.elements) for r in returned}) == 1:
+            for k in range(len(returned[0].elements)):
+                _check_selection(ctx, node, [resolved([r.elements[k].value], branches)[0] for r in returned])
+        else:
+            _check_selection(ctx, node, resolved(returned, branches))
         codes = [ctx.code(r).strip() for r in results]
         tuples = [r for r in results if isinstance(r, cst.Tuple)]
         if tuples and len(tuples) == len(results) and len({len(t.elements) for t in tuples}) == 1:
@@ -280,14 +292,14 @@ class BranchToWhere(Fixer):
         if not names:
             return None
         before, after = names_around(node, function)
+        elsewhere = _names_read_outside(node, function)
         merged = []
         for n in names:
             in_all = else_stmts is not None and all(n in a for a in assigned)
             if in_all or n in before:
                 merged.append(n)
-            elif n in after:
-                return None  # unbound on some path in the original
-        merged_set = set(merged)
+            elif n in after or n in elsewhere:
+                raise Refused(f"`{n}` is bound on some paths only and read elsewhere")
         taken: set[str] = set()
         lines: list[cst.BaseStatement] = []
         finals: list[dict[str, str]] = []
@@ -297,21 +309,17 @@ class BranchToWhere(Fixer):
             for line, small in stmts:
                 if isinstance(small, cst.Pass):
                     continue
-                new_line, mapping = renamed_assignment(line, small, mapping, tag, ctx, function, taken,
-                                                        target_name(small) in merged_set)
+                new_line, mapping = renamed_assignment(line, small, mapping, tag, ctx, function, taken, True)
                 lines.append(new_line)
             finals.append(mapping)
         values_by_name = {n: [] for n in merged}
         for stmts in all_branches:
             for _, small in stmts:
                 if not isinstance(small, cst.Pass) and target_name(small) in values_by_name:
-                    values_by_name[target_name(small)].append(small.value)
+                    values_by_name[target_name(small)].append(_effective_value(small))
         for n in merged:
-            if not tensor_or_number(ctx, *values_by_name[n]):
-                return None
-            fallback = None if all(n in a for a in assigned) and else_stmts is not None else n
-            if not same_shape(ctx, *resolved(values_by_name[n], all_branches), fallback=fallback, strict=True):
-                return None
+            kept = not (all(n in a for a in assigned) and else_stmts is not None)
+            _check_selection(ctx, node, resolved(values_by_name[n], all_branches), n if kept else None)
         hoist = len(merged) > 1
         cond_names = conds
         if hoist:
@@ -331,16 +339,63 @@ class BranchToWhere(Fixer):
 # --------------------------------------------------------------------------- helpers
 
 
+_BINARY = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+           cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+           cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.BitAndAssign: cst.BitAnd,
+           cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor}
 
 
+def _effective_value(small: cst.CSTNode) -> cst.BaseExpression:
+    """The value a statement binds: ``x + v`` for ``x += v``."""
+    if isinstance(small, cst.AugAssign):
+        return cst.BinaryOperation(left=small.target, operator=_BINARY[type(small.operator)](), right=small.value)
+    return small.value
+
+
+def _condition(test: cst.BaseExpression, ctx) -> str:
+    """The condition as a boolean tensor expression, when it is certainly a tensor and pure."""
+    cond = tensor_condition(test, ctx)
+    if cond is None:
+        raise Refused("the condition is not certainly a tensor")
+    reason = impurity(test, ctx)
+    if reason is not None:
+        raise Refused(f"the condition is evaluated at another point and is not pure: {reason}")
+    return cond
+
+
+def _check_value(value: cst.BaseExpression, ctx) -> None:
+    """A side of the selection is evaluated for every input: pure, and no singular op."""
+    reason = impurity(value, ctx)
+    if reason is not None:
+        raise Refused(f"both sides would be evaluated and one is not pure: {reason}")
+    singular = singular_op(value)
+    if singular is not None:
+        raise Refused(f"both sides would be evaluated: {singular} on the side not taken (NaN gradient)")
+
+
+def _check_selection(ctx, node: cst.CSTNode, values, fallback: str | None = None) -> None:
+    """The alternatives ``torch.where`` selects between have one shape and one dtype."""
+    if not same_shape(ctx, *values, fallback=fallback, strict=True):
+        raise Refused("the alternatives are not provably of one shape (torch.where would broadcast)")
+    if not same_dtype(ctx, *values, fallback=fallback, floating=floating_names(node, ctx)):
+        raise Refused("the alternatives are not provably of one dtype (torch.where would promote)")
+
+
+def _names_read_outside(node: cst.CSTNode, function: cst.FunctionDef | None) -> set[str]:
+    """Names read in the function outside ``node`` (before it too: a loop reads them again)."""
+    if function is None:
+        return set()
+    inside = {id(n) for n in walk(node)}
+    return {n.value for n in walk(function.body) if isinstance(n, cst.Name) and id(n) not in inside}
 
 
 def _check_statement(small: cst.CSTNode, ctx) -> None:
     if isinstance(small, cst.Pass):
         return
     if isinstance(small, cst.Return):
-        if small.value is None or not is_pure(small.value, ctx):
+        if small.value is None:
             raise Unsupported
+        _check_value(small.value, ctx)
         return
     if isinstance(small, cst.Assign):
         if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
@@ -352,14 +407,7 @@ def _check_statement(small: cst.CSTNode, ctx) -> None:
             raise Unsupported
     else:
         raise Unsupported
-    if not is_pure(small.value, ctx):
-        raise Unsupported
-
-
-
-
-
-
+    _check_value(small.value, ctx)
 
 
 def _nested_where(torch: str, conds: list[str], values: list[str]) -> str:

@@ -1,53 +1,11 @@
-"""Shared helpers of the fixers: purity of expressions, renaming, tensor conditions."""
+"""Shared helpers of the fixers: renaming, the torch import, certain tensor conditions, masked means."""
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis import knowledge as K
 from dynalint.analysis.syntax import dotted_name, walk
+from dynalint.analysis.dataflow import annotation_value
 from dynalint.analysis.values import Kind
-
-#: torch functions and tensor methods that draw random numbers: evaluating them on
-#: both sides of a branch would change the random stream.
-RANDOM_OPS = frozenset({"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
-                        "bernoulli", "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d",
-                        "dropout3d", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "rrelu"})
-_PURE_BUILTINS = frozenset({"float", "int", "abs", "min", "max", "len", "tuple", "range", "round"})
-
-
-def is_pure(expr: cst.CSTNode, ctx) -> bool:
-    """Whether evaluating ``expr`` has no side effects and does not consume random numbers:
-    literals, names, attributes, arithmetic, indexing, and calls of non-random, out-of-place
-    torch functions and tensor methods."""
-    for node in walk(expr):
-        if isinstance(node, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr, cst.ListComp, cst.GeneratorExp,
-                             cst.DictComp, cst.SetComp)):
-            return False
-        if isinstance(node, cst.Call) and not _pure_call(node, ctx):
-            return False
-    return True
-
-
-def _pure_call(call: cst.Call, ctx) -> bool:
-    func = call.func
-    q = ctx.program.index.resolve_expr(func)
-    if q is not None:
-        last = q.rsplit(".", 1)[-1]
-        module = q.rsplit(".", 1)[0]
-        if last.endswith("_") or last in RANDOM_OPS:
-            return False
-        return module in ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "math")
-    if isinstance(func, cst.Name):
-        return func.value in _PURE_BUILTINS and func.value not in ctx.program.index.functions
-    if isinstance(func, cst.Attribute):
-        recv = ctx.value(func.value)
-        name = func.attr.value
-        if recv is None or recv.kind is not Kind.TENSOR:
-            return False
-        if name.endswith("_") or name in RANDOM_OPS or name in K.SCALAR_METHODS:
-            return False
-        return name in K.TENSOR_METHODS or name in K.SIZE_METHODS or name in K.PYTHON_METHODS
-    return False
 
 
 class _Rename(cst.CSTTransformer):
@@ -107,10 +65,79 @@ def tensor_condition(expr: cst.BaseExpression, ctx) -> str | None:
         inner = tensor_condition(expr.expression, ctx)
         return None if inner is None else f"~{paren(inner)}"
     v = ctx.value(expr)
-    if v is None or not v.is_tensor:
+    if v is None or not v.is_tensor or not certain_tensor(expr, ctx):
         return None
     code = ctx.code(expr).strip()
     return code if v.is_bool else f"{paren(code)} != 0"
+
+
+def certain_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    """Whether ``expr`` is a tensor for certain, not by a guess: the analysis takes an unannotated
+    parameter of ``forward`` for a tensor, which is right for a linter's precision but not proof
+    enough for a rewrite (``if n > 0`` on an ``int`` parameter ``n`` is a Python branch).  Certain:
+    the result of a tensor operation (a call, method or indexing on a tensor), a parameter annotated
+    as a tensor, a module attribute that is a tensor, or an operation with a certain tensor operand."""
+    v = ctx.value(expr)
+    if v is None or v.kind is not Kind.TENSOR:
+        return False
+    if isinstance(expr, cst.Call):
+        return True  # a torch function or tensor method returned a tensor
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        base = expr.value
+        bv = ctx.value(base)
+        return bv is not None and (bv.kind is not Kind.TENSOR or certain_tensor(base, ctx))
+    if isinstance(expr, cst.Name):
+        return _certain_name(expr, ctx)
+    if isinstance(expr, cst.UnaryOperation):
+        return certain_tensor(expr.expression, ctx)
+    if isinstance(expr, cst.BinaryOperation):
+        return certain_tensor(expr.left, ctx) or certain_tensor(expr.right, ctx)
+    if isinstance(expr, cst.Comparison):
+        return certain_tensor(expr.left, ctx) or any(certain_tensor(c.comparator, ctx)
+                                                     for c in expr.comparisons)
+    if isinstance(expr, cst.BooleanOperation):
+        return certain_tensor(expr.left, ctx) and certain_tensor(expr.right, ctx)
+    return False
+
+
+def _certain_name(name: cst.Name, ctx) -> bool:
+    """A name is certain when it is not a parameter (the analysis bound it to a tensor operation's
+    result) or when it is a parameter annotated as a tensor."""
+    function = ctx.enclosing_function(name)
+    if function is None:
+        return True
+    p = function.params
+    for prm in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if prm.name.value == name.value:
+            if prm.annotation is None:
+                return False
+            v = annotation_value(ctx.program, prm.annotation.annotation)
+            return v is not None and v.kind is Kind.TENSOR and not _rebound(name.value, function)
+    return True
+
+
+def _rebound(name: str, function: cst.FunctionDef) -> bool:
+    return any(isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign))
+               and isinstance(n.target, cst.Name)
+               and n.target.value == name for n in walk(function.body))
+
+
+def use_torch(plan, ctx) -> str:
+    """How the rewrite refers to ``torch``; records ``import torch`` on the plan when the module
+    does not import it as a module (the fix engine adds it with libcst's ``AddImportsVisitor``)."""
+    name = torch_name(ctx)
+    if name is None:
+        if "torch" not in plan.imports:
+            plan.imports.append("torch")
+        return "torch"
+    return name
+
+
+def masked_mean(masked: str, mask: str, base: str) -> str:
+    """The mean of the selected elements, as ``(torch.where(mask, x, 0) / count).sum()``: dividing
+    before summing keeps a half-precision sum of large values from overflowing where the mean of the
+    selection does not; an empty selection gives NaN (0 / 0), as the mean of an empty tensor does."""
+    return f"({masked} / {paren(mask)}.expand_as({paren(base)}).sum()).sum()"
 
 
 def resolves_to(ctx, node: cst.CSTNode, qualname: str) -> bool:
@@ -141,7 +168,8 @@ def name_of(node: cst.CSTNode) -> str | None:
     return dotted_name(node)
 
 
-def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx, force_reshape: bool = False) -> str:
+def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx,
+                   force_reshape: bool = False) -> str:
     """``mask`` (which selects leading dimensions of ``base``, as in ``base[mask]``) as an expression
     that broadcasts over ``base``."""
     m = ctx.code(mask).strip()

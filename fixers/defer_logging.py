@@ -6,8 +6,19 @@ with the function in ``torch._dynamo.config.reorderable_logging_functions`` it
 records the call, finishes the graph, and makes the call afterwards with the same
 arguments - the output is kept and the graph does not break (measured on torch
 2.13: ``print("y:", y.sum())`` then no longer breaks).  The fix adds that line once
-at module level.  Safe: the same values are printed, after the graph runs
-rather than in the middle of it.
+at module level.  The same values are printed, after the graph runs rather
+than in the middle of it.
+
+Proves, or refuses: Dynamo can reorder the call (its arguments are tensors,
+constants or format strings); no tensor the call prints is updated in place
+later in the function (the deferred call would print the updated value).
+
+Unsafe (hazards): the config line is process-wide: every call of that function
+in compiled code is deferred, in other modules too, and also calls marked
+``# noqa``; a call deferred past an op that raises is never made (its output
+is lost); in a module of torch's own package the added line runs while torch
+is still being imported (a circular import); a printed tensor that requires
+grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
 
 ``logger.info(...)``-style methods of a ``logging.Logger`` cannot be reordered
 on torch 2.13, nor can the functions above when an argument is something else
@@ -22,8 +33,9 @@ import libcst as cst
 
 from dynalint.analysis.events import CallEvent
 
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import torch_name
+from dynalint.analysis.syntax import root_name, walk
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import use_torch
 from dynalint.rules.unsupported_calls import _LOGGER_METHODS, _LOGGING_FUNCTIONS, _is_logger, reorderable_arguments
 
 _REORDERABLE = {"builtins.print", "warnings.warn"} | {f"logging.{f}" for f in _LOGGING_FUNCTIONS}
@@ -38,7 +50,7 @@ def _call_event(finding, ctx):
 class DeferLogging(Fixer):
     name = "defer-logging"
     codes = ("DYN105",)
-    safety = "safe"
+    safety = "unsafe"
     summary = "Let Dynamo defer `print`/`logging.*`/`warnings.warn` to after the graph (output kept)."
     reasoning = __doc__ or ""
     EXAMPLES = [
@@ -101,14 +113,45 @@ class DeferLogging(Fixer):
         ev = _call_event(finding, ctx)
         if ev is None or not reorderable_arguments(ev):
             return None  # Dynamo would refuse to reorder it
-        torch = torch_name(ctx)
+        updated = _updated_later(call, ctx)
+        if updated is not None:
+            raise Refused(f"`{updated}` is updated in place after the call: the deferred call would print the "
+                          "new value")
         plan = FixPlan(f"let Dynamo run `{ctx.code(call.func).strip()}` after the graph "
-                       "(torch._dynamo.config.reorderable_logging_functions)", "safe")
-        if torch is None:
-            plan.imports.append("import torch")
+                       "(torch._dynamo.config.reorderable_logging_functions; process-wide)", "unsafe")
+        torch = use_torch(plan, ctx)
         plan.module_statements.append(
-            f"{torch or 'torch'}._dynamo.config.reorderable_logging_functions.add({ctx.code(call.func).strip()})")
+            f"{torch}._dynamo.config.reorderable_logging_functions.add({ctx.code(call.func).strip()})")
         return plan
+
+
+def _updated_later(call: cst.Call, ctx) -> str | None:
+    """A name the call's arguments read that code after it (in the function) updates in place."""
+    function = ctx.enclosing_function(call)
+    if function is None:
+        return None
+    read = {n.value for a in call.args for n in walk(a.value) if isinstance(n, cst.Name)}
+    seen = False
+    inside = {id(n) for n in walk(call)}
+    for n in walk(function.body):
+        if id(n) == id(call):
+            seen = True
+            continue
+        if not seen or id(n) in inside:
+            continue
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value.endswith("_"):
+            root = root_name(n.func.value)
+            if root in read:
+                return root
+        if isinstance(n, cst.Call) and any(a.keyword is not None and a.keyword.value == "out" for a in n.args):
+            return next((root_name(a.value) for a in n.args if a.keyword is not None and a.keyword.value == "out"
+                         and root_name(a.value) in read), None)
+        if isinstance(n, cst.AugAssign) and root_name(n.target) in read:
+            return root_name(n.target)
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, (cst.Subscript, cst.Attribute)) \
+                and root_name(n.target) in read:
+            return root_name(n.target)
+    return None
 
 
 @register
@@ -165,14 +208,12 @@ class SkipLoggingWhileCompiling(Fixer):
         line = ctx.statement_line(stmt)
         if not isinstance(line, cst.SimpleStatementLine):
             return None
-        torch = torch_name(ctx) or "torch"
+        plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
+                       "from compiled code)", "unsafe")
+        torch = use_torch(plan, ctx)
         guarded = cst.If(
             test=cst.parse_expression(f"not {torch}.compiler.is_compiling()"),
             body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]),
             leading_lines=line.leading_lines,
         )
-        plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
-                       "from compiled code)", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
         return plan.replace(line, guarded)

@@ -28,10 +28,14 @@ the variable changes, and an unguarded one (``os.getenv(k, default)``, or
 the first value, so compiled and eager code disagree.  Reading the variable once
 at import makes both agree and leaves one constant for Dynamo to guard.
 
-Unsafe: the value is fixed when the module is imported, so a variable set or
-changed after the import is no longer seen, in eager mode too.  Not applied
-when the module itself writes the environment (``os.environ[k] = ...``,
-``os.putenv``...), nor when the key or default is not a literal.
+Proves, or refuses: the read cannot raise (``os.environ.get``, ``os.getenv``,
+``k in os.environ``; ``os.environ[k]`` raises ``KeyError`` when ``k`` is unset,
+and read at import it would raise even where the original only read it on a
+rare path); the key and default are literals; the module itself never writes
+the environment (``os.environ[k] = ...``, ``os.putenv``...).
+
+Unsafe (hazards): the value is fixed when the module is imported, so a variable
+set or changed after the import is no longer seen, in eager mode too.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ import re
 import libcst as cst
 
 from dynalint.analysis.syntax import single_index, walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 
 _READERS = ("os.environ.get", "os.getenv")
 _WRITERS = frozenset({"os.putenv", "os.unsetenv", "os.environ.update", "os.environ.setdefault", "os.environ.pop",
@@ -91,12 +95,18 @@ class EnvReadOnce(Fixer):
 
     def plan(self, finding, ctx) -> FixPlan | None:
         node = finding.node
+        parts = single_index(node)
+        if parts is not None and ctx.program.index.resolve_expr(parts[0]) == "os.environ":
+            raise Refused("`os.environ[key]` raises KeyError when the key is unset: read at import, it would raise "
+                          "where the original did not")
         read = _env_read(node, ctx)
-        if read is None or _writes_environment(ctx):
+        if read is None:
             return None
+        if _writes_environment(ctx):
+            raise Refused("the module writes the environment")
         name = _constant_name(read, ctx)
         if name is None:
-            return None
+            raise Refused("the same key is read in several forms, or the constant's name is taken")
         code = ctx.code(node).strip()
         plan = FixPlan(f"read `{read[0]}` once at import time (a later change of the variable is no longer "
                        "seen, in eager mode too)", "unsafe")

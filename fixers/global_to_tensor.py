@@ -27,12 +27,19 @@ After::
 Dynamo bakes a Python global into the graph and guards on its value, so each
 new value recompiles.  A tensor global is a graph input instead: updating it in
 place changes the data, not the object, and nothing recompiles.  Floats are
-kept in float64 (ints in int64) so arithmetic matches Python's.  Applied when
-the global starts as a number literal, every change is an assignment or
-augmented assignment in a function declaring it ``global``, and every read in
-compiled code ends in tensor arithmetic.  Unsafe: code outside compiled
-functions (a training loop, another file importing it) that reads the global
-now sees a 0-d tensor instead of a Python number.
+kept in float64 (ints in int64) so arithmetic matches Python's.
+
+Proves, or refuses: the global starts as a number literal; every change is an
+assignment or augmented assignment in a function declaring it ``global``; an
+``int`` global is only ever given integers (literals, ``int(...)``, sizes:
+``fill_(0.5)`` into an int64 tensor would store 0); every read in compiled code ends in tensor arithmetic,
+never a plain alias (``saved = rate`` would follow the in-place updates, and
+``rate = saved`` would restore nothing); nothing outside compiled code reads it.
+
+Unsafe (hazards): code outside compiled functions (a training loop, another
+file importing it) that reads the global now sees a 0-d tensor instead of a
+Python number; a 0-d float tensor (a loss) combined with a float64 global is
+promoted to float64, where the Python float kept its dtype.
 """
 from __future__ import annotations
 
@@ -40,8 +47,9 @@ import libcst as cst
 
 from dynalint.analysis.events import GlobalReadEvent
 from dynalint.analysis.syntax import root_name, walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import number_dtype, torch_name
+from dynalint.analysis.values import Kind
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import number_dtype, use_torch
 from dynalint.fixers.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
@@ -110,23 +118,37 @@ class GlobalToTensor(Fixer):
         if definition is None:
             return None
         line, assign, dtype = definition
-        torch = torch_name(ctx) or "torch"
         plan = FixPlan(f"keep `{name}` in a 0-d tensor updated in place (code outside compiled functions now "
                        "sees a tensor)", "unsafe")
+        torch = use_torch(plan, ctx)
         rewrites: dict = {}
         try:
             writes = _writes(name, ctx)
             _check_reads(name, writes, ctx, torch, rewrites)
         except NotTensorFlow:
             return None
+        if dtype == "long":
+            for stmt, _ in writes:
+                if not _int_valued(stmt.value, ctx):
+                    raise Refused(f"`{name}` starts as an int and `{code_of(stmt)}` may store a float "
+                                  "(an int64 tensor would truncate it)")
         value = code_of(assign.value)
         plan.replace(line, line.with_changes(body=[assign.with_changes(
             value=cst.parse_expression(f"{torch}.tensor({value}, dtype={torch}.{dtype})"))]))
         for stmt, new in writes:
             plan.replace(stmt, new)
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
         return compose_rewrites(plan, rewrites, ctx) if rewrites else plan
+
+
+def _int_valued(value: cst.BaseExpression, ctx) -> bool:
+    """An integer literal, ``int(...)``, or a size: what an int64 tensor stores exactly."""
+    if number_dtype(value) == "long":
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "int" \
+            and "int" not in ctx.program.index.functions:
+        return True
+    v = ctx.value(value)
+    return v is not None and v.kind is Kind.SIZE
 
 
 def _definition(name: str, ctx):
@@ -162,6 +184,9 @@ def _writes(name: str, ctx) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
                                                                                     "copy_"):
                 if name not in fn.local_names:
                     raise NotTensorFlow  # a method call on the global (append, update...)
+            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name) and n.value.value == name \
+                    and name not in fn.local_names:
+                raise Refused(f"`{code_of(n)}` aliases the global (it would follow the in-place updates)")
             if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Del)):
                 targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [
                     getattr(n, "target", None)]

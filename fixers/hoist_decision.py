@@ -33,6 +33,14 @@ Unsafe: the decision is computed at entry (as the condition only reads the
 arguments, its value is the same), and the public name is now an eager wrapper:
 code that reaches into the compiled object (``step._torchdynamo_orig_callable``)
 finds the wrapper instead.
+
+Proves, or refuses: the tests are pure and read only arguments never
+reassigned; every statement before a hoisted test is a pure assignment (an
+in-place update of the tested tensor, or any call that could make one, would
+change the decision computed at entry); no compiled code of the file calls the
+function (the eager wrapper would only move the break into the caller).
+
+Hazards: a compiled caller in another file still breaks at the wrapper.
 """
 from __future__ import annotations
 
@@ -40,8 +48,9 @@ import libcst as cst
 
 from dynalint.analysis.events import ConditionEvent
 from dynalint.analysis.syntax import walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import is_pure, torch_name
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import use_torch
+from dynalint.fixers.purity import impurity, is_pure
 
 
 @register
@@ -105,9 +114,16 @@ class HoistDecision(Fixer):
             if not isinstance(before, cst.SimpleStatementLine) or any(
                     isinstance(n, (cst.Return, cst.Raise)) for n in walk(before)):
                 return None
+            reason = _effect(before, ctx)
+            if reason is not None:
+                raise Refused(f"a statement before the test may change what it reads: {reason}")
         tests = _hoistable_tests(stmt, function, names, ctx)
         if not tests:
             return None
+        for compiled in ctx.program.compiled:
+            if compiled.node is not function and any(
+                    isinstance(n, cst.Name) and n.value == function.name.value for n in walk(compiled.node)):
+                raise Refused(f"compiled code calls `{function.name.value}`: the eager wrapper would move the break")
         compiled_name = ctx.fresh_name(f"_{function.name.value}_compiled", ctx.module)
         taken: set[str] = set()
         outcome_names = []
@@ -115,7 +131,9 @@ class HoistDecision(Fixer):
             name = ctx.fresh_name("decision", function, taken)
             taken.add(name)
             outcome_names.append(name)
-        torch = torch_name(ctx) or "torch"
+        plan = FixPlan("take the decision in Python before entering the compiled function "
+                       f"(`{function.name.value}` becomes an eager wrapper of `{compiled_name}`)", "unsafe")
+        torch = use_torch(plan, ctx)
 
         replace_tests = {id(t): cst.Name(n) for t, n in zip(tests, outcome_names)}
 
@@ -134,10 +152,6 @@ class HoistDecision(Fixer):
             f"def {function.name.value}{_signature(function, ctx)}:\n"
             f"    return {compiled_name}({arguments})\n"
         ).with_changes(leading_lines=function.leading_lines)
-        plan = FixPlan("take the decision in Python before entering the compiled function "
-                       f"(`{function.name.value}` becomes an eager wrapper of `{compiled_name}`)", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
         return plan.replace(function, cst.FlattenSentinel([wrapper, compiled]))
 
 
@@ -159,10 +173,37 @@ def _hoistable_tests(first: cst.If, function: cst.FunctionDef, params: list[str]
             if id(test) in tensor_tests and v is not None and v.is_tensor and names <= allowed \
                     and not (names & assigned) and is_pure(test, ctx):
                 tests.append(test)
+                inner = [*stmt.body.body, *(stmt.orelse.body.body if isinstance(stmt.orelse, cst.Else) else [])] \
+                    if isinstance(stmt.body, cst.IndentedBlock) else [stmt.body]
+                if isinstance(stmt.orelse, cst.If) or any(_effect(s, ctx) is not None for s in inner):
+                    break  # its branches may change what a later test reads
                 continue
         if any(isinstance(n, (cst.Return, cst.Raise)) for n in walk(stmt)):
             break  # later tests may not be reached on every call
+        if _effect(stmt, ctx) is not None:
+            break  # later tests could read what this statement changes
     return tests
+
+
+def _effect(stmt: cst.CSTNode, ctx) -> str | None:
+    """Why a statement may change state a later test reads (None: it only binds names to pure values)."""
+    if isinstance(stmt, cst.If):
+        parts = [stmt.test]
+        return next((r for r in (impurity(p, ctx) for p in parts) if r), None) or (
+            "a branch runs statements before the next test")
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return "a compound statement runs first"
+    for small in stmt.body:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            if not all(isinstance(t, cst.Name) for t in targets):
+                return "it stores into an object"
+            reason = impurity(small.value, ctx)
+            if reason is not None:
+                return reason
+        elif not isinstance(small, cst.Pass):
+            return f"`{ctx.code(small).strip()}` is not a plain assignment"
+    return None
 
 
 def _attribute_name(n: cst.Name, ctx) -> bool:

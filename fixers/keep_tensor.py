@@ -7,30 +7,49 @@ Before::
 
 After::
 
-    scale = x.abs().max().detach()
+    scale = x.abs().max().detach().float()
     return x / scale
 
 The value stays in the graph instead of crossing into Python (no break, and
 no recompile for each new value).  ``.detach()`` keeps gradients from flowing
-through it, as with the Python number.  Python math on the value is carried
-over to torch: ``math.sqrt/exp/log...`` become ``torch.sqrt/exp/log...`` and
-``max(v, c)``/``min(v, c)`` become ``torch.clamp``.  Applied only when every use
-of the value ends in arithmetic or a comparison with a tensor, or in the
-comparison an ``assert`` tests (which stays in the graph on torch 2.13); a value
-that is returned, stored, tested by ``if``, or used as a size or loop count is
-left alone.
+through it, as with the Python number.  A float is kept as a 0-d float32
+tensor: arithmetic on it before it meets a tensor cannot overflow as a
+half-precision 0-d tensor would, and a 0-d float32 tensor takes part in type
+promotion as a Python float does (``x / scale`` keeps the dtype of a float ``x``
+and gives the default dtype for an integer ``x``).  An ``.item()`` of a tensor
+known to be an integer is kept in its own dtype.  Python math on the
+value is carried over to torch: ``math.sqrt/exp/log...`` become
+``torch.sqrt/exp/log...`` and ``max(v, c)``/``min(v, c)`` become ``torch.clamp``,
+only with the value as the first argument (``max(nan, c)`` is NaN like the clamp;
+``max(c, nan)`` is ``c``).  Applied only when every use of the value ends in
+arithmetic or a comparison with a tensor, or in the comparison an ``assert``
+tests (which stays in the graph on torch 2.13); a value that is returned,
+stored, tested by ``if``, or used as a size or loop count is left alone.
 
-Unsafe: assumes floating-point tensors on both sides, so that type promotion
-gives the same dtype as with a Python scalar (an integer tensor divided by the
-kept 0-d float tensor can promote differently) and that the value and the other
-operands live on the same device.
+``bool(t)`` whose value is only tested by ``if`` or a conditional expression
+becomes ``t``: the same truth test, which the branch rewrites can then keep in
+the graph.
+
+Proves, or refuses: every use ends in tensor arithmetic or a comparison; a
+``max``/``min`` turned into a clamp has the value as its first argument.
+
+Unsafe (hazards): arithmetic on the kept value runs in float32, not in Python's
+double precision (the last bits can differ); an ``.item()`` of a tensor whose
+dtype is not known, if it is an integer tensor, now takes part in float32
+arithmetic (an integer result becomes a float); a 0-d half-precision operand
+combined with the kept value is promoted to float32; ``math`` functions raise
+``ValueError`` outside their domain (``math.log(0)``), where ``torch`` returns
+inf or NaN; converting a tensor that requires grad to a Python number warned
+(``UserWarning``), the kept tensor no longer warns.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import paren, torch_name
+from dynalint.fixers.branches import dtype_token
+from dynalint.analysis.syntax import walk
+from dynalint.fixers.codegen import certain_tensor, paren, use_torch
 from dynalint.fixers.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 
@@ -56,7 +75,7 @@ class KeepTensor(Fixer):
 
                 @torch.compile
                 def normalize(x):
-                    scale = x.abs().max().detach()
+                    scale = x.abs().max().detach().float()
                     return x / scale
             """,
         ),
@@ -77,7 +96,7 @@ class KeepTensor(Fixer):
 
                 @torch.compile
                 def attention(q, k):
-                    var = q.var().detach()
+                    var = q.var().detach().float()
                     scale = 1.0 / torch.sqrt(torch.clamp(var, min=1e-6) * q.shape[-1])
                     return (q @ k.transpose(-1, -2) * scale).softmax(-1)
             """,
@@ -102,7 +121,7 @@ class KeepTensor(Fixer):
                 def bonus(logits):
                     p = logits.softmax(-1)
                     ent = -(p * p.clamp(min=1e-9).log()).sum(-1).mean()
-                    return logits * torch.exp(-ent.detach())
+                    return logits * torch.exp(-ent.detach().float())
             """,
         ),
         FixExample(
@@ -111,7 +130,7 @@ class KeepTensor(Fixer):
 
                 @torch.compile
                 def length_mask(lengths, slen: int):
-                    assert lengths.max().item() <= slen
+                    assert lengths.long().max().item() <= slen
                     return torch.arange(slen) < lengths[:, None]
             """,
             after="""
@@ -119,7 +138,7 @@ class KeepTensor(Fixer):
 
                 @torch.compile
                 def length_mask(lengths, slen: int):
-                    assert lengths.max().detach() <= slen
+                    assert lengths.long().max().detach() <= slen
                     return torch.arange(slen) < lengths[:, None]
             """,
             inputs="[(torch.tensor([1, 4, 2]), 5), (torch.tensor([3, 5, 1]), 5)]",
@@ -130,21 +149,59 @@ class KeepTensor(Fixer):
         call = finding.node
         if not isinstance(call, cst.Call):
             return None
+        truth = _truth_only(call, ctx)
+        if truth is not None:
+            plan = FixPlan("test the tensor itself instead of its Python bool (the branch can then stay in the "
+                           "graph)", "unsafe")
+            return plan.replace(call, truth.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                                if not isinstance(truth, (cst.Name, cst.Call, cst.Attribute)) else truth)
         tensor_expr = _extracted(call, ctx)
         if tensor_expr is None:
             return None
-        torch = torch_name(ctx) or "torch"
+        plan = FixPlan("keep the value as a 0-d tensor instead of a Python number", "unsafe")
+        torch = use_torch(plan, ctx)
         rewrites: dict[int, tuple[cst.CSTNode, Builder]] = {}
+        token = dtype_token(tensor_expr, ctx)
+        integer = isinstance(call.func, cst.Attribute) and token in ("int64", "int32", "bool", "<int>")
         try:
-            rewrites[id(call)] = (call, _detach)
+            rewrites[id(call)] = (call, _detach if integer else _detach_float)
             check_flows_into_tensors(call, ctx, torch, rewrites, depth=0)
         except NotTensorFlow:
             return None
-        plan = FixPlan("keep the value as a 0-d tensor instead of a Python number", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
         # apply innermost rewrites first: a rewritten math call contains the rewritten extraction
         return compose_rewrites(plan, rewrites, ctx)
+
+
+def _truth_only(call: cst.Call, ctx) -> cst.BaseExpression | None:
+    """``t`` for ``bool(t)`` (``t`` certainly a tensor) whose value is only ever tested by ``if`` or a
+    conditional expression, directly or through a name bound once: testing ``t`` itself is the same
+    truth test (and raises the same way for a tensor of several elements)."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "bool" and len(call.args) == 1
+            and not call.args[0].star and call.args[0].keyword is None
+            and "bool" not in ctx.program.index.functions):
+        return None
+    inner = call.args[0].value
+    if not certain_tensor(inner, ctx):
+        return None
+    parent = ctx.parent(call)
+    if _tested(call, parent):
+        return inner
+    if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)):
+        return None
+    name = parent.targets[0].target.value
+    function = ctx.enclosing_function(call)
+    if function is None:
+        return None
+    uses = [n for n in walk(function.body) if isinstance(n, cst.Name) and n.value == name
+            and n is not parent.targets[0].target]
+    if not uses or any(not _tested(n, ctx.parent(n)) for n in uses):
+        return None  # rebound, or used as a value
+    return inner
+
+
+def _tested(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    return isinstance(parent, (cst.If, cst.IfExp)) and parent.test is node
 
 
 def _extracted(call: cst.Call, ctx) -> cst.BaseExpression | None:
@@ -158,10 +215,12 @@ def _extracted(call: cst.Call, ctx) -> cst.BaseExpression | None:
     return None
 
 
-def _detach(updated: cst.CSTNode) -> cst.CSTNode:
+def _detach(updated: cst.CSTNode, cast: str = "") -> cst.CSTNode:
     assert isinstance(updated, cst.Call)
     inner = updated.func.value if isinstance(updated.func, cst.Attribute) else updated.args[0].value
-    return cst.parse_expression(f"{paren(code_of(inner))}.detach()").with_changes(
+    return cst.parse_expression(f"{paren(code_of(inner))}.detach(){cast}").with_changes(
         lpar=updated.lpar, rpar=updated.rpar)
 
 
+def _detach_float(updated: cst.CSTNode) -> cst.CSTNode:
+    return _detach(updated, ".float()")

@@ -6,10 +6,10 @@ Before::
     pos_tgt = box_target[pos]
     reg = F.smooth_l1_loss(pos_pred, pos_tgt, reduction="sum")
 
-After::
+After (``M`` the mask broadcast over the rows, ``pos.reshape(...)``)::
 
-    reg = torch.where(pos.reshape(pos.shape + (1,) * (box_pred.dim() - pos.dim())),
-                      F.smooth_l1_loss(box_pred, box_target, reduction="none"), 0).sum()
+    reg = torch.where(M, F.smooth_l1_loss(torch.where(M, box_pred, 0), torch.where(M, box_target, 0),
+                                          reduction="none"), 0).sum()
 
 ``x[mask]`` has a data-dependent number of rows, so Dynamo breaks the graph
 there (and the code after it recompiles as that number changes).  An
@@ -17,11 +17,17 @@ elementwise loss (``l1_loss``, ``mse_loss``, ``smooth_l1_loss``, ``huber_loss``,
 ``binary_cross_entropy_with_logits``) of the selected rows is the same as the
 loss of every row with the unselected ones zeroed by ``torch.where``: the sum is
 the same, and the mean is that sum over the number of selected elements (NaN
-for an empty selection, as before).  The selections may be written inline or
-bound to names used only by the loss.
+for an empty selection, as before), divided before it is summed so that a
+half-precision sum cannot overflow where the mean did not.  The selections may
+be written inline or bound to names used only by the loss.
 
-Unsafe: the loss is also evaluated on the unselected rows (harmless for these
-losses, which accept any value), and the sum runs in a different order, so the
+The unselected rows enter the loss as zeros (a double ``torch.where``), so a
+NaN or inf there gives neither a NaN loss nor a NaN gradient.
+
+Proves: the mask and both operands are pure (they are written several times),
+and nothing between a selection and the loss rebinds what it reads.
+
+Unsafe (hazards): the sum runs over more elements in another order, so the
 result can differ in the last bits.
 """
 from __future__ import annotations
@@ -29,8 +35,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import single_index, walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import broadcast_mask, is_pure, paren, torch_name
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import broadcast_mask, masked_mean, use_torch
+from dynalint.fixers.purity import impurity
 
 _F = "torch.nn.functional."
 #: elementwise losses, with the keyword arguments that can stay as they are
@@ -41,10 +48,6 @@ _LOSSES = {
     _F + "huber_loss": ("delta",),
     _F + "binary_cross_entropy_with_logits": ("pos_weight",),
 }
-
-
-class _Refused(Exception):
-    pass
 
 
 @register
@@ -74,7 +77,7 @@ class MaskedElementwiseLoss(Fixer):
                 @torch.compile
                 def box_loss(box_pred, box_target, iou):
                     pos = iou > 0.5
-                    return torch.where(pos.reshape(pos.shape + (1,) * (box_pred.dim() - pos.dim())), F.smooth_l1_loss(box_pred, box_target, reduction="none"), 0).sum() / pos.sum().clamp(min=1)
+                    return torch.where(pos.reshape(pos.shape + (1,) * (box_pred.dim() - pos.dim())), F.smooth_l1_loss(torch.where(pos.reshape(pos.shape + (1,) * (box_pred.dim() - pos.dim())), box_pred, 0), torch.where(pos.reshape(pos.shape + (1,) * (box_target.dim() - pos.dim())), box_target, 0), reduction="none"), 0).sum() / pos.sum().clamp(min=1)
             """,
             inputs="[(torch.randn(12, 4), torch.randn(12, 4), torch.rand(12)) for _ in range(3)]",
         ),
@@ -95,7 +98,7 @@ class MaskedElementwiseLoss(Fixer):
                 @torch.compile
                 def valid_mse(pred, target):
                     valid = target > 0
-                    return torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), F.mse_loss(pred, target, reduction="none"), 0).sum() / valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())).expand_as(pred).sum()
+                    return (torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), F.mse_loss(torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), pred, 0), torch.where(valid.reshape(valid.shape + (1,) * (target.dim() - valid.dim())), target, 0), reduction="none"), 0) / valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())).expand_as(pred).sum()).sum()
             """,
             inputs="[(torch.randn(3, 5), torch.randn(3, 5)) for _ in range(3)]",
         ),
@@ -105,25 +108,22 @@ class MaskedElementwiseLoss(Fixer):
         sub = finding.node
         if single_index(sub) is None:
             return None
-        try:
-            call = _loss_call(sub, ctx)
-            return _rewrite(call, ctx)
-        except _Refused:
-            return None
+        call = _loss_call(sub, ctx)
+        if call is None or ctx.program.index.resolve_expr(call.func) not in _LOSSES:
+            return None  # not an elementwise loss of a selection
+        return _rewrite(call, ctx)
 
 
-def _loss_call(sub: cst.Subscript, ctx) -> cst.Call:
+def _loss_call(sub: cst.Subscript, ctx) -> cst.Call | None:
     """The call the selection is an argument of, directly or through a name bound to it."""
     parent = ctx.parent(sub)
     if isinstance(parent, cst.Assign):
         binding = _binding(parent, ctx)
         if binding is None:
-            raise _Refused
+            return None
         parent = ctx.parent(binding[1])
     call = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
-    if not isinstance(call, cst.Call):
-        raise _Refused
-    return call
+    return call if isinstance(call, cst.Call) else None
 
 
 def _binding(assign: cst.Assign, ctx) -> tuple[cst.SimpleStatementLine, cst.Name] | None:
@@ -154,41 +154,42 @@ def _is_attribute_name(n: cst.Name, ctx) -> bool:
 def _rewrite(call: cst.Call, ctx) -> FixPlan:
     q = ctx.program.index.resolve_expr(call.func)
     if q not in _LOSSES or any(a.star for a in call.args):
-        raise _Refused
+        raise Refused("not an elementwise loss of torch.nn.functional")
     positional = [a for a in call.args if a.keyword is None]
     keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
     if len(positional) != 2 or not set(keywords) <= {"reduction", *_LOSSES[q]}:
-        raise _Refused
+        raise Refused("the loss has arguments whose meaning would change over the full shape")
     reduction = keywords.get("reduction")
     if reduction is None:
         mean = True
     elif isinstance(reduction.value, cst.SimpleString) and reduction.value.evaluated_value in ("mean", "sum"):
         mean = reduction.value.evaluated_value == "mean"
     else:
-        raise _Refused
+        raise Refused("the reduction is not a literal 'mean' or 'sum'")
     (base_in, mask, line_in), (base_tgt, mask_tgt, line_tgt) = (_selected(a.value, ctx) for a in positional)
     if ctx.code(mask).strip() != ctx.code(mask_tgt).strip():
-        raise _Refused
-    for expr in (base_in, base_tgt, mask):
-        if not is_pure(expr, ctx):
-            raise _Refused
+        raise Refused("the two operands are selected by different masks")
+    for expr, what in ((base_in, "the input"), (base_tgt, "the target"), (mask, "the mask")):
+        reason = impurity(expr, ctx)
+        if reason is not None:
+            raise Refused(f"{what} is written several times and is not pure: {reason}")
     removed = [line for line in (line_in, line_tgt) if line is not None]
     _check_not_rebound(removed, call, (base_in, base_tgt, mask), ctx)
-    torch = torch_name(ctx) or "torch"
-    extra = "".join(f", {k}={ctx.code(a.value).strip()}" for k, a in keywords.items() if k != "reduction")
-    loss = (f'{ctx.code(call.func).strip()}({ctx.code(base_in).strip()}, {ctx.code(base_tgt).strip()}'
-            f'{extra}, reduction="none")')
-    m = broadcast_mask(base_in, mask, ctx)
-    code = f"{torch}.where({m}, {loss}, 0).sum()"
-    if mean:
-        code += f" / {paren(m)}.expand_as({paren(ctx.code(base_in).strip())}).sum()"
-    new = cst.parse_expression(code).with_changes(lpar=call.lpar, rpar=call.rpar)
     plan = FixPlan("compute the loss over the full shape and mask it with torch.where instead of selecting rows",
-                   "unsafe").replace(call, new)
+                   "unsafe")
+    torch = use_torch(plan, ctx)
+    extra = "".join(f", {k}={ctx.code(a.value).strip()}" for k, a in keywords.items() if k != "reduction")
+    m_in = broadcast_mask(base_in, mask, ctx)
+    m_tgt = broadcast_mask(base_tgt, mask, ctx)
+    pred = f"{torch}.where({m_in}, {ctx.code(base_in).strip()}, 0)"
+    target = f"{torch}.where({m_tgt}, {ctx.code(base_tgt).strip()}, 0)"
+    loss = f'{ctx.code(call.func).strip()}({pred}, {target}{extra}, reduction="none")'
+    masked = f"{torch}.where({m_in}, {loss}, 0)"
+    code = masked_mean(masked, m_in, ctx.code(base_in).strip()) if mean else f"{masked}.sum()"
+    new = cst.parse_expression(code).with_changes(lpar=call.lpar, rpar=call.rpar)
+    plan.replace(call, new)
     for line in removed:
         plan.replace(line, cst.RemovalSentinel.REMOVE)
-    if torch_name(ctx) is None:
-        plan.imports.append("import torch")
     return plan
 
 
@@ -205,7 +206,7 @@ def _selected(expr: cst.BaseExpression, ctx):
             binding = _binding(assigns[0], ctx)
             if binding is not None and binding[1] is expr:
                 return (*single_index(assigns[0].value), binding[0])
-    raise _Refused
+    raise Refused("an operand is not a boolean-mask selection")
 
 
 def _check_not_rebound(lines: list[cst.SimpleStatementLine], call: cst.Call, exprs, ctx) -> None:
@@ -218,12 +219,12 @@ def _check_not_rebound(lines: list[cst.SimpleStatementLine], call: cst.Call, exp
         stmt = ctx.parent(stmt)
     block = ctx.parent(stmt)
     if not isinstance(block, (cst.IndentedBlock, cst.Module)) or any(ctx.parent(line) is not block for line in lines):
-        raise _Refused
+        raise Refused("the selections and the loss are not in one block")
     body = list(block.body)
     start = min(body.index(line) for line in lines)
     end = body.index(stmt)
     if start > end:
-        raise _Refused
+        raise Refused("a selection comes after the loss")
     read = {n.value for e in exprs for n in walk(e) if isinstance(n, cst.Name)}
     for between in body[start:end + 1]:
         for n in walk(between):
@@ -235,4 +236,4 @@ def _check_not_rebound(lines: list[cst.SimpleStatementLine], call: cst.Call, exp
             elif isinstance(n, cst.AsName):
                 targets = [n.name]
             if any(isinstance(t, cst.Name) and t.value in read for tgt in targets for t in walk(tgt)):
-                raise _Refused
+                raise Refused("a name the selection reads is rebound before the loss")

@@ -12,17 +12,24 @@ After::
 
 Selecting rows with a boolean mask gives a data-dependent number of rows; the
 loss already knows how to skip targets equal to ``ignore_index``, with the same
-mean (over the kept targets) and the same sum.  Unsafe: it assumes class-index
-targets of shape ``(N,)`` and a mask over ``N`` (probability targets do not
-support ``ignore_index``), and no ``reduction="none"``.
+mean (over the kept targets) and the same sum.
+
+Proves, or refuses: both operands are selected by the same mask; the mask and
+the operands are pure; the reduction is a literal ``"mean"`` or ``"sum"``.
+
+Unsafe (hazards): it assumes class-index targets of shape ``(N,)`` and a mask
+over ``N`` (probability targets do not support ``ignore_index``); the unselected
+rows now go through ``log_softmax``, so a NaN or inf in them gives NaN
+gradients for those rows.
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from dynalint.analysis.syntax import single_index
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import paren
+from dynalint.fixers.purity import impurity
 
 _LOSSES = ("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss")
 
@@ -76,6 +83,10 @@ class MaskedLoss(Fixer):
         target_parts = single_index(target)
         if target_parts is None or ctx.code(target_parts[1]).strip() != ctx.code(mask).strip():
             return None
+        for expr, what in ((sub.value, "the input"), (target_parts[0], "the target"), (mask, "the mask")):
+            reason = impurity(expr, ctx)
+            if reason is not None:
+                raise Refused(f"{what} is not pure: {reason}")
         keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
         reduction = keywords.get("reduction")
         if reduction is not None and not (isinstance(reduction.value, cst.SimpleString)

@@ -10,8 +10,18 @@ result is computed over the full, static shape:
 
 ``M`` is the mask reshaped to broadcast over the trailing dimensions it does not
 cover (``m.reshape(m.shape + (1,) * (x.dim() - m.dim()))``), or ``m`` itself when
-it is a comparison of ``x``.  Sums and means are equal up to floating-point
-summation order: safe.
+it is a comparison of ``x``.  The mean divides before it sums
+(``(torch.where(M, x, 0) / count).sum()``), so a half-precision sum of the
+selection cannot overflow where its mean did not; an empty selection still
+gives NaN.
+
+Proves: the mask and ``x`` are pure (they are written several times: a mask
+drawn from ``torch.rand`` would be drawn again for the count), and an in-place
+update adds a plain Python number.  Refuses otherwise.
+
+Unsafe (hazards): the sum runs over more elements in another order, so a
+floating-point result can differ in the last bits; the mean of an integer ``x``
+raised an error and now returns a float.
 """
 from __future__ import annotations
 
@@ -19,8 +29,9 @@ import libcst as cst
 
 from dynalint.analysis.syntax import single_index
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import broadcast_mask, paren, torch_name
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import broadcast_mask, masked_mean, paren, use_torch
+from dynalint.fixers.purity import impurity
 
 _AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
 
@@ -29,7 +40,7 @@ _AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cs
 class MaskedReduction(Fixer):
     name = "masked-reduction"
     codes = ("DYN104",)
-    safety = "safe"
+    safety = "unsafe"
     summary = "Rewrite `x[mask]` that is reduced or updated right away into a static-shape masked operation."
     reasoning = __doc__ or ""
     EXAMPLES = [
@@ -64,7 +75,7 @@ class MaskedReduction(Fixer):
                 @torch.compile
                 def row_mean(x, scores):
                     keep = scores > 0
-                    return torch.where(keep.reshape(keep.shape + (1,) * (x.dim() - keep.dim())), x, 0).sum() / keep.reshape(keep.shape + (1,) * (x.dim() - keep.dim())).expand_as(x).sum()
+                    return (torch.where(keep.reshape(keep.shape + (1,) * (x.dim() - keep.dim())), x, 0) / keep.reshape(keep.shape + (1,) * (x.dim() - keep.dim())).expand_as(x).sum()).sum()
             """,
             inputs="[(torch.randn(5, 3), torch.tensor([1.0, -1.0, 2.0, 0.5, -3.0])),"
                    " (torch.randn(5, 3), torch.tensor([-1.0, 1.0, 1.0, 1.0, 1.0]))]",
@@ -99,38 +110,45 @@ class MaskedReduction(Fixer):
         if parts is None:
             return None
         mask = parts[1]
-        torch = torch_name(ctx) or "torch"
-        plan = self._reduction(sub, mask, ctx, torch) or self._update(finding, sub, mask, ctx, torch)
-        if plan is not None and torch_name(ctx) is None:
-            plan.imports.append("import torch")
-        return plan
+        plan = FixPlan("", "unsafe")
+        torch = use_torch(plan, ctx)
+        return self._reduction(sub, mask, ctx, torch, plan) or self._update(finding, sub, mask, ctx, torch, plan)
 
-    def _reduction(self, sub, mask, ctx, torch) -> FixPlan | None:
+    def _reduction(self, sub, mask, ctx, torch, plan: FixPlan) -> FixPlan | None:
         attr = ctx.parent(sub)
         call = ctx.parent(attr) if isinstance(attr, cst.Attribute) else None
         if not (isinstance(attr, cst.Attribute) and attr.value is sub and isinstance(call, cst.Call)
                 and call.func is attr and not call.args and attr.attr.value in ("sum", "mean")):
             return None
+        _check_pure(sub, mask, ctx)
         base = ctx.code(sub.value).strip()
         m = broadcast_mask(sub.value, mask, ctx)
-        selected = f"{torch}.where({m}, {base}, 0).sum()"
-        if attr.attr.value == "mean":
-            selected = f"{selected} / {paren(m)}.expand_as({base}).sum()"
+        masked = f"{torch}.where({m}, {base}, 0)"
+        selected = masked_mean(masked, m, base) if attr.attr.value == "mean" else f"{masked}.sum()"
         new = cst.parse_expression(selected).with_changes(lpar=call.lpar, rpar=call.rpar)
-        return FixPlan(f"reduce over the full shape with {torch}.where instead of a boolean-mask selection",
-                       "safe").replace(call, new)
+        plan.description = f"reduce over the full shape with {torch}.where instead of a boolean-mask selection"
+        return plan.replace(call, new)
 
-    def _update(self, finding, sub, mask, ctx, torch) -> FixPlan | None:
+    def _update(self, finding, sub, mask, ctx, torch, plan: FixPlan) -> FixPlan | None:
         stmt = finding.statement
         if not (isinstance(stmt, cst.AugAssign) and stmt.target is sub and type(stmt.operator) in _AUG):
             return None
+        _check_pure(sub, mask, ctx)
         v = ctx.value(stmt.value)
-        if v is None or v.kind is not Kind.PYTHON:
-            return None
+        if v is None or v.kind is not Kind.PYTHON or not isinstance(stmt.value, (cst.Integer, cst.Float)):
+            raise Refused("the update is not a number literal (a tensor or unknown value could change the dtype)")
         base = ctx.code(sub.value).strip()
         m = broadcast_mask(sub.value, mask, ctx, force_reshape=True)
         op = _AUG[type(stmt.operator)]
         code = f"{base}.copy_({torch}.where({m}, {paren(base)} {op} {paren(ctx.code(stmt.value).strip())}, {base}))"
         new = cst.Expr(cst.parse_expression(code))
-        return FixPlan("update in place with torch.where over the full shape instead of through a boolean mask",
-                       "safe").replace(stmt, new)
+        plan.description = "update in place with torch.where over the full shape instead of through a boolean mask"
+        return plan.replace(stmt, new)
+
+
+def _check_pure(sub: cst.Subscript, mask: cst.BaseExpression, ctx) -> None:
+    """The selected tensor and the mask are written several times: they must be pure."""
+    for expr, what in ((sub.value, "the selected tensor"), (mask, "the mask")):
+        reason = impurity(expr, ctx)
+        if reason is not None:
+            raise Refused(f"{what} is written several times and is not pure: {reason}")

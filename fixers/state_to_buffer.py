@@ -22,13 +22,25 @@ After::
 
 Dynamo guards on Python numbers stored on modules, so a counter bumped in
 ``forward`` recompiles on every call; a buffer is a graph input updated in
-place, so nothing recompiles.  Floats are kept in float64 so the arithmetic
-matches Python's; ``persistent=False`` keeps the state_dict unchanged.
-``x = max(c, expr)``-style updates become ``x.copy_(torch.clamp(expr, min=c))``.
-Applied only when every read of the attribute in compiled code is arithmetic with
-a tensor and nothing outside ``__init__`` and compiled code touches it.  Unsafe:
-code elsewhere (a training loop, another file) that reads the attribute now sees
-a 0-d tensor instead of a Python number.
+place, so nothing recompiles.  ``persistent=False`` keeps the state_dict
+unchanged.  ``x = max(c, expr)``-style updates become
+``x.copy_(torch.clamp(expr, min=c))``.
+
+Proves, or refuses: the attribute starts as an ``int`` (literal, or a parameter
+whose default is one) and every update keeps it an ``int`` (integer literals,
+sizes, ``+ - *`` and ``max``/``min``): an ``int64`` buffer is left alone by
+``.half()``/``.to(dtype)`` and keeps integer arithmetic, where a float buffer
+would be cast to half precision and ``fill_(0.5)`` into an int buffer would
+store 0 (floats are refused); every read of the attribute in compiled code is
+arithmetic with a tensor (never a plain alias such as ``saved = self.steps``,
+which would then follow the in-place updates); nothing outside ``__init__`` and
+compiled code touches it.
+
+Unsafe (hazards): code elsewhere (a training loop, another file) that reads the
+attribute now sees a 0-d tensor instead of a Python number; the buffer shows in
+``named_buffers()``; a module built on the meta device and materialised with
+``to_empty()`` holds garbage in it until it is set again; ``AveragedModel(...,
+use_buffers=True)`` averages it.
 """
 from __future__ import annotations
 
@@ -37,14 +49,10 @@ import libcst as cst
 from dynalint.analysis.events import AttributeEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.codegen import number_dtype, torch_name
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import number_dtype, use_torch
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
-
-
-class _Refused(Exception):
-    pass
 
 
 @register
@@ -93,36 +101,32 @@ class CounterToBuffer(Fixer):
                 import torch
                 import torch.nn as nn
 
-                class Explore(nn.Module):
-                    def __init__(self, eps_start=1.0, eps_min=0.05, decay=0.5):
+                class Warmup(nn.Module):
+                    def __init__(self, warmup=3):
                         super().__init__()
-                        self.epsilon = eps_start
-                        self.eps_min = eps_min
-                        self.decay = decay
+                        self.remaining = warmup
 
-                    def forward(self, q, noise):
-                        explore = noise < self.epsilon
-                        self.epsilon = max(self.eps_min, self.epsilon * self.decay)
-                        return torch.where(explore, torch.zeros_like(q), q)
+                    def forward(self, q):
+                        scale = 1.0 / (1 + self.remaining * q.abs().mean())
+                        self.remaining = max(0, self.remaining - 1)
+                        return q * scale
             """,
             after="""
                 import torch
                 import torch.nn as nn
 
-                class Explore(nn.Module):
-                    def __init__(self, eps_start=1.0, eps_min=0.05, decay=0.5):
+                class Warmup(nn.Module):
+                    def __init__(self, warmup=3):
                         super().__init__()
-                        self.register_buffer("epsilon", torch.tensor(eps_start, dtype=torch.float64), persistent=False)
-                        self.eps_min = eps_min
-                        self.decay = decay
+                        self.register_buffer("remaining", torch.tensor(warmup, dtype=torch.long), persistent=False)
 
-                    def forward(self, q, noise):
-                        explore = noise < self.epsilon
-                        self.epsilon.copy_(torch.clamp(self.epsilon * self.decay, min=self.eps_min))
-                        return torch.where(explore, torch.zeros_like(q), q)
+                    def forward(self, q):
+                        scale = 1.0 / (1 + self.remaining * q.abs().mean())
+                        self.remaining.copy_(torch.clamp(self.remaining - 1, min=0))
+                        return q * scale
             """,
-            target="Explore",
-            inputs="[(torch.randn(6), torch.rand(6)) for _ in range(4)]",
+            target="Warmup",
+            inputs="[(torch.randn(6),) for _ in range(5)]",
             expect="fewer-recompiles",
         ),
     ]
@@ -140,17 +144,12 @@ class CounterToBuffer(Fixer):
         info = ctx.program.index.classes.get(cls.name.value)
         if info is None or info.node is not cls or not info.is_module:
             return None  # only an nn.Module has register_buffer
-        torch = torch_name(ctx) or "torch"
-        try:
-            init_stmt, buffer = _buffer_from_init(cls, attr, ctx, torch)
-            update = _update(stmt, target, attr, ctx, torch)
-            _check_reads(attr, stmt, cls, ctx)
-        except _Refused:
-            return None
         plan = FixPlan(f"keep `self.{attr}` in a tensor buffer updated in place (code outside compiled "
                        "functions now sees a 0-d tensor)", "unsafe")
-        if torch_name(ctx) is None:
-            plan.imports.append("import torch")
+        torch = use_torch(plan, ctx)
+        init_stmt, buffer = _buffer_from_init(cls, attr, ctx, torch)
+        update = _update(stmt, target, attr, ctx, torch)
+        _check_reads(attr, stmt, cls, ctx)
         plan.replace(init_stmt, init_stmt.with_changes(body=[buffer]))
         return plan.replace(stmt, update)
 
@@ -158,7 +157,7 @@ class CounterToBuffer(Fixer):
 def _buffer_from_init(cls: cst.ClassDef, attr: str, ctx, torch: str) -> tuple[cst.SimpleStatementLine, cst.Expr]:
     init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
     if init is None:
-        raise _Refused
+        raise Refused("the class has no __init__ that sets the attribute")
     found = None
     super_seen = False
     for line in init.body.body:
@@ -171,14 +170,14 @@ def _buffer_from_init(cls: cst.ClassDef, attr: str, ctx, torch: str) -> tuple[cs
             if isinstance(small, cst.Assign) and any(
                     isinstance(t.target, cst.Attribute) and t.target.attr.value == attr for t in small.targets):
                 if found is not None or len(line.body) != 1 or len(small.targets) != 1 or not super_seen:
-                    raise _Refused
+                    raise Refused("__init__ sets the attribute more than once, or before super().__init__()")
                 found = (line, small)
     if found is None:
-        raise _Refused
+        raise Refused("__init__ does not set the attribute on its own line")
     line, assign = found
     dtype = _number_type(assign.value, init)
-    if dtype is None:
-        raise _Refused
+    if dtype != "long":
+        raise Refused("the attribute does not start as an int (a float buffer would be cast by .half()/.to(dtype))")
     value = ctx.code(assign.value).strip()
     buffer = cst.Expr(cst.parse_expression(
         f'self.register_buffer("{attr}", {torch}.tensor({value}, dtype={torch}.{dtype}), persistent=False)'))
@@ -200,17 +199,36 @@ def _number_type(value: cst.BaseExpression, init: cst.FunctionDef) -> str | None
 
 def _update(stmt: cst.CSTNode, target: cst.Attribute, attr: str, ctx, torch: str) -> cst.CSTNode:
     if isinstance(stmt, cst.AugAssign) and stmt.target is target and type(stmt.operator) in _INPLACE:
-        v = ctx.value(stmt.value)
-        if v is None or v.kind not in (Kind.PYTHON, Kind.TENSOR, Kind.SIZE):
-            raise _Refused
+        _check_int(stmt.value, attr, ctx)
         method = _INPLACE[type(stmt.operator)]
         return cst.Expr(cst.parse_expression(f"self.{attr}.{method}({ctx.code(stmt.value).strip()})"))
     if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and stmt.targets[0].target is target:
         value = stmt.value
         if not any(isinstance(n, cst.Attribute) and n.attr.value == attr for n in walk(value)):
-            raise _Refused  # not computed from its previous value: not a schedule
+            raise Refused("the new value is not computed from the previous one")
+        _check_int(value, attr, ctx)
         return cst.Expr(cst.parse_expression(f"self.{attr}.copy_({_tensor_expr(value, attr, ctx, torch)})"))
-    raise _Refused
+    raise Refused("the update is not `+=`, `-=`, `*=` or an assignment")
+
+
+def _check_int(value: cst.BaseExpression, attr: str, ctx) -> None:
+    """The update keeps an int: integer literals, sizes, the attribute itself, ``+ - *`` and max/min."""
+    for n in walk(value):
+        if isinstance(n, (cst.Float, cst.Imaginary)) or isinstance(n, cst.BinaryOperation) and not isinstance(
+                n.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+            raise Refused(f"`{ctx.code(value).strip()}` may not be an int (an int64 buffer would truncate it)")
+    leaves = [n for n in walk(value) if isinstance(n, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+              and not (isinstance(n, cst.Name) and n.value in ("max", "min"))]
+    for leaf in leaves:
+        if isinstance(leaf, cst.Attribute) and leaf.attr.value == attr:
+            continue
+        if isinstance(leaf, cst.Name) and isinstance(ctx.parent(leaf), cst.Attribute):
+            continue  # part of an attribute chain
+        if isinstance(leaf, cst.Call) and isinstance(leaf.func, cst.Name) and leaf.func.value in ("max", "min"):
+            continue
+        v = ctx.value(leaf)
+        if v is None or v.kind is not Kind.SIZE:
+            raise Refused(f"`{ctx.code(leaf).strip()}` is not known to be an int")
 
 
 def _tensor_expr(value: cst.BaseExpression, attr: str, ctx, torch: str) -> str:
@@ -219,13 +237,13 @@ def _tensor_expr(value: cst.BaseExpression, attr: str, ctx, torch: str) -> str:
             and len(value.args) == 2 and value.func.value not in ctx.program.index.functions:
         uses = [any(isinstance(n, cst.Attribute) and n.attr.value == attr for n in walk(a.value)) for a in value.args]
         if uses.count(True) != 1:
-            raise _Refused
+            raise Refused("max/min does not read the attribute exactly once")
         inner = value.args[uses.index(True)].value
         other = value.args[uses.index(False)].value
         bound = "min" if value.func.value == "max" else "max"
         return f"{torch}.clamp({_tensor_expr(inner, attr, ctx, torch)}, {bound}={ctx.code(other).strip()})"
     if isinstance(value, cst.Call):
-        raise _Refused
+        raise Refused(f"`{ctx.code(value).strip()}` is a call the update cannot carry over")
     return ctx.code(value).strip()
 
 
@@ -240,11 +258,10 @@ def _check_reads(attr: str, update: cst.CSTNode, cls: cst.ClassDef, ctx) -> None
             parent = ctx.parent(parent)
         v = ctx.value(parent) if isinstance(parent, (cst.BinaryOperation, cst.Comparison)) else None
         if v is None or v.kind is not Kind.TENSOR:
-            raise _Refused
+            raise Refused(f"`self.{attr}` is read other than in arithmetic with a tensor")
     compiled = {id(f.node) for f in ctx.program.compiled}
     for node in walk(ctx.module):
         if isinstance(node, cst.Attribute) and node.attr.value == attr:
             fn = ctx.enclosing_function(node)
             if fn is None or (fn.name.value != "__init__" and id(fn) not in compiled):
-                raise _Refused
-
+                raise Refused(f"`self.{attr}` is used outside __init__ and compiled code")

@@ -97,12 +97,15 @@ def _math_call(call: cst.Call, ctx, torch: str) -> Builder | None:
 
 
 def _clamp_call(call: cst.Call, arg: cst.Arg, ctx, torch: str) -> Builder | None:
-    """``max(v, c)`` -> ``torch.clamp(v, min=c)`` when ``c`` is a plain number."""
+    """``max(v, c)`` -> ``torch.clamp(v, min=c)`` when ``c`` is a plain number (``v`` first: Python's
+    ``max(v, c)`` returns ``v`` unless ``c > v``, so a NaN ``v`` stays NaN, as with the clamp)."""
     if not (isinstance(call.func, cst.Name) and call.func.value in ("max", "min")) or len(call.args) != 2:
         return None
     if call.func.value in ctx.program.index.functions or any(a.star or a.keyword for a in call.args):
         return None
     index = 0 if call.args[0] is arg else 1
+    if index != 0:
+        return None  # max(c, nan) is c, the clamp would give NaN
     v = ctx.value(call.args[1 - index].value)
     if v is None or v.kind is not Kind.PYTHON:
         return None

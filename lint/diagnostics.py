@@ -34,14 +34,17 @@ class Fix:
     """``safe``: applied by ``dynalint fix``; ``unsafe``: only with ``--unsafe-fixes`` (ruff's applicability)."""
     description: str
     edits: tuple[TextEdit, ...]
+    fixer: str | None = None
+    """The name of the fixer that made the edits."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"applicability": self.safety, "message": self.description,
+        return {"applicability": self.safety, "message": self.description, "fixer": self.fixer,
                 "edits": [e.to_json() for e in self.edits]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Fix":
-        return cls(data["applicability"], data["message"], tuple(TextEdit.from_json(e) for e in data["edits"]))
+        return cls(data["applicability"], data["message"], tuple(TextEdit.from_json(e) for e in data["edits"]),
+                   data.get("fixer"))
 
 
 @dataclass(frozen=True)

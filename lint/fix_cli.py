@@ -128,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
                       file=sys.stderr)
             for d in result.remaining if args.show_remaining else ():
                 print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
+            for r in result.refused:
+                print(f"{outcome.path}:{r.line}: {r.code} fix refused ({r.fixer}): {r.reason}", file=sys.stderr)
     if not args.quiet:
         verb = "would fix" if args.diff else "fixed"
         line = f"dynalint: {verb} {total_applied} issue{'s' * (total_applied != 1)} in {changed_files} " \

@@ -14,89 +14,18 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
 
-from dynalint.analysis.syntax import children, walk
-from dynalint.analysis.values import Value
 from dynalint.diagnostics import Diagnostic, Fix, TextEdit
 from dynalint.engine import Analysis, analyse
-from dynalint.fixers.base import FixPlan, Fixer, Replacement, fixers_for
+from dynalint.fixers.base import FixPlan, Fixer, Refused, Replacement, fixers_for
+from dynalint.fixers.context import FixContext
 from dynalint.positions import LineIndex, LineMapping, node_ranges, split_lines
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
 MAX_ROUNDS = 10
-
-
-class FixContext:
-    """What a fixer sees: the analysed module and helpers to navigate and generate code."""
-
-    def __init__(self, analysis: Analysis) -> None:
-        self.analysis = analysis
-        self.module = analysis.module
-        self.program = analysis.program
-        self.settings = analysis.settings
-        self._parents: dict[int, cst.CSTNode] | None = None
-        self._events: dict[tuple[int, type], object] | None = None
-
-    def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
-
-    def event(self, node: cst.CSTNode, event_type: type):
-        """The analysis event of ``event_type`` about ``node``, if any."""
-        if self._events is None:
-            self._events = {}
-            for ev in self.program.events:
-                self._events.setdefault((id(ev.node), type(ev)), ev)
-        return self._events.get((id(node), event_type))
-
-    def value(self, node: cst.CSTNode) -> Value | None:
-        values = self.program.values
-        return values.get(id(node)) if values is not None else None
-
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        if self._parents is None:
-            parents: dict[int, cst.CSTNode] = {}
-            for n in walk(self.module):
-                for c in children(n):
-                    parents[id(c)] = n
-            self._parents = parents
-        return self._parents.get(id(node))
-
-    def statement_line(self, stmt: cst.CSTNode) -> cst.CSTNode:
-        """The node that sits in a block's body for ``stmt`` (a small statement's line, or stmt itself)."""
-        parent = self.parent(stmt)
-        if isinstance(parent, cst.SimpleStatementLine) and len(parent.body) == 1:
-            return parent
-        return stmt
-
-    def block_of(self, stmt: cst.CSTNode) -> tuple[cst.CSTNode, int] | None:
-        """(block, index) of a statement line in its enclosing block's body."""
-        line = self.statement_line(stmt)
-        block = self.parent(line)
-        body = getattr(block, "body", None)
-        if isinstance(body, (list, tuple)):
-            for i, s in enumerate(body):
-                if s is line:
-                    return block, i
-        return None
-
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        cur = self.parent(node)
-        while cur is not None and not isinstance(cur, cst.FunctionDef):
-            cur = self.parent(cur)
-        return cur
-
-    def names_in(self, node: cst.CSTNode) -> set[str]:
-        return {n.value for n in walk(node) if isinstance(n, cst.Name)}
-
-    def fresh_name(self, base: str, scope: cst.CSTNode, taken: set[str] | None = None) -> str:
-        used = self.names_in(scope) | (taken or set())
-        if base not in used:
-            return base
-        i = 1
-        while f"{base}_{i}" in used:
-            i += 1
-        return f"{base}_{i}"
 
 
 @dataclass(frozen=True)
@@ -117,10 +46,20 @@ class FixResult:
     remaining: list[Diagnostic] = field(default_factory=list)
     unsafe_available: int = 0
     """Remaining diagnostics that have an unsafe fix (offered with ``--unsafe-fixes``)."""
+    refused: list["RefusedFix"] = field(default_factory=list)
+    """Fixes a fixer declined on the final code, with the precondition it could not prove."""
 
     @property
     def changed(self) -> bool:
         return bool(self.applied)
+
+
+@dataclass(frozen=True)
+class RefusedFix:
+    code: str
+    fixer: str
+    reason: str
+    line: int
 
 
 @dataclass
@@ -131,18 +70,28 @@ class _Candidate:
     plan: FixPlan
 
 
-def _candidates(analysis: Analysis) -> list[_Candidate]:
+def _candidates(analysis: Analysis, refused: list[RefusedFix] | None = None) -> list[_Candidate]:
+    """The first plan of each finding's fixers (in their explicit order); a fixer that declines
+    with :class:`Refused` is recorded in ``refused`` when no later fixer offers a plan."""
     ctx = FixContext(analysis)
     out: list[_Candidate] = []
     for finding, diagnostic in analysis.reported:
+        reasons: list[RefusedFix] = []
         for fixer_cls in fixers_for(finding.rule.code):
             try:
                 plan = fixer_cls().plan(finding, ctx)
+            except Refused as why:
+                reasons.append(RefusedFix(finding.rule.code, fixer_cls.name, why.reason, diagnostic.line))
+                plan = None
             except Exception:  # a fixer bug must not stop the run: no fix offered
                 plan = None
             if plan is not None:
+                plan.fixer = fixer_cls.name
                 out.append(_Candidate(finding, diagnostic, fixer_cls, plan))
                 break
+        else:
+            if refused is not None:
+                refused.extend(reasons)
     return out
 
 
@@ -216,43 +165,34 @@ def apply_plans(module: cst.Module, plans: Iterable[FixPlan]) -> str:
         module_statements.extend(s for s in plan.module_statements if s not in module_statements)
         imports.extend(s for s in plan.imports if s not in imports)
     new_module = module.visit(_Replace(replacements)) if replacements else module
-    if module_statements or imports:
-        new_module = _add_module_statements(new_module, imports, module_statements)
+    if imports:
+        context = CodemodContext()
+        for name in imports:
+            AddImportsVisitor.add_needed_import(context, name)
+        new_module = AddImportsVisitor(context).transform_module(new_module)
+    if module_statements:
+        new_module = _add_module_statements(new_module, module_statements)
     return new_module.code
 
 
-def _add_module_statements(module: cst.Module, imports: list[str], statements: list[str]) -> cst.Module:
+def _add_module_statements(module: cst.Module, statements: list[str]) -> cst.Module:
+    """Statements added once at module level, after every top-level import (they may need them)."""
     body = list(module.body)
     existing = {module.code_for_node(s).strip() for s in body}
-    bound = set()
-    for s in body:
-        if isinstance(s, cst.SimpleStatementLine):
-            for small in s.body:
-                if isinstance(small, cst.Import):
-                    bound.update((cst.Module([]).code_for_node(a.name)) for a in small.names)
-    insert_at = 0
+    new_stmts = [cst.parse_statement(s) for s in statements if s.strip() not in existing]
+    if not new_stmts:
+        return module
+    last_import = 0
     for i, s in enumerate(body):
-        if isinstance(s, cst.SimpleStatementLine) and all(
-                isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body):
-            insert_at = i + 1
+        if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body):
+            last_import = i + 1
         elif i == 0 and isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr) and \
                 isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            insert_at = 1  # after the docstring
-    new_imports = [cst.parse_statement(i) for i in imports if i.strip() not in existing
-                   and not (i.startswith("import ") and i[len("import "):].strip() in bound)]
-    new_stmts = [cst.parse_statement(s) for s in statements if s.strip() not in existing]
-    if not new_imports and not new_stmts:
-        return module
-    import_end = insert_at + len(new_imports)
-    body[insert_at:insert_at] = new_imports
-    if new_stmts:
-        # config statements go after every import (they may need them)
-        last_import = max([i + 1 for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine)
-                           and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)] + [import_end])
-        first = new_stmts[0]
-        if isinstance(first, cst.SimpleStatementLine):
-            new_stmts[0] = first.with_changes(leading_lines=[cst.EmptyLine()])
-        body[last_import:last_import] = new_stmts
+            last_import = 1  # after the docstring
+    first = new_stmts[0]
+    if isinstance(first, cst.SimpleStatementLine):
+        new_stmts[0] = first.with_changes(leading_lines=[cst.EmptyLine()])
+    body[last_import:last_import] = new_stmts
     return module.with_changes(body=body)
 
 
@@ -323,9 +263,12 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
         source = new_source
     final = analysis if analysis is not None else analyse(source, path, settings, record_values=True)
     unsafe_left = 0
-    if final.module is not None and not unsafe:
-        unsafe_left = sum(1 for c in _candidates(final) if c.plan.safety == "unsafe")
-    return FixResult(source, applied, final.diagnostics, unsafe_left)
+    refused: list[RefusedFix] = []
+    if final.module is not None:
+        left = _candidates(final, refused)
+        if not unsafe:
+            unsafe_left = sum(1 for c in left if c.plan.safety == "unsafe")
+    return FixResult(source, applied, final.diagnostics, unsafe_left, refused)
 
 
 def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
@@ -343,7 +286,8 @@ def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
         if c is not None:
             new_source = apply_plans(analysis.module, [c.plan])
             if new_source != source and _sound(new_source, comments):
-                diag = _with_fix(diag, Fix(c.plan.safety, c.plan.description, text_edits(source, new_source)))
+                diag = _with_fix(diag, Fix(c.plan.safety, c.plan.description, text_edits(source, new_source),
+                                           fixer=c.fixer.name))
         out.append(diag)
     other = [d for d in analysis.diagnostics if all(d is not r for _, r in analysis.reported)]
     return sorted(out + other, key=Diagnostic.sort_key)

@@ -33,10 +33,8 @@ def test_safe_fixes_only_by_default(tmp_path, capsys):
     p.write_text(MODEL)
     code, _, err = fix(capsys, str(p))
     text = p.read_text()
-    assert "torch._dynamo.config.reorderable_logging_functions.add(print)" in text
-    assert "torch.where" not in text and code == 1  # the DYN101 (unsafe fix) remains
-    assert "use --unsafe-fixes" in err
-    assert "# keep this comment" in text
+    assert text == MODEL and code == 1  # both fixes are unsafe: nothing is written
+    assert "2 with an unsafe fix: use --unsafe-fixes" in err
 
 
 def test_unsafe_fixes_and_idempotence(tmp_path, capsys):
@@ -93,4 +91,25 @@ def test_exit_zero_keeps_remaining_findings_out_of_the_status(tmp_path, capsys):
     p = tmp_path / "m.py"
     p.write_text(MODEL)
     code, _, err = fix(capsys, "--exit-zero", str(p))
-    assert code == 0 and "1 remain" in err
+    assert code == 0 and "2 remain" in err
+
+
+def test_a_refused_fix_says_why(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class M(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    y = x.sum()
+                else:
+                    y = x
+                return y
+    """))
+    code, _, err = fix(capsys, "--unsafe-fixes", str(p))
+    assert code == 1 and "fixed 0 issues" in err
+    assert "DYN101 fix refused (branch-to-where): the alternatives are not provably of one shape" in err
+    assert "DYN101 fix refused (branch-to-cond): `y` gets values of provably different shapes" in err

@@ -81,3 +81,22 @@ def _environment_restored():
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def test_fixers_of_one_code_are_tried_in_an_explicit_order():
+    from collections import Counter
+
+    from dynalint.fixers import PREFERENCE
+    from dynalint.fixers.base import fixers_for
+
+    counts = Counter(code for f in all_fixers() for code in f.codes)
+    for code, n in counts.items():
+        if n > 1:
+            assert sorted(PREFERENCE[code]) == sorted(f.name for f in fixers_for(code)), code
+            assert [f.name for f in fixers_for(code)] == list(PREFERENCE[code])
+
+
+def test_torch_import_is_added_once_by_the_engine():
+    code = "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n        return x[x > 0].sum()\n"
+    out = fix_source(code, "m.py", Settings(), unsafe=True).source
+    assert out.count("import torch\n") == 1 and "torch.where(x > 0, x, 0).sum()" in out

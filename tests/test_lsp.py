@@ -87,9 +87,9 @@ def test_editor_session(project: Path) -> None:
             titles = [a.title for a in actions]
             fix101 = expected["DYN101"].fix
             assert fix101 is not None and fix101.safety == "unsafe"
+            # no fix is safe for every input, so "fix all" is only offered as unsafe
             assert titles == [f"DYN101: {fix101.description} (unsafe)",
-                              "Ignore DYN101 for this line (# noqa: DYN101)",
-                              FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE]
+                              "Ignore DYN101 for this line (# noqa: DYN101)", FIX_ALL_UNSAFE_TITLE]
             assert list(actions[0].diagnostics or []) == [d101]
             assert actions[0].kind == types.CodeActionKind.QuickFix
             version = editor.apply(actions[0].edit)
@@ -101,11 +101,9 @@ def test_editor_session(project: Path) -> None:
             d104 = after_fix["DYN104"]
             actions = {a.title: a for a in await editor.code_actions(uri, d104.range, [d104])}
             fix104 = expected["DYN104"].fix
-            assert fix104 is not None and fix104.safety == "safe"
-            # (no unsafe fix is left once DYN101 is fixed, so no unsafe "fix all")
-            assert set(actions) == {f"DYN104: {fix104.description}",
-                                    "Ignore DYN104 for this line (# noqa: DYN104)", FIX_ALL_TITLE}
-            assert actions[f"DYN104: {fix104.description}"].is_preferred
+            assert fix104 is not None and fix104.safety == "unsafe"
+            assert set(actions) == {f"DYN104: {fix104.description} (unsafe)",
+                                    "Ignore DYN104 for this line (# noqa: DYN104)", FIX_ALL_UNSAFE_TITLE}
             version = editor.apply(actions["Ignore DYN104 for this line (# noqa: DYN104)"].edit)
             assert "y = x[x > 0].sum()  # noqa: E501,DYN104\n" in editor.texts[uri]
             after_noqa = by_code(await editor.diagnostics(uri, version))
@@ -134,19 +132,17 @@ def test_editor_session(project: Path) -> None:
             assert "branch-to-where" in hover.contents.value
             assert await editor.hover(uri, types.Position(line=0, character=0)) is None
 
-            # fix all (safe, then the unsafe variant) rewrites like `dynalint fix [--unsafe-fixes]`
+            # fix all (unsafe) rewrites like `dynalint fix --unsafe-fixes`; there is no safe fix to apply
             actions = {a.title: a for a in await editor.code_actions(uri, diagnostics["DYN102"].range)}
             safe = fix_source(MODEL, "model.py", Settings(ignore=("DYN105",)))
             unsafe = fix_source(MODEL, "model.py", Settings(ignore=("DYN105",)), unsafe=True)
-            assert safe.source != unsafe.source != MODEL
-            editor.apply(actions[FIX_ALL_TITLE].edit)
-            assert editor.texts[uri] == safe.source
-            editor.replace_all(uri, MODEL)
+            assert safe.source == MODEL != unsafe.source
+            assert FIX_ALL_TITLE not in actions
             origin = types.Position(line=0, character=0)
             top = types.Range(start=origin, end=origin)
             source_actions = await editor.code_actions(uri, top, only=[types.CodeActionKind.SourceFixAll])
             # fix-on-save ("source.fixAll") never applies unsafe fixes
-            assert [a.title for a in source_actions] == [FIX_ALL_TITLE]
+            assert [a.title for a in source_actions] == []
             actions = {a.title: a for a in await editor.code_actions(uri, diagnostics["DYN102"].range)}
             version = editor.apply(actions[FIX_ALL_UNSAFE_TITLE].edit)
             assert editor.texts[uri] == unsafe.source

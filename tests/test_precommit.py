@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,18 +74,16 @@ def test_try_repo_runs_both_hooks(tmp_path, git_env):
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     hooks = _hook_outputs(output)
-    assert set(hooks) == {"dynalint", "dynalint-fix"}, output
+    # no fix is safe for every input: the fix hook passes and writes nothing
+    assert set(hooks) == {"dynalint"}, output
+    assert re.search(r"dynalint fix\.+Passed", output), output
 
     check = hooks["dynalint"]
     assert "model.py:7:12: DYN101" in check and "model.py:9:16: DYN104" in check, output
     assert "- exit code: 1" in check
 
-    fix = hooks["dynalint-fix"]
-    assert "files were modified by this hook" in fix, output
-    assert "DYN104 fixed (safe)" in fix
     fixed = (repo / "model.py").read_text()
-    assert fixed == fix_source(MODEL, "model.py", Settings()).source != MODEL
-    assert "x[x > 0]" not in fixed
+    assert fixed == fix_source(MODEL, "model.py", Settings()).source == MODEL
     assert "Traceback" not in output
 
 

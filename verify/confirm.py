@@ -209,7 +209,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
             current_path = os.path.realpath(copy)
             for d, _, _, _, reasons in chosen:
                 result.confirmed.append(_outcome(d, True, reasons))
-                result.applied.append(AppliedFix(d.code, _fixer_name(d.code), _fix(d).description, _fix(d).safety, d.line))
+                result.applied.append(AppliedFix(d.code, _fixer_name(d), _fix(d).description, _fix(d).safety, d.line))
         result.after = current_m
         return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes, rejected_keys)
     finally:
@@ -239,11 +239,9 @@ def _fix_key(source: str, d: Diagnostic) -> tuple[str, str, str]:
     return d.code, d.fix.description if d.fix else "", text
 
 
-def _fixer_name(code: str) -> str:
-    from dynalint.fixers.base import fixers_for
-
-    found = fixers_for(code)
-    return found[0].name if found else code
+def _fixer_name(d: Diagnostic) -> str:
+    """The fixer that made the diagnostic's fix (recorded on the fix)."""
+    return _fix(d).fixer or d.code
 
 
 def _gain(before: list[Measurement], after: list[Measurement]) -> int:

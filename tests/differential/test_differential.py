@@ -1,0 +1,143 @@
+"""Original vs fixed code on the differential corpus and on every fixer's examples.
+
+Fast by default (two seeds eager, one compiled); ``DYNALINT_DIFFERENTIAL_FULL=1``
+runs five seeds eager and compiled and more Hypothesis examples.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from conftest import requires_torch  # noqa: E402
+from dynalint.fixers.base import all_fixers  # noqa: E402
+
+FULL = os.environ.get("DYNALINT_DIFFERENTIAL_FULL") == "1"
+SEEDS = (0, 1, 2, 3, 4) if FULL else (0, 1)
+COMPILED_SEEDS = SEEDS if FULL else (0,)
+
+
+def _example_cases():
+    from harness import Case
+
+    out = []
+    for fixer in all_fixers():
+        for i, ex in enumerate(fixer.EXAMPLES):
+            if ex.between_calls is not None:
+                continue  # what changes between calls is their point (tests/test_fixer_examples.py)
+            target = ex.target or re.findall(r"^(?:def|class) (\w+)", ex.before_source, re.M)[-1]
+            out.append(Case(f"example-{fixer.name}-{i}", ex.before_source, target, ex.inputs, fixer.name,
+                            init=ex.init, hazard=_example_hazard(fixer.name, i)))
+    return out
+
+
+def _example_hazard(name: str, index: int) -> str | None:
+    """Examples whose rewrite shows a documented difference on their own inputs."""
+    zero_grad, buffers = "zero gradient instead of", "``named_buffers()``"
+    return {("branch-to-cond", 0): zero_grad, ("branch-to-cond", 1): zero_grad,
+            ("branch-to-where", 3): zero_grad,
+            ("python-state-to-buffer", 0): buffers, ("python-state-to-buffer", 1): buffers,
+            ("skip-logging-while-compiling", 0): "never emitted from compiled code",
+            ("defer-logging", 0): "``CompiledFunctionBackward``"}.get((name, index))
+
+
+def _cases():
+    try:
+        import corpus
+    except ImportError:  # pragma: no cover - torch missing
+        return []
+    return corpus.CASES + _example_cases()
+
+
+CASES = _cases()
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def test_corpus_is_large_and_covers_every_fixer():
+    assert len(CASES) >= 100
+    assert {c.fixer for c in CASES if c.fixer} == {f.name for f in all_fixers()}
+    assert sum(1 for c in CASES if c.fixer is None) >= 25  # attacks every fixer must refuse
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_expected_fixer_fires_or_all_refuse(case):
+    from dynalint.analysis.program import Scope
+    from dynalint.fixing import fix_source
+    from dynalint.settings import Settings
+
+    result = fix_source(case.source, f"{case.name}.py", Settings(scope=Scope.ALL), unsafe=True)
+    applied = {a.fixer for a in result.applied}
+    if case.fixer is None:
+        assert not applied, (applied, result.source)
+    else:
+        assert case.fixer in applied, (result.refused, result.source)
+    if case.hazard is not None:
+        from harness import fixer_doc
+
+        assert _norm(case.hazard) in _norm(fixer_doc(case.fixer)), "the hazard is not documented"
+
+
+@requires_torch
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_fixed_code_behaves_the_same(case):
+    from harness import run_case
+
+    report = run_case(case, SEEDS, COMPILED_SEEDS)
+    if case.hazard is None:
+        assert not report.differences, "\n".join(report.differences[:8]) + "\n\n" + report.fixed.source
+
+
+@requires_torch
+def test_hypothesis_inputs():
+    """Arbitrary float vectors (NaN, inf, empty selections, any length) through a few rewrites."""
+    import torch
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from harness import Case, compare, observe, _prepare, load
+    from dynalint.analysis.program import Scope
+    from dynalint.fixing import fix_source
+    from dynalint.settings import Settings
+
+    names = {"where-assign-f32", "reduce-mean-f32", "reduce-sum-f32", "where-nan-clean", "keep-normalize-f32"}
+    chosen = [c for c in CASES if c.name in names]
+    assert len(chosen) == len(names)
+    pairs = []
+    for c in chosen:
+        fixed = fix_source(c.source, "h.py", Settings(scope=Scope.ALL), unsafe=True).source
+        pairs.append((c, getattr(load(c.source), c.target), getattr(load(fixed), c.target)))
+    floats = st.floats(allow_nan=True, allow_infinity=True, width=32)
+    dtypes = st.sampled_from([torch.float32, torch.float64, torch.float16])
+
+    @settings(max_examples=200 if FULL else 40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(floats, min_size=1, max_size=9), dtypes)
+    def check(values, dtype):
+        x = torch.tensor(values, dtype=dtype)
+        for c, before, after in pairs:
+            a = observe(before, None, _prepare((x,), True), 0, True)
+            b = observe(after, None, _prepare((x,), True), 0, True)
+            diffs = compare(a, b, Case(c.name, "", "", "", None, rtol=1e-3, atol=1e-3), c.name)
+            assert not diffs, (values, dtype, diffs)
+
+    check()
+
+
+def test_hazards_are_named_in_rule_output(capsys):
+    """Every hazard a case relies on is in `dynalint rule <code>` for the fixer's rule."""
+    from dynalint.cli import main
+
+    by_fixer = {f.name: f for f in all_fixers()}
+    for case in CASES:
+        if case.hazard is None:
+            continue
+        code = by_fixer[case.fixer].codes[0]
+        assert main(["rule", code]) == 0
+        out = capsys.readouterr().out
+        assert _norm(case.hazard) in _norm(out), (case.name, code)
