@@ -141,18 +141,18 @@ def test_json_carries_fixes_where_fix_applies_one(tmp_path, capsys):
     path = write(tmp_path, "m.py", MASKED)
     data = json.loads(run(capsys, "--format", "json", path)[1])
     by_code = {d["code"]: d for d in data}
-    safe = by_code["DYN104"]["fix"]
-    assert safe["applicability"] == "safe" and safe["message"]
-    edit = safe["edits"][0]
+    masked = by_code["DYN104"]["fix"]
+    assert masked["applicability"] == "unsafe" and masked["message"] and masked["fixer"] == "masked-reduction"
+    edit = masked["edits"][0]
     assert edit["location"]["row"] == 5 and "torch.where" in edit["content"]
     assert by_code["DYN101"]["fix"]["applicability"] == "unsafe"
-    # the safe fix is what `dynalint fix` applies
+    # the edits are what `dynalint fix` applies for that finding
     from dynalint.fixing import apply_text_edits
     from dynalint.diagnostics import Fix
 
-    assert main(["fix", "--jobs", "1", "--quiet", path]) == 1
+    assert main(["fix", "--unsafe-fixes", "--select", "DYN104", "--jobs", "1", "--quiet", path]) == 0
     fixed = open(path).read()
-    assert apply_text_edits(MASKED, Fix.from_json(safe).edits) == fixed
+    assert apply_text_edits(MASKED, Fix.from_json(masked).edits) == fixed
 
 
 def test_stdin_with_stdin_filename(tmp_path, capsys, monkeypatch):
@@ -240,41 +240,44 @@ def test_add_noqa_then_nothing_is_reported(tmp_path, capsys):
 def test_check_fix_and_show_fixes(tmp_path, capsys):
     path = write(tmp_path, "m.py", MASKED)
     code, out, err = run(capsys, "--show-fixes", path)
-    assert f"{path}:5:9: DYN104 [*] " in out and f"{path}:6:8: DYN101 [-] " in out
-    assert "[*] 1 fixable with `dynalint fix`" in out
+    assert f"{path}:5:9: DYN104 [-] " in out and f"{path}:6:8: DYN101 [-] " in out
+    assert "[-] 2 fixable with `dynalint fix --unsafe-fixes`" in out
     assert open(path).read() == MASKED
-    code, out, err = run(capsys, "--fix", "--show-fixes", path)
-    assert code == 1 and "torch.where" in open(path).read()
-    assert f"{path}:5:9: DYN104 fixed (safe)" in err and "1 fixed" in err
-    assert [l.split()[1] for l in out.splitlines() if ": DYN" in l] == ["DYN101"]
+    code, out, err = run(capsys, "--fix", "--show-fixes", path)  # no safe fix: nothing is written
+    assert code == 1 and open(path).read() == MASKED
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", "--select", "DYN104", "--show-fixes", path)
+    assert code == 0 and "torch.where" in open(path).read()
+    assert f"{path}:5:9: DYN104 fixed (unsafe)" in err and "1 fixed" in err
 
 
 def test_check_fix_on_stdin_prints_the_fixed_code(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("dynalint.cli._read_stdin", lambda: MASKED.encode())
-    code, out, err = run(capsys, "--fix", "-", "--stdin-filename", "m.py")
-    assert "torch.where" in out and "x[x > 0]" not in out
-    assert "m.py:6:8: DYN101" in err and code == 1
+    code, out, err = run(capsys, "--fix", "--unsafe-fixes", "--select", "DYN104,DYN101", "-",
+                         "--stdin-filename", "m.py")
+    assert "torch.where" in out and "x[x > 0]" not in out and "if x.sum() > 0" not in out
+    assert code == 0
 
 
 def test_fix_diff_numbers_findings_as_in_the_file_with_columns(tmp_path, capsys):
     """With --diff nothing is written, so every position printed is one of the file on disk (the
     rewrite adds two lines above the remaining finding), and "fixed" lines carry a column too."""
     text = MASKED.replace("import torch\n", "import torch\nimport logging\n", 1).replace(
-        "y = x[x > 0].sum()", "y = x[x > 0].sum()\n    logging.info('y')")
+        "y = x[x > 0].sum()", "y = x[x > 0].sum()\n    logging.info('y')").replace(
+        "if x.sum() > 0:\n        y = y * 2", "while x.sum() > 0:\n        x = x - 1")  # DYN103 has no fix
     path = write(tmp_path, "m.py", text)
-    assert main(["fix", "--diff", "--jobs", "1", path]) == 1
+    assert main(["fix", "--diff", "--unsafe-fixes", "--jobs", "1", path]) == 1
     err = capsys.readouterr().err
     positions = [(line.split(": ", 1)[1].split()[0], tuple(map(int, line.split(":")[1:3])), " fixed " in line)
                  for line in err.splitlines() if ": DYN" in line]
-    assert positions == [("DYN104", (6, 9), True), ("DYN105", (7, 5), True), ("DYN101", (8, 8), False)]
-    assert text.splitlines()[7].strip() == "if x.sum() > 0:"
+    assert positions == [("DYN104", (6, 9), True), ("DYN105", (7, 5), True), ("DYN103", (8, 11), False)]
+    assert text.splitlines()[7].strip() == "while x.sum() > 0:"
 
 
 def test_fix_on_stdin_and_stdin_filename_alone(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("dynalint.cli._read_stdin", lambda: MASKED.encode())
-    assert main(["fix", "-", "--stdin-filename", "m.py"]) == 1
+    assert main(["fix", "--unsafe-fixes", "--select", "DYN104", "-", "--stdin-filename", "m.py"]) == 0
     out, err = capsys.readouterr()
-    assert "torch.where" in out and "m.py:6:8: DYN101" in err
+    assert "torch.where" in out and "if x.sum() > 0" in out
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "--stdin-filename", "m.py")
     assert code == 1 and out.startswith("m.py:5:9: DYN104")

@@ -90,4 +90,4 @@ def test_one_renderer_serves_every_interface(capsys):
             assert docs.fixer_section(fixer, 4, summary=False) in section
             assert fixer.documentation() == docs.fixer_section(fixer, 2)
     assert main(["rule", "masked-reduction"]) == 0
-    assert "## `masked-reduction` (safe)" in capsys.readouterr().out
+    assert "## `masked-reduction` (unsafe)" in capsys.readouterr().out
