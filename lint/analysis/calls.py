@@ -185,7 +185,9 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
     last = q.rsplit(".", 1)[-1]
     if last in K.COMPILING_TRUE_SUFFIXES and "export" not in q:
         return python(True)
-    if q in K.COMPILING_FALSE_NAMES or last in ("is_torchdynamo_exporting", "is_exporting"):
+    if q.startswith("torch.") and last in K.COMPILING_NONE_TORCH_FUNCS:
+        return NONE_VALUE
+    if last in K.COMPILING_FALSE_NAMES or (q.startswith("torch.") and last in K.COMPILING_FALSE_TORCH_FUNCS):
         return python(False)
     if q.startswith("torch."):
         return torch_call(ev, q, last, args, kwargs, node)

@@ -375,10 +375,15 @@ class FunctionEvaluator:
                         true[name], false[name] = not_none, NONE_VALUE
                     elif isinstance(comp.operator, cst.Is):
                         true[name], false[name] = NONE_VALUE, not_none
-        elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            lt, _ = self.narrowing(test.left)
-            rt, _ = self.narrowing(test.right)
-            true = {**lt, **rt}
+        elif isinstance(test, cst.BooleanOperation):
+            # `a and b` is true only when both are; `a or b` is false only when both are
+            (lt, lf), (rt, rf) = self.narrowing(test.left), self.narrowing(test.right)
+            if isinstance(test.operator, cst.And):
+                true = {**lt, **rt}
+            else:
+                false = {**lf, **rf}
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            false, true = self.narrowing(test.expression)
         return true, false
 
     # ------------------------------------------------------------------ conditions
@@ -390,6 +395,9 @@ class FunctionEvaluator:
             # `if not x:` tests the truth of x itself
             test = test.expression
             negate = not negate
+        if isinstance(test, cst.BooleanOperation):
+            truth = self._boolean_condition(test, construct, owner, exits_loop)
+            return truth if truth is None else truth != negate
         value = self.expr(test)
         if negate and value.has_const:
             try:
@@ -404,6 +412,39 @@ class FunctionEvaluator:
                 return None
         self._truth_test(test, value, construct, exits_loop, negate)
         return None
+
+    def _boolean_condition(self, test: cst.BooleanOperation, construct: str, owner: cst.CSTNode,
+                           exits_loop: bool) -> bool | None:
+        """``a and b`` / ``a or b`` used as a test: every operand that runs is converted to a Python
+        bool (the last one by the test itself), and an operand after a decided one never runs."""
+        is_and = isinstance(test.operator, cst.And)
+        left = self.condition(test.left, construct, owner, exits_loop)
+        if left is not None and left != is_and:
+            return left  # `False and ...` / `True or ...`: the right operand is never evaluated
+        right = self.with_narrowing(test.left, is_and, lambda: self.condition(test.right, construct, owner,
+                                                                               exits_loop))
+        if right is not None and right != is_and:
+            return right  # `... and False` is never true, `... or True` always
+        return right if left is not None else None
+
+    def with_narrowing(self, test: cst.BaseExpression, when: bool, run: Callable[[], Any]) -> Any:
+        """Run ``run`` in the environment narrowed by ``test`` being ``when`` (the right operand of
+        ``and``/``or`` runs only after the left one decided so), then restore the environment."""
+        narrowed = self.narrowing(test)[0 if when else 1]
+        saved = {name: self.env.get(name) for name in narrowed}
+        self.env.update(narrowed)
+        emit = self.emit
+        if when and _dtype_specialised(test):
+            self.emit = False  # evaluated only for some dtypes: not known statically
+        try:
+            return run()
+        finally:
+            self.emit = emit
+            for name, value in saved.items():
+                if value is None:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = value
 
     def _truth_test(self, node: cst.CSTNode, value: Value, construct: str, exits_loop: bool = False,
                     negated: bool = False) -> None:
@@ -530,6 +571,7 @@ class FunctionEvaluator:
     def subscript(self, node: cst.Subscript, store: bool, augmented: bool = False) -> Value:
         base = self.expr(node.value)
         index: list[Value] = []
+        bounds: list[Value] = []
         multi = len(node.slice) > 1
         for el in node.slice:
             s = el.slice
@@ -542,12 +584,13 @@ class FunctionEvaluator:
             else:
                 for part in (s.lower, s.upper, s.step):
                     if part is not None:
-                        self.expr(part)
+                        bounds.append(self.expr(part))
                 index.append(Value(Kind.PYTHON, qualname="builtins.slice"))
                 multi = multi or len(node.slice) > 1
         idx = tuple(index)
-        if base.kind is Kind.TENSOR or base.qualname is not None:
-            self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented)
+        if base.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or base.qualname is not None:
+            self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented,
+                        bounds=tuple(bounds))
         if base.kind is Kind.UNKNOWN and base.params and multi:
             self.tensor_evidence(base)
         return self.index_value(base, idx, node)
@@ -633,13 +676,7 @@ class FunctionEvaluator:
                     return left
                 return self.expr(node.right)
         self._truth_test(node.left, left, "boolop")
-        emit = self.emit
-        if is_and and _dtype_specialised(node.left):
-            self.emit = False  # evaluated only for some dtypes: not known statically
-        try:
-            right = self.expr(node.right)
-        finally:
-            self.emit = emit
+        right = self.with_narrowing(node.left, is_and, lambda: self.expr(node.right))
         if left.kind is Kind.TENSOR or right.kind is Kind.TENSOR:
             # the result is one of the operands: a tensor if both are
             return join(left, right) if left.kind is right.kind else UNKNOWN_VALUE
@@ -697,15 +734,11 @@ class FunctionEvaluator:
         return result
 
     def _ifexp(self, node: cst.IfExp) -> Value:
-        test = self.expr(node.test)
-        if test.has_const:
-            try:
-                return self.expr(node.body if test.const else node.orelse)
-            except Exception:
-                pass
-        else:
-            self._truth_test(node.test, test, "ifexp")
-        return join(self.expr(node.body), self.expr(node.orelse))
+        truth = self.condition(node.test, "ifexp", node)
+        if truth is not None:
+            return self.with_narrowing(node.test, truth, lambda: self.expr(node.body if truth else node.orelse))
+        return join(self.with_narrowing(node.test, True, lambda: self.expr(node.body)),
+                    self.with_narrowing(node.test, False, lambda: self.expr(node.orelse)))
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         items = []

@@ -65,6 +65,8 @@ class SubscriptEvent(Event):
     base: Value = field(default=None)  # type: ignore[assignment]
     index: tuple[Value, ...] = ()
     """One value per index element (``x[a, b]`` has two)."""
+    bounds: tuple[Value, ...] = ()
+    """Values of the slice bounds and steps written in the index (``x[a:b]`` has two)."""
     store: bool = False
     augmented: bool = False
 
