@@ -716,6 +716,7 @@ class FunctionEvaluator:
                         if x.kind in (Kind.TENSOR, Kind.MODULE, Kind.FUNCTION, Kind.SIZE):
                             return python(is_not)
             return python(is_bool=True)
+        self.report(E.ComparisonEvent, node, operands=tuple(values))
         result = values[0]
         for v in values[1:]:
             result = arith(result, v, None)

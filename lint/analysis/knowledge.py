@@ -115,6 +115,9 @@ NN_CONTAINER_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "
 NN_MULTI_OUTPUT_CLASSES = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention", "LSTMCell",
                                      "AdaptiveLogSoftmaxWithLoss"})
 
+#: Recurrent modules Dynamo does not trace (their cuDNN/flat-weight kernels): calling one breaks.
+NN_RNN_CLASSES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+
 #: Calls that tell, at trace time, whether the code runs under torch.compile.
 COMPILING_TRUE_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_dynamo_compiling")
 #: Functions of torch (any submodule) that are false under torch.compile: TorchScript, the JIT
