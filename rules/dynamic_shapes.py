@@ -21,8 +21,24 @@ def _repeats_tensor(call: CallEvent) -> bool:
     return repeats is not None and repeats.is_tensor
 
 
-def dynamic_shape_call(call: CallEvent) -> str | None:
-    """Name of the data-dependent-shape op this call is, if it is one."""
+def _op_name(qualname: str) -> str:
+    """``torch.ops.aten.nonzero.default`` -> ``torch.ops.aten.nonzero`` (the overload does not matter)."""
+    parts = qualname.split(".")
+    return ".".join(parts[:4]) if len(parts) == 5 and parts[1] == "ops" else qualname
+
+
+def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """Name of the data-dependent-shape op this call is, if it is one.  ``dynamic_ops`` are the
+    custom ops whose fake implementation asks for a data-dependent size."""
+    if call.callee is not None and call.callee.custom_op in dynamic_ops:
+        return f"the custom op {call.callee.custom_op}"
+    if call.qualname is not None and call.qualname.startswith("torch.ops."):
+        op = _op_name(call.qualname)
+        if op in dynamic_ops:
+            return f"the custom op {op}"
+        if op.startswith("torch.ops.aten.") and op.rsplit(".", 1)[-1] in DYNAMIC_SHAPE_OPS:
+            return op
+        return None
     if call.qualname is not None and call.qualname.startswith("torch."):
         name = call.qualname.rsplit(".", 1)[-1]
         if call.qualname.count(".") != 1:
@@ -127,8 +143,9 @@ class DynamicOutputShape(Rule):
                     gb=GB.DYNAMIC_SHAPE_OPERATOR,
                     hint="keep the shape static: torch.where(mask, x, 0) or x * mask, then reduce",
                 )
+        dynamic_ops = ctx.program.index.dynamic_output_ops
         for call in ctx.events(CallEvent):
-            op = dynamic_shape_call(call)
+            op = dynamic_shape_call(call, dynamic_ops)
             if op is None:
                 continue
             yield self.finding(
