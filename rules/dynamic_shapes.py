@@ -72,6 +72,10 @@ class DynamicOutputShape(Rule):
         Dynamo breaks the graph ("Dynamic shape operator"). The resumed graph then sees a new size on
         most calls and recompiles once before going dynamic.
 
+        A custom op (`torch.library.custom_op`) is one opaque node to Dynamo: its body is never
+        traced, but when its fake implementation asks for a fresh size (`ctx.new_dynamic_size()`,
+        `create_unbacked_symint()`) its output size depends on the data and a call breaks the same way.
+
         Writing a scalar through a mask (`x[mask] = 0`) is an in-place masked fill and does not break.
         With `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (the
         `capture-dynamic-output-shape-ops` setting) these ops stay in the graph with unbacked sizes.
@@ -109,6 +113,23 @@ class DynamicOutputShape(Rule):
                 x[mask] += 1
                 return x
         """),
+        Example("""
+            import torch
+
+            @torch.library.custom_op("dynalint_examples::keep_positive", mutates_args=())
+            def keep_positive(x: torch.Tensor) -> torch.Tensor:
+                return x[x > 0].clone()
+
+            @keep_positive.register_fake
+            def _(x):
+                n = torch.library.get_ctx().new_dynamic_size()
+                return x.new_empty(n)
+
+            @torch.compile
+            def positives(x):
+                kept = torch.ops.dynalint_examples.keep_positive(x)
+                return kept * 2
+        """, target="positives"),
     ]
     VALID = [
         Example("""
@@ -128,6 +149,21 @@ class DynamicOutputShape(Rule):
             def route(x):
                 return torch.nonzero(x > 0).squeeze(-1)
         """, settings={"capture_dynamic_output_shape_ops": True}),
+        Example("""
+            import torch
+
+            @torch.library.custom_op("dynalint_examples::double", mutates_args=())
+            def double(x: torch.Tensor) -> torch.Tensor:
+                return x[x > 0].sum() + x * 2
+
+            @double.register_fake
+            def _(x):
+                return torch.empty_like(x)
+
+            @torch.compile
+            def scaled(x):
+                return double(x) + 1
+        """, target="scaled"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

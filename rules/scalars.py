@@ -92,7 +92,8 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
 class ScalarExtraction(Rule):
     code = "DYN102"
     name = "scalar-extraction"
-    summary = "`.item()`, `.tolist()`, `int(t)`/`float(t)`/`bool(t)` or `math.*(t)` moves tensor data into Python."
+    summary = ("`.item()`, `.tolist()`, `int(t)`/`float(t)`/`bool(t)`, `math.*(t)`, or a tensor where Python or a "
+               "torch op needs a number (`torch.arange(t.max())`, `x[:n]`), moves tensor data into Python.")
     rationale = """
         A graph holds tensors; a Python number computed from tensor data does not exist until the graph
         has run. Dynamo therefore ends the graph at `.item()`, `.tolist()`, `int(t)`, `float(t)`,
@@ -104,6 +105,15 @@ class ScalarExtraction(Rule):
         setting) `.item()`, `int()`, `float()`, `bool()` and integer `.tolist()` stay in the graph as
         symbolic values; `math.*` on them still breaks, and so does branching on them (DYN101). On
         torch 2.13 `.numpy()` and `.cpu().numpy()` are traced and do not break.
+
+        The same conversion happens implicitly when a tensor is passed where a number is needed: a
+        size, dim, length or float parameter of a torch op (`torch.arange(t.max())`,
+        `torch.zeros(n)`, `x.narrow(0, start, length)`, `x.view(b, n)`, `F.pad(x, pads)`,
+        `F.interpolate(x, size=s)`, `F.dropout(x, p)`; "Data dependent operator"), a slice bound
+        (`x[:n]`) or the index of a tuple, list or shape (`sizes[i]`; Dynamo calls `.item()`). Which
+        parameters take numbers comes from torch's own operator signatures: where any overload
+        accepts a tensor (`x.max(other)`, `x.clamp(min=t)`, `torch.full(size, fill)`), nothing is
+        reported. With `capture_scalar_outputs` these sizes stay symbolic and are not reported.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with
@@ -138,6 +148,38 @@ class ScalarExtraction(Rule):
                 hits = int((x > 0).sum())
                 return x * hits
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def positions(lengths):
+                return torch.arange(lengths.max())
+        """, inputs="[(torch.tensor([2, 5, 3]),)]"),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def pad_to(x, target):
+                missing = target - x.shape[-1]
+                return F.pad(x, (0, missing))
+        """, inputs="[(torch.randn(2, 3), torch.tensor(5))]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def head(x, n):
+                return x[:, :n] * 2
+        """, inputs="[(torch.randn(2, 6), torch.tensor(3))]"),
+        Example("""
+            import torch
+
+            SCALES = [0.5, 1.0, 2.0]
+
+            @torch.compile
+            def rescale(x, level):
+                return x.narrow(0, 0, level + 1) * SCALES[level]
+        """, inputs="[(torch.randn(4), torch.tensor(1))]"),
     ]
     VALID = [
         Example("""
@@ -165,12 +207,22 @@ class ScalarExtraction(Rule):
                 arr = x.numpy()
                 return torch.from_numpy(np.abs(arr))
         """),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def pad_to(x, limit):
+                missing = 8 - x.shape[-1]
+                y = F.pad(x, (0, missing))[:, : x.shape[0]]
+                return torch.arange(y.shape[-1]) * y.clamp(min=limit).max(limit).sum(-1, keepdim=True)
+        """, inputs="[(torch.randn(2, 3), torch.tensor(0.5))]"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         capture = ctx.settings.capture_scalar_outputs
         for call in ctx.events(CallEvent):
-            where = tensor_for_number(call)
+            where = None if capture else tensor_for_number(call)
             if where is not None:
                 yield self.finding(
                     call,

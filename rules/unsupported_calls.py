@@ -183,7 +183,10 @@ class UnsupportedCall(Rule):
         cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
         of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions, an
         explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph, `torch._assert` on a
-        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. Each entry of the
+        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
+        `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
+        `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
+        comparing `t.data_ptr()` values. Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged.
@@ -265,6 +268,37 @@ class UnsupportedCall(Rule):
                 noise.requires_grad_()
                 return x + noise
         """),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.GRU(4, 8, batch_first=True)
+
+                def forward(self, x):
+                    out, _ = self.rnn(x * 2)
+                    return out.relu()
+        """, target="Encoder", inputs="[(torch.randn(2, 3, 4),)]"),
+        Example("""
+            import torch
+            from torch.nn.utils.rnn import pack_padded_sequence
+
+            @torch.compile
+            def pack(x):
+                packed = pack_padded_sequence(x * 2, [3, 2], batch_first=True)
+                return packed.data
+        """, inputs="[(torch.randn(2, 3, 4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def add_into(x, out):
+                if x.data_ptr() == out.data_ptr():
+                    return x * 2
+                return x + out
+        """, inputs="[(torch.randn(4), torch.randn(4))]"),
     ]
     VALID = [
         Example("""
@@ -297,6 +331,20 @@ class UnsupportedCall(Rule):
                 print("y:", x.sum())
                 return x + 1
         """, settings={"reorderable_logging_functions": ("print",)}),
+        Example("""
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            class Cell(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cell = nn.LSTMCell(4, 4)
+
+                def forward(self, x):
+                    h, c = self.cell(x)
+                    return pad_sequence([h, c[:1]], batch_first=True)
+        """, target="Cell", inputs="[(torch.randn(2, 4),)]"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
