@@ -376,15 +376,44 @@ class FunctionEvaluator:
                     elif isinstance(comp.operator, cst.Is):
                         true[name], false[name] = NONE_VALUE, not_none
         elif isinstance(test, cst.BooleanOperation):
-            # `a and b` is true only when both are; `a or b` is false only when both are
+            # `a and b` is true only when both are; `a or b` is false only when both are.  When one
+            # operand is decided at trace time (`x is not None and is_compiling()`), the other one
+            # alone decides the other branch too.
             (lt, lf), (rt, rf) = self.narrowing(test.left), self.narrowing(test.right)
-            if isinstance(test.operator, cst.And):
+            is_and = isinstance(test.operator, cst.And)
+            if is_and:
                 true = {**lt, **rt}
             else:
                 false = {**lf, **rf}
+            decided = is_and  # an operand that is always true (and) / always false (or)
+            if self._known_truth(test.right) is decided:
+                true, false = (true, lf) if is_and else (lt, false)
+            elif self._known_truth(test.left) is decided:
+                true, false = (true, rf) if is_and else (rt, false)
         elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             false, true = self.narrowing(test.expression)
         return true, false
+
+    def _known_truth(self, node: cst.BaseExpression) -> bool | None:
+        """The truth of a test decided at trace time (``is_compiling()``, ``not is_scripting()``),
+        evaluated silently; None when not known."""
+        negate = False
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            node, negate = node.expression, not negate
+        if not isinstance(node, (cst.Call, cst.Name, cst.Attribute)):
+            return None
+        emit, evidence = self.emit, self.evidence
+        self.emit, self.evidence = False, None
+        try:
+            value = self.expr(node)
+        finally:
+            self.emit, self.evidence = emit, evidence
+        if not value.has_const:
+            return None
+        try:
+            return bool(value.const) != negate
+        except Exception:
+            return None
 
     # ------------------------------------------------------------------ conditions
     def condition(self, test: cst.BaseExpression, construct: str, owner: cst.CSTNode,
