@@ -137,6 +137,21 @@ CASES = [
                 return x.item()
             return x.sigmoid()
     """, "[(torch.randn(4),)]", {}),
+    Case("mask-check-skipped-under-compile", """
+        import torch
+        from typing import Optional
+
+        def capturing(t=None) -> bool:
+            return torch.compiler.is_compiling() or torch.jit.is_tracing()
+
+        @torch.compile
+        def can_skip(x, padding_mask: Optional[torch.Tensor] = None):
+            if padding_mask is not None and capturing(padding_mask):
+                return x
+            if padding_mask is None or padding_mask.all():
+                return x + 1
+            return x * 2
+    """, "[(torch.randn(4), torch.ones(4, dtype=torch.bool)), (torch.randn(4),)]", {}),
     Case("repeat-by-counts", """
         import torch
 
