@@ -19,6 +19,12 @@ _PY_NUM = re.compile(r"^(int|float|list\[int\]|list\[float\]|tuple\[int, \.\.\.\
                      r"|broadcastinglist\d\[(int|float)\]|_size(_\w+)?|_ratio_any_t)$")
 
 
+#: TorchScript builtins that share a name with a Python-level torch function taking tensors or
+#: objects (``torch.tensor(t)`` copies a tensor without breaking; measured on 2.13).
+_NOT_OPS = frozenset({"tensor", "Size", "Generator", "device", "manual_seed", "broadcast_shapes",
+                      "sym_constrain_range", "sym_constrain_range_for_size", "from_file", "empty_quantized"})
+
+
 def _split(text: str) -> list[str]:
     out, depth, cur = [], 0, ""
     for ch in text:
@@ -60,7 +66,7 @@ def aten_table() -> dict[str, tuple]:
         ops[s.name[6:]].append((pos, kw))
     table = {}
     for name, ovs in sorted(ops.items()):
-        if not (hasattr(torch, name) or hasattr(torch.Tensor, name)):
+        if name in _NOT_OPS or not (hasattr(torch, name) or hasattr(torch.Tensor, name)):
             continue
         if any(any("Tensor" in t for _, t in p) for p, _ in ovs):  # drop TorchScript list/number overloads
             ovs = [(p, kw) for p, kw in ovs if any("Tensor" in t for _, t in p)]
