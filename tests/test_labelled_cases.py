@@ -142,7 +142,10 @@ CASES = [
         from typing import Optional
 
         def capturing(t=None) -> bool:
-            return torch.compiler.is_compiling() or torch.jit.is_tracing()
+            capture = torch.compiler.is_compiling() or torch.jit.is_tracing()
+            if t is not None:
+                capture |= isinstance(t, torch.fx.Proxy)
+            return capture
 
         @torch.compile
         def can_skip(x, padding_mask: Optional[torch.Tensor] = None):

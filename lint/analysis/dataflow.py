@@ -147,7 +147,8 @@ class FunctionEvaluator:
         target = node.target
         if isinstance(target, cst.Name):
             old = self.lookup(target, record=False)
-            self.env[target.value] = self.binop(old, rhs, node.operator)
+            op = _AUGMENTED.get(type(node.operator))
+            self.env[target.value] = self.binop(old, rhs, op() if op is not None else node.operator)
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
@@ -869,7 +870,18 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
     const = NO_CONST
     if left.has_const and right.has_const and op is not None:
         const = _fold(op, left.const, right.const)
-    return python(const, is_bool=False)
+    elif isinstance(op, (cst.BitOr, cst.BitAnd)) and left.is_bool and right.is_bool:
+        # `flag |= other_flag`: True absorbs `|`, False absorbs `&`
+        absorbing = isinstance(op, cst.BitOr)
+        if any(v.has_const and v.const is absorbing for v in (left, right)):
+            const = absorbing
+    is_bool = left.is_bool and right.is_bool and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor))
+    return python(const, is_bool=is_bool or isinstance(const, bool))
+
+
+#: ``x |= y`` computes ``x | y`` (the operators constant folding understands).
+_AUGMENTED: dict[type, type] = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd,
+                                cst.BitXorAssign: cst.BitXor}
 
 
 def _fold(op: cst.CSTNode, a: Any, b: Any) -> Any:
@@ -882,6 +894,8 @@ def _fold(op: cst.CSTNode, a: Any, b: Any) -> Any:
             return a - b
         if isinstance(op, cst.Multiply) and not isinstance(a, str) and not isinstance(b, str):
             return a * b
+        if isinstance(a, bool) and isinstance(b, bool) and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor)):
+            return a | b if isinstance(op, cst.BitOr) else a & b if isinstance(op, cst.BitAnd) else a ^ b
     except Exception:
         return NO_CONST
     return NO_CONST
