@@ -179,3 +179,47 @@ def test_labels_match_dynamo(case: Case, tmp_path) -> None:
     obs, module = run_example_under_dynamo(case.example, tmp_path)
     assert not obs.errors, obs.errors
     assert obs.break_lines(module.__file__) == set(case.breaks), [(b.line, b.gb_type) for b in obs.breaks]
+
+
+SILENT = [
+    # a tensor where torch also takes one: the tensor overloads (measured not to break)
+    """
+    import torch
+
+    @torch.compile
+    def f(x, lo):
+        return torch.full((3,), x.max()) + x.clamp(min=lo).max(lo) + x.clone().fill_(x.min())
+    """,
+    # slicing or indexing something the analysis does not know with a tensor: may be a mapping
+    """
+    import torch
+
+    @torch.compile
+    def f(x, table):
+        return x * table[x.argmax()]
+    """,
+    # the tensor operand of `and` never runs when the left one is false under compile
+    """
+    import torch
+
+    @torch.compile
+    def f(x):
+        if torch.compiler.is_exporting() and x.sum() > 0:
+            return x
+        return x + 1
+    """,
+    # data_ptr() values that are not compared
+    """
+    import torch
+
+    @torch.compile
+    def f(x):
+        ptrs = {x.data_ptr(): 1}
+        return x + len(ptrs)
+    """,
+]
+
+
+@pytest.mark.parametrize("code", SILENT)
+def test_silent_where_nothing_is_known_to_break(code: str) -> None:
+    assert [d.code for d in check(code) if d.kind == "graph-break"] == []
