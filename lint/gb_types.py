@@ -38,6 +38,8 @@ DISABLED_FUNCTION = _gb("GB0098", "Skip calling `torch.compiler.disable()`d func
 REQUIRES_GRAD = _gb("GB8985", "requires_grad_() intermediate leaked as output")
 UNSUPPORTED_METHOD = _gb("GB0156", "Unsupported method call")
 CONTEXT_MANAGER = _gb("GB0142", "Unsupported context manager")
+RNN_MODULE = _gb("GB0014", "Attempted to wrap RNN, GRU, or LSTM")
+DATA_POINTER = _gb("GB5976", "Data pointer comparison")
 LOOP = _gb("GB7000", "graph break in loop")
 NOT_REORDERABLE = _gb("GB0296", "attempted to reorder a debugging function that can't actually be reordered")
 

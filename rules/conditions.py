@@ -34,6 +34,13 @@ class TensorCondition(Rule):
         `requires_grad`, `self.training`, `is None` and `isinstance` are fine: they are decided at
         trace time and guarded.
 
+        In a test, every operand of `and`/`or` that runs is converted to a bool: `if flag and
+        x.max() > c:` breaks whenever `flag` is true (a false `flag`, or a false module constant,
+        means the tensor operand never runs). Code under `torch.jit.is_scripting()`,
+        `torch.jit.is_tracing()`, `torch._C._get_tracing_state()` or FX/ONNX tracing checks never
+        runs under torch.compile (they are false there) and is skipped like code under
+        `not torch.compiler.is_compiling()`.
+
         On torch 2.13 a plain `assert <tensor>` does not break (Dynamo turns it into an in-graph
         assertion), but `assert not <tensor>` does; `while` and loop exits are reported by DYN103.
     """
@@ -81,6 +88,25 @@ class TensorCondition(Rule):
                 assert not torch.isnan(w).any()
                 return w + 1
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def clip(x, enabled: bool = True, limit: float = 1.0):
+                if enabled and x.abs().max() > limit:
+                    x = x / x.abs().max()
+                return x
+        """),
+        Example("""
+            import torch
+            from typing import Optional
+
+            @torch.compile
+            def masked(x, mask: Optional[torch.Tensor] = None):
+                if mask is not None and not mask.any():
+                    return x
+                return x * 2 if mask is None or mask.all() else x
+        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]"),
     ]
     VALID = [
         Example("""
@@ -105,6 +131,20 @@ class TensorCondition(Rule):
                 assert torch.all(p >= 0)
                 return p.sqrt()
         """, inputs="[(torch.rand(4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def clip(x):
+                # scripting and tracing are off under compile: `False and ...` never runs the tensor test
+                if torch.jit.is_scripting() and x.abs().max() > 1:
+                    x = x / x.abs().max()
+                if torch.jit.is_scripting() or torch.jit.is_tracing():
+                    return x
+                if not torch.jit.is_scripting() and torch._C._get_tracing_state() is None:
+                    return x + 1
+                return x if x.sum() > 0 else -x
+        """),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:

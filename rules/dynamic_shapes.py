@@ -21,8 +21,24 @@ def _repeats_tensor(call: CallEvent) -> bool:
     return repeats is not None and repeats.is_tensor
 
 
-def dynamic_shape_call(call: CallEvent) -> str | None:
-    """Name of the data-dependent-shape op this call is, if it is one."""
+def _op_name(qualname: str) -> str:
+    """``torch.ops.aten.nonzero.default`` -> ``torch.ops.aten.nonzero`` (the overload does not matter)."""
+    parts = qualname.split(".")
+    return ".".join(parts[:4]) if len(parts) == 5 and parts[1] == "ops" else qualname
+
+
+def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """Name of the data-dependent-shape op this call is, if it is one.  ``dynamic_ops`` are the
+    custom ops whose fake implementation asks for a data-dependent size."""
+    if call.callee is not None and call.callee.custom_op in dynamic_ops:
+        return f"the custom op {call.callee.custom_op}"
+    if call.qualname is not None and call.qualname.startswith("torch.ops."):
+        op = _op_name(call.qualname)
+        if op in dynamic_ops:
+            return f"the custom op {op}"
+        if op.startswith("torch.ops.aten.") and op.rsplit(".", 1)[-1] in DYNAMIC_SHAPE_OPS:
+            return op
+        return None
     if call.qualname is not None and call.qualname.startswith("torch."):
         name = call.qualname.rsplit(".", 1)[-1]
         if call.qualname.count(".") != 1:
@@ -56,6 +72,10 @@ class DynamicOutputShape(Rule):
         boolean mask `x[mask]` (also `x[mask] += v`, which reads) - cannot be sized at trace time, so
         Dynamo breaks the graph ("Dynamic shape operator"). The resumed graph then sees a new size on
         most calls and recompiles once before going dynamic.
+
+        A custom op (`torch.library.custom_op`) is one opaque node to Dynamo: its body is never
+        traced, but when its fake implementation asks for a fresh size (`ctx.new_dynamic_size()`,
+        `create_unbacked_symint()`) its output size depends on the data and a call breaks the same way.
 
         Writing a scalar through a mask (`x[mask] = 0`) is an in-place masked fill and does not break.
         With `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (the
@@ -94,6 +114,23 @@ class DynamicOutputShape(Rule):
                 x[mask] += 1
                 return x
         """),
+        Example("""
+            import torch
+
+            @torch.library.custom_op("dynalint_examples::keep_positive", mutates_args=())
+            def keep_positive(x: torch.Tensor) -> torch.Tensor:
+                return x[x > 0].clone()
+
+            @keep_positive.register_fake
+            def _(x):
+                n = torch.library.get_ctx().new_dynamic_size()
+                return x.new_empty(n)
+
+            @torch.compile
+            def positives(x):
+                kept = torch.ops.dynalint_examples.keep_positive(x)
+                return kept * 2
+        """, target="positives"),
     ]
     VALID = [
         Example("""
@@ -113,6 +150,21 @@ class DynamicOutputShape(Rule):
             def route(x):
                 return torch.nonzero(x > 0).squeeze(-1)
         """, settings={"capture_dynamic_output_shape_ops": True}),
+        Example("""
+            import torch
+
+            @torch.library.custom_op("dynalint_examples::double", mutates_args=())
+            def double(x: torch.Tensor) -> torch.Tensor:
+                return x[x > 0].sum() + x * 2
+
+            @double.register_fake
+            def _(x):
+                return torch.empty_like(x)
+
+            @torch.compile
+            def scaled(x):
+                return double(x) + 1
+        """, target="scaled"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -128,8 +180,9 @@ class DynamicOutputShape(Rule):
                     gb=GB.DYNAMIC_SHAPE_OPERATOR,
                     hint="keep the shape static: torch.where(mask, x, 0) or x * mask, then reduce",
                 )
+        dynamic_ops = ctx.program.index.dynamic_output_ops
         for call in ctx.events(CallEvent):
-            op = dynamic_shape_call(call)
+            op = dynamic_shape_call(call, dynamic_ops)
             if op is None:
                 continue
             yield self.finding(

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint import gb_types as GB
-from dynalint.analysis.events import ConditionEvent
+from dynalint.analysis.events import CallEvent, ConditionEvent
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.conditions import is_data_dependent_test
 
@@ -21,6 +21,7 @@ class DataDependentLoop(Rule):
         a loop Dynamo cannot resume in the middle of it - on torch 2.13 it skips the whole function and
         runs it eagerly ("graph break in loop").
 
+        `range(t)` with a tensor `t` breaks at the `range` call ("Failed to trace builtin operator").
         `for i in range(n)` with `n` taken from `.item()` breaks at the `.item()` (DYN102) and then
         recompiles for every new `n` (DYN204).
     """
@@ -30,7 +31,7 @@ class DataDependentLoop(Rule):
         `torch._higher_order_ops.while_loop(cond_fn, body_fn, carried)`. Early exits for generation
         belong outside the compiled step: compile the body of the loop, keep the loop in Python.
     """
-    gb_types = (GB.DATA_DEPENDENT_BRANCHING,)
+    gb_types = (GB.DATA_DEPENDENT_BRANCHING, GB.BUILTIN_OPERATOR)
     INVALID = [
         Example("""
             import torch
@@ -52,6 +53,16 @@ class DataDependentLoop(Rule):
                         break
                 return x
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def accumulate(x, counts):
+                out = x
+                for _ in range(counts.max()):
+                    out = out + x
+                return out
+        """, inputs="[(torch.randn(4), torch.tensor([1, 3]))]"),
     ]
     VALID = [
         Example("""
@@ -76,6 +87,15 @@ class DataDependentLoop(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for call in ctx.events(CallEvent):
+            if call.qualname == "builtins.range" and any(a.is_tensor for a in call.args):
+                yield self.finding(
+                    call,
+                    f"`{ctx.code(call.node)}` counts iterations with a tensor: `range` needs a Python int, so "
+                    "the graph breaks here.",
+                    gb=GB.BUILTIN_OPERATOR,
+                    hint="iterate over a size (x.shape[0]), or use a fixed number of iterations with masking",
+                )
         for ev in ctx.events(ConditionEvent):
             if not (ev.construct == "while" or ev.exits_loop):
                 continue

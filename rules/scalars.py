@@ -4,8 +4,9 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint import gb_types as GB
-from dynalint.analysis.events import CallEvent
-from dynalint.analysis.values import Kind
+from dynalint.analysis import number_args
+from dynalint.analysis.events import CallEvent, SubscriptEvent
+from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
@@ -33,12 +34,67 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
     return None
 
 
+def _holds_tensor(v: Value) -> bool:
+    """A tensor, or a tuple/list written with a tensor in it (``(n, 4)``)."""
+    if v.kind is Kind.SEQUENCE:
+        return any(_holds_tensor(i) for i in v.items) if v.items is not None else v.elements().is_tensor
+    return v.is_tensor
+
+
+def _signature(call: CallEvent) -> tuple[tuple, int] | None:
+    """The number-parameter entry of a torch op call and the position of its first argument."""
+    q = call.qualname
+    if q is not None:
+        module, _, name = q.rpartition(".")
+        if module == "torch":
+            entry = number_args.TORCH.get(name)
+        elif module == "torch.nn.functional":
+            entry = number_args.FUNCTIONAL.get(name) or number_args.TORCH.get(name)
+        else:
+            return None
+        return (entry, 0) if entry is not None else None
+    if call.method is not None and call.receiver is not None and call.receiver.is_tensor:
+        entry = number_args.TORCH.get(call.method)
+        if entry is not None and entry[3]:
+            return entry, 1  # the receiver is the op's first (tensor) parameter
+    return None
+
+
+def tensor_for_number(call: CallEvent) -> str | None:
+    """Which argument of a torch op is a tensor where the op takes a Python number or size
+    (``torch.zeros(n)``, ``x.narrow(0, s, length)``, ``F.pad(x, pads)``), if one is."""
+    found = _signature(call)
+    if found is None:
+        return None
+    (positions, varargs, keywords, _), first = found
+    last = max(positions) if positions else -1
+    for i, v in enumerate(call.args):
+        pos = first + i
+        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_tensor(v):
+            return f"argument {i + 1}"
+    for name, v in call.kwargs.items():
+        if name in keywords and _holds_tensor(v):
+            return f"`{name}=`"
+    return None
+
+
+def tensor_in_python_index(sub: SubscriptEvent) -> bool:
+    """A tensor as a slice bound (``x[:n]``), or as the index of a tuple/list/shape (``sizes[i]``):
+    Python needs an int there, and Dynamo calls ``.item()`` to get one."""
+    if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
+        return False
+    if any(b.is_tensor for b in sub.bounds):
+        return True
+    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor for ix in sub.index)
+
+
 @register
 class ScalarExtraction(Rule):
     code = "DYN102"
     options = ("capture-scalar-outputs",)
     name = "scalar-extraction"
-    summary = "`.item()`, `.tolist()`, `int(t)`/`float(t)`/`bool(t)` or `math.*(t)` moves tensor data into Python."
+    summary = ("`.item()`, `.tolist()`, `int(t)`/`float(t)`/`bool(t)`, `math.*(t)`, or a tensor where Python or a "
+               "torch op needs a number (`torch.arange(t.max())`, `x[:n]`), moves tensor data into Python.")
     rationale = """
         A graph holds tensors; a Python number computed from tensor data does not exist until the graph
         has run. Dynamo therefore ends the graph at `.item()`, `.tolist()`, `int(t)`, `float(t)`,
@@ -50,6 +106,15 @@ class ScalarExtraction(Rule):
         setting) `.item()`, `int()`, `float()`, `bool()` and integer `.tolist()` stay in the graph as
         symbolic values; `math.*` on them still breaks, and so does branching on them (DYN101). On
         torch 2.13 `.numpy()` and `.cpu().numpy()` are traced and do not break.
+
+        The same conversion happens implicitly when a tensor is passed where a number is needed: a
+        size, dim, length or float parameter of a torch op (`torch.arange(t.max())`,
+        `torch.zeros(n)`, `x.narrow(0, start, length)`, `x.view(b, n)`, `F.pad(x, pads)`,
+        `F.interpolate(x, size=s)`, `F.dropout(x, p)`; "Data dependent operator"), a slice bound
+        (`x[:n]`) or the index of a tuple, list or shape (`sizes[i]`; Dynamo calls `.item()`). Which
+        parameters take numbers comes from torch's own operator signatures: where any overload
+        accepts a tensor (`x.max(other)`, `x.clamp(min=t)`, `torch.full(size, fill)`), nothing is
+        reported. With `capture_scalar_outputs` these sizes stay symbolic and are not reported.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with
@@ -84,6 +149,38 @@ class ScalarExtraction(Rule):
                 hits = int((x > 0).sum())
                 return x * hits
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def positions(lengths):
+                return torch.arange(lengths.max())
+        """, inputs="[(torch.tensor([2, 5, 3]),)]"),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def pad_to(x, target):
+                missing = target - x.shape[-1]
+                return F.pad(x, (0, missing))
+        """, inputs="[(torch.randn(2, 3), torch.tensor(5))]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def head(x, n):
+                return x[:, :n] * 2
+        """, inputs="[(torch.randn(2, 6), torch.tensor(3))]"),
+        Example("""
+            import torch
+
+            SCALES = [0.5, 1.0, 2.0]
+
+            @torch.compile
+            def rescale(x, level):
+                return x.narrow(0, 0, level + 1) * SCALES[level]
+        """, inputs="[(torch.randn(4), torch.tensor(1))]"),
     ]
     VALID = [
         Example("""
@@ -111,11 +208,31 @@ class ScalarExtraction(Rule):
                 arr = x.numpy()
                 return torch.from_numpy(np.abs(arr))
         """),
+        Example("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def pad_to(x, limit):
+                missing = 8 - x.shape[-1]
+                y = F.pad(x, (0, missing))[:, : x.shape[0]]
+                return torch.arange(y.shape[-1]) * y.clamp(min=limit).max(limit).sum(-1, keepdim=True)
+        """, inputs="[(torch.randn(2, 3), torch.tensor(0.5))]"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         capture = ctx.settings.capture_scalar_outputs
         for call in ctx.events(CallEvent):
+            where = None if capture else tensor_for_number(call)
+            if where is not None:
+                yield self.finding(
+                    call,
+                    f"`{ctx.code(call.node)}`: {where} is a tensor where the op takes a Python number or size, "
+                    "which needs the tensor's data: the graph breaks here (a data-dependent operator).",
+                    gb=GB.DATA_DEPENDENT_OPERATOR,
+                    hint="pass Python ints (sizes from .shape/.size()), or use an op that takes the tensor",
+                )
+                continue
             gb = scalar_extraction(call, capture)
             if gb is None:
                 continue
@@ -126,3 +243,15 @@ class ScalarExtraction(Rule):
                 gb=gb,
                 hint="keep it a 0-d tensor and use torch ops, or move it out of the compiled region",
             )
+        if capture:
+            return
+        for sub in ctx.events(SubscriptEvent):
+            if tensor_in_python_index(sub):
+                yield self.finding(
+                    sub,
+                    f"`{ctx.code(sub.node)}`: a tensor used as a slice bound or a tuple/list index must become "
+                    "a Python int, so Dynamo calls `.item()`: the graph breaks here.",
+                    gb=GB.ITEM,
+                    hint="index with Python ints (from shapes), or use torch ops: narrow with sizes, gather, "
+                         "index_select, masks",
+                )

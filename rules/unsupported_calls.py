@@ -7,7 +7,9 @@ from typing import Iterator
 from dynalint import gb_types as GB
 import libcst as cst
 
-from dynalint.analysis.events import CallEvent, ContextManagerEvent, StringFormatEvent
+from dynalint.analysis import knowledge as K
+from dynalint.analysis.calls import DATA_PTR
+from dynalint.analysis.events import CallEvent, ComparisonEvent, ContextManagerEvent, StringFormatEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind, Value
 from dynalint.gb_types import GraphBreakType
@@ -43,6 +45,12 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("inspect.currentframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
     SkippedCall("sys._getframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
     SkippedCall("torch._dynamo.graph_break", GB.EXPLICIT_BREAK, why="it is an explicit graph break"),
+    SkippedCall("torch.nn.utils.rnn.pack_padded_sequence", GB.SKIPPED_FUNCTION,
+                why="packing sequences is skipped (its lengths are read in Python)"),
+    SkippedCall("torch.nn.utils.rnn.pack_sequence", GB.SKIPPED_FUNCTION,
+                why="packing sequences is skipped (its lengths are read in Python)"),
+    SkippedCall("torch.nn.utils.rnn.pad_packed_sequence", GB.SKIPPED_FUNCTION,
+                why="unpacking packed sequences is skipped"),
     SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
 )}
@@ -107,6 +115,8 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
             return None
         return GB.NOT_REORDERABLE, ("it is a reorderable logging function, but Dynamo only reorders calls whose "
                                     "arguments are tensors, constants or format strings")
+    if call.module is not None and _is_rnn(call.module, ctx):
+        return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
     if q == "builtins.print":
         return GB.BUILTIN_OPERATOR, "print() cannot be traced"
     if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in _LOGGING_FUNCTIONS:
@@ -131,6 +141,16 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
             and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
         return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
     return None
+
+
+def _is_rnn(module: Value, ctx: RuleContext) -> bool:
+    """An ``nn.LSTM``/``GRU``/``RNN`` instance, or one of a class derived from them."""
+    if module.qualname in K.NN_RNN_CLASSES:
+        return True
+    if module.cls is None:
+        return False
+    index = ctx.program.index
+    return any((index.resolve(b) or b) in K.NN_RNN_CLASSES for c in module.cls.mro() for b in c.bases)
 
 
 def _turns_grad_on(call: CallEvent) -> bool:
@@ -164,7 +184,10 @@ class UnsupportedCall(Rule):
         cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
         of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions, an
         explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph, `torch._assert` on a
-        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. Each entry of the
+        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
+        `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
+        `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
+        comparing `t.data_ptr()` values. Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged.
@@ -179,7 +202,7 @@ class UnsupportedCall(Rule):
     """
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
-                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE)
+                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER)
     INVALID = [
         Example("""
             import logging
@@ -246,6 +269,37 @@ class UnsupportedCall(Rule):
                 noise.requires_grad_()
                 return x + noise
         """),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.GRU(4, 8, batch_first=True)
+
+                def forward(self, x):
+                    out, _ = self.rnn(x * 2)
+                    return out.relu()
+        """, target="Encoder", inputs="[(torch.randn(2, 3, 4),)]"),
+        Example("""
+            import torch
+            from torch.nn.utils.rnn import pack_padded_sequence
+
+            @torch.compile
+            def pack(x):
+                packed = pack_padded_sequence(x * 2, [3, 2], batch_first=True)
+                return packed.data
+        """, inputs="[(torch.randn(2, 3, 4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def add_into(x, out):
+                if x.data_ptr() == out.data_ptr():
+                    return x * 2
+                return x + out
+        """, inputs="[(torch.randn(4), torch.randn(4))]"),
     ]
     VALID = [
         Example("""
@@ -278,6 +332,20 @@ class UnsupportedCall(Rule):
                 print("y:", x.sum())
                 return x + 1
         """, settings={"reorderable_logging_functions": ("print",)}),
+        Example("""
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            class Cell(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cell = nn.LSTMCell(4, 4)
+
+                def forward(self, x):
+                    h, c = self.cell(x)
+                    return pad_sequence([h, c[:1]], batch_first=True)
+        """, target="Cell", inputs="[(torch.randn(2, 4),)]"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -299,6 +367,15 @@ class UnsupportedCall(Rule):
                     f"`{ctx.code(fmt.node)}`: %-formatting a tensor is not traced, so the graph breaks here.",
                     gb=GB.NON_TENSOR_OP,
                     hint="use an f-string, which Dynamo traces",
+                )
+        for cmp in ctx.events(ComparisonEvent):
+            if any(v.qualname == DATA_PTR for v in cmp.operands):
+                yield self.finding(
+                    cmp,
+                    f"`{ctx.code(cmp.node)}` compares tensor data pointers, which Dynamo cannot do while "
+                    "tracing: the graph breaks here.",
+                    gb=GB.DATA_POINTER,
+                    hint="compare in Python before calling the compiled code, or drop the aliasing check",
                 )
         for cm in ctx.events(ContextManagerEvent):
             q = cm.value.qualname or ""

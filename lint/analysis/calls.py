@@ -34,6 +34,8 @@ _KEEPS_DTYPE = frozenset({"to", "clone", "detach", "contiguous", "view", "reshap
                           "cuda", "t", "repeat", "narrow", "select", "unflatten", "view_as", "reshape_as",
                           "tril", "triu", "masked_fill", "index_select", "gather", "movedim", "broadcast_to",
                           "__getitem__", "tile", "cat", "stack", "where"})
+#: The qualname of the value ``Tensor.data_ptr()`` returns (an address: Dynamo cannot compare it).
+DATA_PTR = "torch.Tensor.data_ptr()"
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
 
 
@@ -98,8 +100,11 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
             and args and isinstance(args[0].const, str):
         ev.attr_sink[args[0].const] = tensor(from_weights=True)
 
+    module = callee if callee is not None and callee.kind is Kind.MODULE else None
+    if method == "forward" and receiver is not None and receiver.kind is Kind.MODULE:
+        module = receiver  # `self.rnn.forward(x)` runs the module too
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
-              kwargs=kwargs, result=result, callee=callee_fn)
+              kwargs=kwargs, result=result, callee=callee_fn, module=module)
     return result
 
 
@@ -146,6 +151,8 @@ def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Va
                      from_weights=recv.from_weights, is_bool=name == "__bool__")
     if name in K.SIZE_METHODS:
         return SIZE_VALUE
+    if name == "data_ptr":
+        return Value(Kind.PYTHON, qualname=DATA_PTR)
     if name in K.PYTHON_METHODS:
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
@@ -185,7 +192,9 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
     last = q.rsplit(".", 1)[-1]
     if last in K.COMPILING_TRUE_SUFFIXES and "export" not in q:
         return python(True)
-    if q in K.COMPILING_FALSE_NAMES or last in ("is_torchdynamo_exporting", "is_exporting"):
+    if q.startswith("torch.") and last in K.COMPILING_NONE_TORCH_FUNCS:
+        return NONE_VALUE
+    if last in K.COMPILING_FALSE_NAMES or (q.startswith("torch.") and last in K.COMPILING_FALSE_TORCH_FUNCS):
         return python(False)
     if q.startswith("torch."):
         return torch_call(ev, q, last, args, kwargs, node)

@@ -147,7 +147,8 @@ class FunctionEvaluator:
         target = node.target
         if isinstance(target, cst.Name):
             old = self.lookup(target, record=False)
-            self.env[target.value] = self.binop(old, rhs, node.operator)
+            op = _AUGMENTED.get(type(node.operator))
+            self.env[target.value] = self.binop(old, rhs, op() if op is not None else node.operator)
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
@@ -375,11 +376,45 @@ class FunctionEvaluator:
                         true[name], false[name] = not_none, NONE_VALUE
                     elif isinstance(comp.operator, cst.Is):
                         true[name], false[name] = NONE_VALUE, not_none
-        elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            lt, _ = self.narrowing(test.left)
-            rt, _ = self.narrowing(test.right)
-            true = {**lt, **rt}
+        elif isinstance(test, cst.BooleanOperation):
+            # `a and b` is true only when both are; `a or b` is false only when both are.  When one
+            # operand is decided at trace time (`x is not None and is_compiling()`), the other one
+            # alone decides the other branch too.
+            (lt, lf), (rt, rf) = self.narrowing(test.left), self.narrowing(test.right)
+            is_and = isinstance(test.operator, cst.And)
+            if is_and:
+                true = {**lt, **rt}
+            else:
+                false = {**lf, **rf}
+            decided = is_and  # an operand that is always true (and) / always false (or)
+            if self._known_truth(test.right) is decided:
+                true, false = (true, lf) if is_and else (lt, false)
+            elif self._known_truth(test.left) is decided:
+                true, false = (true, rf) if is_and else (rt, false)
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            false, true = self.narrowing(test.expression)
         return true, false
+
+    def _known_truth(self, node: cst.BaseExpression) -> bool | None:
+        """The truth of a test decided at trace time (``is_compiling()``, ``not is_scripting()``),
+        evaluated silently; None when not known."""
+        negate = False
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            node, negate = node.expression, not negate
+        if not isinstance(node, (cst.Call, cst.Name, cst.Attribute)):
+            return None
+        emit, evidence = self.emit, self.evidence
+        self.emit, self.evidence = False, None
+        try:
+            value = self.expr(node)
+        finally:
+            self.emit, self.evidence = emit, evidence
+        if not value.has_const:
+            return None
+        try:
+            return bool(value.const) != negate
+        except Exception:
+            return None
 
     # ------------------------------------------------------------------ conditions
     def condition(self, test: cst.BaseExpression, construct: str, owner: cst.CSTNode,
@@ -390,6 +425,9 @@ class FunctionEvaluator:
             # `if not x:` tests the truth of x itself
             test = test.expression
             negate = not negate
+        if isinstance(test, cst.BooleanOperation):
+            truth = self._boolean_condition(test, construct, owner, exits_loop)
+            return truth if truth is None else truth != negate
         value = self.expr(test)
         if negate and value.has_const:
             try:
@@ -404,6 +442,39 @@ class FunctionEvaluator:
                 return None
         self._truth_test(test, value, construct, exits_loop, negate)
         return None
+
+    def _boolean_condition(self, test: cst.BooleanOperation, construct: str, owner: cst.CSTNode,
+                           exits_loop: bool) -> bool | None:
+        """``a and b`` / ``a or b`` used as a test: every operand that runs is converted to a Python
+        bool (the last one by the test itself), and an operand after a decided one never runs."""
+        is_and = isinstance(test.operator, cst.And)
+        left = self.condition(test.left, construct, owner, exits_loop)
+        if left is not None and left != is_and:
+            return left  # `False and ...` / `True or ...`: the right operand is never evaluated
+        right = self.with_narrowing(test.left, is_and, lambda: self.condition(test.right, construct, owner,
+                                                                               exits_loop))
+        if right is not None and right != is_and:
+            return right  # `... and False` is never true, `... or True` always
+        return right if left is not None else None
+
+    def with_narrowing(self, test: cst.BaseExpression, when: bool, run: Callable[[], Any]) -> Any:
+        """Run ``run`` in the environment narrowed by ``test`` being ``when`` (the right operand of
+        ``and``/``or`` runs only after the left one decided so), then restore the environment."""
+        narrowed = self.narrowing(test)[0 if when else 1]
+        saved = {name: self.env.get(name) for name in narrowed}
+        self.env.update(narrowed)
+        emit = self.emit
+        if when and _dtype_specialised(test):
+            self.emit = False  # evaluated only for some dtypes: not known statically
+        try:
+            return run()
+        finally:
+            self.emit = emit
+            for name, value in saved.items():
+                if value is None:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = value
 
     def _truth_test(self, node: cst.CSTNode, value: Value, construct: str, exits_loop: bool = False,
                     negated: bool = False) -> None:
@@ -530,6 +601,7 @@ class FunctionEvaluator:
     def subscript(self, node: cst.Subscript, store: bool, augmented: bool = False) -> Value:
         base = self.expr(node.value)
         index: list[Value] = []
+        bounds: list[Value] = []
         multi = len(node.slice) > 1
         for el in node.slice:
             s = el.slice
@@ -542,12 +614,13 @@ class FunctionEvaluator:
             else:
                 for part in (s.lower, s.upper, s.step):
                     if part is not None:
-                        self.expr(part)
+                        bounds.append(self.expr(part))
                 index.append(Value(Kind.PYTHON, qualname="builtins.slice"))
                 multi = multi or len(node.slice) > 1
         idx = tuple(index)
-        if base.kind is Kind.TENSOR or base.qualname is not None:
-            self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented)
+        if base.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or base.qualname is not None:
+            self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented,
+                        bounds=tuple(bounds))
         if base.kind is Kind.UNKNOWN and base.params and multi:
             self.tensor_evidence(base)
         return self.index_value(base, idx, node)
@@ -633,13 +706,7 @@ class FunctionEvaluator:
                     return left
                 return self.expr(node.right)
         self._truth_test(node.left, left, "boolop")
-        emit = self.emit
-        if is_and and _dtype_specialised(node.left):
-            self.emit = False  # evaluated only for some dtypes: not known statically
-        try:
-            right = self.expr(node.right)
-        finally:
-            self.emit = emit
+        right = self.with_narrowing(node.left, is_and, lambda: self.expr(node.right))
         if left.kind is Kind.TENSOR or right.kind is Kind.TENSOR:
             # the result is one of the operands: a tensor if both are
             return join(left, right) if left.kind is right.kind else UNKNOWN_VALUE
@@ -679,6 +746,7 @@ class FunctionEvaluator:
                         if x.kind in (Kind.TENSOR, Kind.MODULE, Kind.FUNCTION, Kind.SIZE):
                             return python(is_not)
             return python(is_bool=True)
+        self.report(E.ComparisonEvent, node, operands=tuple(values))
         result = values[0]
         for v in values[1:]:
             result = arith(result, v, None)
@@ -697,15 +765,11 @@ class FunctionEvaluator:
         return result
 
     def _ifexp(self, node: cst.IfExp) -> Value:
-        test = self.expr(node.test)
-        if test.has_const:
-            try:
-                return self.expr(node.body if test.const else node.orelse)
-            except Exception:
-                pass
-        else:
-            self._truth_test(node.test, test, "ifexp")
-        return join(self.expr(node.body), self.expr(node.orelse))
+        truth = self.condition(node.test, "ifexp", node)
+        if truth is not None:
+            return self.with_narrowing(node.test, truth, lambda: self.expr(node.body if truth else node.orelse))
+        return join(self.with_narrowing(node.test, True, lambda: self.expr(node.body)),
+                    self.with_narrowing(node.test, False, lambda: self.expr(node.orelse)))
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         items = []
@@ -806,7 +870,18 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
     const = NO_CONST
     if left.has_const and right.has_const and op is not None:
         const = _fold(op, left.const, right.const)
-    return python(const, is_bool=False)
+    elif isinstance(op, (cst.BitOr, cst.BitAnd)) and left.is_bool and right.is_bool:
+        # `flag |= other_flag`: True absorbs `|`, False absorbs `&`
+        absorbing = isinstance(op, cst.BitOr)
+        if any(v.has_const and v.const is absorbing for v in (left, right)):
+            const = absorbing
+    is_bool = left.is_bool and right.is_bool and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor))
+    return python(const, is_bool=is_bool or isinstance(const, bool))
+
+
+#: ``x |= y`` computes ``x | y`` (the operators constant folding understands).
+_AUGMENTED: dict[type, type] = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd,
+                                cst.BitXorAssign: cst.BitXor}
 
 
 def _fold(op: cst.CSTNode, a: Any, b: Any) -> Any:
@@ -819,6 +894,8 @@ def _fold(op: cst.CSTNode, a: Any, b: Any) -> Any:
             return a - b
         if isinstance(op, cst.Multiply) and not isinstance(a, str) and not isinstance(b, str):
             return a * b
+        if isinstance(a, bool) and isinstance(b, bool) and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor)):
+            return a | b if isinstance(op, cst.BitOr) else a & b if isinstance(op, cst.BitAnd) else a ^ b
     except Exception:
         return NO_CONST
     return NO_CONST

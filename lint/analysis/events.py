@@ -53,6 +53,8 @@ class CallEvent(Event):
     result: Value | None = None
     callee: "FunctionInfo | None" = None
     """A function of the analysed file, when the call resolves to one."""
+    module: Value | None = None
+    """The module, when the call runs an ``nn.Module`` (``self.rnn(x)``)."""
 
     @property
     def call(self) -> cst.Call:
@@ -65,6 +67,8 @@ class SubscriptEvent(Event):
     base: Value = field(default=None)  # type: ignore[assignment]
     index: tuple[Value, ...] = ()
     """One value per index element (``x[a, b]`` has two)."""
+    bounds: tuple[Value, ...] = ()
+    """Values of the slice bounds and steps written in the index (``x[a:b]`` has two)."""
     store: bool = False
     augmented: bool = False
 
@@ -119,3 +123,10 @@ class ContainmentEvent(Event):
     """``key in container`` / ``key not in container``."""
 
     container: Value = field(default=None)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
+class ComparisonEvent(Event):
+    """``a == b``, ``a < b``... (not ``is``/``in``): the values compared."""
+
+    operands: tuple[Value, ...] = ()

@@ -115,12 +115,21 @@ NN_CONTAINER_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "
 NN_MULTI_OUTPUT_CLASSES = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention", "LSTMCell",
                                      "AdaptiveLogSoftmaxWithLoss"})
 
+#: Recurrent modules Dynamo does not trace (their cuDNN/flat-weight kernels): calling one breaks.
+NN_RNN_CLASSES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+
 #: Calls that tell, at trace time, whether the code runs under torch.compile.
 COMPILING_TRUE_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_dynamo_compiling")
-COMPILING_FALSE_NAMES = frozenset({
-    "torch.jit.is_tracing", "torch.jit.is_scripting", "torch.onnx.is_in_onnx_export",
-    "torch._C._get_tracing_state", "is_torchdynamo_exporting", "torch.compiler.is_exporting",
+#: Functions of torch (any submodule) that are false under torch.compile: TorchScript, the JIT
+#: tracer, FX symbolic tracing, ONNX and torch.export are other ways of capturing code, never on
+#: while Dynamo traces it.  ``_get_tracing_state`` returns None there.
+COMPILING_FALSE_TORCH_FUNCS = frozenset({
+    "is_scripting", "is_tracing", "is_fx_tracing", "is_fx_symbolic_tracing", "is_in_onnx_export",
+    "is_exporting", "is_torchdynamo_exporting",
 })
+COMPILING_NONE_TORCH_FUNCS = frozenset({"_get_tracing_state"})
+#: The same tests, when wrapped by other libraries (judged by name only when the name says exactly this).
+COMPILING_FALSE_NAMES = frozenset({"is_torchdynamo_exporting", "is_exporting"})
 
 #: Annotations naming tensors / plain Python types.
 TENSOR_ANNOTATIONS = frozenset({"Tensor", "torch.Tensor", "FloatTensor", "LongTensor", "BoolTensor",

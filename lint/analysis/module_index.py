@@ -12,6 +12,7 @@ from typing import Iterator
 
 import libcst as cst
 
+from dynalint.analysis.custom_ops import index_custom_ops
 from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, root_name, walk
 
 #: Method calls that mutate a container in place.
@@ -32,6 +33,8 @@ class FunctionInfo:
     decorators: tuple[str, ...] = ()
     compile_decorated: bool = False
     disabled: bool = False
+    custom_op: str | None = None
+    """``torch.ops.<ns>.<op>`` when the function defines a ``torch.library`` custom op."""
     is_static: bool = False
     is_classmethod: bool = False
     local_names: frozenset[str] = frozenset()
@@ -98,6 +101,8 @@ class ModuleIndex:
     imports_torch: bool = False
     reorderable: set[str] = field(default_factory=set)
     """Functions this module adds to ``torch._dynamo.config.reorderable_logging_functions``."""
+    dynamic_output_ops: set[str] = field(default_factory=set)
+    """Custom ops (``torch.ops.<ns>.<op>``) whose fake implementation here has a data-dependent size."""
 
     def resolve(self, dotted: str | None) -> str | None:
         """Qualified name of a dotted expression through the import aliases."""
@@ -123,6 +128,7 @@ def build_index(module: cst.Module) -> ModuleIndex:
         cls.is_module = _is_module_class(idx, cls, set())
     for fn in idx.all_functions:
         _scan_function(idx, fn)
+    index_custom_ops(idx)
     return idx
 
 

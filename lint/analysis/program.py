@@ -108,7 +108,7 @@ class Program:
         seen: set[int] = set()
 
         def add(fn: FunctionInfo | None) -> None:
-            if fn is not None and id(fn) not in seen and not fn.disabled:
+            if fn is not None and id(fn) not in seen and not fn.disabled and fn.custom_op is None:
                 seen.add(id(fn))
                 roots.append(fn)
 
@@ -229,8 +229,8 @@ class Program:
     def call_function(self, caller: FunctionEvaluator, fn: FunctionInfo, args: list[Value],
                       kwargs: dict[str, Value], bound_self: Value | None, opaque: bool) -> Value:
         """Analyse a call into a function of this module with the caller's argument values."""
-        if fn.disabled:
-            return UNKNOWN_VALUE
+        if fn.disabled or fn.custom_op is not None:
+            return UNKNOWN_VALUE  # not traced: skipped, or an opaque custom op
         env = self._bind_args(fn, args, kwargs, bound_self, opaque)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))

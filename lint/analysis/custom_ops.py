@@ -1,0 +1,68 @@
+"""Custom operators defined in a module (``torch.library``): which functions are ops (Dynamo
+calls them as one opaque node, never tracing their body) and which ops have an output size
+that depends on the data.
+
+An op's output size is data-dependent when its fake (meta) implementation, the function
+Dynamo runs to learn output shapes, asks for a fresh size: ``ctx.new_dynamic_size()`` or
+``ctx.create_unbacked_symint()``.  Dynamo then breaks the graph at a call of the op
+("Dynamic shape operator"), as for ``torch.nonzero``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis.syntax import decorator_target, dotted_name, walk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
+
+_DEFINE = frozenset({"torch.library.custom_op", "torch.library.triton_op", "torch._library.custom_ops.custom_op"})
+_REGISTER_FAKE = frozenset({"torch.library.register_fake", "torch.library.impl_abstract",
+                            "torch.library.register_meta"})
+_FRESH_SIZE = frozenset({"new_dynamic_size", "create_unbacked_symint"})
+
+
+def op_qualname(name: str) -> str | None:
+    """``"ns::op"`` (or ``"ns::op.overload"``) -> ``torch.ops.ns.op``."""
+    ns, sep, op = name.partition("::")
+    if not sep or not ns or not op:
+        return None
+    return f"torch.ops.{ns}.{op.split('.')[0]}"
+
+
+def _string_arg(dec: cst.Decorator) -> str | None:
+    call = dec.decorator
+    if isinstance(call, cst.Call) and call.args and isinstance(call.args[0].value, cst.SimpleString):
+        value = call.args[0].value.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _asks_fresh_size(fn: "FunctionInfo") -> bool:
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _FRESH_SIZE
+               for n in walk(fn.node.body))
+
+
+def index_custom_ops(idx: "ModuleIndex") -> None:
+    """Fill ``FunctionInfo.custom_op`` and ``ModuleIndex.dynamic_output_ops``."""
+    for fn in idx.all_functions:
+        for dec in fn.node.decorators:
+            if (idx.resolve(dotted_name(decorator_target(dec))) or "") in _DEFINE:
+                fn.custom_op = op_qualname(_string_arg(dec) or "")
+    for fn in idx.all_functions:
+        if not _asks_fresh_size(fn):
+            continue
+        for dec in fn.node.decorators:
+            target = decorator_target(dec)
+            name = dotted_name(target) or ""
+            if (idx.resolve(name) or "") in _REGISTER_FAKE:
+                op = op_qualname(_string_arg(dec) or "")
+            elif isinstance(target, cst.Attribute) and target.attr.value == "register_fake" \
+                    and isinstance(target.value, cst.Name) and target.value.value in idx.functions:
+                op = idx.functions[target.value.value].custom_op  # `@my_op.register_fake`
+            else:
+                continue
+            if op is not None:
+                idx.dynamic_output_ops.add(op)

@@ -1,0 +1,225 @@
+"""Hand-written model code labelled with real Dynamo (torch 2.13): for each case, the lines
+Dynamo's graph-break log reports, with the rule that predicts each.
+
+The static test checks dynalint's graph-break diagnostics against the labels; the Dynamo
+test re-measures the labels, so a label cannot drift from what Dynamo does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from conftest import requires_torch
+from dynalint.rules.base import Example
+
+from helpers import check, run_example_under_dynamo
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    code: str
+    inputs: str
+    breaks: dict[int, str] = field(default_factory=dict)
+    """Line -> the rule code predicting Dynamo's break on that line."""
+    target: str | None = None
+
+    @property
+    def example(self) -> Example:
+        return Example(self.code, inputs=self.inputs, target=self.target)
+
+
+CASES = [
+    Case("sampler-early-stop", """
+        import torch
+
+        @torch.compile
+        def denoise(x, steps: int = 6, tol: float = 1e-3):
+            i = 0
+            change = x.abs().sum()
+            while i < steps and change > tol:
+                y = x * 0.5
+                change = (y - x).abs().sum()
+                x = y
+                i += 1
+            return x
+    """, "[(torch.randn(8),)]", {7: "DYN103"}),
+    Case("optional-mask-check", """
+        import torch
+        import torch.nn as nn
+        from typing import Optional
+
+        class Pool(nn.Module):
+            def forward(self, h, mask: Optional[torch.Tensor] = None):
+                if mask is not None and mask.sum() == 0:
+                    return h.mean(1)
+                weights = mask.float() if mask is not None else torch.ones_like(h[..., 0])
+                return (h * weights.unsqueeze(-1)).sum(1) / weights.sum(1, keepdim=True)
+    """, "[(torch.randn(2, 5, 3), torch.ones(2, 5, dtype=torch.bool))]", {7: "DYN101"}, "Pool"),
+    Case("flagged-clamp", """
+        import torch
+
+        @torch.compile
+        def clamp_outliers(x, robust: bool = True):
+            if robust and (x.abs() > 6).any():
+                x = x.clamp(-6, 6)
+            return x * 2
+    """, "[(torch.randn(16),)]", {5: "DYN101"}),
+    Case("positions-from-lengths", """
+        import torch
+
+        @torch.compile
+        def position_ids(lengths):
+            longest = lengths.max()
+            pos = torch.arange(longest).unsqueeze(0)
+            return (pos < lengths.unsqueeze(1)).long()
+    """, "[(torch.tensor([3, 1, 4]),)]", {6: "DYN102"}),
+    Case("crop-to-valid", """
+        import torch
+
+        @torch.compile
+        def crop(seq, valid):
+            n = valid.sum()
+            return seq[:, :n].mean(-1)
+    """, "[(torch.randn(2, 6), torch.tensor([1, 1, 1, 0, 0, 0]))]", {6: "DYN102"}),
+    Case("pick-a-scale", """
+        import torch
+
+        LEVELS = (1.0, 0.5, 0.25)
+
+        @torch.compile
+        def scale_for(x, level):
+            return x * LEVELS[level]
+    """, "[(torch.randn(4), torch.tensor(2))]", {7: "DYN102"}),
+    Case("grid-from-tensor-size", """
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def resize_to(x, hw):
+            y = F.interpolate(x, size=(hw[0], hw[1]), mode="nearest")
+            return y.view(y.shape[0], -1)
+    """, "[(torch.randn(1, 2, 4, 4), torch.tensor([2, 3]))]", {6: "DYN102"}),
+    Case("shape-driven-is-fine", """
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def resize_like(x, ref):
+            y = F.interpolate(x, size=ref.shape[-2:], mode="nearest")
+            pos = torch.arange(y.shape[-1])
+            return y[..., : ref.shape[-1]] + pos
+    """, "[(torch.randn(1, 2, 4, 4), torch.randn(1, 2, 2, 3))]", {}),
+    Case("recurrent-encoder", """
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Linear(3, 6)
+                self.rnn = nn.LSTM(6, 6, batch_first=True)
+
+            def forward(self, x):
+                h = self.embed(x)
+                out, (last, _) = self.rnn(h)
+                return last[-1]
+    """, "[(torch.randn(2, 5, 3),)]", {12: "DYN105"}, "Encoder"),
+    Case("tracing-only-branches", """
+        import torch
+
+        @torch.compile
+        def safe(x):
+            if torch.jit.is_tracing() or torch.jit.is_scripting():
+                return x.clamp(0, 1)
+            if torch._C._get_tracing_state() is not None:
+                return x.item()
+            return x.sigmoid()
+    """, "[(torch.randn(4),)]", {}),
+    Case("mask-check-skipped-under-compile", """
+        import torch
+        from typing import Optional
+
+        def capturing(t=None) -> bool:
+            capture = torch.compiler.is_compiling() or torch.jit.is_tracing()
+            if t is not None:
+                capture |= isinstance(t, torch.fx.Proxy)
+            return capture
+
+        @torch.compile
+        def can_skip(x, padding_mask: Optional[torch.Tensor] = None):
+            if padding_mask is not None and capturing(padding_mask):
+                return x
+            if padding_mask is None or padding_mask.all():
+                return x + 1
+            return x * 2
+    """, "[(torch.randn(4), torch.ones(4, dtype=torch.bool)), (torch.randn(4),)]", {}),
+    Case("repeat-by-counts", """
+        import torch
+
+        @torch.compile
+        def tile(x, times):
+            for _ in range(times.max()):
+                x = torch.cat([x, x[:1]])
+            return x
+    """, "[(torch.randn(3), torch.tensor([1, 2]))]", {5: "DYN103"}),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_dynalint_predicts_labels(case: Case) -> None:
+    found = {d.line: d.code for d in check(case.code) if d.kind == "graph-break"}
+    assert found == case.breaks
+
+
+@requires_torch
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_labels_match_dynamo(case: Case, tmp_path) -> None:
+    obs, module = run_example_under_dynamo(case.example, tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == set(case.breaks), [(b.line, b.gb_type) for b in obs.breaks]
+
+
+SILENT = [
+    # a tensor where torch also takes one: the tensor overloads (measured not to break)
+    """
+    import torch
+
+    @torch.compile
+    def f(x, lo):
+        return torch.full((3,), x.max()) + x.clamp(min=lo).max(lo) + x.clone().fill_(x.min())
+    """,
+    # slicing or indexing something the analysis does not know with a tensor: may be a mapping
+    """
+    import torch
+
+    @torch.compile
+    def f(x, table):
+        return x * table[x.argmax()]
+    """,
+    # the tensor operand of `and` never runs when the left one is false under compile
+    """
+    import torch
+
+    @torch.compile
+    def f(x):
+        if torch.compiler.is_exporting() and x.sum() > 0:
+            return x
+        return x + 1
+    """,
+    # data_ptr() values that are not compared
+    """
+    import torch
+
+    @torch.compile
+    def f(x):
+        ptrs = {x.data_ptr(): 1}
+        return x + len(ptrs)
+    """,
+]
+
+
+@pytest.mark.parametrize("code", SILENT)
+def test_silent_where_nothing_is_known_to_break(code: str) -> None:
+    assert [d.code for d in check(code) if d.kind == "graph-break"] == []
