@@ -11,6 +11,9 @@ from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
 _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
+#: torch's checks of a boolean tensor: they read ``cond._is_all_true().item()`` on the host
+#: (and raise TypeError for anything but a bool tensor, so the argument is a tensor).
+TENSOR_CHECKS = ("torch._check_tensor_all", "torch._check_tensor_all_with")
 
 
 def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
@@ -23,6 +26,8 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
         if capture_scalar_outputs:
             return None
         return _EXTRACTING_METHODS[call.method]
+    if call.qualname in TENSOR_CHECKS:
+        return None if capture_scalar_outputs else GB.ITEM
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname is not None and call.qualname.startswith("math.") and any(
