@@ -60,6 +60,7 @@ from dynalint.fixers.branches import (
 from dynalint.fixers.codegen import rename, tensor_condition, use_torch
 from dynalint.fixers.purity import impurity
 
+
 @register
 class BranchToWhere(Fixer):
     name = "branch-to-where"
@@ -338,10 +339,6 @@ class BranchToWhere(Fixer):
 # --------------------------------------------------------------------------- helpers
 
 
-
-
-
-
 _BINARY = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
            cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
            cst.PowerAssign: cst.Power, cst.MatrixMultiplyAssign: cst.MatrixMultiply, cst.BitAndAssign: cst.BitAnd,
@@ -411,12 +408,6 @@ def _check_statement(small: cst.CSTNode, ctx) -> None:
     else:
         raise Unsupported
     _check_value(small.value, ctx)
-
-
-
-
-
-
 
 
 def _nested_where(torch: str, conds: list[str], values: list[str]) -> str:

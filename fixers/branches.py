@@ -6,6 +6,7 @@ import libcst as cst
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.codegen import paren, rename
+from dynalint.fixers.purity import called_module
 
 AUG_OPS = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/",
           cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.PowerAssign: "**",
@@ -426,7 +427,7 @@ def floating_names(node: cst.CSTNode, ctx) -> frozenset[str]:
             if isinstance(n, cst.AssignTarget) and isinstance(assign, cst.Assign):
                 token = _dtype(assign.value, ctx)
                 if token is not None and (token.startswith("float(") or token in _FLOAT_DTYPES or "(" in token and set(
-                        token[token.index("(") + 1:-1].split("|")) & found):
+                        token[token.index("(") + 1:-1].split("|")) & found) or _weighted_layer(assign.value, ctx):
                     found.add(n.target.value)  # bound to a floating-point result
         if isinstance(n, cst.Call) and _call_name(n) in _FLOAT_ONLY:
             positional = [a.value for a in n.args if a.keyword is None and not a.star]
@@ -434,6 +435,18 @@ def floating_names(node: cst.CSTNode, ctx) -> frozenset[str]:
             if isinstance(base, cst.Name):
                 found.add(base.value)
     return frozenset(found)
+
+
+#: torch.nn layers whose output has the dtype of their floating-point weights.
+_WEIGHTED_LAYERS = frozenset({"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+                              "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "RMSNorm"})
+
+
+def _weighted_layer(value: cst.BaseExpression, ctx) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    module = called_module(value, ctx)
+    return bool(module) and module.startswith("torch.nn.") and module.rsplit(".", 1)[1] in _WEIGHTED_LAYERS
 
 
 def same_shape(ctx, *exprs: cst.BaseExpression, fallback: str | None = None, strict: bool) -> bool:

@@ -7,6 +7,7 @@ from dynalint.analysis.syntax import dotted_name, walk
 from dynalint.analysis.dataflow import annotation_value
 from dynalint.analysis.values import Kind
 
+
 class _Rename(cst.CSTTransformer):
     """Rename variables (not attributes, keywords or parameters)."""
 
@@ -92,7 +93,8 @@ def certain_tensor(expr: cst.BaseExpression, ctx) -> bool:
     if isinstance(expr, cst.BinaryOperation):
         return certain_tensor(expr.left, ctx) or certain_tensor(expr.right, ctx)
     if isinstance(expr, cst.Comparison):
-        return certain_tensor(expr.left, ctx) or any(certain_tensor(c.comparator, ctx) for c in expr.comparisons)
+        return certain_tensor(expr.left, ctx) or any(certain_tensor(c.comparator, ctx)
+                                                     for c in expr.comparisons)
     if isinstance(expr, cst.BooleanOperation):
         return certain_tensor(expr.left, ctx) and certain_tensor(expr.right, ctx)
     return False
@@ -115,7 +117,8 @@ def _certain_name(name: cst.Name, ctx) -> bool:
 
 
 def _rebound(name: str, function: cst.FunctionDef) -> bool:
-    return any(isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name)
+    return any(isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign))
+               and isinstance(n.target, cst.Name)
                and n.target.value == name for n in walk(function.body))
 
 
@@ -165,7 +168,8 @@ def name_of(node: cst.CSTNode) -> str | None:
     return dotted_name(node)
 
 
-def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx, force_reshape: bool = False) -> str:
+def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx,
+                   force_reshape: bool = False) -> str:
     """``mask`` (which selects leading dimensions of ``base``, as in ``base[mask]``) as an expression
     that broadcasts over ``base``."""
     m = ctx.code(mask).strip()

@@ -224,5 +224,3 @@ def _detach(updated: cst.CSTNode, cast: str = "") -> cst.CSTNode:
 
 def _detach_float(updated: cst.CSTNode) -> cst.CSTNode:
     return _detach(updated, ".float()")
-
-

@@ -25,7 +25,8 @@ RANDOM_OPS = frozenset({"rand", "randn", "randint", "rand_like", "randn_like", "
                         "dropout3d", "alpha_dropout", "feature_alpha_dropout", "gumbel_softmax", "rrelu",
                         "random", "uniform", "exponential", "geometric", "cauchy", "log_normal"})
 #: Modules whose functions are deterministic and out-of-place (except the names below).
-_PURE_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft", "math"})
+_PURE_MODULES = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft",
+                           "math"})
 #: Functions of those modules that change global state, do I/O or check at run time.
 _EFFECTFUL = frozenset({"manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_grad_enabled",
                         "save", "load", "set_printoptions", "use_deterministic_algorithms", "set_num_threads",
@@ -101,13 +102,22 @@ def call_impurity(call: cst.Call, ctx) -> str | None:
             if name in K.TENSOR_METHODS or name in K.SIZE_METHODS or name in K.PYTHON_METHODS:
                 return None
             return f"`.{name}()` is not a known tensor method"
-    callee = ctx.value(func)
-    if callee is None and event is not None and event.receiver is not None and event.method is not None \
-            and event.receiver.kind is Kind.MODULE and event.receiver.cls is not None:
-        callee = ctx.program.class_attrs(event.receiver.cls).get(event.method)
-    if callee is not None and callee.kind is Kind.MODULE:
-        if callee.qualname and callee.qualname.startswith("torch.nn.") \
-                and callee.qualname.rsplit(".", 1)[1] in STATELESS_LAYERS:
+    callee = called_module(call, ctx)
+    if callee is not None:
+        if callee.startswith("torch.nn.") and callee.rsplit(".", 1)[1] in STATELESS_LAYERS:
             return None
         return f"`{code}` runs a module whose forward may update state or draw random numbers"
     return f"`{code}` is a call the analysis cannot see into"
+
+
+def called_module(call: cst.Call, ctx) -> str | None:
+    """The qualified class name (``torch.nn.Linear``) of the module a call runs, or ``""`` for a module of
+    unknown class; None when the call does not run a module."""
+    callee = ctx.value(call.func)
+    event = ctx.event(call, CallEvent)
+    if callee is None and event is not None and event.receiver is not None and event.method is not None \
+            and event.receiver.kind is Kind.MODULE and event.receiver.cls is not None:
+        callee = ctx.program.class_attrs(event.receiver.cls).get(event.method)
+    if callee is None or callee.kind is not Kind.MODULE:
+        return None
+    return callee.qualname or ""

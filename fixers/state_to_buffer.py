@@ -265,4 +265,3 @@ def _check_reads(attr: str, update: cst.CSTNode, cls: cst.ClassDef, ctx) -> None
             fn = ctx.enclosing_function(node)
             if fn is None or (fn.name.value != "__init__" and id(fn) not in compiled):
                 raise Refused(f"`self.{attr}` is used outside __init__ and compiled code")
-

@@ -204,8 +204,9 @@ def same(a: Any, b: Any, rtol: float, atol: float) -> str | None:
         a, b = a.detach(), b.detach()
         if a.is_floating_point() or a.is_complex():
             scale = 1e2 if a.dtype in (torch.float16, torch.bfloat16) else 1.0
-            if not torch.allclose(a.double(), b.double(), rtol=rtol * scale, atol=atol * scale, equal_nan=True):
-                return f"values differ (max abs diff {(a.double() - b.double()).abs().nan_to_num().max().item():.3g})"
+            x, y = a.double(), b.double()
+            if not torch.allclose(x, y, rtol=rtol * scale, atol=atol * scale, equal_nan=True):
+                return f"values differ (max abs diff {(x - y).abs().nan_to_num().max().item():.3g})"
             return None
         return None if torch.equal(a, b) else "values differ"
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -239,7 +240,8 @@ def compare(before: Observation, after: Observation, case: Case, where: str) -> 
     if before.error is None and after.error is None:
         checks.append(("output", before.output, after.output))
     checks += [("stdout", before.stdout, after.stdout), ("warnings", before.warnings, after.warnings),
-               ("logs", before.logs, after.logs), ("inputs after the call", before.inputs_after, after.inputs_after),
+               ("logs", before.logs, after.logs),
+               ("inputs after the call", before.inputs_after, after.inputs_after),
                ("state_dict", before.state, after.state), ("named_buffers", before.buffers, after.buffers),
                ("gradients", before.grads, after.grads)]
     for what, a, b in checks:
@@ -296,8 +298,9 @@ def post_checks(before: torch.nn.Module, after: torch.nn.Module, case: Case, see
                 break
             opt.step()
         steps.append({k: v.detach().clone() for k, v in m.state_dict().items()})
-    diffs += [f"after 3 optimizer steps: {why}" for why in [same(steps[0], steps[1], case.rtol * 10, case.atol * 10)]
-              if why]
+    why = same(steps[0], steps[1], case.rtol * 10, case.atol * 10)
+    if why:
+        diffs.append(f"after 3 optimizer steps: {why}")
     return diffs
 
 

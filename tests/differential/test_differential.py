@@ -28,7 +28,7 @@ def _example_cases():
     for fixer in all_fixers():
         for i, ex in enumerate(fixer.EXAMPLES):
             if ex.between_calls is not None:
-                continue  # what changes between calls is the point of those examples (tests/test_fixer_examples.py)
+                continue  # what changes between calls is their point (tests/test_fixer_examples.py)
             target = ex.target or re.findall(r"^(?:def|class) (\w+)", ex.before_source, re.M)[-1]
             out.append(Case(f"example-{fixer.name}-{i}", ex.before_source, target, ex.inputs, fixer.name,
                             init=ex.init, hazard=_example_hazard(fixer.name, i)))
@@ -37,9 +37,10 @@ def _example_cases():
 
 def _example_hazard(name: str, index: int) -> str | None:
     """Examples whose rewrite shows a documented difference on their own inputs."""
-    return {("branch-to-cond", 0): "zero gradient instead of", ("branch-to-cond", 1): "zero gradient instead of",
-            ("branch-to-where", 3): "zero gradient instead of",
-            ("python-state-to-buffer", 0): "``named_buffers()``", ("python-state-to-buffer", 1): "``named_buffers()``",
+    zero_grad, buffers = "zero gradient instead of", "``named_buffers()``"
+    return {("branch-to-cond", 0): zero_grad, ("branch-to-cond", 1): zero_grad,
+            ("branch-to-where", 3): zero_grad,
+            ("python-state-to-buffer", 0): buffers, ("python-state-to-buffer", 1): buffers,
             ("skip-logging-while-compiling", 0): "never emitted from compiled code",
             ("defer-logging", 0): "``CompiledFunctionBackward``"}.get((name, index))
 
@@ -113,9 +114,10 @@ def test_hypothesis_inputs():
         fixed = fix_source(c.source, "h.py", Settings(scope=Scope.ALL), unsafe=True).source
         pairs.append((c, getattr(load(c.source), c.target), getattr(load(fixed), c.target)))
     floats = st.floats(allow_nan=True, allow_infinity=True, width=32)
+    dtypes = st.sampled_from([torch.float32, torch.float64, torch.float16])
 
     @settings(max_examples=200 if FULL else 40, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.lists(floats, min_size=1, max_size=9), st.sampled_from([torch.float32, torch.float64, torch.float16]))
+    @given(st.lists(floats, min_size=1, max_size=9), dtypes)
     def check(values, dtype):
         x = torch.tensor(values, dtype=dtype)
         for c, before, after in pairs:

@@ -1,0 +1,123 @@
+"""Each fixer refuses what it cannot prove, and says why (no torch needed)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from dynalint.analysis.program import Scope
+from dynalint.fixing import fix_source
+from dynalint.settings import Settings
+
+HEADER = "import os\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
+
+REFUSALS = [
+    ("masked-reduction", """
+        def f(x):
+            return x[torch.rand(x.shape[0]) < 0.5].mean()
+    """, "the mask is written several times and is not pure: `torch.rand` draws random numbers"),
+    ("branch-to-where", """
+        class M(nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    y = x.sum()
+                else:
+                    y = x
+                return y
+    """, "not provably of one shape"),
+    ("branch-to-where", """
+        def f(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = x * 0.5
+            return y
+    """, "not provably of one dtype"),
+    ("branch-to-where", """
+        class M(nn.Module):
+            def forward(self, v):
+                if v.min() > 0:
+                    y = v.sqrt()
+                else:
+                    y = v * 0  # an int v would make the sides differ in dtype: torch.cond refuses too
+                return y
+    """, "`v.sqrt` can give inf or NaN on the side not taken"),
+    ("branch-to-where", """
+        class M(nn.Module):
+            def forward(self, x, n):
+                if n > 0:
+                    return x * 2
+                return x
+    """, "the condition is not certainly a tensor"),
+    ("branch-to-cond", """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(4)
+
+            def forward(self, x):
+                if x.sum() > 0:
+                    y = self.bn(x)
+                else:
+                    y = x * 2
+                return y
+    """, "`self.bn` runs a module whose forward may update state"),
+    ("async-assert", """
+        def f(x):
+            if torch.isnan(x).any():
+                raise ValueError(f"bad {x.shape}")
+            return x
+    """, "not a string literal"),
+    ("env-read-once", """
+        class M(nn.Module):
+            def forward(self, x):
+                return x * float(os.environ["GAIN"])
+    """, "raises KeyError when the key is unset"),
+    ("python-state-to-buffer", """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.eps = 1.0
+
+            def forward(self, x):
+                self.eps = max(0.1, self.eps * 0.5)
+                return x * self.eps
+    """, "does not start as an int"),
+    ("global-to-tensor", """
+        scale = 1
+
+        def set_scale(s):
+            global scale
+            scale = s
+
+        class M(nn.Module):
+            def forward(self, x):
+                return x * scale
+    """, "may store a float"),
+    ("defer-logging", """
+        def f(x):
+            y = x + 1
+            print("y", y)
+            y.mul_(2)
+            return y
+    """, "`y` is updated in place after the call"),
+]
+
+
+@pytest.mark.parametrize("fixer, code, reason", REFUSALS, ids=[f"{r[0]}-{i}" for i, r in enumerate(REFUSALS)])
+def test_refused_with_a_reason(fixer, code, reason):
+    source = HEADER + textwrap.dedent(code)
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert fixer not in {a.fixer for a in result.applied}
+    reasons = [r.reason for r in result.refused if r.fixer == fixer]
+    assert any(reason in r for r in reasons), result.refused
+
+
+def test_a_plan_is_all_or_nothing():
+    """A refusal found late (the second operand) leaves the code untouched, not half rewritten."""
+    source = HEADER + textwrap.dedent("""
+        def f(pred, target, a, b):
+            return F.l1_loss(pred[a > 0], target[b > 0])
+    """)
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert result.source == source and not result.applied
