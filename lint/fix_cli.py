@@ -36,7 +36,14 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
                    help="print a unified diff and write nothing (exit 1 if anything would change)")
     p.add_argument("--verify", metavar="FILE::NAME", action="append", default=[],
                    help="apply only the fixes that real Dynamo confirms for these targets (repeatable)")
-    p.add_argument("--inputs", metavar="FILE::FACTORY", help="input sets for --verify")
+    p.add_argument("--inputs", metavar="[TARGET=]FILE::FACTORY", action="append",
+                   help="input sets for --verify (repeat with TARGET= to give each target its own)")
+    p.add_argument("--before-call", metavar="[TARGET=]FILE::FUNCTION", action="append",
+                   help="for --verify: called as f(i) before call i (default: dynalint_before_call() if defined)")
+    p.add_argument("--device", choices=("cpu", "cuda", "auto", "all"), default="cpu",
+                   help="for --verify: where to measure (auto: cuda when available, else cpu; default: cpu)")
+    p.add_argument("--mode", choices=("eval", "train"), default="eval",
+                   help="for --verify: eval (no_grad) or train (gradients compared too); default: eval")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per verification run (default 120)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="parallel workers (default: number of CPUs)")
@@ -66,17 +73,27 @@ class _Job:
     unsafe: bool
     diff: bool
     verify: tuple[str, ...]
-    inputs: str | None
+    inputs: tuple[str, ...] | None
     timeout: float
+    before_call: tuple[str, ...] | None = None
+    devices: tuple[str, ...] = ("cpu",)
+    mode: str = "eval"
 
 
 def run(args: argparse.Namespace) -> int:
     from dynalint.cli import settings_from_args
 
+    from dynalint.verify.cli import devices_of, torch_available
+
+    if args.verify and not torch_available():
+        print("dynalint: fix --verify needs torch (pip install torch), which is not installed here", file=sys.stderr)
+        return EXIT_USAGE
     settings, _ = settings_from_args(args, args.paths)
     files = list(iter_python_files(args.paths, settings.exclude, force_exclude=args.force_exclude))
-    jobs = [_Job(p, settings_for(p, settings), args.unsafe_fixes, args.diff, tuple(args.verify), args.inputs,
-                 args.timeout) for p in files]
+    jobs = [_Job(p, settings_for(p, settings), args.unsafe_fixes, args.diff, tuple(args.verify),
+                 tuple(args.inputs) if args.inputs else None, args.timeout,
+                 tuple(args.before_call) if args.before_call else None, devices_of(args.device), args.mode)
+            for p in files]
     workers = args.jobs if args.jobs is not None else default_jobs()
     if args.verify:
         workers = 1  # verification runs its own subprocesses
@@ -135,7 +152,9 @@ def _fix_one(job: _Job) -> _Outcome:
         if job.verify:
             from dynalint.verify.api import confirm_fixes
 
-            result = confirm_fixes(job.path, list(job.verify), job.inputs, job.settings, job.unsafe, job.timeout)
+            result = confirm_fixes(job.path, list(job.verify), list(job.inputs) if job.inputs else None, job.settings,
+                                   job.unsafe, job.timeout, devices=job.devices, mode=job.mode,
+                                   before_call=list(job.before_call) if job.before_call else None)
         else:
             result = fix_source(source, job.path, job.settings, unsafe=job.unsafe)
         if result.source == source:

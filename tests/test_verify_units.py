@@ -148,3 +148,20 @@ def test_cli_and_plugin_do_not_import_torch():
             "dynalint.verify.report_html; dynalint.cli.build_parser(); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@requires_torch
+def test_large_module_state_is_kept_as_fingerprints(monkeypatch):
+    import torch
+
+    from dynalint.verify import outputs
+
+    net = torch.nn.Linear(4, 4)
+    monkeypatch.setattr(outputs, "STATE_COPY_LIMIT", 3)
+    before = outputs.state_leaves(net, "")
+    assert before["state:weight"].shape == (3,)  # a fingerprint, not a copy
+    assert outputs.compare(outputs.state_leaves(net, ""), before).equal
+    with torch.no_grad():
+        net.weight[0, 0] += 1e-3
+    diff = outputs.compare(outputs.state_leaves(net, ""), before)
+    assert not diff.equal and diff.note.startswith("state:weight")

@@ -1,7 +1,7 @@
 """Verification as a library: what ``dynalint verify``, ``dynalint fix --verify`` and the pytest plugin call.
 
 Every measurement runs in its own worker process (see :mod:`dynalint.verify.isolation`);
-this module only plans them, runs them in parallel and puts the results
+this module only plans them, runs them (one at a time unless asked otherwise) and puts the results
 together.  It does not import torch.
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ import difflib
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,16 +23,19 @@ from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
 from dynalint.verify.isolation import run_measurement
 from dynalint.verify.prediction import Prediction, compare
 from dynalint.verify.results import Measurement
-from dynalint.verify.spec import MeasureSpec
-from dynalint.verify.targets import INPUTS_CONVENTION, Ref, parse_ref, same_file
+from dynalint.verify.spec import MeasureSpec, usable_cores
+from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
 from dynalint.verify.verdict import Verdict, judge
+
 
 @dataclass
 class Options:
-    inputs: str | None = None
-    """``FILE::FACTORY``; None: the target file's ``dynalint_inputs()``."""
-    before_call: str | None = None
-    """``FILE::FUNCTION`` called as ``f(i)`` (or ``f(i, target_name)``) before call ``i``."""
+    inputs: str | list[str] | None = None
+    """``FILE::FACTORY``, or several ``[TARGET=]FILE::FACTORY`` (see :func:`refs_for`); None: the target
+    file's ``dynalint_inputs()``."""
+    before_call: str | list[str] | None = None
+    """``FILE::FUNCTION`` called as ``f(i)`` (or ``f(i, target_name)``) before call ``i``; per target as
+    ``inputs``."""
     devices: tuple[str, ...] = ("cpu",)
     mode: str = "eval"
     backend: str = "eager"
@@ -41,6 +45,10 @@ class Options:
     what_if: bool = True
     seed: int = 0
     jobs: int = 1
+    threads: int = 0
+    """torch CPU threads per measurement (0: the usable cores shared out between the jobs)."""
+    bench_calls: int = 0
+    """With N > 0, also time cold start and N steady-state calls of original and fixed (see bench)."""
 
 
 @dataclass
@@ -50,12 +58,24 @@ class DeviceReport:
     fixed: Measurement | None
     prediction: Prediction | None
     verdict: Verdict
+    fixed_plans: list[Any] = field(default_factory=list, repr=False)
+    """The other files the stream ran that the fixed variant imports fixed (see verify_targets)."""
+
+    @property
+    def speedup(self) -> dict[str, float] | None:
+        """Original over fixed for cold start and steady state (above 1: the fix made it faster),
+        from the benchmark phases of this run; None without both."""
+        o = self.original.bench
+        f = self.fixed.bench if self.fixed is not None else None
+        if o is None or f is None or not f.cold_s or not f.steady_s:
+            return None
+        return {"cold_start": o.cold_s / f.cold_s, "steady_state": o.steady_s / f.steady_s}
 
     def to_json(self) -> dict[str, Any]:
         return {"device": self.device, "original": self.original.to_json(),
                 "fixed": self.fixed.to_json() if self.fixed else None,
                 "prediction": self.prediction.to_json() if self.prediction else None,
-                "verdict": self.verdict.to_json()}
+                "verdict": self.verdict.to_json(), "speedup": self.speedup}
 
 
 @dataclass
@@ -89,10 +109,57 @@ class _FilePlan:
     fixed_path: str | None
 
 
-def resolve_options_refs(options: Options) -> tuple[Ref | None, Ref | None]:
-    inputs = parse_ref(options.inputs, what="--inputs") if options.inputs else None
-    hook = parse_ref(options.before_call, what="--before-call") if options.before_call else None
-    return inputs, hook
+def _per_target(values: str | list[str] | None, what: str) -> list[tuple[str | None, Ref]]:
+    """``[TARGET=]FILE::NAME`` entries as (target key or None for every target, reference)."""
+    if values is None:
+        return []
+    out = []
+    for text in [values] if isinstance(values, str) else values:
+        key, sep, rest = text.partition("=")
+        if sep and (key.isidentifier() or "::" in key):
+            out.append((key, parse_ref(rest, what=what)))
+        else:
+            out.append((None, parse_ref(text, what=what)))
+    return out
+
+
+def _matches(key: str, ref: Ref) -> bool:
+    if "::" not in key:
+        return key == ref.name
+    path, _, name = key.rpartition("::")
+    return name == ref.name and os.path.exists(path) and same_file(path, ref.path)
+
+
+def refs_for(ref: Ref, options: Options) -> tuple[Ref | None, Ref | None]:
+    """(input factory, before-call hook) of one target: the entry naming it (``Net=`` or
+    ``model.py::Net=``), else the entry without a target, else None (the file's conventions)."""
+    found = []
+    for values, what in ((options.inputs, "--inputs"), (options.before_call, "--before-call")):
+        entries = _per_target(values, what)
+        mine = [r for k, r in entries if k is not None and _matches(k, ref)]
+        common = [r for k, r in entries if k is None]
+        found.append(mine[-1] if mine else common[-1] if common else None)
+    return found[0], found[1]
+
+
+def resolve_options_refs(options: Options, refs: list[Ref] | None = None) -> None:
+    """Check every ``--inputs``/``--before-call`` entry (raises TargetError); one naming a target
+    that is not verified is an error too."""
+    for values, what in ((options.inputs, "--inputs"), (options.before_call, "--before-call")):
+        for key, _ in _per_target(values, what):
+            if key is not None and refs is not None and not any(_matches(key, r) for r in refs):
+                raise TargetError(f"{what} {key}=...: {key!r} names none of the targets")
+
+
+def threads_per_job(options: Options) -> int:
+    """Threads each measurement uses: ``--threads``, else ``OMP_NUM_THREADS`` when set, else the usable
+    cores shared out between the jobs, so that parallel measurements do not oversubscribe them."""
+    if options.threads:
+        return options.threads
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, usable_cores() // max(1, options.jobs))
 
 
 def make_spec(ref: Ref, variant: str, module_path: str, device: str, options: Options,
@@ -109,7 +176,8 @@ def make_spec(ref: Ref, variant: str, module_path: str, device: str, options: Op
         hook_path=None if hook is None or same_file(hook.path, ref.path) else os.path.abspath(hook.path),
         hook_name=hook.name if hook else None,
         variant=variant, device=device, mode=options.mode, backend=options.backend, dynamo_config=config,
-        what_if=options.what_if, seed=options.seed, timeout=options.timeout)
+        what_if=options.what_if, seed=options.seed, timeout=options.timeout, threads=threads_per_job(options),
+        bench_calls=options.bench_calls)
 
 
 def _plan_file(path: str, settings: Settings, options: Options, workdir: str) -> _FilePlan:
@@ -131,46 +199,62 @@ def _diff(plan: _FilePlan) -> str:
                                         fromfile=plan.path, tofile=f"{plan.path} (fixed)"))
 
 
-def _fix_note(plan: _FilePlan, options: Options) -> str | None:
+def _fix_note(plans: list[_FilePlan], options: Options) -> str | None:
+    """Why there is no fixed variant (None when there is one): the target's file first, then the files it ran."""
     if not options.fix:
         return "fixes not requested (--no-fix)"
-    if plan.fixed is None:
+    if any(p.fixed_path for p in plans):
         return None
-    if plan.fixed.error:
-        return plan.fixed.error
-    if not plan.fixed_path:
-        return "no fix applies to this file" + ("" if options.unsafe else " (unsafe fixes not requested)")
-    return None
+    errors = [p.fixed.error for p in plans if p.fixed is not None and p.fixed.error]
+    if errors:
+        return errors[0]
+    if plans[0].fixed is None:
+        return None
+    where = "this file" if len(plans) == 1 else "the files this target runs"
+    return f"no fix applies to {where}" + ("" if options.unsafe else " (unsafe fixes not requested)")
 
 
 def verify_targets(refs: list[Ref], settings: Settings, options: Options,
                    on_report: Callable[[TargetReport], None] | None = None) -> list[TargetReport]:
-    """Measure every target (original, and fixed when a fix applies) on every device requested."""
-    inputs, hook = resolve_options_refs(options)
+    """Measure every target (original, and fixed when a fix applies) on every device requested.
+
+    The fixed variant fixes the target's file and every other user file its stream ran (a helper
+    imported from another file): the fixed copies are imported in place of the originals.
+    """
+    resolve_options_refs(options, refs)
     workdir = tempfile.mkdtemp(prefix="dynalint-verify-")
     try:
         plans: dict[str, _FilePlan] = {}
+        lock = threading.Lock()
+
+        def plan(path: str) -> _FilePlan:
+            real = os.path.realpath(path)
+            with lock:
+                if real not in plans:
+                    plans[real] = _plan_file(path, settings, options, workdir)
+                return plans[real]
+
         for ref in refs:
-            if ref.realpath not in plans:
-                plans[ref.realpath] = _plan_file(ref.path, settings, options, workdir)
+            plan(ref.path)
         reports = []
         jobs = [(ref, device) for ref in refs for device in options.devices]
 
         def run_one(job: tuple[Ref, str]) -> DeviceReport:
             ref, device = job
-            return _measure_pair(ref, device, plans[ref.realpath], settings, options, inputs, hook, workdir)
+            return _measure_pair(ref, device, plan, settings, options, workdir)
 
         with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
             results = list(pool.map(run_one, jobs))
         by_job = dict(zip(jobs, results))
         for ref in refs:
-            plan = plans[ref.realpath]
+            devices = [by_job[(ref, d)] for d in options.devices]
+            used = _used_plans(devices, plan(ref.path))
             report = TargetReport(
-                target=str(ref), path=ref.path, name=ref.name,
-                devices=[by_job[(ref, d)] for d in options.devices],
-                fixes=[{"code": f.code, "line": f.line, "safety": f.safety, "description": f.description}
-                       for f in (plan.fixed.applied if plan.fixed else [])],
-                fix_note=_fix_note(plan, options), fixed_diff=_diff(plan))
+                target=str(ref), path=ref.path, name=ref.name, devices=devices,
+                fixes=[{"path": p.path, "code": f.code, "line": f.line, "safety": f.safety,
+                        "description": f.description}
+                       for p in used for f in (p.fixed.applied if p.fixed and p.fixed_path else [])],
+                fix_note=_fix_note(used, options), fixed_diff="".join(_diff(p) for p in used))
             reports.append(report)
             if on_report is not None:
                 on_report(report)
@@ -179,25 +263,49 @@ def verify_targets(refs: list[Ref], settings: Settings, options: Options,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _measure_pair(ref: Ref, device: str, plan: _FilePlan, settings: Settings, options: Options,
-                  inputs: Ref | None, hook: Ref | None, workdir: str) -> DeviceReport:
+def _used_plans(devices: list[DeviceReport], own: _FilePlan) -> list[_FilePlan]:
+    """The target's own file first, then the other files its streams ran that have a fixed variant."""
+    used = [own]
+    for d in devices:
+        for p in d.fixed_plans:
+            if all(p is not u for u in used):
+                used.append(p)
+    return used
+
+
+def _other_files(original: Measurement, ref: Ref) -> list[str]:
+    """The user files other than the target's that the stream ran (where a fix may also apply)."""
+    return sorted(p for p in original.executed_files
+                  if p.endswith(".py") and os.path.isfile(p) and not same_file(p, ref.path))
+
+
+def _measure_pair(ref: Ref, device: str, plan: Callable[[str], _FilePlan], settings: Settings,
+                  options: Options, workdir: str) -> DeviceReport:
+    inputs, hook = refs_for(ref, options)
+    own = plan(ref.path)
     saved = os.path.join(workdir, f"outputs-{uuid.uuid4().hex}.pt")
     spec = make_spec(ref, "original", ref.path, device, options, settings, inputs, hook)
-    spec.save_outputs = saved if plan.fixed_path else None
+    spec.save_outputs = saved if options.fix else None
     original = run_measurement(spec)
+    others = [plan(p) for p in _other_files(original, ref)] if options.fix and original.status == "ok" else []
+    others = [p for p in others if p.fixed_path]
     fixed = None
-    if plan.fixed_path and original.status != "skipped":
-        spec = make_spec(ref, "fixed", plan.fixed_path, device, options, settings, inputs, hook)
+    if (own.fixed_path or others) and original.status != "skipped":
+        spec = make_spec(ref, "fixed", own.fixed_path or ref.path, device, options, settings, inputs, hook)
+        spec.substitutes = {os.path.abspath(p.path): p.fixed_path for p in others if p.fixed_path}
         spec.reference_outputs = saved if os.path.exists(saved) else None
         fixed = run_measurement(spec)
-    prediction = compare(plan.diagnostics, original, plan.source) if original.status == "ok" else None
-    fix_lines = [f.line for f in plan.fixed.applied] if plan.fixed else None
-    return DeviceReport(device, original, fixed, prediction,
-                        judge(original, fixed, _fix_note(plan, options), fix_lines))
+    prediction = compare(own.diagnostics, original, own.source) if original.status == "ok" else None
+    fix_lines = [f.line for f in own.fixed.applied] if own.fixed and not others else None
+    report = DeviceReport(device, original, fixed, prediction,
+                          judge(original, fixed, _fix_note([own] + others, options), fix_lines))
+    report.fixed_plans = others
+    return report
 
 
 def default_jobs() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
+    """One measurement at a time: two timed at once share the cores, and their timings mean little."""
+    return 1
 
 
 from dynalint.verify.confirm import FixOutcome, VerificationResult, confirm_fixes  # noqa: E402  (re-exported)

@@ -92,14 +92,16 @@ def _workdir() -> str:
     return _baseline_dir[0]
 
 
-def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: Settings, unsafe: bool,
-                  timeout: float, *, jobs: int | None = None, devices: Iterable[str] = ("cpu",)
-                  ) -> VerificationResult:
+def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None, settings: Settings, unsafe: bool,
+                  timeout: float, *, jobs: int | None = None, devices: Iterable[str] = ("cpu",),
+                  mode: str = "eval", before_call: str | list[str] | None = None) -> VerificationResult:
     """Keep only the fixes of ``path`` that real Dynamo confirms on ``targets``.
 
     ``targets`` are ``FILE::NAME`` references (or bare ``NAME``s defined in ``path``); they may be
     in other files that import ``path``.  ``inputs`` is ``FILE::FACTORY``, or None for each target
-    file's ``dynalint_inputs()``.  Each fix the engine offers (safe ones, plus unsafe ones when
+    file's ``dynalint_inputs()``; several ``[TARGET=]FILE::FACTORY`` give targets their own (and
+    ``before_call`` likewise).  ``mode`` is ``eval`` or ``train`` (gradients compared too); a
+    ``devices`` entry ``auto`` is cuda when available, the CPU otherwise.  Each fix the engine offers (safe ones, plus unsafe ones when
     ``unsafe``) is applied alone to a temporary copy and every target is measured over its input
     stream in a worker process (``timeout`` seconds per measurement).  A fix is confirmed when,
     summed over the targets, graph breaks or recompiles went down and neither went up, and on every
@@ -109,12 +111,12 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
     reasons.  Raises TargetError for a reference that names nothing.
     """
     from dynalint.fixing import AppliedFix, apply_text_edits, diagnostics_with_fixes
-    from dynalint.verify.api import Options, default_jobs, make_spec, resolve_options_refs
+    from dynalint.verify.api import Options, default_jobs, make_spec, refs_for, resolve_options_refs
 
     refs = [parse_ref(t) if "::" in t else Ref(path, t) for t in targets]
-    options = Options(inputs=inputs, timeout=timeout, unsafe=unsafe, fix=False, what_if=False,
-                      devices=tuple(devices), jobs=jobs or default_jobs())
-    inputs_ref, hook = resolve_options_refs(options)
+    options = Options(inputs=inputs, before_call=before_call, timeout=timeout, unsafe=unsafe, fix=False,
+                      what_if=False, devices=tuple(devices), mode=mode, jobs=jobs or default_jobs())
+    resolve_options_refs(options, refs)
     pairs = [(ref, d) for ref in refs for d in options.devices]
     original = read_source(path)
     result = VerificationResult(original)
@@ -128,7 +130,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
             in_file = os.path.realpath(ref.path) == os.path.realpath(path)
             module_path = copy if copy is not None and in_file else ref.path
             spec = make_spec(ref, "original" if copy is None else "fixed", module_path, device,
-                             options, settings, inputs_ref, hook)
+                             options, settings, *refs_for(ref, options))
             if copy is not None and not in_file:
                 spec.substitutes = {os.path.abspath(path): copy}
             if reference is not None:
@@ -142,7 +144,8 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
     offered = [d for d in diagnostics_with_fixes(original, path, settings) if allowed(d)]
     if not offered:
         return _finish(result, original, path, settings, unsafe, diagnostics_with_fixes)
-    key = (tuple(map(str, refs)), inputs, options.devices, timeout, settings.fingerprint())
+    key = (tuple(map(str, refs)), repr(inputs), repr(before_call), mode, options.devices, timeout,
+           settings.fingerprint())
     base = _baselines.get(key)
     if base is None or any(_stamp(p) != s for p, s in base.stamps.items()):
         save = [os.path.join(_workdir(), f"{abs(hash(key))}-{i}.pt") for i in range(len(pairs))]
@@ -151,7 +154,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | None, settings: S
         stamps.update({os.path.realpath(r.path): _stamp(r.path) for r in refs})
         base = _baselines[key] = _Baseline(measured, save, stamps)
     result.before = result.after = base.measurements
-    bad = [m for m in base.measurements if m.status not in ("ok", "skipped")]
+    bad = [m for m in base.measurements if m.status != "ok"]  # "skipped": a device that is not here
     if bad:
         reason = f"the original code cannot be measured: {bad[0].message}"
         result.rejected = [_outcome(d, False, [reason]) for d in offered]

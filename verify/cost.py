@@ -2,7 +2,8 @@
 
 ``T_guard`` is the time Dynamo's guards take to accept or reject a call (timed
 by running the guard managers of the compiled code's cache entries on the
-call's own arguments, the way the frame evaluator does), ``T_run`` the time of
+call's own arguments, the way the frame evaluator does, plus those of the
+resume functions after graph breaks on the locals they were compiled for), ``T_run`` the time of
 a call served from the cache, ``f_fail`` the share of calls after the first
 that missed the cache and compiled (a guard failed, or a resume function after
 a graph break met a new path), and ``T_rebuild`` the compile time such a call
@@ -10,52 +11,119 @@ paid.  The model is set against the measured mean time per call.
 """
 from __future__ import annotations
 
+import contextlib
 import statistics
+import sys
 import time
+import types
 from typing import Any
 
 import torch._dynamo
+import torch._dynamo.guards
 from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
 from dynalint.verify.results import CallRecord, CostModel
-from dynalint.verify.stream import Call, Stream
+from dynalint.verify.stream import Call, Stream, frame_locals, wrapped_chain
+
+#: Name prefix of the code objects Dynamo generates to resume a frame after a graph break.
+RESUME_PREFIX = "torch_dynamo_resume_in_"
 
 
-def time_guards(stream: Stream, obj: Any, call: Call, repeat: int = 3) -> tuple[float | None, str]:
+def time_guards(stream: Stream, obj: Any, call: Call, resume: "ResumeGuards | None" = None,
+                repeat: int = 3) -> tuple[float | None, str]:
     """(seconds to evaluate the cache entries' guards for this call, "pass"/"fail"/"none"/"unknown").
 
-    "none": the code has no cache entry (its first call, or Dynamo skips the frame and runs it
+    The frame timed is the one the call enters that has cache entries: a decorated ``forward``
+    is cached as its decorator's wrapper, not as the function inside.  The guards of the resume
+    functions compiled after graph breaks are added (see :class:`ResumeGuards`).  "none": no code
+    on the way in has a cache entry (its first call, or Dynamo skips the frame and runs it
     eagerly); "fail": no entry accepts the call (it will recompile, or run eagerly once the
     recompile limit is hit).
     """
     if not stream.spec.guard_timing:
         return None, "unknown"
-    code, sig, bound = stream.target.code_and_signature(obj)
-    if code is None or sig is None:
-        return None, "unknown"
-    try:
-        entries = _debug_get_cache_entry_list(code)
-    except Exception:
-        return None, "unknown"
-    if not entries:
+    first, bound = stream.target.entry_function(obj)
+    entries, fn = [], None
+    for candidate in wrapped_chain(first):
+        try:
+            entries = _debug_get_cache_entry_list(candidate.__code__)
+        except Exception:
+            continue
+        if entries:
+            fn = candidate
+            break
+    if fn is None:
         return None, "none"
     args, kwargs = stream.prepared_args(call)
+    f_locals = frame_locals(fn, bound, obj, args, kwargs)
+    if f_locals is None:
+        return None, "unknown"
     try:
-        bound_args = sig.bind(obj, *args, **kwargs) if bound else sig.bind(*args, **kwargs)
-        bound_args.apply_defaults()
-        f_locals = dict(bound_args.arguments)
-        best, passed = float("inf"), False
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            passed = False
-            for entry in entries:
-                if entry.guard_manager.check(f_locals):
-                    passed = True
-                    break
-            best = min(best, time.perf_counter() - t0)
+        best, passed = _check_time(entries, f_locals, repeat)
     except Exception:
         return None, "unknown"
+    if resume is not None:
+        best += resume.seconds(repeat)
     return best, "pass" if passed else "fail"
+
+
+def _check_time(entries: list[Any], f_locals: dict[str, Any], repeat: int) -> tuple[float, bool]:
+    """Best time over ``repeat`` runs of the entries' guards, in cache order until one accepts."""
+    best, passed = float("inf"), False
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        passed = False
+        for entry in entries:
+            if entry.guard_manager.check(f_locals):
+                passed = True
+                break
+        best = min(best, time.perf_counter() - t0)
+    return best, passed
+
+
+class ResumeGuards(contextlib.AbstractContextManager):
+    """The guards of the resume functions Dynamo compiles after a graph break, kept to be timed.
+
+    A resume function's frame starts inside the compiled code, so its locals cannot be built
+    from the call's arguments; while active, this records the locals Dynamo compiled each resume
+    function for (the ones it checks its new guards against), and :meth:`seconds` runs every resume
+    function's cache entries on them the way the frame evaluator does.
+    """
+
+    def __init__(self) -> None:
+        self.scopes: dict[types.CodeType, dict[str, Any]] = {}
+        self._saved: Any = None
+
+    def __enter__(self) -> "ResumeGuards":
+        guards_mod = torch._dynamo.guards
+        original = self._saved = guards_mod.profile_guard_manager
+        scopes = self.scopes
+
+        def profile(root: Any, local_scope: Any, *rest: Any) -> Any:
+            try:
+                code = sys._getframe(1).f_locals.get("f_code")
+                if isinstance(code, types.CodeType) and code.co_name.startswith(RESUME_PREFIX):
+                    scopes[code] = dict(local_scope)
+            except Exception:  # never disturb Dynamo
+                pass
+            return original(root, local_scope, *rest)
+
+        guards_mod.profile_guard_manager = profile
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        torch._dynamo.guards.profile_guard_manager = self._saved
+
+    def seconds(self, repeat: int = 3) -> float:
+        total = 0.0
+        for code, scope in self.scopes.items():
+            try:
+                entries = _debug_get_cache_entry_list(code)
+                if entries:
+                    total += _check_time(entries, scope, repeat)[0]
+            except Exception:
+                continue
+        return total
 
 
 def _mean(values: list[float]) -> float | None:

@@ -187,6 +187,8 @@ def run_measurement(spec: MeasureSpec) -> Measurement:
             m.message = f"the worker died ({how}) in the {phase or 'start-up'} phase" + (
                 f", call {call}" if call >= 0 else "")
             m.traceback = _hang_stack(log) or m.traceback
+        if m.status == "crash" and not m.traceback:
+            m.traceback = _hang_stack(log)  # a phase's process died: its fault handler wrote the stack
         if m.status != "ok":
             m.log_tail = log[-2000:]
         return m

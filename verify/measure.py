@@ -1,11 +1,11 @@
 """One measurement: the stream run eagerly, then compiled, in a worker process.
 
-The eager phase gives the reference outputs and the lines of the target's file
-that really ran; the compiled phase records, call by call, what Dynamo
+The eager phase gives the reference outputs (timed without tracing); the coverage
+phase the lines of the user's files that really ran; the compiled phase records, call by call, what Dynamo
 did (cache hit, compile, recompile with its failing guards, eager fallback),
 the graph breaks from Dynamo's own log, the guard-check time, the compile time
-and the outputs against the eager ones.  Each phase starts from a fresh module
-and a reset Dynamo.
+and the outputs against the eager ones.  Each phase runs in its own process (see
+:mod:`dynalint.verify.phases`), from a fresh module and a reset Dynamo.
 """
 from __future__ import annotations
 
@@ -48,17 +48,22 @@ def grad_mode(spec: MeasureSpec) -> contextlib.AbstractContextManager:
 
 
 def run_call(stream: Stream, i: int, call: Call, fn: Any, obj: Any) -> tuple[outputs.Leaves, float]:
-    """Call once; in train mode also run backward and add the input and parameter gradients."""
+    """Call once (timed); return the outputs with what the call left behind: in train mode the input
+    and parameter gradients (``None`` kept apart from zeros), the module's state, the tensors it was
+    given, and what it printed."""
     args, kwargs = stream.prepared_args(call)
-    t0 = time.perf_counter()
-    with grad_mode(stream.spec):
-        out = fn(*args, **kwargs)
-    if stream.device.type == "cuda":
-        torch.cuda.synchronize(stream.device)  # kernels run asynchronously: time them to completion
+    with outputs.capture_output() as printed:
+        t0 = time.perf_counter()
+        with grad_mode(stream.spec):
+            out = fn(*args, **kwargs)
+        if stream.device.type == "cuda":
+            torch.cuda.synchronize(stream.device)  # kernels run asynchronously: time them to completion
+        seconds = time.perf_counter() - t0
     leaves = outputs.flatten(out)
     if stream.spec.mode == "train":
         leaves.update(_backward(out, args, kwargs, obj))
-    return leaves, time.perf_counter() - t0
+    leaves.update(outputs.state_leaves(obj, printed.getvalue(), (args, kwargs)))
+    return leaves, seconds
 
 
 def _backward(out: Any, args: tuple, kwargs: dict, obj: Any) -> outputs.Leaves:
@@ -66,25 +71,67 @@ def _backward(out: Any, args: tuple, kwargs: dict, obj: Any) -> outputs.Leaves:
               for _, t in tensor_leaves(out if isinstance(out, (tuple, list, dict)) else (out,))
               if t.requires_grad]
     grads: outputs.Leaves = {}
-    if not losses:
-        return grads
-    torch.stack(losses).sum().backward()
+    if losses:
+        torch.stack(losses).sum().backward()
     for path, t in tensor_leaves((args, kwargs)):
-        if t.grad is not None:
-            grads[f"grad:input{path}"] = t.grad.detach().to("cpu", copy=True)
+        if t.requires_grad:
+            grads[f"grad:input{path}"] = None if t.grad is None else t.grad.detach().to("cpu", copy=True)
     if isinstance(obj, torch.nn.Module):
         for name, p in obj.named_parameters():
-            if p.grad is not None:
-                grads[f"grad:{name}"] = p.grad.detach().to("cpu", copy=True)
+            if p.requires_grad:
+                # None (never reached) and zeros differ: optimizers skip the first, decay the second
+                grads[f"grad:{name}"] = None if p.grad is None else p.grad.detach().to("cpu", copy=True)
                 p.grad = None
     return grads
 
 
+def resolve_device(spec: MeasureSpec) -> str | None:
+    """The device to measure on (``auto``: cuda when available, else cpu); None when it is not available."""
+    if spec.device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if spec.device.startswith("cuda") and not torch.cuda.is_available():
+        return None
+    return spec.device
+
+
+def eager_phase(spec: MeasureSpec, progress: Progress) -> tuple[EagerRun | None, str | None]:
+    """(the eager run, the device it ran on); (None, None) when the device asked for is not available."""
+    device = resolve_device(spec)
+    if device is None:
+        return None, None
+    spec.device = device
+    return run_eager(spec, progress), device
+
+
 def run_eager(spec: MeasureSpec, progress: Progress) -> EagerRun:
-    """The reference: every input set run without Dynamo, recording which lines of the user's files ran."""
+    """The reference: every input set run without Dynamo, timed without any tracing."""
     progress("eager", -1)
     stream = Stream(spec)
     run = EagerRun()
+    for i, call in enumerate(stream.calls):
+        progress("eager", i)
+        stream.before_call(i)
+        try:
+            obj, fn = stream.instance(call)
+            leaves, seconds = run_call(stream, i, call, fn, obj)
+            run.outputs.append(leaves)
+            run.errors.append(None)
+            run.seconds.append(seconds)
+        except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
+            run.outputs.append(None)
+            run.errors.append(describe(exc))
+            run.seconds.append(0.0)
+            run.first_traceback = run.first_traceback or user_traceback(exc)
+    return run
+
+
+def run_coverage(spec: MeasureSpec, progress: Progress) -> dict[str, list[list[int]]]:
+    """The lines of the user's files that the stream runs, per real path (eagerly, under line tracing).
+
+    A phase of its own, so that the tracing slows no call that is timed.
+    """
+    progress("coverage", -1)
+    stream = Stream(spec)
     lines: dict[str, set[int]] = {}
     files: dict[str, str | None] = {}
 
@@ -105,25 +152,18 @@ def run_eager(spec: MeasureSpec, progress: Progress) -> EagerRun:
         return local
 
     for i, call in enumerate(stream.calls):
-        progress("eager", i)
+        progress("coverage", i)
         stream.before_call(i)
         try:
             obj, fn = stream.instance(call)
             sys.settrace(trace)
             try:
-                leaves, seconds = run_call(stream, i, call, fn, obj)
+                run_call(stream, i, call, fn, obj)
             finally:
                 sys.settrace(None)
-            run.outputs.append(leaves)
-            run.errors.append(None)
-            run.seconds.append(seconds)
-        except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
-            run.outputs.append(None)
-            run.errors.append(describe(exc))
-            run.seconds.append(0.0)
-            run.first_traceback = run.first_traceback or user_traceback(exc)
-    run.executed = {path: _runs(sorted(found)) for path, found in lines.items()}
-    return run
+        except (Exception, SystemExit):  # the eager phase reports it
+            pass
+    return {path: _runs(sorted(found)) for path, found in lines.items()}
 
 
 def _runs(lines: list[int]) -> list[list[int]]:
@@ -137,7 +177,7 @@ def _runs(lines: list[int]) -> list[list[int]]:
     return out
 
 
-def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: Progress) -> list[Call]:
+def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: Progress) -> Measurement:
     """The stream through ``torch.compile``: fills ``m`` with breaks, recompiles, calls and the cost model."""
     torch._dynamo.reset()
     counters.clear()
@@ -149,7 +189,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
     compile_times = metrics.setdefault("_compile.compile_inner", [])
     wrap = lambda obj: torch.compile(obj, backend=spec.backend)  # noqa: E731
     reference = outputs.load(spec.reference_outputs) if spec.reference_outputs else None
-    with DynamoLog(is_user=is_user_file) as log:
+    with DynamoLog(is_user=is_user_file) as log, cost.ResumeGuards() as resume:
         for i, call in enumerate(stream.calls):
             progress("compiled", i)
             stream.before_call(i)
@@ -161,7 +201,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             try:
                 obj, fn = stream.instance(call, wrap=wrap)
                 with grad_mode(spec):  # the guards include the grad mode
-                    rec.guard_s, guard_verdict = cost.time_guards(stream, obj, call)
+                    rec.guard_s, guard_verdict = cost.time_guards(stream, obj, call, resume)
                 leaves, rec.wall_s = run_call(stream, i, call, fn, obj)
             except (Exception, SystemExit) as exc:
                 leaves = None
@@ -182,7 +222,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             m.breaks, m.recompiles = _breaks(log.breaks, m.calls), _recompiles(log.recompiles, stream)
     m.graphs_compiled = int(counters["stats"]["unique_graphs"])
     m.cost = cost.cost_model(m.calls, eager.seconds, bool(log.limit_hits))
-    return stream.calls
+    return m
 
 
 def _compare(rec: CallRecord, leaves: outputs.Leaves | None, eager: EagerRun,

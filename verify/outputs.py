@@ -6,10 +6,13 @@ Integers, booleans and Python values must match exactly.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import math
 import os
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 import torch
 
@@ -59,6 +62,63 @@ def _flatten(value: Any, path: str, out: Leaves, depth: int) -> None:
         out[path] = f"<{type(value).__module__}.{type(value).__qualname__}>"
 
 
+#: Leaf-name prefixes of what a call leaves behind besides its return value.
+STATE, STDOUT, INPUT = "state:", "stdout", "input"
+
+
+@contextlib.contextmanager
+def capture_output() -> Iterator[io.StringIO]:
+    """What the call prints (``print`` and writes to ``sys.stdout``), kept to be compared."""
+    buf = io.StringIO()
+    saved = sys.stdout
+    sys.stdout = buf
+    try:
+        yield buf
+    finally:
+        sys.stdout = saved
+
+
+def state_leaves(obj: Any, printed: str, args: Any = ()) -> Leaves:
+    """What a call leaves behind: the module's parameters, buffers and plain Python attributes
+    (every submodule's), the tensors it was given (in-place updates), and what it printed."""
+    out: Leaves = {STDOUT: printed}
+    if isinstance(obj, torch.nn.Module):
+        tensors = list(obj.named_parameters()) + list(obj.named_buffers())
+        whole = sum(t.numel() for _, t in tensors) <= STATE_COPY_LIMIT
+        for name, t in tensors:
+            out[f"{STATE}{name}"] = t.detach().to("cpu", copy=True) if whole or t.dim() == 0 else _fingerprint(t)
+        for prefix, mod in obj.named_modules():
+            for name, value in vars(mod).items():
+                if not name.startswith("_") and name != "training" and (
+                        value is None or isinstance(value, (bool, int, float, str))):
+                    out[f"{STATE}{prefix + '.' if prefix else ''}{name}"] = value
+    from dynalint.verify.stream import tensor_leaves
+
+    for path, t in tensor_leaves(args):
+        out[f"{INPUT}{path}"] = t.detach().to("cpu", copy=True)
+    return out
+
+
+#: Module state up to this many elements is kept whole after every call; a larger model's tensors are
+#: kept as fingerprints (see _fingerprint), so that verifying a big model does not copy it per call.
+STATE_COPY_LIMIT = 4_000_000
+
+
+def _fingerprint(t: torch.Tensor) -> torch.Tensor:
+    """Sum, sum of absolute values and sum of squares in float64: any change beyond rounding moves one."""
+    x = t.detach().to(torch.float64)
+    if x.is_complex():
+        x = torch.view_as_real(x)
+    return torch.stack([x.sum(), x.abs().sum(), (x * x).sum()]).cpu()
+
+
+def _as_number(value: Any) -> Any:
+    """A 0-d tensor read as the Python number it holds (module state kept as a buffer or as an attribute)."""
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_complex():
+        return value.item()
+    return value
+
+
 def compare(actual: Leaves, expected: Leaves) -> OutputDiff:
     """Compare two flattened outputs; the diff holds the largest errors and the tolerance that applied."""
     if actual.keys() != expected.keys():
@@ -67,6 +127,10 @@ def compare(actual: Leaves, expected: Leaves) -> OutputDiff:
     diff = OutputDiff(True)
     for key, exp in expected.items():
         act = actual[key]
+        if key.startswith(STATE) and isinstance(exp, torch.Tensor) != isinstance(act, torch.Tensor):
+            act, exp = _as_number(act), _as_number(exp)
+            if isinstance(act, (int, float)) and isinstance(exp, (int, float)):
+                act, exp = float(act), float(exp)
         if isinstance(exp, torch.Tensor) or isinstance(act, torch.Tensor):
             _compare_tensor(key, act, exp, diff)
         elif isinstance(exp, float) and isinstance(act, float):

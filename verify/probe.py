@@ -38,6 +38,7 @@ _GB_ID_RE = re.compile(r"/gb/(gb\d+)\.html", re.IGNORECASE)
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)', re.MULTILINE)
 _AT_RE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)")
 _RECOMPILING_RE = re.compile(r"Recompiling function (?P<func>\S+) in (?P<file>.+?):(?P<line>\d+)")
+_LIMIT_FUNC_RE = re.compile(r"function: '(?P<func>[^']+)' \((?P<file>.+?):(?P<line>\d+)\)")
 _FAILURE_RE = re.compile(r"^\s*-\s+\d+/\d+:\s*(?P<guard>.*)$", re.MULTILINE)
 
 
@@ -74,6 +75,8 @@ class Recompile:
     function: str
     input_index: int
     guard_failures: tuple[str, ...]
+    where: str = field(default="", compare=False)
+    """``file:first line`` of the recompiled code object, as Dynamo logged it."""
 
     @property
     def in_resume_function(self) -> bool:
@@ -195,11 +198,30 @@ class DynamoLog(contextlib.AbstractContextManager):
         self._saved.clear()
         torch._logging.set_logs()
 
+    def _drop_refused(self, msg: str) -> None:
+        """Forget the "Recompiling function" record of an attempt Dynamo then refused at the limit.
+
+        Dynamo logs the recompile reasons before it checks the limit, so the attempt that hits
+        the limit is logged as a recompile although nothing was compiled: the frame runs eagerly.
+        """
+        m = _LIMIT_FUNC_RE.search(msg)
+        if m is None:
+            return
+        where = f"{m['file']}:{m['line']}"
+        for i in range(len(self.recompiles) - 1, -1, -1):
+            r = self.recompiles[i]
+            if r.input_index != self.input_index:
+                break
+            if r.function == m["func"] and r.where == where:
+                del self.recompiles[i]
+                return
+
     def _on_record(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
         if record.name == "torch._dynamo.convert_frame":
             if "recompile_limit" in msg and record.levelno >= logging.WARNING:
                 self.limit_hits.append((self.input_index, msg))
+                self._drop_refused(msg)
         elif "Recompiling function" in msg:
             m = _RECOMPILING_RE.search(msg)
             self.recompiles.append(
@@ -207,6 +229,7 @@ class DynamoLog(contextlib.AbstractContextManager):
                     function=m["func"] if m else "?",
                     input_index=self.input_index,
                     guard_failures=tuple(g.strip() for g in _FAILURE_RE.findall(msg)),
+                    where=f"{m['file']}:{m['line']}" if m else "",
                 )
             )
         elif "Graph break" in msg:

@@ -98,10 +98,28 @@ def _details(m: Measurement) -> str:
     return "".join(parts)
 
 
+def _speed(d: DeviceReport) -> str:
+    rows = [(label, m.bench) for label, m in (("original", d.original), ("fixed", d.fixed))
+            if m is not None and m.bench is not None]
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td>{label}</td><td>{seconds(b.cold_s)}</td><td>{seconds(b.steady_s)}</td>"
+                   f"<td>{seconds(b.eager_steady_s)}</td></tr>" for label, b in rows)
+    s = d.speedup
+    if s is not None:
+        body += (f"<tr><td><b>original / fixed</b></td><td><b>{s['cold_start']:.2f}&times;</b></td>"
+                 f"<td><b>{s['steady_state']:.2f}&times;</b></td><td></td></tr>")
+    b = rows[0][1]
+    return (f"<p>Speed ({b.threads} threads; steady state: median of {b.calls} warm calls; cold start: first call, "
+            f"compilation included, empty compiler cache):</p><table><tr><th></th><th>cold start</th>"
+            f"<th>steady state</th><th>eager</th></tr>{body}</table>")
+
+
 def _device(r: TargetReport, d: DeviceReport) -> str:
     v = d.verdict
     cls = "confirmed" if v.status == "confirmed" else "bad" if v.problems else ""
-    body = [f"<h3>{_e(d.device)} &middot; {_e(d.original.mode)} &middot; backend {_e(d.original.backend)}</h3>",
+    threads = f" &middot; {d.original.threads} threads" if d.original.threads else ""
+    body = [f"<h3>{_e(d.device)} &middot; {_e(d.original.mode)} &middot; backend {_e(d.original.backend)}{threads}</h3>",
             f"<p class='verdict {cls}'>verdict: {_e(v.status)}</p>"
             f"<ul>{''.join(f'<li>{_e(x)}</li>' for x in v.reasons)}</ul>",
             _timeline("before (original)", d.original)]
@@ -110,6 +128,7 @@ def _device(r: TargetReport, d: DeviceReport) -> str:
     body.append(_details(d.original))
     if d.fixed is not None:
         body.append(_details(d.fixed))
+    body.append(_speed(d))
     p = d.prediction
     if p is not None:
         body.append(f"<p>Static prediction: {len(p.confirmed)} confirmed, {len(p.not_confirmed)} not confirmed, "

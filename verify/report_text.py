@@ -7,6 +7,7 @@ from typing import TextIO
 from dynalint.verify.api import DeviceReport, TargetReport
 from dynalint.verify.prediction import Prediction
 from dynalint.verify.results import Measurement
+from dynalint.verify.targets import same_file
 
 
 def seconds(value: float | None) -> str:
@@ -80,10 +81,29 @@ def _cost(m: Measurement) -> str:
     return text
 
 
+def _speed(d: DeviceReport) -> list[str]:
+    """Cold start and steady state of original and fixed, and their ratio (from --bench)."""
+    rows = [(label, m.bench) for label, m in (("original", d.original), ("fixed", d.fixed))
+            if m is not None and m.bench is not None]
+    if not rows:
+        return []
+    b = rows[0][1]
+    out = [f"  speed ({b.threads} threads; cold start = first call incl. compilation, empty compiler cache; "
+           f"steady state = median of {b.calls} warm calls):",
+           f"  {'':<9} {'cold start':>11} {'steady':>11} {'eager':>11}"]
+    out += [f"  {label:<9} {seconds(x.cold_s):>11} {seconds(x.steady_s):>11} {seconds(x.eager_steady_s):>11}"
+            for label, x in rows]
+    s = d.speedup
+    if s is not None:
+        out.append(f"  {'speedup':<9} {s['cold_start']:>10.2f}x {s['steady_state']:>10.2f}x   (original / fixed)")
+    return out
+
+
 def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
     o, f = d.original, d.fixed
     n = o.n_calls or len(o.calls)
     out.append(f"  [{d.device}, {o.mode}, backend {o.backend}{', ' + o.kind if o.kind else ''}"
+               f"{f', {o.threads} thread' + 's' * (o.threads != 1) if o.threads else ''}"
                f"{f', {n} input set' + 's' * (n != 1) if n else ''}]")
     out.append(f"  {'':<9} {'graphs':>6} {'breaks':>7} {'recompiles':>11} {'hit rate':>9} {'max error':>10}  outputs")
     out.append(_row("original", o))
@@ -112,6 +132,7 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
             what = "mark_dynamic" if w.remedy == "mark_dynamic" else "pad to a multiple of 8"
             res = f"FAILED: {w.error}" if w.error else f"{w.recompiles} recompiles (saves {w.saved})"
             out.append(f"  what-if ({label}): {what} on {', '.join(w.dims)}: {res}")
+    out.extend(_speed(d))
     p = d.prediction
     if p is not None:
         missed = ", ".join(f"{os.path.basename(b.file)}:{b.line}" for b in p.missed)
@@ -125,13 +146,19 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
 def write(reports: list[TargetReport], out: TextIO) -> None:
     for r in reports:
         lines = [r.target]
-        ran = [tuple(x) for x in r.devices[0].original.executed] if r.devices else []
-        mine = [fx for fx in r.fixes if not ran or any(a <= fx["line"] <= b for a, b in ran)]
+        ran_files = r.devices[0].original.executed_files if r.devices else {}
+
+        def ran(fx: dict) -> bool:
+            runs = ran_files.get(os.path.realpath(fx.get("path") or r.path))
+            return not ran_files or any(a <= fx["line"] <= b for a, b in runs or [])
+
+        mine = [fx for fx in r.fixes if ran(fx)]
         for fx in mine:
-            lines.append(f"  fix: line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
+            where = "" if same_file(fx.get("path") or r.path, r.path) else f"{os.path.basename(fx['path'])} "
+            lines.append(f"  fix: {where}line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
         if len(mine) < len(r.fixes):
             n = len(r.fixes) - len(mine)
-            lines.append(f"  ({n} other fix{'es' * (n != 1)} in this file, in code this stream does not run)")
+            lines.append(f"  ({n} other fix{'es' * (n != 1)} in these files, in code this stream does not run)")
         if r.fix_note:
             lines.append(f"  no fixed variant: {r.fix_note}")
         for d in r.devices:

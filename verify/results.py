@@ -108,6 +108,20 @@ class WhatIf:
 
 
 @dataclass
+class Bench:
+    """Latency of the compiled stream (see :mod:`dynalint.verify.bench`)."""
+
+    cold_s: float
+    """The first call, compilation included, with an empty compiler cache."""
+    steady_s: float
+    """Median of ``calls`` warm calls."""
+    eager_steady_s: float | None
+    """The same calls without torch.compile."""
+    calls: int
+    threads: int
+
+
+@dataclass
 class Measurement:
     """One variant of one target on one device, over the whole input stream."""
 
@@ -138,6 +152,9 @@ class Measurement:
     """Lines of the target's file that ran in the eager phase, as [first, last] runs (for predicted vs confirmed)."""
     executed_files: dict[str, list[list[int]]] = field(default_factory=dict)
     """The same for every user file that ran (real path -> runs), e.g. the helpers the target imports."""
+    threads: int = 0
+    """CPU threads torch used (``torch.set_num_threads``) for every timed phase."""
+    bench: Bench | None = None
     log_tail: str = ""
 
     @property
@@ -187,6 +204,7 @@ class Measurement:
         m.calls = [_call_from_json(c) for c in data.get("calls", [])]
         m.cost = CostModel(**data["cost"]) if data.get("cost") else None
         m.what_if = [WhatIf(**w) for w in data.get("what_if", [])]
+        m.bench = Bench(**data["bench"]) if data.get("bench") else None
         return m
 
 

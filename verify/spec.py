@@ -9,6 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 @dataclass
 class MeasureSpec:
     target: str
@@ -34,6 +42,10 @@ class MeasureSpec:
     what_if: bool = True
     guard_timing: bool = True
     seed: int = 0
+    threads: int = 0
+    """torch CPU threads for every phase (0: the cores this process may run on)."""
+    bench_calls: int = 0
+    """Warm calls timed by the benchmark phase (0: no benchmark)."""
     reference_outputs: str | None = None
     """Eager outputs of the original source, to compare the fixed source's against."""
     save_outputs: str | None = None

@@ -10,6 +10,7 @@ original under that same name.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import importlib.util
 import inspect
 import os
@@ -70,6 +71,32 @@ def load_module(path: str, origin: str | None = None) -> types.ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+class _Substitutes(importlib.abc.MetaPathFinder):
+    """Imports a fixed copy in place of a user's module, under the module's own name."""
+
+    def __init__(self, by_name: dict[str, str]) -> None:
+        self.by_name = by_name
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        fixed = self.by_name.get(fullname)
+        return importlib.util.spec_from_file_location(fullname, fixed) if fixed else None
+
+
+def install_substitutes(substitutes: dict[str, str]) -> None:
+    """Make every import of an original file (user file -> fixed copy) load its fixed copy, whichever
+    module imports it first; modules already imported under those names are dropped."""
+    by_name = {}
+    for origin, fixed in substitutes.items():
+        name, root = import_name(origin)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        by_name[name] = fixed
+        sys.modules.pop(name, None)
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Substitutes)]
+    if by_name:
+        sys.meta_path.insert(0, _Substitutes(by_name))
 
 
 @dataclass
@@ -190,18 +217,55 @@ class Target:
             return made
         return self.obj(*call.init_args, **call.init_kwargs)
 
-    def code_and_signature(self, instance: Any) -> tuple[types.CodeType | None, inspect.Signature | None, bool]:
-        """The code object Dynamo compiles for a call, its signature, and whether it takes the instance first."""
+    def entry_function(self, instance: Any) -> tuple[Any, bool]:
+        """The function a call of the target enters first, and whether it takes the instance first.
+
+        For a module that is ``type(instance).forward`` as it is, decorators included: Dynamo
+        compiles (and caches) the frame the call enters, the decorator's wrapper when there is one.
+        """
         if self.kind == "function":
-            fn, bound = self.obj, False
-        else:
-            fn = type(instance).forward if isinstance(instance, torch.nn.Module) else type(instance).__call__
-            bound = True
+            return self.obj, False
+        fn = type(instance).forward if isinstance(instance, torch.nn.Module) else type(instance).__call__
+        return fn, True
+
+    def code_and_signature(self, instance: Any) -> tuple[types.CodeType | None, inspect.Signature | None, bool]:
+        """The code object the user wrote (decorators unwrapped), its signature, and whether it takes the
+        instance first: what the names in a failing guard are read against."""
+        fn, bound = self.entry_function(instance)
         fn = inspect.unwrap(fn)
         try:
             return fn.__code__, inspect.signature(fn), bound
         except (AttributeError, TypeError, ValueError):
             return None, None, bound
+
+
+def wrapped_chain(fn: Any) -> list[Any]:
+    """``fn``, then what it wraps (``__wrapped__``), outermost first."""
+    chain, seen = [], set()
+    while fn is not None and id(fn) not in seen:
+        seen.add(id(fn))
+        chain.append(fn)
+        fn = getattr(fn, "__wrapped__", None)
+    return chain
+
+
+def frame_locals(fn: Any, bound: bool, obj: Any, args: tuple, kwargs: dict) -> dict[str, Any] | None:
+    """The locals a frame of ``fn`` starts with for this call (arguments and closure cells), as the
+    frame evaluator hands them to the guards; None when they cannot be built."""
+    try:
+        sig = inspect.signature(fn, follow_wrapped=False)
+        bound_args = sig.bind(obj, *args, **kwargs) if bound else sig.bind(*args, **kwargs)
+        bound_args.apply_defaults()
+        f_locals = dict(bound_args.arguments)
+        code = fn.__code__
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                f_locals[name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                pass
+        return f_locals
+    except (AttributeError, TypeError, ValueError):
+        return None
 
 
 class Stream:
@@ -211,8 +275,7 @@ class Stream:
         self.spec = spec
         self.device = torch.device(spec.device)
         seed_all(spec.seed)
-        for origin, path in spec.substitutes.items():
-            load_module(path, origin)
+        install_substitutes(spec.substitutes)
         self.module = load_module(spec.module_path, spec.origin_path)
         self.target = Target(self.module, spec.name)
         self.inputs_module = self._side_module(spec.inputs_path)

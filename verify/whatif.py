@@ -1,6 +1,7 @@
 """What-if for recompiles caused by changing sizes: the two standard remedies, on the user's stream.
 
-The stream is rerun compiled (fresh module, reset Dynamo) once with the
+The stream is rerun compiled (fresh module, reset Dynamo, each rerun a phase
+of its own) once with the
 dimensions whose size changes across input sets marked dynamic
 (``torch._dynamo.mark_dynamic``) and once with those dimensions padded with
 zeros to a multiple of 8; the recompiles each run needs are set against the
@@ -65,11 +66,15 @@ def _rerun(spec: MeasureSpec, transform: Callable[[int, tuple, dict], tuple[tupl
     return len(log.recompiles)
 
 
-def what_if(spec: MeasureSpec, calls: list[Call], baseline: int,
-            progress: Callable[[str, int], None]) -> list[WhatIf]:
+REMEDIES = ("mark_dynamic", "pad8")
+
+
+def what_if(spec: MeasureSpec, calls: list[Call], baseline: int, remedy: str,
+            progress: Callable[[str, int], None]) -> WhatIf | None:
+    """The stream rerun with one remedy (None when no dimension changes size across the input sets)."""
     dims = varying_dims(calls)
     if not dims:
-        return []
+        return None
     labels = [_label(p, d) for p, d in dims]
     wanted: dict[str, list[int]] = {}
     for p, d in dims:
@@ -99,12 +104,10 @@ def what_if(spec: MeasureSpec, calls: list[Call], baseline: int,
             return t
         return per_leaf(args, kwargs, do)
 
-    results = []
-    for remedy, transform in (("mark_dynamic", mark), ("pad8", pad)):
-        try:
-            n = _rerun(spec, transform, progress, f"what-if {remedy}")
-            results.append(WhatIf(remedy, labels, n, baseline - n))
-        except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
-            torch._dynamo.reset()
-            results.append(WhatIf(remedy, labels, None, None, describe(exc)))
-    return results
+    transform = mark if remedy == "mark_dynamic" else pad
+    try:
+        n = _rerun(spec, transform, progress, f"what-if {remedy}")
+        return WhatIf(remedy, labels, n, baseline - n)
+    except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
+        torch._dynamo.reset()
+        return WhatIf(remedy, labels, None, None, describe(exc))

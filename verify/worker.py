@@ -1,5 +1,7 @@
 """The worker: runs one measurement in its own process and writes its result as JSON.
 
+Every phase runs in a process of its own forked from this one (see
+:mod:`dynalint.verify.phases`), so each starts from the same process state.
 The result file is rewritten (atomically) after every phase, so a crash or a
 timeout in a later phase still leaves what was measured before it, and the
 progress file says which call was running.  User output goes to a log file,
@@ -14,14 +16,15 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import torch._dynamo
 
-from dynalint.verify import measure, outputs, whatif
+from dynalint.verify import bench, measure, outputs, phases, whatif
+from dynalint.verify.stream import Stream
 from dynalint.verify.results import Measurement
-from dynalint.verify.spec import MeasureSpec
+from dynalint.verify.spec import MeasureSpec, usable_cores
 from dynalint.verify.tracebacks import describe, user_traceback
 
 #: Seconds before the deadline at which a hanging worker dumps its stacks.
@@ -56,52 +59,82 @@ def _resolve(qualname: str) -> Any:
         return None
 
 
-def measure_spec(spec: MeasureSpec) -> Measurement:
-    """Run every phase of one measurement, checkpointing the result after each."""
+def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = None) -> Measurement:
+    """Run every phase of one measurement, each in its own process, checkpointing the result after each."""
     m = Measurement(target=spec.target, variant=spec.variant, device=spec.device, mode=spec.mode,
-                    backend=spec.backend, source_path=spec.module_path)
+                    backend=spec.backend, source_path=spec.module_path, threads=spec.threads)
 
-    where = {"call": -1}
-
-    def progress(phase: str, call: int) -> None:
-        m.phase, where["call"] = phase, call
+    def progress(phase: str, call: int) -> None:  # called in the phase's process: the file tells the parent
         with open(spec.progress_path, "w", encoding="utf-8") as fh:
             fh.write(f"{phase}\t{call}\n")
 
     def checkpoint() -> None:
         write_json(spec.result_path, m.to_json())
 
-    if spec.device.startswith("cuda") and not torch.cuda.is_available():
-        m.status, m.message = "skipped", "CUDA is not available here (torch.cuda.is_available() is False)"
-        m.phase = "done"
-        return m
+    def phase(name: str, fn: Callable[[], Any]) -> Any:
+        m.phase = name
+        progress(name, -1)
+
+        def child() -> Any:
+            torch.set_num_threads(spec.threads)
+            with torch._dynamo.config.patch(**_dynamo_config(spec)):
+                return fn()
+
+        return phases.run(child, deadline=deadline, log=log)
+
     try:
-        with torch._dynamo.config.patch(**_dynamo_config(spec)):
-            eager = measure.run_eager(spec, progress)
-            m.executed_files = eager.executed
-            m.executed = eager.executed.get(os.path.realpath(spec.module_path), [])
-            failed = [(i, e) for i, e in enumerate(eager.errors) if e]
-            if failed:
-                m.status = "error"
-                m.message = f"call {failed[0][0]} raised {failed[0][1]}" + (
-                    f" ({len(failed)} of {len(eager.errors)} calls raised)" if len(failed) > 1 else "")
-                m.traceback = eager.first_traceback
-            if spec.save_outputs:
-                outputs.save(spec.save_outputs, eager.outputs)
+        eager, device = phase("eager", lambda: measure.eager_phase(spec, progress))
+        if device is None:
+            m.status, m.phase = "skipped", "done"
+            m.message = "CUDA is not available here (torch.cuda.is_available() is False): nothing was measured"
+            return m
+        spec.device = m.device = device
+        failed = [(i, e) for i, e in enumerate(eager.errors) if e]
+        if failed:
+            m.status = "error"
+            m.message = f"call {failed[0][0]} raised {failed[0][1]}" + (
+                f" ({len(failed)} of {len(eager.errors)} calls raised)" if len(failed) > 1 else "")
+            m.traceback = eager.first_traceback
+        if spec.save_outputs:
+            outputs.save(spec.save_outputs, eager.outputs)
+        m.executed_files = phase("coverage", lambda: measure.run_coverage(spec, progress))
+        m.executed = m.executed_files.get(os.path.realpath(spec.module_path), [])
+        checkpoint()
+        m = phase("compiled", lambda: measure.run_compiled(spec, eager, m, progress))
+        checkpoint()
+        if spec.what_if and m.status == "ok" and any(r.category == "shape" for r in m.recompiles):
+            for remedy in whatif.REMEDIES:
+                found = phase(f"what-if {remedy}", lambda: whatif.what_if(
+                    spec, Stream(spec).calls, len(m.recompiles), remedy, progress))
+                if found is not None:
+                    m.what_if.append(found)
             checkpoint()
-            calls = measure.run_compiled(spec, eager, m, progress)
-            checkpoint()
-            if spec.what_if and m.status == "ok" and any(r.category == "shape" for r in m.recompiles):
-                m.what_if = whatif.what_if(spec, calls, len(m.recompiles), progress)
+        if spec.bench_calls > 0 and m.status == "ok":
+            m.bench = phase("bench", lambda: bench.bench(spec, progress))
         m.phase = "done"
     except (Exception, SystemExit) as exc:  # loading the module, the inputs or an instance failed
         m.status = "error"
-        when = f"call {where['call']} of the {m.phase} phase" if where["call"] >= 0 else \
+        call = _progress_call(spec.progress_path)  # written by the phase's process
+        when = f"call {call} of the {m.phase} phase" if call >= 0 else \
             f"setting up the {m.phase or 'first'} phase (loading the module, its inputs or an instance)"
-        m.message = f"{describe(exc)} while {when}"
-        m.traceback = user_traceback(exc)
+        if isinstance(exc, phases.PhaseDied):
+            m.status = "crash"
+            m.message = f"the worker died ({exc.how}) in the {m.phase} phase" + (f", call {call}" if call >= 0 else "")
+        elif isinstance(exc, phases.PhaseError):
+            m.message, m.traceback = f"{exc.description} while {when}", exc.traceback
+        else:
+            m.message = f"{describe(exc)} while {when}"
+            m.traceback = user_traceback(exc)
         m.phase = "done"
     return m
+
+
+def _progress_call(path: str) -> int:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return int(fh.read().split("\t")[1])
+    except (OSError, IndexError, ValueError):
+        return -1
 
 
 def run_in_this_process(spec: MeasureSpec) -> int:
@@ -112,16 +145,17 @@ def run_in_this_process(spec: MeasureSpec) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     faulthandler.enable(file=log, all_threads=True)
-    if spec.timeout > 2 * DUMP_MARGIN:
+    deadline = time.monotonic() + spec.timeout
+    if spec.timeout > 2 * DUMP_MARGIN and not phases.can_fork():
         faulthandler.dump_traceback_later(spec.timeout - DUMP_MARGIN, file=log, exit=False)
     os.chdir(spec.cwd)
     os.environ.clear()
     os.environ.update(spec.env)
     sys.path[:] = spec.sys_path
     sys.dont_write_bytecode = True
-    torch.set_num_threads(max(1, min(torch.get_num_threads(), int(os.environ.get("DYNALINT_VERIFY_THREADS", "4")))))
+    spec.threads = spec.threads or usable_cores()
     started = time.perf_counter()
-    m = measure_spec(spec)
+    m = measure_spec(spec, deadline, log)
     faulthandler.cancel_dump_traceback_later()
     sys.stdout.flush()
     sys.stderr.flush()
