@@ -158,19 +158,20 @@ def run_models(model_types: list[str], pkg_root: str | None, timeout: float, tmp
     cmd = ["nice", "-n", "10", sys.executable, os.path.abspath(__file__), "--zygote", tag, tmp, str(timeout),
            ",".join(model_types)]
     subprocess.run(cmd, env=env, stderr=None if verbose else subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    results = {}
-    for mt in model_types:
-        out = os.path.join(tmp, f"{mt}.{tag}.json")
-        if os.path.exists(out):
-            with open(out) as fh:
-                res = json.load(fh)
-            res["outputs"] = out + ".pt"
-        elif os.path.exists(out + ".err"):
-            res = {"error": open(out + ".err").read().strip()}
-        else:
-            res = {"error": "no result"}
-        results[mt] = res
-    return results
+    return {mt: _read(tmp, mt, tag) for mt in model_types}
+
+
+def _read(tmp: str, model_type: str, tag: str) -> dict:
+    out = os.path.join(tmp, f"{model_type}.{tag}.json")
+    if os.path.exists(out):
+        with open(out) as fh:
+            res = json.load(fh)
+        res["outputs"] = out + ".pt"
+        return res
+    if os.path.exists(out + ".err"):
+        with open(out + ".err") as fh:
+            return {"error": fh.read().strip()}
+    return {"error": "no result"}
 
 
 def same_outputs(a: str, b: str) -> bool:
@@ -199,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="at most N model types")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per model run")
     ap.add_argument("--breaking", help="JSON file of breaking model types: read if it exists, else written")
+    ap.add_argument("--before-dir", help="reuse the original runs kept in this folder (--keep) instead of rerunning")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -223,7 +225,14 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.breaking) as fh:
             known = json.load(fh)
         types = [t for t in types if t in known]
-    for mt, res in run_models(types, None, args.timeout, tmp, "before", args.verbose).items():
+    if args.before_dir:
+        done = {f[: -len(".before.json")] for f in os.listdir(args.before_dir) if f.endswith(".before.json")}
+        types = [t for t in types if t in done]
+        for t in types:
+            for suffix in ("", ".pt"):
+                shutil.copy(os.path.join(args.before_dir, f"{t}.before.json{suffix}"), tmp)
+    for mt, res in (run_models(types, None, args.timeout, tmp, "before", args.verbose) if not args.before_dir
+                    else {t: _read(tmp, t, "before") for t in types}).items():
         if args.verbose:
             print(f"  {mt:28} {res.get('error') or len(res['breaks'])}", file=sys.stderr, flush=True)
         if "error" not in res and res["breaks"]:
