@@ -105,7 +105,8 @@ def worker(model_type: str, out_path: str) -> None:
         eager = _as_tensors(model(input_ids=ids, attention_mask=mask, use_cache=False))
         torch._dynamo.reset()
         compiled = torch.compile(model, backend="eager")
-        with DynamoLog(is_user=lambda p: os.path.realpath(p).startswith(lib + os.sep)) as log:
+        flags = {k: True for k in os.environ.get("REALFIX_DYNAMO_FLAGS", "").split(",") if k}
+        with torch._dynamo.config.patch(**flags), DynamoLog(is_user=lambda p: os.path.realpath(p).startswith(lib + os.sep)) as log:
             outs = _as_tensors(compiled(input_ids=ids, attention_mask=mask, use_cache=False))
     result["breaks"] = sorted({(os.path.relpath(b.file, lib), b.line, b.gb_type, b.function) for b in log.breaks})
     result["files"] = sorted({os.path.relpath(os.path.realpath(m.__file__), lib) for m in list(sys.modules.values())
@@ -149,9 +150,9 @@ def zygote(tag: str, out_dir: str, timeout: float, model_types: list[str]) -> No
 
 
 def run_models(model_types: list[str], pkg_root: str | None, timeout: float, tmp: str, tag: str,
-               verbose: bool) -> dict[str, dict]:
+               verbose: bool, flags: str = "") -> dict[str, dict]:
     """Each model in its own forked process of one zygote (importing torch once)."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+    env = dict(os.environ, REALFIX_DYNAMO_FLAGS=flags, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
                TRANSFORMERS_VERBOSITY="error")
     if pkg_root:
         env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
@@ -172,6 +173,12 @@ def _read(tmp: str, model_type: str, tag: str) -> dict:
         with open(out + ".err") as fh:
             return {"error": fh.read().strip()}
     return {"error": "no result"}
+
+
+def _lines(res: dict | None) -> int | None:
+    if res is None or "error" in res:
+        return None
+    return len({(f, ln) for f, ln, *_ in res["breaks"]})
 
 
 def same_outputs(a: str, b: str) -> bool:
@@ -201,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per model run")
     ap.add_argument("--breaking", help="JSON file of breaking model types: read if it exists, else written")
     ap.add_argument("--before-dir", help="reuse the original runs kept in this folder (--keep) instead of rerunning")
+    ap.add_argument("--no-whatif", action="store_true",
+                    help="skip the rerun of the original with Dynamo's capture settings")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -252,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         print(fix.stderr.strip()[-1500:], file=sys.stderr)
 
+    whatif = {} if args.no_whatif else run_models(
+        sorted(before), None, args.timeout, tmp, "flags", args.verbose,
+        flags="capture_scalar_outputs,capture_dynamic_output_shape_ops")
     rows, lines_before, lines_after, fully, equal, gained, failed = [], 0, 0, 0, 0, [], []
     afters = run_models(sorted(before), root, args.timeout, tmp, "after", args.verbose)
     for mt, res in sorted(before.items()):
@@ -259,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         nb = len({(f, ln) for f, ln, *_ in res["breaks"]})
         if "error" in after:
             failed.append(mt)
-            rows.append((mt, nb, None, None, after["error"]))
+            rows.append((mt, nb, None, None, after["error"], _lines(whatif.get(mt))))
             lines_before += nb
             lines_after += nb
             continue
@@ -271,15 +283,15 @@ def main(argv: list[str] | None = None) -> int:
         equal += eq
         if na > nb:
             gained.append(mt)
-        rows.append((mt, nb, na, eq, ""))
+        rows.append((mt, nb, na, eq, "", _lines(whatif.get(mt))))
         if args.verbose:
             for f, ln, gb, fn in after["breaks"]:
                 print(f"    {mt}: {f}:{ln} {fn}: {gb}", file=sys.stderr)
 
-    print(f"{'model':28} {'before':>6} {'after':>6}  outputs")
-    for mt, nb, na, eq, err in rows:
+    print(f"{'model':28} {'before':>6} {'after':>6} {'flags':>6}  outputs (fixed vs original)")
+    for mt, nb, na, eq, err, nf in rows:
         status = err or ("equal" if eq else "DIFFER")
-        print(f"{mt:28} {nb:6} {'-' if na is None else na:>6}  {status}")
+        print(f"{mt:28} {nb:6} {'-' if na is None else na:>6} {'-' if nf is None else nf:>6}  {status}")
     n = len(before)
     removed = lines_before - lines_after
     print()
@@ -290,6 +302,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"models fully fixed       {fully}/{n} ({100.0 * fully / max(n, 1):.0f}%)")
     print(f"outputs equal            {equal}/{n - len(failed)}")
     print(f"models gaining a break   {len(gained)} {' '.join(gained)}")
+    if whatif:
+        ok = [r for r in rows if r[5] is not None]
+        nf = sum(r[5] for r in ok)
+        nb_ok = sum(r[1] for r in ok)
+        same = sum(1 for mt in before if "error" not in whatif.get(mt, {"error": 1})
+                   and same_outputs(before[mt]["outputs"], whatif[mt]["outputs"]))
+        print(f"with capture flags       {nb_ok} -> {nf} break lines on {len(ok)} models "
+              f"({100.0 * (nb_ok - nf) / max(nb_ok, 1):.0f}% removed), {sum(r[5] == 0 for r in ok)} break-free, "
+              f"outputs equal {same}/{len(ok)} (original code, capture_scalar_outputs + "
+              f"capture_dynamic_output_shape_ops)")
     if failed:
         print(f"fixed copy failed to run {len(failed)} {' '.join(failed)}")
     if not args.keep:

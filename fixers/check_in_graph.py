@@ -24,11 +24,12 @@ a bool tensor keeps ``_is_all_true()`` where the condition is not provably
 bool (that op, too, rejects any other dtype), an empty condition passes both
 ways, and a tensor of several elements raises both ways in ``.item()`` form.
 
-Unsafe (hazards): a failing check raises ``RuntimeError`` (the original raises
-``TypeError`` for a non-tensor or non-bool condition, and
-``_check_tensor_all_with`` raises its own exception type); on accelerators the
-check is asynchronous (raised at a later synchronisation point, as a device-side
-assert); an ``assert`` rewritten this way still runs under ``python -O``.
+Unsafe (hazards): a failing check raises ``RuntimeError``: a rewritten
+``assert`` no longer raises ``AssertionError``, ``_check_tensor_all_with`` no
+longer raises its own exception type, and a condition that is not a bool tensor
+no longer raises ``TypeError``; on accelerators the check is asynchronous
+(raised at a later synchronisation point, as a device-side assert); an
+``assert`` rewritten this way still runs under ``python -O``.
 """
 from __future__ import annotations
 
