@@ -46,7 +46,8 @@ class ScalarExtraction(Rule):
     rationale = """
         A graph holds tensors; a Python number computed from tensor data does not exist until the graph
         has run. Dynamo therefore ends the graph at `.item()`, `.tolist()`, `int(t)`, `float(t)`,
-        `bool(t)` and at `math.sqrt(t)`-style calls, runs them eagerly and resumes in a new graph. The
+        `bool(t)`, at `math.sqrt(t)`-style calls and at torch's own checks of a bool tensor
+        (`torch._check_tensor_all`, which reads the tensor in Python), runs them eagerly and resumes in a new graph. The
         Python value then becomes a constant of the resumed graph, so a different value next call
         recompiles it (see DYN204).
 
@@ -88,8 +89,24 @@ class ScalarExtraction(Rule):
                 hits = int((x > 0).sum())
                 return x * hits
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def in_range(ids):
+                torch._check_tensor_all(ids.abs() < 1000)
+                return ids * 2
+        """),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def in_range(ids):
+                torch._assert_async((ids.abs() < 1000).all())
+                return ids * 2
+        """),
         Example("""
             import torch
 
