@@ -106,11 +106,12 @@ def worker(model_type: str, out_path: str) -> None:
         torch._dynamo.reset()
         compiled = torch.compile(model, backend="eager")
         flags = {k: True for k in os.environ.get("REALFIX_DYNAMO_FLAGS", "").split(",") if k}
-        with torch._dynamo.config.patch(**flags), DynamoLog(is_user=lambda p: os.path.realpath(p).startswith(lib + os.sep)) as log:
+        in_lib = lambda p: os.path.realpath(p).startswith(lib + os.sep)  # noqa: E731
+        with torch._dynamo.config.patch(**flags), DynamoLog(is_user=in_lib) as log:
             outs = _as_tensors(compiled(input_ids=ids, attention_mask=mask, use_cache=False))
     result["breaks"] = sorted({(os.path.relpath(b.file, lib), b.line, b.gb_type, b.function) for b in log.breaks})
-    result["files"] = sorted({os.path.relpath(os.path.realpath(m.__file__), lib) for m in list(sys.modules.values())
-                              if getattr(m, "__file__", None) and os.path.realpath(m.__file__).startswith(lib + os.sep)})
+    loaded = [m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)]
+    result["files"] = sorted({os.path.relpath(os.path.realpath(f), lib) for f in loaded if in_lib(f)})
     torch.save({"eager": eager, "compiled": outs}, out_path + ".pt")
     with open(out_path, "w") as fh:
         json.dump(result, fh)
@@ -152,7 +153,8 @@ def zygote(tag: str, out_dir: str, timeout: float, model_types: list[str]) -> No
 def run_models(model_types: list[str], pkg_root: str | None, timeout: float, tmp: str, tag: str,
                verbose: bool, flags: str = "") -> dict[str, dict]:
     """Each model in its own forked process of one zygote (importing torch once)."""
-    env = dict(os.environ, REALFIX_DYNAMO_FLAGS=flags, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+    env = dict(os.environ, REALFIX_DYNAMO_FLAGS=flags, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               TOKENIZERS_PARALLELISM="false",
                TRANSFORMERS_VERBOSITY="error")
     if pkg_root:
         env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")

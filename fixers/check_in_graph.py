@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.events import CallEvent
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import certain_tensor, paren, use_torch
 from dynalint.rules.scalars import TENSOR_CHECKS
@@ -127,7 +128,7 @@ class CheckInGraph(Fixer):
         qualname = _qualname(node, ctx)
         plan = FixPlan("check the value inside the graph with torch._assert_async (raises RuntimeError)", "unsafe")
         if qualname in TENSOR_CHECKS:
-            stmt = _statement_of(node, parent)
+            stmt = _statement_of(parent)
             args = _plain_args(node)
             with_type = qualname.endswith("_with")
             if len(args) not in ((2, 3) if with_type else (1, 2)):
@@ -146,7 +147,7 @@ class CheckInGraph(Fixer):
             args = _plain_args(holder)
             if not args or args[0] is not outer or len(args) > 2:
                 return None
-            stmt = _statement_of(holder, ctx.parent(holder))
+            stmt = _statement_of(ctx.parent(holder))
             message = _message(args[1] if len(args) == 2 else None, lambda_ok=True)
         elif isinstance(holder, cst.Assert) and holder.test is node:
             stmt = holder
@@ -158,13 +159,12 @@ class CheckInGraph(Fixer):
 
 
 def _qualname(call: cst.Call, ctx) -> str | None:
-    from dynalint.analysis.events import CallEvent
-
     ev = ctx.event(call, CallEvent)
     return ev.qualname if ev is not None else None
 
 
-def _statement_of(call: cst.Call, parent: cst.CSTNode | None) -> cst.Expr:
+def _statement_of(parent: cst.CSTNode | None) -> cst.Expr:
+    """The expression statement a check stands in alone (its result unused)."""
     if not isinstance(parent, cst.Expr):
         raise Refused("the check's result is used")
     return parent
