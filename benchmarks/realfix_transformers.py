@@ -6,9 +6,12 @@ random-weight configuration (a few layers, hidden size 32, seeded weights) and r
 once under ``torch.compile(backend="eager")``; the graph breaks are read from
 Dynamo's ``graph_breaks`` log and attributed to the innermost frame inside the
 library (a unique *break line* is one ``file:line``).  The models that break are
-kept.  Then the library package is copied to a temporary folder, the copy is
-fixed with ``dynalint fix --unsafe-fixes``, and each breaking model is run again
-from the fixed copy, same seed, same weights, same inputs::
+kept.  Then the library package is copied to a temporary folder, every file of it
+that a breaking model loaded is fixed with ``dynalint fix --unsafe-fixes --scope
+all`` (the library has no ``torch.compile`` of its own: the user compiles the
+model), and each breaking model is run again from the fixed copy, same seed,
+same weights, same inputs.  Attention and experts use the library's own Python
+implementations (``eager``), not fused kernels::
 
     OMP_NUM_THREADS=1 nice python benchmarks/realfix_transformers.py [--limit N] [--models a,b] [-v]
 
@@ -257,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     # every library file a breaking model loaded (its modeling file and the shared helpers it uses)
     loaded = sorted({f for res in before.values() for f in res["files"]})
     fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
-                          "--exit-zero", "-j", "1", *(os.path.join(root, "transformers", f) for f in loaded)],
+                          "--exit-zero", "--scope", "all", "-j", "1", *(os.path.join(root, "transformers", f) for f in loaded)],
                          capture_output=True, text=True)
     print(f"fixed {len(loaded)} library files the breaking models load", file=sys.stderr)
     if args.verbose:
