@@ -259,9 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     root = copy_library(tmp)
     # every library file a breaking model loaded (its modeling file and the shared helpers it uses)
     loaded = sorted({f for res in before.values() for f in res["files"]})
+    files = [os.path.join(root, "transformers", f) for f in loaded]
     fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
-                          "--exit-zero", "--scope", "all", "-j", "1", *(os.path.join(root, "transformers", f) for f in loaded)],
-                         capture_output=True, text=True)
+                          "--exit-zero", "--scope", "all", "-j", "1", *files], capture_output=True, text=True)
     print(f"fixed {len(loaded)} library files the breaking models load", file=sys.stderr)
     if args.verbose:
         print(fix.stderr.strip()[-1500:], file=sys.stderr)
