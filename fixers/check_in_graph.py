@@ -17,7 +17,8 @@ graph (measured on torch 2.13: an ``Unsupported Tensor.item()`` break).
 failing check still raises).
 
 Proves, or refuses: the call is one of torch's checks; a ``.item()`` or
-``bool()`` read is of a tensor for certain; the message is absent, a string
+``bool()`` read is of a tensor for certain (and ``torch._check(t.item())`` of a
+bool tensor: any other dtype makes ``torch._check`` raise ``TypeError``); the message is absent, a string
 literal or a ``lambda`` returning one (a computed message would be lost); the
 check's result is not used.  The value tested is the same: an all-true test of
 a bool tensor keeps ``_is_all_true()`` where the condition is not provably
@@ -147,6 +148,9 @@ class CheckInGraph(Fixer):
             args = _plain_args(holder)
             if not args or args[0] is not outer or len(args) > 2:
                 return None
+            value = ctx.value(tensor)
+            if _is_item(node) and not (value is not None and value.is_bool):
+                raise Refused("torch._check of a non-bool .item() raises TypeError; the tensor is not provably bool")
             stmt = _statement_of(ctx.parent(holder))
             message = _message(args[1] if len(args) == 2 else None, lambda_ok=True)
         elif isinstance(holder, cst.Assert) and holder.test is node:
@@ -199,6 +203,10 @@ def _all_true(cond: cst.BaseExpression, ctx) -> str:
     if value is not None and value.is_tensor and value.is_bool and certain_tensor(cond, ctx):
         return f"{code}.all()"
     return f"{code}._is_all_true()"
+
+
+def _is_item(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "item"
 
 
 def _read_tensor(call: cst.Call, ctx) -> cst.BaseExpression | None:

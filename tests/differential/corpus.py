@@ -837,3 +837,8 @@ case("check-item-of-parameter", """
         torch._check(limit.item() > 0)
         return x * limit
 """, "[(torch.randn(4), torch.tensor(2.0)), (torch.randn(2), torch.tensor(1.5))]", None)
+case("check-item-not-bool", """
+    def f(x):
+        torch._check(x.abs().sum().item())
+        return x
+""", CHECKED["f32"], None)
