@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="at most N model types")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per model run")
     ap.add_argument("--breaking", help="JSON file of breaking model types: read if it exists, else written")
-    ap.add_argument("--before-dir", help="reuse the original runs kept in this folder (--keep) instead of rerunning")
+    ap.add_argument("--before-dir", help="reuse the original runs kept in this folder (--keep); run the others")
     ap.add_argument("--no-whatif", action="store_true",
                     help="skip the rerun of the original with Dynamo's capture settings")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
@@ -239,14 +239,15 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.breaking) as fh:
             known = json.load(fh)
         types = [t for t in types if t in known]
+    reused: dict[str, dict] = {}
     if args.before_dir:
         done = {f[: -len(".before.json")] for f in os.listdir(args.before_dir) if f.endswith(".before.json")}
-        types = [t for t in types if t in done]
-        for t in types:
+        for t in (t for t in types if t in done):
             for suffix in ("", ".pt"):
                 shutil.copy(os.path.join(args.before_dir, f"{t}.before.json{suffix}"), tmp)
-    for mt, res in (run_models(types, None, args.timeout, tmp, "before", args.verbose) if not args.before_dir
-                    else {t: _read(tmp, t, "before") for t in types}).items():
+            reused[t] = _read(tmp, t, "before")
+    ran = run_models([t for t in types if t not in reused], None, args.timeout, tmp, "before", args.verbose)
+    for mt, res in sorted({**reused, **ran}.items()):
         if args.verbose:
             print(f"  {mt:28} {res.get('error') or len(res['breaks'])}", file=sys.stderr, flush=True)
         if "error" not in res and res["breaks"]:
