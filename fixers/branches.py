@@ -168,6 +168,8 @@ silu sin sinh softmax log_softmax softplus sqrt tan tanh normalize layer_norm el
 logsigmoid softsign tanhshrink lerp
 """.split())
 _FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+#: Clamps whose bounds take part in type promotion.
+_BOUNDED = frozenset({"clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax", "fmin"})
 _CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
           "int": "int32", "bool": "bool"}
 _ELEMENTWISE = _KEEP_DTYPE | _TO_FLOAT | frozenset(_CASTS) | frozenset({"isfinite", "isinf", "isnan",
@@ -356,7 +358,14 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
             return _promote([_dtype(base, ctx)] + ([_dtype(exponent, ctx)] if exponent is not None else []), False)
         if name in _TO_FLOAT:
             return _promote([_dtype(base, ctx)], True)
+        if name in _BOUNDED:  # clamp(int_x, 0.5) is a float tensor: the bounds take part in promotion
+            bounds = [a.value for a in expr.args if a.value is not base and not a.star
+                      and (a.keyword is None or a.keyword.value in ("min", "max"))]
+            return _promote([_dtype(base, ctx), *(_dtype(b, ctx) for b in bounds)], False)
         if name in _KEEP_DTYPE or name in _FLOAT_ONLY or name in ("max", "min", "amax", "amin", "median"):
+            others = positional[0 if method else 1:]
+            if name in ("max", "min") and others:  # max(a, b) / a.max(b): elementwise, promotes
+                return _promote([_dtype(base, ctx), *(_dtype(o, ctx) for o in others)], False)
             return _dtype(base, ctx)
         return None
     return None

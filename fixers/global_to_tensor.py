@@ -31,8 +31,8 @@ kept in float64 (ints in int64) so arithmetic matches Python's.
 
 Proves, or refuses: the global starts as a number literal; every change is an
 assignment or augmented assignment in a function declaring it ``global``; an
-``int`` global is only ever given integer literals (``fill_(0.5)`` into an int64
-tensor would store 0); every read in compiled code ends in tensor arithmetic,
+``int`` global is only ever given integers (literals, ``int(...)``, sizes:
+``fill_(0.5)`` into an int64 tensor would store 0); every read in compiled code ends in tensor arithmetic,
 never a plain alias (``saved = rate`` would follow the in-place updates, and
 ``rate = saved`` would restore nothing); nothing outside compiled code reads it.
 
@@ -47,6 +47,7 @@ import libcst as cst
 
 from dynalint.analysis.events import GlobalReadEvent
 from dynalint.analysis.syntax import root_name, walk
+from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import number_dtype, use_torch
 from dynalint.fixers.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
@@ -128,7 +129,7 @@ class GlobalToTensor(Fixer):
             return None
         if dtype == "long":
             for stmt, _ in writes:
-                if number_dtype(stmt.value) != "long":
+                if not _int_valued(stmt.value, ctx):
                     raise Refused(f"`{name}` starts as an int and `{code_of(stmt)}` may store a float "
                                   "(an int64 tensor would truncate it)")
         value = code_of(assign.value)
@@ -137,6 +138,17 @@ class GlobalToTensor(Fixer):
         for stmt, new in writes:
             plan.replace(stmt, new)
         return compose_rewrites(plan, rewrites, ctx) if rewrites else plan
+
+
+def _int_valued(value: cst.BaseExpression, ctx) -> bool:
+    """An integer literal, ``int(...)``, or a size: what an int64 tensor stores exactly."""
+    if number_dtype(value) == "long":
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "int" \
+            and "int" not in ctx.program.index.functions:
+        return True
+    v = ctx.value(value)
+    return v is not None and v.kind is Kind.SIZE
 
 
 def _definition(name: str, ctx):

@@ -842,3 +842,24 @@ case("check-item-not-bool", """
         torch._check(x.abs().sum().item())
         return x
 """, CHECKED["f32"], None)
+
+case("where-int-clamp-float-bounds", """
+    def f(x):
+        if x.sum() > 0:
+            y = x.clamp(0.5, 2.5)
+        else:
+            y = x
+        return y
+""", "[(torch.tensor([1, 2, 3]),), (torch.tensor([-4, 1, 0]),)]", None)
+case("where-clamp-layer-output", """
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.proj(x)
+            if h.abs().max() > 1.0:
+                h = h.clamp(-1.0, 1.0)
+            return torch.tanh(h)
+""", "[(torch.randn(2, 4),), (torch.randn(2, 4) * 10,), (torch.randn(1, 4) * 0.1,)]", "branch-to-where", target="M")

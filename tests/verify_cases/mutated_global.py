@@ -7,7 +7,7 @@ scale = 1
 
 def set_scale(value):
     global scale
-    scale = value
+    scale = int(value)
 
 
 class Scaled(nn.Module):

@@ -8,7 +8,7 @@ class Damped(nn.Module):
         if x.sum() > 0:
             y = x * 0.5
         else:
-            y = x
+            y = x * 1.5
         return y + 1
 
 
