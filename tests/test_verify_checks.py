@@ -232,3 +232,10 @@ def test_fix_verify_in_train_mode_refuses_a_fix_that_changes_gradients():
     assert not train.confirmed
     assert any("grad:b." in r for o in train.rejected for r in o.reasons)  # zeros where the original had None
     assert train.source == open(path).read()
+
+
+def test_guards_of_a_decorated_forward_are_classified_on_its_parameters():
+    o = verify_targets([Ref(case("decorated_counter"), "DecoratedCounter")], Settings(),
+                       Options(fix=False, what_if=False))[0].devices[0].original
+    assert [(r.category, r.guards[0].split(" ")[0]) for r in o.recompiles] == [
+        ("shape", "tensor"), ("attribute", "args[0].step")]  # Dynamo's text kept, read as self.step

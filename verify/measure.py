@@ -10,8 +10,10 @@ and the outputs against the eager ones.  Each phase runs in its own process (see
 from __future__ import annotations
 
 import contextlib
+import inspect
 import linecache
 import os
+import re
 import sys
 import time
 import types
@@ -272,10 +274,43 @@ def _recompiles(found: list[Any], stream: Stream) -> list[RecompileEvent]:
     params = list(sig.parameters) if sig is not None else []
     locals_ = frozenset(params)
     self_names = frozenset(params[:1]) if bound else frozenset()
+    rename = _wrapper_names(stream, obj, params)
     events = []
     for r in found:
         failures = [classify(g, locals_, self_names) for g in r.guard_failures]
+        categories = [classify(rename(g), locals_, self_names).category for g in r.guard_failures]
         events.append(RecompileEvent(call=r.input_index, function=r.function, guards=[f.guard for f in failures],
-                                     categories=[f.category for f in failures],
+                                     categories=categories,
                                      user_code=next((f.user_code for f in failures if f.user_code), "")))
     return events
+
+
+def _wrapper_names(stream: Stream, obj: Any, params: list[str]) -> Callable[[str], str]:
+    """Read a guard on a decorator's ``*args``/``**kwargs`` as one on the wrapped function's parameters.
+
+    A decorated ``forward`` is compiled as the wrapper, so its guards name ``args[0]`` (the
+    module) or ``kwargs['scale']``; classified as they are, they would read as "other".
+    """
+    if obj is None and stream.target.constructs:
+        return lambda g: g
+    entry, _ = stream.target.entry_function(obj)
+    try:
+        outer = inspect.signature(entry, follow_wrapped=False).parameters.values()
+    except (TypeError, ValueError):
+        return lambda g: g
+    star = next((p.name for p in outer if p.kind is p.VAR_POSITIONAL), None)
+    starstar = next((p.name for p in outer if p.kind is p.VAR_KEYWORD), None)
+    if star is None or entry is inspect.unwrap(entry):
+        return lambda g: g
+
+    def positional(m: re.Match) -> str:
+        k = int(m[1])
+        return params[k] if k < len(params) else m[0]
+
+    def rename(guard: str) -> str:
+        guard = re.sub(rf"\b{re.escape(star)}\[(\d+)\]", positional, guard)
+        if starstar:
+            guard = re.sub(rf"\b{re.escape(starstar)}\[['\"](\w+)['\"]\]", lambda m: m[1], guard)
+        return guard
+
+    return rename
