@@ -215,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before-dir", help="reuse the original runs kept in this folder (--keep); run the others")
     ap.add_argument("--no-whatif", action="store_true",
                     help="skip the rerun of the original with Dynamo's capture settings")
+    ap.add_argument("--fix-args", default="", help="extra arguments for `dynalint fix` (e.g. '--ignore DYN105')")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
@@ -262,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     loaded = sorted({f for res in before.values() for f in res["files"]})
     files = [os.path.join(root, "transformers", f) for f in loaded]
     fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
-                          "--exit-zero", "--scope", "all", "-j", "1", *files], capture_output=True, text=True)
+                          "--exit-zero", "--scope", "all", "-j", "1",
+                          *args.fix_args.split(), *files], capture_output=True, text=True)
     print(f"fixed {len(loaded)} library files the breaking models load", file=sys.stderr)
     if args.verbose:
         print(fix.stderr.strip()[-1500:], file=sys.stderr)
