@@ -12,6 +12,7 @@ FIXER_MODULES = (
     "masked_reduction",
     "defer_logging",
     "async_assert",
+    "check_in_graph",
     "hoist_decision",
     "state_to_buffer",
     "global_to_tensor",
@@ -25,6 +26,7 @@ FIXER_MODULES = (
 #: move the decision or the check out of the graph.
 PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
+    "DYN102": ("check-in-graph", "keep-tensor"),
     "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling"),
 }

@@ -12,6 +12,9 @@ from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
 _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
+#: torch's checks of a boolean tensor: they read ``cond._is_all_true().item()`` on the host
+#: (and raise TypeError for anything but a bool tensor, so the argument is a tensor).
+TENSOR_CHECKS = ("torch._check_tensor_all", "torch._check_tensor_all_with")
 
 
 def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
@@ -24,6 +27,8 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
         if capture_scalar_outputs:
             return None
         return _EXTRACTING_METHODS[call.method]
+    if call.qualname in TENSOR_CHECKS:
+        return None if capture_scalar_outputs else GB.ITEM
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname is not None and call.qualname.startswith("math.") and any(
@@ -98,7 +103,8 @@ class ScalarExtraction(Rule):
     rationale = """
         A graph holds tensors; a Python number computed from tensor data does not exist until the graph
         has run. Dynamo therefore ends the graph at `.item()`, `.tolist()`, `int(t)`, `float(t)`,
-        `bool(t)` and at `math.sqrt(t)`-style calls, runs them eagerly and resumes in a new graph. The
+        `bool(t)`, at `math.sqrt(t)`-style calls and at torch's own checks of a bool tensor
+        (`torch._check_tensor_all`, which reads the tensor in Python), runs them eagerly and resumes in a new graph. The
         Python value then becomes a constant of the resumed graph, so a different value next call
         recompiles it (see DYN204).
 
@@ -181,8 +187,24 @@ class ScalarExtraction(Rule):
             def rescale(x, level):
                 return x.narrow(0, 0, level + 1) * SCALES[level]
         """, inputs="[(torch.randn(4), torch.tensor(1))]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def in_range(ids):
+                torch._check_tensor_all(ids.abs() < 1000)
+                return ids * 2
+        """),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def in_range(ids):
+                torch._assert_async((ids.abs() < 1000).all())
+                return ids * 2
+        """),
         Example("""
             import torch
 

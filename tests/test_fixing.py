@@ -303,3 +303,30 @@ def test_a_fix_that_would_drop_a_comment_is_not_applied():
     result = fix_source(code, "m.py", Settings(), unsafe=True)
     assert "# rows to score" in result.source
     assert result.source == code and "DYN104" in [d.code for d in result.remaining]
+
+
+def test_check_in_graph_refusals():
+    # a computed message would be lost; the check's result is used; a keyword argument;
+    # the value read by .item() is an unannotated parameter (maybe a Python number)
+    cases = {
+        "computed message": "torch._check_tensor_all(x.abs() < 9, lambda: f'bad {x}')\n",
+        "result used": "ok = torch._check_tensor_all(x.abs() < 9)\n",
+        "keyword": "torch._check_tensor_all(x.abs() < 9, message=lambda: 'bad')\n",
+        "uncertain tensor": "torch._check(n.item())\n",
+        "computed assert message": "assert (x > 0).all().item(), f'{x}'\n",
+    }
+    for why, body in cases.items():
+        code = "import torch\n\n@torch.compile\ndef f(x, n):\n    " + body + "    return x\n"
+        result = fix_source(code, "m.py", Settings(), unsafe=True)
+        assert "_assert_async" not in result.source, why
+        assert "DYN102" in [d.code for d in result.remaining], why
+
+
+def test_check_in_graph_keeps_the_dtype_check_of_an_unproven_condition():
+    out = fixed("""\
+        import torch
+
+        def check(cond):
+            torch._check_tensor_all(cond)
+    """)
+    assert "torch._assert_async(cond._is_all_true())" in out

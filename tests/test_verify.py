@@ -209,3 +209,16 @@ def test_confirm_fixes_of_a_helper_file_measured_through_its_importer(tmp_path):
     assert "torch.where" in result.source and "torch.where" not in helper.read_text()
     assert len(result.before[0].breaks) == 1 and not result.after[0].breaks
     assert result.after[0].equal_to_original is True
+
+
+def test_capture_flags_what_if_on_data_dependent_breaks():
+    o = verify("data_dependent", "routed")[0].original
+    assert len(o.breaks) == 2
+    flags = {w.remedy: w for w in o.what_if}["capture_flags"]
+    assert flags.dims == ["capture_scalar_outputs", "capture_dynamic_output_shape_ops"]
+    assert flags.breaks == 0 and flags.breaks_saved == 2 and flags.outputs_equal is True
+
+
+def test_no_capture_flags_what_if_without_breaks():
+    o = verify("shapes", "pooled")[0].original
+    assert not o.breaks and "capture_flags" not in {w.remedy for w in o.what_if}

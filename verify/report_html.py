@@ -93,7 +93,9 @@ def _details(m: Measurement) -> str:
             f"compile {seconds(c.compile_s)}, run {seconds(c.run_s)}"
             f"{'; <b class=bad>recompile limit hit</b>' if c.limit_hit else ''}.</p>")
     for w in m.what_if:
-        res = f"failed: {_e(w.error)}" if w.error else f"{w.recompiles} recompiles (saves {w.saved})"
+        res = f"failed: {_e(w.error)}" if w.error else f"{w.recompiles} recompiles (saves {w.saved})" + (
+            f", {w.breaks} break sites (saves {w.breaks_saved}), outputs "
+            f"{'equal' if w.outputs_equal else 'differ'}" if w.remedy == "capture_flags" else "")
         parts.append(f"<p>What-if {_e(w.remedy)} on {_e(', '.join(w.dims))}: {res}</p>")
     return "".join(parts)
 

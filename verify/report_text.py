@@ -129,6 +129,12 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
         if cost:
             out.append(f"  cost ({label}): {cost}")
         for w in m.what_if:
+            if w.remedy == "capture_flags":
+                res = f"FAILED: {w.error}" if w.error else (
+                    f"{w.breaks} break sites (saves {w.breaks_saved}), {w.recompiles} recompiles "
+                    f"(saves {w.saved}), outputs {'equal' if w.outputs_equal else 'DIFFER'}")
+                out.append(f"  what-if ({label}): {' + '.join(w.dims)}: {res}")
+                continue
             what = "mark_dynamic" if w.remedy == "mark_dynamic" else "pad to a multiple of 8"
             res = f"FAILED: {w.error}" if w.error else f"{w.recompiles} recompiles (saves {w.saved})"
             out.append(f"  what-if ({label}): {what} on {', '.join(w.dims)}: {res}")

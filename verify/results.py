@@ -97,14 +97,20 @@ class CostModel:
 
 @dataclass
 class WhatIf:
-    """The stream rerun with a remedy for size-driven recompiles."""
+    """The stream rerun with a remedy: for size-driven recompiles, or Dynamo's own settings for breaks."""
 
     remedy: str
-    """``mark_dynamic`` or ``pad8``."""
+    """``mark_dynamic``, ``pad8`` or ``capture_flags`` (Dynamo's settings for data-dependent values)."""
     dims: list[str]
+    """The dimensions marked or padded; for ``capture_flags``, the settings turned on."""
     recompiles: int | None
     saved: int | None
     error: str | None = None
+    breaks: int | None = None
+    """Break sites in the rerun (``capture_flags`` only)."""
+    breaks_saved: int | None = None
+    outputs_equal: bool | None = None
+    """Whether every call's outputs equal the eager ones (``capture_flags`` only)."""
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""What-if for recompiles caused by changing sizes: the two standard remedies, on the user's stream.
+"""What-ifs on the user's stream: the two standard remedies for recompiles caused by changing
+sizes, and Dynamo's own settings for graph breaks on data-dependent values.
 
 The stream is rerun compiled (fresh module, reset Dynamo, each rerun a phase
 of its own) once with the
@@ -7,6 +8,13 @@ dimensions whose size changes across input sets marked dynamic
 zeros to a multiple of 8; the recompiles each run needs are set against the
 original run's.  Padding changes what the code computes (the user must mask
 or slice), so only recompiles are compared, not outputs.
+
+When the compiled run broke the graph, the stream is rerun once more with
+``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` on (those not
+already on): ``.item()`` and data-dependent output shapes (``nonzero``,
+``x[mask]``) then stay in the graph as symbolic values.  Break sites,
+recompiles and outputs (against eager) are reported, so a user learns whether
+a setting beats a rewrite.
 """
 from __future__ import annotations
 
@@ -16,11 +24,12 @@ import torch
 import torch._dynamo
 import torch.nn.functional as F
 
+from dynalint.verify import outputs
 from dynalint.verify.probe import DynamoLog
 from dynalint.verify.results import WhatIf
 from dynalint.verify.spec import MeasureSpec
 from dynalint.verify.stream import Call, Stream, map_tensors, tensor_leaves
-from dynalint.verify.tracebacks import describe
+from dynalint.verify.tracebacks import describe, is_user_file
 
 PAD_MULTIPLE = 8
 
@@ -111,3 +120,39 @@ def what_if(spec: MeasureSpec, calls: list[Call], baseline: int, remedy: str,
     except (Exception, SystemExit) as exc:  # sys.exit() in user code is an error too
         torch._dynamo.reset()
         return WhatIf(remedy, labels, None, None, describe(exc))
+
+
+#: Dynamo's settings that keep data-dependent values in the graph.
+CAPTURE_FLAGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+def capture_flags_what_if(spec: MeasureSpec, eager_outputs: list, break_sites: int, baseline: int,
+                          progress: Callable[[str, int], None]) -> WhatIf | None:
+    """The stream rerun with Dynamo's capture settings on (None when they are on already)."""
+    from dynalint.verify.measure import run_call
+
+    off = [name for name in CAPTURE_FLAGS if not spec.dynamo_config.get(name)]
+    if not off:
+        return None
+    try:
+        torch._dynamo.reset()
+        stream = Stream(spec)
+        wrap = lambda obj: torch.compile(obj, backend=spec.backend)  # noqa: E731
+        equal = True
+        with torch._dynamo.config.patch(**{name: True for name in off}), DynamoLog(is_user=is_user_file) as log:
+            for i, call in enumerate(stream.calls):
+                progress("what-if capture_flags", i)
+                stream.before_call(i)
+                log.input_index = i
+                obj, fn = stream.instance(call, wrap=wrap)
+                leaves, _ = run_call(stream, i, call, fn, obj)
+                expected = eager_outputs[i] if i < len(eager_outputs) else None
+                if expected is None or not outputs.compare(leaves, expected).equal:
+                    equal = False
+        torch._dynamo.reset()
+    except (Exception, SystemExit) as exc:
+        torch._dynamo.reset()
+        return WhatIf("capture_flags", off, None, None, describe(exc))
+    sites = len({(b.file, b.line, b.gb_type) for b in log.breaks})
+    return WhatIf("capture_flags", off, len(log.recompiles), baseline - len(log.recompiles),
+                  breaks=sites, breaks_saved=break_sites - sites, outputs_equal=equal)

@@ -109,6 +109,12 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
                 if found is not None:
                     m.what_if.append(found)
             checkpoint()
+        if spec.what_if and m.status == "ok" and m.breaks:
+            found = phase("what-if capture_flags", lambda: whatif.capture_flags_what_if(
+                spec, eager.outputs, len(m.breaks), len(m.recompiles), progress))
+            if found is not None:
+                m.what_if.append(found)
+            checkpoint()
         if spec.bench_calls > 0 and m.status == "ok":
             m.bench = phase("bench", lambda: bench.bench(spec, progress))
         m.phase = "done"

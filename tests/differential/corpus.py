@@ -770,6 +770,79 @@ case("keep-bool-used-as-value", """
         flag = bool(x.sum() > 0)
         return x * 2, flag
 """, FLOATS["f32"], None)
+
+# ----------------------------------------------------------------------------- check-in-graph
+CHECKED = {
+    "f32": "[(torch.randn(4),), (torch.randn(3, 2),)]",
+    "fails": "[(torch.full((3,), 1e9),), (torch.randn(4),)]",
+    "nan-inf": "[(torch.tensor([1.0, nan]),), (torch.tensor([inf, 1.0]),), (torch.tensor([2.0]),)]",
+    "empty": "[(torch.zeros(0),), (torch.zeros(0, 3),)]",
+    "fp16": "[(torch.randn(8).half(),), (torch.full((2,), 7e4).half(),)]",
+}
+variants("check-tensor-all", """
+    def f(x):
+        torch._check_tensor_all(x.abs() < 1e6, lambda: "activation out of range")
+        return x * 2
+""", "check-in-graph", CHECKED)
+variants("check-tensor-all-helper", """
+    def check(cond, msg):
+        if isinstance(cond, torch.Tensor):
+            torch._check_tensor_all(cond)
+        else:
+            torch._check(cond)
+
+    class M(nn.Module):
+        def forward(self, x):
+            check(torch.isfinite(x), "non-finite input")
+            check(x.shape[-1] > 0, "empty feature dimension")
+            return x.relu()
+""", "check-in-graph", {k: CHECKED[k] for k in ("f32", "nan-inf", "empty")}, target="M")
+case("check-tensor-all-not-bool", """
+    def f(x):
+        torch._check_tensor_all(x.abs())
+        return x
+""", CHECKED["f32"], "check-in-graph", hazard="no longer raises ``TypeError``")
+case("check-tensor-all-with-type", """
+    def f(x):
+        torch._check_tensor_all_with(ValueError, x.abs() < 1e6, lambda: "out of range")
+        return x + 1
+""", CHECKED["fails"], "check-in-graph", hazard="its own exception type")
+variants("check-item", """
+    def f(x):
+        torch._check((x == x).all().item(), lambda: "NaN in activations")
+        return x.sum()
+""", "check-in-graph", {k: CHECKED[k] for k in ("f32", "nan-inf", "empty")})
+case("check-bool-several-elements", """
+    def f(x):
+        torch._check(bool(x.abs() < 1e6))
+        return x
+""", "[(torch.randn(1),), (torch.randn(3),)]", "check-in-graph")
+case("assert-item-fails", """
+    def f(x):
+        assert (x.abs() < 1e6).all().item(), "out of range"
+        return x * 3
+""", CHECKED["fails"], "check-in-graph", hazard="no longer raises ``AssertionError``")
+case("check-tensor-all-formatted-message", """
+    def f(x):
+        torch._check_tensor_all(x.abs() < 1e6, lambda: f"out of range: {x.max()}")
+        return x
+""", CHECKED["f32"], None)
+case("check-tensor-all-result-used", """
+    def f(x):
+        ok = torch._check_tensor_all(x.abs() < 1e6)
+        return x, ok
+""", CHECKED["f32"], None)
+case("check-item-of-parameter", """
+    def f(x, limit):
+        torch._check(limit.item() > 0)
+        return x * limit
+""", "[(torch.randn(4), torch.tensor(2.0)), (torch.randn(2), torch.tensor(1.5))]", None)
+case("check-item-not-bool", """
+    def f(x):
+        torch._check(x.abs().sum().item())
+        return x
+""", CHECKED["f32"], None)
+
 case("where-int-clamp-float-bounds", """
     def f(x):
         if x.sum() > 0:

@@ -141,3 +141,17 @@ def test_hazards_are_named_in_rule_output(capsys):
         assert main(["rule", code]) == 0
         out = capsys.readouterr().out
         assert _norm(case.hazard) in _norm(out), (case.name, code)
+
+
+@pytest.fixture(autouse=True)
+def _restore_dynamo_logging_config():
+    """A fixed case may change Dynamo's process-wide configuration when imported (defer-logging adds
+    ``print`` to ``reorderable_logging_functions``): later tests in the process get it back as it was."""
+    try:
+        import torch._dynamo
+    except ImportError:  # pragma: no cover - torch missing
+        yield
+        return
+    saved = set(torch._dynamo.config.reorderable_logging_functions)
+    yield
+    torch._dynamo.config.reorderable_logging_functions = saved
