@@ -84,7 +84,7 @@ class AsyncAssert(Fixer):
         stmt = finding.statement
         plan = FixPlan("check the condition inside the graph with torch._assert_async (raises RuntimeError)",
                        "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         if isinstance(stmt, cst.If) and stmt.orelse is None:
             body = simple_statements(stmt.body)
             if len(body) != 1 or not isinstance(body[0], cst.Raise):

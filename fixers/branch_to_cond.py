@@ -182,7 +182,7 @@ class BranchToCond(Fixer):
                     raise Refused(f"a branch is not pure under torch.cond: {reason}")
         returns = any(isinstance(s, cst.Return) for _, s in then_stmts + (else_stmts or []))
         plan = FixPlan("run the branches under torch.cond (both stay in the graph)", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         taken: set[str] = set()
         if returns:
             if not then_stmts or not isinstance(then_stmts[-1][1], cst.Return):

@@ -193,7 +193,7 @@ class BranchToWhere(Fixer):
             _check_value(side, ctx)
         _check_selection(ctx, node, [node.body, node.orelse])
         plan = FixPlan("select with torch.where instead of a conditional expression", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, node)
         code = f"{torch}.where({cond}, {ctx.code(node.body).strip()}, {ctx.code(node.orelse).strip()})"
         new = cst.parse_expression(code).with_changes(lpar=node.lpar, rpar=node.rpar)
         return plan.replace(node, new)
@@ -216,7 +216,7 @@ class BranchToWhere(Fixer):
         ends_in_return = [bool(s) and isinstance(s[-1][1], cst.Return) for s in branches]
         any_return = any(isinstance(small, cst.Return) for s in branches + [else_stmts or []] for _, small in s)
         plan = FixPlan("", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, node)
         if any_return:
             if not all(ends_in_return):
                 return None

@@ -136,7 +136,7 @@ class CheckInGraph(Fixer):
                 raise Refused("the check's arguments are not plain positional ones")
             cond = args[1] if with_type else args[0]
             message = _message(args[-1] if len(args) == (3 if with_type else 2) else None, lambda_ok=True)
-            torch = use_torch(plan, ctx)
+            torch = use_torch(plan, ctx, finding.node)
             return plan.replace(stmt, _assert(torch, _all_true(cond, ctx), message, stmt))
         # ``torch._check(t.item())`` / ``assert t.item()`` (and ``bool(t)``)
         tensor = _read_tensor(node, ctx)
@@ -158,7 +158,7 @@ class CheckInGraph(Fixer):
             message = _message(holder.msg, lambda_ok=False)
         else:
             return None
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         return plan.replace(stmt, _assert(torch, ctx.code(tensor).strip(), message, stmt))
 
 

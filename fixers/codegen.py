@@ -5,7 +5,9 @@ import libcst as cst
 
 from dynalint.analysis.syntax import dotted_name, walk
 from dynalint.analysis.dataflow import annotation_value
+from dynalint.analysis.module_index import import_bindings, local_names_of
 from dynalint.analysis.values import Kind
+from dynalint.fixers.base import Refused
 
 
 class _Rename(cst.CSTTransformer):
@@ -122,15 +124,35 @@ def _rebound(name: str, function: cst.FunctionDef) -> bool:
                and n.target.value == name for n in walk(function.body))
 
 
-def use_torch(plan, ctx) -> str:
-    """How the rewrite refers to ``torch``; records ``import torch`` on the plan when the module
-    does not import it as a module (the fix engine adds it with libcst's ``AddImportsVisitor``)."""
-    name = torch_name(ctx)
-    if name is None:
+def use_torch(plan, ctx, at: cst.CSTNode) -> str:
+    """How the rewrite at ``at`` refers to ``torch``; records ``import torch`` on the plan when the
+    module does not import it at run time (the fix engine adds it with libcst's ``AddImportsVisitor``).
+
+    Refuses when a function around ``at`` binds that name itself (``import torch`` further down
+    makes ``torch`` local to the whole function, so an earlier use would raise ``UnboundLocalError``)."""
+    name = torch_name(ctx) or "torch"
+    function = ctx.enclosing_function(at)
+    while function is not None:
+        if name in _bound_names(function):
+            raise Refused(f"`{name}` is bound inside `{function.name.value}`, so the rewrite cannot refer "
+                          "to the torch module there")
+        function = ctx.enclosing_function(function)
+    if torch_name(ctx) is None:
+        if "torch" in ctx.program.index.imports.values():
+            raise Refused("the module imports torch only conditionally (`if TYPE_CHECKING:`...), so the "
+                          "rewrite would add a run-time import it avoids")
         if "torch" not in plan.imports:
             plan.imports.append("torch")
-        return "torch"
     return name
+
+
+def _bound_names(function: cst.FunctionDef) -> set[str]:
+    """Names a function binds anywhere in its body, imports included."""
+    names = set(local_names_of(function)[0])
+    for n in walk(function.body):
+        if isinstance(n, (cst.Import, cst.ImportFrom)):
+            names.update(import_bindings(n))
+    return names
 
 
 def masked_mean(masked: str, mask: str, base: str) -> str:
@@ -145,11 +167,26 @@ def resolves_to(ctx, node: cst.CSTNode, qualname: str) -> bool:
 
 
 def torch_name(ctx) -> str | None:
-    """How the module refers to ``torch`` (None if it does not import it as a module)."""
-    for local, q in ctx.program.index.imports.items():
+    """How the module refers to ``torch`` at run time: an ``import torch [as t]`` at module level that
+    always runs (not under ``if TYPE_CHECKING:`` or another condition). None if there is none."""
+    for local, q in _runtime_imports(ctx.module.body).items():
         if q == "torch":
             return local
     return None
+
+
+def _runtime_imports(body) -> dict[str, str]:
+    """Module-level import bindings that run whenever the module is imported (``try`` bodies count:
+    torch code needs them to succeed; ``if`` blocks do not)."""
+    out: dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    out.update(import_bindings(small))
+        elif isinstance(stmt, cst.Try):
+            out.update(_runtime_imports(stmt.body.body))
+    return out
 
 
 def number_dtype(value: cst.BaseExpression) -> str | None:

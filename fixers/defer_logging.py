@@ -119,7 +119,7 @@ class DeferLogging(Fixer):
                           "new value")
         plan = FixPlan(f"let Dynamo run `{ctx.code(call.func).strip()}` after the graph "
                        "(torch._dynamo.config.reorderable_logging_functions; process-wide)", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         plan.module_statements.append(
             f"{torch}._dynamo.config.reorderable_logging_functions.add({ctx.code(call.func).strip()})")
         return plan
@@ -210,7 +210,7 @@ class SkipLoggingWhileCompiling(Fixer):
             return None
         plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
                        "from compiled code)", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         guarded = cst.If(
             test=cst.parse_expression(f"not {torch}.compiler.is_compiling()"),
             body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]),

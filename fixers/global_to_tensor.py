@@ -120,7 +120,7 @@ class GlobalToTensor(Fixer):
         line, assign, dtype = definition
         plan = FixPlan(f"keep `{name}` in a 0-d tensor updated in place (code outside compiled functions now "
                        "sees a tensor)", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         rewrites: dict = {}
         try:
             writes = _writes(name, ctx)

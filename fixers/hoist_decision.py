@@ -133,7 +133,7 @@ class HoistDecision(Fixer):
             outcome_names.append(name)
         plan = FixPlan("take the decision in Python before entering the compiled function "
                        f"(`{function.name.value}` becomes an eager wrapper of `{compiled_name}`)", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
 
         replace_tests = {id(t): cst.Name(n) for t, n in zip(tests, outcome_names)}
 

@@ -159,7 +159,7 @@ class KeepTensor(Fixer):
         if tensor_expr is None:
             return None
         plan = FixPlan("keep the value as a 0-d tensor instead of a Python number", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         rewrites: dict[int, tuple[cst.CSTNode, Builder]] = {}
         token = dtype_token(tensor_expr, ctx)
         integer = isinstance(call.func, cst.Attribute) and token in ("int64", "int32", "bool", "<int>")

@@ -177,7 +177,7 @@ def _rewrite(call: cst.Call, ctx) -> FixPlan:
     _check_not_rebound(removed, call, (base_in, base_tgt, mask), ctx)
     plan = FixPlan("compute the loss over the full shape and mask it with torch.where instead of selecting rows",
                    "unsafe")
-    torch = use_torch(plan, ctx)
+    torch = use_torch(plan, ctx, call)
     extra = "".join(f", {k}={ctx.code(a.value).strip()}" for k, a in keywords.items() if k != "reduction")
     m_in = broadcast_mask(base_in, mask, ctx)
     m_tgt = broadcast_mask(base_tgt, mask, ctx)

@@ -111,7 +111,7 @@ class MaskedReduction(Fixer):
             return None
         mask = parts[1]
         plan = FixPlan("", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         return self._reduction(sub, mask, ctx, torch, plan) or self._update(finding, sub, mask, ctx, torch, plan)
 
     def _reduction(self, sub, mask, ctx, torch, plan: FixPlan) -> FixPlan | None:

@@ -146,7 +146,7 @@ class CounterToBuffer(Fixer):
             return None  # only an nn.Module has register_buffer
         plan = FixPlan(f"keep `self.{attr}` in a tensor buffer updated in place (code outside compiled "
                        "functions now sees a 0-d tensor)", "unsafe")
-        torch = use_torch(plan, ctx)
+        torch = use_torch(plan, ctx, finding.node)
         init_stmt, buffer = _buffer_from_init(cls, attr, ctx, torch)
         update = _update(stmt, target, attr, ctx, torch)
         _check_reads(attr, stmt, cls, ctx)

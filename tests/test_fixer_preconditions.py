@@ -121,3 +121,42 @@ def test_a_plan_is_all_or_nothing():
     """)
     result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
     assert result.source == source and not result.applied
+
+
+def test_torch_only_imported_for_type_checking_is_not_imported_by_a_fix():
+    """A module that imports torch only under ``if TYPE_CHECKING:`` keeps doing so: a fix that needs
+    the torch module there is refused rather than written against a name that does not exist."""
+    source = textwrap.dedent("""
+        import logging
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            import torch
+
+        logger = logging.getLogger(__name__)
+
+        def f(x: "torch.Tensor"):
+            logger.info("checking")
+            return x * 2
+    """)
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert result.source == source and not result.applied
+    assert any("only conditionally" in r.reason for r in result.refused), result.refused
+
+
+def test_a_function_that_imports_torch_itself_is_not_rewritten_to_use_it_earlier():
+    """``import torch`` inside a function makes ``torch`` local to all of it: a guard written above
+    that import would raise UnboundLocalError, and a second run would wrap the call again."""
+    source = HEADER + textwrap.dedent("""
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+        def f(x: torch.Tensor):
+            logger.info("checking")
+            import torch
+            return torch.relu(x)
+    """)
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert result.source == source and not result.applied
+    assert any("bound inside `f`" in r.reason for r in result.refused), result.refused
