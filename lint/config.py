@@ -13,6 +13,7 @@ Keys (kebab-case; snake_case is accepted too)::
     capture-dynamic-output-shape-ops = false
     reorderable-logging-functions = ["print"]
     exclude = ["third_party/*"]
+    entry-points = ["*.train_step"]       # qualified names (globs) analysed as compiled entry points
 """
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dynalint.analysis.program import Scope
-from dynalint.settings import Settings, default_settings, parse_version
+from dynalint.settings import Scope, Settings, default_settings, parse_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,6 +109,7 @@ _KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "capture-dynamic-output-shape-ops": ("capture_dynamic_output_shape_ops", _as_bool),
     "reorderable-logging-functions": ("reorderable_logging_functions", _as_list),
     "exclude": ("exclude", _as_list),
+    "entry-points": ("entry_points", _as_list),
 }
 
 

@@ -41,7 +41,7 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
-    from dynalint.analysis.program import Program
+    from dynalint.analysis.interface import ProgramView
 
 import builtins as _builtins
 
@@ -68,7 +68,7 @@ class FunctionEvaluator:
 
     def __init__(
         self,
-        program: "Program",
+        program: "ProgramView",
         fn: "FunctionInfo | None",
         env: dict[str, Value],
         *,
@@ -877,7 +877,7 @@ _SEQUENCE_ANNOTATIONS = frozenset({"tuple", "Tuple", "list", "List", "Sequence",
 _PYTHON_CONTAINER_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "set", "Set", "Mapping", "typing.Mapping"})
 
 
-def annotation_value(program: "Program", ann: cst.BaseExpression) -> Value | None:
+def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value | None:
     """The value an annotation promises (a tensor, a plain Python value, a sequence of
     either), or None when the annotation names something else."""
     if isinstance(ann, cst.SimpleString):

@@ -1,11 +1,20 @@
-"""Whole-module analysis: which functions count as compiled, what their
-parameters are, and the interprocedural glue (calls into functions and
-``nn.Module`` classes of the same file are analysed with the caller's
-argument values).
+"""Whole-program analysis of one module: which functions count as compiled,
+what their parameters are, and the interprocedural glue (calls into functions
+and ``nn.Module`` classes are analysed with the caller's argument values).
+
+With a :class:`~dynalint.analysis.project.Project`, names imported from other
+checked files resolve to their definitions: calls, base classes, type aliases
+and globals cross files.  Each module is analysed by its own :class:`Program`
+(names resolve in the module that wrote them); the programs of one analysis
+share a :class:`_Run`, and only the events of the module being checked are
+kept.  Functions of other modules reached from compiled code are recorded as
+*outgoing entries* with the argument values they were called with; the
+project pass (:mod:`dynalint.project_check`) hands them to their module's
+analysis as *incoming entries*.
 """
 from __future__ import annotations
 
-import enum
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +24,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.dataflow import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.events import Event
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index, local_names_of
+from dynalint.analysis.project import Project, absolute, decode_value, encode_value
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -24,9 +34,13 @@ from dynalint.analysis.values import (
     Value,
     join_all,
     python,
+    join,
     sequence,
     tensor,
 )
+from dynalint.settings import Scope
+
+__all__ = ["Program", "Scope", "MAX_CALL_DEPTH"]
 
 MAX_CALL_DEPTH = 6
 MAX_ANALYSES_PER_FUNCTION = 12
@@ -40,16 +54,14 @@ _TORCH_DTYPES = frozenset({
 })
 
 
-class Scope(str, enum.Enum):
-    """Which functions are analysed as compiled code."""
+class _Run:
+    """State shared by the programs of one analysis (the checked module and the modules it reaches)."""
 
-    COMPILED = "compiled"
-    """``forward`` of nn.Module classes, ``torch.compile`` targets, and what they call."""
-    AUTO = "auto"
-    """COMPILED, plus module-level functions whose parameters are evidently tensors
-    (they are typically called from a compiled ``forward`` in another file)."""
-    ALL = "all"
-    """Every function."""
+    def __init__(self, root: "Program") -> None:
+        self.root = root
+        self.programs: dict[int, Program] = {id(root.index): root}
+        self.outgoing: dict[tuple[str, str], dict[str, Value]] = {}
+        """(path, qualname) of functions of other modules reached from compiled code -> joined arguments."""
 
 
 @dataclass
@@ -58,18 +70,30 @@ class Program:
 
     module: cst.Module
     scope: Scope = Scope.AUTO
-    index: ModuleIndex = field(init=False)
+    index: ModuleIndex = field(default=None)  # type: ignore[assignment]
+    """Prebuilt index (from the project); built from ``module`` when not given."""
     events: list[Event] = field(default_factory=list)
     compiled: list[FunctionInfo] = field(default_factory=list)
     """Functions analysed as compiled code (roots and what they call)."""
     values: dict[int, Value] | None = None
     """When set to a dict: the value of every expression of compiled code, by ``id(node)``
     (joined over calling contexts). The fixers need it; checking alone does not."""
+    project: Project | None = None
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Incoming entries: qualname of a function of this module -> encoded argument values
+    (``"*"``: a compiled entry point, whose parameters are the graph's inputs)."""
+    entry_patterns: tuple[str, ...] = ()
+    """Glob patterns of qualified names that are compiled entry points (configuration)."""
+    run_state: _Run | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.index = build_index(self.module)
+        if self.index is None:
+            self.index = build_index(self.module)
+        if self.run_state is None:
+            self.run_state = _Run(self)
         self._globals: dict[str, Value] = {}
         self._globals_in_progress: set[str] = set()
+        self._aliases: dict[str, Value | None] = {}
         self._class_attrs: dict[int, dict[str, Value]] = {}
         self._attrs_in_progress: dict[int, dict[str, Value]] = {}
         self._summaries: dict[tuple, Value] = {}
@@ -83,10 +107,31 @@ class Program:
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
 
+    @property
+    def is_root(self) -> bool:
+        return self.run_state is not None and self.run_state.root is self
+
+    @property
+    def outgoing(self) -> dict[tuple[str, str], dict[str, Value]]:
+        assert self.run_state is not None
+        return self.run_state.outgoing
+
+    def program_for(self, owner: ModuleIndex | None) -> "Program":
+        """The program of the module that defines something (this one when unknown)."""
+        if owner is None or owner is self.index:
+            return self
+        run = self.run_state
+        assert run is not None
+        prog = run.programs.get(id(owner))
+        if prog is None:
+            prog = Program(owner.module, scope=Scope.COMPILED, index=owner, project=self.project, run_state=run)
+            run.programs[id(owner)] = prog
+        return prog
+
     # ------------------------------------------------------------------ driver
     def run(self) -> "Program":
-        for fn in self.roots():
-            self.analyze_root(fn)
+        for fn, bound in self.roots():
+            self.analyze_root(fn, bound)
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
         while self._nested:
@@ -95,6 +140,10 @@ class Program:
             for fn in pending:
                 if id(fn.node) not in self._compiled_nodes:
                     self.analyze_root(fn)
+        for qualname, encoded in self.entries.items():
+            fn = self.function_named(qualname)
+            if fn is not None and not fn.disabled:
+                self.analyze_entry(fn, encoded)
         return self
 
     def note_nested(self, fn: FunctionInfo) -> None:
@@ -102,40 +151,130 @@ class Program:
         if self.scope is Scope.ALL and id(fn.node) not in self._compiled_nodes:
             self._nested.setdefault(id(fn.node), fn)
 
-    def roots(self) -> list[FunctionInfo]:
-        idx = self.index
-        roots: list[FunctionInfo] = []
-        seen: set[int] = set()
+    def function_named(self, qualname: str) -> FunctionInfo | None:
+        """A module-level function (``f``) or method (``C.m``) of this module."""
+        head, _, last = qualname.rpartition(".")
+        if not head:
+            return self.index.functions.get(last)
+        cls = self.index.classes.get(head)
+        return cls.methods.get(last) if cls is not None else None
 
-        def add(fn: FunctionInfo | None) -> None:
-            if fn is not None and id(fn) not in seen and not fn.disabled:
-                seen.add(id(fn))
-                roots.append(fn)
+    def roots(self) -> list[tuple[FunctionInfo, ClassInfo | None]]:
+        """Entry points of this module: (function, class of ``self`` when it is inherited)."""
+        idx = self.index
+        roots: list[tuple[FunctionInfo, ClassInfo | None]] = []
+        seen: set[tuple[int, int]] = set()
+
+        def add(fn: FunctionInfo | None, bound: ClassInfo | None = None) -> None:
+            if fn is None or fn.disabled:
+                return
+            if bound is not None and fn.cls is bound:
+                bound = None
+            key = (id(fn), id(bound))
+            if key not in seen:
+                seen.add(key)
+                roots.append((fn, bound))
 
         for cls in idx.classes.values():
             if cls.is_module:
-                add(cls.methods.get("forward"))
+                fwd = cls.find_method("forward")
+                # an inherited forward runs with this class's overrides (``self.make_params`` ...)
+                add(fwd, cls if fwd is not None and fwd.cls is not cls else None)
         for fn in idx.all_functions:
             if fn.compile_decorated:
                 self._entries.add(id(fn))
                 add(fn)
-        for call in idx.compile_calls:
-            if call.args and isinstance(call.args[0].value, cst.Name):
-                name = call.args[0].value.value
-                if name in idx.functions:
-                    self._entries.add(id(idx.functions[name]))
-                    add(idx.functions[name])
-                elif name in idx.classes:
-                    add(idx.classes[name].find_method("forward"))
+        for call, where in idx.compile_targets:
+            target = self.compile_target(call, where)
+            if target is None:
+                continue
+            fn, cls = target
+            if fn.owner is not idx:
+                self._note_outgoing(fn, None, compiled=True)
+                continue
+            if cls is None or fn.name != "forward":
+                self._entries.add(id(fn))
+            add(fn, cls)
+        if self.entry_patterns:
+            for fn in idx.all_functions:
+                if self.matches_entry_pattern(fn):
+                    self._entries.add(id(fn))
+                    add(fn)
         if self.scope is Scope.ALL:
             for fn in idx.all_functions:
                 if fn.name != "__init__":
                     add(fn)
         elif self.scope is Scope.AUTO and idx.imports_torch:
             for fn in idx.functions.values():
-                if id(fn) not in seen and self.has_tensor_params(fn):
+                if (id(fn), 0) not in seen and id(fn) not in self._summary_roots() and self.has_tensor_params(fn):
                     add(fn)
         return roots
+
+    def _summary_roots(self) -> set[int]:
+        """Functions that incoming entries analyse anyway (with their callers' arguments)."""
+        out = set()
+        for q in self.entries:
+            fn = self.function_named(q)
+            if fn is not None:
+                out.add(id(fn))
+        return out
+
+    def matches_entry_pattern(self, fn: FunctionInfo) -> bool:
+        names = [fn.qualname]
+        if self.index.name:
+            names.append(f"{self.index.name}.{fn.qualname}")
+        return any(fnmatch.fnmatchcase(n, pat) for pat in self.entry_patterns for n in names)
+
+    def compile_target(self, call: cst.Call, where: FunctionInfo | None
+                       ) -> tuple[FunctionInfo, ClassInfo | None] | None:
+        """What ``torch.compile(x)`` compiles: a function, or ``type(model).forward``."""
+        if not call.args or call.args[0].keyword is not None:
+            return None
+        arg = call.args[0].value
+        method = None
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
+            method, arg = arg.attr.value, arg.value
+        if not isinstance(arg, cst.Name):
+            return None
+        v = self._static_name(arg.value, where)
+        if v is None:
+            return None
+        if v.kind is Kind.FUNCTION and v.func is not None and method is None:
+            return v.func, None
+        cls = v.cls
+        if cls is None:
+            return None
+        fn = cls.find_method(method or "forward")
+        return (fn, cls) if fn is not None else None
+
+    def _static_name(self, name: str, where: FunctionInfo | None) -> Value | None:
+        """A name's class or function, from the definitions and ``name = Class(...)`` assignments."""
+        scopes: list[Any] = [where.node.body] if where is not None else []
+        scopes.append(self.index.module)
+        for scope in scopes:
+            for stmt in _assignments_to(scope, name):
+                value = stmt.value
+                if isinstance(value, cst.Call):
+                    callee = self._static_name_of(value.func)
+                    if callee is not None and callee.cls is not None:
+                        return self.instance(callee.cls)
+        return self._static_name_of(cst.Name(name))
+
+    def _static_name_of(self, node: cst.BaseExpression) -> Value | None:
+        from dynalint.analysis.syntax import dotted_name
+
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        v = self.global_value(head)
+        for part in rest.split(".") if rest else ():
+            if v is None or v.qualname is None:
+                return None
+            v = self.qualified_value(f"{v.qualname}.{part}")
+        if v is not None and v.kind is Kind.FUNCTION and v.cls is not None:
+            return Value(Kind.FUNCTION, cls=v.cls)
+        return v
 
     # ------------------------------------------------------------------ parameters
     def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -176,11 +315,12 @@ class Program:
                     return True
         return bool(self.evidence(fn).tensor_params())
 
-    def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None
-                  ) -> dict[str, Value]:
-        """Initial environment of a root function."""
+    def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None,
+                  forward: bool = False) -> dict[str, Value]:
+        """Initial environment of a root function (``forward``: its parameters are graph inputs)."""
         env: dict[str, Value] = {}
-        is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or id(fn) in self._entries
+        is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or \
+            id(fn) in self._entries or forward
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
         for i, prm in enumerate(self._param_nodes(fn)):
@@ -213,9 +353,32 @@ class Program:
             env[p.star_kwarg.name.value] = PYTHON_VALUE
         return env
 
-    def analyze_root(self, fn: FunctionInfo) -> None:
-        ev = self.evidence(fn)
-        env = self.param_env(fn, ev)
+    def analyze_root(self, fn: FunctionInfo, bound: ClassInfo | None = None) -> None:
+        """Analyse an entry point; ``bound``: the subclass whose instance runs an inherited method."""
+        owner = self.program_for(fn.owner)
+        ev = owner.evidence(fn)
+        env = owner.param_env(fn, ev, forward=id(fn) in self._entries)
+        if bound is not None and fn.is_method and not fn.is_classmethod:
+            env[fn.param_names()[0]] = self.instance(bound)
+        owner._mark_compiled(fn)
+        FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
+
+    def analyze_entry(self, fn: FunctionInfo, encoded: dict[str, Any]) -> None:
+        """Analyse a function that compiled code of another module calls, with the values its
+        callers pass (``"*"`` in ``encoded``: it is itself handed to ``torch.compile``)."""
+        if encoded.get("*"):
+            self._entries.add(id(fn))
+            self.analyze_root(fn)
+            return
+        env = self.param_env(fn, self.evidence(fn))
+        assert self.project is not None or not encoded
+        for name, code in encoded.items():
+            if name in env and self.project is not None:
+                value = decode_value(code, self.project)
+                prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
+                if prm is not None and prm.annotation is not None:
+                    value = _refine(value, annotation_value(self, prm.annotation.annotation))
+                env[name] = value
         self._mark_compiled(fn)
         FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
 
@@ -225,13 +388,53 @@ class Program:
             self._compiled_nodes.add(id(fn.node))
             self.compiled.append(fn)
 
+    def _note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False) -> None:
+        """A function of another checked module is reached from compiled code (see the module doc)."""
+        owner = fn.owner
+        if owner is None or owner is self.run_state.root.index or not owner.path or fn.closure is not None:
+            return
+        if not compiled and self.program_for(owner).is_default_root(fn):
+            return
+        key = (owner.path, fn.qualname)
+        joined = self.outgoing.setdefault(key, {})
+        if compiled:
+            joined["*"] = python(True)
+            return
+        if env is None:
+            return
+        skip = fn.param_names()[0] if fn.is_method and fn.param_names() else None
+        for name, value in env.items():
+            if name == skip:
+                continue
+            joined[name] = join(joined[name], value) if name in joined else value
+
+    def is_default_root(self, fn: FunctionInfo) -> bool:
+        """Analysed as an entry point by its own module whoever calls it."""
+        if fn.compile_decorated:
+            return True
+        return fn.name == "forward" and fn.cls is not None and fn.cls.is_module
+
+    def encoded_outgoing(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Outgoing entries as plain data: path -> qualname -> parameter -> encoded value."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for (path, qualname), params in self.outgoing.items():
+            out.setdefault(path, {})[qualname] = {
+                k: (True if k == "*" else encode_value(v)) for k, v in sorted(params.items())}
+        return out
+
     # ------------------------------------------------------------------ calls
     def call_function(self, caller: FunctionEvaluator, fn: FunctionInfo, args: list[Value],
                       kwargs: dict[str, Value], bound_self: Value | None, opaque: bool) -> Value:
-        """Analyse a call into a function of this module with the caller's argument values."""
+        """Analyse a call into a function with the caller's argument values (in the program of
+        the function's module)."""
         if fn.disabled:
             return UNKNOWN_VALUE
+        owner = self.program_for(fn.owner)
+        if owner is not self:
+            return owner.call_function(caller, fn, args, kwargs, bound_self, opaque)
         env = self._bind_args(fn, args, kwargs, bound_self, opaque)
+        if caller.emit and not self.is_root:
+            self._note_outgoing(fn, env)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
         if key in self._summaries:
@@ -326,6 +529,7 @@ class Program:
         return UNKNOWN_VALUE
 
     def prepare_function(self, info: FunctionInfo) -> None:
+        info.owner = self.index
         local, global_decls = local_names_of(info.node)
         info.local_names = frozenset(local)
         info.global_decls = frozenset(global_decls)
@@ -357,12 +561,49 @@ class Program:
         return None
 
     def qualified_value(self, q: str) -> Value:
+        if self.project is not None:
+            found = self._project_value(q)
+            if found is not None:
+                return found
         head, _, last = q.rpartition(".")
         if head == "torch" and last in _TORCH_DTYPES:
             return python(is_bool=False).with_(qualname=q)
         if head == "math" and last in ("pi", "e", "inf", "nan", "tau"):
             return PYTHON_VALUE
         return Value(Kind.UNKNOWN, qualname=q)
+
+    def _absolute(self, q: str) -> str:
+        return absolute(q, self.index.name, self.index.path.endswith("__init__.py"))
+
+    def _project_value(self, q: str) -> Value | None:
+        """An imported name defined in another checked module: its function, class or value."""
+        assert self.project is not None
+        full = self._absolute(q)
+        r = self.project.resolve(full)
+        if r is None:
+            return Value(Kind.UNKNOWN, qualname=full) if full != q else None
+        if r.index is None:
+            return Value(Kind.UNKNOWN, qualname=r.module)  # a module: its attributes resolve in turn
+        if r.index is self.index:
+            return self.global_value(r.name)
+        return self.program_for(r.index).global_value(r.name)
+
+    def annotation_alias(self, name: str) -> Value | None:
+        """What a module-level alias (``OptTensor = Optional[Tensor]``, or one imported) promises."""
+        if name in self._aliases:
+            return self._aliases[name]
+        self._aliases[name] = None  # recursive aliases promise nothing
+        result: Value | None = None
+        exprs = self.index.globals.get(name)
+        if exprs and len(exprs) == 1 and exprs[0] is not None and name not in self.index.functions \
+                and name not in self.index.classes:
+            result = annotation_value(self, exprs[0])
+        elif name in self.index.imports and self.project is not None:
+            r = self.project.resolve(self._absolute(self.index.imports[name]))
+            if r is not None and r.index is not None and r.name in r.index.globals:
+                result = self.program_for(r.index).annotation_alias(r.name)
+        self._aliases[name] = result
+        return result
 
     # ------------------------------------------------------------------ classes
     def instance(self, cls: ClassInfo | None) -> Value:
@@ -387,6 +628,9 @@ class Program:
 
     def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
         """Attributes bound in the class body and in ``__init__`` (bases first)."""
+        owner = self.program_for(cls.owner)
+        if owner is not self:
+            return owner.class_attrs(cls)
         key = id(cls)
         if key in self._class_attrs:
             return self._class_attrs[key]
@@ -483,3 +727,15 @@ def _signature(v: Value) -> Any:
             id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights,
             tuple(_signature(i) for i in v.items) if v.items else None,
             _signature(v.element) if v.element is not None else None)
+
+
+def _assignments_to(scope: cst.CSTNode, name: str) -> list[cst.Assign]:
+    """``name = ...`` statements in a function body or module (not in nested scopes)."""
+    from dynalint.analysis.syntax import walk
+
+    out = []
+    for n in walk(scope, into_scopes=False):
+        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                             for t in n.targets):
+            out.append(n)
+    return out
