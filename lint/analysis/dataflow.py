@@ -33,6 +33,7 @@ from dynalint.analysis.values import (
     Value,
     join,
     join_all,
+    mapping,
     merge_params,
     python,
     sequence,
@@ -494,7 +495,7 @@ class FunctionEvaluator:
         return v
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
-        if base.qualname is not None and base.kind in (Kind.UNKNOWN, Kind.PYTHON):
+        if base.qualname is not None and base.kind in (Kind.UNKNOWN, Kind.PYTHON) and not base.is_mapping:
             q = f"{base.qualname}.{attr}"
             if base.qualname.endswith("()"):
                 return Value(Kind.UNKNOWN, qualname=q)
@@ -561,6 +562,8 @@ class FunctionEvaluator:
             return SIZE_VALUE
         if k is Kind.SCALAR:
             return base
+        if base.is_mapping and base.element is not None:
+            return base.element
         if k is Kind.SEQUENCE:
             if len(idx) == 1 and idx[0].qualname == "builtins.slice":
                 return base
@@ -721,11 +724,15 @@ class FunctionEvaluator:
         return sequence(items=items, element=join_all(items) if items else None)
 
     def _dict(self, node: cst.Dict) -> Value:
+        values = []
         for el in node.elements:
             if isinstance(el, cst.DictElement):
                 self.expr(el.key)
-            self.expr(el.value)
-        return PYTHON_VALUE
+                values.append(self.expr(el.value))
+            else:
+                self.expr(el.value)
+                values.append(UNKNOWN_VALUE)
+        return mapping(join_all(values) if values else None)
 
     def _comprehension(self, node: cst.BaseComp) -> Value:
         saved = dict(self.env)
@@ -874,7 +881,10 @@ def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:
 
 _SEQUENCE_ANNOTATIONS = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "typing.Tuple", "typing.List",
                                    "typing.Sequence", "collections.abc.Sequence", "Iterable", "typing.Iterable"})
-_PYTHON_CONTAINER_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "set", "Set", "Mapping", "typing.Mapping"})
+_PYTHON_CONTAINER_ANNOTATIONS = frozenset({"set", "Set", "typing.Set", "frozenset", "FrozenSet"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "Mapping", "typing.Mapping", "MutableMapping",
+                                  "OrderedDict", "collections.OrderedDict", "typing.OrderedDict",
+                                  "collections.abc.Mapping"})
 
 
 def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value | None:
@@ -894,8 +904,15 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
             return _union(inner)
         if base in _SEQUENCE_ANNOTATIONS:
             known = [v for v in inner if v is not None]
+            if base.endswith(("tuple", "Tuple")) and len(inner) == 2 and isinstance(ann.slice[1].slice, cst.Index) \
+                    and isinstance(ann.slice[1].slice.value, cst.Ellipsis):
+                known, inner = known[:1], inner[:1]  # tuple[Tensor, ...]
             element = join_all(known) if known and len(known) == len(inner) else None
+            if element is not None and base.endswith(("tuple", "Tuple")) and len(inner) > 1:
+                return sequence(items=known, element=element)
             return sequence(element=element) if element is not None else sequence(element=UNKNOWN_VALUE)
+        if base in _MAPPING_ANNOTATIONS:
+            return mapping(inner[-1] if len(inner) == 2 and inner[-1] is not None else None)
         if base in _PYTHON_CONTAINER_ANNOTATIONS:
             return PYTHON_VALUE
         return None
@@ -914,8 +931,12 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         return SIZE_VALUE
     if text in K.PYTHON_ANNOTATIONS or resolved in ("torch.dtype", "torch.device"):
         return python(is_bool=text == "bool")
+    if text in _MAPPING_ANNOTATIONS:
+        return mapping(None)
     if text in _PYTHON_CONTAINER_ANNOTATIONS:
         return PYTHON_VALUE
+    if "." not in text:
+        return program.annotation_alias(text)  # ``OptTensor = Optional[Tensor]``
     return None
 
 
