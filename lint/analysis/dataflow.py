@@ -332,6 +332,10 @@ class FunctionEvaluator:
     # ------------------------------------------------------------------ binding
     def bind(self, target: cst.CSTNode, value: Value, stmt: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
+            if value.kind is Kind.UNKNOWN and not value.params and value.cls is None and self.fn is not None:
+                declared = self.p.declared_types(self.fn).get(target.value)
+                if declared is not None:
+                    value = declared  # an annotated parameter keeps its type (``x = helper(x)``)
             self.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             self.not_tensor_evidence(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
@@ -908,8 +912,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
                     and isinstance(ann.slice[1].slice.value, cst.Ellipsis):
                 known, inner = known[:1], inner[:1]  # tuple[Tensor, ...]
             element = join_all(known) if known and len(known) == len(inner) else None
-            if element is not None and base.endswith(("tuple", "Tuple")) and len(inner) > 1:
-                return sequence(items=known, element=element)
+            if base.endswith(("tuple", "Tuple")) and len(inner) > 1:
+                return sequence(items=[v if v is not None else UNKNOWN_VALUE for v in inner], element=element)
             return sequence(element=element) if element is not None else sequence(element=UNKNOWN_VALUE)
         if base in _MAPPING_ANNOTATIONS:
             return mapping(inner[-1] if len(inner) == 2 and inner[-1] is not None else None)

@@ -31,6 +31,9 @@ class ProgramView(Protocol):
     def annotation_alias(self, name: str) -> "Value | None":
         """What a module-level type alias (``OptTensor = Optional[Tensor]``) promises, if it is one."""
 
+    def declared_types(self, fn: "FunctionInfo") -> "dict[str, Value]":
+        """Types a function's parameter annotations (or type comment) declare, by name."""
+
     def instance(self, cls: "ClassInfo | None") -> "Value": ...
 
     def member(self, base: "Value", attr: str) -> "Value": ...

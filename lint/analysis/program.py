@@ -94,6 +94,8 @@ class Program:
         self._globals: dict[str, Value] = {}
         self._globals_in_progress: set[str] = set()
         self._aliases: dict[str, Value | None] = {}
+        self._annotations: dict[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = {}
+        self._declared: dict[int, dict[str, Value]] = {}
         self._class_attrs: dict[int, dict[str, Value]] = {}
         self._attrs_in_progress: dict[int, dict[str, Value]] = {}
         self._summaries: dict[tuple, Value] = {}
@@ -286,7 +288,7 @@ class Program:
         for i, prm in enumerate(self._param_nodes(fn)):
             if i == 0 and fn.is_method:
                 continue
-            if prm.annotation is not None:
+            if self._ann(fn, prm) is not None:
                 continue
             if prm.default is not None and _python_default(prm.default):
                 continue
@@ -309,8 +311,8 @@ class Program:
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         for prm in self._param_nodes(fn):
-            if prm.annotation is not None:
-                v = annotation_value(self, prm.annotation.annotation)
+            if self._ann(fn, prm) is not None:
+                v = annotation_value(self, self._ann(fn, prm))
                 if v is not None and v.kind is Kind.TENSOR:
                     return True
         return bool(self.evidence(fn).tensor_params())
@@ -331,10 +333,11 @@ class Program:
             if candidates is not None and name in candidates:
                 env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
                 continue
-            ann = annotation_value(self, prm.annotation.annotation) if prm.annotation is not None else None
+            ann_node = self._ann(fn, prm)
+            ann = annotation_value(self, ann_node) if ann_node is not None else None
             if ann is not None:
                 env[name] = ann
-            elif prm.annotation is not None:
+            elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
@@ -376,8 +379,8 @@ class Program:
             if name in env and self.project is not None:
                 value = decode_value(code, self.project)
                 prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
-                if prm is not None and prm.annotation is not None:
-                    value = _refine(value, annotation_value(self, prm.annotation.annotation))
+                if prm is not None and self._ann(fn, prm) is not None:
+                    value = _refine(value, annotation_value(self, self._ann(fn, prm)))
                 env[name] = value
         self._mark_compiled(fn)
         FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
@@ -440,10 +443,10 @@ class Program:
         if key in self._summaries:
             return self._summaries[key]
         if key in self._in_progress or caller.depth >= MAX_CALL_DEPTH:
-            return UNKNOWN_VALUE
+            return self.declared_return(fn) or UNKNOWN_VALUE
         count = self._contexts.get(id(fn), 0)
         if count >= MAX_ANALYSES_PER_FUNCTION:
-            return UNKNOWN_VALUE
+            return self.declared_return(fn) or UNKNOWN_VALUE
         self._contexts[id(fn)] = count + 1
         self._in_progress.add(key)
         try:
@@ -456,10 +459,52 @@ class Program:
                 and bound_self.cls is not None else None
             callee.run_body(fn.node.body)
             result = join_all(callee.returns) if callee.returns else NONE_VALUE
+            result = _refine(result, self.declared_return(fn))
         finally:
             self._in_progress.discard(key)
         self._summaries[key] = result
         return result
+
+    def annotations(self, fn: FunctionInfo) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
+        """Parameter and return annotations, from the signature or a ``# type: (...) -> R`` comment."""
+        cached = self._annotations.get(id(fn))
+        if cached is None:
+            params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn) if p.annotation is not None}
+            ret = fn.node.returns.annotation if fn.node.returns is not None else None
+            comment = type_comment(fn.node)
+            if comment is not None:
+                args, comment_ret = comment
+                names = [p.name.value for p in self._param_nodes(fn)]
+                if fn.is_method and not fn.is_static and len(args) == len(names) - 1:
+                    names = names[1:]
+                if len(args) == len(names):
+                    for name, ann in zip(names, args):
+                        params.setdefault(name, ann)
+                if ret is None:
+                    ret = comment_ret
+            cached = self._annotations[id(fn)] = (params, ret)
+        return cached
+
+    def _ann(self, fn: FunctionInfo, prm: cst.Param) -> cst.BaseExpression | None:
+        return self.annotations(fn)[0].get(prm.name.value)
+
+    def declared_types(self, fn: FunctionInfo) -> dict[str, Value]:
+        """What the annotations of a function's parameters promise, by name (a parameter keeps
+        its declared type when reassigned from something the analysis cannot see into)."""
+        cached = self._declared.get(id(fn))
+        if cached is None:
+            cached = {}
+            for name, ann in self.annotations(fn)[0].items():
+                v = annotation_value(self, ann)
+                if v is not None:
+                    cached[name] = v
+            self._declared[id(fn)] = cached
+        return cached
+
+    def declared_return(self, fn: FunctionInfo) -> Value | None:
+        """What the return annotation promises."""
+        ret = self.annotations(fn)[1]
+        return annotation_value(self, ret) if ret is not None else None
 
     def _bind_args(self, fn: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
                    bound_self: Value | None, opaque: bool) -> dict[str, Value]:
@@ -488,8 +533,8 @@ class Program:
                 value = self.default_value(prm.default)
             else:
                 value = UNKNOWN_VALUE
-            if prm.annotation is not None:
-                value = _refine(value, annotation_value(self, prm.annotation.annotation))
+            if self._ann(fn, prm) is not None:
+                value = _refine(value, annotation_value(self, self._ann(fn, prm)))
             env[name] = value
         if isinstance(p.star_arg, cst.Param):
             env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
@@ -666,8 +711,8 @@ class Program:
             name = prm.name.value
             if i == 0:
                 env[name] = self.instance(init.cls)
-            elif prm.annotation is not None and annotation_value(self, prm.annotation.annotation) is not None:
-                env[name] = annotation_value(self, prm.annotation.annotation)  # type: ignore[assignment]
+            elif self._ann(init, prm) is not None and annotation_value(self, self._ann(init, prm)) is not None:
+                env[name] = annotation_value(self, self._ann(init, prm))  # type: ignore[assignment]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             else:
@@ -711,6 +756,15 @@ def _refine(value: Value, declared: Value | None) -> Value:
             return declared
     if declared.kind is Kind.TENSOR and value.kind is Kind.UNKNOWN:
         return declared
+    if value.kind is Kind.UNKNOWN and not value.params and value.cls is None:
+        return declared  # e.g. ``list[dict[str, Tensor]]``: what the analysis could not infer
+    if value.kind is Kind.SEQUENCE and declared.kind is Kind.SEQUENCE:
+        if value.items is not None and declared.items is not None and len(value.items) == len(declared.items):
+            return value.with_(items=tuple(_refine(v, d) for v, d in zip(value.items, declared.items)))
+        if value.items is None and declared.items is not None:
+            return declared if value.elements().kind is Kind.UNKNOWN else value
+        if value.elements().kind is Kind.UNKNOWN and declared.element is not None:
+            return value.with_(element=declared.element, items=None)
     return value
 
 
@@ -739,3 +793,38 @@ def _assignments_to(scope: cst.CSTNode, name: str) -> list[cst.Assign]:
                                              for t in n.targets):
             out.append(n)
     return out
+
+
+def type_comment(node: cst.FunctionDef) -> tuple[list[cst.BaseExpression], cst.BaseExpression | None] | None:
+    """The ``# type: (int, Tensor) -> Tensor`` comment of a function (PEP 484), parsed."""
+    body = node.body
+    comments = []
+    if isinstance(body, cst.IndentedBlock):
+        if body.header.comment is not None:
+            comments.append(body.header.comment.value)
+        if body.body:
+            first = body.body[0]
+            comments.extend(line.comment.value for line in getattr(first, "leading_lines", ()) if line.comment)
+    for text in comments:
+        text = text.lstrip("#").strip()
+        if not text.startswith("type:"):
+            continue
+        sig = text[len("type:"):].strip()
+        args_text, arrow, ret_text = sig.partition("->")
+        if not arrow or not args_text.strip().startswith("("):
+            continue
+        try:
+            args = cst.parse_expression(args_text.strip())
+            ret = cst.parse_expression(ret_text.strip())
+        except Exception:
+            return None
+        if isinstance(args, cst.Tuple):
+            return [e.value for e in args.elements], ret
+        inner = args_text.strip()[1:-1].strip()
+        if not inner:
+            return [], ret
+        try:
+            return [cst.parse_expression(inner)], ret
+        except Exception:
+            return None
+    return None
