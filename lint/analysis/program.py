@@ -207,7 +207,12 @@ class Program:
                 if fn.name != "__init__":
                     add(fn)
         elif self.scope is Scope.AUTO and idx.imports_torch:
-            for fn in idx.functions.values():
+            # library helpers and callable objects (augmentations, losses, matchers) that take tensors:
+            # callers outside the checked files compile them
+            candidates = list(idx.functions.values())
+            candidates += [c.methods["__call__"] for c in idx.classes.values()
+                           if not c.is_module and "__call__" in c.methods]
+            for fn in candidates:
                 if (id(fn), 0) not in seen and id(fn) not in self._summary_roots() and self.has_tensor_params(fn):
                     add(fn)
         return roots

@@ -91,6 +91,8 @@ class Project:
         self._loaded: OrderedDict[str, ModuleIndex] = OrderedDict()
         self._sources: dict[str, tuple[str, ModuleIndex]] = {}
         self._exports: dict[str, dict[str, str]] = {}
+        self._defined: dict[str, tuple[str, set[str]]] = {}
+        """Unchecked package ``__init__.py`` files that define functions or classes: (path, names)."""
         self._resolved: dict[str, Resolved | None] = {}
         self.read: set[str] = set()
         """Paths of other files the current analysis looked into (its dependencies)."""
@@ -120,14 +122,15 @@ class Project:
             return idx
         return None
 
-    def load(self, name: str) -> ModuleIndex | None:
-        """The index of a checked module, parsing it on first use."""
+    def load(self, name: str, path: str | None = None) -> ModuleIndex | None:
+        """The index of a checked module (or of the package ``__init__.py`` at ``path``),
+        parsing it on first use."""
         idx = self._loaded.get(name)
         if idx is not None:
             self._loaded.move_to_end(name)
             self.read.add(idx.path)
             return idx
-        path = self.paths.get(name)
+        path = path or self.paths.get(name)
         if path is None:
             return None
         try:
@@ -169,6 +172,9 @@ class Project:
             except (OSError, SyntaxError, ValueError):
                 tree = None
             if tree is not None:
+                defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+                if defined:
+                    self._defined[package] = (init, defined)
                 for node in ast.walk(tree):
                     if isinstance(node, ast.ImportFrom):
                         base = absolute("." * node.level + (node.module or ""), package, True)
@@ -207,7 +213,13 @@ class Project:
                 return self.resolve(absolute(target, head, idx.path.endswith("__init__.py")), depth + 1)
             return None
         if head in self.packages:
-            target = self._package_exports(head).get(last)
+            exports = self._package_exports(head)
+            init, defined = self._defined.get(head, ("", set()))
+            if last in defined:
+                idx = self.load(head, init)
+                if idx is not None and (last in idx.functions or last in idx.classes):
+                    return Resolved(idx, last, head)
+            target = exports.get(last)
             if target is not None:
                 return self.resolve(target, depth + 1)
             return None
