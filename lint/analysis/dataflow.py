@@ -939,9 +939,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         return mapping(None)
     if text in _PYTHON_CONTAINER_ANNOTATIONS:
         return PYTHON_VALUE
-    if "." not in text:
-        return program.annotation_alias(text)  # ``OptTensor = Optional[Tensor]``
-    return None
+    # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
+    return program.annotation_alias(text)
 
 
 def _optional(inner: Value | None) -> Value | None:

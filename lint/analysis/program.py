@@ -645,6 +645,10 @@ class Program:
         self._aliases[name] = None  # recursive aliases promise nothing
         result: Value | None = None
         exprs = self.index.globals.get(name)
+        if "." in name or name in self.index.classes:
+            result = self._annotation_class(name)
+            self._aliases[name] = result
+            return result
         if exprs and len(exprs) == 1 and exprs[0] is not None and name not in self.index.functions \
                 and name not in self.index.classes:
             result = annotation_value(self, exprs[0])
@@ -652,8 +656,30 @@ class Program:
             r = self.project.resolve(self._absolute(self.index.imports[name]))
             if r is not None and r.index is not None and r.name in r.index.globals:
                 result = self.program_for(r.index).annotation_alias(r.name)
+            else:
+                result = self._annotation_class(name)
         self._aliases[name] = result
         return result
+
+    def _annotation_class(self, dotted: str) -> Value | None:
+        """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor."""
+        try:
+            node = cst.parse_expression(dotted)
+        except Exception:
+            return None
+        v = self._static_name_of(node)
+        if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
+            return tensor()
+        return None
+
+    def is_tensor_class(self, cls: ClassInfo) -> bool:
+        """A class deriving (through checked files) from ``torch.Tensor``."""
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.index
+            for base in c.bases:
+                if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
+                    return True
+        return False
 
     # ------------------------------------------------------------------ classes
     def instance(self, cls: ClassInfo | None) -> Value:
