@@ -384,6 +384,15 @@ class FunctionEvaluator:
             lt, _ = self.narrowing(test.left)
             rt, _ = self.narrowing(test.right)
             true = {**lt, **rt}
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner_true, inner_false = self.narrowing(test.expression)
+            return inner_false, inner_true
+        elif isinstance(test, cst.Call) and self.is_builtin(test.func, "isinstance") and len(test.args) == 2 \
+                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env:
+            # ``isinstance(x, torch.Tensor)``: x is a tensor where the test holds
+            declared = _isinstance_value(self.p, test.args[1].value)
+            if declared is not None:
+                true[test.args[0].value.value] = declared
         return true, false
 
     # ------------------------------------------------------------------ conditions
@@ -941,6 +950,18 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         return PYTHON_VALUE
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
     return program.annotation_alias(text)
+
+
+def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Value | None:
+    """What ``isinstance(x, classes)`` being true says x is (tensor or plain Python value)."""
+    parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    values = [annotation_value(program, p) for p in parts]
+    if values and all(v is not None and v.kind is Kind.TENSOR for v in values):
+        return tensor()
+    if values and all(v is not None and v.kind is Kind.PYTHON and not v.is_mapping and v.const is not None
+                      for v in values):
+        return PYTHON_VALUE
+    return None
 
 
 def _optional(inner: Value | None) -> Value | None:
