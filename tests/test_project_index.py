@@ -321,3 +321,28 @@ def test_cross_file_predictions_match_dynamo(package):
         sys.path.remove(src)
         for name in [m for m in sys.modules if m.startswith("cross_pkg")]:
             del sys.modules[name]
+
+
+def test_properties_and_attributes_set_in_other_methods():
+    found = check('''
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(3))
+
+            @property
+            def scale(self):
+                return self.weight.abs()
+
+            def reset(self):
+                self.cache = torch.zeros(3)
+
+            def forward(self, x):
+                if self.scale.sum() > 0:
+                    x = x + 1
+                return x * self.cache.max().item()
+    ''')
+    assert sorted((d.line, d.code) for d in found if d.kind == "graph-break") == [(17, "DYN101"), (19, "DYN102")]

@@ -695,12 +695,71 @@ class Program:
             return attrs[attr]
         method = cls.find_method(attr)
         if method is not None:
-            if "property" in method.decorators or any(d.endswith(".setter") for d in method.decorators):
+            if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
                 return UNKNOWN_VALUE
+            if any(d in _PROPERTY_DECORATORS for d in method.decorators):
+                return self.property_value(method, base)
             return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
-        return UNKNOWN_VALUE
+        later = self.program_for(cls.owner).attrs_set_later(cls)
+        return later.get(attr, UNKNOWN_VALUE)
+
+    def property_value(self, getter: FunctionInfo, base: Value) -> Value:
+        """What a property's getter returns for this instance (analysed silently)."""
+        owner = self.program_for(getter.owner)
+        if owner is not self:
+            return owner.property_value(getter, base)
+        key = ("property", id(getter), id(base.cls))
+        if key in self._summaries:
+            return self._summaries[key]
+        if key in self._in_progress:
+            return UNKNOWN_VALUE
+        self._in_progress.add(key)
+        try:
+            names = getter.param_names()
+            env = {names[0]: base} if names else {}
+            evaluator = FunctionEvaluator(self, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
+            evaluator.run_body(getter.node.body)
+            result = join_all(evaluator.returns) if evaluator.returns else NONE_VALUE
+            result = _strip_const(_refine(result, self.declared_return(getter)))
+        finally:
+            self._in_progress.discard(key)
+        self._summaries[key] = result
+        return result
+
+    def attrs_set_later(self, cls: ClassInfo) -> dict[str, Value]:
+        """Attributes that methods other than ``__init__`` set on ``self`` (a cache built on first
+        use, a buffer made in ``reset_parameters``), with the values they set."""
+        key = ("later", id(cls))
+        if key in self._summaries:
+            return self._summaries[key]  # type: ignore[return-value]
+        if key in self._in_progress:
+            return {}
+        self._in_progress.add(key)
+        found: dict[str, Value] = {}
+        try:
+            known = self.class_attrs(cls)
+            for c in cls.mro():
+                owner = self.program_for(c.owner)
+                for name, method in c.methods.items():
+                    if name == "__init__" or method.is_static or method.is_classmethod \
+                            or not _sets_new_self_attr(method, known):
+                        continue
+                    sink: dict[str, Value] = {}
+                    env = owner._init_env(method)
+                    env[method.param_names()[0]] = self.instance(cls)
+                    evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH - 1)
+                    evaluator.attr_sink = sink
+                    evaluator.run_body(method.node.body)
+                    for attr, v in sink.items():
+                        if attr not in known:
+                            v = _strip_const(v)
+                            found[attr] = join(found[attr], v) if attr in found else v
+        finally:
+            self._in_progress.discard(key)
+        self._summaries[key] = found  # type: ignore[assignment]
+        return found
 
     def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
         """Attributes bound in the class body and in ``__init__`` (bases first)."""
@@ -752,6 +811,27 @@ class Program:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+_PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})
+
+
+def _sets_new_self_attr(method: FunctionInfo, known: dict[str, Value]) -> bool:
+    """Whether a method assigns ``self.<attr>`` for an attribute ``__init__`` does not bind."""
+    from dynalint.analysis.syntax import walk
+
+    names = method.param_names()
+    if not names:
+        return False
+    self_name = names[0]
+    for n in walk(method.node.body):
+        if isinstance(n, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name \
+                        and t.attr.value not in known:
+                    return True
+    return False
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
