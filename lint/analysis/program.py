@@ -96,6 +96,7 @@ class Program:
         self._aliases: dict[str, Value | None] = {}
         self._annotations: dict[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = {}
         self._declared: dict[int, dict[str, Value]] = {}
+        self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
         self._class_attrs: dict[int, dict[str, Value]] = {}
         self._attrs_in_progress: dict[int, dict[str, Value]] = {}
         self._summaries: dict[tuple, Value] = {}
@@ -265,14 +266,16 @@ class Program:
                     callee = self._static_name_of(value.func)
                     if callee is not None and callee.cls is not None:
                         return self.instance(callee.cls)
-        return self._static_name_of(cst.Name(name))
+        return self._static_dotted(name)
 
     def _static_name_of(self, node: cst.BaseExpression) -> Value | None:
         from dynalint.analysis.syntax import dotted_name
 
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
+        return self._static_dotted(dotted) if dotted is not None else None
+
+    def _static_dotted(self, dotted: str) -> Value | None:
+        """The class, function or value a dotted name denotes, without evaluating code."""
         head, _, rest = dotted.partition(".")
         v = self.global_value(head)
         for part in rest.split(".") if rest else ():
@@ -663,11 +666,7 @@ class Program:
 
     def _annotation_class(self, dotted: str) -> Value | None:
         """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor."""
-        try:
-            node = cst.parse_expression(dotted)
-        except Exception:
-            return None
-        v = self._static_name_of(node)
+        v = self._static_dotted(dotted)
         if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
             return tensor()
         return None
@@ -702,8 +701,8 @@ class Program:
             return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
-        later = self.program_for(cls.owner).attrs_set_later(cls)
-        return later.get(attr, UNKNOWN_VALUE)
+        later = self.program_for(cls.owner).attr_set_later(cls, attr)
+        return later if later is not None else UNKNOWN_VALUE
 
     def property_value(self, getter: FunctionInfo, base: Value) -> Value:
         """What a property's getter returns for this instance (analysed silently)."""
@@ -728,37 +727,27 @@ class Program:
         self._summaries[key] = result
         return result
 
-    def attrs_set_later(self, cls: ClassInfo) -> dict[str, Value]:
-        """Attributes that methods other than ``__init__`` set on ``self`` (a cache built on first
-        use, a buffer made in ``reset_parameters``), with the values they set."""
-        key = ("later", id(cls))
-        if key in self._summaries:
-            return self._summaries[key]  # type: ignore[return-value]
+    def attr_set_later(self, cls: ClassInfo, attr: str) -> Value | None:
+        """An attribute that methods other than ``__init__`` set on ``self`` (a cache built on
+        first use, a buffer made in ``reset_parameters``): the join of the values they assign,
+        each evaluated on its own (the method's locals are not known there)."""
+        setters = self._setters.get(id(cls))
+        if setters is None:
+            setters = self._setters[id(cls)] = _self_attr_setters(cls)
+        found: Value | None = None
+        key = ("later", id(cls), attr)
         if key in self._in_progress:
-            return {}
+            return None
         self._in_progress.add(key)
-        found: dict[str, Value] = {}
         try:
-            known = self.class_attrs(cls)
-            for c in cls.mro():
-                owner = self.program_for(c.owner)
-                for name, method in c.methods.items():
-                    if name == "__init__" or method.is_static or method.is_classmethod \
-                            or not _sets_new_self_attr(method, known):
-                        continue
-                    sink: dict[str, Value] = {}
-                    env = owner._init_env(method)
-                    env[method.param_names()[0]] = self.instance(cls)
-                    evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH - 1)
-                    evaluator.attr_sink = sink
-                    evaluator.run_body(method.node.body)
-                    for attr, v in sink.items():
-                        if attr not in known:
-                            v = _strip_const(v)
-                            found[attr] = join(found[attr], v) if attr in found else v
+            for method, expr in setters.get(attr, ()):
+                owner = self.program_for(method.owner)
+                env = owner._init_env(method)
+                env[method.param_names()[0]] = self.instance(cls)
+                v = _strip_const(FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH).expr(expr))
+                found = join(found, v) if found is not None else v
         finally:
             self._in_progress.discard(key)
-        self._summaries[key] = found  # type: ignore[assignment]
         return found
 
     def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
@@ -816,22 +805,27 @@ class Program:
 _PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})
 
 
-def _sets_new_self_attr(method: FunctionInfo, known: dict[str, Value]) -> bool:
-    """Whether a method assigns ``self.<attr>`` for an attribute ``__init__`` does not bind."""
-    from dynalint.analysis.syntax import walk
-
-    names = method.param_names()
-    if not names:
-        return False
-    self_name = names[0]
-    for n in walk(method.node.body):
-        if isinstance(n, (cst.Assign, cst.AnnAssign)):
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-            for t in targets:
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == self_name \
-                        and t.attr.value not in known:
-                    return True
-    return False
+def _self_attr_setters(cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]:
+    """``attr -> (method, assigned expression)`` for ``self.<attr> = ...`` in the methods of the
+    class and its bases (``__init__`` aside), from the module indexes."""
+    out: dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]] = {}
+    for c in cls.mro():
+        if c.owner is None:
+            continue
+        for attr, places in c.owner.attr_writes_outside.items():
+            for stmt, fn in places:
+                if fn is None or fn.cls is not c or fn.is_static or fn.is_classmethod or not fn.param_names():
+                    continue
+                if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                    target, value = stmt.targets[0].target, stmt.value
+                elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                    target, value = stmt.target, stmt.value
+                else:
+                    continue
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == fn.param_names()[0] and target.attr.value == attr:
+                    out.setdefault(attr, []).append((fn, value))
+    return out
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
