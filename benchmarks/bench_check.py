@@ -225,8 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.in_process_only:
         print(table(rows, base, len(paths), lines))
         print(f"\ndynalint check / libcst parse (1 core): {single / base:.2f}x")
-        print(f"project pass / libcst parse (1 core): first {first / base:.2f}x, cached {cached / base:.3f}x, "
-              f"after editing one file {edited / base:.3f}x")
+        print(f"project pass / libcst parse (1 core): first {first / base:.2f}x, "
+              f"cached {cached / base:.3f}x, after editing one file {edited / base:.3f}x")
         return 0
     dynalint = [sys.executable, "-m", "dynalint", "check", "-q", "--jobs", str(args.jobs)]
     with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:

@@ -200,8 +200,8 @@ def _check_one(job: _Job) -> _Outcome:
             project.read = set()
         diagnostics, outgoing = check_in_project(source, path, settings, project, entries)
     except Exception as exc:  # an analysis bug must not stop the run
-        return _Outcome(FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
-                                               "please report it"))
+        message = f"internal error while analysing ({type(exc).__name__}: {exc}); please report it"
+        return _Outcome(FileResult(path, error=message))
     deps = {}
     if project is not None:
         deps = {p: _file_hash(p) for p in sorted(project.read) if os.path.abspath(p) != os.path.abspath(path)}

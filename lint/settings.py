@@ -28,6 +28,7 @@ class Scope(str, enum.Enum):
     ALL = "all"
     """Every function."""
 
+
 #: The torch release the rules were calibrated against (measured with real Dynamo).
 CALIBRATED_TORCH = (2, 13)
 

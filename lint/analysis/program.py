@@ -127,7 +127,8 @@ class Program:
         assert run is not None
         prog = run.programs.get(id(owner))
         if prog is None:
-            prog = Program(owner.module, scope=Scope.COMPILED, index=owner, project=self.project, run_state=run)
+            prog = Program(owner.module, scope=Scope.COMPILED, index=owner, project=self.project,
+                           run_state=run)
             run.programs[id(owner)] = prog
         return prog
 
@@ -214,7 +215,8 @@ class Program:
             candidates += [c.methods["__call__"] for c in idx.classes.values()
                            if not c.is_module and "__call__" in c.methods]
             for fn in candidates:
-                if (id(fn), 0) not in seen and id(fn) not in self._summary_roots() and self.has_tensor_params(fn):
+                if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
+                        and self.has_tensor_params(fn):
                     add(fn)
         return roots
 
@@ -473,11 +475,13 @@ class Program:
         self._summaries[key] = result
         return result
 
-    def annotations(self, fn: FunctionInfo) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
+    def annotations(self, fn: FunctionInfo
+                    ) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
         """Parameter and return annotations, from the signature or a ``# type: (...) -> R`` comment."""
         cached = self._annotations.get(id(fn))
         if cached is None:
-            params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn) if p.annotation is not None}
+            params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn)
+                      if p.annotation is not None}
             ret = fn.node.returns.annotation if fn.node.returns is not None else None
             comment = type_comment(fn.node)
             if comment is not None:
@@ -744,7 +748,8 @@ class Program:
                 owner = self.program_for(method.owner)
                 env = owner._init_env(method)
                 env[method.param_names()[0]] = self.instance(cls)
-                v = _strip_const(FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH).expr(expr))
+                evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH)
+                v = _strip_const(evaluator.expr(expr))
                 found = join(found, v) if found is not None else v
         finally:
             self._in_progress.discard(key)
@@ -790,8 +795,9 @@ class Program:
             name = prm.name.value
             if i == 0:
                 env[name] = self.instance(init.cls)
-            elif self._ann(init, prm) is not None and annotation_value(self, self._ann(init, prm)) is not None:
-                env[name] = annotation_value(self, self._ann(init, prm))  # type: ignore[assignment]
+            elif self._ann(init, prm) is not None and \
+                    annotation_value(self, self._ann(init, prm)) is not None:  # type: ignore[arg-type]
+                env[name] = annotation_value(self, self._ann(init, prm))  # type: ignore[arg-type,assignment]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             else:
@@ -909,7 +915,8 @@ def type_comment(node: cst.FunctionDef) -> tuple[list[cst.BaseExpression], cst.B
             comments.append(body.header.comment.value)
         if body.body:
             first = body.body[0]
-            comments.extend(line.comment.value for line in getattr(first, "leading_lines", ()) if line.comment)
+            comments.extend(line.comment.value for line in getattr(first, "leading_lines", ())
+                            if line.comment)
     for text in comments:
         text = text.lstrip("#").strip()
         if not text.startswith("type:"):

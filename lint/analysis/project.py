@@ -228,7 +228,8 @@ class Project:
 
 
 def absolute(q: str, module: str, is_package: bool) -> str:
-    """``..ops.boxes.nms`` seen from module ``torchvision.models.detection.rpn`` -> ``torchvision.ops.boxes.nms``."""
+    """``..ops.boxes.nms`` seen from module ``torchvision.models.detection.rpn``:
+    ``torchvision.ops.boxes.nms``."""
     if not q.startswith("."):
         return q
     level = len(q) - len(q.lstrip("."))
@@ -293,7 +294,8 @@ def encode_value(v: "Value") -> list:
 
 
 def decode_value(code: list, project: Project) -> "Value":
-    from dynalint.analysis.values import NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, python, sequence, tensor
+    from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, python,
+                                          sequence, tensor)
 
     try:
         tag = code[0]
