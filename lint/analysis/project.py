@@ -23,7 +23,7 @@ from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex,
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
 
-MAX_LOADED_MODULES = 256
+MAX_LOADED_MODULES = 64
 """Parsed modules kept in memory (least recently used ones are dropped)."""
 _MAX_RESOLVE_DEPTH = 8
 
