@@ -114,7 +114,11 @@ def check_in_project(source: str, path: str, settings: Settings, project: Projec
                      ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
     """Diagnostics for one file of a project, and the entries its compiled code hands to
     other files (see :meth:`Program.encoded_outgoing`)."""
-    result = analyse(source, path, settings, project=project, entries=entries)
+    try:
+        result = analyse(source, path, settings, project=project, entries=entries)
+    finally:
+        if project is not None:
+            project.release(path)
     outgoing = result.program.encoded_outgoing() if result.program is not None else {}
     return result.diagnostics, outgoing
 

@@ -23,7 +23,7 @@ from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex,
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
 
-MAX_LOADED_MODULES = 64
+MAX_LOADED_MODULES = 32
 """Parsed modules kept in memory (least recently used ones are dropped)."""
 _MAX_RESOLVE_DEPTH = 8
 
@@ -93,7 +93,9 @@ class Project:
         self._exports: dict[str, dict[str, str]] = {}
         self._defined: dict[str, tuple[str, set[str]]] = {}
         """Unchecked package ``__init__.py`` files that define functions or classes: (path, names)."""
-        self._resolved: dict[str, Resolved | None] = {}
+        self._resolved: dict[str, tuple[str, str, str] | None] = {}
+        self._transient: set[str] = set()
+        """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
         """Paths of other files the current analysis looked into (its dependencies)."""
 
@@ -111,8 +113,17 @@ class Project:
         idx.name = name
         idx.path = path
         self._remember(name, idx)
+        self._transient.add(name)
         link_classes(self, idx)
         return idx
+
+    def release(self, path: str) -> None:
+        """The analysis of a checked file is over: forget its tree unless another file's analysis
+        loaded it (keeping every tree alive would make each garbage collection walk them all)."""
+        name = self.module_of(path) or ""
+        if name in self._transient:
+            self._transient.discard(name)
+            self._loaded.pop(name, None)
 
     def cached_index(self, path: str, code: str) -> ModuleIndex | None:
         """A module already parsed for another file's analysis, if its text is ``code``."""
@@ -147,6 +158,7 @@ class Project:
         idx = build_index(module)
         idx.name, idx.path, idx.source = name, path, source
         self.read.add(path)
+        self._transient.discard(name)
         self._remember(name, idx)
         link_classes(self, idx)
         return idx
@@ -190,10 +202,19 @@ class Project:
         if q.split(".", 1)[0] not in self.tops or depth > _MAX_RESOLVE_DEPTH:
             return None
         if q in self._resolved:
-            return self._resolved[q]
+            known = self._resolved[q]
+            if known is None:
+                return None
+            module, name, path = known
+            if not path:
+                return Resolved(None, "", module)
+            idx = self.load(module, path)  # the tree in use (it may have been parsed again since)
+            return Resolved(idx, name, module) if idx is not None else None
         self._resolved[q] = None  # cycles resolve to nothing
         result = self._resolve(q, depth)
-        self._resolved[q] = result
+        # remember where, not the tree: a remembered tree would stay alive after it is dropped
+        self._resolved[q] = None if result is None else (
+            result.module, result.name, result.index.path if result.index is not None else "")
         return result
 
     def _resolve(self, q: str, depth: int) -> Resolved | None:
