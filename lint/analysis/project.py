@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
@@ -23,9 +24,11 @@ from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex,
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
 
-MAX_LOADED_MODULES = 32
+MAX_LOADED_MODULES = 48
 """Parsed modules kept in memory (least recently used ones are dropped)."""
 _MAX_RESOLVE_DEPTH = 8
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([\w ,()]+)|import[ \t]+([.\w]+))",
+                          re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,7 @@ class Project:
         """Unchecked package ``__init__.py`` files that define functions or classes: (path, names)."""
         self._resolved: dict[str, tuple[str, str, str] | None] = {}
         self._transient: set[str] = set()
+        self._imported: set[str] | None = None
         """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
         """Paths of other files the current analysis looked into (its dependencies)."""
@@ -118,12 +122,33 @@ class Project:
         return idx
 
     def release(self, path: str) -> None:
-        """The analysis of a checked file is over: forget its tree unless another file's analysis
-        loaded it (keeping every tree alive would make each garbage collection walk them all)."""
+        """The analysis of a checked file is over: forget its tree unless other checked files
+        import it (keeping every tree alive would make each garbage collection walk them all)."""
         name = self.module_of(path) or ""
         if name in self._transient:
             self._transient.discard(name)
-            self._loaded.pop(name, None)
+            if name not in self.imported():
+                self._loaded.pop(name, None)
+
+    def imported(self) -> set[str]:
+        """Checked modules that some checked file imports (a quick scan of import lines)."""
+        if self._imported is None:
+            found: set[str] = set()
+            for name, path in self.paths.items():
+                try:
+                    with open(path, "rb") as fh:
+                        text = fh.read().decode("utf-8", "replace")
+                except OSError:
+                    continue
+                is_package = path.endswith("__init__.py")
+                for m in _IMPORT_LINE.finditer(text):
+                    base = absolute(m.group(1) or m.group(3), name, is_package)
+                    candidates = [base]
+                    if m.group(2):
+                        candidates += [f"{base}.{n.split(' as ')[0].strip(' ()')}" for n in m.group(2).split(",")]
+                    found.update(c for c in candidates if c in self.paths)
+            self._imported = found
+        return self._imported
 
     def cached_index(self, path: str, code: str) -> ModuleIndex | None:
         """A module already parsed for another file's analysis, if its text is ``code``."""
