@@ -92,7 +92,7 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
     rules = enabled_rules(settings)
     if not rules:
         return result
-    index = project.index_for(path, module) if project is not None else None
+    index = project.index_for(path, module, source) if project is not None else None
     program = Program(module, scope=settings.scope, values={} if record_values else None, index=index,
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
     result.program = program

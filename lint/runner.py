@@ -238,7 +238,9 @@ def check_files(paths: Iterable[str], settings: Settings, *, jobs: int = 1,
     if pool is None:
         _set_project(paths)
     try:
-        pending = list(dict.fromkeys(paths))
+        # modules that others import first: their trees are still loaded when their importers
+        # are analysed (the order of the results does not change)
+        pending = Project(paths).dependency_order(list(dict.fromkeys(paths)))
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, "")) for p in pending]
             if pool is not None:

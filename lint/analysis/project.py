@@ -24,8 +24,9 @@ from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex,
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
 
-MAX_LOADED_MODULES = 48
-"""Parsed modules kept in memory (least recently used ones are dropped)."""
+MAX_LOADED_SOURCE = 12_000_000
+"""Characters of source whose parsed trees are kept in memory (about 50 bytes of tree per
+character; the least recently used trees are dropped beyond it)."""
 _MAX_RESOLVE_DEPTH = 8
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([\w ,()]+)|import[ \t]+([.\w]+))",
                           re.MULTILINE)
@@ -99,6 +100,8 @@ class Project:
         self._resolved: dict[str, tuple[str, str, str] | None] = {}
         self._transient: set[str] = set()
         self._imported: set[str] | None = None
+        self._graph: dict[str, set[str]] | None = None
+        self._loaded_chars = 0
         """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
         """Paths of other files the current analysis looked into (its dependencies)."""
@@ -107,7 +110,7 @@ class Project:
     def module_of(self, path: str) -> str | None:
         return self.names.get(os.path.abspath(path))
 
-    def index_for(self, path: str, module: cst.Module) -> ModuleIndex:
+    def index_for(self, path: str, module: cst.Module, source: str) -> ModuleIndex:
         """The index of a checked file being analysed (the one other modules' references point to)."""
         name = self.module_of(path) or ""
         idx = self._loaded.get(name)
@@ -116,6 +119,7 @@ class Project:
         idx = build_index(module)
         idx.name = name
         idx.path = path
+        idx.source = source
         self._remember(name, idx)
         self._transient.add(name)
         link_classes(self, idx)
@@ -131,9 +135,15 @@ class Project:
                 self._loaded.pop(name, None)
 
     def imported(self) -> set[str]:
-        """Checked modules that some checked file imports (a quick scan of import lines)."""
+        """Checked modules that some checked file imports."""
         if self._imported is None:
-            found: set[str] = set()
+            self._imported = {dep for deps in self.import_graph().values() for dep in deps}
+        return self._imported
+
+    def import_graph(self) -> dict[str, set[str]]:
+        """Module -> the checked modules it imports (a quick scan of import lines)."""
+        if self._graph is None:
+            graph: dict[str, set[str]] = {}
             for name, path in self.paths.items():
                 try:
                     with open(path, "rb") as fh:
@@ -141,14 +151,15 @@ class Project:
                 except OSError:
                     continue
                 is_package = path.endswith("__init__.py")
+                deps = graph.setdefault(name, set())
                 for m in _IMPORT_LINE.finditer(text):
                     base = absolute(m.group(1) or m.group(3), name, is_package)
                     candidates = [base]
                     if m.group(2):
                         candidates += [f"{base}.{n.split(' as ')[0].strip(' ()')}" for n in m.group(2).split(",")]
-                    found.update(c for c in candidates if c in self.paths)
-            self._imported = found
-        return self._imported
+                    deps.update(c for c in candidates if c in self.paths and c != name)
+            self._graph = graph
+        return self._graph
 
     def cached_index(self, path: str, code: str) -> ModuleIndex | None:
         """A module already parsed for another file's analysis, if its text is ``code``."""
@@ -191,8 +202,36 @@ class Project:
     def _remember(self, name: str, idx: ModuleIndex) -> None:
         self._loaded[name] = idx
         self._loaded.move_to_end(name)
-        while len(self._loaded) > MAX_LOADED_MODULES:
-            self._loaded.popitem(last=False)
+        self._loaded_chars = sum(len(i.source or "") for i in self._loaded.values())
+        while len(self._loaded) > 1 and self._loaded_chars > MAX_LOADED_SOURCE:
+            _, dropped = self._loaded.popitem(last=False)
+            self._loaded_chars -= len(dropped.source or "")
+
+    def dependency_order(self, paths: list[str]) -> list[str]:
+        """``paths`` with the modules others import first (depth-first over the import scan), so
+        that a module's tree is still loaded when the files that import it are analysed."""
+        graph = self.import_graph()
+        order: list[str] = []
+        state: dict[str, int] = {}
+        for start in paths:
+            name = self.module_of(start)
+            if name is None or name in state:
+                continue
+            stack = [(name, iter(sorted(graph.get(name, ()))))]
+            state[name] = 1
+            while stack:
+                current, deps = stack[-1]
+                nxt = next(deps, None)
+                if nxt is None:
+                    stack.pop()
+                    state[current] = 2
+                    order.append(current)
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
+        by_name = {self.module_of(p): p for p in paths}
+        ordered = [by_name[n] for n in order if n in by_name]
+        return ordered + [p for p in paths if self.module_of(p) is None]
 
     def _package_exports(self, package: str) -> dict[str, str]:
         """Names an unchecked package ``__init__.py`` imports (its re-exports), by ast."""
