@@ -350,3 +350,30 @@ def test_properties_and_attributes_set_in_other_methods():
                 return x * self.cache.max().item()
     ''')
     assert _breaks(found) == [(17, "DYN101"), (19, "DYN102")]
+
+
+def test_calls_too_deep_to_analyse_keep_their_qualified_name(tmp_path):
+    """A logger made by a helper of another checked file is still a logger where the analysis
+    does not follow the helper (module-level code is evaluated without entering calls)."""
+    pkg = tmp_path / "logpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "log.py").write_text(textwrap.dedent('''
+        import logging
+
+        def get_logger(name):
+            return logging.getLogger(name)
+    '''))
+    (pkg / "model.py").write_text(textwrap.dedent('''
+        import torch
+        from . import log
+
+        logger = log.get_logger(__name__)
+
+        @torch.compile
+        def f(x):
+            logger.warning("step")
+            return x + 1
+    '''))
+    found = _diagnostics([str(pkg / "log.py"), str(pkg / "model.py")])
+    assert [(os.path.basename(d.path), d.line) for d in found if d.kind == "graph-break"] == [("model.py", 9)]

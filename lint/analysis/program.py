@@ -453,10 +453,10 @@ class Program:
         if key in self._summaries:
             return self._summaries[key]
         if key in self._in_progress or caller.depth >= MAX_CALL_DEPTH:
-            return self.declared_return(fn) or UNKNOWN_VALUE
+            return self._unanalysed(fn)
         count = self._contexts.get(id(fn), 0)
         if count >= MAX_ANALYSES_PER_FUNCTION:
-            return self.declared_return(fn) or UNKNOWN_VALUE
+            return self._unanalysed(fn)
         self._contexts[id(fn)] = count + 1
         self._in_progress.add(key)
         try:
@@ -512,6 +512,16 @@ class Program:
                     cached[name] = v
             self._declared[id(fn)] = cached
         return cached
+
+    def _unanalysed(self, fn: FunctionInfo) -> Value:
+        """The result of a call not analysed (too deep, recursive): what its annotation promises,
+        else the call by its qualified name, as if the function were not in the checked files."""
+        declared = self.declared_return(fn)
+        if declared is not None:
+            return declared
+        if fn.owner is not None and fn.owner.name and fn.closure is None:
+            return Value(Kind.UNKNOWN, qualname=f"{fn.owner.name}.{fn.qualname}()")
+        return UNKNOWN_VALUE
 
     def declared_return(self, fn: FunctionInfo) -> Value | None:
         """What the return annotation promises."""
