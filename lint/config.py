@@ -14,6 +14,7 @@ Keys (kebab-case; snake_case is accepted too)::
     reorderable-logging-functions = ["print"]
     exclude = ["third_party/*"]           # on top of VCS folders, virtual environments, caches, builds
     respect-gitignore = true              # skip what git ignores
+    entry-points = ["*.train_step"]       # qualified names (globs) analysed as compiled entry points
 
 Path patterns (``exclude``, ``per-file-ignores``) are resolved like ruff's: a pattern without a
 ``/`` matches a file or folder name anywhere; one with a ``/`` is anchored at the directory of the
@@ -32,8 +33,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from dynalint.analysis.program import Scope
-from dynalint.settings import KNOWN_TORCH, Settings, default_settings, parse_version
+from dynalint.settings import KNOWN_TORCH, Scope, Settings, default_settings, parse_version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -136,6 +136,7 @@ _KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
     "reorderable-logging-functions": ("reorderable_logging_functions", _as_list),
     "exclude": ("exclude", _as_list),
     "respect-gitignore": ("respect_gitignore", _as_bool),
+    "entry-points": ("entry_points", _as_list),
 }
 
 

@@ -5,11 +5,12 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 import libcst as cst
 
 from dynalint.analysis.program import Program
+from dynalint.analysis.project import Project
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
 from dynalint.positions import node_ranges
@@ -76,11 +77,18 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False) -> Analysis:
-    """Parse, analyse and run the enabled rules on one file's text."""
+def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
+            project: Project | None = None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+    """Parse, analyse and run the enabled rules on one file's text.
+
+    With a ``project``, names imported from the other checked files resolve to their
+    definitions, and ``entries`` (functions of this file that compiled code of other files
+    calls, with their arguments) are analysed as well.
+    """
     result = Analysis(settings)
+    cached = project.cached_index(path, source) if project is not None else None
     try:
-        module = cst.parse_module(source)
+        module = cached.module if cached is not None else cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         result.diagnostics = _syntax_error(exc, source, path, settings)
         return result
@@ -94,7 +102,9 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
     rules = [r for r in enabled_rules(settings) if not noqa.exempt(r.code)]
     if not rules:
         return result
-    program = Program(module, scope=settings.scope, values={} if record_values else None).run()
+    index = project.index_for(path, module, source) if project is not None else None
+    program = Program(module, scope=settings.scope, values={} if record_values else None, index=index,
+                      project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
     result.program = program
     findings = run_rules(program, settings, rules) if program.events else []
     result.reported = to_diagnostics(findings, module, source, path, noqa)
@@ -126,6 +136,20 @@ def unused_noqa(noqa: NoqaMap, source: str, path: str, settings: Settings) -> li
 def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]:
     """All diagnostics for one file's text (raises only on internal errors)."""
     return analyse(source, path, settings).diagnostics
+
+
+def check_in_project(source: str, path: str, settings: Settings, project: Project | None,
+                     entries: dict[str, dict[str, Any]] | None = None
+                     ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
+    """Diagnostics for one file of a project, and the entries its compiled code hands to
+    other files (see :meth:`Program.encoded_outgoing`)."""
+    try:
+        result = analyse(source, path, settings, project=project, entries=entries)
+    finally:
+        if project is not None:
+            project.release(path)
+    outgoing = result.program.encoded_outgoing() if result.program is not None else {}
+    return result.diagnostics, outgoing
 
 
 def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:

@@ -7,6 +7,7 @@ on, ``nonzero`` and boolean-mask indexing stay in the graph.
 """
 from __future__ import annotations
 
+import enum
 import hashlib
 import importlib.metadata
 import json
@@ -14,7 +15,19 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from dynalint.analysis.program import Scope
+
+class Scope(str, enum.Enum):
+    """Which functions are analysed as compiled code."""
+
+    COMPILED = "compiled"
+    """Entry points (``forward`` of nn.Module classes, ``torch.compile`` targets, configured
+    ``entry-points``) and everything they reach through calls, across the checked files."""
+    AUTO = "auto"
+    """COMPILED, plus module-level functions whose parameters are evidently tensors
+    (library helpers that callers outside the checked files compile)."""
+    ALL = "all"
+    """Every function."""
+
 
 #: The torch release the rules were calibrated against (measured with real Dynamo).
 CALIBRATED_TORCH = (2, 13)
@@ -58,6 +71,9 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
     respect_gitignore: bool = True
     """Skip files and folders git ignores (``.gitignore``, ``.git/info/exclude``, the global excludes)."""
+    entry_points: tuple[str, ...] = ()
+    """Glob patterns of qualified function names analysed as compiled entry points
+    (``pkg.train.train_step``, ``*.Mixup.__call__``): their parameters are the graph's inputs."""
 
     def enabled(self, code: str) -> bool:
         """Whether a rule code is selected: the longest matching prefix of select/ignore wins."""

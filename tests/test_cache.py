@@ -35,13 +35,13 @@ def model(tmp_path):
 def counted(monkeypatch):
     """Counts analyses actually run (cache misses)."""
     calls: list[str] = []
-    real = runner.check_source
+    real = runner.check_in_project
 
-    def check_source(source, path, settings):
+    def check_in_project(source, path, settings, project, entries=None):
         calls.append(path)
-        return real(source, path, settings)
+        return real(source, path, settings, project, entries)
 
-    monkeypatch.setattr(runner, "check_source", check_source)
+    monkeypatch.setattr(runner, "check_in_project", check_in_project)
     return calls
 
 

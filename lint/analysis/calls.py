@@ -16,6 +16,7 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
+    join,
     merge_params,
     python,
     sequence,
@@ -46,7 +47,9 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
     if isinstance(func, cst.Attribute):
         receiver = ev.expr(func.value)
         method = func.attr.value
-        if receiver.qualname is not None and receiver.kind in (Kind.UNKNOWN, Kind.PYTHON):
+        if receiver.is_mapping:
+            callee = None
+        elif receiver.qualname is not None and receiver.kind in (Kind.UNKNOWN, Kind.PYTHON):
             callee = ev.attribute(receiver, method, func)
         elif receiver.cls is not None:
             callee = ev.p.member(receiver, method)
@@ -86,6 +89,11 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
         result = ev.p.instance(callee.cls)
     elif callee is not None and callee.kind is Kind.MODULE:
         result = ev.p.call_module(ev, callee, args, kwargs, opaque)
+    elif callee is not None and callee.cls is not None and callee.kind is Kind.UNKNOWN \
+            and callee.cls.find_method("__call__") is not None:
+        # an instance of a plain class with ``__call__`` (a matcher, a sampler, a transform)
+        callee_fn = callee.cls.find_method("__call__")
+        result = ev.p.call_function(ev, callee_fn, args, kwargs, callee, opaque)
     elif callee is not None and callee.qualname is not None:
         qualname = callee.qualname
         result = external_call(ev, qualname, args, kwargs, node)
@@ -134,8 +142,25 @@ def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Valu
         return recv if name in ("__int__", "__float__", "__round__") else UNKNOWN_VALUE
     if kind is Kind.SEQUENCE and name in ("append", "extend", "insert", "clear"):
         return NONE_VALUE
+    if recv.is_mapping:
+        return _mapping_method(recv, name)
     if kind is Kind.PYTHON and recv.const is not None and isinstance(recv.const, str):
         return PYTHON_VALUE
+    return UNKNOWN_VALUE
+
+
+def _mapping_method(recv: Value, name: str) -> Value:
+    element = recv.element if recv.element is not None else UNKNOWN_VALUE
+    if name == "values":
+        return sequence(element=element)
+    if name == "items":
+        return sequence(element=sequence(items=(UNKNOWN_VALUE, element)))
+    if name in ("get", "pop", "setdefault"):
+        return join(element, NONE_VALUE) if element.kind is Kind.TENSOR else UNKNOWN_VALUE
+    if name == "keys":
+        return sequence(element=UNKNOWN_VALUE)
+    if name == "copy":
+        return recv
     return UNKNOWN_VALUE
 
 

@@ -33,6 +33,7 @@ from dynalint.analysis.values import (
     Value,
     join,
     join_all,
+    mapping,
     merge_params,
     python,
     sequence,
@@ -41,7 +42,7 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
-    from dynalint.analysis.program import Program
+    from dynalint.analysis.interface import ProgramView
 
 import builtins as _builtins
 
@@ -68,7 +69,7 @@ class FunctionEvaluator:
 
     def __init__(
         self,
-        program: "Program",
+        program: "ProgramView",
         fn: "FunctionInfo | None",
         env: dict[str, Value],
         *,
@@ -332,6 +333,10 @@ class FunctionEvaluator:
     # ------------------------------------------------------------------ binding
     def bind(self, target: cst.CSTNode, value: Value, stmt: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
+            if value.kind is Kind.UNKNOWN and not value.params and value.cls is None and self.fn is not None:
+                declared = self.p.declared_types(self.fn).get(target.value)
+                if declared is not None:
+                    value = declared  # an annotated parameter keeps its type (``x = helper(x)``)
             self.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
             self.not_tensor_evidence(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
@@ -393,6 +398,12 @@ class FunctionEvaluator:
                 true, false = (true, rf) if is_and else (rt, false)
         elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             false, true = self.narrowing(test.expression)
+        elif isinstance(test, cst.Call) and self.is_builtin(test.func, "isinstance") and len(test.args) == 2 \
+                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env:
+            # ``isinstance(x, torch.Tensor)``: x is a tensor where the test holds
+            declared = _isinstance_value(self.p, test.args[1].value)
+            if declared is not None:
+                true[test.args[0].value.value] = declared
         return true, false
 
     def _known_truth(self, node: cst.BaseExpression) -> bool | None:
@@ -565,7 +576,7 @@ class FunctionEvaluator:
         return v
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
-        if base.qualname is not None and base.kind in (Kind.UNKNOWN, Kind.PYTHON):
+        if base.qualname is not None and base.kind in (Kind.UNKNOWN, Kind.PYTHON) and not base.is_mapping:
             q = f"{base.qualname}.{attr}"
             if base.qualname.endswith("()"):
                 return Value(Kind.UNKNOWN, qualname=q)
@@ -634,6 +645,8 @@ class FunctionEvaluator:
             return SIZE_VALUE
         if k is Kind.SCALAR:
             return base
+        if base.is_mapping and base.element is not None:
+            return base.element
         if k is Kind.SEQUENCE:
             if len(idx) == 1 and idx[0].qualname == "builtins.slice":
                 return base
@@ -785,11 +798,15 @@ class FunctionEvaluator:
         return sequence(items=items, element=join_all(items) if items else None)
 
     def _dict(self, node: cst.Dict) -> Value:
+        values = []
         for el in node.elements:
             if isinstance(el, cst.DictElement):
                 self.expr(el.key)
-            self.expr(el.value)
-        return PYTHON_VALUE
+                values.append(self.expr(el.value))
+            else:
+                self.expr(el.value)
+                values.append(UNKNOWN_VALUE)
+        return mapping(join_all(values) if values else None)
 
     def _comprehension(self, node: cst.BaseComp) -> Value:
         saved = dict(self.env)
@@ -951,10 +968,13 @@ def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:
 
 _SEQUENCE_ANNOTATIONS = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "typing.Tuple", "typing.List",
                                    "typing.Sequence", "collections.abc.Sequence", "Iterable", "typing.Iterable"})
-_PYTHON_CONTAINER_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "set", "Set", "Mapping", "typing.Mapping"})
+_PYTHON_CONTAINER_ANNOTATIONS = frozenset({"set", "Set", "typing.Set", "frozenset", "FrozenSet"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "Mapping", "typing.Mapping", "MutableMapping",
+                                  "OrderedDict", "collections.OrderedDict", "typing.OrderedDict",
+                                  "collections.abc.Mapping"})
 
 
-def annotation_value(program: "Program", ann: cst.BaseExpression) -> Value | None:
+def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value | None:
     """The value an annotation promises (a tensor, a plain Python value, a sequence of
     either), or None when the annotation names something else."""
     if isinstance(ann, cst.SimpleString):
@@ -971,8 +991,15 @@ def annotation_value(program: "Program", ann: cst.BaseExpression) -> Value | Non
             return _union(inner)
         if base in _SEQUENCE_ANNOTATIONS:
             known = [v for v in inner if v is not None]
+            if base.endswith(("tuple", "Tuple")) and len(inner) == 2 and isinstance(ann.slice[1].slice, cst.Index) \
+                    and isinstance(ann.slice[1].slice.value, cst.Ellipsis):
+                known, inner = known[:1], inner[:1]  # tuple[Tensor, ...]
             element = join_all(known) if known and len(known) == len(inner) else None
+            if base.endswith(("tuple", "Tuple")) and len(inner) > 1:
+                return sequence(items=[v if v is not None else UNKNOWN_VALUE for v in inner], element=element)
             return sequence(element=element) if element is not None else sequence(element=UNKNOWN_VALUE)
+        if base in _MAPPING_ANNOTATIONS:
+            return mapping(inner[-1] if len(inner) == 2 and inner[-1] is not None else None)
         if base in _PYTHON_CONTAINER_ANNOTATIONS:
             return PYTHON_VALUE
         return None
@@ -991,7 +1018,22 @@ def annotation_value(program: "Program", ann: cst.BaseExpression) -> Value | Non
         return SIZE_VALUE
     if text in K.PYTHON_ANNOTATIONS or resolved in ("torch.dtype", "torch.device"):
         return python(is_bool=text == "bool")
+    if text in _MAPPING_ANNOTATIONS:
+        return mapping(None)
     if text in _PYTHON_CONTAINER_ANNOTATIONS:
+        return PYTHON_VALUE
+    # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
+    return program.annotation_alias(text)
+
+
+def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Value | None:
+    """What ``isinstance(x, classes)`` being true says x is (tensor or plain Python value)."""
+    parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    values = [annotation_value(program, p) for p in parts]
+    if values and all(v is not None and v.kind is Kind.TENSOR for v in values):
+        return tensor()
+    if values and all(v is not None and v.kind is Kind.PYTHON and not v.is_mapping and v.const is not None
+                      for v in values):
         return PYTHON_VALUE
     return None
 

@@ -41,6 +41,8 @@ class FunctionInfo:
     global_decls: frozenset[str] = frozenset()
     closure: dict | None = field(default=None, repr=False)
     """For functions nested in analysed code: the enclosing environment."""
+    owner: "ModuleIndex | None" = field(default=None, repr=False)
+    """The module that defines the function."""
 
     @property
     def is_method(self) -> bool:
@@ -60,6 +62,8 @@ class ClassInfo:
     base_classes: list["ClassInfo"] = field(default_factory=list)
     is_module: bool = False
     body_assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    owner: "ModuleIndex | None" = field(default=None, repr=False)
+    """The module that defines the class."""
 
     def mro(self) -> Iterator["ClassInfo"]:
         seen: set[int] = set()
@@ -103,6 +107,12 @@ class ModuleIndex:
     """Functions this module adds to ``torch._dynamo.config.reorderable_logging_functions``."""
     dynamic_output_ops: set[str] = field(default_factory=set)
     """Custom ops (``torch.ops.<ns>.<op>``) whose fake implementation here has a data-dependent size."""
+    compile_targets: list[tuple[cst.Call, FunctionInfo | None]] = field(default_factory=list)
+    """``torch.compile(x)`` calls with the function they sit in (None: module level)."""
+    name: str = ""
+    """Dotted module name (when known from the project)."""
+    path: str = ""
+    source: str | None = None
 
     def resolve(self, dotted: str | None) -> str | None:
         """Qualified name of a dotted expression through the import aliases."""
@@ -128,6 +138,9 @@ def build_index(module: cst.Module) -> ModuleIndex:
         cls.is_module = _is_module_class(idx, cls, set())
     for fn in idx.all_functions:
         _scan_function(idx, fn)
+        fn.owner = idx
+    for cls in idx.classes.values():
+        cls.owner = idx
     index_custom_ops(idx)
     return idx
 
@@ -412,6 +425,7 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
     q = idx.resolve_expr(func)
     if q in _COMPILE_NAMES:
         idx.compile_calls.append(call)
+        idx.compile_targets.append((call, fn))
 
 
 def _self_name(fn: FunctionInfo) -> str | None:

@@ -1,11 +1,20 @@
-"""Whole-module analysis: which functions count as compiled, what their
-parameters are, and the interprocedural glue (calls into functions and
-``nn.Module`` classes of the same file are analysed with the caller's
-argument values).
+"""Whole-program analysis of one module: which functions count as compiled,
+what their parameters are, and the interprocedural glue (calls into functions
+and ``nn.Module`` classes are analysed with the caller's argument values).
+
+With a :class:`~dynalint.analysis.project.Project`, names imported from other
+checked files resolve to their definitions: calls, base classes, type aliases
+and globals cross files.  Each module is analysed by its own :class:`Program`
+(names resolve in the module that wrote them); the programs of one analysis
+share a :class:`_Run`, and only the events of the module being checked are
+kept.  Functions of other modules reached from compiled code are recorded as
+*outgoing entries* with the argument values they were called with; the
+project pass (:mod:`dynalint.project_check`) hands them to their module's
+analysis as *incoming entries*.
 """
 from __future__ import annotations
 
-import enum
+import fnmatch
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +24,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.dataflow import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.events import Event
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index, local_names_of
+from dynalint.analysis.project import Project, absolute, decode_value, encode_value
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -24,9 +34,13 @@ from dynalint.analysis.values import (
     Value,
     join_all,
     python,
+    join,
     sequence,
     tensor,
 )
+from dynalint.settings import Scope
+
+__all__ = ["Program", "Scope", "MAX_CALL_DEPTH"]
 
 MAX_CALL_DEPTH = 6
 MAX_ANALYSES_PER_FUNCTION = 12
@@ -40,16 +54,14 @@ _TORCH_DTYPES = frozenset({
 })
 
 
-class Scope(str, enum.Enum):
-    """Which functions are analysed as compiled code."""
+class _Run:
+    """State shared by the programs of one analysis (the checked module and the modules it reaches)."""
 
-    COMPILED = "compiled"
-    """``forward`` of nn.Module classes, ``torch.compile`` targets, and what they call."""
-    AUTO = "auto"
-    """COMPILED, plus module-level functions whose parameters are evidently tensors
-    (they are typically called from a compiled ``forward`` in another file)."""
-    ALL = "all"
-    """Every function."""
+    def __init__(self, root: "Program") -> None:
+        self.root = root
+        self.programs: dict[int, Program] = {id(root.index): root}
+        self.outgoing: dict[tuple[str, str], dict[str, Value]] = {}
+        """(path, qualname) of functions of other modules reached from compiled code -> joined arguments."""
 
 
 @dataclass
@@ -58,18 +70,33 @@ class Program:
 
     module: cst.Module
     scope: Scope = Scope.AUTO
-    index: ModuleIndex = field(init=False)
+    index: ModuleIndex = field(default=None)  # type: ignore[assignment]
+    """Prebuilt index (from the project); built from ``module`` when not given."""
     events: list[Event] = field(default_factory=list)
     compiled: list[FunctionInfo] = field(default_factory=list)
     """Functions analysed as compiled code (roots and what they call)."""
     values: dict[int, Value] | None = None
     """When set to a dict: the value of every expression of compiled code, by ``id(node)``
     (joined over calling contexts). The fixers need it; checking alone does not."""
+    project: Project | None = None
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Incoming entries: qualname of a function of this module -> encoded argument values
+    (``"*"``: a compiled entry point, whose parameters are the graph's inputs)."""
+    entry_patterns: tuple[str, ...] = ()
+    """Glob patterns of qualified names that are compiled entry points (configuration)."""
+    run_state: _Run | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.index = build_index(self.module)
+        if self.index is None:
+            self.index = build_index(self.module)
+        if self.run_state is None:
+            self.run_state = _Run(self)
         self._globals: dict[str, Value] = {}
         self._globals_in_progress: set[str] = set()
+        self._aliases: dict[str, Value | None] = {}
+        self._annotations: dict[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = {}
+        self._declared: dict[int, dict[str, Value]] = {}
+        self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
         self._class_attrs: dict[int, dict[str, Value]] = {}
         self._attrs_in_progress: dict[int, dict[str, Value]] = {}
         self._summaries: dict[tuple, Value] = {}
@@ -83,10 +110,32 @@ class Program:
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
 
+    @property
+    def is_root(self) -> bool:
+        return self.run_state is not None and self.run_state.root is self
+
+    @property
+    def outgoing(self) -> dict[tuple[str, str], dict[str, Value]]:
+        assert self.run_state is not None
+        return self.run_state.outgoing
+
+    def program_for(self, owner: ModuleIndex | None) -> "Program":
+        """The program of the module that defines something (this one when unknown)."""
+        if owner is None or owner is self.index:
+            return self
+        run = self.run_state
+        assert run is not None
+        prog = run.programs.get(id(owner))
+        if prog is None:
+            prog = Program(owner.module, scope=Scope.COMPILED, index=owner, project=self.project,
+                           run_state=run)
+            run.programs[id(owner)] = prog
+        return prog
+
     # ------------------------------------------------------------------ driver
     def run(self) -> "Program":
-        for fn in self.roots():
-            self.analyze_root(fn)
+        for fn, bound in self.roots():
+            self.analyze_root(fn, bound)
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
         while self._nested:
@@ -95,6 +144,10 @@ class Program:
             for fn in pending:
                 if id(fn.node) not in self._compiled_nodes:
                     self.analyze_root(fn)
+        for qualname, encoded in self.entries.items():
+            fn = self.function_named(qualname)
+            if fn is not None and not fn.disabled:
+                self.analyze_entry(fn, encoded)
         return self
 
     def note_nested(self, fn: FunctionInfo) -> None:
@@ -102,40 +155,138 @@ class Program:
         if self.scope is Scope.ALL and id(fn.node) not in self._compiled_nodes:
             self._nested.setdefault(id(fn.node), fn)
 
-    def roots(self) -> list[FunctionInfo]:
-        idx = self.index
-        roots: list[FunctionInfo] = []
-        seen: set[int] = set()
+    def function_named(self, qualname: str) -> FunctionInfo | None:
+        """A module-level function (``f``) or method (``C.m``) of this module."""
+        head, _, last = qualname.rpartition(".")
+        if not head:
+            return self.index.functions.get(last)
+        cls = self.index.classes.get(head)
+        return cls.methods.get(last) if cls is not None else None
 
-        def add(fn: FunctionInfo | None) -> None:
-            if fn is not None and id(fn) not in seen and not fn.disabled and fn.custom_op is None:
-                seen.add(id(fn))
-                roots.append(fn)
+    def roots(self) -> list[tuple[FunctionInfo, ClassInfo | None]]:
+        """Entry points of this module: (function, class of ``self`` when it is inherited)."""
+        idx = self.index
+        roots: list[tuple[FunctionInfo, ClassInfo | None]] = []
+        seen: set[tuple[int, int]] = set()
+
+        def add(fn: FunctionInfo | None, bound: ClassInfo | None = None) -> None:
+            if fn is None or fn.disabled or fn.custom_op is not None:
+                return
+            if bound is not None and fn.cls is bound:
+                bound = None
+            key = (id(fn), id(bound))
+            if key not in seen:
+                seen.add(key)
+                roots.append((fn, bound))
 
         for cls in idx.classes.values():
             if cls.is_module:
-                add(cls.methods.get("forward"))
+                fwd = cls.find_method("forward")
+                # an inherited forward runs with this class's overrides (``self.make_params`` ...)
+                add(fwd, cls if fwd is not None and fwd.cls is not cls else None)
         for fn in idx.all_functions:
             if fn.compile_decorated:
                 self._entries.add(id(fn))
                 add(fn)
-        for call in idx.compile_calls:
-            if call.args and isinstance(call.args[0].value, cst.Name):
-                name = call.args[0].value.value
-                if name in idx.functions:
-                    self._entries.add(id(idx.functions[name]))
-                    add(idx.functions[name])
-                elif name in idx.classes:
-                    add(idx.classes[name].find_method("forward"))
+        for call, where in idx.compile_targets:
+            target = self.compile_target(call, where)
+            if target is None:
+                continue
+            fn, cls = target
+            if fn.owner is not idx:
+                self._note_outgoing(fn, None, compiled=True)
+                continue
+            if cls is None or fn.name != "forward":
+                self._entries.add(id(fn))
+            add(fn, cls)
+        if self.entry_patterns:
+            for fn in idx.all_functions:
+                if self.matches_entry_pattern(fn):
+                    self._entries.add(id(fn))
+                    add(fn)
         if self.scope is Scope.ALL:
             for fn in idx.all_functions:
                 if fn.name != "__init__":
                     add(fn)
         elif self.scope is Scope.AUTO and idx.imports_torch:
-            for fn in idx.functions.values():
-                if id(fn) not in seen and self.has_tensor_params(fn):
+            # library helpers and callable objects (augmentations, losses, matchers) that take tensors:
+            # callers outside the checked files compile them
+            candidates = list(idx.functions.values())
+            candidates += [c.methods["__call__"] for c in idx.classes.values()
+                           if not c.is_module and "__call__" in c.methods]
+            for fn in candidates:
+                if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
+                        and self.has_tensor_params(fn):
                     add(fn)
         return roots
+
+    def _summary_roots(self) -> set[int]:
+        """Functions that incoming entries analyse anyway (with their callers' arguments)."""
+        out = set()
+        for q in self.entries:
+            fn = self.function_named(q)
+            if fn is not None:
+                out.add(id(fn))
+        return out
+
+    def matches_entry_pattern(self, fn: FunctionInfo) -> bool:
+        names = [fn.qualname]
+        if self.index.name:
+            names.append(f"{self.index.name}.{fn.qualname}")
+        return any(fnmatch.fnmatchcase(n, pat) for pat in self.entry_patterns for n in names)
+
+    def compile_target(self, call: cst.Call, where: FunctionInfo | None
+                       ) -> tuple[FunctionInfo, ClassInfo | None] | None:
+        """What ``torch.compile(x)`` compiles: a function, or ``type(model).forward``."""
+        if not call.args or call.args[0].keyword is not None:
+            return None
+        arg = call.args[0].value
+        method = None
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
+            method, arg = arg.attr.value, arg.value
+        if not isinstance(arg, cst.Name):
+            return None
+        v = self._static_name(arg.value, where)
+        if v is None:
+            return None
+        if v.kind is Kind.FUNCTION and v.func is not None and method is None:
+            return v.func, None
+        cls = v.cls
+        if cls is None:
+            return None
+        fn = cls.find_method(method or "forward")
+        return (fn, cls) if fn is not None else None
+
+    def _static_name(self, name: str, where: FunctionInfo | None) -> Value | None:
+        """A name's class or function, from the definitions and ``name = Class(...)`` assignments."""
+        scopes: list[Any] = [where.node.body] if where is not None else []
+        scopes.append(self.index.module)
+        for scope in scopes:
+            for stmt in _assignments_to(scope, name):
+                value = stmt.value
+                if isinstance(value, cst.Call):
+                    callee = self._static_name_of(value.func)
+                    if callee is not None and callee.cls is not None:
+                        return self.instance(callee.cls)
+        return self._static_dotted(name)
+
+    def _static_name_of(self, node: cst.BaseExpression) -> Value | None:
+        from dynalint.analysis.syntax import dotted_name
+
+        dotted = dotted_name(node)
+        return self._static_dotted(dotted) if dotted is not None else None
+
+    def _static_dotted(self, dotted: str) -> Value | None:
+        """The class, function or value a dotted name denotes, without evaluating code."""
+        head, _, rest = dotted.partition(".")
+        v = self.global_value(head)
+        for part in rest.split(".") if rest else ():
+            if v is None or v.qualname is None:
+                return None
+            v = self.qualified_value(f"{v.qualname}.{part}")
+        if v is not None and v.kind is Kind.FUNCTION and v.cls is not None:
+            return Value(Kind.FUNCTION, cls=v.cls)
+        return v
 
     # ------------------------------------------------------------------ parameters
     def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -147,7 +298,7 @@ class Program:
         for i, prm in enumerate(self._param_nodes(fn)):
             if i == 0 and fn.is_method:
                 continue
-            if prm.annotation is not None:
+            if self._ann(fn, prm) is not None:
                 continue
             if prm.default is not None and _python_default(prm.default):
                 continue
@@ -170,17 +321,18 @@ class Program:
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         for prm in self._param_nodes(fn):
-            if prm.annotation is not None:
-                v = annotation_value(self, prm.annotation.annotation)
+            if self._ann(fn, prm) is not None:
+                v = annotation_value(self, self._ann(fn, prm))
                 if v is not None and v.kind is Kind.TENSOR:
                     return True
         return bool(self.evidence(fn).tensor_params())
 
-    def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None
-                  ) -> dict[str, Value]:
-        """Initial environment of a root function."""
+    def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None,
+                  forward: bool = False) -> dict[str, Value]:
+        """Initial environment of a root function (``forward``: its parameters are graph inputs)."""
         env: dict[str, Value] = {}
-        is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or id(fn) in self._entries
+        is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or \
+            id(fn) in self._entries or forward
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
         for i, prm in enumerate(self._param_nodes(fn)):
@@ -191,10 +343,11 @@ class Program:
             if candidates is not None and name in candidates:
                 env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
                 continue
-            ann = annotation_value(self, prm.annotation.annotation) if prm.annotation is not None else None
+            ann_node = self._ann(fn, prm)
+            ann = annotation_value(self, ann_node) if ann_node is not None else None
             if ann is not None:
                 env[name] = ann
-            elif prm.annotation is not None:
+            elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
@@ -213,9 +366,32 @@ class Program:
             env[p.star_kwarg.name.value] = PYTHON_VALUE
         return env
 
-    def analyze_root(self, fn: FunctionInfo) -> None:
-        ev = self.evidence(fn)
-        env = self.param_env(fn, ev)
+    def analyze_root(self, fn: FunctionInfo, bound: ClassInfo | None = None) -> None:
+        """Analyse an entry point; ``bound``: the subclass whose instance runs an inherited method."""
+        owner = self.program_for(fn.owner)
+        ev = owner.evidence(fn)
+        env = owner.param_env(fn, ev, forward=id(fn) in self._entries)
+        if bound is not None and fn.is_method and not fn.is_classmethod:
+            env[fn.param_names()[0]] = self.instance(bound)
+        owner._mark_compiled(fn)
+        FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
+
+    def analyze_entry(self, fn: FunctionInfo, encoded: dict[str, Any]) -> None:
+        """Analyse a function that compiled code of another module calls, with the values its
+        callers pass (``"*"`` in ``encoded``: it is itself handed to ``torch.compile``)."""
+        if encoded.get("*"):
+            self._entries.add(id(fn))
+            self.analyze_root(fn)
+            return
+        env = self.param_env(fn, self.evidence(fn))
+        assert self.project is not None or not encoded
+        for name, code in encoded.items():
+            if name in env and self.project is not None:
+                value = decode_value(code, self.project)
+                prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
+                if prm is not None and self._ann(fn, prm) is not None:
+                    value = _refine(value, annotation_value(self, self._ann(fn, prm)))
+                env[name] = value
         self._mark_compiled(fn)
         FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
 
@@ -225,22 +401,62 @@ class Program:
             self._compiled_nodes.add(id(fn.node))
             self.compiled.append(fn)
 
+    def _note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False) -> None:
+        """A function of another checked module is reached from compiled code (see the module doc)."""
+        owner = fn.owner
+        if owner is None or owner is self.run_state.root.index or not owner.path or fn.closure is not None:
+            return
+        if not compiled and self.program_for(owner).is_default_root(fn):
+            return
+        key = (owner.path, fn.qualname)
+        joined = self.outgoing.setdefault(key, {})
+        if compiled:
+            joined["*"] = python(True)
+            return
+        if env is None:
+            return
+        skip = fn.param_names()[0] if fn.is_method and fn.param_names() else None
+        for name, value in env.items():
+            if name == skip:
+                continue
+            joined[name] = join(joined[name], value) if name in joined else value
+
+    def is_default_root(self, fn: FunctionInfo) -> bool:
+        """Analysed as an entry point by its own module whoever calls it."""
+        if fn.compile_decorated:
+            return True
+        return fn.name == "forward" and fn.cls is not None and fn.cls.is_module
+
+    def encoded_outgoing(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Outgoing entries as plain data: path -> qualname -> parameter -> encoded value."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for (path, qualname), params in self.outgoing.items():
+            out.setdefault(path, {})[qualname] = {
+                k: (True if k == "*" else encode_value(v)) for k, v in sorted(params.items())}
+        return out
+
     # ------------------------------------------------------------------ calls
     def call_function(self, caller: FunctionEvaluator, fn: FunctionInfo, args: list[Value],
                       kwargs: dict[str, Value], bound_self: Value | None, opaque: bool) -> Value:
-        """Analyse a call into a function of this module with the caller's argument values."""
+        """Analyse a call into a function with the caller's argument values (in the program of
+        the function's module)."""
         if fn.disabled or fn.custom_op is not None:
             return UNKNOWN_VALUE  # not traced: skipped, or an opaque custom op
+        owner = self.program_for(fn.owner)
+        if owner is not self:
+            return owner.call_function(caller, fn, args, kwargs, bound_self, opaque)
         env = self._bind_args(fn, args, kwargs, bound_self, opaque)
+        if caller.emit and not self.is_root:
+            self._note_outgoing(fn, env)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
         if key in self._summaries:
             return self._summaries[key]
         if key in self._in_progress or caller.depth >= MAX_CALL_DEPTH:
-            return UNKNOWN_VALUE
+            return self._unanalysed(fn)
         count = self._contexts.get(id(fn), 0)
         if count >= MAX_ANALYSES_PER_FUNCTION:
-            return UNKNOWN_VALUE
+            return self._unanalysed(fn)
         self._contexts[id(fn)] = count + 1
         self._in_progress.add(key)
         try:
@@ -253,10 +469,64 @@ class Program:
                 and bound_self.cls is not None else None
             callee.run_body(fn.node.body)
             result = join_all(callee.returns) if callee.returns else NONE_VALUE
+            result = _refine(result, self.declared_return(fn))
         finally:
             self._in_progress.discard(key)
         self._summaries[key] = result
         return result
+
+    def annotations(self, fn: FunctionInfo
+                    ) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
+        """Parameter and return annotations, from the signature or a ``# type: (...) -> R`` comment."""
+        cached = self._annotations.get(id(fn))
+        if cached is None:
+            params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn)
+                      if p.annotation is not None}
+            ret = fn.node.returns.annotation if fn.node.returns is not None else None
+            comment = type_comment(fn.node)
+            if comment is not None:
+                args, comment_ret = comment
+                names = [p.name.value for p in self._param_nodes(fn)]
+                if fn.is_method and not fn.is_static and len(args) == len(names) - 1:
+                    names = names[1:]
+                if len(args) == len(names):
+                    for name, ann in zip(names, args):
+                        params.setdefault(name, ann)
+                if ret is None:
+                    ret = comment_ret
+            cached = self._annotations[id(fn)] = (params, ret)
+        return cached
+
+    def _ann(self, fn: FunctionInfo, prm: cst.Param) -> cst.BaseExpression | None:
+        return self.annotations(fn)[0].get(prm.name.value)
+
+    def declared_types(self, fn: FunctionInfo) -> dict[str, Value]:
+        """What the annotations of a function's parameters promise, by name (a parameter keeps
+        its declared type when reassigned from something the analysis cannot see into)."""
+        cached = self._declared.get(id(fn))
+        if cached is None:
+            cached = {}
+            for name, ann in self.annotations(fn)[0].items():
+                v = annotation_value(self, ann)
+                if v is not None:
+                    cached[name] = v
+            self._declared[id(fn)] = cached
+        return cached
+
+    def _unanalysed(self, fn: FunctionInfo) -> Value:
+        """The result of a call not analysed (too deep, recursive): what its annotation promises,
+        else the call by its qualified name, as if the function were not in the checked files."""
+        declared = self.declared_return(fn)
+        if declared is not None:
+            return declared
+        if fn.owner is not None and fn.owner.name and fn.closure is None:
+            return Value(Kind.UNKNOWN, qualname=f"{fn.owner.name}.{fn.qualname}()")
+        return UNKNOWN_VALUE
+
+    def declared_return(self, fn: FunctionInfo) -> Value | None:
+        """What the return annotation promises."""
+        ret = self.annotations(fn)[1]
+        return annotation_value(self, ret) if ret is not None else None
 
     def _bind_args(self, fn: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
                    bound_self: Value | None, opaque: bool) -> dict[str, Value]:
@@ -285,8 +555,8 @@ class Program:
                 value = self.default_value(prm.default)
             else:
                 value = UNKNOWN_VALUE
-            if prm.annotation is not None:
-                value = _refine(value, annotation_value(self, prm.annotation.annotation))
+            if self._ann(fn, prm) is not None:
+                value = _refine(value, annotation_value(self, self._ann(fn, prm)))
             env[name] = value
         if isinstance(p.star_arg, cst.Param):
             env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
@@ -326,6 +596,7 @@ class Program:
         return UNKNOWN_VALUE
 
     def prepare_function(self, info: FunctionInfo) -> None:
+        info.owner = self.index
         local, global_decls = local_names_of(info.node)
         info.local_names = frozenset(local)
         info.global_decls = frozenset(global_decls)
@@ -357,12 +628,71 @@ class Program:
         return None
 
     def qualified_value(self, q: str) -> Value:
+        if self.project is not None:
+            found = self._project_value(q)
+            if found is not None:
+                return found
         head, _, last = q.rpartition(".")
         if head == "torch" and last in _TORCH_DTYPES:
             return python(is_bool=False).with_(qualname=q)
         if head == "math" and last in ("pi", "e", "inf", "nan", "tau"):
             return PYTHON_VALUE
         return Value(Kind.UNKNOWN, qualname=q)
+
+    def _absolute(self, q: str) -> str:
+        return absolute(q, self.index.name, self.index.path.endswith("__init__.py"))
+
+    def _project_value(self, q: str) -> Value | None:
+        """An imported name defined in another checked module: its function, class or value."""
+        assert self.project is not None
+        full = self._absolute(q)
+        r = self.project.resolve(full)
+        if r is None:
+            return Value(Kind.UNKNOWN, qualname=full) if full != q else None
+        if r.index is None:
+            return Value(Kind.UNKNOWN, qualname=r.module)  # a module: its attributes resolve in turn
+        if r.index is self.index:
+            return self.global_value(r.name)
+        return self.program_for(r.index).global_value(r.name)
+
+    def annotation_alias(self, name: str) -> Value | None:
+        """What a module-level alias (``OptTensor = Optional[Tensor]``, or one imported) promises."""
+        if name in self._aliases:
+            return self._aliases[name]
+        self._aliases[name] = None  # recursive aliases promise nothing
+        result: Value | None = None
+        exprs = self.index.globals.get(name)
+        if "." in name or name in self.index.classes:
+            result = self._annotation_class(name)
+            self._aliases[name] = result
+            return result
+        if exprs and len(exprs) == 1 and exprs[0] is not None and name not in self.index.functions \
+                and name not in self.index.classes:
+            result = annotation_value(self, exprs[0])
+        elif name in self.index.imports and self.project is not None:
+            r = self.project.resolve(self._absolute(self.index.imports[name]))
+            if r is not None and r.index is not None and r.name in r.index.globals:
+                result = self.program_for(r.index).annotation_alias(r.name)
+            else:
+                result = self._annotation_class(name)
+        self._aliases[name] = result
+        return result
+
+    def _annotation_class(self, dotted: str) -> Value | None:
+        """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor."""
+        v = self._static_dotted(dotted)
+        if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
+            return tensor()
+        return None
+
+    def is_tensor_class(self, cls: ClassInfo) -> bool:
+        """A class deriving (through checked files) from ``torch.Tensor``."""
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.index
+            for base in c.bases:
+                if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
+                    return True
+        return False
 
     # ------------------------------------------------------------------ classes
     def instance(self, cls: ClassInfo | None) -> Value:
@@ -378,15 +708,68 @@ class Program:
             return attrs[attr]
         method = cls.find_method(attr)
         if method is not None:
-            if "property" in method.decorators or any(d.endswith(".setter") for d in method.decorators):
+            if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
                 return UNKNOWN_VALUE
+            if any(d in _PROPERTY_DECORATORS for d in method.decorators):
+                return self.property_value(method, base)
             return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
-        return UNKNOWN_VALUE
+        later = self.program_for(cls.owner).attr_set_later(cls, attr)
+        return later if later is not None else UNKNOWN_VALUE
+
+    def property_value(self, getter: FunctionInfo, base: Value) -> Value:
+        """What a property's getter returns for this instance (analysed silently)."""
+        owner = self.program_for(getter.owner)
+        if owner is not self:
+            return owner.property_value(getter, base)
+        key = ("property", id(getter), id(base.cls))
+        if key in self._summaries:
+            return self._summaries[key]
+        if key in self._in_progress:
+            return UNKNOWN_VALUE
+        self._in_progress.add(key)
+        try:
+            names = getter.param_names()
+            env = {names[0]: base} if names else {}
+            evaluator = FunctionEvaluator(self, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
+            evaluator.run_body(getter.node.body)
+            result = join_all(evaluator.returns) if evaluator.returns else NONE_VALUE
+            result = _strip_const(_refine(result, self.declared_return(getter)))
+        finally:
+            self._in_progress.discard(key)
+        self._summaries[key] = result
+        return result
+
+    def attr_set_later(self, cls: ClassInfo, attr: str) -> Value | None:
+        """An attribute that methods other than ``__init__`` set on ``self`` (a cache built on
+        first use, a buffer made in ``reset_parameters``): the join of the values they assign,
+        each evaluated on its own (the method's locals are not known there)."""
+        setters = self._setters.get(id(cls))
+        if setters is None:
+            setters = self._setters[id(cls)] = _self_attr_setters(cls)
+        found: Value | None = None
+        key = ("later", id(cls), attr)
+        if key in self._in_progress:
+            return None
+        self._in_progress.add(key)
+        try:
+            for method, expr in setters.get(attr, ()):
+                owner = self.program_for(method.owner)
+                env = owner._init_env(method)
+                env[method.param_names()[0]] = self.instance(cls)
+                evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH)
+                v = _strip_const(evaluator.expr(expr))
+                found = join(found, v) if found is not None else v
+        finally:
+            self._in_progress.discard(key)
+        return found
 
     def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
         """Attributes bound in the class body and in ``__init__`` (bases first)."""
+        owner = self.program_for(cls.owner)
+        if owner is not self:
+            return owner.class_attrs(cls)
         key = id(cls)
         if key in self._class_attrs:
             return self._class_attrs[key]
@@ -422,8 +805,9 @@ class Program:
             name = prm.name.value
             if i == 0:
                 env[name] = self.instance(init.cls)
-            elif prm.annotation is not None and annotation_value(self, prm.annotation.annotation) is not None:
-                env[name] = annotation_value(self, prm.annotation.annotation)  # type: ignore[assignment]
+            elif self._ann(init, prm) is not None and \
+                    annotation_value(self, self._ann(init, prm)) is not None:  # type: ignore[arg-type]
+                env[name] = annotation_value(self, self._ann(init, prm))  # type: ignore[arg-type,assignment]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             else:
@@ -432,6 +816,32 @@ class Program:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+_PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})
+
+
+def _self_attr_setters(cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]:
+    """``attr -> (method, assigned expression)`` for ``self.<attr> = ...`` in the methods of the
+    class and its bases (``__init__`` aside), from the module indexes."""
+    out: dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]] = {}
+    for c in cls.mro():
+        if c.owner is None:
+            continue
+        for attr, places in c.owner.attr_writes_outside.items():
+            for stmt, fn in places:
+                if fn is None or fn.cls is not c or fn.is_static or fn.is_classmethod or not fn.param_names():
+                    continue
+                if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                    target, value = stmt.targets[0].target, stmt.value
+                elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                    target, value = stmt.target, stmt.value
+                else:
+                    continue
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == fn.param_names()[0] and target.attr.value == attr:
+                    out.setdefault(attr, []).append((fn, value))
+    return out
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
@@ -467,6 +877,15 @@ def _refine(value: Value, declared: Value | None) -> Value:
             return declared
     if declared.kind is Kind.TENSOR and value.kind is Kind.UNKNOWN:
         return declared
+    if value.kind is Kind.UNKNOWN and not value.params and value.cls is None:
+        return declared  # e.g. ``list[dict[str, Tensor]]``: what the analysis could not infer
+    if value.kind is Kind.SEQUENCE and declared.kind is Kind.SEQUENCE:
+        if value.items is not None and declared.items is not None and len(value.items) == len(declared.items):
+            return value.with_(items=tuple(_refine(v, d) for v, d in zip(value.items, declared.items)))
+        if value.items is None and declared.items is not None:
+            return declared if value.elements().kind is Kind.UNKNOWN else value
+        if value.elements().kind is Kind.UNKNOWN and declared.element is not None:
+            return value.with_(element=declared.element, items=None)
     return value
 
 
@@ -483,3 +902,51 @@ def _signature(v: Value) -> Any:
             id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights,
             tuple(_signature(i) for i in v.items) if v.items else None,
             _signature(v.element) if v.element is not None else None)
+
+
+def _assignments_to(scope: cst.CSTNode, name: str) -> list[cst.Assign]:
+    """``name = ...`` statements in a function body or module (not in nested scopes)."""
+    from dynalint.analysis.syntax import walk
+
+    out = []
+    for n in walk(scope, into_scopes=False):
+        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                             for t in n.targets):
+            out.append(n)
+    return out
+
+
+def type_comment(node: cst.FunctionDef) -> tuple[list[cst.BaseExpression], cst.BaseExpression | None] | None:
+    """The ``# type: (int, Tensor) -> Tensor`` comment of a function (PEP 484), parsed."""
+    body = node.body
+    comments = []
+    if isinstance(body, cst.IndentedBlock):
+        if body.header.comment is not None:
+            comments.append(body.header.comment.value)
+        if body.body:
+            first = body.body[0]
+            comments.extend(line.comment.value for line in getattr(first, "leading_lines", ())
+                            if line.comment)
+    for text in comments:
+        text = text.lstrip("#").strip()
+        if not text.startswith("type:"):
+            continue
+        sig = text[len("type:"):].strip()
+        args_text, arrow, ret_text = sig.partition("->")
+        if not arrow or not args_text.strip().startswith("("):
+            continue
+        try:
+            args = cst.parse_expression(args_text.strip())
+            ret = cst.parse_expression(ret_text.strip())
+        except Exception:
+            return None
+        if isinstance(args, cst.Tuple):
+            return [e.value for e in args.elements], ret
+        inner = args_text.strip()[1:-1].strip()
+        if not inner:
+            return [], ret
+        try:
+            return [cst.parse_expression(inner)], ret
+        except Exception:
+            return None
+    return None

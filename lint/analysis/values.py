@@ -90,6 +90,11 @@ class Value:
         return self.kind is Kind.TENSOR and not self.maybe_none
 
     @property
+    def is_mapping(self) -> bool:
+        """A dict; ``element`` is the value of its entries when known."""
+        return self.kind is Kind.PYTHON and self.qualname == "builtins.dict"
+
+    @property
     def has_const(self) -> bool:
         return self.const is not NO_CONST
 
@@ -102,6 +107,8 @@ class Value:
             return tensor(is_bool=self.is_bool, params=self.params, from_weights=self.from_weights)
         if self.kind in (Kind.SIZE, Kind.SCALAR):
             return self
+        if self.is_mapping:
+            return UNKNOWN_VALUE  # iterating a dict gives its keys
         if self.element is not None:
             return self.element
         if self.items:
@@ -131,6 +138,11 @@ def python(const: Any = NO_CONST, *, is_bool: bool | None = None) -> Value:
 
 def sequence(items: Iterable[Value] | None = None, element: Value | None = None) -> Value:
     return Value(Kind.SEQUENCE, items=tuple(items) if items is not None else None, element=element)
+
+
+def mapping(element: Value | None) -> Value:
+    """A dict whose entries' values are ``element`` (None: not known)."""
+    return Value(Kind.PYTHON, qualname="builtins.dict", element=element)
 
 
 def merge_params(values: Iterable[Value]) -> frozenset[str]:
@@ -166,6 +178,7 @@ def join(a: Value, b: Value) -> Value:
             qualname=a.qualname if a.qualname == b.qualname else None,
             cls=a.cls if a.cls is b.cls else None,
             func=a.func if a.func is b.func else None,
+            element=join(a.element, b.element) if a.element is not None and b.element is not None else None,
             origin=a.origin or b.origin,
             params=a.params | b.params,
             from_weights=a.from_weights and b.from_weights,
@@ -174,6 +187,11 @@ def join(a: Value, b: Value) -> Value:
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
             return x.with_(maybe_none=True)
+        if x.cls is not None and x.kind in (Kind.MODULE, Kind.UNKNOWN) and y.kind is Kind.UNKNOWN \
+                and y.cls is None and not y.params and y.qualname is None:
+            # ``head = head or Head(...)``: an object built here, or one a caller passes instead;
+            # the code analysed is the class the module builds itself
+            return x
         if x.kind is Kind.SIZE and y.kind is Kind.PYTHON:
             return SIZE_VALUE
     return Value(Kind.UNKNOWN, params=a.params | b.params)

@@ -1,0 +1,428 @@
+"""The project index: the modules of the files being checked, and how a
+qualified name used in one of them resolves to a class, a function or a
+module-level name defined in another.
+
+Modules are parsed lazily, the first time another module's analysis needs one
+of their definitions, and kept for the rest of the run.  Package
+``__init__.py`` files that are not themselves checked are read with
+:mod:`ast` for their re-exports only (``from .boxes import nms``).
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+import libcst as cst
+
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.values import Value
+
+MAX_LOADED_SOURCE = 12_000_000
+"""Characters of source whose parsed trees are kept in memory (about 50 bytes of tree per
+character; the least recently used trees are dropped beyond it)."""
+_MAX_RESOLVE_DEPTH = 8
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([\w ,()]+)|import[ \t]+([.\w]+))",
+                          re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a qualified name denotes inside the project."""
+
+    index: ModuleIndex | None
+    """The module that defines it (None for a module itself)."""
+    name: str
+    module: str
+    """Dotted name of the defining module (or of the module itself)."""
+
+    @property
+    def function(self) -> FunctionInfo | None:
+        return self.index.functions.get(self.name) if self.index is not None else None
+
+    @property
+    def cls(self) -> ClassInfo | None:
+        return self.index.classes.get(self.name) if self.index is not None else None
+
+
+def module_name_for(path: str) -> str:
+    """Dotted module name of a file, from the packages (``__init__.py``) that contain it."""
+    path = os.path.abspath(path)
+    directory, base = os.path.split(path)
+    parts = [] if base == "__init__.py" else [os.path.splitext(base)[0]]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, pkg = os.path.split(directory)
+        parts.append(pkg)
+        if not pkg:
+            break
+    return ".".join(reversed(parts))
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+class Project:
+    """The checked files as one program."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.paths: dict[str, str] = {}
+        """Module name -> path of every checked file."""
+        self.names: dict[str, str] = {}
+        """Absolute path -> module name."""
+        for p in paths:
+            name = module_name_for(p)
+            if name and name not in self.paths:
+                self.paths[name] = p
+                self.names[os.path.abspath(p)] = name
+        self.packages: dict[str, str] = {}
+        """Package name -> its directory, for every package that contains a checked file."""
+        for name, p in self.paths.items():
+            parts = name.split(".")
+            directory = os.path.dirname(os.path.abspath(p))
+            if os.path.basename(p) == "__init__.py":
+                parts = parts + ["__init__"]
+            for i in range(len(parts) - 1, 0, -1):
+                self.packages.setdefault(".".join(parts[:i]), directory)
+                directory = os.path.dirname(directory)
+        self.tops = {n.split(".")[0] for n in self.paths}
+        self._loaded: OrderedDict[str, ModuleIndex] = OrderedDict()
+        self._sources: dict[str, tuple[str, ModuleIndex]] = {}
+        self._exports: dict[str, dict[str, str]] = {}
+        self._defined: dict[str, tuple[str, set[str]]] = {}
+        """Unchecked package ``__init__.py`` files that define functions or classes: (path, names)."""
+        self._resolved: dict[str, tuple[str, str, str] | None] = {}
+        self._transient: set[str] = set()
+        self._imported: set[str] | None = None
+        self._graph: dict[str, set[str]] | None = None
+        self._loaded_chars = 0
+        """Modules remembered only while their own analysis runs."""
+        self.read: set[str] = set()
+        """Paths of other files the current analysis looked into (its dependencies)."""
+
+    # ------------------------------------------------------------------ modules
+    def module_of(self, path: str) -> str | None:
+        return self.names.get(os.path.abspath(path))
+
+    def index_for(self, path: str, module: cst.Module, source: str) -> ModuleIndex:
+        """The index of a checked file being analysed (the one other modules' references point to)."""
+        name = self.module_of(path) or ""
+        idx = self._loaded.get(name)
+        if idx is not None and idx.module is module:
+            return idx
+        idx = build_index(module)
+        idx.name = name
+        idx.path = path
+        idx.source = source
+        self._remember(name, idx)
+        self._transient.add(name)
+        link_classes(self, idx)
+        return idx
+
+    def release(self, path: str) -> None:
+        """The analysis of a checked file is over: forget its tree unless other checked files
+        import it (keeping every tree alive would make each garbage collection walk them all)."""
+        name = self.module_of(path) or ""
+        if name in self._transient:
+            self._transient.discard(name)
+            if name not in self.imported():
+                self._loaded.pop(name, None)
+
+    def imported(self) -> set[str]:
+        """Checked modules that some checked file imports."""
+        if self._imported is None:
+            self._imported = {dep for deps in self.import_graph().values() for dep in deps}
+        return self._imported
+
+    def import_graph(self) -> dict[str, set[str]]:
+        """Module -> the checked modules it imports (a quick scan of import lines)."""
+        if self._graph is None:
+            graph: dict[str, set[str]] = {}
+            for name, path in self.paths.items():
+                try:
+                    with open(path, "rb") as fh:
+                        text = fh.read().decode("utf-8", "replace")
+                except OSError:
+                    continue
+                is_package = path.endswith("__init__.py")
+                deps = graph.setdefault(name, set())
+                for m in _IMPORT_LINE.finditer(text):
+                    base = absolute(m.group(1) or m.group(3), name, is_package)
+                    candidates = [base]
+                    if m.group(2):
+                        candidates += [f"{base}.{n.split(' as ')[0].strip(' ()')}" for n in m.group(2).split(",")]
+                    deps.update(c for c in candidates if c in self.paths and c != name)
+            self._graph = graph
+        return self._graph
+
+    def cached_index(self, path: str, code: str) -> ModuleIndex | None:
+        """A module already parsed for another file's analysis, if its text is ``code``."""
+        name = self.module_of(path)
+        idx = self._loaded.get(name) if name else None
+        if idx is not None and idx.source == code:
+            return idx
+        return None
+
+    def load(self, name: str, path: str | None = None) -> ModuleIndex | None:
+        """The index of a checked module (or of the package ``__init__.py`` at ``path``),
+        parsing it on first use."""
+        idx = self._loaded.get(name)
+        if idx is not None:
+            self._loaded.move_to_end(name)
+            self.read.add(idx.path)
+            return idx
+        path = path or self.paths.get(name)
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            from dynalint.engine import decode_source  # the engine decodes files the same way
+
+            source = decode_source(data)
+            module = cst.parse_module(source)
+        except Exception:  # unreadable or invalid: the name stays unresolved
+            self._loaded[name] = idx = ModuleIndex(module=cst.Module(body=[]))
+            idx.name, idx.path = name, path
+            return idx
+        idx = build_index(module)
+        idx.name, idx.path, idx.source = name, path, source
+        self.read.add(path)
+        self._transient.discard(name)
+        self._remember(name, idx)
+        link_classes(self, idx)
+        return idx
+
+    def _remember(self, name: str, idx: ModuleIndex) -> None:
+        self._loaded[name] = idx
+        self._loaded.move_to_end(name)
+        self._loaded_chars = sum(len(i.source or "") for i in self._loaded.values())
+        while len(self._loaded) > 1 and self._loaded_chars > MAX_LOADED_SOURCE:
+            _, dropped = self._loaded.popitem(last=False)
+            self._loaded_chars -= len(dropped.source or "")
+
+    def dependency_order(self, paths: list[str]) -> list[str]:
+        """``paths`` with the modules others import first (depth-first over the import scan), so
+        that a module's tree is still loaded when the files that import it are analysed."""
+        graph = self.import_graph()
+        order: list[str] = []
+        state: dict[str, int] = {}
+        for start in paths:
+            name = self.module_of(start)
+            if name is None or name in state:
+                continue
+            stack = [(name, iter(sorted(graph.get(name, ()))))]
+            state[name] = 1
+            while stack:
+                current, deps = stack[-1]
+                nxt = next(deps, None)
+                if nxt is None:
+                    stack.pop()
+                    state[current] = 2
+                    order.append(current)
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, iter(sorted(graph.get(nxt, ())))))
+        by_name = {self.module_of(p): p for p in paths}
+        ordered = [by_name[n] for n in order if n in by_name]
+        return ordered + [p for p in paths if self.module_of(p) is None]
+
+    def _package_exports(self, package: str) -> dict[str, str]:
+        """Names an unchecked package ``__init__.py`` imports (its re-exports), by ast."""
+        if package in self._exports:
+            return self._exports[package]
+        out: dict[str, str] = {}
+        directory = self.packages.get(package)
+        if directory is not None:
+            init = os.path.join(directory, "__init__.py")
+            try:
+                with open(init, "rb") as fh:
+                    tree = ast.parse(fh.read())
+                self.read.add(init)
+            except (OSError, SyntaxError, ValueError):
+                tree = None
+            if tree is not None:
+                defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+                if defined:
+                    self._defined[package] = (init, defined)
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.ImportFrom):
+                        base = absolute("." * node.level + (node.module or ""), package, True)
+                        for alias in node.names:
+                            if alias.name != "*":
+                                out[alias.asname or alias.name] = f"{base}.{alias.name}"
+        self._exports[package] = out
+        return out
+
+    # ------------------------------------------------------------------ names
+    def resolve(self, q: str, depth: int = 0) -> Resolved | None:
+        """What an absolute qualified name denotes, following re-exports."""
+        if q.split(".", 1)[0] not in self.tops or depth > _MAX_RESOLVE_DEPTH:
+            return None
+        if q in self._resolved:
+            known = self._resolved[q]
+            if known is None:
+                return None
+            module, name, path = known
+            if not path:
+                return Resolved(None, "", module)
+            idx = self.load(module, path)  # the tree in use (it may have been parsed again since)
+            return Resolved(idx, name, module) if idx is not None else None
+        self._resolved[q] = None  # cycles resolve to nothing
+        result = self._resolve(q, depth)
+        # remember where, not the tree: a remembered tree would stay alive after it is dropped
+        self._resolved[q] = None if result is None else (
+            result.module, result.name, result.index.path if result.index is not None else "")
+        return result
+
+    def _resolve(self, q: str, depth: int) -> Resolved | None:
+        if q in self.paths or q in self.packages:
+            return Resolved(None, "", q)
+        head, _, last = q.rpartition(".")
+        if not head:
+            return None
+        if head in self.paths:
+            idx = self.load(head)
+            if idx is None:
+                return None
+            if last in idx.functions or last in idx.classes or last in idx.globals:
+                return Resolved(idx, last, head)
+            target = idx.imports.get(last)
+            if target is not None:
+                return self.resolve(absolute(target, head, idx.path.endswith("__init__.py")), depth + 1)
+            return None
+        if head in self.packages:
+            exports = self._package_exports(head)
+            init, defined = self._defined.get(head, ("", set()))
+            if last in defined:
+                idx = self.load(head, init)
+                if idx is not None and (last in idx.functions or last in idx.classes):
+                    return Resolved(idx, last, head)
+            target = exports.get(last)
+            if target is not None:
+                return self.resolve(target, depth + 1)
+            return None
+        # an attribute of something defined in a module (``Class.method``) is not a module-level name
+        return None
+
+
+def absolute(q: str, module: str, is_package: bool) -> str:
+    """``..ops.boxes.nms`` seen from module ``torchvision.models.detection.rpn``:
+    ``torchvision.ops.boxes.nms``."""
+    if not q.startswith("."):
+        return q
+    level = len(q) - len(q.lstrip("."))
+    rest = q[level:]
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    base = ".".join(parts)
+    if not rest:
+        return base
+    return f"{base}.{rest}" if base else rest
+
+
+def link_classes(project: Project, idx: ModuleIndex) -> None:
+    """Bases imported from other checked modules become real base classes, and a class
+    deriving (through any of them) from ``nn.Module`` is a module."""
+    changed = False
+    for cls in idx.classes.values():
+        for base in cls.bases:
+            if base in idx.classes:
+                continue
+            q = idx.resolve(base)
+            if q is None:
+                continue
+            r = project.resolve(absolute(q, idx.name, idx.path.endswith("__init__.py")))
+            other = r.cls if r is not None else None
+            if other is not None and other is not cls and other not in cls.base_classes:
+                cls.base_classes.append(other)
+                changed = True
+    if changed:
+        for cls in idx.classes.values():
+            if not cls.is_module and any(b.is_module for b in cls.mro() if b is not cls):
+                cls.is_module = True
+
+
+# --------------------------------------------------------------------------- values across files
+
+
+def encode_value(v: "Value") -> list:
+    """A value as plain data (what an incoming entry carries between analyses of two files)."""
+    from dynalint.analysis.values import Kind
+
+    k = v.kind
+    if k is Kind.TENSOR:
+        return ["T", int(v.is_bool), int(v.maybe_none)]
+    if k is Kind.PYTHON:
+        if v.has_const and v.const is None:
+            return ["N"]
+        if v.qualname == "builtins.dict" and v.element is not None:
+            return ["D", encode_value(v.element)]
+        return ["P", int(v.is_bool)]
+    if k is Kind.SIZE:
+        return ["S"]
+    if k is Kind.SEQUENCE:
+        items = [encode_value(i) for i in v.items] if v.items is not None and len(v.items) <= 8 else None
+        return ["L", encode_value(v.element) if v.element is not None else None, items]
+    if k is Kind.MODULE and v.cls is not None and v.cls.owner is not None and v.cls.owner.name:
+        return ["M", v.cls.owner.name, v.cls.name]
+    return ["U"]
+
+
+def decode_value(code: list, project: Project) -> "Value":
+    from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, python,
+                                          sequence, tensor)
+
+    try:
+        tag = code[0]
+        if tag == "T":
+            v = tensor(is_bool=bool(code[1]))
+            return v.with_(maybe_none=True) if code[2] else v
+        if tag == "N":
+            return NONE_VALUE
+        if tag == "P":
+            return python(is_bool=bool(code[1]))
+        if tag == "D":
+            return Value(Kind.PYTHON, qualname="builtins.dict", element=decode_value(code[1], project))
+        if tag == "S":
+            return SIZE_VALUE
+        if tag == "L":
+            element = decode_value(code[1], project) if code[1] is not None else None
+            items = [decode_value(i, project) for i in code[2]] if code[2] is not None else None
+            return sequence(items=items, element=element)
+        if tag == "M":
+            idx = project.load(code[1])
+            cls = idx.classes.get(code[2]) if idx is not None else None
+            if cls is not None:
+                return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
+    except (IndexError, TypeError, KeyError):
+        pass
+    return UNKNOWN_VALUE
+
+
+def join_encoded(a: list | bool, b: list | bool) -> list | bool:
+    """Join of two encoded values (a parameter is a tensor only when every caller passes one)."""
+    if a == b:
+        return a
+    if isinstance(a, bool) or isinstance(b, bool):
+        return True
+    for x, y in ((a, b), (b, a)):
+        if x[0] == "T" and y[0] == "N":
+            return ["T", x[1], 1]
+        if x[0] == "T" and y[0] == "T":
+            return ["T", int(x[1] and y[1]), int(x[2] or y[2])]
+        if x[0] == "P" and y[0] in ("P", "N"):
+            return ["P", int(x[1] and y[0] == "P" and y[1])]
+        if x[0] == "L" and y[0] == "L":
+            el = join_encoded(x[1], y[1]) if x[1] is not None and y[1] is not None else None
+            return ["L", el, None]
+    return ["U"]

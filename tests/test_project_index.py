@@ -1,0 +1,379 @@
+"""The project pass: reach across files, types across files, and the cache that re-analyses
+only a changed file and the files that depend on it.
+
+The multi-file package below is also run under real Dynamo: every line the project pass
+flags in it must be a line where Dynamo's graph-break log reports a break.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import pytest
+
+import dynalint.runner as runner
+from conftest import requires_torch
+from dynalint.analysis.project import Project, absolute, module_name_for
+from dynalint.runner import check_files
+from dynalint.settings import Scope, Settings
+
+from helpers import check
+
+LAYERS = '''
+import torch
+from torch import nn
+from typing import Optional
+
+OptTensor = Optional[torch.Tensor]
+
+
+class Gate:
+    """A plain helper object: only compiled code of another file calls it."""
+
+    def pick(self, scores):
+        if scores.max() > 0.5:
+            return scores * 2
+        return scores
+
+
+class Base(nn.Module):
+    def forward(self, x):
+        return self.post(x)
+
+    def post(self, x):
+        return x
+'''
+
+MODEL = '''
+import torch
+from .layers import Base, Gate, OptTensor
+
+
+class Net(Base):
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate()
+
+    def post(self, x):
+        return self.gate.pick(x)
+
+
+class Masked(Base):
+    def forward(self, x, mask: OptTensor = None):
+        if mask is not None:
+            n = mask.sum().item()
+            return x * n
+        return x
+'''
+
+UNRELATED = '''
+def version():
+    return "1.0"
+'''
+
+
+@pytest.fixture
+def package(tmp_path):
+    root = tmp_path / "src"
+    pkg = root / "cross_pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(LAYERS.lstrip())
+    (pkg / "model.py").write_text(MODEL.lstrip())
+    (pkg / "about.py").write_text(UNRELATED.lstrip())
+    return {name: str(pkg / f"{name}.py") for name in ("layers", "model", "about")}
+
+
+def _diagnostics(paths, settings=Settings(), cache_dir=None):
+    results = list(check_files(list(paths), settings, cache_dir=cache_dir))
+    assert all(r.error is None for r in results), [r.error for r in results]
+    return [d for r in results for d in r.diagnostics]
+
+
+def _line(path: str, text: str) -> int:
+    with open(path) as fh:
+        return next(i for i, line in enumerate(fh, 1) if text in line)
+
+
+def _breaks(diagnostics):
+    return sorted((d.line, d.code) for d in diagnostics if d.kind == "graph-break")
+
+
+def _flagged(diagnostics, path):
+    return {(d.line, d.code) for d in diagnostics if d.path == path and d.kind == "graph-break"}
+
+
+# --------------------------------------------------------------------------- names
+
+
+def test_module_names_and_relative_imports(package):
+    assert module_name_for(package["model"]) == "cross_pkg.model"
+    assert absolute(".layers.Gate", "cross_pkg.model", False) == "cross_pkg.layers.Gate"
+    assert absolute("..ops.nms", "a.b.c", False) == "a.ops.nms"
+    assert absolute(".", "a.b", True) == "a.b"
+    project = Project(package.values())
+    resolved = project.resolve("cross_pkg.layers.Gate")
+    assert resolved is not None and resolved.cls is not None and resolved.cls.name == "Gate"
+    assert project.resolve("cross_pkg.layers.missing") is None
+    assert project.resolve("torch.nn.Module") is None
+
+
+# --------------------------------------------------------------------------- reach
+
+
+@pytest.mark.parametrize("scope", [Scope.COMPILED, Scope.AUTO])
+def test_helpers_in_other_files_are_reached(package, scope):
+    found = _diagnostics(package.values(), Settings(scope=scope))
+    # Gate.pick is a method of a plain class: only Net.post (via Base.forward, inherited from
+    # another file) calls it, with the tensor forward receives
+    assert (_line(package["layers"], "if scores.max()"), "DYN101") in _flagged(found, package["layers"])
+    # an alias imported from another file types the parameter, narrowed by `is not None`
+    assert (_line(package["model"], "mask.sum().item()"), "DYN102") in _flagged(found, package["model"])
+
+
+def test_a_file_alone_does_not_see_its_callers(package):
+    with open(package["layers"]) as fh:
+        alone = check(fh.read(), scope=Scope.COMPILED)
+    assert not [d for d in alone if d.code == "DYN101"]
+
+
+def test_entry_point_patterns_make_roots(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent('''
+        import torch
+
+        def train_step(batch, limit):
+            if batch.sum() > limit:
+                return batch
+            return batch * 2
+    '''))
+    assert not [d for d in _diagnostics([str(path)], Settings(scope=Scope.COMPILED)) if d.code == "DYN101"]
+    found = _diagnostics([str(path)], Settings(scope=Scope.COMPILED, entry_points=("*.train_step",)))
+    assert [d.line for d in found if d.code == "DYN101"] == [5]
+
+
+def test_torch_compile_of_an_instance_reaches_its_forward(tmp_path):
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "blocks.py").write_text(textwrap.dedent('''
+        import torch
+
+        class Scaler:
+            def __init__(self, factor):
+                self.factor = factor
+
+            def forward(self, x):
+                return x * x.max().item()
+    '''))
+    (pkg / "main.py").write_text(textwrap.dedent('''
+        import torch
+        from proj.blocks import Scaler
+
+        def main():
+            model = Scaler(2)
+            fast = torch.compile(model.forward)
+            return fast
+    '''))
+    found = _diagnostics([str(pkg / "blocks.py"), str(pkg / "main.py")], Settings(scope=Scope.COMPILED))
+    assert [(os.path.basename(d.path), d.line, d.code) for d in found if d.kind == "graph-break"] == [
+        ("blocks.py", 9, "DYN102")]
+
+
+# --------------------------------------------------------------------------- types
+
+
+def test_containers_of_tensors():
+    found = check('''
+        import torch
+        from torch import nn
+
+        class Loss(nn.Module):
+            def forward(self, preds, targets: list[dict[str, torch.Tensor]]):
+                for t in targets:
+                    if t["boxes"].sum() > 0:
+                        preds = preds + 1
+                by_name = {"a": preds}
+                for v in by_name.values():
+                    n = v.max().item()
+                return preds
+    ''')
+    assert _breaks(found) == [(7, "DYN101"), (11, "DYN102")]
+
+
+def test_isinstance_narrowing_and_type_comments():
+    found = check('''
+        import torch
+        from typing import Union
+
+        def f(x: Union[torch.Tensor, float], y):
+            # type: (Union[torch.Tensor, float], Tensor) -> Tensor
+            if isinstance(x, torch.Tensor):
+                if x.sum() > 0:
+                    return y
+            return y.max().item()
+    ''', scope=Scope.ALL)
+    assert _breaks(found) == [(7, "DYN101"), (9, "DYN102")]
+
+
+def test_returned_values_keep_their_declared_type():
+    found = check('''
+        import torch
+        from torch import nn
+        from typing import Optional
+
+        def prepare(images, targets) -> tuple[torch.Tensor, Optional[list[dict[str, torch.Tensor]]]]:
+            return images, targets
+
+        class Det(nn.Module):
+            def forward(self, images, targets: Optional[list[dict[str, torch.Tensor]]] = None):
+                images, targets = prepare(images, targets)
+                if targets is not None:
+                    for t in targets:
+                        if t["boxes"].any():
+                            raise ValueError("degenerate")
+                return images
+    ''')
+    assert [(d.line, d.code) for d in found if d.kind == "graph-break"] == [(13, "DYN101")]
+
+
+def test_unknown_values_stay_silent():
+    found = check('''
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def forward(self, x, extra: dict):
+                if extra["flag"]:
+                    x = x + 1
+                return x
+    ''')
+    assert not [d for d in found if d.kind == "graph-break"]
+
+
+# --------------------------------------------------------------------------- cache
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    calls: list[str] = []
+    real = runner.check_in_project
+
+    def check_in_project(source, path, settings, project, entries=None):
+        calls.append(os.path.basename(path))
+        return real(source, path, settings, project, entries)
+
+    monkeypatch.setattr(runner, "check_in_project", check_in_project)
+    return calls
+
+
+def test_cache_reanalyses_a_changed_file_and_its_dependents(package, tmp_path, counted):
+    cache = str(tmp_path / "cache")
+    first = _diagnostics(package.values(), cache_dir=cache)
+    assert set(counted) == {"layers.py", "model.py", "about.py"}
+    counted.clear()
+    assert _diagnostics(package.values(), cache_dir=cache) == first
+    assert counted == [], "a cached run analyses nothing"
+
+    # layers.py changes: model.py read it (its classes and alias), about.py did not
+    with open(package["layers"], "a") as fh:
+        fh.write("\n\nLIMIT = 3\n")
+    again = _diagnostics(package.values(), cache_dir=cache)
+    assert "about.py" not in counted
+    assert {"layers.py", "model.py"} <= set(counted)
+    assert {(d.line, d.code) for d in again} == {(d.line, d.code) for d in first}
+
+    # model.py no longer calls Gate.pick: layers.py loses that entry, and the break in it
+    counted.clear()
+    with open(package["model"]) as fh:
+        text = fh.read()
+    with open(package["model"], "w") as fh:
+        fh.write(text.replace("return self.gate.pick(x)", "return x"))
+    after = _diagnostics(package.values(), Settings(scope=Scope.COMPILED), cache_dir=cache)
+    assert not _flagged(after, package["layers"])
+    counted.clear()
+    _diagnostics(package.values(), Settings(scope=Scope.COMPILED), cache_dir=cache)
+    assert counted == []
+
+
+# --------------------------------------------------------------------------- real Dynamo
+
+
+@requires_torch
+def test_cross_file_predictions_match_dynamo(package):
+    import torch
+
+    from dynalint.verify.probe import observe
+
+    found = _diagnostics(package.values(), Settings(scope=Scope.COMPILED))
+    src = os.path.dirname(os.path.dirname(package["model"]))
+    sys.path.insert(0, src)
+    try:
+        from cross_pkg.model import Masked, Net
+
+        x = torch.rand(4)
+        net = Net()
+        obs = observe(lambda t: net(t), [(x,)], files_of_interest=list(package.values()))
+        assert not obs.errors, obs.errors
+        assert {line for line, _ in _flagged(found, package["layers"])} == obs.break_lines(package["layers"])
+        masked = Masked()
+        obs = observe(lambda t, m: masked(t, m), [(x, x > 0.5)], files_of_interest=list(package.values()))
+        assert not obs.errors, obs.errors
+        assert {line for line, _ in _flagged(found, package["model"])} == obs.break_lines(package["model"])
+    finally:
+        sys.path.remove(src)
+        for name in [m for m in sys.modules if m.startswith("cross_pkg")]:
+            del sys.modules[name]
+
+
+def test_properties_and_attributes_set_in_other_methods():
+    found = check('''
+        import torch
+        from torch import nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.ones(3))
+
+            @property
+            def scale(self):
+                return self.weight.abs()
+
+            def reset(self):
+                self.cache = torch.zeros(3)
+
+            def forward(self, x):
+                if self.scale.sum() > 0:
+                    x = x + 1
+                return x * self.cache.max().item()
+    ''')
+    assert _breaks(found) == [(17, "DYN101"), (19, "DYN102")]
+
+
+def test_calls_too_deep_to_analyse_keep_their_qualified_name(tmp_path):
+    """A logger made by a helper of another checked file is still a logger where the analysis
+    does not follow the helper (module-level code is evaluated without entering calls)."""
+    pkg = tmp_path / "logpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "log.py").write_text(textwrap.dedent('''
+        import logging
+
+        def get_logger(name):
+            return logging.getLogger(name)
+    '''))
+    (pkg / "model.py").write_text(textwrap.dedent('''
+        import torch
+        from . import log
+
+        logger = log.get_logger(__name__)
+
+        @torch.compile
+        def f(x):
+            logger.warning("step")
+            return x + 1
+    '''))
+    found = _diagnostics([str(pkg / "log.py"), str(pkg / "model.py")])
+    assert [(os.path.basename(d.path), d.line) for d in found if d.kind == "graph-break"] == [("model.py", 9)]
