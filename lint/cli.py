@@ -49,6 +49,9 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--exclude", metavar="PATTERNS", help="comma-separated glob patterns of paths to skip")
     g.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
                    help="skip files git ignores (default: on)")
+    g.add_argument("--entry-points", metavar="PATTERNS",
+                   help="comma-separated globs of qualified names analysed as compiled entry points "
+                        "(e.g. '*.train_step')")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -138,20 +138,6 @@ def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]
     return analyse(source, path, settings).diagnostics
 
 
-def check_in_project(source: str, path: str, settings: Settings, project: Project | None,
-                     entries: dict[str, dict[str, Any]] | None = None
-                     ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
-    """Diagnostics for one file of a project, and the entries its compiled code hands to
-    other files (see :meth:`Program.encoded_outgoing`)."""
-    try:
-        result = analyse(source, path, settings, project=project, entries=entries)
-    finally:
-        if project is not None:
-            project.release(path)
-    outgoing = result.program.encoded_outgoing() if result.program is not None else {}
-    return result.diagnostics, outgoing
-
-
 def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:
     ctx = RuleContext(program, settings)
     # evaluation order: the position of the first event about each node

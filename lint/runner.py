@@ -269,7 +269,7 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
     try:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
-        pending = Project(paths).dependency_order(list(dict.fromkeys(paths)))
+        pending = SourceProject(paths).dependency_order(list(dict.fromkeys(paths)))
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), with_fixes) for p in pending]
             if pool is not None:

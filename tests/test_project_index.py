@@ -258,13 +258,13 @@ def test_unknown_values_stay_silent():
 @pytest.fixture
 def counted(monkeypatch):
     calls: list[str] = []
-    real = runner.check_in_project
+    real = runner._analyse
 
-    def check_in_project(source, path, settings, project, entries=None):
+    def analyse(source, path, settings, project, entries, with_fixes):
         calls.append(os.path.basename(path))
-        return real(source, path, settings, project, entries)
+        return real(source, path, settings, project, entries, with_fixes)
 
-    monkeypatch.setattr(runner, "check_in_project", check_in_project)
+    monkeypatch.setattr(runner, "_analyse", analyse)
     return calls
 
 
