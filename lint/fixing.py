@@ -4,11 +4,15 @@ Fixes that touch overlapping code are applied one round at a time; each
 round re-parses and re-analyses the result, so later fixes see earlier ones.
 A round's result must re-parse and keep every comment, otherwise the fixes of
 that round that break it are dropped.  Running the fixer again on its own
-output changes nothing.
+output changes nothing.  A fixer that raises is a bug: it is reported as a
+:class:`FixerError` (which fixer, where, what) and skipped, the run going on.
 """
 from __future__ import annotations
 
 import difflib
+import logging
+import os
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -25,6 +29,8 @@ from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
 MAX_ROUNDS = 10
+
+log = logging.getLogger(__name__)
 
 
 class FixContext:
@@ -108,6 +114,24 @@ class AppliedFix:
     line: int
 
 
+@dataclass(frozen=True)
+class FixerError:
+    """A fixer that raised while preparing or applying its fix: a bug, reported and skipped."""
+
+    fixer: str
+    code: str
+    path: str
+    line: int
+    column: int
+    error: str
+    """The exception, on one line, and where it was raised (``KeyError: 'x' at branch_to_where.py:120``)."""
+
+    def message(self) -> str:
+        return (f"{self.path}:{self.line}:{self.column}: error: fixer {self.fixer} failed on {self.code} "
+                f"({self.error}); no fix applied there. This is a bug in dynalint: please report it with "
+                "the file and the command line")
+
+
 @dataclass
 class FixResult:
     source: str
@@ -115,6 +139,8 @@ class FixResult:
     remaining: list[Diagnostic] = field(default_factory=list)
     unsafe_available: int = 0
     """Remaining diagnostics that have an unsafe fix (offered with ``--unsafe-fixes``)."""
+    errors: list[FixerError] = field(default_factory=list)
+    """Fixers that raised (their findings stay in ``remaining``)."""
 
     @property
     def changed(self) -> bool:
@@ -129,14 +155,25 @@ class _Candidate:
     plan: FixPlan
 
 
-def _candidates(analysis: Analysis) -> list[_Candidate]:
+def _fixer_error(fixer: type[Fixer], diagnostic: Diagnostic, exc: Exception) -> FixerError:
+    libcst = os.path.dirname(cst.__file__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(libcst)]
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    text = " ".join(str(exc).split())
+    return FixerError(fixer.name, diagnostic.code, diagnostic.path, diagnostic.line, diagnostic.column,
+                      f"{type(exc).__name__}: {text[:200]}{where}")
+
+
+def _candidates(analysis: Analysis, errors: list[FixerError]) -> list[_Candidate]:
+    """The first plan of each reported finding; the fixers that raise are added to ``errors``."""
     ctx = FixContext(analysis)
     out: list[_Candidate] = []
     for finding, diagnostic in analysis.reported:
         for fixer_cls in fixers_for(finding.rule.code):
             try:
                 plan = fixer_cls().plan(finding, ctx)
-            except Exception:  # a fixer bug must not stop the run: no fix offered
+            except Exception as exc:  # a fixer bug must not stop the run: reported, the next fixer tried
+                errors.append(_fixer_error(fixer_cls, diagnostic, exc))
                 plan = None
             if plan is not None:
                 out.append(_Candidate(finding, diagnostic, fixer_cls, plan))
@@ -274,6 +311,16 @@ def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidat
     return chosen
 
 
+def _applies(module: cst.Module, c: _Candidate, comments: Counter[str], errors: list[FixerError]) -> str | None:
+    """The module's code with ``c`` applied alone, if that is sound (a plan that fails to apply is reported)."""
+    try:
+        new_source = apply_plans(module, [c.plan])
+    except Exception as exc:
+        errors.append(_fixer_error(c.fixer, c.diagnostic, exc))
+        return None
+    return new_source if _sound(new_source, comments) else None
+
+
 def _sound(code: str, comments: Counter[str]) -> bool:
     """The rewritten module parses and still has every comment of the original (``comments``)."""
     try:
@@ -290,18 +337,22 @@ def _allowed(c: _Candidate, unsafe: bool) -> bool:
 def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False) -> FixResult:
     """Apply every allowed fix to ``source`` until nothing more can be fixed."""
     applied: list[AppliedFix] = []
+    errors: list[FixerError] = []
     for _ in range(MAX_ROUNDS):
         analysis = analyse(source, path, settings, record_values=True)
         if analysis.module is None:
             break
-        candidates = [c for c in _candidates(analysis) if _allowed(c, unsafe)]
+        candidates = [c for c in _candidates(analysis, errors) if _allowed(c, unsafe)]
         if not candidates:
             break
         chosen = _non_overlapping(analysis.module, source, candidates)
-        new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         comments = Counter(_comments(analysis.module))
-        if not _sound(new_source, comments):
-            chosen = [c for c in chosen if _sound(apply_plans(analysis.module, [c.plan]), comments)]
+        try:
+            new_source: str | None = apply_plans(analysis.module, [c.plan for c in chosen])
+        except Exception:  # one of the plans is broken: found (and reported) below
+            new_source = None
+        if new_source is None or not _sound(new_source, comments):
+            chosen = [c for c in chosen if _applies(analysis.module, c, comments, errors) is not None]
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         if new_source == source or not chosen:
             break
@@ -311,25 +362,38 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
     final = analyse(source, path, settings, record_values=True)
     unsafe_left = 0
     if final.module is not None and not unsafe:
-        unsafe_left = sum(1 for c in _candidates(final) if c.plan.safety == "unsafe")
-    return FixResult(source, applied, final.diagnostics, unsafe_left)
+        unsafe_left = sum(1 for c in _candidates(final, errors) if c.plan.safety == "unsafe")
+    return FixResult(source, applied, final.diagnostics, unsafe_left, _distinct(errors))
+
+
+def _distinct(errors: list[FixerError]) -> list[FixerError]:
+    """One report per fixer bug and file (every round meets it again, at shifted lines): the first."""
+    first: dict[tuple[str, str, str], FixerError] = {}
+    for e in errors:
+        first.setdefault((e.fixer, e.code, e.error), e)
+    return list(first.values())
 
 
 def diagnostics_with_fixes(source: str, path: str, settings: Settings) -> list[Diagnostic]:
-    """``check`` diagnostics, each carrying its fix (as text edits) when one exists."""
+    """``check`` diagnostics, each carrying its fix (as text edits) when one exists.
+
+    A fixer that raises is logged (``dynalint.fixing`` logger, as an error) and offers no fix."""
     analysis = analyse(source, path, settings, record_values=True)
     if analysis.module is None:
         return analysis.diagnostics
-    by_diag = {id(c.diagnostic): c for c in _candidates(analysis)}
+    errors: list[FixerError] = []
+    by_diag = {id(c.diagnostic): c for c in _candidates(analysis, errors)}
     comments = Counter(_comments(analysis.module))
     out = []
     for _finding, diag in analysis.reported:
         c = by_diag.get(id(diag))
         if c is not None:
-            new_source = apply_plans(analysis.module, [c.plan])
-            if new_source != source and _sound(new_source, comments):
+            new_source = _applies(analysis.module, c, comments, errors)
+            if new_source is not None and new_source != source:
                 diag = _with_fix(diag, Fix(c.plan.safety, c.plan.description, text_edits(source, new_source)))
         out.append(diag)
+    for error in _distinct(errors):
+        log.error("%s", error.message())
     other = [d for d in analysis.diagnostics if all(d is not r for _, r in analysis.reported)]
     return sorted(out + other, key=Diagnostic.sort_key)
 

@@ -46,3 +46,31 @@ def test_flake8_noqa_and_extend_ignore(tmp_path):
     p.write_text(MODEL)
     out = flake8(p, "--select", "DYN", "--extend-ignore", "DYN105").stdout
     assert "DYN105" not in out and "DYN104" in out and "DYN101" not in out
+
+
+def test_an_internal_error_is_reported_on_the_file_not_dropped(tmp_path, monkeypatch):
+    import dynalint.flake8_plugin as plugin
+
+    def crash(*args, **kwargs):
+        raise KeyError("x")
+
+    monkeypatch.setattr(plugin, "check_source", crash)
+    p = tmp_path / "model.py"
+    p.write_text(MODEL)
+    results = list(plugin.DynalintChecker(None, str(p), MODEL.splitlines(keepends=True)).run())
+    assert [(line, col, text.split(" (")[0]) for line, col, text, _ in results] == \
+        [(1, 0, "DYN000 internal error, file not analysed")]
+    assert "KeyError: 'x'" in results[0][2] and "please report" in results[0][2]
+
+
+def test_a_broken_configuration_is_reported_and_defaults_used(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nscope = "everywhere"\n')
+    p = tmp_path / "model.py"
+    p.write_text(MODEL)
+    proc = flake8(p, "--select", "DYN")
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 1
+    assert lines[0].startswith(f"{p}:1:1: DYN000 configuration error, checked with the default settings: ")
+    assert "scope" in lines[0]
+    expected = [d for d in check_source(MODEL, str(p), Settings()) if d.code != "DYN101"]
+    assert [l.split(": ", 1)[1].split()[0] for l in lines[1:]] == [d.code for d in expected]
