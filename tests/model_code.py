@@ -80,7 +80,10 @@ def condition(draw, scope: Scope, depth: int = 1) -> str:
         forms.append(f"{draw(st.sampled_from(scope.python_args))} < 100")
     if depth > 0 and draw(st.integers(0, 3)) == 0:
         op = draw(st.sampled_from(["and", "or"]))
-        return f"{draw(condition(scope, depth - 1))} {op} {draw(condition(scope, depth - 1))}"
+        left, right = draw(condition(scope, depth - 1)), draw(condition(scope, depth - 1))
+        if draw(st.floats(0, 1)) < 0.3:  # over two lines, a comment inside the parentheses
+            return f"({left}{_comment(draw, 1)}\n{op} {right})"
+        return f"{left} {op} {right}"
     return draw(st.sampled_from(forms))
 
 
@@ -98,6 +101,17 @@ Snippet = Callable[..., tuple[list[Line], bool]]
 
 def _assign(draw, scope):
     value = draw(tensor_expr(scope))
+    form = draw(st.integers(0, 5))
+    if form == 0:  # two statements on one line
+        x = draw(st.sampled_from(scope.tensors))
+        return [(0, f"{_target(draw, scope)} = {value}; print({x}.sum()){_comment(draw)}")], False
+    if form == 1:
+        a, b = _target(draw, scope), _target(draw, scope)
+        return [(0, f"{a}, {b} = {value}, {draw(tensor_expr(scope, 1))}")], False
+    if form == 2:  # a call over several lines, a comment between its arguments
+        x = draw(st.sampled_from(scope.tensors))
+        return [(0, f"{_target(draw, scope)} = torch.where(  {draw(st.sampled_from(COMMENTS))}"),
+                (2, f"{x} > 0,{_comment(draw)}"), (2, f"{value},"), (2, "0.0)")], False
     return [(0, f"{_target(draw, scope)} = {value}{_comment(draw)}")], False
 
 
@@ -106,6 +120,8 @@ def _if_assign(draw, scope):  # DYN101: branch-to-where, hoist-decision
     targets = [_target(draw, scope) for _ in range(draw(st.integers(1, 2)))]
     lines: list[Line] = [(0, f"if {cond}:{_comment(draw)}")]
     lines += [(1, f"{t} = {draw(tensor_expr(scope))}{_comment(draw)}") for t in targets]
+    if draw(st.floats(0, 1)) < 0.15:
+        lines.append((0, draw(st.sampled_from(COMMENTS))))
     if draw(st.booleans()):
         lines.append((0, f"elif {draw(condition(scope))}:{_comment(draw)}"))
         lines += [(1, f"{t} = {draw(tensor_expr(scope))}") for t in targets]
@@ -279,6 +295,17 @@ def _flag(draw, scope):  # DYN205
     return [(0, f"if self.{draw(st.sampled_from(scope.flags))}:"), (1, f"{x} = {x} * 0.5")], False
 
 
+def _closure(draw, scope):  # a function defined inside a compiled one
+    inner = scope.child()
+    body = draw(statements(inner, depth=1, terminal_ok=True))
+    if not body[-1][1].startswith(("return", "raise")):
+        body.append((0, f"return {draw(st.sampled_from(inner.tensors))}"))
+    name = draw(st.sampled_from(["inner", "body_fn"]))
+    x = draw(st.sampled_from(scope.tensors))
+    lines = [(0, f"def {name}():{_comment(draw)}")] + [(lvl + 1, text) for lvl, text in body]
+    return lines + [(0, f"{_target(draw, scope)} = {name}() + {x}")], False
+
+
 def _block(draw, scope):  # Python control flow around snippets
     head = draw(st.sampled_from(["with torch.no_grad():", "for i in range(3):", "if self.training:",
                                  "try:"] if scope.in_module else
@@ -296,7 +323,8 @@ SNIPPETS: dict[str, Snippet] = {
     "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return, "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "masked": _masked,
     "masked-loss": _masked_loss, "nonzero": _nonzero, "loop": _loop, "logging": _logging,
-    "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "block": _block,
+    "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
+    "block": _block,
 }
 
 
@@ -304,7 +332,7 @@ SNIPPETS: dict[str, Snippet] = {
 def statements(draw, scope: Scope, depth: int = 0, terminal_ok: bool = True,
                kinds: tuple[str, ...] = tuple(SNIPPETS)) -> list[Line]:
     lines: list[Line] = []
-    allowed = [k for k in kinds if depth < 1 or k != "block"]
+    allowed = [k for k in kinds if depth < 1 or k not in ("block", "closure")]
     for _ in range(draw(st.integers(1, 4))):
         kind = draw(st.sampled_from(allowed))
         new, terminal = SNIPPETS[kind](draw, scope)
@@ -396,7 +424,10 @@ def _render(draw, parts: list[list[Line]]) -> str:
     indent = draw(st.sampled_from(["    ", "  ", "\t"]))
     newline = "\r\n" if draw(st.floats(0, 1)) < 0.1 else "\n"
     blank = newline * draw(st.integers(1, 2))
-    text = blank.join(newline.join(indent * lvl + s if s else "" for lvl, s in part) + newline for part in parts)
+    text = blank.join(newline.join((indent * lvl + s).replace("\n", newline + indent * (lvl + 1)) if s else ""
+                                   for lvl, s in part) + newline for part in parts)
+    if draw(st.floats(0, 1)) < 0.1:
+        text += newline + draw(st.sampled_from(COMMENTS)) + newline
     if draw(st.floats(0, 1)) < 0.3:
         text = text.rstrip("\r\n")  # no final newline: the last statement is often the one fixed
     return text
