@@ -1,8 +1,8 @@
 """Generated programs never crash ``check`` or ``fix``, and every fix is sound text.
 
-Three strategies: model code from :mod:`model_code` (every rule fires and every
-fixer applies), and hypothesmith's programs from CPython's grammar and from
-libcst's node types.  For ``check``: no exception and every range inside the
+Four strategies: model code from :mod:`model_code` (every rule fires and every
+fixer applies), hypothesmith's programs from CPython's grammar and from libcst's
+node types, and the latter mixed with model code.  For ``check``: no exception and every range inside the
 source.  For ``fix`` with every fixer (unsafe ones included): no exception, the
 output parses with ``ast`` and libcst, a second run changes nothing, and the
 multiset of comments is the same.
@@ -15,13 +15,14 @@ from __future__ import annotations
 import ast
 import io
 import os
+import textwrap
 import tokenize
 from collections import Counter
 
 import hypothesmith
 import libcst as cst
 import pytest
-from hypothesis import HealthCheck, Phase, event, find, given, settings
+from hypothesis import HealthCheck, Phase, assume, event, find, given, settings
 from hypothesis import strategies as st
 from model_code import SNIPPETS, model_source
 
@@ -43,6 +44,23 @@ def budget(ci_examples: int) -> settings:
 SCOPES = st.sampled_from(["auto", "all"])
 GRAMMAR = hypothesmith.from_grammar()
 NODES = hypothesmith.from_node()
+
+
+@st.composite
+def mixed_programs(draw) -> str:
+    """hypothesmith's code inside a compiled function with a tensor branch, or before model code."""
+    code = draw(NODES)
+    if draw(st.booleans()):
+        source = (f"import torch\n\n\n@torch.compile\ndef f(x):\n{textwrap.indent(code, '    ')}\n"
+                  "    if x.sum() > 0:\n        x = x * 2\n    return x.item()\n")
+    else:
+        source = code + "\n" + draw(model_source())
+    try:
+        compile(source, "m.py", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        cst.parse_module(source)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError):
+        assume(False)
+    return source
 
 
 def comments(source: str) -> Counter[str]:
@@ -123,6 +141,13 @@ def test_check_and_fix_grammar_programs(source, scope):
 @budget(15)
 @given(NODES, SCOPES)
 def test_check_and_fix_node_programs(source, scope):
+    assert_check_sound(source, scope)
+    assert_fix_sound(source, scope)
+
+
+@budget(20)
+@given(mixed_programs(), SCOPES)
+def test_check_and_fix_mixed_programs(source, scope):
     assert_check_sound(source, scope)
     assert_fix_sound(source, scope)
 
