@@ -311,14 +311,22 @@ def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidat
     return chosen
 
 
-def _applies(module: cst.Module, c: _Candidate, comments: Counter[str], errors: list[FixerError]) -> str | None:
-    """The module's code with ``c`` applied alone, if that is sound (a plan that fails to apply is reported)."""
+def _applies(module: cst.Module, source: str, c: _Candidate, comments: Counter[str],
+             errors: list[FixerError]) -> str | None:
+    """The source with ``c`` applied alone, if that is sound (a plan that fails to apply is reported)."""
     try:
-        new_source = apply_plans(module, [c.plan])
+        new_source = _same_ending(source, apply_plans(module, [c.plan]))
     except Exception as exc:
         errors.append(_fixer_error(c.fixer, c.diagnostic, exc))
         return None
     return new_source if _sound(new_source, comments) else None
+
+
+def _same_ending(source: str, new_source: str) -> str:
+    """libcst drops the final line break of a file whose lines end in a lone ``\r``: put it back."""
+    if source.endswith("\r") and not new_source.endswith(("\r", "\n")):
+        return new_source + "\r"
+    return new_source
 
 
 def _sound(code: str, comments: Counter[str]) -> bool:
@@ -352,8 +360,9 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
         except Exception:  # one of the plans is broken: found (and reported) below
             new_source = None
         if new_source is None or not _sound(new_source, comments):
-            chosen = [c for c in chosen if _applies(analysis.module, c, comments, errors) is not None]
+            chosen = [c for c in chosen if _applies(analysis.module, source, c, comments, errors) is not None]
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
+        new_source = _same_ending(source, new_source)
         if new_source == source or not chosen:
             break
         applied.extend(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
@@ -388,7 +397,7 @@ def diagnostics_with_fixes(source: str, path: str, settings: Settings) -> list[D
     for _finding, diag in analysis.reported:
         c = by_diag.get(id(diag))
         if c is not None:
-            new_source = _applies(analysis.module, c, comments, errors)
+            new_source = _applies(analysis.module, source, c, comments, errors)
             if new_source is not None and new_source != source:
                 diag = _with_fix(diag, Fix(c.plan.safety, c.plan.description, text_edits(source, new_source)))
         out.append(diag)

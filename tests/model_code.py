@@ -7,7 +7,7 @@ callers.  Compiled bodies are built from *snippets*, one family per rule and fix
 losses, data-dependent loops, logging, globals, environment reads, ``self``
 counters...), nested in Python control flow, with comments in every place a
 comment can go, names that collide with the ones fixers invent, a random indent,
-CRLF line ends and sometimes no final newline.
+CRLF or CR line ends and sometimes no final newline.
 """
 from __future__ import annotations
 
@@ -422,7 +422,7 @@ def _module_class(draw, i: int, globals_, helpers, imports, kinds):
 
 def _render(draw, parts: list[list[Line]]) -> str:
     indent = draw(st.sampled_from(["    ", "  ", "\t"]))
-    newline = "\r\n" if draw(st.floats(0, 1)) < 0.1 else "\n"
+    newline = draw(st.sampled_from(["\n"] * 8 + ["\r\n", "\r"]))
     blank = newline * draw(st.integers(1, 2))
     text = blank.join(newline.join((indent * lvl + s).replace("\n", newline + indent * (lvl + 1)) if s else ""
                                    for lvl, s in part) + newline for part in parts)

@@ -159,12 +159,13 @@ def f(x):
 }
 
 
-@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
 @pytest.mark.parametrize("name", sorted(LAST_STATEMENT))
 def test_fixing_the_last_statement_of_a_file_without_final_newline(name, newline):
     source = LAST_STATEMENT[name].replace("\n", newline)
     ended = fix_source(source + newline, "m.py", Settings(), unsafe=True)
     assert ended.applied and ended.applied[0].fixer == name.split(":")[0] and not ended.remaining
+    assert ended.source.endswith(newline)
     unended = fix_source(source, "m.py", Settings(), unsafe=True)
     # the same rewrite, still without the final newline
     assert unended.source == ended.source[:-len(newline)]

@@ -115,7 +115,7 @@ def test_check_model_code(source, scope):
 def test_fix_model_code(source, scope):
     fixed = assert_fix_sound(source, scope)
     if not source.endswith("\n"):  # a missing final newline changes nothing else
-        newline = "\r\n" if "\r\n" in source else "\n"
+        newline = "\r\n" if "\r\n" in source else "\r" if "\r" in source else "\n"
         assert fixed == assert_fix_sound(source + newline, scope)[:-len(newline)]
 
 
