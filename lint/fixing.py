@@ -323,7 +323,7 @@ def _applies(module: cst.Module, source: str, c: _Candidate, comments: Counter[s
 
 
 def _same_ending(source: str, new_source: str) -> str:
-    """libcst drops the final line break of a file whose lines end in a lone ``\r``: put it back."""
+    """libcst drops the final line break of a file whose lines end in a lone carriage return: put it back."""
     if source.endswith("\r") and not new_source.endswith(("\r", "\n")):
         return new_source + "\r"
     return new_source

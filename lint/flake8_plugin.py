@@ -51,7 +51,8 @@ class DynalintChecker:
         try:
             diagnostics = check_source(source, self.filename, settings)
         except Exception as exc:  # never break the host linter, never hide the failure
-            yield 1, 0, (f"{SYNTAX_ERROR_CODE} internal error, file not analysed ({type(exc).__name__}: {exc}). "
+            yield 1, 0, (f"{SYNTAX_ERROR_CODE} internal error, file not analysed "
+                         f"({type(exc).__name__}: {exc}). "
                          "This is a bug in dynalint: please report it with the file"), type(self)
             return
         for d in diagnostics:

@@ -59,7 +59,8 @@ def tensor_expr(draw, scope: Scope, depth: int = 2) -> str:
     if depth <= 0 or draw(st.booleans()):
         return base
     other = draw(tensor_expr(scope, depth - 1))
-    forms = [f"{base} * 2", f"{base} - 1", f"torch.relu({other})", f"{base}.softmax(-1)", f"({base} + {other})",
+    forms = [f"{base} * 2", f"{base} - 1", f"torch.relu({other})", f"{base}.softmax(-1)",
+             f"({base} + {other})",
              f"torch.tanh({base})", f"{base}.clamp(min=0.0)", f"{base} * {other}", f"{base}.abs()"]
     if scope.in_module:
         forms.append(f"self.fc({other})")
@@ -189,7 +190,8 @@ def _scalar(draw, scope):  # DYN102, DYN204: keep-tensor
     read = draw(st.sampled_from([f"{t}.abs().max().item()", f"float({t}.mean())", f"{t}.var().item()",
                                  f"int(({t} > 0).sum())", f"{t}.sum().tolist()"]))
     scope.imports.add("import math")
-    use = draw(st.sampled_from([f"{{x}} / {s}", f"{{x}} * math.exp(-{s})", f"{{x}} * math.sqrt(max({s}, 1e-6))",
+    use = draw(st.sampled_from([f"{{x}} / {s}", f"{{x}} * math.exp(-{s})",
+                                f"{{x}} * math.sqrt(max({s}, 1e-6))",
                                 f"{{x}} + {s}"]))
     x = draw(st.sampled_from(scope.tensors))
     return [(0, f"{s} = {read}{_comment(draw)}"), (0, f"{_target(draw, scope)} = {use.format(x=x)}")], False
@@ -237,7 +239,8 @@ def _loop(draw, scope):  # DYN103
     x = draw(st.sampled_from(scope.tensors))
     if draw(st.booleans()):
         return [(0, f"while {x}.abs().max() > 1:{_comment(draw)}"), (1, f"{x} = {x} / 2")], False
-    return [(0, "for _ in range(4):"), (1, f"{x} = {x} * 0.5"), (1, f"if {x}.abs().sum() < 1:{_comment(draw)}"),
+    return [(0, "for _ in range(4):"), (1, f"{x} = {x} * 0.5"),
+            (1, f"if {x}.abs().sum() < 1:{_comment(draw)}"),
             (2, "break")], False
 
 
@@ -320,7 +323,8 @@ def _block(draw, scope):  # Python control flow around snippets
 
 
 SNIPPETS: dict[str, Snippet] = {
-    "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return, "ternary": _ternary,
+    "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return,
+    "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "masked": _masked,
     "masked-loss": _masked_loss, "nonzero": _nonzero, "loop": _loop, "logging": _logging,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
@@ -371,7 +375,8 @@ def model_source(draw, kinds: tuple[str, ...] = tuple(SNIPPETS)) -> str:
     if entry_points and draw(st.booleans()):  # DYN206: callers passing different Python values
         name, n_args = entry_points[0]
         if n_args > 1:
-            values = draw(st.lists(st.sampled_from(["1.0", "0.5", "True", "False", "'a'"]), min_size=2, max_size=3))
+            values = draw(st.lists(st.sampled_from(["1.0", "0.5", "True", "False", "'a'"]),
+                                   min_size=2, max_size=3))
             parts.append([(0, "def run(x):")] + [(1, f"r{j} = {name}(x, {v})") for j, v in enumerate(values)]
                          + [(1, "return r0")])
     if "logger" in imports:

@@ -61,13 +61,15 @@ def failing_fixer(request, monkeypatch):
 
 def test_a_failing_fixer_is_reported_and_the_others_still_fix(failing_fixer):
     result = fix_source(MODEL, "m.py", Settings(), unsafe=True)
-    assert [(e.fixer, e.code, e.path, e.line) for e in result.errors] == [(failing_fixer.name, "DYN101", "m.py", 7)]
+    assert [(e.fixer, e.code, e.path, e.line) for e in result.errors] == \
+        [(failing_fixer.name, "DYN101", "m.py", 7)]
     error = result.errors[0]
     assert error.error.startswith(("KeyError: 'missing' at test_fixer_errors.py:", "ParserSyntaxError"))
     assert "please report" in error.message() and error.message().startswith("m.py:7:8: error: fixer ")
     # the other findings are fixed as usual (and the same finding by the next fixer, when the plan failed)
     if failing_fixer.next_fixer_applies:
-        assert {a.fixer for a in result.applied} == {"branch-to-where", "defer-logging"} and not result.remaining
+        assert {a.fixer for a in result.applied} == {"branch-to-where", "defer-logging"}
+        assert not result.remaining
     else:
         assert {a.fixer for a in result.applied} == {"defer-logging"}
         assert [(d.code, d.line) for d in result.remaining] == [("DYN101", 9)]  # below the added config line
