@@ -64,7 +64,10 @@ def mixed_programs(draw) -> str:
 
 
 def comments(source: str) -> Counter[str]:
-    return Counter(t.string for t in tokenize.generate_tokens(io.StringIO(source).readline)
+    """The comments, as Python's tokenizer sees them (line ends made uniform first, as ``compile`` does:
+    the tokenize module misreads a lone carriage return)."""
+    text = source.replace("\r\n", "\n").replace("\r", "\n")
+    return Counter(t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
                    if t.type == tokenize.COMMENT)
 
 
