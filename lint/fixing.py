@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import re
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -315,16 +316,16 @@ def _applies(module: cst.Module, source: str, c: _Candidate, comments: Counter[s
              errors: list[FixerError]) -> str | None:
     """The source with ``c`` applied alone, if that is sound (a plan that fails to apply is reported)."""
     try:
-        new_source = _same_ending(source, apply_plans(module, [c.plan]))
+        new_source = _same_ending(module, source, apply_plans(module, [c.plan]))
     except Exception as exc:
         errors.append(_fixer_error(c.fixer, c.diagnostic, exc))
         return None
     return new_source if _sound(new_source, comments) else None
 
 
-def _same_ending(source: str, new_source: str) -> str:
+def _same_ending(module: cst.Module, source: str, new_source: str) -> str:
     """libcst drops the final line break of a file whose lines end in a lone carriage return: put it back."""
-    if source.endswith("\r") and not new_source.endswith(("\r", "\n")):
+    if source.endswith("\r") and module.code + "\r" == source:
         return new_source + "\r"
     return new_source
 
@@ -362,7 +363,7 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
         if new_source is None or not _sound(new_source, comments):
             chosen = [c for c in chosen if _applies(analysis.module, source, c, comments, errors) is not None]
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
-        new_source = _same_ending(source, new_source)
+        new_source = _same_ending(analysis.module, source, new_source)
         if new_source == source or not chosen:
             break
         applied.extend(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
@@ -413,10 +414,19 @@ def _with_fix(diag: Diagnostic, fix: Fix) -> Diagnostic:
     return replace(diag, fix=fix)
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their ends, split where Python, diagnostics and LSP split them (not at form feeds or
+    Unicode separators, as ``str.splitlines`` does)."""
+    return _LINE.findall(text)
+
+
 def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
     """Line-based edits turning ``old`` into ``new`` (1-based positions, end exclusive)."""
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    a = _lines(old)
+    b = _lines(new)
     edits = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -427,7 +437,7 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
 
 def apply_text_edits(text: str, edits: Iterable[TextEdit]) -> str:
     """Apply line-based edits (as produced by :func:`text_edits`) to ``text``."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-        lines[e.line - 1:e.end_line - 1] = e.new_text.splitlines(keepends=True)
+        lines[e.line - 1:e.end_line - 1] = _lines(e.new_text)
     return "".join(lines)

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 #: Tensor variable names; several are the ones fixers generate (``x_then``, ``y_if_true``...).
 TENSOR_NAMES = ("x", "h", "y", "w", "out", "x_then", "y_else", "y_if_true", "decision", "result")
-COMMENTS = ("# keep", "# note: shape (B, T)", "# type: ignore", "# noqa: E501", "# TODO", "# c1", "# c2")
+COMMENTS = ("# keep", "# note: shape (B, T)", "# type: ignore", "# noqa: E501", "# TODO", "# c1", "# c2",
+            "# page\x0cbreak", "# line\u2028separator", "# ünïcode")
 ENV_KEYS = ("UPCAST", "SCALE", "DYNALINT_MODE")
 LOSSES = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy_with_logits")
 

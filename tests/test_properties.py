@@ -71,6 +71,18 @@ def comments(source: str) -> Counter[str]:
                    if t.type == tokenize.COMMENT)
 
 
+def python_lines(text: str) -> list[str]:
+    """The lines Python sees, with their ends (``\\n``, ``\\r\\n`` or ``\\r``; not form feeds)."""
+    return io.StringIO(text, newline="").readlines()
+
+
+def apply_on_python_lines(text: str, edits) -> str:
+    lines = python_lines(text)
+    for e in sorted(edits, key=lambda e: e.line, reverse=True):
+        lines[e.line - 1:e.end_line - 1] = python_lines(e.new_text)
+    return "".join(lines)
+
+
 def parses(source: str) -> bool:
     try:
         cst.parse_module(source)
@@ -81,7 +93,7 @@ def parses(source: str) -> bool:
 
 def assert_check_sound(source: str, scope: str) -> None:
     diagnostics = check_source(source, "m.py", Settings(scope=scope))
-    lines = source.splitlines() or [""]
+    lines = [line.rstrip("\r\n") for line in python_lines(source)] or [""]
     for d in diagnostics:
         event(d.code)
         assert 1 <= d.line <= d.end_line <= len(lines) + 1, d
@@ -118,7 +130,7 @@ def test_check_model_code(source, scope):
 @given(model_source(), SCOPES)
 def test_fix_model_code(source, scope):
     fixed = assert_fix_sound(source, scope)
-    if not source.endswith("\n"):  # a missing final newline changes nothing else
+    if not source.endswith(("\n", "\r")):  # a missing final newline changes nothing else
         newline = "\r\n" if "\r\n" in source else "\r" if "\r" in source else "\n"
         assert fixed == assert_fix_sound(source + newline, scope)[:-len(newline)]
 
@@ -131,6 +143,7 @@ def test_offered_fixes_apply_as_text_edits(source):
         if d.fix is not None:
             event(f"offered {d.code}")
             edited = apply_text_edits(source, d.fix.edits)
+            assert edited == apply_on_python_lines(source, d.fix.edits)
             assert edited != source and parses(edited)
             assert comments(edited) == comments(source)
 

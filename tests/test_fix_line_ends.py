@@ -1,7 +1,8 @@
-"""Files without a final newline: a fix of the last statement keeps the file as it ends.
+"""Line ends: files without a final newline, CR line ends, form feeds and Unicode separators.
 
 libcst writes a newline after the last statement and drops it again when the file
 has none; positions must not count it (they once ran one character past the source).
+Fix edits count lines as Python and diagnostics do.
 """
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import libcst as cst
 import pytest
 
 from dynalint.cli import main
-from dynalint.fixing import fix_source
+from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source
 from dynalint.positions import node_ranges
 from dynalint.settings import Settings
 
@@ -191,3 +192,19 @@ def test_cli_fixes_the_file_of_the_report(tmp_path, capsys):
     assert code == 0 and "error" not in err and "fixed 1 issue in 1 file; 0 remain" in err
     text = p.read_text()
     assert text.endswith("x = torch.where(x.sum() > 0, x_then, x)") and "if x.sum()" not in text
+
+
+def test_fix_edits_count_lines_as_python_does():
+    """A form feed or a Unicode line separator in a comment does not end a line (``str.splitlines``
+    would split there and shift every edit below it)."""
+    source = ("import torch\n# page\x0cbreak \u2028 and more\n\n\n@torch.compile\ndef f(x):\n"
+              "    if x.sum() > 0:\n        x = x * 2\n    return x\n")
+    [d] = diagnostics_with_fixes(source, "m.py", Settings())
+    assert d.line == 7 and [(e.line, e.end_line) for e in d.fix.edits] == [(7, 9)]
+    assert apply_text_edits(source, d.fix.edits) == fix_source(source, "m.py", Settings(), unsafe=True).source
+
+
+def test_a_cr_file_keeps_its_final_blank_lines():
+    source = LAST_STATEMENT["branch-to-where"].replace("\n", "\r") + "\r\r"
+    fixed = fix_source(source, "m.py", Settings(), unsafe=True).source
+    assert fixed.endswith("x = torch.where(x.sum() > 0, x_then, x)\r\r")
