@@ -114,3 +114,14 @@ def test_a_file_that_cannot_be_fixed_counts_in_the_summary_and_the_status(tmp_pa
     assert "internal error while fixing (IndexError: string index out of range)" in err
     assert f"{p}:7:8: DYN101 " in err and f"{p}:6:5: DYN105 " in err
     assert "fixed 0 issues in 0 files; 2 remain; 1 file could not be fixed." in err
+
+
+def test_the_property_tests_see_fixer_errors(failing_fixer):
+    """The fuzzing oracle fails on a fixer error (it is not only printed)."""
+    from test_properties import assert_fix_sound, fixer_errors_logged
+
+    with pytest.raises(AssertionError, match=failing_fixer.name):
+        assert_fix_sound(MODEL, "auto")
+    with fixer_errors_logged() as errors:
+        diagnostics_with_fixes(MODEL, "m.py", Settings())
+    assert len(errors) == 1 and failing_fixer.name in errors[0]

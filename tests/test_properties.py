@@ -2,10 +2,10 @@
 
 Four strategies: model code from :mod:`model_code` (every rule fires and every
 fixer applies), hypothesmith's programs from CPython's grammar and from libcst's
-node types, and the latter mixed with model code.  For ``check``: no exception and every range inside the
-source.  For ``fix`` with every fixer (unsafe ones included): no exception, the
-output parses with ``ast`` and libcst, a second run changes nothing, and the
-multiset of comments is the same.
+node types, and the latter mixed with model code.  For ``check``: no exception
+and every range inside the source.  For ``fix`` with every fixer (unsafe ones
+included): no exception and no fixer error, the output parses with ``ast`` and
+libcst, a second run changes nothing, and the multiset of comments is the same.
 
 A few examples per strategy run with the suite; ``DYNALINT_FUZZ_EXAMPLES=N``
 runs N per strategy (see README, Testing).
@@ -13,7 +13,9 @@ runs N per strategy (see README, Testing).
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
+import logging
 import os
 import textwrap
 import tokenize
@@ -92,6 +94,20 @@ def apply_on_python_lines(text: str, edits) -> str:
     return "".join(lines)
 
 
+@contextlib.contextmanager
+def fixer_errors_logged():
+    """The fixer errors ``diagnostics_with_fixes`` logs while in the block."""
+    messages: list[str] = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("dynalint.fixing")
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+
+
 def parses(source: str) -> bool:
     try:
         cst.parse_module(source)
@@ -114,6 +130,7 @@ def assert_fix_sound(source: str, scope: str) -> str:
     config = Settings(scope=scope)
     result = fix_source(source, "m.py", config, unsafe=True)
     fixed = result.source
+    assert not result.errors, [e.message() for e in result.errors]
     for applied in result.applied:
         event(f"fixed by {applied.fixer}")
     if not parses(source):
@@ -149,7 +166,10 @@ def test_fix_model_code(source, scope):
 @given(model_source())
 def test_offered_fixes_apply_as_text_edits(source):
     """``check --format json`` and the editor carry each fix as text edits that apply on their own."""
-    for d in diagnostics_with_fixes(source, "m.py", Settings()):
+    with fixer_errors_logged() as errors:
+        diagnostics = diagnostics_with_fixes(source, "m.py", Settings())
+    assert not errors, errors
+    for d in diagnostics:
         if d.fix is not None:
             event(f"offered {d.code}")
             edited = apply_text_edits(source, d.fix.edits)
