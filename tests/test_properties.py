@@ -36,6 +36,7 @@ from dynalint.rules.base import all_rules
 from dynalint.settings import Settings
 
 LONG = int(os.environ.get("DYNALINT_FUZZ_EXAMPLES", "0"))
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code compiles with warnings
 
 
 def budget(ci_examples: int) -> settings:
