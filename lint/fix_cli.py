@@ -1,7 +1,9 @@
 """``dynalint fix``: rewrite predicted breaks and recompile hazards that have a sound fix.
 
 Files are written atomically (a temporary file in the same directory, then a
-rename), keeping their encoding, line endings and permissions.
+rename), keeping their encoding, line endings and permissions.  Exit status: 0
+nothing left, 1 findings remain (unless ``--exit-zero``) or something failed (a file
+that could not be fixed, a fixer that raised: always), 2 usage or configuration error.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from dynalint.config import ConfigError, resolve_args
-from dynalint.engine import SourceError, decode_source
+from dynalint.engine import SourceError, check_source, decode_source
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
 from dynalint.positions import LineMapping
@@ -108,14 +110,17 @@ def run(args: argparse.Namespace) -> int:
     workers = args.jobs if args.jobs is not None else default_jobs()
     if args.verify:
         workers = 1  # verification runs its own subprocesses
-    failures = changed_files = total_applied = remaining = unsafe_left = 0
+    failures = fixer_errors = changed_files = total_applied = remaining = unsafe_left = 0
     for outcome in _map(_fix_one, jobs, workers):
         if outcome.error is not None:
             failures += 1
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
-            continue
+        for error in outcome.result.errors if outcome.result is not None else ():
+            fixer_errors += 1
+            print(error.message(), file=sys.stderr)
         result = outcome.result
-        assert result is not None
+        if result is None:
+            continue
         if outcome.diff:
             sys.stdout.write(outcome.diff)
         total_applied += len(result.applied)
@@ -136,8 +141,12 @@ def run(args: argparse.Namespace) -> int:
                f"file{'s' * (changed_files != 1)}; {remaining} remain"
         if unsafe_left:
             line += f" ({unsafe_left} with an unsafe fix: use --unsafe-fixes)"
+        if failures:
+            line += f"; {failures} file{'s' * (failures != 1)} could not be fixed"
+        if fixer_errors:
+            line += f"; {fixer_errors} fixer error{'s' * (fixer_errors != 1)}"
         print(line + ".", file=sys.stderr)
-    if failures:
+    if failures or fixer_errors:
         return EXIT_FINDINGS
     if args.diff:
         return EXIT_FINDINGS if changed_files else EXIT_CLEAN
@@ -156,6 +165,7 @@ def _map(fn: Callable[[_Job], _Outcome], jobs: list[_Job], workers: int) -> Iter
 
 def _fix_one(job: _Job) -> _Outcome:
     """Worker: fix one file. Never raises."""
+    source = None
     try:
         with open(job.path, "rb") as fh:
             data = fh.read()
@@ -182,8 +192,19 @@ def _fix_one(job: _Job) -> _Outcome:
     except (SourceError, OSError) as exc:
         return _Outcome(job.path, error=str(exc))
     except Exception as exc:  # an internal error must not lose the other files
-        return _Outcome(job.path, error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
-                                        "please report it")
+        return _Outcome(job.path, _unfixed(source, job),
+                        error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
+                              "the file is left as it was. This is a bug in dynalint: please report it")
+
+
+def _unfixed(source: str | None, job: _Job) -> FixResult | None:
+    """What remains in a file that could not be fixed: its ``check`` diagnostics, when it can be checked."""
+    if source is None:
+        return None
+    try:
+        return FixResult(source, remaining=check_source(source, job.path, job.settings))
+    except Exception:  # reported as the file's error already
+        return None
 
 
 def _renumbered(d, back: LineMapping):

@@ -4,11 +4,15 @@ Fixes that touch overlapping code are applied one round at a time; each
 round re-parses and re-analyses the result, so later fixes see earlier ones.
 A round's result must re-parse and keep every comment, otherwise the fixes of
 that round that break it are dropped.  Running the fixer again on its own
-output changes nothing.
+output changes nothing.  A fixer that raises is a bug: it is reported as a
+:class:`FixerError` (which fixer, where, what) and skipped, the run going on.
 """
 from __future__ import annotations
 
 import difflib
+import logging
+import os
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -27,6 +31,8 @@ from dynalint.settings import Settings
 
 MAX_ROUNDS = 10
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class AppliedFix:
@@ -39,6 +45,24 @@ class AppliedFix:
     column: int = 1
 
 
+@dataclass(frozen=True)
+class FixerError:
+    """A fixer that raised while preparing or applying its fix: a bug, reported and skipped."""
+
+    fixer: str
+    code: str
+    path: str
+    line: int
+    column: int
+    error: str
+    """The exception, on one line, and where it was raised (``KeyError: 'x' at branch_to_where.py:120``)."""
+
+    def message(self) -> str:
+        return (f"{self.path}:{self.line}:{self.column}: error: fixer {self.fixer} failed on {self.code} "
+                f"({self.error}); no fix applied there. This is a bug in dynalint: please report it with "
+                "the file and the command line")
+
+
 @dataclass
 class FixResult:
     source: str
@@ -48,6 +72,8 @@ class FixResult:
     """Remaining diagnostics that have an unsafe fix (offered with ``--unsafe-fixes``)."""
     refused: list["RefusedFix"] = field(default_factory=list)
     """Fixes a fixer declined on the final code, with the precondition it could not prove."""
+    errors: list[FixerError] = field(default_factory=list)
+    """Fixers that raised (their findings stay in ``remaining``)."""
 
     @property
     def changed(self) -> bool:
@@ -70,9 +96,20 @@ class _Candidate:
     plan: FixPlan
 
 
-def _candidates(analysis: Analysis, refused: list[RefusedFix] | None = None) -> list[_Candidate]:
-    """The first plan of each finding's fixers (in their explicit order); a fixer that declines
-    with :class:`Refused` is recorded in ``refused`` when no later fixer offers a plan."""
+def _fixer_error(fixer: type[Fixer], diagnostic: Diagnostic, exc: Exception) -> FixerError:
+    libcst = os.path.dirname(cst.__file__)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(libcst)]
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    text = " ".join(str(exc).split())
+    return FixerError(fixer.name, diagnostic.code, diagnostic.path, diagnostic.line, diagnostic.column,
+                      f"{type(exc).__name__}: {text[:200]}{where}")
+
+
+def _candidates(analysis: Analysis, errors: list[FixerError], refused: list[RefusedFix] | None = None
+                ) -> list[_Candidate]:
+    """The first plan of each finding's fixers (in their explicit order).  A fixer that declines with
+    :class:`Refused` is recorded in ``refused`` when no later fixer offers a plan; one that raises
+    is a bug, added to ``errors``, and the next fixer is tried."""
     ctx = FixContext(analysis)
     out: list[_Candidate] = []
     for finding, diagnostic in analysis.reported:
@@ -83,7 +120,8 @@ def _candidates(analysis: Analysis, refused: list[RefusedFix] | None = None) -> 
             except Refused as why:
                 reasons.append(RefusedFix(finding.rule.code, fixer_cls.name, why.reason, diagnostic.line))
                 plan = None
-            except Exception:  # a fixer bug must not stop the run: no fix offered
+            except Exception as exc:  # a fixer bug must not stop the run: reported, the next fixer tried
+                errors.append(_fixer_error(fixer_cls, diagnostic, exc))
                 plan = None
             if plan is not None:
                 plan.fixer = fixer_cls.name
@@ -216,6 +254,24 @@ def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidat
     return chosen
 
 
+def _applies(module: cst.Module, source: str, c: _Candidate, comments: Counter[str],
+             errors: list[FixerError]) -> str | None:
+    """The source with ``c`` applied alone, if that is sound (a plan that fails to apply is reported)."""
+    try:
+        new_source = _same_ending(module, source, apply_plans(module, [c.plan]))
+    except Exception as exc:
+        errors.append(_fixer_error(c.fixer, c.diagnostic, exc))
+        return None
+    return new_source if _sound(new_source, comments) else None
+
+
+def _same_ending(module: cst.Module, source: str, new_source: str) -> str:
+    """libcst drops the final line break of a file whose lines end in a lone carriage return: put it back."""
+    if source.endswith("\r") and module.code + "\r" == source:
+        return new_source + "\r"
+    return new_source
+
+
 def _sound(code: str, comments: Counter[str]) -> bool:
     """The rewritten module parses and still has every comment of the original (``comments``)."""
     try:
@@ -235,20 +291,25 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
     analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one."""
     applied: list[AppliedFix] = []
     original = source
+    errors: list[FixerError] = []
     for _ in range(MAX_ROUNDS):
         if analysis is None:
             analysis = analyse(source, path, settings, record_values=True)
         if analysis.module is None:
             break
-        candidates = [c for c in _candidates(analysis) if _allowed(c, unsafe)]
+        candidates = [c for c in _candidates(analysis, errors) if _allowed(c, unsafe)]
         if not candidates:
             break
         chosen = _non_overlapping(analysis.module, source, candidates)
-        new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         comments = Counter(_comments(analysis.module))
-        if not _sound(new_source, comments):
-            chosen = [c for c in chosen if _sound(apply_plans(analysis.module, [c.plan]), comments)]
+        try:
+            new_source: str | None = apply_plans(analysis.module, [c.plan for c in chosen])
+        except Exception:  # one of the plans is broken: found (and reported) below
+            new_source = None
+        if new_source is None or not _sound(new_source, comments):
+            chosen = [c for c in chosen if _applies(analysis.module, source, c, comments, errors) is not None]
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
+        new_source = _same_ending(analysis.module, source, new_source)
         if new_source == source or not chosen:
             break
         analysis = None
@@ -265,30 +326,43 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
     unsafe_left = 0
     refused: list[RefusedFix] = []
     if final.module is not None:
-        left = _candidates(final, refused)
+        left = _candidates(final, errors, refused)
         if not unsafe:
             unsafe_left = sum(1 for c in left if c.plan.safety == "unsafe")
-    return FixResult(source, applied, final.diagnostics, unsafe_left, refused)
+    return FixResult(source, applied, final.diagnostics, unsafe_left, refused, _distinct(errors))
+
+
+def _distinct(errors: list[FixerError]) -> list[FixerError]:
+    """One report per fixer bug and file (every round meets it again, at shifted lines): the first."""
+    first: dict[tuple[str, str, str], FixerError] = {}
+    for e in errors:
+        first.setdefault((e.fixer, e.code, e.error), e)
+    return list(first.values())
 
 
 def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
                            analysis: Analysis | None = None) -> list[Diagnostic]:
-    """``check`` diagnostics, each carrying its fix (as text edits) when one exists."""
+    """``check`` diagnostics, each carrying its fix (as text edits) when one exists.
+
+    A fixer that raises is logged (``dynalint.fixing`` logger, as an error) and offers no fix."""
     if analysis is None:
         analysis = analyse(source, path, settings, record_values=True)
     if analysis.module is None:
         return analysis.diagnostics
-    by_diag = {id(c.diagnostic): c for c in _candidates(analysis)}
+    errors: list[FixerError] = []
+    by_diag = {id(c.diagnostic): c for c in _candidates(analysis, errors)}
     comments = Counter(_comments(analysis.module))
     out = []
     for _finding, diag in analysis.reported:
         c = by_diag.get(id(diag))
         if c is not None:
-            new_source = apply_plans(analysis.module, [c.plan])
-            if new_source != source and _sound(new_source, comments):
+            new_source = _applies(analysis.module, source, c, comments, errors)
+            if new_source is not None and new_source != source:
                 diag = _with_fix(diag, Fix(c.plan.safety, c.plan.description, text_edits(source, new_source),
                                            fixer=c.fixer.name))
         out.append(diag)
+    for error in _distinct(errors):
+        log.error("%s", error.message())
     other = [d for d in analysis.diagnostics if all(d is not r for _, r in analysis.reported)]
     return sorted(out + other, key=Diagnostic.sort_key)
 

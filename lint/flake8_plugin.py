@@ -4,6 +4,10 @@ Settings come from the project's ``[tool.dynalint]``/``[dynalint]`` section thro
 as the CLI (select, ignore, per-file-ignores, scope, target torch, Dynamo config mirrors); flake8's own
 ``--select``/``--extend-ignore``/``# noqa`` filter on top.  A configuration that cannot be used is
 reported (DYN002 on the first line) rather than silently replaced by defaults.
+
+The plugin never breaks flake8's run, and never hides a failure either: an internal error while
+checking a file is reported on that file as ``DYN000`` (as a rule panic is in ruff), and the other
+files are checked as usual.
 """
 from __future__ import annotations
 
@@ -45,7 +49,10 @@ class DynalintChecker:
             return
         try:
             diagnostics = check_source(source, self.filename, project.settings_for(self.filename))
-        except Exception:  # never break the host linter
+        except Exception as exc:  # never break the host linter, never hide the failure
+            yield 1, 0, (f"{SYNTAX_ERROR_CODE} internal error, file not analysed "
+                         f"({type(exc).__name__}: {exc}). "
+                         "This is a bug in dynalint: please report it with the file"), type(self)
             return
         for d in diagnostics:
             if d.code == SYNTAX_ERROR_CODE:

@@ -25,16 +25,25 @@ class _OffsetState(CodegenState):
     offset: int = 0
     starts: dict[int, int] = field(default_factory=dict)
     spans: dict[int, tuple[int, int]] = field(default_factory=dict)
+    last_token: str | None = None
 
     def add_indent_tokens(self) -> None:
         for tok in self.indent_tokens:
-            self.offset += len(tok)
+            self.add_token(tok)
 
     def add_token(self, value: str) -> None:
         self.offset += len(value)
+        self.last_token = value
 
     def pop_trailing_newline(self) -> None:
-        pass
+        # libcst drops the newline written after the last statement of a file that has none;
+        # the spans that ended after it end before it
+        if self.last_token is None:
+            return
+        self.offset -= len(self.last_token)
+        self.last_token = None
+        end = self.offset
+        self.spans = {k: (min(a, end), min(b, end)) for k, (a, b) in self.spans.items()}
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if id(node) in self.wanted:

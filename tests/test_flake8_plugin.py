@@ -70,3 +70,18 @@ def test_flake8_reports_a_broken_configuration(tmp_path):
     assert proc.returncode == 1
     assert ":1:1: DYN002 dynalint configuration error:" in proc.stdout and "DYN999" in proc.stdout
     assert "DYN104" not in proc.stdout
+
+
+def test_an_internal_error_is_reported_on_the_file_not_dropped(tmp_path, monkeypatch):
+    import dynalint.flake8_plugin as plugin
+
+    def crash(*args, **kwargs):
+        raise KeyError("x")
+
+    monkeypatch.setattr(plugin, "check_source", crash)
+    p = tmp_path / "model.py"
+    p.write_text(MODEL)
+    results = list(plugin.DynalintChecker(None, str(p), MODEL.splitlines(keepends=True)).run())
+    assert [(line, col, text.split(" (")[0]) for line, col, text, _ in results] == \
+        [(1, 0, "DYN000 internal error, file not analysed")]
+    assert "KeyError: 'x'" in results[0][2] and "please report" in results[0][2]
