@@ -198,6 +198,15 @@ def _scalar(draw, scope):  # DYN102, DYN204: keep-tensor
     return [(0, f"{s} = {read}{_comment(draw)}"), (0, f"{_target(draw, scope)} = {use.format(x=x)}")], False
 
 
+def _check(draw, scope):  # DYN102: check-in-graph
+    t = draw(st.sampled_from(scope.tensors))
+    cond = draw(st.sampled_from([f"{t} > 0", f"torch.isfinite({t})", f"{t}.abs() < 1000"]))
+    msg = draw(st.sampled_from(["", ", 'out of range'"]))
+    form = draw(st.sampled_from([f"torch._check_tensor_all({cond}{msg})",
+                                 f"torch._check(({cond}).all().item())"]))
+    return [(0, f"{form}{_comment(draw)}")], False
+
+
 def _masked(draw, scope):  # DYN104: masked-reduction
     x, m = draw(st.sampled_from(scope.tensors)), draw(st.sampled_from(["mask", "keep"]))
     lines: list[Line] = [(0, f"{m} = {draw(st.sampled_from(scope.tensors))} > 0{_comment(draw)}")]
@@ -326,7 +335,7 @@ def _block(draw, scope):  # Python control flow around snippets
 SNIPPETS: dict[str, Snippet] = {
     "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return,
     "ternary": _ternary,
-    "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "masked": _masked,
+    "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
     "masked-loss": _masked_loss, "nonzero": _nonzero, "loop": _loop, "logging": _logging,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,

@@ -10,6 +10,7 @@ import pytest
 
 import dynalint.fix_cli
 from dynalint.cli import main
+from dynalint import fixers
 from dynalint.fixers import base
 from dynalint.fixing import diagnostics_with_fixes, fix_source
 from dynalint.settings import Settings
@@ -56,6 +57,7 @@ class BrokenPlanFixer(RaisingFixer):
 def failing_fixer(request, monkeypatch):
     base.all_fixers()
     monkeypatch.setattr(base, "_REGISTRY", [request.param, *base._REGISTRY])
+    monkeypatch.setitem(fixers.PREFERENCE, "DYN101", (request.param.name, *fixers.PREFERENCE["DYN101"]))
     return request.param
 
 

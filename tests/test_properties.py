@@ -89,10 +89,17 @@ def python_lines(text: str) -> list[str]:
 
 
 def apply_on_python_lines(text: str, edits) -> str:
-    lines = python_lines(text)
-    for e in sorted(edits, key=lambda e: e.line, reverse=True):
-        lines[e.line - 1:e.end_line - 1] = python_lines(e.new_text)
-    return "".join(lines)
+    """The edits applied at (line, column) positions counted on the lines Python sees."""
+    starts = [0]
+    for line in python_lines(text):
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        return min(starts[min(line - 1, len(starts) - 1)] + column - 1, len(text))
+
+    for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
+        text = text[:offset(e.line, e.column)] + e.new_text + text[offset(e.end_line, e.end_column):]
+    return text
 
 
 @contextlib.contextmanager
@@ -208,7 +215,7 @@ FIXER_SNIPPETS = {
     "masked-reduction": ("masked",), "masked-loss": ("masked-loss",),
     "masked-elementwise-loss": ("masked-loss",), "defer-logging": ("logging",),
     "skip-logging-while-compiling": ("logging",), "global-to-tensor": ("global",),
-    "env-read-once": ("env",), "python-state-to-buffer": ("counter",),
+    "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
 }
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),
