@@ -1,5 +1,5 @@
 import sys
 
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 
 sys.exit(main())

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 import dynalint.runner as runner
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 from dynalint.runner import CACHE_DIR_NAME, check_files
 from dynalint.settings import Settings
 

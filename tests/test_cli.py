@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 
 BROKEN = textwrap.dedent("""\
     import torch
@@ -204,7 +204,7 @@ def test_force_exclude_applies_to_named_files(tmp_path, capsys, monkeypatch):
 def test_readme_usage_lists_every_flag():
     import re
 
-    from dynalint.cli import build_parser
+    from dynalint.adapters.cli import build_parser
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(root, "README.md"), encoding="utf-8") as fh:

@@ -5,7 +5,7 @@ import os
 import stat
 import textwrap
 
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 
 MODEL = textwrap.dedent("""\
     import torch

@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source
 from dynalint.positions import node_ranges
 from dynalint.settings import Settings

@@ -73,7 +73,7 @@ def test_flake8_reports_a_broken_configuration(tmp_path):
 
 
 def test_an_internal_error_is_reported_on_the_file_not_dropped(tmp_path, monkeypatch):
-    import dynalint.flake8_plugin as plugin
+    import dynalint.adapters.flake8_plugin as plugin
 
     def crash(*args, **kwargs):
         raise KeyError("x")

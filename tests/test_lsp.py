@@ -14,7 +14,7 @@ pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 
 from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source  # noqa: E402
-from dynalint.lsp_actions import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from dynalint.adapters.lsp_actions import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
 from dynalint.settings import Settings  # noqa: E402
 from lsp_client import Editor, utf16_len  # noqa: E402
 
@@ -224,7 +224,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_does_not_import_pygls() -> None:
-    result = _python("import sys; from dynalint.cli import build_parser; build_parser(); "
+    result = _python("import sys; from dynalint.adapters.cli import build_parser; build_parser(); "
                      "print(sorted(m for m in sys.modules "
                      "if m.split('.')[0] in ('pygls', 'lsprotocol', 'torch')))")
     assert result.returncode == 0, result.stderr
@@ -232,7 +232,7 @@ def test_cli_does_not_import_pygls() -> None:
 
 
 def test_missing_pygls_says_how_to_install() -> None:
-    result = _python("import sys; sys.modules['pygls'] = None; from dynalint.cli import main; "
+    result = _python("import sys; sys.modules['pygls'] = None; from dynalint.adapters.cli import main; "
                      "sys.exit(main(['lsp']))")
     assert result.returncode == 2
     assert result.stderr.strip() == "dynalint: the language server needs pygls: pip install 'dynalint[lsp]'"
@@ -243,8 +243,8 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     """Diagnostics, quick-fixes and both "fix all" texts of one version share one analysis."""
     import dynalint.engine
     import dynalint.fixing
-    import dynalint.lsp_server
-    from dynalint.cli import build_parser
+    import dynalint.adapters.lsp_server
+    from dynalint.adapters.cli import build_parser
     from pygls.workspace import TextDocument
 
     analysed: list[str] = []
@@ -254,10 +254,10 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
         analysed.append(source)
         return real(source, *args, **kwargs)
 
-    for module in (dynalint.engine, dynalint.fixing, dynalint.lsp_server):
+    for module in (dynalint.engine, dynalint.fixing, dynalint.adapters.lsp_server):
         monkeypatch.setattr(module, "analyse", counting, raising=False)
     monkeypatch.chdir(project)
-    server = dynalint.lsp_server.DynalintServer(build_parser().parse_args(["lsp"]))
+    server = dynalint.adapters.lsp_server.DynalintServer(build_parser().parse_args(["lsp"]))
     uri = (project / "model.py").as_uri()
     checked = server._analyse(TextDocument(uri, MODEL, version=1, language_id="python"), 1, MODEL)
     with_fixes = server._with_fixes(checked)

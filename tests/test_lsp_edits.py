@@ -11,8 +11,8 @@ from lsprotocol import types  # noqa: E402
 from pygls.workspace.position_codec import PositionCodec  # noqa: E402
 
 from dynalint.engine import check_source  # noqa: E402
-from dynalint.lsp_actions import DocumentView, code_actions, overlaps  # noqa: E402
-from dynalint.lsp_convert import PositionMap, split_lines, text_edits  # noqa: E402
+from dynalint.adapters.lsp_actions import DocumentView, code_actions, overlaps  # noqa: E402
+from dynalint.adapters.lsp_convert import PositionMap, split_lines, text_edits  # noqa: E402
 from dynalint.settings import Settings  # noqa: E402
 from dynalint.suppress import CommentSites, apply_insertion  # noqa: E402
 from lsp_client import apply_edits  # noqa: E402

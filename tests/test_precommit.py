@@ -94,7 +94,7 @@ def test_hooks_do_not_print_the_same_finding_twice(tmp_path, capsys):
 
     import yaml
 
-    from dynalint.cli import main
+    from dynalint.adapters.cli import main
 
     with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
         hooks = {h["id"]: shlex.split(h["entry"]) for h in yaml.safe_load(fh)}

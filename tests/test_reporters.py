@@ -5,7 +5,7 @@ import io
 import re
 
 from dynalint.diagnostics import Diagnostic
-from dynalint.reporters import REPORTERS
+from dynalint.adapters.reporters import REPORTERS
 
 
 def _diag(path: str, kind: str = "graph-break", message: str = "m", code: str = "DYN101") -> Diagnostic:

@@ -75,8 +75,8 @@ def test_rst_literals_become_markdown():
 
 def test_one_renderer_serves_every_interface(capsys):
     """`dynalint rule`, docs/rules.md, SARIF help and fixer pages are the same text."""
-    from dynalint.cli import main
-    from dynalint.sarif import sarif_log
+    from dynalint.adapters.cli import main
+    from dynalint.adapters.sarif import sarif_log
 
     reference = docs.render()
     descriptors = {d["id"]: d for d in sarif_log([])["runs"][0]["tool"]["driver"]["rules"]}

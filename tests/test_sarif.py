@@ -8,7 +8,7 @@ import textwrap
 import jsonschema
 import pytest
 
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 from dynalint.rules.base import all_rules
 
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "sarif-schema-2.1.0.json")

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from conftest import requires_torch
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 from dynalint.settings import Settings
 from dynalint.verify.api import Options, confirm_fixes, verify_targets
 from dynalint.verify.fixed import fix_engine_available

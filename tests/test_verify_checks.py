@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import requires_torch
-from dynalint.cli import main
+from dynalint.adapters.cli import main
 from dynalint.settings import Settings
 from dynalint.verify.api import Options, default_jobs, make_spec, verify_targets
 from dynalint.verify.isolation import run_measurement
@@ -166,7 +166,7 @@ def test_fix_verify_without_torch_says_it_needs_torch(tmp_path):
                "        if name == 'torch' or name.startswith('torch.'):\n"
                "            raise ModuleNotFoundError(\"No module named 'torch'\")\n"
                "sys.meta_path.insert(0, NoTorch())\n"
-               "from dynalint.cli import main\n"
+               "from dynalint.adapters.cli import main\n"
                f"sys.exit(main(['fix', {str(target)!r}, '--verify', {str(target) + '::f'!r}]))\n")
     proc = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2

@@ -144,8 +144,8 @@ def test_measurement_round_trips_through_json():
 
 
 def test_cli_and_plugin_do_not_import_torch():
-    code = ("import sys, dynalint.cli, dynalint.verify.cli, dynalint.verify.api, dynalint.verify.pytest_plugin, "
-            "dynalint.verify.report_html; dynalint.cli.build_parser(); "
+    code = ("import sys, dynalint.adapters.cli, dynalint.verify.cli, dynalint.verify.api, dynalint.verify.pytest_plugin, "
+            "dynalint.verify.report_html; dynalint.adapters.cli.build_parser(); "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -132,7 +132,7 @@ def test_hypothesis_inputs():
 
 def test_hazards_are_named_in_rule_output(capsys):
     """Every hazard a case relies on is in `dynalint rule <code>` for the fixer's rule."""
-    from dynalint.cli import main
+    from dynalint.adapters.cli import main
 
     by_fixer = {f.name: f for f in all_fixers()}
     for case in CASES:

@@ -91,7 +91,7 @@ class _Job:
 
 def run(args: argparse.Namespace) -> int:
     if "-" in args.paths:
-        from dynalint.cli import _fix_stdin, _read_stdin
+        from dynalint.adapters.cli import _fix_stdin, _read_stdin
 
         name = args.stdin_filename or "-"
         project = resolve_args(args, [name] if name != "-" else ["."])

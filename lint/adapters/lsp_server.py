@@ -30,11 +30,11 @@ from dynalint.config import ConfigError, resolve_args
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, analyse
 from dynalint.fixing import diagnostics_with_fixes, fix_source
-from dynalint.lsp_actions import FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND, DocumentView, code_actions, hover_markdown
-from dynalint.lsp_convert import PositionMap, lsp_diagnostic
+from dynalint.adapters.lsp_actions import FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND, DocumentView, code_actions, hover_markdown
+from dynalint.adapters.lsp_convert import PositionMap, lsp_diagnostic
 from dynalint.settings import Settings
 
-log = logging.getLogger("dynalint.lsp")
+log = logging.getLogger("dynalint.adapters.lsp")
 T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.3

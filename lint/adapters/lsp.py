@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from dynalint.lsp_server import DEFAULT_DEBOUNCE_S, build_server
+        from dynalint.adapters.lsp_server import DEFAULT_DEBOUNCE_S, build_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
             raise

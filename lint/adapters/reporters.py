@@ -56,7 +56,7 @@ def github(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
 def sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
     """SARIF 2.1.0, for code-scanning uploads."""
-    from dynalint.sarif import sarif_log  # loads every rule and fixer: only when asked for
+    from dynalint.adapters.sarif import sarif_log  # loads every rule and fixer: only when asked for
 
     json.dump(sarif_log(diagnostics), out, indent=1)
     out.write("\n")

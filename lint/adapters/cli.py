@@ -17,7 +17,7 @@ from dynalint import __version__
 from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
-from dynalint.reporters import REPORTERS, statistics
+from dynalint.adapters.reporters import REPORTERS, statistics
 from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -186,7 +186,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int) -> int:
     """``check --fix``: fix the files as ``dynalint fix`` does; returns how many fixes were applied."""
-    from dynalint import fix_cli
+    from dynalint.adapters import fix_cli
 
     fix_jobs = [fix_cli._Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
                              verify=(), inputs=None, timeout=0.0) for p in files]
@@ -230,7 +230,7 @@ def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byt
 def add_noqa(diagnostics: list[Diagnostic]) -> int:
     """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added."""
     from dynalint.engine import SourceError, decode_source
-    from dynalint.fix_cli import write_atomically
+    from dynalint.adapters.fix_cli import write_atomically
     from dynalint.rules.base import get_rule
     from dynalint.suppress import CommentSites, apply_insertion
 
@@ -290,9 +290,9 @@ COMMANDS = {"check": cmd_check, "rules": cmd_rules, "rule": cmd_rule}
 #: ``register(subparsers, common_options)`` (adds its parser; must not import torch or
 #: pygls) and ``run(args) -> int``.
 EXTENSION_COMMANDS = {
-    "fix": "dynalint.fix_cli",
+    "fix": "dynalint.adapters.fix_cli",
     "verify": "dynalint.verify.cli",
-    "lsp": "dynalint.lsp",
+    "lsp": "dynalint.adapters.lsp",
 }
 
 

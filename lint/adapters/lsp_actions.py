@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from dynalint.diagnostics import Diagnostic
 from dynalint.docs import rule_section, rule_url
-from dynalint.lsp_convert import PositionMap, lsp_diagnostic, lsp_edits, text_edits
+from dynalint.adapters.lsp_convert import PositionMap, lsp_diagnostic, lsp_edits, text_edits
 from dynalint.rules.base import get_code, get_rule
 from dynalint.suppress import CommentSites
 
