@@ -264,4 +264,6 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     fixed = {unsafe: server._fix_all(checked, unsafe) for unsafe in (False, True)}
     assert analysed.count(MODEL) == 1
     assert {d.code for d in with_fixes if d.fix is not None} >= {"DYN101", "DYN104"}
-    assert fixed[False] == fix_source(MODEL, "model.py", Settings(ignore=("DYN105",))).source != MODEL
+    settings = Settings(ignore=("DYN105",))
+    assert fixed[False] == fix_source(MODEL, "model.py", settings).source  # no fix is safe for every input
+    assert fixed[True] == fix_source(MODEL, "model.py", settings, unsafe=True).source != MODEL
