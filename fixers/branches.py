@@ -244,7 +244,7 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     if isinstance(expr, (cst.BinaryOperation, cst.Comparison)):
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
             return None
-        return _broadcast([_shape(p, ctx) for p in _operands(expr)])
+        return _broadcast([_shape(p, ctx, depth) for p in _operands(expr)])
     if isinstance(expr, cst.Call):
         name = _call_name(expr)
         is_method = _is_method(expr, ctx)
@@ -262,9 +262,9 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
             return _ZERO_D
         if name in _ELEMENTWISE:
             if name == "where":
-                return _broadcast([_shape(p, ctx) for p in positional[:3]])
+                return _broadcast([_shape(p, ctx, depth) for p in positional[:3]])
             base = expr.func.value if is_method else (positional[0] if positional else None)
-            return _shape(base, ctx) if base is not None else None
+            return _shape(base, ctx, depth) if base is not None else None
         return None if name in _RESHAPING else _UNKNOWN
     if isinstance(expr, cst.Subscript):
         return None
@@ -330,11 +330,11 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     if isinstance(expr, cst.UnaryOperation):
         if isinstance(expr.operator, cst.Not):
             return None
-        return _dtype(expr.expression, ctx)
+        return _dtype(expr.expression, ctx, depth)
     if isinstance(expr, cst.Comparison):
         return "bool"
     if isinstance(expr, cst.BinaryOperation):
-        return _promote([_dtype(p, ctx) for p in _operands(expr)], isinstance(expr.operator, cst.Divide))
+        return _promote([_dtype(p, ctx, depth) for p in _operands(expr)], isinstance(expr.operator, cst.Divide))
     if isinstance(expr, cst.Call):
         name = _call_name(expr)
         method = _is_method(expr, ctx)
@@ -342,7 +342,7 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
         dtype_kw = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
         if dtype_kw is not None:
             if isinstance(dtype_kw, cst.Attribute) and dtype_kw.attr.value == "dtype":
-                return _dtype(dtype_kw.value, ctx)  # dtype=x.dtype
+                return _dtype(dtype_kw.value, ctx, depth)  # dtype=x.dtype
             return _code(dtype_kw).replace("torch.", "")
         if name in _CASTS and not positional and method:
             return _CASTS[name]
@@ -352,21 +352,21 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
         if base is None:
             return None
         if name == "where" and len(positional) == 3 and not method:
-            return _promote([_dtype(positional[1], ctx), _dtype(positional[2], ctx)], False)
+            return _promote([_dtype(positional[1], ctx, depth), _dtype(positional[2], ctx, depth)], False)
         if name in ("pow", "square"):
             exponent = positional[-1] if name == "pow" and positional[-1:] and positional[-1] is not base else None
-            return _promote([_dtype(base, ctx)] + ([_dtype(exponent, ctx)] if exponent is not None else []), False)
+            return _promote([_dtype(base, ctx, depth)] + ([_dtype(exponent, ctx, depth)] if exponent is not None else []), False)
         if name in _TO_FLOAT:
-            return _promote([_dtype(base, ctx)], True)
+            return _promote([_dtype(base, ctx, depth)], True)
         if name in _BOUNDED:  # clamp(int_x, 0.5) is a float tensor: the bounds take part in promotion
             bounds = [a.value for a in expr.args if a.value is not base and not a.star
                       and (a.keyword is None or a.keyword.value in ("min", "max"))]
-            return _promote([_dtype(base, ctx), *(_dtype(b, ctx) for b in bounds)], False)
+            return _promote([_dtype(base, ctx, depth), *(_dtype(b, ctx, depth) for b in bounds)], False)
         if name in _KEEP_DTYPE or name in _FLOAT_ONLY or name in ("max", "min", "amax", "amin", "median"):
             others = positional[0 if method else 1:]
             if name in ("max", "min") and others:  # max(a, b) / a.max(b): elementwise, promotes
-                return _promote([_dtype(base, ctx), *(_dtype(o, ctx) for o in others)], False)
-            return _dtype(base, ctx)
+                return _promote([_dtype(base, ctx, depth), *(_dtype(o, ctx, depth) for o in others)], False)
+            return _dtype(base, ctx, depth)
         return None
     return None
 

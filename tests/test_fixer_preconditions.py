@@ -160,3 +160,11 @@ def test_a_function_that_imports_torch_itself_is_not_rewritten_to_use_it_earlier
     result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
     assert result.source == source and not result.applied
     assert any("bound inside `f`" in r.reason for r in result.refused), result.refused
+
+
+def test_shape_reasoning_terminates_on_names_bound_to_themselves():
+    """``x = x * 2`` beside branches on ``x`` (a program the property tests found): following bindings
+    is bounded, so the fixers decide (fix or refuse) instead of recursing without end."""
+    source = '# type: ignore\nimport torch\nimport torch.nn as nn\n\ndrop_rate = 0.0\n\ndef set_drop_rate(value):\n    global drop_rate\n    drop_rate = value\n\ndef helper(t):\n    return t.relu() + 1\n\n@torch.compile\ndef step0(x, h):\n    if x.sum() > 0:\n        x = x * 2  # keep\n        x = x\n    else:\n        x = x\n        x = x * 2\n    idx = torch.nonzero(x > 0).squeeze(-1)\n    x = x.index_select(0, idx)\n    idx = torch.nonzero(x > 0).squeeze(-1)\n    x = x.index_select(0, idx)\n\nclass Block1(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.proj = nn.Linear(4, 4)\n        self.calls = 0\n\n    def forward(self, x):\n        # page\x0cbreak\n        if x.sum() > 0:\n            h = x * 2\n        # keep\n        else:\n            # c1\n            h = h\n        # type: ignore\n        if x.sum() > 0:\n            return x.abs()\n        else:\n            return h\n\n@torch.compile\ndef step2(x, w):  # note: shape (B, T)\n    # page\x0cbreak\n    if (x.abs().max() > 1  # keep\n        and x.mean() < -2.0):  # type: ignore\n        return x * 2  # keep\n    return x * 2\n\n# keep'
+    result = fix_source(source, "m.py", Settings(), unsafe=True)
+    assert not result.errors, result.errors
