@@ -156,3 +156,20 @@ def outputs_close(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
     return a == b
+
+
+def write(tmp_path, name: str, text: str) -> str:
+    """Write ``text`` to ``tmp_path/name`` (creating folders); returns the path."""
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    """``dynalint check ARGS`` in process, uncached and single-job: (exit status, stdout, stderr)."""
+    from dynalint.adapters.cli import main
+
+    code = main(["check", "--no-cache", "--jobs", "1", *args])
+    out, err = capsys.readouterr()
+    return code, out, err

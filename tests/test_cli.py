@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+from helpers import run, write
+
 from dynalint.adapters.cli import main
 
 BROKEN = textwrap.dedent("""\
@@ -21,19 +23,6 @@ BROKEN = textwrap.dedent("""\
         return x
 """)
 CLEAN = "import torch\n\n@torch.compile\ndef g(x):\n    return x * 2\n"
-
-
-def write(tmp_path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return str(path)
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["check", "--no-cache", "--jobs", "1", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_text_format_and_exit_status(tmp_path, capsys):

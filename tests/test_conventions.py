@@ -10,6 +10,8 @@ import textwrap
 
 import pytest
 
+from helpers import run, write
+
 from dynalint.adapters.cli import build_parser, main
 
 BROKEN = textwrap.dedent("""\
@@ -31,19 +33,6 @@ MASKED = textwrap.dedent("""\
             y = y * 2
         return y
 """)
-
-
-def write(tmp_path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return str(path)
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["check", "--no-cache", "--jobs", "1", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # -- configuration --------------------------------------------------------------------------------
