@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import children, walk
+from dynalint.analysis.syntax import children, parent_map, walk
 from dynalint.analysis.values import Value
 from dynalint.engine import Analysis
 
@@ -55,11 +55,7 @@ class FixContext:
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         if self._parents is None:
-            parents: dict[int, cst.CSTNode] = {}
-            for n in walk(self.module):
-                for c in children(n):
-                    parents[id(c)] = n
-            self._parents = parents
+            self._parents = parent_map(self.module)
         return self._parents.get(id(node))
 
     def statement_line(self, stmt: cst.CSTNode) -> cst.CSTNode:

@@ -23,8 +23,10 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
+from dynalint.analysis.syntax import parent_map
 from dynalint.diagnostics import Diagnostic, Fix, TextEdit
 from dynalint.engine import Analysis, analyse
+
 from dynalint.fixers.base import FixPlan, Fixer, Refused, Replacement, fixers_for
 from dynalint.fixers.context import FixContext
 from dynalint.positions import LineIndex, LineMapping, node_ranges, split_lines
@@ -145,14 +147,17 @@ class _Replace(cst.CSTTransformer):
     """Swap nodes for their replacements, parenthesizing a compound expression put where an operator
     would otherwise bind into it (``y / x[m].mean()`` -> ``y / (s / n)``, not ``y / s / n``)."""
 
-    def __init__(self, replacements: dict[int, Replacement]) -> None:
+    def __init__(self, replacements: dict[int, Replacement], enter: set[int] | None = None) -> None:
         super().__init__()
         self.replacements = replacements
+        self.enter = enter
+        """Ids of the nodes on the paths to the replaced ones (None: every node): the walk skips the
+        other subtrees, so applying one fix costs the depth of the file, not its size."""
         self._parents: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._parents.append(node)
-        return True
+        return self.enter is None or id(node) in self.enter
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         self._parents.pop()
@@ -215,12 +220,14 @@ def apply_plans(module: cst.Module, plans: Iterable[FixPlan]) -> str:
     replacements: dict[int, Replacement] = {}
     module_statements: list[str] = []
     imports: list[str] = []
+    olds: list[cst.CSTNode] = []
     for plan in plans:
-        for key, (_, new) in plan.replacements.items():
+        for key, (old, new) in plan.replacements.items():
             replacements[key] = new
+            olds.append(old)
         module_statements.extend(s for s in plan.module_statements if s not in module_statements)
         imports.extend(s for s in plan.imports if s not in imports)
-    new_module = module.visit(_Replace(replacements)) if replacements else module
+    new_module = module.visit(_Replace(replacements, _paths_to(module, olds))) if replacements else module
     if imports:
         context = CodemodContext()
         for name in imports:
@@ -229,6 +236,21 @@ def apply_plans(module: cst.Module, plans: Iterable[FixPlan]) -> str:
     if module_statements:
         new_module = _add_module_statements(new_module, module_statements)
     return new_module.code
+
+
+def _paths_to(module: cst.Module, nodes: list[cst.CSTNode]) -> set[int] | None:
+    """Ids of ``nodes`` and of their ancestors in ``module`` (None when one is not in it)."""
+    parents = parent_map(module)
+    out: set[int] = {id(module)}
+    for node in nodes:
+        current: cst.CSTNode | None = node
+        while current is not None and id(current) not in out:
+            out.add(id(current))
+            current = parents.get(id(current))
+            if current is None and node is not module:
+                return None
+        # reached a node already on a path (or the module): the rest of the path is in
+    return out
 
 
 def _add_module_statements(module: cst.Module, statements: list[str]) -> cst.Module:

@@ -84,6 +84,22 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
         stack.extend(kids)
 
 
+_LAST_PARENTS: tuple[cst.CSTNode | None, dict[int, cst.CSTNode]] = (None, {})
+
+
+def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """Each node's parent under ``root``, by ``id``.  The map of the last root asked for is kept:
+    the fixers and the fix engine ask for the same module many times in a row."""
+    global _LAST_PARENTS
+    if _LAST_PARENTS[0] is not root:
+        parents: dict[int, cst.CSTNode] = {}
+        for n in walk(root):
+            for c in children(n):
+                parents[id(c)] = n
+        _LAST_PARENTS = (root, parents)
+    return _LAST_PARENTS[1]
+
+
 def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
