@@ -17,7 +17,7 @@ import os
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -32,6 +32,9 @@ from dynalint.fixers.context import FixContext
 from dynalint.positions import LineIndex, LineMapping, node_ranges, split_lines
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.project import Project as SourceProject
 
 MAX_ROUNDS = 10
 
@@ -342,15 +345,26 @@ def _allowed(c: _Candidate, unsafe: bool) -> bool:
 
 
 def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False,
-               analysis: Analysis | None = None) -> FixResult:
+               analysis: Analysis | None = None, project: "SourceProject | None" = None,
+               entries: dict[str, dict[str, Any]] | None = None) -> FixResult:
     """Apply every allowed fix to ``source`` until nothing more can be fixed.  ``analysis``: the
-    analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one."""
+    analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one.
+    ``project``/``entries``: the other checked files and what their compiled code hands this one
+    (see :func:`dynalint.runner.project_entries`), so that ``fix`` sees what ``check`` sees."""
+
+    def analysed(text: str) -> Analysis:
+        try:
+            return analyse(text, path, settings, record_values=True, project=project, entries=entries)
+        finally:
+            if project is not None:
+                project.release(path)
+
     applied: list[AppliedFix] = []
     original = source
     errors: list[FixerError] = []
     for _ in range(MAX_ROUNDS):
         if analysis is None:
-            analysis = analyse(source, path, settings, record_values=True)
+            analysis = analysed(source)
         if analysis.module is None:
             break
         candidates = [c for c in _candidates(analysis, errors) if _allowed(c, unsafe)]
@@ -378,7 +392,7 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
             applied.append(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
                                       line, column))
         source = new_source
-    final = analysis if analysis is not None else analyse(source, path, settings, record_values=True)
+    final = analysis if analysis is not None else analysed(source)
     unsafe_left = 0
     refused: list[RefusedFix] = []
     if final.module is not None:

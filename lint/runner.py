@@ -165,12 +165,18 @@ class _Outcome:
 
 
 _PROJECT: SourceProject | None = None
-"""The project of the worker process (set once per run, see :func:`_set_project`)."""
+"""The project of the worker process (set once per run, see :func:`set_project`)."""
 
 
-def _set_project(paths: list[str] | None) -> None:
+def set_project(paths: list[str] | None) -> None:
+    """Make ``paths`` the project of this process (a pool initializer; None forgets it)."""
     global _PROJECT
     _PROJECT = SourceProject(paths) if paths is not None else None
+
+
+def current_project() -> SourceProject | None:
+    """The project of this process, if one is set (see :func:`set_project`)."""
+    return _PROJECT
 
 
 def _check_one(job: _Job) -> _Outcome:
@@ -259,13 +265,31 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
     paths = list(paths)
     if not paths:
         return
+    outcomes, _ = _project_pass(paths, config, jobs, cache_dir, with_fixes)
+    for p in paths:
+        yield outcomes[p].result
+
+
+def project_entries(paths: list[str], settings: Settings | Project, *, jobs: int = 1,
+                    cache_dir: str | None = None) -> dict[str, str]:
+    """Each file's incoming entries once the project pass has settled (canonical JSON, by path):
+    what ``fix`` analyses each file with, so that it sees what ``check`` sees."""
+    config = settings if isinstance(settings, Project) else Project(settings, os.getcwd())
+    if not paths:
+        return {}
+    return _project_pass(list(paths), config, jobs, cache_dir, False)[1]
+
+
+def _project_pass(paths: list[str], config: Project, jobs: int, cache_dir: str | None, with_fixes: bool
+                  ) -> tuple[dict[str, _Outcome], dict[str, str]]:
+    """The rounds of the project pass: each file's outcome and its final incoming entries."""
     base = {p: config.settings_for(p) for p in paths}
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_set_project, initargs=(paths,)) \
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=set_project, initargs=(paths,)) \
         if jobs > 1 and len(paths) > 1 else None
     if pool is None:
-        _set_project(paths)
+        set_project(paths)
     try:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
@@ -288,9 +312,8 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
         if pool is not None:
             pool.shutdown()
         else:
-            _set_project(None)
-    for p in paths:
-        yield outcomes[p].result
+            set_project(None)
+    return outcomes, incoming
 
 
 def _incoming(outcomes: dict[str, _Outcome]) -> dict[str, str]:

@@ -113,3 +113,35 @@ def test_a_refused_fix_says_why(tmp_path, capsys):
     assert code == 1 and "fixed 0 issues" in err
     assert "DYN101 fix refused (branch-to-where): the alternatives are not provably of one shape" in err
     assert "DYN101 fix refused (branch-to-cond): `y` gets values of provably different shapes" in err
+
+
+def test_fix_sees_what_the_compiled_code_of_other_files_passes(tmp_path, capsys):
+    """A helper in one file, reached only from another file's ``forward``: ``fix`` analyses it with the
+    tensors that ``forward`` passes (as ``check`` does), so the fix is proven and applied."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        def scale(x, factor):
+            if factor.sum() > 0:
+                x = x * 2
+            return x
+    """))
+    (pkg / "model.py").write_text(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+        from .utils import scale
+
+
+        class M(nn.Module):
+            def forward(self, x: torch.Tensor, f: torch.Tensor):
+                return scale(x, f) + 1
+    """))
+    code, _, err = fix(capsys, "--unsafe-fixes", "--jobs", "1", str(pkg))
+    fixed = (pkg / "utils.py").read_text()
+    assert code == 0 and "torch.where(factor.sum() > 0, x_then, x)" in fixed, err
+    assert "fixed 1 issue in 1 file; 0 remain" in err

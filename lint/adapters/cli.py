@@ -191,7 +191,7 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
     fix_jobs = [fix_cli._Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
                              verify=(), inputs=None, timeout=0.0) for p in files]
     total = 0
-    for outcome in fix_cli._map(fix_cli._fix_one, fix_jobs, jobs):
+    for outcome in fix_cli.fix_outcomes(fix_jobs, project, jobs):
         if outcome.error is not None or outcome.result is None:
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue

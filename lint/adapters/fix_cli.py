@@ -10,21 +10,22 @@ from __future__ import annotations
 import argparse
 import difflib
 import io
+import json
 import os
 import stat
 import sys
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
-from dynalint.config import ConfigError, resolve_args
+from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.engine import SourceError, check_source, decode_source
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
 from dynalint.positions import LineMapping
-from dynalint.runner import default_jobs
+from dynalint.runner import current_project, default_jobs, project_entries, set_project
 from dynalint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -87,6 +88,8 @@ class _Job:
     before_call: tuple[str, ...] | None = None
     devices: tuple[str, ...] = ("cpu",)
     mode: str = "eval"
+    entries: str = ""
+    """What the compiled code of the other files hands this one (canonical JSON, "" for nothing)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.verify:
         workers = 1  # verification runs its own subprocesses
     failures = fixer_errors = changed_files = total_applied = remaining = unsafe_left = 0
-    for outcome in _map(_fix_one, jobs, workers):
+    for outcome in fix_outcomes(jobs, project, workers):
         if outcome.error is not None:
             failures += 1
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
@@ -155,12 +158,21 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
 
 
-def _map(fn: Callable[[_Job], _Outcome], jobs: list[_Job], workers: int) -> Iterator[_Outcome]:
+def fix_outcomes(jobs: list[_Job], config: Project, workers: int) -> Iterator[_Outcome]:
+    """Fix the files of ``jobs`` as one project, as ``check`` analyses them: each file with what the
+    compiled code of the others hands it (functions they call, with their arguments)."""
+    paths = [j.path for j in jobs]
+    entries = project_entries(paths, config, jobs=workers)
+    jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
     if workers <= 1 or len(jobs) <= 1:
-        yield from map(fn, jobs)
+        set_project(paths)
+        try:
+            yield from map(_fix_one, jobs)
+        finally:
+            set_project(None)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(fn, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 4) or 1)))
+    with ProcessPoolExecutor(max_workers=workers, initializer=set_project, initargs=(paths,)) as pool:
+        yield from pool.map(_fix_one, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 4) or 1)))
 
 
 def _fix_one(job: _Job) -> _Outcome:
@@ -177,7 +189,8 @@ def _fix_one(job: _Job) -> _Outcome:
                                    job.unsafe, job.timeout, devices=job.devices, mode=job.mode,
                                    before_call=list(job.before_call) if job.before_call else None)
         else:
-            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe)
+            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe, project=current_project(),
+                                entries=json.loads(job.entries) if job.entries else None)
         if result.source == source:
             return _Outcome(job.path, result)
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk
