@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from dynalint import gb_types as GB
 from dynalint.analysis.events import CallEvent, ConditionEvent
 from dynalint.analysis.values import Kind
@@ -18,6 +20,38 @@ def is_data_dependent_test(ev: ConditionEvent, ctx: RuleContext) -> bool:
     # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
     # value, and branching on it is what breaks.
     return ctx.settings.capture_scalar_outputs and ev.value.kind is Kind.SCALAR
+
+
+def traced_assertion(ev: ConditionEvent) -> bool:
+    """Whether Dynamo turns this ``assert`` test into an in-graph assertion instead of a branch.
+
+    It does so only for the operand whose failure jumps straight to the ``raise`` (the whole test,
+    or the last operand of an ``and``/``or`` chain), not negated, with no message or a constant
+    string one: a computed message (an f-string, ``.format``, a name) and every earlier operand
+    of the chain are plain branches (measured on torch 2.13)."""
+    stmt = ev.statement
+    if ev.construct != "assert" or ev.negated or not isinstance(stmt, cst.Assert):
+        return False
+    last: cst.BaseExpression = stmt.test
+    while True:
+        if isinstance(last, cst.BooleanOperation):
+            last = last.right
+        elif isinstance(last, cst.UnaryOperation) and isinstance(last.operator, cst.Not):
+            last = last.expression
+        else:
+            break
+    return last is ev.node and (stmt.msg is None or _constant_string(stmt.msg))
+
+
+def _constant_string(node: cst.BaseExpression) -> bool:
+    """A string the compiler folds into one constant: literals, implicit concatenation, ``+``."""
+    if isinstance(node, cst.SimpleString):
+        return True
+    if isinstance(node, cst.ConcatenatedString):
+        return _constant_string(node.left) and _constant_string(node.right)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _constant_string(node.left) and _constant_string(node.right)
+    return False
 
 
 @register
@@ -41,8 +75,10 @@ class TensorCondition(Rule):
         runs under torch.compile (they are false there) and is skipped like code under
         `not torch.compiler.is_compiling()`.
 
-        On torch 2.13 a plain `assert <tensor>` does not break (Dynamo turns it into an in-graph
-        assertion), but `assert not <tensor>` does; `while` and loop exits are reported by DYN103.
+        On torch 2.13 a plain `assert <tensor>` with no message or a constant string one does not
+        break (Dynamo turns it into an in-graph assertion), but `assert not <tensor>`, a computed
+        message (`assert ok, f"bad {x.shape}"`, `.format(...)`, a name) and every operand of an
+        `and`/`or` chain before the last one do; `while` and loop exits are reported by DYN103.
     """
     fix = """
         Make the code branch-free: compute both results and select with `torch.where(cond, a, b)`, or
@@ -92,6 +128,22 @@ class TensorCondition(Rule):
             import torch
 
             @torch.compile
+            def increasing(t):
+                assert (t[1:] > t[:-1]).all(), "{} must be increasing".format("t")
+                return t.diff()
+        """, inputs="[(torch.arange(5.0),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def interval(t0, t, t1):
+                assert t0 <= t and t <= t1
+                return (t - t0) / (t1 - t0)
+        """, inputs="[(torch.tensor(0.0), torch.tensor(0.5), torch.tensor(1.0))]"),
+        Example("""
+            import torch
+
+            @torch.compile
             def clip(x, enabled: bool = True, limit: float = 1.0):
                 if enabled and x.abs().max() > limit:
                     x = x / x.abs().max()
@@ -135,6 +187,14 @@ class TensorCondition(Rule):
             import torch
 
             @torch.compile
+            def positive(p, strict: bool = True):
+                assert strict and torch.all(p >= 0), "negative " "values"
+                return p.sqrt()
+        """, inputs="[(torch.rand(4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
             def clip(x):
                 # scripting and tracing are off under compile: `False and ...` never runs the tensor test
                 if torch.jit.is_scripting() and x.abs().max() > 1:
@@ -151,8 +211,8 @@ class TensorCondition(Rule):
         for ev in ctx.events(ConditionEvent):
             if ev.construct == "while" or ev.exits_loop:
                 continue  # a data-dependent loop: DYN103
-            if ev.construct == "assert" and not ev.negated and ctx.at_least(2, 13):
-                continue  # `assert <tensor>` is traced as an in-graph assertion (`assert not <tensor>` is not)
+            if traced_assertion(ev) and ctx.at_least(2, 13):
+                continue  # `assert <tensor>` is traced as an in-graph assertion
             if not is_data_dependent_test(ev, ctx):
                 continue
             where = {

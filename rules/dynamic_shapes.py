@@ -69,7 +69,8 @@ class DynamicOutputShape(Rule):
         A graph is traced with known (or symbolic) sizes. Ops whose output size depends on the values
         in a tensor - `nonzero`, `argwhere`, single-argument `torch.where`, `masked_select`, `unique`,
         `unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats, and reading through a
-        boolean mask `x[mask]` (also `x[mask] += v`, which reads) - cannot be sized at trace time, so
+        boolean mask `x[mask]` (also `x[mask] += v`, which reads; whatever `x` is: a NumPy array is
+        traced as a tensor too) - cannot be sized at trace time, so
         Dynamo breaks the graph ("Dynamic shape operator"). The resumed graph then sees a new size on
         most calls and recompiles once before going dynamic.
 
@@ -114,6 +115,14 @@ class DynamicOutputShape(Rule):
                 x[mask] += 1
                 return x
         """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def pick(batch, ids):
+                keep = torch.any(batch["ids"].unsqueeze(1) == ids, dim=1)
+                return batch["feats"][keep]
+        """, inputs="[({'ids': torch.arange(6), 'feats': torch.randn(6, 3)}, torch.tensor([1, 4]))]"),
         Example("""
             import torch
 
@@ -171,7 +180,7 @@ class DynamicOutputShape(Rule):
         if ctx.settings.capture_dynamic_output_shape_ops:
             return
         for sub in ctx.events(SubscriptEvent):
-            if not sub.base.is_tensor or (sub.store and not sub.augmented):
+            if not (sub.base.is_tensor or sub.base.kind is Kind.UNKNOWN) or (sub.store and not sub.augmented):
                 continue
             if any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index):
                 yield self.finding(

@@ -150,7 +150,10 @@ class ExpressionHandlers:
                 index.append(Value(Kind.PYTHON, qualname="builtins.slice"))
                 multi = multi or len(node.slice) > 1
         idx = tuple(index)
-        if base.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or base.qualname is not None:
+        # a boolean tensor selects a data-dependent number of elements of whatever array it indexes
+        # (a tensor, or a NumPy array, which Dynamo traces as one): reported even when the base is unknown
+        masked = base.kind is Kind.UNKNOWN and any(ix.is_tensor and ix.is_bool for ix in idx)
+        if base.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or base.qualname is not None or masked:
             self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented,
                         bounds=tuple(bounds))
         if base.kind is Kind.UNKNOWN and base.params and multi:
