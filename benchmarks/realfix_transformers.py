@@ -45,6 +45,7 @@ TINY = {
     "n_group": 1, "topk_group": 1, "rotary_dim": 8, "partial_rotary_factor": 0.5,
     "image_size": 32, "patch_size": 8, "max_source_positions": 32, "num_mel_bins": 16,
 }
+LAYER_COUNTS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers", "decoder_layers", "encoder_layers")
 SEQ, BATCH, SEED = 12, 2, 0
 KINDS = ("causal-lm", "seq-cls", "seq2seq-lm", "image-text", "image-cls", "audio-cls", "ctc")
 #: Random token ids are drawn below this; the special tokens (pad, eos, image placeholder...) of the
@@ -98,6 +99,17 @@ def _tiny_kwargs(default) -> dict:
     kwargs = {k: v for k, v in TINY.items() if k in d and not isinstance(d[k], (list, dict))}
     if "partial_rotary_factor" in kwargs and d.get("partial_rotary_factor") in (None, 1.0):
         kwargs.pop("partial_rotary_factor")
+    # per-layer settings (a list as long as the default layer count, a dict by layer index) follow the
+    # new layer count
+    layers = {d[k]: v for k, v in kwargs.items() if k in LAYER_COUNTS and isinstance(d[k], int)}
+    for key, value in d.items():
+        if key in kwargs or key in getattr(default, "sub_configs", None) or {}:
+            continue
+        if isinstance(value, list) and len(value) in layers:
+            kwargs[key] = value[: layers[len(value)]]
+        elif isinstance(value, dict) and value and all(str(k).isdigit() for k in value) and layers:
+            n = min(layers.values())
+            kwargs[key] = {k: v for k, v in value.items() if int(k) < n}
     for key in getattr(default, "sub_configs", None) or {}:
         sub = getattr(default, key, None)
         if hasattr(sub, "to_dict"):
