@@ -1,24 +1,45 @@
 #!/usr/bin/env python
 """Graph breaks that ``dynalint fix --unsafe-fixes`` removes from real transformers models.
 
-Every causal-LM architecture of the installed ``transformers`` is built from a tiny
-random-weight configuration (a few layers, hidden size 32, seeded weights) and run
-once under ``torch.compile(backend="eager")``; the graph breaks are read from
-Dynamo's ``graph_breaks`` log and attributed to the innermost frame inside the
-library (a unique *break line* is one ``file:line``).  The models that break are
-kept.  Then the library package is copied to a temporary folder, every file of it
-that a breaking model loaded is fixed with ``dynalint fix --unsafe-fixes --scope
-all`` (the library has no ``torch.compile`` of its own: the user compiles the
-model), and each breaking model is run again from the fixed copy, same seed,
-same weights, same inputs.  Attention and experts use the library's own Python
-implementations (``eager``), not fused kernels::
+Every architecture of the installed ``transformers`` is built, for each task head
+of ``KINDS`` it has (causal LM, sequence classification, seq2seq LM, image-text
+to text, image and audio classification, CTC), from a tiny random-weight
+configuration (a few layers, hidden size 32, image size 32, seeded weights) and
+run once under ``torch.compile(backend="eager")``; the graph breaks are read
+from Dynamo's ``graph_breaks`` log and attributed to the innermost frame inside
+the library (a unique *break line* is one ``file:line``).  The models that break
+are kept.  Then the library package is copied to a temporary folder, every file
+of it that a breaking model loaded is fixed with ``dynalint fix --unsafe-fixes
+--scope all`` (the library has no ``torch.compile`` of its own: the user
+compiles the model), and each breaking model is run again from the fixed copy,
+same seed, same weights, same inputs.  Attention and experts use the library's
+own Python implementations (``eager``), not fused kernels.
 
-    OMP_NUM_THREADS=1 nice python benchmarks/realfix_transformers.py [--limit N] [--models a,b] [-v]
+Inputs come from the configuration alone, one generic builder per kind of input
+(``build_inputs``): token ids drawn below ``ORDINARY_IDS`` with the special
+token ids of the configuration moved above them (so the two never collide), one
+left-padded row; for sequence classification every row ends with the
+end-of-sequence token; for image-text models one image per row of the vision
+configuration's size, with as many image placeholder tokens as the model's own
+``get_image_features`` makes features; raw audio or filter-bank frames for
+audio models.  Models whose configuration or inputs do not fit these builders
+fail to run and are left out (the scan lists them with their error)::
 
-Prints the table GraphMend reports: break lines before -> after, the share
-removed, models fully fixed, models whose outputs stayed equal (bitwise, compiled
-and eager), and models that gained a break line.  Each model runs in its own
-process with a timeout, on one thread.
+    OMP_NUM_THREADS=1 nice python benchmarks/realfix_transformers.py [--kinds causal-lm,seq-cls]
+        [--models image-text:llava,seq-cls:bart] [--limit N] [--scan-dir DIR] [--scan-only] [-v]
+
+The original runs (the scan) are kept in ``--scan-dir`` (default
+``$TMPDIR/dynalint-realfix-scan``) and not repeated; ``breaking.json`` there
+lists the breaking entries and their break lines, ``scan.json`` every entry with
+its lines or error.  Prints the table GraphMend reports: break lines before ->
+after, the share removed, models fully fixed, models whose outputs stayed equal
+(bitwise, compiled and eager), models that gained a break line, the same
+original code run with Dynamo's capture settings instead
+(``capture_scalar_outputs``, ``capture_dynamic_output_shape_ops``), and the
+unique break lines by Dynamo category before and after.  Each model runs in its
+own process with a timeout, on one thread.
+
+Latest numbers: see "Real models" in the README.
 """
 from __future__ import annotations
 
@@ -382,6 +403,28 @@ def copy_library(dest: str) -> str:
     return root
 
 
+def print_inventory(before: dict[str, dict], afters: dict[str, dict]) -> None:
+    """Unique break lines (one ``file:line`` across all models) by Dynamo's category, before and
+    after the fix, with the lines most models share."""
+    def lines(results) -> dict[tuple[str, int], tuple[str, set[str]]]:
+        out: dict[tuple[str, int], tuple[str, set[str]]] = {}
+        for mt, res in results.items():
+            for f, ln, gb, _ in res.get("breaks", []):
+                out.setdefault((f, ln), (gb, set()))[1].add(mt)
+        return out
+
+    b, a = lines(before), lines({mt: r for mt, r in afters.items() if "error" not in r})
+    cats = sorted({gb for gb, _ in (*b.values(), *a.values())},
+                  key=lambda c: -sum(gb == c for gb, _ in b.values()))
+    print(f"{'unique break lines by category':52} {'before':>6} {'after':>6}")
+    for c in cats:
+        print(f"{c[:52]:52} {sum(gb == c for gb, _ in b.values()):6} {sum(gb == c for gb, _ in a.values()):6}")
+    print(f"{'total':52} {len(b):6} {len(a):6}")
+    shared = sorted(((len(ms), f"{f}:{ln}", gb) for (f, ln), (gb, ms) in a.items() if len(ms) > 1), reverse=True)
+    for n, where, gb in shared[:8]:
+        print(f"  left in {n} models: {where} ({gb})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--worker", nargs=2, metavar=("MODEL_TYPE", "OUT"), help=argparse.SUPPRESS)
@@ -495,6 +538,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({100.0 * (nb_ok - nf) / max(nb_ok, 1):.0f}% removed), {sum(r[5] == 0 for r in ok)} break-free, "
               f"outputs equal {same}/{len(ok)} (original code, capture_scalar_outputs + "
               f"capture_dynamic_output_shape_ops)")
+    print()
+    print_inventory(before, afters)
     if failed:
         print(f"fixed copy failed to run {len(failed)} {' '.join(failed)}")
     if not args.keep:
