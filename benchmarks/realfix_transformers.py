@@ -39,7 +39,9 @@ original code run with Dynamo's capture settings instead
 unique break lines by Dynamo category before and after.  Each model runs in its
 own process with a timeout, on one thread.
 
-Latest numbers: see "Real models" in the README.
+Latest numbers (transformers 5.24, torch 2.13, CPU; also in the README): 529 entries, 334 ran,
+74 break; break lines 186 -> 172 (8% removed), 11/74 fully fixed, outputs equal 74/74, no
+model gained a break.
 """
 from __future__ import annotations
 
