@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Graph breaks that ``dynalint fix --unsafe-fixes`` removes from real transformers models.
 
-Every architecture of the installed ``transformers`` is built, for each task head
+Every architecture of the installed ``transformers`` is built, for each model head
 of ``KINDS`` it has (causal LM, sequence classification, seq2seq LM, image-text
 to text, image and audio classification, CTC), from a tiny random-weight
 configuration (a few layers, hidden size 32, image size 32, seeded weights) and
@@ -77,7 +77,7 @@ ORDINARY_IDS = 96
 
 
 # ---------------------------------------------------------------------------------------------
-# tasks: which head class, and one generic input builder per kind of input
+# heads: which model class, and one generic input builder per kind of input
 
 
 def _heads() -> dict[str, dict[str, str]]:
@@ -217,7 +217,7 @@ def _placeholder_count(model, pixel_values, hidden: int) -> int:
 
 
 def build_inputs(kind: str, model, config, gen) -> dict:
-    """The inputs of one task kind, built from the configuration alone."""
+    """The inputs of one kind of head, built from the configuration alone."""
     import torch
 
     if kind in ("causal-lm", "seq2seq-lm"):
@@ -252,7 +252,7 @@ def build_inputs(kind: str, model, config, gen) -> dict:
             frames = 2 * (getattr(config, "max_source_positions", None) or 32)
             return {"input_features": torch.randn(BATCH, config.num_mel_bins, frames, generator=gen)}
         return {"input_values": torch.randn(BATCH, 1600, generator=gen)}
-    raise ValueError(f"unknown task kind {kind}")
+    raise ValueError(f"unknown head kind {kind}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worker", nargs=2, metavar=("MODEL_TYPE", "OUT"), help=argparse.SUPPRESS)
     ap.add_argument("--zygote", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--kinds", default=",".join(KINDS),
-                    help=f"comma-separated task kinds (default: all of {', '.join(KINDS)})")
+                    help=f"comma-separated head kinds (default: all of {', '.join(KINDS)})")
     ap.add_argument("--models", help="comma-separated entries `kind:model_type` (a bare model type is a causal "
                                      "LM); default: every model of --kinds")
     ap.add_argument("--limit", type=int, default=0, help="at most N entries")
