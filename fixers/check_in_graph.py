@@ -103,6 +103,36 @@ class CheckInGraph(Fixer):
             before="""
                 import torch
 
+                def check(cond):
+                    import torch
+
+                    if isinstance(cond, torch.Tensor):
+                        torch._check_tensor_all(cond)
+
+                @torch.compile
+                def scaled(x):
+                    check(x > -100)
+                    return x * 2
+            """,
+            after="""
+                import torch
+
+                def check(cond):
+                    import torch
+
+                    if isinstance(cond, torch.Tensor):
+                        torch._assert_async(cond._is_all_true())
+
+                @torch.compile
+                def scaled(x):
+                    check(x > -100)
+                    return x * 2
+            """,
+        ),
+        FixExample(
+            before="""
+                import torch
+
                 @torch.compile
                 def bounded(x):
                     torch._check((x.abs() < 100).all().item())

@@ -5,7 +5,7 @@ import libcst as cst
 
 from dynalint.analysis.syntax import dotted_name, walk
 from dynalint.analysis.evaluator.annotations import annotation_value
-from dynalint.analysis.module_index import import_bindings, local_names_of
+from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import Refused
 
@@ -128,12 +128,17 @@ def use_torch(plan, ctx, at: cst.CSTNode) -> str:
     """How the rewrite at ``at`` refers to ``torch``; records ``import torch`` on the plan when the
     module does not import it at run time (the fix engine adds it with libcst's ``AddImportsVisitor``).
 
-    Refuses when a function around ``at`` binds that name itself (``import torch`` further down
-    makes ``torch`` local to the whole function, so an earlier use would raise ``UnboundLocalError``)."""
+    A function around ``at`` that binds that name decides what it is there: accepted when its only
+    bindings of it are plain ``import torch`` statements and one of them is a statement of the
+    function body before the one holding ``at`` (the name is then the torch module at ``at``, and
+    no import is added); refused otherwise (``import torch`` further down makes ``torch`` local to
+    the whole function, so an earlier use would raise ``UnboundLocalError``)."""
     name = torch_name(ctx) or "torch"
     function = ctx.enclosing_function(at)
     while function is not None:
         if name in _bound_names(function):
+            if name == "torch" and _imports_torch_before(function, at, ctx):
+                return name
             raise Refused(f"`{name}` is bound inside `{function.name.value}`, so the rewrite cannot refer "
                           "to the torch module there")
         function = ctx.enclosing_function(function)
@@ -153,6 +158,47 @@ def _bound_names(function: cst.FunctionDef) -> set[str]:
         if isinstance(n, (cst.Import, cst.ImportFrom)):
             names.update(import_bindings(n))
     return names
+
+
+def _plain_torch_import(node: cst.CSTNode) -> bool:
+    """``import torch`` (possibly beside other modules), binding ``torch`` to the torch module."""
+    return isinstance(node, cst.Import) and any(
+        a.asname is None and dotted_name(a.name) == "torch" for a in node.names)
+
+
+def _imports_torch_before(function: cst.FunctionDef, at: cst.CSTNode, ctx) -> bool:
+    """Whether ``torch`` is the torch module at ``at`` in ``function``: the function binds it only by
+    plain ``import torch`` (no parameter, assignment, other import, ``del``, ``global``/``nonlocal``
+    or nested definition of that name), and one such import is a top-level statement of the body
+    before the statement that holds ``at`` (so it ran, whatever path led there)."""
+    p = function.params
+    params = [*p.posonly_params, *p.params, *p.kwonly_params,
+              *(s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param))]
+    if any(prm.name.value == "torch" for prm in params):
+        return False
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for n in walk(body):
+        if isinstance(n, (cst.Import, cst.ImportFrom)) and "torch" in import_bindings(n) \
+                and not _plain_torch_import(n):
+            return False
+        if isinstance(n, (cst.Global, cst.Nonlocal)) and any(x.name.value == "torch" for x in n.names):
+            return False
+        if isinstance(n, cst.Del) and any(isinstance(x, cst.Name) and x.value == "torch" for x in walk(n.target)):
+            return False
+    others = [n for n in walk(body) if not isinstance(n, (cst.Import, cst.ImportFrom))]
+    if any("torch" in names_bound_by(n) for n in others):
+        return False
+    stmt = at
+    while stmt is not None and ctx.parent(stmt) is not body:
+        stmt = ctx.parent(stmt)
+    if stmt is None:
+        return False
+    index = next((i for i, s in enumerate(body.body) if s is stmt), None)
+    return index is not None and any(
+        isinstance(s, cst.SimpleStatementLine) and any(_plain_torch_import(x) for x in s.body)
+        for s in body.body[:index])
 
 
 def masked_mean(masked: str, mask: str, base: str) -> str:

@@ -168,3 +168,62 @@ def test_shape_reasoning_terminates_on_names_bound_to_themselves():
     source = '# type: ignore\nimport torch\nimport torch.nn as nn\n\ndrop_rate = 0.0\n\ndef set_drop_rate(value):\n    global drop_rate\n    drop_rate = value\n\ndef helper(t):\n    return t.relu() + 1\n\n@torch.compile\ndef step0(x, h):\n    if x.sum() > 0:\n        x = x * 2  # keep\n        x = x\n    else:\n        x = x\n        x = x * 2\n    idx = torch.nonzero(x > 0).squeeze(-1)\n    x = x.index_select(0, idx)\n    idx = torch.nonzero(x > 0).squeeze(-1)\n    x = x.index_select(0, idx)\n\nclass Block1(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.proj = nn.Linear(4, 4)\n        self.calls = 0\n\n    def forward(self, x):\n        # page\x0cbreak\n        if x.sum() > 0:\n            h = x * 2\n        # keep\n        else:\n            # c1\n            h = h\n        # type: ignore\n        if x.sum() > 0:\n            return x.abs()\n        else:\n            return h\n\n@torch.compile\ndef step2(x, w):  # note: shape (B, T)\n    # page\x0cbreak\n    if (x.abs().max() > 1  # keep\n        and x.mean() < -2.0):  # type: ignore\n        return x * 2  # keep\n    return x * 2\n\n# keep'
     result = fix_source(source, "m.py", Settings(), unsafe=True)
     assert not result.errors, result.errors
+
+
+LOCAL_IMPORT = """
+    import os
+
+    def check(cond):
+        if os.getenv("SKIP_CHECKS") == "1":
+            return
+    {binding}
+        if isinstance(cond, torch.Tensor):
+            torch._check_tensor_all(cond)
+        else:
+            torch._check(cond)
+"""
+
+
+def test_a_function_importing_torch_before_the_check_uses_that_import():
+    """``import torch`` as a statement of the function body above the check binds the torch module
+    there on every path: the rewrite refers to it and adds no module-level import."""
+    source = textwrap.dedent(LOCAL_IMPORT.format(binding="    import torch"))
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert "torch._assert_async(cond._is_all_true())" in result.source, result.refused
+    assert result.source.count("import torch") == 1  # no import added at module level
+    again = fix_source(result.source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert again.source == result.source
+
+
+
+REBOUND = """
+    import torch
+
+    def check(cond):
+        import torch
+        if isinstance(cond, torch.Tensor):
+            torch._check_tensor_all(cond)
+    {after}
+"""
+
+
+@pytest.mark.parametrize("after", [
+    "    torch = None",              # an assignment
+    "    for torch in (): pass",     # a loop variable
+    "    import torch.nn",           # an import binding it to something the analysis would have to follow
+    "    del torch",
+])
+def test_a_function_binding_torch_otherwise_is_refused(after: str) -> None:
+    """Any other binding of ``torch`` in the function leaves what it is at the check unproven (an
+    import after the check alone: see the test of a function that imports torch itself, above)."""
+    source = textwrap.dedent(REBOUND).format(after=after)
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert "_assert_async" not in result.source, result.source
+    assert any("bound inside `check`" in r.reason for r in result.refused), result.refused
+
+
+def test_a_function_importing_torch_only_on_one_path_is_refused() -> None:
+    source = textwrap.dedent(LOCAL_IMPORT.format(binding="    if cond is not None:\n            import torch"))
+    result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert "_assert_async" not in result.source, result.source
+    assert any("bound inside `check`" in r.reason for r in result.refused), result.refused

@@ -8,7 +8,7 @@ bodies; no libcst metadata providers are involved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import libcst as cst
 
@@ -328,32 +328,32 @@ def _bindings(node: cst.FunctionDef) -> tuple[set[str], set[str], list[cst.CSTNo
     interesting: list[cst.CSTNode] = []
     for n in walk(node.body):
         tp = type(n)
-        if tp is cst.Call:
+        if tp is cst.Call or tp is cst.Del or tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign:
             interesting.append(n)
-        elif tp is cst.Assign:
-            for t in n.targets:
-                local.update(assigned_names(t.target))
-            interesting.append(n)
-        elif tp is cst.AnnAssign or tp is cst.AugAssign:
-            local.update(assigned_names(n.target))
-            interesting.append(n)
-        elif tp is cst.For or tp is cst.CompFor:
-            local.update(assigned_names(n.target))
-        elif tp is cst.Global:
+        if tp is cst.Global:
             global_decls.update(x.name.value for x in n.names)
-        elif tp is cst.Del:
-            interesting.append(n)
-        elif tp is cst.WithItem and n.asname is not None:
-            local.update(assigned_names(n.asname.name))
-        elif tp is cst.NamedExpr:
-            local.update(assigned_names(n.target))
-        elif tp is cst.FunctionDef or tp is cst.ClassDef:
-            local.add(n.name.value)
-        elif tp is cst.ExceptHandler and n.name is not None:
-            local.update(assigned_names(n.name.name))
-        elif tp is cst.Import or tp is cst.ImportFrom:
-            local.update(import_bindings(n))
+        elif tp is not cst.Call:
+            local.update(names_bound_by(n))
     return local - global_decls, global_decls, interesting
+
+
+def names_bound_by(n: cst.CSTNode) -> Iterable[str]:
+    """The names one node binds by itself (an assignment's targets, a loop variable, an import...),
+    not those of the nodes inside it."""
+    tp = type(n)
+    if tp is cst.Assign:
+        return [x for t in n.targets for x in assigned_names(t.target)]
+    if tp is cst.AnnAssign or tp is cst.AugAssign or tp is cst.For or tp is cst.CompFor or tp is cst.NamedExpr:
+        return assigned_names(n.target)
+    if tp is cst.WithItem and n.asname is not None:
+        return assigned_names(n.asname.name)
+    if tp is cst.FunctionDef or tp is cst.ClassDef:
+        return (n.name.value,)
+    if tp is cst.ExceptHandler and n.name is not None:
+        return assigned_names(n.name.name)
+    if tp is cst.Import or tp is cst.ImportFrom:
+        return import_bindings(n)
+    return ()
 
 
 def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
