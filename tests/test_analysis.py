@@ -281,3 +281,20 @@ def test_scope_all_includes_functions_defined_inside_others():
     # the logger call in the wrapper; requires_grad_ on the fresh tensor, not on the hook's argument
     assert [(d.code, d.line) for d in found] == [("DYN105", 11), ("DYN105", 19)]
     assert check(code, scope=Scope.AUTO) == []
+
+
+def test_a_tensor_built_from_a_parameter_is_no_evidence_that_it_is_a_tensor():
+    """``new_zeros(n, d)`` is a tensor whatever ``n`` is: joined with an unknown value round a loop
+    and then used as a tensor, it must not make the size parameter ``n`` a tensor."""
+    code = """
+        import torch
+
+        def cluster(samples, num_clusters, sample_fn, iters: int = 3):
+            means = sample_fn(samples)
+            for _ in range(iters):
+                buckets = torch.argmax(samples, dim=-1)
+                new_means = buckets.new_zeros(num_clusters, 4)
+                means = torch.where(buckets.sum() > 0, means, new_means)
+            return means, torch.zeros(num_clusters, 3)
+    """
+    assert codes(code, scope=Scope.ALL) == []

@@ -194,7 +194,14 @@ def join(a: Value, b: Value) -> Value:
             return x
         if x.kind is Kind.SIZE and y.kind is Kind.PYTHON:
             return SIZE_VALUE
-    return Value(Kind.UNKNOWN, params=a.params | b.params)
+    # a tensor on one path says nothing about the parameters it was computed from (`new_zeros(n)`
+    # is a tensor whatever `n` is): only the unknown side's parameters are evidence when the joined
+    # value is used as a tensor
+    return Value(Kind.UNKNOWN, params=_unknown_params(a) | _unknown_params(b))
+
+
+def _unknown_params(v: Value) -> frozenset[str]:
+    return frozenset() if v.kind is Kind.TENSOR else v.params
 
 
 def join_all(values: Iterable[Value]) -> Value:
