@@ -137,10 +137,23 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
         return GB.REPR_TENSOR, "repr() of a tensor needs its data"
     if q == "torch._assert" and call.args and call.args[0].is_tensor:
         return GB.DATA_DEPENDENT_OPERATOR, "torch._assert on a tensor condition needs its data"
+    if _registers_module_hook(call):
+        return GB.UNSUPPORTED_SETATTR, ("registering a module hook creates a `RemovableHandle`, whose class-level "
+                                        "id counter Dynamo cannot update")
     if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
             and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
         return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
     return None
+
+
+def _registers_module_hook(call: CallEvent) -> bool:
+    """``module.register_forward_hook(...)`` and the other hook registrations of ``nn.Module`` (or
+    the global ``torch.nn.modules.module.register_module_*_hook``), unless the class overrides them."""
+    q = call.qualname or ""
+    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in K.GLOBAL_MODULE_HOOK_FUNCS:
+        return True
+    return call.method in K.MODULE_HOOK_METHODS and call.callee is None and call.receiver is not None \
+        and call.receiver.kind is Kind.MODULE
 
 
 def _is_rnn(module: Value, ctx: RuleContext) -> bool:
@@ -187,7 +200,9 @@ class UnsupportedCall(Rule):
         tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
         `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
-        comparing `t.data_ptr()` values. Each entry of the
+        comparing `t.data_ptr()` values, and registering hooks on a module (`module.register_forward_hook`
+        and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
+        counter Dynamo cannot set; `Tensor.register_hook` is traced). Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged.
@@ -198,11 +213,12 @@ class UnsupportedCall(Rule):
         `print`/logging output without a break (set `reorderable-logging-functions` so dynalint knows).
         Guarding with `if not torch.compiler.is_compiling():` drops the output under compile - only do
         that when losing it is acceptable. Replace `str(t)` by an f-string, seed generators outside the
-        compiled code, and use `torch._check`/`torch._assert_async` for validation.
+        compiled code, register module hooks once before compiling, and use `torch._check`/`torch._assert_async` for validation.
     """
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
-                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER)
+                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
+                GB.UNSUPPORTED_SETATTR)
     INVALID = [
         Example("""
             import logging
@@ -300,8 +316,42 @@ class UnsupportedCall(Rule):
                     return x * 2
                 return x + out
         """, inputs="[(torch.randn(4), torch.randn(4))]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            def keep_outputs(module, store):
+                def record(mod, args, output):
+                    store.append(output)
+
+                module.register_forward_hook(record)
+
+            class Probe(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    store = []
+                    keep_outputs(self.fc, store)
+                    return self.fc(x) * 2
+        """, target="Probe", inputs="[(torch.randn(2, 4),)]"),
     ]
     VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Scaled(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    y = self.fc(x)
+                    y.register_hook(lambda grad: grad * 0.5)
+                    return y * 2
+        """, target="Scaled", inputs="[(torch.randn(2, 4, requires_grad=True),)]"),
         Example("""
             import torch
 

@@ -125,6 +125,28 @@ def test_compile_predicates_skip_code_dynamo_never_traces():
     """) == []
 
 
+def test_handlers_of_a_try_that_only_asks_torch_never_run_under_compile():
+    helper = """
+        import torch
+
+        def compiling() -> bool:
+            try:
+                {body}
+                return torch.compiler.is_compiling()
+            except Exception:
+                return False
+
+        @torch.compile
+        def f(x):
+            if compiling():
+                return x
+            return x.item()
+    """
+    assert codes(helper.replace("{body}", "import torch")) == []
+    # another library may be missing: the handler may run, and then `.item()` does
+    assert codes(helper.replace("{body}", "import numpy")) == ["DYN102"]
+
+
 def test_dtype_specialised_paths_are_silent():
     assert codes("""
         import torch

@@ -155,6 +155,58 @@ CASES = [
                 return x + 1
             return x * 2
     """, "[(torch.randn(4), torch.ones(4, dtype=torch.bool)), (torch.randn(4),)]", {}),
+    Case("capture-state-helpers-with-fallbacks", """
+        import torch
+        from typing import Optional
+
+        def compiling() -> bool:
+            try:
+                import torch
+                return torch.compiler.is_compiling()
+            except Exception:
+                return False
+
+        def exporting() -> bool:
+            try:
+                from torch import compiler
+                return compiler.is_exporting()
+            except ImportError:
+                return False
+
+        def capturing(t=None) -> bool:
+            capture = compiling() or torch.jit.is_tracing()
+            if t is not None:
+                capture |= isinstance(t, torch.fx.Proxy)
+            return capture
+
+        @torch.compile
+        def can_skip(x, padding_mask: Optional[torch.Tensor] = None):
+            if exporting() or (padding_mask is not None and capturing(padding_mask)):
+                return x
+            if x.shape[0] == 4 and (padding_mask is None or padding_mask.all()):
+                return x + 1
+            return x * 2
+    """, "[(torch.randn(4), torch.ones(4, dtype=torch.bool)), (torch.randn(4),)]", {}),
+    Case("mask-from-a-mapping", """
+        import torch
+
+        @torch.compile
+        def scale(x, batch):
+            if (batch["mask"] == 1).all():
+                return x
+            return x * batch["mask"]
+    """, "[(torch.randn(4), {'mask': torch.ones(4)})]", {5: "DYN101"}),
+    Case("numpy-array-reduction", """
+        import numpy as np
+        import torch
+
+        @torch.compile
+        def shift(x, offsets):
+            table = np.asarray(offsets)
+            if (table > 0).any():
+                return x + 1
+            return x
+    """, "[(torch.randn(4), [0, 1, 2])]", {7: "DYN101"}),
     Case("repeat-by-counts", """
         import torch
 

@@ -135,6 +135,10 @@ def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Valu
         if torch_kw and name in K.TENSOR_METHODS:
             # `dim=`/`keepdim=` exist only in torch: the receiver is a tensor
             return tensor_method(ev, tensor(params=recv.params), name, args, kwargs, node)
+        if name in K.ARRAY_REDUCTIONS and _elementwise_comparison(node.func):
+            # `(a == b).all()`: only arrays compare element-wise into something with `.all()`, and
+            # Dynamo traces NumPy arrays as tensors, so it is a tensor either way
+            return tensor_method(ev, tensor(is_bool=True, params=recv.params), name, args, kwargs, node)
         return Value(Kind.UNKNOWN, params=recv.params)
     if kind is Kind.SIZE:
         return SIZE_VALUE if name in ("numel", "index", "count", "__getitem__") else UNKNOWN_VALUE
@@ -147,6 +151,17 @@ def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Valu
     if kind is Kind.PYTHON and recv.const is not None and isinstance(recv.const, str):
         return PYTHON_VALUE
     return UNKNOWN_VALUE
+
+
+_ELEMENTWISE = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
+def _elementwise_comparison(func: cst.BaseExpression) -> bool:
+    """``func`` is ``(a <op> b).method`` with one element-wise comparison operator."""
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Comparison):
+        return False
+    comps = func.value.comparisons
+    return len(comps) == 1 and isinstance(comps[0].operator, _ELEMENTWISE)
 
 
 def _mapping_method(recv: Value, name: str) -> Value:
@@ -210,10 +225,9 @@ def _dtype_arg(args: list[Value], kwargs: dict[str, Value]) -> str | None:
 # --------------------------------------------------------------------------- external functions
 
 
-def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: dict[str, Value],
-                  node: cst.Call) -> Value:
-    if q.startswith("builtins."):
-        return builtin_call(ev, q[len("builtins."):], args, kwargs, node)
+def compile_state(q: str) -> Value | None:
+    """What a query of the capture state (``is_compiling()``, ``is_scripting()``...) returns while
+    Dynamo traces; None for any other function."""
     last = q.rsplit(".", 1)[-1]
     if last in K.COMPILING_TRUE_SUFFIXES and "export" not in q:
         return python(True)
@@ -221,6 +235,17 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
         return NONE_VALUE
     if last in K.COMPILING_FALSE_NAMES or (q.startswith("torch.") and last in K.COMPILING_FALSE_TORCH_FUNCS):
         return python(False)
+    return None
+
+
+def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: dict[str, Value],
+                  node: cst.Call) -> Value:
+    if q.startswith("builtins."):
+        return builtin_call(ev, q[len("builtins."):], args, kwargs, node)
+    state = compile_state(q)
+    if state is not None:
+        return state
+    last = q.rsplit(".", 1)[-1]
     if q.startswith("torch."):
         return torch_call(ev, q, last, args, kwargs, node)
     if q.startswith("math."):

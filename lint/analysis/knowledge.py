@@ -28,6 +28,9 @@ PYTHON_METHODS = frozenset({
 #: Methods that move tensor *data* into Python (the value depends on the data).
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
 
+#: Reductions of a boolean array to one element (tensors and NumPy arrays alike).
+ARRAY_REDUCTIONS = frozenset({"all", "any"})
+
 #: Tensor attributes that are tensors.
 TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 
@@ -117,6 +120,22 @@ NN_MULTI_OUTPUT_CLASSES = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention",
 
 #: Recurrent modules Dynamo does not trace (their cuDNN/flat-weight kernels): calling one breaks.
 NN_RNN_CLASSES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+
+#: ``nn.Module`` methods that register a hook: each returns a ``torch.utils.hooks.RemovableHandle``,
+#: whose constructor bumps a class-level counter Dynamo cannot set (measured on torch 2.13).
+#: (``Tensor.register_hook`` is traced and is not here.)
+MODULE_HOOK_METHODS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
+    "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+})
+#: The global variants in ``torch.nn.modules.module``.
+GLOBAL_MODULE_HOOK_FUNCS = frozenset({
+    "register_module_forward_hook", "register_module_forward_pre_hook", "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook", "register_module_backward_hook",
+    "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+})
 
 #: Calls that tell, at trace time, whether the code runs under torch.compile.
 COMPILING_TRUE_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_dynamo_compiling")

@@ -59,6 +59,15 @@ class ConditionHandlers:
                 true[test.args[0].value.value] = declared
         return true, false
 
+    def silent_expr(self, node: cst.BaseExpression) -> Value:
+        """The value of an expression evaluated again without reporting anything."""
+        emit, evidence = self.emit, self.evidence
+        self.emit, self.evidence = False, None
+        try:
+            return self.expr(node)
+        finally:
+            self.emit, self.evidence = emit, evidence
+
     def _known_truth(self, node: cst.BaseExpression) -> bool | None:
         """The truth of a test decided at trace time (``is_compiling()``, ``not is_scripting()``),
         evaluated silently; None when not known."""
@@ -67,12 +76,7 @@ class ConditionHandlers:
             node, negate = node.expression, not negate
         if not isinstance(node, (cst.Call, cst.Name, cst.Attribute)):
             return None
-        emit, evidence = self.emit, self.evidence
-        self.emit, self.evidence = False, None
-        try:
-            value = self.expr(node)
-        finally:
-            self.emit, self.evidence = emit, evidence
+        value = self.silent_expr(node)
         if not value.has_const:
             return None
         try:

@@ -15,7 +15,7 @@ from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
 from dynalint.analysis.module_index import import_bindings
-from dynalint.analysis.syntax import contains_exit, simple_statements
+from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements
 from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join_all, sequence
 
 
@@ -205,7 +205,7 @@ class StatementHandlers:
             ok = self._run_branch(node.orelse.body)
         if ok:
             envs.append(self.env)
-        for h in node.handlers:
+        for h in node.handlers if not self._cannot_raise(node.body) else ():
             self.env = _join_envs([start, self.env])
             self.statement = h
             if h.type is not None:
@@ -219,6 +219,33 @@ class StatementHandlers:
             self.block(node.finalbody.body)
         if not envs:
             raise _Terminated
+
+    def _cannot_raise(self, body: cst.BaseSuite) -> bool:
+        """A ``try`` body that only imports torch and returns or binds what a capture-state query
+        of torch answers (``return torch.compiler.is_compiling()``): torch imports and those
+        functions exist wherever Dynamo traces, so the handlers never run there."""
+        from dynalint.analysis.calls import compile_state
+
+        for stmt in simple_statements(body):
+            if isinstance(stmt, cst.Pass):
+                continue
+            if isinstance(stmt, (cst.Import, cst.ImportFrom)):
+                if isinstance(stmt, cst.ImportFrom) and (stmt.relative or stmt.module is None):
+                    return False
+                modules = [dotted_name(a.name) or "" for a in stmt.names] if isinstance(stmt, cst.Import) \
+                    else [dotted_name(stmt.module) or ""]
+                if not all(m == "torch" or m.startswith("torch.") for m in modules):
+                    return False
+                continue
+            if isinstance(stmt, cst.Assign) and not all(isinstance(t.target, cst.Name) for t in stmt.targets):
+                return False
+            value = stmt.value if isinstance(stmt, (cst.Return, cst.Assign, cst.Expr)) else None
+            if not isinstance(value, cst.Call) or value.args:
+                return False
+            q = self.silent_expr(value.func).qualname
+            if q is None or not q.startswith("torch.") or compile_state(q) is None:
+                return False
+        return True
 
     def _funcdef(self, node: cst.FunctionDef) -> None:
         from dynalint.analysis.module_index import FunctionInfo
