@@ -377,3 +377,57 @@ def test_calls_too_deep_to_analyse_keep_their_qualified_name(tmp_path):
     '''))
     found = _diagnostics([str(pkg / "log.py"), str(pkg / "model.py")])
     assert [(os.path.basename(d.path), d.line) for d in found if d.kind == "graph-break"] == [("model.py", 9)]
+
+
+def test_capture_state_helpers_of_another_file_fold_to_constants(tmp_path):
+    """A helper of another file answering ``is_compiling()`` (with a fallback for a missing torch)
+    is true under compile: the code it guards away is never traced (measured: no break)."""
+    pkg = tmp_path / "state_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "state.py").write_text(textwrap.dedent('''
+        import torch
+
+        def compiling() -> bool:
+            try:
+                import torch
+                return torch.compiler.is_compiling()
+            except Exception:
+                return False
+
+        def exporting() -> bool:
+            try:
+                import torch
+                return torch.compiler.is_exporting()
+            except Exception:
+                return False
+
+        def capturing(tensor=None) -> bool:
+            captured = compiling() or torch.jit.is_tracing()
+            if tensor is not None:
+                captured |= isinstance(tensor, torch.fx.Proxy)
+            return captured
+    '''))
+    model = pkg / "model.py"
+    model.write_text(textwrap.dedent('''
+        import torch
+        from .state import capturing, exporting
+
+        def can_skip(mask, n: int) -> bool:
+            if exporting() or (mask is not None and capturing(mask)):
+                return False
+            if n == 1 and (mask is None or mask.all()):
+                return True
+            return False
+
+        @torch.compile
+        def scale(x, mask):
+            if can_skip(mask, x.shape[0]):
+                return x
+            return x * 2
+    '''))
+    paths = [str(pkg / "__init__.py"), str(pkg / "state.py"), str(model)]
+    assert _breaks(_diagnostics(paths)) == []
+    # the same guard with a helper that is not known to be true leaves `mask.all()` reachable
+    model.write_text(model.read_text().replace("capturing(mask)", "bool(n)"))
+    assert _breaks(_diagnostics(paths)) == [(_line(str(model), "mask.all()"), "DYN101")]
