@@ -52,8 +52,6 @@ def index_custom_ops(idx: "ModuleIndex") -> None:
             if (idx.resolve(dotted_name(decorator_target(dec))) or "") in _DEFINE:
                 fn.custom_op = op_qualname(_string_arg(dec) or "")
     for fn in idx.all_functions:
-        if not _asks_fresh_size(fn):
-            continue
         for dec in fn.node.decorators:
             target = decorator_target(dec)
             name = dotted_name(target) or ""
@@ -64,5 +62,5 @@ def index_custom_ops(idx: "ModuleIndex") -> None:
                 op = idx.functions[target.value.value].custom_op  # `@my_op.register_fake`
             else:
                 continue
-            if op is not None:
+            if op is not None and _asks_fresh_size(fn):  # the walk last: few functions get here
                 idx.dynamic_output_ops.add(op)
