@@ -59,11 +59,11 @@ def masked_mean_pool(hidden: torch.Tensor, lengths: torch.Tensor) -> torch.Tenso
 
 
 def make_inputs():
-    return [((16, 4), (torch.randn(3, 6, 16), torch.tensor([6, 4, 2]))) for _ in range(2)]
+    return [((16, 4), (torch.randn(3, 6, 16), torch.tensor(lens))) for lens in ([6, 4, 2], [6, 5, 3])]
 
 
 def make_inputs_pool():
-    return [(torch.randn(3, 6, 16), torch.tensor([6, 4, 2])) for _ in range(2)]
+    return [(torch.randn(3, 6, 16), torch.tensor(lens)) for lens in ([6, 4, 2], [6, 5, 3])]
 
 
 EXAMPLES = {"AlibiSelfAttention": make_inputs, "masked_mean_pool": make_inputs_pool}

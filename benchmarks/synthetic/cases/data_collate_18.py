@@ -41,7 +41,7 @@ def make_inputs():
 
 
 def make_inputs_gru():
-    return [((), (torch.randn(3, 6, 8), torch.tensor([6, 4, 2]))) for _ in range(2)]
+    return [((), (torch.randn(3, 6, 8), torch.tensor(lens))) for lens in ([6, 4, 2], [5, 4, 2])]
 
 
 EXAMPLES = {"SequenceEncoder": make_inputs, "PackedGRU": make_inputs_gru}

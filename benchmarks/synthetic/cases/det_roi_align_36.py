@@ -30,11 +30,11 @@ def make_inputs_conv():
 
 
 def make_inputs_counts():
-    return [(torch.rand(5, 4), torch.tensor([3, 2])) for _ in range(2)]
+    return [(torch.rand(5, 4), torch.tensor(counts)) for counts in ([3, 2], [1, 4])]
 
 
 def make_inputs_sample():
-    return [(torch.tensor([0, 1, 0, 2, 0, 0, 1, 0, 0, 0]),) for _ in range(2)]
+    return [(torch.randint(0, 3, (10,)),) for _ in range(2)]
 
 
 EXAMPLES = {"convert_boxes_to_roi_format": make_inputs_conv, "rois_from_counts": make_inputs_counts,

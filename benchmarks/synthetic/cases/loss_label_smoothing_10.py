@@ -37,18 +37,18 @@ def shifted_lm_loss(logits, input_ids, pad_id=0):
                            ignore_index=IGNORE_INDEX, label_smoothing=0.1)
 
 
-def make_labels():
+def make_labels(n_pad=2):
     y = torch.randint(0, 11, (2, 6))
-    y[0, -2:] = IGNORE_INDEX
+    y[0, 6 - n_pad:] = IGNORE_INDEX
     return y
 
 
 def make_inputs():
-    return [((), (torch.randn(2, 6, 11), make_labels())) for _ in range(2)]
+    return [((), (torch.randn(2, 6, 11), make_labels(n))) for n in (2, 3)]
 
 
 def make_inputs_batch():
-    return [((0.1, "batch"), (torch.randn(2, 6, 11), make_labels())) for _ in range(2)]
+    return [((0.1, "batch"), (torch.randn(2, 6, 11), make_labels(n))) for n in (2, 3)]
 
 
 def make_inputs_lm():

@@ -43,7 +43,7 @@ def make_feats():
 
 
 def make_inputs():
-    return [((), (make_feats(), torch.tensor([12, 12]))) for _ in range(2)]
+    return [((), (make_feats(), torch.tensor(size))) for size in ([12, 12], [10, 14])]
 
 
 def make_inputs_scale():
