@@ -8,11 +8,15 @@ import libcst as cst
 from dynalint.analysis.events import (
     AttributeEvent,
     CallEvent,
+    ConditionEvent,
     ContainmentEvent,
+    Event,
+    ForLoopEvent,
     GlobalReadEvent,
     ScalarUseEvent,
     SubscriptEvent,
 )
+from dynalint.analysis.syntax import children, simple_statements, walk
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.scalars import scalar_extraction
@@ -295,7 +299,10 @@ class ScalarCrossesBreak(Rule):
         number as an input. Dynamo specialises on it: the resumed graph is guarded on that exact value
         and recompiles when it first changes (then the number is treated as dynamic, measured on torch
         2.13; a branch on it compiles one resumed graph per outcome; a value that sizes a `range`
-        recompiles for every new value), and """ + _LIMIT + """. A value that is only returned is not guarded; values
+        recompiles for every new value), and """ + _LIMIT + """. A value that is only returned is not guarded, nor
+        one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor operation,
+        a traced call or another break (a frame without a graph is skipped), or a break inside a later
+        loop makes Dynamo run the whole resumed frame eagerly. Values
         computed only from parameters (constant between optimizer steps) and booleans (at most one extra
         graph) are not reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
         `range()` sized by it still recompiles for every new value.
@@ -313,6 +320,21 @@ class ScalarCrossesBreak(Rule):
                 scale = x.abs().max().item()
                 return x / scale
         """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+                    self.last_confidence = 0.0
+
+                def forward(self, x):
+                    logits = self.fc(x)
+                    self.last_confidence = logits.softmax(-1).max().item()
+                    return logits.log_softmax(-1)
+        """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]"),
     ]
     VALID = [
         Example("""
@@ -331,6 +353,33 @@ class ScalarCrossesBreak(Rule):
                 y = x.softmax(-1)
                 return y, y.max().item()
         """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+                    self.last_confidence = 0.0
+
+                def forward(self, x):
+                    logits = self.fc(x)
+                    self.last_confidence = logits.softmax(-1).max().item()
+                    return logits
+        """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def keep_filled(masks, scores):
+                kept = torch.zeros_like(masks[0])
+                for i in scores.argsort(descending=True).tolist():
+                    if masks[i].sum() < 8:
+                        continue
+                    kept = kept + masks[i]
+                return kept
+        """, inputs="[(torch.rand(3, 4, 4), torch.rand(3)), (torch.rand(3, 4, 4), torch.rand(3))]"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -351,6 +400,8 @@ class ScalarCrossesBreak(Rule):
             ) or (origin.qualname is not None and origin.qualname.startswith("numpy.random."))
             if not breaks and not (capture and use.context == "range"):
                 continue
+            if breaks and not (capture and use.context == "range") and not _resumed_frame_compiles(origin, ctx):
+                continue
             seen.add(id(v.origin))
             source = ctx.code(v.origin)
             if use.context == "range":
@@ -366,6 +417,90 @@ class ScalarCrossesBreak(Rule):
                 f"{what} at a graph break: {detail}.",
                 hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
             )
+
+
+def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """What runs after a break in ``statement``: the statement itself (the rest of it, or the blocks of a
+    compound statement whose header breaks) and every statement that follows it in the enclosing blocks."""
+    out: list[cst.CSTNode] = []
+
+    def search(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            statements = simple_statements(node)
+            for i, stmt in enumerate(statements):
+                if stmt is statement or search(stmt):
+                    if stmt is statement:
+                        out.append(stmt)
+                    out.extend(statements[i + 1:])
+                    return True
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        return any(search(child) for child in children(node))
+
+    if isinstance(function, cst.FunctionDef):
+        search(function.body)
+    return out
+
+
+_OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
+
+
+def _breaks(ev: Event, ctx: RuleContext) -> bool:
+    if isinstance(ev, ConditionEvent):
+        return ev.value is not None and ev.value.is_tensor
+    if isinstance(ev, CallEvent):
+        return scalar_extraction(ev, ctx.settings.capture_scalar_outputs) is not None \
+            or unsupported_call(ev, ctx) is not None
+    return False
+
+
+def _works(ev: Event, ctx: RuleContext) -> bool:
+    """The event is something Dynamo compiles (a tensor operation, a call it may trace, a break)."""
+    if _breaks(ev, ctx):
+        return True
+    if isinstance(ev, CallEvent):
+        if ev.callee is not None or ev.module is not None:
+            return True
+        if ev.result is not None and ev.result.kind in (Kind.TENSOR, Kind.MODULE):
+            return True
+        if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
+            return False  # a method of a str/list/dict: no graph operation of its own
+        if ev.qualname is None or not ev.qualname.startswith("builtins."):
+            return True
+        return any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.SEQUENCE, Kind.UNKNOWN)
+                   for v in (*ev.args, *ev.kwargs.values()))
+    if isinstance(ev, SubscriptEvent):
+        return ev.base is not None and ev.base.kind is Kind.TENSOR
+    if isinstance(ev, ForLoopEvent):
+        return ev.iterable is not None and ev.iterable.kind is Kind.TENSOR
+    return False
+
+
+def _resumed_frame_compiles(origin: CallEvent, ctx: RuleContext) -> bool:
+    """Whether Dynamo compiles the frame that resumes after the break at ``origin`` (and so guards on the
+    Python value it receives). It does not when nothing after the break is compiled - no tensor operation,
+    traced call or further break: Dynamo skips a frame without a graph (measured on torch 2.13) - nor when a
+    graph break inside a loop after it makes Dynamo run the whole resumed frame eagerly. Unsure code counts
+    as compiled."""
+    after = _code_after(origin.function.node, origin.statement)
+    if not after:
+        return True
+    skip = {id(n) for n in walk(origin.node)}
+    region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
+    if any(isinstance(n, _OPERATORS) for stmt in after for n in walk(stmt, into_scopes=False) if id(n) in region):
+        operators = True
+    else:
+        operators = False
+    works = operators
+    for ev_type in (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent):
+        for ev in ctx.events(ev_type):
+            if ev.function is not origin.function or id(ev.node) not in region:
+                continue
+            if ev.in_loop and _breaks(ev, ctx):
+                return False
+            works = works or _works(ev, ctx)
+    return works
 
 
 @register
