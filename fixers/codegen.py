@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import dotted_name, walk
-from dynalint.analysis.dataflow import annotation_value
+from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.module_index import import_bindings, local_names_of
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import Refused

@@ -24,7 +24,7 @@ from dynalint.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.dataflow import FunctionEvaluator
+    from dynalint.analysis.evaluator import FunctionEvaluator
 
 _BOOL_RESULT = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "eq",
                           "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",

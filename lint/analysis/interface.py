@@ -1,6 +1,6 @@
 """What the per-function evaluator needs from the whole-program analysis.
 
-:mod:`dynalint.analysis.dataflow` and :mod:`dynalint.analysis.calls` talk to
+:mod:`dynalint.analysis.evaluator` and :mod:`dynalint.analysis.calls` talk to
 the program only through this protocol, so that the data flows one way
 (program -> evaluator -> events) and the modules do not import each other.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.dataflow import FunctionEvaluator
+    from dynalint.analysis.evaluator import FunctionEvaluator
     from dynalint.analysis.events import Event
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
     from dynalint.analysis.values import Value

@@ -21,7 +21,7 @@ from typing import Any
 import libcst as cst
 
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.dataflow import Evidence, FunctionEvaluator, annotation_value
+from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.events import Event
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index, local_names_of
 from dynalint.analysis.project import Project, absolute, decode_value, encode_value

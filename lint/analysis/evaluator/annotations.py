@@ -1,0 +1,118 @@
+"""What type annotations and ``isinstance`` class tuples promise about a value.
+
+Annotations seed parameter and attribute values before any evaluation, so this module depends only on the
+:class:`~dynalint.analysis.interface.ProgramView` protocol (to resolve names and aliases), not on the
+evaluator itself.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis import knowledge as K
+from dynalint.analysis.syntax import dotted_name
+from dynalint.analysis.values import (
+    NONE_VALUE,
+    PYTHON_VALUE,
+    SIZE_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join_all,
+    mapping,
+    python,
+    sequence,
+    tensor,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.interface import ProgramView
+
+
+_SEQUENCE_ANNOTATIONS = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "typing.Tuple", "typing.List",
+                                   "typing.Sequence", "collections.abc.Sequence", "Iterable", "typing.Iterable"})
+_PYTHON_CONTAINER_ANNOTATIONS = frozenset({"set", "Set", "typing.Set", "frozenset", "FrozenSet"})
+_MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "Mapping", "typing.Mapping", "MutableMapping",
+                                  "OrderedDict", "collections.OrderedDict", "typing.OrderedDict",
+                                  "collections.abc.Mapping"})
+
+
+def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value | None:
+    """The value an annotation promises (a tensor, a plain Python value, a sequence of
+    either), or None when the annotation names something else."""
+    if isinstance(ann, cst.SimpleString):
+        try:
+            return annotation_value(program, cst.parse_expression(ann.evaluated_value))
+        except Exception:
+            return None
+    if isinstance(ann, cst.Subscript):
+        base = dotted_name(ann.value) or ""
+        inner = [annotation_value(program, el.slice.value) for el in ann.slice if isinstance(el.slice, cst.Index)]
+        if base in ("Optional", "typing.Optional") and len(inner) == 1:
+            return _optional(inner[0])
+        if base in ("Union", "typing.Union"):
+            return _union(inner)
+        if base in _SEQUENCE_ANNOTATIONS:
+            known = [v for v in inner if v is not None]
+            if base.endswith(("tuple", "Tuple")) and len(inner) == 2 and isinstance(ann.slice[1].slice, cst.Index) \
+                    and isinstance(ann.slice[1].slice.value, cst.Ellipsis):
+                known, inner = known[:1], inner[:1]  # tuple[Tensor, ...]
+            element = join_all(known) if known and len(known) == len(inner) else None
+            if base.endswith(("tuple", "Tuple")) and len(inner) > 1:
+                return sequence(items=[v if v is not None else UNKNOWN_VALUE for v in inner], element=element)
+            return sequence(element=element) if element is not None else sequence(element=UNKNOWN_VALUE)
+        if base in _MAPPING_ANNOTATIONS:
+            return mapping(inner[-1] if len(inner) == 2 and inner[-1] is not None else None)
+        if base in _PYTHON_CONTAINER_ANNOTATIONS:
+            return PYTHON_VALUE
+        return None
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        return _union([annotation_value(program, ann.left), annotation_value(program, ann.right)])
+    text = dotted_name(ann)
+    if text is None:
+        return None
+    resolved = program.index.resolve(text) or text
+    if text in K.TENSOR_ANNOTATIONS or resolved in ("torch.Tensor", "torch.nn.Parameter", "torch.FloatTensor",
+                                                    "torch.LongTensor", "torch.BoolTensor"):
+        return tensor(is_bool=text.endswith("BoolTensor"))
+    if text == "None":
+        return NONE_VALUE
+    if resolved == "torch.Size":
+        return SIZE_VALUE
+    if text in K.PYTHON_ANNOTATIONS or resolved in ("torch.dtype", "torch.device"):
+        return python(is_bool=text == "bool")
+    if text in _MAPPING_ANNOTATIONS:
+        return mapping(None)
+    if text in _PYTHON_CONTAINER_ANNOTATIONS:
+        return PYTHON_VALUE
+    # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
+    return program.annotation_alias(text)
+
+
+def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Value | None:
+    """What ``isinstance(x, classes)`` being true says x is (tensor or plain Python value)."""
+    parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    values = [annotation_value(program, p) for p in parts]
+    if values and all(v is not None and v.kind is Kind.TENSOR for v in values):
+        return tensor()
+    if values and all(v is not None and v.kind is Kind.PYTHON and not v.is_mapping and v.const is not None
+                      for v in values):
+        return PYTHON_VALUE
+    return None
+
+
+def _optional(inner: Value | None) -> Value | None:
+    if inner is None:
+        return None
+    return inner.with_(maybe_none=True) if inner.kind is Kind.TENSOR else inner
+
+
+def _union(parts: list[Value | None]) -> Value | None:
+    rest = [p for p in parts if not (p is not None and p.kind is Kind.PYTHON and p.const is None)]
+    has_none = len(rest) < len(parts)
+    if len(rest) == 1:
+        return _optional(rest[0]) if has_none else rest[0]
+    if rest and all(p is not None and p.kind is Kind.PYTHON for p in rest):
+        return PYTHON_VALUE
+    return None

@@ -1,0 +1,96 @@
+"""Operators on abstract values: the value of ``a <op> b`` and constant folding.
+
+Pure functions of :class:`~dynalint.analysis.values.Value`, kept apart from the evaluator's state and
+shared by binary operators, comparisons and augmented assignment.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from dynalint.analysis.values import (
+    NO_CONST,
+    SIZE_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join,
+    python,
+    sequence,
+    tensor,
+)
+
+
+def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
+    """The value of ``left <op> right`` (also used for comparisons, op=None)."""
+    kinds = (left.kind, right.kind)
+    if Kind.TENSOR in kinds:
+        if any(v.kind is Kind.TENSOR and v.maybe_none for v in (left, right)):
+            return Value(Kind.UNKNOWN, params=left.params | right.params)
+        if Kind.MODULE in kinds or Kind.FUNCTION in kinds:
+            return UNKNOWN_VALUE
+        # a tensor combined with anything that works is a tensor
+        bool_op = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor))
+        return tensor(
+            is_bool=bool_op and left.is_bool and right.is_bool,
+            params=left.params | right.params,
+            from_weights=all(v.from_weights if v.kind is Kind.TENSOR else v.kind is not Kind.UNKNOWN
+                             for v in (left, right)),
+        )
+    if Kind.UNKNOWN in kinds or Kind.MODULE in kinds or Kind.FUNCTION in kinds:
+        return Value(Kind.UNKNOWN, params=left.params | right.params)
+    if Kind.SEQUENCE in kinds:
+        if left.kind is Kind.SEQUENCE and right.kind is Kind.SEQUENCE:
+            items = None
+            if left.items is not None and right.items is not None:
+                items = left.items + right.items
+            return sequence(items=items, element=join(left.elements(), right.elements()))
+        seq = left if left.kind is Kind.SEQUENCE else right
+        return sequence(element=seq.elements())
+    if Kind.SCALAR in kinds:
+        scalars = [v for v in (left, right) if v.kind is Kind.SCALAR]
+        return Value(Kind.SCALAR, origin=scalars[0].origin, origin_in_loop=scalars[0].origin_in_loop,
+                     is_bool=op is None, from_weights=all(v.from_weights for v in scalars))
+    if Kind.SIZE in kinds:
+        return SIZE_VALUE
+    const = NO_CONST
+    if left.has_const and right.has_const and op is not None:
+        const = _fold(op, left.const, right.const)
+    elif isinstance(op, (cst.BitOr, cst.BitAnd)) and left.is_bool and right.is_bool:
+        # `flag |= other_flag`: True absorbs `|`, False absorbs `&`
+        absorbing = isinstance(op, cst.BitOr)
+        if any(v.has_const and v.const is absorbing for v in (left, right)):
+            const = absorbing
+    is_bool = left.is_bool and right.is_bool and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor))
+    return python(const, is_bool=is_bool or isinstance(const, bool))
+
+
+#: ``x |= y`` computes ``x | y`` (the operators constant folding understands).
+_AUGMENTED: dict[type, type] = {cst.BitOrAssign: cst.BitOr, cst.BitAndAssign: cst.BitAnd,
+                                cst.BitXorAssign: cst.BitXor}
+
+
+def _fold(op: cst.CSTNode, a: Any, b: Any) -> Any:
+    try:
+        if not (isinstance(a, (int, float, str)) and isinstance(b, (int, float, str))):
+            return NO_CONST
+        if isinstance(op, cst.Add):
+            return a + b
+        if isinstance(op, cst.Subtract):
+            return a - b
+        if isinstance(op, cst.Multiply) and not isinstance(a, str) and not isinstance(b, str):
+            return a * b
+        if isinstance(a, bool) and isinstance(b, bool) and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor)):
+            return a | b if isinstance(op, cst.BitOr) else a & b if isinstance(op, cst.BitAnd) else a ^ b
+    except Exception:
+        return NO_CONST
+    return NO_CONST
+
+
+def _compare(op: cst.CSTNode, a: Any, b: Any) -> Any:
+    if isinstance(op, cst.Equal):
+        return a == b
+    if isinstance(op, cst.NotEqual):
+        return a != b
+    return NO_CONST

@@ -1,0 +1,161 @@
+"""Truth tests: what a condition reports, what it is known to be, and what it narrows.
+
+``if``/``while``/``assert``/``x if c else y``, ``and``/``or``/``not`` and comprehension filters all
+convert a value to a Python bool; a tensor there is a graph break.  The same tests also narrow the
+environment (``x is not None``, ``isinstance(x, Tensor)``) and may be decided while tracing
+(``is_compiling()``), which decides which branches run.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import libcst as cst
+
+from dynalint.analysis import events as E
+from dynalint.analysis.evaluator.annotations import _isinstance_value
+from dynalint.analysis.values import NONE_VALUE, Kind, Value, python
+
+
+class ConditionHandlers:
+    """The truth-test part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator`."""
+
+    def narrowing(self, test: cst.BaseExpression) -> tuple[dict[str, Value], dict[str, Value]]:
+        """Environment updates implied by ``x is None`` / ``x is not None`` tests."""
+        true: dict[str, Value] = {}
+        false: dict[str, Value] = {}
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+            comp = test.comparisons[0]
+            if isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None":
+                name = test.left.value
+                cur = self.env.get(name)
+                if cur is not None:
+                    not_none = cur.with_(maybe_none=False) if cur.kind is not Kind.PYTHON else cur
+                    if isinstance(comp.operator, cst.IsNot):
+                        true[name], false[name] = not_none, NONE_VALUE
+                    elif isinstance(comp.operator, cst.Is):
+                        true[name], false[name] = NONE_VALUE, not_none
+        elif isinstance(test, cst.BooleanOperation):
+            # `a and b` is true only when both are; `a or b` is false only when both are.  When one
+            # operand is decided at trace time (`x is not None and is_compiling()`), the other one
+            # alone decides the other branch too.
+            (lt, lf), (rt, rf) = self.narrowing(test.left), self.narrowing(test.right)
+            is_and = isinstance(test.operator, cst.And)
+            if is_and:
+                true = {**lt, **rt}
+            else:
+                false = {**lf, **rf}
+            decided = is_and  # an operand that is always true (and) / always false (or)
+            if self._known_truth(test.right) is decided:
+                true, false = (true, lf) if is_and else (lt, false)
+            elif self._known_truth(test.left) is decided:
+                true, false = (true, rf) if is_and else (rt, false)
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            false, true = self.narrowing(test.expression)
+        elif isinstance(test, cst.Call) and self.is_builtin(test.func, "isinstance") and len(test.args) == 2 \
+                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env:
+            # ``isinstance(x, torch.Tensor)``: x is a tensor where the test holds
+            declared = _isinstance_value(self.p, test.args[1].value)
+            if declared is not None:
+                true[test.args[0].value.value] = declared
+        return true, false
+
+    def _known_truth(self, node: cst.BaseExpression) -> bool | None:
+        """The truth of a test decided at trace time (``is_compiling()``, ``not is_scripting()``),
+        evaluated silently; None when not known."""
+        negate = False
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            node, negate = node.expression, not negate
+        if not isinstance(node, (cst.Call, cst.Name, cst.Attribute)):
+            return None
+        emit, evidence = self.emit, self.evidence
+        self.emit, self.evidence = False, None
+        try:
+            value = self.expr(node)
+        finally:
+            self.emit, self.evidence = emit, evidence
+        if not value.has_const:
+            return None
+        try:
+            return bool(value.const) != negate
+        except Exception:
+            return None
+
+    def condition(self, test: cst.BaseExpression, construct: str, owner: cst.CSTNode,
+                  exits_loop: bool = False) -> bool | None:
+        """Evaluate a truth test; report it; return its truth under compile if known."""
+        negate = False
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            # `if not x:` tests the truth of x itself
+            test = test.expression
+            negate = not negate
+        if isinstance(test, cst.BooleanOperation):
+            truth = self._boolean_condition(test, construct, owner, exits_loop)
+            return truth if truth is None else truth != negate
+        value = self.expr(test)
+        if negate and value.has_const:
+            try:
+                value = python(not value.const)
+            except Exception:
+                value = python(is_bool=True)
+        self.use_scalar(value, test)
+        if value.has_const:
+            try:
+                return bool(value.const)
+            except Exception:
+                return None
+        self._truth_test(test, value, construct, exits_loop, negate)
+        return None
+
+    def _boolean_condition(self, test: cst.BooleanOperation, construct: str, owner: cst.CSTNode,
+                           exits_loop: bool) -> bool | None:
+        """``a and b`` / ``a or b`` used as a test: every operand that runs is converted to a Python
+        bool (the last one by the test itself), and an operand after a decided one never runs."""
+        is_and = isinstance(test.operator, cst.And)
+        left = self.condition(test.left, construct, owner, exits_loop)
+        if left is not None and left != is_and:
+            return left  # `False and ...` / `True or ...`: the right operand is never evaluated
+        right = self.with_narrowing(test.left, is_and, lambda: self.condition(test.right, construct, owner,
+                                                                               exits_loop))
+        if right is not None and right != is_and:
+            return right  # `... and False` is never true, `... or True` always
+        return right if left is not None else None
+
+    def with_narrowing(self, test: cst.BaseExpression, when: bool, run: Callable[[], Any]) -> Any:
+        """Run ``run`` in the environment narrowed by ``test`` being ``when`` (the right operand of
+        ``and``/``or`` runs only after the left one decided so), then restore the environment."""
+        narrowed = self.narrowing(test)[0 if when else 1]
+        saved = {name: self.env.get(name) for name in narrowed}
+        self.env.update(narrowed)
+        emit = self.emit
+        if when and _dtype_specialised(test):
+            self.emit = False  # evaluated only for some dtypes: not known statically
+        try:
+            return run()
+        finally:
+            self.emit = emit
+            for name, value in saved.items():
+                if value is None:
+                    self.env.pop(name, None)
+                else:
+                    self.env[name] = value
+
+    def _truth_test(self, node: cst.CSTNode, value: Value, construct: str, exits_loop: bool = False,
+                    negated: bool = False) -> None:
+        if value.kind is Kind.UNKNOWN and value.params:
+            self.not_tensor_evidence(value)
+        self.report(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop,
+                    negated=negated)
+
+
+def _dtype_specialised(test: cst.BaseExpression) -> bool:
+    """``x.dtype == torch.float16`` (possibly first in an ``and`` chain): a trace-time
+    decision on a dtype the static analysis does not know."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        if _dtype_specialised(test.left):
+            return True
+        test = test.right
+    if isinstance(test, cst.Comparison):
+        operands = [test.left, *(c.comparator for c in test.comparisons)]
+        return any(isinstance(o, cst.Attribute) and o.attr.value == "dtype" for o in operands) and not any(
+            isinstance(c.operator, (cst.Is, cst.IsNot)) for c in test.comparisons)
+    return False

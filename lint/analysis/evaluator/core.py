@@ -1,0 +1,160 @@
+"""The evaluator class, assembled from its parts, and the node-type dispatch tables.
+
+:class:`FunctionEvaluator` holds the state of one evaluation (environment, calling context, where events
+go) and dispatches each statement and expression node to its handler; the handlers live in
+:mod:`~dynalint.analysis.evaluator.statements`, :mod:`~dynalint.analysis.evaluator.expressions`,
+:mod:`~dynalint.analysis.evaluator.conditions` and :mod:`~dynalint.analysis.evaluator.evidence`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+import libcst as cst
+
+from dynalint.analysis.evaluator.conditions import ConditionHandlers
+from dynalint.analysis.evaluator.evidence import Evidence, EvidenceCollector
+from dynalint.analysis.evaluator.expressions import ExpressionHandlers
+from dynalint.analysis.evaluator.statements import StatementHandlers
+from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import FunctionInfo
+    from dynalint.analysis.interface import ProgramView
+
+
+class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers, EvidenceCollector):
+    """Abstract interpreter for one function body in one calling context."""
+
+    def __init__(
+        self,
+        program: "ProgramView",
+        fn: "FunctionInfo | None",
+        env: dict[str, Value],
+        *,
+        emit: bool,
+        depth: int = 0,
+        evidence: Evidence | None = None,
+    ) -> None:
+        self.p = program
+        self.fn = fn
+        self.env = env
+        self.emit = emit
+        self.depth = depth
+        self.evidence = evidence
+        self.loop_depth = 0
+        self.outer_loop = False
+        """The call being analysed sits inside a loop of the caller."""
+        self.attr_sink: dict[str, Value] | None = None
+        """When analysing ``__init__``: where ``self.<attr> = value`` bindings are recorded."""
+        self.statement: cst.CSTNode = fn.node if fn is not None else program.index.module
+        self.returns: list[Value] = []
+        self.self_name: str | None = None
+        if fn is not None and fn.cls is not None and not fn.is_static:
+            names = fn.param_names()
+            self.self_name = names[0] if names else None
+
+    # ------------------------------------------------------------------ events
+    def report(self, event_type: type, node: cst.CSTNode, **kw: Any) -> None:
+        if self.emit and self.fn is not None:
+            self.p.events.append(
+                event_type(node=node, statement=self.statement, function=self.fn,
+                    in_loop=self.loop_depth > 0 or self.outer_loop, **kw)
+            )
+
+    # ------------------------------------------------------------------ dispatch
+    def stmt(self, node: cst.CSTNode) -> None:
+        self.statement = node
+        handler = _STMT_HANDLERS.get(type(node))
+        if handler is not None:
+            handler(self, node)
+
+    def expr(self, node: cst.BaseExpression | None) -> Value:
+        if node is None:
+            return NONE_VALUE
+        handler = _EXPR_HANDLERS.get(type(node))
+        if handler is None:
+            for child in _expr_children(node):
+                self.expr(child)
+            return UNKNOWN_VALUE
+        value = handler(self, node)
+        values = self.p.values
+        if values is not None and self.emit:
+            key = id(node)
+            old = values.get(key)
+            # a calling context that knows less (unknown) does not erase what another one knows
+            if old is None or old.kind is Kind.UNKNOWN:
+                values[key] = value
+            elif value.kind is not Kind.UNKNOWN:
+                values[key] = join(old, value)
+        return value
+
+    # ------------------------------------------------------------------ helpers
+    def is_self(self, node: cst.CSTNode) -> bool:
+        return self.self_name is not None and isinstance(node, cst.Name) and node.value == self.self_name \
+            and self.self_name in self.env
+
+    def is_builtin(self, func: cst.CSTNode, name: str) -> bool:
+        return isinstance(func, cst.Name) and func.value == name and name not in self.env and (
+            self.fn is None or name not in self.fn.local_names) and self.p.global_value(name) is None
+
+
+def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:
+    from dynalint.analysis.syntax import children
+
+    for c in children(node):
+        if isinstance(c, cst.BaseExpression):
+            yield c
+
+
+_STMT_HANDLERS: dict[type, Callable[[FunctionEvaluator, Any], None]] = {
+    cst.Assign: FunctionEvaluator._assign,
+    cst.AnnAssign: FunctionEvaluator._ann_assign,
+    cst.AugAssign: FunctionEvaluator._aug_assign,
+    cst.Expr: FunctionEvaluator._expr_stmt,
+    cst.Return: FunctionEvaluator._return,
+    cst.Raise: FunctionEvaluator._raise,
+    cst.Break: FunctionEvaluator._jump,
+    cst.Continue: FunctionEvaluator._jump,
+    cst.Assert: FunctionEvaluator._assert,
+    cst.Del: FunctionEvaluator._del,
+    cst.Import: FunctionEvaluator._import,
+    cst.ImportFrom: FunctionEvaluator._import,
+    cst.If: FunctionEvaluator._if,
+    cst.For: FunctionEvaluator._for,
+    cst.While: FunctionEvaluator._while,
+    cst.With: FunctionEvaluator._with,
+    cst.Try: FunctionEvaluator._try,
+    cst.FunctionDef: FunctionEvaluator._funcdef,
+    cst.ClassDef: FunctionEvaluator._classdef,
+}
+
+_EXPR_HANDLERS: dict[type, Callable[[FunctionEvaluator, Any], Value]] = {
+    cst.Name: FunctionEvaluator._name,
+    cst.Integer: FunctionEvaluator._literal,
+    cst.Float: FunctionEvaluator._literal,
+    cst.Imaginary: FunctionEvaluator._literal,
+    cst.SimpleString: FunctionEvaluator._literal,
+    cst.ConcatenatedString: FunctionEvaluator._concat,
+    cst.FormattedString: FunctionEvaluator._fstring,
+    cst.Attribute: FunctionEvaluator._attribute,
+    cst.Subscript: FunctionEvaluator._subscript_expr,
+    cst.Call: FunctionEvaluator._call,
+    cst.BinaryOperation: FunctionEvaluator._binary,
+    cst.UnaryOperation: FunctionEvaluator._unary,
+    cst.BooleanOperation: FunctionEvaluator._boolean,
+    cst.Comparison: FunctionEvaluator._comparison,
+    cst.IfExp: FunctionEvaluator._ifexp,
+    cst.Tuple: FunctionEvaluator._sequence,
+    cst.List: FunctionEvaluator._sequence,
+    cst.Set: FunctionEvaluator._sequence,
+    cst.Dict: FunctionEvaluator._dict,
+    cst.ListComp: FunctionEvaluator._comprehension,
+    cst.SetComp: FunctionEvaluator._comprehension,
+    cst.GeneratorExp: FunctionEvaluator._comprehension,
+    cst.DictComp: FunctionEvaluator._comprehension,
+    cst.Lambda: FunctionEvaluator._lambda,
+    cst.NamedExpr: FunctionEvaluator._named_expr,
+    cst.Await: FunctionEvaluator._await,
+    cst.StarredElement: FunctionEvaluator._starred,
+    cst.Ellipsis: lambda self, node: PYTHON_VALUE,
+}

@@ -1,0 +1,364 @@
+"""Expression handlers: names, literals, attributes, subscripts, operators, containers, comprehensions.
+
+Each handler returns the abstract value of its expression and reports the events rules need (global and
+attribute reads, subscripts, comparisons, uses of data-dependent scalars); calls are delegated to
+:mod:`dynalint.analysis.calls`.
+"""
+from __future__ import annotations
+
+import builtins as _builtins
+
+import libcst as cst
+
+from dynalint.analysis import events as E
+from dynalint.analysis import knowledge as K
+from dynalint.analysis.evaluator.arith import _compare, arith
+from dynalint.analysis.values import (
+    NO_CONST,
+    NONE_VALUE,
+    PYTHON_VALUE,
+    SIZE_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join,
+    join_all,
+    mapping,
+    merge_params,
+    python,
+    sequence,
+    tensor,
+)
+
+_BUILTIN_NAMES = frozenset(dir(_builtins))
+
+
+class ExpressionHandlers:
+    """The expression part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator`."""
+
+    def lookup(self, node: cst.Name, record: bool = True) -> Value:
+        name = node.value
+        if name in self.env:
+            return self.env[name]
+        if name == "True":
+            return python(True)
+        if name == "False":
+            return python(False)
+        if name == "None":
+            return NONE_VALUE
+        fn = self.fn
+        if fn is not None and name in fn.local_names:
+            return UNKNOWN_VALUE  # assigned later (e.g. in a loop) or conditionally
+        if fn is not None and fn.closure is not None and name in fn.closure:
+            return fn.closure[name]
+        v = self.p.global_value(name)
+        if v is not None:
+            if record and name in self.p.index.globals:
+                self.report(E.GlobalReadEvent, node, name=name, value=v)
+            return v
+        if name in _BUILTIN_NAMES:
+            return Value(Kind.PYTHON, qualname=f"builtins.{name}")
+        return UNKNOWN_VALUE
+
+    def use_scalar(self, v: Value, node: cst.CSTNode, context: str = "") -> None:
+        """A data-dependent scalar is consumed by Python code (arithmetic, a call, a test...)."""
+        if v.kind is Kind.SCALAR and v.origin is not None:
+            self.report(E.ScalarUseEvent, node, value=v, context=context)
+
+    def _name(self, node: cst.Name) -> Value:
+        return self.lookup(node)
+
+    def _literal(self, node: cst.CSTNode) -> Value:
+        try:
+            return python(node.evaluated_value)  # type: ignore[attr-defined]
+        except Exception:
+            return PYTHON_VALUE
+
+    def _fstring(self, node: cst.FormattedString) -> Value:
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                self.expr(part.expression)
+                if part.format_spec:
+                    for sp in part.format_spec:
+                        if isinstance(sp, cst.FormattedStringExpression):
+                            self.expr(sp.expression)
+        return python(is_bool=False)
+
+    def _concat(self, node: cst.ConcatenatedString) -> Value:
+        self.expr(node.left)
+        self.expr(node.right)
+        return PYTHON_VALUE
+
+    def _attribute(self, node: cst.Attribute) -> Value:
+        base = self.expr(node.value)
+        v = self.attribute(base, node.attr.value, node)
+        if self.is_self(node.value) and self.fn is not None:
+            self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
+        return v
+
+    def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
+        if base.qualname is not None and base.kind in (Kind.UNKNOWN, Kind.PYTHON) and not base.is_mapping:
+            q = f"{base.qualname}.{attr}"
+            if base.qualname.endswith("()"):
+                return Value(Kind.UNKNOWN, qualname=q)
+            return self.p.qualified_value(q)
+        if base.kind is Kind.TENSOR:
+            if attr in K.SIZE_ATTRS:
+                return SIZE_VALUE
+            if attr in K.PYTHON_ATTRS:
+                return PYTHON_VALUE
+            if attr in K.TENSOR_ATTRS:
+                return tensor(params=base.params, from_weights=base.from_weights)
+            return UNKNOWN_VALUE
+        if base.kind is Kind.UNKNOWN and base.params:
+            if attr in K.SIZE_ATTRS or attr in K.PYTHON_ATTRS or attr in K.TENSOR_ATTRS:
+                self.tensor_evidence(base)
+            elif attr in K.CONTAINER_METHODS:
+                self.not_tensor_evidence(base)
+            return Value(Kind.UNKNOWN, params=base.params)
+        if base.kind is Kind.SEQUENCE and attr in ("values", "indices") and base.element is not None:
+            return base.element
+        if base.cls is not None:
+            return self.p.member(base, attr)
+        if base.kind is Kind.MODULE:
+            if attr == "training":
+                return python(is_bool=True)
+            if attr in ("weight", "bias") and base.qualname and base.qualname.startswith("torch.nn."):
+                return tensor(from_weights=True)
+        return UNKNOWN_VALUE
+
+    def _subscript_expr(self, node: cst.Subscript) -> Value:
+        return self.subscript(node, store=False)
+
+    def subscript(self, node: cst.Subscript, store: bool, augmented: bool = False) -> Value:
+        base = self.expr(node.value)
+        index: list[Value] = []
+        bounds: list[Value] = []
+        multi = len(node.slice) > 1
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Index):
+                v = self.expr(s.value)
+                self.use_scalar(v, s.value)
+                index.append(v)
+                if isinstance(s.value, (cst.Ellipsis,)) or (isinstance(s.value, cst.Name) and s.value.value == "None"):
+                    multi = True
+            else:
+                for part in (s.lower, s.upper, s.step):
+                    if part is not None:
+                        bounds.append(self.expr(part))
+                index.append(Value(Kind.PYTHON, qualname="builtins.slice"))
+                multi = multi or len(node.slice) > 1
+        idx = tuple(index)
+        if base.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or base.qualname is not None:
+            self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented,
+                        bounds=tuple(bounds))
+        if base.kind is Kind.UNKNOWN and base.params and multi:
+            self.tensor_evidence(base)
+        return self.index_value(base, idx, node)
+
+    def index_value(self, base: Value, idx: tuple[Value, ...], node: cst.Subscript) -> Value:
+        k = base.kind
+        if k is Kind.TENSOR:
+            return tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
+                          from_weights=base.from_weights)
+        if k is Kind.SIZE:
+            return SIZE_VALUE
+        if k is Kind.SCALAR:
+            return base
+        if base.is_mapping and base.element is not None:
+            return base.element
+        if k is Kind.SEQUENCE:
+            if len(idx) == 1 and idx[0].qualname == "builtins.slice":
+                return base
+            if len(idx) == 1 and base.items is not None and isinstance(idx[0].const, int):
+                i = idx[0].const
+                if -len(base.items) <= i < len(base.items):
+                    return base.items[i]
+            return base.elements()
+        if k is Kind.MODULE:
+            return Value(Kind.MODULE, cls=base.element.cls if base.element else None,
+                         qualname=base.element.qualname if base.element else None)
+        if k is Kind.UNKNOWN and base.params:
+            return Value(Kind.UNKNOWN, params=base.params)
+        return UNKNOWN_VALUE
+
+    def _call(self, node: cst.Call) -> Value:
+        from dynalint.analysis import calls
+
+        return calls.evaluate_call(self, node)
+
+    def binop(self, left: Value, right: Value, op: cst.CSTNode, node: cst.CSTNode | None = None) -> Value:
+        return arith(left, right, op)
+
+    def _binary(self, node: cst.BinaryOperation) -> Value:
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        self.use_scalar(left, node.left)
+        self.use_scalar(right, node.right)
+        if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString,
+                                                                            cst.FormattedString)):
+            values = right.items if right.kind is Kind.SEQUENCE and right.items is not None else (right,)
+            self.report(E.StringFormatEvent, node, values=tuple(values))
+            return PYTHON_VALUE  # "%s" % value: string formatting
+        if isinstance(node.operator, cst.MatrixMultiply):
+            self.tensor_evidence(left)
+            self.tensor_evidence(right)
+        return arith(left, right, node.operator)
+
+    def _unary(self, node: cst.UnaryOperation) -> Value:
+        v = self.expr(node.expression)
+        self.use_scalar(v, node.expression)
+        if isinstance(node.operator, cst.Not):
+            if v.has_const:
+                try:
+                    return python(not v.const)
+                except Exception:
+                    return python(is_bool=True)
+            self._truth_test(node, v, "not")
+            if v.kind is Kind.TENSOR:
+                return python(is_bool=True)
+            if v.kind in (Kind.SIZE, Kind.SCALAR):
+                return v.with_(is_bool=True, const=NO_CONST)
+            return python(is_bool=True) if v.kind is Kind.PYTHON else UNKNOWN_VALUE
+        if v.has_const and isinstance(node.operator, cst.Minus) and isinstance(v.const, (int, float)):
+            return python(-v.const)
+        return v.with_(const=NO_CONST) if v.kind is not Kind.UNKNOWN else Value(Kind.UNKNOWN, params=v.params)
+
+    def _boolean(self, node: cst.BooleanOperation) -> Value:
+        left = self.expr(node.left)
+        is_and = isinstance(node.operator, cst.And)
+        if left.has_const:
+            try:
+                truth = bool(left.const)
+            except Exception:
+                truth = None
+            if truth is not None:
+                if is_and and not truth:
+                    return left
+                if not is_and and truth:
+                    return left
+                return self.expr(node.right)
+        self._truth_test(node.left, left, "boolop")
+        right = self.with_narrowing(node.left, is_and, lambda: self.expr(node.right))
+        if left.kind is Kind.TENSOR or right.kind is Kind.TENSOR:
+            # the result is one of the operands: a tensor if both are
+            return join(left, right) if left.kind is right.kind else UNKNOWN_VALUE
+        if left.kind is Kind.PYTHON and right.kind is Kind.PYTHON:
+            return python(is_bool=left.is_bool and right.is_bool)
+        return join(left, right)
+
+    def _comparison(self, node: cst.Comparison) -> Value:
+        left = self.expr(node.left)
+        self.use_scalar(left, node.left)
+        values = [left]
+        identity = False
+        for comp in node.comparisons:
+            v = self.expr(comp.comparator)
+            self.use_scalar(v, comp.comparator)
+            values.append(v)
+            op = comp.operator
+            if isinstance(op, (cst.Is, cst.IsNot)):
+                identity = True
+                if isinstance(comp.comparator, cst.Name) and comp.comparator.value in ("True", "False"):
+                    self.not_tensor_evidence(left)
+            elif isinstance(op, (cst.In, cst.NotIn)):
+                self.report(E.ContainmentEvent, node, container=v)
+                if v.kind is Kind.TENSOR:
+                    return UNKNOWN_VALUE
+                return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
+            if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)):
+                self.not_tensor_evidence(left)
+        if identity:
+            if len(values) == 2:
+                a, b = values
+                for x, y in ((a, b), (b, a)):
+                    if y.has_const and y.const is None and x.kind is not Kind.UNKNOWN and not x.maybe_none:
+                        is_not = isinstance(node.comparisons[0].operator, cst.IsNot)
+                        if x.kind is Kind.PYTHON and x.has_const:
+                            return python((x.const is None) != is_not)
+                        if x.kind in (Kind.TENSOR, Kind.MODULE, Kind.FUNCTION, Kind.SIZE):
+                            return python(is_not)
+            return python(is_bool=True)
+        self.report(E.ComparisonEvent, node, operands=tuple(values))
+        result = values[0]
+        for v in values[1:]:
+            result = arith(result, v, None)
+        if result.kind is Kind.TENSOR:
+            return result.with_(is_bool=True)
+        if result.kind is Kind.PYTHON:
+            const = NO_CONST
+            if len(values) == 2 and values[0].has_const and values[1].has_const:
+                try:
+                    const = _compare(node.comparisons[0].operator, values[0].const, values[1].const)
+                except Exception:
+                    const = NO_CONST
+            return python(const, is_bool=True)
+        if result.kind in (Kind.SIZE, Kind.SCALAR):
+            return result.with_(is_bool=True)
+        return result
+
+    def _ifexp(self, node: cst.IfExp) -> Value:
+        truth = self.condition(node.test, "ifexp", node)
+        if truth is not None:
+            return self.with_narrowing(node.test, truth, lambda: self.expr(node.body if truth else node.orelse))
+        return join(self.with_narrowing(node.test, True, lambda: self.expr(node.body)),
+                    self.with_narrowing(node.test, False, lambda: self.expr(node.orelse)))
+
+    def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
+        items = []
+        starred = False
+        for el in node.elements:
+            v = self.expr(el.value)
+            if isinstance(el, cst.StarredElement):
+                starred = True
+                v = v.elements()
+            items.append(v)
+        if starred:
+            return sequence(element=join_all(items) if items else None)
+        return sequence(items=items, element=join_all(items) if items else None)
+
+    def _dict(self, node: cst.Dict) -> Value:
+        values = []
+        for el in node.elements:
+            if isinstance(el, cst.DictElement):
+                self.expr(el.key)
+                values.append(self.expr(el.value))
+            else:
+                self.expr(el.value)
+                values.append(UNKNOWN_VALUE)
+        return mapping(join_all(values) if values else None)
+
+    def _comprehension(self, node: cst.BaseComp) -> Value:
+        saved = dict(self.env)
+        comp = node.for_in
+        try:
+            while comp is not None:
+                it = self.expr(comp.iter)
+                self.bind(comp.target, it.elements(), self.statement)
+                for cond in comp.ifs:
+                    self.condition(cond.test, "comprehension", cond)
+                comp = comp.inner_for_in
+            if isinstance(node, cst.DictComp):
+                self.expr(node.key)
+                self.expr(node.value)
+                return PYTHON_VALUE
+            elt = self.expr(node.elt)
+            return sequence(element=elt)
+        finally:
+            self.env = saved
+
+    def _lambda(self, node: cst.Lambda) -> Value:
+        return Value(Kind.PYTHON, qualname="builtins.function")
+
+    def _named_expr(self, node: cst.NamedExpr) -> Value:
+        v = self.expr(node.value)
+        self.bind(node.target, v, self.statement)
+        return v
+
+    def _await(self, node: cst.Await) -> Value:
+        self.expr(node.expression)
+        return UNKNOWN_VALUE
+
+    def _starred(self, node: cst.StarredElement) -> Value:
+        return self.expr(node.value)

@@ -1,0 +1,292 @@
+"""Statement handlers: assignment and binding, control flow, imports and nested definitions.
+
+Branches are analysed separately and their environments joined; loop bodies run twice (the first time
+silently) so that values carried around the loop are seen; a block that unconditionally leaves raises
+:class:`_Terminated` so that code after it is not analysed with its environment.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from dynalint.analysis import events as E
+from dynalint.analysis.evaluator.annotations import annotation_value
+from dynalint.analysis.evaluator.arith import _AUGMENTED
+from dynalint.analysis.evaluator.conditions import _dtype_specialised
+from dynalint.analysis.module_index import import_bindings
+from dynalint.analysis.syntax import contains_exit, simple_statements
+from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join_all, sequence
+
+
+class _Terminated(Exception):
+    """Raised internally when a block unconditionally leaves (return/raise/break/continue)."""
+
+
+class StatementHandlers:
+    """The statement part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator`."""
+
+    def run_body(self, body: cst.BaseSuite) -> None:
+        try:
+            self.block(body)
+        except _Terminated:
+            pass
+
+    def block(self, suite: cst.BaseSuite) -> None:
+        for stmt in simple_statements(suite):
+            self.stmt(stmt)
+
+    def _assign(self, node: cst.Assign) -> None:
+        value = self.expr(node.value)
+        for t in node.targets:
+            self.bind(t.target, value, node)
+
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is None:
+            return
+        value = self.expr(node.value)
+        ann = annotation_value(self.p, node.annotation.annotation)
+        if ann is not None and value.kind is Kind.UNKNOWN:
+            value = ann
+        self.bind(node.target, value, node)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        rhs = self.expr(node.value)
+        target = node.target
+        if isinstance(target, cst.Name):
+            old = self.lookup(target, record=False)
+            op = _AUGMENTED.get(type(node.operator))
+            self.env[target.value] = self.binop(old, rhs, op() if op is not None else node.operator)
+        elif isinstance(target, cst.Attribute):
+            base = self.expr(target.value)
+            old = self.attribute(base, target.attr.value, target)
+            if self.is_self(target.value):
+                self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
+                            name=target.attr.value, value=self.binop(old, rhs, node.operator), write=True,
+                            augmented=True)
+        elif isinstance(target, cst.Subscript):
+            self.subscript(target, store=True, augmented=True)
+
+    def _expr_stmt(self, node: cst.Expr) -> None:
+        self.expr(node.value)
+
+    def _return(self, node: cst.Return) -> None:
+        self.returns.append(self.expr(node.value) if node.value is not None else NONE_VALUE)
+        raise _Terminated
+
+    def _raise(self, node: cst.Raise) -> None:
+        if node.exc is not None:
+            self.expr(node.exc)
+        raise _Terminated
+
+    def _jump(self, node: cst.CSTNode) -> None:
+        raise _Terminated
+
+    def _assert(self, node: cst.Assert) -> None:
+        self.condition(node.test, "assert", node)
+        if node.msg is not None:
+            self.expr(node.msg)
+
+    def _del(self, node: cst.Del) -> None:
+        if isinstance(node.target, cst.Subscript):
+            self.subscript(node.target, store=True)
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
+        for name, q in import_bindings(node).items():
+            self.env[name] = self.p.qualified_value(q)
+
+    def _if(self, node: cst.If, construct: str = "if") -> None:
+        self.statement = node
+        truth = self.condition(node.test, construct, node, exits_loop=self.loop_depth > 0 and contains_exit(node.body))
+        narrowed_true, narrowed_false = self.narrowing(node.test)
+        branches: list[dict[str, Value]] = []
+        start = self.env
+        if truth is not False:
+            self.env = {**start, **narrowed_true}
+            emit = self.emit
+            if truth is None and _dtype_specialised(node.test):
+                self.emit = False  # a path taken only for some dtypes: not known statically
+            try:
+                if self._run_branch(node.body):
+                    branches.append(self.env)
+            finally:
+                self.emit = emit
+        if truth is not True:
+            self.env = {**start, **narrowed_false}
+            ok = True
+            if isinstance(node.orelse, cst.If):
+                try:
+                    self._if(node.orelse, "elif")
+                except _Terminated:
+                    ok = False
+            elif isinstance(node.orelse, cst.Else):
+                ok = self._run_branch(node.orelse.body)
+            if ok:
+                branches.append(self.env)
+        self.env = start
+        if not branches:
+            raise _Terminated
+        self.env = _join_envs(branches)
+
+    def _run_branch(self, body: cst.BaseSuite) -> bool:
+        """Run a block; False if it unconditionally leaves."""
+        try:
+            self.block(body)
+        except _Terminated:
+            return False
+        return True
+
+    def _loop_body(self, run_once: Callable[[], None]) -> None:
+        """Run a loop body twice (the first time silently) so loop-carried values are seen."""
+        start = dict(self.env)
+        emit, self.emit = self.emit, False
+        self.loop_depth += 1
+        try:
+            try:
+                run_once()
+            except _Terminated:
+                pass
+            self.env = _join_envs([start, self.env])
+            self.emit = emit
+            try:
+                run_once()
+            except _Terminated:
+                pass
+        finally:
+            self.emit = emit
+            self.loop_depth -= 1
+        self.env = _join_envs([start, self.env])
+
+    def _for(self, node: cst.For) -> None:
+        self.statement = node
+        it = self.expr(node.iter)
+        range_args = None
+        if isinstance(node.iter, cst.Call) and self.is_builtin(node.iter.func, "range"):
+            range_args = tuple(self.expr(a.value) for a in node.iter.args)
+        if it.params and it.kind is Kind.UNKNOWN:
+            self.not_tensor_evidence(it)
+        self.report(E.ForLoopEvent, node.iter, iterable=it, range_args=range_args)
+        element = it.elements()
+
+        def once() -> None:
+            self.statement = node
+            self.bind(node.target, element, node)
+            self.block(node.body)
+
+        self._loop_body(once)
+        if node.orelse is not None:
+            self._run_branch(node.orelse.body)
+
+    def _while(self, node: cst.While) -> None:
+        def once() -> None:
+            self.statement = node
+            truth = self.condition(node.test, "while", node)
+            if truth is False:
+                raise _Terminated
+            self.block(node.body)
+
+        self._loop_body(once)
+        if node.orelse is not None:
+            self._run_branch(node.orelse.body)
+
+    def _with(self, node: cst.With) -> None:
+        for item in node.items:
+            v = self.expr(item.item)
+            self.report(E.ContextManagerEvent, item.item, value=v)
+            if item.asname is not None:
+                self.bind(item.asname.name, UNKNOWN_VALUE, node)
+        self.block(node.body)
+
+    def _try(self, node: cst.Try) -> None:
+        start = dict(self.env)
+        envs = []
+        ok = self._run_branch(node.body)
+        if ok and node.orelse is not None:
+            ok = self._run_branch(node.orelse.body)
+        if ok:
+            envs.append(self.env)
+        for h in node.handlers:
+            self.env = _join_envs([start, self.env])
+            self.statement = h
+            if h.type is not None:
+                self.expr(h.type)
+            if h.name is not None:
+                self.bind(h.name.name, UNKNOWN_VALUE, h)
+            if self._run_branch(h.body):
+                envs.append(self.env)
+        self.env = _join_envs(envs) if envs else start
+        if node.finalbody is not None:
+            self.block(node.finalbody.body)
+        if not envs:
+            raise _Terminated
+
+    def _funcdef(self, node: cst.FunctionDef) -> None:
+        from dynalint.analysis.module_index import FunctionInfo
+
+        for d in node.decorators:
+            self.expr(d.decorator)
+        parent = self.fn
+        info = FunctionInfo(node=node, name=node.name.value,
+                            qualname=f"{parent.qualname}.{node.name.value}" if parent else node.name.value,
+                            closure=self.env)
+        self.p.prepare_function(info)
+        if self.emit:
+            self.p.note_nested(info)
+        self.env[node.name.value] = Value(Kind.FUNCTION, func=info)
+
+    def _classdef(self, node: cst.ClassDef) -> None:
+        self.env[node.name.value] = UNKNOWN_VALUE
+
+    # ------------------------------------------------------------------ binding
+    def bind(self, target: cst.CSTNode, value: Value, stmt: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            if value.kind is Kind.UNKNOWN and not value.params and value.cls is None and self.fn is not None:
+                declared = self.p.declared_types(self.fn).get(target.value)
+                if declared is not None:
+                    value = declared  # an annotated parameter keeps its type (``x = helper(x)``)
+            self.env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            self.not_tensor_evidence(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
+            elems = target.elements
+            starred = any(isinstance(e, cst.StarredElement) for e in elems)
+            if value.items is not None and len(value.items) == len(elems) and not starred:
+                for e, v in zip(elems, value.items):
+                    self.bind(e.value, v, stmt)
+            else:
+                el = value.elements()
+                for e in elems:
+                    if isinstance(e, cst.StarredElement):
+                        self.bind(e.value, sequence(element=el), stmt)
+                    else:
+                        self.bind(e.value, el, stmt)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, sequence(element=value.elements()), stmt)
+        elif isinstance(target, cst.Attribute):
+            self.expr(target.value)
+            if self.is_self(target.value):
+                if self.attr_sink is not None:
+                    self.attr_sink[target.attr.value] = value
+                self.use_scalar(value, target)
+                self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
+                            name=target.attr.value, value=value, write=True)
+        elif isinstance(target, cst.Subscript):
+            self.use_scalar(value, target)
+            self.subscript(target, store=True)
+
+
+def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:
+    if len(envs) == 1:
+        return dict(envs[0])
+    out: dict[str, Value] = {}
+    keys: set[str] = set()
+    for e in envs:
+        keys.update(e)
+    for k in keys:
+        vals = [e.get(k) for e in envs]
+        if any(v is None for v in vals):
+            present = [v for v in vals if v is not None]
+            # bound on some paths only: keep what we know (reading it unbound would raise anyway)
+            out[k] = join_all(present)
+        else:
+            out[k] = join_all(vals)  # type: ignore[arg-type]
+    return out
