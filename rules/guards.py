@@ -60,6 +60,17 @@ class MutableGlobalRead(Rule):
             def residual(x):
                 return x * (1.0 - drop_rate)
         """, target="residual", inputs="[(torch.randn(4),)] * 3", between_calls="set_drop_rate(0.1 * i)"),
+        Example("""
+            import torch
+
+            step = 0
+
+            @torch.compile
+            def warmup(x):
+                global step
+                step += 1
+                return x * min(1.0, step / 100)
+        """, inputs="[(torch.randn(4),)] * 3"),
     ]
     VALID = [
         Example("""
@@ -303,8 +314,9 @@ class ScalarCrossesBreak(Rule):
         one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor operation,
         a traced call or another break (a frame without a graph is skipped), or a break inside a later
         loop makes Dynamo run the whole resumed frame eagerly. Values
-        computed only from parameters (constant between optimizer steps) and booleans (at most one extra
-        graph) are not reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
+        computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
+        one extra graph) are not reported; a buffer that the module updates in place (a step counter,
+        running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
         `range()` sized by it still recompiles for every new value.
     """
     fix = """
@@ -335,6 +347,22 @@ class ScalarCrossesBreak(Rule):
                     self.last_confidence = logits.softmax(-1).max().item()
                     return logits.log_softmax(-1)
         """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class CumulativeMean(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+                    self.register_buffer("mean", torch.zeros(4))
+
+                def forward(self, x):
+                    self.steps.add_(1)
+                    factor = 1.0 / float(self.steps)
+                    self.mean.lerp_(x.mean(0), factor)
+                    return x - self.mean
+        """, target="CumulativeMean", inputs="[(torch.randn(2, 4),)] * 3"),
     ]
     VALID = [
         Example("""

@@ -794,8 +794,11 @@ class Program:
                 evaluator.run_body(init.node.body)
         finally:
             del self._attrs_in_progress[key]
+        # a buffer the methods update in place (a counter, running statistics) changes between calls
+        updated = set().union(*(c.updated_in_place for c in cls.mro()))
         for k, v in list(attrs.items()):
-            attrs[k] = _strip_const(v)
+            v = _strip_const(v)
+            attrs[k] = v.with_(from_weights=False) if v.from_weights and k in updated else v
         self._class_attrs[key] = attrs
         return attrs
 
