@@ -281,3 +281,38 @@ def test_scope_all_includes_functions_defined_inside_others():
     # the logger call in the wrapper; requires_grad_ on the fresh tensor, not on the hook's argument
     assert [(d.code, d.line) for d in found] == [("DYN105", 11), ("DYN105", 19)]
     assert check(code, scope=Scope.AUTO) == []
+
+
+def test_fields_of_records_hold_what_they_are_annotated_with():
+    code = """
+        from dataclasses import dataclass, field
+        from typing import Dict, NamedTuple, Optional
+
+        import torch
+
+        class Beams(NamedTuple):
+            tokens: torch.Tensor
+            width: int
+
+        @dataclass
+        class Batch:
+            labels: torch.Tensor
+            weights: Optional[torch.Tensor] = None
+            names: Dict[str, int] = field(default_factory=dict)
+
+        def finalize(beams: Beams):
+            if beams.width > 1:
+                return beams.tokens.tolist()
+            return []
+
+        def weigh(batch: Batch, x):
+            if batch.weights is not None and batch.names:
+                x = x * batch.weights
+            if (batch.labels > 0).any():
+                return x
+            return -x
+    """
+    # a parameter annotated with a record of tensors makes a helper a library entry point (scope auto)
+    assert codes(code) == ["DYN102", "DYN101"]
+    assert codes(code, scope=Scope.COMPILED) == []
+

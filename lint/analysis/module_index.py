@@ -64,6 +64,8 @@ class ClassInfo:
     body_assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
     owner: "ModuleIndex | None" = field(default=None, repr=False)
     """The module that defines the class."""
+    field_annotations: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    """``name: Type`` in the class body (the fields of a dataclass or NamedTuple)."""
     updated_in_place: set[str] = field(default_factory=set)
     """Attributes its methods other than ``__init__`` update in place (``self.count.add_(1)``,
     ``self.total += x``, ``self.cache[i] = k``): buffers that change between calls."""
@@ -269,8 +271,9 @@ def _index_class(idx: ModuleIndex, node: cst.ClassDef) -> None:
                     for t in small.targets:
                         if isinstance(t.target, cst.Name):
                             cls.body_assigns[t.target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    if isinstance(small.target, cst.Name):
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    cls.field_annotations[small.target.value] = small.annotation.annotation
+                    if small.value is not None:
                         cls.body_assigns[small.target.value] = small.value
 
 

@@ -325,6 +325,9 @@ class Program:
                 v = annotation_value(self, self._ann(fn, prm))
                 if v is not None and v.kind is Kind.TENSOR:
                     return True
+                if v is not None and v.cls is not None and not v.cls.is_module and any(
+                        a.kind is Kind.TENSOR for a in self.class_attrs(v.cls).values()):
+                    return True  # a record of tensors (a batch, a model output)
         return bool(self.evidence(fn).tensor_params())
 
     def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None,
@@ -683,6 +686,8 @@ class Program:
         v = self._static_dotted(dotted)
         if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
             return tensor()
+        if v is not None and v.cls is not None and v.kind is Kind.FUNCTION and not v.cls.is_module:
+            return self.instance(v.cls)  # an instance of a plain class of the checked files (a record)
         return None
 
     def is_tensor_class(self, cls: ClassInfo) -> bool:
@@ -786,6 +791,12 @@ class Program:
                 v = ev.expr(expr)
                 if v.kind is not Kind.FUNCTION:
                     attrs[name] = _strip_const(v)
+            if not cls.is_module:
+                # a record (dataclass, NamedTuple, typed class): its fields hold what they are annotated with
+                for name, ann in cls.field_annotations.items():
+                    declared = annotation_value(self, ann)
+                    if declared is not None:
+                        attrs[name] = declared
             init = cls.methods.get("__init__")
             if init is not None:
                 env = self._init_env(init)
