@@ -316,3 +316,28 @@ def test_fields_of_records_hold_what_they_are_annotated_with():
     assert codes(code) == ["DYN102", "DYN101"]
     assert codes(code, scope=Scope.COMPILED) == []
 
+
+
+def test_containers_on_self_report_only_changes_of_length_or_keys():
+    code = """
+        import torch
+        import torch.nn as nn
+
+        class Tracker(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.history = [torch.zeros(2), torch.zeros(2)]
+                self.stats = {"mean": torch.zeros(())}
+                self.seen = {}
+                self.trace = []
+
+            def forward(self, x):
+                self.history[0] = x.mean(0)
+                self.stats["mean"] = x.mean()
+                self.seen[x.shape[0]] = True
+                self.trace = []
+                self.trace.append(x)
+                return x * 2
+    """
+    diagnostics = check(code)
+    assert [(d.code, d.line) for d in diagnostics] == [("DYN203", 15)]
