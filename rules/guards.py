@@ -503,6 +503,14 @@ class ScalarCrossesBreak(Rule):
                     self.mean.lerp_(x.mean(0), factor)
                     return x - self.mean
         """, target="CumulativeMean", inputs="[(torch.randn(2, 4),)] * 3"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def trim(x, lengths):
+                longest = int(lengths.max())
+                return x[:, :longest] * 2
+        """, inputs="[(torch.randn(2, 6), torch.tensor([5, 3])), (torch.randn(2, 6), torch.tensor([4, 2]))]"),
     ]
     VALID = [
         Example("""
