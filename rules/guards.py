@@ -511,6 +511,15 @@ class ScalarCrossesBreak(Rule):
                 longest = int(lengths.max())
                 return x[:, :longest] * 2
         """, inputs="[(torch.randn(2, 6), torch.tensor([5, 3])), (torch.randn(2, 6), torch.tensor([4, 2]))]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def report(logits, target):
+                loss = torch.nn.functional.cross_entropy(logits, target)
+                acc = (logits.argmax(-1) == target).float().mean()
+                return {"loss": loss.item(), "acc": acc.item()}
+        """, inputs="[(torch.randn(4, 3), torch.tensor([0, 1, 2, 0])) for _ in range(3)]"),
     ]
     VALID = [
         Example("""
@@ -593,6 +602,39 @@ class ScalarCrossesBreak(Rule):
                 f"{what} at a graph break: {detail}.",
                 hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
             )
+        yield from self._pending_at_next_break(ctx, seen)
+
+    def _pending_at_next_break(self, ctx: RuleContext, seen: set[int]) -> Iterator[Finding]:
+        """A value still on the stack when a later break of the same statement ends the graph
+        (``{"loss": loss.item(), "acc": acc.item()}``) is an input of the frame that resumes there,
+        and Dynamo guards on it - even though it is only returned."""
+        capture = ctx.settings.capture_scalar_outputs
+        breaking: dict[int, list[CallEvent]] = {}
+        for call in ctx.events(CallEvent):
+            if not call.in_loop and (scalar_extraction(call, capture) is not None
+                                     or unsupported_call(call, ctx) is not None):
+                breaking.setdefault(id(call.statement), []).append(call)
+        for calls in breaking.values():
+            by_node = {id(c.node): c for c in calls}
+            if len(by_node) < 2:
+                continue
+            order = [by_node[id(n)] for n in walk(calls[0].statement, into_scopes=False) if id(n) in by_node]
+            for i, origin in enumerate(order):
+                v = origin.result
+                if id(origin.node) in seen or v is None or v.kind is not Kind.SCALAR or v.is_bool or v.from_weights:
+                    continue
+                inside = {id(n) for n in walk(origin.node)}
+                later = next((c for c in order[i + 1:] if id(c.node) not in inside), None)
+                if later is None:
+                    continue
+                seen.add(id(origin.node))
+                yield self.finding(
+                    origin,
+                    f"`{ctx.code(origin.node)}` is a Python value taken from tensor data and still pending when "
+                    f"`{ctx.code(later.node)}` breaks the graph again: the resumed code is specialised on it "
+                    "and recompiles once when it first changes (the number is then dynamic).",
+                    hint="keep it a tensor (no .item()), or take the values in separate statements",
+                )
 
 
 def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
