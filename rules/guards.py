@@ -376,7 +376,7 @@ class AttributeMutatedInForward(Rule):
                 what = "a dict that it adds keys to: Dynamo guards on its keys, so the function recompiles " \
                        "for every new key"
             else:
-                what = "a list that it changes the length of: Dynamo guards on its length, so the function " \
+                what = "a list whose length it changes: Dynamo guards on the length, so the function " \
                        "recompiles on every call that grows it, and " + _LIMIT
             yield self.finding(
                 ev,
