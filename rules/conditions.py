@@ -159,6 +159,28 @@ class TensorCondition(Rule):
                     return x
                 return x * 2 if mask is None or mask.all() else x
         """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]"),
+        Example("""
+            from dataclasses import dataclass
+
+            import torch
+            import torch.nn as nn
+
+            @dataclass
+            class Batch:
+                features: torch.Tensor
+                labels: torch.Tensor
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+
+                def forward(self, batch: Batch):
+                    logits = self.fc(batch.features)
+                    if (batch.labels < 0).any():
+                        logits = logits * 0
+                    return logits
+        """, target="Head", inputs="[(Batch(torch.randn(2, 4), torch.tensor([0, 1])),)]"),
     ]
     VALID = [
         Example("""
@@ -175,6 +197,22 @@ class TensorCondition(Rule):
                         x = x * 0.5
                     return torch.where(x > 0, x, -x)
         """, target="Head", inputs="[(torch.randn(2, 3, 4),), (torch.randn(2, 3, 4), torch.ones(3, 4, dtype=torch.bool))]"),
+        Example("""
+            from dataclasses import dataclass
+
+            import torch
+
+            @dataclass
+            class Options:
+                threshold: float = 0.5
+                clamp: bool = True
+
+            @torch.compile
+            def gate(x, opts: Options):
+                if opts.clamp and opts.threshold > 0:
+                    x = x.clamp(min=-opts.threshold)
+                return x
+        """, inputs="[(torch.randn(4), Options())]"),
         Example("""
             import torch
 

@@ -1,22 +1,31 @@
 """DYN2xx: state that Dynamo guards on and that changes between calls (recompiles)."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from dynalint.analysis.events import (
     AttributeEvent,
     CallEvent,
+    ConditionEvent,
     ContainmentEvent,
+    Event,
+    ForLoopEvent,
     GlobalReadEvent,
     ScalarUseEvent,
     SubscriptEvent,
 )
+from dynalint.analysis.syntax import children, simple_statements, walk
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.scalars import scalar_extraction
 from dynalint.rules.unsupported_calls import VALUE_PRODUCING, unsupported_call
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 
 _LIMIT = "after 8 recompiles (torch 2.13's recompile_limit) Dynamo stops compiling it and runs eagerly"
 
@@ -56,6 +65,17 @@ class MutableGlobalRead(Rule):
             def residual(x):
                 return x * (1.0 - drop_rate)
         """, target="residual", inputs="[(torch.randn(4),)] * 3", between_calls="set_drop_rate(0.1 * i)"),
+        Example("""
+            import torch
+
+            step = 0
+
+            @torch.compile
+            def warmup(x):
+                global step
+                step += 1
+                return x * min(1.0, step / 100)
+        """, inputs="[(torch.randn(4),)] * 3"),
     ]
     VALID = [
         Example("""
@@ -165,7 +185,7 @@ class AttributeMutatedInForward(Rule):
     code = "DYN203"
     name = "python-attribute-mutation"
     kind = "recompile"
-    summary = "A Python number/flag on `self` is changed inside compiled code and read there: it recompiles when it changes."
+    summary = "A Python number/flag on `self` is changed inside compiled code and read there, or a list/dict on `self` is changed there: it recompiles when it changes."
     rationale = """
         Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
         graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
@@ -173,12 +193,15 @@ class AttributeMutatedInForward(Rule):
         `nn.Module` recompiles on every call, and """ + _LIMIT + """. A float, or a number on an object
         that is not an `nn.Module`, recompiles once when it first changes and is then treated as
         dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries
-        nothing across calls and is not reported.
+        nothing across calls and is not reported. Lists and dicts kept on `self` are guarded on their
+        length and keys: a list that compiled code appends to (collected features, a history) recompiles
+        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key.
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
         torch.zeros((), dtype=torch.long))` and `self.step.add_(1)`), or update the Python attribute
-        outside the compiled forward.
+        outside the compiled forward. Return collected tensors instead of appending them to `self`, and
+        fill caches in `__init__` or outside the compiled code.
     """
     INVALID = [
         Example("""
@@ -195,6 +218,37 @@ class AttributeMutatedInForward(Rule):
                     self.calls += 1
                     return self.fc(x) * 2
         """, target="Policy", inputs="[(torch.randn(2, 4),)] * 4"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Probe(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+                    self.activations = []
+
+                def forward(self, x):
+                    h = self.fc(x)
+                    self.activations.append(h.detach())
+                    return h.relu()
+        """, target="Probe", inputs="[(torch.randn(2, 4),)] * 4"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Positions(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self._grids = {}
+
+                def forward(self, x):
+                    h, w = x.shape[-2:]
+                    if (h, w) not in self._grids:
+                        self._grids[(h, w)] = torch.stack(torch.meshgrid(
+                            torch.arange(h), torch.arange(w), indexing="ij"), 0).float()
+                    return x + self._grids[(h, w)].sum(0)
+        """, target="Positions", inputs="[(torch.randn(1, 4, 4),)] * 3"),
     ]
     VALID = [
         Example("""
@@ -228,6 +282,24 @@ class AttributeMutatedInForward(Rule):
                     self.k = self.k * 2
                     return x * self.k
         """, target="Scaled", inputs="[(torch.randn(4),)] * 4"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+                    self.cache = {"scale": torch.ones(4)}
+
+                def forward(self, x):
+                    features = []
+                    for block in self.blocks:
+                        x = block(x)
+                        features.append(x)
+                    self.cache["scale"] = x.detach().abs().amax(0)
+                    return x, features
+        """, target="Encoder", inputs="[(torch.randn(2, 4),)] * 4"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -270,6 +342,89 @@ class AttributeMutatedInForward(Rule):
                 f"Dynamo guards on it, so the function recompiles {how}.",
                 hint="keep it in a tensor buffer updated in place, or update it outside forward",
             )
+        rebound_first = {key for key, e in first.items() if e.write and not e.augmented}
+        yield from self._containers(ctx, rebound_first, seen)
+
+    def _containers(self, ctx: RuleContext, rebound_first: set[tuple[int, str]],
+                    seen: set[tuple[int, str]]) -> Iterator[Finding]:
+        """Lists and dicts on ``self`` that compiled code grows: Dynamo guards on their length and keys."""
+        changes: list[tuple[Event, cst.CSTNode]] = []
+        for sub in ctx.events(SubscriptEvent):
+            if sub.store and not sub.augmented and isinstance(sub.node, cst.Subscript):
+                changes.append((sub, sub.node.value))
+        for call in ctx.events(CallEvent):
+            if call.method in _RESIZING_METHODS and isinstance(call.call.func, cst.Attribute):
+                changes.append((call, call.call.func.value))
+        for ev, target in changes:
+            cls, attr = ev.function.cls, _self_attribute(ev.function, target)
+            if cls is None or attr is None:
+                continue
+            key = (id(cls), attr)
+            if key in seen or key in rebound_first:
+                continue
+            declared = ctx.program.class_attrs(cls).get(attr)
+            if declared is None or not (declared.kind is Kind.SEQUENCE or declared.is_mapping):
+                continue
+            if declared.is_mapping and not isinstance(ev, SubscriptEvent) and \
+                    ev.method not in ("update", "setdefault", "pop", "popitem", "clear"):
+                continue
+            if isinstance(ev, SubscriptEvent) and (not declared.is_mapping
+                                                   or _literal_key(ev.node.slice) in _initial_keys(cls, attr)):
+                continue  # an item of a list, or a key the dict was created with: its length and keys stay
+            seen.add(key)
+            if declared.is_mapping:
+                what = "a dict that it adds keys to: Dynamo guards on its keys, so the function recompiles " \
+                       "for every new key"
+            else:
+                what = "a list whose length it changes: Dynamo guards on the length, so the function " \
+                       "recompiles on every call that grows it, and " + _LIMIT
+            yield self.finding(
+                ev,
+                f"`self.{attr}` is kept across calls of compiled `{ev.function.name}` and is {what}.",
+                hint="return the values instead, or build the container outside the compiled code",
+                node=target,
+            )
+
+
+#: List and dict methods that change the length or the keys of the container.
+_RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+                               "setdefault"})
+
+
+_NO_KEY = object()
+
+
+def _literal_key(index: "Sequence[cst.SubscriptElement]") -> object:
+    """The constant of a one-element subscript written as a literal (``d["scale"]``), else a sentinel."""
+    if len(index) == 1 and isinstance(index[0].slice, cst.Index) and \
+            isinstance(index[0].slice.value, (cst.SimpleString, cst.Integer)):
+        return index[0].slice.value.evaluated_value
+    return _NO_KEY
+
+
+def _initial_keys(cls: "ClassInfo", attr: str) -> set[object]:
+    """The literal keys of the dict display ``__init__`` assigns to ``self.<attr>`` (``{"scale": ...}``)."""
+    init = cls.methods.get("__init__")
+    if init is None:
+        return set()
+    keys: set[object] = set()
+    for node in walk(init.node.body, into_scopes=False):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict) and any(
+                _self_attribute(init, t.target) == attr for t in node.targets):
+            for el in node.value.elements:
+                if isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.Integer)):
+                    keys.add(el.key.evaluated_value)
+    return keys
+
+
+def _self_attribute(function: "FunctionInfo", node: cst.CSTNode) -> str | None:
+    """``x`` when ``node`` is ``self.x`` in a method whose first parameter is ``self``."""
+    if function.cls is None or function.is_static or not isinstance(node, cst.Attribute):
+        return None
+    names = function.param_names()
+    if not names or not isinstance(node.value, cst.Name) or node.value.value != names[0]:
+        return None
+    return node.attr.value
 
 
 def _float_update(statement: cst.CSTNode) -> bool:
@@ -295,9 +450,13 @@ class ScalarCrossesBreak(Rule):
         number as an input. Dynamo specialises on it: the resumed graph is guarded on that exact value
         and recompiles when it first changes (then the number is treated as dynamic, measured on torch
         2.13; a branch on it compiles one resumed graph per outcome; a value that sizes a `range`
-        recompiles for every new value), and """ + _LIMIT + """. A value that is only returned is not guarded; values
-        computed only from parameters (constant between optimizer steps) and booleans (at most one extra
-        graph) are not reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
+        recompiles for every new value), and """ + _LIMIT + """. A value that is only returned is not guarded, nor
+        one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor operation,
+        a traced call or another break (a frame without a graph is skipped), or a break inside a later
+        loop makes Dynamo run the whole resumed frame eagerly. Values
+        computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
+        one extra graph) are not reported; a buffer that the module updates in place (a step counter,
+        running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
         `range()` sized by it still recompiles for every new value.
     """
     fix = """
@@ -313,6 +472,54 @@ class ScalarCrossesBreak(Rule):
                 scale = x.abs().max().item()
                 return x / scale
         """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+                    self.last_confidence = 0.0
+
+                def forward(self, x):
+                    logits = self.fc(x)
+                    self.last_confidence = logits.softmax(-1).max().item()
+                    return logits.log_softmax(-1)
+        """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class CumulativeMean(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+                    self.register_buffer("mean", torch.zeros(4))
+
+                def forward(self, x):
+                    self.steps.add_(1)
+                    factor = 1.0 / float(self.steps)
+                    self.mean.lerp_(x.mean(0), factor)
+                    return x - self.mean
+        """, target="CumulativeMean", inputs="[(torch.randn(2, 4),)] * 3"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def trim(x, lengths):
+                longest = int(lengths.max())
+                return x[:, :longest] * 2
+        """, inputs="[(torch.randn(2, 6), torch.tensor([5, 3])), (torch.randn(2, 6), torch.tensor([4, 2]))]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def report(logits, target):
+                loss = torch.nn.functional.cross_entropy(logits, target)
+                acc = (logits.argmax(-1) == target).float().mean()
+                return {"loss": loss.item(), "acc": acc.item()}
+        """, inputs="[(torch.randn(4, 3), torch.tensor([0, 1, 2, 0])) for _ in range(3)]"),
     ]
     VALID = [
         Example("""
@@ -331,6 +538,33 @@ class ScalarCrossesBreak(Rule):
                 y = x.softmax(-1)
                 return y, y.max().item()
         """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+                    self.last_confidence = 0.0
+
+                def forward(self, x):
+                    logits = self.fc(x)
+                    self.last_confidence = logits.softmax(-1).max().item()
+                    return logits
+        """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def keep_filled(masks, scores):
+                kept = torch.zeros_like(masks[0])
+                for i in scores.argsort(descending=True).tolist():
+                    if masks[i].sum() < 8:
+                        continue
+                    kept = kept + masks[i]
+                return kept
+        """, inputs="[(torch.rand(3, 4, 4), torch.rand(3)), (torch.rand(3, 4, 4), torch.rand(3))]"),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -351,6 +585,8 @@ class ScalarCrossesBreak(Rule):
             ) or (origin.qualname is not None and origin.qualname.startswith("numpy.random."))
             if not breaks and not (capture and use.context == "range"):
                 continue
+            if breaks and not (capture and use.context == "range") and not _resumed_frame_compiles(origin, ctx):
+                continue
             seen.add(id(v.origin))
             source = ctx.code(v.origin)
             if use.context == "range":
@@ -366,6 +602,123 @@ class ScalarCrossesBreak(Rule):
                 f"{what} at a graph break: {detail}.",
                 hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
             )
+        yield from self._pending_at_next_break(ctx, seen)
+
+    def _pending_at_next_break(self, ctx: RuleContext, seen: set[int]) -> Iterator[Finding]:
+        """A value still on the stack when a later break of the same statement ends the graph
+        (``{"loss": loss.item(), "acc": acc.item()}``) is an input of the frame that resumes there,
+        and Dynamo guards on it - even though it is only returned."""
+        capture = ctx.settings.capture_scalar_outputs
+        breaking: dict[int, list[CallEvent]] = {}
+        for call in ctx.events(CallEvent):
+            if not call.in_loop and (scalar_extraction(call, capture) is not None
+                                     or unsupported_call(call, ctx) is not None):
+                breaking.setdefault(id(call.statement), []).append(call)
+        for calls in breaking.values():
+            by_node = {id(c.node): c for c in calls}
+            if len(by_node) < 2:
+                continue
+            order = [by_node[id(n)] for n in walk(calls[0].statement, into_scopes=False) if id(n) in by_node]
+            for i, origin in enumerate(order):
+                v = origin.result
+                if id(origin.node) in seen or v is None or v.kind is not Kind.SCALAR or v.is_bool or v.from_weights:
+                    continue
+                inside = {id(n) for n in walk(origin.node)}
+                later = next((c for c in order[i + 1:] if id(c.node) not in inside), None)
+                if later is None:
+                    continue
+                seen.add(id(origin.node))
+                yield self.finding(
+                    origin,
+                    f"`{ctx.code(origin.node)}` is a Python value taken from tensor data and still pending when "
+                    f"`{ctx.code(later.node)}` breaks the graph again: the resumed code is specialised on it "
+                    "and recompiles once when it first changes (the number is then dynamic).",
+                    hint="keep it a tensor (no .item()), or take the values in separate statements",
+                )
+
+
+def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """What runs after a break in ``statement``: the statement itself (the rest of it, or the blocks of a
+    compound statement whose header breaks) and every statement that follows it in the enclosing blocks."""
+    out: list[cst.CSTNode] = []
+
+    def search(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            statements = simple_statements(node)
+            for i, stmt in enumerate(statements):
+                if stmt is statement or search(stmt):
+                    if stmt is statement:
+                        out.append(stmt)
+                    out.extend(statements[i + 1:])
+                    return True
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        return any(search(child) for child in children(node))
+
+    if isinstance(function, cst.FunctionDef):
+        search(function.body)
+    return out
+
+
+_OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
+
+
+def _breaks(ev: Event, ctx: RuleContext) -> bool:
+    if isinstance(ev, ConditionEvent):
+        return ev.value is not None and ev.value.is_tensor
+    if isinstance(ev, CallEvent):
+        return scalar_extraction(ev, ctx.settings.capture_scalar_outputs) is not None \
+            or unsupported_call(ev, ctx) is not None
+    return False
+
+
+def _works(ev: Event, ctx: RuleContext) -> bool:
+    """The event is something Dynamo compiles (a tensor operation, a call it may trace, a break)."""
+    if _breaks(ev, ctx):
+        return True
+    if isinstance(ev, CallEvent):
+        if ev.callee is not None or ev.module is not None:
+            return True
+        if ev.result is not None and ev.result.kind in (Kind.TENSOR, Kind.MODULE):
+            return True
+        if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
+            return False  # a method of a str/list/dict: no graph operation of its own
+        if ev.qualname is None or not ev.qualname.startswith("builtins."):
+            return True
+        return any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.SEQUENCE, Kind.UNKNOWN)
+                   for v in (*ev.args, *ev.kwargs.values()))
+    if isinstance(ev, SubscriptEvent):
+        return ev.base is not None and ev.base.kind is Kind.TENSOR
+    if isinstance(ev, ForLoopEvent):
+        return ev.iterable is not None and ev.iterable.kind is Kind.TENSOR
+    return False
+
+
+def _resumed_frame_compiles(origin: CallEvent, ctx: RuleContext) -> bool:
+    """Whether Dynamo compiles the frame that resumes after the break at ``origin`` (and so guards on the
+    Python value it receives). It does not when nothing after the break is compiled - no tensor operation,
+    traced call or further break: Dynamo skips a frame without a graph (measured on torch 2.13) - nor when a
+    graph break inside a loop after it makes Dynamo run the whole resumed frame eagerly. Unsure code counts
+    as compiled."""
+    after = _code_after(origin.function.node, origin.statement)
+    if not after:
+        return True
+    skip = {id(n) for n in walk(origin.node)}
+    region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
+    if any(isinstance(n, _OPERATORS) for stmt in after for n in walk(stmt, into_scopes=False) if id(n) in region):
+        operators = True
+    else:
+        operators = False
+    works = operators
+    for ev_type in (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent):
+        for ev in ctx.events(ev_type):
+            if ev.function is not origin.function or id(ev.node) not in region:
+                continue
+            if ev.in_loop and _breaks(ev, ctx):
+                return False
+            works = works or _works(ev, ctx)
+    return works
 
 
 @register

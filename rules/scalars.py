@@ -195,6 +195,20 @@ class ScalarExtraction(Rule):
                 torch._check_tensor_all(ids.abs() < 1000)
                 return ids * 2
         """),
+        Example("""
+            from typing import NamedTuple
+
+            import torch
+
+            class Beams(NamedTuple):
+                tokens: torch.Tensor
+                scores: torch.Tensor
+
+            @torch.compile
+            def lengths(beams: Beams):
+                done = (beams.tokens != 0).sum(-1)
+                return done.tolist()
+        """, inputs="[(Beams(torch.randint(0, 3, (2, 4)), torch.randn(2)),)]"),
     ]
     VALID = [
         Example("""

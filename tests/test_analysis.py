@@ -320,3 +320,63 @@ def test_a_tensor_built_from_a_parameter_is_no_evidence_that_it_is_a_tensor():
             return means, torch.zeros(num_clusters, 3)
     """
     assert codes(code, scope=Scope.ALL) == []
+
+
+def test_fields_of_records_hold_what_they_are_annotated_with():
+    code = """
+        from dataclasses import dataclass, field
+        from typing import Dict, NamedTuple, Optional
+
+        import torch
+
+        class Beams(NamedTuple):
+            tokens: torch.Tensor
+            width: int
+
+        @dataclass
+        class Batch:
+            labels: torch.Tensor
+            weights: Optional[torch.Tensor] = None
+            names: Dict[str, int] = field(default_factory=dict)
+
+        def finalize(beams: Beams):
+            if beams.width > 1:
+                return beams.tokens.tolist()
+            return []
+
+        def weigh(batch: Batch, x):
+            if batch.weights is not None and batch.names:
+                x = x * batch.weights
+            if (batch.labels > 0).any():
+                return x
+            return -x
+    """
+    # a parameter annotated with a record of tensors makes a helper a library entry point (scope auto)
+    assert codes(code) == ["DYN102", "DYN101"]
+    assert codes(code, scope=Scope.COMPILED) == []
+
+
+
+def test_containers_on_self_report_only_changes_of_length_or_keys():
+    code = """
+        import torch
+        import torch.nn as nn
+
+        class Tracker(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.history = [torch.zeros(2), torch.zeros(2)]
+                self.stats = {"mean": torch.zeros(())}
+                self.seen = {}
+                self.trace = []
+
+            def forward(self, x):
+                self.history[0] = x.mean(0)
+                self.stats["mean"] = x.mean()
+                self.seen[x.shape[0]] = True
+                self.trace = []
+                self.trace.append(x)
+                return x * 2
+    """
+    diagnostics = check(code)
+    assert [(d.code, d.line) for d in diagnostics] == [("DYN203", 15)]

@@ -64,6 +64,11 @@ class ClassInfo:
     body_assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
     owner: "ModuleIndex | None" = field(default=None, repr=False)
     """The module that defines the class."""
+    field_annotations: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    """``name: Type`` in the class body (the fields of a dataclass or NamedTuple)."""
+    updated_in_place: set[str] = field(default_factory=set)
+    """Attributes its methods other than ``__init__`` update in place (``self.count.add_(1)``,
+    ``self.total += x``, ``self.cache[i] = k``): buffers that change between calls."""
 
     def mro(self) -> Iterator["ClassInfo"]:
         seen: set[int] = set()
@@ -266,8 +271,9 @@ def _index_class(idx: ModuleIndex, node: cst.ClassDef) -> None:
                     for t in small.targets:
                         if isinstance(t.target, cst.Name):
                             cls.body_assigns[t.target.value] = small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    if isinstance(small.target, cst.Name):
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    cls.field_annotations[small.target.value] = small.annotation.annotation
+                    if small.value is not None:
                         cls.body_assigns[small.target.value] = small.value
 
 
@@ -367,7 +373,27 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
         return name not in local and name in idx.globals
 
     self_name = _self_name(fn)
+    updates = fn.cls.updated_in_place if fn.cls is not None and fn.name != "__init__" else None
+
+    def self_attr(node: cst.CSTNode) -> str | None:
+        """``x`` for ``self.x``."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self_name:
+            return node.attr.value
+        return None
+
     for n in nodes:
+        if updates is not None:
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+                method = n.func.attr.value
+                attr = self_attr(n.func.value)
+                if attr is not None and method.endswith("_") and not method.startswith("_"):
+                    updates.add(attr)  # an in-place tensor method: add_, copy_, lerp_ ...
+            elif isinstance(n, (cst.Assign, cst.AugAssign)):
+                for t in [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]:
+                    attr = self_attr(t.value) if isinstance(t, cst.Subscript) else \
+                        self_attr(t) if isinstance(n, cst.AugAssign) else None
+                    if attr is not None:
+                        updates.add(attr)
         if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
             for t in targets:

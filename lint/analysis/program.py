@@ -25,6 +25,7 @@ from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_
 from dynalint.analysis.events import Event
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index, local_names_of
 from dynalint.analysis.project import Project, absolute, decode_value, encode_value
+from dynalint.analysis.syntax import decorator_target, dotted_name
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -325,6 +326,9 @@ class Program:
                 v = annotation_value(self, self._ann(fn, prm))
                 if v is not None and v.kind is Kind.TENSOR:
                     return True
+                if v is not None and v.cls is not None and self.is_record(v.cls) and any(
+                        a.kind is Kind.TENSOR for a in self.class_attrs(v.cls).values()):
+                    return True  # a record of tensors (a batch, a model output)
         return bool(self.evidence(fn).tensor_params())
 
     def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None,
@@ -683,7 +687,23 @@ class Program:
         v = self._static_dotted(dotted)
         if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
             return tensor()
+        if v is not None and v.cls is not None and v.kind is Kind.FUNCTION and self.is_record(v.cls):
+            return self.instance(v.cls)  # a dataclass or NamedTuple of the checked files
         return None
+
+    def is_record(self, cls: ClassInfo) -> bool:
+        """A dataclass or NamedTuple (or a subclass of one): its instances are its annotated fields."""
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.index
+            if c.is_module:
+                return False
+            if any(owner.resolve(b) in _RECORD_BASES for b in c.bases):
+                return True
+            for d in c.node.decorators:
+                name = dotted_name(decorator_target(d)) or ""
+                if (owner.resolve(name) or name) in _DATACLASS_DECORATORS:
+                    return True
+        return False
 
     def is_tensor_class(self, cls: ClassInfo) -> bool:
         """A class deriving (through checked files) from ``torch.Tensor``."""
@@ -786,6 +806,12 @@ class Program:
                 v = ev.expr(expr)
                 if v.kind is not Kind.FUNCTION:
                     attrs[name] = _strip_const(v)
+            if self.is_record(cls):
+                # a dataclass or NamedTuple: its fields hold what they are annotated with
+                for name, ann in cls.field_annotations.items():
+                    declared = annotation_value(self, ann)
+                    if declared is not None:
+                        attrs[name] = declared
             init = cls.methods.get("__init__")
             if init is not None:
                 env = self._init_env(init)
@@ -794,8 +820,11 @@ class Program:
                 evaluator.run_body(init.node.body)
         finally:
             del self._attrs_in_progress[key]
+        # a buffer the methods update in place (a counter, running statistics) changes between calls
+        updated = set().union(*(c.updated_in_place for c in cls.mro()))
         for k, v in list(attrs.items()):
-            attrs[k] = _strip_const(v)
+            v = _strip_const(v)
+            attrs[k] = v.with_(from_weights=False) if v.from_weights and k in updated else v
         self._class_attrs[key] = attrs
         return attrs
 
@@ -887,6 +916,10 @@ def _refine(value: Value, declared: Value | None) -> Value:
         if value.elements().kind is Kind.UNKNOWN and declared.element is not None:
             return value.with_(element=declared.element, items=None)
     return value
+
+
+_RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
 
 
 def _strip_const(v: Value) -> Value:

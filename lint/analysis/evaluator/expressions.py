@@ -146,7 +146,9 @@ class ExpressionHandlers:
             else:
                 for part in (s.lower, s.upper, s.step):
                     if part is not None:
-                        bounds.append(self.expr(part))
+                        bound = self.expr(part)
+                        self.use_scalar(bound, part)  # `x[:n]`: the result's shape specialises on n
+                        bounds.append(bound)
                 index.append(Value(Kind.PYTHON, qualname="builtins.slice"))
                 multi = multi or len(node.slice) > 1
         idx = tuple(index)
