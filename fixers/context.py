@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import children, parent_map, walk
+from dynalint.analysis.syntax import parent_map, walk
 from dynalint.analysis.values import Value
 from dynalint.engine import Analysis
 
