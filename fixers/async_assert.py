@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import simple_statements
+from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import paren, tensor_condition, use_torch
 
@@ -102,7 +102,7 @@ class AsyncAssert(Fixer):
                 raise Refused("the condition is not certainly a tensor")
             message = ""
             if stmt.msg is not None:
-                if not _literal_string(stmt.msg):
+                if not string_literal(stmt.msg):
                     raise Refused("the message is not a string literal (it would format values, or be lost)")
                 message = f", {ctx.code(stmt.msg).strip()}"
             target = stmt
@@ -121,16 +121,12 @@ def _negated(test: cst.BaseExpression, ctx) -> str | None:
     return None if cond is None else f"~{paren(cond)}"
 
 
-def _literal_string(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(expr.evaluated_value, str)
-
-
 def _message(raise_stmt: cst.Raise, ctx) -> str:
     """The message of ``raise E`` / ``raise E("literal")``; anything else is refused."""
     exc = raise_stmt.exc
     if isinstance(exc, (cst.Name, cst.Attribute)) or isinstance(exc, cst.Call) and not exc.args:
         return ""
     if isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None \
-            and not exc.args[0].star and _literal_string(exc.args[0].value):
+            and not exc.args[0].star and string_literal(exc.args[0].value):
         return f", {ctx.code(exc.args[0].value).strip()}"
     raise Refused("the exception's message is not a string literal (it would format values, or be lost)")

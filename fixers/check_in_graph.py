@@ -37,6 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.events import CallEvent
+from dynalint.analysis.syntax import string_literal
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import certain_tensor, paren, use_torch
 from dynalint.rules.scalars import TENSOR_CHECKS
@@ -210,17 +211,13 @@ def _plain_args(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args]
 
 
-def _literal(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(expr.evaluated_value, str)
-
-
 def _message(expr: cst.BaseExpression | None, *, lambda_ok: bool) -> str | None:
     """The literal message, or None; anything computed is refused (it would be lost)."""
     if expr is None or isinstance(expr, cst.Name) and expr.value == "None":
         return None
-    if lambda_ok and isinstance(expr, cst.Lambda) and not expr.params.params and _literal(expr.body):
+    if lambda_ok and isinstance(expr, cst.Lambda) and not expr.params.params and string_literal(expr.body):
         expr = expr.body
-    if _literal(expr):
+    if string_literal(expr):
         return cst.Module([]).code_for_node(expr).strip()
     raise Refused("the message is not a string literal (it would be computed, or lost)")
 

@@ -180,16 +180,15 @@ def _imports_torch_before(function: cst.FunctionDef, at: cst.CSTNode, ctx) -> bo
     if not isinstance(body, cst.IndentedBlock):
         return False
     for n in walk(body):
-        if isinstance(n, (cst.Import, cst.ImportFrom)) and "torch" in import_bindings(n) \
-                and not _plain_torch_import(n):
+        if isinstance(n, (cst.Import, cst.ImportFrom)):
+            if "torch" in import_bindings(n) and not _plain_torch_import(n):
+                return False
+        elif "torch" in names_bound_by(n):
             return False
         if isinstance(n, (cst.Global, cst.Nonlocal)) and any(x.name.value == "torch" for x in n.names):
             return False
         if isinstance(n, cst.Del) and any(isinstance(x, cst.Name) and x.value == "torch" for x in walk(n.target)):
             return False
-    others = [n for n in walk(body) if not isinstance(n, (cst.Import, cst.ImportFrom))]
-    if any("torch" in names_bound_by(n) for n in others):
-        return False
     stmt = at
     while stmt is not None and ctx.parent(stmt) is not body:
         stmt = ctx.parent(stmt)

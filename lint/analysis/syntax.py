@@ -100,6 +100,11 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
     return _LAST_PARENTS[1]
 
 
+def string_literal(node: cst.CSTNode) -> bool:
+    """A ``str`` literal, implicit concatenations of them included (not an f-string, not bytes)."""
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(node.evaluated_value, str)
+
+
 def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []

@@ -16,6 +16,7 @@ from dynalint.analysis.evaluator.evidence import Evidence, EvidenceCollector
 from dynalint.analysis.evaluator.expressions import ExpressionHandlers
 from dynalint.analysis.evaluator.statements import StatementHandlers
 from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
+from dynalint.analysis.syntax import children
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
@@ -99,8 +100,6 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
 
 
 def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:
-    from dynalint.analysis.syntax import children
-
     for c in children(node):
         if isinstance(c, cst.BaseExpression):
             yield c

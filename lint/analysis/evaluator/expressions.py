@@ -10,6 +10,7 @@ import builtins as _builtins
 
 import libcst as cst
 
+from dynalint.analysis import calls
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.arith import _compare, arith
@@ -189,8 +190,6 @@ class ExpressionHandlers:
         return UNKNOWN_VALUE
 
     def _call(self, node: cst.Call) -> Value:
-        from dynalint.analysis import calls
-
         return calls.evaluate_call(self, node)
 
     def binop(self, left: Value, right: Value, op: cst.CSTNode, node: cst.CSTNode | None = None) -> Value:

@@ -11,6 +11,7 @@ from typing import Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
+from dynalint.analysis.calls import compile_state
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
@@ -226,8 +227,6 @@ class StatementHandlers:
         """A ``try`` body that only imports torch and returns or binds what a capture-state query
         of torch answers (``return torch.compiler.is_compiling()``): torch imports and those
         functions exist wherever Dynamo traces, so the handlers never run there."""
-        from dynalint.analysis.calls import compile_state
-
         for stmt in simple_statements(body):
             if isinstance(stmt, cst.Pass):
                 continue
