@@ -21,7 +21,8 @@ update adds a plain Python number.  Refuses otherwise.
 
 Unsafe (hazards): the sum runs over more elements in another order, so a
 floating-point result can differ in the last bits; the mean of an integer ``x``
-raised an error and now returns a float.
+raised an error and now returns a float; a mean whose sum overflows the dtype
+(float32 values near its maximum) was ``inf`` and is now the finite mean.
 """
 from __future__ import annotations
 
