@@ -350,7 +350,7 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
     """Apply every allowed fix to ``source`` until nothing more can be fixed.  ``analysis``: the
     analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one.
     ``project``/``entries``: the other checked files and what their compiled code hands this one
-    (see :func:`dynalint.runner.project_entries`), so that ``fix`` sees what ``check`` sees."""
+    (see :meth:`dynalint.session.Session.entries`), so that ``fix`` sees what ``check`` sees."""
 
     def analysed(text: str) -> Analysis:
         try:
@@ -411,12 +411,18 @@ def _distinct(errors: list[FixerError]) -> list[FixerError]:
 
 
 def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
-                           analysis: Analysis | None = None) -> list[Diagnostic]:
-    """``check`` diagnostics, each carrying its fix (as text edits) when one exists.
+                           analysis: Analysis | None = None, project: "SourceProject | None" = None,
+                           entries: dict[str, dict[str, Any]] | None = None) -> list[Diagnostic]:
+    """``check`` diagnostics, each carrying its fix (as text edits) when one exists (``project``,
+    ``entries``: as for :func:`fix_source`).
 
     A fixer that raises is logged (``dynalint.fixing`` logger, as an error) and offers no fix."""
     if analysis is None:
-        analysis = analyse(source, path, settings, record_values=True)
+        try:
+            analysis = analyse(source, path, settings, record_values=True, project=project, entries=entries)
+        finally:
+            if project is not None:
+                project.release(path)
     if analysis.module is None:
         return analysis.diagnostics
     errors: list[FixerError] = []

@@ -164,23 +164,27 @@ class _Outcome:
     outgoing: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
-_PROJECT: SourceProject | None = None
-"""The project of the worker process (set once per run, see :func:`set_project`)."""
+_WORKER_PROJECT: SourceProject | None = None
+"""The project index of a worker process of the pool (built once per process by its initializer)."""
 
 
-def set_project(paths: list[str] | None) -> None:
-    """Make ``paths`` the project of this process (a pool initializer; None forgets it)."""
-    global _PROJECT
-    _PROJECT = SourceProject(paths) if paths is not None else None
+def init_worker(paths: list[str]) -> None:
+    """Pool initializer: the index of the project's files, for every job this process runs."""
+    global _WORKER_PROJECT
+    _WORKER_PROJECT = SourceProject(paths)
 
 
-def current_project() -> SourceProject | None:
-    """The project of this process, if one is set (see :func:`set_project`)."""
-    return _PROJECT
+def worker_index() -> SourceProject | None:
+    """The index :func:`init_worker` built in this worker process."""
+    return _WORKER_PROJECT
 
 
-def _check_one(job: _Job) -> _Outcome:
-    """Worker: read, look up the cache, check. Never raises."""
+def _check_in_worker(job: _Job) -> _Outcome:
+    return _check_one(job, _WORKER_PROJECT)
+
+
+def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
+    """Read, look up the cache, check (with ``project`` as the index of the other files). Never raises."""
     path, settings = job.path, job.settings
     data = job.data
     if data is None:
@@ -199,7 +203,6 @@ def _check_one(job: _Job) -> _Outcome:
         source = decode_source(data)
     except SourceError as exc:
         return _Outcome(FileResult(path, io_error(path, str(exc), settings)))
-    project = _PROJECT
     entries = json.loads(job.entries) if job.entries else {}
     try:
         if project is not None:
@@ -250,13 +253,10 @@ MAX_ROUNDS = 4
 def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int = 1,
                 cache_dir: str | None = None, with_fixes: bool = False,
                 stdin: tuple[str, bytes] | None = None) -> Iterator[FileResult]:
-    """Check the files as one project; results in the order of ``paths``.  ``with_fixes``:
+    """Check exactly these files as one project; results in the order of ``paths``.  ``with_fixes``:
     diagnostics carry their fixes.  ``stdin``: (shown path, content) of a file read from standard
-    input, checked first (alone: it is no file of the project).
-
-    Each file is analysed with the entries the compiled code of the other files hands it
-    (functions they call, with the arguments they pass).  The first round analyses every file
-    with none; later rounds re-analyse only the files whose incoming entries changed.
+    input, checked first (alone: it is no file of the project).  (:class:`dynalint.session.Session`
+    adds the files of the project around them.)
     """
     config = settings if isinstance(settings, Project) else Project(settings, os.getcwd())
     if stdin is not None:
@@ -265,42 +265,43 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
     paths = list(paths)
     if not paths:
         return
-    outcomes, _ = _project_pass(paths, config, jobs, cache_dir, with_fixes)
+    outcomes, _ = project_pass(paths, config, jobs=jobs, cache_dir=cache_dir,
+                               with_fixes=paths if with_fixes else ())
     for p in paths:
         yield outcomes[p].result
 
 
-def project_entries(paths: list[str], settings: Settings | Project, *, jobs: int = 1,
-                    cache_dir: str | None = None) -> dict[str, str]:
-    """Each file's incoming entries once the project pass has settled (canonical JSON, by path):
-    what ``fix`` analyses each file with, so that it sees what ``check`` sees."""
-    config = settings if isinstance(settings, Project) else Project(settings, os.getcwd())
-    if not paths:
-        return {}
-    return _project_pass(list(paths), config, jobs, cache_dir, False)[1]
+def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir: str | None = None,
+                 with_fixes: Iterable[str] = (), index: list[str] | None = None
+                 ) -> tuple[dict[str, _Outcome], dict[str, str]]:
+    """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
+    (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
+    ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes.
 
-
-def _project_pass(paths: list[str], config: Project, jobs: int, cache_dir: str | None, with_fixes: bool
-                  ) -> tuple[dict[str, _Outcome], dict[str, str]]:
-    """The rounds of the project pass: each file's outcome and its final incoming entries."""
+    Each file is analysed with the entries the compiled code of the other files hands it
+    (functions they call, with the arguments they pass).  The first round analyses every file
+    with none; later rounds re-analyse only the files whose incoming entries changed.
+    """
+    paths = list(dict.fromkeys(paths))
+    index = list(dict.fromkeys(index)) if index is not None else paths
+    fixes = set(with_fixes)
     base = {p: config.settings_for(p) for p in paths}
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=set_project, initargs=(paths,)) \
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=init_worker, initargs=(index,)) \
         if jobs > 1 and len(paths) > 1 else None
-    if pool is None:
-        set_project(paths)
+    project = SourceProject(index)
     try:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
-        pending = SourceProject(paths).dependency_order(list(dict.fromkeys(paths)))
+        pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
-            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), with_fixes) for p in pending]
+            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes) for p in pending]
             if pool is not None:
                 chunk = max(1, min(16, len(job_list) // (jobs * 4) or 1))
-                done = list(pool.map(_check_one, job_list, chunksize=chunk))
+                done = list(pool.map(_check_in_worker, job_list, chunksize=chunk))
             else:
-                done = [_check_one(job) for job in job_list]
+                done = [_check_one(job, project) for job in job_list]
             for job, outcome in zip(job_list, done):
                 outcomes[job.path] = outcome
             new = _incoming(outcomes)
@@ -311,8 +312,6 @@ def _project_pass(paths: list[str], config: Project, jobs: int, cache_dir: str |
     finally:
         if pool is not None:
             pool.shutdown()
-        else:
-            set_project(None)
     return outcomes, incoming
 
 

@@ -78,7 +78,7 @@ def test_an_internal_error_is_reported_on_the_file_not_dropped(tmp_path, monkeyp
     def crash(*args, **kwargs):
         raise KeyError("x")
 
-    monkeypatch.setattr(plugin, "check_source", crash)
+    monkeypatch.setattr(plugin.Session, "check_buffer", crash)
     p = tmp_path / "model.py"
     p.write_text(MODEL)
     results = list(plugin.DynalintChecker(None, str(p), MODEL.splitlines(keepends=True)).run())

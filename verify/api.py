@@ -6,6 +6,7 @@ together.  It does not import torch.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import shutil
@@ -17,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dynalint.diagnostics import Diagnostic
-from dynalint.engine import check_source, read_source
+from dynalint.config import ConfigError, Project, resolve
+from dynalint.engine import read_source
+from dynalint.session import Session
 from dynalint.settings import Settings
 from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
 from dynalint.verify.isolation import run_measurement
@@ -180,12 +183,23 @@ def make_spec(ref: Ref, variant: str, module_path: str, device: str, options: Op
         bench_calls=options.bench_calls)
 
 
-def _plan_file(path: str, settings: Settings, options: Options, workdir: str) -> _FilePlan:
+def _session(refs: list[Ref], settings: Settings) -> Session:
+    """The session of the targets' configuration root, with ``settings`` as its settings."""
+    try:
+        config = resolve([r.path for r in refs])
+    except ConfigError:
+        config = Project(settings, os.getcwd())
+    return Session(dataclasses.replace(config, settings=settings))
+
+
+def _plan_file(path: str, session: Session, options: Options, workdir: str) -> _FilePlan:
+    """What ``check`` reports in one file and what ``fix`` would make of it (the project around it included)."""
     source = read_source(path)
-    diagnostics = check_source(source, path, settings)
+    diagnostics = session.check_buffer(path, source)
     fixed, fixed_path = None, None
     if options.fix:
-        fixed = fixed_source(source, path, settings, options.unsafe)
+        fixed = fixed_source(source, path, session.config.settings_for(path), options.unsafe,
+                             fix=lambda: session.fix_buffer(path, source, unsafe=options.unsafe))
         if fixed.changed and fixed.source != source:
             fixed_path = write_copy(fixed.source, path, workdir)
     return _FilePlan(path, source, diagnostics, fixed, fixed_path)
@@ -218,10 +232,14 @@ def verify_targets(refs: list[Ref], settings: Settings, options: Options,
                    on_report: Callable[[TargetReport], None] | None = None) -> list[TargetReport]:
     """Measure every target (original, and fixed when a fix applies) on every device requested.
 
+    Predictions and fixes are those of ``check`` and ``fix``: each file is analysed with the
+    project of its configuration root around it (``settings`` in place of the configured ones).
+
     The fixed variant fixes the target's file and every other user file its stream ran (a helper
     imported from another file): the fixed copies are imported in place of the originals.
     """
     resolve_options_refs(options, refs)
+    session = _session(refs, settings)
     workdir = tempfile.mkdtemp(prefix="dynalint-verify-")
     try:
         plans: dict[str, _FilePlan] = {}
@@ -231,7 +249,7 @@ def verify_targets(refs: list[Ref], settings: Settings, options: Options,
             real = os.path.realpath(path)
             with lock:
                 if real not in plans:
-                    plans[real] = _plan_file(path, settings, options, workdir)
+                    plans[real] = _plan_file(path, session, options, workdir)
                 return plans[real]
 
         for ref in refs:

@@ -94,7 +94,8 @@ def _workdir() -> str:
 
 def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None, settings: Settings, unsafe: bool,
                   timeout: float, *, jobs: int | None = None, devices: Iterable[str] = ("cpu",),
-                  mode: str = "eval", before_call: str | list[str] | None = None) -> VerificationResult:
+                  mode: str = "eval", before_call: str | list[str] | None = None, project: Any = None,
+                  entries: dict[str, Any] | None = None) -> VerificationResult:
     """Keep only the fixes of ``path`` that real Dynamo confirms on ``targets``.
 
     ``targets`` are ``FILE::NAME`` references (or bare ``NAME``s defined in ``path``); they may be
@@ -108,9 +109,15 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
     input set the fixed code's eager outputs equal the original's and its compiled outputs equal
     its eager ones.  The user's file is not written: ``source`` is the text to write (the original
     when nothing was confirmed), ``applied`` the confirmed fixes, ``rejected`` the others with the
-    reasons.  Raises TargetError for a reference that names nothing.
+    reasons.  ``project``/``entries``: the index of the files around ``path`` and what their
+    compiled code hands it (see :meth:`dynalint.session.Session.entries`), so the fixes offered
+    are those ``dynalint fix`` makes.  Raises TargetError for a reference that names nothing.
     """
-    from dynalint.fixing import AppliedFix, apply_text_edits, diagnostics_with_fixes
+    from dynalint.fixing import AppliedFix, apply_text_edits
+    from dynalint.fixing import diagnostics_with_fixes as with_fixes
+
+    def diagnostics_with_fixes(text: str, p: str, s: Settings) -> list[Diagnostic]:
+        return with_fixes(text, p, s, project=project, entries=entries)
     from dynalint.verify.api import Options, default_jobs, make_spec, refs_for, resolve_options_refs
 
     refs = [parse_ref(t) if "::" in t else Ref(path, t) for t in targets]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from dynalint.settings import Settings
 
@@ -35,14 +35,16 @@ def fix_engine_available() -> bool:
     return True
 
 
-def fixed_source(source: str, path: str, settings: Settings, unsafe: bool) -> FixedSource:
-    """The file as ``dynalint fix`` would rewrite it (unchanged, with a reason, when it cannot)."""
+def fixed_source(source: str, path: str, settings: Settings, unsafe: bool,
+                 fix: Callable[[], Any] | None = None) -> FixedSource:
+    """The file as ``dynalint fix`` would rewrite it (unchanged, with a reason, when it cannot).
+    ``fix``: makes the fix result (default: the file fixed alone)."""
     try:
         from dynalint.fixing import fix_source
     except ImportError:
         return FixedSource(source, error="the fix engine (dynalint.fixing) is not installed")
     try:
-        result = fix_source(source, path, settings, unsafe=unsafe)
+        result = fix() if fix is not None else fix_source(source, path, settings, unsafe=unsafe)
     except Exception as exc:  # an internal error of the fixers must not lose the measurements
         return FixedSource(source, error=f"fixing failed: {type(exc).__name__}: {exc}")
     return FixedSource(result.source, list(result.applied))

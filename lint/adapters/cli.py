@@ -18,7 +18,8 @@ from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
 from dynalint.adapters.reporters import REPORTERS, statistics
-from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs
+from dynalint.runner import CACHE_DIR_NAME, default_jobs
+from dynalint.session import Session
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -154,7 +155,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     with_fixes = args.format == "json" or args.show_fixes
     diagnostics: list[Diagnostic] = []
     errors = 0
-    for result in check_files(files, project, jobs=jobs, cache_dir=cache_dir, with_fixes=with_fixes, stdin=stdin):
+    session = Session(project, jobs=jobs, cache_dir=cache_dir)
+    for result in session.check(files, with_fixes=with_fixes, stdin=stdin):
         if result.error:
             errors += 1
             print(f"{result.path}: error: {result.error}", file=sys.stderr)
@@ -208,7 +210,6 @@ def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byt
     """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
     error (as ruff)."""
     from dynalint.engine import SourceError, decode_source
-    from dynalint.fixing import fix_source
 
     path, data = stdin
     try:
@@ -217,7 +218,7 @@ def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byt
         print(f"{path}:1:1: DYN001 {exc}", file=sys.stderr)
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS
-    result = fix_source(source, path, project.settings_for(path), unsafe=args.unsafe_fixes)
+    result = Session(project).fix_buffer(path, source, unsafe=args.unsafe_fixes)
     sys.stdout.write(result.source)
     sys.stdout.flush()
     if getattr(args, "show_remaining", True):

@@ -21,11 +21,13 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 from dynalint.config import ConfigError, Project, resolve_args
-from dynalint.engine import SourceError, check_source, decode_source
+from dynalint.analysis.project import Project as SourceProject
+from dynalint.engine import SourceError, analyse, decode_source
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
 from dynalint.positions import LineMapping
-from dynalint.runner import current_project, default_jobs, project_entries, set_project
+from dynalint.runner import CACHE_DIR_NAME, default_jobs, init_worker, worker_index
+from dynalint.session import Session
 from dynalint.settings import Settings
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -159,25 +161,29 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fix_outcomes(jobs: list[_Job], config: Project, workers: int) -> Iterator[_Outcome]:
-    """Fix the files of ``jobs`` as one project, as ``check`` analyses them: each file with what the
-    compiled code of the others hands it (functions they call, with their arguments)."""
+    """Fix the files of ``jobs`` as ``check`` analyses them: each with the project around it (its
+    names resolve into the other files, and it gets what their compiled code hands it)."""
+    session = Session(config, jobs=workers, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
     paths = [j.path for j in jobs]
-    entries = project_entries(paths, config, jobs=workers)
+    entries = session.entries(paths)
+    index = session.index_paths(paths)
     jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
     if workers <= 1 or len(jobs) <= 1:
-        set_project(paths)
-        try:
-            yield from map(_fix_one, jobs)
-        finally:
-            set_project(None)
+        project = SourceProject(index)
+        yield from (_fix_one(job, project) for job in jobs)
         return
-    with ProcessPoolExecutor(max_workers=workers, initializer=set_project, initargs=(paths,)) as pool:
-        yield from pool.map(_fix_one, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 4) or 1)))
+    with ProcessPoolExecutor(max_workers=workers, initializer=init_worker, initargs=(index,)) as pool:
+        yield from pool.map(_fix_in_worker, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 4) or 1)))
 
 
-def _fix_one(job: _Job) -> _Outcome:
-    """Worker: fix one file. Never raises."""
+def _fix_in_worker(job: _Job) -> _Outcome:
+    return _fix_one(job, worker_index())
+
+
+def _fix_one(job: _Job, project: SourceProject | None) -> _Outcome:
+    """Fix one file (``project``: the index of the files around it). Never raises."""
     source = None
+    entries = json.loads(job.entries) if job.entries else None
     try:
         with open(job.path, "rb") as fh:
             data = fh.read()
@@ -187,10 +193,10 @@ def _fix_one(job: _Job) -> _Outcome:
 
             result = confirm_fixes(job.path, list(job.verify), list(job.inputs) if job.inputs else None, job.settings,
                                    job.unsafe, job.timeout, devices=job.devices, mode=job.mode,
-                                   before_call=list(job.before_call) if job.before_call else None)
+                                   before_call=list(job.before_call) if job.before_call else None,
+                                   project=project, entries=entries)
         else:
-            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe, project=current_project(),
-                                entries=json.loads(job.entries) if job.entries else None)
+            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe, project=project, entries=entries)
         if result.source == source:
             return _Outcome(job.path, result)
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk
@@ -205,19 +211,24 @@ def _fix_one(job: _Job) -> _Outcome:
     except (SourceError, OSError) as exc:
         return _Outcome(job.path, error=str(exc))
     except Exception as exc:  # an internal error must not lose the other files
-        return _Outcome(job.path, _unfixed(source, job),
+        return _Outcome(job.path, _unfixed(source, job, project, entries),
                         error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
                               "the file is left as it was. This is a bug in dynalint: please report it")
 
 
-def _unfixed(source: str | None, job: _Job) -> FixResult | None:
+def _unfixed(source: str | None, job: _Job, project: SourceProject | None, entries: dict | None
+             ) -> FixResult | None:
     """What remains in a file that could not be fixed: its ``check`` diagnostics, when it can be checked."""
     if source is None:
         return None
     try:
-        return FixResult(source, remaining=check_source(source, job.path, job.settings))
+        analysis = analyse(source, job.path, job.settings, project=project, entries=entries)
+        return FixResult(source, remaining=analysis.diagnostics)
     except Exception:  # reported as the file's error already
         return None
+    finally:
+        if project is not None:
+            project.release(job.path)
 
 
 def _renumbered(d, back: LineMapping):

@@ -16,19 +16,29 @@ import os
 from typing import Any, Iterator
 
 from dynalint import __version__
-from dynalint.config import ConfigError, Project, resolve
-from dynalint.engine import SYNTAX_ERROR_CODE, check_source
+from dynalint.config import ConfigError, resolve
+from dynalint.engine import SYNTAX_ERROR_CODE
+from dynalint.runner import CACHE_DIR_NAME
+from dynalint.session import Session
 
 CONFIG_ERROR_CODE = "DYN002"
 
 
 @functools.lru_cache(maxsize=64)
-def _project_for_directory(directory: str) -> Project | str:
-    """The resolved project, or the configuration error's message."""
+def _session_for_directory(directory: str) -> Session | str:
+    """The session of the configuration found from ``directory`` (one per configuration, shared by the
+    files flake8 checks in this process), or the configuration error's message."""
     try:
-        return resolve([directory])
+        config = resolve([directory])
     except ConfigError as exc:
         return str(exc)
+    key = (config.root, config.source.path if config.source else "", config.settings.fingerprint())
+    if key not in _SESSIONS:
+        _SESSIONS[key] = Session(config, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
+    return _SESSIONS[key]
+
+
+_SESSIONS: dict[tuple[str, str, str], Session] = {}
 
 
 class DynalintChecker:
@@ -43,12 +53,12 @@ class DynalintChecker:
         source = "".join(self.lines)
         stdin = self.filename in ("-", "stdin")
         directory = os.getcwd() if stdin else os.path.dirname(os.path.abspath(self.filename))
-        project = _project_for_directory(directory)
-        if isinstance(project, str):
-            yield 1, 0, f"{CONFIG_ERROR_CODE} dynalint configuration error: {project}", type(self)
+        session = _session_for_directory(directory)
+        if isinstance(session, str):
+            yield 1, 0, f"{CONFIG_ERROR_CODE} dynalint configuration error: {session}", type(self)
             return
-        try:
-            diagnostics = check_source(source, self.filename, project.settings_for(self.filename))
+        try:  # the project around the file supplies its callers, as for `dynalint check`
+            diagnostics = session.check_buffer("-" if stdin else self.filename, source)
         except Exception as exc:  # never break the host linter, never hide the failure
             yield 1, 0, (f"{SYNTAX_ERROR_CODE} internal error, file not analysed "
                          f"({type(exc).__name__}: {exc}). "

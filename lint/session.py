@@ -1,0 +1,205 @@
+"""One configuration root checked as one program, whatever face asks.
+
+``dynalint check .`` analyses every file with what the compiled code of the other files hands it
+(the functions they call, with their arguments).  Checking one file alone would lose that: a
+helper whose tensor branch only another file's ``forward`` reaches would be reported by
+``check .`` and by nothing else.  A :class:`Session` owns what makes the answers agree: which
+files make the project (the configuration root's Python files, ``exclude`` and ``.gitignore``
+respected), the index their names resolve through, the entries they settle on and the cache.
+``check PATHS``, ``fix``, the flake8 plugin, pre-commit (which runs ``check`` on the changed
+files), verify's planning, ``fix --verify`` and an editor's unsaved buffer all ask it, and report
+only the files they were given.
+
+Only the files whose entries can change the given files' are analysed with them: the given files
+and the files that import them, directly or through others (entries flow from caller to callee,
+and a caller imports its callee).  The other files are only indexed (parsed if and when a name
+resolves into them).  The cache makes a repeated run cheap.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from dynalint.analysis.project import Project as SourceProject
+from dynalint.config import Project, resolve
+from dynalint.diagnostics import Diagnostic
+from dynalint.engine import Analysis, FileResult, analyse
+from dynalint.files import iter_python_files
+from dynalint.runner import CACHE_DIR_NAME, project_pass
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.fixing import FixResult
+
+STDIN = "-"
+"""The path of code read from standard input without a name: no file of the project."""
+MODULE_SUFFIXES = (".py", ".pyi")
+"""Files other files can import (a notebook is checked, but nothing imports it)."""
+
+Entries = dict[str, dict[str, dict]]
+"""Incoming entries of one file: qualname -> parameter -> encoded value."""
+
+
+def _abs(path: str) -> str:
+    return os.path.abspath(path)
+
+
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([_abs(path), root]) == root
+    except ValueError:  # another drive
+        return False
+
+
+class Session:
+    """The project of one configuration root, as every face sees it.
+
+    ``around``: whether the root's other files take part (False: the given files are the whole
+    program, as :func:`dynalint.runner.check_files` checks them).  ``cache_dir``: where analyses
+    are kept (None: nowhere; :meth:`default_cache_dir` is ``check``'s).
+    """
+
+    def __init__(self, config: Project, *, jobs: int = 1, cache_dir: str | None = None,
+                 around: bool = True) -> None:
+        self.config = config
+        self.jobs = jobs
+        self.cache_dir = cache_dir
+        self.around = around
+        self._files: list[str] | None = None
+        self._settled: dict[tuple, dict[str, str]] = {}
+
+    @classmethod
+    def for_path(cls, path: str, **kwargs) -> "Session":
+        """The session of the configuration found from ``path`` (raises ConfigError)."""
+        return cls(resolve([path]), **kwargs)
+
+    @property
+    def root(self) -> str:
+        return self.config.root
+
+    def default_cache_dir(self) -> str:
+        return os.path.join(self.root, CACHE_DIR_NAME)
+
+    # ------------------------------------------------------------------ which files
+    def project_files(self) -> list[str]:
+        """The importable files of the configuration root (absolute paths), found once per session."""
+        if self._files is None:
+            self._files = [_abs(p) for p in iter_python_files([self.root], self.config)
+                           if p.endswith(MODULE_SUFFIXES)]
+        return self._files
+
+    def scope(self, paths: Iterable[str]) -> tuple[list[str], list[str]]:
+        """(files to analyse, files to index) for reporting on ``paths``: the given files first (as
+        spelt), then the project files that import them, directly or not; the index is every file."""
+        given = list(dict.fromkeys(paths))
+        if not self.around or not any(p != STDIN and _inside(p, self.root) for p in given):
+            return given, given
+        spelt = {_abs(p): p for p in given}
+        index = given + [f for f in self.project_files() if f not in spelt]
+        modules = [p for p in index if p.endswith(MODULE_SUFFIXES)]
+        source = SourceProject(modules)
+        importers: dict[str, set[str]] = {}
+        for module, deps in source.import_graph().items():
+            for dep in deps:
+                importers.setdefault(dep, set()).add(module)
+        todo = [m for m in (source.module_of(p) for p in given) if m]
+        reached = set(todo)
+        while todo:
+            for importer in importers.get(todo.pop(), ()):
+                if importer not in reached:
+                    reached.add(importer)
+                    todo.append(importer)
+        others = [p for p in modules if p not in given and source.module_of(p) in reached]
+        return given + others, modules
+
+    # ------------------------------------------------------------------ files on disk
+    def check(self, paths: Iterable[str], *, with_fixes: bool = False,
+              stdin: tuple[str, bytes] | None = None) -> Iterator[FileResult]:
+        """Results for ``paths`` (in their order), each analysed with the project around it.
+        ``stdin``: (shown path, content) of a file read from standard input, checked first, with
+        the project around the path it is shown under."""
+        if stdin is not None:
+            yield self._check_stdin(*stdin, with_fixes=with_fixes)
+        paths = list(paths)
+        if not paths:
+            return
+        analysed, index = self.scope(paths)
+        outcomes, _ = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
+                                   with_fixes=paths if with_fixes else (), index=index)
+        for p in paths:
+            yield outcomes[p].result
+
+    def entries(self, paths: Iterable[str]) -> dict[str, str]:
+        """Each given file's incoming entries once the project has settled (canonical JSON, by path
+        as given; a file nothing calls into is left out)."""
+        paths = [p for p in dict.fromkeys(paths) if p != STDIN]
+        if not paths:
+            return {}
+        analysed, index = self.scope(paths)
+        key = (tuple(analysed), tuple(_stamp(p) for p in index))
+        settled = self._settled.get(key)
+        if settled is None:
+            _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index)
+            self._settled[key] = settled
+        return {p: settled[p] for p in paths if p in settled}
+
+    def index_paths(self, paths: Iterable[str]) -> list[str]:
+        """The files names resolve through when ``paths`` are analysed (see :meth:`scope`)."""
+        paths = [p for p in paths if p != STDIN]
+        return self.scope(paths)[1] if paths else []
+
+    # ------------------------------------------------------------------ text not on disk
+    def entries_for(self, path: str) -> Entries:
+        """The settled incoming entries of one file of the project (decoded)."""
+        found = self.entries([path]).get(path, "")
+        return json.loads(found) if found else {}
+
+    def analyse_buffer(self, path: str, text: str, *, record_values: bool = True) -> Analysis:
+        """Analyse ``text`` as the content of ``path`` (an editor's unsaved buffer), with the names
+        and settled entries of the rest of the project as it is on disk."""
+        entries = self.entries_for(path)
+        index = SourceProject(self.index_paths([path]))
+        try:
+            return analyse(text, path, self.config.settings_for(path), record_values=record_values,
+                           project=index, entries=entries)
+        finally:
+            index.release(path)
+
+    def check_buffer(self, path: str, text: str, *, with_fixes: bool = False) -> list[Diagnostic]:
+        """The diagnostics of :meth:`analyse_buffer` (each with its fix when ``with_fixes``)."""
+        analysis = self.analyse_buffer(path, text, record_values=with_fixes)
+        if not with_fixes:
+            return analysis.diagnostics
+        from dynalint.fixing import diagnostics_with_fixes
+
+        return diagnostics_with_fixes(text, path, analysis.settings, analysis=analysis)
+
+    def fix_buffer(self, path: str, text: str, *, unsafe: bool = False) -> "FixResult":
+        """``text`` as ``dynalint fix`` would rewrite ``path`` holding it."""
+        from dynalint.fixing import fix_source
+
+        index = SourceProject(self.index_paths([path]))
+        return fix_source(text, path, self.config.settings_for(path), unsafe=unsafe, project=index,
+                          entries=self.entries_for(path))
+
+    def _check_stdin(self, path: str, data: bytes, *, with_fixes: bool) -> FileResult:
+        from dynalint.engine import SourceError, decode_source, io_error
+
+        settings = self.config.settings_for(path)
+        try:
+            text = decode_source(data)
+        except SourceError as exc:
+            return FileResult(path, io_error(path, str(exc), settings))
+        try:
+            return FileResult(path, self.check_buffer(path, text, with_fixes=with_fixes), source=text)
+        except Exception as exc:  # an analysis bug must not stop the run
+            return FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
+                                          "please report it")
+
+
+def _stamp(path: str) -> tuple[str, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path, -1, -1
+    return path, st.st_mtime_ns, st.st_size
