@@ -28,8 +28,11 @@ MAX_LOADED_SOURCE = 12_000_000
 """Characters of source whose parsed trees are kept in memory (about 50 bytes of tree per
 character; the least recently used trees are dropped beyond it)."""
 _MAX_RESOLVE_DEPTH = 8
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]+([\w ,()]+)|import[ \t]+([.\w]+))",
-                          re.MULTILINE)
+_IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[\w \t,*]+)"
+    r"|import[ \t]+([.\w]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[.\w]+(?:[ \t]+as[ \t]+\w+)?)*))",
+    re.MULTILINE)
+"""``from M import a, b`` (also parenthesised over several lines) and ``import M, N as n``."""
 
 
 @dataclass(frozen=True)
@@ -153,10 +156,12 @@ class Project:
                 is_package = path.endswith("__init__.py")
                 deps = graph.setdefault(name, set())
                 for m in _IMPORT_LINE.finditer(text):
-                    base = absolute(m.group(1) or m.group(3), name, is_package)
-                    candidates = [base]
-                    if m.group(2):
-                        candidates += [f"{base}.{n.split(' as ')[0].strip(' ()')}" for n in m.group(2).split(",")]
+                    if m.group(3):
+                        candidates = [n.split()[0] for n in m.group(3).split(",")]
+                    else:
+                        base = absolute(m.group(1), name, is_package)
+                        names = re.sub(r"#[^\n]*", "", m.group(2)).strip("()")
+                        candidates = [base] + [f"{base}.{n.split()[0]}" for n in names.split(",") if n.strip()]
                     deps.update(c for c in candidates if c in self.paths and c != name)
             self._graph = graph
         return self._graph
