@@ -46,14 +46,14 @@ def test_an_importer_through_a_parenthesised_import_supplies_the_entries(tmp_pat
     (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\n')
     paths = _package(tmp_path, """
         from torch import nn
-        from .helpers import (
-            scale,
+        from . import (
+            helpers,
         )
 
 
         class Net(nn.Module):
             def forward(self, x):
-                return scale(x)
+                return helpers.scale(x)
     """)
     monkeypatch.chdir(tmp_path)
     session = Session(resolve([paths["helpers"]]))
