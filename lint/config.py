@@ -26,13 +26,13 @@ configuration file (the project root), whatever directory dynalint runs from.
 from __future__ import annotations
 
 import configparser
-import fnmatch
 import functools
 import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from dynalint.path_globs import escape, glob_match
 from dynalint.settings import KNOWN_TORCH, Scope, Settings, default_settings, parse_version
 
 if sys.version_info >= (3, 11):
@@ -228,14 +228,15 @@ def _posix(path: str) -> str:
 
 def path_matches(path: str, pattern: str, root: str) -> bool:
     """Whether an absolute ``path`` matches a configuration pattern, as ruff matches them: by name
-    anywhere for a pattern without ``/``, else anchored at ``root`` (or absolute)."""
+    anywhere for a pattern without ``/``, else anchored at ``root`` (or absolute); ``*`` stays in
+    one path component and ``**`` spans directories (see :mod:`dynalint.path_globs`)."""
     pattern = _posix(pattern).rstrip("/") or "/"
-    if fnmatch.fnmatchcase(os.path.basename(path), pattern):
-        return True
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
     if "/" not in pattern:
-        return False
-    anchored = pattern if os.path.isabs(pattern) else _posix(os.path.join(root, pattern))
-    return fnmatch.fnmatchcase(_posix(path), anchored)
+        return glob_match(pattern, os.path.basename(path))
+    anchored = pattern if os.path.isabs(pattern) else escape(_posix(root).rstrip("/")) + "/" + pattern
+    return glob_match(anchored, _posix(path))
 
 
 @dataclass(frozen=True)
@@ -316,7 +317,8 @@ def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[s
         options = parse_options(dict(overrides), "command line")
         if "exclude" in options:  # as ruff: patterns typed on the command line are relative to where it runs
             here = cwd or os.getcwd()
-            options["exclude"] = tuple(os.path.join(here, p) if "/" in _posix(p).rstrip("/") else p
+            options["exclude"] = tuple(escape(_posix(here)).rstrip("/") + "/" + _posix(p).removeprefix("./")
+                                       if "/" in _posix(p).rstrip("/") and not os.path.isabs(p) else p
                                        for p in options["exclude"])
         settings = apply(settings, options)
     root = os.path.dirname(os.path.abspath(source.path)) if source is not None else os.path.abspath(cwd or os.getcwd())
