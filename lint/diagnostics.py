@@ -63,13 +63,17 @@ class Diagnostic:
     gb_id: str | None = None
     hint: str | None = None
     fix: Fix | None = field(default=None, compare=False)
+    cell: int | None = None
+    """In a notebook: the cell (1-based, among all cells) whose lines ``line`` and ``end_line`` count."""
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell or 0, self.line, self.column, self.code)
 
     def to_json(self) -> dict[str, Any]:
+        cell = {"cell": self.cell} if self.cell is not None else {}
         return {
             "path": self.path,
+            **cell,
             "line": self.line,
             "column": self.column,
             "end_line": self.end_line,
@@ -90,5 +94,5 @@ class Diagnostic:
             path=data["path"], line=data["line"], column=data["column"], end_line=data["end_line"],
             end_column=data["end_column"], code=data["code"], kind=data["kind"], message=data["message"],
             gb_type=data.get("gb_type"), gb_id=data.get("gb_id"), hint=data.get("hint"),
-            fix=Fix.from_json(fix) if fix else None,
+            fix=Fix.from_json(fix) if fix else None, cell=data.get("cell"),
         )

@@ -15,6 +15,10 @@ DEFAULT_EXCLUDES = (
 )
 
 
+CHECKED_SUFFIXES = (".py", ".ipynb")
+"""Files a directory walk yields: Python modules and Jupyter notebooks (their code cells)."""
+
+
 def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
@@ -120,7 +124,7 @@ def iter_python_files(paths: Iterable[str], project: Project, *, force_exclude: 
                 and not skipped(os.path.join(dirpath, d))
             )
             for name in sorted(filenames):
-                if not name.endswith(".py"):
+                if not name.endswith(CHECKED_SUFFIXES):
                     continue
                 full = _display(os.path.join(dirpath, name))
                 if full in seen or skipped(full):

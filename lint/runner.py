@@ -17,6 +17,7 @@ from dynalint.analysis.project import content_hash, join_encoded
 from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, decode_source, io_error
+from dynalint.notebooks import NotebookError, is_notebook, read_notebook
 from dynalint.settings import Settings
 
 CACHE_DIR_NAME = ".dynalint_cache"
@@ -199,9 +200,14 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
         cached = cache.get(key, path)
         if cached is not None:
             return _Outcome(FileResult(path, cached.diagnostics), cached.outgoing)
+    notebook = None
     try:
-        source = decode_source(data)
-    except SourceError as exc:
+        if is_notebook(path):
+            notebook = read_notebook(data)
+            source = notebook.text
+        else:
+            source = decode_source(data)
+    except (SourceError, NotebookError) as exc:
         return _Outcome(FileResult(path, io_error(path, str(exc), settings)))
     entries = json.loads(job.entries) if job.entries else {}
     try:
@@ -211,6 +217,8 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
     except Exception as exc:  # an analysis bug must not stop the run
         message = f"internal error while analysing ({type(exc).__name__}: {exc}); please report it"
         return _Outcome(FileResult(path, error=message))
+    if notebook is not None:
+        diagnostics = [notebook.map_back(d) for d in diagnostics]
     deps = {}
     if project is not None:
         deps = {p: _file_hash(p) for p in sorted(project.read) if os.path.abspath(p) != os.path.abspath(path)}
@@ -283,7 +291,7 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
     with none; later rounds re-analyse only the files whose incoming entries changed.
     """
     paths = list(dict.fromkeys(paths))
-    index = list(dict.fromkeys(index)) if index is not None else paths
+    index = [p for p in dict.fromkeys(index if index is not None else paths) if not is_notebook(p)]
     fixes = set(with_fixes)
     base = {p: config.settings_for(p) for p in paths}
     incoming: dict[str, str] = {}

@@ -197,6 +197,8 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
         if outcome.error is not None or outcome.result is None:
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue
+        if outcome.note and not args.quiet:
+            print(f"{outcome.path}: {outcome.note}", file=sys.stderr)
         total += len(outcome.result.applied)
         if args.show_fixes:
             for fix in outcome.result.applied:

@@ -25,6 +25,8 @@ from dynalint.analysis.project import Project as SourceProject
 from dynalint.engine import SourceError, analyse, decode_source
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
+from dynalint.notebooks import NotebookError, is_notebook, read_notebook
+from dynalint.adapters.reporters import location
 from dynalint.positions import LineMapping
 from dynalint.runner import CACHE_DIR_NAME, default_jobs, init_worker, worker_index
 from dynalint.session import Session
@@ -76,6 +78,8 @@ class _Outcome:
     changed: bool = False
     diff: str = ""
     error: str | None = None
+    note: str | None = None
+    """Something to tell the user about the file that is no failure (a notebook is not rewritten)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         result = outcome.result
         if result is None:
             continue
+        if outcome.note and not args.quiet:
+            print(f"{outcome.path}: {outcome.note}", file=sys.stderr)
         if outcome.diff:
             sys.stdout.write(outcome.diff)
         total_applied += len(result.applied)
@@ -137,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{outcome.path}:{fix.line}:{fix.column}: {fix.code} fixed ({fix.safety}): {fix.description}",
                       file=sys.stderr)
             for d in result.remaining if args.show_remaining else ():
-                print(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}", file=sys.stderr)
+                print(f"{location(d)}: {d.code} {d.message}", file=sys.stderr)
             for r in result.refused:
                 print(f"{outcome.path}:{r.line}: {r.code} fix refused ({r.fixer}): {r.reason}", file=sys.stderr)
     if not args.quiet:
@@ -153,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
         print(line + ".", file=sys.stderr)
     if failures or fixer_errors:
         return EXIT_FINDINGS
-    if args.diff:
-        return EXIT_FINDINGS if changed_files else EXIT_CLEAN
+    if args.diff and changed_files:
+        return EXIT_FINDINGS
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if remaining else EXIT_CLEAN
@@ -187,6 +193,8 @@ def _fix_one(job: _Job, project: SourceProject | None) -> _Outcome:
     try:
         with open(job.path, "rb") as fh:
             data = fh.read()
+        if is_notebook(job.path):
+            return _notebook(job, data, project, entries)
         source = decode_source(data)
         if job.verify:
             from dynalint.verify.api import confirm_fixes
@@ -214,6 +222,22 @@ def _fix_one(job: _Job, project: SourceProject | None) -> _Outcome:
         return _Outcome(job.path, _unfixed(source, job, project, entries),
                         error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
                               "the file is left as it was. This is a bug in dynalint: please report it")
+
+
+NOTEBOOK_NOTE = "not rewritten: dynalint fix edits Python files, not notebooks (the findings are listed)"
+
+
+def _notebook(job: _Job, data: bytes, project: SourceProject | None, entries: dict | None) -> _Outcome:
+    """A notebook is checked, never rewritten: what remains is what ``check`` reports in its cells."""
+    try:
+        notebook = read_notebook(data)
+    except NotebookError as exc:
+        return _Outcome(job.path, error=str(exc))
+    found = _unfixed(notebook.text, job, project, entries)
+    if found is None:
+        return _Outcome(job.path, error="internal error while checking the notebook; please report it")
+    found.remaining = [notebook.map_back(d) for d in found.remaining]
+    return _Outcome(job.path, found, note=NOTEBOOK_NOTE)
 
 
 def _unfixed(source: str | None, job: _Job, project: SourceProject | None, entries: dict | None

@@ -17,11 +17,17 @@ def fix_marker(d: Diagnostic) -> str:
     return "[*] " if d.fix.safety == "safe" else "[-] "
 
 
+def location(d: Diagnostic) -> str:
+    """``path:line:col``, or ``nb.ipynb:cell 2:3:8`` in a notebook (as ruff prints them)."""
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{d.path}:{cell}{d.line}:{d.column}"
+
+
 def text(diagnostics: list[Diagnostic], out: TextIO, *, show_fixes: bool = False) -> None:
     """``path:line:col: CODE message`` (flake8 style); ``show_fixes`` marks the fixable ones."""
     for d in diagnostics:
         mark = fix_marker(d) if show_fixes else ""
-        out.write(f"{d.path}:{d.line}:{d.column}: {d.code} {mark}{d.message}\n")
+        out.write(f"{location(d)}: {d.code} {mark}{d.message}\n")
     if show_fixes:
         safe = sum(d.fix is not None and d.fix.safety == "safe" for d in diagnostics)
         unsafe = sum(d.fix is not None and d.fix.safety == "unsafe" for d in diagnostics)
