@@ -254,6 +254,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+MIN_FILES_FOR_POOL = 4
+"""Fewer files are analysed in this process: starting workers would cost more than it saves."""
+
 MAX_ROUNDS = 4
 """Rounds of the project pass: a function reached from another file may reach a third one."""
 
@@ -296,8 +299,9 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
     base = {p: config.settings_for(p) for p in paths}
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=init_worker, initargs=(index,)) \
-        if jobs > 1 and len(paths) > 1 else None
+    workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker, initargs=(index,)) \
+        if workers > 1 and len(paths) >= MIN_FILES_FOR_POOL else None
     project = SourceProject(index)
     try:
         # modules that others import first: their trees are still loaded when their importers
@@ -306,7 +310,7 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes) for p in pending]
             if pool is not None:
-                chunk = max(1, min(16, len(job_list) // (jobs * 4) or 1))
+                chunk = max(1, min(16, len(job_list) // (workers * 4) or 1))
                 done = list(pool.map(_check_in_worker, job_list, chunksize=chunk))
             else:
                 done = [_check_one(job, project) for job in job_list]
