@@ -173,3 +173,8 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     code = main(["check", "--no-cache", "--jobs", "1", *args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def finding_lines(text_output: str) -> list[str]:
+    """The finding lines of ``check``'s text output (without the indented ``help:`` lines)."""
+    return [line for line in text_output.splitlines() if line.strip() and not line.startswith("  ")]

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from helpers import run, write
+from helpers import finding_lines, run, write
 
 from dynalint.adapters.cli import main
 
@@ -29,7 +29,7 @@ def test_text_format_and_exit_status(tmp_path, capsys):
     bad = write(tmp_path, "bad.py", BROKEN)
     code, out, err = run(capsys, bad)
     assert code == 1
-    lines = out.strip().splitlines()
+    lines = finding_lines(out)
     assert lines[0].startswith(f"{bad}:5:8: DYN101 ")
     assert lines[1].startswith(f"{bad}:6:16: DYN102 ")
     assert "2 graph breaks" in err
@@ -50,9 +50,9 @@ def test_json_format(tmp_path, capsys):
 
 def test_select_and_ignore_by_code_and_prefix(tmp_path, capsys):
     bad = write(tmp_path, "bad.py", BROKEN)
-    assert [l.split()[1] for l in run(capsys, "--select", "DYN102", bad)[1].splitlines()] == ["DYN102"]
-    assert [l.split()[1] for l in run(capsys, "--ignore", "DYN10", bad)[1].splitlines()] == []
-    assert [l.split()[1] for l in run(capsys, "--select", "DYN1", "--ignore", "DYN101", bad)[1].splitlines()] == ["DYN102"]
+    assert [l.split()[1] for l in finding_lines(run(capsys, "--select", "DYN102", bad)[1])] == ["DYN102"]
+    assert [l.split()[1] for l in finding_lines(run(capsys, "--ignore", "DYN10", bad)[1])] == []
+    assert [l.split()[1] for l in finding_lines(run(capsys, "--select", "DYN1", "--ignore", "DYN101", bad)[1])] == ["DYN102"]
 
 
 def test_noqa_comments(tmp_path, capsys):
@@ -72,7 +72,7 @@ def test_directories_skip_vcs_venvs_and_build_folders(tmp_path, capsys):
     write(tmp_path, "env1/lib/model.py", BROKEN)
     write(tmp_path, "notes.txt", "if x:")
     code, out, err = run(capsys, str(tmp_path))
-    paths = {l.split(":")[0] for l in out.splitlines()}
+    paths = {l.split(":")[0] for l in finding_lines(out)}
     assert paths == {str(tmp_path / "pkg" / "model.py")}
     assert "in 1 file" in err
 

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from helpers import run, write
+from helpers import finding_lines, run, write
 
 from dynalint.adapters.cli import build_parser, main
 
@@ -196,18 +196,18 @@ def test_sarif_reports_unreadable_files_as_results_and_notifications(tmp_path, c
 ])
 def test_file_level_noqa(tmp_path, capsys, comment, left):
     out = run(capsys, write(tmp_path, "m.py", comment + "\n" + BROKEN))[1]
-    assert [line.split()[1] for line in out.splitlines()] == left
+    assert [line.split()[1] for line in finding_lines(out)] == left
 
 
 def test_unused_noqa_is_opt_in(tmp_path, capsys):
     text = BROKEN.replace("return x\n", "return x  # noqa: DYN101, E501\n").replace(
         "if x.sum() > 0:", "if x.sum() > 0:  # noqa: DYN101")
     path = write(tmp_path, "m.py", text)
-    assert [l.split()[1] for l in run(capsys, path)[1].splitlines()] == ["DYN102"]
-    assert [l.split()[1] for l in run(capsys, "--extend-select", "DYN", path)[1].splitlines()] == ["DYN102"]
+    assert [l.split()[1] for l in finding_lines(run(capsys, path)[1])] == ["DYN102"]
+    assert [l.split()[1] for l in finding_lines(run(capsys, "--extend-select", "DYN", path)[1])] == ["DYN102"]
     out = run(capsys, "--extend-select", "DYN003", path)[1]
     assert f"{path}:7:23: DYN003 unused `noqa` code DYN101: nothing on this line is reported as DYN101" in out
-    codes = [(l.split(":")[1], l.split()[1]) for l in out.splitlines()]
+    codes = [(l.split(":")[1], l.split()[1]) for l in finding_lines(out)]
     assert codes == [("6", "DYN102"), ("7", "DYN003")]
     # a string that looks like a noqa comment is not one
     quoted = 'import torch\n\n@torch.compile\ndef f(x):\n    return "# noqa: DYN101"\n'

@@ -24,10 +24,13 @@ def location(d: Diagnostic) -> str:
 
 
 def text(diagnostics: list[Diagnostic], out: TextIO, *, show_fixes: bool = False) -> None:
-    """``path:line:col: CODE message`` (flake8 style); ``show_fixes`` marks the fixable ones."""
+    """``path:line:col: CODE message`` (flake8 style), then the hint as an indented ``help:`` line (as
+    ruff prints it); ``show_fixes`` marks the fixable ones."""
     for d in diagnostics:
         mark = fix_marker(d) if show_fixes else ""
         out.write(f"{location(d)}: {d.code} {mark}{d.message}\n")
+        if d.hint:
+            out.write(f"  help: {' '.join(d.hint.split())}\n")
     if show_fixes:
         safe = sum(d.fix is not None and d.fix.safety == "safe" for d in diagnostics)
         unsafe = sum(d.fix is not None and d.fix.safety == "unsafe" for d in diagnostics)
@@ -69,23 +72,26 @@ def sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
 
 def statistics(diagnostics: list[Diagnostic], out: TextIO, fmt: str = "text") -> None:
-    """How often each code was found, most frequent first (``--statistics``, as ruff prints it)."""
+    """How often each code was found, most frequent first (``--statistics``, as ruff prints it); with
+    fixes known, ``[*]``: a fix ``dynalint fix`` applies, ``[-]``: only fixes ``--unsafe-fixes`` applies."""
     from dynalint.rules.base import get_code
 
     counts = Counter(d.code for d in diagnostics)
-    fixable = Counter(d.code for d in diagnostics if d.fix is not None)
+    safe = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.safety == "safe")
+    unsafe = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.safety == "unsafe")
     rows = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = get_code(code)
         rows.append({"code": code, "name": rule.name if rule else "", "count": count,
-                     "fixable": fixable[code] > 0})
+                     "fixable": safe[code] > 0, "unsafe_fixable": unsafe[code] > 0})
     if fmt == "json":
         json.dump(rows, out, indent=1)
         out.write("\n")
         return
     width = max((len(str(r["count"])) for r in rows), default=1)
     for r in rows:
-        out.write(f"{r['count']:>{width}}\t{r['code']}\t{'[*] ' if r['fixable'] else ''}{r['name']}\n")
+        mark = "[*] " if r["fixable"] else "[-] " if r["unsafe_fixable"] else ""
+        out.write(f"{r['count']:>{width}}\t{r['code']}\t{mark}{r['name']}\n")
 
 
 REPORTERS: dict[str, Reporter] = {"text": text, "json": json_array, "github": github, "sarif": sarif}
