@@ -192,6 +192,8 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
+        except FileNotFoundError as exc:
+            return _Outcome(FileResult(path, io_error(path, exc.strerror or "No such file or directory", settings)))
         except OSError as exc:
             return _Outcome(FileResult(path, io_error(path, f"cannot read: {exc.strerror or exc}", settings)))
     cache = Cache(job.cache_dir) if job.cache_dir else None

@@ -167,7 +167,8 @@ def test_statistics_and_output_file(tmp_path, capsys):
     assert code == 1
     assert out.splitlines() == ["2\tDYN101\ttensor-condition", "1\tDYN102\tscalar-extraction"]
     rows = json.loads(run(capsys, "--statistics", "--format", "json", a, b)[1])
-    assert rows[0] == {"code": "DYN101", "name": "tensor-condition", "count": 2, "fixable": True}
+    assert rows[0] == {"code": "DYN101", "name": "tensor-condition", "count": 2, "fixable": False,
+                       "unsafe_fixable": True}  # its fixes are unsafe: `dynalint fix` applies none
     report = tmp_path / "report.json"
     code, out, _ = run(capsys, "--format", "json", "--output-file", str(report), a)
     assert code == 1 and out == "" and [d["code"] for d in json.loads(report.read_text())] == ["DYN101", "DYN102"]

@@ -6,8 +6,10 @@ Exit status: 0 nothing found, 1 findings (or files that could not be checked),
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sys
 from collections import Counter
 from contextlib import ExitStack
@@ -28,7 +30,31 @@ STDIN = "-"
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # keep argparse's exit status 2, with a shorter message
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        hint = _suggestion(self, message)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n" + (f"  tip: {hint}\n" if hint else ""))
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
+    """"did you mean --select?" for a mistyped option or command (as ruff suggests a similar argument)."""
+    commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    choice = re.search(r"invalid choice: '([^']*)'", message)
+    if choice:
+        known = [c for a in parser._actions if a.choices for c in a.choices]
+        close = difflib.get_close_matches(choice.group(1), [str(k) for k in known], n=1)
+        return f"did you mean {close[0]!r}?" if close else None
+    unknown = re.match(r"unrecognized arguments: (.*)", message)
+    if not unknown:
+        return None
+    options = {o for a in parser._actions for o in a.option_strings}
+    for sub in commands:  # the options of every command: the error is raised by the top-level parser
+        for command in sub.choices.values():
+            options |= {o for a in command._actions for o in a.option_strings}
+    for word in unknown.group(1).split():
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=")[0], sorted(options), n=1, cutoff=0.7)
+            if close:
+                return f"did you mean {close[0]}? (unknown option {word.split('=')[0]})"
+    return None
 
 
 def _common_options(p: argparse.ArgumentParser) -> None:
@@ -91,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="show one rule's (or fixer's) documentation")
-    rule.add_argument("code", help="rule code (DYN101) or fixer name (masked-reduction)")
+    rule.add_argument("code", help="rule code (DYN101), rule name (tensor-condition) or fixer name "
+                                   "(masked-reduction)")
     for module in EXTENSION_COMMANDS.values():
         try:
             importlib.import_module(module).register(sub, _common_options)
@@ -277,11 +304,16 @@ def cmd_rule(args: argparse.Namespace) -> int:
     from dynalint.fixers.base import all_fixers
     from dynalint.rules.base import all_codes, get_code
 
-    rule = get_code(args.code)
-    fixer = next((f for f in all_fixers() if f.name == args.code.lower()), None)
+    wanted = args.code.strip().lower()
+    rule = get_code(args.code) or next((r for r in all_codes() if r.name == wanted), None)
+    fixer = next((f for f in all_fixers() if f.name == wanted), None)
     if rule is None and fixer is None:
         codes = ", ".join(r.code for r in all_codes())
-        print(f"dynalint: unknown rule {args.code!r} (rules: {codes}; or a fixer name)", file=sys.stderr)
+        names = [r.name for r in all_codes()] + [f.name for f in all_fixers()]
+        close = difflib.get_close_matches(wanted, names, n=1)
+        tip = f"; did you mean {close[0]!r}?" if close else ""
+        print(f"dynalint: unknown rule {args.code!r} (rules: {codes}; or a rule's or fixer's name){tip}",
+              file=sys.stderr)
         return EXIT_USAGE
     print(rule.documentation() if rule is not None else fixer.documentation())
     return EXIT_CLEAN

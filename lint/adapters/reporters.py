@@ -17,8 +17,15 @@ def fix_marker(d: Diagnostic) -> str:
     return "[*] " if d.fix.safety == "safe" else "[-] "
 
 
+FILE_LEVEL_CODES = ("DYN001",)
+"""Codes about a whole file (it cannot be read): no line to point at, as ruff prints E902."""
+
+
 def location(d: Diagnostic) -> str:
-    """``path:line:col``, or ``nb.ipynb:cell 2:3:8`` in a notebook (as ruff prints them)."""
+    """``path:line:col``, ``nb.ipynb:cell 2:3:8`` in a notebook, ``path`` for a file that cannot be
+    read (as ruff prints them)."""
+    if d.code in FILE_LEVEL_CODES:
+        return d.path
     cell = f"cell {d.cell}:" if d.cell is not None else ""
     return f"{d.path}:{cell}{d.line}:{d.column}"
 
