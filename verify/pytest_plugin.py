@@ -11,8 +11,9 @@ Marker (the budget is checked before the test body runs)::
     def test_net(): ...
 
 Targets and factories are ``FILE::NAME`` strings (a relative FILE is looked up
-next to the test file, then from the rootdir) or the top-level objects
-themselves.  The measurement is ``dynalint verify``'s: a worker process, real
+next to the test file, then from the rootdir, then from the current directory;
+``inputs``/``before_call`` may also be lists of ``[TARGET=]FILE::NAME``) or the
+top-level objects themselves.  The measurement is ``dynalint verify``'s: a worker process, real
 Dynamo, the whole input stream.  When the budget is exceeded the test fails
 with the break reasons and the guards that failed.  Loaded for every pytest
 session where dynalint is installed, so it imports nothing heavy until used.
@@ -35,12 +36,20 @@ def pytest_configure(config: pytest.Config) -> None:
                    "over its input stream (dynalint verify)")
 
 
-def _ref(obj: Any, base_dirs: list[str], what: str) -> str | None:
+def _ref(obj: Any, base_dirs: list[str], what: str) -> Any:
+    """``FILE::NAME`` with a relative FILE made absolute: the first of ``base_dirs`` (the test file's
+    folder, the rootdir, the current directory) that has it.  A ``TARGET=FILE::NAME`` entry keeps its
+    ``TARGET=``, a list resolves each entry, an object becomes the ``FILE::NAME`` it is defined at."""
     if obj is None:
         return None
+    if isinstance(obj, (list, tuple)):
+        return [_ref(o, base_dirs, what) for o in obj]
     if isinstance(obj, str):
+        key, eq, rest = obj.partition("=")
+        if eq and (key.isidentifier() or "::" in key):  # as verify.api reads [TARGET=]FILE::NAME
+            return f"{_ref(key, base_dirs, what) if '::' in key else key}={_ref(rest, base_dirs, what)}"
         path, sep, name = obj.rpartition("::")
-        if sep and not os.path.isabs(path):
+        if sep and path and not os.path.isabs(path):
             for base in base_dirs:
                 candidate = os.path.join(base, path)
                 if os.path.isfile(candidate):
