@@ -199,17 +199,3 @@ def _syntax_error(exc: cst.ParserSyntaxError, source: str, path: str, settings: 
         pass
     return [Diagnostic(path, line, col, line, col + 1, SYNTAX_ERROR_CODE, "error",
                        f"syntax error, file not analysed: {message}")]
-
-
-def check_file(path: str, settings: Settings, display_path: str | None = None) -> FileResult:
-    """Check one file; never raises."""
-    shown = display_path or path
-    try:
-        source = read_source(path)
-    except SourceError as exc:
-        return FileResult(shown, io_error(shown, str(exc), settings))
-    try:
-        return FileResult(shown, check_source(source, shown, settings), source=source)
-    except Exception as exc:  # an analysis bug must not stop the run
-        return FileResult(shown, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
-                                       "please report it", source=source)

@@ -104,8 +104,6 @@ class Rule:
     gb_types: ClassVar[tuple[GraphBreakType, ...]] = ()
     options: ClassVar[tuple[str, ...]] = ()
     """Configuration keys that change what the rule reports (documented under "Options")."""
-    opt_in: ClassVar[bool] = False
-    """Reported only when selected by its full code (``extend-select = ["DYN003"]``), like ruff's RUF100."""
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
 

@@ -52,8 +52,7 @@ class ConfigurationError(EngineCode):
 class UnusedNoqa(EngineCode):
     code = "DYN003"
     name = "unused-noqa"
-    kind = "warning"
-    opt_in = True
+    kind = "warning"  # opt-in: selected only by its full code (settings.OPT_IN_CODES)
     summary = "A `# noqa: DYN...` comment suppresses nothing (opt-in, like ruff's RUF100)."
     rationale = """
         A suppression left behind after the code was fixed hides the next real finding on that line.

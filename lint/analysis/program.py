@@ -9,7 +9,7 @@ and globals cross files.  Each module is analysed by its own :class:`Program`
 share a :class:`_Run`, and only the events of the module being checked are
 kept.  Functions of other modules reached from compiled code are recorded as
 *outgoing entries* with the argument values they were called with; the
-project pass (:mod:`dynalint.project_check`) hands them to their module's
+project pass (:func:`dynalint.runner.project_pass`) hands them to their module's
 analysis as *incoming entries*.
 """
 from __future__ import annotations
