@@ -102,13 +102,6 @@ class Fixer:
     def plan(self, finding: "Finding", ctx: "FixContext") -> FixPlan | None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    @classmethod
-    def documentation(cls) -> str:
-        """The fixer's section of the rules reference (Markdown)."""
-        from dynalint.docs import fixer_section
-
-        return fixer_section(cls, level=2)
-
 
 _REGISTRY: list[type[Fixer]] = []
 

@@ -2,17 +2,28 @@
 generate code.  Built once per analysis round by the fix engine."""
 from __future__ import annotations
 
+from typing import Protocol
+
 import libcst as cst
 
+from dynalint.analysis.program import Program
 from dynalint.analysis.syntax import parent_map, walk
 from dynalint.analysis.values import Value
-from dynalint.engine import Analysis
+from dynalint.settings import Settings
+
+
+class Analysed(Protocol):
+    """What the fix engine hands a fixer (the engine's ``Analysis``: fixers sit below the engine)."""
+
+    module: cst.Module | None
+    program: Program | None
+    settings: Settings
 
 
 class FixContext:
     """What a fixer sees: the analysed module and helpers to navigate and generate code."""
 
-    def __init__(self, analysis: Analysis) -> None:
+    def __init__(self, analysis: Analysed) -> None:
         self.analysis = analysis
         self.module = analysis.module
         self.program = analysis.program

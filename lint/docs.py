@@ -158,6 +158,13 @@ def rule_section(rule: type[Rule], level: int = 2) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def documentation(item: type[Rule] | type[Fixer]) -> str:
+    """A rule's or a fixer's page (``dynalint rule CODE|NAME``): its section of the reference."""
+    if isinstance(item, type) and issubclass(item, Rule):
+        return rule_section(item)
+    return fixer_section(item, level=2)
+
+
 def _table(rules: list[type[Rule]]) -> list[str]:
     lines = ["| code | name | kind | Dynamo graph-break type | automatic fix |", "|---|---|---|---|---|"]
     for r in rules:

@@ -115,13 +115,6 @@ class Rule:
         return Finding(rule=type(self), node=node if node is not None else event.node,
                        statement=event.statement, message=message, gb=gb, hint=hint)
 
-    @classmethod
-    def documentation(cls) -> str:
-        """The rule's documentation as Markdown (the rules reference's section)."""
-        from dynalint.docs import rule_section
-
-        return rule_section(cls)
-
 
 class EngineCode(Rule):
     """A code the engine reports itself (a file that does not parse or cannot be read...), documented

@@ -147,7 +147,7 @@ def test_json_carries_fixes_where_fix_applies_one(tmp_path, capsys):
 def test_stdin_with_stdin_filename(tmp_path, capsys, monkeypatch):
     write(tmp_path, "pyproject.toml", '[tool.dynalint]\nper-file-ignores = {"tests/*" = ["DYN102"]}\n')
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("dynalint.adapters.cli._read_stdin", lambda: BROKEN.encode())
+    monkeypatch.setattr("dynalint.adapters.console.read_stdin", lambda: BROKEN.encode())
     code, out, _ = run(capsys, "-", "--stdin-filename", "tests/test_x.py")
     assert code == 1 and out.startswith("tests/test_x.py:5:8: DYN101") and "DYN102" not in out
     code, out, _ = run(capsys, "-")
@@ -241,7 +241,7 @@ def test_check_fix_and_show_fixes(tmp_path, capsys):
 
 
 def test_check_fix_on_stdin_prints_the_fixed_code(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("dynalint.adapters.cli._read_stdin", lambda: MASKED.encode())
+    monkeypatch.setattr("dynalint.adapters.console.read_stdin", lambda: MASKED.encode())
     code, out, err = run(capsys, "--fix", "--unsafe-fixes", "--select", "DYN104,DYN101", "-",
                          "--stdin-filename", "m.py")
     assert "torch.where" in out and "x[x > 0]" not in out and "if x.sum() > 0" not in out
@@ -264,7 +264,7 @@ def test_fix_diff_numbers_findings_as_in_the_file_with_columns(tmp_path, capsys)
 
 
 def test_fix_on_stdin_and_stdin_filename_alone(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("dynalint.adapters.cli._read_stdin", lambda: MASKED.encode())
+    monkeypatch.setattr("dynalint.adapters.console.read_stdin", lambda: MASKED.encode())
     assert main(["fix", "--unsafe-fixes", "--select", "DYN104", "-", "--stdin-filename", "m.py"]) == 0
     out, err = capsys.readouterr()
     assert "torch.where" in out and "if x.sum() > 0" in out

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from dynalint.docs import documentation
 from dynalint.engine import check_source
 from dynalint.rules.base import all_rules
 
@@ -33,6 +34,6 @@ def test_rule_is_documented(rule):
     for attr in ("name", "summary", "rationale", "fix"):
         assert getattr(rule, attr).strip(), f"{rule.code} has no {attr}"
     assert rule.INVALID and rule.VALID, f"{rule.code} needs VALID and INVALID examples"
-    doc = rule.documentation()
+    doc = documentation(rule)
     for heading in ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options"):
         assert f"### {heading}" in doc, (rule.code, heading)

@@ -88,6 +88,6 @@ def test_one_renderer_serves_every_interface(capsys):
         assert descriptors[rule.code]["help"]["markdown"] == section
         for fixer in fixers_for(rule.code):
             assert docs.fixer_section(fixer, 4, summary=False) in section
-            assert fixer.documentation() == docs.fixer_section(fixer, 2)
+            assert docs.documentation(fixer) == docs.fixer_section(fixer, 2)
     assert main(["rule", "masked-reduction"]) == 0
     assert "## `masked-reduction` (unsafe)" in capsys.readouterr().out

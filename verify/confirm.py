@@ -25,6 +25,7 @@ from dynalint.engine import read_source
 from dynalint.settings import Settings
 from dynalint.verify.fixed import write_copy
 from dynalint.verify.isolation import run_measurement
+from dynalint.verify.options import Options, default_jobs, make_spec, refs_for, resolve_options_refs
 from dynalint.verify.results import Measurement
 from dynalint.verify.targets import Ref, parse_ref
 from dynalint.verify.verdict import improvement
@@ -118,7 +119,6 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
 
     def diagnostics_with_fixes(text: str, p: str, s: Settings) -> list[Diagnostic]:
         return with_fixes(text, p, s, project=project, entries=entries)
-    from dynalint.verify.api import Options, default_jobs, make_spec, refs_for, resolve_options_refs
 
     refs = [parse_ref(t) if "::" in t else Ref(path, t) for t in targets]
     options = Options(inputs=inputs, before_call=before_call, timeout=timeout, unsafe=unsafe, fix=False,

@@ -11,7 +11,6 @@ import importlib
 import os
 import re
 import sys
-from collections import Counter
 from contextlib import ExitStack
 from typing import Sequence, TextIO
 
@@ -19,6 +18,8 @@ from dynalint import __version__
 from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
+from dynalint.adapters import console
+from dynalint.adapters.console import fix_stdin, plural, summary
 from dynalint.adapters.reporters import REPORTERS, statistics
 from dynalint.runner import CACHE_DIR_NAME, default_jobs
 from dynalint.session import Session
@@ -128,29 +129,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' * (n != 1)}"
-
-
-def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int = 0) -> str:
-    counts = Counter(d.code if d.kind in ("error", "warning") else d.kind for d in diagnostics)
-    parts = [_plural(counts.pop("graph-break", 0), "graph break"),
-             _plural(counts.pop("recompile", 0), "recompile hazard")]
-    words = {"DYN000": ("file", " not parsed"), "DYN001": ("file", " not read"), "DYN003": ("unused noqa code", "")}
-    for code, n in sorted(counts.items()):
-        noun, tail = words.get(code, (code, ""))
-        parts.append(_plural(n, noun) + tail)
-    if errors:
-        parts.append(_plural(errors, "file") + " not checked")
-    if fixed:
-        parts.append(f"{fixed} fixed")
-    return f"dynalint: {', '.join(parts)} in {_plural(files, 'file')}."
-
-
-def _read_stdin() -> bytes:
-    return sys.stdin.buffer.read()
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     if not args.paths:
         args.paths = [STDIN] if args.stdin_filename else ["."]
@@ -171,11 +149,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
         raise ConfigError("--jobs must be at least 1")
-    stdin = (stdin_path, _read_stdin()) if stdin_path is not None else None
+    stdin = (stdin_path, console.read_stdin()) if stdin_path is not None else None
     fixed = 0
     if args.fix or args.add_noqa:
         if stdin is not None and args.fix:
-            return _fix_stdin(args, project, stdin)
+            return fix_stdin(args, project, stdin)
         if args.fix:
             fixed = _fix_files(args, project, files, jobs)
     cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
@@ -190,7 +168,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         diagnostics.extend(result.diagnostics)
     if args.add_noqa:
         added = add_noqa(diagnostics)
-        print(f"dynalint: added {_plural(added, 'noqa directive')}.", file=sys.stderr)
+        print(f"dynalint: added {plural(added, 'noqa directive')}.", file=sys.stderr)
         return EXIT_CLEAN
     with ExitStack() as stack:
         out: TextIO = sys.stdout
@@ -233,28 +211,6 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
                 print(f"{outcome.path}:{fix.line}:{column}: {fix.code} fixed ({fix.safety}): {fix.description}",
                       file=sys.stderr)
     return total
-
-
-def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
-    """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
-    error (as ruff)."""
-    from dynalint.engine import SourceError, decode_source
-
-    path, data = stdin
-    try:
-        source = decode_source(data)
-    except SourceError as exc:
-        print(f"{path}:1:1: DYN001 {exc}", file=sys.stderr)
-        sys.stdout.buffer.write(data)
-        return EXIT_FINDINGS
-    result = Session(project).fix_buffer(path, source, unsafe=args.unsafe_fixes)
-    sys.stdout.write(result.source)
-    sys.stdout.flush()
-    if getattr(args, "show_remaining", True):
-        REPORTERS["text"](result.remaining, sys.stderr)
-    if not args.quiet:
-        print(summary(result.remaining, 1, 0, len(result.applied)), file=sys.stderr)
-    return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
 
 
 def add_noqa(diagnostics: list[Diagnostic]) -> int:
@@ -301,6 +257,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    from dynalint.docs import documentation
     from dynalint.fixers.base import all_fixers
     from dynalint.rules.base import all_codes, get_code
 
@@ -315,7 +272,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
         print(f"dynalint: unknown rule {args.code!r} (rules: {codes}; or a rule's or fixer's name){tip}",
               file=sys.stderr)
         return EXIT_USAGE
-    print(rule.documentation() if rule is not None else fixer.documentation())
+    print(documentation(rule if rule is not None else fixer))
     return EXIT_CLEAN
 
 

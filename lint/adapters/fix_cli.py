@@ -100,11 +100,11 @@ class _Job:
 
 def run(args: argparse.Namespace) -> int:
     if "-" in args.paths:
-        from dynalint.adapters.cli import _fix_stdin, _read_stdin
+        from dynalint.adapters.console import fix_stdin, read_stdin
 
         name = args.stdin_filename or "-"
         project = resolve_args(args, [name] if name != "-" else ["."])
-        return _fix_stdin(args, project, (name, _read_stdin()))
+        return fix_stdin(args, project, (name, read_stdin()))
     from dynalint.verify.cli import devices_of, torch_available
 
     if args.verify and not torch_available():

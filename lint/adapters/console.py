@@ -1,0 +1,59 @@
+"""What the command line prints besides the report, and standard input: the summary line, and
+``check --fix -`` / ``fix -`` (the fixed code on standard output).  Shared by ``check`` and ``fix``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from dynalint.adapters.reporters import REPORTERS
+from dynalint.config import Project
+from dynalint.diagnostics import Diagnostic
+from dynalint.session import Session
+
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int = 0) -> str:
+    counts = Counter(d.code if d.kind in ("error", "warning") else d.kind for d in diagnostics)
+    parts = [plural(counts.pop("graph-break", 0), "graph break"),
+             plural(counts.pop("recompile", 0), "recompile hazard")]
+    words = {"DYN000": ("file", " not parsed"), "DYN001": ("file", " not read"), "DYN003": ("unused noqa code", "")}
+    for code, n in sorted(counts.items()):
+        noun, tail = words.get(code, (code, ""))
+        parts.append(plural(n, noun) + tail)
+    if errors:
+        parts.append(plural(errors, "file") + " not checked")
+    if fixed:
+        parts.append(f"{fixed} fixed")
+    return f"dynalint: {', '.join(parts)} in {plural(files, 'file')}."
+
+
+def read_stdin() -> bytes:
+    return sys.stdin.buffer.read()
+
+
+def fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
+    """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
+    error (as ruff)."""
+    from dynalint.engine import SourceError, decode_source
+
+    path, data = stdin
+    try:
+        source = decode_source(data)
+    except SourceError as exc:
+        print(f"{path}: DYN001 {exc}", file=sys.stderr)
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS
+    result = Session(project).fix_buffer(path, source, unsafe=args.unsafe_fixes)
+    sys.stdout.write(result.source)
+    sys.stdout.flush()
+    if getattr(args, "show_remaining", True):
+        REPORTERS["text"](result.remaining, sys.stderr)
+    if not args.quiet:
+        print(summary(result.remaining, 1, 0, len(result.applied)), file=sys.stderr)
+    return EXIT_FINDINGS if result.remaining and not args.exit_zero else EXIT_CLEAN
