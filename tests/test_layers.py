@@ -1,0 +1,165 @@
+"""The layers show in the imports: source < settings < analysis < rules < fixers < engine <
+adapters/verify.  A module imports only from its own layer or the ones below (deferred imports
+inside functions included), and no modules import each other in a circle."""
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = {"dynalint": "lint", "dynalint.rules": "rules", "dynalint.fixers": "fixers", "dynalint.verify": "verify"}
+LAYERS = ("source", "settings", "analysis", "rules", "fixers", "engine", "adapters")
+SETTINGS = {"dynalint.settings", "dynalint.config", "dynalint.files"}
+ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing"}
+ADAPTERS = {"dynalint.docs", "dynalint.__main__"}
+
+#: Upward edges still to be removed: the analysis decodes files with the engine's decoder (waiting for
+#: a module that reads and decodes source below everything), and the configuration validates codes
+#: against the rules' registry (waiting for a table of codes below the settings).
+KNOWN_UPWARD = {("dynalint.analysis.project", "dynalint.engine"), ("dynalint.config", "dynalint.rules.base")}
+#: Circles inside the analysis, still to be untied.
+KNOWN_CIRCLES = [
+    {"dynalint.analysis.custom_ops", "dynalint.analysis.module_index"},
+    {"dynalint.analysis.calls", "dynalint.analysis.interface", "dynalint.analysis.evaluator"},
+]
+
+
+def layer(module: str) -> str:
+    if module in SETTINGS:
+        return "settings"
+    if module in ENGINE:
+        return "engine"
+    if module in ADAPTERS or module.startswith(("dynalint.adapters", "dynalint.verify")):
+        return "adapters"
+    for prefix in ("analysis", "rules", "fixers"):
+        if module == f"dynalint.{prefix}" or module.startswith(f"dynalint.{prefix}."):
+            return prefix
+    return "source"
+
+
+def modules() -> dict[str, str]:
+    """Module name -> file, for every module of the installed packages."""
+    found = {}
+    for package, directory in PACKAGES.items():
+        base = os.path.join(ROOT, directory)
+        for dirpath, dirnames, filenames in os.walk(base):
+            rel_dir = os.path.relpath(dirpath, base)
+            if package == "dynalint" and rel_dir.split(os.sep)[0] in ("rules", "fixers", "verify"):
+                continue
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            for name in filenames:
+                if name.endswith(".py"):
+                    parts = [] if rel_dir == "." else rel_dir.split(os.sep)
+                    if name != "__init__.py":
+                        parts.append(name[:-3])
+                    found[".".join([package, *parts])] = os.path.join(dirpath, name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports anywhere in its code."""
+    known = modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[:len(parts) - (node.level - 1)]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for name in names:
+                while name and name not in known:
+                    name = name.rpartition(".")[0]
+                if name and name not in (module, "dynalint"):
+                    targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    out.append(component)
+    return out
+
+
+def _known(circle: set[str]) -> bool:
+    """A circle inside the analysis that contains one of the known ones, or one closed only by a known
+    upward edge."""
+    if all(m.startswith("dynalint.analysis") for m in circle):
+        return any(k & circle for k in KNOWN_CIRCLES)
+    return any(a in circle and b in circle for a, b in KNOWN_UPWARD)
+
+
+def test_the_graph_is_the_real_one():
+    graph = import_graph()
+    assert len(graph) > 80
+    assert "dynalint.engine" in graph["dynalint.runner"]
+    assert "dynalint.adapters.console" in graph["dynalint.adapters.fix_cli"]  # a deferred import counts
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def test_imports_go_down_the_layers():
+    order = {name: i for i, name in enumerate(LAYERS)}
+    upward = sorted((a, b) for a, targets in import_graph().items() for b in targets
+                    if order[layer(b)] > order[layer(a)] and (a, b) not in KNOWN_UPWARD)
+    assert upward == [], "\n".join(f"{a} ({layer(a)}) imports {b} ({layer(b)})" for a, b in upward)
+
+
+def test_no_import_circles_outside_the_known_ones():
+    unknown = [sorted(c) for c in circles(import_graph()) if not _known(c)]
+    assert unknown == []
+
+
+@pytest.mark.xfail(reason="the circles inside the analysis and the known upward edges are still to be untied",
+                   strict=False)
+def test_no_import_circles_at_all():
+    assert circles(import_graph()) == []
+    assert not any(b in import_graph()[a] for a, b in KNOWN_UPWARD)
