@@ -16,6 +16,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
+from conftest import requires_torch
 from dynalint.adapters.cli import main
 from dynalint.config import resolve
 from dynalint.session import Session
@@ -169,3 +170,14 @@ def test_verify_planning(expected, project):
     plan = _plan_file(HELPER, session, Options(fix=True, unsafe=True), str(project))
     assert sorted((d.line, d.column, d.code) for d in plan.diagnostics) == expected
     assert plan.fixed is not None and [f.code for f in plan.fixed.applied] == ["DYN101"]
+
+
+@requires_torch
+def test_fix_verify_file(expected, project):
+    """``fix --verify`` measures the fix of the helper through the other file's model, and keeps it."""
+    with open(project / "pkg" / "model.py", "a") as fh:
+        fh.write("\n\ndef dynalint_inputs():\n    return [(torch.ones(3),), (-torch.ones(3),)]\n")
+    rc, diff, err = _run("fix", "--diff", "--unsafe-fixes", "--verify", "pkg/model.py::Net", HELPER)
+    assert "torch.where" in diff, err
+    fixed = [line for line in err.splitlines() if " fixed (" in line]
+    assert [(int(f.split(":")[1]), f.split(": ")[1].split()[0]) for f in fixed] == [(l, c) for l, _, c in expected]

@@ -60,6 +60,10 @@ class VerificationResult:
     rejected: list[FixOutcome] = field(default_factory=list)
     before: list[Measurement] = field(default_factory=list)
     after: list[Measurement] = field(default_factory=list)
+    refused: list[Any] = field(default_factory=list)
+    """As ``FixResult.refused`` (fixes the fixers declined: none here, the measurements decide)."""
+    errors: list[Any] = field(default_factory=list)
+    """As ``FixResult.errors`` (fixers that raised)."""
 
     @property
     def changed(self) -> bool:
