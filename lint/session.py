@@ -5,7 +5,7 @@
 helper whose tensor branch only another file's ``forward`` reaches would be reported by
 ``check .`` and by nothing else.  A :class:`Session` owns what makes the answers agree: which
 files make the project (the configuration root's Python files, ``exclude`` and ``.gitignore``
-respected), the index their names resolve through, the entries they settle on and the cache.
+respected; see :meth:`Session.project_roots`), the index their names resolve through, the entries they settle on and the cache.
 ``check PATHS``, ``fix``, the flake8 plugin, pre-commit (which runs ``check`` on the changed
 files), verify's planning, ``fix --verify`` and an editor's unsaved buffer all ask it, and report
 only the files they were given.
@@ -65,7 +65,7 @@ class Session:
         self.jobs = jobs
         self.cache_dir = cache_dir
         self.around = around
-        self._files: list[str] | None = None
+        self._files: dict[tuple[str, ...], list[str]] = {}
         self._settled: dict[tuple, dict[str, str]] = {}
 
     @classmethod
@@ -81,21 +81,35 @@ class Session:
         return os.path.join(self.root, CACHE_DIR_NAME)
 
     # ------------------------------------------------------------------ which files
-    def project_files(self) -> list[str]:
-        """The importable files of the configuration root (absolute paths), found once per session."""
-        if self._files is None:
-            self._files = [_abs(p) for p in iter_python_files([self.root], self.config)
-                           if p.endswith(MODULE_SUFFIXES)]
-        return self._files
+    def project_roots(self, paths: Iterable[str]) -> list[str]:
+        """The folders whose files make the project around ``paths``: the configuration root when
+        there is a configuration file or a git work tree there; without either (a loose folder, the
+        home directory) only the top-level packages that hold the given files, so that checking one
+        file never walks a folder nobody declared a project."""
+        inside = [p for p in paths if p != STDIN and _inside(p, self.root)]
+        if not inside:
+            return []
+        if self.config.source is not None or _in_git_work_tree(self.root):
+            return [self.root]
+        return sorted({top for top in map(_top_package, inside) if top is not None})
+
+    def project_files(self, paths: Iterable[str] = ()) -> list[str]:
+        """The importable files of the project around ``paths`` (absolute paths; found once per
+        session and set of roots)."""
+        roots = tuple(self.project_roots(paths) if paths else [self.root])
+        if roots not in self._files:
+            self._files[roots] = [_abs(p) for p in iter_python_files(list(roots), self.config)
+                                  if p.endswith(MODULE_SUFFIXES)]
+        return self._files[roots]
 
     def scope(self, paths: Iterable[str]) -> tuple[list[str], list[str]]:
         """(files to analyse, files to index) for reporting on ``paths``: the given files first (as
         spelt), then the project files that import them, directly or not; the index is every file."""
         given = list(dict.fromkeys(paths))
-        if not self.around or not any(p != STDIN and _inside(p, self.root) for p in given):
+        if not self.around or not self.project_roots(given):
             return given, given
         spelt = {_abs(p): p for p in given}
-        index = given + [f for f in self.project_files() if f not in spelt]
+        index = given + [f for f in self.project_files(given) if f not in spelt]
         modules = [p for p in index if p.endswith(MODULE_SUFFIXES)]
         source = SourceProject(modules)
         importers: dict[str, set[str]] = {}
@@ -195,6 +209,31 @@ class Session:
         except Exception as exc:  # an analysis bug must not stop the run
             return FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
                                           "please report it")
+
+
+def _in_git_work_tree(directory: str) -> bool:
+    """Whether ``directory`` is in a git work tree (a ``.git`` in it or above it)."""
+    current = directory
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
+
+
+def _top_package(path: str) -> str | None:
+    """The outermost package folder (with ``__init__.py``) that holds ``path``; None outside packages."""
+    directory = os.path.dirname(_abs(path))
+    top = None
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        top = directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return top
 
 
 def _stamp(path: str) -> tuple[str, int, int]:

@@ -1,0 +1,75 @@
+"""Which files make the project around the files a face is given."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from dynalint.config import resolve
+from dynalint.session import Session
+
+HELPERS = "def scale(x):\n    if x.sum() > 0:\n        return x * 2\n    return x\n"
+MODEL = ("from torch import nn\n\nfrom .helpers import scale\n\n\nclass Net(nn.Module):\n"
+         "    def forward(self, x):\n        return scale(x)\n")
+
+
+@pytest.fixture
+def loose(tmp_path, monkeypatch):
+    """A package in a folder with no configuration file and no git, beside unrelated files."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    (pkg / "model.py").write_text(MODEL)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "script.py").write_text("from pkg.helpers import scale\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _session(path: str) -> Session:
+    return Session(resolve([path], overrides={"scope": "compiled"}))
+
+
+def test_without_configuration_or_git_the_project_is_the_package(loose):
+    if any(os.path.exists(os.path.join(d, ".git")) for d in _ancestors(str(loose))):
+        pytest.skip("the temporary folder is inside a git work tree")
+    helper = os.path.join("pkg", "helpers.py")
+    session = _session(helper)
+    assert session.project_roots([helper]) == [str(loose / "pkg")]
+    assert {os.path.relpath(p, loose) for p in session.project_files([helper])} == {
+        os.path.join("pkg", n) for n in ("__init__.py", "helpers.py", "model.py")}
+    [result] = session.check([helper])
+    assert [d.code for d in result.diagnostics] == ["DYN101"]
+    (loose / "loose.py").write_text(HELPERS)
+    assert _session("loose.py").project_roots(["loose.py"]) == []
+
+
+def test_in_a_git_work_tree_the_project_is_the_current_directory(loose):
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("needs git")
+    subprocess.run(["git", "init", "-q", str(loose)], check=True)
+    helper = os.path.join("pkg", "helpers.py")
+    session = _session(helper)
+    assert session.project_roots([helper]) == [str(loose)]
+    assert str(loose / "elsewhere" / "script.py") in session.project_files([helper])
+
+
+def test_a_file_outside_the_root_is_alone(tmp_path, loose):
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.py"
+    outside.write_text(HELPERS)
+    try:
+        session = Session(resolve(["."]))
+        assert session.scope([str(outside)]) == ([str(outside)], [str(outside)])
+    finally:
+        outside.unlink()
+
+
+def _ancestors(path: str):
+    while True:
+        yield path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
