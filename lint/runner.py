@@ -285,11 +285,12 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
 
 
 def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir: str | None = None,
-                 with_fixes: Iterable[str] = (), index: list[str] | None = None
-                 ) -> tuple[dict[str, _Outcome], dict[str, str]]:
+                 with_fixes: Iterable[str] = (), index: list[str] | None = None,
+                 project: SourceProject | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
     (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
-    ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes.
+    ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes; ``project``: the index
+    of those files already built (and still true to them), for the analyses run in this process.
 
     Each file is analysed with the entries the compiled code of the other files hands it
     (functions they call, with the arguments they pass).  The first round analyses every file
@@ -304,7 +305,7 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
     pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker, initargs=(index,)) \
         if workers > 1 and len(paths) >= MIN_FILES_FOR_POOL else None
-    project = SourceProject(index)
+    project = project if project is not None else SourceProject(index)
     try:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)

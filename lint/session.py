@@ -26,6 +26,7 @@ from dynalint.config import Project, resolve
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, FileResult, analyse
 from dynalint.files import iter_python_files
+from dynalint.notebooks import is_notebook
 from dynalint.runner import CACHE_DIR_NAME, project_pass
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,6 +68,7 @@ class Session:
         self.around = around
         self._files: dict[tuple[str, ...], list[str]] = {}
         self._settled: dict[tuple, dict[str, str]] = {}
+        self._index: tuple[tuple, SourceProject] | None = None
 
     @classmethod
     def for_path(cls, path: str, **kwargs) -> "Session":
@@ -108,10 +110,11 @@ class Session:
         given = list(dict.fromkeys(paths))
         if not self.around or not self.project_roots(given):
             return given, given
-        spelt = {_abs(p): p for p in given}
-        index = given + [f for f in self.project_files(given) if f not in spelt]
-        modules = [p for p in index if p.endswith(MODULE_SUFFIXES)]
-        source = SourceProject(modules)
+        files = self.project_files(given)
+        known = set(files)
+        # the project's files in the walk's order (as ``check .`` indexes them), then given files elsewhere
+        modules = files + [_abs(p) for p in given if _abs(p) not in known and p.endswith(MODULE_SUFFIXES)]
+        source = self.index(modules)
         importers: dict[str, set[str]] = {}
         for module, deps in source.import_graph().items():
             for dep in deps:
@@ -123,7 +126,8 @@ class Session:
                 if importer not in reached:
                     reached.add(importer)
                     todo.append(importer)
-        others = [p for p in modules if p not in given and source.module_of(p) in reached]
+        spelt = {_abs(p) for p in given}
+        others = [p for p in modules if p not in spelt and source.module_of(p) in reached]
         return given + others, modules
 
     # ------------------------------------------------------------------ files on disk
@@ -139,7 +143,8 @@ class Session:
             return
         analysed, index = self.scope(paths)
         outcomes, _ = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
-                                   with_fixes=paths if with_fixes else (), index=index)
+                                   with_fixes=paths if with_fixes else (), index=index,
+                                   project=self.index(index))
         for p in paths:
             yield outcomes[p].result
 
@@ -153,9 +158,19 @@ class Session:
         key = (tuple(analysed), tuple(_stamp(p) for p in index))
         settled = self._settled.get(key)
         if settled is None:
-            _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index)
+            _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index,
+                                      project=self.index(index))
             self._settled[key] = settled
         return {p: settled[p] for p in paths if p in settled}
+
+    def index(self, paths: list[str]) -> SourceProject:
+        """The index of these files, kept while none of them changes on disk (its import scan and the
+        trees it parsed serve every analysis of the session; an unsaved buffer gets its own)."""
+        paths = [p for p in paths if not is_notebook(p)]
+        key = tuple(_stamp(p) for p in paths)
+        if self._index is None or self._index[0] != key:
+            self._index = (key, SourceProject(paths))
+        return self._index[1]
 
     def index_paths(self, paths: Iterable[str]) -> list[str]:
         """The files names resolve through when ``paths`` are analysed (see :meth:`scope`)."""
@@ -180,7 +195,12 @@ class Session:
             index.release(path)
 
     def check_buffer(self, path: str, text: str, *, with_fixes: bool = False) -> list[Diagnostic]:
-        """The diagnostics of :meth:`analyse_buffer` (each with its fix when ``with_fixes``)."""
+        """The diagnostics of :meth:`analyse_buffer` (each with its fix when ``with_fixes``).  A buffer
+        that holds what the file holds (flake8 hands the file's lines) is answered by the cache."""
+        if path != STDIN and not is_notebook(path) and _holds(path, text):
+            [result] = self.check([path], with_fixes=with_fixes)
+            if result.error is None:
+                return result.diagnostics
         analysis = self.analyse_buffer(path, text, record_values=with_fixes)
         if not with_fixes:
             return analysis.diagnostics
@@ -209,6 +229,17 @@ class Session:
         except Exception as exc:  # an analysis bug must not stop the run
             return FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
                                           "please report it")
+
+
+def _holds(path: str, text: str) -> bool:
+    """Whether the file at ``path`` holds ``text``."""
+    from dynalint.engine import SourceError, decode_source
+
+    try:
+        with open(path, "rb") as fh:
+            return decode_source(fh.read()) == text
+    except (OSError, SourceError):
+        return False
 
 
 def _in_git_work_tree(directory: str) -> bool:
