@@ -26,7 +26,7 @@ from dynalint.config import Project, resolve
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, FileResult, analyse
 from dynalint.files import iter_python_files
-from dynalint.notebooks import is_notebook
+from dynalint.notebooks import NotebookError, is_notebook, read_notebook
 from dynalint.runner import CACHE_DIR_NAME, project_pass
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,12 +220,20 @@ class Session:
         from dynalint.engine import SourceError, decode_source, io_error
 
         settings = self.config.settings_for(path)
+        notebook = None
         try:
-            text = decode_source(data)
-        except SourceError as exc:
+            if is_notebook(path):
+                notebook = read_notebook(data)
+                text = notebook.text
+            else:
+                text = decode_source(data)
+        except (SourceError, NotebookError) as exc:
             return FileResult(path, io_error(path, str(exc), settings))
         try:
-            return FileResult(path, self.check_buffer(path, text, with_fixes=with_fixes), source=text)
+            found = self.check_buffer(path, text, with_fixes=with_fixes and notebook is None)
+            if notebook is not None:
+                found = [notebook.map_back(d) for d in found]
+            return FileResult(path, found, source=text)
         except Exception as exc:  # an analysis bug must not stop the run
             return FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
                                           "please report it")

@@ -84,3 +84,12 @@ def test_fix_leaves_a_notebook_as_it_was_and_lists_its_findings(tmp_path, monkey
     rc, _, err = _run("fix", "--unsafe-fixes", "nb.ipynb")
     assert path.read_bytes() == before
     assert rc == 1 and "nb.ipynb: not rewritten" in err and "nb.ipynb:cell 2:5:8: DYN101" in err
+
+
+def test_notebook_on_standard_input(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    text = json.dumps({"cells": CELLS, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    monkeypatch.setattr("dynalint.adapters.console.read_stdin", lambda: text.encode())
+    rc, out, _ = _run("check", "--stdin-filename", "nb.ipynb", "--format", "json", "-")
+    assert rc == 1
+    assert [(d["cell"], d["line"], d["code"]) for d in json.loads(out)] == [(2, 5, "DYN101"), (3, 4, "DYN102")]

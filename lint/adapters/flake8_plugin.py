@@ -1,5 +1,9 @@
 """flake8 plugin: ``flake8 --select DYN model.py`` reports the same diagnostics as ``dynalint check``.
 
+Each file is analysed with the project around it (:class:`dynalint.session.Session`): the files that
+import it hand it what their compiled code passes, as in ``dynalint check .``, and the cache makes
+a repeated run cheap.
+
 Settings come from the project's ``[tool.dynalint]``/``[dynalint]`` section through the same resolver
 as the CLI (select, ignore, per-file-ignores, scope, target torch, Dynamo config mirrors); flake8's own
 ``--select``/``--extend-ignore``/``# noqa`` filter on top.  A configuration that cannot be used is
