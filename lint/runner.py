@@ -2,12 +2,12 @@
 entries, parallel workers, and a content-addressed cache."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -18,6 +18,7 @@ from dynalint.cache_entry import read_sealed, seal, valid_entry
 from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, decode_source, io_error
+from dynalint.pool import chunk_size, worker_pool
 from dynalint.settings import Settings
 
 CACHE_DIR_NAME = ".dynalint_cache"
@@ -317,19 +318,19 @@ def _project_pass(paths: list[str], config: Project, jobs: int, cache_dir: str |
     base = {p: config.settings_for(p) for p in paths}
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=set_project, initargs=(paths,)) \
-        if jobs > 1 and len(paths) > 1 else None
-    if pool is None:
-        set_project(paths)
-    try:
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(worker_pool(jobs, set_project, (paths,))) \
+            if jobs > 1 and len(paths) > 1 else None
+        if pool is None:
+            set_project(paths)
+            stack.callback(set_project, None)
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
         pending = SourceProject(paths).dependency_order(list(dict.fromkeys(paths)))
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), with_fixes) for p in pending]
             if pool is not None:
-                chunk = max(1, min(16, len(job_list) // (jobs * 4) or 1))
-                done = list(pool.map(_check_one, job_list, chunksize=chunk))
+                done = list(pool.map(_check_one, job_list, chunksize=chunk_size(len(job_list), jobs, 16)))
             else:
                 done = [_check_one(job) for job in job_list]
             for job, outcome in zip(job_list, done):
@@ -339,11 +340,6 @@ def _project_pass(paths: list[str], config: Project, jobs: int, cache_dir: str |
             incoming = new
             if not pending:
                 break
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        else:
-            set_project(None)
     return outcomes, incoming
 
 
