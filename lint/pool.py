@@ -1,53 +1,27 @@
 """Worker processes that live no longer than the process that started them.
 
 A pool worker must never outlive its parent: killed or interrupted, the parent takes its
-workers with it (``PR_SET_PDEATHSIG`` on Linux, and a watchdog thread that notices when the
-parent is gone elsewhere).  Workers ignore SIGINT, so a Ctrl-C reaches the parent alone, which
-stops the pool and reports the interrupt once, without a traceback per worker.
+workers with it (:func:`dynalint.processes.die_with_parent`).  Workers ignore SIGINT, so a
+Ctrl-C reaches the parent alone, which stops the pool and reports the interrupt once, without
+a traceback per worker.
 """
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
-import sys
-import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Iterator, TypeVar
+
+from dynalint.processes import die_with_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-_PR_SET_PDEATHSIG = 1
-WATCH_INTERVAL = 0.5
-"""Seconds between two looks of the watchdog at the parent."""
-
-
-def _die_with(parent: int) -> None:
-    """Make this process end when ``parent`` does."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # the watchdog below still ends the worker
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(WATCH_INTERVAL)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
-
 
 def _initialise(parent: int, initializer: Callable[..., Any] | None, initargs: tuple) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with(parent)
+    die_with_parent(parent)
     if initializer is not None:
         initializer(*initargs)
 
