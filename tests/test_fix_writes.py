@@ -12,6 +12,8 @@ import textwrap
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dynalint.adapters.fix_cli as fix_cli
 from dynalint.adapters.cli import main
@@ -207,3 +209,51 @@ def test_stopping_fix_stops_its_workers(tmp_path, how):
     if how == "SIGINT":
         message = err.decode()
         assert child.returncode == 130 and "interrupted" in message and "Traceback" not in message, message
+
+
+# -- generated names, links and encodings ---------------------------------------------------------
+
+NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1, max_size=12
+               ).filter(lambda n: n not in (".", "..") and len(n.encode()) < 200)
+HEADERS = {"utf-8": b"", "bom": b"\xef\xbb\xbf", "latin-1": b"# -*- coding: latin-1 -*-\n"}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=NAME, alias=NAME, layout=st.sampled_from(["plain", "symlink", "chain", "hardlink", "relative"]),
+       header=st.sampled_from(sorted(HEADERS)), text=st.text(max_size=40))
+def test_generated_writes_keep_names_links_and_encodings(tmp_path_factory, name, alias, layout, header, text):
+    from dynalint.writes import write_atomically
+
+    root = tmp_path_factory.mktemp("w")
+    (root / "sub").mkdir()
+    real = root / "sub" / name
+    prefix = HEADERS[header]
+    encoding = "latin-1" if header == "latin-1" else "utf-8"
+    original = prefix + "x = 'é'\n".encode(encoding)
+    real.write_bytes(original)
+    given_path = real
+    if alias == name:
+        alias += "_"
+    if layout in ("symlink", "relative"):
+        given_path = root / alias
+        given_path.symlink_to(real if layout == "symlink" else os.path.join("sub", name))
+    elif layout == "chain":
+        middle = root / "sub" / (alias + ".mid")
+        middle.symlink_to(real)
+        given_path = root / alias
+        given_path.symlink_to(middle)
+    elif layout == "hardlink":
+        os.link(real, root / alias)
+    new = "y = 'ü'  # " + text.encode(encoding, "replace").decode(encoding) + "\n"
+    new = new.replace("\r", "")
+    if header == "latin-1":  # the cookie is part of the text; a byte order mark is not
+        new = prefix.decode() + new
+        prefix = b""
+    write_atomically(str(given_path), new, original)
+    assert real.read_bytes() == prefix + new.encode(encoding)
+    if layout in ("symlink", "relative", "chain"):
+        assert given_path.is_symlink() and given_path.read_bytes() == real.read_bytes()
+    if layout == "hardlink":
+        assert os.path.samefile(real, root / alias)
+    leftovers = [n for d in (root, root / "sub") for n in os.listdir(d) if n.endswith(".tmp")]
+    assert not leftovers
