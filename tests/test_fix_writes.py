@@ -213,8 +213,8 @@ def test_stopping_fix_stops_its_workers(tmp_path, how):
 
 # -- generated names, links and encodings ---------------------------------------------------------
 
-NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1, max_size=12
-               ).filter(lambda n: n not in (".", "..") and len(n.encode()) < 200)
+NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)),
+               min_size=1, max_size=12).filter(lambda n: n not in (".", "..") and len(n.encode()) < 200)
 HEADERS = {"utf-8": b"", "bom": b"\xef\xbb\xbf", "latin-1": b"# -*- coding: latin-1 -*-\n"}
 
 
