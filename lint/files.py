@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
+import stat
 from typing import Iterable, Iterator
 
 from dynalint.config import Project
+from dynalint.globs import Pattern, parse_lines, verdict
 
 #: Directory names never descended into.
 DEFAULT_EXCLUDES = (
@@ -24,66 +25,125 @@ def _is_virtualenv(path: str) -> bool:
 
 
 class GitIgnore:
-    """What git ignores (``.gitignore`` files, ``.git/info/exclude``, the global excludes), asked of git
-    itself once per repository, so its rules are git's own.  Outside a repository, or without git,
+    """What git ignores: ``.gitignore`` files, ``.git/info/exclude`` and the user's global excludes
+    (``$XDG_CONFIG_HOME/git/ignore``, else ``~/.config/git/ignore``), read in-process with git's
+    semantics (:mod:`dynalint.globs`).  git itself is never run, so no program a repository
+    configures (``core.fsmonitor`` and the like) runs while it is linted.  Outside a repository
     nothing is ignored."""
 
     def __init__(self) -> None:
         self._tops: dict[str, str | None] = {}
-        self._ignored: dict[str, frozenset[str]] = {}
+        self._patterns: dict[str, list[Pattern]] = {}
+        self._base: dict[str, list[Pattern]] = {}
+        self._verdicts: dict[str, bool] = {}
 
     def _toplevel(self, directory: str) -> str | None:
-        """The repository root of ``directory``.  git is asked once per repository: a folder inherits the
-        answer of its nearest known ancestor unless a folder in between has its own ``.git``."""
+        """The repository root of ``directory``: the nearest folder at or above it with a ``.git``."""
         between = []
         current = directory
-        while current not in self._tops:
+        top: str | None = None
+        while True:
+            if current in self._tops:
+                top = self._tops[current]
+                break
             between.append(current)
+            if os.path.exists(os.path.join(current, ".git")):
+                top = current
+                break
             parent = os.path.dirname(current)
-            if parent == current or os.path.exists(os.path.join(current, ".git")):
+            if parent == current:
                 break
             current = parent
-        if current in self._tops and not any(os.path.exists(os.path.join(d, ".git")) for d in between):
-            top = self._tops[current]
-        else:
-            top = self._ask_git(directory)
         for d in between:
             self._tops[d] = top
         return top
 
-    @staticmethod
-    def _ask_git(directory: str) -> str | None:
+    def _read(self, path: str) -> list[Pattern]:
+        """The patterns of one ignore file (none when it is missing, unreadable or not a regular file)."""
         try:
-            out = subprocess.run(["git", "-C", directory, "rev-parse", "--show-toplevel"],
-                                 capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return os.path.abspath(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+            if not stat.S_ISREG(os.stat(path).st_mode) or os.path.getsize(path) > MAX_IGNORE_FILE:
+                return []
+            with open(path, "rb") as fh:
+                return parse_lines(fh.read().decode("utf-8", "surrogateescape"))
+        except OSError:
+            return []
 
-    def _listing(self, top: str) -> frozenset[str]:
-        if top not in self._ignored:
-            try:
-                out = subprocess.run(["git", "-C", top, "ls-files", "-z", "--others", "--ignored",
-                                      "--exclude-standard", "--directory"], capture_output=True, timeout=120)
-                names = out.stdout.decode("utf-8", "surrogateescape").split("\0") if out.returncode == 0 else []
-            except (OSError, subprocess.SubprocessError):
-                names = []
-            self._ignored[top] = frozenset(os.path.join(top, n.rstrip("/")) for n in names if n)
-        return self._ignored[top]
+    def _directory_patterns(self, directory: str) -> list[Pattern]:
+        if directory not in self._patterns:
+            self._patterns[directory] = self._read(os.path.join(directory, ".gitignore"))
+        return self._patterns[directory]
+
+    def _repository_patterns(self, top: str) -> list[Pattern]:
+        """The global excludes, then ``info/exclude`` (lowest precedence first), anchored at ``top``."""
+        if top not in self._base:
+            config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+            self._base[top] = self._read(os.path.join(config, "git", "ignore")) + \
+                self._read(os.path.join(_git_common_dir(top), "info", "exclude"))
+        return self._base[top]
 
     def ignored(self, path: str) -> bool:
+        """Whether git ignores ``path`` or a folder above it (within its repository)."""
         path = os.path.abspath(path)
-        directory = path if os.path.isdir(path) else os.path.dirname(path)
-        top = self._toplevel(directory)
-        if top is None:
+        top = self._toplevel(path if os.path.isdir(path) else os.path.dirname(path))
+        if top is None or path == top:
             return False
-        listing = self._listing(top)
-        current = path
-        while len(current) > len(top):
-            if current in listing:
+        parts = os.path.relpath(path, top).split(os.sep)
+        current = top
+        for i, name in enumerate(parts):
+            parent, current = current, os.path.join(current, name)
+            if name == ".git":
                 return True
-            current = os.path.dirname(current)
+            known = self._verdicts.get(current)
+            if known is None:
+                is_dir = i < len(parts) - 1 or os.path.isdir(current)
+                known = self._decide(top, parent, current, is_dir)
+                self._verdicts[current] = known
+            if known:
+                return True
         return False
+
+    def _decide(self, top: str, parent: str, path: str, is_dir: bool) -> bool:
+        """The last matching pattern decides: deeper ``.gitignore`` files over shallower ones, any
+        ``.gitignore`` over ``info/exclude`` over the global excludes."""
+        directory = parent
+        chain = []
+        while True:
+            chain.append(directory)
+            if directory == top or len(directory) <= len(top):
+                break
+            directory = os.path.dirname(directory)
+        for base in chain:  # deepest first: the first level with a match decides
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            found = verdict(self._directory_patterns(base), rel, is_dir)
+            if found is not None:
+                return found
+        rel = os.path.relpath(path, top).replace(os.sep, "/")
+        return bool(verdict(self._repository_patterns(top), rel, is_dir))
+
+
+MAX_IGNORE_FILE = 16 * 1024 * 1024
+"""Larger ignore files are not read (a hostile repository must not exhaust memory)."""
+
+
+def _git_common_dir(top: str) -> str:
+    """The git directory holding ``info/exclude``: ``.git``, or for a linked worktree (``.git`` is a
+    file saying ``gitdir: ...``) its ``commondir``."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as fh:
+            line = fh.read(4096).strip()
+    except OSError:
+        return dot_git
+    if not line.startswith("gitdir:"):
+        return dot_git
+    gitdir = os.path.join(top, line[len("gitdir:"):].strip())
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8", errors="replace") as fh:
+            return os.path.normpath(os.path.join(gitdir, fh.read(4096).strip()))
+    except OSError:
+        return gitdir
 
 
 def _display(path: str) -> str:

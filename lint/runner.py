@@ -2,22 +2,24 @@
 entries, parallel workers, and a content-addressed cache."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from dynalint import __version__
 from dynalint.analysis.project import Project as SourceProject
 from dynalint.analysis.project import content_hash, join_encoded
+from dynalint.cache_entry import read_sealed, seal, valid_entry
 from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, decode_source, io_error
 from dynalint.notebooks import NotebookError, is_notebook, read_notebook
+from dynalint.pool import chunk_size, worker_pool
 from dynalint.settings import Settings
 
 CACHE_DIR_NAME = ".dynalint_cache"
@@ -31,29 +33,39 @@ def settings_for(path: str, settings: Settings, root: str | None = None) -> Sett
 
 @functools.lru_cache(maxsize=None)
 def code_fingerprint() -> str:
-    """A digest of dynalint's own source files.
+    """A digest of dynalint's own source files (computed once per process).
 
     The version string alone does not change between commits, so an upgraded
     checkout (a new pre-commit ``rev``, an editable install) would otherwise
-    be served results computed by older rules.
+    be served results computed by older rules.  Every module counts, sub-packages
+    (``analysis/evaluator``) included.
     """
-    import dynalint.analysis
+    return source_digest(_package_directories())
+
+
+def _package_directories() -> list[str]:
     import dynalint.fixers
     import dynalint.rules
 
+    return [os.path.dirname(os.path.abspath(package.__file__ or ""))
+            for package in (dynalint, dynalint.rules, dynalint.fixers)]
+
+
+def source_digest(directories: Iterable[str]) -> str:
+    """A digest of the names and contents of every ``.py`` file under ``directories``, recursively."""
     h = hashlib.sha256()
-    for package in (dynalint, dynalint.analysis, dynalint.rules, dynalint.fixers):
-        directory = os.path.dirname(os.path.abspath(package.__file__ or ""))
-        try:
-            names = sorted(n for n in os.listdir(directory) if n.endswith(".py"))
-        except OSError:
-            continue
-        for name in names:
-            try:
-                with open(os.path.join(directory, name), "rb") as fh:
-                    h.update(name.encode() + b"\0" + fh.read() + b"\0")
-            except OSError:
-                h.update(name.encode() + b"\0?\0")
+    for directory in directories:
+        h.update(directory.encode("utf-8", "surrogateescape") + b"\0\0")
+        for dirpath, dirnames, filenames in os.walk(directory):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(n for n in filenames if n.endswith(".py")):
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, directory).encode("utf-8", "surrogateescape")
+                try:
+                    with open(full, "rb") as fh:
+                        h.update(rel + b"\0" + fh.read() + b"\0")
+                except OSError:
+                    h.update(rel + b"\0?\0")
     return h.hexdigest()[:16]
 
 
@@ -80,7 +92,9 @@ class Cache:
         self.directory = directory
 
     @staticmethod
-    def key(data: bytes, settings: Settings, entries: str = "") -> str:
+    def key(data: bytes, settings: Settings, entries: str = "", path: str = "") -> str:
+        """``path``: the file's identity (its resolved path), so that two files with the same text
+        in different packages, whose imports mean different modules, never share an entry."""
         h = hashlib.sha256()
         h.update(__version__.encode())
         h.update(b"\0")
@@ -90,6 +104,8 @@ class Cache:
         h.update(b"\0")
         h.update(entries.encode())
         h.update(b"\0")
+        h.update(os.path.realpath(path).encode("utf-8", "surrogateescape") if path else b"")
+        h.update(b"\0")
         h.update(data)
         return h.hexdigest()
 
@@ -97,19 +113,22 @@ class Cache:
         return os.path.join(self.directory, key[:2], key[2:] + ".json")
 
     def get(self, key: str, path: str) -> Entry | None:
-        try:
-            with open(self._path(key), encoding="utf-8") as fh:
-                data = json.load(fh)
-            diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in data["diagnostics"]]
-            outgoing, deps = data["outgoing"], data["deps"]
-            if not isinstance(outgoing, dict) or not isinstance(deps, dict):
-                return None
-            for dep, digest in deps.items():
-                if _file_hash(dep) != digest:
-                    return None  # a file this analysis looked into has changed
-            return Entry(diagnostics, outgoing, deps)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        """The entry stored under ``key``, or None: anything but an intact entry written for this key
+        (another shape, a truncated or edited file, a link, a FIFO, a huge file) is a miss."""
+        payload = read_sealed(self._path(key), key)
+        if payload is None:
             return None
+        try:
+            data = json.loads(payload)
+        except (ValueError, RecursionError):
+            return None
+        if not valid_entry(data):
+            return None
+        for dep, digest in data["deps"].items():
+            if _file_hash(dep) != digest:
+                return None  # a file this analysis looked into has changed
+        diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in data["diagnostics"]]
+        return Entry(diagnostics, data["outgoing"], data["deps"])
 
     def put(self, key: str, entry: Entry) -> None:
         target = self._path(key)
@@ -120,13 +139,25 @@ class Cache:
                     fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# dynalint cache\n")
                 with open(os.path.join(self.directory, ".gitignore"), "w") as fh:
                     fh.write("# created by dynalint: keep the cache out of version control\n*\n")
+            payload = json.dumps({"diagnostics": [d.to_json() for d in entry.diagnostics],
+                                  "outgoing": entry.outgoing, "deps": entry.deps}).encode()
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"diagnostics": [d.to_json() for d in entry.diagnostics],
-                           "outgoing": entry.outgoing, "deps": entry.deps}, fh)
-            os.replace(tmp, target)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(seal(key, payload))
+                os.replace(tmp, target)
+            except BaseException:
+                _unlink_quietly(tmp)
+                raise
         except OSError:
             pass  # a cache that cannot be written only costs time
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 _HASHES: dict[str, tuple[float, int, str]] = {}
@@ -197,7 +228,8 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
         except OSError as exc:
             return _Outcome(FileResult(path, io_error(path, f"cannot read: {exc.strerror or exc}", settings)))
     cache = Cache(job.cache_dir) if job.cache_dir else None
-    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries) if cache else ""
+    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries, path) \
+        if cache else ""
     if cache is not None:
         cached = cache.get(key, path)
         if cached is not None:
@@ -303,18 +335,18 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker, initargs=(index,)) \
-        if workers > 1 and len(paths) >= MIN_FILES_FOR_POOL else None
     project = project if project is not None else SourceProject(index)
-    try:
+    with contextlib.ExitStack() as stack:
+        pool = stack.enter_context(worker_pool(workers, init_worker, (index,))) \
+            if workers > 1 and len(paths) >= MIN_FILES_FOR_POOL else None
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
         pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes) for p in pending]
             if pool is not None:
-                chunk = max(1, min(16, len(job_list) // (workers * 4) or 1))
-                done = list(pool.map(_check_in_worker, job_list, chunksize=chunk))
+                done = list(pool.map(_check_in_worker, job_list,
+                                     chunksize=chunk_size(len(job_list), workers, 16)))
             else:
                 done = [_check_one(job, project) for job in job_list]
             for job, outcome in zip(job_list, done):
@@ -324,9 +356,6 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
             incoming = new
             if not pending:
                 break
-    finally:
-        if pool is not None:
-            pool.shutdown()
     return outcomes, incoming
 
 

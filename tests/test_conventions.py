@@ -273,21 +273,6 @@ def test_fix_on_stdin_and_stdin_filename_alone(tmp_path, capsys, monkeypatch):
     assert code == 1 and out.startswith("m.py:5:9: DYN104")
 
 
-def test_git_is_asked_once_per_repository(tmp_path, monkeypatch):
-    from dynalint.files import GitIgnore
-
-    _git(tmp_path, "init", "-q", ".")
-    for d in ("a/b/c", "a/d", "e"):
-        (tmp_path / d).mkdir(parents=True)
-    asked = []
-    real = GitIgnore._ask_git
-    monkeypatch.setattr(GitIgnore, "_ask_git", staticmethod(lambda d: asked.append(d) or real(d)))
-    ignore = GitIgnore()
-    for d in ("a/b/c", "a/d", "e", "a"):
-        assert not ignore.ignored(str(tmp_path / d / "m.py"))
-    assert len(asked) == 1
-
-
 def test_command_line_exclude_is_relative_to_the_current_directory(tmp_path, capsys, monkeypatch):
     write(tmp_path, "pyproject.toml", "[tool.dynalint]\n")
     write(tmp_path, "src/gen/a.py", BROKEN)

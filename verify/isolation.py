@@ -139,6 +139,15 @@ def _kill_group(pid: int) -> None:
             pass
 
 
+def _end_group(pgid: int) -> None:
+    """Kill what is left in an ended worker's process group (what the target started).  The group id
+    cannot have been reused while the group has members, so this never reaches another process."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
 def _run_worker(spec_path: str, timeout: float) -> tuple[str, int, int]:
     """("done" | "timeout" | "lost", exit code, signal)."""
     z = _zygote()
@@ -155,6 +164,7 @@ def _run_worker(spec_path: str, timeout: float) -> tuple[str, int, int]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         code = proc.wait(timeout + 10.0)  # the torch import is paid inside, give it room
+        _end_group(proc.pid)
         return "done", code if code >= 0 else -1, -code if code < 0 else 0
     except subprocess.TimeoutExpired:
         _kill_group(proc.pid)

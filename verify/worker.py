@@ -21,6 +21,7 @@ from typing import Any, Callable
 import torch
 import torch._dynamo
 
+from dynalint.processes import adopt_orphans, end_descendants
 from dynalint.verify import bench, measure, outputs, phases, whatif
 from dynalint.verify.stream import Stream
 from dynalint.verify.results import Measurement
@@ -100,7 +101,7 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
         m.executed_files = phase("coverage", lambda: measure.run_coverage(spec, progress))
         m.executed = m.executed_files.get(os.path.realpath(spec.module_path), [])
         checkpoint()
-        m = phase("compiled", lambda: measure.run_compiled(spec, eager, m, progress))
+        m = phase("compiled", lambda: _compiled_phase(spec, eager, m, progress))
         checkpoint()
         if spec.what_if and m.status == "ok" and any(r.category == "shape" for r in m.recompiles):
             for remedy in whatif.REMEDIES:
@@ -135,6 +136,34 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
     return m
 
 
+def _compiled_phase(spec: MeasureSpec, eager: measure.EagerRun, m: Measurement,
+                    progress: Callable[[str, int], None]) -> Measurement:
+    """The compiled run, which counts only if Dynamo really compiled it and not every call raised."""
+    from torch._dynamo.utils import counters
+
+    m = measure.run_compiled(spec, eager, m, progress)
+    if m.status != "ok" or not m.calls:
+        return m
+    if counters["frames"]["total"] == 0 and any(c.error is None for c in m.calls):
+        replaced = torch.compile is not _TORCH_COMPILE
+        m.status = "error"
+        how = (f"torch.compile was replaced (by {_name(torch.compile)}) while the target was imported"
+               if replaced else "torch.compile evaluated no frame")
+        m.message = f"Dynamo never ran: {how}, so nothing was verified"
+    elif all(c.error is not None for c in m.calls):
+        m.status = "error"
+        m.message = f"every compiled call raised (call 0: {m.calls[0].error}); the eager calls did not"
+    return m
+
+
+_TORCH_COMPILE = torch.compile
+"""``torch.compile`` as torch defines it (user code may replace it at import)."""
+
+
+def _name(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
+
+
 def _progress_call(path: str) -> int:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -161,7 +190,11 @@ def run_in_this_process(spec: MeasureSpec) -> int:
     sys.dont_write_bytecode = True
     spec.threads = spec.threads or usable_cores()
     started = time.perf_counter()
-    m = measure_spec(spec, deadline, log)
+    adopt_orphans()  # what the target forks or spawns, daemons included, ends with the measurement
+    try:
+        m = measure_spec(spec, deadline, log)
+    finally:
+        end_descendants()
     faulthandler.cancel_dump_traceback_later()
     sys.stdout.flush()
     sys.stderr.flush()

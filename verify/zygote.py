@@ -84,6 +84,7 @@ def serve(fd_in: int, fd_out: int) -> None:
             if pid == 0:
                 break
             rid = running.pop(pid, None)
+            _kill(pid)  # what the worker left in its group (a group id is not reused while it has members)
             if rid is not None and open_:
                 sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -sig

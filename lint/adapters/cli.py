@@ -167,9 +167,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"{result.path}: error: {result.error}", file=sys.stderr)
         diagnostics.extend(result.diagnostics)
     if args.add_noqa:
-        added = add_noqa(diagnostics)
-        print(f"dynalint: added {plural(added, 'noqa directive')}.", file=sys.stderr)
-        return EXIT_CLEAN
+        added, unwritten = add_noqa(diagnostics)
+        print(f"dynalint: added {plural(added, 'noqa directive')}"
+              + (f"; {plural(unwritten, 'file')} could not be written" if unwritten else "") + ".",
+              file=sys.stderr)
+        return EXIT_USAGE if unwritten else EXIT_CLEAN
     with ExitStack() as stack:
         out: TextIO = sys.stdout
         if args.output_file:
@@ -213,39 +215,46 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
     return total
 
 
-def add_noqa(diagnostics: list[Diagnostic]) -> int:
-    """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added."""
+def add_noqa(diagnostics: list[Diagnostic]) -> tuple[int, int]:
+    """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added
+    and how many files could not be written."""
     from dynalint.engine import SourceError, decode_source
-    from dynalint.adapters.fix_cli import write_atomically
     from dynalint.rules.base import get_rule
     from dynalint.suppress import CommentSites, apply_insertion
+    from dynalint.writes import write_atomically
 
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
         if get_rule(d.code) is not None:
             by_path.setdefault(d.path, []).append(d)
-    added = 0
+    added = unwritten = 0
     for path, found in by_path.items():
         try:
             with open(path, "rb") as fh:
                 data = fh.read()
             source = decode_source(data)
         except (OSError, SourceError) as exc:
+            unwritten += 1
             print(f"{path}: error: {exc}", file=sys.stderr)
             continue
-        text = source
+        text, here = source, 0
         for d in sorted(found, key=lambda d: (d.line, d.code)):
             ins = CommentSites(text).noqa(d.code, d.line, d.end_line)
             if ins is not None:
                 new = apply_insertion(text, ins)
-                added += new != text
+                here += new != text
                 text = new
-        if text != source:
-            try:
-                write_atomically(path, text, data)
-            except OSError as exc:
-                print(f"{path}: error: {exc.strerror or exc}", file=sys.stderr)
-    return added
+        if text == source:
+            continue
+        try:
+            write_atomically(path, text, data)
+        except OSError as exc:
+            unwritten += 1
+            print(f"{path}: error: cannot write, no noqa directive added: {exc.strerror or exc}",
+                  file=sys.stderr)
+            continue
+        added += here
+    return added, unwritten
 
 
 def cmd_rules(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """``dynalint fix``: rewrite predicted breaks and recompile hazards that have a sound fix.
 
-Files are written atomically (a temporary file in the same directory, then a
-rename), keeping their encoding, line endings and permissions.  Exit status: 0
+Workers compute the fixes; this process alone writes them (:mod:`dynalint.writes`: atomically,
+through links, keeping encoding, line endings, mode, owner and extended attributes, never over
+an edit saved meanwhile).  Exit status: 0
 nothing left, 1 findings remain (unless ``--exit-zero``) or something failed (a file
 that could not be fixed, a fixer that raised: always), 2 usage or configuration error.
 """
@@ -9,14 +10,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import io
 import json
 import os
-import stat
 import sys
-import tempfile
-import tokenize
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
@@ -27,10 +23,12 @@ from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
 from dynalint.notebooks import NotebookError, is_notebook, read_notebook
 from dynalint.adapters.reporters import location
+from dynalint.pool import parallel_map
 from dynalint.positions import LineMapping
 from dynalint.runner import CACHE_DIR_NAME, default_jobs, init_worker, worker_index
 from dynalint.session import Session
 from dynalint.settings import Settings
+from dynalint.writes import ChangedOnDisk, write_atomically
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -80,6 +78,8 @@ class _Outcome:
     error: str | None = None
     note: str | None = None
     """Something to tell the user about the file that is no failure (a notebook is not rewritten)."""
+    original: bytes | None = None
+    """The file's content as read, when ``result.source`` is to be written over it."""
 
 
 @dataclass(frozen=True)
@@ -176,10 +176,26 @@ def fix_outcomes(jobs: list[_Job], config: Project, workers: int) -> Iterator[_O
     jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
     if workers <= 1 or len(jobs) <= 1:
         project = SourceProject(index)
-        yield from (_fix_one(job, project) for job in jobs)
-        return
-    with ProcessPoolExecutor(max_workers=workers, initializer=init_worker, initargs=(index,)) as pool:
-        yield from pool.map(_fix_in_worker, jobs, chunksize=max(1, min(8, len(jobs) // (workers * 4) or 1)))
+        outcomes: Iterator[_Outcome] = (_fix_one(job, project) for job in jobs)
+    else:
+        outcomes = parallel_map(_fix_in_worker, jobs, workers, most=8, initializer=init_worker, initargs=(index,))
+    for outcome in outcomes:
+        yield _written(outcome)
+
+
+def _written(outcome: _Outcome) -> _Outcome:
+    """Write what a worker computed (in this process only, so that an interrupt stops every write)."""
+    if outcome.original is None or outcome.result is None:
+        return outcome
+    try:
+        write_atomically(outcome.path, outcome.result.source, outcome.original)
+    except ChangedOnDisk:
+        return replace(outcome, changed=False, original=None, result=None,
+                       error="changed on disk while it was being fixed; not fixed (run again)")
+    except OSError as exc:
+        return replace(outcome, changed=False, original=None, result=None,
+                       error=f"cannot write: {exc.strerror or exc}")
+    return replace(outcome, original=None)
 
 
 def _fix_in_worker(job: _Job) -> _Outcome:
@@ -214,8 +230,7 @@ def _fix_one(job: _Job, project: SourceProject | None) -> _Outcome:
                                                 result.source.splitlines(keepends=True),
                                                 fromfile=job.path, tofile=job.path))
             return _Outcome(job.path, result, True, diff)
-        write_atomically(job.path, result.source, data)
-        return _Outcome(job.path, result, True)
+        return _Outcome(job.path, result, True, original=data)
     except (SourceError, OSError) as exc:
         return _Outcome(job.path, error=str(exc))
     except Exception as exc:  # an internal error must not lose the other files
@@ -262,31 +277,6 @@ def _renumbered(d, back: LineMapping):
     end_line = line + (d.end_line - d.line) if unchanged else line
     return replace(d, line=line, end_line=end_line, column=d.column if unchanged else 1,
                    end_column=d.end_column if unchanged else 1)
-
-
-def write_atomically(path: str, text: str, original: bytes) -> None:
-    """Write ``text`` in the original file's encoding (and BOM), then rename over it, keeping its mode."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
-    bom = original.startswith(b"\xef\xbb\xbf")
-    payload = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
-    if bom and not payload.startswith(b"\xef\xbb\xbf"):
-        payload = b"\xef\xbb\xbf" + payload
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".dynalint-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 __all__ = ["register", "run", "write_atomically", "ConfigError"]

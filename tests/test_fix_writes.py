@@ -1,0 +1,259 @@
+"""What ``fix`` writes over: links stay links, owner and extended attributes stay, an edit saved
+meanwhile wins, a read-only file system is an error, and killing or interrupting ``fix`` stops
+every write at once."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dynalint.adapters.fix_cli as fix_cli
+from dynalint.adapters.cli import main
+
+FUNCTION = textwrap.dedent("""
+    @torch.compile
+    def step{i}(x):
+        print("x:", x.sum())
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x - 1
+        return y
+""")
+MODEL = "import torch\n" + FUNCTION.format(i=0)
+
+
+def fix(capsys, *args):
+    code = main(["fix", "--unsafe-fixes", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fixed_text(tmp_path, capsys) -> str:
+    p = tmp_path / "reference" / "m.py"
+    p.parent.mkdir()
+    p.write_text(MODEL)
+    assert fix(capsys, str(p))[0] == 0
+    return p.read_text()
+
+
+def test_a_symbolic_link_is_fixed_through(tmp_path, capsys):
+    expected = fixed_text(tmp_path, capsys)
+    real = tmp_path / "real.py"
+    real.write_text(MODEL)
+    alias = tmp_path / "alias.py"
+    alias.symlink_to("real.py")
+    code, _, err = fix(capsys, str(alias))
+    assert code == 0, err
+    assert alias.is_symlink() and os.readlink(alias) == "real.py"
+    assert real.read_text() == expected
+
+
+def test_hard_links_stay_one_file(tmp_path, capsys):
+    expected = fixed_text(tmp_path, capsys)
+    one = tmp_path / "one.py"
+    one.write_text(MODEL)
+    two = tmp_path / "two.py"
+    os.link(one, two)
+    assert fix(capsys, str(one))[0] == 0
+    assert os.path.samefile(one, two) and os.stat(one).st_nlink == 2
+    assert two.read_text() == expected
+
+
+def test_owner_mode_and_extended_attributes_are_kept(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    os.chmod(p, 0o640)
+    try:
+        os.setxattr(p, "user.origin", b"kept")
+    except OSError:
+        pytest.skip("no user extended attributes on this file system")
+    owner = None
+    if os.geteuid() == 0:
+        owner = (4321, 4322)
+        os.chown(p, *owner)
+    inode = os.stat(p).st_ino
+    assert fix(capsys, str(p))[0] == 0
+    st = os.stat(p)
+    assert st.st_ino != inode, "replaced atomically, not rewritten in place"
+    assert "torch.where" in p.read_text()
+    assert oct(st.st_mode & 0o7777) == oct(0o640)
+    assert os.getxattr(p, "user.origin") == b"kept"
+    if owner is not None:
+        assert (st.st_uid, st.st_gid) == owner
+
+
+@pytest.mark.parametrize("links", [1, 2])
+def test_an_edit_saved_while_fixing_wins(tmp_path, capsys, monkeypatch, links):
+    """The user saves the file after ``fix`` read it and before it writes: the edit is kept and the
+    file is reported as not fixed."""
+    p = tmp_path / "m.py"
+    p.write_text(MODEL)
+    if links == 2:
+        os.link(p, tmp_path / "other.py")
+    real = fix_cli.fix_source
+
+    def fix_while_the_user_saves(source, path, *args, **kwargs):
+        result = real(source, path, *args, **kwargs)
+        with open(path, "a") as fh:
+            fh.write("# saved by the user\n")
+        return result
+
+    monkeypatch.setattr(fix_cli, "fix_source", fix_while_the_user_saves)
+    code, _, err = fix(capsys, str(p))
+    assert code == 1
+    assert f"{p}: error: changed on disk while it was being fixed; not fixed" in err
+    assert p.read_text() == MODEL + "# saved by the user\n"
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_add_noqa_on_a_read_only_file_system_fails(tmp_path):
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("needs unshare and mount")
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "m.py").write_text(MODEL)
+    script = (f'mount -o bind,ro "{tree}" "{tree}" && '
+              f'exec "{sys.executable}" -m dynalint check --add-noqa "{tree}/m.py"')
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+    if "mount:" in done.stderr:
+        pytest.skip("bind mounts are not permitted here")
+    assert done.returncode == 2, done.stderr
+    assert f"{tree}/m.py: error: cannot write, no noqa directive added: Read-only file system" in done.stderr
+    assert "1 file could not be written" in done.stderr
+    assert (tree / "m.py").read_text() == MODEL
+
+
+# -- killing and interrupting -----------------------------------------------------------------------
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _snapshot(tree) -> dict[str, tuple[int, int]]:
+    return {n: (os.stat(tree / n).st_mtime_ns, os.stat(tree / n).st_size) for n in sorted(os.listdir(tree))}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_stopping_fix_stops_its_workers(tmp_path, how):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    big = "import torch\n" + "".join(FUNCTION.format(i=i) for i in range(25))
+    for k in range(16):
+        (tree / f"m{k:02d}.py").write_text(big)
+    child = subprocess.Popen([sys.executable, "-m", "dynalint", "fix", "-q", "-j", "2", "--unsafe-fixes",
+                              "--no-show-remaining", str(tree)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while len(workers) < 2 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+            workers = _children(child.pid)
+        assert len(workers) >= 2, "the workers never started"
+        time.sleep(1.5)  # let them work
+        if how == "SIGINT":  # Ctrl-C in a terminal: the whole foreground process group
+            os.killpg(child.pid, signal.SIGINT)
+        else:
+            os.kill(child.pid, getattr(signal, how))
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    workers = [w for w in workers if w != child.pid]
+    deadline = time.monotonic() + 5
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [w for w in workers if _alive(w)]
+    for w in left:
+        os.kill(w, signal.SIGKILL)
+    assert not left, f"workers outlived fix after {how}"
+    before = _snapshot(tree)
+    time.sleep(1.0)
+    assert _snapshot(tree) == before, "files changed after fix was stopped"
+    assert not [n for n in before if not n.endswith(".py")], "a temporary file was left behind"
+    fixed = set()
+    for name in before:
+        text = (tree / name).read_text()
+        assert text == big or ("torch.where" in text and compile(text, name, "exec"))
+        fixed.add(text != big)
+    if how == "SIGINT":
+        message = err.decode()
+        assert child.returncode == 130 and "interrupted" in message and "Traceback" not in message, message
+
+
+# -- generated names, links and encodings ---------------------------------------------------------
+
+NAME = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)),
+               min_size=1, max_size=12).filter(lambda n: n not in (".", "..") and len(n.encode()) < 200)
+HEADERS = {"utf-8": b"", "bom": b"\xef\xbb\xbf", "latin-1": b"# -*- coding: latin-1 -*-\n"}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=NAME, alias=NAME, layout=st.sampled_from(["plain", "symlink", "chain", "hardlink", "relative"]),
+       header=st.sampled_from(sorted(HEADERS)), text=st.text(max_size=40))
+def test_generated_writes_keep_names_links_and_encodings(tmp_path_factory, name, alias, layout, header, text):
+    from dynalint.writes import write_atomically
+
+    root = tmp_path_factory.mktemp("w")
+    (root / "sub").mkdir()
+    real = root / "sub" / name
+    prefix = HEADERS[header]
+    encoding = "latin-1" if header == "latin-1" else "utf-8"
+    original = prefix + "x = 'é'\n".encode(encoding)
+    real.write_bytes(original)
+    given_path = real
+    if alias == name:
+        alias += "_"
+    if layout in ("symlink", "relative"):
+        given_path = root / alias
+        given_path.symlink_to(real if layout == "symlink" else os.path.join("sub", name))
+    elif layout == "chain":
+        middle = root / "sub" / (alias + ".mid")
+        middle.symlink_to(real)
+        given_path = root / alias
+        given_path.symlink_to(middle)
+    elif layout == "hardlink":
+        os.link(real, root / alias)
+    new = "y = 'ü'  # " + text.encode(encoding, "replace").decode(encoding) + "\n"
+    new = new.replace("\r", "")
+    if header == "latin-1":  # the cookie is part of the text; a byte order mark is not
+        new = prefix.decode() + new
+        prefix = b""
+    write_atomically(str(given_path), new, original)
+    assert real.read_bytes() == prefix + new.encode(encoding)
+    if layout in ("symlink", "relative", "chain"):
+        assert given_path.is_symlink() and given_path.read_bytes() == real.read_bytes()
+    if layout == "hardlink":
+        assert os.path.samefile(real, root / alias)
+    leftovers = [n for d in (root, root / "sub") for n in os.listdir(d) if n.endswith(".tmp")]
+    assert not leftovers
