@@ -47,9 +47,10 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
 
 
 class Editor:
-    def __init__(self, cwd: Path, document_changes: bool = True) -> None:
+    def __init__(self, cwd: Path, document_changes: bool = True, resolve: bool = True) -> None:
         self.cwd = cwd
         self.document_changes = document_changes
+        self.resolve_edits = resolve
         self.client = BaseLanguageClient("dynalint-tests", "1")
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
@@ -73,7 +74,11 @@ class Editor:
             workspace=types.WorkspaceClientCapabilities(
                 workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=self.document_changes)),
             text_document=types.TextDocumentClientCapabilities(
-                publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True)),
+                publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+                code_action=types.CodeActionClientCapabilities(
+                    data_support=self.resolve_edits,
+                    resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])
+                    if self.resolve_edits else None)),
         )
         result = await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
             process_id=None, root_uri=self.cwd.as_uri(), capabilities=capabilities)), TIMEOUT_S)
@@ -171,6 +176,12 @@ class Editor:
             text_document=types.TextDocumentIdentifier(uri=uri), range=rng,
             context=types.CodeActionContext(diagnostics=diagnostics or [], only=only))), TIMEOUT_S)
         return [a for a in (result or []) if isinstance(a, types.CodeAction)]
+
+    async def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        """The action with its edit, as an editor asks for it when the user picks the action."""
+        if action.edit is not None:
+            return action
+        return await asyncio.wait_for(self.client.code_action_resolve_async(action), TIMEOUT_S)
 
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
         return await asyncio.wait_for(self.client.text_document_hover_async(types.HoverParams(

@@ -41,5 +41,4 @@ def run(args: argparse.Namespace) -> int:
                         format="dynalint-lsp %(levelname)s %(name)s: %(message)s")
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
-    build_server(args, debounce).start_io(sys.stdin.buffer, protocol_out)
-    return 0
+    return build_server(args, debounce).start_io(sys.stdin.buffer, protocol_out)
