@@ -402,12 +402,6 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
     return FixResult(source, applied, final.diagnostics, unsafe_left, refused, _distinct(errors))
 
 
-def planned_safeties(analysis: Analysis) -> set[str]:
-    """The safeties of the fixes offered for ``analysis``'s diagnostics: planned, not applied (the
-    language server offers "fix all" from this, and applies it only when asked)."""
-    return {c.plan.safety for c in _candidates(analysis, [])} if analysis.module is not None else set()
-
-
 def _distinct(errors: list[FixerError]) -> list[FixerError]:
     """One report per fixer bug and file (every round meets it again, at shifted lines): the first."""
     first: dict[tuple[str, str, str], FixerError] = {}

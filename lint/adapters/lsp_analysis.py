@@ -17,7 +17,8 @@ from typing import Iterable
 
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, analyse
-from dynalint.fixing import diagnostics_with_fixes, fix_source, planned_safeties
+from dynalint.fixers.base import fixers_for
+from dynalint.fixing import diagnostics_with_fixes, fix_source
 from dynalint.settings import Settings
 
 log = logging.getLogger("dynalint.adapters.lsp")
@@ -57,13 +58,12 @@ class Checked:
         return [self._fixes[d] for d in wanted]
 
     def safeties(self) -> set[str]:
-        """The safeties of the fixes on offer anywhere in the file ("safe", "unsafe")."""
+        """The safeties of the fixers that may rewrite a diagnostic of the file: which "fix all" actions
+        are offered.  A fixer's safety is fixed, so this needs no plan (planning every finding of a large
+        file costs as much as analysing it); a fixer that then declines leaves "fix all" with less to do."""
         if self._safeties is None:
-            try:
-                self._safeties = planned_safeties(self.analysis) if self.analysis is not None else set()
-            except Exception:
-                log.exception("planning fixes for %s failed", self.path)
-                self._safeties = set()
+            codes = {f.rule.code for f, _ in self.analysis.reported} if self.analysis is not None else set()
+            self._safeties = {fixer.safety for code in codes for fixer in fixers_for(code)}
         return self._safeties
 
     def fixed(self, unsafe: bool) -> str:
