@@ -37,7 +37,6 @@ class Checked:
     """A configuration or internal error to show the user (once)."""
     analysis: Analysis | None = field(default=None, repr=False)
     _fixes: dict[Diagnostic, Diagnostic] = field(default_factory=dict, repr=False)
-    _safeties: set[str] | None = field(default=None, repr=False)
     _fixed: dict[bool, str] = field(default_factory=dict, repr=False)
 
     def with_fixes(self, wanted: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -58,13 +57,22 @@ class Checked:
         return [self._fixes[d] for d in wanted]
 
     def safeties(self) -> set[str]:
-        """The safeties of the fixers that may rewrite a diagnostic of the file: which "fix all" actions
-        are offered.  A fixer's safety is fixed, so this needs no plan (planning every finding of a large
-        file costs as much as analysing it); a fixer that then declines leaves "fix all" with less to do."""
-        if self._safeties is None:
-            codes = {f.rule.code for f, _ in self.analysis.reported} if self.analysis is not None else set()
-            self._safeties = {fixer.safety for code in codes for fixer in fixers_for(code)}
-        return self._safeties
+        """Which "fix all" actions to offer: the safeties of the fixes already computed, and of the
+        fixers that may rewrite each other diagnostic.  A fixer's safety is fixed, so this plans nothing
+        (planning every finding of a large file costs as much as analysing it); a fixer that then declines
+        leaves "fix all" with less to do."""
+        out: set[str] = set()
+        by_code: dict[str, set[str]] = {}
+        for finding, d in self.analysis.reported if self.analysis is not None else ():
+            known = self._fixes.get(d)
+            if known is not None:
+                out |= {known.fix.safety} if known.fix is not None else set()
+                continue
+            code = finding.rule.code
+            if code not in by_code:
+                by_code[code] = {fixer.safety for fixer in fixers_for(code)}
+            out |= by_code[code]
+        return out
 
     def fixed(self, unsafe: bool) -> str:
         """The text after ``dynalint fix`` (``--unsafe-fixes`` with ``unsafe``)."""
