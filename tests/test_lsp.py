@@ -63,6 +63,7 @@ def test_editor_session(project: Path) -> None:
             assert caps.hover_provider
             assert isinstance(caps.code_action_provider, types.CodeActionOptions)
             assert FIX_ALL_KIND in caps.code_action_provider.code_action_kinds
+            assert caps.code_action_provider.resolve_provider
 
             uri = editor.open(project / "model.py")
             diagnostics = by_code(await editor.diagnostics(uri, 1))
@@ -232,6 +233,17 @@ def test_cli_does_not_import_pygls() -> None:
     result = _python("import sys; from dynalint.adapters.cli import build_parser; build_parser(); "
                      "print(sorted(m for m in sys.modules "
                      "if m.split('.')[0] in ('pygls', 'lsprotocol', 'torch')))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_parser_and_the_server_start_without_the_engine() -> None:
+    """`dynalint --version` and the answer to `initialize` do not wait for libcst, the rules and the
+    fixers (the server imports them on its analysis thread)."""
+    result = _python("import sys; from dynalint.adapters.cli import build_parser; build_parser(); "
+                     "import dynalint.adapters.lsp_server; "
+                     "print(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst' "
+                     "or m.startswith(('dynalint.engine', 'dynalint.fixing', 'dynalint.rules'))))")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 

@@ -18,7 +18,6 @@ from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
 from dynalint.adapters.reporters import REPORTERS, statistics
-from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -81,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help="parallel workers (default: number of CPUs)")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
-    check.add_argument("--cache-dir", metavar="DIR", help=f"cache location (default: ./{CACHE_DIR_NAME})")
+    check.add_argument("--cache-dir", metavar="DIR", help="cache location (default: ./.dynalint_cache)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     check.add_argument("--force-exclude", action="store_true",
@@ -124,6 +123,8 @@ def _read_stdin() -> bytes:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs  # the engine: not for --version, lsp
+
     if not args.paths:
         args.paths = [STDIN] if args.stdin_filename else ["."]
     paths = [p for p in args.paths if p != STDIN]

@@ -20,13 +20,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
+from typing import TYPE_CHECKING
+
 from dynalint.config import ConfigError, Project, resolve_args
-from dynalint.engine import SourceError, check_source, decode_source
 from dynalint.files import iter_python_files
-from dynalint.fixing import FixResult, fix_source
-from dynalint.positions import LineMapping
-from dynalint.runner import current_project, default_jobs, project_entries, set_project
 from dynalint.settings import Settings
+
+if TYPE_CHECKING:  # the engine is imported when a fix runs: `dynalint --version` and `lsp` start without it
+    from dynalint.fixing import FixResult
+    from dynalint.positions import LineMapping
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -110,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
                  tuple(args.inputs) if args.inputs else None, args.timeout,
                  tuple(args.before_call) if args.before_call else None, devices_of(args.device), args.mode)
             for p in files]
+    from dynalint.runner import default_jobs
+
     workers = args.jobs if args.jobs is not None else default_jobs()
     if args.verify:
         workers = 1  # verification runs its own subprocesses
@@ -161,6 +165,8 @@ def run(args: argparse.Namespace) -> int:
 def fix_outcomes(jobs: list[_Job], config: Project, workers: int) -> Iterator[_Outcome]:
     """Fix the files of ``jobs`` as one project, as ``check`` analyses them: each file with what the
     compiled code of the others hands it (functions they call, with their arguments)."""
+    from dynalint.runner import project_entries, set_project
+
     paths = [j.path for j in jobs]
     entries = project_entries(paths, config, jobs=workers)
     jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
@@ -177,6 +183,11 @@ def fix_outcomes(jobs: list[_Job], config: Project, workers: int) -> Iterator[_O
 
 def _fix_one(job: _Job) -> _Outcome:
     """Worker: fix one file. Never raises."""
+    from dynalint.engine import SourceError, decode_source
+    from dynalint.fixing import fix_source
+    from dynalint.positions import LineMapping
+    from dynalint.runner import current_project
+
     source = None
     try:
         with open(job.path, "rb") as fh:
@@ -212,6 +223,9 @@ def _fix_one(job: _Job) -> _Outcome:
 
 def _unfixed(source: str | None, job: _Job) -> FixResult | None:
     """What remains in a file that could not be fixed: its ``check`` diagnostics, when it can be checked."""
+    from dynalint.engine import check_source
+    from dynalint.fixing import FixResult
+
     if source is None:
         return None
     try:
