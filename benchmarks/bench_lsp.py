@@ -92,7 +92,11 @@ async def _session(root: Path, path: Path, edits: int) -> dict[str, float]:
         if diagnostics:
             target = diagnostics[len(diagnostics) // 2]
             start = time.perf_counter()
-            actions = await editor.code_actions(uri, target.range, [target])
+            try:
+                actions = await editor.code_actions(uri, target.range, [target])
+            except (TimeoutError, asyncio.TimeoutError):
+                print(f"code action: no answer in {time.perf_counter() - start:.0f} s")
+                return out
             out["code action"] = time.perf_counter() - start
             fix_all = [a for a in actions if a.edit is None]
             if fix_all:
