@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from dynalint.analysis.syntax import parent_map
 from dynalint.diagnostics import Diagnostic, Fix, TextEdit
@@ -232,6 +230,10 @@ def apply_plans(module: cst.Module, plans: Iterable[FixPlan]) -> str:
         imports.extend(s for s in plan.imports if s not in imports)
     new_module = module.visit(_Replace(replacements, _paths_to(module, olds))) if replacements else module
     if imports:
+        # libcst.codemod loads libcst.matchers, half a second of import time: only for a plan that adds imports
+        from libcst.codemod import CodemodContext
+        from libcst.codemod.visitors import AddImportsVisitor
+
         context = CodemodContext()
         for name in imports:
             AddImportsVisitor.add_needed_import(context, name)

@@ -47,9 +47,10 @@ def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
 
 
 class Editor:
-    def __init__(self, cwd: Path, document_changes: bool = True) -> None:
+    def __init__(self, cwd: Path, document_changes: bool = True, resolve: bool = True) -> None:
         self.cwd = cwd
         self.document_changes = document_changes
+        self.resolve_edits = resolve
         self.client = BaseLanguageClient("dynalint-tests", "1")
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
@@ -73,7 +74,11 @@ class Editor:
             workspace=types.WorkspaceClientCapabilities(
                 workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=self.document_changes)),
             text_document=types.TextDocumentClientCapabilities(
-                publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True)),
+                publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+                code_action=types.CodeActionClientCapabilities(
+                    data_support=self.resolve_edits,
+                    resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])
+                    if self.resolve_edits else None)),
         )
         result = await asyncio.wait_for(self.client.initialize_async(types.InitializeParams(
             process_id=None, root_uri=self.cwd.as_uri(), capabilities=capabilities)), TIMEOUT_S)
@@ -172,6 +177,134 @@ class Editor:
             context=types.CodeActionContext(diagnostics=diagnostics or [], only=only))), TIMEOUT_S)
         return [a for a in (result or []) if isinstance(a, types.CodeAction)]
 
+    async def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        """The action with its edit, as an editor asks for it when the user picks the action."""
+        if action.edit is not None:
+            return action
+        return await asyncio.wait_for(self.client.code_action_resolve_async(action), TIMEOUT_S)
+
     async def hover(self, uri: str, position: types.Position) -> types.Hover | None:
         return await asyncio.wait_for(self.client.text_document_hover_async(types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri), position=position)), TIMEOUT_S)
+
+
+_BLOCK = '''
+
+class Block{i}(nn.Module):
+    """Block {i}: a branch on a tensor, a scalar read, a masked mean, a helper in a loop."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.scale = {i}
+
+    def forward(self, x):
+        h = self.proj(x) * self.scale
+        if h.sum() > 0:
+            h = h * 2
+        n = h.max().item()
+        y = h[h > 0].mean()
+        return helper_{i}(h, n) + y
+
+
+def helper_{i}(h, n):
+    for _ in range(3):
+        h = torch.relu(h) + n
+    logger.info("helper {i}")
+    return h
+'''
+
+
+def synthetic_model(lines: int) -> str:
+    """A model file of at least ``lines`` lines, every block with graph breaks and fixes on offer."""
+    head = "import logging\n\nimport torch\nimport torch.nn as nn\n\nlogger = logging.getLogger(__name__)\n"
+    blocks, i = [head], 0
+    while sum(b.count("\n") for b in blocks) < lines:
+        blocks.append(_BLOCK.format(i=i))
+        i += 1
+    return "".join(blocks)
+
+
+class RawServer:
+    """``dynalint lsp`` fed bytes as they are, for what a well-behaved client never sends."""
+
+    def __init__(self, cwd: Path, *args: str) -> None:
+        import queue
+        import subprocess
+        import tempfile
+        import threading
+
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", "dynalint", "lsp", *args], cwd=str(cwd),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr)
+        self.messages: "queue.Queue[dict | None]" = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        import json
+
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    self.messages.put(None)
+                    return
+                if not line.strip():
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            assert length is not None
+            self.messages.put(json.loads(out.read(length)))
+
+    def send_bytes(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: dict) -> None:
+        import json
+
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def request(self, msg_id: int, method: str, params: object = None) -> None:
+        self.send({"id": msg_id, "method": method, "params": params})
+
+    def notify(self, method: str, params: object = None) -> None:
+        self.send({"method": method, "params": params})
+
+    def initialize(self, root: Path) -> dict:
+        self.request(0, "initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+        return self.answer(0)
+
+    def next(self, timeout: float = TIMEOUT_S) -> dict | None:
+        """The next message from the server (None: its output ended)."""
+        return self.messages.get(timeout=timeout)
+
+    def answer(self, msg_id: int | None, timeout: float = TIMEOUT_S) -> dict:
+        """The response to ``msg_id`` (None: an error without an id), skipping notifications."""
+        while True:
+            message = self.next(timeout)
+            if message is None:
+                raise EOFError(f"the server ended before answering {msg_id}: {self.stderr()}")
+            if "method" not in message and message.get("id") == msg_id:
+                return message
+
+    def close_input(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout)
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import dynalint.adapters.fix_cli as fix_cli
+import dynalint.adapters.fix_files as fix_files
 from dynalint.adapters.cli import main
 
 FUNCTION = textwrap.dedent("""
@@ -99,7 +99,7 @@ def test_an_edit_saved_while_fixing_wins(tmp_path, capsys, monkeypatch, links):
     p.write_text(MODEL)
     if links == 2:
         os.link(p, tmp_path / "other.py")
-    real = fix_cli.fix_source
+    real = fix_files.fix_source
 
     def fix_while_the_user_saves(source, path, *args, **kwargs):
         result = real(source, path, *args, **kwargs)
@@ -107,7 +107,7 @@ def test_an_edit_saved_while_fixing_wins(tmp_path, capsys, monkeypatch, links):
             fh.write("# saved by the user\n")
         return result
 
-    monkeypatch.setattr(fix_cli, "fix_source", fix_while_the_user_saves)
+    monkeypatch.setattr(fix_files, "fix_source", fix_while_the_user_saves)
     code, _, err = fix(capsys, str(p))
     assert code == 1
     assert f"{p}: error: changed on disk while it was being fixed; not fixed" in err

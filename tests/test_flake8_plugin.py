@@ -85,3 +85,26 @@ def test_an_internal_error_is_reported_on_the_file_not_dropped(tmp_path, monkeyp
     assert [(line, col, text.split(" (")[0]) for line, col, text, _ in results] == \
         [(1, 0, "DYN000 internal error, file not analysed")]
     assert "KeyError: 'x'" in results[0][2] and "please report" in results[0][2]
+
+
+#: CPython accepts a form feed that resets the indentation; dynalint's parser (libcst) does not.
+FORM_FEED = "import torch\n\n\ndef f(x):\n    if x:\n\x0c        return x.item()\n    return x\n"
+
+
+def test_a_file_dynalint_cannot_parse_is_reported_not_silent(tmp_path):
+    p = tmp_path / "model.py"
+    p.write_text(FORM_FEED)
+    compile(FORM_FEED, str(p), "exec")  # CPython parses it, so flake8 reports no E999 of its own
+    [expected] = check_source(FORM_FEED, str(p), Settings())
+    assert expected.code == "DYN000", "this input no longer shows the case: pick one dynalint cannot parse"
+    proc = flake8(p, "--select", "DYN")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [f"{p}:{expected.line}:{expected.column}: DYN000 {expected.message}"]
+
+
+def test_a_file_cpython_cannot_parse_is_flake8s_e999(tmp_path):
+    p = tmp_path / "model.py"
+    p.write_text("def f(:\n    pass\n")
+    proc = flake8(p, "--select", "DYN,E999")
+    assert proc.returncode == 1
+    assert [line.split(": ")[1].split()[0] for line in proc.stdout.splitlines()] == ["E999"]

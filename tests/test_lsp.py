@@ -14,7 +14,7 @@ pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 
 from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source  # noqa: E402
-from dynalint.adapters.lsp_actions import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from dynalint.adapters.lsp_kinds import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
 from dynalint.settings import Settings  # noqa: E402
 from lsp_client import Editor, utf16_len  # noqa: E402
 
@@ -63,6 +63,7 @@ def test_editor_session(project: Path) -> None:
             assert caps.hover_provider
             assert isinstance(caps.code_action_provider, types.CodeActionOptions)
             assert FIX_ALL_KIND in caps.code_action_provider.code_action_kinds
+            assert caps.code_action_provider.resolve_provider
 
             uri = editor.open(project / "model.py")
             diagnostics = by_code(await editor.diagnostics(uri, 1))
@@ -144,7 +145,9 @@ def test_editor_session(project: Path) -> None:
             # fix-on-save ("source.fixAll") never applies unsafe fixes
             assert [a.title for a in source_actions] == []
             actions = {a.title: a for a in await editor.code_actions(uri, diagnostics["DYN102"].range)}
-            version = editor.apply(actions[FIX_ALL_UNSAFE_TITLE].edit)
+            # "fix all" is computed when picked (codeAction/resolve), not with the menu
+            assert actions[FIX_ALL_UNSAFE_TITLE].edit is None
+            version = editor.apply((await editor.resolve(actions[FIX_ALL_UNSAFE_TITLE])).edit)
             assert editor.texts[uri] == unsafe.source
             remaining = by_code(await editor.diagnostics(uri, version))
             assert "DYN101" not in remaining and "DYN104" not in remaining
@@ -191,7 +194,7 @@ def test_configuration_error_is_shown_not_raised(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.dynalint]\nscope = "everything"\n')
 
     async def session() -> None:
-        editor = Editor(project, document_changes=False)
+        editor = Editor(project, document_changes=False, resolve=False)
         try:
             await editor.start()
             uri = editor.open(project / "model.py")
@@ -210,8 +213,11 @@ def test_configuration_error_is_shown_not_raised(project: Path) -> None:
             assert set(by_code(await editor.diagnostics(uri, after=before))) == {"DYN101", "DYN104", "DYN102"}
             # a client without versioned edits gets plain `changes`
             [d101] = [d for d in await editor.diagnostics(uri, after=before) if d.code == "DYN101"]
-            [action, *_] = await editor.code_actions(uri, d101.range, [d101])
-            assert action.edit is not None and action.edit.document_changes is None and action.edit.changes
+            actions = await editor.code_actions(uri, d101.range, [d101])
+            assert all(a.edit is not None and a.edit.document_changes is None and a.edit.changes for a in actions)
+            # ... and, unable to resolve actions, "fix all" with its edit
+            fix_all = [a for a in actions if a.title == FIX_ALL_UNSAFE_TITLE]
+            assert fix_all and fix_all[0].data is None
             assert await editor.stop() == 0
         finally:
             editor.kill()
@@ -231,6 +237,17 @@ def test_cli_does_not_import_pygls() -> None:
     assert result.stdout.strip() == "[]"
 
 
+def test_the_parser_and_the_server_start_without_the_engine() -> None:
+    """`dynalint --version` and the answer to `initialize` do not wait for libcst, the rules and the
+    fixers (the server imports them on its analysis thread)."""
+    result = _python("import sys; from dynalint.adapters.cli import build_parser; build_parser(); "
+                     "import dynalint.adapters.lsp_server; "
+                     "print(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst' "
+                     "or m.startswith(('dynalint.engine', 'dynalint.fixing', 'dynalint.rules'))))")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 def test_missing_pygls_says_how_to_install() -> None:
     result = _python("import sys; sys.modules['pygls'] = None; from dynalint.adapters.cli import main; "
                      "sys.exit(main(['lsp']))")
@@ -243,9 +260,9 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     """Diagnostics, quick-fixes and both "fix all" texts of one version share one analysis."""
     import dynalint.engine
     import dynalint.fixing
-    import dynalint.adapters.lsp_server
+    import dynalint.adapters.lsp_analysis
     from dynalint.adapters.cli import build_parser
-    from pygls.workspace import TextDocument
+    from dynalint.adapters.lsp_server import DynalintServer
 
     analysed: list[str] = []
     real = dynalint.engine.analyse
@@ -254,16 +271,20 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
         analysed.append(source)
         return real(source, *args, **kwargs)
 
-    for module in (dynalint.engine, dynalint.fixing, dynalint.adapters.lsp_server):
+    for module in (dynalint.engine, dynalint.fixing, dynalint.adapters.lsp_analysis):
         monkeypatch.setattr(module, "analyse", counting, raising=False)
     monkeypatch.chdir(project)
-    server = dynalint.adapters.lsp_server.DynalintServer(build_parser().parse_args(["lsp"]))
-    uri = (project / "model.py").as_uri()
-    checked = server._analyse(TextDocument(uri, MODEL, version=1, language_id="python"), 1, MODEL)
-    with_fixes = server._with_fixes(checked)
-    fixed = {unsafe: server._fix_all(checked, unsafe) for unsafe in (False, True)}
+    server = DynalintServer(build_parser().parse_args(["lsp"]))
+    checked = server._analyse((project / "model.py").as_uri(), 1, MODEL)
+    with_fixes = checked.with_fixes(checked.diagnostics)
+    fixed = {unsafe: checked.fixed(unsafe) for unsafe in (False, True)}
     assert analysed.count(MODEL) == 1
     assert {d.code for d in with_fixes if d.fix is not None} >= {"DYN101", "DYN104"}
+    assert checked.safeties() == {"unsafe"}
     settings = Settings(ignore=("DYN105",))
     assert fixed[False] == fix_source(MODEL, "model.py", settings).source  # no fix is safe for every input
     assert fixed[True] == fix_source(MODEL, "model.py", settings, unsafe=True).source != MODEL
+    # the fixes of a range: only its diagnostics', the same as those of the whole file
+    [d101] = [d for d in checked.diagnostics if d.code == "DYN101"]
+    [only] = checked.with_fixes([d101])
+    assert only.fix == next(d.fix for d in diagnostics_with_fixes(MODEL, "model.py", settings) if d.code == "DYN101")

@@ -137,7 +137,8 @@ def test_unversioned_clients_get_plain_changes() -> None:
 
     diagnostics = diagnostics_with_fixes(source, "m.py", Settings())
     view = DocumentView(uri="file:///m.py", version=3, text=source, positions=PositionMap(source),
-                        diagnostics=diagnostics, fixed_text=lambda unsafe: source, document_changes=False)
+                        diagnostics=diagnostics, safeties={"safe", "unsafe"}, fixed_text=lambda unsafe: source,
+                        document_changes=False)
     everything = types.Range(start=types.Position(line=0, character=0),
                              end=types.Position(line=99, character=0))
     actions = code_actions(view, everything)

@@ -21,8 +21,6 @@ from dynalint.files import iter_python_files
 from dynalint.adapters import console
 from dynalint.adapters.console import fix_stdin, plural, summary
 from dynalint.adapters.reporters import REPORTERS, statistics
-from dynalint.runner import CACHE_DIR_NAME, default_jobs
-from dynalint.session import Session
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -109,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help="parallel workers (default: number of CPUs)")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
-    check.add_argument("--cache-dir", metavar="DIR", help=f"cache location (default: ./{CACHE_DIR_NAME})")
+    check.add_argument("--cache-dir", metavar="DIR", help="cache location (default: ./.dynalint_cache)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     check.add_argument("--force-exclude", action="store_true",
@@ -130,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from dynalint.runner import CACHE_DIR_NAME, default_jobs  # the engine: not for --version, lsp
+    from dynalint.session import Session
+
     if not args.paths:
         args.paths = [STDIN] if args.stdin_filename else ["."]
     paths = [p for p in args.paths if p != STDIN]
@@ -195,12 +196,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int) -> int:
     """``check --fix``: fix the files as ``dynalint fix`` does; returns how many fixes were applied."""
-    from dynalint.adapters import fix_cli
+    from dynalint.adapters import fix_files
 
-    fix_jobs = [fix_cli._Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
-                             verify=(), inputs=None, timeout=0.0) for p in files]
+    fix_jobs = [fix_files.Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
+                              verify=(), inputs=None, timeout=0.0) for p in files]
     total = 0
-    for outcome in fix_cli.fix_outcomes(fix_jobs, project, jobs):
+    for outcome in fix_files.fix_outcomes(fix_jobs, project, jobs):
         if outcome.error is not None or outcome.result is None:
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue

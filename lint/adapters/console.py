@@ -9,7 +9,6 @@ from collections import Counter
 from dynalint.adapters.reporters import REPORTERS
 from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
-from dynalint.session import Session
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
@@ -49,6 +48,8 @@ def fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byte
         print(f"{path}: DYN001 {exc}", file=sys.stderr)
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS
+    from dynalint.session import Session  # the engine: not for --version, lsp
+
     result = Session(project).fix_buffer(path, source, unsafe=args.unsafe_fixes)
     sys.stdout.write(result.source)
     sys.stdout.flush()

@@ -11,7 +11,9 @@ reported (DYN002 on the first line) rather than silently replaced by defaults.
 
 The plugin never breaks flake8's run, and never hides a failure either: an internal error while
 checking a file is reported on that file as ``DYN000`` (as a rule panic is in ruff), and the other
-files are checked as usual.
+files are checked as usual.  A file that CPython cannot parse is flake8's own ``E999`` (flake8 runs
+no plugin on it: select ``DYN,E999`` to see both); one that CPython parses but dynalint's parser does
+not is reported as ``DYN000``, as ``dynalint check`` reports it.
 """
 from __future__ import annotations
 
@@ -69,6 +71,6 @@ class DynalintChecker:
                          "This is a bug in dynalint: please report it with the file"), type(self)
             return
         for d in diagnostics:
-            if d.code == SYNTAX_ERROR_CODE:
-                continue  # flake8 reports syntax errors itself (E999)
+            # flake8 runs this plugin only on files CPython parses (it reports the others as E999), so a
+            # DYN000 here is a file dynalint's parser rejects: not analysed, which must not look clean
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

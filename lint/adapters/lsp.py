@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import Callable
 
@@ -26,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction, common_options: Callable) -
 
 
 def run(args: argparse.Namespace) -> int:
+    """Serve the editor; ends the process with the exit status (0 after ``shutdown`` then ``exit``, else 1)."""
     try:
         from dynalint.adapters.lsp_server import DEFAULT_DEBOUNCE_S, build_server
     except ImportError as exc:
@@ -41,5 +43,13 @@ def run(args: argparse.Namespace) -> int:
                         format="dynalint-lsp %(levelname)s %(name)s: %(message)s")
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
-    build_server(args, debounce).start_io(sys.stdin.buffer, protocol_out)
-    return 0
+    code = build_server(args, debounce).start_io(sys.stdin.buffer, protocol_out)
+    # End the process now: an analysis still running on its thread must not go on computing, and
+    # tearing down the syntax trees of large files at interpreter exit takes seconds.
+    for stream in (protocol_out, sys.stderr, sys.__stdout__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

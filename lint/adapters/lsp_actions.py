@@ -13,17 +13,11 @@ from lsprotocol import types
 
 from dynalint.diagnostics import Diagnostic
 from dynalint.docs import rule_section, rule_url
+from dynalint.adapters.lsp_kinds import (FIX_ALL_DATA, FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_KIND,
+                                         FIX_ALL_UNSAFE_TITLE, QUICKFIX)
 from dynalint.adapters.lsp_convert import PositionMap, lsp_diagnostic, lsp_edits, text_edits
 from dynalint.rules.base import get_code, get_rule
 from dynalint.suppress import CommentSites
-
-FIX_ALL_TITLE = "Fix all dynalint issues in this file"
-FIX_ALL_UNSAFE_TITLE = "Fix all dynalint issues in this file (unsafe)"
-#: Kinds for editors' "source action" menus and fix-on-save.  The unsafe variant
-#: is deliberately outside ``source.fixAll``, so fix-on-save never applies it.
-FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.dynalint"
-FIX_ALL_UNSAFE_KIND = f"{types.CodeActionKind.Source.value}.dynalint.fixAllUnsafe"
-QUICKFIX = types.CodeActionKind.QuickFix.value
 
 
 def quick_fix_title(d: Diagnostic) -> str:
@@ -37,15 +31,19 @@ def noqa_title(code: str) -> str:
 
 @dataclass
 class DocumentView:
-    """What the actions are computed from: one version of a document and its diagnostics with fixes."""
+    """What the actions are computed from: one version of a document and its diagnostics (those in
+    the requested range carrying their fixes)."""
 
     uri: str
     version: int | None
     text: str
     positions: PositionMap
     diagnostics: list[Diagnostic]
-    fixed_text: Callable[[bool], str]
-    """The text after ``dynalint fix`` (argument: whether unsafe fixes are applied)."""
+    safeties: set[str]
+    """The safeties of the fixes on offer anywhere in the file: which "fix all" actions exist."""
+    fixed_text: Callable[[bool], str] | None = None
+    """The text after ``dynalint fix`` (argument: whether unsafe fixes are applied), for a client that
+    cannot resolve an action later; None: "fix all" carries no edit until ``codeAction/resolve``."""
     document_changes: bool = True
     _lsp: dict[int, types.Diagnostic] = field(default_factory=dict)
 
@@ -101,19 +99,43 @@ def _noqa(view: DocumentView, d: Diagnostic, sites: CommentSites) -> types.CodeA
 def _fix_all(view: DocumentView, in_range: list[Diagnostic], kinds: tuple[str, str]
              ) -> list[types.CodeAction]:
     actions = []
-    safeties = {d.fix.safety for d in view.diagnostics if d.fix is not None}
-    safe_text = view.fixed_text(False) if "safe" in safeties else view.text
-    fixed = [d for d in in_range if d.fix is not None]
-    if safe_text != view.text:
-        actions.append(types.CodeAction(title=FIX_ALL_TITLE, kind=kinds[0], edit=view.rewrite(safe_text),
-                                        diagnostics=[view.lsp(d) for d in fixed] or None))
-    if "unsafe" in safeties:
-        unsafe_text = view.fixed_text(True)
-        if unsafe_text not in (view.text, safe_text):
-            actions.append(types.CodeAction(title=FIX_ALL_UNSAFE_TITLE, kind=kinds[1],
-                                            edit=view.rewrite(unsafe_text),
-                                            diagnostics=[view.lsp(d) for d in fixed] or None))
+    fixed = [view.lsp(d) for d in in_range if d.fix is not None] or None
+    texts = {view.text}
+    for unsafe, title, kind in ((False, FIX_ALL_TITLE, kinds[0]), (True, FIX_ALL_UNSAFE_TITLE, kinds[1])):
+        if ("unsafe" if unsafe else "safe") not in view.safeties:
+            continue
+        action = types.CodeAction(title=title, kind=kind, diagnostics=fixed,
+                                  data={FIX_ALL_DATA: {"uri": view.uri, "unsafe": unsafe}})
+        if view.fixed_text is not None:  # computed now: the client cannot ask later
+            text = view.fixed_text(unsafe)
+            if text in texts:
+                continue  # nothing (more) to fix
+            texts.add(text)
+            action.edit, action.data = view.rewrite(text), None
+        actions.append(action)
     return actions
+
+
+def fix_all_request(action: types.CodeAction) -> tuple[str, bool] | None:
+    """The document and the variant (unsafe or not) of a "fix all" action to resolve, if it is one."""
+    data = action.data.get(FIX_ALL_DATA) if isinstance(action.data, dict) else None
+    if not isinstance(data, dict) or not isinstance(data.get("uri"), str) \
+            or not isinstance(data.get("unsafe"), bool):
+        return None
+    return data["uri"], data["unsafe"]
+
+
+def resolve_fix_all(view: DocumentView, action: types.CodeAction, unsafe: bool) -> types.CodeAction:
+    """``action`` with the edit of "fix all" on the view's text (empty when nothing is left to fix)."""
+    assert view.fixed_text is not None
+    action.edit = view.rewrite(view.fixed_text(unsafe))
+    action.data = None
+    return action
+
+
+def requested(view: DocumentView, request: types.Range) -> list[Diagnostic]:
+    """The diagnostics whose range overlaps the request's: the only ones whose fixes are computed."""
+    return [d for d in view.diagnostics if overlaps(view.lsp(d).range, request)]
 
 
 def code_actions(view: DocumentView, request: types.Range, only: Sequence[str] | None = None
@@ -123,7 +145,7 @@ def code_actions(view: DocumentView, request: types.Range, only: Sequence[str] |
     In the quick-fix menu (no ``only``, or ``quickfix``) the whole-file fixes come
     with a diagnostic under the cursor; a request for source actions always gets them.
     """
-    in_range = [d for d in view.diagnostics if overlaps(view.lsp(d).range, request)]
+    in_range = requested(view, request)
     actions: list[types.CodeAction] = []
     if in_range and _wanted(QUICKFIX, only):
         sites = CommentSites(view.text)

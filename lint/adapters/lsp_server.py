@@ -5,20 +5,25 @@ edits stop (debounced), always on the editor's unsaved text.  Settings come
 from the configuration file found from the document's path, exactly as
 ``dynalint check`` finds it, with the command line's overrides on top.
 
-Analyses run on one worker thread so the server keeps answering while a large
-file is checked; results for a version the editor has already replaced are
-dropped rather than published.  Each version is analysed once: diagnostics,
-quick-fixes and the first round of "fix all" share that analysis.
+Analyses run on one daemon thread, so the server keeps answering while a large
+file is checked; an analysis not yet started when a newer version arrives is
+skipped, and the results of one that finished too late are dropped rather than
+published.  Each version is analysed once; a quick-fix menu computes the fixes
+of the diagnostics in its range only, and "fix all" is computed when the editor
+resolves that action (``codeAction/resolve``).
+
+The engine (libcst, the rules, the fixers) is imported on the analysis thread
+once the client is initialized, so ``initialize`` is answered without it.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -27,51 +32,55 @@ from pygls.workspace import TextDocument
 
 from dynalint import __version__
 from dynalint.config import ConfigError, resolve_args
-from dynalint.diagnostics import Diagnostic
-from dynalint.engine import Analysis, analyse
-from dynalint.fixing import diagnostics_with_fixes, fix_source
-from dynalint.adapters.lsp_actions import FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND, DocumentView, code_actions, hover_markdown
-from dynalint.adapters.lsp_convert import PositionMap, lsp_diagnostic
+from dynalint.adapters.lsp_kinds import FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND, QUICKFIX
+from dynalint.adapters.lsp_transport import DynalintProtocol, serve
+from dynalint.adapters.lsp_worker import DaemonWorker
 from dynalint.settings import Settings
+
+if TYPE_CHECKING:
+    from dynalint.adapters.lsp_actions import DocumentView
+    from dynalint.adapters.lsp_analysis import Checked
 
 log = logging.getLogger("dynalint.adapters.lsp")
 T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.3
 PYTHON_SUFFIXES = (".py", ".pyi")
-
-
-@dataclass
-class Checked:
-    """One analysed version of a document."""
-
-    version: int | None
-    text: str
-    path: str
-    settings: Settings
-    diagnostics: list[Diagnostic]
-    error: str | None = None
-    """A configuration or internal error to show the user (once)."""
-    analysis: Analysis | None = field(default=None, repr=False)
-    with_fixes: list[Diagnostic] | None = None
-    fixed: dict[bool, str] = field(default_factory=dict)
+#: What the analysis thread imports first (the engine, the rules, the fixers).
+ENGINE_MODULES = ("dynalint.adapters.lsp_analysis", "dynalint.adapters.lsp_actions")
 
 
 class DynalintServer(LanguageServer):
     def __init__(self, args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S) -> None:
-        super().__init__("dynalint", __version__,
+        super().__init__("dynalint", __version__, protocol_cls=DynalintProtocol,
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.args = args
         self.debounce = debounce
         self.checked: dict[str, Checked] = {}
         self.pending: dict[str, asyncio.Task] = {}
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dynalint-check")
+        self.worker = DaemonWorker("dynalint-check")
         self.shown_errors: set[str] = set()
+
+    def start_io(self, stdin: BinaryIO | None = None,  # type: ignore[override]
+                 stdout: BinaryIO | None = None) -> int:
+        """Serve until ``exit`` or the end of input; the exit status (LSP: 0 after ``shutdown``, else 1)."""
+        assert isinstance(self.protocol, DynalintProtocol)
+        try:
+            return asyncio.run(serve(self.protocol, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer))
+        except (BrokenPipeError, KeyboardInterrupt):
+            return 1
+        finally:
+            self.worker.stop()
+            self.shutdown()
 
     # -- running analyses -------------------------------------------------------------------------
 
     async def in_worker(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+        return await asyncio.wrap_future(self.worker.submit(fn, *args))
+
+    def warm_up(self) -> None:
+        for name in ENGINE_MODULES:
+            self.worker.submit(importlib.import_module, name)
 
     def settings(self, path: str | None) -> tuple[Settings, str]:
         """Settings for a document, and the path to report it under (relative to the config root)."""
@@ -84,24 +93,20 @@ class DynalintServer(LanguageServer):
                 shown = relative
         return project.settings_for(path or start), shown
 
-    def _analyse(self, doc: TextDocument, version: int | None, text: str) -> Checked:
-        path = to_fs_path(doc.uri)
+    def _analyse(self, uri: str, version: int | None, text: str) -> Checked:
+        """On the analysis thread: settings, then the one analysis call."""
+        from dynalint.adapters.lsp_analysis import Checked, check_document
+
+        path = to_fs_path(uri)
         try:
             settings, shown = self.settings(path)
         except ConfigError as exc:
-            return Checked(version, text, path or doc.uri, Settings(select=()), [],
+            return Checked(version, text, path or uri, Settings(select=()), [],
                            error=f"dynalint: configuration error: {exc}")
-        try:
-            analysis = analyse(text, shown, settings, record_values=True)
-        except Exception as exc:  # an analysis bug must not take the server down
-            log.exception("checking %s failed", doc.uri)
-            return Checked(version, text, shown, settings, [], error=(
-                f"dynalint: internal error while checking {shown} ({type(exc).__name__}: {exc}); "
-                "please report it"))
-        return Checked(version, text, shown, settings, analysis.diagnostics, analysis=analysis)
+        return check_document(version, text, shown, settings)
 
     async def analyse(self, doc: TextDocument) -> Checked:
-        checked = await self.in_worker(self._analyse, doc, doc.version, doc.source)
+        checked = await self.in_worker(self._analyse, doc.uri, doc.version, doc.source)
         if checked.error is not None and checked.error not in self.shown_errors:
             self.shown_errors.add(checked.error)  # once: it would otherwise repeat on every keystroke
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
@@ -118,15 +123,18 @@ class DynalintServer(LanguageServer):
         if self.workspace.text_documents.get(uri) is not doc or doc.version != result.version:
             return  # closed or edited meanwhile: a newer check is on its way
         self.checked[uri] = result
+        from dynalint.adapters.lsp_convert import PositionMap, lsp_diagnostic
+
         positions = PositionMap(result.text, doc.position_codec)
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
             uri=uri, version=result.version,
             diagnostics=[lsp_diagnostic(d, positions) for d in result.diagnostics]))
 
     def schedule(self, uri: str, delay: float) -> None:
+        """Check the document after ``delay``; a check already scheduled or queued is superseded."""
         previous = self.pending.pop(uri, None)
         if previous is not None:
-            previous.cancel()
+            previous.cancel()  # cancels its queued analysis too; one already running is dropped when done
         task = asyncio.get_running_loop().create_task(self.check(uri, delay))
         self.pending[uri] = task
         task.add_done_callback(lambda t: self._finished(uri, t))
@@ -136,6 +144,11 @@ class DynalintServer(LanguageServer):
             del self.pending[uri]
         if not task.cancelled() and task.exception() is not None:
             log.error("checking %s failed: %s", uri, task.exception())
+
+    def cancel_all(self) -> None:
+        for task in self.pending.values():
+            task.cancel()
+        self.pending.clear()
 
     # -- code actions -------------------------------------------------------------------------------
 
@@ -152,37 +165,74 @@ class DynalintServer(LanguageServer):
             checked = await self.analyse(doc)
             if doc.version == checked.version:
                 self.checked[uri] = checked
-        if checked.with_fixes is None:
-            checked.with_fixes = await self.in_worker(self._with_fixes, checked)
         return checked
 
-    @staticmethod
-    def _with_fixes(checked: Checked) -> list[Diagnostic]:
-        try:
-            return diagnostics_with_fixes(checked.text, checked.path, checked.settings, analysis=checked.analysis)
-        except Exception:
-            log.exception("computing fixes for %s failed", checked.path)
-            return checked.diagnostics
-
-    async def fixed_texts(self, checked: Checked, wanted: list[bool]) -> None:
-        for unsafe in wanted:
-            if unsafe not in checked.fixed:
-                checked.fixed[unsafe] = await self.in_worker(self._fix_all, checked, unsafe)
-
-    @staticmethod
-    def _fix_all(checked: Checked, unsafe: bool) -> str:
-        try:
-            return fix_source(checked.text, checked.path, checked.settings, unsafe=unsafe,
-                              analysis=checked.analysis).source
-        except Exception:
-            log.exception("fixing %s failed", checked.path)
-            return checked.text
+    def resolves_edits(self) -> bool:
+        """Whether the client fills in an action's edit with ``codeAction/resolve``."""
+        caps = self.client_capabilities
+        action = caps.text_document.code_action if caps and caps.text_document else None
+        support = action.resolve_support if action else None
+        return bool(support and "edit" in support.properties)
 
     def supports_document_changes(self) -> bool:
         caps = self.client_capabilities
         ws = caps.workspace if caps else None
         edit = ws.workspace_edit if ws else None
         return bool(edit and edit.document_changes)
+
+    def view(self, doc: TextDocument, checked: Checked, diagnostics: list, safeties: set[str],
+             eager: bool) -> DocumentView:
+        from dynalint.adapters.lsp_actions import DocumentView
+        from dynalint.adapters.lsp_convert import PositionMap
+
+        return DocumentView(uri=doc.uri, version=checked.version, text=checked.text,
+                            positions=PositionMap(checked.text, doc.position_codec), diagnostics=diagnostics,
+                            safeties=safeties, fixed_text=checked.fixed if eager else None,
+                            document_changes=self.supports_document_changes())
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        from dynalint.adapters.lsp_actions import code_actions, requested
+
+        uri = params.text_document.uri
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None or not is_python(doc):
+            return None
+        checked = await self.current(uri)
+        if checked is None or self.workspace.text_documents.get(uri) is not doc \
+                or doc.version != checked.version:
+            return None  # edited while we computed: the editor asks again
+        eager = not self.resolves_edits()
+        view = self.view(doc, checked, checked.diagnostics, set(), eager)
+        wanted = requested(view, params.range)
+        view.diagnostics = _replaced(checked.diagnostics, await self.in_worker(checked.with_fixes, wanted))
+        view.safeties = await self.in_worker(checked.safeties)
+        if eager:  # a client that cannot resolve gets "fix all" with its edit, computed now
+            await self.in_worker(checked.fix_all_texts)
+        if doc.version != checked.version:
+            return None
+        return code_actions(view, params.range, params.context.only) or None
+
+    async def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        """Compute the edit of a "fix all" action, on the document's current text."""
+        from dynalint.adapters.lsp_actions import fix_all_request, resolve_fix_all
+
+        request = fix_all_request(action)
+        if request is None:
+            return action
+        uri, unsafe = request
+        doc = self.workspace.text_documents.get(uri)
+        checked = await self.current(uri) if doc is not None else None
+        if doc is None or checked is None:
+            return action
+        await self.in_worker(checked.fixed, unsafe)
+        return resolve_fix_all(self.view(doc, checked, checked.diagnostics, checked.safeties(), True),
+                               action, unsafe)
+
+
+def _replaced(diagnostics: list, with_fixes: list) -> list:
+    """``diagnostics`` with those in ``with_fixes`` replaced by their copies that carry a fix."""
+    found = {d: d for d in with_fixes}
+    return [found.get(d, d) for d in diagnostics]
 
 
 def is_python(doc: TextDocument) -> bool:
@@ -191,6 +241,10 @@ def is_python(doc: TextDocument) -> bool:
 
 def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S) -> DynalintServer:
     server = DynalintServer(args, debounce)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(params: types.InitializedParams) -> None:
+        server.warm_up()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
@@ -219,24 +273,13 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
         server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND]))
+        code_action_kinds=[QUICKFIX, FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND], resolve_provider=True))
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        uri = params.text_document.uri
-        doc = server.workspace.text_documents.get(uri)
-        if doc is None or not is_python(doc):
-            return None
-        checked = await server.current(uri)
-        if checked is None or checked.with_fixes is None:
-            return None
-        if server.workspace.text_documents.get(uri) is not doc or doc.version != checked.version:
-            return None  # edited while we computed: the editor asks again
-        safeties = {d.fix.safety for d in checked.with_fixes if d.fix is not None}
-        await server.fixed_texts(checked, [s == "unsafe" for s in sorted(safeties)])
-        view = DocumentView(uri=uri, version=checked.version, text=checked.text,
-                            positions=PositionMap(checked.text, doc.position_codec),
-                            diagnostics=checked.with_fixes, fixed_text=lambda unsafe: checked.fixed[unsafe],
-                            document_changes=server.supports_document_changes())
-        return code_actions(view, params.range, params.context.only) or None
+        return await server.code_actions(params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(params: types.CodeAction) -> types.CodeAction:
+        return await server.resolve(params)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(params: types.HoverParams) -> types.Hover | None:
@@ -245,6 +288,9 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
         doc = server.workspace.text_documents.get(uri)
         if checked is None or doc is None or doc.version != checked.version:
             return None
+        from dynalint.adapters.lsp_actions import hover_markdown
+        from dynalint.adapters.lsp_convert import PositionMap, lsp_diagnostic
+
         positions = PositionMap(checked.text, doc.position_codec)
         at = params.position
         under = []
@@ -259,8 +305,7 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
-        for task in server.pending.values():
-            task.cancel()
-        server.worker.shutdown(wait=False, cancel_futures=True)
+        server.cancel_all()
+        server.worker.stop()
 
     return server

@@ -1,0 +1,180 @@
+"""How quickly ``dynalint lsp`` answers an editor on a large file.
+
+Drives the real server over stdio (the test suite's small editor, ``tests/lsp_client.py``) and
+reports, in one run:
+
+- ``dynalint --version`` (a command, wall clock, interpreter start-up included);
+- start-up to the ``initialize`` answer;
+- open -> first diagnostics;
+- a quick-fix menu on one diagnostic -> its answer, and resolving "fix all (unsafe)";
+- the median and worst of edit -> diagnostics over ``--edits`` edits (each inserts or removes a
+  comment line in the middle of the file; ``--debounce 0`` so the figure is the server's work);
+- a libcst parse of the same text in this process (median of 3): the yardstick of the edit cost;
+- ``shutdown``+``exit`` -> process gone, end of input -> process gone, and ``exit`` sent while
+  the server analyses the file -> process gone.
+
+The file: ``--file PATH``, else a synthetic model file of ``--lines`` lines (graph breaks and
+fixes in every block).  A measurement script, not a test: it asserts nothing.
+
+    python benchmarks/bench_lsp.py --lines 4531
+    python benchmarks/bench_lsp.py --file path/to/modeling_longformer.py
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from lsprotocol import types  # noqa: E402
+
+from lsp_client import Editor, synthetic_model  # noqa: E402
+
+
+def _version_time() -> float:
+    exe = Path(sys.executable).with_name("dynalint")
+    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dynalint"]
+    start = time.perf_counter()
+    subprocess.run([*command, "--version"], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def _parse_time(text: str) -> float:
+    import libcst
+
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        libcst.parse_module(text)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _comment_line(text: str) -> int:
+    """A 0-based line in the middle of the file, at the start of a top-level statement (a comment line
+    inserted there keeps the file valid)."""
+    lines = text.splitlines()
+    middle = len(lines) // 2
+    for i in list(range(middle, len(lines))) + list(range(middle, 0, -1)):
+        if lines[i][:1].isalpha() and not lines[i - 1].rstrip().endswith(("\\", ",", "(", "[", "{")):
+            return i
+    return 0
+
+
+async def _gone(editor: Editor) -> float:
+    server = editor.client._server
+    assert server is not None
+    start = time.perf_counter()
+    await asyncio.wait_for(server.wait(), 60)
+    return time.perf_counter() - start
+
+
+async def _session(root: Path, path: Path, edits: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    editor = Editor(root)
+    start = time.perf_counter()
+    await editor.start("--debounce", "0")
+    out["initialize"] = time.perf_counter() - start
+    try:
+        start = time.perf_counter()
+        uri = editor.open(path)
+        diagnostics = await editor.diagnostics(uri, 1)
+        out["open -> diagnostics"] = time.perf_counter() - start
+        out["diagnostics"] = len(diagnostics)
+        if diagnostics:
+            target = diagnostics[len(diagnostics) // 2]
+            start = time.perf_counter()
+            try:
+                actions = await editor.code_actions(uri, target.range, [target])
+            except (TimeoutError, asyncio.TimeoutError):
+                print(f"code action: no answer in {time.perf_counter() - start:.0f} s")
+                return out
+            out["code action"] = time.perf_counter() - start
+            fix_all = [a for a in actions if a.edit is None]
+            if fix_all:
+                start = time.perf_counter()
+                await editor.resolve(fix_all[-1])
+                out["resolve fix all"] = time.perf_counter() - start
+        line = _comment_line(editor.texts[uri])
+        here = types.Position(line=line, character=0)
+        latencies = []
+        for k in range(edits):
+            if k % 2 == 0:
+                edit = types.TextEdit(range=types.Range(start=here, end=here), new_text=f"# edit {k}\n")
+            else:
+                below = types.Position(line=line + 1, character=0)
+                edit = types.TextEdit(range=types.Range(start=here, end=below), new_text="")
+            before = editor.publications(uri)
+            start = time.perf_counter()
+            version = editor.change(uri, [edit])
+            await editor.diagnostics(uri, version, after=before)
+            latencies.append(time.perf_counter() - start)
+        out["edit -> diagnostics (median)"] = statistics.median(latencies)
+        out["edit -> diagnostics (worst)"] = max(latencies)
+        await asyncio.wait_for(editor.client.shutdown_async(None), 60)
+        editor.client.exit(None)
+        out["exit -> gone"] = await _gone(editor)
+    finally:
+        editor.kill()
+        await editor.client.stop()
+    return out
+
+
+async def _eof_session(root: Path, path: Path, busy: bool) -> float:
+    """End of input (or, ``busy``, ``exit`` while the file is being analysed) -> process gone."""
+    editor = Editor(root)
+    await editor.start("--debounce", "0")
+    try:
+        uri = editor.open(path)
+        if busy:
+            await asyncio.sleep(0.2)  # the analysis has started
+            editor.client.exit(None)
+        else:
+            await editor.diagnostics(uri, 1)
+            server = editor.client._server
+            assert server is not None and server.stdin is not None
+            server.stdin.close()
+        return await _gone(editor)
+    finally:
+        editor.kill()
+        await editor.client.stop()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--file", type=Path, help="a Python file to open (default: a synthetic model file)")
+    p.add_argument("--lines", type=int, default=4531, help="length of the synthetic file (default 4531)")
+    p.add_argument("--edits", type=int, default=20, help="edits to time (default 20)")
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        text = args.file.read_text() if args.file else synthetic_model(args.lines)
+        path = root / (args.file.name if args.file else "model.py")
+        path.write_text(text)
+        print(f"file: {args.file or 'synthetic model'}, {text.count(chr(10))} lines; cpu count {os.cpu_count()}")
+        print(f"dynalint --version         {_version_time():8.3f} s")
+        results = asyncio.run(_session(root, path, args.edits))
+        results["end of input -> gone"] = asyncio.run(_eof_session(root, path, busy=False))
+        results["exit mid-analysis -> gone"] = asyncio.run(_eof_session(root, path, busy=True))
+        parse = _parse_time(text)
+    for name, value in results.items():
+        print(f"{name:<27}{value:8.0f}" if name == "diagnostics" else f"{name:<27}{value:8.3f} s")
+    print(f"{'libcst parse only':<27}{parse:8.3f} s")
+    edit = results.get("edit -> diagnostics (median)")
+    if edit is not None:
+        print(f"median edit / parse         {edit / parse:8.2f}x")
+    action = results.get("code action")
+    if action is not None:
+        print(f"code action / open          {action / results['open -> diagnostics']:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Fixing files as ``check`` analyses them: workers compute each file's fixes with the project
+around it; this process alone writes them (:mod:`dynalint.writes`: atomically, through links,
+keeping encoding, line endings, mode, owner and extended attributes, never over an edit saved
+meanwhile)."""
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass, replace
+from typing import Iterator
+
+from dynalint.analysis.project import Project as SourceProject
+from dynalint.config import Project
+from dynalint.engine import SourceError, analyse, decode_source
+from dynalint.fixing import FixResult, fix_source
+from dynalint.notebooks import NotebookError, is_notebook, read_notebook
+from dynalint.pool import parallel_map
+from dynalint.positions import LineMapping
+from dynalint.runner import CACHE_DIR_NAME, init_worker, worker_index
+from dynalint.session import Session
+from dynalint.settings import Settings
+from dynalint.writes import ChangedOnDisk, write_atomically
+
+
+@dataclass
+class Outcome:
+    """What fixing one file did (returned by a worker, reported by the main process)."""
+
+    path: str
+    result: FixResult | None = None
+    changed: bool = False
+    diff: str = ""
+    error: str | None = None
+    note: str | None = None
+    """Something to tell the user about the file that is no failure (a notebook is not rewritten)."""
+    original: bytes | None = None
+    """The file's content as read, when ``result.source`` is to be written over it."""
+
+
+@dataclass(frozen=True)
+class Job:
+    path: str
+    settings: Settings
+    unsafe: bool
+    diff: bool
+    verify: tuple[str, ...]
+    inputs: tuple[str, ...] | None
+    timeout: float
+    before_call: tuple[str, ...] | None = None
+    devices: tuple[str, ...] = ("cpu",)
+    mode: str = "eval"
+    entries: str = ""
+    """What the compiled code of the other files hands this one (canonical JSON, "" for nothing)."""
+
+
+def fix_outcomes(jobs: list[Job], config: Project, workers: int) -> Iterator[Outcome]:
+    """Fix the files of ``jobs`` as ``check`` analyses them: each with the project around it (its
+    names resolve into the other files, and it gets what their compiled code hands it)."""
+    session = Session(config, jobs=workers, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
+    paths = [j.path for j in jobs]
+    entries = session.entries(paths)
+    index = session.index_paths(paths)
+    jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
+    if workers <= 1 or len(jobs) <= 1:
+        project = SourceProject(index)
+        outcomes: Iterator[Outcome] = (_fix_one(job, project) for job in jobs)
+    else:
+        outcomes = parallel_map(_fix_in_worker, jobs, workers, most=8, initializer=init_worker, initargs=(index,))
+    for outcome in outcomes:
+        yield _written(outcome)
+
+
+def _written(outcome: Outcome) -> Outcome:
+    """Write what a worker computed (in this process only, so that an interrupt stops every write)."""
+    if outcome.original is None or outcome.result is None:
+        return outcome
+    try:
+        write_atomically(outcome.path, outcome.result.source, outcome.original)
+    except ChangedOnDisk:
+        return replace(outcome, changed=False, original=None, result=None,
+                       error="changed on disk while it was being fixed; not fixed (run again)")
+    except OSError as exc:
+        return replace(outcome, changed=False, original=None, result=None,
+                       error=f"cannot write: {exc.strerror or exc}")
+    return replace(outcome, original=None)
+
+
+def _fix_in_worker(job: Job) -> Outcome:
+    return _fix_one(job, worker_index())
+
+
+def _fix_one(job: Job, project: SourceProject | None) -> Outcome:
+    """Fix one file (``project``: the index of the files around it). Never raises."""
+    source = None
+    entries = json.loads(job.entries) if job.entries else None
+    try:
+        with open(job.path, "rb") as fh:
+            data = fh.read()
+        if is_notebook(job.path):
+            return _notebook(job, data, project, entries)
+        source = decode_source(data)
+        if job.verify:
+            from dynalint.verify.api import confirm_fixes
+
+            result = confirm_fixes(job.path, list(job.verify), list(job.inputs) if job.inputs else None, job.settings,
+                                   job.unsafe, job.timeout, devices=job.devices, mode=job.mode,
+                                   before_call=list(job.before_call) if job.before_call else None,
+                                   project=project, entries=entries)
+        else:
+            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe, project=project, entries=entries)
+        if result.source == source:
+            return Outcome(job.path, result)
+        if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk
+            back = LineMapping(source, result.source)
+            result.remaining = [_renumbered(d, back) for d in result.remaining]
+            diff = "".join(difflib.unified_diff(source.splitlines(keepends=True),
+                                                result.source.splitlines(keepends=True),
+                                                fromfile=job.path, tofile=job.path))
+            return Outcome(job.path, result, True, diff)
+        return Outcome(job.path, result, True, original=data)
+    except (SourceError, OSError) as exc:
+        return Outcome(job.path, error=str(exc))
+    except Exception as exc:  # an internal error must not lose the other files
+        return Outcome(job.path, _unfixed(source, job, project, entries),
+                        error=f"internal error while fixing ({type(exc).__name__}: {exc}); "
+                              "the file is left as it was. This is a bug in dynalint: please report it")
+
+
+NOTEBOOK_NOTE = "not rewritten: dynalint fix edits Python files, not notebooks (the findings are listed)"
+
+
+def _notebook(job: Job, data: bytes, project: SourceProject | None, entries: dict | None) -> Outcome:
+    """A notebook is checked, never rewritten: what remains is what ``check`` reports in its cells."""
+    try:
+        notebook = read_notebook(data)
+    except NotebookError as exc:
+        return Outcome(job.path, error=str(exc))
+    found = _unfixed(notebook.text, job, project, entries)
+    if found is None:
+        return Outcome(job.path, error="internal error while checking the notebook; please report it")
+    found.remaining = [notebook.map_back(d) for d in found.remaining]
+    return Outcome(job.path, found, note=NOTEBOOK_NOTE)
+
+
+def _unfixed(source: str | None, job: Job, project: SourceProject | None, entries: dict | None
+             ) -> FixResult | None:
+    """What remains in a file that could not be fixed: its ``check`` diagnostics, when it can be checked."""
+    if source is None:
+        return None
+    try:
+        analysis = analyse(source, job.path, job.settings, project=project, entries=entries)
+        return FixResult(source, remaining=analysis.diagnostics)
+    except Exception:  # reported as the file's error already
+        return None
+    finally:
+        if project is not None:
+            project.release(job.path)
+
+
+def _renumbered(d, back: LineMapping):
+    from dataclasses import replace
+
+    line, unchanged = back.original(d.line)
+    end_line = line + (d.end_line - d.line) if unchanged else line
+    return replace(d, line=line, end_line=end_line, column=d.column if unchanged else 1,
+                   end_column=d.end_column if unchanged else 1)

@@ -1,0 +1,103 @@
+"""What the language server knows about one version of a document, computed on demand.
+
+This is the server's only way into the engine: :func:`check_document` is the one analysis
+call, and everything else (a diagnostic's fix, whether "fix all" has anything to do, the
+fixed text) is derived from its result the first time something asks, never up front.  On a
+large file the fixes of every diagnostic and two whole-file fix runs cost many times the
+analysis; a quick-fix menu needs the fixes of the diagnostics under the cursor only.
+
+The methods are called from the server's one analysis thread, one at a time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from dynalint.diagnostics import Diagnostic
+from dynalint.engine import Analysis, analyse
+from dynalint.fixers.base import fixers_for
+from dynalint.fixing import diagnostics_with_fixes, fix_source
+from dynalint.settings import Settings
+
+log = logging.getLogger("dynalint.adapters.lsp")
+
+
+@dataclass
+class Checked:
+    """One analysed version of a document."""
+
+    version: int | None
+    text: str
+    path: str
+    settings: Settings
+    diagnostics: list[Diagnostic]
+    error: str | None = None
+    """A configuration or internal error to show the user (once)."""
+    analysis: Analysis | None = field(default=None, repr=False)
+    _fixes: dict[Diagnostic, Diagnostic] = field(default_factory=dict, repr=False)
+    _fixed: dict[bool, str] = field(default_factory=dict, repr=False)
+
+    def with_fixes(self, wanted: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """``wanted``, each carrying its fix when one exists (the edits ``dynalint fix`` makes for it)."""
+        wanted = list(wanted)
+        todo = {d for d in wanted if d not in self._fixes}
+        if todo and self.analysis is not None and self.analysis.module is not None:
+            reported = [(f, d) for f, d in self.analysis.reported if d in todo]
+            only = dataclasses.replace(self.analysis, reported=reported)
+            try:
+                found = diagnostics_with_fixes(self.text, self.path, self.settings, analysis=only)
+            except Exception:  # a fixer bug must not take the server down: no fix offered
+                log.exception("computing fixes for %s failed", self.path)
+                found = []
+            self._fixes.update((d, d) for d in found if d in todo and d.fix is not None)
+        for d in todo:
+            self._fixes.setdefault(d, d)
+        return [self._fixes[d] for d in wanted]
+
+    def safeties(self) -> set[str]:
+        """Which "fix all" actions to offer: the safeties of the fixes already computed, and of the
+        fixers that may rewrite each other diagnostic.  A fixer's safety is fixed, so this plans nothing
+        (planning every finding of a large file costs as much as analysing it); a fixer that then declines
+        leaves "fix all" with less to do."""
+        out: set[str] = set()
+        by_code: dict[str, set[str]] = {}
+        for finding, d in self.analysis.reported if self.analysis is not None else ():
+            known = self._fixes.get(d)
+            if known is not None:
+                out |= {known.fix.safety} if known.fix is not None else set()
+                continue
+            code = finding.rule.code
+            if code not in by_code:
+                by_code[code] = {fixer.safety for fixer in fixers_for(code)}
+            out |= by_code[code]
+        return out
+
+    def fixed(self, unsafe: bool) -> str:
+        """The text after ``dynalint fix`` (``--unsafe-fixes`` with ``unsafe``)."""
+        if unsafe not in self._fixed:
+            try:
+                self._fixed[unsafe] = fix_source(self.text, self.path, self.settings, unsafe=unsafe,
+                                                 analysis=self.analysis).source
+            except Exception:
+                log.exception("fixing %s failed", self.path)
+                self._fixed[unsafe] = self.text
+        return self._fixed[unsafe]
+
+    def fix_all_texts(self) -> None:
+        """Compute the fixed text of each "fix all" on offer (for a client that cannot resolve actions)."""
+        for safety in self.safeties():
+            self.fixed(safety == "unsafe")
+
+
+def check_document(version: int | None, text: str, shown: str, settings: Settings) -> Checked:
+    """Analyse one version of a document (``shown``: its path as ``dynalint check`` reports it)."""
+    try:
+        analysis = analyse(text, shown, settings, record_values=True)
+    except Exception as exc:  # an analysis bug must not take the server down
+        log.exception("checking %s failed", shown)
+        return Checked(version, text, shown, settings, [], error=(
+            f"dynalint: internal error while checking {shown} ({type(exc).__name__}: {exc}); "
+            "please report it"))
+    return Checked(version, text, shown, settings, analysis.diagnostics, analysis=analysis)
