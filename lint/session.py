@@ -5,7 +5,8 @@
 helper whose tensor branch only another file's ``forward`` reaches would be reported by
 ``check .`` and by nothing else.  A :class:`Session` owns what makes the answers agree: which
 files make the project (the configuration root's Python files, ``exclude`` and ``.gitignore``
-respected; see :meth:`Session.project_roots`), the index their names resolve through, the entries they settle on and the cache.
+respected; see :meth:`Session.project_roots`), the index their names resolve through, the entries
+they settle on and the cache.
 ``check PATHS``, ``fix``, the flake8 plugin, pre-commit (which runs ``check`` on the changed
 files), verify's planning, ``fix --verify`` and an editor's unsaved buffer all ask it, and report
 only the files they were given.
