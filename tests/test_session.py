@@ -83,7 +83,8 @@ def test_a_cached_analysis_depends_on_the_package_reexports_it_read(tmp_path, mo
     (lib / "__init__.py").write_text("from .ops import score\n")
     (lib / "ops.py").write_text("def score(x):\n    return x.sum()\n")
     (lib / "other.py").write_text("def score(x):\n    return 1.0\n")
-    body = "import torch\nfrom lib import score\n\n\n@torch.compile\ndef f(x):\n    if score(x) > 0:\n        return x\n    return -x\n"
+    body = ("import torch\nfrom lib import score\n\n\n@torch.compile\ndef f(x):\n"
+            "    if score(x) > 0:\n        return x\n    return -x\n")
     (tmp_path / "use1.py").write_text(body)
     (tmp_path / "use2.py").write_text(body.replace("def f", "def g"))
     (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
