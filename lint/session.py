@@ -38,6 +38,9 @@ STDIN = "-"
 MODULE_SUFFIXES = (".py", ".pyi")
 """Files other files can import (a notebook is checked, but nothing imports it)."""
 
+MAX_SETTLED = 16
+"""Settled entries remembered per session (one per set of files and their stamps)."""
+
 Entries = dict[str, dict[str, dict]]
 """Incoming entries of one file: qualname -> parameter -> encoded value."""
 
@@ -95,6 +98,11 @@ class Session:
         if self.config.source is not None or _in_git_work_tree(self.root):
             return [self.root]
         return sorted({top for top in map(_top_package, inside) if top is not None})
+
+    def refresh(self) -> None:
+        """Find the project's files again on the next call (files were created or deleted: an editor
+        calls this on its file-change notifications; changed contents are noticed without it)."""
+        self._files.clear()
 
     def project_files(self, paths: Iterable[str] = ()) -> list[str]:
         """The importable files of the project around ``paths`` (absolute paths; found once per
@@ -161,6 +169,8 @@ class Session:
         if settled is None:
             _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index,
                                       project=self.index(index))
+            if len(self._settled) >= MAX_SETTLED:  # a long-lived session (an editor's) keeps the recent ones
+                self._settled.pop(next(iter(self._settled)))
             self._settled[key] = settled
         return {p: settled[p] for p in paths if p in settled}
 

@@ -101,3 +101,18 @@ def test_a_cached_analysis_depends_on_the_package_reexports_it_read(tmp_path, mo
     fresh = codes(None)
     assert fresh == {"use1.py": [], "use2.py": []}
     assert codes(cache) == fresh
+
+
+def test_refresh_finds_a_new_importer(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\n')
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    monkeypatch.chdir(tmp_path)
+    helper = os.path.join("pkg", "helpers.py")
+    session = Session(resolve(["."]))
+    assert session.check_buffer(helper, HELPERS) == []
+    (pkg / "model.py").write_text(MODEL)
+    session.refresh()
+    assert [d.code for d in session.check_buffer(helper, HELPERS)] == ["DYN101"]
