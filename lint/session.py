@@ -5,7 +5,8 @@
 helper whose tensor branch only another file's ``forward`` reaches would be reported by
 ``check .`` and by nothing else.  A :class:`Session` owns what makes the answers agree: which
 files make the project (the configuration root's Python files, ``exclude`` and ``.gitignore``
-respected; see :meth:`Session.project_roots`), the index their names resolve through, the entries they settle on and the cache.
+respected; see :meth:`Session.project_roots`), the index their names resolve through, the entries
+they settle on and the cache.
 ``check PATHS``, ``fix``, the flake8 plugin, pre-commit (which runs ``check`` on the changed
 files), verify's planning, ``fix --verify`` and an editor's unsaved buffer all ask it, and report
 only the files they were given.
@@ -36,6 +37,9 @@ STDIN = "-"
 """The path of code read from standard input without a name: no file of the project."""
 MODULE_SUFFIXES = (".py", ".pyi")
 """Files other files can import (a notebook is checked, but nothing imports it)."""
+
+MAX_SETTLED = 16
+"""Settled entries remembered per session (one per set of files and their stamps)."""
 
 Entries = dict[str, dict[str, dict]]
 """Incoming entries of one file: qualname -> parameter -> encoded value."""
@@ -94,6 +98,11 @@ class Session:
         if self.config.source is not None or _in_git_work_tree(self.root):
             return [self.root]
         return sorted({top for top in map(_top_package, inside) if top is not None})
+
+    def refresh(self) -> None:
+        """Find the project's files again on the next call (files were created or deleted: an editor
+        calls this on its file-change notifications; changed contents are noticed without it)."""
+        self._files.clear()
 
     def project_files(self, paths: Iterable[str] = ()) -> list[str]:
         """The importable files of the project around ``paths`` (absolute paths; found once per
@@ -160,6 +169,8 @@ class Session:
         if settled is None:
             _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index,
                                       project=self.index(index))
+            if len(self._settled) >= MAX_SETTLED:  # a long-lived session (an editor's) keeps the recent ones
+                self._settled.pop(next(iter(self._settled)))
             self._settled[key] = settled
         return {p: settled[p] for p in paths if p in settled}
 

@@ -61,3 +61,11 @@ def test_fix_diff_exits_1_when_findings_remain(tmp_path, capsys):
     assert "torch.where" in capsys.readouterr().out
     clean = write(tmp_path, "ok.py", "x = 1\n")
     assert main(["fix", "--diff", clean]) == 0
+
+
+def test_check_fix_no_cache_writes_no_cache(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "m.py", BROKEN)
+    code, _, _ = run(capsys, "--fix", "--unsafe-fixes", "m.py")
+    assert code == 0 and "torch.where" in (tmp_path / "m.py").read_text()
+    assert not (tmp_path / ".dynalint_cache").exists()

@@ -182,3 +182,32 @@ def test_fix_verify_file(expected, project):
     assert "torch.where" in diff, err
     fixed = [line for line in err.splitlines() if " fixed (" in line]
     assert [(int(f.split(":")[1]), f.split(": ")[1].split()[0]) for f in fixed] == [(l, c) for l, _, c in expected]
+
+
+def test_precommit_try_repo_on_the_changed_file(expected, project):
+    """pre-commit itself (installed from this repository) runs the hook on the one changed file."""
+    import shutil
+
+    from test_precommit import ROOT as HOOKS_ROOT, _git, _hook_outputs
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    pytest.importorskip("pre_commit")
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.invalid", PRE_COMMIT_HOME=str(project / ".pre-commit-home"))
+    try:
+        _git("ls-files", "--error-unmatch", ".pre-commit-hooks.yaml", cwd=HOOKS_ROOT, env=env)
+    except subprocess.CalledProcessError:
+        pytest.skip("the project is not a git checkout with .pre-commit-hooks.yaml committed")
+    (project / ".gitignore").write_text(".pre-commit-home/\n")
+    _git("init", "-q", ".", cwd=str(project), env=env)
+    _git("add", ".", cwd=str(project), env=env)
+    command = [sys.executable, "-m", "pre_commit", "try-repo", HOOKS_ROOT, "dynalint", "--files", HELPER,
+               "--color", "never", "--verbose"]
+    result = subprocess.run(command, cwd=str(project), env=env, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    hook = _hook_outputs(output)["dynalint"]
+    found = sorted((int(line.split(":")[1]), int(line.split(":")[2]), line.split(": ", 1)[1].split()[0])
+                   for line in hook.splitlines() if line.startswith(HELPER + ":"))
+    assert found == expected, output

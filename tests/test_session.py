@@ -73,3 +73,46 @@ def _ancestors(path: str):
         if parent == path:
             return
         path = parent
+
+
+def test_a_cached_analysis_depends_on_the_package_reexports_it_read(tmp_path, monkeypatch):
+    """Two files resolve a helper through an unchecked package ``__init__`` re-export; when the
+    re-export changes, neither file's cached result may be served."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "__init__.py").write_text("from .ops import score\n")
+    (lib / "ops.py").write_text("def score(x):\n    return x.sum()\n")
+    (lib / "other.py").write_text("def score(x):\n    return 1.0\n")
+    body = ("import torch\nfrom lib import score\n\n\n@torch.compile\ndef f(x):\n"
+            "    if score(x) > 0:\n        return x\n    return -x\n")
+    (tmp_path / "use1.py").write_text(body)
+    (tmp_path / "use2.py").write_text(body.replace("def f", "def g"))
+    (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
+    monkeypatch.chdir(tmp_path)
+    users = ["use1.py", "use2.py"]
+    cache = str(tmp_path / "cache")
+
+    def codes(cache_dir):
+        session = Session(resolve(["."]), cache_dir=cache_dir)
+        return {r.path: sorted(d.code for d in r.diagnostics) for r in session.check(users)}
+
+    assert codes(cache) == {"use1.py": ["DYN101"], "use2.py": ["DYN101"]}
+    (lib / "__init__.py").write_text("from .other import score\n")
+    fresh = codes(None)
+    assert fresh == {"use1.py": [], "use2.py": []}
+    assert codes(cache) == fresh
+
+
+def test_refresh_finds_a_new_importer(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\n')
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    monkeypatch.chdir(tmp_path)
+    helper = os.path.join("pkg", "helpers.py")
+    session = Session(resolve(["."]))
+    assert session.check_buffer(helper, HELPERS) == []
+    (pkg / "model.py").write_text(MODEL)
+    session.refresh()
+    assert [d.code for d in session.check_buffer(helper, HELPERS)] == ["DYN101"]

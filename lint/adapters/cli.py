@@ -152,12 +152,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise ConfigError("--jobs must be at least 1")
     stdin = (stdin_path, console.read_stdin()) if stdin_path is not None else None
     fixed = 0
+    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
     if args.fix or args.add_noqa:
         if stdin is not None and args.fix:
             return fix_stdin(args, project, stdin)
         if args.fix:
-            fixed = _fix_files(args, project, files, jobs)
-    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
+            fixed = _fix_files(args, project, files, jobs, cache_dir)
     with_fixes = args.format == "json" or args.show_fixes
     diagnostics: list[Diagnostic] = []
     errors = 0
@@ -194,14 +194,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if diagnostics or errors else EXIT_CLEAN
 
 
-def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int) -> int:
+def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int,
+               cache_dir: str | None) -> int:
     """``check --fix``: fix the files as ``dynalint fix`` does; returns how many fixes were applied."""
     from dynalint.adapters import fix_files
 
     fix_jobs = [fix_files.Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
                               verify=(), inputs=None, timeout=0.0) for p in files]
     total = 0
-    for outcome in fix_files.fix_outcomes(fix_jobs, project, jobs):
+    for outcome in fix_files.fix_outcomes(fix_jobs, project, jobs, cache_dir=cache_dir):
         if outcome.error is not None or outcome.result is None:
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue

@@ -54,10 +54,14 @@ class Job:
     """What the compiled code of the other files hands this one (canonical JSON, "" for nothing)."""
 
 
-def fix_outcomes(jobs: list[Job], config: Project, workers: int) -> Iterator[Outcome]:
+def fix_outcomes(jobs: list[Job], config: Project, workers: int, *, cache_dir: str | None | bool = True
+                 ) -> Iterator[Outcome]:
     """Fix the files of ``jobs`` as ``check`` analyses them: each with the project around it (its
-    names resolve into the other files, and it gets what their compiled code hands it)."""
-    session = Session(config, jobs=workers, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
+    names resolve into the other files, and it gets what their compiled code hands it).
+    ``cache_dir``: where the analyses of the project are cached (True: ``check``'s default place)."""
+    if cache_dir is True:
+        cache_dir = os.path.join(config.root, CACHE_DIR_NAME)
+    session = Session(config, jobs=workers, cache_dir=cache_dir or None)
     paths = [j.path for j in jobs]
     entries = session.entries(paths)
     index = session.index_paths(paths)

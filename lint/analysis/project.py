@@ -101,6 +101,9 @@ class Project:
         self._defined: dict[str, tuple[str, set[str]]] = {}
         """Unchecked package ``__init__.py`` files that define functions or classes: (path, names)."""
         self._resolved: dict[str, tuple[str, str, str] | None] = {}
+        self._consulted: dict[str, set[str]] = {}
+        """Files read to resolve a name: a later analysis that reuses the answer depends on them too."""
+        self._export_files: dict[str, str] = {}
         self._transient: set[str] = set()
         self._imported: set[str] | None = None
         self._graph: dict[str, set[str]] | None = None
@@ -241,6 +244,8 @@ class Project:
     def _package_exports(self, package: str) -> dict[str, str]:
         """Names an unchecked package ``__init__.py`` imports (its re-exports), by ast."""
         if package in self._exports:
+            if package in self._export_files:
+                self.read.add(self._export_files[package])  # this analysis depends on it too
             return self._exports[package]
         out: dict[str, str] = {}
         directory = self.packages.get(package)
@@ -250,6 +255,7 @@ class Project:
                 with open(init, "rb") as fh:
                     tree = ast.parse(fh.read())
                 self.read.add(init)
+                self._export_files[package] = init
             except (OSError, SyntaxError, ValueError):
                 tree = None
             if tree is not None:
@@ -271,6 +277,7 @@ class Project:
         if q.split(".", 1)[0] not in self.tops or depth > _MAX_RESOLVE_DEPTH:
             return None
         if q in self._resolved:
+            self.read |= self._consulted.get(q, set())
             known = self._resolved[q]
             if known is None:
                 return None
@@ -280,7 +287,11 @@ class Project:
             idx = self.load(module, path)  # the tree in use (it may have been parsed again since)
             return Resolved(idx, name, module) if idx is not None else None
         self._resolved[q] = None  # cycles resolve to nothing
-        result = self._resolve(q, depth)
+        outer, self.read = self.read, set()
+        try:
+            result = self._resolve(q, depth)
+        finally:
+            self._consulted[q], self.read = self.read, outer | self.read
         # remember where, not the tree: a remembered tree would stay alive after it is dropped
         self._resolved[q] = None if result is None else (
             result.module, result.name, result.index.path if result.index is not None else "")
