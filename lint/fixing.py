@@ -430,7 +430,7 @@ def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
     errors: list[FixerError] = []
     candidates = _candidates(analysis, errors)
     by_diag = {id(c.diagnostic): c for c in candidates}
-    comments = Counter(_comments(analysis.module))
+    comments = Counter(_comments(analysis.module)) if candidates else Counter()  # a walk of the whole tree
     proven = _proven_together(analysis.module, source, candidates, comments)
     out = []
     for _finding, diag in analysis.reported:

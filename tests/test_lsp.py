@@ -288,3 +288,30 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     [d101] = [d for d in checked.diagnostics if d.code == "DYN101"]
     [only] = checked.with_fixes([d101])
     assert only.fix == next(d.fix for d in diagnostics_with_fixes(MODEL, "model.py", settings) if d.code == "DYN101")
+
+
+def test_a_quick_fix_menu_on_a_large_file_computes_its_range_only(tmp_path: Path) -> None:
+    """Hundreds of fixable diagnostics: the menu on one of them is answered without fixing the others
+    (computing every fix of this file takes minutes), and "fix all" waits until it is picked."""
+    from lsp_client import synthetic_model
+
+    path = tmp_path / "model.py"
+    path.write_text(synthetic_model(1500))
+
+    async def session() -> None:
+        editor = Editor(tmp_path)
+        try:
+            await editor.start("--debounce", "0")
+            uri = editor.open(path)
+            diagnostics = await editor.diagnostics(uri, 1)
+            assert len(diagnostics) > 300
+            target = next(d for d in diagnostics[len(diagnostics) // 2:] if d.code == "DYN101")
+            actions = await editor.code_actions(uri, target.range, [target])  # within the client's timeout
+            titles = [a.title for a in actions]
+            assert titles[0].startswith("DYN101: ") and titles[-1] == FIX_ALL_UNSAFE_TITLE
+            assert actions[0].edit is not None and actions[-1].edit is None
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())

@@ -136,6 +136,12 @@ def test_exit_during_an_analysis_does_not_wait_for_it(server: RawServer, tmp_pat
     server.notify("initialized", {})
     _open(server, path)
     time.sleep(0.5)  # the analysis is under way
+    # ... and requests are answered meanwhile
+    server.request(1, "textDocument/hover", {"textDocument": {"uri": path.as_uri()},
+                                             "position": {"line": 0, "character": 0}})
+    waited = time.perf_counter()
+    assert server.answer(1)["result"] is None
+    assert time.perf_counter() - waited < 2.0
     start = time.perf_counter()
     server.notify("exit")
     assert server.wait(30) == 1
