@@ -80,10 +80,11 @@ class GitIgnore:
     def ignored(self, path: str) -> bool:
         """Whether git ignores ``path`` or a folder above it (within its repository)."""
         path = os.path.abspath(path)
-        top = self._toplevel(path if os.path.isdir(path) else os.path.dirname(path))
+        is_dir = os.path.isdir(path)
+        top = self._toplevel(path if is_dir else os.path.dirname(path))
         if top is None or path == top:
             return False
-        parts = os.path.relpath(path, top).split(os.sep)
+        parts = path[len(top):].lstrip(os.sep).split(os.sep)
         current = top
         for i, name in enumerate(parts):
             parent, current = current, os.path.join(current, name)
@@ -91,8 +92,7 @@ class GitIgnore:
                 return True
             known = self._verdicts.get(current)
             if known is None:
-                is_dir = i < len(parts) - 1 or os.path.isdir(current)
-                known = self._decide(top, parent, current, is_dir)
+                known = self._decide(top, parent, current, is_dir or i < len(parts) - 1)
                 self._verdicts[current] = known
             if known:
                 return True
@@ -102,19 +102,22 @@ class GitIgnore:
         """The last matching pattern decides: deeper ``.gitignore`` files over shallower ones, any
         ``.gitignore`` over ``info/exclude`` over the global excludes."""
         directory = parent
-        chain = []
-        while True:
-            chain.append(directory)
-            if directory == top or len(directory) <= len(top):
+        while True:  # deepest first: the first level with a match decides
+            patterns = self._directory_patterns(directory)
+            if patterns:
+                found = verdict(patterns, _relative(path, directory), is_dir)
+                if found is not None:
+                    return found
+            if len(directory) <= len(top):
                 break
             directory = os.path.dirname(directory)
-        for base in chain:  # deepest first: the first level with a match decides
-            rel = os.path.relpath(path, base).replace(os.sep, "/")
-            found = verdict(self._directory_patterns(base), rel, is_dir)
-            if found is not None:
-                return found
-        rel = os.path.relpath(path, top).replace(os.sep, "/")
-        return bool(verdict(self._repository_patterns(top), rel, is_dir))
+        return bool(verdict(self._repository_patterns(top), _relative(path, top), is_dir))
+
+
+def _relative(path: str, base: str) -> str:
+    """``path`` (under ``base``) relative to it, ``/``-separated."""
+    rel = path[len(base):].lstrip(os.sep)
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
 MAX_IGNORE_FILE = 16 * 1024 * 1024
