@@ -71,6 +71,18 @@ def test_identical_files_in_different_packages_keep_their_own_results(tmp_path):
         assert _check([p, os.path.join(os.path.dirname(p), "helpers.py")], cache) == expected[p]
 
 
+def test_an_entry_belongs_to_the_set_of_checked_files(tmp_path):
+    """``check pkg/m.py`` cannot see into helpers.py, ``check pkg/m.py pkg/helpers.py`` can: each run
+    gets what it would get without a cache, whichever ran first."""
+    path = _package(tmp_path, "pkg", "x.sum()")
+    alone, together = [path], [path, os.path.join(os.path.dirname(path), "helpers.py")]
+    expected = {len(paths): _check(paths) for paths in (alone, together)}
+    assert expected[1] != expected[2]
+    cache = str(tmp_path / "cache")
+    for paths in (alone, together, alone, together):
+        assert _check(paths, cache) == expected[len(paths)]
+
+
 @pytest.fixture
 def cached_model(tmp_path):
     """A model file, its results without a cache, and the cache directory holding its one entry."""
