@@ -136,6 +136,8 @@ class Cache:
     def put(self, key: str, entry: Entry) -> None:
         target = self._path(key)
         try:
+            if os.path.islink(self.directory) or os.path.islink(os.path.dirname(target)):
+                return  # a checkout's link must not make dynalint write where it points
             os.makedirs(os.path.dirname(target), exist_ok=True)
             if not os.path.exists(os.path.join(self.directory, "CACHEDIR.TAG")):
                 with open(os.path.join(self.directory, "CACHEDIR.TAG"), "w") as fh:

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -171,6 +172,27 @@ def test_odd_entry_files_are_misses(cached_model, kind):
     assert done.returncode == 1, done.stderr.decode()[-2000:]
     assert done.stdout == _check_in_a_child(path, "--no-cache").stdout
     assert done.stdout.count(b"DYN") == len(expected)
+
+
+def test_a_linked_cache_directory_is_not_written_through(tmp_path):
+    """A checkout that ships ``.dynalint_cache`` as a link to another directory gets no file written
+    there (results are still right: the cache only costs time)."""
+    path = _package(tmp_path, "pkg", "x.sum()")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = tmp_path / "cache"
+    cache.symlink_to(elsewhere)
+    expected = _check([path])
+    assert _check([path], str(cache)) == expected
+    assert os.listdir(elsewhere) == []
+    cache.unlink()
+    assert _check([path], str(cache)) == expected
+    (subdir,) = {os.path.dirname(e) for e in _entries(str(cache))}
+    shutil.rmtree(subdir)
+    os.symlink(elsewhere, subdir)
+    for _ in range(2):
+        assert _check([path], str(cache)) == expected
+    assert os.listdir(elsewhere) == []
 
 
 # -- generated entries ------------------------------------------------------------------------------
