@@ -54,19 +54,34 @@ class GitIgnore:
             self._tops[d] = top
         return top
 
-    def _read(self, path: str) -> list[Pattern]:
-        """The patterns of one ignore file (none when it is missing, unreadable or not a regular file)."""
+    @staticmethod
+    def _read(path: str, follow: bool = True) -> list[Pattern]:
+        """The patterns of one ignore file: none when it is missing, unreadable, too large or not a
+        regular file (a FIFO is never waited on).  ``follow=False``: a symbolic link is not followed
+        (git does not follow a ``.gitignore`` that is a link in the working tree)."""
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        if not follow:
+            flags |= getattr(os, "O_NOFOLLOW", 0)
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode) or os.path.getsize(path) > MAX_IGNORE_FILE:
-                return []
-            with open(path, "rb") as fh:
-                return parse_lines(fh.read().decode("utf-8", "surrogateescape"))
+            fd = os.open(path, flags)
         except OSError:
             return []
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_IGNORE_FILE:
+                return []
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read(MAX_IGNORE_FILE + 1)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        return parse_lines(data[:MAX_IGNORE_FILE].decode("utf-8", "surrogateescape"))
 
     def _directory_patterns(self, directory: str) -> list[Pattern]:
         if directory not in self._patterns:
-            self._patterns[directory] = self._read(os.path.join(directory, ".gitignore"))
+            path = os.path.join(directory, ".gitignore")
+            self._patterns[directory] = self._read(path, follow=False)
         return self._patterns[directory]
 
     def _repository_patterns(self, top: str) -> list[Pattern]:

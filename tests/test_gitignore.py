@@ -172,6 +172,22 @@ def test_a_hostile_repository_configuration_runs_nothing(tmp_path, capsys, monke
     assert marker.exists()
 
 
+def test_a_linked_or_odd_gitignore_is_not_read(tmp_path, capsys, monkeypatch):
+    """git does not follow a ``.gitignore`` that is a symbolic link; a FIFO is not waited on (git
+    itself blocks on one)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
+    write(tmp_path, "elsewhere", "x.py\n")
+    os.symlink("elsewhere", tmp_path / ".gitignore")
+    write(tmp_path, "x.py", "x = 1\n")
+    write(tmp_path, "sub/y.py", "x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    listed = subprocess.run(["git", "ls-files", "-o", "-i", "--exclude-standard"], capture_output=True,
+                            text=True, timeout=60).stdout.split()
+    assert listed == []
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    assert sorted(run(capsys, "--show-files", ".")[1].splitlines()) == [os.path.join("sub", "y.py"), "x.py"]
+
+
 def test_nested_gitignore_and_info_exclude_in_a_walk(tmp_path, capsys, monkeypatch):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
     write(tmp_path, ".gitignore", "gen_*.py\n/vendor/\n")
