@@ -58,19 +58,34 @@ class GitIgnore:
             self._tops[d] = top
         return top
 
-    def _read(self, path: str) -> list[Pattern]:
-        """The patterns of one ignore file (none when it is missing, unreadable or not a regular file)."""
+    @staticmethod
+    def _read(path: str, follow: bool = True) -> list[Pattern]:
+        """The patterns of one ignore file: none when it is missing, unreadable, too large or not a
+        regular file (a FIFO is never waited on).  ``follow=False``: a symbolic link is not followed
+        (git does not follow a ``.gitignore`` that is a link in the working tree)."""
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        if not follow:
+            flags |= getattr(os, "O_NOFOLLOW", 0)
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode) or os.path.getsize(path) > MAX_IGNORE_FILE:
-                return []
-            with open(path, "rb") as fh:
-                return parse_lines(fh.read().decode("utf-8", "surrogateescape"))
+            fd = os.open(path, flags)
         except OSError:
             return []
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_IGNORE_FILE:
+                return []
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read(MAX_IGNORE_FILE + 1)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        return parse_lines(data[:MAX_IGNORE_FILE].decode("utf-8", "surrogateescape"))
 
     def _directory_patterns(self, directory: str) -> list[Pattern]:
         if directory not in self._patterns:
-            self._patterns[directory] = self._read(os.path.join(directory, ".gitignore"))
+            path = os.path.join(directory, ".gitignore")
+            self._patterns[directory] = self._read(path, follow=False)
         return self._patterns[directory]
 
     def _repository_patterns(self, top: str) -> list[Pattern]:
@@ -84,10 +99,11 @@ class GitIgnore:
     def ignored(self, path: str) -> bool:
         """Whether git ignores ``path`` or a folder above it (within its repository)."""
         path = os.path.abspath(path)
-        top = self._toplevel(path if os.path.isdir(path) else os.path.dirname(path))
+        is_dir = os.path.isdir(path)
+        top = self._toplevel(path if is_dir else os.path.dirname(path))
         if top is None or path == top:
             return False
-        parts = os.path.relpath(path, top).split(os.sep)
+        parts = path[len(top):].lstrip(os.sep).split(os.sep)
         current = top
         for i, name in enumerate(parts):
             parent, current = current, os.path.join(current, name)
@@ -95,8 +111,7 @@ class GitIgnore:
                 return True
             known = self._verdicts.get(current)
             if known is None:
-                is_dir = i < len(parts) - 1 or os.path.isdir(current)
-                known = self._decide(top, parent, current, is_dir)
+                known = self._decide(top, parent, current, is_dir or i < len(parts) - 1)
                 self._verdicts[current] = known
             if known:
                 return True
@@ -106,19 +121,22 @@ class GitIgnore:
         """The last matching pattern decides: deeper ``.gitignore`` files over shallower ones, any
         ``.gitignore`` over ``info/exclude`` over the global excludes."""
         directory = parent
-        chain = []
-        while True:
-            chain.append(directory)
-            if directory == top or len(directory) <= len(top):
+        while True:  # deepest first: the first level with a match decides
+            patterns = self._directory_patterns(directory)
+            if patterns:
+                found = verdict(patterns, _relative(path, directory), is_dir)
+                if found is not None:
+                    return found
+            if len(directory) <= len(top):
                 break
             directory = os.path.dirname(directory)
-        for base in chain:  # deepest first: the first level with a match decides
-            rel = os.path.relpath(path, base).replace(os.sep, "/")
-            found = verdict(self._directory_patterns(base), rel, is_dir)
-            if found is not None:
-                return found
-        rel = os.path.relpath(path, top).replace(os.sep, "/")
-        return bool(verdict(self._repository_patterns(top), rel, is_dir))
+        return bool(verdict(self._repository_patterns(top), _relative(path, top), is_dir))
+
+
+def _relative(path: str, base: str) -> str:
+    """``path`` (under ``base``) relative to it, ``/``-separated."""
+    rel = path[len(base):].lstrip(os.sep)
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
 
 MAX_IGNORE_FILE = 16 * 1024 * 1024

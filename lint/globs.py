@@ -26,6 +26,10 @@ _POSIX_CLASSES = {
 }
 
 
+_ANY_DEPTH = None
+"""A ``**`` component: any number of directories."""
+
+
 @dataclass(frozen=True)
 class Pattern:
     """One gitignore pattern."""
@@ -36,19 +40,55 @@ class Pattern:
     directory_only: bool
     anchored: bool
     """Matched against the whole relative path (else against the last name only)."""
-    regex: re.Pattern[str]
+    parts: tuple[re.Pattern[str] | None, ...]
+    """One matcher per ``/``-separated component; None for a ``**`` component."""
+    prefix: str | None = None
+    """Set when the pattern's first wildcard is a ``**`` right after plain characters of a name
+    (``a**/x``): git compares that literal prefix first and matches the rest as if it began the
+    pattern, so the ``**`` crosses directories.  ``parts`` is then what follows ``**/``."""
 
     def match(self, path: str, is_dir: bool = False) -> bool:
         """Whether the pattern matches ``path`` (ignoring negation: see :func:`verdict`)."""
         if self.directory_only and not is_dir:
             return False
-        subject = path if self.anchored else path.rsplit("/", 1)[-1]
-        return self.regex.fullmatch(subject) is not None
+        if self.prefix is not None:
+            return self._match_after_prefix(path)
+        if not self.anchored:
+            part = self.parts[0]
+            return part is None or part.fullmatch(path.rsplit("/", 1)[-1]) is not None
+        return _match_components(self.parts, path.split("/"))
+
+    def _match_after_prefix(self, path: str) -> bool:
+        if not path.startswith(self.prefix or ""):
+            return False
+        if not self.parts:  # a trailing ``**``: everything under the prefix
+            return True
+        rest = path[len(self.prefix or ""):]
+        if _match_components(self.parts, rest.split("/")):  # ``**/`` as no directory at all
+            return True
+        return any(_match_components(self.parts, rest[k + 1:].split("/"))
+                   for k, c in enumerate(rest) if c == "/")
+
+
+def _match_components(parts: tuple[re.Pattern[str] | None, ...], names: list[str]) -> bool:
+    """Component by component, keeping every position the pattern can have reached (linear in the
+    pattern times the path, whatever the pattern: no backtracking)."""
+    reached = {0}
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        if not reached:
+            return False
+        if part is None:  # ``**``: zero or more directories; at the end, one or more names
+            first = min(reached) + (1 if i == last else 0)
+            reached = set(range(first, len(names) + 1))
+        else:
+            reached = {j + 1 for j in reached if j < len(names) and part.fullmatch(names[j])}
+    return len(names) in reached
 
 
 def compile_pattern(line: str) -> Pattern | None:
     """The pattern of one line of a gitignore file; None for a blank line, a comment or a pattern
-    that can never match (one ending in a lone backslash, as git treats it)."""
+    that can never match (one ending in a lone backslash or with an unclosed ``[``, as git treats it)."""
     text = line.rstrip("\n").removesuffix("\r")
     text = _strip_trailing_spaces(text)
     if not text or text.startswith("#"):
@@ -65,10 +105,28 @@ def compile_pattern(line: str) -> Pattern | None:
     anchored = "/" in body
     if body.startswith("/"):
         body = body[1:]
-    regex = _translate(body)
-    if regex is None:
+    tokens = _tokens(body)
+    if tokens is None:
         return None
-    return Pattern(text, negated, directory_only, anchored, re.compile(regex, re.DOTALL))
+    quirk = _literal_prefix_before_double_star(tokens) if anchored else None
+    if quirk is not None:
+        prefix, rest = quirk
+        parts = tuple(_component(c) for c in _split(rest)) if rest else ()
+        return Pattern(text, negated, directory_only, anchored, parts, prefix)
+    parts = tuple(_component(c) for c in _split(tokens))
+    return Pattern(text, negated, directory_only, anchored, parts)
+
+
+def _literal_prefix_before_double_star(tokens: list[_Token]) -> tuple[str, list[_Token]] | None:
+    """(literal prefix, tokens after ``**/``) when the first wildcard is a ``**`` that follows a plain
+    character and ends its component (see :attr:`Pattern.prefix`); else None."""
+    first = next((i for i, t in enumerate(tokens) if t[0] in ("*", "=")), None)
+    if first is None or first == 0 or tokens[first][0] != "*" or int(tokens[first][1]) < 2:
+        return None
+    if tokens[first - 1][0] != "c" or (first + 1 < len(tokens) and tokens[first + 1] != _SEPARATOR):
+        return None
+    prefix = "".join("/" if t == _SEPARATOR else t[1] for t in tokens[:first])
+    return prefix, tokens[first + 2:]
 
 
 def parse_lines(text: str) -> list[Pattern]:
@@ -102,45 +160,78 @@ def _strip_trailing_spaces(text: str) -> str:
     return text[:end]
 
 
-def _translate(body: str) -> str | None:
-    """A regular expression for a wildmatch pattern (``*`` stops at ``/``), None if malformed."""
-    out: list[str] = []
+_Token = tuple[str, ...]
+"""``("/",)`` a separator, ``("*", "n")`` a run of n stars, ``("=", regex)`` one character."""
+_SEPARATOR: _Token = ("/",)
+
+
+def _tokens(body: str) -> list[_Token] | None:
+    """The tokens of a wildmatch pattern; None if it is malformed (it then never matches)."""
+    out: list[_Token] = []
     i, n = 0, len(body)
     while i < n:
         c = body[i]
-        if c == "*":
+        if c == "/":
+            out.append(_SEPARATOR)
+            i += 1
+        elif c == "*":
             j = i
             while j < n and body[j] == "*":
                 j += 1
-            at_start = i == 0 or body[i - 1] == "/"
-            at_end = j == n or body[j] == "/"
-            if j - i >= 2 and at_start and at_end:
-                if j == n:
-                    out.append(".*")  # trailing /** (or ** alone): everything
-                else:
-                    out.append("(?:.*/)?")  # **/ : zero or more directories
-                    j += 1
-            else:
-                out.append("[^/]*")
+            out.append(("*", str(j - i)))
             i = j
         elif c == "?":
-            out.append("[^/]")
+            out.append(("=", "."))
             i += 1
         elif c == "[":
             found = _char_class(body, i)
             if found is None:
                 return None  # an unclosed class: git's wildmatch never matches
             klass, i = found
-            out.append(klass)
+            out.append(("=", klass))
         elif c == "\\":
             if i + 1 >= n:
                 return None
-            out.append(re.escape(body[i + 1]))
+            out.append(_SEPARATOR if body[i + 1] == "/" else ("=", re.escape(body[i + 1])))
             i += 2
         else:
-            out.append(re.escape(c))
+            out.append(("c", c))  # a plain character: part of the literal prefix
             i += 1
-    return "".join(out)
+    return out
+
+
+def _split(tokens: list[_Token]) -> list[list[_Token]]:
+    components: list[list[_Token]] = [[]]
+    for token in tokens:
+        if token == _SEPARATOR:
+            components.append([])
+        else:
+            components[-1].append(token)
+    return components
+
+
+def _component(tokens: list[_Token]) -> re.Pattern[str] | None:
+    """The matcher of one component: None for ``**`` alone, else a regular expression in which each
+    ``*`` but the last takes the shortest text that lets the next fixed part match (a lookahead and
+    a back-reference make that choice final, so no input makes the match backtrack)."""
+    if len(tokens) == 1 and tokens[0][0] == "*" and int(tokens[0][1]) >= 2:
+        return _ANY_DEPTH
+    chunks: list[str] = [""]
+    for kind, value in tokens:
+        if kind == "*":
+            if chunks[-1] or len(chunks) == 1:
+                chunks.append("")
+        else:
+            chunks[-1] += re.escape(value) if kind == "c" else value
+    if len(chunks) == 1:
+        return re.compile(chunks[0], re.DOTALL)
+    head, *middle, tail = chunks
+    out = [head]
+    for k, chunk in enumerate(middle):
+        if chunk:
+            out.append(f"(?=(?P<g{k}>.*?{chunk}))(?P=g{k})")
+    out.append(".*" + tail)
+    return re.compile("".join(out), re.DOTALL)
 
 
 def _char_class(body: str, start: int) -> tuple[str, int] | None:

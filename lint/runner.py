@@ -92,9 +92,11 @@ class Cache:
         self.directory = directory
 
     @staticmethod
-    def key(data: bytes, settings: Settings, entries: str = "", path: str = "") -> str:
+    def key(data: bytes, settings: Settings, entries: str = "", path: str = "", modules: str = "") -> str:
         """``path``: the file's identity (its resolved path), so that two files with the same text
-        in different packages, whose imports mean different modules, never share an entry."""
+        in different packages, whose imports mean different modules, never share an entry.
+        ``modules``: the digest of the checked modules (:func:`modules_digest`): what an import can
+        resolve to differs between ``check pkg/m.py`` and ``check .``."""
         h = hashlib.sha256()
         h.update(__version__.encode())
         h.update(b"\0")
@@ -105,6 +107,8 @@ class Cache:
         h.update(entries.encode())
         h.update(b"\0")
         h.update(os.path.realpath(path).encode("utf-8", "surrogateescape") if path else b"")
+        h.update(b"\0")
+        h.update(modules.encode())
         h.update(b"\0")
         h.update(data)
         return h.hexdigest()
@@ -133,6 +137,8 @@ class Cache:
     def put(self, key: str, entry: Entry) -> None:
         target = self._path(key)
         try:
+            if os.path.islink(self.directory) or os.path.islink(os.path.dirname(target)):
+                return  # a checkout's link must not make dynalint write where it points
             os.makedirs(os.path.dirname(target), exist_ok=True)
             if not os.path.exists(os.path.join(self.directory, "CACHEDIR.TAG")):
                 with open(os.path.join(self.directory, "CACHEDIR.TAG"), "w") as fh:
@@ -158,6 +164,15 @@ def _unlink_quietly(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def modules_digest(project: SourceProject) -> str:
+    """A digest of the checked modules (name and resolved path of each): an analysis resolves imports
+    among them, so adding or removing a checked file invalidates the entries."""
+    h = hashlib.sha256()
+    for name, path in sorted(project.paths.items()):
+        h.update(name.encode() + b"\0" + os.path.realpath(path).encode("utf-8", "surrogateescape") + b"\0")
+    return h.hexdigest()
 
 
 _HASHES: dict[str, tuple[float, int, str]] = {}
@@ -188,6 +203,8 @@ class _Job:
     with_fixes: bool = False
     data: bytes | None = None
     """The file's content when it does not come from the file (standard input)."""
+    modules: str = ""
+    """The digest of the checked modules (see :func:`modules_digest`)."""
 
 
 @dataclass
@@ -228,8 +245,8 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
         except OSError as exc:
             return _Outcome(FileResult(path, io_error(path, f"cannot read: {exc.strerror or exc}", settings)))
     cache = Cache(job.cache_dir) if job.cache_dir else None
-    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries, path) \
-        if cache else ""
+    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries, path,
+                    job.modules) if cache else ""
     if cache is not None:
         cached = cache.get(key, path)
         if cached is not None:
@@ -341,9 +358,11 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
             if workers > 1 and len(paths) >= MIN_FILES_FOR_POOL else None
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
+        modules = modules_digest(project) if cache_dir else ""
         pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
-            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes) for p in pending]
+            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes, modules=modules)
+                        for p in pending]
             if pool is not None:
                 done = list(pool.map(_check_in_worker, job_list,
                                      chunksize=chunk_size(len(job_list), workers, 16)))

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -69,6 +70,18 @@ def test_identical_files_in_different_packages_keep_their_own_results(tmp_path):
     assert expected[one] != [{**d, "path": one} for d in expected[two]]  # the helpers make a difference
     for p in (one, two, one):
         assert _check([p, os.path.join(os.path.dirname(p), "helpers.py")], cache) == expected[p]
+
+
+def test_an_entry_belongs_to_the_set_of_checked_files(tmp_path):
+    """``check pkg/m.py`` cannot see into helpers.py, ``check pkg/m.py pkg/helpers.py`` can: each run
+    gets what it would get without a cache, whichever ran first."""
+    path = _package(tmp_path, "pkg", "x.sum()")
+    alone, together = [path], [path, os.path.join(os.path.dirname(path), "helpers.py")]
+    expected = {len(paths): _check(paths) for paths in (alone, together)}
+    assert expected[1] != expected[2]
+    cache = str(tmp_path / "cache")
+    for paths in (alone, together, alone, together):
+        assert _check(paths, cache) == expected[len(paths)]
 
 
 @pytest.fixture
@@ -159,6 +172,27 @@ def test_odd_entry_files_are_misses(cached_model, kind):
     assert done.returncode == 1, done.stderr.decode()[-2000:]
     assert done.stdout == _check_in_a_child(path, "--no-cache").stdout
     assert done.stdout.count(b"DYN") == len(expected)
+
+
+def test_a_linked_cache_directory_is_not_written_through(tmp_path):
+    """A checkout that ships ``.dynalint_cache`` as a link to another directory gets no file written
+    there (results are still right: the cache only costs time)."""
+    path = _package(tmp_path, "pkg", "x.sum()")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cache = tmp_path / "cache"
+    cache.symlink_to(elsewhere)
+    expected = _check([path])
+    assert _check([path], str(cache)) == expected
+    assert os.listdir(elsewhere) == []
+    cache.unlink()
+    assert _check([path], str(cache)) == expected
+    (subdir,) = {os.path.dirname(e) for e in _entries(str(cache))}
+    shutil.rmtree(subdir)
+    os.symlink(elsewhere, subdir)
+    for _ in range(2):
+        assert _check([path], str(cache)) == expected
+    assert os.listdir(elsewhere) == []
 
 
 # -- generated entries ------------------------------------------------------------------------------

@@ -48,10 +48,27 @@ def _git(cwd, *args, home):
     ("foo\\ ", "foo ", False, True),
     ("foo   ", "foo", False, True),            # unescaped trailing spaces are dropped
     ("[ab", "[ab", False, False),              # an unclosed class never matches
+    ("a**/x", "a/q/x", False, True),           # git compares the literal prefix `a` first: the **
+    ("a**/x", "ax", False, True),              # then begins the rest of the pattern and crosses /
+    ("/p/q**", "p/qr/s/t", False, True),
+    ("a/b**c", "a/bx/c", False, False),        # not followed by /: a plain *
 ])
 def test_patterns(pattern, path, is_dir, expected):
     compiled = compile_pattern(pattern)
     assert (compiled is not None and compiled.match(path, is_dir)) is expected
+
+
+def test_no_pattern_makes_matching_slow():
+    """Matching is linear in the pattern times the name: a hostile ``.gitignore`` cannot hang a run
+    (a backtracking translation of ``*a*a*...*b`` takes minutes on a 60-character name)."""
+    import time
+
+    start = time.perf_counter()
+    for stars in range(1, 60):
+        assert not compile_pattern("*a" * stars + "*b").match("a" * 250)
+    assert not compile_pattern("/" + "**/a/" * 30 + "b").match("/".join(["a"] * 400))
+    assert compile_pattern("/" + "**/a/" * 30 + "b").match("/".join(["a"] * 400 + ["b"]))
+    assert time.perf_counter() - start < 5
 
 
 def test_comments_blank_lines_and_negation():
@@ -65,7 +82,8 @@ def test_comments_blank_lines_and_negation():
 # -- against git ------------------------------------------------------------------------------------
 
 NAMES = ["a", "b", "c.py", "d.py", "x.log", "sp ace.py", "#h.py", "!b.py", "build", "ab.py"]
-PARTS = ["a", "b", "*", "*.py", "?.py", "[ab]*", "[!a]*", "**", "build", "c.py", "x.*", "\\#h.py", "\\!b.py"]
+PARTS = ["a", "b", "*", "*.py", "?.py", "[ab]*", "[!a]*", "**", "build", "c.py", "x.*", "\\#h.py", "\\!b.py",
+         "*a*", "*.p*", "*b*.py", "a**", "*?*y"]
 
 
 def _random_tree(rng: random.Random, root: str, depth: int = 0) -> None:
@@ -152,6 +170,22 @@ def test_a_hostile_repository_configuration_runs_nothing(tmp_path, capsys, monke
     # the configuration is live: git itself runs the command
     subprocess.run(["git", "status", "--porcelain"], cwd=repo, env=_git_env(str(home)), capture_output=True)
     assert marker.exists()
+
+
+def test_a_linked_or_odd_gitignore_is_not_read(tmp_path, capsys, monkeypatch):
+    """git does not follow a ``.gitignore`` that is a symbolic link; a FIFO is not waited on (git
+    itself blocks on one)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, capture_output=True)
+    write(tmp_path, "elsewhere", "x.py\n")
+    os.symlink("elsewhere", tmp_path / ".gitignore")
+    write(tmp_path, "x.py", "x = 1\n")
+    write(tmp_path, "sub/y.py", "x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    listed = subprocess.run(["git", "ls-files", "-o", "-i", "--exclude-standard"], capture_output=True,
+                            text=True, timeout=60).stdout.split()
+    assert listed == []
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    assert sorted(run(capsys, "--show-files", ".")[1].splitlines()) == [os.path.join("sub", "y.py"), "x.py"]
 
 
 def test_nested_gitignore_and_info_exclude_in_a_walk(tmp_path, capsys, monkeypatch):

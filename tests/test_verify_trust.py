@@ -92,6 +92,39 @@ def test_what_a_target_starts_ends_with_its_measurement(tmp_path, monkeypatch, z
     assert not left, f"{len(left)} of {len(started)} processes the target started outlived verify"
 
 
+def test_a_daemon_of_a_target_that_timed_out_is_ended(tmp_path):
+    """The worker is killed at its deadline; the daemon its target started (own session, double fork)
+    is ended too."""
+    pids = tmp_path / "pids"
+    path = _target(tmp_path, "hangs", f"""
+        import os
+        import time
+
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                with open({str(pids)!r}, "a") as fh:
+                    fh.write(f"{{os.getpid()}}\\n")
+                time.sleep(300)
+            os._exit(0)
+
+        def f(x):
+            time.sleep(300)
+            return x
+    """)
+    report = verify_targets([Ref(path, "f")], Settings(), Options(timeout=8.0))
+    assert report[0].devices[0].original.status == "timeout"
+    started = [int(p) for p in pids.read_text().split()]
+    assert started
+    deadline = time.monotonic() + 5
+    while any(map(_alive, started)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in started if _alive(p)]
+    for p in left:
+        os.kill(p, 9)
+    assert not left
+
+
 def test_a_replaced_torch_compile_is_not_a_verification(tmp_path):
     path = _target(tmp_path, "fake", """
         torch.compile = lambda fn=None, **kw: fn if fn is not None else (lambda g: g)

@@ -24,6 +24,7 @@ import traceback
 import torch  # noqa: F401  (the point: import it once, before forking)
 import torch._dynamo  # noqa: F401
 
+from dynalint.processes import adopt_orphans, children
 from dynalint.verify import worker
 from dynalint.verify.spec import MeasureSpec
 
@@ -56,6 +57,7 @@ def _fork(request: dict, fd_in: int, fd_out: int) -> int:
 
 def serve(fd_in: int, fd_out: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
+    adopt_orphans()  # what a killed worker's target left running comes here, and is ended
     running: dict[int, int] = {}
     pending = b""
     open_ = True
@@ -84,7 +86,9 @@ def serve(fd_in: int, fd_out: int) -> None:
             if pid == 0:
                 break
             rid = running.pop(pid, None)
-            _kill(pid)  # what the worker left in its group (a group id is not reused while it has members)
+            if rid is not None:
+                _kill(pid)  # what the worker left in its group (its id is not reused while it has members)
+                _end_strays(running)
             if rid is not None and open_:
                 sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
                 code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -sig
@@ -92,6 +96,17 @@ def serve(fd_in: int, fd_out: int) -> None:
                     _send(fd_out, {"id": rid, "exit": code, "signal": sig})
                 except OSError:
                     open_ = False
+
+
+def _end_strays(running: dict[int, int]) -> None:
+    """Kill the processes that came to the zygote when their worker ended (they are reaped with the
+    workers)."""
+    for pid in children(os.getpid()):
+        if pid not in running:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _kill(pid: int) -> None:
