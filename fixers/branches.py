@@ -271,6 +271,21 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     return _UNKNOWN
 
 
+def shape_token(expr: cst.BaseExpression, ctx, *, resolve: bool = True) -> str | None:
+    """The shape token of ``expr`` (see ``_shape``): the name of the tensor whose shape it provably
+    has, ``<unknown>``, or None when the shape changes.  With ``resolve`` it looks through unary
+    operators and local names bound once."""
+    for _ in range(6 if resolve else 0):
+        if isinstance(expr, cst.UnaryOperation):
+            expr = expr.expression
+            continue
+        bound = _binding(expr, ctx) if isinstance(expr, cst.Name) else None
+        if bound is None:
+            break
+        expr = bound
+    return _shape(expr, ctx)
+
+
 def method_reduction_none(call: cst.Call) -> bool:
     """A loss call with a ``reduction`` other than a literal ``"mean"``/``"sum"``."""
     for a in call.args:

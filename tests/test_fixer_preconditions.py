@@ -16,6 +16,11 @@ REFUSALS = [
         def f(x):
             return x[torch.rand(x.shape[0]) < 0.5].mean()
     """, "the mask is written several times and is not pure: `torch.rand` draws random numbers"),
+    ("masked-loss", """
+        def f(logits, tags, attention):
+            mask = attention.bool()
+            return F.cross_entropy(logits[mask], tags[mask])
+    """, "the mask is not provably of the target's shape"),
     ("branch-to-where", """
         class M(nn.Module):
             def forward(self, x):

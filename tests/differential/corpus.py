@@ -526,6 +526,21 @@ case("ce-nan-unselected", """
 """, "[(torch.tensor([[nan, 0.0, 1.0], [0.5, 0.2, 0.1]]), torch.tensor([-100, 1]))]", "masked-loss",
      hazard="NaN\ngradients for those rows")
 
+TOKENS = {  # a padded token loss: (B, T, C) logits, (B, T) tags; T == C once, T != C once
+    "t-eq-c": "[(torch.randn(2, 3, 3), torch.tensor([[0, 2, -100], [1, -100, -100]]))]",
+    "t-ne-c": "[(torch.randn(2, 3, 5), torch.tensor([[4, 2, 1], [0, 3, -100]]))]",
+}
+variants("ce-token-mask", """
+    def f(logits, tags):
+        keep = tags != -100
+        return F.cross_entropy(logits[keep], tags[keep])
+""", "masked-loss", TOKENS)
+case("ce-mask-from-elsewhere", """
+    def f(logits, tags, attention):
+        mask = attention.bool()
+        return F.cross_entropy(logits[mask], tags[mask])
+""", "[(torch.randn(2, 3, 3), torch.tensor([[0, 2, 1], [1, 0, 2]]), torch.tensor([[1, 1, 0], [1, 0, 0]]))]", None)
+
 # ----------------------------------------------------------------------------- async-assert
 case("assert-raise", """
     def f(x):
