@@ -356,6 +356,12 @@ case("keep-fp16-overflow", """
         s = x.abs().max().item()
         return x / (s * 1000.0)
 """, "[(torch.full((4,), 60000.0).half(),), (torch.randn(4).half() * 100,)]", "keep-tensor")
+case("keep-float64-cancellation", """
+    def f(x):
+        m = x.mean().item()
+        return (x - 1.0) / (m - 1.0)
+""", "[(1.0 + 1e-9 * torch.arange(1, 5, dtype=torch.float64),), (torch.randn(4, dtype=torch.float64),)]",
+     "keep-tensor")
 case("keep-clamp-value-first", """
     def f(q):
         var = q.var().item()
