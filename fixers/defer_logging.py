@@ -24,14 +24,16 @@ grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
 on torch 2.13, nor can the functions above when an argument is something else
 (``warnings.warn(msg, DeprecationWarning)``).  The only local rewrite is to
 skip them while compiling:
-``if not torch.compiler.is_compiling(): logger.info(...)``.  Unsafe: the message
-is then never emitted from compiled code.
+``if not torch.compiler.is_compiling(): logger.info(...)``.  Refused inside a
+branch on a tensor (``if torch.isnan(x).any(): logger.warning(...)``): the branch
+breaks the graph before the call is reached, so the guard would remove no break.
+Unsafe: the message is then never emitted from compiled code.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.events import CallEvent
+from dynalint.analysis.events import CallEvent, ConditionEvent
 
 from dynalint.analysis.syntax import root_name, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
@@ -208,6 +210,10 @@ class SkipLoggingWhileCompiling(Fixer):
         line = ctx.statement_line(stmt)
         if not isinstance(line, cst.SimpleStatementLine):
             return None
+        branch = _tensor_branch_around(line, ctx)
+        if branch is not None:
+            raise Refused(f"the call is inside a branch on a tensor (`{branch}`), which breaks the graph before "
+                          "the call is reached: guarding the call removes no break (fix the branch first)")
         plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
                        "from compiled code)", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
@@ -217,3 +223,15 @@ class SkipLoggingWhileCompiling(Fixer):
             leading_lines=line.leading_lines,
         )
         return plan.replace(line, guarded)
+
+
+def _tensor_branch_around(node: cst.CSTNode, ctx) -> str | None:
+    """The test of an enclosing ``if``/``while`` of the function that the analysis found to be a tensor."""
+    cur = ctx.parent(node)
+    while cur is not None and not isinstance(cur, cst.FunctionDef):
+        if isinstance(cur, (cst.If, cst.While)):
+            ev = ctx.event(cur.test, ConditionEvent)
+            if ev is not None and ev.value is not None and ev.value.is_tensor:
+                return ctx.code(cur.test).strip()
+        cur = ctx.parent(cur)
+    return None

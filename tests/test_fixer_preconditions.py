@@ -99,6 +99,18 @@ REFUSALS = [
             def forward(self, x):
                 return x * scale
     """, "may store a float"),
+    ("skip-logging-while-compiling", """
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+        def f(x):
+            y = x * 2
+            if torch.isnan(y).any():
+                logger.warning("nan in y")
+                y = torch.nan_to_num(y)
+            return y + 1
+    """, "inside a branch on a tensor (`torch.isnan(y).any()`)"),
     ("defer-logging", """
         def f(x):
             y = x + 1
