@@ -705,7 +705,7 @@ case("buffer-alias", """
 case("global-float-rate", """
     drop_rate = 0.1
 
-    def set_drop_rate(rate):
+    def set_drop_rate(rate: float):
         global drop_rate
         drop_rate = rate
 
@@ -742,10 +742,35 @@ case("global-alias", """
         def forward(self, x):
             return x * rate
 """, "[(torch.randn(4),)]", None, target="M")
+case("global-float-setter-of-anything", """
+    gain = 1.0
+
+    def set_gain(g):
+        global gain
+        gain = g
+
+    class M(nn.Module):
+        def forward(self, x):
+            return x * gain
+""", "[(torch.randn(4),)]", None, target="M")
+case("global-read-by-eager-code", """
+    rate = 0.5
+
+    def set_rate(r: float):
+        global rate
+        rate = r
+
+    def describe():
+        return f"rate={rate}"
+
+    class M(nn.Module):
+        def forward(self, x):
+            return x * rate
+""", "[(torch.randn(4),)]", None, target="M")
 case("global-0d-promotion", """
     factor = 0.5
 
-    def set_factor(v):
+    def set_factor(v: float):
         global factor
         factor = v
 
