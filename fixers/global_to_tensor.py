@@ -37,7 +37,9 @@ would store 0), a ``float`` global only numbers (literals, ``float(...)``,
 ``int(...)``, a parameter annotated ``float`` or ``int``, arithmetic on those: a
 setter given a tensor would copy its value and drop its graph); every read in
 compiled code ends in tensor arithmetic, never a plain alias (``saved = rate``
-would follow the in-place updates, and ``rate = saved`` would restore nothing);
+would follow the in-place updates, and ``rate = saved`` would restore nothing),
+and no code reaches it through another name (``globals()``, ``setattr``, the
+module object);
 nothing outside compiled code in the file reads it, and no other file of the
 run that imports the module names it.
 
@@ -142,6 +144,10 @@ class GlobalToTensor(Fixer):
             if dtype != "long" and not _number_valued(stmt.value, ctx):
                 raise Refused(f"`{code_of(stmt)}` may store something other than a Python number (a tensor "
                               "would be copied and its graph dropped): annotate the setter's parameter `float`")
+        other = _rebound_otherwise(name, ctx)
+        if other is not None:
+            raise Refused(f"`{other}` may save or rebind `{name}` through another name (the in-place updates "
+                          "would not reach it)")
         reader = _reader_elsewhere(name, ctx)
         if reader is not None:
             raise Refused(f"`{name}` is named in {reader}, which imports this module: it would see a tensor")
@@ -184,6 +190,23 @@ def _number_valued(value: cst.BaseExpression, ctx, depth: int = 0) -> bool:
         return param is not None and param.annotation is not None and \
             code_of(param.annotation.annotation) in ("float", "int")
     return False
+
+
+def _rebound_otherwise(name: str, ctx) -> str | None:
+    """Code that can reach the global other than by its name: ``globals()``/``vars()``, ``setattr``
+    or ``getattr`` with its name, an attribute of that name stored on something other than ``self``
+    (the module object from ``sys.modules``)."""
+    for n in walk(ctx.module):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            if n.func.value in ("globals", "vars") and n.func.value not in ctx.program.index.functions:
+                return code_of(n)
+            if n.func.value in ("setattr", "getattr") and any(
+                    isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == name for a in n.args):
+                return code_of(n)
+        if isinstance(n, cst.Attribute) and n.attr.value == name and isinstance(ctx.parent(n), cst.AssignTarget) \
+                and not (isinstance(n.value, cst.Name) and n.value.value in ("self", "cls")):
+            return code_of(n)
+    return None
 
 
 def _reader_elsewhere(name: str, ctx) -> str | None:

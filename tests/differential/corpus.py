@@ -767,6 +767,28 @@ case("global-read-by-eager-code", """
         def forward(self, x):
             return x * rate
 """, "[(torch.randn(4),)]", None, target="M")
+case("global-restored-through-the-module", """
+    import sys
+
+    rate = 0.5
+
+    def set_rate(r: float):
+        global rate
+        rate = r
+
+    def run_with(r: float, fn):
+        this = sys.modules[__name__]
+        saved = this.rate
+        this.rate = r
+        try:
+            return fn()
+        finally:
+            this.rate = saved
+
+    class M(nn.Module):
+        def forward(self, x):
+            return x * rate
+""", "[(torch.randn(4),)]", None, target="M")
 case("global-0d-promotion", """
     factor = 0.5
 
