@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import assigned_names, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.codegen import paren, rename
 from dynalint.fixers.purity import called_module
@@ -199,9 +199,9 @@ def _binding(name: cst.Name, ctx) -> cst.BaseExpression | None:
     found = []
     for n in walk(function.body):
         if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr,
-                          cst.AsName)) and any(isinstance(t, cst.Name) and t.value == name.value
-                                               for t in walk(n.target if not isinstance(n, cst.AsName) else n.name)):
-            found.append(n)
+                          cst.AsName)) and name.value in assigned_names(
+                              n.target if not isinstance(n, cst.AsName) else n.name):
+            found.append(n)  # a name the target binds (not one read inside it: `x[mask] += 1`)
     if len(found) != 1 or not isinstance(found[0], cst.AssignTarget):
         return None
     assign = ctx.parent(found[0])
