@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -209,6 +210,19 @@ def test_confirm_fixes_of_a_helper_file_measured_through_its_importer(tmp_path):
     assert "torch.where" in result.source and "torch.where" not in helper.read_text()
     assert len(result.before[0].breaks) == 1 and not result.after[0].breaks
     assert result.after[0].equal_to_original is True
+
+
+def test_an_exception_only_the_compiled_run_raised_is_shown(capsys):
+    from dynalint.verify import report_text
+
+    reports = verify_targets([Ref(case("compiled_raises"), "picky")], Settings(), Options(fix=False, what_if=False))
+    o = reports[0].devices[0].original
+    assert o.outputs_equal is False
+    assert "only the compiled call raised: TorchRuntimeError" in o.calls[0].compiled_vs_eager.note
+    report_text.write(reports, sys.stdout)
+    text = capsys.readouterr().out
+    assert "compiled RAISED" in text and "DIFFER" not in text
+    assert "outputs (original): compiled vs eager, input set 0: only the compiled call raised: TorchRuntimeError" in text
 
 
 def test_capture_flags_what_if_on_data_dependent_breaks():
