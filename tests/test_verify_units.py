@@ -188,7 +188,7 @@ def test_large_module_state_is_kept_as_fingerprints(monkeypatch):
 def test_recompiles_predicted_elsewhere_than_observed_say_the_causes_differ():
     from dynalint.diagnostics import Diagnostic
     from dynalint.verify.prediction import compare_files
-    from dynalint.verify.report_text import _recompile_causes
+    from dynalint.verify.report_text import recompile_causes
 
     source = "\n" * 20
     m = _m(recompiles=1)
@@ -196,11 +196,11 @@ def test_recompiles_predicted_elsewhere_than_observed_say_the_causes_differ():
     m.recompiles[0].user_code = "return x * k  # x/m.py:9 in f"
     predicted_here = Diagnostic("/x/m.py", 9, 1, 9, 2, "DYN201", "recompile", "k is rebound")
     p = compare_files([("/x/m.py", [predicted_here], source)], m)
-    assert p.recompile_predicted and not p.unpredicted_recompiles and _recompile_causes(p) == ""
+    assert p.recompile_predicted and not p.unpredicted_recompiles and recompile_causes(p) == ""
     elsewhere = Diagnostic("/x/m.py", 5, 1, 5, 2, "DYN201", "recompile", "j is rebound")
     p = compare_files([("/x/m.py", [elsewhere], source)], m)
     assert p.unpredicted_recompiles == ["m.py:9"]
-    assert _recompile_causes(p) == ", but the causes differ: observed at m.py:9, predicted at line 5"
+    assert recompile_causes(p) == ", but the causes differ: observed at m.py:9, predicted at line 5"
 
 
 def test_a_factory_in_one_file_is_predicted_by_the_file_that_defines_the_model():
@@ -213,3 +213,12 @@ def test_a_factory_in_one_file_is_predicted_by_the_file_that_defines_the_model()
     d = Diagnostic("/x/model.py", 10, 1, 10, 2, "DYN101", "graph-break", "branch on a tensor")
     p = compare_files([("/x/build.py", [], "\n" * 20), ("/x/model.py", [d], "\n" * 20)], m)
     assert [x.line for x in p.confirmed] == [10] and not p.missed
+
+
+def test_a_confirmed_fix_that_is_slower_says_so():
+    from dynalint.verify.verdict import slower_note
+
+    assert slower_note({"cold_start": 1.4, "steady_state": 1.1}, "confirmed") is None
+    note = slower_note({"cold_start": 1.4, "steady_state": 0.8}, "confirmed")
+    assert note is not None and "slower (steady state 0.80x" in note
+    assert slower_note({"cold_start": 0.5, "steady_state": 0.8}, "not confirmed") is None
