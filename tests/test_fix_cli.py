@@ -38,6 +38,7 @@ def test_safe_fixes_only_by_default(tmp_path, capsys):
     text = p.read_text()
     assert text == MODEL and code == 1  # both fixes are unsafe: nothing is written
     assert "2 with an unsafe fix: use --unsafe-fixes" in err
+    assert "Nothing safe to apply: every fix these findings have is unsafe" in err
 
 
 def test_unsafe_fixes_and_idempotence(tmp_path, capsys):
