@@ -113,6 +113,13 @@ REFUSALS = [
     """, "inside a branch on a tensor (`torch.isnan(y).any()`)"),
     ("defer-logging", """
         def f(x):
+            print("start", x.sum())
+            y = x + 1
+            print("y", y.sum())  # noqa: DYN105
+            return y
+    """, "is also called on line 10 marked `# noqa`"),
+    ("defer-logging", """
+        def f(x):
             y = x + 1
             print("y", y)
             y.mul_(2)

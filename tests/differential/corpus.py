@@ -345,6 +345,29 @@ case("cond-episode-tracker", """
 """, "[(torch.randn(6), torch.zeros(6), torch.tensor([0, 0, 1, 0, 0, 0], dtype=torch.bool)),"
      " (torch.randn(6), torch.randn(6), torch.zeros(6, dtype=torch.bool))]", "branch-to-cond", target="M")
 
+case("cond-half-against-full", """
+    class M(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                y = x.half()
+            else:
+                y = x
+            return y
+""", "[(torch.randn(2, 4),), (-torch.rand(2, 4),)]", None, target="M")
+case("cond-parameter-against-input", """
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = nn.Parameter(torch.zeros(4))
+
+        def forward(self, x):
+            if x.sum() > 0:
+                y = self.bias
+            else:
+                y = x * 2
+            return y * 2
+""", "[(torch.randn(2, 4),), (-torch.rand(2, 4),)]", None, target="M")
+
 # ----------------------------------------------------------------------------- keep-tensor
 variants("keep-normalize", """
     def f(x):
