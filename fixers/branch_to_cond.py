@@ -31,13 +31,15 @@ bind names or return tensors, and every call in them is pure - torch functions
 and tensor methods that draw no random numbers and update nothing in place,
 and ``torch.nn`` layers without state or randomness (``Linear``, ``LayerNorm``,
 activations...): a ``print``, a random op, a ``BatchNorm`` (running statistics)
-or ``Dropout``, a call of the file's own functions or modules is refused; no
-shape provably differs.
+or ``Dropout``, a call of the file's own functions or modules is refused; every
+shape and dtype the analysis can tell is the same one (``x.half()`` against ``x``,
+or a ``(d,)`` parameter against an input ``x``, raise under ``torch.cond``: refused).
 
 Unsafe (hazards): ``torch.cond`` differentiates both branches, so a parameter
 (or an input) used only in the branch not taken gets a zero gradient instead of
 ``None`` (an optimizer with weight decay or momentum then still moves it); shapes
-or dtypes that differ in a way the analysis cannot see raise when Dynamo traces.
+or dtypes that differ in a way the analysis cannot see (what a module returns)
+raise when Dynamo traces.
 """
 from __future__ import annotations
 
@@ -49,14 +51,13 @@ from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.branches import (
     Unsupported,
     chain,
-    dtypes_may_match,
+    cond_compatible,
     floating_names,
     check_augmented,
     names_around,
     next_statement,
     renamed_assignment,
     resolved,
-    same_shape,
     statements,
     target_name,
 )
@@ -200,9 +201,9 @@ class BranchToCond(Fixer):
             if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
                 return None
             returned = [then_stmts[-1][1].value, else_stmts[-1][1].value]
-            if not same_shape(ctx, *returned, strict=False) or not dtypes_may_match(
-                    ctx, *returned, floating=floating_names(node, ctx)):
-                raise Refused("the branches return values of provably different shapes or dtypes")
+            if not cond_compatible(ctx, *returned, floating=floating_names(node, ctx)):
+                raise Refused("the branches return values not provably of one shape and dtype "
+                              "(torch.cond raises when they differ)")
             base = "result"
             lines = self._functions(ctx, function, base, [then_stmts, else_stmts], None, taken)
             if lines is None:
@@ -226,9 +227,9 @@ class BranchToCond(Fixer):
                 kept = None if else_stmts is not None and all(any(target_name(s) == n for _, s in b)
                                                               for b in branches) else n
                 alternatives = resolved(values, branches)
-                if not same_shape(ctx, *alternatives, fallback=kept, strict=False) or not dtypes_may_match(
-                        ctx, *alternatives, fallback=kept, floating=floating_names(node, ctx)):
-                    raise Refused(f"`{n}` gets values of provably different shapes or dtypes")
+                if not cond_compatible(ctx, *alternatives, fallback=kept, floating=floating_names(node, ctx)):
+                    raise Refused(f"`{n}` gets values not provably of one shape and dtype "
+                                  "(torch.cond raises when they differ)")
             if else_stmts is None:
                 branches.append([])
             result = self._functions(ctx, function, merged[0], branches, merged, taken)

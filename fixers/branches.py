@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import assigned_names, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.codegen import paren, rename
 from dynalint.fixers.purity import called_module
@@ -199,9 +199,9 @@ def _binding(name: cst.Name, ctx) -> cst.BaseExpression | None:
     found = []
     for n in walk(function.body):
         if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr,
-                          cst.AsName)) and any(isinstance(t, cst.Name) and t.value == name.value
-                                               for t in walk(n.target if not isinstance(n, cst.AsName) else n.name)):
-            found.append(n)
+                          cst.AsName)) and name.value in assigned_names(
+                              n.target if not isinstance(n, cst.AsName) else n.name):
+            found.append(n)  # a name the target binds (not one read inside it: `x[mask] += 1`)
     if len(found) != 1 or not isinstance(found[0], cst.AssignTarget):
         return None
     assign = ctx.parent(found[0])
@@ -269,6 +269,26 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     if isinstance(expr, cst.Subscript):
         return None
     return _UNKNOWN
+
+
+def shape_token(expr: cst.BaseExpression, ctx, *, resolve: bool = True) -> str | None:
+    """The shape token of ``expr`` (see ``_shape``): the name of the tensor whose shape it provably
+    has, ``<unknown>``, or None when the shape changes.  With ``resolve`` it looks through unary
+    operators and local names bound once."""
+    return _shape(_through_names(expr, ctx) if resolve else expr, ctx)
+
+
+def _through_names(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """What a local name bound once (or a unary operation on one) stands for, a few levels deep."""
+    for _ in range(6):
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            expr = expr.expression
+            continue
+        bound = _binding(expr, ctx) if isinstance(expr, cst.Name) else None
+        if bound is None:
+            break
+        expr = bound
+    return expr
 
 
 def method_reduction_none(call: cst.Call) -> bool:
@@ -486,6 +506,25 @@ def same_dtype(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,
         tokens.append(f"same({fallback})")
     canonical = [_canonical(t, floating) for t in tokens]
     return None not in canonical and len(set(canonical)) == 1
+
+
+def cond_compatible(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,
+                    floating: frozenset[str] = frozenset()) -> bool:
+    """For ``torch.cond`` (which raises when its branches differ in shape or dtype): every shape and
+    every dtype the analysis can tell is the same one.  A shape that changes (indexing, reshaping) or
+    two different known ones (a ``(d,)`` parameter against an input ``x``) refuse, as do two known
+    dtypes that are not provably one (``x.half()`` against ``x``); what a module call returns is not
+    known and is left to the documented hazard."""
+    shapes = [shape_token(e, ctx) for e in exprs] + ([fallback] if fallback is not None else [])
+    if any(t is None for t in shapes):
+        return False
+    named = [set(t.split("|")) for t in shapes if t != _UNKNOWN]
+    if any(not (a <= b or b <= a) for a in named for b in named):
+        return False  # unrelated tensors (a broadcast that includes the other is left to the hazard)
+    dtypes = [_dtype(_through_names(e, ctx), ctx) for e in exprs] + (
+        [f"same({fallback})"] if fallback is not None else [])
+    known = {c for c in (_canonical(t, floating) for t in dtypes if t is not None) if c is not None}
+    return len(known) <= 1
 
 
 def dtypes_may_match(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,

@@ -200,13 +200,6 @@ def _imports_torch_before(function: cst.FunctionDef, at: cst.CSTNode, ctx) -> bo
         for s in body.body[:index])
 
 
-def masked_mean(masked: str, mask: str, base: str) -> str:
-    """The mean of the selected elements, as ``(torch.where(mask, x, 0) / count).sum()``: dividing
-    before summing keeps a half-precision sum of large values from overflowing where the mean of the
-    selection does not; an empty selection gives NaN (0 / 0), as the mean of an empty tensor does."""
-    return f"({masked} / {paren(mask)}.expand_as({paren(base)}).sum()).sum()"
-
-
 def resolves_to(ctx, node: cst.CSTNode, qualname: str) -> bool:
     return ctx.program.index.resolve_expr(node) == qualname
 
@@ -248,15 +241,3 @@ def number_dtype(value: cst.BaseExpression) -> str | None:
 
 def name_of(node: cst.CSTNode) -> str | None:
     return dotted_name(node)
-
-
-def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx,
-                   force_reshape: bool = False) -> str:
-    """``mask`` (which selects leading dimensions of ``base``, as in ``base[mask]``) as an expression
-    that broadcasts over ``base``."""
-    m = ctx.code(mask).strip()
-    b = ctx.code(base).strip()
-    if not force_reshape and isinstance(mask, cst.Comparison) and ctx.code(mask.left).strip() == b:
-        return m  # a comparison of the base itself has its shape
-    pm = paren(m)
-    return f"{pm}.reshape({pm}.shape + (1,) * ({paren(b)}.dim() - {pm}.dim()))"

@@ -11,11 +11,13 @@ than in the middle of it.
 
 Proves, or refuses: Dynamo can reorder the call (its arguments are tensors,
 constants or format strings); no tensor the call prints is updated in place
-later in the function (the deferred call would print the updated value).
+later in the function (the deferred call would print the updated value); no
+call of the same function in the file is marked ``# noqa`` (the config line
+would defer it too).
 
 Unsafe (hazards): the config line is process-wide: every call of that function
-in compiled code is deferred, in other modules too, and also calls marked
-``# noqa``; a call deferred past an op that raises is never made (its output
+in compiled code is deferred, in other modules too (a submodule's ``print``
+included), and calls marked ``# noqa`` there; a call deferred past an op that raises is never made (its output
 is lost); in a module of torch's own package the added line runs while torch
 is still being imported (a circular import); a printed tensor that requires
 grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
@@ -24,18 +26,22 @@ grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
 on torch 2.13, nor can the functions above when an argument is something else
 (``warnings.warn(msg, DeprecationWarning)``).  The only local rewrite is to
 skip them while compiling:
-``if not torch.compiler.is_compiling(): logger.info(...)``.  Unsafe: the message
-is then never emitted from compiled code.
+``if not torch.compiler.is_compiling(): logger.info(...)``.  Refused inside a
+branch on a tensor (``if torch.isnan(x).any(): logger.warning(...)``): the branch
+breaks the graph before the call is reached, so the guard would remove no break.
+Unsafe: the message is then never emitted from compiled code.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.events import CallEvent
+from dynalint.analysis.events import CallEvent, ConditionEvent
 
 from dynalint.analysis.syntax import root_name, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import use_torch
+from dynalint.noqa import NoqaMap
+from dynalint.positions import node_ranges
 from dynalint.rules.unsupported_calls import _LOGGER_METHODS, _LOGGING_FUNCTIONS, _is_logger, reorderable_arguments
 
 _REORDERABLE = {"builtins.print", "warnings.warn"} | {f"logging.{f}" for f in _LOGGING_FUNCTIONS}
@@ -106,13 +112,16 @@ class DeferLogging(Fixer):
         call = finding.node
         if not isinstance(call, cst.Call):
             return None
-        q = ctx.program.index.resolve_expr(call.func) or (
-            f"builtins.{call.func.value}" if isinstance(call.func, cst.Name) else None)
+        q = _qualname(call, ctx)
         if q not in _REORDERABLE:
             return None
         ev = _call_event(finding, ctx)
         if ev is None or not reorderable_arguments(ev):
             return None  # Dynamo would refuse to reorder it
+        marked = _noqa_call_of(q, ctx)
+        if marked is not None:
+            raise Refused(f"`{ctx.code(call.func).strip()}` is also called on line {marked} marked `# noqa`: "
+                          "the process-wide config line would defer that call too")
         updated = _updated_later(call, ctx)
         if updated is not None:
             raise Refused(f"`{updated}` is updated in place after the call: the deferred call would print the "
@@ -123,6 +132,23 @@ class DeferLogging(Fixer):
         plan.module_statements.append(
             f"{torch}._dynamo.config.reorderable_logging_functions.add({ctx.code(call.func).strip()})")
         return plan
+
+
+def _qualname(call: cst.Call, ctx) -> str | None:
+    return ctx.program.index.resolve_expr(call.func) or (
+        f"builtins.{call.func.value}" if isinstance(call.func, cst.Name) else None)
+
+
+def _noqa_call_of(qualname: str, ctx) -> int | None:
+    """The line of a call of the same function in the file whose finding a ``# noqa`` suppresses."""
+    calls = [ev.node for ev in ctx.program.events if isinstance(ev, CallEvent) and isinstance(ev.node, cst.Call)
+             and _qualname(ev.node, ctx) == qualname]
+    source = ctx.module.code
+    noqa = NoqaMap(source)
+    for r in node_ranges(ctx.module, source, calls).values():
+        if noqa.suppresses((r.line, r.end_line), "DYN105"):
+            return r.line
+    return None
 
 
 def _updated_later(call: cst.Call, ctx) -> str | None:
@@ -208,6 +234,10 @@ class SkipLoggingWhileCompiling(Fixer):
         line = ctx.statement_line(stmt)
         if not isinstance(line, cst.SimpleStatementLine):
             return None
+        branch = _tensor_branch_around(line, ctx)
+        if branch is not None:
+            raise Refused(f"the call is inside a branch on a tensor (`{branch}`), which breaks the graph before "
+                          "the call is reached: guarding the call removes no break (fix the branch first)")
         plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
                        "from compiled code)", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
@@ -217,3 +247,15 @@ class SkipLoggingWhileCompiling(Fixer):
             leading_lines=line.leading_lines,
         )
         return plan.replace(line, guarded)
+
+
+def _tensor_branch_around(node: cst.CSTNode, ctx) -> str | None:
+    """The test of an enclosing ``if``/``while`` of the function that the analysis found to be a tensor."""
+    cur = ctx.parent(node)
+    while cur is not None and not isinstance(cur, cst.FunctionDef):
+        if isinstance(cur, (cst.If, cst.While)):
+            ev = ctx.event(cur.test, ConditionEvent)
+            if ev is not None and ev.value is not None and ev.value.is_tensor:
+                return ctx.code(cur.test).strip()
+        cur = ctx.parent(cur)
+    return None

@@ -4,7 +4,7 @@ Before::
 
     drop_rate = 0.0
 
-    def set_drop_rate(rate):
+    def set_drop_rate(rate: float):
         global drop_rate
         drop_rate = rate
 
@@ -16,7 +16,7 @@ After::
 
     drop_rate = torch.tensor(0.0, dtype=torch.float64)
 
-    def set_drop_rate(rate):
+    def set_drop_rate(rate: float):
         global drop_rate
         drop_rate.fill_(rate)
 
@@ -30,18 +30,28 @@ place changes the data, not the object, and nothing recompiles.  Floats are
 kept in float64 (ints in int64) so arithmetic matches Python's.
 
 Proves, or refuses: the global starts as a number literal; every change is an
-assignment or augmented assignment in a function declaring it ``global``; an
-``int`` global is only ever given integers (literals, ``int(...)``, sizes:
-``fill_(0.5)`` into an int64 tensor would store 0); every read in compiled code ends in tensor arithmetic,
-never a plain alias (``saved = rate`` would follow the in-place updates, and
-``rate = saved`` would restore nothing); nothing outside compiled code reads it.
+assignment or augmented assignment in a function declaring it ``global``; every
+value stored is provably a number of the global's kind: an ``int`` global only
+integers (literals, ``int(...)``, sizes: ``fill_(0.5)`` into an int64 tensor
+would store 0), a ``float`` global only numbers (literals, ``float(...)``,
+``int(...)``, a parameter annotated ``float`` or ``int``, arithmetic on those: a
+setter given a tensor would copy its value and drop its graph); every read in
+compiled code ends in tensor arithmetic, never a plain alias (``saved = rate``
+would follow the in-place updates, and ``rate = saved`` would restore nothing),
+and no code reaches it through another name (``globals()``, ``setattr``, the
+module object);
+nothing outside compiled code in the file reads it, and no other file of the
+run that imports the module names it.
 
-Unsafe (hazards): code outside compiled functions (a training loop, another
-file importing it) that reads the global now sees a 0-d tensor instead of a
-Python number; a 0-d float tensor (a loss) combined with a float64 global is
-promoted to float64, where the Python float kept its dtype.
+Unsafe (hazards): code outside the files of the run that imports the module
+and reads the global now sees a 0-d tensor instead of a Python number; a
+setter parameter annotated ``float`` is trusted to be given one; a 0-d float
+tensor (a loss) combined with a float64 global is promoted to float64, where
+the Python float kept its dtype.
 """
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -70,7 +80,7 @@ class GlobalToTensor(Fixer):
 
                 drop_rate = 0.0
 
-                def set_drop_rate(rate):
+                def set_drop_rate(rate: float):
                     global drop_rate
                     drop_rate = rate
 
@@ -89,7 +99,7 @@ class GlobalToTensor(Fixer):
 
                 drop_rate = torch.tensor(0.0, dtype=torch.float64)
 
-                def set_drop_rate(rate):
+                def set_drop_rate(rate: float):
                     global drop_rate
                     drop_rate.fill_(rate)
 
@@ -127,11 +137,20 @@ class GlobalToTensor(Fixer):
             _check_reads(name, writes, ctx, torch, rewrites)
         except NotTensorFlow:
             return None
-        if dtype == "long":
-            for stmt, _ in writes:
-                if not _int_valued(stmt.value, ctx):
-                    raise Refused(f"`{name}` starts as an int and `{code_of(stmt)}` may store a float "
-                                  "(an int64 tensor would truncate it)")
+        for stmt, _ in writes:
+            if dtype == "long" and not _int_valued(stmt.value, ctx):
+                raise Refused(f"`{name}` starts as an int and `{code_of(stmt)}` may store a float "
+                              "(an int64 tensor would truncate it)")
+            if dtype != "long" and not _number_valued(stmt.value, ctx):
+                raise Refused(f"`{code_of(stmt)}` may store something other than a Python number (a tensor "
+                              "would be copied and its graph dropped): annotate the setter's parameter `float`")
+        other = _rebound_otherwise(name, ctx)
+        if other is not None:
+            raise Refused(f"`{other}` may save or rebind `{name}` through another name (the in-place updates "
+                          "would not reach it)")
+        reader = _reader_elsewhere(name, ctx)
+        if reader is not None:
+            raise Refused(f"`{name}` is named in {reader}, which imports this module: it would see a tensor")
         value = code_of(assign.value)
         plan.replace(line, line.with_changes(body=[assign.with_changes(
             value=cst.parse_expression(f"{torch}.tensor({value}, dtype={torch}.{dtype})"))]))
@@ -149,6 +168,63 @@ def _int_valued(value: cst.BaseExpression, ctx) -> bool:
         return True
     v = ctx.value(value)
     return v is not None and v.kind is Kind.SIZE
+
+
+def _number_valued(value: cst.BaseExpression, ctx, depth: int = 0) -> bool:
+    """A Python number for certain: a literal, ``float(...)``/``int(...)``, a size, a parameter annotated
+    ``float``/``int``, or arithmetic on those."""
+    if _int_valued(value, ctx) or number_dtype(value) is not None:
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "float" \
+            and "float" not in ctx.program.index.functions:
+        return True
+    if isinstance(value, cst.UnaryOperation) and depth < 8:
+        return _number_valued(value.expression, ctx, depth + 1)
+    if isinstance(value, cst.BinaryOperation) and depth < 8:
+        return _number_valued(value.left, ctx, depth + 1) and _number_valued(value.right, ctx, depth + 1)
+    if isinstance(value, cst.Name):
+        function = ctx.enclosing_function(value)
+        p = function.params if function is not None else None
+        params = [*p.posonly_params, *p.params, *p.kwonly_params] if p is not None else []
+        param = next((x for x in params if x.name.value == value.value), None)
+        return param is not None and param.annotation is not None and \
+            code_of(param.annotation.annotation) in ("float", "int")
+    return False
+
+
+def _rebound_otherwise(name: str, ctx) -> str | None:
+    """Code that can reach the global other than by its name: ``globals()``/``vars()``, ``setattr``
+    or ``getattr`` with its name, an attribute of that name stored on something other than ``self``
+    (the module object from ``sys.modules``)."""
+    for n in walk(ctx.module):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            if n.func.value in ("globals", "vars") and n.func.value not in ctx.program.index.functions:
+                return code_of(n)
+            if n.func.value in ("setattr", "getattr") and any(
+                    isinstance(a.value, cst.SimpleString) and a.value.evaluated_value == name for a in n.args):
+                return code_of(n)
+        if isinstance(n, cst.Attribute) and n.attr.value == name and isinstance(ctx.parent(n), cst.AssignTarget) \
+                and not (isinstance(n.value, cst.Name) and n.value.value in ("self", "cls")):
+            return code_of(n)
+    return None
+
+
+def _reader_elsewhere(name: str, ctx) -> str | None:
+    """Another file of the run that imports this module and names the global (it may read it)."""
+    project, module = ctx.program.project, ctx.program.index.name
+    if project is None or not module:
+        return None
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    for other, deps in project.import_graph().items():
+        if module in deps and other != module:
+            path = project.paths.get(other)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    if word.search(fh.read()):
+                        return path
+            except (OSError, TypeError):
+                continue
+    return None
 
 
 def _definition(name: str, ctx):
@@ -226,4 +302,5 @@ def _check_reads(name: str, writes, ctx, torch: str, rewrites) -> None:
             continue
         fn = ctx.enclosing_function(n)
         if fn is None or id(fn) not in compiled:
-            raise NotTensorFlow  # read outside compiled code: it would now get a tensor
+            raise Refused(f"`{name}` is read outside compiled code (in `{fn.name.value if fn else 'the module'}`): "
+                          "it would now get a tensor")

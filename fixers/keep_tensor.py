@@ -7,17 +7,19 @@ Before::
 
 After::
 
-    scale = x.abs().max().detach().float()
+    scale = x.abs().max().detach()
     return x / scale
 
 The value stays in the graph instead of crossing into Python (no break, and
 no recompile for each new value).  ``.detach()`` keeps gradients from flowing
-through it, as with the Python number.  A float is kept as a 0-d float32
-tensor: arithmetic on it before it meets a tensor cannot overflow as a
-half-precision 0-d tensor would, and a 0-d float32 tensor takes part in type
-promotion as a Python float does (``x / scale`` keeps the dtype of a float ``x``
-and gives the default dtype for an integer ``x``).  An ``.item()`` of a tensor
-known to be an integer is kept in its own dtype.  Python math on the
+through it, as with the Python number.  The value keeps its tensor's dtype when
+it meets tensor arithmetic directly: a 0-d tensor takes part in type promotion
+as a Python number of its kind does (``x / scale`` keeps the dtype of a float
+``x``), and a float64 value is not rounded.  A value computed on before it
+meets a tensor (``math.sqrt(v * d)``) is kept in float64, the precision of
+Python's float, unless its dtype is known: float32 and float64 stay as they
+are, and a half-precision value becomes float32 (its own 0-d arithmetic could
+round or overflow where Python's did not).  Python math on the
 value is carried over to torch: ``math.sqrt/exp/log...`` become
 ``torch.sqrt/exp/log...`` and ``max(v, c)``/``min(v, c)`` become ``torch.clamp``,
 only with the value as the first argument (``max(nan, c)`` is NaN like the clamp;
@@ -33,11 +35,13 @@ the graph.
 Proves, or refuses: every use ends in tensor arithmetic or a comparison; a
 ``max``/``min`` turned into a clamp has the value as its first argument.
 
-Unsafe (hazards): arithmetic on the kept value runs in float32, not in Python's
-double precision (the last bits can differ); an ``.item()`` of a tensor whose
-dtype is not known, if it is an integer tensor, now takes part in float32
-arithmetic (an integer result becomes a float); a 0-d half-precision operand
-combined with the kept value is promoted to float32; ``math`` functions raise
+Unsafe (hazards): ``torch`` functions on the kept value can differ from
+``math`` in the last bits; a value kept in float64 makes an integer tensor it
+meets float64 where the Python float gave the default dtype (and float64 is
+not available on every device, e.g. MPS); an ``.item()`` of a tensor whose
+dtype is not known, if it is an integer tensor computed on, now takes part in
+float arithmetic (an integer result becomes a float); a 0-d half-precision
+tensor combined with a value kept in float32 or float64 is promoted to it; ``math`` functions raise
 ``ValueError`` outside their domain (``math.log(0)``), where ``torch`` returns
 inf or NaN; converting a tensor that requires grad to a Python number warned
 (``UserWarning``), the kept tensor no longer warns.
@@ -75,7 +79,7 @@ class KeepTensor(Fixer):
 
                 @torch.compile
                 def normalize(x):
-                    scale = x.abs().max().detach().float()
+                    scale = x.abs().max().detach()
                     return x / scale
             """,
         ),
@@ -96,7 +100,7 @@ class KeepTensor(Fixer):
 
                 @torch.compile
                 def attention(q, k):
-                    var = q.var().detach().float()
+                    var = q.var().detach().double()
                     scale = 1.0 / torch.sqrt(torch.clamp(var, min=1e-6) * q.shape[-1])
                     return (q @ k.transpose(-1, -2) * scale).softmax(-1)
             """,
@@ -121,7 +125,7 @@ class KeepTensor(Fixer):
                 def bonus(logits):
                     p = logits.softmax(-1)
                     ent = -(p * p.clamp(min=1e-9).log()).sum(-1).mean()
-                    return logits * torch.exp(-ent.detach().float())
+                    return logits * torch.exp(-ent.detach().double())
             """,
         ),
         FixExample(
@@ -161,13 +165,13 @@ class KeepTensor(Fixer):
         plan = FixPlan("keep the value as a 0-d tensor instead of a Python number", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
         rewrites: dict[int, tuple[cst.CSTNode, Builder]] = {}
-        token = dtype_token(tensor_expr, ctx)
-        integer = isinstance(call.func, cst.Attribute) and token in ("int64", "int32", "bool", "<int>")
+        computed_on: list[cst.CSTNode] = []
         try:
-            rewrites[id(call)] = (call, _detach if integer else _detach_float)
-            check_flows_into_tensors(call, ctx, torch, rewrites, depth=0)
+            rewrites[id(call)] = (call, _detach)
+            check_flows_into_tensors(call, ctx, torch, rewrites, depth=0, computed_on=computed_on)
         except NotTensorFlow:
             return None
+        rewrites[id(call)] = (call, _kept_in(dtype_token(tensor_expr, ctx), call, bool(computed_on)))
         # apply innermost rewrites first: a rewritten math call contains the rewritten extraction
         return compose_rewrites(plan, rewrites, ctx)
 
@@ -222,5 +226,25 @@ def _detach(updated: cst.CSTNode, cast: str = "") -> cst.CSTNode:
         lpar=updated.lpar, rpar=updated.rpar)
 
 
+def _kept_in(token: str | None, call: cst.Call, computed_on: bool) -> Builder:
+    """How the extracted value is kept: in the tensor's own dtype when that gives what the Python
+    number gave; as float32 for a half-precision tensor computed on (its 0-d arithmetic would round
+    or overflow); as float64, the precision of a Python float, when the dtype is not known and the
+    value is computed on before it meets a tensor."""
+    item = isinstance(call.func, cst.Attribute)
+    if token in ("float32", "float64") or (item and token in _INTEGER) or (item and not computed_on):
+        return _detach
+    if token in ("float16", "bfloat16"):
+        return _detach_float
+    return _detach_double
+
+
+_INTEGER = ("int64", "int32", "bool", "<int>")
+
+
 def _detach_float(updated: cst.CSTNode) -> cst.CSTNode:
     return _detach(updated, ".float()")
+
+
+def _detach_double(updated: cst.CSTNode) -> cst.CSTNode:
+    return _detach(updated, ".double()")

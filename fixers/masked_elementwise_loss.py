@@ -36,7 +36,8 @@ import libcst as cst
 
 from dynalint.analysis.syntax import single_index, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import broadcast_mask, masked_mean, use_torch
+from dynalint.fixers.codegen import use_torch
+from dynalint.fixers.masks import broadcast_mask, masked_mean, same_shape_mask
 from dynalint.fixers.purity import impurity
 
 _F = "torch.nn.functional."
@@ -98,7 +99,7 @@ class MaskedElementwiseLoss(Fixer):
                 @torch.compile
                 def valid_mse(pred, target):
                     valid = target > 0
-                    return (torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), F.mse_loss(torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), pred, 0), torch.where(valid.reshape(valid.shape + (1,) * (target.dim() - valid.dim())), target, 0), reduction="none"), 0) / valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())).expand_as(pred).sum()).sum()
+                    return (torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), F.mse_loss(torch.where(valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())), pred, 0), torch.where(valid, target, 0), reduction="none"), 0) / valid.reshape(valid.shape + (1,) * (pred.dim() - valid.dim())).expand_as(pred).sum()).sum()
             """,
             inputs="[(torch.randn(3, 5), torch.randn(3, 5)) for _ in range(3)]",
         ),
@@ -185,7 +186,8 @@ def _rewrite(call: cst.Call, ctx) -> FixPlan:
     target = f"{torch}.where({m_tgt}, {ctx.code(base_tgt).strip()}, 0)"
     loss = f'{ctx.code(call.func).strip()}({pred}, {target}{extra}, reduction="none")'
     masked = f"{torch}.where({m_in}, {loss}, 0)"
-    code = masked_mean(masked, m_in, ctx.code(base_in).strip()) if mean else f"{masked}.sum()"
+    same = same_shape_mask(base_in, mask, ctx)
+    code = masked_mean(masked, m_in, ctx.code(base_in).strip(), same) if mean else f"{masked}.sum()"
     new = cst.parse_expression(code).with_changes(lpar=call.lpar, rpar=call.rpar)
     plan.replace(call, new)
     for line in removed:

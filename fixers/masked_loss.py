@@ -8,19 +8,26 @@ Before::
 After::
 
     keep = labels != -100
-    loss = F.cross_entropy(logits, labels.masked_fill(~keep, -100), ignore_index=-100)
+    loss = F.cross_entropy(logits.flatten(0, -2), labels.masked_fill(~keep, -100).flatten(), ignore_index=-100)
 
 Selecting rows with a boolean mask gives a data-dependent number of rows; the
 loss already knows how to skip targets equal to ``ignore_index``, with the same
-mean (over the kept targets) and the same sum.
+mean (over the kept targets) and the same sum.  The mask may cover several
+dimensions (a padded token loss: ``(B, T, C)`` logits, ``(B, T)`` labels and
+mask): the rows are flattened into one, as the selection does, which leaves
+``(N, C)`` logits and ``(N,)`` labels unchanged.
 
-Proves, or refuses: both operands are selected by the same mask; the mask and
-the operands are pure; the reduction is a literal ``"mean"`` or ``"sum"``.
+Proves, or refuses: both operands are selected by the same mask; the mask
+provably has the target's shape (it is computed elementwise from the target,
+as ``labels != -100`` is: a mask from elsewhere could cover only leading
+dimensions); the mask and the operands are pure; the reduction is a literal
+``"mean"`` or ``"sum"``.
 
-Unsafe (hazards): it assumes class-index targets of shape ``(N,)`` and a mask
-over ``N`` (probability targets do not support ``ignore_index``); the unselected
-rows now go through ``log_softmax``, so a NaN or inf in them gives NaN
-gradients for those rows.
+Unsafe (hazards): it assumes class-index targets, so that the selected target is
+1-D and the logits have one class dimension after the mask's (probability
+targets do not support ``ignore_index``: a float target of the logits' shape now
+raises); the unselected rows now go through ``log_softmax``, so a NaN or inf in
+them gives NaN gradients for those rows.
 """
 from __future__ import annotations
 
@@ -28,6 +35,7 @@ import libcst as cst
 
 from dynalint.analysis.syntax import single_index
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.branches import shape_token
 from dynalint.fixers.codegen import paren
 from dynalint.fixers.purity import impurity
 
@@ -59,10 +67,32 @@ class MaskedLoss(Fixer):
                 @torch.compile
                 def drop_ignored(logits, labels, ignore_index=-100):
                     keep = labels != ignore_index
-                    return F.cross_entropy(logits, labels.masked_fill(~keep, -100), ignore_index=-100)
+                    return F.cross_entropy(logits.flatten(0, -2), labels.masked_fill(~keep, -100).flatten(), ignore_index=-100)
             """,
             inputs="[(torch.randn(6, 3), torch.tensor([0, -100, 2, 1, -100, 0])),"
                    " (torch.randn(6, 3), torch.tensor([1, 1, -100, 2, 0, 0]))]",
+        ),
+        FixExample(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+                @torch.compile
+                def token_loss(logits, tags):
+                    padded = tags < 0
+                    return F.cross_entropy(logits[~padded], tags[~padded])
+            """,
+            after="""
+                import torch
+                import torch.nn.functional as F
+
+                @torch.compile
+                def token_loss(logits, tags):
+                    padded = tags < 0
+                    return F.cross_entropy(logits.flatten(0, -2), tags.masked_fill(padded, -100).flatten(), ignore_index=-100)
+            """,
+            inputs="[(torch.randn(2, 3, 3), torch.tensor([[0, 2, -1], [1, -1, -1]])),"
+                   " (torch.randn(2, 3, 5), torch.tensor([[4, 2, 1], [0, 3, -1]]))]",
         ),
     ]
 
@@ -83,6 +113,9 @@ class MaskedLoss(Fixer):
         target_parts = single_index(target)
         if target_parts is None or ctx.code(target_parts[1]).strip() != ctx.code(mask).strip():
             return None
+        if not _shaped_like(mask, target_parts[0], ctx):
+            raise Refused("the mask is not provably of the target's shape (computed from the target elementwise): "
+                          "it could cover only leading dimensions of the target, which ignore_index cannot express")
         for expr, what in ((sub.value, "the input"), (target_parts[0], "the target"), (mask, "the mask")):
             reason = impurity(expr, ctx)
             if reason is not None:
@@ -94,11 +127,11 @@ class MaskedLoss(Fixer):
             return None
         ignore = keywords.get("ignore_index")
         ignore_code = ctx.code(ignore.value).strip() if ignore is not None else "-100"
-        m = ctx.code(mask).strip()
         labels = ctx.code(target_parts[0]).strip()
-        new_args = [positional[0].with_changes(value=sub.value),
+        new_args = [positional[0].with_changes(value=cst.parse_expression(
+                        f"{paren(ctx.code(sub.value).strip())}.flatten(0, -2)")),
                     positional[1].with_changes(value=cst.parse_expression(
-                        f"{paren(labels)}.masked_fill(~{paren(m)}, {ignore_code})"))]
+                        f"{paren(labels)}.masked_fill({_kept_out(mask, ctx)}, {ignore_code}).flatten()"))]
         rest = [a for a in call.args if a not in positional[:2]]
         if ignore is None:
             rest.append(cst.Arg(keyword=cst.Name("ignore_index"), value=cst.parse_expression(ignore_code),
@@ -108,4 +141,18 @@ class MaskedLoss(Fixer):
         args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in (*new_args, *rest)]
         new = call.with_changes(args=args)
         return FixPlan("mark masked-out targets with ignore_index instead of selecting rows (assumes class-index "
-                       "targets of shape (N,))", "unsafe").replace(call, new)
+                       "targets)", "unsafe").replace(call, new)
+
+
+def _shaped_like(mask: cst.BaseExpression, target: cst.BaseExpression, ctx) -> bool:
+    """The mask provably has the target's shape: their shape tokens name the same tensor."""
+    token = shape_token(mask, ctx)
+    return token is not None and not token.startswith("<") and "|" not in token and \
+        token in (shape_token(target, ctx, resolve=False), shape_token(target, ctx))
+
+
+def _kept_out(mask: cst.BaseExpression, ctx) -> str:
+    """The negation of the mask, as a person writes it (``~(~m)`` is ``m``)."""
+    if isinstance(mask, cst.UnaryOperation) and isinstance(mask.operator, cst.BitInvert):
+        return ctx.code(mask.expression).strip()
+    return f"~{paren(ctx.code(mask).strip())}"

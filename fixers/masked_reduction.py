@@ -5,12 +5,13 @@ dependent.  When the selection is immediately reduced or updated, the same
 result is computed over the full, static shape:
 
 - ``x[m].sum()`` -> ``torch.where(M, x, 0).sum()``;
-- ``x[m].mean()`` -> ``torch.where(M, x, 0).sum() / M.expand_as(x).sum()``;
+- ``x[m].mean()`` -> ``(torch.where(M, x, 0) / M.expand_as(x).sum()).sum()``;
 - ``x[m] += v`` (a number) -> ``x.copy_(torch.where(M, x + v, x))`` (still in place).
 
-``M`` is the mask reshaped to broadcast over the trailing dimensions it does not
-cover (``m.reshape(m.shape + (1,) * (x.dim() - m.dim()))``), or ``m`` itself when
-it is a comparison of ``x``.  The mean divides before it sums
+``M`` is ``m`` itself when it provably has the shape of ``x`` (computed from ``x``
+elementwise: ``pos = x > 0``), and otherwise the mask reshaped to broadcast over
+the trailing dimensions it does not cover
+(``m.reshape(m.shape + (1,) * (x.dim() - m.dim()))``: the ranks are not known).  The mean divides before it sums
 (``(torch.where(M, x, 0) / count).sum()``), so a half-precision sum of the
 selection cannot overflow where its mean did not; an empty selection still
 gives NaN.
@@ -31,7 +32,8 @@ import libcst as cst
 from dynalint.analysis.syntax import single_index
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import broadcast_mask, masked_mean, paren, use_torch
+from dynalint.fixers.codegen import paren, use_torch
+from dynalint.fixers.masks import broadcast_mask, masked_mean, same_shape_mask
 from dynalint.fixers.purity import impurity
 
 _AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
@@ -60,6 +62,25 @@ class MaskedReduction(Fixer):
                 def positive_sum(x):
                     return torch.where(x > 0, x, 0).sum() * 2
             """,
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def positive_mean(x):
+                    pos = x > 0
+                    return x[pos].mean()
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def positive_mean(x):
+                    pos = x > 0
+                    return (torch.where(pos, x, 0) / pos.sum()).sum()
+            """,
+            inputs="[(torch.randn(4, 3),), (torch.randn(2, 5),)]",
         ),
         FixExample(
             before="""
@@ -99,7 +120,7 @@ class MaskedReduction(Fixer):
                 def bump(x):
                     x = x.clone()
                     mask = x < 0
-                    x.copy_(torch.where(mask.reshape(mask.shape + (1,) * (x.dim() - mask.dim())), x + 1, x))
+                    x.copy_(torch.where(mask, x + 1, x))
                     return x
             """,
         ),
@@ -125,7 +146,10 @@ class MaskedReduction(Fixer):
         base = ctx.code(sub.value).strip()
         m = broadcast_mask(sub.value, mask, ctx)
         masked = f"{torch}.where({m}, {base}, 0)"
-        selected = masked_mean(masked, m, base) if attr.attr.value == "mean" else f"{masked}.sum()"
+        if attr.attr.value == "mean":
+            selected = masked_mean(masked, m, base, same_shape_mask(sub.value, mask, ctx))
+        else:
+            selected = f"{masked}.sum()"
         new = cst.parse_expression(selected).with_changes(lpar=call.lpar, rpar=call.rpar)
         plan.description = f"reduce over the full shape with {torch}.where instead of a boolean-mask selection"
         return plan.replace(call, new)
@@ -139,7 +163,7 @@ class MaskedReduction(Fixer):
         if v is None or v.kind is not Kind.PYTHON or not isinstance(stmt.value, (cst.Integer, cst.Float)):
             raise Refused("the update is not a number literal (a tensor or unknown value could change the dtype)")
         base = ctx.code(sub.value).strip()
-        m = broadcast_mask(sub.value, mask, ctx, force_reshape=True)
+        m = broadcast_mask(sub.value, mask, ctx)
         op = _AUG[type(stmt.operator)]
         code = f"{base}.copy_({torch}.where({m}, {paren(base)} {op} {paren(ctx.code(stmt.value).strip())}, {base}))"
         new = cst.Expr(cst.parse_expression(code))

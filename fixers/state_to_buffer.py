@@ -23,7 +23,8 @@ After::
 Dynamo guards on Python numbers stored on modules, so a counter bumped in
 ``forward`` recompiles on every call; a buffer is a graph input updated in
 place, so nothing recompiles.  ``persistent=False`` keeps the state_dict
-unchanged.  ``x = max(c, expr)``-style updates become
+unchanged: checkpoints saved before the fix still load with ``strict=True``, and
+the value is not saved in checkpoints, as the Python attribute was not.  ``x = max(c, expr)``-style updates become
 ``x.copy_(torch.clamp(expr, min=c))``.
 
 Proves, or refuses: the attribute starts as an ``int`` (literal, or a parameter

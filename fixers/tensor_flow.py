@@ -28,8 +28,11 @@ def code_of(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node).strip()
 
 
-def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth: int) -> None:
-    """Follow the value of ``expr`` upwards until it meets tensor arithmetic; raise NotTensorFlow otherwise."""
+def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth: int,
+                             computed_on: list[cst.CSTNode] | None = None) -> None:
+    """Follow the value of ``expr`` upwards until it meets tensor arithmetic; raise NotTensorFlow otherwise.
+    ``computed_on`` collects the arithmetic with Python numbers the value goes through before (its
+    precision then depends on the dtype the value is kept in)."""
     if depth > MAX_DEPTH:
         raise NotTensorFlow
     node = expr
@@ -45,6 +48,8 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
             if builder is None:
                 raise NotTensorFlow
             rewrites[id(call)] = (call, builder)
+            if computed_on is not None:
+                computed_on.append(call)
             node = call
             continue
         if isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not):
@@ -54,6 +59,8 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
             v = ctx.value(parent)
             if v is not None and v.kind is Kind.TENSOR:
                 return  # it meets a tensor: arithmetic stays in the graph
+            if computed_on is not None:
+                computed_on.append(parent)
             node = parent
             continue
         if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
@@ -68,7 +75,7 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
             if not loads:
                 raise NotTensorFlow
             for load in loads:
-                check_flows_into_tensors(load, ctx, torch, rewrites, depth + 1)
+                check_flows_into_tensors(load, ctx, torch, rewrites, depth + 1, computed_on)
             return
         raise NotTensorFlow
 

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import textwrap
+
+import pytest
 
 from dynalint.adapters.cli import main
 
@@ -35,6 +38,7 @@ def test_safe_fixes_only_by_default(tmp_path, capsys):
     text = p.read_text()
     assert text == MODEL and code == 1  # both fixes are unsafe: nothing is written
     assert "2 with an unsafe fix: use --unsafe-fixes" in err
+    assert "Nothing safe to apply: every fix these findings have is unsafe" in err
 
 
 def test_unsafe_fixes_and_idempotence(tmp_path, capsys):
@@ -145,3 +149,18 @@ def test_fix_sees_what_the_compiled_code_of_other_files_passes(tmp_path, capsys)
     fixed = (pkg / "utils.py").read_text()
     assert code == 0 and "torch.where(factor.sum() > 0, x_then, x)" in fixed, err
     assert "fixed 1 issue in 1 file; 0 remain" in err
+
+
+def test_fix_verify_end_to_end_writes_only_what_dynamo_confirms(tmp_path, capsys):
+    """The real path: the fix engine, the measurements in worker processes, the CLI's report."""
+    pytest.importorskip("torch")
+    here = os.path.dirname(__file__)
+    p = tmp_path / "two_branches.py"
+    shutil.copy(os.path.join(here, "verify_cases", "two_branches.py"), p)
+    code, _, err = fix(capsys, "--unsafe-fixes", "--verify", f"{p}::Damped", "--timeout", "60", str(p))
+    text = p.read_text()
+    assert "Traceback" not in err and "error" not in err
+    assert "y = torch.where(x.sum() > 0, y_then, y_else)" in text and "if x.mean() > 0:" in text
+    assert ":8:1: DYN101 fixed (unsafe)" in err
+    assert "fix left out: it lies in code the targets' input streams do not run" in err
+    assert "fixed 1 issue in 1 file; 1 remain." in err and code == 1

@@ -16,6 +16,11 @@ REFUSALS = [
         def f(x):
             return x[torch.rand(x.shape[0]) < 0.5].mean()
     """, "the mask is written several times and is not pure: `torch.rand` draws random numbers"),
+    ("masked-loss", """
+        def f(logits, tags, attention):
+            mask = attention.bool()
+            return F.cross_entropy(logits[mask], tags[mask])
+    """, "the mask is not provably of the target's shape"),
     ("branch-to-where", """
         class M(nn.Module):
             def forward(self, x):
@@ -94,6 +99,25 @@ REFUSALS = [
             def forward(self, x):
                 return x * scale
     """, "may store a float"),
+    ("skip-logging-while-compiling", """
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+        def f(x):
+            y = x * 2
+            if torch.isnan(y).any():
+                logger.warning("nan in y")
+                y = torch.nan_to_num(y)
+            return y + 1
+    """, "inside a branch on a tensor (`torch.isnan(y).any()`)"),
+    ("defer-logging", """
+        def f(x):
+            print("start", x.sum())
+            y = x + 1
+            print("y", y.sum())  # noqa: DYN105
+            return y
+    """, "is also called on line 10 marked `# noqa`"),
     ("defer-logging", """
         def f(x):
             y = x + 1
@@ -227,3 +251,31 @@ def test_a_function_importing_torch_only_on_one_path_is_refused() -> None:
     result = fix_source(source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
     assert "_assert_async" not in result.source, result.source
     assert any("bound inside `check`" in r.reason for r in result.refused), result.refused
+
+
+def test_a_global_read_by_another_file_of_the_run_is_not_made_a_tensor(tmp_path):
+    """``train.py`` prints the rate the model file keeps: turned into a tensor it would print a tensor."""
+    from dynalint.analysis.project import Project
+
+    model = tmp_path / "model.py"
+    model.write_text(HEADER + textwrap.dedent("""
+        rate = 0.5
+
+        def set_rate(r: float):
+            global rate
+            rate = r
+
+        class M(nn.Module):
+            def forward(self, x):
+                return x * rate
+    """))
+    train = tmp_path / "train.py"
+    train.write_text("import model\n\nprint(f'rate {model.rate}')\n")
+    source = model.read_text()
+    alone = fix_source(source, str(model), Settings(scope=Scope.ALL), unsafe=True,
+                       project=Project([str(model)]))
+    assert "global-to-tensor" in {a.fixer for a in alone.applied}
+    both = fix_source(source, str(model), Settings(scope=Scope.ALL), unsafe=True,
+                      project=Project([str(model), str(train)]))
+    assert "global-to-tensor" not in {a.fixer for a in both.applied}
+    assert any(f"`rate` is named in {train}" in r.reason for r in both.refused), both.refused

@@ -109,3 +109,26 @@ def test_hooks_do_not_print_the_same_finding_twice(tmp_path, capsys):
         out, err = capsys.readouterr()
         printed += [line for line in (out + err).splitlines() if f"{path}:" in line and " fixed " not in line]
     assert printed and len(printed) == len(set(printed)), printed
+
+
+def test_the_fix_hook_says_nothing_is_safe_and_applies_fixes_with_the_documented_opt_in(tmp_path, capsys):
+    """The hook's own entry: without args it writes nothing and says why; with the `args: [--unsafe-fixes]`
+    the README and the hook's description document, it rewrites the file (and fails, as it changed it)."""
+    import shlex
+
+    import yaml
+
+    from dynalint.adapters.cli import main
+
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
+        hook = next(h for h in yaml.safe_load(fh) if h["id"] == "dynalint-fix")
+    assert "--unsafe-fixes" in hook["description"]
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as fh:
+        assert "args: [--unsafe-fixes]" in fh.read()
+    argv = shlex.split(hook["entry"])[1:]
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    assert main([*argv, "--jobs", "1", str(path)]) == 0
+    assert path.read_text() == MODEL and "Nothing safe to apply" in capsys.readouterr().err
+    main([*argv, "--unsafe-fixes", "--jobs", "1", str(path)])
+    assert path.read_text() != MODEL and " fixed (unsafe)" in capsys.readouterr().err

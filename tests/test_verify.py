@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -209,6 +210,48 @@ def test_confirm_fixes_of_a_helper_file_measured_through_its_importer(tmp_path):
     assert "torch.where" in result.source and "torch.where" not in helper.read_text()
     assert len(result.before[0].breaks) == 1 and not result.after[0].breaks
     assert result.after[0].equal_to_original is True
+
+
+def test_an_exception_only_the_compiled_run_raised_is_shown(capsys):
+    from dynalint.verify import report_text
+
+    reports = verify_targets([Ref(case("compiled_raises"), "picky")], Settings(), Options(fix=False, what_if=False))
+    o = reports[0].devices[0].original
+    assert o.outputs_equal is False
+    assert "only the compiled call raised: TorchRuntimeError" in o.calls[0].compiled_vs_eager.note
+    report_text.write(reports, sys.stdout)
+    text = capsys.readouterr().out
+    assert "compiled RAISED" in text and "DIFFER" not in text
+    assert "outputs (original): compiled vs eager, input set 0: only the compiled call raised: TorchRuntimeError" in text
+
+
+def test_a_training_step_in_eval_mode_says_to_use_train_mode(capsys):
+    from dynalint.verify import report_text
+
+    reports = verify_targets([Ref(case("train_step"), "Step")], Settings(), Options(fix=False, what_if=False))
+    d = reports[0].devices[0]
+    assert d.original.status == "error" and "--mode train" in " ".join(d.verdict.reasons)
+    report_text.write(reports, sys.stdout)
+    assert "hint: the target computes gradients (it calls backward()); measure it with --mode train" \
+        in capsys.readouterr().out
+    train = verify_targets([Ref(case("train_step"), "Step")], Settings(),
+                           Options(fix=False, what_if=False, mode="train"))[0].devices[0]
+    assert train.original.status == "ok" and "--mode train" not in " ".join(train.verdict.reasons)
+
+
+@needs_fixers
+def test_html_marks_wrong_outputs_and_fixes_in_code_the_stream_did_not_run(tmp_path):
+    from dynalint.verify import report_html
+
+    wrong = verify_targets([Ref(case("compiled_raises"), "picky")], Settings(), Options(fix=False, what_if=False))
+    page = report_html.render(wrong)
+    assert 'class="c error wrong"' in page and "outputs differ (compiled vs eager)" in page
+    path = tmp_path / "two_branches.py"
+    shutil.copy(case("two_branches"), path)
+    fixed = verify_targets([Ref(str(path), "Damped")], Settings(), Options(unsafe=True, what_if=False))
+    page = report_html.render(fixed)
+    ran, unrun = page.split("Fixes in code this stream does not run")
+    assert "line 8 DYN101" in ran and "line 16 DYN101" in unrun and "line 16" not in ran
 
 
 def test_capture_flags_what_if_on_data_dependent_breaks():

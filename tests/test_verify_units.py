@@ -92,6 +92,24 @@ def test_output_comparison_uses_dtype_tolerance():
     assert not compare_outputs(flatten(torch.tensor([1, 2])), flatten(torch.tensor([1, 3]))).equal
 
 
+@requires_torch
+def test_output_comparison_reports_bitwise_equality_beside_the_tolerance():
+    """Equal by assert_close's rule (NaN and inf in the same places), bitwise recorded beside it."""
+    import torch
+
+    from dynalint.verify.outputs import compare as compare_outputs, flatten
+
+    x = torch.tensor([1.0, float("nan"), float("inf")])
+    same = compare_outputs(flatten(x.clone()), flatten(x))
+    assert same.equal and same.bitwise
+    close = compare_outputs(flatten(x + torch.tensor([1e-7, 0.0, 0.0])), flatten(x))
+    assert close.equal and not close.bitwise
+    assert not compare_outputs(flatten(torch.tensor([1.0, 2.0])), flatten(torch.tensor([1.0, float("inf")]))).equal
+    assert not compare_outputs(flatten(torch.tensor([float("-inf")])), flatten(torch.tensor([float("inf")]))).equal
+    assert not compare_outputs(flatten(torch.tensor([1.0, float("nan")])), flatten(torch.tensor([1.0, 2.0]))).equal
+    assert not compare_outputs(flatten(torch.ones(2)), flatten(torch.ones(2, dtype=torch.float64))).equal
+
+
 def _m(breaks=0, recompiles=0, equal=True, vs_original=None, path="/x/m.py", variant="original"):
     m = Measurement(target="m.py::f", variant=variant, device="cpu", mode="eval", backend="eager",
                     source_path=path)
@@ -165,3 +183,42 @@ def test_large_module_state_is_kept_as_fingerprints(monkeypatch):
         net.weight[0, 0] += 1e-3
     diff = outputs.compare(outputs.state_leaves(net, ""), before)
     assert not diff.equal and diff.note.startswith("state:weight")
+
+
+def test_recompiles_predicted_elsewhere_than_observed_say_the_causes_differ():
+    from dynalint.diagnostics import Diagnostic
+    from dynalint.verify.prediction import compare_files
+    from dynalint.verify.report_text import recompile_causes
+
+    source = "\n" * 20
+    m = _m(recompiles=1)
+    m.executed = [[1, 20]]
+    m.recompiles[0].user_code = "return x * k  # x/m.py:9 in f"
+    predicted_here = Diagnostic("/x/m.py", 9, 1, 9, 2, "DYN201", "recompile", "k is rebound")
+    p = compare_files([("/x/m.py", [predicted_here], source)], m)
+    assert p.recompile_predicted and not p.unpredicted_recompiles and recompile_causes(p) == ""
+    elsewhere = Diagnostic("/x/m.py", 5, 1, 5, 2, "DYN201", "recompile", "j is rebound")
+    p = compare_files([("/x/m.py", [elsewhere], source)], m)
+    assert p.unpredicted_recompiles == ["m.py:9"]
+    assert recompile_causes(p) == ", but the causes differ: observed at m.py:9, predicted at line 5"
+
+
+def test_a_factory_in_one_file_is_predicted_by_the_file_that_defines_the_model():
+    from dynalint.diagnostics import Diagnostic
+    from dynalint.verify.prediction import compare_files
+
+    m = _m(breaks=1, path="/x/build.py")
+    m.breaks[0].file = "/x/model.py"  # the factory's file builds the model; the break is in the model's
+    m.executed_files = {"/x/model.py": [[1, 20]]}
+    d = Diagnostic("/x/model.py", 10, 1, 10, 2, "DYN101", "graph-break", "branch on a tensor")
+    p = compare_files([("/x/build.py", [], "\n" * 20), ("/x/model.py", [d], "\n" * 20)], m)
+    assert [x.line for x in p.confirmed] == [10] and not p.missed
+
+
+def test_a_confirmed_fix_that_is_slower_says_so():
+    from dynalint.verify.verdict import slower_note
+
+    assert slower_note({"cold_start": 1.4, "steady_state": 1.1}, "confirmed") is None
+    note = slower_note({"cold_start": 1.4, "steady_state": 0.8}, "confirmed")
+    assert note is not None and "slower (steady state 0.80x" in note
+    assert slower_note({"cold_start": 0.5, "steady_state": 0.8}, "not confirmed") is None

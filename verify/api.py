@@ -24,7 +24,7 @@ from dynalint.session import Session
 from dynalint.settings import Settings
 from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
 from dynalint.verify.isolation import run_measurement
-from dynalint.verify.prediction import Prediction, compare
+from dynalint.verify.prediction import Prediction, compare_files
 from dynalint.verify.results import Measurement
 from dynalint.verify.targets import Ref, same_file
 from dynalint.verify.verdict import Verdict, judge
@@ -220,7 +220,10 @@ def _measure_pair(ref: Ref, device: str, plan: Callable[[str], _FilePlan], setti
         spec.substitutes = {os.path.abspath(p.path): p.fixed_path for p in others if p.fixed_path}
         spec.reference_outputs = saved if os.path.exists(saved) else None
         fixed = run_measurement(spec)
-    prediction = compare(own.diagnostics, original, own.source) if original.status == "ok" else None
+    prediction = None
+    if original.status == "ok":
+        ran = [own] + [plan(p) for p in _other_files(original, ref)]
+        prediction = compare_files([(p.path, p.diagnostics, p.source) for p in ran], original)
     fix_lines = [f.line for f in own.fixed.applied] if own.fixed and not others else None
     report = DeviceReport(device, original, fixed, prediction,
                           judge(original, fixed, _fix_note([own] + others, options), fix_lines))

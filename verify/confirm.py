@@ -49,21 +49,23 @@ class FixOutcome:
 @dataclass
 class VerificationResult:
     """What ``confirm_fixes`` returns; reads like the fix engine's ``FixResult`` (``source``,
-    ``applied``, ``remaining``, ``unsafe_available``) plus what the measurements decided."""
+    ``applied``, ``remaining``, ``unsafe_available``, ``refused``, ``errors``) plus what the
+    measurements decided."""
 
     source: str
     applied: list[Any] = field(default_factory=list)
     """The confirmed fixes, as the fix engine's ``AppliedFix`` records (code, fixer, description, safety, line)."""
     remaining: list[Diagnostic] = field(default_factory=list)
     unsafe_available: int = 0
+    refused: list[Any] = field(default_factory=list)
+    """Always empty: a fix the measurements left out is in ``rejected``, and its remaining finding
+    says why (``fix left out: ...``)."""
+    errors: list[Any] = field(default_factory=list)
+    """Always empty: a fixer that raises offers no fix and is logged by the fix engine."""
     confirmed: list[FixOutcome] = field(default_factory=list)
     rejected: list[FixOutcome] = field(default_factory=list)
     before: list[Measurement] = field(default_factory=list)
     after: list[Measurement] = field(default_factory=list)
-    refused: list[Any] = field(default_factory=list)
-    """As ``FixResult.refused`` (fixes the fixers declined: none here, the measurements decide)."""
-    errors: list[Any] = field(default_factory=list)
-    """As ``FixResult.errors`` (fixers that raised)."""
 
     @property
     def changed(self) -> bool:

@@ -230,17 +230,26 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
 def _compare(rec: CallRecord, leaves: outputs.Leaves | None, eager: EagerRun,
              reference: list[outputs.Leaves | None] | None, i: int) -> None:
     expected = eager.outputs[i] if i < len(eager.outputs) else None
+    eager_error = eager.errors[i] if i < len(eager.errors) else None
     if leaves is not None and expected is not None:
         rec.compiled_vs_eager = outputs.compare(leaves, expected)
     elif (leaves is None) != (expected is None):
-        side = "compiled" if leaves is None else "eager"
-        rec.compiled_vs_eager = OutputDiff(False, note=f"only the {side} call raised")
+        side, error = ("compiled", rec.error) if leaves is None else ("eager", eager_error)
+        rec.compiled_vs_eager = OutputDiff(False, note=f"only the {side} call raised"
+                                                       f"{': ' + error if error else ''}")
+    elif rec.error and eager_error and _exception_type(rec.error) != _exception_type(eager_error):
+        rec.compiled_vs_eager = OutputDiff(False, note=f"eager raised {eager_error}; compiled raised {rec.error}")
     if reference is not None:
         ref = reference[i] if i < len(reference) else None
         if expected is not None and ref is not None:
             rec.vs_original = outputs.compare(expected, ref)
         elif (expected is None) != (ref is None):
             rec.vs_original = OutputDiff(False, note="only one of original and fixed raised")
+
+
+def _exception_type(described: str) -> str:
+    """``ValueError`` of ``ValueError: bad shape (m.py:3 in f)`` (see tracebacks.describe)."""
+    return re.split(r"[: ]", described, maxsplit=1)[0]
 
 
 def _breaks(found: list[GraphBreak], calls: list[CallRecord]) -> list[BreakSite]:

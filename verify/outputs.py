@@ -2,7 +2,10 @@
 
 The tolerance depends on the dtype because a compiled graph may reorder or
 fuse floating-point operations: what is noise in float16 is a bug in float64.
-Integers, booleans and Python values must match exactly.
+The rule is ``torch.testing.assert_close``'s at its default tolerances, with
+NaN and inf in the same places and the same shapes and dtypes; integers,
+booleans and Python values must match exactly.  Whether the outputs are also
+identical bit for bit is recorded beside it.
 """
 from __future__ import annotations
 
@@ -124,7 +127,7 @@ def compare(actual: Leaves, expected: Leaves) -> OutputDiff:
     if actual.keys() != expected.keys():
         missing = sorted(set(expected) ^ set(actual))[:3]
         return OutputDiff(False, math.inf, math.inf, note=f"different structure ({', '.join(missing)})")
-    diff = OutputDiff(True)
+    diff = OutputDiff(True, bitwise=True)
     for key, exp in expected.items():
         act = actual[key]
         if key.startswith(STATE) and isinstance(exp, torch.Tensor) != isinstance(act, torch.Tensor):
@@ -136,12 +139,26 @@ def compare(actual: Leaves, expected: Leaves) -> OutputDiff:
         elif isinstance(exp, float) and isinstance(act, float):
             _compare_tensor(key, torch.tensor(act, dtype=torch.float64), torch.tensor(exp, dtype=torch.float64), diff)
         elif act != exp:
-            diff.equal = False
+            diff.equal = diff.bitwise = False
             diff.note = diff.note or f"{key}: {_short(act)} != {_short(exp)}"
     return diff
 
 
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The same dtype, shape and bytes (NaN payloads included): what a hash of the output compares."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.numel() == 0:
+        return True
+    a, b = a.detach().cpu().contiguous().reshape(-1), b.detach().cpu().contiguous().reshape(-1)
+    if a.dtype == torch.bool:
+        return torch.equal(a, b)
+    return torch.equal(a.view(torch.uint8), b.view(torch.uint8))
+
+
 def _compare_tensor(key: str, act: Any, exp: Any, diff: OutputDiff) -> None:
+    if not (isinstance(act, torch.Tensor) and isinstance(exp, torch.Tensor) and bitwise_equal(act, exp)):
+        diff.bitwise = False
     if not (isinstance(act, torch.Tensor) and isinstance(exp, torch.Tensor)):
         diff.equal = False
         diff.note = diff.note or f"{key}: a tensor against {type(act if isinstance(exp, torch.Tensor) else exp).__name__}"

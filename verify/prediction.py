@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 
 from dynalint.diagnostics import Diagnostic
@@ -28,6 +29,9 @@ class Prediction:
     recompile_diagnostics: list[Diagnostic] = field(default_factory=list)
     site_codes: dict[int, list[str]] = field(default_factory=dict)
     """Index into Measurement.breaks -> codes of the diagnostics that predicted that break."""
+    unpredicted_recompiles: list[str] = field(default_factory=list)
+    """``file:line`` of the user code an observed recompile's guard came from, where no recompile
+    diagnostic lies (the predicted causes are not the observed ones)."""
 
     def to_json(self) -> dict:
         def brief(d: Diagnostic) -> dict:
@@ -39,6 +43,7 @@ class Prediction:
                 "not_exercised": self.not_exercised,
                 "recompile_predicted": self.recompile_predicted, "recompile_observed": self.recompile_observed,
                 "recompile_diagnostics": [brief(d) for d in self.recompile_diagnostics],
+                "unpredicted_recompiles": self.unpredicted_recompiles,
                 "predicted_codes_by_break": {str(k): v for k, v in self.site_codes.items()}}
 
 
@@ -69,14 +74,16 @@ def _span_of(spans: list[tuple[int, int]], line: int) -> tuple[int, int]:
     return best or (line, line)
 
 
-def compare(diagnostics: list[Diagnostic], m: Measurement, source: str) -> Prediction:
-    """Line the file's diagnostics up with the breaks and recompiles of one measurement of that file."""
+def compare(diagnostics: list[Diagnostic], m: Measurement, source: str, path: str | None = None) -> Prediction:
+    """Line one file's diagnostics up with the breaks and recompiles a measurement saw in that file
+    (``path``; by default the target's own file)."""
     spans = statement_spans(source)
-    here = os.path.realpath(m.source_path)
+    here = os.path.realpath(path or m.source_path)
     indices = [i for i, b in enumerate(m.breaks)
                if os.path.realpath(b.file) == here and b.gb_type != "Observed exception"]
     sites = [m.breaks[i] for i in indices]
-    ran = [tuple(r) for r in m.executed]
+    ran = [tuple(r) for r in (m.executed if path is None or here == os.path.realpath(m.source_path)
+                              else m.executed_files.get(here, []))]
 
     def executed(line: int) -> bool:
         """Whether the statement holding ``line`` ran (line events fire on a statement's first line)."""
@@ -106,3 +113,40 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str) -> Predi
     p.missed = [b for i, b in enumerate(sites) if i not in hit_sites]
     p.recompile_predicted = bool(p.recompile_diagnostics)
     return p
+
+
+def compare_files(files: list[tuple[str, list[Diagnostic], str]], m: Measurement) -> Prediction:
+    """The prediction over every user file the stream ran, as (path, diagnostics, source): a factory
+    or a function in one file that runs a model defined in another is predicted by that file's
+    diagnostics."""
+    merged = Prediction(recompile_observed=bool(m.recompiles))
+    for path, diagnostics, source in files:
+        p = compare(diagnostics, m, source, path)
+        merged.confirmed += p.confirmed
+        merged.not_confirmed += p.not_confirmed
+        merged.missed += p.missed
+        merged.not_exercised += p.not_exercised
+        merged.recompile_diagnostics += p.recompile_diagnostics
+        merged.site_codes.update(p.site_codes)
+    merged.recompile_predicted = bool(merged.recompile_diagnostics)
+    predicted = {(os.path.realpath(path), d.line) for path, diagnostics, _ in files for d in diagnostics
+                 if d.kind == "recompile"}
+    for r in m.recompiles:
+        where = _guard_location(r.user_code)
+        if where is None:
+            continue
+        tail, line = where
+        if not any(line == ln and (p.endswith(tail) or tail.endswith(os.path.basename(p))) for p, ln in predicted):
+            label = f"{os.path.basename(tail)}:{line}"
+            if label not in merged.unpredicted_recompiles:
+                merged.unpredicted_recompiles.append(label)
+    return merged
+
+
+_GUARD_LOCATION = re.compile(r"#\s*(\S+?):(\d+) in \S+\s*$")
+
+
+def _guard_location(user_code: str) -> tuple[str, int] | None:
+    """(file, line) of ``return x * scale  # model.py:15 in forward`` (the path may be cut at its start)."""
+    found = _GUARD_LOCATION.search(user_code or "")
+    return (found.group(1), int(found.group(2))) if found else None

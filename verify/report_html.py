@@ -3,7 +3,8 @@
 Each call of the stream is one cell: served from the cache, compiled for the
 first time, recompiled (with the guard that failed), run eagerly (frame
 skipped or recompile limit hit) or raised; a mark under a cell says the call
-met a graph break for the first time.  No scripts, no external files: the page
+met a graph break for the first time, a red frame and a cross that its outputs
+were wrong (compiled against eager, or fixed against original).  No scripts, no external files: the page
 can be attached to a bug report or a CI artefact as it is.
 """
 from __future__ import annotations
@@ -13,8 +14,10 @@ import os
 from typing import Iterable
 
 from dynalint.verify.api import DeviceReport, TargetReport
-from dynalint.verify.report_text import seconds
+from dynalint.verify.report_text import recompile_causes, fixes_run, seconds
 from dynalint.verify.results import CALL_STATUSES, Measurement
+from dynalint.verify.targets import same_file
+from dynalint.verify.verdict import mode_hint, slower_note
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
@@ -26,7 +29,7 @@ td:first-child,th:first-child{text-align:left}
 .c{width:34px;text-align:center;font-size:11px;border-radius:3px;padding:3px 0 1px;color:#fff;position:relative}
 .c small{display:block;height:12px;color:#b00020;font-weight:bold;background:#fff;border-radius:0 0 3px 3px}
 .hit{background:#2e7d32}.compile{background:#1565c0}.recompile{background:#ef6c00}.eager{background:#757575}
-.error{background:#b00020}.verdict{font-weight:bold}.confirmed{color:#2e7d32}.bad{color:#b00020}
+.error{background:#b00020}.wrong{outline:3px solid #b00020;outline-offset:1px}.verdict{font-weight:bold}.confirmed{color:#2e7d32}.bad{color:#b00020}
 .legend span{display:inline-block;padding:1px 8px;margin-right:6px;border-radius:3px;color:#fff;font-size:12px}
 ul{margin:.2em 0}li{margin:.1em 0}
 """
@@ -51,10 +54,14 @@ def _cell(m: Measurement, i: int) -> str:
         tip.append(f"graph break {os.path.basename(br.file)}:{br.line} {br.gb_type}")
     if c.error:
         tip.append(f"raised {c.error}")
-    if c.compiled_vs_eager is not None and not c.compiled_vs_eager.equal:
-        tip.append(f"outputs differ: {c.compiled_vs_eager.note}")
-    mark = "&#9670;" * min(len(c.new_breaks), 3)
-    return (f'<div class="c {_e(c.status)}" title="{_e(chr(10).join(tip))}">{i}'
+    wrong = [(what, d) for what, d in (("compiled vs eager", c.compiled_vs_eager), ("vs original", c.vs_original))
+             if d is not None and not d.equal]
+    for what, d in wrong:
+        tip.append(f"outputs differ ({what}): {d.note}")
+    if not wrong and c.compiled_vs_eager is not None:
+        tip.append("outputs equal" + (" (bitwise)" if c.compiled_vs_eager.bitwise else ""))
+    mark = ("&#10007;" if wrong else "") + "&#9670;" * min(len(c.new_breaks), 3)
+    return (f'<div class="c {_e(c.status)}{" wrong" if wrong else ""}" title="{_e(chr(10).join(tip))}">{i}'
             f'<small>{mark}</small></div>')
 
 
@@ -71,6 +78,9 @@ def _details(m: Measurement) -> str:
     parts = []
     if m.status not in ("ok", "skipped"):
         parts.append(f"<p class='bad'>{_e(m.status)}: {_e(m.message)}</p>")
+        hint = mode_hint(m)
+        if hint:
+            parts.append(f"<p>{_e(hint)}</p>")
         if m.traceback:
             parts.append(f"<pre>{_e(m.traceback)}</pre>")
     if m.breaks:
@@ -112,9 +122,11 @@ def _speed(d: DeviceReport) -> str:
         body += (f"<tr><td><b>original / fixed</b></td><td><b>{s['cold_start']:.2f}&times;</b></td>"
                  f"<td><b>{s['steady_state']:.2f}&times;</b></td><td></td></tr>")
     b = rows[0][1]
+    note = slower_note(s, d.verdict.status)
     return (f"<p>Speed ({b.threads} threads; steady state: median of {b.calls} warm calls; cold start: first call, "
             f"compilation included, empty compiler cache):</p><table><tr><th></th><th>cold start</th>"
-            f"<th>steady state</th><th>eager</th></tr>{body}</table>")
+            f"<th>steady state</th><th>eager</th></tr>{body}</table>"
+            + (f"<p class='bad'>{_e(note)}</p>" if note else ""))
 
 
 def _device(r: TargetReport, d: DeviceReport) -> str:
@@ -135,25 +147,35 @@ def _device(r: TargetReport, d: DeviceReport) -> str:
     if p is not None:
         body.append(f"<p>Static prediction: {len(p.confirmed)} confirmed, {len(p.not_confirmed)} not confirmed, "
                     f"{len(p.missed)} missed; recompiles predicted {'yes' if p.recompile_predicted else 'no'}, "
-                    f"observed {'yes' if p.recompile_observed else 'no'}.</p>")
+                    f"observed {'yes' if p.recompile_observed else 'no'}{_e(recompile_causes(p))}.</p>")
     return "".join(body)
+
+
+def _fix_item(r: TargetReport, f: dict) -> str:
+    where = "" if same_file(f.get("path") or r.path, r.path) else f"{_e(os.path.basename(f['path']))} "
+    return f"<li>{where}line {f['line']} {_e(f['code'])} ({_e(f['safety'])}): {_e(f['description'])}</li>"
 
 
 def render(reports: Iterable[TargetReport], title: str = "dynalint verify") -> str:
     legend = "".join(f"<span class='{s}'>{s}</span>" for s in CALL_STATUSES)
     sections = []
     for r in reports:
-        fixes = "".join(f"<li>line {f['line']} {_e(f['code'])} ({_e(f['safety'])}): {_e(f['description'])}</li>"
-                        for f in r.fixes)
+        ran, elsewhere = fixes_run(r)
+        fixes = "".join(_fix_item(r, f) for f in ran)
+        unrun = "".join(_fix_item(r, f) for f in elsewhere)
         sections.append(f"<h2><code>{_e(r.target)}</code></h2>"
                         + (f"<p>Fixes applied to a temporary copy:</p><ul>{fixes}</ul>" if fixes else "")
+                        + (f"<p>Fixes in code this stream does not run (applied too; the measurement says nothing "
+                           f"about them):</p><ul>{unrun}</ul>" if unrun else "")
                         + (f"<details><summary>the fixed source, as a diff</summary><pre>{_e(r.fixed_diff)}</pre>"
                            "</details>" if r.fixed_diff else "")
                         + (f"<p>No fixed variant: {_e(r.fix_note)}</p>" if r.fix_note else "")
                         + "".join(_device(r, d) for d in r.devices))
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{_e(title)}</title><style>{_CSS}</style>"
             f"</head><body><h1>{_e(title)}</h1><p class='legend'>Each cell is one call of the input stream: "
-            f"{legend} &#9670; = a graph break met for the first time. Hover a cell for the details.</p>"
+            f"{legend} &#9670; = a graph break met for the first time; <span class='c wrong' "
+            f"style='color:#b00020;display:inline'>&#10007;</span> = outputs wrong (compiled against eager, or fixed "
+            f"against original). Hover a cell for the details.</p>"
             + "".join(sections) + "</body></html>\n")
 
 

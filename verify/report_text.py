@@ -8,6 +8,7 @@ from dynalint.verify.api import DeviceReport, TargetReport
 from dynalint.verify.prediction import Prediction
 from dynalint.verify.results import Measurement
 from dynalint.verify.targets import same_file
+from dynalint.verify.verdict import mode_hint, slower_note
 
 
 def seconds(value: float | None) -> str:
@@ -31,12 +32,33 @@ def _err(m: Measurement) -> str:
 
 
 def _outputs(m: Measurement) -> str:
+    """Compiled against eager, and fixed against original: equal by the dtype's tolerance, with how many
+    input sets were also bitwise equal; RAISED when only the compiled call raised."""
     if not m.calls:
         return "-"
-    parts = ["equal" if m.outputs_equal else "DIFFER" if m.outputs_equal is False else "-"]
+    raised = any(c.compiled_vs_eager is not None and c.compiled_vs_eager.note.startswith("only the compiled")
+                 for c in m.calls)
+    parts = ["compiled RAISED" if raised else
+             _equal("equal", m, "compiled_vs_eager") if m.outputs_equal else
+             "DIFFER" if m.outputs_equal is False else "-"]
     if m.equal_to_original is not None:
-        parts.append("= original" if m.equal_to_original else "!= ORIGINAL")
+        parts.append(_equal("= original", m, "vs_original") if m.equal_to_original else "!= ORIGINAL")
     return ", ".join(parts)
+
+
+def _equal(word: str, m: Measurement, attr: str) -> str:
+    same, n = m.bitwise_count(attr)
+    return f"{word} (bitwise {'all' if same == n else f'{same}/{n}'})" if same else f"{word} (not bitwise)"
+
+
+def _first_difference(m: Measurement) -> str | None:
+    """The first input set whose outputs differ, and why (an exception only one side raised, a value)."""
+    for attr, what in (("compiled_vs_eager", "compiled vs eager"), ("vs_original", "vs original")):
+        for c in m.calls:
+            d = getattr(c, attr)
+            if d is not None and not d.equal:
+                return f"{what}, input set {c.index}: {d.note or 'outputs differ'}"
+    return None
 
 
 def _row(label: str, m: Measurement) -> str:
@@ -96,6 +118,9 @@ def _speed(d: DeviceReport) -> list[str]:
     s = d.speedup
     if s is not None:
         out.append(f"  {'speedup':<9} {s['cold_start']:>10.2f}x {s['steady_state']:>10.2f}x   (original / fixed)")
+    note = slower_note(s, d.verdict.status)
+    if note:
+        out.append(f"  note: {note}")
     return out
 
 
@@ -117,8 +142,14 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
         label = m.variant
         if m.status not in ("ok", "skipped"):
             out.append(f"  {label}: {m.status}: {m.message}")
+            hint = mode_hint(m)
+            if hint:
+                out.append(f"  {hint}")
             if m.traceback:
                 out.extend("    " + ln for ln in m.traceback.splitlines())
+        difference = _first_difference(m) if m.status == "ok" else None
+        if difference:
+            out.append(f"  outputs ({label}): {difference}")
         if m.breaks:
             out.append(f"  graph breaks ({label}):")
             out.extend(_breaks(m, d.prediction, m.variant == "fixed"))
@@ -146,24 +177,41 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
         out.append(f"  prediction: {len(p.confirmed)} confirmed, {len(p.not_confirmed)} not confirmed"
                    f"{' (' + not_conf + ')' if not_conf else ''}, {len(p.missed)} missed"
                    f"{' (' + missed + ')' if missed else ''}; recompiles predicted "
-                   f"{'yes' if p.recompile_predicted else 'no'}, observed {'yes' if p.recompile_observed else 'no'}")
+                   f"{'yes' if p.recompile_predicted else 'no'}, observed {'yes' if p.recompile_observed else 'no'}"
+                   f"{recompile_causes(p)}")
+
+
+def recompile_causes(p: Prediction) -> str:
+    """Where the observed recompiles came from, when no recompile diagnostic lies there."""
+    if not p.unpredicted_recompiles:
+        return ""
+    observed = ", ".join(p.unpredicted_recompiles)
+    if not p.recompile_predicted:
+        return f" (at {observed})"
+    predicted = ", ".join(sorted({str(d.line) for d in p.recompile_diagnostics}, key=int))
+    return f", but the causes differ: observed at {observed}, predicted at line{'s' * (',' in predicted)} {predicted}"
+
+
+def fixes_run(r: TargetReport) -> tuple[list[dict], list[dict]]:
+    """The report's fixes that lie in code the stream ran, and the others (which it says nothing about)."""
+    ran_files = r.devices[0].original.executed_files if r.devices else {}
+
+    def ran(fx: dict) -> bool:
+        runs = ran_files.get(os.path.realpath(fx.get("path") or r.path))
+        return not ran_files or any(a <= fx["line"] <= b for a, b in runs or [])
+
+    return [fx for fx in r.fixes if ran(fx)], [fx for fx in r.fixes if not ran(fx)]
 
 
 def write(reports: list[TargetReport], out: TextIO) -> None:
     for r in reports:
         lines = [r.target]
-        ran_files = r.devices[0].original.executed_files if r.devices else {}
-
-        def ran(fx: dict) -> bool:
-            runs = ran_files.get(os.path.realpath(fx.get("path") or r.path))
-            return not ran_files or any(a <= fx["line"] <= b for a, b in runs or [])
-
-        mine = [fx for fx in r.fixes if ran(fx)]
+        mine, elsewhere = fixes_run(r)
         for fx in mine:
             where = "" if same_file(fx.get("path") or r.path, r.path) else f"{os.path.basename(fx['path'])} "
             lines.append(f"  fix: {where}line {fx['line']} {fx['code']} ({fx['safety']}): {fx['description']}")
-        if len(mine) < len(r.fixes):
-            n = len(r.fixes) - len(mine)
+        if elsewhere:
+            n = len(elsewhere)
             lines.append(f"  ({n} other fix{'es' * (n != 1)} in these files, in code this stream does not run)")
         if r.fix_note:
             lines.append(f"  no fixed variant: {r.fix_note}")

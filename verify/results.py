@@ -47,7 +47,9 @@ class RecompileEvent:
 
 @dataclass
 class OutputDiff:
-    """One input set's outputs compared: ``equal`` within the dtype's tolerance."""
+    """One input set's outputs compared: ``equal`` within the dtype's tolerance (as
+    ``torch.testing.assert_close``, NaN and inf in the same places), ``bitwise`` when every
+    leaf is also identical bit for bit."""
 
     equal: bool
     max_abs: float = 0.0
@@ -55,6 +57,7 @@ class OutputDiff:
     rtol: float = 0.0
     atol: float = 0.0
     note: str = ""
+    bitwise: bool = False
 
 
 @dataclass
@@ -186,6 +189,11 @@ class Measurement:
         diffs = [c.vs_original for c in self.calls if c.vs_original is not None]
         return all(d.equal for d in diffs) if diffs else None
 
+    def bitwise_count(self, attr: str) -> tuple[int, int]:
+        """(input sets whose ``attr`` comparison is bitwise equal, input sets compared)."""
+        diffs = [getattr(c, attr) for c in self.calls if getattr(c, attr) is not None]
+        return sum(d.bitwise for d in diffs), len(diffs)
+
     @property
     def max_abs(self) -> float:
         return max((d.max_abs for c in self.calls for d in (c.compiled_vs_eager, c.vs_original) if d), default=0.0)
@@ -198,6 +206,8 @@ class Measurement:
         data = dataclasses.asdict(self)
         data.update(hit_rate=self.hit_rate, outputs_equal=self.outputs_equal,
                     equal_to_original=self.equal_to_original, max_abs=self.max_abs, max_rel=self.max_rel,
+                    bitwise_compiled_vs_eager=self.bitwise_count("compiled_vs_eager"),
+                    bitwise_vs_original=self.bitwise_count("vs_original"),
                     n_breaks=len(self.breaks), n_recompiles=len(self.recompiles))
         return data
 

@@ -76,7 +76,9 @@ def judge(original: Measurement, fixed: Measurement | None, fix_note: str | None
     if original.status == "skipped":
         return Verdict(SKIPPED, [original.message])
     if original.status != "ok":
-        return Verdict(ERROR, [original.message], [f"{original.variant}: {original.status}: {original.message}"])
+        hint = mode_hint(original)
+        return Verdict(ERROR, [original.message] + ([hint] if hint else []),
+                       [f"{original.variant}: {original.status}: {original.message}"])
     if fixed is None:
         v = Verdict(NO_FIX, [fix_note or "no fix applies"])
         v.problems = _problems(original)
@@ -90,6 +92,27 @@ def judge(original: Measurement, fixed: Measurement | None, fix_note: str | None
     if same and outputs_kept and fix_lines is not None and not any(a <= ln <= b for ln in fix_lines for a, b in ran):
         return Verdict(UNCHANGED, ["the fixes lie outside the code this stream runs"], _problems(original))
     return Verdict(NOT_CONFIRMED, reasons, ["fix not confirmed: " + "; ".join(reasons)] + _problems(original))
+
+
+#: What torch raises when code calls ``backward()`` on a result computed under ``torch.no_grad()``.
+_NEEDS_GRAD = ("does not require grad", "does not have a grad_fn", "element 0 of tensors")
+
+
+def mode_hint(m: Measurement) -> str | None:
+    """A training step measured in eval mode (under ``no_grad``) fails on every call: say what to do."""
+    if m.mode == "eval" and m.status == "error" and any(p in m.message for p in _NEEDS_GRAD):
+        return "hint: the target computes gradients (it calls backward()); measure it with --mode train"
+    return None
+
+
+def slower_note(speedup: dict[str, float] | None, status: str) -> str | None:
+    """A confirmed fix that made the code slower (``speedup`` is original / fixed time)."""
+    if status != CONFIRMED or not speedup:
+        return None
+    slower = [f"{what.replace('_', ' ')} {ratio:.2f}x" for what, ratio in speedup.items() if ratio < 1]
+    if not slower:
+        return None
+    return f"the confirmed fix is slower ({', '.join(slower)}, original / fixed): fewer breaks did not make it faster"
 
 
 def _problems(m: Measurement) -> list[str]:

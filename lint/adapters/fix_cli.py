@@ -108,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
                f"file{'s' * (changed_files != 1)}; {remaining} remain"
         if unsafe_left:
             line += f" ({unsafe_left} with an unsafe fix: use --unsafe-fixes)"
+            if not total_applied:
+                line += (". Nothing safe to apply: every fix these findings have is unsafe (correct under "
+                         "stated assumptions, see `dynalint rule CODE`); review them with --diff --unsafe-fixes")
         if failures:
             line += f"; {failures} file{'s' * (failures != 1)} could not be fixed"
         if fixer_errors:

@@ -345,6 +345,29 @@ case("cond-episode-tracker", """
 """, "[(torch.randn(6), torch.zeros(6), torch.tensor([0, 0, 1, 0, 0, 0], dtype=torch.bool)),"
      " (torch.randn(6), torch.randn(6), torch.zeros(6, dtype=torch.bool))]", "branch-to-cond", target="M")
 
+case("cond-half-against-full", """
+    class M(nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                y = x.half()
+            else:
+                y = x
+            return y
+""", "[(torch.randn(2, 4),), (-torch.rand(2, 4),)]", None, target="M")
+case("cond-parameter-against-input", """
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = nn.Parameter(torch.zeros(4))
+
+        def forward(self, x):
+            if x.sum() > 0:
+                y = self.bias
+            else:
+                y = x * 2
+            return y * 2
+""", "[(torch.randn(2, 4),), (-torch.rand(2, 4),)]", None, target="M")
+
 # ----------------------------------------------------------------------------- keep-tensor
 variants("keep-normalize", """
     def f(x):
@@ -356,6 +379,12 @@ case("keep-fp16-overflow", """
         s = x.abs().max().item()
         return x / (s * 1000.0)
 """, "[(torch.full((4,), 60000.0).half(),), (torch.randn(4).half() * 100,)]", "keep-tensor")
+case("keep-float64-cancellation", """
+    def f(x):
+        m = x.mean().item()
+        return (x - 1.0) / (m - 1.0)
+""", "[(1.0 + 1e-9 * torch.arange(1, 5, dtype=torch.float64),), (torch.randn(4, dtype=torch.float64),)]",
+     "keep-tensor")
 case("keep-clamp-value-first", """
     def f(q):
         var = q.var().item()
@@ -526,6 +555,21 @@ case("ce-nan-unselected", """
 """, "[(torch.tensor([[nan, 0.0, 1.0], [0.5, 0.2, 0.1]]), torch.tensor([-100, 1]))]", "masked-loss",
      hazard="NaN\ngradients for those rows")
 
+TOKENS = {  # a padded token loss: (B, T, C) logits, (B, T) tags; T == C once, T != C once
+    "t-eq-c": "[(torch.randn(2, 3, 3), torch.tensor([[0, 2, -100], [1, -100, -100]]))]",
+    "t-ne-c": "[(torch.randn(2, 3, 5), torch.tensor([[4, 2, 1], [0, 3, -100]]))]",
+}
+variants("ce-token-mask", """
+    def f(logits, tags):
+        keep = tags != -100
+        return F.cross_entropy(logits[keep], tags[keep])
+""", "masked-loss", TOKENS)
+case("ce-mask-from-elsewhere", """
+    def f(logits, tags, attention):
+        mask = attention.bool()
+        return F.cross_entropy(logits[mask], tags[mask])
+""", "[(torch.randn(2, 3, 3), torch.tensor([[0, 2, 1], [1, 0, 2]]), torch.tensor([[1, 1, 0], [1, 0, 0]]))]", None)
+
 # ----------------------------------------------------------------------------- async-assert
 case("assert-raise", """
     def f(x):
@@ -684,7 +728,7 @@ case("buffer-alias", """
 case("global-float-rate", """
     drop_rate = 0.1
 
-    def set_drop_rate(rate):
+    def set_drop_rate(rate: float):
         global drop_rate
         drop_rate = rate
 
@@ -721,10 +765,57 @@ case("global-alias", """
         def forward(self, x):
             return x * rate
 """, "[(torch.randn(4),)]", None, target="M")
+case("global-float-setter-of-anything", """
+    gain = 1.0
+
+    def set_gain(g):
+        global gain
+        gain = g
+
+    class M(nn.Module):
+        def forward(self, x):
+            return x * gain
+""", "[(torch.randn(4),)]", None, target="M")
+case("global-read-by-eager-code", """
+    rate = 0.5
+
+    def set_rate(r: float):
+        global rate
+        rate = r
+
+    def describe():
+        return f"rate={rate}"
+
+    class M(nn.Module):
+        def forward(self, x):
+            return x * rate
+""", "[(torch.randn(4),)]", None, target="M")
+case("global-restored-through-the-module", """
+    import sys
+
+    rate = 0.5
+
+    def set_rate(r: float):
+        global rate
+        rate = r
+
+    def run_with(r: float, fn):
+        this = sys.modules[__name__]
+        saved = this.rate
+        this.rate = r
+        try:
+            return fn()
+        finally:
+            this.rate = saved
+
+    class M(nn.Module):
+        def forward(self, x):
+            return x * rate
+""", "[(torch.randn(4),)]", None, target="M")
 case("global-0d-promotion", """
     factor = 0.5
 
-    def set_factor(v):
+    def set_factor(v: float):
         global factor
         factor = v
 

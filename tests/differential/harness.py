@@ -6,8 +6,10 @@ sets.  :func:`run_case` fixes the source (``--unsafe-fixes``), then runs both
 versions on several seeded input sets, eager and compiled (``backend="eager"``),
 and compares everything a user could observe:
 
-- outputs: structure, dtypes, shapes, values (NaN equal to NaN), or the type of
-  the exception raised;
+- outputs: structure, dtypes, shapes, values, or the type of the exception
+  raised; values by the rule ``dynalint verify`` uses (``torch.testing.assert_close``
+  at the dtype's default tolerances, NaN and inf in the same places), and whether
+  they are also bitwise equal (counted, not required);
 - gradients of the floating-point inputs and of the parameters, ``None`` and
   zeros told apart;
 - the inputs and the module state after each call (in-place updates),
@@ -34,6 +36,7 @@ from typing import Any, Callable
 import torch
 
 from dynalint.fixers.base import all_fixers
+from dynalint.verify.outputs import TOLERANCES, bitwise_equal
 from dynalint.fixing import FixResult, fix_source
 from dynalint.analysis.program import Scope
 from dynalint.settings import Settings
@@ -54,8 +57,9 @@ class Case:
     """A phrase of the fixer's documentation that names the difference this case may show."""
     grad: bool = True
     """Also compare gradients (off for targets whose outputs are not differentiable)."""
-    rtol: float = 1e-4
-    atol: float = 1e-5
+    rtol: float | None = None
+    atol: float | None = None
+    """Tolerances instead of the dtype's defaults (None: the rule of ``dynalint verify``)."""
 
 
 @dataclass
@@ -63,6 +67,10 @@ class Report:
     case: Case
     fixed: FixResult
     differences: list[str] = field(default_factory=list)
+    compared: int = 0
+    """Observations (one call of one seed, eager or compiled) compared with the original's."""
+    bitwise: int = 0
+    """Of those, the ones whose every tensor is bitwise equal to the original's."""
 
     @property
     def applied(self) -> list[str]:
@@ -192,8 +200,9 @@ def _gradients(output: Any, args: tuple, module: torch.nn.Module | None) -> dict
 
 # --------------------------------------------------------------------------- comparing
 
-def same(a: Any, b: Any, rtol: float, atol: float) -> str | None:
-    """Why two observed values differ (None when they are the same)."""
+def same(a: Any, b: Any, rtol: float | None, atol: float | None) -> str | None:
+    """Why two observed values differ (None when they are the same); floating-point values by the
+    dtype's tolerance (``TOLERANCES``) unless ``rtol``/``atol`` are given."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
             return f"{type(a).__name__} vs {type(b).__name__}"
@@ -203,9 +212,11 @@ def same(a: Any, b: Any, rtol: float, atol: float) -> str | None:
             return f"shape {tuple(a.shape)} vs {tuple(b.shape)}"
         a, b = a.detach(), b.detach()
         if a.is_floating_point() or a.is_complex():
-            scale = 1e2 if a.dtype in (torch.float16, torch.bfloat16) else 1.0
-            x, y = a.double(), b.double()
-            if not torch.allclose(x, y, rtol=rtol * scale, atol=atol * scale, equal_nan=True):
+            default_rtol, default_atol = TOLERANCES.get(a.dtype, TOLERANCES[torch.float32])
+            r = default_rtol if rtol is None else rtol
+            t = default_atol if atol is None else atol
+            if not torch.allclose(a, b, rtol=r, atol=t, equal_nan=True):
+                x, y = a.double(), b.double()
                 return f"values differ (max abs diff {(x - y).abs().nan_to_num().max().item():.3g})"
             return None
         return None if torch.equal(a, b) else "values differ"
@@ -226,12 +237,30 @@ def same(a: Any, b: Any, rtol: float, atol: float) -> str | None:
                 return f"[{k!r}]: {why}"
         return None
     if isinstance(a, float) and isinstance(b, float):
-        if a != a and b != b:
-            return None
-        return None if abs(a - b) <= atol + rtol * abs(b) else f"{a} vs {b}"
+        return same(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64), rtol, atol)
     if type(a) is not type(b):
         return f"{type(a).__name__} vs {type(b).__name__}"
     return None if a == b else f"{a!r} vs {b!r}"
+
+
+def bitwise(a: Any, b: Any) -> bool:
+    """Every tensor in ``a`` identical bit for bit to the one in ``b`` (the rest equal)."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return bitwise_equal(a, b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(bitwise(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(bitwise(a[k], b[k]) for k in a)
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (a != a and b != b)
+    return type(a) is type(b) and a == b
+
+
+def same_bits(before: Observation, after: Observation) -> bool:
+    """The outputs (or exceptions), gradients, state and inputs after the call are bitwise equal."""
+    return before.error == after.error and bitwise(before.output, after.output) and \
+        bitwise(before.grads, after.grads) and bitwise(before.state, after.state) and \
+        bitwise(before.inputs_after, after.inputs_after)
 
 
 def compare(before: Observation, after: Observation, case: Case, where: str) -> list[str]:
@@ -298,10 +327,23 @@ def post_checks(before: torch.nn.Module, after: torch.nn.Module, case: Case, see
                 break
             opt.step()
         steps.append({k: v.detach().clone() for k, v in m.state_dict().items()})
-    why = same(steps[0], steps[1], case.rtol * 10, case.atol * 10)
+    why = same(steps[0], steps[1], case.rtol, case.atol)
     if why:
         diffs.append(f"after 3 optimizer steps: {why}")
     return diffs
+
+
+#: Over the cases run in this process: (cases fixed, observations compared, bitwise equal ones,
+#: cases bitwise equal on every observation); printed at the end of the test session.
+TALLY = {"cases": 0, "compared": 0, "bitwise": 0, "bitwise_cases": 0}
+
+
+def tally(report: Report) -> None:
+    if report.compared:
+        TALLY["cases"] += 1
+        TALLY["compared"] += report.compared
+        TALLY["bitwise"] += report.bitwise
+        TALLY["bitwise_cases"] += report.bitwise == report.compared
 
 
 def run_case(case: Case, seeds: tuple[int, ...], compiled_seeds: tuple[int, ...]) -> Report:
@@ -314,10 +356,15 @@ def run_case(case: Case, seeds: tuple[int, ...], compiled_seeds: tuple[int, ...]
         new, new_module = run_stream(fixed.source, case, seed, compiled=False)
         for i, (a, b) in enumerate(zip(ref, new)):
             report.differences += compare(a, b, case, f"eager seed {seed} call {i}")
+            report.compared += 1
+            report.bitwise += same_bits(a, b)
         if ref_module is not None and new_module is not None:
             report.differences += post_checks(ref_module, new_module, case, seed)
         if seed in compiled_seeds:
             compiled, _ = run_stream(fixed.source, case, seed, compiled=True)
             for i, (a, b) in enumerate(zip(ref, compiled)):
                 report.differences += compare(a, b, case, f"compiled seed {seed} call {i}")
+                report.compared += 1
+                report.bitwise += same_bits(a, b)
+    tally(report)
     return report
