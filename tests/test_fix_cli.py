@@ -116,7 +116,7 @@ def test_a_refused_fix_says_why(tmp_path, capsys):
     code, _, err = fix(capsys, "--unsafe-fixes", str(p))
     assert code == 1 and "fixed 0 issues" in err
     assert "DYN101 fix refused (branch-to-where): the alternatives are not provably of one shape" in err
-    assert "DYN101 fix refused (branch-to-cond): `y` gets values of provably different shapes" in err
+    assert "DYN101 fix refused (branch-to-cond): `y` gets values not provably of one shape and dtype" in err
 
 
 def test_fix_sees_what_the_compiled_code_of_other_files_passes(tmp_path, capsys):

@@ -145,7 +145,7 @@ def residual(x):
     return x * (1.0 - drop_rate)
 
 
-def set_drop_rate(rate):
+def set_drop_rate(rate: float):
     global drop_rate
     drop_rate = rate""",
     "env-read-once": """\

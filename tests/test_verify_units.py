@@ -222,3 +222,14 @@ def test_a_confirmed_fix_that_is_slower_says_so():
     note = slower_note({"cold_start": 1.4, "steady_state": 0.8}, "confirmed")
     assert note is not None and "slower (steady state 0.80x" in note
     assert slower_note({"cold_start": 0.5, "steady_state": 0.8}, "not confirmed") is None
+
+
+def test_break_lines_that_are_not_code_of_the_named_function_are_uncertain(tmp_path):
+    from dynalint.verify.break_lines import original_function, uncertain
+
+    path = tmp_path / "m.py"
+    path.write_text("def f(x):\n    # a comment\n    y = x + 1\n\n    return y\n\n\nclass C:\n    pass\n")
+    assert not uncertain(str(path), 3, "f") and not uncertain(str(path), 3, "torch_dynamo_resume_in_f_at_1")
+    assert uncertain(str(path), 2, "f") and uncertain(str(path), 4, "f") and uncertain(str(path), 9, "f")
+    assert not uncertain(str(path), 9, "<lambda>")  # nothing to check against: trusted
+    assert original_function("torch_dynamo_resume_in_forward_at_12") == "forward"

@@ -25,6 +25,7 @@ import torch._dynamo
 from torch._dynamo.utils import counters
 
 from dynalint.verify import cost, outputs
+from dynalint.verify.break_lines import uncertain as uncertain_line
 from dynalint.verify.guards import classify
 from dynalint.verify.probe import DynamoLog, GraphBreak
 from dynalint.verify.results import BreakSite, CallRecord, Measurement, OutputDiff, RecompileEvent
@@ -266,7 +267,8 @@ def _breaks(found: list[GraphBreak], calls: list[CallRecord]) -> list[BreakSite]
         seen[key] = len(sites)
         sites.append(BreakSite(file=b.file, line=b.line, function=b.function, gb_type=b.gb_type, gb_id=b.gb_id,
                                explanation=b.explanation, frame_skipped=b.frame_skipped,
-                               first_call=b.input_index, code=_source_line(b.file, b.line)))
+                               first_call=b.input_index, code=_source_line(b.file, b.line),
+                               uncertain=uncertain_line(b.file, b.line, b.function)))
         if 0 <= b.input_index < len(calls):
             calls[b.input_index].new_breaks.append(len(sites) - 1)
     return sites

@@ -3,7 +3,8 @@
 A graph-break diagnostic is *confirmed* when it lies in the statement Dynamo
 broke on (for ``if``/``while``/``for``, the header); *not confirmed* when it
 lies in a statement that ran but no break happened there; a break with no diagnostic
-in its statement is *missed*.  Diagnostics in code the stream never ran are
+in its statement is *missed*.  A break whose logged line cannot be trusted
+(``BreakSite.uncertain``) is matched with nothing.  Diagnostics in code the stream never ran are
 left out: the stream says nothing about them.  A target is predicted to
 recompile when a recompile diagnostic lies in code that ran.
 """
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from dynalint.diagnostics import Diagnostic
+from dynalint.verify.break_lines import function_spans
 from dynalint.verify.results import BreakSite, Measurement
 
 
@@ -24,6 +26,9 @@ class Prediction:
     not_confirmed: list[Diagnostic] = field(default_factory=list)
     missed: list[BreakSite] = field(default_factory=list)
     not_exercised: int = 0
+    uncertain: list[Diagnostic] = field(default_factory=list)
+    """Diagnostics in a function where Dynamo logged a break on a line that cannot be trusted: the
+    break may be theirs, so they are neither confirmed nor not confirmed."""
     recompile_predicted: bool = False
     recompile_observed: bool = False
     recompile_diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -41,6 +46,7 @@ class Prediction:
                 "not_confirmed": [brief(d) for d in self.not_confirmed],
                 "missed": [{"file": b.file, "line": b.line, "gb_type": b.gb_type} for b in self.missed],
                 "not_exercised": self.not_exercised,
+                "uncertain": [brief(d) for d in self.uncertain],
                 "recompile_predicted": self.recompile_predicted, "recompile_observed": self.recompile_observed,
                 "recompile_diagnostics": [brief(d) for d in self.recompile_diagnostics],
                 "unpredicted_recompiles": self.unpredicted_recompiles,
@@ -80,7 +86,7 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str, path: st
     spans = statement_spans(source)
     here = os.path.realpath(path or m.source_path)
     indices = [i for i, b in enumerate(m.breaks)
-               if os.path.realpath(b.file) == here and b.gb_type != "Observed exception"]
+               if os.path.realpath(b.file) == here and b.gb_type != "Observed exception" and not b.uncertain]
     sites = [m.breaks[i] for i in indices]
     ran = [tuple(r) for r in (m.executed if path is None or here == os.path.realpath(m.source_path)
                               else m.executed_files.get(here, []))]
@@ -92,6 +98,8 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str, path: st
 
     p = Prediction(recompile_observed=bool(m.recompiles))
     break_spans = [_span_of(spans, b.line) for b in sites]
+    shifted = [span for b in m.breaks if b.uncertain and os.path.realpath(b.file) == here
+               for span in function_spans(b.file, b.function)]
     hit_sites: set[int] = set()
     for d in diagnostics:
         if d.kind == "recompile":
@@ -106,6 +114,8 @@ def compare(diagnostics: list[Diagnostic], m: Measurement, source: str, path: st
             hit_sites.update(matched)
             for i in matched:
                 p.site_codes.setdefault(indices[i], []).append(d.code)
+        elif executed(d.line) and any(a <= d.line <= b for a, b in shifted):
+            p.uncertain.append(d)
         elif executed(d.line):
             p.not_confirmed.append(d)
         else:
@@ -126,6 +136,7 @@ def compare_files(files: list[tuple[str, list[Diagnostic], str]], m: Measurement
         merged.not_confirmed += p.not_confirmed
         merged.missed += p.missed
         merged.not_exercised += p.not_exercised
+        merged.uncertain += p.uncertain
         merged.recompile_diagnostics += p.recompile_diagnostics
         merged.site_codes.update(p.site_codes)
     merged.recompile_predicted = bool(merged.recompile_diagnostics)

@@ -78,6 +78,8 @@ def _breaks(m: Measurement, prediction: Prediction | None, fixed: bool) -> list[
         codes = sorted(set(prediction.site_codes.get(i, []))) if prediction is not None and not fixed else []
         note = f"  [predicted {', '.join(codes)}]" if codes else ""
         skipped = " (frame skipped: runs eagerly)" if b.frame_skipped else ""
+        if b.uncertain:
+            skipped += " (line uncertain: Dynamo's line table for the code it resumes is shifted here)"
         gb = f" {b.gb_id}" if b.gb_id else ""
         out.append(f"    {_where(b.file, b.line, fixed)} in {b.function}: {b.gb_type}{gb}{skipped}"
                    f"{'  `' + b.code + '`' if b.code else ''}{note}")
@@ -174,8 +176,10 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
     if p is not None:
         missed = ", ".join(f"{os.path.basename(b.file)}:{b.line}" for b in p.missed)
         not_conf = ", ".join(f"{x.line}:{x.code}" for x in p.not_confirmed)
+        unsure = ", ".join(f"{x.line}:{x.code}" for x in p.uncertain)
         out.append(f"  prediction: {len(p.confirmed)} confirmed, {len(p.not_confirmed)} not confirmed"
                    f"{' (' + not_conf + ')' if not_conf else ''}, {len(p.missed)} missed"
+                   f"{f', {len(p.uncertain)} uncertain ({unsure}: a break line there cannot be trusted)' if unsure else ''}"
                    f"{' (' + missed + ')' if missed else ''}; recompiles predicted "
                    f"{'yes' if p.recompile_predicted else 'no'}, observed {'yes' if p.recompile_observed else 'no'}"
                    f"{recompile_causes(p)}")

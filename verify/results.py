@@ -28,6 +28,9 @@ class BreakSite:
     first_call: int
     code: str = ""
     """The source line, for the report."""
+    uncertain: bool = False
+    """The logged line is not code of the function Dynamo names (a shifted line table, see
+    ``verify.break_lines``): shown as uncertain and not matched against predictions."""
 
 
 @dataclass
