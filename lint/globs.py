@@ -6,12 +6,14 @@ like).  The semantics are git's (``gitignore(5)``, ``wildmatch`` with ``WM_PATHN
 
 * ``*`` and ``?`` never match ``/``; ``[...]`` is a character class (``!`` or ``^`` negates it);
 * a leading ``**/`` matches in every directory, a trailing ``/**`` everything inside, ``/**/``
-  zero or more directories; any other ``**`` is a plain ``*``;
+  zero or more directories; any other ``**`` is a plain ``*`` (except right after a name's literal
+  prefix, see :attr:`Pattern.prefix`);
 * a pattern with a ``/`` at its start or in its middle is anchored at its base directory,
   any other pattern matches a name at any depth;
 * a trailing ``/`` matches directories only; a leading ``!`` re-includes; ``\\`` escapes.
 
-Paths given to a :class:`Pattern` are relative to its base directory, ``/``-separated.
+Paths given to a :class:`Pattern` are relative to its base directory, ``/``-separated.  Matching
+never backtracks: its time is linear in the pattern times the path, whatever the pattern.
 """
 from __future__ import annotations
 
