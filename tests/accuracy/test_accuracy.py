@@ -93,3 +93,15 @@ def test_known_limits_each_match_something_specific():
         assert limit.kind in kinds and len(limit.reason) > 40
         fields = (limit.provenance, limit.use, limit.context, limit.container, limit.detail)
         assert any(f is not None for f in fields), limit
+
+
+def test_lines_dynamo_never_traced_are_not_scored():
+    """A break in a loop makes Dynamo run the whole frame eagerly: a `print` after the loop is never
+    traced, so a diagnostic there is neither a hit nor a false alarm."""
+    spec = ProgramSpec(snippets=(Snippet("random", "arith", "loop", "none"),
+                                 Snippet("module_const", "print", "top", "none")), k_varies=False)
+    programs, result = run_corpus([spec], prefix="shadow_probe")
+    lines = programs[0].files["model.py"].splitlines()
+    printed = next(i for i, ln in enumerate(lines, 1) if "print(" in ln)
+    assert result.shadowed >= 1
+    assert not [d for d in result.disagreements if d.kind == "break-fp" and d.line == printed]
