@@ -73,10 +73,20 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
     print(f"recompiles (programs):    {result.recompiles}")
     print(f"diagnostics on lines Dynamo skipped after an earlier break (not scored): {result.shadowed}")
     md = ["# Disagreements with Dynamo found by the accuracy fuzzer", "",
-          f"{result.measured} generated programs (torch 2.13, backend eager): graph breaks "
-          f"{result.breaks}; recompiles {result.recompiles}.", "",
-          "Each group: kind, provenance × use × context × container, the count, the known limit "
-          "that explains it (if any) and the smallest program that still disagrees.", ""]
+          f"Written by `python benchmarks/accuracy_fuzz.py --report ... --minimal --markdown` over "
+          f"{result.measured} generated programs (torch 2.13, backend eager).", "",
+          f"- graph breaks (lines): {result.breaks}",
+          f"- recompiles (programs): {result.recompiles}",
+          f"- diagnostics on lines Dynamo never traced after an earlier break (not scored): "
+          f"{result.shadowed}",
+          "",
+          "Kinds: `break-fp` a break reported where Dynamo has none, `break-fn` a break Dynamo has and "
+          "`check` misses, `recompile-fn` a program Dynamo recompiles with no recompile hazard reported, "
+          "`recompile-fp` the reverse. A group is the kind with the provenance of the value and (for "
+          "breaks) its use; each shows the contexts and containers it was seen in, the known limit that "
+          "explains it (`tests/accuracy/known_limits.py`) and the smallest program that still disagrees "
+          "(the program of the group's idiom alone, when it reproduces; else the program it was found in).",
+          ""]
     for key, items in groups(result, programs).items():
         reason = explain(items[0])
         details = "; ".join(sorted({d.detail for d in items}))[:160]

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import sys
+import types
 from dataclasses import dataclass, field
 
 import torch
@@ -87,9 +88,9 @@ class Observed:
     """Why the program could not be measured (it failed eagerly or compiled)."""
 
 
-def _import_fresh(root: str, name: str):
-    for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
-        del sys.modules[mod]
+def _import_fresh(root: str, name: str) -> types.ModuleType:
+    """The program's ``model`` module, imported anew (new globals, new code objects)."""
+    _forget(name)
     if root not in sys.path:
         sys.path.insert(0, root)
     importlib.invalidate_caches()
@@ -97,6 +98,7 @@ def _import_fresh(root: str, name: str):
 
 
 def _forget(name: str) -> None:
+    """Drop the program's modules from ``sys.modules``."""
     for mod in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
         del sys.modules[mod]
 

@@ -80,6 +80,11 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
         reason="a torch function of numbers stored in a dataclass and read back in a helper of another "
                "module is a tensor there, no longer folded: used as a slice bound it calls Tensor.item() "
                "and breaks; the analysis stays silent on the field's value"),
+    KnownLimit(
+        "break-fn", use="range", container="dataclass", detail="Failed to trace builtin operator",
+        reason="range() over a 0-d tensor breaks (Dynamo cannot call the builtin on a tensor); when the "
+               "tensor is read from a dataclass field in an unannotated helper, the analysis does not "
+               "follow the field's tensor type there and stays silent"),
     # ---- recompiles Dynamo does and the analysis does not report
     KnownLimit(
         "recompile-fn", provenance=("time", "random"),
@@ -112,6 +117,12 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
         reason="the int from .item() is an input of the code resumed after the .item() break, and Dynamo "
                "guards on its value: a new value recompiles; DYN204 misses it when the value reaches its "
                "use through a container or a helper"),
+    # ---- recompile hazards reported where Dynamo does not recompile
+    KnownLimit(
+        "recompile-fp", provenance="random", detail="DYN204",
+        reason="DYN204 takes random.random() for a value taken from tensor data at a break; where Dynamo "
+               "traces the call (it draws the value before the graph runs and passes it in), nothing is "
+               "guarded and nothing recompiles"),
 )
 
 
