@@ -88,9 +88,10 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     # ---- recompiles Dynamo does and the analysis does not report
     KnownLimit(
         "recompile-fn", provenance=("time", "random"),
-        reason="time.time() and random.random() are builtins Dynamo 2.13 does not trace: it breaks on "
-               "them, and the float they return lives on in the resumed frame, which guards on its value, "
-               "so calls recompile; the analysis reports the break, not the recompile"),
+        reason="time.time() and random.random() are functions Dynamo 2.13 skips: it breaks on them, "
+               "and the float they return enters the resumed frame, which guards on its value once a "
+               "use specialises it (tensor arithmetic, a size), so calls recompile; the analysis "
+               "reports the break, not the recompile"),
     KnownLimit("recompile-fn", provenance="int_arg", reason=INT_ARGUMENT_VARIES),
     KnownLimit("recompile-fn", detail=r"^k == N$", reason=INT_ARGUMENT_VARIES),
     KnownLimit(
@@ -120,9 +121,10 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     # ---- recompile hazards reported where Dynamo does not recompile
     KnownLimit(
         "recompile-fp", provenance="random", detail="DYN204",
-        reason="DYN204 takes random.random() for a value taken from tensor data at a break; where Dynamo "
-               "traces the call (it draws the value before the graph runs and passes it in), nothing is "
-               "guarded and nothing recompiles"),
+        reason="random.random() breaks (Dynamo 2.13 skips it) and its float enters the resumed frame; "
+               "an input float stays dynamic unless its use specialises it, and here (the value is only "
+               "converted with int() and returned) none does, so nothing recompiles; DYN204 reports "
+               "every such value as a value taken from tensor data"),
 )
 
 
