@@ -2,9 +2,10 @@
 
 The default corpus is small and drawn the same way every time, so that CI is deterministic;
 ``DYNALINT_ACCURACY_N=2000`` draws a bigger one, ``DYNALINT_ACCURACY_SEED=7`` a fresh one
-(``benchmarks/accuracy_fuzz.py`` reports such runs grouped by idiom).  The floors are what the
-analysis scored on the default corpus when they were set: a fall below one is a regression.  With
-another corpus (N or SEED set) only the known-limits check applies: the floors belong to the default.
+(``benchmarks/accuracy_fuzz.py`` reports such runs grouped by idiom).  The floors lie a little
+below what the analysis scored on the default corpus when they were set: a fall below one is a
+regression.  With another corpus (N or SEED set) only the known-limits check applies: the floors
+belong to the default.
 """
 from __future__ import annotations
 
@@ -24,11 +25,13 @@ DEFAULT_N = 80
 N = int(os.environ.get("DYNALINT_ACCURACY_N", DEFAULT_N))
 SEED = int(os.environ["DYNALINT_ACCURACY_SEED"]) if os.environ.get("DYNALINT_ACCURACY_SEED") else None
 
-FLOORS = {  # measured on the default corpus (80 programs): 0.939, 0.973, 1.000, 0.474
-    "break precision": 0.93,
-    "break recall": 0.97,
-    "recompile precision": 0.95,
-    "recompile recall": 0.47,
+FLOORS = {
+    # measured on the default corpus: 0.939, 0.973, 1.000, 0.474 (2,000 programs: 0.93, 0.98, 1.00, 0.4);
+    # a margin below, as another hypothesis release draws another corpus
+    "break precision": 0.90,
+    "break recall": 0.95,
+    "recompile precision": 0.90,
+    "recompile recall": 0.40,
 }
 
 pytestmark = pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace")
