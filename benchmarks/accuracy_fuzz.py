@@ -90,13 +90,14 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
     for key, items in groups(result, programs).items():
         reason = explain(items[0])
         details = "; ".join(sorted({d.detail for d in items}))[:160]
-        where = ", ".join(sorted({f"{d.idiom[2]}/{d.idiom[3]}" for d in items if d.idiom}))[:200]
+        where = (f"contexts {', '.join(sorted({d.idiom[2] for d in items if d.idiom}))}; "
+                 f"containers {', '.join(sorted({d.idiom[3] for d in items if d.idiom}))}")
         title = " / ".join(k for k in key if k)
         unknown = "" if reason else "   ** not in the known-limits table **"
         print(f"{len(items):5d}  {title}  [{details}]{unknown}")
-        print(f"         in (context/container): {where}")
+        print(f"         seen in {where}")
         md += [f"## {title} ({len(items)})", "", f"- detail (codes reported, or Dynamo's break type, "
-               f"or the failing guard): {details}", f"- seen in (context/container): {where}",
+               f"or the failing guard): {details}", f"- seen in {where}",
                f"- known limit: {reason}" if reason else "- not in the known-limits table", ""]
         if minimal:
             prog = minimal_example(key, items[0], programs)

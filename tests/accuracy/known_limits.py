@@ -41,6 +41,15 @@ class KnownLimit:
 
 SIZE_USES = ("arange", "new_zeros", "narrow", "view", "slice")
 
+DATA_DEPENDENT = r"Data dependent operator|Data-dependent branching|Tensor\.item\(\)"
+"""Dynamo's break types for a value computed from tensor data used as a size, an index or a test."""
+
+DATA_DEP_NOT_FOLLOWED = (
+    "a 0-d tensor computed from tensor data in the graph, used as an index, a size, a slice bound or a "
+    "while test, breaks (a data-dependent operator, Tensor.item(), data-dependent branching); the "
+    "analysis does not follow the value when it is read back from a container (list, tuple, dict, "
+    "dataclass field) or arrives as a helper's parameter, and stays silent at the use")
+
 INT_ARGUMENT_VARIES = (
     "the int argument differs between the three calls, so the entry point recompiles once (Dynamo "
     "specialises a Python int on the first compile, then makes it dynamic); DYN206 counts only callers "
@@ -68,18 +77,16 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "is an input of the frame that uses it, and Dynamo uses an input 0-d tensor as a size "
                "without a break; the analysis reports the size as data-dependent"),
     # ---- misses: a graph break Dynamo has and the analysis does not report
-    KnownLimit(
-        "break-fn", provenance="data_dep", use=("index",) + SIZE_USES,
-        container=("list", "tuple", "dict", "dataclass"), detail="Data dependent operator",
-        reason="a 0-d tensor computed from tensor data in the graph, used as an index or a size, is a "
-               "data-dependent operator (a break); the analysis does not follow the value when it is "
-               "read back from a container (list, tuple, dict, dataclass field) on its way to the use"),
+    KnownLimit("break-fn", provenance="data_dep", container=("list", "tuple", "dict", "dataclass"),
+               detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
+    KnownLimit("break-fn", provenance="data_dep", context=("helper_same", "helper_other"),
+               detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
     KnownLimit(
         "break-fn", provenance="torch_of_numbers", context="helper_other", container="dataclass",
-        detail=r"Tensor\.item\(\)",
+        detail=DATA_DEPENDENT,
         reason="a torch function of numbers stored in a dataclass and read back in a helper of another "
-               "module is a tensor there, no longer folded: used as a slice bound it calls Tensor.item() "
-               "and breaks; the analysis stays silent on the field's value"),
+               "module is a tensor there, no longer folded: a slice bound calls Tensor.item(), a while "
+               "test branches on it, and Dynamo breaks; the analysis stays silent on the field's value"),
     KnownLimit(
         "break-fn", use="range", container="dataclass", detail="Failed to trace builtin operator",
         reason="range() over a 0-d tensor breaks (Dynamo cannot call the builtin on a tensor); when the "
@@ -120,11 +127,11 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "use through a container or a helper"),
     # ---- recompile hazards reported where Dynamo does not recompile
     KnownLimit(
-        "recompile-fp", provenance="random", detail="DYN204",
-        reason="random.random() breaks (Dynamo 2.13 skips it) and its float enters the resumed frame; "
-               "an input float stays dynamic unless its use specialises it, and here (the value is only "
-               "converted with int() and returned) none does, so nothing recompiles; DYN204 reports "
-               "every such value as a value taken from tensor data"),
+        "recompile-fp", provenance=("item", "random"), detail="DYN204",
+        reason="the value from .item() or random.random() (both break in Dynamo 2.13) lives on in the "
+               "resumed frame, but nothing there guards on it: it is only passed through (stored and "
+               "returned, which needs no guard), or that frame runs eagerly because a later break lies "
+               "in a loop; DYN204 reports every such value"),
 )
 
 
