@@ -1,0 +1,140 @@
+"""Known limits: disagreements with Dynamo that the analysis has not closed yet, each with why.
+
+An entry matches a disagreement by its kind and idiom fields (a name, a tuple of names, or None for
+any) and, optionally, a regular expression over its detail (the codes reported, Dynamo's break type
+or the failing guard).
+The CI test fails on a disagreement that no entry explains.  When the analysis closes a gap, the
+entry becomes unused and can go.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Union
+
+from .compare import Disagreement
+
+
+Names = Union[str, tuple[str, ...], None]
+
+
+@dataclass(frozen=True)
+class KnownLimit:
+    kind: str
+    reason: str
+    provenance: Names = None
+    use: Names = None
+    context: Names = None
+    container: Names = None
+    detail: str | None = None
+    """Regular expression searched in the disagreement's detail."""
+
+    def matches(self, d: Disagreement) -> bool:
+        if d.kind != self.kind:
+            return False
+        fields = d.idiom or ("scaffold", "", "", "")
+        want = (self.provenance, self.use, self.context, self.container)
+        if any(w is not None and f not in ((w,) if isinstance(w, str) else w) for w, f in zip(want, fields)):
+            return False
+        return self.detail is None or re.search(self.detail, d.detail) is not None
+
+
+SIZE_USES = ("arange", "new_zeros", "narrow", "view", "slice")
+
+DATA_DEPENDENT = r"Data dependent operator|Data-dependent branching|Tensor\.item\(\)"
+"""Dynamo's break types for a value computed from tensor data used as a size, an index or a test."""
+
+DATA_DEP_NOT_FOLLOWED = (
+    "a 0-d tensor computed from tensor data in the graph, used as an index, a size, a slice bound or a "
+    "while test, breaks (a data-dependent operator, Tensor.item(), data-dependent branching); the "
+    "analysis does not follow the value when it is read back from a container (list, tuple, dict, "
+    "dataclass field) or arrives as a helper's parameter, and stays silent at the use")
+
+INT_ARGUMENT_VARIES = (
+    "the int argument differs between the three calls, so the entry point recompiles once (Dynamo "
+    "specialises a Python int on the first compile, then makes it dynamic); DYN206 counts only callers "
+    "that call the module or function itself, not the object torch.compile(...) returned, which is how "
+    "these programs call it")
+
+KNOWN_LIMITS: tuple[KnownLimit, ...] = (
+    # ---- false alarms: a graph break reported where Dynamo has none
+    KnownLimit(
+        "break-fp", provenance="tensor0d_arg", use=SIZE_USES, detail="DYN102",
+        reason="a 0-d tensor argument of the compiled function enters the frame as an input: Dynamo uses "
+               "it as a size (torch.arange, new_zeros, narrow, view) without a break, and without a "
+               "recompile over new values; the analysis takes every tensor used as a size for data "
+               "computed in the graph"),
+    KnownLimit(
+        "break-fp", provenance="torch_of_numbers", use=SIZE_USES, detail="DYN102",
+        reason="a torch function of static sizes (torch.div(h.shape[1], 4, rounding_mode='trunc')) is "
+               "evaluated at trace time: used as a size it is a constant and Dynamo does not break; the "
+               "analysis takes its result for a tensor computed in the graph"),
+    KnownLimit(
+        "break-fp", provenance="data_dep", use=SIZE_USES,
+        context=("after_break", "helper_same", "helper_other"), detail="DYN102",
+        reason="a value computed from tensor data before a graph break (or passed to a helper that Dynamo "
+               "compiles as a frame of its own, because an earlier break made it run its caller eagerly) "
+               "is an input of the frame that uses it, and Dynamo uses an input 0-d tensor as a size "
+               "without a break; the analysis reports the size as data-dependent"),
+    # ---- misses: a graph break Dynamo has and the analysis does not report
+    KnownLimit("break-fn", provenance="data_dep", container=("list", "tuple", "dict", "dataclass"),
+               detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
+    KnownLimit("break-fn", provenance="data_dep", context=("helper_same", "helper_other"),
+               detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
+    KnownLimit(
+        "break-fn", provenance="torch_of_numbers", context="helper_other", container="dataclass",
+        detail=DATA_DEPENDENT,
+        reason="a torch function of numbers stored in a dataclass and read back in a helper of another "
+               "module is a tensor there, no longer folded: a slice bound calls Tensor.item(), a while "
+               "test branches on it, and Dynamo breaks; the analysis stays silent on the field's value"),
+    KnownLimit(
+        "break-fn", use="range", container="dataclass", detail="Failed to trace builtin operator",
+        reason="range() over a 0-d tensor breaks (Dynamo cannot call the builtin on a tensor); when the "
+               "tensor is read from a dataclass field in an unannotated helper, the analysis does not "
+               "follow the field's tensor type there and stays silent"),
+    # ---- recompiles Dynamo does and the analysis does not report
+    KnownLimit(
+        "recompile-fn", provenance=("time", "random"),
+        reason="time.time() and random.random() are functions Dynamo 2.13 skips: it breaks on them, "
+               "and the float they return enters the resumed frame, which guards on its value once a "
+               "use specialises it (tensor arithmetic, a size), so calls recompile; the analysis "
+               "reports the break, not the recompile"),
+    KnownLimit("recompile-fn", provenance="int_arg", reason=INT_ARGUMENT_VARIES),
+    KnownLimit("recompile-fn", detail=r"^k == N$", reason=INT_ARGUMENT_VARIES),
+    KnownLimit(
+        "recompile-fn", detail=r"^i == N$",
+        reason="a while loop whose test breaks on every iteration (the bound is a tensor) resumes the same "
+               "code with a new loop counter each time: Dynamo guards on the counter and recompiles the "
+               "resume function per iteration; the analysis reports the break, not the recompile"),
+    KnownLimit(
+        "recompile-fn", detail=r"___stack\d+\.stop == N",
+        reason="range() over a tensor value breaks, and the range object lives on in the resumed frame, "
+               "which guards on its bound: a new bound recompiles; the analysis reports the break only"),
+    KnownLimit(
+        "recompile-fn", detail="size mismatch",
+        reason="a break on a data-dependent size hands the resumed frame a tensor whose size changes from "
+               "call to call: the resume function recompiles (once, then the size is dynamic); the "
+               "analysis reports the break only"),
+    KnownLimit(
+        "recompile-fn", detail=r"\.item\(\) == N",
+        reason="a 0-d tensor (an argument, or one computed before a break) used as an index or a Python "
+               "bound is specialised: Dynamo reads its value (.item()) and guards on it, so each new value "
+               "recompiles; the analysis does not report it"),
+    KnownLimit(
+        "recompile-fn", provenance="item",
+        reason="the int from .item() is an input of the code resumed after the .item() break, and Dynamo "
+               "guards on its value: a new value recompiles; DYN204 misses it when the value reaches its "
+               "use through a container or a helper"),
+    # ---- recompile hazards reported where Dynamo does not recompile
+    KnownLimit(
+        "recompile-fp", provenance=("item", "random"), detail="DYN204",
+        reason="the value from .item() or random.random() (both break in Dynamo 2.13) lives on in the "
+               "resumed frame, but nothing there guards on it: it is only passed through (stored and "
+               "returned, which needs no guard), or that frame runs eagerly because a later break lies "
+               "in a loop; DYN204 reports every such value"),
+)
+
+
+def explain(d: Disagreement) -> str | None:
+    """The reason of the first known limit that matches ``d``; None when none does."""
+    return next((k.reason for k in KNOWN_LIMITS if k.matches(d)), None)
