@@ -18,6 +18,7 @@ from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, decode_source, io_error
 from dynalint.settings import Settings
+from dynalint.source import read_bytes
 
 CACHE_DIR_NAME = ".dynalint_cache"
 
@@ -185,10 +186,9 @@ def _check_one(job: _Job) -> _Outcome:
     data = job.data
     if data is None:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            return _Outcome(FileResult(path, io_error(path, f"cannot read: {exc.strerror or exc}", settings)))
+            data = read_bytes(path)
+        except SourceError as exc:
+            return _Outcome(FileResult(path, io_error(path, str(exc), settings)))
     cache = Cache(job.cache_dir) if job.cache_dir else None
     key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries) if cache else ""
     if cache is not None:

@@ -181,12 +181,9 @@ class Project:
         if path is None:
             return None
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            from dynalint.engine import decode_source  # the engine decodes files the same way
+            from dynalint.source import parse_module, read_source  # as the engine reads and parses
 
-            source = decode_source(data)
-            module = cst.parse_module(source)
+            module, source = parse_module(read_source(path), path)
         except Exception:  # unreadable or invalid: the name stays unresolved
             self._loaded[name] = idx = ModuleIndex(module=cst.Module(body=[]))
             idx.name, idx.path = name, path
