@@ -69,6 +69,12 @@ def read_bytes(path: str) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):  # a socket cannot even be opened
+            raise SourceError(f"cannot read: {_kind(mode)}, not a Python file") from None
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
