@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -14,7 +15,8 @@ from dynalint.noqa import NoqaMap
 from dynalint.positions import node_ranges
 from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
-from dynalint.source import NestingError, SourceError, decode_source, on_large_stack, parse_module, read_source
+from dynalint.source import NestingError, dropped_indentation, on_large_stack, parse_module
+from dynalint.source import SourceError, decode_source, read_source  # noqa: F401 (also imported from here)
 
 SYNTAX_ERROR_CODE = "DYN000"
 IO_ERROR_CODE = "DYN001"
@@ -69,7 +71,7 @@ def _analyse(source: str, path: str, settings: Settings, record_values: bool, pr
     result = Analysis(settings)
     cached = project.cached_index(path, source) if project is not None else None
     try:
-        module, source = (cached.module, source) if cached is not None else parse_module(source, path)
+        module, parsed = (cached.module, source) if cached is not None else parse_module(source, path)
     except cst.ParserSyntaxError as exc:
         result.diagnostics = _syntax_error(exc, source, path, settings)
         return result
@@ -84,6 +86,26 @@ def _analyse(source: str, path: str, settings: Settings, record_values: bool, pr
             result.diagnostics = [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
                                              "file is too deeply nested to parse")]
         return result
+    result = _analysed(module, parsed, path, settings, record_values, project, entries)
+    if parsed is not source:  # form feeds cut from indentations: columns of the file itself
+        moved = dropped_indentation(source, parsed)
+        result.reported = [(f, _shifted(d, moved)) for f, d in result.reported]
+        result.diagnostics = [_shifted(d, moved) for d in result.diagnostics]
+    return result
+
+
+def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
+    """``d`` with its columns moved right on the lines whose start was cut."""
+    if d.line not in moved and d.end_line not in moved:
+        return d
+    return dataclasses.replace(d, column=d.column + moved.get(d.line, 0),
+                               end_column=d.end_column + moved.get(d.end_line, 0))
+
+
+def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
+              project: Project | None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+    """The rules' diagnostics on a parsed module."""
+    result = Analysis(settings)
     result.module = module
     noqa = NoqaMap(source)
     rules = [r for r in enabled_rules(settings) if not noqa.exempt(r.code)]

@@ -166,6 +166,14 @@ def check_nesting(source: str, path: str = "<unknown>") -> None:
 _FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.M)
 
 
+def dropped_indentation(original: str, parsed: str) -> dict[int, int]:
+    """Line -> characters dropped at its start when ``parsed`` is ``original`` with its form-feed
+    indentations cut (see :func:`parse_module`): what a column on that line must be moved by."""
+    if parsed is original:
+        return {}
+    return {original.count("\n", 0, m.start()) + 1: len(m.group()) for m in _FORM_FEED_INDENT.finditer(original)}
+
+
 def parse_module(source: str, path: str = "<unknown>") -> tuple[cst.Module, str]:
     """The libcst tree of ``source`` and the text it was parsed from.
 

@@ -18,6 +18,7 @@ from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
 from dynalint.adapters.reporters import REPORTERS, statistics
 from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs
+from dynalint.source import SourceError, decode_source, read_bytes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -256,7 +257,6 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
 def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
     """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
     error (as ruff)."""
-    from dynalint.engine import SourceError, decode_source
     from dynalint.fixing import fix_source
 
     path, data = stdin
@@ -278,7 +278,6 @@ def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byt
 
 def add_noqa(diagnostics: list[Diagnostic]) -> int:
     """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added."""
-    from dynalint.engine import SourceError, decode_source
     from dynalint.adapters.fix_cli import write_atomically
     from dynalint.rules.base import get_rule
     from dynalint.suppress import CommentSites, apply_insertion
@@ -290,10 +289,9 @@ def add_noqa(diagnostics: list[Diagnostic]) -> int:
     added = 0
     for path, found in by_path.items():
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(path)
             source = decode_source(data)
-        except (OSError, SourceError) as exc:
+        except SourceError as exc:
             print(f"{path}: error: {exc}", file=sys.stderr)
             continue
         text = source

@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.engine import SourceError, check_source, decode_source
+from dynalint.source import read_bytes
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
 from dynalint.positions import LineMapping
@@ -179,8 +180,7 @@ def _fix_one(job: _Job) -> _Outcome:
     """Worker: fix one file. Never raises."""
     source = None
     try:
-        with open(job.path, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(job.path)  # a regular file of bounded size, opened without blocking
         source = decode_source(data)
         if job.verify:
             from dynalint.verify.api import confirm_fixes
