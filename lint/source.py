@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import os
 import re
 import stat
@@ -110,14 +111,16 @@ def read_source(path: str) -> str:
     return decode_source(read_bytes(path))
 
 
-# Comments and string literals other than f-strings (whose replacement fields are code): their
-# brackets do not nest.  The alternatives are tried at each position in order, as the tokenizer does.
+# Comments and string literals: their brackets do not nest.  The alternatives are tried at each
+# position in order, as the tokenizer does.  (An f-string's replacement fields are code: the bracket
+# depth of the raw text, strings included, bounds their nesting.)
 _NOT_CODE = re.compile(
     r"#[^\r\n]*"
-    r"|(?<![fF])(?<![fF][rRbB])(?<![rRbB][fF])"
-    r"(?:'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"|'(?:[^\\'\r\n]|\\.)*'|\"(?:[^\\\"\r\n]|\\.)*\")",
+    r"|'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"|'(?:[^\\'\r\n]|\\.)*'|\"(?:[^\\\"\r\n]|\\.)*\"",
     re.S)
 _STRUCTURE = re.compile(r"[(\[{]|[)\]}]|\\\r?\n|\n")
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+_DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _OPEN = frozenset("([{")
 
 
@@ -126,6 +129,9 @@ def needs_exact_check(source: str) -> bool:
     :data:`MAX_SCAN_DEPTH` deep, or a statement longer than :data:`MAX_SCAN_STATEMENT` characters."""
     if len(source) <= MAX_SCAN_DEPTH:
         return False
+    brackets = _NOT_BRACKET.sub("", source)
+    if max(itertools.accumulate(map(_DELTA.__getitem__, brackets)), default=0) > MAX_SCAN_DEPTH:
+        return True
     code = _NOT_CODE.sub("", source) if ("#" in source or "'" in source or '"' in source) else source
     depth = deepest = 0
     start = 0  # where the current statement began
