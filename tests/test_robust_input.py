@@ -279,3 +279,27 @@ def test_generated_nesting_and_names_never_crash(tmp_path_factory, shapes, names
         assert_clean_exit(proc, (1,))
         assert proc.stdout.count(b"DYN105") == len(names) + 1 or fmt == "sarif"
     assert b"ok.py" in proc.stdout
+
+
+def test_the_language_server_survives_a_deeply_nested_document(tmp_path):
+    pytest.importorskip("pygls")
+    import asyncio
+
+    from lsp_client import Editor
+
+    (tmp_path / "deep.py").write_text(NESTED["parentheses"](3000))
+    (tmp_path / "ok.py").write_text(OK)
+
+    async def session() -> None:
+        editor = Editor(tmp_path)
+        try:
+            await editor.start()
+            deep = editor.open(tmp_path / "deep.py")
+            assert [str(d.code) for d in await editor.diagnostics(deep, 1)] == ["DYN000"]
+            ok = editor.open(tmp_path / "ok.py")
+            assert [str(d.code) for d in await editor.diagnostics(ok, 1)] == ["DYN105"]
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    asyncio.run(asyncio.wait_for(session(), 120))
