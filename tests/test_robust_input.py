@@ -303,3 +303,12 @@ def test_the_language_server_survives_a_deeply_nested_document(tmp_path):
             editor.kill()
 
     asyncio.run(asyncio.wait_for(session(), 120))
+
+
+def test_fix_handles_a_long_chain(tmp_path):
+    code = f"import torch\n\n\n@torch.compile\ndef f(x, c):\n    y = {CHAINS['and']}\n    print(y)\n    return y\n"
+    (tmp_path / "chain.py").write_text(code)
+    proc = subprocess.run([DYNALINT, "fix", "--unsafe-fixes", "--diff", "chain.py"], cwd=str(tmp_path),
+                          capture_output=True, timeout=240)
+    assert_clean_exit(proc, (0, 1))
+    assert b"internal error" not in proc.stderr and b"would fix 1 issue in 1 file" in proc.stderr, proc.stderr

@@ -18,7 +18,7 @@ from dynalint.diagnostics import Diagnostic
 from dynalint.files import iter_python_files
 from dynalint.adapters.reporters import REPORTERS, statistics
 from dynalint.runner import CACHE_DIR_NAME, check_files, default_jobs
-from dynalint.source import SourceError, decode_source, read_bytes
+from dynalint.source import SourceError, decode_source, on_large_stack, read_bytes
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -266,7 +266,7 @@ def _fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byt
         print(f"{path}:1:1: DYN001 {exc}", file=sys.stderr)
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS
-    result = fix_source(source, path, project.settings_for(path), unsafe=args.unsafe_fixes)
+    result = on_large_stack(fix_source, source, path, project.settings_for(path), unsafe=args.unsafe_fixes)
     sys.stdout.write(result.source)
     sys.stdout.flush()
     if getattr(args, "show_remaining", True):

@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.engine import SourceError, check_source, decode_source
-from dynalint.source import read_bytes
+from dynalint.source import on_large_stack, read_bytes
 from dynalint.files import iter_python_files
 from dynalint.fixing import FixResult, fix_source
 from dynalint.positions import LineMapping
@@ -189,8 +189,9 @@ def _fix_one(job: _Job) -> _Outcome:
                                    job.unsafe, job.timeout, devices=job.devices, mode=job.mode,
                                    before_call=list(job.before_call) if job.before_call else None)
         else:
-            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe, project=current_project(),
-                                entries=json.loads(job.entries) if job.entries else None)
+            result = on_large_stack(fix_source, source, job.path, job.settings, unsafe=job.unsafe,  # deep code
+                                    project=current_project(),
+                                    entries=json.loads(job.entries) if job.entries else None)
         if result.source == source:
             return _Outcome(job.path, result)
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk
