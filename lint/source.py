@@ -34,6 +34,11 @@ MAX_SCAN_STATEMENT = 4000
 """Characters of one statement up to which the scan clears it: nesting without brackets (``not``,
 unary operators, ``lambda``, ``**``, conditional expressions) takes at least a character a level."""
 
+MAX_AST_DEPTH = 3000
+"""Deepest syntax tree analysed: what CPython builds with its default recursion limit (its limit
+grows with the recursion limit, which the analysis raises).  libcst's parse time grows faster than
+linearly with such depth."""
+
 STACK_BYTES = 512 * 1024 * 1024
 """Stack of the thread that parses and analyses (reserved, only touched pages are used)."""
 
@@ -160,13 +165,29 @@ def check_nesting(source: str, path: str = "<unknown>") -> None:
     if not needs_exact_check(source):
         return
     try:
-        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         raise NestingError(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1) from None
     except (RecursionError, MemoryError):
         raise NestingError("too deeply nested for Python's parser") from None
     except ValueError as exc:  # null bytes
         raise NestingError(str(exc)) from None
+    depth, line = _depth(tree)
+    if depth > MAX_AST_DEPTH:
+        raise NestingError(f"expressions nested {depth} levels deep (Python's parser, with its default "
+                           f"recursion limit, stops at {MAX_AST_DEPTH})", line)
+
+
+def _depth(tree: ast.AST) -> tuple[int, int]:
+    """The depth of the deepest node of ``tree`` and its line (without recursion)."""
+    deepest, line = 0, 1
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest, line = depth, getattr(node, "lineno", line)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest, line
 
 
 _FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.M)

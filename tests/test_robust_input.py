@@ -45,6 +45,7 @@ NESTED = {
     "calls": lambda n: "x = " + "f(" * n + "1" + ")" * n + "\n",
     "dicts": lambda n: "x = " + "{1: " * n + "1" + "}" * n + "\n",
     "lambdas": lambda n: "x = " + "lambda: " * n + "1\n",
+    "unary": lambda n: "x = " + "-" * n + "1\n",
 }
 
 
@@ -312,3 +313,10 @@ def test_fix_handles_a_long_chain(tmp_path):
                           capture_output=True, timeout=240)
     assert_clean_exit(proc, (0, 1))
     assert b"internal error" not in proc.stderr and b"would fix 1 issue in 1 file" in proc.stderr, proc.stderr
+
+
+def test_endless_standard_input_is_refused(tmp_path):
+    with open("/dev/zero", "rb") as zero:
+        proc = dynalint("-", cwd=str(tmp_path), timeout=60, stdin=zero)
+    assert_clean_exit(proc, (2,))
+    assert b"standard input is larger than" in proc.stderr

@@ -124,7 +124,13 @@ def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int =
 
 
 def _read_stdin() -> bytes:
-    return sys.stdin.buffer.read()
+    """Standard input, up to the size a file may have (an endless stream is refused, not read)."""
+    from dynalint.source import MAX_FILE_BYTES
+
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"standard input is larger than {MAX_FILE_BYTES} bytes (the limit of a file)")
+    return data
 
 
 def cmd_check(args: argparse.Namespace) -> int:
