@@ -89,8 +89,9 @@ def _analyse(source: str, path: str, settings: Settings, record_values: bool, pr
     result = _analysed(module, parsed, path, settings, record_values, project, entries)
     if parsed is not source:  # form feeds cut from indentations: columns of the file itself
         moved = dropped_indentation(source, parsed)
-        result.reported = [(f, _shifted(d, moved)) for f, d in result.reported]
-        result.diagnostics = [_shifted(d, moved) for d in result.diagnostics]
+        shifted = {id(d): _shifted(d, moved) for d in result.diagnostics}  # one object per diagnostic
+        result.reported = [(f, shifted.get(id(d)) or _shifted(d, moved)) for f, d in result.reported]
+        result.diagnostics = [shifted[id(d)] for d in result.diagnostics]
     return result
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from dynalint import source as source_module
 from dynalint.analysis.evaluator.conditions import ConditionHandlers
 from dynalint.engine import check_file, check_source
+from dynalint.fixing import diagnostics_with_fixes
 from dynalint.settings import default_settings
 
 DYNALINT = os.path.join(os.path.dirname(sys.executable), "dynalint")
@@ -243,6 +244,8 @@ def test_form_feed_in_an_indentation(tmp_path):
     compile(code, "ff.py", "exec")  # valid for CPython
     found = [(d.code, d.line, d.column) for d in check_source(code, "ff.py", default_settings())]
     assert found == [("DYN101", 5, 9), ("DYN105", 12, 5)]
+    with_fixes = diagnostics_with_fixes(code, "ff.py", default_settings())
+    assert [(d.code, d.line, d.column) for d in with_fixes] == found
 
 
 # -- generated inputs ---------------------------------------------------------------------------
