@@ -251,11 +251,16 @@ def on_large_stack(fn: Callable[..., T], *args, **kwargs) -> T:
             threading.stack_size(STACK_BYTES)
             thread = threading.Thread(target=run, name="dynalint-analysis", daemon=True)
             thread.start()
-        except BaseException:
-            _RUNNING -= 1
-            raise
+        except (RuntimeError, ValueError, MemoryError):  # no such stack here (strict overcommit)
+            thread = None
         finally:
             threading.stack_size(previous)
+        if thread is None:
+            _RUNNING -= 1
+            if _RUNNING == 0:
+                sys.setrecursionlimit(_SAVED_LIMIT)
+    if thread is None:
+        return fn(*args, **kwargs)
     try:
         thread.join()
     finally:

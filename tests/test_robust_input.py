@@ -323,3 +323,20 @@ def test_endless_standard_input_is_refused(tmp_path):
         proc = dynalint("-", cwd=str(tmp_path), timeout=60, stdin=zero)
     assert_clean_exit(proc, (2,))
     assert b"standard input is larger than" in proc.stderr
+
+
+def test_large_stack_runs_hand_back_results_errors_and_the_recursion_limit(monkeypatch):
+    import threading
+
+    limit = sys.getrecursionlimit()
+    assert source_module.on_large_stack(sys.getrecursionlimit) >= source_module.RECURSION_LIMIT
+    with pytest.raises(KeyError):
+        source_module.on_large_stack({}.__getitem__, "x")
+    assert sys.getrecursionlimit() == limit
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)  # where such a stack cannot be had
+    assert [d.code for d in check_source(OK, "ok.py", default_settings())] == ["DYN105"]
+    assert sys.getrecursionlimit() == limit
