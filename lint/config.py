@@ -96,6 +96,11 @@ def _as_scope(key: str, value: Any) -> Scope:
 
 
 def _as_version(key: str, value: Any):
+    if isinstance(value, float):  # TOML reads 2.10 as the number 2.1
+        raise ConfigError(f"{key}: write the version as a string, e.g. \"2.10\" (unquoted, TOML reads it "
+                          f"as the number {value!r})")
+    if not isinstance(value, str):
+        raise ConfigError(f"{key}: expected a torch version string like \"2.13\", got {value!r}")
     try:
         version = parse_version(str(value))
     except ValueError:
@@ -167,22 +172,38 @@ def apply(settings: Settings, options: dict[str, Any]) -> Settings:
     return settings
 
 
+def _read_text(path: str) -> str:
+    """A configuration file's text: UTF-8 (TOML requires it; setup.cfg is read as UTF-8 too), from a
+    regular file of bounded size."""
+    from dynalint.source import SourceError, read_bytes
+
+    try:
+        data = read_bytes(path)
+    except SourceError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
+
+
 def read_config_file(path: str) -> ConfigSource | None:
     """The dynalint section of one file, or None if it has none."""
     name = os.path.basename(path)
     try:
         if name.endswith(".toml"):
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-            section = data.get("tool", {}).get("dynalint")
+            data = tomllib.loads(_read_text(path))
+            tool = data.get("tool", {})
+            if not isinstance(tool, dict):
+                raise ConfigError(f"{path}: `tool` must be a table, got {tool!r}")
+            section = tool.get("dynalint")
             if section is None:
                 return None
             if not isinstance(section, dict):
                 raise ConfigError(f"{path}: [tool.dynalint] must be a table")
             return ConfigSource(path, "[tool.dynalint]", section)
         parser = configparser.ConfigParser(interpolation=None)
-        with open(path, encoding="utf-8") as fh:
-            parser.read_file(fh)
+        parser.read_string(_read_text(path), path)
         if not parser.has_section("dynalint"):
             return None
         return ConfigSource(path, "[dynalint]", dict(parser.items("dynalint")))
@@ -190,6 +211,8 @@ def read_config_file(path: str) -> ConfigSource | None:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     except configparser.Error as exc:
         raise ConfigError(f"{path}: invalid configuration: {exc.message if hasattr(exc, 'message') else exc}") \
             from None

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -16,6 +15,8 @@ from dynalint.noqa import NoqaMap
 from dynalint.positions import node_ranges
 from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
+from dynalint.source import NestingError, dropped_indentation, on_large_stack, parse_module
+from dynalint.source import SourceError, decode_source, read_source  # noqa: F401 (also imported from here)
 
 SYNTAX_ERROR_CODE = "DYN000"
 IO_ERROR_CODE = "DYN001"
@@ -31,34 +32,11 @@ class FileResult:
     source: str | None = field(default=None, repr=False)
 
 
-class SourceError(Exception):
-    """A file that cannot be read or decoded."""
-
-
 def io_error(path: str, message: str, settings: Settings) -> list[Diagnostic]:
     """The DYN001 diagnostic of a file that cannot be read or decoded (ruff's E902)."""
     if not settings.enabled(IO_ERROR_CODE):
         return []
     return [Diagnostic(path, 1, 1, 1, 1, IO_ERROR_CODE, "error", message)]
-
-
-def read_source(path: str) -> str:
-    """Read a Python file honouring its encoding declaration (PEP 263)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    return decode_source(data)
-
-
-def decode_source(data: bytes) -> str:
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
-        raise SourceError(f"cannot decode: {exc}") from None
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 def enabled_rules(settings: Settings) -> list[type[Rule]]:
@@ -85,18 +63,50 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
     definitions, and ``entries`` (functions of this file that compiled code of other files
     calls, with their arguments) are analysed as well.
     """
+    return on_large_stack(_analyse, source, path, settings, record_values, project, entries)
+
+
+def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: Project | None,
+             entries: dict[str, dict[str, Any]] | None) -> Analysis:
     result = Analysis(settings)
     cached = project.cached_index(path, source) if project is not None else None
     try:
-        module = cached.module if cached is not None else cst.parse_module(source)
+        module, parsed = (cached.module, source) if cached is not None else parse_module(source, path)
     except cst.ParserSyntaxError as exc:
         result.diagnostics = _syntax_error(exc, source, path, settings)
+        return result
+    except NestingError as exc:
+        if settings.enabled(SYNTAX_ERROR_CODE):
+            result.diagnostics = [Diagnostic(path, exc.line, exc.column, exc.line, exc.column + 1,
+                                             SYNTAX_ERROR_CODE, "error",
+                                             f"syntax error, file not analysed: {exc.message}")]
         return result
     except RecursionError:
         if settings.enabled(SYNTAX_ERROR_CODE):
             result.diagnostics = [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
                                              "file is too deeply nested to parse")]
         return result
+    result = _analysed(module, parsed, path, settings, record_values, project, entries)
+    if parsed is not source:  # form feeds cut from indentations: columns of the file itself
+        moved = dropped_indentation(source, parsed)
+        shifted = {id(d): _shifted(d, moved) for d in result.diagnostics}  # one object per diagnostic
+        result.reported = [(f, shifted.get(id(d)) or _shifted(d, moved)) for f, d in result.reported]
+        result.diagnostics = [shifted[id(d)] for d in result.diagnostics]
+    return result
+
+
+def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
+    """``d`` with its columns moved right on the lines whose start was cut."""
+    if d.line not in moved and d.end_line not in moved:
+        return d
+    return dataclasses.replace(d, column=d.column + moved.get(d.line, 0),
+                               end_column=d.end_column + moved.get(d.end_line, 0))
+
+
+def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
+              project: Project | None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+    """The rules' diagnostics on a parsed module."""
+    result = Analysis(settings)
     result.module = module
     noqa = NoqaMap(source)
     rules = [r for r in enabled_rules(settings) if not noqa.exempt(r.code)]

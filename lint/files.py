@@ -175,8 +175,8 @@ def iter_python_files(paths: Iterable[str], project: Project, *, force_exclude: 
     Directories are walked recursively in a stable order, skipping VCS folders, virtual environments,
     caches, build outputs, what git ignores (``respect-gitignore``) and ``exclude`` patterns (resolved
     against the project root, so the result does not depend on the current directory).  Files given
-    explicitly are always yielded, unless ``force_exclude`` (for tools such as pre-commit, which pass
-    every file by name).
+    explicitly are always yielded (a named pipe or a device too: reading reports it), unless
+    ``force_exclude`` (for tools such as pre-commit, which pass every file by name).
     """
     gitignore = GitIgnore() if project.settings.respect_gitignore else None
 
@@ -185,7 +185,7 @@ def iter_python_files(paths: Iterable[str], project: Project, *, force_exclude: 
 
     seen: set[str] = set()
     for root in paths:
-        if os.path.isfile(root) or not os.path.exists(root):
+        if not os.path.isdir(root):  # a file, or what is no file (a pipe, a device): reported when read
             if force_exclude and skipped(root):
                 continue
             if root not in seen:

@@ -21,6 +21,7 @@ from dynalint.engine import FileResult, SourceError, analyse, decode_source, io_
 from dynalint.notebooks import NotebookError, is_notebook, read_notebook
 from dynalint.pool import chunk_size, worker_pool
 from dynalint.settings import Settings
+from dynalint.source import read_bytes
 
 CACHE_DIR_NAME = ".dynalint_cache"
 
@@ -238,12 +239,9 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
     data = job.data
     if data is None:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except FileNotFoundError as exc:
-            return _Outcome(FileResult(path, io_error(path, exc.strerror or "No such file or directory", settings)))
-        except OSError as exc:
-            return _Outcome(FileResult(path, io_error(path, f"cannot read: {exc.strerror or exc}", settings)))
+            data = read_bytes(path)
+        except SourceError as exc:
+            return _Outcome(FileResult(path, io_error(path, str(exc), settings)))
     cache = Cache(job.cache_dir) if job.cache_dir else None
     key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries, path,
                     job.modules) if cache else ""

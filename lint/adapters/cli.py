@@ -11,7 +11,6 @@ import importlib
 import os
 import re
 import sys
-from contextlib import ExitStack
 from typing import Sequence, TextIO
 
 from dynalint import __version__
@@ -24,6 +23,10 @@ from dynalint.adapters.reporters import REPORTERS, statistics
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
+
+
+class OutputError(Exception):
+    """The report cannot be written (exit status 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -150,6 +153,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if jobs < 1:
         raise ConfigError("--jobs must be at least 1")
+    _refuse_checked_output(args.output_file, files + ([stdin_path] if stdin_path not in (None, STDIN) else []))
     stdin = (stdin_path, console.read_stdin()) if stdin_path is not None else None
     fixed = 0
     cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
@@ -173,13 +177,41 @@ def cmd_check(args: argparse.Namespace) -> int:
               + (f"; {plural(unwritten, 'file')} could not be written" if unwritten else "") + ".",
               file=sys.stderr)
         return EXIT_USAGE if unwritten else EXIT_CLEAN
-    with ExitStack() as stack:
-        out: TextIO = sys.stdout
+    _write_report(args, diagnostics)
+    if not args.quiet:
+        print(summary(diagnostics, len(files) + (stdin is not None), errors, fixed), file=sys.stderr)
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if diagnostics or errors else EXIT_CLEAN
+
+
+def _refuse_checked_output(output_file: str | None, inputs: list[str]) -> None:
+    """``-o model.py model.py`` would replace the checked source by the report: refuse it."""
+    if not output_file:
+        return
+    try:
+        target = os.stat(output_file)
+    except OSError:
+        return  # not there yet: it cannot be an input
+    for path in inputs:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+            raise ConfigError(f"--output-file {output_file!r} is one of the files checked ({path!r}); "
+                              "choose another name")
+
+
+def _write_report(args: argparse.Namespace, diagnostics: list[Diagnostic]) -> None:
+    """The report on standard output or ``--output-file``.  A file that cannot be opened or written
+    (``/dev/full``, a full disk) is a usage error with its reason, not a traceback.  Paths that are
+    not valid UTF-8 are written back as their original bytes."""
+    name = args.output_file or "standard output"
+    out: TextIO = sys.stdout
+    try:
         if args.output_file:
-            try:
-                out = stack.enter_context(open(args.output_file, "w", encoding="utf-8"))
-            except OSError as exc:
-                raise ConfigError(f"--output-file {args.output_file}: {exc.strerror or exc}") from None
+            out = open(args.output_file, "w", encoding="utf-8", errors="surrogateescape")
         if args.statistics:
             statistics(diagnostics, out, args.format)
         elif args.show_fixes and args.format == "text":
@@ -187,11 +219,28 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             REPORTERS[args.format](diagnostics, out)
         out.flush()
-    if not args.quiet:
-        print(summary(diagnostics, len(files) + (stdin is not None), errors, fixed), file=sys.stderr)
-    if args.exit_zero:
-        return EXIT_CLEAN
-    return EXIT_FINDINGS if diagnostics or errors else EXIT_CLEAN
+        if out is not sys.stdout:
+            out.close()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if out is sys.stdout:
+            _silence_stdout()
+        else:
+            try:
+                out.close()
+            except OSError:
+                pass
+        raise OutputError(f"cannot write the report to {name}: {exc.strerror or exc}") from None
+
+
+def _silence_stdout() -> None:
+    """Drop what is still buffered for standard output (it cannot be written), so that the
+    interpreter's final flush does not fail again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int,
@@ -220,7 +269,7 @@ def _fix_files(args: argparse.Namespace, project: Project, files: list[str], job
 def add_noqa(diagnostics: list[Diagnostic]) -> tuple[int, int]:
     """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added
     and how many files could not be written."""
-    from dynalint.engine import SourceError, decode_source
+    from dynalint.source import SourceError, decode_source, read_bytes
     from dynalint.rules.base import get_rule
     from dynalint.suppress import CommentSites, apply_insertion
     from dynalint.writes import write_atomically
@@ -232,8 +281,7 @@ def add_noqa(diagnostics: list[Diagnostic]) -> tuple[int, int]:
     added = unwritten = 0
     for path, found in by_path.items():
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_bytes(path)
             source = decode_source(data)
         except (OSError, SourceError) as exc:
             unwritten += 1
@@ -312,9 +360,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"dynalint: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OutputError as exc:
+        print(f"dynalint: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("dynalint: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return EXIT_FINDINGS

@@ -33,7 +33,14 @@ def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int =
 
 
 def read_stdin() -> bytes:
-    return sys.stdin.buffer.read()
+    """Standard input, up to the size a file may have (an endless stream is refused, not read)."""
+    from dynalint.config import ConfigError
+    from dynalint.source import MAX_FILE_BYTES
+
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"standard input is larger than {MAX_FILE_BYTES} bytes (the limit of a file)")
+    return data
 
 
 def fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
@@ -49,8 +56,9 @@ def fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byte
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS
     from dynalint.session import Session  # the engine: not for --version, lsp
+    from dynalint.source import on_large_stack
 
-    result = Session(project).fix_buffer(path, source, unsafe=args.unsafe_fixes)
+    result = on_large_stack(Session(project).fix_buffer, path, source, unsafe=args.unsafe_fixes)  # deep code
     sys.stdout.write(result.source)
     sys.stdout.flush()
     if getattr(args, "show_remaining", True):

@@ -20,6 +20,7 @@ from dynalint.positions import LineMapping
 from dynalint.runner import CACHE_DIR_NAME, init_worker, worker_index
 from dynalint.session import Session
 from dynalint.settings import Settings
+from dynalint.source import on_large_stack, read_bytes
 from dynalint.writes import ChangedOnDisk, write_atomically
 
 
@@ -99,8 +100,7 @@ def _fix_one(job: Job, project: SourceProject | None) -> Outcome:
     source = None
     entries = json.loads(job.entries) if job.entries else None
     try:
-        with open(job.path, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(job.path)  # a regular file of bounded size, opened without blocking
         if is_notebook(job.path):
             return _notebook(job, data, project, entries)
         source = decode_source(data)
@@ -112,7 +112,8 @@ def _fix_one(job: Job, project: SourceProject | None) -> Outcome:
                                    before_call=list(job.before_call) if job.before_call else None,
                                    project=project, entries=entries)
         else:
-            result = fix_source(source, job.path, job.settings, unsafe=job.unsafe, project=project, entries=entries)
+            result = on_large_stack(fix_source, source, job.path, job.settings, unsafe=job.unsafe,  # deep code
+                                    project=project, entries=entries)
         if result.source == source:
             return Outcome(job.path, result)
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk

@@ -26,18 +26,19 @@ LEVELS = {"graph-break": "warning", "recompile": "note", "error": "error", "warn
 
 
 def artifact_uri(path: str) -> dict[str, str]:
-    """A relative path stays relative to the source root; an absolute one becomes a file URI."""
+    """A relative path stays relative to the source root; an absolute one becomes a file URI.  A
+    name that is not UTF-8 (read as surrogate escapes) is quoted as its original bytes."""
     if os.path.isabs(path):
         return {"uri": _as_file_uri(path)}
     norm = os.path.normpath(path).replace(os.sep, "/")
-    return {"uri": quote(norm, safe="/-._~"), "uriBaseId": SRCROOT}
+    return {"uri": quote(norm, safe="/-._~", errors="surrogateescape"), "uriBaseId": SRCROOT}
 
 
 def _as_file_uri(path: str) -> str:
     norm = os.path.normpath(path).replace(os.sep, "/")
     if not norm.startswith("/"):  # a Windows drive path
         norm = "/" + norm
-    return "file://" + quote(norm, safe="/-._~:")
+    return "file://" + quote(norm, safe="/-._~:", errors="surrogateescape")
 
 
 def _rule_descriptor(rule: type[Rule]) -> dict[str, Any]:

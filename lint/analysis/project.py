@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 import libcst as cst
 
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index
+from dynalint.source import SourceError, parse_module, read_bytes, read_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
@@ -152,9 +153,8 @@ class Project:
             graph: dict[str, set[str]] = {}
             for name, path in self.paths.items():
                 try:
-                    with open(path, "rb") as fh:
-                        text = fh.read().decode("utf-8", "replace")
-                except OSError:
+                    text = read_bytes(path).decode("utf-8", "replace")
+                except SourceError:  # not a regular file, too large, unreadable: reported when checked
                     continue
                 is_package = path.endswith("__init__.py")
                 deps = graph.setdefault(name, set())
@@ -189,12 +189,7 @@ class Project:
         if path is None:
             return None
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-            from dynalint.engine import decode_source  # the engine decodes files the same way
-
-            source = decode_source(data)
-            module = cst.parse_module(source)
+            module, source = parse_module(read_source(path), path)  # as the engine reads and parses
         except Exception:  # unreadable or invalid: the name stays unresolved
             self._loaded[name] = idx = ModuleIndex(module=cst.Module(body=[]))
             idx.name, idx.path = name, path
@@ -252,11 +247,10 @@ class Project:
         if directory is not None:
             init = os.path.join(directory, "__init__.py")
             try:
-                with open(init, "rb") as fh:
-                    tree = ast.parse(fh.read())
+                tree = ast.parse(read_bytes(init))
                 self.read.add(init)
                 self._export_files[package] = init
-            except (OSError, SyntaxError, ValueError):
+            except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
             if tree is not None:
                 defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}

@@ -7,6 +7,7 @@ environment (``x is not None``, ``isinstance(x, Tensor)``) and may be decided wh
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import libcst as cst
@@ -20,7 +21,23 @@ class ConditionHandlers:
     """The truth-test part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator`."""
 
     def narrowing(self, test: cst.BaseExpression) -> tuple[dict[str, Value], dict[str, Value]]:
-        """Environment updates implied by ``x is None`` / ``x is not None`` tests."""
+        """Environment updates implied by ``x is None`` / ``x is not None`` tests.
+
+        The narrowing of an ``and``/``or`` chain is remembered while the environment holds the same
+        values: each link of a long chain asks for the narrowing of the links before it (else the
+        cost grows with the square of the chain)."""
+        if not isinstance(test, cst.BooleanOperation):
+            return self._narrowing(test)
+        memo: dict[int, tuple] = self.__dict__.setdefault("_narrowing_memo", {})
+        state = tuple((name, id(value)) for name, value in self.env.items())
+        known = memo.get(id(test))
+        if known is not None and known[0] is test and known[1] == state:
+            return known[2]
+        result = self._narrowing(test)
+        memo[id(test)] = (test, state, result)
+        return result
+
+    def _narrowing(self, test: cst.BaseExpression) -> tuple[dict[str, Value], dict[str, Value]]:
         true: dict[str, Value] = {}
         false: dict[str, Value] = {}
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
@@ -151,6 +168,7 @@ class ConditionHandlers:
                     negated=negated)
 
 
+@functools.lru_cache(maxsize=4096)  # nodes hash by identity; a long `and` chain asks for each link again
 def _dtype_specialised(test: cst.BaseExpression) -> bool:
     """``x.dtype == torch.float16`` (possibly first in an ``and`` chain): a trace-time
     decision on a dtype the static analysis does not know."""

@@ -1,0 +1,282 @@
+"""Reading, decoding and parsing one Python file, the same way for every face (check, fix, the
+language server, the flake8 plugin).
+
+libcst's native parser recurses on the C stack: a few thousand nested brackets overflow it and kill
+the process, and with it every other file's results.  So a file is parsed only once it is known to
+be safe: a cheap scan bounds its nesting, and a file the scan cannot clear is first given to
+CPython's own parser, which has C-level limits (more than 200 nested brackets is "too many nested
+parentheses").  What CPython rejects is a syntax error; what it accepts is parsed, and analysed, on
+a thread with a large stack and a raised recursion limit (see :func:`on_large_stack`).
+"""
+from __future__ import annotations
+
+import ast
+import io
+import itertools
+import os
+import re
+import stat
+import sys
+import threading
+import tokenize
+from typing import Callable, TypeVar
+
+import libcst as cst
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""Larger files are not read (DYN001 "file too large"): nothing a person writes comes near it, and
+a file without end (a link to ``/dev/zero``) must not exhaust memory."""
+
+MAX_SCAN_DEPTH = 100
+"""Bracket depth up to which the scan clears a file without asking CPython's parser (its limit: 200)."""
+
+MAX_SCAN_STATEMENT = 4000
+"""Characters of one statement up to which the scan clears it: nesting without brackets (``not``,
+unary operators, ``lambda``, ``**``, conditional expressions) takes at least a character a level."""
+
+MAX_AST_DEPTH = 3000
+"""Deepest syntax tree analysed: what CPython builds with its default recursion limit (its limit
+grows with the recursion limit, which the analysis raises).  libcst's parse time grows faster than
+linearly with such depth."""
+
+STACK_BYTES = 512 * 1024 * 1024
+"""Stack of the thread that parses and analyses (reserved, only touched pages are used)."""
+
+RECURSION_LIMIT = 50_000
+"""Python recursion limit while analysing: long chains (``x + x + ...``) recurse once per link."""
+
+T = TypeVar("T")
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded."""
+
+
+class NestingError(Exception):
+    """A file nested more deeply than Python's parser accepts (reported as a syntax error)."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(path: str) -> bytes:
+    """The content of a regular file of at most :data:`MAX_FILE_BYTES`.  Opening never blocks (a
+    named pipe is opened non-blocking, then refused); anything but a regular file is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):  # a socket cannot even be opened
+            raise SourceError(f"cannot read: {_kind(mode)}, not a Python file") from None
+        if isinstance(exc, FileNotFoundError):  # as ruff's E902 says it
+            raise SourceError(exc.strerror or "No such file or directory") from None
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError(f"cannot read: {_kind(st.st_mode)}, not a Python file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise SourceError(f"file too large ({st.st_size} bytes; the limit is {MAX_FILE_BYTES})")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:  # it grew while being read
+        raise SourceError(f"file too large (over {MAX_FILE_BYTES} bytes)")
+    return data
+
+
+def decode_source(data: bytes) -> str:
+    """Bytes to text by the encoding declaration (PEP 263), without a byte-order mark."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        raise SourceError(f"cannot decode: {exc}") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_source(path: str) -> str:
+    """Read a Python file honouring its encoding declaration (PEP 263)."""
+    return decode_source(read_bytes(path))
+
+
+# Comments and string literals: their brackets do not nest.  The alternatives are tried at each
+# position in order, as the tokenizer does.  (An f-string's replacement fields are code: the bracket
+# depth of the raw text, strings included, bounds their nesting.)
+_NOT_CODE = re.compile(
+    r"#[^\r\n]*"
+    r"|'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"|'(?:[^\\'\r\n]|\\.)*'|\"(?:[^\\\"\r\n]|\\.)*\"",
+    re.S)
+_STRUCTURE = re.compile(r"[(\[{]|[)\]}]|\\\r?\n|\n")
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+_DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+_OPEN = frozenset("([{")
+
+
+def needs_exact_check(source: str) -> bool:
+    """Whether the cheap scan cannot clear ``source``: brackets nested more than
+    :data:`MAX_SCAN_DEPTH` deep, or a statement longer than :data:`MAX_SCAN_STATEMENT` characters."""
+    if len(source) <= MAX_SCAN_DEPTH:
+        return False
+    brackets = _NOT_BRACKET.sub("", source)
+    if max(itertools.accumulate(map(_DELTA.__getitem__, brackets)), default=0) > MAX_SCAN_DEPTH:
+        return True
+    code = _NOT_CODE.sub("", source) if ("#" in source or "'" in source or '"' in source) else source
+    depth = deepest = 0
+    start = 0  # where the current statement began
+    longest = 0
+    for m in _STRUCTURE.finditer(code):
+        tok = m.group()
+        if tok in _OPEN:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif tok == "\n":
+            if depth == 0:
+                pos = m.start()
+                if pos - start > longest:
+                    longest = pos - start
+                start = pos
+        elif tok[0] != "\\":
+            depth = depth - 1 if depth else 0
+    longest = max(longest, len(code) - start)
+    return deepest > MAX_SCAN_DEPTH or longest > MAX_SCAN_STATEMENT
+
+
+def check_nesting(source: str, path: str = "<unknown>") -> None:
+    """Raise :class:`NestingError` when CPython's parser rejects ``source`` for its nesting (or for
+    any other reason, once the scan has found it deep: then libcst is not given it at all)."""
+    if not needs_exact_check(source):
+        return
+    try:
+        tree = compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        raise NestingError(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1) from None
+    except (RecursionError, MemoryError):
+        raise NestingError("too deeply nested for Python's parser") from None
+    except ValueError as exc:  # null bytes
+        raise NestingError(str(exc)) from None
+    depth, line = _depth(tree)
+    if depth > MAX_AST_DEPTH:
+        raise NestingError(f"expressions nested {depth} levels deep (Python's parser, with its default "
+                           f"recursion limit, stops at {MAX_AST_DEPTH})", line)
+
+
+def _depth(tree: ast.AST) -> tuple[int, int]:
+    """The depth of the deepest node of ``tree`` and its line (without recursion)."""
+    deepest, line = 0, 1
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest, line = depth, getattr(node, "lineno", line)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest, line
+
+
+_FORM_FEED_INDENT = re.compile(r"^[ \t\f]*\f", re.M)
+
+
+def dropped_indentation(original: str, parsed: str) -> dict[int, int]:
+    """Line -> characters dropped at its start when ``parsed`` is ``original`` with its form-feed
+    indentations cut (see :func:`parse_module`): what a column on that line must be moved by."""
+    if parsed is original:
+        return {}
+    return {original.count("\n", 0, m.start()) + 1: len(m.group()) for m in _FORM_FEED_INDENT.finditer(original)}
+
+
+def parse_module(source: str, path: str = "<unknown>") -> tuple[cst.Module, str]:
+    """The libcst tree of ``source`` and the text it was parsed from.
+
+    Raises :class:`NestingError` for a file too deeply nested for Python, and libcst's
+    ``ParserSyntaxError`` for other syntax errors.  A form feed in an indentation resets it (as in
+    CPython's tokenizer); libcst may reject it, so the text up to the last form feed of such an
+    indentation is dropped (lines keep their numbers) and the file parsed again.
+    """
+    check_nesting(source, path)
+    try:
+        return cst.parse_module(source), source
+    except cst.ParserSyntaxError:
+        if "\f" not in source:
+            raise
+        text = _FORM_FEED_INDENT.sub("", source)
+        if text == source:
+            raise
+        try:
+            return cst.parse_module(text), text
+        except cst.ParserSyntaxError:
+            pass
+        raise
+
+
+def on_large_stack(fn: Callable[..., T], *args, **kwargs) -> T:
+    """``fn(*args, **kwargs)`` on a thread with a :data:`STACK_BYTES` stack and a recursion limit of
+    at least :data:`RECURSION_LIMIT`: deep but valid code is analysed instead of overflowing the
+    stack.  Exceptions propagate; a call already on such a thread runs directly."""
+    global _RUNNING, _SAVED_LIMIT
+    if getattr(_LOCAL, "large", False):
+        return fn(*args, **kwargs)
+    outcome: list = []
+
+    def run() -> None:
+        _LOCAL.large = True
+        try:
+            outcome.append((True, fn(*args, **kwargs)))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append((False, exc))
+
+    with _STACK_LOCK:
+        if _RUNNING == 0:
+            _SAVED_LIMIT = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_SAVED_LIMIT, RECURSION_LIMIT))
+        _RUNNING += 1
+        previous = threading.stack_size()
+        try:
+            threading.stack_size(STACK_BYTES)
+            thread = threading.Thread(target=run, name="dynalint-analysis", daemon=True)
+            thread.start()
+        except (RuntimeError, ValueError, MemoryError):  # no such stack here (strict overcommit)
+            thread = None
+        finally:
+            threading.stack_size(previous)
+        if thread is None:
+            _RUNNING -= 1
+            if _RUNNING == 0:
+                sys.setrecursionlimit(_SAVED_LIMIT)
+    if thread is None:
+        return fn(*args, **kwargs)
+    try:
+        thread.join()
+    finally:
+        with _STACK_LOCK:
+            _RUNNING -= 1
+            if _RUNNING == 0:
+                sys.setrecursionlimit(_SAVED_LIMIT)
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
+
+
+_LOCAL = threading.local()
+_STACK_LOCK = threading.Lock()
+_RUNNING = 0
+_SAVED_LIMIT = 1000
