@@ -10,7 +10,6 @@ output changes nothing.  A fixer that raises is a bug: it is reported as a
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import logging
 import os
@@ -27,7 +26,7 @@ from dynalint.engine import Analysis, analyse
 
 from dynalint.fixers.base import FixPlan, Fixer, Refused, Replacement, fixers_for
 from dynalint.fixers.context import FixContext
-from dynalint.positions import LineIndex, LineMapping, node_ranges, split_lines
+from dynalint.positions import LineIndex, LineMapping, changed_blocks, node_ranges, split_lines
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
@@ -316,6 +315,8 @@ def _proven_together(module: cst.Module, source: str, candidates: list[_Candidat
     """The candidates (by id) whose plans, applied together, give a module that parses and keeps every
     comment.  Their plans rewrite disjoint nodes, so each one alone is sound too: one parse of the
     file proves them all, instead of one parse per offered fix."""
+    if len(candidates) < 2:  # nothing to prove together (and no positions to compute: a walk of the file)
+        return set()
     together = _non_overlapping(module, source, candidates)
     if len(together) < 2:
         return set()
@@ -454,7 +455,7 @@ def _with_fix(diag: Diagnostic, fix: Fix) -> Diagnostic:
 
 
 def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
-    """The edits turning ``old`` into ``new``, from one line diff, each narrowed to the characters that
+    """The edits turning ``old`` into ``new``, from one line diff (:func:`changed_blocks`), each narrowed to the characters that
     change (1-based positions in ``old``, end exclusive; lines break at ``\\n``, ``\\r\\n``, ``\\r``)."""
     a = split_lines(old, keepends=True)
     b = split_lines(new, keepends=True)
@@ -463,9 +464,7 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
         starts.append(starts[-1] + len(line))
     index = LineIndex(old)
     edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
+    for i1, i2, j1, j2 in changed_blocks(a, b):
         before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
         prefix = 0
         while prefix < min(len(before), len(after)) and before[prefix] == after[prefix]:

@@ -124,9 +124,9 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
     try:
         if path is not None:
             project, entries = project_of(session, path)
+        # the index lives as long as this version (its fixes resolve through it): not released here,
+        # which would scan the imports of every file of the project on each edit
         analysis = analyse(text, path or shown, settings, record_values=True, project=project, entries=entries)
-        if project is not None and path is not None:
-            project.release(path)
     except Exception as exc:  # an analysis bug must not take the server down
         log.exception("checking %s failed", shown)
         return Checked(version, text, path or shown, settings, [], error=(
