@@ -356,6 +356,8 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
         at = params.position
         under = []
         for d in checked.diagnostics:
+            if not positions.line(d.line) <= at.line <= positions.line(d.end_line):
+                continue  # another line: no need to convert its positions
             r = lsp_diagnostic(d, positions).range
             if (r.start.line, r.start.character) <= (at.line, at.character) <= (r.end.line, r.end.character):
                 under.append(d)
