@@ -135,3 +135,23 @@ def test_saving_the_caller_updates_the_open_helper(project: Path) -> None:
             editor.kill()
 
     run(session())
+
+
+def test_saving_the_configuration_updates_the_open_documents(project: Path) -> None:
+    async def session() -> None:
+        editor = Editor(project)
+        try:
+            await editor.start("--debounce", "0")
+            helper = editor.open(project / "pkg" / "helpers.py")
+            assert [str(d.code) for d in await editor.diagnostics(helper, 1)] == ["DYN101"]
+            config = editor.open(project / "pyproject.toml", language="toml")
+            before = editor.publications(helper)
+            (project / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\nignore = ["DYN101"]\n')
+            editor.save(config)
+            assert await editor.diagnostics(helper, after=before) == []
+            assert editor.publications(config) == 0  # not Python: never checked
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())

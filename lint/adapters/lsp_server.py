@@ -52,6 +52,10 @@ T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.3
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: Saving one of these may change what the project's open documents report (with the Python files).
+PROJECT_FILES = ("/pyproject.toml", "/setup.cfg", "/.gitignore")
+MAX_SESSIONS = 8
+"""Sessions kept (one per configuration: editing the configuration file starts a new one)."""
 #: What the analysis thread imports first (the engine, the rules, the fixers).
 ENGINE_MODULES = ("dynalint.adapters.lsp_analysis", "dynalint.adapters.lsp_actions")
 
@@ -104,6 +108,8 @@ class DynalintServer(LanguageServer):
         key = (config.root, config.source.path if config.source else "", config.settings.fingerprint())
         session = self.sessions.get(key)
         if session is None:
+            if len(self.sessions) >= MAX_SESSIONS:
+                self.sessions.pop(next(iter(self.sessions)))
             session = self.sessions[key] = Session(config, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
         shown = path or start
         if path:
@@ -322,7 +328,8 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
         if uri in server.workspace.text_documents and is_python(server.workspace.get_text_document(uri)):
             server.checked.pop(uri, None)  # the configuration may have been what was saved
             server.schedule(uri, 0.0)
-        server.recheck_others(uri)
+        if uri.endswith(PYTHON_SUFFIXES + PROJECT_FILES):
+            server.recheck_others(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
