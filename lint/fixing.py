@@ -9,6 +9,7 @@ output changes nothing.  A fixer that raises is a bug: it is reported as a
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import logging
@@ -26,7 +27,7 @@ from dynalint.engine import Analysis, analyse
 
 from dynalint.fixers.base import FixPlan, Fixer, Refused, Replacement, fixers_for
 from dynalint.fixers.context import FixContext
-from dynalint.positions import LineIndex, LineMapping, changed_blocks, node_ranges, split_lines
+from dynalint.positions import LineIndex, LineMapping, changed_blocks, node_ranges, split_lines, statement_starts
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
@@ -307,7 +308,7 @@ def _applies(module: cst.Module, source: str, c: _Candidate, comments: Counter[s
     except Exception as exc:
         errors.append(_fixer_error(c.fixer, c.diagnostic, exc))
         return None
-    return new_source if proven or _sound(new_source, comments) else None
+    return new_source if proven or _sound_near(module, source, new_source, comments) else None
 
 
 def _proven_together(module: cst.Module, source: str, candidates: list[_Candidate],
@@ -341,6 +342,67 @@ def _sound(code: str, comments: Counter[str]) -> bool:
     except Exception:
         return False
     return not comments - Counter(_comments(module))
+
+
+def _sound_near(module: cst.Module, source: str, new_source: str, comments: Counter[str]) -> bool:
+    """:func:`_sound`, parsing only the top-level statements the rewrite touched.
+
+    The text before a top-level statement of ``source`` is whole statements, so the tokenizer starts
+    each one afresh: the rewritten file parses exactly when each rewritten stretch of whole statements
+    parses alone, ending with a line break where more follows (libcst keeps every comment, so it keeps
+    the original's comments exactly when each stretch keeps the comments it had).  A stretch that does
+    not parse alone (it may continue the statement before it) is decided by parsing the whole file."""
+    a, b = split_lines(source, keepends=True), split_lines(new_source, keepends=True)
+    blocks = changed_blocks(a, b)
+    if not blocks:
+        return True
+    starts = sorted(set(_statement_starts(module, source)) | {0, len(a)})
+    try:
+        for (i0, i1), (j0, j1) in _stretches(blocks, starts, len(a)):
+            if i0 and a[i0 - 1].rstrip("\r\n").endswith("\\"):
+                return _sound(new_source, comments)  # the line before continues into the stretch
+            old, new = "".join(a[i0:i1]), "".join(b[j0:j1])
+            if j1 < len(b) and new and not new.endswith(("\n", "\r")):
+                return _sound(new_source, comments)
+            lost = Counter(_comments(cst.parse_module(old))) - Counter(_comments(cst.parse_module(new)))
+            if lost:
+                return False
+    except Exception:  # a stretch that does not parse alone
+        return _sound(new_source, comments)
+    return True
+
+
+_STARTS: list = [None, []]
+"""The statement starts of the last module asked for (one module's fixes ask many times in a row)."""
+
+
+def _statement_starts(module: cst.Module, source: str) -> list[int]:
+    if _STARTS[0] is not module:
+        _STARTS[:] = [module, statement_starts(module, source)]
+    return _STARTS[1]
+
+
+def _stretches(blocks: list[tuple[int, int, int, int]], starts: list[int], size: int
+               ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The changed blocks widened to whole top-level statements (old lines ``starts`` bound them) and
+    merged where they overlap: ((old start, old end), (new start, new end)); the lines outside them
+    are equal in both texts."""
+    groups: list[list[int]] = []  # old start, old end, lines gained inside
+    for i1, i2, j1, j2 in blocks:
+        lo = starts[bisect.bisect_right(starts, i1) - 1]
+        hi = starts[bisect.bisect_left(starts, i2)] if i2 < size else size
+        gained = (j2 - j1) - (i2 - i1)
+        if groups and lo < groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], hi)
+            groups[-1][2] += gained
+        else:
+            groups.append([lo, hi, gained])
+    out = []
+    shift = 0
+    for lo, hi, gained in groups:
+        out.append(((lo, hi), (lo + shift, hi + shift + gained)))
+        shift += gained
+    return out
 
 
 def _allowed(c: _Candidate, unsafe: bool) -> bool:

@@ -223,3 +223,10 @@ def _diff(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> lis
     return [(i0 + p, i0 + q, j0 + r, j0 + s)
             for tag, p, q, r, s in difflib.SequenceMatcher(a=a[i0:i1], b=b[j0:j1], autojunk=False).get_opcodes()
             if tag != "equal"]
+
+
+def statement_starts(module: cst.Module, source: str) -> list[int]:
+    """0-based lines where the module's top-level statements begin (their first line with code or a
+    comment), in order: points where the tokenizer is at column 0 outside any bracket or block."""
+    ranges = node_ranges(module, source, module.body)
+    return [ranges[id(s)].line - 1 for s in module.body if id(s) in ranges]
