@@ -169,8 +169,8 @@ def test_a_fix_in_a_large_file_gives_the_edits_of_its_places_only() -> None:
     edits = text_edits(old, new, PositionMap(old))
     assert apply_edits(old, edits) == new
     line = old[:old.index(target)].count("\n")
-    assert [(e.range.start.line, e.new_text) for e in edits] == [(0, "import torch\n"),
-                                                                (line + 1, "return torch.where(x, x, x)")]
+    assert [(e.range.start.line, e.new_text) for e in edits] == [
+        (0, "import torch\n"), (line + 1, "return torch.where(x, x, x)")]
 
 
 @pytest.mark.parametrize("seed", range(40))
