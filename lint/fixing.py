@@ -518,7 +518,8 @@ def _with_fix(diag: Diagnostic, fix: Fix) -> Diagnostic:
 
 def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
     """The edits turning ``old`` into ``new``, from one line diff (:func:`changed_blocks`), each narrowed
-    to the characters that change (1-based positions in ``old``, end exclusive; lines break at ``\\n``, ``\\r\\n``, ``\\r``)."""
+    to the characters that change (1-based positions in ``old``, end exclusive; lines break at ``\\n``,
+    ``\\r\\n``, ``\\r``)."""
     a = split_lines(old, keepends=True)
     b = split_lines(new, keepends=True)
     starts = [0]
