@@ -9,8 +9,8 @@ output changes nothing.  A fixer that raises is a bug: it is reported as a
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
-import difflib
 import functools
 import logging
 import os
@@ -27,7 +27,7 @@ from dynalint.engine import Analysis, analyse
 
 from dynalint.fixers.base import FixPlan, Fixer, Refused, Replacement, fixers_for
 from dynalint.fixers.context import FixContext
-from dynalint.positions import LineIndex, LineMapping, node_ranges, split_lines
+from dynalint.positions import LineIndex, LineMapping, changed_blocks, node_ranges, split_lines, statement_starts
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
@@ -308,7 +308,7 @@ def _applies(module: cst.Module, source: str, c: _Candidate, comments: Counter[s
     except Exception as exc:
         errors.append(_fixer_error(c.fixer, c.diagnostic, exc))
         return None
-    return new_source if proven or _sound(new_source, comments) else None
+    return new_source if proven or _sound_near(module, source, new_source, comments) else None
 
 
 def _proven_together(module: cst.Module, source: str, candidates: list[_Candidate],
@@ -316,6 +316,8 @@ def _proven_together(module: cst.Module, source: str, candidates: list[_Candidat
     """The candidates (by id) whose plans, applied together, give a module that parses and keeps every
     comment.  Their plans rewrite disjoint nodes, so each one alone is sound too: one parse of the
     file proves them all, instead of one parse per offered fix."""
+    if len(candidates) < 2:  # nothing to prove together (and no positions to compute: a walk of the file)
+        return set()
     together = _non_overlapping(module, source, candidates)
     if len(together) < 2:
         return set()
@@ -340,6 +342,67 @@ def _sound(code: str, comments: Counter[str]) -> bool:
     except Exception:
         return False
     return not comments - Counter(_comments(module))
+
+
+def _sound_near(module: cst.Module, source: str, new_source: str, comments: Counter[str]) -> bool:
+    """:func:`_sound`, parsing only the top-level statements the rewrite touched.
+
+    The text before a top-level statement of ``source`` is whole statements, so the tokenizer starts
+    each one afresh: the rewritten file parses exactly when each rewritten stretch of whole statements
+    parses alone, ending with a line break where more follows (libcst keeps every comment, so it keeps
+    the original's comments exactly when each stretch keeps the comments it had).  A stretch that does
+    not parse alone (it may continue the statement before it) is decided by parsing the whole file."""
+    a, b = split_lines(source, keepends=True), split_lines(new_source, keepends=True)
+    blocks = changed_blocks(a, b)
+    if not blocks:
+        return True
+    starts = sorted(set(_statement_starts(module, source)) | {0, len(a)})
+    try:
+        for (i0, i1), (j0, j1) in _stretches(blocks, starts, len(a)):
+            if i0 and a[i0 - 1].rstrip("\r\n").endswith("\\"):
+                return _sound(new_source, comments)  # the line before continues into the stretch
+            old, new = "".join(a[i0:i1]), "".join(b[j0:j1])
+            if j1 < len(b) and new and not new.endswith(("\n", "\r")):
+                return _sound(new_source, comments)
+            lost = Counter(_comments(cst.parse_module(old))) - Counter(_comments(cst.parse_module(new)))
+            if lost:
+                return False
+    except Exception:  # a stretch that does not parse alone
+        return _sound(new_source, comments)
+    return True
+
+
+_STARTS: list = [None, []]
+"""The statement starts of the last module asked for (one module's fixes ask many times in a row)."""
+
+
+def _statement_starts(module: cst.Module, source: str) -> list[int]:
+    if _STARTS[0] is not module:
+        _STARTS[:] = [module, statement_starts(module, source)]
+    return _STARTS[1]
+
+
+def _stretches(blocks: list[tuple[int, int, int, int]], starts: list[int], size: int
+               ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The changed blocks widened to whole top-level statements (old lines ``starts`` bound them) and
+    merged where they overlap: ((old start, old end), (new start, new end)); the lines outside them
+    are equal in both texts."""
+    groups: list[list[int]] = []  # old start, old end, lines gained inside
+    for i1, i2, j1, j2 in blocks:
+        lo = starts[bisect.bisect_right(starts, i1) - 1]
+        hi = starts[bisect.bisect_left(starts, i2)] if i2 < size else size
+        gained = (j2 - j1) - (i2 - i1)
+        if groups and lo < groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], hi)
+            groups[-1][2] += gained
+        else:
+            groups.append([lo, hi, gained])
+    out = []
+    shift = 0
+    for lo, hi, gained in groups:
+        out.append(((lo, hi), (lo + shift, hi + shift + gained)))
+        shift += gained
+    return out
 
 
 def _allowed(c: _Candidate, unsafe: bool) -> bool:
@@ -454,8 +517,9 @@ def _with_fix(diag: Diagnostic, fix: Fix) -> Diagnostic:
 
 
 def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
-    """The edits turning ``old`` into ``new``, from one line diff, each narrowed to the characters that
-    change (1-based positions in ``old``, end exclusive; lines break at ``\\n``, ``\\r\\n``, ``\\r``)."""
+    """The edits turning ``old`` into ``new``, from one line diff (:func:`changed_blocks`), each narrowed
+    to the characters that change (1-based positions in ``old``, end exclusive; lines break at ``\\n``,
+    ``\\r\\n``, ``\\r``)."""
     a = split_lines(old, keepends=True)
     b = split_lines(new, keepends=True)
     starts = [0]
@@ -463,9 +527,7 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
         starts.append(starts[-1] + len(line))
     index = LineIndex(old)
     edits = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
+    for i1, i2, j1, j2 in changed_blocks(a, b):
         before, after = "".join(a[i1:i2]), "".join(b[j1:j2])
         prefix = 0
         while prefix < min(len(before), len(after)) and before[prefix] == after[prefix]:

@@ -136,3 +136,97 @@ class LineMapping:
                     return i1 + (index - j1) + 1, True
                 return i1 + 1, False
         return line, False
+
+
+Block = tuple[int, int, int, int]
+"""Lines ``a[i1:i2]`` replaced by ``b[j1:j2]`` (difflib's opcode ranges)."""
+
+
+def changed_blocks(a: list[str], b: list[str]) -> list[Block]:
+    """The blocks of lines that differ between ``a`` and ``b``, in order.
+
+    A fix changes a few places of a large file; difflib without its junk heuristic compares every
+    repeated line (blank lines, ``return x``) with every other, a cost that grows with the square of the
+    file.  So the equal lines at both ends are trimmed, the lines found once in each side anchor the
+    rest (in the order of both: a patience diff), and difflib compares only the stretches between two
+    anchors, which are as long as the changes."""
+    lo, a_hi, b_hi = _trim(a, b, 0, len(a), 0, len(b))
+    if lo == a_hi and lo == b_hi:
+        return []
+    out: list[Block] = []
+    i0, j0 = lo, lo
+    for i, j in _anchors(a, b, lo, a_hi, lo, b_hi) + [(a_hi, b_hi)]:
+        out.extend(_diff(a, b, i0, i, j0, j))
+        i0, j0 = i + 1, j + 1
+    return out
+
+
+def _trim(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> tuple[int, int, int]:
+    """(start of both after the common head, end in ``a`` and end in ``b`` before the common tail);
+    only for ranges that start at the same index (the whole lists)."""
+    while i0 < i1 and j0 < j1 and a[i0] == b[j0]:
+        i0, j0 = i0 + 1, j0 + 1
+    while i1 > i0 and j1 > j0 and a[i1 - 1] == b[j1 - 1]:
+        i1, j1 = i1 - 1, j1 - 1
+    return i0, i1, j1
+
+
+def _anchors(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> list[tuple[int, int]]:
+    """Pairs (i, j) with ``a[i] == b[j]`` a line found once in ``a[i0:i1]`` and once in ``b[j0:j1]``,
+    the longest chain increasing on both sides."""
+    counts: dict[str, list[int]] = {}
+    for i in range(i0, i1):
+        counts.setdefault(a[i], [0, -1, 0, -1])
+        entry = counts[a[i]]
+        entry[0] += 1
+        entry[1] = i
+    for j in range(j0, j1):
+        entry = counts.get(b[j])
+        if entry is not None:
+            entry[2] += 1
+            entry[3] = j
+    pairs = sorted((e[1], e[3]) for e in counts.values() if e[0] == 1 and e[2] == 1)
+    # longest increasing subsequence of the j's (patience sorting)
+    tails: list[int] = []
+    """Index in ``pairs`` of the last pair of the best chain of each length."""
+    tail_js: list[int] = []
+    back: list[int] = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        pos = bisect.bisect_left(tail_js, j)
+        if pos > 0:
+            back[k] = tails[pos - 1]
+        if pos == len(tails):
+            tails.append(k)
+            tail_js.append(j)
+        else:
+            tails[pos], tail_js[pos] = k, j
+    chain: list[tuple[int, int]] = []
+    k = tails[-1] if tails else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = back[k]
+    return chain[::-1]
+
+
+def _diff(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> list[Block]:
+    """The differing blocks of ``a[i0:i1]`` and ``b[j0:j1]`` (difflib, on the stretch only)."""
+    while i0 < i1 and j0 < j1 and a[i0] == b[j0]:
+        i0, j0 = i0 + 1, j0 + 1
+    while i1 > i0 and j1 > j0 and a[i1 - 1] == b[j1 - 1]:
+        i1, j1 = i1 - 1, j1 - 1
+    if i0 == i1 and j0 == j1:
+        return []
+    if i0 == i1 or j0 == j1:
+        return [(i0, i1, j0, j1)]
+    import difflib
+
+    return [(i0 + p, i0 + q, j0 + r, j0 + s)
+            for tag, p, q, r, s in difflib.SequenceMatcher(a=a[i0:i1], b=b[j0:j1], autojunk=False).get_opcodes()
+            if tag != "equal"]
+
+
+def statement_starts(module: cst.Module, source: str) -> list[int]:
+    """0-based lines where the module's top-level statements begin (their first line with code or a
+    comment), in order: points where the tokenizer is at column 0 outside any bracket or block."""
+    ranges = node_ranges(module, source, module.body)
+    return [ranges[id(s)].line - 1 for s in module.body if id(s) in ranges]

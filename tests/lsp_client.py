@@ -100,11 +100,11 @@ class Editor:
 
     # -- documents ---------------------------------------------------------------------------------
 
-    def open(self, path: Path, text: str | None = None) -> str:
+    def open(self, path: Path, text: str | None = None, language: str = "python") -> str:
         uri = path.as_uri()
         self.texts[uri] = path.read_text() if text is None else text
         self.versions[uri] = 1
-        item = types.TextDocumentItem(uri=uri, language_id="python", version=1, text=self.texts[uri])
+        item = types.TextDocumentItem(uri=uri, language_id=language, version=1, text=self.texts[uri])
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=item))
         return uri
 

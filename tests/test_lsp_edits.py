@@ -154,3 +154,38 @@ def test_overlap_includes_touching_ranges() -> None:
         return types.Range(start=types.Position(line=0, character=a), end=types.Position(line=0, character=b))
 
     assert overlaps(r(2, 5), r(5, 5)) and overlaps(r(2, 5), r(0, 2)) and not overlaps(r(2, 5), r(6, 7))
+
+
+def _big_file(blocks: int) -> str:
+    """Many repeated lines (blank lines, ``return x``): the case a plain diff compares quadratically."""
+    return "".join(f"def f{i}(x):\n    if x:\n        return x\n\n    return x\n\n\n" for i in range(blocks))
+
+
+def test_a_fix_in_a_large_file_gives_the_edits_of_its_places_only() -> None:
+    """An import at the top and a rewrite deep in the file: two edits, each exactly what changes."""
+    old = _big_file(3000)
+    target = "def f2500(x):\n    if x:\n        return x\n\n    return x\n"
+    new = "import torch\n" + old.replace(target, "def f2500(x):\n    return torch.where(x, x, x)\n")
+    edits = text_edits(old, new, PositionMap(old))
+    assert apply_edits(old, edits) == new
+    line = old[:old.index(target)].count("\n")
+    assert [(e.range.start.line, e.new_text) for e in edits] == [
+        (0, "import torch\n"), (line + 1, "return torch.where(x, x, x)")]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_text_edits_round_trip_on_repetitive_texts(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    pool = ["", "    return x", "x = 1", "def f():", "# c", "y"]
+    lines = [rng.choice(pool) + "\n" for _ in range(rng.randint(0, 40))]
+    changed = list(lines)
+    for _ in range(rng.randint(1, 5)):
+        k = rng.randint(0, len(changed))
+        if rng.random() < 0.5:
+            changed.insert(k, rng.choice(pool + [f"new {seed}"]) + "\n")
+        elif changed:
+            del changed[min(k, len(changed) - 1)]
+    old, new = "".join(lines), "".join(changed)
+    assert apply_edits(old, text_edits(old, new, PositionMap(old))) == new

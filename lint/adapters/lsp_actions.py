@@ -134,8 +134,11 @@ def resolve_fix_all(view: DocumentView, action: types.CodeAction, unsafe: bool) 
 
 
 def requested(view: DocumentView, request: types.Range) -> list[Diagnostic]:
-    """The diagnostics whose range overlaps the request's: the only ones whose fixes are computed."""
-    return [d for d in view.diagnostics if overlaps(view.lsp(d).range, request)]
+    """The diagnostics whose range overlaps the request's: the only ones whose fixes are computed (those
+    on other lines are passed over without converting their positions)."""
+    first, last, line = request.start.line, request.end.line, view.positions.line
+    return [d for d in view.diagnostics
+            if line(d.line) <= last and line(d.end_line) >= first and overlaps(view.lsp(d).range, request)]
 
 
 def code_actions(view: DocumentView, request: types.Range, only: Sequence[str] | None = None

@@ -6,6 +6,12 @@ fixed text) is derived from its result the first time something asks, never up f
 large file the fixes of every diagnostic and two whole-file fix runs cost many times the
 analysis; a quick-fix menu needs the fixes of the diagnostics under the cursor only.
 
+A document is analysed as a file of its project (:class:`dynalint.session.Session`): names
+resolve into the other files as they are on disk, and the functions their compiled code calls
+arrive with the arguments it passes (the entries the project settles on), so the editor shows
+what ``dynalint check .`` reports.  Its fixes and "fix all" reuse that index and those entries,
+so a quick fix always matches the diagnostic it is offered on.
+
 The methods are called from the server's one analysis thread, one at a time.
 """
 from __future__ import annotations
@@ -13,12 +19,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
+from dynalint.analysis.project import Project as SourceProject
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import fixers_for
 from dynalint.fixing import diagnostics_with_fixes, fix_source
+from dynalint.session import Session
 from dynalint.settings import Settings
 
 log = logging.getLogger("dynalint.adapters.lsp")
@@ -36,6 +44,10 @@ class Checked:
     error: str | None = None
     """A configuration or internal error to show the user (once)."""
     analysis: Analysis | None = field(default=None, repr=False)
+    project: SourceProject | None = field(default=None, repr=False)
+    """The index of the other files the analysis resolved names through (its fixes use it too)."""
+    entries: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
+    """What the compiled code of the other files hands this one (see :meth:`Session.entries`)."""
     _fixes: dict[Diagnostic, Diagnostic] = field(default_factory=dict, repr=False)
     _fixed: dict[bool, str] = field(default_factory=dict, repr=False)
 
@@ -47,7 +59,8 @@ class Checked:
             reported = [(f, d) for f, d in self.analysis.reported if d in todo]
             only = dataclasses.replace(self.analysis, reported=reported)
             try:
-                found = diagnostics_with_fixes(self.text, self.path, self.settings, analysis=only)
+                found = diagnostics_with_fixes(self.text, self.path, self.settings, analysis=only,
+                                               project=self.project, entries=self.entries)
             except Exception:  # a fixer bug must not take the server down: no fix offered
                 log.exception("computing fixes for %s failed", self.path)
                 found = []
@@ -79,7 +92,8 @@ class Checked:
         if unsafe not in self._fixed:
             try:
                 self._fixed[unsafe] = fix_source(self.text, self.path, self.settings, unsafe=unsafe,
-                                                 analysis=self.analysis).source
+                                                 analysis=self.analysis, project=self.project,
+                                                 entries=self.entries).source
             except Exception:
                 log.exception("fixing %s failed", self.path)
                 self._fixed[unsafe] = self.text
@@ -91,13 +105,32 @@ class Checked:
             self.fixed(safety == "unsafe")
 
 
-def check_document(version: int | None, text: str, shown: str, settings: Settings) -> Checked:
-    """Analyse one version of a document (``shown``: its path as ``dynalint check`` reports it)."""
+def project_of(session: Session, path: str) -> tuple[SourceProject, dict[str, dict[str, Any]]]:
+    """The index and the settled entries ``path`` is analysed with (the project on disk, the document's
+    own file included until it is saved).  A file no other file imports gets no entries (only the
+    compiled code of other files hands any), so the project is not analysed for it."""
+    analysed, index = session.scope([path])
+    entries = session.entries_for(path) if len(analysed) > 1 else {}
+    return SourceProject(index), entries
+
+
+def check_document(version: int | None, text: str, path: str | None, shown: str, session: Session
+                   ) -> Checked:
+    """Analyse one version of the document at ``path`` (absolute; None: a document not saved anywhere
+    yet, analysed alone) as a file of ``session``'s project (``shown``: its path as ``dynalint check``
+    reports it, for messages)."""
+    settings = session.config.settings_for(path or shown)
+    project, entries = None, None
     try:
-        analysis = analyse(text, shown, settings, record_values=True)
+        if path is not None:
+            project, entries = project_of(session, path)
+        # the index lives as long as this version (its fixes resolve through it): not released here,
+        # which would scan the imports of every file of the project on each edit
+        analysis = analyse(text, path or shown, settings, record_values=True, project=project, entries=entries)
     except Exception as exc:  # an analysis bug must not take the server down
         log.exception("checking %s failed", shown)
-        return Checked(version, text, shown, settings, [], error=(
+        return Checked(version, text, path or shown, settings, [], error=(
             f"dynalint: internal error while checking {shown} ({type(exc).__name__}: {exc}); "
             "please report it"))
-    return Checked(version, text, shown, settings, analysis.diagnostics, analysis=analysis)
+    return Checked(version, text, path or shown, settings, analysis.diagnostics, analysis=analysis, project=project,
+                   entries=entries)

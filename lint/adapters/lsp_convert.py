@@ -45,6 +45,10 @@ class PositionMap:
         character = min(max(column - 1, 0), len(self.lines[index]))
         return self.codec.position_to_client_units(self.lines, ServerTextPosition(index, character))
 
+    def line(self, line: int) -> int:
+        """The client line of any position on 1-based ``line`` (no column conversion: cheap)."""
+        return min(max(line - 1, 0), len(self.lines) - 1)
+
     def end(self) -> types.Position:
         last = len(self.lines) - 1
         end = ServerTextPosition(last, len(self.lines[last]))

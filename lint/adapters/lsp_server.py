@@ -5,6 +5,11 @@ edits stop (debounced), always on the editor's unsaved text.  Settings come
 from the configuration file found from the document's path, exactly as
 ``dynalint check`` finds it, with the command line's overrides on top.
 
+A document is analysed as a file of its project, one :class:`dynalint.session.Session`
+per configuration: the other files as they are on disk hand it what their compiled
+code passes, so the editor shows what ``dynalint check .`` shows.  Saving a file
+checks again the other open documents of its project.
+
 Analyses run on one daemon thread, so the server keeps answering while a large
 file is checked; an analysis not yet started when a newer version arrives is
 skipped, and the results of one that finished too late are dropped rather than
@@ -40,12 +45,17 @@ from dynalint.settings import Settings
 if TYPE_CHECKING:
     from dynalint.adapters.lsp_actions import DocumentView
     from dynalint.adapters.lsp_analysis import Checked
+    from dynalint.session import Session
 
 log = logging.getLogger("dynalint.adapters.lsp")
 T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.3
 PYTHON_SUFFIXES = (".py", ".pyi")
+#: Saving one of these may change what the project's open documents report (with the Python files).
+PROJECT_FILES = ("/pyproject.toml", "/setup.cfg", "/.gitignore")
+MAX_SESSIONS = 8
+"""Sessions kept (one per configuration: editing the configuration file starts a new one)."""
 #: What the analysis thread imports first (the engine, the rules, the fixers).
 ENGINE_MODULES = ("dynalint.adapters.lsp_analysis", "dynalint.adapters.lsp_actions")
 
@@ -58,8 +68,11 @@ class DynalintServer(LanguageServer):
         self.debounce = debounce
         self.checked: dict[str, Checked] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.background: set[asyncio.Task] = set()
         self.worker = DaemonWorker("dynalint-check")
         self.shown_errors: set[str] = set()
+        self.sessions: dict[tuple[str, str, str], Session] = {}
+        """One per configuration, used on the analysis thread only."""
 
     def start_io(self, stdin: BinaryIO | None = None,  # type: ignore[override]
                  stdout: BinaryIO | None = None) -> int:
@@ -82,28 +95,61 @@ class DynalintServer(LanguageServer):
         for name in ENGINE_MODULES:
             self.worker.submit(importlib.import_module, name)
 
-    def settings(self, path: str | None) -> tuple[Settings, str]:
-        """Settings for a document, and the path to report it under (relative to the config root)."""
+    def session(self, path: str | None) -> tuple[Session, str]:
+        """On the analysis thread: the session of the configuration found from the document's path
+        (as ``dynalint check`` finds it, the command line's overrides on top; one per configuration,
+        so that an edited configuration file starts a new one), and the path to report the document
+        under (relative to the configuration root)."""
+        from dynalint.runner import CACHE_DIR_NAME
+        from dynalint.session import Session
+
         start = path or self.workspace.root_path or os.getcwd()
-        project = resolve_args(self.args, [start])
+        config = resolve_args(self.args, [start])
+        key = (config.root, config.source.path if config.source else "", config.settings.fingerprint())
+        session = self.sessions.get(key)
+        if session is None:
+            if len(self.sessions) >= MAX_SESSIONS:
+                self.sessions.pop(next(iter(self.sessions)))
+            session = self.sessions[key] = Session(config, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
         shown = path or start
         if path:
-            relative = os.path.relpath(path, project.root)
+            relative = os.path.relpath(path, config.root)
             if not relative.startswith(".."):
                 shown = relative
-        return project.settings_for(path or start), shown
+        return session, shown
 
     def _analyse(self, uri: str, version: int | None, text: str) -> Checked:
-        """On the analysis thread: settings, then the one analysis call."""
+        """On the analysis thread: the document's session, then the one analysis call."""
         from dynalint.adapters.lsp_analysis import Checked, check_document
 
         path = to_fs_path(uri)
+        path = os.path.abspath(path) if path else None
         try:
-            settings, shown = self.settings(path)
+            session, shown = self.session(path)
         except ConfigError as exc:
             return Checked(version, text, path or uri, Settings(select=()), [],
                            error=f"dynalint: configuration error: {exc}")
-        return check_document(version, text, shown, settings)
+        return check_document(version, text, path, shown, session)
+
+    def _saved(self, uri: str, open_uris: list[str]) -> list[str]:
+        """On the analysis thread, after ``uri`` was saved: the other open documents of its project, whose
+        results may change (the saved file's entries into them, or the names they resolve into it).
+        Their sessions find the project's files again (the save may have created one)."""
+        path = to_fs_path(uri)
+        if not path:
+            return []
+        path = os.path.abspath(path)
+        roots = set()
+        for session in self.sessions.values():
+            session.refresh()
+            if session.project_roots([path]):
+                roots.add(session.root)
+        others = []
+        for other in open_uris:
+            other_path = to_fs_path(other) if other != uri else None
+            if other_path and any(_inside(os.path.abspath(other_path), root) for root in roots):
+                others.append(other)
+        return others
 
     async def analyse(self, doc: TextDocument) -> Checked:
         checked = await self.in_worker(self._analyse, doc.uri, doc.version, doc.source)
@@ -130,6 +176,19 @@ class DynalintServer(LanguageServer):
             uri=uri, version=result.version,
             diagnostics=[lsp_diagnostic(d, positions) for d in result.diagnostics]))
 
+    def recheck_others(self, uri: str) -> None:
+        """After a save: check again the other open documents whose results may depend on the file."""
+        async def recheck() -> None:
+            for other in await self.in_worker(self._saved, uri, list(self.workspace.text_documents)):
+                doc = self.workspace.text_documents.get(other)
+                if doc is not None and is_python(doc):
+                    self.checked.pop(other, None)
+                    self.schedule(other, 0.0)
+
+        task = asyncio.get_running_loop().create_task(recheck())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
     def schedule(self, uri: str, delay: float) -> None:
         """Check the document after ``delay``; a check already scheduled or queued is superseded."""
         previous = self.pending.pop(uri, None)
@@ -146,7 +205,7 @@ class DynalintServer(LanguageServer):
             log.error("checking %s failed: %s", uri, task.exception())
 
     def cancel_all(self) -> None:
-        for task in self.pending.values():
+        for task in [*self.pending.values(), *self.background]:
             task.cancel()
         self.pending.clear()
 
@@ -235,6 +294,13 @@ def _replaced(diagnostics: list, with_fixes: list) -> list:
     return [found.get(d, d) for d in diagnostics]
 
 
+def _inside(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # another drive
+        return False
+
+
 def is_python(doc: TextDocument) -> bool:
     return doc.language_id == "python" or (doc.path or "").endswith(PYTHON_SUFFIXES)
 
@@ -262,6 +328,8 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
         if uri in server.workspace.text_documents and is_python(server.workspace.get_text_document(uri)):
             server.checked.pop(uri, None)  # the configuration may have been what was saved
             server.schedule(uri, 0.0)
+        if uri.endswith(PYTHON_SUFFIXES + PROJECT_FILES):
+            server.recheck_others(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
@@ -295,6 +363,8 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
         at = params.position
         under = []
         for d in checked.diagnostics:
+            if not positions.line(d.line) <= at.line <= positions.line(d.end_line):
+                continue  # another line: no need to convert its positions
             r = lsp_diagnostic(d, positions).range
             if (r.start.line, r.start.character) <= (at.line, at.character) <= (r.end.line, r.end.character):
                 under.append(d)

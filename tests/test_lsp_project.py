@@ -1,0 +1,157 @@
+"""The language server analyses a document as a file of its project, as ``dynalint check .`` does.
+
+The helper's tensor branch is reached only from the other file's ``forward`` (scope ``compiled``):
+analysed alone, ``pkg/helpers.py`` has nothing to report.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import textwrap
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types  # noqa: E402
+
+from dynalint.adapters.cli import main  # noqa: E402
+from dynalint.adapters.lsp_kinds import FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from lsp_client import Editor  # noqa: E402
+
+HELPERS = textwrap.dedent("""
+    def scale(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+""").lstrip()
+
+MODEL = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    from .helpers import scale
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return scale(x)
+""").lstrip()
+
+UNCALLED = MODEL.replace("return scale(x)", "return x + 1")
+
+
+def run(coro) -> None:
+    asyncio.run(asyncio.wait_for(coro, 120))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\n')
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    (pkg / "model.py").write_text(MODEL)
+    return tmp_path
+
+
+def cli_findings(root: Path, monkeypatch) -> list[dict]:
+    """``dynalint check . --format json`` in ``root``: the findings in the helper file."""
+    monkeypatch.chdir(root)
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        main(["check", ".", "--format", "json", "--no-cache"])
+    return [d for d in json.loads(out.getvalue()) if os.path.normpath(d["path"]) == os.path.join("pkg", "helpers.py")]
+
+
+def lines_and_codes(diagnostics: list[types.Diagnostic]) -> list[tuple[int, int, str]]:
+    return sorted((d.range.start.line + 1, d.range.start.character + 1, str(d.code)) for d in diagnostics)
+
+
+def test_an_open_helper_shows_what_check_reports(project: Path, monkeypatch) -> None:
+    expected = cli_findings(project, monkeypatch)
+    assert [d["code"] for d in expected] == ["DYN101"]  # the scenario matters: alone, the file is clean
+
+    async def session() -> None:
+        editor = Editor(project)
+        try:
+            await editor.start("--debounce", "0")
+            uri = editor.open(project / "pkg" / "helpers.py")
+            diagnostics = await editor.diagnostics(uri, 1)
+            assert lines_and_codes(diagnostics) == sorted((d["line"], d["column"], d["code"]) for d in expected)
+            # the quick fix is the one `check --format json` carries: found with the same entries
+            [d101] = diagnostics
+            actions = await editor.code_actions(uri, d101.range, [d101])
+            [quick] = [a for a in actions if a.title.startswith("DYN101: ")]
+            assert quick.edit is not None and quick.edit.document_changes
+            edits = quick.edit.document_changes[0].edits
+            want = expected[0]["fix"]["edits"]
+            assert sorted((e.new_text, e.range.start.line + 1, e.range.start.character + 1) for e in edits) \
+                == sorted((e["content"], e["location"]["row"], e["location"]["column"]) for e in want)
+            # "fix all" on the buffer rewrites the branch too
+            [fix_all] = [a for a in actions if a.title == FIX_ALL_UNSAFE_TITLE]
+            resolved = await editor.resolve(fix_all)
+            assert resolved.edit is not None
+            version = editor.apply(resolved.edit)
+            assert "torch.where" in editor.texts[uri]
+            assert await editor.diagnostics(uri, version) == []
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())
+
+
+def test_saving_the_caller_updates_the_open_helper(project: Path) -> None:
+    async def session() -> None:
+        editor = Editor(project)
+        try:
+            await editor.start("--debounce", "0")
+            helper = editor.open(project / "pkg" / "helpers.py")
+            assert [str(d.code) for d in await editor.diagnostics(helper, 1)] == ["DYN101"]
+            model = editor.open(project / "pkg" / "model.py")
+            await editor.diagnostics(model, 1)
+            # an unsaved edit of the caller is not the project yet
+            version = editor.replace_all(model, UNCALLED)
+            await editor.diagnostics(model, version)
+            before = editor.publications(helper)
+            # saved: the caller no longer reaches the helper, whose diagnostics are published again
+            (project / "pkg" / "model.py").write_text(UNCALLED)
+            editor.save(model)
+            assert await editor.diagnostics(helper, after=before) == []
+            # and back: calling it again brings the finding back
+            version = editor.replace_all(model, MODEL)
+            (project / "pkg" / "model.py").write_text(MODEL)
+            before = editor.publications(helper)
+            editor.save(model)
+            assert [str(d.code) for d in await editor.diagnostics(helper, after=before)] == ["DYN101"]
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())
+
+
+def test_saving_the_configuration_updates_the_open_documents(project: Path) -> None:
+    async def session() -> None:
+        editor = Editor(project)
+        try:
+            await editor.start("--debounce", "0")
+            helper = editor.open(project / "pkg" / "helpers.py")
+            assert [str(d.code) for d in await editor.diagnostics(helper, 1)] == ["DYN101"]
+            config = editor.open(project / "pyproject.toml", language="toml")
+            before = editor.publications(helper)
+            (project / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\nignore = ["DYN101"]\n')
+            editor.save(config)
+            assert await editor.diagnostics(helper, after=before) == []
+            assert editor.publications(config) == 0  # not Python: never checked
+            assert await editor.stop() == 0
+        finally:
+            editor.kill()
+
+    run(session())
