@@ -524,7 +524,12 @@ def cond_compatible(ctx, *exprs: cst.BaseExpression, fallback: str | None = None
     dtypes = [_dtype(_through_names(e, ctx), ctx) for e in exprs] + (
         [f"same({fallback})"] if fallback is not None else [])
     known = {c for c in (_canonical(t, floating) for t in dtypes if t is not None) if c is not None}
-    return len(known) <= 1
+    fixed = {t for t in known if "(" not in t}
+    relative = [(t[:t.index("(")], set(t[t.index("(") + 1:-1].split("|"))) for t in known - fixed]
+    if len(fixed) > 1 or (fixed and relative):
+        return False  # two casts, or a cast against a dtype that follows an input (`x.half()` against `x`)
+    # the promotion of tensors that include the other side's is left to the hazard, as for shapes
+    return all(k == k2 and (a <= b or b <= a) for k, a in relative for k2, b in relative)
 
 
 def dtypes_may_match(ctx, *exprs: cst.BaseExpression, fallback: str | None = None,

@@ -32,8 +32,8 @@ kept in float64 (ints in int64) so arithmetic matches Python's.
 Proves, or refuses: the global starts as a number literal; every change is an
 assignment or augmented assignment in a function declaring it ``global``; every
 value stored is provably a number of the global's kind: an ``int`` global only
-integers (literals, ``int(...)``, sizes: ``fill_(0.5)`` into an int64 tensor
-would store 0), a ``float`` global only numbers (literals, ``float(...)``,
+integers (literals, ``int(...)``, sizes, a parameter annotated ``int``:
+``fill_(0.5)`` into an int64 tensor would store 0), a ``float`` global only numbers (literals, ``float(...)``,
 ``int(...)``, a parameter annotated ``float`` or ``int``, arithmetic on those: a
 setter given a tensor would copy its value and drop its graph); every read in
 compiled code ends in tensor arithmetic, never a plain alias (``saved = rate``
@@ -45,7 +45,7 @@ run that imports the module names it.
 
 Unsafe (hazards): code outside the files of the run that imports the module
 and reads the global now sees a 0-d tensor instead of a Python number; a
-setter parameter annotated ``float`` is trusted to be given one; a 0-d float
+setter parameter annotated ``float`` or ``int`` is trusted to be given one; a 0-d float
 tensor (a loss) combined with a float64 global is promoted to float64, where
 the Python float kept its dtype.
 """
@@ -160,14 +160,26 @@ class GlobalToTensor(Fixer):
 
 
 def _int_valued(value: cst.BaseExpression, ctx) -> bool:
-    """An integer literal, ``int(...)``, or a size: what an int64 tensor stores exactly."""
+    """An integer literal, ``int(...)``, a size, or a parameter annotated ``int``: what an int64 tensor
+    stores exactly."""
     if number_dtype(value) == "long":
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "int" \
             and "int" not in ctx.program.index.functions:
         return True
     v = ctx.value(value)
-    return v is not None and v.kind is Kind.SIZE
+    return v is not None and v.kind is Kind.SIZE or _annotated(value, ctx) == "int"
+
+
+def _annotated(value: cst.BaseExpression, ctx) -> str | None:
+    """The annotation of the enclosing function's parameter ``value`` names (``float``), if any."""
+    if not isinstance(value, cst.Name):
+        return None
+    function = ctx.enclosing_function(value)
+    p = function.params if function is not None else None
+    params = [*p.posonly_params, *p.params, *p.kwonly_params] if p is not None else []
+    param = next((x for x in params if x.name.value == value.value), None)
+    return code_of(param.annotation.annotation) if param is not None and param.annotation is not None else None
 
 
 def _number_valued(value: cst.BaseExpression, ctx, depth: int = 0) -> bool:
@@ -182,14 +194,7 @@ def _number_valued(value: cst.BaseExpression, ctx, depth: int = 0) -> bool:
         return _number_valued(value.expression, ctx, depth + 1)
     if isinstance(value, cst.BinaryOperation) and depth < 8:
         return _number_valued(value.left, ctx, depth + 1) and _number_valued(value.right, ctx, depth + 1)
-    if isinstance(value, cst.Name):
-        function = ctx.enclosing_function(value)
-        p = function.params if function is not None else None
-        params = [*p.posonly_params, *p.params, *p.kwonly_params] if p is not None else []
-        param = next((x for x in params if x.name.value == value.value), None)
-        return param is not None and param.annotation is not None and \
-            code_of(param.annotation.annotation) in ("float", "int")
-    return False
+    return _annotated(value, ctx) in ("float", "int")
 
 
 def _rebound_otherwise(name: str, ctx) -> str | None:

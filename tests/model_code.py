@@ -367,9 +367,11 @@ def model_source(draw, kinds: tuple[str, ...] = tuple(SNIPPETS)) -> str:
     parts: list[list[Line]] = []
     globals_ = draw(st.lists(st.sampled_from(["drop_rate", "temperature", "STEP"]), max_size=2, unique=True))
     for g in globals_:
-        parts.append([(0, f"{g} = {draw(st.sampled_from(['0.0', '1', '0.5']))}{_comment(draw)}")])
+        start = draw(st.sampled_from(['0.0', '1', '0.5']))
+        parts.append([(0, f"{g} = {start}{_comment(draw)}")])
         op = draw(st.sampled_from(["=", "+="]))
-        parts.append([(0, f"def set_{g.lower()}(value):"), (1, f"global {g}"), (1, f"{g} {op} value")])
+        kind = "float" if "." in start else "int"  # a setter of unknown argument type is refused
+        parts.append([(0, f"def set_{g.lower()}(value: {kind}):"), (1, f"global {g}"), (1, f"{g} {op} value")])
     helpers = []
     if draw(st.booleans()):
         helpers.append("helper")

@@ -219,7 +219,6 @@ def test_a_function_importing_torch_before_the_check_uses_that_import():
     assert again.source == result.source
 
 
-
 REBOUND = """
     import torch
 

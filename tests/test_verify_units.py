@@ -233,3 +233,10 @@ def test_break_lines_that_are_not_code_of_the_named_function_are_uncertain(tmp_p
     assert uncertain(str(path), 2, "f") and uncertain(str(path), 4, "f") and uncertain(str(path), 9, "f")
     assert not uncertain(str(path), 9, "<lambda>")  # nothing to check against: trusted
     assert original_function("torch_dynamo_resume_in_forward_at_12") == "forward"
+
+
+def test_a_confirmed_fix_reports_how_many_input_sets_were_bitwise_equal():
+    before, after = _m(breaks=1), _m(breaks=0, vs_original=True)
+    after.calls[0].vs_original.bitwise = True
+    ok, reasons = improvement([before], [after])
+    assert ok and reasons[-1] == "outputs equal on 1 input set (bitwise on 1 of 1)"

@@ -62,7 +62,10 @@ def improvement(before: list[Measurement], after: list[Measurement]) -> tuple[bo
         reasons.insert(0, counts)
     if ok:
         n = sum(len(m.calls) for m in after)
-        reasons.append(f"outputs equal on {n} input set{'s' * (n != 1)}")
+        counts = [m.bitwise_count("vs_original") for m in after]
+        same, compared = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        bits = f" (bitwise on {same} of {compared})" if compared else ""
+        reasons.append(f"outputs equal on {n} input set{'s' * (n != 1)}{bits}")
     return ok, reasons
 
 

@@ -155,7 +155,7 @@ class _BitwiseSummary:
         tally = getattr(sys.modules.get("harness"), "TALLY", None)
         if tally and tally["cases"]:
             terminalreporter.write_line(
-                f"differential: {tally['cases']} fixed cases, {tally['compared']} observations equal by "
+                f"differential: {tally['cases']} fixed cases, {tally['compared']} observations compared by "
                 f"assert_close's rule; bitwise equal: {tally['bitwise']} of {tally['compared']} observations, "
                 f"{tally['bitwise_cases']} of {tally['cases']} cases")
 
