@@ -8,7 +8,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-import dynalint.adapters.fix_cli
+import dynalint.adapters.fix_files
 from dynalint.adapters.cli import main
 from dynalint import fixers
 from dynalint.fixers import base
@@ -107,7 +107,7 @@ def test_a_file_that_cannot_be_fixed_counts_in_the_summary_and_the_status(tmp_pa
     def crash(*args, **kwargs):
         raise IndexError("string index out of range")
 
-    monkeypatch.setattr(dynalint.adapters.fix_cli, "fix_source", crash)
+    monkeypatch.setattr(dynalint.adapters.fix_files, "fix_source", crash)
     p = tmp_path / "m.py"
     p.write_text(MODEL)
     code = main(["fix", "--unsafe-fixes", "--exit-zero", str(p)])
