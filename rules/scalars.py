@@ -23,27 +23,32 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
     Shared with DYN204, which needs to know whether a scalar's origin broke the graph.
     """
     recv = call.receiver
-    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and call.qualname is None:
+    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant and call.qualname is None:
         if capture_scalar_outputs:
             return None
         return _EXTRACTING_METHODS[call.method]
     if call.qualname in TENSOR_CHECKS:
         return None if capture_scalar_outputs else GB.ITEM
-    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor:
+    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname is not None and call.qualname.startswith("math.") and any(
-        a.is_tensor or (capture_scalar_outputs and a.kind is Kind.SCALAR) for a in call.args
+        (a.is_tensor and not a.constant) or (capture_scalar_outputs and a.kind is Kind.SCALAR) for a in call.args
     ):
         # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
         return GB.DATA_DEPENDENT_OPERATOR
     return None
 
 
-def _holds_tensor(v: Value) -> bool:
-    """A tensor, or a tuple/list written with a tensor in it (``(n, 4)``)."""
+def _holds_data(v: Value) -> bool:
+    """A tensor computed from data in this graph, or a tuple/list written with one in it (``(n, 4)``).
+
+    A tensor that entered the frame (an argument, module state, a value live across a break) is a
+    graph input Dynamo reads as a size without breaking, and torch functions of Python numbers are
+    constants; neither is reported.
+    """
     if v.kind is Kind.SEQUENCE:
-        return any(_holds_tensor(i) for i in v.items) if v.items is not None else v.elements().is_tensor
-    return v.is_tensor
+        return any(_holds_data(i) for i in v.items) if v.items is not None else v.elements().data_dependent
+    return v.data_dependent
 
 
 def _signature(call: CallEvent) -> tuple[tuple, int] | None:
@@ -75,10 +80,10 @@ def tensor_for_number(call: CallEvent) -> str | None:
     last = max(positions) if positions else -1
     for i, v in enumerate(call.args):
         pos = first + i
-        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_tensor(v):
+        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v):
             return f"argument {i + 1}"
     for name, v in call.kwargs.items():
-        if name in keywords and _holds_tensor(v):
+        if name in keywords and _holds_data(v):
             return f"`{name}=`"
     return None
 
@@ -88,9 +93,9 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     Python needs an int there, and Dynamo calls ``.item()`` to get one."""
     if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
         return False
-    if any(b.is_tensor for b in sub.bounds):
-        return True
-    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor for ix in sub.index)
+    if any(b.is_tensor and not b.constant for b in sub.bounds):
+        return True  # even an argument: the slice calls `.item()` on it
+    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.constant for ix in sub.index)
 
 
 @register
@@ -121,6 +126,15 @@ class ScalarExtraction(Rule):
         parameters take numbers comes from torch's own operator signatures: where any overload
         accepts a tensor (`x.max(other)`, `x.clamp(min=t)`, `torch.full(size, fill)`), nothing is
         reported. With `capture_scalar_outputs` these sizes stay symbolic and are not reported.
+
+        Only a tensor computed from data inside the graph needs it to run first: a 0-d tensor that
+        enters the compiled frame as it is (an argument, a buffer of the module) is a graph input
+        Dynamo reads as a size (`h.new_zeros(count, d)`, `h.narrow(1, 0, count)`,
+        `torch.arange(count)` do not break), and torch functions of Python numbers
+        (`torch.div(h.size(1), 2, rounding_mode="trunc")`, `torch.tensor(t) // 2`) are evaluated
+        while tracing. Arithmetic on an argument (`count + 1`) is computed in the graph and breaks, and
+        a slice bound (`x[:count]`) breaks even for an argument. A parameter nothing shows to be a
+        tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with
@@ -167,7 +181,7 @@ class ScalarExtraction(Rule):
             import torch.nn.functional as F
 
             @torch.compile
-            def pad_to(x, target):
+            def pad_to(x, target: torch.Tensor):
                 missing = target - x.shape[-1]
                 return F.pad(x, (0, missing))
         """, inputs="[(torch.randn(2, 3), torch.tensor(5))]"),
@@ -175,7 +189,7 @@ class ScalarExtraction(Rule):
             import torch
 
             @torch.compile
-            def head(x, n):
+            def head(x, n: torch.Tensor):
                 return x[:, :n] * 2
         """, inputs="[(torch.randn(2, 6), torch.tensor(3))]"),
         Example("""
@@ -184,7 +198,7 @@ class ScalarExtraction(Rule):
             SCALES = [0.5, 1.0, 2.0]
 
             @torch.compile
-            def rescale(x, level):
+            def rescale(x, level: torch.Tensor):
                 return x.narrow(0, 0, level + 1) * SCALES[level]
         """, inputs="[(torch.randn(4), torch.tensor(1))]"),
         Example("""
@@ -211,6 +225,14 @@ class ScalarExtraction(Rule):
         """, inputs="[(Beams(torch.randint(0, 3, (2, 4)), torch.randn(2)),)]"),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def grow(h, count: torch.Tensor):
+                half = torch.div(h.size(1), 2, rounding_mode="trunc")
+                return h.new_zeros(count, half) + h.narrow(0, 0, count).sum() + torch.arange(count).sum()
+        """, inputs="[(torch.randn(4, 6), torch.tensor(2)), (torch.randn(4, 6), torch.tensor(3))]"),
         Example("""
             import torch
 

@@ -97,10 +97,30 @@ CASES = [
         import torch.nn.functional as F
 
         @torch.compile
-        def resize_to(x, hw):
+        def resize_to(x, hw: torch.Tensor):
             y = F.interpolate(x, size=(hw[0], hw[1]), mode="nearest")
             return y.view(y.shape[0], -1)
     """, "[(torch.randn(1, 2, 4, 4), torch.tensor([2, 3]))]", {6: "DYN102"}),
+    Case("size-from-argument", """
+        import torch
+
+        @torch.compile
+        def pad_rows(h, count: torch.Tensor):
+            grown = h.new_zeros(count, h.shape[-1])
+            head = h.narrow(0, 0, count)
+            pos = torch.arange(count)
+            n = (h > 0).sum()
+            return grown, head, pos, h.new_zeros(n, 3)
+    """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {9: "DYN102"}),
+    Case("sizes-through-torch-div", """
+        import torch
+
+        @torch.compile
+        def split_heads(h):
+            b, t, d = h.shape
+            half = torch.div(t, 2, rounding_mode="trunc")
+            return h.view(b, half, 2, d) + h.new_zeros(torch.tensor(t) // 2, 2, d).sum()
+    """, "[(torch.randn(2, 6, 4),)]"),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

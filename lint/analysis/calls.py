@@ -16,6 +16,7 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
+    derived,
     join,
     merge_params,
     python,
@@ -196,12 +197,14 @@ def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Va
     if name in K.PYTHON_METHODS:
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
-        return sequence(element=tensor(params=params, from_weights=weights))
+        return sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
     if name in K.TENSOR_METHODS or name.endswith("_"):
         is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
-        return tensor(is_bool=is_bool, params=params, from_weights=weights)
+        kept = name in _KEEPS_PROVENANCE and recv.entered
+        return tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
+                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
     return UNKNOWN_VALUE
 
 
@@ -269,6 +272,15 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 
+#: keyword arguments of torch functions that place or type the result, not values it is computed from
+_PLACEMENT_KWARGS = frozenset({"device", "dtype", "layout", "requires_grad", "pin_memory", "memory_format",
+                               "rounding_mode", "out", "generator"})
+_FROM_NUMBER = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
+#: tensor methods that keep what a tensor is (a graph input stays one: `n.long()` as a size does not break)
+_KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
+                               "cpu", "cuda"})
+
+
 def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
                node: cst.Call) -> Value:
     module = q.rsplit(".", 1)[0]
@@ -307,23 +319,29 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
                     if part.kind is Kind.UNKNOWN and part.params:
                         ev.tensor_evidence(part)
         tensors = [v for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR]
+        made = derived((*args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS)))
+        if last in K.TORCH_CREATION_FUNCS and last not in _FROM_NUMBER:
+            # a factory (`torch.ones(3)`) builds a graph tensor; only a tensor of a Python number is
+            # evaluated while tracing (measured: `torch.tensor(h.size(1)) // 2` as a size does not break)
+            made["constant"] = False
         weights = all(v.from_weights for v in tensors) and not any(
             v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))
         if last == "where" and len(args) == 1 and not kwargs:
-            return sequence(element=tensor(params=params))
+            return sequence(element=tensor(params=params, **made))
         if last in K.MULTI_OUTPUT or _multi_output(last, args[1:], kwargs):
-            return sequence(element=tensor(params=params, from_weights=weights))
+            return sequence(element=tensor(params=params, from_weights=weights, **made))
         if last in ("cat", "stack", "concat", "concatenate", "hstack", "vstack") and args:
             first = args[0]
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
-            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]), from_weights=weights)
+            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]), from_weights=weights,
+                          **made)
         is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
         if last == "where" and len(args) == 3:
             is_bool = args[1].is_bool and args[2].is_bool
         if last in ("zeros_like", "ones_like", "empty_like", "full_like", "clone") and args and args[0].is_bool \
                 and "dtype" not in kwargs:
             is_bool = True
-        return tensor(is_bool=is_bool, params=params, from_weights=weights)
+        return tensor(is_bool=is_bool, params=params, from_weights=weights, **made)
     if q == "torch.autograd.grad":
         return sequence(element=tensor())
     if q.startswith("torch._dynamo.") or q.startswith("torch.compiler."):
@@ -367,7 +385,7 @@ def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: 
             values = [values[0].elements()]
         kinds = {v.kind for v in values}
         if Kind.TENSOR in kinds:
-            return tensor(params=merge_params(values))
+            return tensor(params=merge_params(values), **derived(values))
         if Kind.UNKNOWN in kinds or not kinds:
             return UNKNOWN_VALUE
         if Kind.SCALAR in kinds:

@@ -350,17 +350,19 @@ class Program:
             ann_node = self._ann(fn, prm)
             ann = annotation_value(self, ann_node) if ann_node is not None else None
             if ann is not None:
-                env[name] = ann
+                env[name] = _entering(ann)
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             elif prm.default is not None and _is_none(prm.default):
-                env[name] = tensor().with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
+                env[name] = tensor(entered=True).with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
             elif prm.default is None and is_forward and name not in negative:
-                env[name] = tensor()
+                # an argument of compiled code that nothing shows to be a tensor is taken for one, but
+                # what needs its data is not known
+                env[name] = tensor(entered=True, assumed=name not in tensor_params)
             elif name in tensor_params:
-                env[name] = tensor()
+                env[name] = tensor(entered=True)
             else:
                 env[name] = UNKNOWN_VALUE
         p = fn.node.params
@@ -725,7 +727,7 @@ class Program:
         assert cls is not None
         attrs = self.class_attrs(cls)
         if attr in attrs:
-            return attrs[attr]
+            return _entering(attrs[attr])  # state of the object: read as a graph input
         method = cls.find_method(attr)
         if method is not None:
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
@@ -736,7 +738,7 @@ class Program:
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
         later = self.program_for(cls.owner).attr_set_later(cls, attr)
-        return later if later is not None else UNKNOWN_VALUE
+        return _entering(later) if later is not None else UNKNOWN_VALUE
 
     def property_value(self, getter: FunctionInfo, base: Value) -> Value:
         """What a property's getter returns for this instance (analysed silently)."""
@@ -983,3 +985,11 @@ def type_comment(node: cst.FunctionDef) -> tuple[list[cst.BaseExpression], cst.B
         except Exception:
             return None
     return None
+
+
+def _entering(v: Value) -> Value:
+    """``v`` as a value that enters the frame (an argument, an object's state): a tensor there is a
+    graph input, not computed in the graph."""
+    if v.kind is Kind.TENSOR and not v.entered:
+        return v.with_(entered=True)
+    return v
