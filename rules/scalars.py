@@ -7,7 +7,7 @@ from dynalint import gb_types as GB
 from dynalint.analysis import number_args
 from dynalint.analysis.events import CallEvent, SubscriptEvent
 from dynalint.analysis.values import Kind, Value
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
 
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
@@ -131,8 +131,8 @@ class ScalarExtraction(Rule):
         enters the compiled frame as it is (an argument, a buffer of the module) is a graph input
         Dynamo reads as a size (`h.new_zeros(count, d)`, `h.narrow(1, 0, count)`,
         `torch.arange(count)` do not break), and torch functions of Python numbers
-        (`torch.div(h.size(1), 2, rounding_mode="trunc")`, `torch.tensor(t) // 2`) are evaluated
-        while tracing. Arithmetic on an argument (`count + 1`) is computed in the graph and breaks, and
+        (`torch.div(h.size(1), 2, rounding_mode="trunc")`) are evaluated while tracing (a tensor a
+        factory builds, even `torch.scalar_tensor(n)`, is a graph tensor). Arithmetic on an argument (`count + 1`) is computed in the graph and breaks, and
         a slice bound (`x[:count]`) breaks even for an argument. A parameter nothing shows to be a
         tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
     """
@@ -286,7 +286,8 @@ class ScalarExtraction(Rule):
                 yield self.finding(
                     call,
                     f"`{ctx.code(call.node)}`: {where} is a tensor where the op takes a Python number or size, "
-                    "which needs the tensor's data: the graph breaks here (a data-dependent operator).",
+                    "which needs the tensor's data: the graph breaks here (a data-dependent operator)."
+                    + loop_note(call),
                     gb=GB.DATA_DEPENDENT_OPERATOR,
                     hint="pass Python ints (sizes from .shape/.size()), or use an op that takes the tensor",
                 )
@@ -297,7 +298,7 @@ class ScalarExtraction(Rule):
             yield self.finding(
                 call,
                 f"`{ctx.code(call.node)}` moves tensor data into a Python value: the graph breaks here."
-                + (" Inside a loop, Dynamo then runs the whole function eagerly." if call.in_loop else ""),
+                + loop_note(call),
                 gb=gb,
                 hint="keep it a 0-d tensor and use torch ops, or move it out of the compiled region",
             )
@@ -308,7 +309,7 @@ class ScalarExtraction(Rule):
                 yield self.finding(
                     sub,
                     f"`{ctx.code(sub.node)}`: a tensor used as a slice bound or a tuple/list index must become "
-                    "a Python int, so Dynamo calls `.item()`: the graph breaks here.",
+                    "a Python int, so Dynamo calls `.item()`: the graph breaks here." + loop_note(sub),
                     gb=GB.ITEM,
                     hint="index with Python ints (from shapes), or use torch ops: narrow with sizes, gather, "
                          "index_select, masks",

@@ -56,7 +56,7 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
 )}
 
 #: Calls whose Python result Dynamo bakes into the resumed graph (DYN204 follows them).
-VALUE_PRODUCING = frozenset({"random.random", "random.choice"})
+VALUE_PRODUCING = K.SKIPPED_NUMBER_CALLS
 
 
 def _active(call: SkippedCall, target: Version) -> bool:

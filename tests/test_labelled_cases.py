@@ -119,8 +119,24 @@ CASES = [
         def split_heads(h):
             b, t, d = h.shape
             half = torch.div(t, 2, rounding_mode="trunc")
-            return h.view(b, half, 2, d) + h.new_zeros(torch.tensor(t) // 2, 2, d).sum()
+            return h.view(b, half, 2, d) + h.new_zeros(torch.div(t, 3, rounding_mode="floor"), 2, d).sum()
     """, "[(torch.randn(2, 6, 4),)]"),
+    Case("module-flag-off", """
+        import torch
+        import torch.nn as nn
+
+        TRACE = False
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                if TRACE:
+                    print("block input", x.shape)
+                return self.proj(x)
+    """, "[(torch.randn(2, 4),)]", {}, "Block"),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

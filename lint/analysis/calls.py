@@ -263,11 +263,10 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
         if kinds <= {Kind.PYTHON}:
             return PYTHON_VALUE
         return UNKNOWN_VALUE
-    if q in ("random.random", "random.choice") or q.startswith("numpy.random."):
-        # a Python value drawn outside the graph: data-dependent like `.item()`
+    if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
+        # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
-    if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange",
-             "time.time", "time.perf_counter", "time.monotonic"):
+    if q in ("os.getenv", "os.environ.get"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
@@ -275,7 +274,6 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
 #: keyword arguments of torch functions that place or type the result, not values it is computed from
 _PLACEMENT_KWARGS = frozenset({"device", "dtype", "layout", "requires_grad", "pin_memory", "memory_format",
                                "rounding_mode", "out", "generator"})
-_FROM_NUMBER = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
 #: tensor methods that keep what a tensor is (a graph input stays one: `n.long()` as a size does not break)
 _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
                                "cpu", "cuda"})
@@ -320,9 +318,9 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
                         ev.tensor_evidence(part)
         tensors = [v for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR]
         made = derived((*args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS)))
-        if last in K.TORCH_CREATION_FUNCS and last not in _FROM_NUMBER:
-            # a factory (`torch.ones(3)`) builds a graph tensor; only a tensor of a Python number is
-            # evaluated while tracing (measured: `torch.tensor(h.size(1)) // 2` as a size does not break)
+        if last in K.TORCH_CREATION_FUNCS:
+            # a factory builds a graph tensor, even of a Python number (measured: a size from
+            # `torch.ones(3).sum()` or `torch.scalar_tensor(n)` breaks)
             made["constant"] = False
         weights = all(v.from_weights for v in tensors) and not any(
             v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))

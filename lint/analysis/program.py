@@ -339,6 +339,9 @@ class Program:
             id(fn) in self._entries or forward
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
+        # only the arguments of the compiled function itself enter the frame as they are; a helper's or
+        # a submodule's are usually computed by its caller in the same graph
+        entered = id(fn) in self._entries or forward
         for i, prm in enumerate(self._param_nodes(fn)):
             name = prm.name.value
             if i == 0 and fn.is_method:
@@ -350,19 +353,19 @@ class Program:
             ann_node = self._ann(fn, prm)
             ann = annotation_value(self, ann_node) if ann_node is not None else None
             if ann is not None:
-                env[name] = _entering(ann)
+                env[name] = _entering(ann) if entered else ann
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             elif prm.default is not None and _is_none(prm.default):
-                env[name] = tensor(entered=True).with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
+                env[name] = tensor(entered=entered).with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known
-                env[name] = tensor(entered=True, assumed=name not in tensor_params)
+                env[name] = tensor(entered=entered, assumed=name not in tensor_params)
             elif name in tensor_params:
-                env[name] = tensor(entered=True)
+                env[name] = tensor(entered=entered)
             else:
                 env[name] = UNKNOWN_VALUE
         p = fn.node.params
@@ -626,7 +629,11 @@ class Program:
             try:
                 ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
                 values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
-                v = _strip_const(join_all(values))
+                v = join_all(values)
+                if not (len(values) == 1 and isinstance(v.const, bool) and name not in idx.mutated_globals):
+                    # a flag bound once and never rebound decides branches while Dynamo traces
+                    # (`TRACE = False` ... `if TRACE: print(...)` traces nothing)
+                    v = _strip_const(v)
             finally:
                 self._globals_in_progress.discard(name)
             self._globals[name] = v
@@ -934,7 +941,8 @@ def _strip_const(v: Value) -> Value:
 def _signature(v: Value) -> Any:
     const = v.const if isinstance(v.const, (bool, int, float, str, type(None))) else "?"
     return (v.kind.value, v.is_bool, v.maybe_none, const if v.has_const else "-", v.qualname,
-            id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights,
+            id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights, v.entered, v.assumed,
+            v.constant,
             tuple(_signature(i) for i in v.items) if v.items else None,
             _signature(v.element) if v.element is not None else None)
 

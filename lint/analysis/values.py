@@ -152,11 +152,12 @@ def derived(operands: Iterable[Value]) -> dict[str, bool]:
     """Provenance of a tensor an op computes from ``operands`` (``tensor(**derived(...))``): computed
     in the graph; assumed if any operand is; a constant when every operand is a Python number or size
     or a constant tensor."""
+    operands = tuple(operands)
     assumed = False
-    constant = True
+    constant = bool(operands)  # an op of nothing known (`torch.stack([])` of a list built later) is not
     for v in operands:
         if v.kind is Kind.SEQUENCE:
-            parts = v.items if v.items is not None else ((v.element,) if v.element is not None else (UNKNOWN_VALUE,))
+            parts = v.items if v.items else ((v.element,) if v.element is not None else (UNKNOWN_VALUE,))
             inner = derived(parts)
             assumed = assumed or inner["assumed"]
             constant = constant and inner["constant"]
