@@ -137,6 +137,30 @@ CASES = [
                     print("block input", x.shape)
                 return self.proj(x)
     """, "[(torch.randn(2, 4),)]", {}, "Block"),
+    Case("training-step", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.compile
+        def train_step(x, y):
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+    """, "[(torch.randn(8, 4), torch.randn(8, 1))]", {10: "DYN105", 11: "DYN105", 12: "DYN105"}),
+    Case("size-from-data-in-a-loop", """
+        import torch
+
+        @torch.compile
+        def grow(x):
+            for _ in range(2):
+                x = x.new_zeros((x > 0).sum() + 1, 2)
+            return x
+    """, "[(torch.randn(3),)]", {6: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

@@ -266,7 +266,7 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
         # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
-    if q in ("os.getenv", "os.environ.get"):
+    if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange", "time.monotonic"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
 

@@ -168,5 +168,4 @@ CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "inse
                                "lower", "upper", "join", "format", "strip", "replace", "encode", "decode"})
 #: Python calls Dynamo skips that return a new number each call (measured on torch 2.13: the frame
 #: resumed after the break guards on the number and recompiles when it first changes).
-SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "random.randint", "random.uniform",
-                                  "random.randrange", "time.time", "time.perf_counter", "time.monotonic"})
+SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time", "time.perf_counter"})
