@@ -213,8 +213,10 @@ class Program:
             # library helpers and callable objects (augmentations, losses, matchers) that take tensors:
             # callers outside the checked files compile them
             candidates = list(idx.functions.values())
-            candidates += [c.methods["__call__"] for c in idx.classes.values()
-                           if not c.is_module and "__call__" in c.methods]
+            # public methods of plain classes (a scheduler's step(model_output, timestep, sample)) are
+            # library helpers like `__call__`: users call them inside compiled loops
+            candidates += [m for c in idx.classes.values() if not c.is_module
+                           for name, m in c.methods.items() if name == "__call__" or _public_method(m)]
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
                         and self.has_tensor_params(fn):
@@ -1001,3 +1003,9 @@ def _entering(v: Value) -> Value:
     if v.kind is Kind.TENSOR and not v.entered:
         return v.with_(entered=True)
     return v
+
+
+def _public_method(fn: FunctionInfo) -> bool:
+    """An instance method callers outside the class use (not private, not a property or static helper)."""
+    return not fn.name.startswith("_") and not fn.is_static and not fn.is_classmethod and not any(
+        d in _PROPERTY_DECORATORS or d.endswith((".setter", ".deleter")) for d in fn.decorators)
