@@ -98,6 +98,16 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.constant for ix in sub.index)
 
 
+def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
+    """``boxes[scores.argmax()]``: a tensor read at a 0-d integer tensor computed from data in this
+    graph; Dynamo needs the index as a number ("Data dependent operator"). A 0-d tensor that entered
+    the frame, or a tensor of indices, is traced."""
+    if sub.store or not sub.base.is_tensor or sub.base.assumed or len(sub.index) != 1:
+        return False
+    ix = sub.index[0]
+    return ix.zero_dim and ix.data_dependent and not ix.is_bool
+
+
 @register
 class ScalarExtraction(Rule):
     code = "DYN102"
@@ -135,6 +145,9 @@ class ScalarExtraction(Rule):
         factory builds, even `torch.scalar_tensor(n)`, is a graph tensor). Arithmetic on an argument (`count + 1`) is computed in the graph and breaks, and
         a slice bound (`x[:count]`) breaks even for an argument. A parameter nothing shows to be a
         tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
+        Reading a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`) also needs the
+        index as a number and breaks; an argument as the index (`boxes[n]`) or a tensor of indices is
+        traced.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with
@@ -305,6 +318,16 @@ class ScalarExtraction(Rule):
         if capture:
             return
         for sub in ctx.events(SubscriptEvent):
+            if tensor_indexed_by_data_scalar(sub):
+                yield self.finding(
+                    sub,
+                    f"`{ctx.code(sub.node)}`: indexing with a 0-d tensor computed from data needs its value as a "
+                    "Python int: the graph breaks here (a data-dependent operator)." + loop_note(sub),
+                    gb=GB.DATA_DEPENDENT_OPERATOR,
+                    hint="keep the index a tensor of indices (index_select, gather, torch.take_along_dim) or "
+                         "use a mask",
+                )
+                continue
             if tensor_in_python_index(sub):
                 yield self.finding(
                     sub,

@@ -161,6 +161,15 @@ CASES = [
                 x = x.new_zeros((x > 0).sum() + 1, 2)
             return x
     """, "[(torch.randn(3),)]", {6: "DYN102"}),
+    Case("index-at-argmax", """
+        import torch
+
+        @torch.compile
+        def pick(boxes: torch.Tensor, scores, n: torch.Tensor):
+            other = boxes[n]
+            best = boxes[scores.argmax()]
+            return best + other
+    """, "[(torch.randn(4, 2), torch.randn(4), torch.tensor(1))]", {6: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

@@ -203,8 +203,11 @@ def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Va
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
         kept = name in _KEEPS_PROVENANCE and recv.entered
-        return tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
-                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
+        zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs) or (
+            recv.zero_dim and name in _KEEPS_PROVENANCE)
+        out = tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
+                     **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
+        return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
 
 
@@ -275,6 +278,9 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
 _PLACEMENT_KWARGS = frozenset({"device", "dtype", "layout", "requires_grad", "pin_memory", "memory_format",
                                "rounding_mode", "out", "generator"})
 #: tensor methods that keep what a tensor is (a graph input stays one: `n.long()` as a size does not break)
+#: tensor methods that reduce the whole tensor to a 0-d one when called without a dim
+_FULL_REDUCTIONS = frozenset({"argmax", "argmin", "max", "min", "sum", "mean", "prod", "amax", "amin",
+                              "count_nonzero", "norm"})
 _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
                                "cpu", "cuda"})
 

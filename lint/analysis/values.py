@@ -89,6 +89,9 @@ class Value:
     assumed: bool = False
     """A tensor only because an untyped parameter was taken for one (or computed from such a value):
     whether it needs tensor data is not known."""
+    zero_dim: bool = False
+    """A 0-d tensor: a full reduction (``scores.argmax()``, ``x.sum()``) or arithmetic of such tensors
+    with numbers."""
     constant: bool = False
     """A tensor computed from Python numbers only (``torch.div(h.size(1), 2)``): Dynamo evaluates it
     while tracing, so it is a constant of the graph, not data."""
@@ -142,10 +145,10 @@ NONE_VALUE = Value(Kind.PYTHON, const=None)
 
 def tensor(
     *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False,
-    entered: bool = False, assumed: bool = False, constant: bool = False,
+    entered: bool = False, assumed: bool = False, constant: bool = False, zero_dim: bool = False,
 ) -> Value:
     return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights, entered=entered,
-                 assumed=assumed, constant=constant)
+                 assumed=assumed, constant=constant, zero_dim=zero_dim)
 
 
 def derived(operands: Iterable[Value]) -> dict[str, bool]:
@@ -226,6 +229,7 @@ def join(a: Value, b: Value) -> Value:
             entered=a.entered and b.entered,
             assumed=a.assumed or b.assumed,
             constant=a.constant and b.constant,
+            zero_dim=a.zero_dim and b.zero_dim,
         )
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
