@@ -604,7 +604,8 @@ class ScalarCrossesBreak(Rule):
                 detail = "the code after the break is specialised on it and recompiles once when it first " \
                          "changes (the number is then dynamic)"
             used = ctx.code(use.node)
-            made = "taken from tensor data" if scalar_extraction(origin, False) is not None else "made by a skipped call"
+            made = "taken from tensor data" if scalar_extraction(origin, False) is not None \
+                else "made by a skipped call"
             what = f"`{used}` is a Python value from `{source}`, {made}" if used != source else \
                 f"`{source}` is a Python value {made}"
             yield self.finding(

@@ -23,7 +23,8 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
     Shared with DYN204, which needs to know whether a scalar's origin broke the graph.
     """
     recv = call.receiver
-    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant and call.qualname is None:
+    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
+            and call.qualname is None:
         if capture_scalar_outputs:
             return None
         return _EXTRACTING_METHODS[call.method]
@@ -32,7 +33,8 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname is not None and call.qualname.startswith("math.") and any(
-        (a.is_tensor and not a.constant) or (capture_scalar_outputs and a.kind is Kind.SCALAR) for a in call.args
+        (a.is_tensor and not a.constant) or (capture_scalar_outputs and a.kind is Kind.SCALAR)
+        for a in call.args
     ):
         # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
         return GB.DATA_DEPENDENT_OPERATOR
@@ -142,7 +144,8 @@ class ScalarExtraction(Rule):
         Dynamo reads as a size (`h.new_zeros(count, d)`, `h.narrow(1, 0, count)`,
         `torch.arange(count)` do not break), and torch functions of Python numbers
         (`torch.div(h.size(1), 2, rounding_mode="trunc")`) are evaluated while tracing (a tensor a
-        factory builds, even `torch.scalar_tensor(n)`, is a graph tensor). Arithmetic on an argument (`count + 1`) is computed in the graph and breaks, and
+        factory builds, even `torch.scalar_tensor(n)`, is a graph tensor). Arithmetic on an argument
+        (`count + 1`) is computed in the graph and breaks, and
         a slice bound (`x[:count]`) breaks even for an argument. A parameter nothing shows to be a
         tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
         Reading a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`) also needs the
@@ -321,8 +324,8 @@ class ScalarExtraction(Rule):
             if tensor_indexed_by_data_scalar(sub):
                 yield self.finding(
                     sub,
-                    f"`{ctx.code(sub.node)}`: indexing with a 0-d tensor computed from data needs its value as a "
-                    "Python int: the graph breaks here (a data-dependent operator)." + loop_note(sub),
+                    f"`{ctx.code(sub.node)}`: indexing with a 0-d tensor computed from data needs its value "
+                    "as a Python int: the graph breaks here (a data-dependent operator)." + loop_note(sub),
                     gb=GB.DATA_DEPENDENT_OPERATOR,
                     hint="keep the index a tensor of indices (index_select, gather, torch.take_along_dim) or "
                          "use a mask",

@@ -269,7 +269,8 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
         # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
-    if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange", "time.monotonic"):
+    if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange",
+             "time.monotonic"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
@@ -337,8 +338,8 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
         if last in ("cat", "stack", "concat", "concatenate", "hstack", "vstack") and args:
             first = args[0]
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
-            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]), from_weights=weights,
-                          **made)
+            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]),
+                          from_weights=weights, **made)
         is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
         if last == "where" and len(args) == 3:
             is_bool = args[1].is_bool and args[2].is_bool

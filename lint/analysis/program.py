@@ -361,7 +361,8 @@ class Program:
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             elif prm.default is not None and _is_none(prm.default):
-                env[name] = tensor(entered=entered).with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
+                env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
+                    else UNKNOWN_VALUE
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known

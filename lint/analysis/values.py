@@ -146,9 +146,10 @@ NONE_VALUE = Value(Kind.PYTHON, const=None)
 def tensor(
     *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False,
     entered: bool = False, assumed: bool = False, constant: bool = False, zero_dim: bool = False,
+    maybe_none: bool = False,
 ) -> Value:
     return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights, entered=entered,
-                 assumed=assumed, constant=constant, zero_dim=zero_dim)
+                 assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none)
 
 
 def derived(operands: Iterable[Value]) -> dict[str, bool]:
@@ -157,7 +158,7 @@ def derived(operands: Iterable[Value]) -> dict[str, bool]:
     or a constant tensor."""
     operands = tuple(operands)
     assumed = False
-    constant = bool(operands)  # an op of nothing known (`torch.stack([])` of a list built later) is not
+    constant = bool(operands)  # an op of no known operand (`torch.stack(parts)`, parts built later) is data
     for v in operands:
         if v.kind is Kind.SEQUENCE:
             parts = v.items if v.items else ((v.element,) if v.element is not None else (UNKNOWN_VALUE,))
