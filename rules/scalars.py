@@ -140,7 +140,9 @@ class ScalarExtraction(Rule):
         reported. With `capture_scalar_outputs` these sizes stay symbolic and are not reported.
 
         Only a tensor computed from data inside the graph needs it to run first: a 0-d tensor that
-        enters the compiled frame as it is (an argument, a buffer of the module) is a graph input
+        enters the compiled frame as it is (an argument, a buffer of the module, a tensor computed
+        before a `print(...)` or `torch._dynamo.graph_break()` statement and used after it, which the
+        resumed frame receives) is a graph input
         Dynamo reads as a size (`h.new_zeros(count, d)`, `h.narrow(1, 0, count)`,
         `torch.arange(count)` do not break), and torch functions of Python numbers
         (`torch.div(h.size(1), 2, rounding_mode="trunc")`) are evaluated while tracing (a tensor a

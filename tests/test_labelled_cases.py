@@ -170,6 +170,17 @@ CASES = [
             best = boxes[scores.argmax()]
             return best + other
     """, "[(torch.randn(4, 2), torch.randn(4), torch.tensor(1))]", {6: "DYN102"}),
+    Case("size-live-across-a-break", """
+        import torch
+
+        @torch.compile
+        def grow(h):
+            m = (h > 0).sum()
+            print("positives", m)
+            kept = h.new_zeros(m, 2)
+            grown = h.new_zeros(m + 1, 2)
+            return kept, grown
+    """, "[(torch.randn(4, 3),)]", {6: "DYN105", 8: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F
