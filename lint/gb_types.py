@@ -42,6 +42,8 @@ RNN_MODULE = _gb("GB0014", "Attempted to wrap RNN, GRU, or LSTM")
 DATA_POINTER = _gb("GB5976", "Data pointer comparison")
 LOOP = _gb("GB7000", "graph break in loop")
 UNSUPPORTED_SETATTR = _gb("GB0467", "setattr() on unsupported type")
+BACKWARD = _gb("GB0123", "Unsupported Tensor.backward() call")
+SKIPPED_INLINE = _gb("GB0008", "Attempted to inline function marked as skipped")
 NOT_REORDERABLE = _gb("GB0296", "attempted to reorder a debugging function that can't actually be reordered")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

@@ -30,6 +30,16 @@ Kind = Literal["graph-break", "recompile", "error", "warning"]
 E = TypeVar("E", bound="Event")
 
 
+#: a graph break inside a for/while loop: Dynamo skips the whole frame (measured on torch 2.13:
+#: "graph break in a for/while loop", the function runs eagerly)
+LOOP_NOTE = " Inside a loop, Dynamo then gives up on the whole function and runs it eagerly."
+
+
+def loop_note(event: object) -> str:
+    """:data:`LOOP_NOTE` for an event inside a loop, else nothing."""
+    return LOOP_NOTE if getattr(event, "in_loop", False) else ""
+
+
 @dataclass(frozen=True)
 class Example:
     """A code example of a rule, runnable under Dynamo.

@@ -8,9 +8,8 @@ import libcst as cst
 from dynalint import gb_types as GB
 from dynalint.analysis.events import CallEvent, ConditionEvent
 from dynalint.analysis.values import Kind
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
 
-_LOOP_NOTE = " Inside a loop, Dynamo then gives up on the whole function and runs it eagerly."
 
 
 def is_data_dependent_test(ev: ConditionEvent, ctx: RuleContext) -> bool:
@@ -262,7 +261,7 @@ class TensorCondition(Rule):
             yield self.finding(
                 ev,
                 f"{where} {what}: `{ctx.code(ev.node)}` needs tensor data to decide, so the graph breaks "
-                f"here.{_LOOP_NOTE if ev.in_loop else ''}",
+                f"here.{loop_note(ev)}",
                 gb=gb,
                 hint="compute both sides and select with torch.where, or use torch.cond",
             )

@@ -6,7 +6,7 @@ from typing import Iterator
 from dynalint import gb_types as GB
 from dynalint.analysis.events import CallEvent, SubscriptEvent
 from dynalint.analysis.values import Kind
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
 
 #: Ops with a data-dependent output size (measured to break on torch 2.13).
 DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
@@ -185,7 +185,8 @@ class DynamicOutputShape(Rule):
             if any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index):
                 yield self.finding(
                     sub,
-                    f"boolean-mask indexing `{ctx.code(sub.node)}` has a data-dependent size: the graph breaks here.",
+                    f"boolean-mask indexing `{ctx.code(sub.node)}` has a data-dependent size: the graph breaks here."
+                    + loop_note(sub),
                     gb=GB.DYNAMIC_SHAPE_OPERATOR,
                     hint="keep the shape static: torch.where(mask, x, 0) or x * mask, then reduce",
                 )
@@ -196,7 +197,8 @@ class DynamicOutputShape(Rule):
                 continue
             yield self.finding(
                 call,
-                f"`{ctx.code(call.node)}`: {op} returns a data-dependent number of elements, so the graph breaks here.",
+                f"`{ctx.code(call.node)}`: {op} returns a data-dependent number of elements, so the graph breaks here."
+                    + loop_note(call),
                 gb=GB.DYNAMIC_SHAPE_OPERATOR,
                 hint="use a static-shape formulation (masks, torch.where, fixed capacity) or move it out of "
                      "the compiled region",

@@ -465,6 +465,15 @@ class ScalarCrossesBreak(Rule):
     """
     INVALID = [
         Example("""
+            import time
+            import torch
+
+            @torch.compile
+            def stamp(x):
+                now = time.time()
+                return x * 2 + now
+        """, inputs="[(torch.randn(3),), (torch.randn(3),)]"),
+        Example("""
             import torch
 
             @torch.compile
@@ -595,8 +604,10 @@ class ScalarCrossesBreak(Rule):
                 detail = "the code after the break is specialised on it and recompiles once when it first " \
                          "changes (the number is then dynamic)"
             used = ctx.code(use.node)
-            what = f"`{used}` is a Python value from `{source}`, taken" if used != source else \
-                f"`{source}` is a Python value taken from tensor data"
+            made = "taken from tensor data" if scalar_extraction(origin, False) is not None \
+                else "made by a skipped call"
+            what = f"`{used}` is a Python value from `{source}`, {made}" if used != source else \
+                f"`{source}` is a Python value {made}"
             yield self.finding(
                 use,
                 f"{what} at a graph break: {detail}.",

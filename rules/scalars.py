@@ -7,7 +7,7 @@ from dynalint import gb_types as GB
 from dynalint.analysis import number_args
 from dynalint.analysis.events import CallEvent, SubscriptEvent
 from dynalint.analysis.values import Kind, Value
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
 
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
@@ -23,27 +23,34 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
     Shared with DYN204, which needs to know whether a scalar's origin broke the graph.
     """
     recv = call.receiver
-    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and call.qualname is None:
+    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
+            and call.qualname is None:
         if capture_scalar_outputs:
             return None
         return _EXTRACTING_METHODS[call.method]
     if call.qualname in TENSOR_CHECKS:
         return None if capture_scalar_outputs else GB.ITEM
-    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor:
+    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname is not None and call.qualname.startswith("math.") and any(
-        a.is_tensor or (capture_scalar_outputs and a.kind is Kind.SCALAR) for a in call.args
+        (a.is_tensor and not a.constant) or (capture_scalar_outputs and a.kind is Kind.SCALAR)
+        for a in call.args
     ):
         # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
         return GB.DATA_DEPENDENT_OPERATOR
     return None
 
 
-def _holds_tensor(v: Value) -> bool:
-    """A tensor, or a tuple/list written with a tensor in it (``(n, 4)``)."""
+def _holds_data(v: Value) -> bool:
+    """A tensor computed from data in this graph, or a tuple/list written with one in it (``(n, 4)``).
+
+    A tensor that entered the frame (an argument, module state, a value live across a break) is a
+    graph input Dynamo reads as a size without breaking, and torch functions of Python numbers are
+    constants; neither is reported.
+    """
     if v.kind is Kind.SEQUENCE:
-        return any(_holds_tensor(i) for i in v.items) if v.items is not None else v.elements().is_tensor
-    return v.is_tensor
+        return any(_holds_data(i) for i in v.items) if v.items is not None else v.elements().data_dependent
+    return v.data_dependent
 
 
 def _signature(call: CallEvent) -> tuple[tuple, int] | None:
@@ -75,10 +82,10 @@ def tensor_for_number(call: CallEvent) -> str | None:
     last = max(positions) if positions else -1
     for i, v in enumerate(call.args):
         pos = first + i
-        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_tensor(v):
+        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v):
             return f"argument {i + 1}"
     for name, v in call.kwargs.items():
-        if name in keywords and _holds_tensor(v):
+        if name in keywords and _holds_data(v):
             return f"`{name}=`"
     return None
 
@@ -88,9 +95,19 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     Python needs an int there, and Dynamo calls ``.item()`` to get one."""
     if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
         return False
-    if any(b.is_tensor for b in sub.bounds):
-        return True
-    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor for ix in sub.index)
+    if any(b.is_tensor and not b.constant for b in sub.bounds):
+        return True  # even an argument: the slice calls `.item()` on it
+    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.constant for ix in sub.index)
+
+
+def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
+    """``boxes[scores.argmax()]``: a tensor read at a 0-d integer tensor computed from data in this
+    graph; Dynamo needs the index as a number ("Data dependent operator"). A 0-d tensor that entered
+    the frame, or a tensor of indices, is traced."""
+    if sub.store or not sub.base.is_tensor or sub.base.assumed or len(sub.index) != 1:
+        return False
+    ix = sub.index[0]
+    return ix.zero_dim and ix.data_dependent and not ix.is_bool
 
 
 @register
@@ -121,6 +138,21 @@ class ScalarExtraction(Rule):
         parameters take numbers comes from torch's own operator signatures: where any overload
         accepts a tensor (`x.max(other)`, `x.clamp(min=t)`, `torch.full(size, fill)`), nothing is
         reported. With `capture_scalar_outputs` these sizes stay symbolic and are not reported.
+
+        Only a tensor computed from data inside the graph needs it to run first: a 0-d tensor that
+        enters the compiled frame as it is (an argument, a buffer of the module, a tensor computed
+        before a `print(...)` or `torch._dynamo.graph_break()` statement and used after it, which the
+        resumed frame receives) is a graph input
+        Dynamo reads as a size (`h.new_zeros(count, d)`, `h.narrow(1, 0, count)`,
+        `torch.arange(count)` do not break), and torch functions of Python numbers
+        (`torch.div(h.size(1), 2, rounding_mode="trunc")`) are evaluated while tracing (a tensor a
+        factory builds, even `torch.scalar_tensor(n)`, is a graph tensor). Arithmetic on an argument
+        (`count + 1`) is computed in the graph and breaks, and
+        a slice bound (`x[:count]`) breaks even for an argument. A parameter nothing shows to be a
+        tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
+        Reading a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`) also needs the
+        index as a number and breaks; an argument as the index (`boxes[n]`) or a tensor of indices is
+        traced.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with
@@ -167,7 +199,7 @@ class ScalarExtraction(Rule):
             import torch.nn.functional as F
 
             @torch.compile
-            def pad_to(x, target):
+            def pad_to(x, target: torch.Tensor):
                 missing = target - x.shape[-1]
                 return F.pad(x, (0, missing))
         """, inputs="[(torch.randn(2, 3), torch.tensor(5))]"),
@@ -175,7 +207,7 @@ class ScalarExtraction(Rule):
             import torch
 
             @torch.compile
-            def head(x, n):
+            def head(x, n: torch.Tensor):
                 return x[:, :n] * 2
         """, inputs="[(torch.randn(2, 6), torch.tensor(3))]"),
         Example("""
@@ -184,7 +216,7 @@ class ScalarExtraction(Rule):
             SCALES = [0.5, 1.0, 2.0]
 
             @torch.compile
-            def rescale(x, level):
+            def rescale(x, level: torch.Tensor):
                 return x.narrow(0, 0, level + 1) * SCALES[level]
         """, inputs="[(torch.randn(4), torch.tensor(1))]"),
         Example("""
@@ -211,6 +243,14 @@ class ScalarExtraction(Rule):
         """, inputs="[(Beams(torch.randint(0, 3, (2, 4)), torch.randn(2)),)]"),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def grow(h, count: torch.Tensor):
+                half = torch.div(h.size(1), 2, rounding_mode="trunc")
+                return h.new_zeros(count, half) + h.narrow(0, 0, count).sum() + torch.arange(count).sum()
+        """, inputs="[(torch.randn(4, 6), torch.tensor(2)), (torch.randn(4, 6), torch.tensor(3))]"),
         Example("""
             import torch
 
@@ -264,7 +304,8 @@ class ScalarExtraction(Rule):
                 yield self.finding(
                     call,
                     f"`{ctx.code(call.node)}`: {where} is a tensor where the op takes a Python number or size, "
-                    "which needs the tensor's data: the graph breaks here (a data-dependent operator).",
+                    "which needs the tensor's data: the graph breaks here (a data-dependent operator)."
+                    + loop_note(call),
                     gb=GB.DATA_DEPENDENT_OPERATOR,
                     hint="pass Python ints (sizes from .shape/.size()), or use an op that takes the tensor",
                 )
@@ -275,18 +316,28 @@ class ScalarExtraction(Rule):
             yield self.finding(
                 call,
                 f"`{ctx.code(call.node)}` moves tensor data into a Python value: the graph breaks here."
-                + (" Inside a loop, Dynamo then runs the whole function eagerly." if call.in_loop else ""),
+                + loop_note(call),
                 gb=gb,
                 hint="keep it a 0-d tensor and use torch ops, or move it out of the compiled region",
             )
         if capture:
             return
         for sub in ctx.events(SubscriptEvent):
+            if tensor_indexed_by_data_scalar(sub):
+                yield self.finding(
+                    sub,
+                    f"`{ctx.code(sub.node)}`: indexing with a 0-d tensor computed from data needs its value "
+                    "as a Python int: the graph breaks here (a data-dependent operator)." + loop_note(sub),
+                    gb=GB.DATA_DEPENDENT_OPERATOR,
+                    hint="keep the index a tensor of indices (index_select, gather, torch.take_along_dim) or "
+                         "use a mask",
+                )
+                continue
             if tensor_in_python_index(sub):
                 yield self.finding(
                     sub,
                     f"`{ctx.code(sub.node)}`: a tensor used as a slice bound or a tuple/list index must become "
-                    "a Python int, so Dynamo calls `.item()`: the graph breaks here.",
+                    "a Python int, so Dynamo calls `.item()`: the graph breaks here." + loop_note(sub),
                     gb=GB.ITEM,
                     hint="index with Python ints (from shapes), or use torch ops: narrow with sizes, gather, "
                          "index_select, masks",

@@ -56,7 +56,7 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
 )}
 
 #: Calls whose Python result Dynamo bakes into the resumed graph (DYN204 follows them).
-VALUE_PRODUCING = frozenset({"random.random", "random.choice"})
+VALUE_PRODUCING = K.SKIPPED_NUMBER_CALLS
 
 
 def _active(call: SkippedCall, target: Version) -> bool:
@@ -140,10 +140,39 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
     if _registers_module_hook(call):
         return GB.UNSUPPORTED_SETATTR, ("registering a module hook creates a `RemovableHandle`, whose class-level "
                                         "id counter Dynamo cannot update")
+    training = _training_step(call)
+    if training is not None:
+        return training
     if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
             and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
         return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
     return None
+
+
+#: what each optimizer method does under Dynamo (measured on torch 2.13)
+_OPTIMIZER_METHODS: dict[str, tuple[GraphBreakType, str]] = {
+    "step": (GB.EXPLICIT_BREAK, "torch.optim's step() calls torch._dynamo.graph_break()"),
+    "zero_grad": (GB.SKIPPED_INLINE, "torch.optim's zero_grad() is marked as skipped"),
+}
+
+
+def _training_step(call: CallEvent) -> tuple[GraphBreakType, str] | None:
+    """``loss.backward()`` on a tensor, ``optimizer.step()``/``zero_grad()`` on a torch.optim optimizer."""
+    recv = call.receiver
+    if recv is None:
+        return None
+    if call.method == "backward" and recv.is_tensor and call.qualname is None:
+        return GB.BACKWARD, "Dynamo does not trace Tensor.backward()"
+    if call.method in _OPTIMIZER_METHODS and is_optimizer(recv):
+        return _OPTIMIZER_METHODS[call.method]
+    return None
+
+
+def is_optimizer(v: Value) -> bool:
+    """An optimizer built by ``torch.optim.X(...)`` or annotated as one."""
+    q = v.qualname or ""
+    return v.kind is Kind.UNKNOWN and q.startswith("torch.optim.") and q.endswith("()") \
+        and not q.startswith("torch.optim.lr_scheduler.")
 
 
 def _registers_module_hook(call: CallEvent) -> bool:
@@ -202,7 +231,11 @@ class UnsupportedCall(Rule):
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
         comparing `t.data_ptr()` values, and registering hooks on a module (`module.register_forward_hook`
         and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
-        counter Dynamo cannot set; `Tensor.register_hook` is traced). Each entry of the
+        counter Dynamo cannot set; `Tensor.register_hook` is traced). A training step compiled whole
+        breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
+        `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
+        `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
+        an object nothing shows to be an optimizer is not reported. Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged.
@@ -218,8 +251,23 @@ class UnsupportedCall(Rule):
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
                 GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
-                GB.UNSUPPORTED_SETATTR)
+                GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE)
     INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            @torch.compile
+            def train_step(x, y):
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                return loss
+        """, inputs="[(torch.randn(8, 4), torch.randn(8, 1))]"),
         Example("""
             import logging
             import torch

@@ -97,10 +97,90 @@ CASES = [
         import torch.nn.functional as F
 
         @torch.compile
-        def resize_to(x, hw):
+        def resize_to(x, hw: torch.Tensor):
             y = F.interpolate(x, size=(hw[0], hw[1]), mode="nearest")
             return y.view(y.shape[0], -1)
     """, "[(torch.randn(1, 2, 4, 4), torch.tensor([2, 3]))]", {6: "DYN102"}),
+    Case("size-from-argument", """
+        import torch
+
+        @torch.compile
+        def pad_rows(h, count: torch.Tensor):
+            grown = h.new_zeros(count, h.shape[-1])
+            head = h.narrow(0, 0, count)
+            pos = torch.arange(count)
+            n = (h > 0).sum()
+            return grown, head, pos, h.new_zeros(n, 3)
+    """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {9: "DYN102"}),
+    Case("sizes-through-torch-div", """
+        import torch
+
+        @torch.compile
+        def split_heads(h):
+            b, t, d = h.shape
+            half = torch.div(t, 2, rounding_mode="trunc")
+            return h.view(b, half, 2, d) + h.new_zeros(torch.div(t, 3, rounding_mode="floor"), 2, d).sum()
+    """, "[(torch.randn(2, 6, 4),)]"),
+    Case("module-flag-off", """
+        import torch
+        import torch.nn as nn
+
+        TRACE = False
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                if TRACE:
+                    print("block input", x.shape)
+                return self.proj(x)
+    """, "[(torch.randn(2, 4),)]", {}, "Block"),
+    Case("training-step", """
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.compile
+        def train_step(x, y):
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+    """, "[(torch.randn(8, 4), torch.randn(8, 1))]", {10: "DYN105", 11: "DYN105", 12: "DYN105"}),
+    Case("size-from-data-in-a-loop", """
+        import torch
+
+        @torch.compile
+        def grow(x):
+            for _ in range(2):
+                x = x.new_zeros((x > 0).sum() + 1, 2)
+            return x
+    """, "[(torch.randn(3),)]", {6: "DYN102"}),
+    Case("index-at-argmax", """
+        import torch
+
+        @torch.compile
+        def pick(boxes: torch.Tensor, scores, n: torch.Tensor):
+            other = boxes[n]
+            best = boxes[scores.argmax()]
+            return best + other
+    """, "[(torch.randn(4, 2), torch.randn(4), torch.tensor(1))]", {6: "DYN102"}),
+    Case("size-live-across-a-break", """
+        import torch
+
+        @torch.compile
+        def grow(h):
+            m = (h > 0).sum()
+            print("positives", m)
+            kept = h.new_zeros(m, 2)
+            grown = h.new_zeros(m + 1, 2)
+            return kept, grown
+    """, "[(torch.randn(4, 3),)]", {6: "DYN105", 8: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

@@ -16,6 +16,7 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
+    derived,
     join,
     merge_params,
     python,
@@ -196,12 +197,17 @@ def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Va
     if name in K.PYTHON_METHODS:
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
-        return sequence(element=tensor(params=params, from_weights=weights))
+        return sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
     if name in K.TENSOR_METHODS or name.endswith("_"):
         is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
-        return tensor(is_bool=is_bool, params=params, from_weights=weights)
+        kept = name in _KEEPS_PROVENANCE and recv.entered
+        zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs) or (
+            recv.zero_dim and name in _KEEPS_PROVENANCE)
+        out = tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
+                     **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
+        return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
 
 
@@ -260,13 +266,24 @@ def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: di
         if kinds <= {Kind.PYTHON}:
             return PYTHON_VALUE
         return UNKNOWN_VALUE
-    if q in ("random.random", "random.choice") or q.startswith("numpy.random."):
-        # a Python value drawn outside the graph: data-dependent like `.item()`
+    if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
+        # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
     if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange",
-             "time.time", "time.perf_counter", "time.monotonic"):
+             "time.monotonic"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+#: keyword arguments of torch functions that place or type the result, not values it is computed from
+_PLACEMENT_KWARGS = frozenset({"device", "dtype", "layout", "requires_grad", "pin_memory", "memory_format",
+                               "rounding_mode", "out", "generator"})
+#: tensor methods that keep what a tensor is (a graph input stays one: `n.long()` as a size does not break)
+#: tensor methods that reduce the whole tensor to a 0-d one when called without a dim
+_FULL_REDUCTIONS = frozenset({"argmax", "argmin", "max", "min", "sum", "mean", "prod", "amax", "amin",
+                              "count_nonzero", "norm"})
+_KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
+                               "cpu", "cuda"})
 
 
 def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
@@ -307,23 +324,29 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
                     if part.kind is Kind.UNKNOWN and part.params:
                         ev.tensor_evidence(part)
         tensors = [v for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR]
+        made = derived((*args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS)))
+        if last in K.TORCH_CREATION_FUNCS:
+            # a factory builds a graph tensor, even of a Python number (measured: a size from
+            # `torch.ones(3).sum()` or `torch.scalar_tensor(n)` breaks)
+            made["constant"] = False
         weights = all(v.from_weights for v in tensors) and not any(
             v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))
         if last == "where" and len(args) == 1 and not kwargs:
-            return sequence(element=tensor(params=params))
+            return sequence(element=tensor(params=params, **made))
         if last in K.MULTI_OUTPUT or _multi_output(last, args[1:], kwargs):
-            return sequence(element=tensor(params=params, from_weights=weights))
+            return sequence(element=tensor(params=params, from_weights=weights, **made))
         if last in ("cat", "stack", "concat", "concatenate", "hstack", "vstack") and args:
             first = args[0]
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
-            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]), from_weights=weights)
+            return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]),
+                          from_weights=weights, **made)
         is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
         if last == "where" and len(args) == 3:
             is_bool = args[1].is_bool and args[2].is_bool
         if last in ("zeros_like", "ones_like", "empty_like", "full_like", "clone") and args and args[0].is_bool \
                 and "dtype" not in kwargs:
             is_bool = True
-        return tensor(is_bool=is_bool, params=params, from_weights=weights)
+        return tensor(is_bool=is_bool, params=params, from_weights=weights, **made)
     if q == "torch.autograd.grad":
         return sequence(element=tensor())
     if q.startswith("torch._dynamo.") or q.startswith("torch.compiler."):
@@ -367,7 +390,7 @@ def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: 
             values = [values[0].elements()]
         kinds = {v.kind for v in values}
         if Kind.TENSOR in kinds:
-            return tensor(params=merge_params(values))
+            return tensor(params=merge_params(values), **derived(values))
         if Kind.UNKNOWN in kinds or not kinds:
             return UNKNOWN_VALUE
         if Kind.SCALAR in kinds:

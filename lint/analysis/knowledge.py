@@ -166,3 +166,6 @@ PYTHON_BUILTINS = frozenset({"isinstance", "issubclass", "hasattr", "callable", 
 CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "insert", "pop", "update",
                                "setdefault", "popitem", "remove", "discard", "startswith", "endswith",
                                "lower", "upper", "join", "format", "strip", "replace", "encode", "decode"})
+#: Python calls Dynamo skips that return a new number each call (measured on torch 2.13: the frame
+#: resumed after the break guards on the number and recompiles when it first changes).
+SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time", "time.perf_counter"})

@@ -213,8 +213,10 @@ class Program:
             # library helpers and callable objects (augmentations, losses, matchers) that take tensors:
             # callers outside the checked files compile them
             candidates = list(idx.functions.values())
-            candidates += [c.methods["__call__"] for c in idx.classes.values()
-                           if not c.is_module and "__call__" in c.methods]
+            # public methods of plain classes (a scheduler's step(model_output, timestep, sample)) are
+            # library helpers like `__call__`: users call them inside compiled loops
+            candidates += [m for c in idx.classes.values() if not c.is_module
+                           for name, m in c.methods.items() if name == "__call__" or _public_method(m)]
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
                         and self.has_tensor_params(fn):
@@ -339,6 +341,9 @@ class Program:
             id(fn) in self._entries or forward
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
+        # only the arguments of the compiled function itself enter the frame as they are; a helper's or
+        # a submodule's are usually computed by its caller in the same graph
+        entered = id(fn) in self._entries or forward
         for i, prm in enumerate(self._param_nodes(fn)):
             name = prm.name.value
             if i == 0 and fn.is_method:
@@ -350,17 +355,20 @@ class Program:
             ann_node = self._ann(fn, prm)
             ann = annotation_value(self, ann_node) if ann_node is not None else None
             if ann is not None:
-                env[name] = ann
+                env[name] = _entering(ann) if entered else ann
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             elif prm.default is not None and _is_none(prm.default):
-                env[name] = tensor().with_(maybe_none=True) if name in tensor_params else UNKNOWN_VALUE
+                env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
+                    else UNKNOWN_VALUE
             elif prm.default is None and is_forward and name not in negative:
-                env[name] = tensor()
+                # an argument of compiled code that nothing shows to be a tensor is taken for one, but
+                # what needs its data is not known
+                env[name] = tensor(entered=entered, assumed=name not in tensor_params)
             elif name in tensor_params:
-                env[name] = tensor()
+                env[name] = tensor(entered=entered)
             else:
                 env[name] = UNKNOWN_VALUE
         p = fn.node.params
@@ -624,7 +632,11 @@ class Program:
             try:
                 ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
                 values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
-                v = _strip_const(join_all(values))
+                v = join_all(values)
+                if not (len(values) == 1 and isinstance(v.const, bool) and name not in idx.mutated_globals):
+                    # a flag bound once and never rebound decides branches while Dynamo traces
+                    # (`TRACE = False` ... `if TRACE: print(...)` traces nothing)
+                    v = _strip_const(v)
             finally:
                 self._globals_in_progress.discard(name)
             self._globals[name] = v
@@ -725,7 +737,7 @@ class Program:
         assert cls is not None
         attrs = self.class_attrs(cls)
         if attr in attrs:
-            return attrs[attr]
+            return _entering(attrs[attr])  # state of the object: read as a graph input
         method = cls.find_method(attr)
         if method is not None:
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
@@ -736,7 +748,7 @@ class Program:
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
         later = self.program_for(cls.owner).attr_set_later(cls, attr)
-        return later if later is not None else UNKNOWN_VALUE
+        return _entering(later) if later is not None else UNKNOWN_VALUE
 
     def property_value(self, getter: FunctionInfo, base: Value) -> Value:
         """What a property's getter returns for this instance (analysed silently)."""
@@ -932,7 +944,8 @@ def _strip_const(v: Value) -> Value:
 def _signature(v: Value) -> Any:
     const = v.const if isinstance(v.const, (bool, int, float, str, type(None))) else "?"
     return (v.kind.value, v.is_bool, v.maybe_none, const if v.has_const else "-", v.qualname,
-            id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights,
+            id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights, v.entered, v.assumed,
+            v.constant,
             tuple(_signature(i) for i in v.items) if v.items else None,
             _signature(v.element) if v.element is not None else None)
 
@@ -983,3 +996,17 @@ def type_comment(node: cst.FunctionDef) -> tuple[list[cst.BaseExpression], cst.B
         except Exception:
             return None
     return None
+
+
+def _entering(v: Value) -> Value:
+    """``v`` as a value that enters the frame (an argument, an object's state): a tensor there is a
+    graph input, not computed in the graph."""
+    if v.kind is Kind.TENSOR and not v.entered:
+        return v.with_(entered=True)
+    return v
+
+
+def _public_method(fn: FunctionInfo) -> bool:
+    """An instance method callers outside the class use (not private, not a property or static helper)."""
+    return not fn.name.startswith("_") and not fn.is_static and not fn.is_classmethod and not any(
+        d in _PROPERTY_DECORATORS or d.endswith((".setter", ".deleter")) for d in fn.decorators)

@@ -83,6 +83,18 @@ class Value:
     """Computed only from module parameters/buffers and constants, not from inputs."""
     maybe_none: bool = False
     """The value may also be ``None`` (an optional tensor)."""
+    entered: bool = False
+    """A tensor that entered the frame as it is (an argument, module state): Dynamo has it as a graph
+    input, so a 0-d one passed where an op takes a size is read without breaking."""
+    assumed: bool = False
+    """A tensor only because an untyped parameter was taken for one (or computed from such a value):
+    whether it needs tensor data is not known."""
+    zero_dim: bool = False
+    """A 0-d tensor: a full reduction (``scores.argmax()``, ``x.sum()``) or arithmetic of such tensors
+    with numbers."""
+    constant: bool = False
+    """A tensor computed from Python numbers only (``torch.div(h.size(1), 2)``): Dynamo evaluates it
+    while tracing, so it is a constant of the graph, not data."""
 
     # --- convenience -----------------------------------------------------
     @property
@@ -95,6 +107,12 @@ class Value:
         return self.kind is Kind.PYTHON and self.qualname == "builtins.dict"
 
     @property
+    def data_dependent(self) -> bool:
+        """A tensor known to be computed from tensor data inside the current graph: only such a
+        value needs the graph to run before Python can read it."""
+        return self.is_tensor and not (self.entered or self.assumed or self.constant)
+
+    @property
     def has_const(self) -> bool:
         return self.const is not NO_CONST
 
@@ -104,7 +122,8 @@ class Value:
     def elements(self) -> "Value":
         """The value of one element when iterating or indexing with an integer."""
         if self.kind is Kind.TENSOR:
-            return tensor(is_bool=self.is_bool, params=self.params, from_weights=self.from_weights)
+            return tensor(is_bool=self.is_bool, params=self.params, from_weights=self.from_weights,
+                          assumed=self.assumed, constant=self.constant)
         if self.kind in (Kind.SIZE, Kind.SCALAR):
             return self
         if self.is_mapping:
@@ -125,9 +144,34 @@ NONE_VALUE = Value(Kind.PYTHON, const=None)
 
 
 def tensor(
-    *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False
+    *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False,
+    entered: bool = False, assumed: bool = False, constant: bool = False, zero_dim: bool = False,
+    maybe_none: bool = False,
 ) -> Value:
-    return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights)
+    return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights, entered=entered,
+                 assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none)
+
+
+def derived(operands: Iterable[Value]) -> dict[str, bool]:
+    """Provenance of a tensor an op computes from ``operands`` (``tensor(**derived(...))``): computed
+    in the graph; assumed if any operand is; a constant when every operand is a Python number or size
+    or a constant tensor."""
+    operands = tuple(operands)
+    assumed = False
+    constant = bool(operands)  # an op of no known operand (`torch.stack(parts)`, parts built later) is data
+    for v in operands:
+        if v.kind is Kind.SEQUENCE:
+            parts = v.items if v.items else ((v.element,) if v.element is not None else (UNKNOWN_VALUE,))
+            inner = derived(parts)
+            assumed = assumed or inner["assumed"]
+            constant = constant and inner["constant"]
+            continue
+        if v.kind is Kind.TENSOR:
+            assumed = assumed or v.assumed
+            constant = constant and v.constant
+        elif v.kind not in (Kind.PYTHON, Kind.SIZE) or v.is_mapping:
+            constant = False
+    return {"assumed": assumed, "constant": constant}
 
 
 def python(const: Any = NO_CONST, *, is_bool: bool | None = None) -> Value:
@@ -183,6 +227,10 @@ def join(a: Value, b: Value) -> Value:
             params=a.params | b.params,
             from_weights=a.from_weights and b.from_weights,
             maybe_none=a.maybe_none or b.maybe_none,
+            entered=a.entered and b.entered,
+            assumed=a.assumed or b.assumed,
+            constant=a.constant and b.constant,
+            zero_dim=a.zero_dim and b.zero_dim,
         )
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:

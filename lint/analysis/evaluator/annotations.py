@@ -86,6 +86,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         return mapping(None)
     if text in _PYTHON_CONTAINER_ANNOTATIONS:
         return PYTHON_VALUE
+    if resolved.startswith("torch.optim.") and resolved.rpartition(".")[2][:1].isupper():
+        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # an instance of a torch.optim class
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
     return program.annotation_alias(text)
 

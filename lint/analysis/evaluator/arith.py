@@ -17,6 +17,7 @@ from dynalint.analysis.values import (
     Value,
     join,
     python,
+    derived,
     sequence,
     tensor,
 )
@@ -37,6 +38,8 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
             params=left.params | right.params,
             from_weights=all(v.from_weights if v.kind is Kind.TENSOR else v.kind is not Kind.UNKNOWN
                              for v in (left, right)),
+            zero_dim=all(v.zero_dim for v in (left, right) if v.kind is Kind.TENSOR),
+            **derived((left, right)),
         )
     if Kind.UNKNOWN in kinds or Kind.MODULE in kinds or Kind.FUNCTION in kinds:
         return Value(Kind.UNKNOWN, params=left.params | right.params)

@@ -22,6 +22,7 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
+    derived,
     join,
     join_all,
     mapping,
@@ -109,7 +110,7 @@ class ExpressionHandlers:
             if attr in K.PYTHON_ATTRS:
                 return PYTHON_VALUE
             if attr in K.TENSOR_ATTRS:
-                return tensor(params=base.params, from_weights=base.from_weights)
+                return tensor(params=base.params, from_weights=base.from_weights, **derived((base,)))
             return UNKNOWN_VALUE
         if base.kind is Kind.UNKNOWN and base.params:
             if attr in K.SIZE_ATTRS or attr in K.PYTHON_ATTRS or attr in K.TENSOR_ATTRS:
@@ -125,7 +126,7 @@ class ExpressionHandlers:
             if attr == "training":
                 return python(is_bool=True)
             if attr in ("weight", "bias") and base.qualname and base.qualname.startswith("torch.nn."):
-                return tensor(from_weights=True)
+                return tensor(from_weights=True, entered=True)
         return UNKNOWN_VALUE
 
     def _subscript_expr(self, node: cst.Subscript) -> Value:
@@ -167,7 +168,7 @@ class ExpressionHandlers:
         k = base.kind
         if k is Kind.TENSOR:
             return tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
-                          from_weights=base.from_weights)
+                          from_weights=base.from_weights, **derived((base, *idx)))
         if k is Kind.SIZE:
             return SIZE_VALUE
         if k is Kind.SCALAR:

@@ -20,6 +20,9 @@ from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statemen
 from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join_all, sequence
 
 
+_EXPLICIT_BREAKS = frozenset({"torch._dynamo.graph_break", "torch.compiler.graph_break"})
+
+
 class _Terminated(Exception):
     """Raised internally when a block unconditionally leaves (return/raise/break/continue)."""
 
@@ -72,6 +75,17 @@ class StatementHandlers:
 
     def _expr_stmt(self, node: cst.Expr) -> None:
         self.expr(node.value)
+        if self.loop_depth == 0 and not self.outer_loop and self._always_breaks(node.value):
+            # the graph ends here and the rest runs in a resumed frame: the tensors alive now are its inputs
+            self.env = {k: v.with_(entered=True) if v.is_tensor and not v.entered else v for k, v in self.env.items()}
+
+    def _always_breaks(self, value: cst.BaseExpression) -> bool:
+        """``print(...)`` or ``torch._dynamo.graph_break()`` as a statement: a break whatever the arguments."""
+        if not isinstance(value, cst.Call):
+            return False
+        if self.is_builtin(value.func, "print"):
+            return "builtins.print" not in self.p.index.reorderable  # a deferred print does not break
+        return self.silent_expr(value.func).qualname in _EXPLICIT_BREAKS
 
     def _return(self, node: cst.Return) -> None:
         self.returns.append(self.expr(node.value) if node.value is not None else NONE_VALUE)
