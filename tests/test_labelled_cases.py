@@ -181,6 +181,17 @@ CASES = [
             grown = h.new_zeros(m + 1, 2)
             return kept, grown
     """, "[(torch.randn(4, 3),)]", {6: "DYN105", 8: "DYN102"}),
+    Case("folded-size-live-across-a-break", """
+        import torch
+
+        @torch.compile
+        def blocks(h):
+            n = torch.div(h.shape[1], 4, rounding_mode="trunc")
+            print("blocks", n)
+            kept = h.new_zeros(n)
+            grown = h.new_ones(n * 4).view(n, 4)
+            return kept, grown
+    """, "[(torch.randn(4, 8),)]", {6: "DYN105", 8: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

@@ -127,8 +127,8 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "use through a container or a helper"),
     # ---- recompile hazards reported where Dynamo does not recompile
     KnownLimit(
-        "recompile-fp", provenance=("item", "random"), detail="DYN204",
-        reason="the value from .item() or random.random() (both break in Dynamo 2.13) lives on in the "
+        "recompile-fp", provenance=("item", "random", "time"), detail="DYN204",
+        reason="the value from .item(), random.random() or time.time() (all break in Dynamo 2.13) lives on in the "
                "resumed frame, but nothing there guards on it: it is only passed through (stored and "
                "returned, which needs no guard), or that frame runs eagerly because a later break lies "
                "in a loop; DYN204 reports every such value"),

@@ -76,8 +76,10 @@ class StatementHandlers:
     def _expr_stmt(self, node: cst.Expr) -> None:
         self.expr(node.value)
         if self.loop_depth == 0 and not self.outer_loop and self._always_breaks(node.value):
-            # the graph ends here and the rest runs in a resumed frame: the tensors alive now are its inputs
-            self.env = {k: v.with_(entered=True) if v.is_tensor and not v.entered else v for k, v in self.env.items()}
+            # the graph ends here and the rest runs in a resumed frame: the tensors alive now are its
+            # inputs, and a tensor folded from Python numbers is one of them too (no longer a constant)
+            self.env = {k: v.with_(entered=True, constant=False) if v.is_tensor and (not v.entered or v.constant)
+                        else v for k, v in self.env.items()}
 
     def _always_breaks(self, value: cst.BaseExpression) -> bool:
         """``print(...)`` or ``torch._dynamo.graph_break()`` as a statement: a break whatever the arguments."""
