@@ -178,3 +178,25 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 def finding_lines(text_output: str) -> list[str]:
     """The finding lines of ``check``'s text output (without the indented ``help:`` lines)."""
     return [line for line in text_output.splitlines() if line.strip() and not line.startswith("  ")]
+
+
+#: A two-file package whose helper's tensor branch is reached only from the other file's ``forward``
+#: (scope ``compiled``): a face that analysed ``pkg/helpers.py`` alone would report nothing there.
+PACKAGE_HELPERS = textwrap.dedent("""
+    def scale(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+""").lstrip()
+
+PACKAGE_MODEL = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    from .helpers import scale
+
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return scale(x)
+""").lstrip()

@@ -11,36 +11,18 @@ import os
 import shlex
 import subprocess
 import sys
-import textwrap
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 from conftest import requires_torch
+from helpers import PACKAGE_HELPERS as HELPERS, PACKAGE_MODEL as MODEL
 from dynalint.adapters.cli import main
 from dynalint.config import resolve
 from dynalint.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-HELPERS = textwrap.dedent("""
-    def scale(x):
-        if x.sum() > 0:
-            return x * 2
-        return x
-""").lstrip()
-
-MODEL = textwrap.dedent("""
-    import torch
-    from torch import nn
-
-    from .helpers import scale
-
-
-    class Net(nn.Module):
-        def forward(self, x):
-            return scale(x)
-""").lstrip()
 
 HELPER = os.path.join("pkg", "helpers.py")
 

@@ -9,7 +9,6 @@ import asyncio
 import io
 import json
 import os
-import textwrap
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -21,26 +20,9 @@ from lsprotocol import types  # noqa: E402
 
 from dynalint.adapters.cli import main  # noqa: E402
 from dynalint.adapters.lsp_kinds import FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from helpers import PACKAGE_HELPERS as HELPERS, PACKAGE_MODEL as MODEL  # noqa: E402
 from lsp_client import Editor  # noqa: E402
 
-HELPERS = textwrap.dedent("""
-    def scale(x):
-        if x.sum() > 0:
-            return x * 2
-        return x
-""").lstrip()
-
-MODEL = textwrap.dedent("""
-    import torch
-    from torch import nn
-
-    from .helpers import scale
-
-
-    class Net(nn.Module):
-        def forward(self, x):
-            return scale(x)
-""").lstrip()
 
 UNCALLED = MODEL.replace("return scale(x)", "return x + 1")
 
