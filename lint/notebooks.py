@@ -79,3 +79,15 @@ def read_notebook(data: bytes) -> NotebookSource:
         text.extend(line + "\n" for line in lines)
         where.extend((number, i) for i in range(1, len(lines) + 1))
     return NotebookSource("".join(text), tuple(where))
+
+
+def decode_file(path: str, data: bytes) -> tuple[str, NotebookSource | None]:
+    """The Python text of a file's content: its code cells for a notebook (returned too, to map
+    findings back), else the decoded source.  Raises ``SourceError`` or :class:`NotebookError`."""
+    from dynalint.source import decode_source
+
+    if is_notebook(path):
+        notebook = read_notebook(data)
+        return notebook.text, notebook
+    return decode_source(data), None
+

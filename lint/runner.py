@@ -17,8 +17,8 @@ from dynalint.analysis.project import content_hash, join_encoded
 from dynalint.cache_entry import read_sealed, seal, valid_entry
 from dynalint.config import Project
 from dynalint.diagnostics import Diagnostic
-from dynalint.engine import FileResult, SourceError, analyse, decode_source, io_error
-from dynalint.notebooks import NotebookError, is_notebook, read_notebook
+from dynalint.engine import FileResult, SourceError, analyse, io_error
+from dynalint.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.pool import chunk_size, worker_pool
 from dynalint.settings import Settings
 from dynalint.source import read_bytes
@@ -249,13 +249,8 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
         cached = cache.get(key, path)
         if cached is not None:
             return _Outcome(FileResult(path, cached.diagnostics), cached.outgoing)
-    notebook = None
     try:
-        if is_notebook(path):
-            notebook = read_notebook(data)
-            source = notebook.text
-        else:
-            source = decode_source(data)
+        source, notebook = decode_file(path, data)
     except (SourceError, NotebookError) as exc:
         return _Outcome(FileResult(path, io_error(path, str(exc), settings)))
     entries = json.loads(job.entries) if job.entries else {}

@@ -27,7 +27,7 @@ from dynalint.config import Project, resolve
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, FileResult, analyse
 from dynalint.files import iter_python_files
-from dynalint.notebooks import NotebookError, is_notebook, read_notebook
+from dynalint.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.runner import CACHE_DIR_NAME, project_pass
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -228,16 +228,11 @@ class Session:
                           entries=self.entries_for(path))
 
     def _check_stdin(self, path: str, data: bytes, *, with_fixes: bool) -> FileResult:
-        from dynalint.engine import SourceError, decode_source, io_error
+        from dynalint.engine import SourceError, io_error
 
         settings = self.config.settings_for(path)
-        notebook = None
         try:
-            if is_notebook(path):
-                notebook = read_notebook(data)
-                text = notebook.text
-            else:
-                text = decode_source(data)
+            text, notebook = decode_file(path, data)
         except (SourceError, NotebookError) as exc:
             return FileResult(path, io_error(path, str(exc), settings))
         try:
