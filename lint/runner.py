@@ -20,10 +20,9 @@ from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, io_error
 from dynalint.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.pool import chunk_size, worker_pool
-from dynalint.settings import Settings
+from dynalint.settings import CACHE_DIR_NAME, Settings  # noqa: F401 (also imported from here)
 from dynalint.source import read_bytes
 
-CACHE_DIR_NAME = ".dynalint_cache"
 
 
 def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
@@ -346,9 +345,8 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
     outcomes: dict[str, _Outcome] = {}
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
     project = project if project is not None else SourceProject(index)
-    with contextlib.ExitStack() as stack:
-        pool = stack.enter_context(worker_pool(workers, init_worker, (index,))) \
-            if workers > 1 and len(paths) >= MIN_FILES_FOR_POOL else None
+    pooled = workers > 1 and len(paths) >= MIN_FILES_FOR_POOL
+    with worker_pool(workers, init_worker, (index,)) if pooled else contextlib.nullcontext() as pool:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
         modules = modules_digest(project) if cache_dir else ""

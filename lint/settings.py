@@ -15,6 +15,9 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+CACHE_DIR_NAME = ".dynalint_cache"
+"""Where results are cached, in the configuration root (unless ``--cache-dir``)."""
+
 
 class Scope(str, enum.Enum):
     """Which functions are analysed as compiled code."""

@@ -16,6 +16,7 @@ from typing import Sequence, TextIO
 from dynalint import __version__
 from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.diagnostics import Diagnostic
+from dynalint.settings import CACHE_DIR_NAME
 from dynalint.files import iter_python_files
 from dynalint.adapters import console
 from dynalint.adapters.console import fix_stdin, plural, summary
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                        help="parallel workers (default: number of CPUs)")
     check.add_argument("--no-cache", action="store_true", help="do not read or write the result cache")
-    check.add_argument("--cache-dir", metavar="DIR", help="cache location (default: ./.dynalint_cache)")
+    check.add_argument("--cache-dir", metavar="DIR", help=f"cache location (default: ./{CACHE_DIR_NAME})")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when something is found")
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     check.add_argument("--force-exclude", action="store_true",
@@ -131,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from dynalint.runner import CACHE_DIR_NAME, default_jobs  # the engine: not for --version, lsp
+    from dynalint.runner import default_jobs  # the engine: not for --version, lsp
     from dynalint.session import Session
 
     if not args.paths:
