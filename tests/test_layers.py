@@ -163,3 +163,25 @@ def test_no_import_circles_outside_the_known_ones():
 def test_no_import_circles_at_all():
     assert circles(import_graph()) == []
     assert not any(b in import_graph()[a] for a, b in KNOWN_UPWARD)
+
+
+#: what walks or rebuilds a syntax tree: the analysis does it once, rules read its events and breaks
+TREE_WALKERS = {"walk", "children", "parent_map", "simple_statements", "contains_exit", "CSTVisitor",
+                "CSTTransformer", "MatcherDecoratableVisitor", "visit", "findall", "extractall"}
+
+
+def test_rules_never_walk_the_tree():
+    walking = []
+    for module, path in modules().items():
+        if layer(module) != "rules":
+            continue
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                names = [node.attr]
+            walking += [(module, n) for n in names if n in TREE_WALKERS]
+    assert walking == []
