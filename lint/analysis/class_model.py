@@ -3,6 +3,8 @@ and ``__init__`` or set later by other methods, and which classes are records or
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 import libcst as cst
 
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
@@ -53,23 +55,16 @@ class ClassModel:
         owner = self.program_for(getter.owner)
         if owner is not self:
             return owner.property_value(getter, base)
-        key = ("property", id(getter), id(base.cls))
-        if key in self._summaries:
-            return self._summaries[key]
-        if key in self._in_progress:
-            return UNKNOWN_VALUE
-        self._in_progress.add(key)
-        try:
-            names = getter.param_names()
-            env = {names[0]: base} if names else {}
-            evaluator = FunctionEvaluator(self, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
-            evaluator.run_body(getter.node.body)
-            result = join_all(evaluator.returns) if evaluator.returns else NONE_VALUE
-            result = _strip_const(_refine(result, self.declared_return(getter)))
-        finally:
-            self._in_progress.discard(key)
-        self._summaries[key] = result
-        return result
+        return self._properties.get((id(getter), id(base.cls)), lambda: self._property_result(getter, base),
+                                    lambda: UNKNOWN_VALUE)
+
+    def _property_result(self, getter: FunctionInfo, base: Value) -> Value:
+        names = getter.param_names()
+        env = {names[0]: base} if names else {}
+        evaluator = FunctionEvaluator(self, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
+        evaluator.run_body(getter.node.body)
+        result = join_all(evaluator.returns) if evaluator.returns else NONE_VALUE
+        return _strip_const(_refine(result, self.declared_return(getter)))
 
     def attr_set_later(self, cls: ClassInfo, attr: str) -> Value | None:
         """An attribute that methods other than ``__init__`` set on ``self`` (a cache built on
@@ -78,21 +73,19 @@ class ClassModel:
         setters = self._setters.get(id(cls))
         if setters is None:
             setters = self._setters[id(cls)] = _self_attr_setters(cls)
+        places = setters.get(attr, ())
+        return self._set_later.get((id(cls), attr), lambda: self._join_set_later(cls, places), lambda: None)
+
+    def _join_set_later(self, cls: ClassInfo, places: Iterable[tuple[FunctionInfo, cst.BaseExpression]]
+                        ) -> Value | None:
         found: Value | None = None
-        key = ("later", id(cls), attr)
-        if key in self._in_progress:
-            return None
-        self._in_progress.add(key)
-        try:
-            for method, expr in setters.get(attr, ()):
-                owner = self.program_for(method.owner)
-                env = owner._init_env(method)
-                env[method.param_names()[0]] = self.instance(cls)
-                evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH)
-                v = _strip_const(evaluator.expr(expr))
-                found = join(found, v) if found is not None else v
-        finally:
-            self._in_progress.discard(key)
+        for method, expr in places:
+            owner = self.program_for(method.owner)
+            env = owner._init_env(method)
+            env[method.param_names()[0]] = self.instance(cls)
+            evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH)
+            v = _strip_const(evaluator.expr(expr))
+            found = join(found, v) if found is not None else v
         return found
 
     def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
@@ -100,42 +93,35 @@ class ClassModel:
         owner = self.program_for(cls.owner)
         if owner is not self:
             return owner.class_attrs(cls)
-        key = id(cls)
-        if key in self._class_attrs:
-            return self._class_attrs[key]
-        if key in self._attrs_in_progress:
-            return self._attrs_in_progress[key]
-        attrs: dict[str, Value] = {}
-        self._attrs_in_progress[key] = attrs
-        try:
-            for base in reversed(list(cls.mro())):
-                if base is not cls:
-                    attrs.update(self.class_attrs(base))
-            ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
-            for name, expr in cls.body_assigns.items():
-                v = ev.expr(expr)
-                if v.kind is not Kind.FUNCTION:
-                    attrs[name] = _strip_const(v)
-            if self.is_record(cls):
-                # a dataclass or NamedTuple: its fields hold what they are annotated with
-                for name, ann in cls.field_annotations.items():
-                    declared = annotation_value(self, ann)
-                    if declared is not None:
-                        attrs[name] = declared
-            init = cls.methods.get("__init__")
-            if init is not None:
-                env = self._init_env(init)
-                evaluator = FunctionEvaluator(self, init, env, emit=False, depth=MAX_CALL_DEPTH - 2)
-                evaluator.attr_sink = attrs
-                evaluator.run_body(init.node.body)
-        finally:
-            del self._attrs_in_progress[key]
+        attrs: dict[str, Value] = {}  # what a recursive request sees: the attributes bound so far
+        return self._class_attrs.get(id(cls), lambda: self._bind_class_attrs(cls, attrs), lambda: attrs)
+
+    def _bind_class_attrs(self, cls: ClassInfo, attrs: dict[str, Value]) -> dict[str, Value]:
+        for base in reversed(list(cls.mro())):
+            if base is not cls:
+                attrs.update(self.class_attrs(base))
+        ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+        for name, expr in cls.body_assigns.items():
+            v = ev.expr(expr)
+            if v.kind is not Kind.FUNCTION:
+                attrs[name] = _strip_const(v)
+        if self.is_record(cls):
+            # a dataclass or NamedTuple: its fields hold what they are annotated with
+            for name, ann in cls.field_annotations.items():
+                declared = annotation_value(self, ann)
+                if declared is not None:
+                    attrs[name] = declared
+        init = cls.methods.get("__init__")
+        if init is not None:
+            env = self._init_env(init)
+            evaluator = FunctionEvaluator(self, init, env, emit=False, depth=MAX_CALL_DEPTH - 2)
+            evaluator.attr_sink = attrs
+            evaluator.run_body(init.node.body)
         # a buffer the methods update in place (a counter, running statistics) changes between calls
         updated = set().union(*(c.updated_in_place for c in cls.mro()))
         for k, v in list(attrs.items()):
             v = _strip_const(v)
             attrs[k] = v.with_(from_weights=False) if v.from_weights and k in updated else v
-        self._class_attrs[key] = attrs
         return attrs
 
     def is_record(self, cls: ClassInfo) -> bool:

@@ -147,30 +147,24 @@ class Interprocedural:
             self._note_outgoing(fn, env)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
-        if key in self._summaries:
-            return self._summaries[key]
-        if key in self._in_progress or caller.depth >= MAX_CALL_DEPTH:
-            return self._unanalysed(fn)
-        count = self._contexts.get(id(fn), 0)
-        if count >= MAX_ANALYSES_PER_FUNCTION:
-            return self._unanalysed(fn)
-        self._contexts[id(fn)] = count + 1
-        self._in_progress.add(key)
-        try:
-            if caller.emit:
-                self._mark_compiled(fn)
-            callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
-                                       evidence=caller.evidence)
-            callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
-            callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
-                and bound_self.cls is not None else None
-            callee.run_body(fn.node.body)
-            result = join_all(callee.returns) if callee.returns else NONE_VALUE
-            result = _refine(result, self.declared_return(fn))
-        finally:
-            self._in_progress.discard(key)
-        self._summaries[key] = result
-        return result
+        # too deep, or analysed in enough contexts already (recursive calls too): what it promises
+        start = caller.depth < MAX_CALL_DEPTH and self._contexts.get(id(fn), 0) < MAX_ANALYSES_PER_FUNCTION
+        return self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self),
+                               lambda: self._unanalysed(fn), start)
+
+    def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
+                      bound_self: Value | None) -> Value:
+        self._contexts[id(fn)] = self._contexts.get(id(fn), 0) + 1
+        if caller.emit:
+            self._mark_compiled(fn)
+        callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
+                                   evidence=caller.evidence)
+        callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
+        callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
+            and bound_self.cls is not None else None
+        callee.run_body(fn.node.body)
+        result = join_all(callee.returns) if callee.returns else NONE_VALUE
+        return _refine(result, self.declared_return(fn))
 
     def _unanalysed(self, fn: FunctionInfo) -> Value:
         """The result of a call not analysed (too deep, recursive): what its annotation promises,

@@ -38,24 +38,20 @@ class NameResolution:
         if name in idx.imports:
             return self.qualified_value(idx.imports[name])
         if name in idx.globals:
-            if name in self._globals:
-                return self._globals[name]
-            if name in self._globals_in_progress:
-                return UNKNOWN_VALUE
-            self._globals_in_progress.add(name)
-            try:
-                ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
-                values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
-                v = join_all(values)
-                if not (len(values) == 1 and isinstance(v.const, bool) and name not in idx.mutated_globals):
-                    # a flag bound once and never rebound decides branches while Dynamo traces
-                    # (`TRACE = False` ... `if TRACE: print(...)` traces nothing)
-                    v = _strip_const(v)
-            finally:
-                self._globals_in_progress.discard(name)
-            self._globals[name] = v
-            return v
+            return self._globals.get(name, lambda: self._assigned_global(name), lambda: UNKNOWN_VALUE)
         return None
+
+    def _assigned_global(self, name: str) -> Value:
+        """The join of what a module-level name's assignments bind."""
+        idx = self.index
+        ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+        values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
+        v = join_all(values)
+        if not (len(values) == 1 and isinstance(v.const, bool) and name not in idx.mutated_globals):
+            # a flag bound once and never rebound decides branches while Dynamo traces
+            # (`TRACE = False` ... `if TRACE: print(...)` traces nothing)
+            v = _strip_const(v)
+        return v
 
     def qualified_value(self, q: str) -> Value:
         if self.project is not None:
@@ -87,15 +83,13 @@ class NameResolution:
 
     def annotation_alias(self, name: str) -> Value | None:
         """What a module-level alias (``OptTensor = Optional[Tensor]``, or one imported) promises."""
-        if name in self._aliases:
-            return self._aliases[name]
-        self._aliases[name] = None  # recursive aliases promise nothing
+        return self._aliases.get(name, lambda: self._alias_value(name), lambda: None)  # recursive: nothing
+
+    def _alias_value(self, name: str) -> Value | None:
         result: Value | None = None
         exprs = self.index.globals.get(name)
         if "." in name or name in self.index.classes:
-            result = self._annotation_class(name)
-            self._aliases[name] = result
-            return result
+            return self._annotation_class(name)
         if exprs and len(exprs) == 1 and exprs[0] is not None and name not in self.index.functions \
                 and name not in self.index.classes:
             result = annotation_value(self, exprs[0])
@@ -105,7 +99,6 @@ class NameResolution:
                 result = self.program_for(r.index).annotation_alias(r.name)
             else:
                 result = self._annotation_class(name)
-        self._aliases[name] = result
         return result
 
     def _annotation_class(self, dotted: str) -> Value | None:

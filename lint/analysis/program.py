@@ -28,6 +28,7 @@ from dynalint.analysis.entry_points import EntryPoints
 from dynalint.analysis.evaluator import Evidence
 from dynalint.analysis.events import Event
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, Interprocedural
+from dynalint.analysis.memo import Memo
 from dynalint.analysis.module_index import FunctionInfo, ModuleIndex, build_index
 from dynalint.analysis.name_resolution import NameResolution
 from dynalint.analysis.project import Project
@@ -75,16 +76,15 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
             self.index = build_index(self.module)
         if self.run_state is None:
             self.run_state = _Run(self)
-        self._globals: dict[str, Value] = {}
-        self._globals_in_progress: set[str] = set()
-        self._aliases: dict[str, Value | None] = {}
+        self._globals: Memo[str, Value] = Memo()
+        self._aliases: Memo[str, Value | None] = Memo()
         self._annotations: dict[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = {}
         self._declared: dict[int, dict[str, Value]] = {}
         self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
-        self._class_attrs: dict[int, dict[str, Value]] = {}
-        self._attrs_in_progress: dict[int, dict[str, Value]] = {}
-        self._summaries: dict[tuple, Value] = {}
-        self._in_progress: set[tuple] = set()
+        self._class_attrs: Memo[int, dict[str, Value]] = Memo()
+        self._properties: Memo[tuple[int, int], Value] = Memo()
+        self._set_later: Memo[tuple[int, str], Value | None] = Memo(remember=False)
+        self._calls: Memo[tuple, Value] = Memo()
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
         self._entries: set[int] = set()
