@@ -26,12 +26,12 @@ configuration file (the project root), whatever directory dynalint runs from.
 from __future__ import annotations
 
 import configparser
-import functools
 import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from dynalint.codes import is_code_or_prefix, selects_any
 from dynalint.path_globs import escape, glob_match
 from dynalint.settings import KNOWN_TORCH, Scope, Settings, default_settings, parse_version
 
@@ -69,21 +69,13 @@ def _as_bool(key: str, value: Any) -> bool:
     raise ConfigError(f"{key}: expected true or false, got {value!r}")
 
 
-@functools.lru_cache(maxsize=1)
-def known_codes() -> tuple[str, ...]:
-    from dynalint.rules.base import all_codes
-
-    return tuple(r.code for r in all_codes())
-
-
 def _as_codes(key: str, value: Any) -> tuple[str, ...]:
-    """Codes or prefixes, each of which must select at least one rule (a typo is an error, not a no-op)."""
+    """Codes or prefixes, each of which must select at least one code (a typo is an error, not a no-op)."""
     codes = tuple(c.upper() for c in _as_list(key, value))
-    known = known_codes()
     for c in codes:
-        if not c.startswith("DYN") or not c[3:].isdigit() and c != "DYN":
+        if not is_code_or_prefix(c):
             raise ConfigError(f"{key}: {c!r} is not a dynalint code or prefix (like DYN101 or DYN1)")
-        if not any(k.startswith(c) for k in known):
+        if not selects_any(c):
             raise ConfigError(f"{key}: unknown rule code {c!r} (`dynalint rules` lists them)")
     return codes
 
