@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import importlib
 import os
 import re
@@ -16,6 +17,7 @@ from typing import Sequence, TextIO
 from dynalint import __version__
 from dynalint.config import ConfigError, Project, resolve_args
 from dynalint.diagnostics import Diagnostic
+from dynalint.options import add_arguments
 from dynalint.settings import CACHE_DIR_NAME
 from dynalint.files import iter_python_files
 from dynalint.adapters import console
@@ -60,28 +62,11 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
     return None
 
 
-def _common_options(p: argparse.ArgumentParser) -> None:
-    """The configuration keys a command line may override (config.py lists them all)."""
+def _common_options(p: argparse.ArgumentParser, command: str) -> None:
+    """``--config`` and the configuration keys ``command`` takes (the table of :mod:`dynalint.options`)."""
     g = p.add_argument_group("rule selection and Dynamo settings (override the configuration file)")
-    g.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (DYN1,DYN201)")
-    g.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")
-    g.add_argument("--extend-select", metavar="CODES", help="codes added to the configured selection")
-    g.add_argument("--extend-ignore", metavar="CODES", help="codes added to the configured ignores")
-    g.add_argument("--scope", choices=("auto", "compiled", "all"),
-                   help="which functions count as compiled (default: auto)")
-    g.add_argument("--target-torch", metavar="VERSION",
-                   help="torch version to predict for (default: the installed torch, else 2.13)")
-    g.add_argument("--capture-scalar-outputs", action=argparse.BooleanOptionalAction, default=None,
-                   help="mirror torch._dynamo.config.capture_scalar_outputs")
-    g.add_argument("--capture-dynamic-output-shape-ops", action=argparse.BooleanOptionalAction, default=None,
-                   help="mirror torch._dynamo.config.capture_dynamic_output_shape_ops")
     g.add_argument("--config", metavar="FILE", help="pyproject.toml or setup.cfg to read settings from")
-    g.add_argument("--exclude", metavar="PATTERNS", help="comma-separated glob patterns of paths to skip")
-    g.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
-                   help="skip files git ignores (default: on)")
-    g.add_argument("--entry-points", metavar="PATTERNS",
-                   help="comma-separated globs of qualified names analysed as compiled entry points "
-                        "(e.g. '*.train_step')")
+    add_arguments(g, command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,15 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply `exclude` patterns to files named on the command line too")
-    _common_options(check)
+    _common_options(check, "check")
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="show one rule's (or fixer's) documentation")
     rule.add_argument("code", help="rule code (DYN101), rule name (tensor-condition) or fixer name "
                                    "(masked-reduction)")
-    for module in EXTENSION_COMMANDS.values():
+    for name, module in EXTENSION_COMMANDS.items():
         try:
-            importlib.import_module(module).register(sub, _common_options)
+            importlib.import_module(module).register(sub, functools.partial(_common_options, command=name))
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
