@@ -4,7 +4,7 @@ An :class:`Option` names a configuration key (``[tool.dynalint]`` key, and ``--k
 line), how a value is read and checked, what it does and which commands take it.  From the table
 come the configuration file's validation and the command line's overrides (:mod:`dynalint.config`),
 the options the commands add to their parsers (:func:`add_arguments`), ``--show-settings``
-(:func:`show`) and the documentation's list of options (``python -m dynalint.docs --readme``).
+(``Option.show``) and the documentation's list of options (``python -m dynalint.docs --readme``).
 A value is checked by the same parser wherever it comes from, so a wrong one gets the same message
 in ``pyproject.toml`` and on the command line.
 
@@ -171,6 +171,7 @@ class Option:
     dynamo: str | None = None
     """The ``torch._dynamo.config`` value it mirrors (``verify`` sets it for the measured code)."""
     show: Callable[[Any], str] = toml_value
+    """The Settings value as TOML (``--show-settings``)."""
 
     @property
     def field(self) -> str:
@@ -260,7 +261,7 @@ def unknown_key_message(raw_key: str) -> str:
     return f"unknown option {raw_key!r} (known: {', '.join(sorted(BY_KEY))}){tip}"
 
 
-def add_arguments(parser: argparse.ArgumentParser | Any, command: str) -> None:
+def add_arguments(parser: argparse._ActionsContainer, command: str) -> None:
     """The options ``command`` takes, as ``--key`` arguments that leave unset ones ``None``.
     Values stay text: :func:`dynalint.config.resolve` checks them with the table's parsers."""
     for option in OPTIONS:
