@@ -157,8 +157,9 @@ def path_matches(path: str, pattern: str, root: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Project:
-    """Resolved settings: the configuration file (if any), its directory and the settings for each file."""
+class Configuration:
+    """The resolved configuration of a run: the configuration file (if any), the directory that anchors
+    its path patterns, and the settings for each file."""
 
     settings: Settings
     root: str
@@ -197,7 +198,7 @@ class Project:
 
 
 def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[str, Any] | None = None,
-            cwd: str | None = None) -> Project:
+            cwd: str | None = None) -> Configuration:
     """Default settings, updated by the configuration file (``config``, else the nearest one above the
     paths), then by ``overrides`` (the command line).  Raises :class:`ConfigError`."""
     settings = default_settings()
@@ -219,15 +220,15 @@ def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[s
                                        for p in options["exclude"])
         settings = apply(settings, options)
     root = os.path.dirname(os.path.abspath(source.path)) if source is not None else os.path.abspath(cwd or os.getcwd())
-    return Project(settings, root, source)
+    return Configuration(settings, root, source)
 
 
-def resolve_args(args: Any, paths: list[str]) -> Project:
+def resolve_args(args: Any, paths: list[str]) -> Configuration:
     """:func:`resolve` for a parsed command line (``--config`` and the options of :data:`dynalint.options.OPTIONS`)."""
     return resolve(paths, config=getattr(args, "config", None), overrides=overrides_from_args(args))
 
 
 def load_settings(paths: list[str], config_path: str | None = None) -> tuple[Settings, ConfigSource | None]:
     """Default settings updated by the configuration file (explicit, or found from the paths)."""
-    project = resolve(paths, config=config_path)
-    return project.settings, project.source
+    resolved = resolve(paths, config=config_path)
+    return resolved.settings, resolved.source

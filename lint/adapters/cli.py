@@ -15,7 +15,7 @@ import sys
 from typing import Sequence, TextIO
 
 from dynalint import __version__
-from dynalint.config import ConfigError, Project, resolve_args
+from dynalint.config import ConfigError, Configuration, resolve_args
 from dynalint.diagnostics import Diagnostic
 from dynalint.options import add_arguments
 from dynalint.settings import CACHE_DIR_NAME
@@ -125,12 +125,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     paths = [p for p in args.paths if p != STDIN]
     stdin_path = (args.stdin_filename or STDIN) if STDIN in args.paths else None
     named = paths + ([stdin_path] if stdin_path not in (None, STDIN) else [])
-    project = resolve_args(args, named or ["."])
+    config = resolve_args(args, named or ["."])
     if args.show_settings:
-        sys.stdout.write(project.describe())
+        sys.stdout.write(config.describe())
         return EXIT_CLEAN
-    files = list(iter_python_files(paths, project, force_exclude=args.force_exclude))
-    if stdin_path is not None and args.force_exclude and stdin_path != STDIN and project.excluded(stdin_path):
+    files = list(iter_python_files(paths, config, force_exclude=args.force_exclude))
+    if stdin_path is not None and args.force_exclude and stdin_path != STDIN and config.excluded(stdin_path):
         stdin_path = None
     if args.show_files:
         for f in files + ([stdin_path] if stdin_path else []):
@@ -142,16 +142,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     _refuse_checked_output(args.output_file, files + ([stdin_path] if stdin_path not in (None, STDIN) else []))
     stdin = (stdin_path, console.read_stdin()) if stdin_path is not None else None
     fixed = 0
-    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
+    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(config.root, CACHE_DIR_NAME))
     if args.fix or args.add_noqa:
         if stdin is not None and args.fix:
-            return fix_stdin(args, project, stdin)
+            return fix_stdin(args, config, stdin)
         if args.fix:
-            fixed = _fix_files(args, project, files, jobs, cache_dir)
+            fixed = _fix_files(args, config, files, jobs, cache_dir)
     with_fixes = args.format == "json" or args.show_fixes
     diagnostics: list[Diagnostic] = []
     errors = 0
-    session = Session(project, jobs=jobs, cache_dir=cache_dir)
+    session = Session(config, jobs=jobs, cache_dir=cache_dir)
     for result in session.check(files, with_fixes=with_fixes, stdin=stdin):
         if result.error:
             errors += 1
@@ -229,15 +229,15 @@ def _silence_stdout() -> None:
         pass
 
 
-def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int,
+def _fix_files(args: argparse.Namespace, config: Configuration, files: list[str], jobs: int,
                cache_dir: str | None) -> int:
     """``check --fix``: fix the files as ``dynalint fix`` does; returns how many fixes were applied."""
     from dynalint.adapters import fix_files
 
-    fix_jobs = [fix_files.Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
+    fix_jobs = [fix_files.Job(path=p, settings=config.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
                               verify=(), inputs=None, timeout=0.0) for p in files]
     total = 0
-    for outcome in fix_files.fix_outcomes(fix_jobs, project, jobs, cache_dir=cache_dir):
+    for outcome in fix_files.fix_outcomes(fix_jobs, config, jobs, cache_dir=cache_dir):
         if outcome.error is not None or outcome.result is None:
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue
