@@ -168,3 +168,13 @@ def test_the_dynamo_mirrors_are_what_verify_sets():
     assert dynamo_config(settings) == {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": False}
     assert dynamo_config(Settings(reorderable_logging_functions=("print",)))["reorderable_logging_functions"] \
         == ["print"]
+
+
+def test_a_mistyped_key_or_choice_gets_a_suggestion(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown option 'selct' \(known: .*\); did you mean 'select'\?"):
+        _configured(tmp_path, 'selct = ["DYN1"]')
+    with pytest.raises(ConfigError) as exc:
+        _configured(tmp_path, 'zzzz = ["DYN1"]')
+    assert "did you mean" not in str(exc.value)
+    with pytest.raises(ConfigError, match=r"scope: expected one of .*, got 'compild'; did you mean 'compiled'\?"):
+        _configured(tmp_path, 'scope = "compild"')
