@@ -273,4 +273,3 @@ def add_arguments(parser: argparse._ActionsContainer, command: str) -> None:
         else:
             parser.add_argument(f"--{option.key}", dest=option.dest, metavar=option.metavar or "VALUE",
                                 default=None, help=option.command_help())
-

@@ -105,8 +105,7 @@ def test_the_command_line_sets_what_the_configuration_file_sets(tmp_path, monkey
 
 
 @pytest.mark.parametrize("key", sorted(WRONG))
-def test_a_wrong_value_gets_the_same_message_in_the_file_and_on_the_command_line(tmp_path, capsys,
-                                                                                  monkeypatch, key):
+def test_a_wrong_value_reads_the_same_in_the_file_and_on_the_command_line(tmp_path, capsys, monkeypatch, key):
     monkeypatch.chdir(tmp_path)
     model = write(tmp_path, "m.py", "x = 1\n")
     code, _, on_line = run(capsys, f"--{key}", WRONG[key], model)
