@@ -61,6 +61,9 @@ def installed_torch_version() -> Version | None:
 
 @dataclass(frozen=True)
 class Settings:
+    """The value of each option: one field per entry of :data:`dynalint.options.OPTIONS`, which reads,
+    checks and documents it; the defaults are the fields' defaults."""
+
     select: tuple[str, ...] = ("DYN",)
     ignore: tuple[str, ...] = ()
     scope: Scope = Scope.AUTO

@@ -177,3 +177,9 @@ def test_a_mistyped_key_or_choice_gets_a_suggestion(tmp_path):
     assert "did you mean" not in str(exc.value)
     with pytest.raises(ConfigError, match=r"scope: expected one of .*, got 'compild'; did you mean 'compiled'\?"):
         _configured(tmp_path, 'scope = "compild"')
+
+
+def test_the_rules_examples_set_keys_of_the_table():
+    fields = {o.field for o in OPTIONS}
+    used = {key for rule in all_codes() for example in rule.VALID + rule.INVALID for key in example.settings}
+    assert used and used <= fields
