@@ -25,7 +25,7 @@ from dynalint.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.evaluator import FunctionEvaluator
+    from dynalint.analysis.interface import EvaluatorView
 
 _BOOL_RESULT = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "eq",
                           "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
@@ -41,7 +41,7 @@ DATA_PTR = "torch.Tensor.data_ptr()"
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
 
 
-def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
+def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     func = node.func
     receiver: Value | None = None
     method: str | None = None
@@ -120,7 +120,7 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
 # --------------------------------------------------------------------------- methods
 
 
-def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
+def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
                 node: cst.Call) -> Value:
     kind = recv.kind
     if kind is Kind.TENSOR:
@@ -180,7 +180,7 @@ def _mapping_method(recv: Value, name: str) -> Value:
     return UNKNOWN_VALUE
 
 
-def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Value],
+def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value],
                   kwargs: dict[str, Value], node: cst.Call) -> Value:
     params = recv.params | merge_params(args) | merge_params(kwargs.values())
     weights = recv.from_weights and all(
@@ -244,7 +244,7 @@ def compile_state(q: str) -> Value | None:
     return None
 
 
-def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: dict[str, Value],
+def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[str, Value],
                   node: cst.Call) -> Value:
     if q.startswith("builtins."):
         return builtin_call(ev, q[len("builtins."):], args, kwargs, node)
@@ -286,7 +286,7 @@ _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "
                                "cpu", "cuda"})
 
 
-def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
+def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
                node: cst.Call) -> Value:
     module = q.rsplit(".", 1)[0]
     params = merge_params(args) | merge_params(kwargs.values())
@@ -354,7 +354,7 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 
-def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: dict[str, Value],
+def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict[str, Value],
                  node: cst.Call) -> Value:
     first = args[0] if args else None
     if name == "len":
