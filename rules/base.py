@@ -97,18 +97,12 @@ class RuleContext:
         self.program = program
         self.settings = settings
         self._by_type: dict[type, list] = {}
-        self._by_node: dict[tuple[int, type], Event] = {}
         for ev in program.events:
             self._by_type.setdefault(type(ev), []).append(ev)
-            self._by_node.setdefault((id(ev.node), type(ev)), ev)
         self._breaks: Breaks | None = None
 
     def events(self, event_type: type[E]) -> list[E]:
         return self._by_type.get(event_type, [])
-
-    def event(self, node: cst.CSTNode, event_type: type[E]) -> E | None:
-        """The first event of ``event_type`` about ``node``, if any."""
-        return self._by_node.get((id(node), event_type))  # type: ignore[return-value]
 
     @property
     def breaks(self) -> "Breaks":

@@ -188,6 +188,9 @@ def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(n is inner for n in walk(outer))
 
 
+#: what a lock's constructor returns: Dynamo cannot enter one
+_LOCKS = frozenset({"threading.Lock()", "threading.RLock()", "multiprocessing.Lock()"})
+
 _FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent)
 _OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
 
@@ -238,76 +241,83 @@ def _works(ev: Event) -> bool:
 
 def find_breaks(program: "Program", settings: Settings) -> Breaks:
     """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order."""
-    classify = _Classifier(program, settings)
-    found: list[Break] = []
+    classifier = _Classifier(program, settings)
+    handlers = classifier.handlers
     for ev in program.events:
-        found.extend(classify(ev))
-    return Breaks(program, found)
+        handler = handlers.get(type(ev))
+        if handler is not None:
+            handler(ev)
+    return Breaks(program, classifier.found)
 
 
 class _Classifier:
+    """Turns events into breaks, appending to :attr:`found` (one pass over the events, by event type)."""
+
     def __init__(self, program: "Program", settings: Settings) -> None:
         self.program = program
         self.settings = settings
+        self.found: list[Break] = []
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
             | program.index.reorderable
         self.dynamic_ops = program.index.dynamic_output_ops
+        self.handlers = {
+            ConditionEvent: self.condition, CallEvent: self.call, SubscriptEvent: self.subscript,
+            StringFormatEvent: self.string_format, ComparisonEvent: self.comparison,
+            ContextManagerEvent: self.context_manager,
+        }
 
-    def __call__(self, ev: Event) -> Iterator[Break]:
-        if isinstance(ev, ConditionEvent):
-            yield from self.condition(ev)
-        elif isinstance(ev, CallEvent):
-            yield from self.call(ev)
-        elif isinstance(ev, SubscriptEvent):
-            yield from self.subscript(ev)
-        elif isinstance(ev, StringFormatEvent):
-            if any(v.is_tensor for v in ev.values):
-                yield Break(ev, Cause.PERCENT_FORMAT, GB.NON_TENSOR_OP)
-        elif isinstance(ev, ComparisonEvent):
-            if any(v.qualname == DATA_PTR for v in ev.operands):
-                yield Break(ev, Cause.DATA_POINTER, GB.DATA_POINTER)
-        elif isinstance(ev, ContextManagerEvent):
-            if (ev.value.qualname or "") in ("threading.Lock()", "threading.RLock()", "multiprocessing.Lock()"):
-                yield Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER)
-
-    def condition(self, ev: ConditionEvent) -> Iterator[Break]:
+    def condition(self, ev: ConditionEvent) -> None:
         if not data_dependent_test(ev, self.settings):
             return
         if ev.construct == "while" or ev.exits_loop:
-            yield Break(ev, Cause.LOOP_CONDITION, GB.DATA_DEPENDENT_BRANCHING)
+            self.found.append(Break(ev, Cause.LOOP_CONDITION, GB.DATA_DEPENDENT_BRANCHING))
         elif not (traced_assertion(ev) and self.settings.target_torch >= (2, 13)):
             gb = GB.DATA_DEPENDENT_OPERATOR if ev.construct == "not" else GB.DATA_DEPENDENT_BRANCHING
-            yield Break(ev, Cause.CONDITION, gb)
+            self.found.append(Break(ev, Cause.CONDITION, gb))
 
-    def call(self, call: CallEvent) -> Iterator[Break]:
+    def call(self, call: CallEvent) -> None:
+        found = self.found
         capture = self.settings.capture_scalar_outputs
-        if call.qualname in ("builtins.any", "builtins.all") and call.args and call.args[0].elements().is_tensor:
-            yield Break(call, Cause.BOOL_OF_EACH, GB.DATA_DEPENDENT_BRANCHING)
-        if call.qualname == "builtins.range" and any(a.is_tensor for a in call.args):
-            yield Break(call, Cause.TENSOR_RANGE, GB.BUILTIN_OPERATOR)
+        q = call.qualname
+        if q in ("builtins.any", "builtins.all") and call.args and call.args[0].elements().is_tensor:
+            found.append(Break(call, Cause.BOOL_OF_EACH, GB.DATA_DEPENDENT_BRANCHING))
+        if q == "builtins.range" and any(a.is_tensor for a in call.args):
+            found.append(Break(call, Cause.TENSOR_RANGE, GB.BUILTIN_OPERATOR))
         where = None if capture else tensor_for_number(call)
         if where is not None:
-            yield Break(call, Cause.NUMBER_ARGUMENT, GB.DATA_DEPENDENT_OPERATOR, where)
+            found.append(Break(call, Cause.NUMBER_ARGUMENT, GB.DATA_DEPENDENT_OPERATOR, where))
         else:
             gb = scalar_extraction(call, capture)
             if gb is not None:
-                yield Break(call, Cause.SCALAR_EXTRACTION, gb)
+                found.append(Break(call, Cause.SCALAR_EXTRACTION, gb))
         op = None if self.settings.capture_dynamic_output_shape_ops else dynamic_shape_call(call, self.dynamic_ops)
         if op is not None:
-            yield Break(call, Cause.DYNAMIC_SHAPE_OP, GB.DYNAMIC_SHAPE_OPERATOR, op)
-        found = self.untraceable(call)
-        if found is not None:
-            yield Break(call, Cause.UNTRACEABLE_CALL, found[0], found[1])
+            found.append(Break(call, Cause.DYNAMIC_SHAPE_OP, GB.DYNAMIC_SHAPE_OPERATOR, op))
+        untraced = self.untraceable(call)
+        if untraced is not None:
+            found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
 
-    def subscript(self, sub: SubscriptEvent) -> Iterator[Break]:
+    def subscript(self, sub: SubscriptEvent) -> None:
         if not self.settings.capture_dynamic_output_shape_ops and mask_index(sub):
-            yield Break(sub, Cause.MASK_INDEX, GB.DYNAMIC_SHAPE_OPERATOR)
+            self.found.append(Break(sub, Cause.MASK_INDEX, GB.DYNAMIC_SHAPE_OPERATOR))
         if self.settings.capture_scalar_outputs:
             return
         if tensor_indexed_by_data_scalar(sub):
-            yield Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR)
+            self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
         elif tensor_in_python_index(sub):
-            yield Break(sub, Cause.PYTHON_INDEX, GB.ITEM)
+            self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
+
+    def string_format(self, ev: StringFormatEvent) -> None:
+        if any(v.is_tensor for v in ev.values):
+            self.found.append(Break(ev, Cause.PERCENT_FORMAT, GB.NON_TENSOR_OP))
+
+    def comparison(self, ev: ComparisonEvent) -> None:
+        if any(v.qualname == DATA_PTR for v in ev.operands):
+            self.found.append(Break(ev, Cause.DATA_POINTER, GB.DATA_POINTER))
+
+    def context_manager(self, ev: ContextManagerEvent) -> None:
+        if (ev.value.qualname or "") in _LOCKS:
+            self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER))
 
     def untraceable(self, call: CallEvent) -> tuple[GraphBreakType, str] | None:
         """(graph-break type, why) if Dynamo cannot trace this call on the target torch."""
