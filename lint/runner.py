@@ -15,7 +15,7 @@ from dynalint import __version__
 from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.project import content_hash, join_encoded
 from dynalint.cache_entry import read_sealed, seal, valid_entry
-from dynalint.config import Project
+from dynalint.config import Configuration
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, io_error
 from dynalint.notebooks import NotebookError, decode_file, is_notebook
@@ -28,7 +28,7 @@ from dynalint.source import read_bytes
 def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
     """Settings with the per-file ignores that match ``path`` applied (patterns anchored at ``root``,
     the configuration file's directory; default: the current directory)."""
-    return Project(settings, os.path.abspath(root or os.getcwd())).settings_for(path)
+    return Configuration(settings, os.path.abspath(root or os.getcwd())).settings_for(path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -304,7 +304,7 @@ MAX_ROUNDS = 4
 """Rounds of the project pass: a function reached from another file may reach a third one."""
 
 
-def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int = 1,
+def check_files(paths: Iterable[str], settings: Settings | Configuration, *, jobs: int = 1,
                 cache_dir: str | None = None, with_fixes: bool = False,
                 stdin: tuple[str, bytes] | None = None) -> Iterator[FileResult]:
     """Check exactly these files as one project; results in the order of ``paths``.  ``with_fixes``:
@@ -312,7 +312,7 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
     input, checked first (alone: it is no file of the project).  (:class:`dynalint.session.Session`
     adds the files of the project around them.)
     """
-    config = settings if isinstance(settings, Project) else Project(settings, os.getcwd())
+    config = settings if isinstance(settings, Configuration) else Configuration(settings, os.getcwd())
     if stdin is not None:
         job = _Job(stdin[0], config.settings_for(stdin[0]), None, with_fixes=with_fixes, data=stdin[1])
         yield _check_one(job).result
@@ -325,7 +325,7 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
         yield outcomes[p].result
 
 
-def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir: str | None = None,
+def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  with_fixes: Iterable[str] = (), index: list[str] | None = None,
                  project: SourceIndex | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries

@@ -23,7 +23,7 @@ import os
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from dynalint.analysis.project import SourceIndex
-from dynalint.config import Project, resolve
+from dynalint.config import Configuration, resolve
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, FileResult, analyse
 from dynalint.files import iter_python_files
@@ -64,7 +64,7 @@ class Session:
     are kept (None: nowhere; :meth:`default_cache_dir` is ``check``'s).
     """
 
-    def __init__(self, config: Project, *, jobs: int = 1, cache_dir: str | None = None,
+    def __init__(self, config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  around: bool = True) -> None:
         self.config = config
         self.jobs = jobs

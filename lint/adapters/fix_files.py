@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from dynalint.analysis.project import SourceIndex
-from dynalint.config import Project
+from dynalint.config import Configuration
 from dynalint.engine import SourceError, analyse, decode_source
 from dynalint.fixing import FixResult, fix_source
 from dynalint.notebooks import NotebookError, is_notebook, read_notebook
@@ -55,7 +55,7 @@ class Job:
     """What the compiled code of the other files hands this one (canonical JSON, "" for nothing)."""
 
 
-def fix_outcomes(jobs: list[Job], config: Project, workers: int, *, cache_dir: str | None | bool = True
+def fix_outcomes(jobs: list[Job], config: Configuration, workers: int, *, cache_dir: str | None | bool = True
                  ) -> Iterator[Outcome]:
     """Fix the files of ``jobs`` as ``check`` analyses them: each with the project around it (its
     names resolve into the other files, and it gets what their compiled code hands it).
