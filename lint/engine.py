@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import libcst as cst
 
 from dynalint.analysis.program import Program
-from dynalint.analysis.project import Project
+from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
 from dynalint.positions import node_ranges
@@ -56,7 +56,7 @@ class Analysis:
 
 
 def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
-            project: Project | None = None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+            project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
     """Parse, analyse and run the enabled rules on one file's text.
 
     With a ``project``, names imported from the other checked files resolve to their
@@ -66,7 +66,7 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
     return on_large_stack(_analyse, source, path, settings, record_values, project, entries)
 
 
-def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: Project | None,
+def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: SourceIndex | None,
              entries: dict[str, dict[str, Any]] | None) -> Analysis:
     result = Analysis(settings)
     cached = project.cached_index(path, source) if project is not None else None
@@ -104,7 +104,7 @@ def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
 
 
 def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
-              project: Project | None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+              project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
     """The rules' diagnostics on a parsed module."""
     result = Analysis(settings)
     result.module = module

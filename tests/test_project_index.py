@@ -14,7 +14,7 @@ import pytest
 
 import dynalint.runner as runner
 from conftest import requires_torch
-from dynalint.analysis.project import Project, absolute, module_name_for
+from dynalint.analysis.project import SourceIndex, absolute, module_name_for
 from dynalint.runner import check_files
 from dynalint.settings import Scope, Settings
 
@@ -112,7 +112,7 @@ def test_module_names_and_relative_imports(package):
     assert absolute(".layers.Gate", "cross_pkg.model", False) == "cross_pkg.layers.Gate"
     assert absolute("..ops.nms", "a.b.c", False) == "a.ops.nms"
     assert absolute(".", "a.b", True) == "a.b"
-    project = Project(package.values())
+    project = SourceIndex(package.values())
     resolved = project.resolve("cross_pkg.layers.Gate")
     assert resolved is not None and resolved.cls is not None and resolved.cls.name == "Gate"
     assert project.resolve("cross_pkg.layers.missing") is None

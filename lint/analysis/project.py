@@ -72,8 +72,8 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
 
-class Project:
-    """The checked files as one program."""
+class SourceIndex:
+    """The source index: the checked files as one program (module names, paths, parsed modules)."""
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.paths: dict[str, str] = {}
@@ -340,7 +340,7 @@ def absolute(q: str, module: str, is_package: bool) -> str:
     return f"{base}.{rest}" if base else rest
 
 
-def link_classes(project: Project, idx: ModuleIndex) -> None:
+def link_classes(project: SourceIndex, idx: ModuleIndex) -> None:
     """Bases imported from other checked modules become real base classes, and a class
     deriving (through any of them) from ``nn.Module`` is a module."""
     changed = False
@@ -388,7 +388,7 @@ def encode_value(v: "Value") -> list:
     return ["U"]
 
 
-def decode_value(code: list, project: Project) -> "Value":
+def decode_value(code: list, project: SourceIndex) -> "Value":
     from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, python,
                                           sequence, tensor)
 
