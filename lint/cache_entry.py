@@ -14,6 +14,8 @@ from typing import Any
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 """Larger files are not read (a link to ``/dev/zero`` or a huge file would exhaust memory)."""
 MAGIC = b"dynalint-cache-1 "
+TENSOR_FLAG_COUNT = 6
+"""Flags of an encoded tensor (``dynalint.analysis.project.TENSOR_FLAGS``)."""
 MAX_VALUE_DEPTH = 32
 """Deepest encoded value an entry may hold (analyses nest far less)."""
 
@@ -122,7 +124,7 @@ def _valid_value(v: Any, depth: int) -> bool:
         return False
     tag, rest = v[0], v[1:]
     if tag == "T":
-        return len(rest) == 2 and all(x in (0, 1) and type(x) is int for x in rest)
+        return len(rest) == TENSOR_FLAG_COUNT and all(x in (0, 1) and type(x) is int for x in rest)
     if tag == "P":
         return len(rest) == 1 and rest[0] in (0, 1) and type(rest[0]) is int
     if tag in ("N", "S", "U"):

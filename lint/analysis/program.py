@@ -104,6 +104,9 @@ class Program:
         self._in_progress: set[tuple] = set()
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
+        self._library_roots: set[int] = set()
+        """Roots only because they take tensors (scope auto): callers outside the checked files may
+        compile them."""
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
         self._evidence: dict[int, Evidence] = {}
@@ -136,6 +139,10 @@ class Program:
     # ------------------------------------------------------------------ driver
     def run(self) -> "Program":
         for fn, bound in self.roots():
+            if id(fn) in self._library_roots and id(fn) in self._compiled_ids:
+                # compiled code of this module calls it: analysed with the values its callers pass, as
+                # a function of another module that compiled code reaches is (see ``_summary_roots``)
+                continue
             self.analyze_root(fn, bound)
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
@@ -197,8 +204,8 @@ class Program:
             if fn.owner is not idx:
                 self._note_outgoing(fn, None, compiled=True)
                 continue
-            if cls is None or fn.name != "forward":
-                self._entries.add(id(fn))
+            # the compiled function's (or module's forward's) arguments are the graph's inputs
+            self._entries.add(id(fn))
             add(fn, cls)
         if self.entry_patterns:
             for fn in idx.all_functions:
@@ -220,6 +227,7 @@ class Program:
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
                         and self.has_tensor_params(fn):
+                    self._library_roots.add(id(fn))
                     add(fn)
         return roots
 
@@ -247,9 +255,13 @@ class Program:
         method = None
         if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
             method, arg = arg.attr.value, arg.value
-        if not isinstance(arg, cst.Name):
+        if isinstance(arg, cst.Call) and method is None:
+            made = self._static_name_of(arg.func)  # `torch.compile(Model(...))`
+            v = self.instance(made.cls) if made is not None and made.cls is not None else None
+        elif isinstance(arg, cst.Name):
+            v = self._static_name(arg.value, where)
+        else:
             return None
-        v = self._static_name(arg.value, where)
         if v is None:
             return None
         if v.kind is Kind.FUNCTION and v.func is not None and method is None:

@@ -365,13 +365,19 @@ def link_classes(project: Project, idx: ModuleIndex) -> None:
 # --------------------------------------------------------------------------- values across files
 
 
+TENSOR_FLAGS = ("is_bool", "maybe_none", "entered", "constant", "zero_dim", "assumed")
+"""What an encoded tensor carries: its provenance decides whether a use as a size needs its data."""
+_JOIN_ANY = frozenset({"maybe_none", "assumed"})
+"""Flags a joined tensor has when either side has them (the others: when both have them)."""
+
+
 def encode_value(v: "Value") -> list:
     """A value as plain data (what an incoming entry carries between analyses of two files)."""
     from dynalint.analysis.values import Kind
 
     k = v.kind
     if k is Kind.TENSOR:
-        return ["T", int(v.is_bool), int(v.maybe_none)]
+        return ["T", *(int(getattr(v, f)) for f in TENSOR_FLAGS)]
     if k is Kind.PYTHON:
         if v.has_const and v.const is None:
             return ["N"]
@@ -395,8 +401,7 @@ def decode_value(code: list, project: Project) -> "Value":
     try:
         tag = code[0]
         if tag == "T":
-            v = tensor(is_bool=bool(code[1]))
-            return v.with_(maybe_none=True) if code[2] else v
+            return tensor(**{f: bool(x) for f, x in zip(TENSOR_FLAGS, code[1:], strict=True)})
         if tag == "N":
             return NONE_VALUE
         if tag == "P":
@@ -414,7 +419,7 @@ def decode_value(code: list, project: Project) -> "Value":
             cls = idx.classes.get(code[2]) if idx is not None else None
             if cls is not None:
                 return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
-    except (IndexError, TypeError, KeyError):
+    except (IndexError, TypeError, KeyError, ValueError):
         pass
     return UNKNOWN_VALUE
 
@@ -427,9 +432,10 @@ def join_encoded(a: list | bool, b: list | bool) -> list | bool:
         return True
     for x, y in ((a, b), (b, a)):
         if x[0] == "T" and y[0] == "N":
-            return ["T", x[1], 1]
+            return ["T", *(1 if f == "maybe_none" else x[i] for i, f in enumerate(TENSOR_FLAGS, 1))]
         if x[0] == "T" and y[0] == "T":
-            return ["T", int(x[1] and y[1]), int(x[2] or y[2])]
+            return ["T", *(int((x[i] or y[i]) if f in _JOIN_ANY else (x[i] and y[i]))
+                           for i, f in enumerate(TENSOR_FLAGS, 1))]
         if x[0] == "P" and y[0] in ("P", "N"):
             return ["P", int(x[1] and y[0] == "P" and y[1])]
         if x[0] == "L" and y[0] == "L":
