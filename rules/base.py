@@ -6,7 +6,7 @@ events of the analysis (:mod:`dynalint.analysis.events`) and yields
 (positions, noqa, select/ignore).
 
 Every rule carries ``VALID`` and ``INVALID`` :class:`Example` lists.  The test
-suite checks them statically (INVALID examples are flagged, VALID ones are not)
+suite checks them statically (INVALID examples are flagged on the lines they state, VALID ones are not)
 *and* runs them through real TorchDynamo: graph-break rules' INVALID examples
 must break at the flagged line and VALID ones must not; recompile rules'
 INVALID examples must recompile over their input stream.
@@ -64,10 +64,18 @@ class Example:
     that only make sense statically, e.g. code that needs other files)."""
     compile_target: bool = True
     """False when ``target`` is plain Python that calls compiled code (it is then called as is)."""
+    line: int | tuple[int, ...] = ()
+    """For an INVALID example: the line of :attr:`source` the finding is on (several for an example
+    with several findings), which the test suite checks."""
 
     @property
     def source(self) -> str:
         return textwrap.dedent(self.code).strip("\n") + "\n"
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """:attr:`line` as a tuple."""
+        return (self.line,) if isinstance(self.line, int) else self.line
 
 
 @dataclass(frozen=True)

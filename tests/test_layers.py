@@ -15,15 +15,9 @@ SETTINGS = {"dynalint.settings", "dynalint.config", "dynalint.files"}
 ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing"}
 ADAPTERS = {"dynalint.docs", "dynalint.__main__"}
 
-#: Upward edges still to be removed: the analysis decodes files with the engine's decoder (waiting for
-#: a module that reads and decodes source below everything), and the configuration validates codes
-#: against the rules' registry (waiting for a table of codes below the settings).
-KNOWN_UPWARD = {("dynalint.analysis.project", "dynalint.engine"), ("dynalint.config", "dynalint.rules.base")}
-#: Circles inside the analysis, still to be untied.
-KNOWN_CIRCLES = [
-    {"dynalint.analysis.custom_ops", "dynalint.analysis.module_index"},
-    {"dynalint.analysis.calls", "dynalint.analysis.interface", "dynalint.analysis.evaluator"},
-]
+#: Upward edges still to be removed: the configuration validates codes against the rules' registry
+#: (waiting for a table of codes below the settings).
+KNOWN_UPWARD = {("dynalint.config", "dynalint.rules.base")}
 
 
 def layer(module: str) -> str:
@@ -130,14 +124,6 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return out
 
 
-def _known(circle: set[str]) -> bool:
-    """A circle inside the analysis that contains one of the known ones, or one closed only by a known
-    upward edge."""
-    if all(m.startswith("dynalint.analysis") for m in circle):
-        return any(k & circle for k in KNOWN_CIRCLES)
-    return any(a in circle and b in circle for a, b in KNOWN_UPWARD)
-
-
 def test_the_graph_is_the_real_one():
     graph = import_graph()
     assert len(graph) > 80
@@ -153,13 +139,12 @@ def test_imports_go_down_the_layers():
     assert upward == [], "\n".join(f"{a} ({layer(a)}) imports {b} ({layer(b)})" for a, b in upward)
 
 
-def test_no_import_circles_outside_the_known_ones():
-    unknown = [sorted(c) for c in circles(import_graph()) if not _known(c)]
-    assert unknown == []
+def test_no_import_circles():
+    found = [sorted(c) for c in circles(import_graph())]
+    assert found == []
 
 
-@pytest.mark.xfail(reason="the circles inside the analysis and the known upward edges are still to be untied",
-                   strict=False)
-def test_no_import_circles_at_all():
-    assert circles(import_graph()) == []
-    assert not any(b in import_graph()[a] for a, b in KNOWN_UPWARD)
+@pytest.mark.xfail(reason="the configuration still imports the rules' registry", strict=True)
+def test_no_upward_edges_left():
+    graph = import_graph()
+    assert not any(b in graph[a] for a, b in KNOWN_UPWARD)

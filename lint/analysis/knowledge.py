@@ -28,6 +28,10 @@ PYTHON_METHODS = frozenset({
 #: Methods that move tensor *data* into Python (the value depends on the data).
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
 
+#: torch's checks of a boolean tensor: they read ``cond._is_all_true().item()`` on the host
+#: (and raise TypeError for anything but a bool tensor, so the argument is a tensor).
+TENSOR_CHECKS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
+
 #: Reductions of a boolean array to one element (tensors and NumPy arrays alike).
 ARRAY_REDUCTIONS = frozenset({"all", "any"})
 

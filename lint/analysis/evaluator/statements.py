@@ -319,6 +319,12 @@ class StatementHandlers:
             self.subscript(target, store=True)
             self.store_entry(target, value)
 
+    def forget_entries(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            d = self.env.get(node.value)
+            if d is not None and d.is_mapping and d.keys is not None:
+                self.env[node.value] = d.with_(keys=None, items=None)
+
     def store_entry(self, target: cst.Subscript, value: Value | None) -> None:
         """``d["k"] = v`` into a dict whose keys are known: the key holds ``v`` now (``None``: a value
         not known, or the key deleted); any other store into it forgets its keys."""
@@ -336,7 +342,7 @@ class StatementHandlers:
             self.env[target.value.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
                                                    element=join(d.element, value) if d.element is not None else None)
         else:
-            self.env[target.value.value] = d.with_(keys=None, items=None)
+            self.forget_entries(target.value)
 
 
 def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:

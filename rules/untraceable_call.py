@@ -10,15 +10,12 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.calls import DATA_PTR
 from dynalint.analysis.events import CallEvent, ComparisonEvent, ContextManagerEvent, StringFormatEvent
+from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind, Value
 from dynalint.gb_types import GraphBreakType
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.settings import Version
-
-_LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
-                             "warning_once", "info_once", "warning_advice"})
-_LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 
 @dataclass(frozen=True)
@@ -63,11 +60,6 @@ def _active(call: SkippedCall, target: Version) -> bool:
     return call.since <= target and (call.until is None or target < call.until)
 
 
-def _is_logger(v: Value | None) -> bool:
-    q = (v.qualname or "") if v is not None else ""
-    return q.endswith("getLogger()") or q.endswith("get_logger()")
-
-
 def _has_tensors(v: Value) -> bool:
     return v.is_tensor or v.kind is Kind.MODULE or (v.kind is Kind.SEQUENCE and v.elements().is_tensor)
 
@@ -77,31 +69,6 @@ def reorderable_functions(ctx: RuleContext) -> set[str]:
     ``torch._dynamo.config.reorderable_logging_functions.add(...)`` statements."""
     names = {n if "." in n else f"builtins.{n}" for n in ctx.settings.reorderable_logging_functions}
     return names | ctx.program.index.reorderable
-
-
-def reorderable_arguments(call: CallEvent) -> bool:
-    """Dynamo reorders a logging call only when every argument is a tensor, a constant or
-    a format string (a tuple, a class such as ``DeprecationWarning``, or an object is not)."""
-    node = call.node
-    assert isinstance(node, cst.Call)
-    values = iter((*call.args, *call.kwargs.values()))
-    for arg in node.args:
-        if arg.star:
-            return False
-        value = next(values, None)
-        expr = arg.value
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
-            continue
-        if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
-            continue
-        if value is None:
-            return False
-        if value.kind is Kind.TENSOR and not value.maybe_none:
-            continue
-        if value.kind in (Kind.PYTHON, Kind.SIZE) and value.qualname is None and value.items is None:
-            continue
-        return False
-    return True
 
 
 def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType, str] | None:
@@ -119,9 +86,9 @@ def unsupported_call(call: CallEvent, ctx: RuleContext) -> tuple[GraphBreakType,
         return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
     if q == "builtins.print":
         return GB.BUILTIN_OPERATOR, "print() cannot be traced"
-    if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in _LOGGING_FUNCTIONS:
+    if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in LOGGING_FUNCTIONS:
         return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
-    if call.method in _LOGGER_METHODS and _is_logger(call.receiver):
+    if is_logger_call(call):
         return GB.LOGGER_METHOD, "logger methods cannot be traced"
     if q in SKIPPED_CALLS and _active(SKIPPED_CALLS[q], ctx.settings.target_torch):
         return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
@@ -215,7 +182,7 @@ def _on_parameter(call: CallEvent) -> bool:
 
 
 @register
-class UnsupportedCall(Rule):
+class UntraceableCall(Rule):
     code = "DYN105"
     options = ("reorderable-logging-functions", "target-torch")
     name = "untraceable-call"
@@ -267,7 +234,7 @@ class UnsupportedCall(Rule):
                 opt.step()
                 opt.zero_grad()
                 return loss
-        """, inputs="[(torch.randn(8, 4), torch.randn(8, 1))]"),
+        """, inputs="[(torch.randn(8, 4), torch.randn(8, 1))]", line=(10, 11, 12)),
         Example("""
             import logging
             import torch
@@ -284,7 +251,7 @@ class UnsupportedCall(Rule):
                     h = self.fc(x)
                     logger.info("encoded %s", tuple(h.shape))
                     return h * 2
-        """, target="Encoder"),
+        """, target="Encoder", line=14),
         Example("""
             import warnings
             import torch
@@ -293,7 +260,7 @@ class UnsupportedCall(Rule):
             def loss(x):
                 warnings.warn("experimental")
                 return x.mean()
-        """),
+        """, line=6),
         Example("""
             import torch
 
@@ -302,7 +269,7 @@ class UnsupportedCall(Rule):
                 y = x.softmax(-1)
                 label = "peak=" + str(y.max())
                 return y, len(label)
-        """),
+        """, line=6),
         Example("""
             import torch
 
@@ -315,7 +282,7 @@ class UnsupportedCall(Rule):
                 y = x * 2
                 z = debug_hook(y)
                 return z + 1
-        """, target="step"),
+        """, target="step", line=10),
         Example("""
             import torch
 
@@ -323,7 +290,7 @@ class UnsupportedCall(Rule):
             def f(x):
                 print("y:", x.sum())
                 return x + 1
-        """),
+        """, line=5),
         Example("""
             import torch
 
@@ -332,7 +299,7 @@ class UnsupportedCall(Rule):
                 noise = torch.zeros_like(x)
                 noise.requires_grad_()
                 return x + noise
-        """),
+        """, line=6),
         Example("""
             import torch
             import torch.nn as nn
@@ -345,7 +312,7 @@ class UnsupportedCall(Rule):
                 def forward(self, x):
                     out, _ = self.rnn(x * 2)
                     return out.relu()
-        """, target="Encoder", inputs="[(torch.randn(2, 3, 4),)]"),
+        """, target="Encoder", inputs="[(torch.randn(2, 3, 4),)]", line=10),
         Example("""
             import torch
             from torch.nn.utils.rnn import pack_padded_sequence
@@ -354,7 +321,7 @@ class UnsupportedCall(Rule):
             def pack(x):
                 packed = pack_padded_sequence(x * 2, [3, 2], batch_first=True)
                 return packed.data
-        """, inputs="[(torch.randn(2, 3, 4),)]"),
+        """, inputs="[(torch.randn(2, 3, 4),)]", line=6),
         Example("""
             import torch
 
@@ -363,7 +330,7 @@ class UnsupportedCall(Rule):
                 if x.data_ptr() == out.data_ptr():
                     return x * 2
                 return x + out
-        """, inputs="[(torch.randn(4), torch.randn(4))]"),
+        """, inputs="[(torch.randn(4), torch.randn(4))]", line=5),
         Example("""
             import torch
             import torch.nn as nn
@@ -383,7 +350,7 @@ class UnsupportedCall(Rule):
                     store = []
                     keep_outputs(self.fc, store)
                     return self.fc(x) * 2
-        """, target="Probe", inputs="[(torch.randn(2, 4),)]"),
+        """, target="Probe", inputs="[(torch.randn(2, 4),)]", line=8),
     ]
     VALID = [
         Example("""

@@ -97,7 +97,7 @@ class TensorCondition(Rule):
                 if x.sum() > 0:
                     return x * 2
                 return x - 1
-        """),
+        """, line=5),
         Example("""
             import torch
             import torch.nn as nn
@@ -107,14 +107,14 @@ class TensorCondition(Rule):
                     if torch.isnan(x).any() or torch.isinf(x).any():
                         x = torch.nan_to_num(x)
                     return x
-        """, target="Clean"),
+        """, target="Clean", line=6),
         Example("""
             import torch
 
             @torch.compile
             def scale(x):
                 return x * 2 if x.mean() > 0 else x
-        """),
+        """, line=5),
         Example("""
             import torch
 
@@ -122,7 +122,7 @@ class TensorCondition(Rule):
             def check(w):
                 assert not torch.isnan(w).any()
                 return w + 1
-        """),
+        """, line=5),
         Example("""
             import torch
 
@@ -130,7 +130,7 @@ class TensorCondition(Rule):
             def increasing(t):
                 assert (t[1:] > t[:-1]).all(), "{} must be increasing".format("t")
                 return t.diff()
-        """, inputs="[(torch.arange(5.0),)]"),
+        """, inputs="[(torch.arange(5.0),)]", line=5),
         Example("""
             import torch
 
@@ -138,7 +138,7 @@ class TensorCondition(Rule):
             def interval(t0, t, t1):
                 assert t0 <= t and t <= t1
                 return (t - t0) / (t1 - t0)
-        """, inputs="[(torch.tensor(0.0), torch.tensor(0.5), torch.tensor(1.0))]"),
+        """, inputs="[(torch.tensor(0.0), torch.tensor(0.5), torch.tensor(1.0))]", line=5),
         Example("""
             import torch
 
@@ -147,7 +147,7 @@ class TensorCondition(Rule):
                 if enabled and x.abs().max() > limit:
                     x = x / x.abs().max()
                 return x
-        """),
+        """, line=5),
         Example("""
             import torch
             from typing import Optional
@@ -157,7 +157,7 @@ class TensorCondition(Rule):
                 if mask is not None and not mask.any():
                     return x
                 return x * 2 if mask is None or mask.all() else x
-        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]"),
+        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]", line=(6, 8)),
         Example("""
             from dataclasses import dataclass
 
@@ -179,7 +179,7 @@ class TensorCondition(Rule):
                     if (batch.labels < 0).any():
                         logits = logits * 0
                     return logits
-        """, target="Head", inputs="[(Batch(torch.randn(2, 4), torch.tensor([0, 1])),)]"),
+        """, target="Head", inputs="[(Batch(torch.randn(2, 4), torch.tensor([0, 1])),)]", line=18),
     ]
     VALID = [
         Example("""

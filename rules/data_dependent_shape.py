@@ -60,7 +60,7 @@ def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] =
 
 
 @register
-class DynamicOutputShape(Rule):
+class DataDependentShape(Rule):
     code = "DYN104"
     options = ("capture-dynamic-output-shape-ops",)
     name = "data-dependent-shape"
@@ -97,7 +97,7 @@ class DynamicOutputShape(Rule):
             @torch.compile
             def positives(x):
                 return x[x > 0].sum()
-        """),
+        """, line=5),
         Example("""
             import torch
 
@@ -105,7 +105,7 @@ class DynamicOutputShape(Rule):
             def route(x):
                 idx = torch.nonzero(x > 0).squeeze(-1)
                 return x.index_select(0, idx) * 2
-        """),
+        """, line=5),
         Example("""
             import torch
 
@@ -114,7 +114,7 @@ class DynamicOutputShape(Rule):
                 mask = x < 0
                 x[mask] += 1
                 return x
-        """),
+        """, line=6),
         Example("""
             import torch
 
@@ -122,7 +122,7 @@ class DynamicOutputShape(Rule):
             def pick(batch, ids):
                 keep = torch.any(batch["ids"].unsqueeze(1) == ids, dim=1)
                 return batch["feats"][keep]
-        """, inputs="[({'ids': torch.arange(6), 'feats': torch.randn(6, 3)}, torch.tensor([1, 4]))]"),
+        """, inputs="[({'ids': torch.arange(6), 'feats': torch.randn(6, 3)}, torch.tensor([1, 4]))]", line=6),
         Example("""
             import torch
 
@@ -139,7 +139,7 @@ class DynamicOutputShape(Rule):
             def positives(x):
                 kept = torch.ops.dynalint_examples.keep_positive(x)
                 return kept * 2
-        """, target="positives"),
+        """, target="positives", line=14),
     ]
     VALID = [
         Example("""

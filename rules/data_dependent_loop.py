@@ -6,7 +6,7 @@ from typing import Iterator
 from dynalint import gb_types as GB
 from dynalint.analysis.events import CallEvent, ConditionEvent
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
-from dynalint.rules.conditions import is_data_dependent_test
+from dynalint.rules.tensor_condition import is_data_dependent_test
 
 
 @register
@@ -41,7 +41,7 @@ class DataDependentLoop(Rule):
                 while x.abs().max() > 1:
                     x = x / 2
                 return x
-        """, inputs="[(torch.randn(4) * 8,)]"),
+        """, inputs="[(torch.randn(4) * 8,)]", line=5),
         Example("""
             import torch
 
@@ -52,7 +52,7 @@ class DataDependentLoop(Rule):
                     if x.abs().sum() < 1:
                         break
                 return x
-        """),
+        """, line=7),
         Example("""
             import torch
 
@@ -62,7 +62,7 @@ class DataDependentLoop(Rule):
                 for _ in range(counts.max()):
                     out = out + x
                 return out
-        """, inputs="[(torch.randn(4), torch.tensor([1, 3]))]"),
+        """, inputs="[(torch.randn(4), torch.tensor([1, 3]))]", line=6),
     ]
     VALID = [
         Example("""

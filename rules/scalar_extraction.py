@@ -5,6 +5,7 @@ from typing import Iterator
 
 from dynalint import gb_types as GB
 from dynalint.analysis import number_args
+from dynalint.analysis.knowledge import TENSOR_CHECKS
 from dynalint.analysis.events import CallEvent, SubscriptEvent
 from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
@@ -12,9 +13,6 @@ from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, 
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
 _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
-#: torch's checks of a boolean tensor: they read ``cond._is_all_true().item()`` on the host
-#: (and raise TypeError for anything but a bool tensor, so the argument is a tensor).
-TENSOR_CHECKS = ("torch._check_tensor_all", "torch._check_tensor_all_with")
 
 
 def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool):
@@ -169,7 +167,7 @@ class ScalarExtraction(Rule):
             def normalize(x):
                 scale = x.abs().max().item()
                 return x / scale
-        """),
+        """, line=5),
         Example("""
             import math
             import torch
@@ -178,7 +176,7 @@ class ScalarExtraction(Rule):
             def bonus(logits):
                 ent = -(logits.softmax(-1) * logits.log_softmax(-1)).sum()
                 return logits * math.exp(-ent)
-        """),
+        """, line=7),
         Example("""
             import torch
 
@@ -186,14 +184,14 @@ class ScalarExtraction(Rule):
             def count(x):
                 hits = int((x > 0).sum())
                 return x * hits
-        """),
+        """, line=5),
         Example("""
             import torch
 
             @torch.compile
             def positions(lengths):
                 return torch.arange(lengths.max())
-        """, inputs="[(torch.tensor([2, 5, 3]),)]"),
+        """, inputs="[(torch.tensor([2, 5, 3]),)]", line=5),
         Example("""
             import torch
             import torch.nn.functional as F
@@ -202,14 +200,14 @@ class ScalarExtraction(Rule):
             def pad_to(x, target: torch.Tensor):
                 missing = target - x.shape[-1]
                 return F.pad(x, (0, missing))
-        """, inputs="[(torch.randn(2, 3), torch.tensor(5))]"),
+        """, inputs="[(torch.randn(2, 3), torch.tensor(5))]", line=7),
         Example("""
             import torch
 
             @torch.compile
             def head(x, n: torch.Tensor):
                 return x[:, :n] * 2
-        """, inputs="[(torch.randn(2, 6), torch.tensor(3))]"),
+        """, inputs="[(torch.randn(2, 6), torch.tensor(3))]", line=5),
         Example("""
             import torch
 
@@ -218,7 +216,7 @@ class ScalarExtraction(Rule):
             @torch.compile
             def rescale(x, level: torch.Tensor):
                 return x.narrow(0, 0, level + 1) * SCALES[level]
-        """, inputs="[(torch.randn(4), torch.tensor(1))]"),
+        """, inputs="[(torch.randn(4), torch.tensor(1))]", line=7),
         Example("""
             import torch
 
@@ -226,7 +224,7 @@ class ScalarExtraction(Rule):
             def in_range(ids):
                 torch._check_tensor_all(ids.abs() < 1000)
                 return ids * 2
-        """),
+        """, line=5),
         Example("""
             from typing import NamedTuple
 
@@ -240,7 +238,7 @@ class ScalarExtraction(Rule):
             def lengths(beams: Beams):
                 done = (beams.tokens != 0).sum(-1)
                 return done.tolist()
-        """, inputs="[(Beams(torch.randint(0, 3, (2, 4)), torch.randn(2)),)]"),
+        """, inputs="[(Beams(torch.randint(0, 3, (2, 4)), torch.randn(2)),)]", line=12),
     ]
     VALID = [
         Example("""
