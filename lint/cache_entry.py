@@ -130,7 +130,10 @@ def _valid_value(v: Any, depth: int) -> bool:
     if tag in ("N", "S", "U"):
         return not rest
     if tag == "D":
-        return len(rest) == 1 and _valid_value(rest[0], depth + 1)
+        return (len(rest) == 2 and _valid_value(rest[0], depth + 1)
+                and (rest[1] is None or (isinstance(rest[1], list) and all(
+                    isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and _valid_value(e[1], depth + 1)
+                    for e in rest[1]))))
     if tag == "L":
         return (len(rest) == 2 and (rest[0] is None or _valid_value(rest[0], depth + 1))
                 and (rest[1] is None or (isinstance(rest[1], list)

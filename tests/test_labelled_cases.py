@@ -231,6 +231,15 @@ CASES = [
 
         compiled = torch.compile(Pad())
     """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {}, "Pad"),
+    Case("folded-size-as-a-slice-bound", """
+        import torch
+
+        @torch.compile
+        def head(h):
+            n = torch.div(h.shape[1], 4, rounding_mode="trunc")
+            kept = h.narrow(1, 0, n)
+            return kept, h[:, :n], (h, kept)[torch.div(n, 2, rounding_mode="trunc")]
+    """, "[(torch.randn(4, 8),)]", {7: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

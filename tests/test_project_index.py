@@ -445,18 +445,23 @@ def span(h, pair):
     return h.reshape(-1).narrow(0, 0, pair[1])
 
 
+def rows(h, parts):
+    return h.new_zeros(parts["n"], 2)
+
+
 def grow(h, n):
     return h.new_zeros(n, 2)
 '''
 
 CARRIED_MODEL = '''
 import torch
-from .helpers import grow, pad, span
+from .helpers import grow, pad, rows, span
 
 
 def blocks(h, count: torch.Tensor):
     folded = pad(h, torch.div(h.shape[1], 4, rounding_mode="trunc"))
-    return folded, span(h, [h, count]), grow(h, (h > 0).sum())
+    kept = rows(h, {"h": h * 2, "n": count})
+    return folded, kept, span(h, [h, count]), grow(h, (h > 0).sum())
 
 
 compiled = torch.compile(blocks)
@@ -466,7 +471,8 @@ compiled = torch.compile(blocks)
 @requires_torch
 def test_sizes_handed_to_another_file_keep_their_provenance(tmp_path):
     """A 0-d tensor argument of the compiled function, or a torch function of sizes, is a size
-    Dynamo reads without a break also in a helper of another file (passed as it is, or in a list);
+    Dynamo reads without a break also in a helper of another file (passed as it is, in a list or in a
+    dict);
     one computed from tensor data in the graph breaks there (measured on torch 2.13)."""
     import torch
 

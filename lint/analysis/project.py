@@ -382,7 +382,9 @@ def encode_value(v: "Value") -> list:
         if v.has_const and v.const is None:
             return ["N"]
         if v.qualname == "builtins.dict" and v.element is not None:
-            return ["D", encode_value(v.element)]
+            entries = [[key, encode_value(item)] for key, item in zip(v.keys, v.items)] \
+                if v.keys is not None and v.items is not None and len(v.keys) <= 8 else None
+            return ["D", encode_value(v.element), entries]
         return ["P", int(v.is_bool)]
     if k is Kind.SIZE:
         return ["S"]
@@ -395,8 +397,8 @@ def encode_value(v: "Value") -> list:
 
 
 def decode_value(code: list, project: Project) -> "Value":
-    from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, python,
-                                          sequence, tensor)
+    from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, mapping,
+                                          python, sequence, tensor)
 
     try:
         tag = code[0]
@@ -407,7 +409,9 @@ def decode_value(code: list, project: Project) -> "Value":
         if tag == "P":
             return python(is_bool=bool(code[1]))
         if tag == "D":
-            return Value(Kind.PYTHON, qualname="builtins.dict", element=decode_value(code[1], project))
+            entries = {str(key): decode_value(item, project) for key, item in code[2]} if code[2] is not None \
+                else None
+            return mapping(decode_value(code[1], project), entries)
         if tag == "S":
             return SIZE_VALUE
         if tag == "L":
@@ -438,6 +442,10 @@ def join_encoded(a: list | bool, b: list | bool) -> list | bool:
                            for i, f in enumerate(TENSOR_FLAGS, 1))]
         if x[0] == "P" and y[0] in ("P", "N"):
             return ["P", int(x[1] and y[0] == "P" and y[1])]
+        if x[0] == "D" and y[0] == "D":
+            entries = [[k, join_encoded(a, b)] for (k, a), (k2, b) in zip(x[2], y[2])] \
+                if x[2] is not None and y[2] is not None and [k for k, _ in x[2]] == [k for k, _ in y[2]] else None
+            return ["D", join_encoded(x[1], y[1]), entries]
         if x[0] == "L" and y[0] == "L":
             el = join_encoded(x[1], y[1]) if x[1] is not None and y[1] is not None else None
             return ["L", el, None]
