@@ -87,6 +87,9 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._calls: Memo[tuple, Value] = Memo()
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
+        self._library_roots: set[int] = set()
+        """Roots only because they take tensors (scope auto): callers outside the checked files may
+        compile them."""
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
         self._evidence: dict[int, Evidence] = {}
