@@ -11,7 +11,7 @@ After::
 
     eos = ids.eq(eos_id)
     eos_counts = eos.sum(1)
-    torch._assert_async((eos_counts == eos_counts.amax()).all(), "every row needs the same number of <eos>")
+    torch._assert_async((eos_counts[1:] == eos_counts[:-1]).all(), "every row needs the same number of <eos>")
     if eos.shape != h.shape[:2]:
         raise IndexError("the mask does not match the first two dimensions of the indexed tensor")
     torch._assert_async(eos.any())
@@ -31,11 +31,11 @@ three dimensions they pick the same last chunk of each row as before.  The
 values are copied, so the output and its gradients are bitwise the original's.
 
 What the original rejected is rejected again: rows of different counts by the
-check, kept inside the graph as ``torch._assert_async``; a mask that does not
-match the tensor's first two dimensions (the selection's ``IndexError``) by a
-shape test, which Dynamo decides while tracing (no graph code); a mask with no
-``True`` (the ``view`` of no rows fails) by ``_assert_async`` too; an empty
-batch by ``amax`` of no counts (``RuntimeError``, as the ``view`` raises).
+check, kept inside the graph as ``torch._assert_async`` (each row's count equal
+to the one before, as ``unique_consecutive`` tests); a mask that does not match
+the tensor's first two dimensions (the selection's ``IndexError``) by a shape
+test, which Dynamo decides while tracing (no graph code); a mask with no
+``True`` by ``_assert_async`` too.
 
 Proves, or refuses: the expression is exactly ``x[m, :].view(x.size(0), -1,
 x.size(-1))[:, -1]`` (``x.shape[0]``/``x.shape[-1]`` too, with or without the
@@ -52,11 +52,15 @@ Unsafe (hazards): a failing count check raises ``RuntimeError``, not the
 original exception type (measured on torch 2.13: ``torch._check_with(ValueError,
 ...)`` and ``torch._check_tensor_all_with`` keep the type but read the
 condition on the host, one break each; with ``capture_scalar_outputs`` they
-stay in the graph but raise ``RuntimeError`` too); on accelerators it is
-raised asynchronously; an ``assert`` rewritten this way still runs under
-``python -O``; a mask of more than two dimensions now raises ``IndexError``;
-when the mask's shape is wrong and its rows differ in count as well, compiled
-code raises the ``IndexError`` first (the shape test runs while tracing).
+stay in the graph but raise ``RuntimeError`` too); a mask with no ``True``
+raises ``RuntimeError`` where the original's ``[:, -1]`` of no rows raises
+``IndexError``; on accelerators both are raised asynchronously; an ``assert``
+rewritten this way still runs under ``python -O``; a mask of more than two
+dimensions now raises ``IndexError``; when the mask's shape is wrong and its
+rows differ in count as well, compiled code raises the ``IndexError`` first (the
+shape test runs while tracing); on an empty batch the ``view`` raises in both, but
+while tracing, so compiled code raises Dynamo's ``TorchRuntimeError`` (a
+``RuntimeError``).
 """
 from __future__ import annotations
 
@@ -96,7 +100,7 @@ class LastTruePooling(Fixer):
                 def pool_last_eos(hidden, input_ids):
                     eos_mask = input_ids.eq(2)
                     eos_counts = eos_mask.sum(1)
-                    torch._assert_async((eos_counts == eos_counts.amax()).all(), "All examples must have the same number of <eos> tokens.")
+                    torch._assert_async((eos_counts[1:] == eos_counts[:-1]).all(), "All examples must have the same number of <eos> tokens.")
                     if eos_mask.shape != hidden.shape[:2]:
                         raise IndexError("the mask does not match the first two dimensions of the indexed tensor")
                     torch._assert_async(eos_mask.any())
@@ -145,7 +149,7 @@ class LastTruePooling(Fixer):
         m, x = mask.value, ctx.code(base).strip()
         lines = [
             f"{counts} = {counted}\n",
-            f"{torch}._assert_async(({counts} == {counts}.amax()).all(){message})\n",
+            f"{torch}._assert_async(({counts}[1:] == {counts}[:-1]).all(){message})\n",
             f"if {m}.shape != {x}.shape[:2]:\n"
             f"    raise IndexError(\"the mask does not match the first two dimensions of the indexed tensor\")\n",
             f"{torch}._assert_async({m}.any())\n",
