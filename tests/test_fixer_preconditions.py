@@ -78,6 +78,24 @@ REFUSALS = [
             def forward(self, x):
                 return x * float(os.environ["GAIN"])
     """, "raises KeyError when the key is unset"),
+    ("last-true-pooling", """
+        def f(hidden, input_ids, check):
+            eos = input_ids == 2
+            check(torch.unique_consecutive(eos.sum(1)).numel() == 1, "same number of <eos> in every row")
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "not a check that every row of `eos` holds the same number of True"),
+    ("last-true-pooling", """
+        def f(hidden: torch.Tensor, input_ids: torch.Tensor):
+            eos = input_ids == 2
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "the statement before the selection is not a check"),
+    ("last-true-pooling", """
+        def f(hidden, input_ids):
+            eos = input_ids == 2
+            if len(torch.unique_consecutive(eos.sum(1))) > 1:
+                raise ValueError(f"counts {eos.sum(1)}")
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "not a string literal"),
     ("python-state-to-buffer", """
         class M(nn.Module):
             def __init__(self):
