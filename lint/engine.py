@@ -12,10 +12,10 @@ from dynalint.analysis.program import Program
 from dynalint.analysis.project import Project
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
-from dynalint.positions import Range, node_ranges
+from dynalint.positions import Range, node_ranges, ranges_within
 from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
-from dynalint.source import NestingError, dropped_indentation, on_large_stack, parse_module
+from dynalint.source import NestingError, dropped_indentation, gc_relaxed, on_large_stack, parse_module
 from dynalint.source import SourceError, decode_source, read_source  # noqa: F401 (also imported from here)
 
 SYNTAX_ERROR_CODE = "DYN000"
@@ -74,7 +74,8 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
     calls, with their arguments) are analysed as well.  ``statements``: also record the ranges
     of the top-level statements (in ``ranges``).
     """
-    return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
+    with gc_relaxed():
+        return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
 
 
 def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: Project | None,
@@ -131,8 +132,10 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
     result.program = program
     result.findings = run_rules(program, settings, rules) if program.events else []
-    wanted = [f.node for f in result.findings] + (list(module.body) if statements else [])
-    result.ranges = node_ranges(module, source, wanted)
+    if statements:
+        result.ranges = node_ranges(module, source, [f.node for f in result.findings] + list(module.body))
+    else:
+        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
     report(result, source, path, noqa)
     return result
 
