@@ -156,9 +156,7 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
 
 def _top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
     """``id`` of each wanted statement -> the index of the top-level statement that holds it (a walk of
-    the statements only: expressions hold none)."""
-    from dynalint.analysis.syntax import children
-
+    the statements and their blocks only: expressions hold none)."""
     out: dict[int, int] = {}
     for k, top in enumerate(module.body):
         stack: list[cst.CSTNode] = [top]
@@ -168,8 +166,17 @@ def _top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
                 out[id(node)] = k
                 if len(out) == len(wanted):
                     return out
-            stack.extend(c for c in children(node) if not isinstance(c, cst.BaseExpression))
+            for name in _BLOCKS:
+                inner = getattr(node, name, None)
+                if isinstance(inner, (list, tuple)):
+                    stack.extend(inner)
+                elif isinstance(inner, cst.CSTNode):
+                    stack.append(inner)
     return out
+
+
+_BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
+"""The fields through which statements hold statements (and blocks, clauses and cases)."""
 
 
 def _first_code_lines(module: cst.Module, source: str) -> list[int] | None:
