@@ -14,6 +14,7 @@ from dynalint.analysis import calls
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.arith import _compare, arith
+from dynalint.analysis.syntax import literal_value
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -72,7 +73,7 @@ class ExpressionHandlers:
 
     def _literal(self, node: cst.CSTNode) -> Value:
         try:
-            return python(node.evaluated_value)  # type: ignore[attr-defined]
+            return python(literal_value(node))
         except Exception:
             return PYTHON_VALUE
 
