@@ -63,7 +63,8 @@ class ScalarExtraction(Rule):
         (`torch.div(h.size(1), 2, rounding_mode="trunc")`) are evaluated while tracing (a tensor a
         factory builds, even `torch.scalar_tensor(n)`, is a graph tensor). Arithmetic on an argument
         (`count + 1`) is computed in the graph and breaks, and
-        a slice bound (`x[:count]`) breaks even for an argument. A parameter nothing shows to be a
+        a slice bound (`x[:count]`) or a tuple index breaks even for an argument or a torch function of
+        sizes. A parameter nothing shows to be a
         tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
         Reading a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`) also needs the
         index as a number and breaks; an argument as the index (`boxes[n]`) or a tensor of indices is

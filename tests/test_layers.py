@@ -6,14 +6,12 @@ from __future__ import annotations
 import ast
 import os
 
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = {"dynalint": "lint", "dynalint.rules": "rules", "dynalint.fixers": "fixers", "dynalint.verify": "verify"}
 LAYERS = ("source", "settings", "analysis", "rules", "fixers", "engine", "adapters")
 SETTINGS = {"dynalint.settings", "dynalint.options", "dynalint.config", "dynalint.files"}
-ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing"}
+ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing", "dynalint.incremental"}
 ADAPTERS = {"dynalint.docs", "dynalint.__main__"}
-
 
 
 def layer(module: str) -> str:

@@ -500,12 +500,13 @@ def tensor_for_number(call: CallEvent) -> str | None:
 
 def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     """A tensor as a slice bound (``x[:n]``), or as the index of a tuple/list/shape (``sizes[i]``):
-    Python needs an int there, and Dynamo calls ``.item()`` to get one."""
+    Python needs an int there, and Dynamo calls ``.item()`` to get one, even on an argument or on a
+    torch function of sizes (``torch.div(h.shape[1], 4)``, which is folded only where an op takes it)."""
     if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
         return False
-    if any(b.is_tensor and not b.constant for b in sub.bounds):
-        return True  # even an argument: the slice calls `.item()` on it
-    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.constant for ix in sub.index)
+    if any(b.is_tensor for b in sub.bounds):
+        return True
+    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor for ix in sub.index)
 
 
 def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
