@@ -240,6 +240,23 @@ CASES = [
             kept = h.narrow(1, 0, n)
             return kept, h[:, :n], (h, kept)[torch.div(n, 2, rounding_mode="trunc")]
     """, "[(torch.randn(4, 8),)]", {7: "DYN102"}),
+    Case("sizes-read-back-from-a-dataclass", """
+        from dataclasses import dataclass
+
+        import torch
+
+        @dataclass
+        class Pack:
+            h: torch.Tensor
+            n: torch.Tensor
+
+        @torch.compile
+        def grow(h, count: torch.Tensor):
+            kept = Pack(h * 2, count)
+            found = Pack(h, (h > 0).sum())
+            folded = Pack(h, n=torch.div(h.shape[1], 4, rounding_mode="trunc"))
+            return h.new_zeros(kept.n, 2), h.new_zeros(found.n, 2), h.new_zeros(folded.n, 2)
+    """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {15: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

@@ -58,6 +58,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             callee = ev.attribute(receiver, method, func)
         elif receiver.cls is not None:
             callee = ev.p.member(receiver, method)
+            if callee.kind is Kind.FUNCTION:
+                ev.forget_entries(func.value)  # a method may set the record's fields
             if ev.is_self(func.value) and ev.fn is not None:
                 ev.report(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
         else:
@@ -91,7 +93,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     elif callee is not None and callee.kind is Kind.FUNCTION and callee.cls is not None:
         if ev.attr_sink is None:
             ev.p.class_attrs(callee.cls)  # make sure the class is understood
-        result = ev.p.instance(callee.cls)
+        result = ev.p.construct(callee.cls, args, kwargs, opaque)
     elif callee is not None and callee.kind is Kind.MODULE:
         result = ev.p.call_module(ev, callee, args, kwargs, opaque)
     elif callee is not None and callee.cls is not None and callee.kind is Kind.UNKNOWN \

@@ -66,6 +66,7 @@ class StatementHandlers:
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
+            self.store_field(target, None)
             if self.is_self(target.value):
                 self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
                             name=target.attr.value, value=self.binop(old, rhs, node.operator), write=True,
@@ -308,6 +309,7 @@ class StatementHandlers:
             self.bind(target.value, sequence(element=value.elements()), stmt)
         elif isinstance(target, cst.Attribute):
             self.expr(target.value)
+            self.store_field(target, value)
             if self.is_self(target.value):
                 if self.attr_sink is not None:
                     self.attr_sink[target.attr.value] = value
@@ -322,27 +324,35 @@ class StatementHandlers:
     def forget_entries(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             d = self.env.get(node.value)
-            if d is not None and d.is_mapping and d.keys is not None:
+            if d is not None and d.keys is not None:
                 self.env[node.value] = d.with_(keys=None, items=None)
+
+    def store_field(self, target: cst.Attribute, value: Value | None) -> None:
+        """``p.n = v`` on a record built here: the field holds ``v`` now (``None``: not known)."""
+        if isinstance(target.value, cst.Name):
+            self._set_entry(target.value, target.attr.value if value is not None else None, value)
 
     def store_entry(self, target: cst.Subscript, value: Value | None) -> None:
         """``d["k"] = v`` into a dict whose keys are known: the key holds ``v`` now (``None``: a value
         not known, or the key deleted); any other store into it forgets its keys."""
         if not isinstance(target.value, cst.Name):
             return
-        d = self.env.get(target.value.value)
-        if d is None or not d.is_mapping or d.keys is None or d.items is None:
-            return
         key = target.slice[0].slice if len(target.slice) == 1 else None
         name = key.value.evaluated_value if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
             else None
+        self._set_entry(target.value, name if isinstance(name, str) and value is not None else None, value)
+
+    def _set_entry(self, node: cst.Name, key: str | None, value: Value | None) -> None:
+        d = self.env.get(node.value)
+        if d is None or d.keys is None or d.items is None:
+            return
+        if key is None or value is None:
+            self.forget_entries(node)
+            return
         entries = dict(zip(d.keys, d.items))
-        if value is not None and isinstance(name, str):
-            entries[name] = value
-            self.env[target.value.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
-                                                   element=join(d.element, value) if d.element is not None else None)
-        else:
-            self.forget_entries(target.value)
+        entries[key] = value
+        self.env[node.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
+                                       element=join(d.element, value) if d.element is not None else None)
 
 
 def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:
