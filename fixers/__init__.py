@@ -12,10 +12,11 @@ FIXER_MODULES = (
     "masked_reduction",
     "last_true_pooling",
     "defer_logging",
+    "skip_logging_while_compiling",
     "async_assert",
     "check_in_graph",
     "hoist_decision",
-    "state_to_buffer",
+    "python_state_to_buffer",
     "global_to_tensor",
     "env_read_once",
 )

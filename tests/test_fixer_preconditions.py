@@ -272,7 +272,7 @@ def test_a_function_importing_torch_only_on_one_path_is_refused() -> None:
 
 def test_a_global_read_by_another_file_of_the_run_is_not_made_a_tensor(tmp_path):
     """``train.py`` prints the rate the model file keeps: turned into a tensor it would print a tensor."""
-    from dynalint.analysis.project import Project
+    from dynalint.analysis.project import SourceIndex
 
     model = tmp_path / "model.py"
     model.write_text(HEADER + textwrap.dedent("""
@@ -290,9 +290,9 @@ def test_a_global_read_by_another_file_of_the_run_is_not_made_a_tensor(tmp_path)
     train.write_text("import model\n\nprint(f'rate {model.rate}')\n")
     source = model.read_text()
     alone = fix_source(source, str(model), Settings(scope=Scope.ALL), unsafe=True,
-                       project=Project([str(model)]))
+                       project=SourceIndex([str(model)]))
     assert "global-to-tensor" in {a.fixer for a in alone.applied}
     both = fix_source(source, str(model), Settings(scope=Scope.ALL), unsafe=True,
-                      project=Project([str(model), str(train)]))
+                      project=SourceIndex([str(model), str(train)]))
     assert "global-to-tensor" not in {a.fixer for a in both.applied}
     assert any(f"`rate` is named in {train}" in r.reason for r in both.refused), both.refused
