@@ -206,6 +206,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
+        elif name == "to" and any(a.kind is Kind.TENSOR for a in args):
+            is_bool = False  # `m.to(x)` takes the dtype of the tensor `x`
         kept = name in _KEEPS_PROVENANCE and recv.entered
         zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs) or (
             recv.zero_dim and name in _KEEPS_PROVENANCE)
