@@ -208,6 +208,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
+        elif name == "to" and _may_change_dtype(args, node):
+            is_bool = False
         kept = name in _KEEPS_PROVENANCE and recv.entered
         zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs) or (
             recv.zero_dim and name in _KEEPS_PROVENANCE)
@@ -225,6 +227,20 @@ def _multi_output(name: str, args: list[Value], kwargs: dict[str, Value]) -> boo
             return True
         return bool(args) and args[0].kind is not Kind.TENSOR
     return any(kwargs.get(flag) is not None and kwargs[flag].const is True for flag in K.MULTI_OUTPUT_FLAGS)
+
+
+def _may_change_dtype(args: list[Value], node: cst.Call) -> bool:
+    """``t.to(x, ...)`` may give another dtype: ``x`` is a tensor (its dtype is taken) or a value not
+    known to be a device (a name may hold a dtype); ``h.device`` and literals keep the dtype."""
+    exprs = [a.value for a in node.args if a.keyword is None and not a.star]
+    for i, v in enumerate(args):
+        if v.kind is Kind.TENSOR:
+            return True
+        expr = exprs[i] if i < len(exprs) else None
+        device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
+        if v.kind is Kind.UNKNOWN and not device:
+            return True
+    return False
 
 
 def _dtype_arg(args: list[Value], kwargs: dict[str, Value]) -> str | None:
