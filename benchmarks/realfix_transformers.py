@@ -12,8 +12,13 @@ are kept.  Then the library package is copied to a temporary folder, every file
 of it that a breaking model loaded is fixed with ``dynalint fix --unsafe-fixes
 --scope all`` (the library has no ``torch.compile`` of its own: the user
 compiles the model), and each breaking model is run again from the fixed copy,
-same seed, same weights, same inputs.  Attention and experts use the library's
-own Python implementations (``eager``), not fused kernels.
+same seed, same weights, same inputs.  Models are built as users get them: the
+library's default attention and experts implementations (``--implementations
+eager`` forces the library's own Python loops instead, and then the what-if
+column reruns the original with the defaults, so the two can be compared).
+Outputs are compared as PyTorch compares compiled code: ``assert_close`` at the
+dtype's default tolerances, NaN/inf at the same places, same shapes and dtypes;
+the bitwise-equal count is printed beside it.
 
 Inputs come from the configuration alone, one generic builder per kind of input
 (``build_inputs``): token ids drawn below ``ORDINARY_IDS`` with the special
@@ -164,19 +169,19 @@ def _special_ids(config) -> None:
             c.pad_token_id = vocab - 1 - len(moved)
 
 
-def _tiny_config(model_type: str):
+def _tiny_config(model_type: str, implementations: str = "defaults"):
     from transformers import CONFIG_MAPPING
 
     cls = CONFIG_MAPPING[model_type]
     config = cls(**_tiny_kwargs(cls()))
     _special_ids(config)
-    # the library's own Python implementations (what the modeling files say), not fused kernels
-    for sub in _configs(config):
-        sub._attn_implementation = "eager"
-        try:
-            sub._experts_implementation = "eager"
-        except Exception:
-            pass
+    if implementations == "eager":  # the library's own Python loops instead of its defaults
+        for sub in _configs(config):
+            sub._attn_implementation = "eager"
+            try:
+                sub._experts_implementation = "eager"
+            except Exception:
+                pass
     return config
 
 
@@ -283,7 +288,7 @@ def worker(entry: str, out_path: str) -> None:
     kind, model_type = _split(entry)
     lib = os.path.dirname(os.path.realpath(transformers.__file__))
     cls = getattr(transformers, _heads()[kind][model_type])
-    config = _tiny_config(model_type)
+    config = _tiny_config(model_type, os.environ.get("REALFIX_IMPLEMENTATIONS", "defaults"))
     torch.manual_seed(SEED)
     model = cls(config).eval()
     gen = torch.Generator().manual_seed(SEED + 1)
@@ -339,11 +344,12 @@ def zygote(tag: str, out_dir: str, timeout: float, model_types: list[str]) -> No
 
 
 def run_models(model_types: list[str], pkg_root: str | None, timeout: float, tmp: str, tag: str,
-               verbose: bool, flags: str = "") -> dict[str, dict]:
+               verbose: bool, flags: str = "", implementations: str = "defaults") -> dict[str, dict]:
     """Each model in its own forked process of one zygote (importing torch once)."""
     if not model_types:
         return {}
-    env = dict(os.environ, REALFIX_DYNAMO_FLAGS=flags, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+    env = dict(os.environ, REALFIX_DYNAMO_FLAGS=flags, REALFIX_IMPLEMENTATIONS=implementations,
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                TOKENIZERS_PARALLELISM="false",
                TRANSFORMERS_VERBOSITY="error")
     if pkg_root:
@@ -373,13 +379,15 @@ def _lines(res: dict | None) -> int | None:
     return len({(f, ln) for f, ln, *_ in res["breaks"]})
 
 
-def same_outputs(a: str, b: str) -> bool:
+def same_outputs(a: str, b: str) -> tuple[bool, bool]:
+    """(within ``assert_close``'s rule, bitwise equal) for two runs' eager and compiled outputs."""
     import torch
 
+    from dynalint.verify.outputs import compare, flatten
+
     x, y = torch.load(a), torch.load(b)
-    return all(
-        len(x[k]) == len(y[k]) and all(torch.equal(p, q) for p, q in zip(x[k], y[k])) for k in ("eager", "compiled")
-    )
+    diffs = [compare(flatten(y[k]), flatten(x[k])) for k in ("eager", "compiled")]
+    return all(d.equal for d in diffs), all(d.equal and d.bitwise for d in diffs)
 
 
 def _write_scan_summary(scan: str) -> None:
@@ -437,12 +445,17 @@ def main(argv: list[str] | None = None) -> int:
                                      "LM); default: every model of --kinds")
     ap.add_argument("--limit", type=int, default=0, help="at most N entries")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per model run")
-    ap.add_argument("--scan-dir", default=os.path.join(tempfile.gettempdir(), "dynalint-realfix-scan"),
-                    help="where the original runs are kept: an entry with a result there is not run again "
-                         "(delete the folder after upgrading the library); breaking.json lists those that break")
+    ap.add_argument("--scan-dir", default=None,
+                    help="where the original runs are kept (default: dynalint-realfix-scan[-eager] in the "
+                         "temporary folder): an entry with a result there is not run again (delete the folder "
+                         "after upgrading the library); breaking.json lists those that break")
     ap.add_argument("--scan-only", action="store_true", help="run the originals (the scan) and stop")
     ap.add_argument("--no-whatif", action="store_true",
                     help="skip the rerun of the original with Dynamo's capture settings")
+    ap.add_argument("--implementations", choices=("defaults", "eager"), default="defaults",
+                    help="attention and experts implementations: the library's defaults (as users get the "
+                         "models), or its own Python loops (`eager`; the what-if then reruns the originals "
+                         "with the defaults)")
     ap.add_argument("--fix-args", default="", help="extra arguments for `dynalint fix` (e.g. '--ignore DYN105')")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -460,11 +473,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         types = types[: args.limit]
     tmp = tempfile.mkdtemp(prefix="dynalint-realfix-")
-    scan = args.scan_dir
+    impl = args.implementations
+    scan = args.scan_dir or os.path.join(tempfile.gettempdir(),
+                                         "dynalint-realfix-scan" + ("-eager" if impl == "eager" else ""))
     os.makedirs(scan, exist_ok=True)
     t0 = time.time()
     done = {t for t in types if any(os.path.exists(os.path.join(scan, f"{t}.before.json{s}")) for s in ("", ".err"))}
-    run_models([t for t in types if t not in done], None, args.timeout, scan, "before", args.verbose)
+    run_models([t for t in types if t not in done], None, args.timeout, scan, "before", args.verbose,
+               implementations=impl)
     before: dict[str, dict] = {}
     for mt in types:
         res = _read(scan, mt, "before")
@@ -491,9 +507,12 @@ def main(argv: list[str] | None = None) -> int:
 
     whatif = {} if args.no_whatif else run_models(
         sorted(before), None, args.timeout, tmp, "flags", args.verbose,
-        flags="capture_scalar_outputs,capture_dynamic_output_shape_ops")
+        flags="capture_scalar_outputs,capture_dynamic_output_shape_ops", implementations=impl)
+    defaults = {} if args.no_whatif or impl == "defaults" else run_models(
+        sorted(before), None, args.timeout, tmp, "defaults", args.verbose)
     rows, lines_before, lines_after, fully, equal, gained, failed = [], 0, 0, 0, 0, [], []
-    afters = run_models(sorted(before), root, args.timeout, tmp, "after", args.verbose)
+    afters = run_models(sorted(before), root, args.timeout, tmp, "after", args.verbose, implementations=impl)
+    bitwise = 0
     for mt, res in sorted(before.items()):
         after = afters[mt]
         nb = len({(f, ln) for f, ln, *_ in res["breaks"]})
@@ -504,7 +523,8 @@ def main(argv: list[str] | None = None) -> int:
             lines_after += nb
             continue
         na = len({(f, ln) for f, ln, *_ in after["breaks"]})
-        eq = same_outputs(res["outputs"], after["outputs"])
+        eq, bits = same_outputs(res["outputs"], after["outputs"])
+        bitwise += bits
         lines_before += nb
         lines_after += na
         fully += na == 0
@@ -518,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"{'model':28} {'before':>6} {'after':>6} {'flags':>6}  outputs (fixed vs original)")
     for mt, nb, na, eq, err, nf in rows:
-        status = err or ("equal" if eq else "DIFFER")
+        status = err or ("close" if eq else "DIFFER")
         print(f"{mt:28} {nb:6} {'-' if na is None else na:>6} {'-' if nf is None else nf:>6}  {status}")
     n = len(before)
     removed = lines_before - lines_after
@@ -528,18 +548,26 @@ def main(argv: list[str] | None = None) -> int:
     print(f"break lines after        {lines_after}")
     print(f"removed                  {removed} ({100.0 * removed / max(lines_before, 1):.0f}%)")
     print(f"models fully fixed       {fully}/{n} ({100.0 * fully / max(n, 1):.0f}%)")
-    print(f"outputs equal            {equal}/{n - len(failed)}")
+    print(f"outputs within assert_close {equal}/{n - len(failed)} (bitwise equal {bitwise})")
     print(f"models gaining a break   {len(gained)} {' '.join(gained)}")
     if whatif:
         ok = [r for r in rows if r[5] is not None]
         nf = sum(r[5] for r in ok)
         nb_ok = sum(r[1] for r in ok)
         same = sum(1 for mt in before if "error" not in whatif.get(mt, {"error": 1})
-                   and same_outputs(before[mt]["outputs"], whatif[mt]["outputs"]))
+                   and same_outputs(before[mt]["outputs"], whatif[mt]["outputs"])[0])
         print(f"with capture flags       {nb_ok} -> {nf} break lines on {len(ok)} models "
               f"({100.0 * (nb_ok - nf) / max(nb_ok, 1):.0f}% removed), {sum(r[5] == 0 for r in ok)} break-free, "
               f"outputs equal {same}/{len(ok)} (original code, capture_scalar_outputs + "
               f"capture_dynamic_output_shape_ops)")
+    if defaults:
+        ok = {mt: r for mt, r in defaults.items() if "error" not in r}
+        nd = sum(_lines(r) for r in ok.values())
+        nb_ok = sum(_lines(before[mt]) for mt in ok)
+        close = sum(same_outputs(before[mt]["outputs"], r["outputs"])[0] for mt, r in ok.items())
+        print(f"with library defaults    {nb_ok} -> {nd} break lines on {len(ok)} models, "
+              f"{sum(_lines(r) == 0 for r in ok.values())} break-free, outputs within assert_close "
+              f"{close}/{len(ok)} (original code, the library's default attention and experts implementations)")
     print()
     print_inventory(before, afters)
     if failed:

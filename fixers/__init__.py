@@ -10,11 +10,13 @@ FIXER_MODULES = (
     "masked_loss",
     "masked_elementwise_loss",
     "masked_reduction",
+    "last_true_pooling",
     "defer_logging",
+    "skip_logging_while_compiling",
     "async_assert",
     "check_in_graph",
     "hoist_decision",
-    "state_to_buffer",
+    "python_state_to_buffer",
     "global_to_tensor",
     "env_read_once",
 )
@@ -27,7 +29,7 @@ FIXER_MODULES = (
 PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
     "DYN102": ("check-in-graph", "keep-tensor"),
-    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction"),
+    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling"),
 }
 

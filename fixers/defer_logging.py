@@ -21,35 +21,18 @@ included), and calls marked ``# noqa`` there; a call deferred past an op that ra
 is lost); in a module of torch's own package the added line runs while torch
 is still being imported (a circular import); a printed tensor that requires
 grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
-
-``logger.info(...)``-style methods of a ``logging.Logger`` cannot be reordered
-on torch 2.13, nor can the functions above when an argument is something else
-(``warnings.warn(msg, DeprecationWarning)``).  The only local rewrite is to
-skip them while compiling:
-``if not torch.compiler.is_compiling(): logger.info(...)``.  Refused inside a
-branch on a tensor (``if torch.isnan(x).any(): logger.warning(...)``): the branch
-breaks the graph before the call is reached, so the guard would remove no break.
-Unsafe: the message is then never emitted from compiled code.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.events import CallEvent, ConditionEvent
-
+from dynalint.analysis.events import CallEvent
+from dynalint.analysis.logging_calls import REORDERABLE_CALLS, reorderable_arguments
 from dynalint.analysis.syntax import root_name, walk
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import use_torch
 from dynalint.noqa import NoqaMap
 from dynalint.positions import node_ranges
-from dynalint.rules.unsupported_calls import _LOGGER_METHODS, _LOGGING_FUNCTIONS, _is_logger, reorderable_arguments
-
-_REORDERABLE = {"builtins.print", "warnings.warn"} | {f"logging.{f}" for f in _LOGGING_FUNCTIONS}
-_GUARDABLE = {"sys.stdout.write", "sys.stderr.write"}
-
-
-def _call_event(finding, ctx):
-    return ctx.event(finding.node, CallEvent)
 
 
 @register
@@ -113,9 +96,9 @@ class DeferLogging(Fixer):
         if not isinstance(call, cst.Call):
             return None
         q = _qualname(call, ctx)
-        if q not in _REORDERABLE:
+        if q not in REORDERABLE_CALLS:
             return None
-        ev = _call_event(finding, ctx)
+        ev = ctx.event(finding.node, CallEvent)
         if ev is None or not reorderable_arguments(ev):
             return None  # Dynamo would refuse to reorder it
         marked = _noqa_call_of(q, ctx)
@@ -177,85 +160,4 @@ def _updated_later(call: cst.Call, ctx) -> str | None:
         if isinstance(n, cst.AssignTarget) and isinstance(n.target, (cst.Subscript, cst.Attribute)) \
                 and root_name(n.target) in read:
             return root_name(n.target)
-    return None
-
-
-@register
-class SkipLoggingWhileCompiling(Fixer):
-    name = "skip-logging-while-compiling"
-    codes = ("DYN105",)
-    safety = "unsafe"
-    summary = "Guard `logger.*` calls with `if not torch.compiler.is_compiling():` (the message is lost under compile)."
-    reasoning = __doc__ or ""
-    EXAMPLES = [
-        FixExample(
-            before="""
-                import logging
-
-                import torch
-
-                logger = logging.getLogger(__name__)
-
-                @torch.compile
-                def encode(x):
-                    h = torch.tanh(x)
-                    logger.info("encoded %s", tuple(h.shape))
-                    return h * 2
-            """,
-            after="""
-                import logging
-
-                import torch
-
-                logger = logging.getLogger(__name__)
-
-                @torch.compile
-                def encode(x):
-                    h = torch.tanh(x)
-                    if not torch.compiler.is_compiling():
-                        logger.info("encoded %s", tuple(h.shape))
-                    return h * 2
-            """,
-        ),
-    ]
-
-    def plan(self, finding, ctx) -> FixPlan | None:
-        call = finding.node
-        stmt = finding.statement
-        if not (isinstance(call, cst.Call) and isinstance(stmt, cst.Expr) and stmt.value is call):
-            return None
-        ev = _call_event(finding, ctx)
-        if ev is None:
-            return None
-        is_logger = ev.method in _LOGGER_METHODS and _is_logger(ev.receiver)
-        not_deferrable = ev.qualname in _REORDERABLE and not reorderable_arguments(ev)
-        if not (is_logger or not_deferrable or ev.qualname in _GUARDABLE):
-            return None
-        line = ctx.statement_line(stmt)
-        if not isinstance(line, cst.SimpleStatementLine):
-            return None
-        branch = _tensor_branch_around(line, ctx)
-        if branch is not None:
-            raise Refused(f"the call is inside a branch on a tensor (`{branch}`), which breaks the graph before "
-                          "the call is reached: guarding the call removes no break (fix the branch first)")
-        plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
-                       "from compiled code)", "unsafe")
-        torch = use_torch(plan, ctx, finding.node)
-        guarded = cst.If(
-            test=cst.parse_expression(f"not {torch}.compiler.is_compiling()"),
-            body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]),
-            leading_lines=line.leading_lines,
-        )
-        return plan.replace(line, guarded)
-
-
-def _tensor_branch_around(node: cst.CSTNode, ctx) -> str | None:
-    """The test of an enclosing ``if``/``while`` of the function that the analysis found to be a tensor."""
-    cur = ctx.parent(node)
-    while cur is not None and not isinstance(cur, cst.FunctionDef):
-        if isinstance(cur, (cst.If, cst.While)):
-            ev = ctx.event(cur.test, ConditionEvent)
-            if ev is not None and ev.value is not None and ev.value.is_tensor:
-                return ctx.code(cur.test).strip()
-        cur = ctx.parent(cur)
     return None

@@ -1,20 +1,11 @@
 """Reading settings from ``pyproject.toml`` (``[tool.dynalint]``) or ``setup.cfg`` (``[dynalint]``).
 
-Keys (kebab-case; snake_case is accepted too)::
+The keys, what they take and what they do are the table of :mod:`dynalint.options` (the README's
+configuration example is generated from it)::
 
     [tool.dynalint]
-    select = ["DYN1", "DYN201"]          # codes or prefixes; default: everything
-    ignore = ["DYN105"]
-    extend-select = []                    # added to select
-    per-file-ignores = {"tests/*" = ["DYN1"]}
-    scope = "auto"                        # auto | compiled | all
-    target-torch = "2.13"                 # default: the installed torch, else 2.13
-    capture-scalar-outputs = false        # mirror torch._dynamo.config
-    capture-dynamic-output-shape-ops = false
-    reorderable-logging-functions = ["print"]
-    exclude = ["third_party/*"]           # on top of VCS folders, virtual environments, caches, builds
-    respect-gitignore = true              # skip what git ignores
-    entry-points = ["*.train_step"]       # qualified names (globs) analysed as compiled entry points
+    select = ["DYN1", "DYN201"]
+    target-torch = "2.13"
 
 Path patterns (``exclude``, ``per-file-ignores``) are resolved like ruff's: a pattern without a
 ``/`` matches a file or folder name anywhere; one with a ``/`` is anchored at the directory of the
@@ -26,23 +17,19 @@ configuration file (the project root), whatever directory dynalint runs from.
 from __future__ import annotations
 
 import configparser
-import functools
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
+from dynalint.options import OPTIONS, ConfigError, find, unknown_key_message
 from dynalint.path_globs import escape, glob_match
-from dynalint.settings import KNOWN_TORCH, Scope, Settings, default_settings, parse_version
+from dynalint.settings import Settings, default_settings
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-
-
-class ConfigError(Exception):
-    """A configuration file or option that cannot be used (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -52,123 +39,30 @@ class ConfigSource:
     values: dict[str, Any]
 
 
-def _as_list(key: str, value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        items = [v.strip() for v in value.replace("\n", ",").split(",")]
-        return tuple(v for v in items if v)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return tuple(v.strip() for v in value if v.strip())
-    raise ConfigError(f"{key}: expected a list of strings, got {value!r}")
-
-
-def _as_bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    raise ConfigError(f"{key}: expected true or false, got {value!r}")
-
-
-@functools.lru_cache(maxsize=1)
-def known_codes() -> tuple[str, ...]:
-    from dynalint.rules.base import all_codes
-
-    return tuple(r.code for r in all_codes())
-
-
-def _as_codes(key: str, value: Any) -> tuple[str, ...]:
-    """Codes or prefixes, each of which must select at least one rule (a typo is an error, not a no-op)."""
-    codes = tuple(c.upper() for c in _as_list(key, value))
-    known = known_codes()
-    for c in codes:
-        if not c.startswith("DYN") or not c[3:].isdigit() and c != "DYN":
-            raise ConfigError(f"{key}: {c!r} is not a dynalint code or prefix (like DYN101 or DYN1)")
-        if not any(k.startswith(c) for k in known):
-            raise ConfigError(f"{key}: unknown rule code {c!r} (`dynalint rules` lists them)")
-    return codes
-
-
-def _as_scope(key: str, value: Any) -> Scope:
-    try:
-        return Scope(str(value).strip().lower())
-    except ValueError:
-        raise ConfigError(f"{key}: expected one of {', '.join(s.value for s in Scope)}, got {value!r}") from None
-
-
-def _as_version(key: str, value: Any):
-    if isinstance(value, float):  # TOML reads 2.10 as the number 2.1
-        raise ConfigError(f"{key}: write the version as a string, e.g. \"2.10\" (unquoted, TOML reads it "
-                          f"as the number {value!r})")
-    if not isinstance(value, str):
-        raise ConfigError(f"{key}: expected a torch version string like \"2.13\", got {value!r}")
-    try:
-        version = parse_version(str(value))
-    except ValueError:
-        raise ConfigError(f"{key}: expected a torch version like \"2.13\", got {value!r}") from None
-    if version not in KNOWN_TORCH:
-        first, last = KNOWN_TORCH[0], KNOWN_TORCH[-1]
-        raise ConfigError(f"{key}: unknown torch version {value!r} (dynalint knows {first[0]}.{first[1]} "
-                          f"to {last[0]}.{last[1]})")
-    return version
-
-
-def _as_per_file(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if isinstance(value, str):  # setup.cfg: "pattern: CODE, CODE" lines
-        out = []
-        for line in value.splitlines():
-            if not line.strip():
-                continue
-            if ":" not in line:
-                raise ConfigError(f"{key}: expected 'pattern: CODES' lines, got {line.strip()!r}")
-            pat, codes = line.split(":", 1)
-            out.append((pat.strip(), _as_codes(key, codes)))
-        return tuple(out)
-    if isinstance(value, dict):
-        return tuple((str(k), _as_codes(key, v)) for k, v in value.items())
-    raise ConfigError(f"{key}: expected a table of glob pattern -> codes")
-
-
-_KEYS: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
-    "select": ("select", _as_codes),
-    "ignore": ("ignore", _as_codes),
-    "extend-select": ("extend_select", _as_codes),
-    "extend-ignore": ("extend_ignore", _as_codes),
-    "per-file-ignores": ("per_file_ignores", _as_per_file),
-    "scope": ("scope", _as_scope),
-    "target-torch": ("target_torch", _as_version),
-    "capture-scalar-outputs": ("capture_scalar_outputs", _as_bool),
-    "capture-dynamic-output-shape-ops": ("capture_dynamic_output_shape_ops", _as_bool),
-    "reorderable-logging-functions": ("reorderable_logging_functions", _as_list),
-    "exclude": ("exclude", _as_list),
-    "respect-gitignore": ("respect_gitignore", _as_bool),
-    "entry-points": ("entry_points", _as_list),
-}
-
-
 def parse_options(values: dict[str, Any], where: str) -> dict[str, Any]:
-    """Validate raw option values; returns Settings field -> value (plus extend_* keys)."""
+    """Validate raw option values (keys of :data:`dynalint.options.OPTIONS`); returns Settings field ->
+    value (plus ``extend_*`` keys)."""
     out: dict[str, Any] = {}
     for raw_key, raw in values.items():
-        key = raw_key.replace("_", "-").lower()
-        if key not in _KEYS:
-            known = ", ".join(sorted(_KEYS))
-            raise ConfigError(f"{where}: unknown option {raw_key!r} (known: {known})")
-        field_name, convert = _KEYS[key]
+        option = find(raw_key)
+        if option is None:
+            raise ConfigError(f"{where}: {unknown_key_message(raw_key)}")
         try:
-            out[field_name] = convert(key, raw)
+            out[option.dest] = option.parse(option.key, raw)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     return out
 
 
 def apply(settings: Settings, options: dict[str, Any]) -> Settings:
+    """``settings`` with the parsed options set; an ``extend-*`` option adds to the value its field has
+    once the others are set."""
     options = dict(options)
-    extend_select = options.pop("extend_select", ())
-    extend_ignore = options.pop("extend_ignore", ())
+    extensions = {o.field: options.pop(o.dest) for o in OPTIONS if o.extends and o.dest in options}
     settings = settings.with_changes(**options)
-    if extend_select or extend_ignore:
-        settings = settings.with_changes(select=settings.select + tuple(extend_select),
-                                         ignore=settings.ignore + tuple(extend_ignore))
+    if extensions:
+        settings = settings.with_changes(**{name: getattr(settings, name) + tuple(extra)
+                                            for name, extra in extensions.items()})
     return settings
 
 
@@ -238,10 +132,10 @@ def overrides_from_args(args: Any) -> dict[str, Any]:
     """Command-line values of the configuration keys (an argparse namespace: ``--target-torch`` is
     ``args.target_torch``); options the command line does not set are left out."""
     out: dict[str, Any] = {}
-    for key in _KEYS:
-        value = getattr(args, key.replace("-", "_"), None)
+    for option in OPTIONS:
+        value = getattr(args, option.dest, None)
         if value is not None:
-            out[key] = value
+            out[option.key] = value
     return out
 
 
@@ -263,8 +157,9 @@ def path_matches(path: str, pattern: str, root: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Project:
-    """Resolved settings: the configuration file (if any), its directory and the settings for each file."""
+class Configuration:
+    """The resolved configuration of a run: the configuration file (if any), the directory that anchors
+    its path patterns, and the settings for each file."""
 
     settings: Settings
     root: str
@@ -298,32 +193,12 @@ class Project:
         """The resolved settings as TOML-like lines (``--show-settings``)."""
         lines = [f"# configuration: {self.source.path} {self.source.section}" if self.source else
                  "# configuration: none found (defaults)", f"# project root: {self.root}"]
-        for key, (field_name, _) in _KEYS.items():
-            if key.startswith("extend-"):
-                continue
-            value = getattr(self.settings, field_name)
-            if key == "per-file-ignores":
-                shown = "{" + ", ".join(f'"{k}" = {_toml_value(v)}' for k, v in value) + "}"
-            else:
-                shown = _toml_value(value)
-            lines.append(f"{key} = {shown}")
+        lines += [f"{o.key} = {o.show(getattr(self.settings, o.field))}" for o in OPTIONS if not o.extends]
         return "\n".join(lines) + "\n"
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Scope):
-        return f'"{value.value}"'
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return f'"{value[0]}.{value[1]}"'
-    if isinstance(value, tuple):
-        return "[" + ", ".join(f'"{v}"' for v in value) + "]"
-    return repr(value)
-
-
 def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[str, Any] | None = None,
-            cwd: str | None = None) -> Project:
+            cwd: str | None = None) -> Configuration:
     """Default settings, updated by the configuration file (``config``, else the nearest one above the
     paths), then by ``overrides`` (the command line).  Raises :class:`ConfigError`."""
     settings = default_settings()
@@ -345,15 +220,15 @@ def resolve(paths: list[str], *, config: str | None = None, overrides: Mapping[s
                                        for p in options["exclude"])
         settings = apply(settings, options)
     root = os.path.dirname(os.path.abspath(source.path)) if source is not None else os.path.abspath(cwd or os.getcwd())
-    return Project(settings, root, source)
+    return Configuration(settings, root, source)
 
 
-def resolve_args(args: Any, paths: list[str]) -> Project:
-    """:func:`resolve` for a parsed command line (``--config`` and the options of :data:`_KEYS`)."""
+def resolve_args(args: Any, paths: list[str]) -> Configuration:
+    """:func:`resolve` for a parsed command line (``--config`` and the options of :data:`dynalint.options.OPTIONS`)."""
     return resolve(paths, config=getattr(args, "config", None), overrides=overrides_from_args(args))
 
 
 def load_settings(paths: list[str], config_path: str | None = None) -> tuple[Settings, ConfigSource | None]:
     """Default settings updated by the configuration file (explicit, or found from the paths)."""
-    project = resolve(paths, config=config_path)
-    return project.settings, project.source
+    resolved = resolve(paths, config=config_path)
+    return resolved.settings, resolved.source

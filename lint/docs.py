@@ -15,6 +15,7 @@ import textwrap
 from typing import Sequence
 
 from dynalint.fixers.base import Fixer, fixers_for
+from dynalint.options import BY_KEY
 from dynalint.rules.base import Example, Rule, all_codes
 
 #: Where the rendered reference is published; rule links are anchors in it.
@@ -113,18 +114,13 @@ def fixer_section(fixer: type[Fixer], level: int = 4, *, summary: bool = True) -
     return "\n".join(lines).rstrip() + "\n"
 
 
-#: What each configuration key does, for the rules' "Options" sections.
-OPTION_DOCS = {
-    "capture-scalar-outputs": "mirrors `torch._dynamo.config.capture_scalar_outputs`: `.item()` and friends "
-                              "stay in the graph (as symbolic values), so what breaks moves to their uses",
-    "capture-dynamic-output-shape-ops": "mirrors `torch._dynamo.config.capture_dynamic_output_shape_ops`: "
-                                        "`nonzero`, boolean masks and friends stay in the graph",
-    "reorderable-logging-functions": "calls Dynamo is told to defer "
-                                     "(`torch._dynamo.config.reorderable_logging_functions`) are not reported",
-    "target-torch": "the torch version predicted for: what breaks changes between releases",
-}
-
 _HEADINGS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "Options")
+
+
+def option_doc(key: str) -> str:
+    """What a configuration key does, for the rules' "Options" sections (from the option table)."""
+    option = BY_KEY[key]
+    return option.doc or option.help
 
 
 def rule_section(rule: type[Rule], level: int = 2) -> str:
@@ -151,7 +147,7 @@ def rule_section(rule: type[Rule], level: int = 2) -> str:
                   f"`# noqa: {rule.code}`." if not rule.code.startswith("DYN0") else "No automatic fix.", ""]
     lines += [f"{h} Options", ""]
     if rule.options:
-        lines += [f"- `{key}`: {OPTION_DOCS.get(key, '')}" for key in rule.options] + [""]
+        lines += [f"- `{key}`: {option_doc(key)}" for key in rule.options] + [""]
     else:
         lines += ["None beyond selection (`select`, `ignore`, `per-file-ignores`)" +
                   (" and `scope`." if rule.kind in _KIND_WORDS else "."), ""]

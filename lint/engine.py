@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import libcst as cst
 
 from dynalint.analysis.program import Program
-from dynalint.analysis.project import Project
+from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
 from dynalint.positions import Range, node_ranges, ranges_within
@@ -65,7 +65,7 @@ class Analysis:
 
 
 def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
-            project: Project | None = None, entries: dict[str, dict[str, Any]] | None = None,
+            project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
             statements: bool = False) -> Analysis:
     """Parse, analyse and run the enabled rules on one file's text.
 
@@ -78,7 +78,7 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
         return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
 
 
-def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: Project | None,
+def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: SourceIndex | None,
              entries: dict[str, dict[str, Any]] | None, statements: bool = False) -> Analysis:
     result = Analysis(settings)
     cached = project.cached_index(path, source) if project is not None else None
@@ -117,7 +117,7 @@ def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
 
 
 def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
-              project: Project | None, entries: dict[str, dict[str, Any]] | None = None,
+              project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None = None,
               statements: bool = False) -> Analysis:
     """The rules' diagnostics on a parsed module."""
     result = Analysis(settings)

@@ -5,7 +5,7 @@ import os
 import stat
 from typing import Iterable, Iterator
 
-from dynalint.config import Project
+from dynalint.config import Configuration
 from dynalint.globs import Pattern, parse_lines, verdict
 
 #: Directory names never descended into.
@@ -169,7 +169,7 @@ def _display(path: str) -> str:
     return os.path.normpath(path) if path.startswith("." + os.sep) else path
 
 
-def iter_python_files(paths: Iterable[str], project: Project, *, force_exclude: bool = False) -> Iterator[str]:
+def iter_python_files(paths: Iterable[str], config: Configuration, *, force_exclude: bool = False) -> Iterator[str]:
     """Python files under ``paths``.
 
     Directories are walked recursively in a stable order, skipping VCS folders, virtual environments,
@@ -178,10 +178,10 @@ def iter_python_files(paths: Iterable[str], project: Project, *, force_exclude: 
     explicitly are always yielded (a named pipe or a device too: reading reports it), unless
     ``force_exclude`` (for tools such as pre-commit, which pass every file by name).
     """
-    gitignore = GitIgnore() if project.settings.respect_gitignore else None
+    gitignore = GitIgnore() if config.settings.respect_gitignore else None
 
     def skipped(path: str) -> bool:
-        return project.excluded(path) or (gitignore is not None and gitignore.ignored(path))
+        return config.excluded(path) or (gitignore is not None and gitignore.ignored(path))
 
     seen: set[str] = set()
     for root in paths:
@@ -192,7 +192,7 @@ def iter_python_files(paths: Iterable[str], project: Project, *, force_exclude: 
                 seen.add(root)
                 yield root
             continue
-        if skipped(root) and os.path.abspath(root) != project.root:
+        if skipped(root) and os.path.abspath(root) != config.root:
             continue
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from dynalint import __version__
-from dynalint.analysis.project import Project as SourceProject
+from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.project import content_hash, join_encoded
 from dynalint.cache_entry import read_sealed, seal, valid_entry
-from dynalint.config import Project
+from dynalint.config import Configuration
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, io_error
 from dynalint.notebooks import NotebookError, decode_file, is_notebook
@@ -28,7 +28,7 @@ from dynalint.source import Collections, read_bytes
 def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
     """Settings with the per-file ignores that match ``path`` applied (patterns anchored at ``root``,
     the configuration file's directory; default: the current directory)."""
-    return Project(settings, os.path.abspath(root or os.getcwd())).settings_for(path)
+    return Configuration(settings, os.path.abspath(root or os.getcwd())).settings_for(path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -166,7 +166,7 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def modules_digest(project: SourceProject) -> str:
+def modules_digest(project: SourceIndex) -> str:
     """A digest of the checked modules (name and resolved path of each): an analysis resolves imports
     among them, so adding or removing a checked file invalidates the entries."""
     h = hashlib.sha256()
@@ -213,18 +213,18 @@ class _Outcome:
     outgoing: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
-_WORKER_PROJECT: SourceProject | None = None
+_WORKER_PROJECT: SourceIndex | None = None
 """The project index of a worker process of the pool (built once per process by its initializer)."""
 
 
 def init_worker(paths: list[str]) -> None:
     """Pool initializer: the index of the project's files, for every job this process runs."""
     global _WORKER_PROJECT
-    _WORKER_PROJECT = SourceProject(paths)
+    _WORKER_PROJECT = SourceIndex(paths)
     _WORKER_COLLECTIONS.start()
 
 
-def worker_index() -> SourceProject | None:
+def worker_index() -> SourceIndex | None:
     """The index :func:`init_worker` built in this worker process."""
     return _WORKER_PROJECT
 
@@ -239,7 +239,7 @@ def _check_in_worker(job: _Job) -> _Outcome:
 _WORKER_COLLECTIONS = Collections()
 
 
-def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
+def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
     """Read, look up the cache, check (with ``project`` as the index of the other files). Never raises."""
     path, settings = job.path, job.settings
     data = job.data
@@ -277,7 +277,7 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
     return _Outcome(FileResult(path, diagnostics), outgoing)
 
 
-def _analyse(source: str, path: str, settings: Settings, project: SourceProject | None,
+def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | None,
              entries: dict[str, dict[str, Any]], with_fixes: bool
              ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
     """Diagnostics of one file of the project (with their fixes when asked), and the entries its
@@ -311,7 +311,7 @@ MAX_ROUNDS = 4
 """Rounds of the project pass: a function reached from another file may reach a third one."""
 
 
-def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int = 1,
+def check_files(paths: Iterable[str], settings: Settings | Configuration, *, jobs: int = 1,
                 cache_dir: str | None = None, with_fixes: bool = False,
                 stdin: tuple[str, bytes] | None = None) -> Iterator[FileResult]:
     """Check exactly these files as one project; results in the order of ``paths``.  ``with_fixes``:
@@ -319,7 +319,7 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
     input, checked first (alone: it is no file of the project).  (:class:`dynalint.session.Session`
     adds the files of the project around them.)
     """
-    config = settings if isinstance(settings, Project) else Project(settings, os.getcwd())
+    config = settings if isinstance(settings, Configuration) else Configuration(settings, os.getcwd())
     if stdin is not None:
         job = _Job(stdin[0], config.settings_for(stdin[0]), None, with_fixes=with_fixes, data=stdin[1])
         yield _check_one(job).result
@@ -332,9 +332,9 @@ def check_files(paths: Iterable[str], settings: Settings | Project, *, jobs: int
         yield outcomes[p].result
 
 
-def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir: str | None = None,
+def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  with_fixes: Iterable[str] = (), index: list[str] | None = None,
-                 project: SourceProject | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
+                 project: SourceIndex | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
     (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
     ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes; ``project``: the index
@@ -351,7 +351,7 @@ def project_pass(paths: list[str], config: Project, *, jobs: int = 1, cache_dir:
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
-    project = project if project is not None else SourceProject(index)
+    project = project if project is not None else SourceIndex(index)
     pooled = workers > 1 and len(paths) >= MIN_FILES_FOR_POOL
     with worker_pool(workers, init_worker, (index,)) if pooled else contextlib.nullcontext() as pool:
         # modules that others import first: their trees are still loaded when their importers

@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from dynalint.codes import OPT_IN_CODES
+
 CACHE_DIR_NAME = ".dynalint_cache"
 """Where results are cached, in the configuration root (unless ``--cache-dir``)."""
 
@@ -39,8 +41,6 @@ KNOWN_TORCH = tuple((2, minor) for minor in range(CALIBRATED_TORCH[1] + 1))
 
 Version = tuple[int, int]
 
-#: Codes reported only when selected by their full code (a prefix such as ``DYN`` does not select them).
-OPT_IN_CODES = frozenset({"DYN003"})
 
 
 def parse_version(text: str) -> Version:
@@ -61,6 +61,9 @@ def installed_torch_version() -> Version | None:
 
 @dataclass(frozen=True)
 class Settings:
+    """The value of each option: one field per entry of :data:`dynalint.options.OPTIONS`, which reads,
+    checks and documents it; the defaults are the fields' defaults."""
+
     select: tuple[str, ...] = ("DYN",)
     ignore: tuple[str, ...] = ()
     scope: Scope = Scope.AUTO

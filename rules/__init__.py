@@ -1,16 +1,22 @@
-"""The rules, one module per family.  Importing :func:`load` registers them all."""
+"""The rules, one module per rule named after it (``scalar_crosses_break`` holds DYN204).  Importing
+:func:`load` registers them all."""
 from __future__ import annotations
 
 import importlib
 
 RULE_MODULES = (
     "engine_codes",
-    "conditions",
-    "scalars",
-    "loops",
-    "dynamic_shapes",
-    "unsupported_calls",
-    "guards",
+    "tensor_condition",
+    "scalar_extraction",
+    "data_dependent_loop",
+    "data_dependent_shape",
+    "untraceable_call",
+    "mutable_global_read",
+    "environment_read",
+    "python_attribute_mutation",
+    "scalar_crosses_break",
+    "python_attribute_set_outside",
+    "python_argument_varies",
 )
 
 

@@ -109,12 +109,12 @@ def test_exclude_pattern_forms(tmp_path, capsys, monkeypatch, pattern):
 
 
 def test_every_configuration_key_is_a_command_line_option_or_file_only():
-    from dynalint.config import _KEYS
+    from dynalint.options import OPTIONS
 
     check = build_parser()._subparsers._group_actions[0].choices["check"]
     flags = {s for a in check._actions for s in a.option_strings}
     file_only = {"per-file-ignores", "reorderable-logging-functions"}
-    assert {k for k in _KEYS if f"--{k}" not in flags} == file_only
+    assert {o.key for o in OPTIONS if f"--{o.key}" not in flags} == file_only
 
 
 # -- output ---------------------------------------------------------------------------------------

@@ -37,6 +37,13 @@ def test_fixer_is_documented(fixer):
     assert fixer.safety in ("safe", "unsafe") and fixer.codes
 
 
+@pytest.mark.parametrize("fixer", all_fixers(), ids=lambda f: f.name)
+def test_fixer_lives_in_a_module_named_after_it(fixer):
+    """``dynalint.fixers.keep_tensor.KeepTensor`` is the fixer `keep-tensor`."""
+    assert fixer.__module__ == "dynalint.fixers." + fixer.name.replace("-", "_")
+    assert fixer.__name__ == "".join(part.capitalize() for part in fixer.name.split("-"))
+
+
 @requires_torch
 @pytest.mark.parametrize("fixer, example", CASES)
 def test_rewrite_keeps_outputs_and_removes_breaks(fixer, example, tmp_path):

@@ -200,7 +200,7 @@ def test_global_to_tensor_refused_where_the_global_is_a_python_value():
         assert "torch.tensor(" not in result.source and "DYN201" in [d.code for d in result.remaining], code
 
 
-def test_state_to_buffer_only_for_modules():
+def test_python_state_to_buffer_only_for_modules():
     # with every function analysed, a plain object's counter is reported but has no register_buffer
     from dynalint.analysis.program import Scope
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from dynalint.config import Project, path_matches
+from dynalint.config import Configuration, path_matches
 from dynalint.files import iter_python_files
 from dynalint.path_globs import escape, glob_match
 from dynalint.settings import Settings
@@ -58,9 +58,9 @@ def test_per_file_ignores_and_exclude_use_the_globs(tmp_path):
     (tmp_path / "tests" / "unit").mkdir(parents=True)
     for rel in ("tests/top.py", "tests/unit/deep.py", "main.py"):
         (tmp_path / rel).write_text("x = 1\n")
-    project = Project(Settings(exclude=("tests/*.py",)), str(tmp_path))
-    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], project)}
+    config = Configuration(Settings(exclude=("tests/*.py",)), str(tmp_path))
+    found = {os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path)], config)}
     assert found == {"main.py", os.path.join("tests", "unit", "deep.py")}
-    project = Project(Settings(per_file_ignores=(("tests/**", ("DYN1",)),)), str(tmp_path))
-    assert "DYN1" in project.settings_for(str(tmp_path / "tests" / "unit" / "deep.py")).ignore
-    assert "DYN1" not in project.settings_for(str(tmp_path / "main.py")).ignore
+    config = Configuration(Settings(per_file_ignores=(("tests/**", ("DYN1",)),)), str(tmp_path))
+    assert "DYN1" in config.settings_for(str(tmp_path / "tests" / "unit" / "deep.py")).ignore
+    assert "DYN1" not in config.settings_for(str(tmp_path / "main.py")).ignore

@@ -6,24 +6,12 @@ from __future__ import annotations
 import ast
 import os
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = {"dynalint": "lint", "dynalint.rules": "rules", "dynalint.fixers": "fixers", "dynalint.verify": "verify"}
 LAYERS = ("source", "settings", "analysis", "rules", "fixers", "engine", "adapters")
-SETTINGS = {"dynalint.settings", "dynalint.config", "dynalint.files"}
+SETTINGS = {"dynalint.settings", "dynalint.options", "dynalint.config", "dynalint.files"}
 ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing", "dynalint.incremental"}
 ADAPTERS = {"dynalint.docs", "dynalint.__main__"}
-
-#: Upward edges still to be removed: the analysis decodes files with the engine's decoder (waiting for
-#: a module that reads and decodes source below everything), and the configuration validates codes
-#: against the rules' registry (waiting for a table of codes below the settings).
-KNOWN_UPWARD = {("dynalint.analysis.project", "dynalint.engine"), ("dynalint.config", "dynalint.rules.base")}
-#: Circles inside the analysis, still to be untied.
-KNOWN_CIRCLES = [
-    {"dynalint.analysis.custom_ops", "dynalint.analysis.module_index"},
-    {"dynalint.analysis.calls", "dynalint.analysis.interface", "dynalint.analysis.evaluator"},
-]
 
 
 def layer(module: str) -> str:
@@ -130,14 +118,6 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return out
 
 
-def _known(circle: set[str]) -> bool:
-    """A circle inside the analysis that contains one of the known ones, or one closed only by a known
-    upward edge."""
-    if all(m.startswith("dynalint.analysis") for m in circle):
-        return any(k & circle for k in KNOWN_CIRCLES)
-    return any(a in circle and b in circle for a, b in KNOWN_UPWARD)
-
-
 def test_the_graph_is_the_real_one():
     graph = import_graph()
     assert len(graph) > 80
@@ -149,17 +129,32 @@ def test_the_graph_is_the_real_one():
 def test_imports_go_down_the_layers():
     order = {name: i for i, name in enumerate(LAYERS)}
     upward = sorted((a, b) for a, targets in import_graph().items() for b in targets
-                    if order[layer(b)] > order[layer(a)] and (a, b) not in KNOWN_UPWARD)
+                    if order[layer(b)] > order[layer(a)])
     assert upward == [], "\n".join(f"{a} ({layer(a)}) imports {b} ({layer(b)})" for a, b in upward)
 
 
-def test_no_import_circles_outside_the_known_ones():
-    unknown = [sorted(c) for c in circles(import_graph()) if not _known(c)]
-    assert unknown == []
+def test_no_import_circles():
+    found = [sorted(c) for c in circles(import_graph())]
+    assert found == []
 
 
-@pytest.mark.xfail(reason="the circles inside the analysis and the known upward edges are still to be untied",
-                   strict=False)
-def test_no_import_circles_at_all():
-    assert circles(import_graph()) == []
-    assert not any(b in import_graph()[a] for a, b in KNOWN_UPWARD)
+#: what walks or rebuilds a syntax tree: the analysis does it once, rules read its events and breaks
+TREE_WALKERS = {"walk", "children", "parent_map", "simple_statements", "contains_exit", "CSTVisitor",
+                "CSTTransformer", "MatcherDecoratableVisitor", "visit", "findall", "extractall"}
+
+
+def test_rules_never_walk_the_tree():
+    walking = []
+    for module, path in modules().items():
+        if layer(module) != "rules":
+            continue
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                names = [node.attr]
+            walking += [(module, n) for n in names if n in TREE_WALKERS]
+    assert walking == []

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from dynalint.diagnostics import Diagnostic
-from dynalint.config import ConfigError, Project, resolve
+from dynalint.config import ConfigError, Configuration, resolve
 from dynalint.engine import read_source
 from dynalint.session import Session
 from dynalint.settings import Settings
@@ -95,7 +95,7 @@ def _session(refs: list[Ref], settings: Settings) -> Session:
     try:
         config = resolve([r.path for r in refs])
     except ConfigError:
-        config = Project(settings, os.getcwd())
+        config = Configuration(settings, os.getcwd())
     return Session(dataclasses.replace(config, settings=settings))
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
+from dynalint.options import dynamo_config
 from dynalint.settings import Settings
 from dynalint.verify.spec import MeasureSpec, usable_cores
 from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
@@ -90,10 +90,7 @@ def threads_per_job(options: Options) -> int:
 
 def make_spec(ref: Ref, variant: str, module_path: str, device: str, options: Options,
               settings: Settings, inputs: Ref | None, hook: Ref | None) -> MeasureSpec:
-    config: dict[str, Any] = {"capture_scalar_outputs": settings.capture_scalar_outputs,
-                              "capture_dynamic_output_shape_ops": settings.capture_dynamic_output_shape_ops}
-    if settings.reorderable_logging_functions:
-        config["reorderable_logging_functions"] = list(settings.reorderable_logging_functions)
+    config = dynamo_config(settings)
     return MeasureSpec(
         target=str(ref), module_path=os.path.abspath(module_path), name=ref.name,
         origin_path=os.path.abspath(ref.path),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import importlib
 import os
 import re
@@ -14,8 +15,9 @@ import sys
 from typing import Sequence, TextIO
 
 from dynalint import __version__
-from dynalint.config import ConfigError, Project, resolve_args
+from dynalint.config import ConfigError, Configuration, resolve_args
 from dynalint.diagnostics import Diagnostic
+from dynalint.options import add_arguments
 from dynalint.settings import CACHE_DIR_NAME
 from dynalint.files import iter_python_files
 from dynalint.adapters import console
@@ -31,15 +33,21 @@ class OutputError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    _argv: list[str] = []
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        self._argv = list(sys.argv[1:] if args is None else args)  # the error tip names the command used
+        return super().parse_args(args, namespace)
+
     def error(self, message: str) -> None:  # keep argparse's exit status 2, with a shorter message
         self.print_usage(sys.stderr)
-        hint = _suggestion(self, message)
+        hint = _suggestion(self, message, self._argv)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n" + (f"  tip: {hint}\n" if hint else ""))
 
 
-def _suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
-    """"did you mean --select?" for a mistyped option or command (as ruff suggests a similar argument)."""
-    commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+def _suggestion(parser: argparse.ArgumentParser, message: str, argv: Sequence[str] = ()) -> str | None:
+    """"did you mean --select?" for a mistyped option or command (as ruff suggests a similar argument);
+    for an option another command takes, which commands take it."""
     choice = re.search(r"invalid choice: '([^']*)'", message)
     if choice:
         known = [c for a in parser._actions if a.choices for c in a.choices]
@@ -48,40 +56,36 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
     unknown = re.match(r"unrecognized arguments: (.*)", message)
     if not unknown:
         return None
-    options = {o for a in parser._actions for o in a.option_strings}
-    for sub in commands:  # the options of every command: the error is raised by the top-level parser
-        for command in sub.choices.values():
-            options |= {o for a in command._actions for o in a.option_strings}
+    # the error is raised by the top-level parser: the options of the command used are looked up here
+    commands = {name: command for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+                for name, command in a.choices.items()}
+    used = next((w for w in argv if w in commands), None)
+
+    def options_of(p: argparse.ArgumentParser) -> set[str]:
+        return {o for a in p._actions for o in a.option_strings}
+
+    own = options_of(parser) | (options_of(commands[used]) if used else set())
+    if not used:
+        for command in commands.values():
+            own |= options_of(command)
     for word in unknown.group(1).split():
-        if word.startswith("--"):
-            close = difflib.get_close_matches(word.split("=")[0], sorted(options), n=1, cutoff=0.7)
-            if close:
-                return f"did you mean {close[0]}? (unknown option {word.split('=')[0]})"
+        if not word.startswith("--"):
+            continue
+        option = word.split("=")[0]
+        elsewhere = sorted(name for name, command in commands.items() if option in options_of(command))
+        if option not in own and elsewhere:
+            return f"{option} is an option of {', '.join(elsewhere)}, not of {used}"
+        close = difflib.get_close_matches(option, sorted(own), n=1, cutoff=0.7)
+        if close:
+            return f"did you mean {close[0]}? (unknown option {option})"
     return None
 
 
-def _common_options(p: argparse.ArgumentParser) -> None:
-    """The configuration keys a command line may override (config.py lists them all)."""
+def _common_options(p: argparse.ArgumentParser, command: str) -> None:
+    """``--config`` and the configuration keys ``command`` takes (the table of :mod:`dynalint.options`)."""
     g = p.add_argument_group("rule selection and Dynamo settings (override the configuration file)")
-    g.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report (DYN1,DYN201)")
-    g.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes not to report")
-    g.add_argument("--extend-select", metavar="CODES", help="codes added to the configured selection")
-    g.add_argument("--extend-ignore", metavar="CODES", help="codes added to the configured ignores")
-    g.add_argument("--scope", choices=("auto", "compiled", "all"),
-                   help="which functions count as compiled (default: auto)")
-    g.add_argument("--target-torch", metavar="VERSION",
-                   help="torch version to predict for (default: the installed torch, else 2.13)")
-    g.add_argument("--capture-scalar-outputs", action=argparse.BooleanOptionalAction, default=None,
-                   help="mirror torch._dynamo.config.capture_scalar_outputs")
-    g.add_argument("--capture-dynamic-output-shape-ops", action=argparse.BooleanOptionalAction, default=None,
-                   help="mirror torch._dynamo.config.capture_dynamic_output_shape_ops")
     g.add_argument("--config", metavar="FILE", help="pyproject.toml or setup.cfg to read settings from")
-    g.add_argument("--exclude", metavar="PATTERNS", help="comma-separated glob patterns of paths to skip")
-    g.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
-                   help="skip files git ignores (default: on)")
-    g.add_argument("--entry-points", metavar="PATTERNS",
-                   help="comma-separated globs of qualified names analysed as compiled entry points "
-                        "(e.g. '*.train_step')")
+    add_arguments(g, command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,15 +120,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply `exclude` patterns to files named on the command line too")
-    _common_options(check)
+    _common_options(check, "check")
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="show one rule's (or fixer's) documentation")
     rule.add_argument("code", help="rule code (DYN101), rule name (tensor-condition) or fixer name "
                                    "(masked-reduction)")
-    for module in EXTENSION_COMMANDS.values():
+    for name, module in EXTENSION_COMMANDS.items():
         try:
-            importlib.import_module(module).register(sub, _common_options)
+            importlib.import_module(module).register(sub, functools.partial(_common_options, command=name))
         except ModuleNotFoundError as exc:
             if exc.name != module:
                 raise
@@ -140,12 +144,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     paths = [p for p in args.paths if p != STDIN]
     stdin_path = (args.stdin_filename or STDIN) if STDIN in args.paths else None
     named = paths + ([stdin_path] if stdin_path not in (None, STDIN) else [])
-    project = resolve_args(args, named or ["."])
+    config = resolve_args(args, named or ["."])
     if args.show_settings:
-        sys.stdout.write(project.describe())
+        sys.stdout.write(config.describe())
         return EXIT_CLEAN
-    files = list(iter_python_files(paths, project, force_exclude=args.force_exclude))
-    if stdin_path is not None and args.force_exclude and stdin_path != STDIN and project.excluded(stdin_path):
+    files = list(iter_python_files(paths, config, force_exclude=args.force_exclude))
+    if stdin_path is not None and args.force_exclude and stdin_path != STDIN and config.excluded(stdin_path):
         stdin_path = None
     if args.show_files:
         for f in files + ([stdin_path] if stdin_path else []):
@@ -157,16 +161,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     _refuse_checked_output(args.output_file, files + ([stdin_path] if stdin_path not in (None, STDIN) else []))
     stdin = (stdin_path, console.read_stdin()) if stdin_path is not None else None
     fixed = 0
-    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(project.root, CACHE_DIR_NAME))
+    cache_dir = None if args.no_cache else (args.cache_dir or os.path.join(config.root, CACHE_DIR_NAME))
     if args.fix or args.add_noqa:
         if stdin is not None and args.fix:
-            return fix_stdin(args, project, stdin)
+            return fix_stdin(args, config, stdin)
         if args.fix:
-            fixed = _fix_files(args, project, files, jobs, cache_dir)
+            fixed = _fix_files(args, config, files, jobs, cache_dir)
     with_fixes = args.format == "json" or args.show_fixes
     diagnostics: list[Diagnostic] = []
     errors = 0
-    session = Session(project, jobs=jobs, cache_dir=cache_dir)
+    session = Session(config, jobs=jobs, cache_dir=cache_dir)
     for result in session.check(files, with_fixes=with_fixes, stdin=stdin):
         if result.error:
             errors += 1
@@ -244,15 +248,15 @@ def _silence_stdout() -> None:
         pass
 
 
-def _fix_files(args: argparse.Namespace, project: Project, files: list[str], jobs: int,
+def _fix_files(args: argparse.Namespace, config: Configuration, files: list[str], jobs: int,
                cache_dir: str | None) -> int:
     """``check --fix``: fix the files as ``dynalint fix`` does; returns how many fixes were applied."""
     from dynalint.adapters import fix_files
 
-    fix_jobs = [fix_files.Job(path=p, settings=project.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
+    fix_jobs = [fix_files.Job(path=p, settings=config.settings_for(p), unsafe=args.unsafe_fixes, diff=False,
                               verify=(), inputs=None, timeout=0.0) for p in files]
     total = 0
-    for outcome in fix_files.fix_outcomes(fix_jobs, project, jobs, cache_dir=cache_dir):
+    for outcome in fix_files.fix_outcomes(fix_jobs, config, jobs, cache_dir=cache_dir):
         if outcome.error is not None or outcome.result is None:
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)
             continue

@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 
 from dynalint.adapters.reporters import REPORTERS
-from dynalint.config import Project
+from dynalint.config import Configuration
 from dynalint.diagnostics import Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
@@ -43,7 +43,7 @@ def read_stdin() -> bytes:
     return data
 
 
-def fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, bytes]) -> int:
+def fix_stdin(args: argparse.Namespace, config: Configuration, stdin: tuple[str, bytes]) -> int:
     """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
     error (as ruff)."""
     from dynalint.engine import SourceError, decode_source
@@ -58,7 +58,7 @@ def fix_stdin(args: argparse.Namespace, project: Project, stdin: tuple[str, byte
     from dynalint.session import Session  # the engine: not for --version, lsp
     from dynalint.source import on_large_stack
 
-    result = on_large_stack(Session(project).fix_buffer, path, source, unsafe=args.unsafe_fixes)  # deep code
+    result = on_large_stack(Session(config).fix_buffer, path, source, unsafe=args.unsafe_fixes)  # deep code
     sys.stdout.write(result.source)
     sys.stdout.flush()
     if getattr(args, "show_remaining", True):

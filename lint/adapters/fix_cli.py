@@ -55,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
         from dynalint.adapters.console import fix_stdin, read_stdin
 
         name = args.stdin_filename or "-"
-        project = resolve_args(args, [name] if name != "-" else ["."])
-        return fix_stdin(args, project, (name, read_stdin()))
+        config = resolve_args(args, [name] if name != "-" else ["."])
+        return fix_stdin(args, config, (name, read_stdin()))
     from dynalint.adapters.fix_files import Job, fix_outcomes
     from dynalint.adapters.reporters import location
     from dynalint.files import iter_python_files
@@ -66,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
     if args.verify and not torch_available():
         print("dynalint: fix --verify needs torch (pip install torch), which is not installed here", file=sys.stderr)
         return EXIT_USAGE
-    project = resolve_args(args, args.paths)
-    files = list(iter_python_files(args.paths, project, force_exclude=args.force_exclude))
-    jobs = [Job(p, project.settings_for(p), args.unsafe_fixes, args.diff, tuple(args.verify),
+    config = resolve_args(args, args.paths)
+    files = list(iter_python_files(args.paths, config, force_exclude=args.force_exclude))
+    jobs = [Job(p, config.settings_for(p), args.unsafe_fixes, args.diff, tuple(args.verify),
                  tuple(args.inputs) if args.inputs else None, args.timeout,
                  tuple(args.before_call) if args.before_call else None, devices_of(args.device), args.mode)
             for p in files]
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.verify:
         workers = 1  # verification runs its own subprocesses
     failures = fixer_errors = changed_files = total_applied = remaining = unsafe_left = 0
-    for outcome in fix_outcomes(jobs, project, workers):
+    for outcome in fix_outcomes(jobs, config, workers):
         if outcome.error is not None:
             failures += 1
             print(f"{outcome.path}: error: {outcome.error}", file=sys.stderr)

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from dynalint.analysis.project import Project as SourceProject
+from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import fixers_for
@@ -47,7 +47,7 @@ class Checked:
     error: str | None = None
     """A configuration or internal error to show the user (once)."""
     analysis: Analysis | None = field(default=None, repr=False)
-    project: SourceProject | None = field(default=None, repr=False)
+    project: SourceIndex | None = field(default=None, repr=False)
     """The index of the other files the analysis resolved names through (its fixes use it too)."""
     entries: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     """What the compiled code of the other files hands this one (see :meth:`Session.entries`)."""
@@ -127,13 +127,13 @@ class Checked:
             self.fixed(safety == "unsafe")
 
 
-def project_of(session: Session, path: str) -> tuple[SourceProject, dict[str, dict[str, Any]]]:
+def project_of(session: Session, path: str) -> tuple[SourceIndex, dict[str, dict[str, Any]]]:
     """The index and the settled entries ``path`` is analysed with (the project on disk, the document's
     own file included until it is saved).  A file no other file imports gets no entries (only the
     compiled code of other files hands any), so the project is not analysed for it."""
     analysed, index = session.scope([path])
     entries = session.entries_for(path) if len(analysed) > 1 else {}
-    return SourceProject(index), entries
+    return SourceIndex(index), entries
 
 
 def check_document(version: int | None, text: str, path: str | None, shown: str, session: Session,
@@ -178,7 +178,7 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
                    entries=entries)
 
 
-def _key(settings: Settings, project: SourceProject | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
+def _key(settings: Settings, project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
     """What an analysis of a document reads besides its text: the settings, the entries the project hands
     it and the project's files as they are on disk."""
     files = tuple(_stamp(p) for p in project.paths.values()) if project is not None else ()

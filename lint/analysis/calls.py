@@ -25,7 +25,7 @@ from dynalint.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.evaluator import FunctionEvaluator
+    from dynalint.analysis.interface import EvaluatorView
 
 _BOOL_RESULT = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "eq",
                           "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
@@ -38,10 +38,12 @@ _KEEPS_DTYPE = frozenset({"to", "clone", "detach", "contiguous", "view", "reshap
                           "__getitem__", "tile", "cat", "stack", "where"})
 #: The qualname of the value ``Tensor.data_ptr()`` returns (an address: Dynamo cannot compare it).
 DATA_PTR = "torch.Tensor.data_ptr()"
+#: dict methods that leave the dict as it is
+_READING_DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
 
 
-def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
+def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     func = node.func
     receiver: Value | None = None
     method: str | None = None
@@ -50,6 +52,8 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
         method = func.attr.value
         if receiver.is_mapping:
             callee = None
+            if method not in _READING_DICT_METHODS:
+                ev.forget_entries(func.value)  # `d.update(...)`, `d.pop(k)`
         elif receiver.qualname is not None and receiver.kind in (Kind.UNKNOWN, Kind.PYTHON):
             callee = ev.attribute(receiver, method, func)
         elif receiver.cls is not None:
@@ -120,7 +124,7 @@ def evaluate_call(ev: "FunctionEvaluator", node: cst.Call) -> Value:
 # --------------------------------------------------------------------------- methods
 
 
-def method_call(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
+def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
                 node: cst.Call) -> Value:
     kind = recv.kind
     if kind is Kind.TENSOR:
@@ -180,7 +184,7 @@ def _mapping_method(recv: Value, name: str) -> Value:
     return UNKNOWN_VALUE
 
 
-def tensor_method(ev: "FunctionEvaluator", recv: Value, name: str, args: list[Value],
+def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value],
                   kwargs: dict[str, Value], node: cst.Call) -> Value:
     params = recv.params | merge_params(args) | merge_params(kwargs.values())
     weights = recv.from_weights and all(
@@ -244,7 +248,7 @@ def compile_state(q: str) -> Value | None:
     return None
 
 
-def external_call(ev: "FunctionEvaluator", q: str, args: list[Value], kwargs: dict[str, Value],
+def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[str, Value],
                   node: cst.Call) -> Value:
     if q.startswith("builtins."):
         return builtin_call(ev, q[len("builtins."):], args, kwargs, node)
@@ -286,7 +290,7 @@ _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "
                                "cpu", "cuda"})
 
 
-def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
+def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
                node: cst.Call) -> Value:
     module = q.rsplit(".", 1)[0]
     params = merge_params(args) | merge_params(kwargs.values())
@@ -354,7 +358,7 @@ def torch_call(ev: "FunctionEvaluator", q: str, last: str, args: list[Value], kw
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 
-def builtin_call(ev: "FunctionEvaluator", name: str, args: list[Value], kwargs: dict[str, Value],
+def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict[str, Value],
                  node: cst.Call) -> Value:
     first = args[0] if args else None
     if name == "len":

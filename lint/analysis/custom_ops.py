@@ -9,19 +9,37 @@ Dynamo runs to learn output shapes, asks for a fresh size: ``ctx.new_dynamic_siz
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Mapping, Protocol, Sequence
 
 import libcst as cst
 
 from dynalint.analysis.syntax import decorator_target, dotted_name, walk
 
-if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
-
 _DEFINE = frozenset({"torch.library.custom_op", "torch.library.triton_op", "torch._library.custom_ops.custom_op"})
 _REGISTER_FAKE = frozenset({"torch.library.register_fake", "torch.library.impl_abstract",
                             "torch.library.register_meta"})
 _FRESH_SIZE = frozenset({"new_dynamic_size", "create_unbacked_symint"})
+
+
+class _Function(Protocol):
+    """What this module reads and writes of a function of the index (it sits below the index)."""
+
+    node: cst.FunctionDef
+    custom_op: str | None
+
+
+class _Index(Protocol):
+    """What this module reads and writes of a module's index."""
+
+    dynamic_output_ops: set[str]
+
+    @property
+    def functions(self) -> Mapping[str, _Function]: ...
+
+    @property
+    def all_functions(self) -> Sequence[_Function]: ...
+
+    def resolve(self, dotted: str | None) -> str | None: ...
 
 
 def op_qualname(name: str) -> str | None:
@@ -40,12 +58,12 @@ def _string_arg(dec: cst.Decorator) -> str | None:
     return None
 
 
-def _asks_fresh_size(fn: "FunctionInfo") -> bool:
+def _asks_fresh_size(fn: _Function) -> bool:
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _FRESH_SIZE
                for n in walk(fn.node.body))
 
 
-def index_custom_ops(idx: "ModuleIndex") -> None:
+def index_custom_ops(idx: _Index) -> None:
     """Fill ``FunctionInfo.custom_op`` and ``ModuleIndex.dynamic_output_ops``."""
     for fn in idx.all_functions:
         for dec in fn.node.decorators:

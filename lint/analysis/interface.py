@@ -1,15 +1,18 @@
-"""What the per-function evaluator needs from the whole-program analysis.
+"""What the per-function evaluator and the whole-program analysis need from each other.
 
 :mod:`dynalint.analysis.evaluator` and :mod:`dynalint.analysis.calls` talk to
-the program only through this protocol, so that the data flows one way
-(program -> evaluator -> events) and the modules do not import each other.
+the program only through :class:`ProgramView`, and :mod:`dynalint.analysis.calls`
+to the evaluator only through :class:`EvaluatorView`, so that the data flows one
+way (program -> evaluator -> events) and the modules do not import each other.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.evaluator import FunctionEvaluator
+    import libcst as cst
+
+    from dynalint.analysis.evaluator.evidence import Evidence
     from dynalint.analysis.events import Event
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
     from dynalint.analysis.values import Value
@@ -40,12 +43,43 @@ class ProgramView(Protocol):
 
     def class_attrs(self, cls: "ClassInfo") -> "dict[str, Value]": ...
 
-    def call_function(self, caller: "FunctionEvaluator", fn: "FunctionInfo", args: "list[Value]",
+    def call_function(self, caller: "EvaluatorView", fn: "FunctionInfo", args: "list[Value]",
                       kwargs: "dict[str, Value]", bound_self: "Value | None", opaque: bool) -> "Value": ...
 
-    def call_module(self, caller: "FunctionEvaluator", module: "Value", args: "list[Value]",
+    def call_module(self, caller: "EvaluatorView", module: "Value", args: "list[Value]",
                     kwargs: "dict[str, Value]", opaque: bool) -> "Value": ...
 
     def prepare_function(self, info: "FunctionInfo") -> None: ...
 
     def note_nested(self, fn: "FunctionInfo") -> None: ...
+
+
+class EvaluatorView(Protocol):
+    """The evaluation of one function body in one calling context, as a call's analysis sees it."""
+
+    p: ProgramView
+    fn: "FunctionInfo | None"
+    emit: bool
+    """Reporting pass (events are kept), not a silent one."""
+    depth: int
+    loop_depth: int
+    outer_loop: bool
+    evidence: "Evidence | None"
+    attr_sink: "dict[str, Value] | None"
+
+    def expr(self, node: "cst.BaseExpression | None") -> "Value": ...
+
+    def attribute(self, base: "Value", attr: str, node: "cst.CSTNode") -> "Value": ...
+
+    def report(self, event_type: type, node: "cst.CSTNode", **kw: Any) -> None: ...
+
+    def is_self(self, node: "cst.CSTNode") -> bool: ...
+
+    def use_scalar(self, v: "Value", node: "cst.CSTNode", context: str = "") -> None: ...
+
+    def tensor_evidence(self, v: "Value") -> None: ...
+
+    def not_tensor_evidence(self, v: "Value") -> None: ...
+
+    def forget_entries(self, node: "cst.BaseExpression") -> None:
+        """A method call may have changed the dict ``node`` names: what its keys hold is not known."""

@@ -1,8 +1,8 @@
 """What the analysis knows about torch's API surface: which calls and attributes
 produce tensors, sizes, data-dependent scalars or plain Python values.
 
-These tables describe *types*, not graph breaks; what breaks is the rules'
-business (``dynalint.rules``).
+These tables describe *types*, not graph breaks; what breaks is decided in
+:mod:`dynalint.analysis.breaks`.
 """
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ PYTHON_METHODS = frozenset({
 
 #: Methods that move tensor *data* into Python (the value depends on the data).
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
+
+#: torch's checks of a boolean tensor: they read ``cond._is_all_true().item()`` on the host
+#: (and raise TypeError for anything but a bool tensor, so the argument is a tensor).
+TENSOR_CHECKS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
 
 #: Reductions of a boolean array to one element (tensors and NumPy arrays alike).
 ARRAY_REDUCTIONS = frozenset({"all", "any"})

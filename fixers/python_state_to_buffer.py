@@ -57,7 +57,7 @@ _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssig
 
 
 @register
-class CounterToBuffer(Fixer):
+class PythonStateToBuffer(Fixer):
     name = "python-state-to-buffer"
     codes = ("DYN203",)
     safety = "unsafe"

@@ -1,0 +1,185 @@
+"""The class model: instances, their members and properties, the attributes bound in the class body
+and ``__init__`` or set later by other methods, and which classes are records or tensors.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
+from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+from dynalint.analysis.signatures import _entering
+from dynalint.analysis.syntax import decorator_target, dotted_name
+from dynalint.analysis.values import (
+    NO_CONST,
+    NONE_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join_all,
+    python,
+    join,
+)
+
+
+class ClassModel:
+    """The class part of :class:`~dynalint.analysis.program.Program`."""
+
+    def instance(self, cls: ClassInfo | None) -> Value:
+        if cls is None:
+            return UNKNOWN_VALUE
+        return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
+
+    def member(self, base: Value, attr: str) -> Value:
+        cls = base.cls
+        assert cls is not None
+        attrs = self.class_attrs(cls)
+        if attr in attrs:
+            return _entering(attrs[attr])  # state of the object: read as a graph input
+        method = cls.find_method(attr)
+        if method is not None:
+            if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
+                return UNKNOWN_VALUE
+            if any(d in _PROPERTY_DECORATORS for d in method.decorators):
+                return self.property_value(method, base)
+            return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
+        if attr == "training" and cls.is_module:
+            return python(is_bool=True)
+        later = self.program_for(cls.owner).attr_set_later(cls, attr)
+        return _entering(later) if later is not None else UNKNOWN_VALUE
+
+    def property_value(self, getter: FunctionInfo, base: Value) -> Value:
+        """What a property's getter returns for this instance (analysed silently)."""
+        owner = self.program_for(getter.owner)
+        if owner is not self:
+            return owner.property_value(getter, base)
+        return self._properties.get((id(getter), id(base.cls)), lambda: self._property_result(getter, base),
+                                    lambda: UNKNOWN_VALUE)
+
+    def _property_result(self, getter: FunctionInfo, base: Value) -> Value:
+        names = getter.param_names()
+        env = {names[0]: base} if names else {}
+        evaluator = FunctionEvaluator(self, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
+        evaluator.run_body(getter.node.body)
+        result = join_all(evaluator.returns) if evaluator.returns else NONE_VALUE
+        return _strip_const(_refine(result, self.declared_return(getter)))
+
+    def attr_set_later(self, cls: ClassInfo, attr: str) -> Value | None:
+        """An attribute that methods other than ``__init__`` set on ``self`` (a cache built on
+        first use, a buffer made in ``reset_parameters``): the join of the values they assign,
+        each evaluated on its own (the method's locals are not known there)."""
+        setters = self._setters.get(id(cls))
+        if setters is None:
+            setters = self._setters[id(cls)] = _self_attr_setters(cls)
+        places = setters.get(attr, ())
+        return self._set_later.get((id(cls), attr), lambda: self._join_set_later(cls, places), lambda: None)
+
+    def _join_set_later(self, cls: ClassInfo, places: Iterable[tuple[FunctionInfo, cst.BaseExpression]]
+                        ) -> Value | None:
+        found: Value | None = None
+        for method, expr in places:
+            owner = self.program_for(method.owner)
+            env = owner._init_env(method)
+            env[method.param_names()[0]] = self.instance(cls)
+            evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH)
+            v = _strip_const(evaluator.expr(expr))
+            found = join(found, v) if found is not None else v
+        return found
+
+    def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
+        """Attributes bound in the class body and in ``__init__`` (bases first)."""
+        owner = self.program_for(cls.owner)
+        if owner is not self:
+            return owner.class_attrs(cls)
+        attrs: dict[str, Value] = {}  # what a recursive request sees: the attributes bound so far
+        return self._class_attrs.get(id(cls), lambda: self._bind_class_attrs(cls, attrs), lambda: attrs)
+
+    def _bind_class_attrs(self, cls: ClassInfo, attrs: dict[str, Value]) -> dict[str, Value]:
+        for base in reversed(list(cls.mro())):
+            if base is not cls:
+                attrs.update(self.class_attrs(base))
+        ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+        for name, expr in cls.body_assigns.items():
+            v = ev.expr(expr)
+            if v.kind is not Kind.FUNCTION:
+                attrs[name] = _strip_const(v)
+        if self.is_record(cls):
+            # a dataclass or NamedTuple: its fields hold what they are annotated with
+            for name, ann in cls.field_annotations.items():
+                declared = annotation_value(self, ann)
+                if declared is not None:
+                    attrs[name] = declared
+        init = cls.methods.get("__init__")
+        if init is not None:
+            env = self._init_env(init)
+            evaluator = FunctionEvaluator(self, init, env, emit=False, depth=MAX_CALL_DEPTH - 2)
+            evaluator.attr_sink = attrs
+            evaluator.run_body(init.node.body)
+        # a buffer the methods update in place (a counter, running statistics) changes between calls
+        updated = set().union(*(c.updated_in_place for c in cls.mro()))
+        for k, v in list(attrs.items()):
+            v = _strip_const(v)
+            attrs[k] = v.with_(from_weights=False) if v.from_weights and k in updated else v
+        return attrs
+
+    def is_record(self, cls: ClassInfo) -> bool:
+        """A dataclass or NamedTuple (or a subclass of one): its instances are its annotated fields."""
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.index
+            if c.is_module:
+                return False
+            if any(owner.resolve(b) in _RECORD_BASES for b in c.bases):
+                return True
+            for d in c.node.decorators:
+                name = dotted_name(decorator_target(d)) or ""
+                if (owner.resolve(name) or name) in _DATACLASS_DECORATORS:
+                    return True
+        return False
+
+    def is_tensor_class(self, cls: ClassInfo) -> bool:
+        """A class deriving (through checked files) from ``torch.Tensor``."""
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.index
+            for base in c.bases:
+                if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
+                    return True
+        return False
+
+
+_PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})
+
+
+def _self_attr_setters(cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]:
+    """``attr -> (method, assigned expression)`` for ``self.<attr> = ...`` in the methods of the
+    class and its bases (``__init__`` aside), from the module indexes."""
+    out: dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]] = {}
+    for c in cls.mro():
+        if c.owner is None:
+            continue
+        for attr, places in c.owner.attr_writes_outside.items():
+            for stmt, fn in places:
+                if fn is None or fn.cls is not c or fn.is_static or fn.is_classmethod or not fn.param_names():
+                    continue
+                if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                    target, value = stmt.targets[0].target, stmt.value
+                elif isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+                    target, value = stmt.target, stmt.value
+                else:
+                    continue
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                        and target.value.value == fn.param_names()[0] and target.attr.value == attr:
+                    out.setdefault(attr, []).append((fn, value))
+    return out
+
+
+_RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
+_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
+
+
+def _strip_const(v: Value) -> Value:
+    """Values of attributes and globals can change at run time: forget their constant."""
+    if v.has_const:
+        return v.with_(const=NO_CONST)
+    return v

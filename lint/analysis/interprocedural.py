@@ -1,0 +1,238 @@
+"""The interprocedural driver: analysing the entry points, calls into functions and ``nn.Module``
+instances with the caller's argument values, and the entries that cross modules (see
+:mod:`dynalint.analysis.program`).
+"""
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from dynalint.analysis import knowledge as K
+from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
+from dynalint.analysis.project import decode_value, encode_value
+from dynalint.analysis.values import (
+    NONE_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join_all,
+    python,
+    join,
+    sequence,
+    tensor,
+)
+from dynalint.settings import Scope
+
+MAX_CALL_DEPTH = 6
+MAX_ANALYSES_PER_FUNCTION = 12
+"""Calling contexts analysed per function (bounds the cost of functions called from many places)."""
+
+_P = TypeVar("_P", bound="Interprocedural")
+
+
+class Interprocedural:
+    """The driver part of :class:`~dynalint.analysis.program.Program`."""
+
+    def run(self: _P) -> _P:
+        for fn, bound in self.roots():
+            if id(fn) in self._library_roots and id(fn) in self._compiled_ids:
+                # compiled code of this module calls it: analysed with the values its callers pass, as
+                # a function of another module that compiled code reaches is (see ``_summary_roots``)
+                continue
+            self.analyze_root(fn, bound)
+        # scope ALL means every function: also those defined inside others and never called there
+        # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
+        while self._nested:
+            pending = list(self._nested.values())
+            self._nested.clear()
+            for fn in pending:
+                if id(fn.node) not in self._compiled_nodes:
+                    self.analyze_root(fn)
+        for qualname, encoded in self.entries.items():
+            fn = self.function_named(qualname)
+            if fn is not None and not fn.disabled:
+                self.analyze_entry(fn, encoded)
+        return self
+
+    def note_nested(self, fn: FunctionInfo) -> None:
+        """A function defined inside analysed code (see :meth:`run`)."""
+        if self.scope is Scope.ALL and id(fn.node) not in self._compiled_nodes:
+            self._nested.setdefault(id(fn.node), fn)
+
+    def function_named(self, qualname: str) -> FunctionInfo | None:
+        """A module-level function (``f``) or method (``C.m``) of this module."""
+        head, _, last = qualname.rpartition(".")
+        if not head:
+            return self.index.functions.get(last)
+        cls = self.index.classes.get(head)
+        return cls.methods.get(last) if cls is not None else None
+
+    def analyze_root(self, fn: FunctionInfo, bound: ClassInfo | None = None) -> None:
+        """Analyse an entry point; ``bound``: the subclass whose instance runs an inherited method."""
+        owner = self.program_for(fn.owner)
+        ev = owner.evidence(fn)
+        env = owner.param_env(fn, ev, forward=id(fn) in self._entries)
+        if bound is not None and fn.is_method and not fn.is_classmethod:
+            env[fn.param_names()[0]] = self.instance(bound)
+        owner._mark_compiled(fn)
+        FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
+
+    def analyze_entry(self, fn: FunctionInfo, encoded: dict[str, Any]) -> None:
+        """Analyse a function that compiled code of another module calls, with the values its
+        callers pass (``"*"`` in ``encoded``: it is itself handed to ``torch.compile``)."""
+        if encoded.get("*"):
+            self._entries.add(id(fn))
+            self.analyze_root(fn)
+            return
+        env = self.param_env(fn, self.evidence(fn))
+        assert self.project is not None or not encoded
+        for name, code in encoded.items():
+            if name in env and self.project is not None:
+                value = decode_value(code, self.project)
+                prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
+                if prm is not None and self._ann(fn, prm) is not None:
+                    value = _refine(value, annotation_value(self, self._ann(fn, prm)))
+                env[name] = value
+        self._mark_compiled(fn)
+        FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
+
+    def _mark_compiled(self, fn: FunctionInfo) -> None:
+        if id(fn) not in self._compiled_ids:
+            self._compiled_ids.add(id(fn))
+            self._compiled_nodes.add(id(fn.node))
+            self.compiled.append(fn)
+
+    def _note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False) -> None:
+        """A function of another checked module is reached from compiled code (see the module doc)."""
+        owner = fn.owner
+        if owner is None or owner is self.run_state.root.index or not owner.path or fn.closure is not None:
+            return
+        if not compiled and self.program_for(owner).is_default_root(fn):
+            return
+        key = (owner.path, fn.qualname)
+        joined = self.outgoing.setdefault(key, {})
+        if compiled:
+            joined["*"] = python(True)
+            return
+        if env is None:
+            return
+        skip = fn.param_names()[0] if fn.is_method and fn.param_names() else None
+        for name, value in env.items():
+            if name == skip:
+                continue
+            joined[name] = join(joined[name], value) if name in joined else value
+
+    def is_default_root(self, fn: FunctionInfo) -> bool:
+        """Analysed as an entry point by its own module whoever calls it."""
+        if fn.compile_decorated:
+            return True
+        return fn.name == "forward" and fn.cls is not None and fn.cls.is_module
+
+    def encoded_outgoing(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Outgoing entries as plain data: path -> qualname -> parameter -> encoded value."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for (path, qualname), params in self.outgoing.items():
+            out.setdefault(path, {})[qualname] = {
+                k: (True if k == "*" else encode_value(v)) for k, v in sorted(params.items())}
+        return out
+
+    # ------------------------------------------------------------------ calls
+    def call_function(self, caller: FunctionEvaluator, fn: FunctionInfo, args: list[Value],
+                      kwargs: dict[str, Value], bound_self: Value | None, opaque: bool) -> Value:
+        """Analyse a call into a function with the caller's argument values (in the program of
+        the function's module)."""
+        if fn.disabled or fn.custom_op is not None:
+            return UNKNOWN_VALUE  # not traced: skipped, or an opaque custom op
+        owner = self.program_for(fn.owner)
+        if owner is not self:
+            return owner.call_function(caller, fn, args, kwargs, bound_self, opaque)
+        env = self._bind_args(fn, args, kwargs, bound_self, opaque)
+        if caller.emit and not self.is_root:
+            self._note_outgoing(fn, env)
+        key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
+               tuple(sorted((k, _signature(v)) for k, v in env.items())))
+        # too deep, or analysed in enough contexts already (recursive calls too): what it promises
+        start = caller.depth < MAX_CALL_DEPTH and self._contexts.get(id(fn), 0) < MAX_ANALYSES_PER_FUNCTION
+        return self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self),
+                               lambda: self._unanalysed(fn), start)
+
+    def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
+                      bound_self: Value | None) -> Value:
+        self._contexts[id(fn)] = self._contexts.get(id(fn), 0) + 1
+        if caller.emit:
+            self._mark_compiled(fn)
+        callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
+                                   evidence=caller.evidence)
+        callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
+        callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
+            and bound_self.cls is not None else None
+        callee.run_body(fn.node.body)
+        result = join_all(callee.returns) if callee.returns else NONE_VALUE
+        return _refine(result, self.declared_return(fn))
+
+    def _unanalysed(self, fn: FunctionInfo) -> Value:
+        """The result of a call not analysed (too deep, recursive): what its annotation promises,
+        else the call by its qualified name, as if the function were not in the checked files."""
+        declared = self.declared_return(fn)
+        if declared is not None:
+            return declared
+        if fn.owner is not None and fn.owner.name and fn.closure is None:
+            return Value(Kind.UNKNOWN, qualname=f"{fn.owner.name}.{fn.qualname}()")
+        return UNKNOWN_VALUE
+
+    def call_module(self, caller: FunctionEvaluator, module: Value, args: list[Value],
+                    kwargs: dict[str, Value], opaque: bool) -> Value:
+        """Calling an ``nn.Module`` instance runs its ``forward``."""
+        if module.cls is not None:
+            fwd = module.cls.find_method("forward")
+            if fwd is None:
+                return UNKNOWN_VALUE
+            return self.call_function(caller, fwd, args, kwargs, module, opaque)
+        q = module.qualname or ""
+        if q.startswith("torch.nn."):
+            name = q.rsplit(".", 1)[-1]
+            if name in K.NN_CONTAINER_CLASSES:
+                return UNKNOWN_VALUE
+            if name in K.NN_MULTI_OUTPUT_CLASSES:
+                return sequence(element=tensor())
+            return tensor()
+        return UNKNOWN_VALUE
+
+    def prepare_function(self, info: FunctionInfo) -> None:
+        info.owner = self.index
+        local, global_decls = local_names_of(info.node)
+        info.local_names = frozenset(local)
+        info.global_decls = frozenset(global_decls)
+
+
+def _refine(value: Value, declared: Value | None) -> Value:
+    """An argument's value, corrected by the parameter's annotation where they disagree."""
+    if declared is None:
+        return value
+    if declared.kind is Kind.PYTHON and value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+        return declared
+    if declared.kind is Kind.SEQUENCE and declared.element is not None and declared.element.kind is Kind.PYTHON:
+        # e.g. ``tuple[int, int]``: the annotation is more trustworthy than what the analysis inferred
+        if value.kind is not Kind.SEQUENCE or value.elements().kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+            return declared
+    if declared.kind is Kind.TENSOR and value.kind is Kind.UNKNOWN:
+        return declared
+    if value.kind is Kind.UNKNOWN and not value.params and value.cls is None:
+        return declared  # e.g. ``list[dict[str, Tensor]]``: what the analysis could not infer
+    if value.kind is Kind.SEQUENCE and declared.kind is Kind.SEQUENCE:
+        if value.items is not None and declared.items is not None and len(value.items) == len(declared.items):
+            return value.with_(items=tuple(_refine(v, d) for v, d in zip(value.items, declared.items)))
+        if value.items is None and declared.items is not None:
+            return declared if value.elements().kind is Kind.UNKNOWN else value
+        if value.elements().kind is Kind.UNKNOWN and declared.element is not None:
+            return value.with_(element=declared.element, items=None)
+    return value
+
+
+def _signature(v: Value) -> Any:
+    const = v.const if isinstance(v.const, (bool, int, float, str, type(None))) else "?"
+    return (v.kind.value, v.is_bool, v.maybe_none, const if v.has_const else "-", v.qualname,
+            id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights, v.entered, v.assumed,
+            v.constant,
+            tuple(_signature(i) for i in v.items) if v.items else None,
+            _signature(v.element) if v.element is not None else None)

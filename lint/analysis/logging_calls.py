@@ -1,0 +1,56 @@
+"""Logging calls as Dynamo sees them: which calls log, and which it can defer to after the graph.
+
+Dynamo reorders a call of a function in ``torch._dynamo.config.reorderable_logging_functions``
+instead of breaking, but only when its arguments are values it can replay (measured on torch 2.13);
+the rule that reports logging calls and the fixers that defer or guard them read the same facts.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.events import CallEvent
+from dynalint.analysis.values import Kind, Value
+
+#: methods of a ``logging.Logger`` (and of the loggers libraries build on it) that emit a message
+LOGGER_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
+                            "warning_once", "info_once", "warning_advice"})
+#: module-level functions of ``logging`` that emit a message
+LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
+#: the logging calls Dynamo can reorder once they are in ``reorderable_logging_functions``
+REORDERABLE_CALLS = frozenset({"builtins.print", "warnings.warn"} | {f"logging.{f}" for f in LOGGING_FUNCTIONS})
+
+
+def is_logger(v: Value | None) -> bool:
+    """A value returned by ``getLogger()`` / ``get_logger()``."""
+    q = (v.qualname or "") if v is not None else ""
+    return q.endswith("getLogger()") or q.endswith("get_logger()")
+
+
+def is_logger_call(call: CallEvent) -> bool:
+    """``logger.info(...)`` and the other message methods of a logger."""
+    return call.method in LOGGER_METHODS and is_logger(call.receiver)
+
+
+def reorderable_arguments(call: CallEvent) -> bool:
+    """Dynamo reorders a logging call only when every argument is a tensor, a constant or
+    a format string (a tuple, a class such as ``DeprecationWarning``, or an object is not)."""
+    node = call.node
+    assert isinstance(node, cst.Call)
+    values = iter((*call.args, *call.kwargs.values()))
+    for arg in node.args:
+        if arg.star:
+            return False
+        value = next(values, None)
+        expr = arg.value
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float)):
+            continue
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+            continue
+        if value is None:
+            return False
+        if value.kind is Kind.TENSOR and not value.maybe_none:
+            continue
+        if value.kind in (Kind.PYTHON, Kind.SIZE) and value.qualname is None and value.items is None:
+            continue
+        return False
+    return True

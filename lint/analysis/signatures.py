@@ -1,0 +1,283 @@
+"""Signatures: a function's parameters and annotations (or PEP 484 type comment), what they promise,
+and the binding of a call's arguments or of an entry point's inputs to them.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
+from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
+from dynalint.analysis.module_index import FunctionInfo
+from dynalint.analysis.values import (
+    NONE_VALUE,
+    PYTHON_VALUE,
+    UNKNOWN_VALUE,
+    Kind,
+    Value,
+    join_all,
+    python,
+    sequence,
+    tensor,
+)
+
+
+class Signatures:
+    """The parameter part of :class:`~dynalint.analysis.program.Program`."""
+
+    def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
+        p = fn.node.params
+        return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+    def _untyped(self, fn: FunctionInfo) -> list[str]:
+        out = []
+        for i, prm in enumerate(self._param_nodes(fn)):
+            if i == 0 and fn.is_method:
+                continue
+            if self._ann(fn, prm) is not None:
+                continue
+            if prm.default is not None and _python_default(prm.default):
+                continue
+            out.append(prm.name.value)
+        return out
+
+    def evidence(self, fn: FunctionInfo) -> Evidence:
+        """Silent pass that records what the uses of untyped parameters say about them."""
+        cache = self._evidence.get(id(fn))
+        if cache is not None:
+            return cache
+        ev = Evidence()
+        untyped = set(self._untyped(fn))
+        if untyped:
+            env = self.param_env(fn, evidence=None, candidates=untyped)
+            evaluator = FunctionEvaluator(self, fn, env, emit=False, evidence=ev, depth=MAX_CALL_DEPTH)
+            evaluator.run_body(fn.node.body)
+        self._evidence[id(fn)] = ev
+        return ev
+
+    def has_tensor_params(self, fn: FunctionInfo) -> bool:
+        for prm in self._param_nodes(fn):
+            if self._ann(fn, prm) is not None:
+                v = annotation_value(self, self._ann(fn, prm))
+                if v is not None and v.kind is Kind.TENSOR:
+                    return True
+                if v is not None and v.cls is not None and self.is_record(v.cls) and any(
+                        a.kind is Kind.TENSOR for a in self.class_attrs(v.cls).values()):
+                    return True  # a record of tensors (a batch, a model output)
+        return bool(self.evidence(fn).tensor_params())
+
+    def param_env(self, fn: FunctionInfo, evidence: Evidence | None, candidates: set[str] | None = None,
+                  forward: bool = False) -> dict[str, Value]:
+        """Initial environment of a root function (``forward``: its parameters are graph inputs)."""
+        env: dict[str, Value] = {}
+        is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or \
+            id(fn) in self._entries or forward
+        tensor_params = evidence.tensor_params() if evidence is not None else set()
+        negative = evidence.negative if evidence is not None else set()
+        # only the arguments of the compiled function itself enter the frame as they are; a helper's or
+        # a submodule's are usually computed by its caller in the same graph
+        entered = id(fn) in self._entries or forward
+        for i, prm in enumerate(self._param_nodes(fn)):
+            name = prm.name.value
+            if i == 0 and fn.is_method:
+                env[name] = self.instance(fn.cls) if not fn.is_classmethod else UNKNOWN_VALUE
+                continue
+            if candidates is not None and name in candidates:
+                env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
+                continue
+            ann_node = self._ann(fn, prm)
+            ann = annotation_value(self, ann_node) if ann_node is not None else None
+            if ann is not None:
+                env[name] = _entering(ann) if entered else ann
+            elif ann_node is not None:
+                env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
+            elif prm.default is not None and _python_default(prm.default):
+                env[name] = python(is_bool=_is_bool_literal(prm.default))
+            elif prm.default is not None and _is_none(prm.default):
+                env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
+                    else UNKNOWN_VALUE
+            elif prm.default is None and is_forward and name not in negative:
+                # an argument of compiled code that nothing shows to be a tensor is taken for one, but
+                # what needs its data is not known
+                env[name] = tensor(entered=entered, assumed=name not in tensor_params)
+            elif name in tensor_params:
+                env[name] = tensor(entered=entered)
+            else:
+                env[name] = UNKNOWN_VALUE
+        p = fn.node.params
+        if isinstance(p.star_arg, cst.Param):
+            env[p.star_arg.name.value] = sequence(element=UNKNOWN_VALUE)
+        if isinstance(p.star_kwarg, cst.Param):
+            env[p.star_kwarg.name.value] = PYTHON_VALUE
+        return env
+
+    def annotations(self, fn: FunctionInfo
+                    ) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
+        """Parameter and return annotations, from the signature or a ``# type: (...) -> R`` comment."""
+        cached = self._annotations.get(id(fn))
+        if cached is None:
+            params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn)
+                      if p.annotation is not None}
+            ret = fn.node.returns.annotation if fn.node.returns is not None else None
+            comment = type_comment(fn.node)
+            if comment is not None:
+                args, comment_ret = comment
+                names = [p.name.value for p in self._param_nodes(fn)]
+                if fn.is_method and not fn.is_static and len(args) == len(names) - 1:
+                    names = names[1:]
+                if len(args) == len(names):
+                    for name, ann in zip(names, args):
+                        params.setdefault(name, ann)
+                if ret is None:
+                    ret = comment_ret
+            cached = self._annotations[id(fn)] = (params, ret)
+        return cached
+
+    def _ann(self, fn: FunctionInfo, prm: cst.Param) -> cst.BaseExpression | None:
+        return self.annotations(fn)[0].get(prm.name.value)
+
+    def declared_types(self, fn: FunctionInfo) -> dict[str, Value]:
+        """What the annotations of a function's parameters promise, by name (a parameter keeps
+        its declared type when reassigned from something the analysis cannot see into)."""
+        cached = self._declared.get(id(fn))
+        if cached is None:
+            cached = {}
+            for name, ann in self.annotations(fn)[0].items():
+                v = annotation_value(self, ann)
+                if v is not None:
+                    cached[name] = v
+            self._declared[id(fn)] = cached
+        return cached
+
+    def declared_return(self, fn: FunctionInfo) -> Value | None:
+        """What the return annotation promises."""
+        ret = self.annotations(fn)[1]
+        return annotation_value(self, ret) if ret is not None else None
+
+    def _bind_args(self, fn: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
+                   bound_self: Value | None, opaque: bool) -> dict[str, Value]:
+        params = self._param_nodes(fn)
+        env: dict[str, Value] = {}
+        positional = list(args)
+        start = 0
+        if fn.is_method and not fn.is_classmethod:
+            if bound_self is not None:
+                env[params[0].name.value] = bound_self
+                start = 1
+        elif fn.is_classmethod and params:
+            env[params[0].name.value] = UNKNOWN_VALUE
+            start = 1
+        p = fn.node.params
+        n_positional = len(p.posonly_params) + len(p.params)
+        for i, prm in enumerate(params[start:], start=start):
+            name = prm.name.value
+            if opaque:
+                value = UNKNOWN_VALUE
+            elif i < n_positional and positional:
+                value = positional.pop(0)
+            elif name in kwargs:
+                value = kwargs[name]
+            elif prm.default is not None:
+                value = self.default_value(prm.default)
+            else:
+                value = UNKNOWN_VALUE
+            if self._ann(fn, prm) is not None:
+                value = _refine(value, annotation_value(self, self._ann(fn, prm)))
+            env[name] = value
+        if isinstance(p.star_arg, cst.Param):
+            env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
+                                                 element=join_all(positional) if positional else UNKNOWN_VALUE)
+        if isinstance(p.star_kwarg, cst.Param):
+            env[p.star_kwarg.name.value] = PYTHON_VALUE
+        return env
+
+    def default_value(self, node: cst.BaseExpression) -> Value:
+        if _is_none(node):
+            return NONE_VALUE
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            try:
+                return python(node.evaluated_value)
+            except Exception:
+                return PYTHON_VALUE
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            return python(node.value == "True")
+        return UNKNOWN_VALUE
+
+    def _init_env(self, init: FunctionInfo) -> dict[str, Value]:
+        env: dict[str, Value] = {}
+        for i, prm in enumerate(self._param_nodes(init)):
+            name = prm.name.value
+            if i == 0:
+                env[name] = self.instance(init.cls)
+            elif self._ann(init, prm) is not None and \
+                    annotation_value(self, self._ann(init, prm)) is not None:  # type: ignore[arg-type]
+                env[name] = annotation_value(self, self._ann(init, prm))  # type: ignore[arg-type,assignment]
+            elif prm.default is not None and _python_default(prm.default):
+                env[name] = python(is_bool=_is_bool_literal(prm.default))
+            else:
+                env[name] = UNKNOWN_VALUE
+        return env
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _is_bool_literal(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _python_default(node: cst.BaseExpression) -> bool:
+    """A default that says the parameter is a plain Python value (bool/int/float/str)."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.Imaginary)):
+        return True
+    if _is_bool_literal(node):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return all(_python_default(e.value) for e in node.elements)
+    return False
+
+
+def type_comment(node: cst.FunctionDef) -> tuple[list[cst.BaseExpression], cst.BaseExpression | None] | None:
+    """The ``# type: (int, Tensor) -> Tensor`` comment of a function (PEP 484), parsed."""
+    body = node.body
+    comments = []
+    if isinstance(body, cst.IndentedBlock):
+        if body.header.comment is not None:
+            comments.append(body.header.comment.value)
+        if body.body:
+            first = body.body[0]
+            comments.extend(line.comment.value for line in getattr(first, "leading_lines", ())
+                            if line.comment)
+    for text in comments:
+        text = text.lstrip("#").strip()
+        if not text.startswith("type:"):
+            continue
+        sig = text[len("type:"):].strip()
+        args_text, arrow, ret_text = sig.partition("->")
+        if not arrow or not args_text.strip().startswith("("):
+            continue
+        try:
+            args = cst.parse_expression(args_text.strip())
+            ret = cst.parse_expression(ret_text.strip())
+        except Exception:
+            return None
+        if isinstance(args, cst.Tuple):
+            return [e.value for e in args.elements], ret
+        inner = args_text.strip()[1:-1].strip()
+        if not inner:
+            return [], ret
+        try:
+            return [cst.parse_expression(inner)], ret
+        except Exception:
+            return None
+    return None
+
+
+def _entering(v: Value) -> Value:
+    """``v`` as a value that enters the frame (an argument, an object's state): a tensor there is a
+    graph input, not computed in the graph."""
+    if v.kind is Kind.TENSOR and not v.entered:
+        return v.with_(entered=True)
+    return v

@@ -1,0 +1,83 @@
+"""DYN201: compiled code reads a global the module rebinds or mutates."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint.analysis.events import GlobalReadEvent
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.recompiles import RECOMPILE_LIMIT
+
+
+@register
+class MutableGlobalRead(Rule):
+    code = "DYN201"
+    name = "mutable-global-read"
+    kind = "recompile"
+    summary = "Compiled code reads a module-level global that the module rebinds or mutates."
+    rationale = """
+        Dynamo bakes the values of globals into the graph and guards on them. When a global is rebound
+        (`global rate; rate = ...`) or mutated (`+=`, `.append`, `[k] = ...`) between calls, the guard
+        fails and the function recompiles: a float changes once and then becomes dynamic, but a list
+        whose length changes recompiles on every call, and """ + RECOMPILE_LIMIT + """.
+    """
+    fix = """
+        Pass the value as an argument (a tensor if it changes often), read it once when the module is
+        built (`self.rate = rate` in `__init__`, updated outside `forward`), or keep it in a tensor
+        buffer updated in place.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            drop_rate = 0.0
+
+            def set_drop_rate(rate):
+                global drop_rate
+                drop_rate = rate
+
+            @torch.compile
+            def residual(x):
+                return x * (1.0 - drop_rate)
+        """, target="residual", inputs="[(torch.randn(4),)] * 3", between_calls="set_drop_rate(0.1 * i)", line=11),
+        Example("""
+            import torch
+
+            step = 0
+
+            @torch.compile
+            def warmup(x):
+                global step
+                step += 1
+                return x * min(1.0, step / 100)
+        """, inputs="[(torch.randn(4),)] * 3", line=8),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            DROP_RATE = 0.1
+
+            @torch.compile
+            def residual(x):
+                return x * (1.0 - DROP_RATE)
+        """, inputs="[(torch.randn(4),)] * 3"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        mutated = ctx.program.index.mutated_globals
+        seen: set[tuple[int, str]] = set()
+        for ev in ctx.events(GlobalReadEvent):
+            if ev.name not in mutated or ev.value is None or ev.value.kind is Kind.FUNCTION:
+                continue
+            key = (id(ev.function), ev.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            where = mutated[ev.name][1]
+            yield self.finding(
+                ev,
+                f"`{ev.name}` is a global that `{where.name}()` rebinds or mutates: Dynamo guards on its value, "
+                f"so every change recompiles `{ev.function.name}`.",
+                hint="pass it as an argument or store it on the module outside forward",
+            )

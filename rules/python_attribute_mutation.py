@@ -1,0 +1,247 @@
+"""DYN203: a Python value on ``self`` changed inside compiled code (Dynamo guards on it)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+import libcst as cst
+
+from dynalint.analysis.class_state import initial_keys, self_attribute
+from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.recompiles import RECOMPILE_LIMIT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Sequence
+
+
+@register
+class PythonAttributeMutation(Rule):
+    code = "DYN203"
+    name = "python-attribute-mutation"
+    kind = "recompile"
+    summary = "A Python number/flag on `self` is changed inside compiled code and read there, or a list/dict on `self` is changed there: it recompiles when it changes."
+    rationale = """
+        Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
+        graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
+        mode flag - makes the guard fail on the next call. An int counter (`self.step += 1`) on an
+        `nn.Module` recompiles on every call, and """ + RECOMPILE_LIMIT + """. A float, or a number on an object
+        that is not an `nn.Module`, recompiles once when it first changes and is then treated as
+        dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries
+        nothing across calls and is not reported. Lists and dicts kept on `self` are guarded on their
+        length and keys: a list that compiled code appends to (collected features, a history) recompiles
+        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key.
+    """
+    fix = """
+        Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
+        torch.zeros((), dtype=torch.long))` and `self.step.add_(1)`), or update the Python attribute
+        outside the compiled forward. Return collected tensors instead of appending them to `self`, and
+        fill caches in `__init__` or outside the compiled code.
+    """
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Policy(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+                    self.calls = 0
+
+                def forward(self, x):
+                    self.calls += 1
+                    return self.fc(x) * 2
+        """, target="Policy", inputs="[(torch.randn(2, 4),)] * 4", line=11),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Probe(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+                    self.activations = []
+
+                def forward(self, x):
+                    h = self.fc(x)
+                    self.activations.append(h.detach())
+                    return h.relu()
+        """, target="Probe", inputs="[(torch.randn(2, 4),)] * 4", line=12),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Positions(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self._grids = {}
+
+                def forward(self, x):
+                    h, w = x.shape[-2:]
+                    if (h, w) not in self._grids:
+                        self._grids[(h, w)] = torch.stack(torch.meshgrid(
+                            torch.arange(h), torch.arange(w), indexing="ij"), 0).float()
+                    return x + self._grids[(h, w)].sum(0)
+        """, target="Positions", inputs="[(torch.randn(1, 4, 4),)] * 3", line=12),
+    ]
+    VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Policy(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+                    self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+                    self.summary = ""
+
+                def forward(self, x):
+                    self.calls.add_(1)
+                    h = self.fc(x)
+                    self.summary = f"mean={h.mean():.3f}"
+                    return h * 2
+        """, target="Policy", inputs="[(torch.randn(2, 4),)] * 4"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Scaled(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.k = 0
+
+                def forward(self, x):
+                    self.k = 1
+                    self.k = self.k * 2
+                    return x * self.k
+        """, target="Scaled", inputs="[(torch.randn(4),)] * 4"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+                    self.cache = {"scale": torch.ones(4)}
+
+                def forward(self, x):
+                    features = []
+                    for block in self.blocks:
+                        x = block(x)
+                        features.append(x)
+                    self.cache["scale"] = x.detach().abs().amax(0)
+                    return x, features
+        """, target="Encoder", inputs="[(torch.randn(2, 4),)] * 4"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        events = ctx.events(AttributeEvent)
+        read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None}
+        # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
+        # nothing across calls: Dynamo reads the value it just stored, no guard on the old one
+        first: dict[tuple[int, str], AttributeEvent] = {}
+        for e in events:
+            if e.cls is not None:
+                first.setdefault((id(e.cls), e.name), e)
+        read = {key for key in read if not (first[key].write and not first[key].augmented)}
+        seen: set[tuple[int, str]] = set()
+        for ev in events:
+            if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:
+                continue
+            declared = ctx.program.class_attrs(ev.cls).get(ev.name)
+            if declared is not None and declared.kind in (Kind.TENSOR, Kind.MODULE):
+                continue
+            value = ev.value
+            if value is None or value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+                if not (ev.augmented and declared is not None and declared.kind is Kind.PYTHON):
+                    continue
+            key = (id(ev.cls), ev.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            if _float_update(ev.statement):
+                how = "once when it first changes (a float then becomes dynamic)"
+            elif not ev.cls.is_module:
+                how = "once when it first changes (a number on an object that is not an nn.Module then " \
+                      "becomes dynamic; a new bool or string value recompiles each time)"
+            elif ev.augmented:
+                how = "on every call"
+            else:
+                how = "whenever its value changes"
+            yield self.finding(
+                ev,
+                f"`self.{ev.name}` is a Python value changed inside compiled `{ev.function.name}` and read there: "
+                f"Dynamo guards on it, so the function recompiles {how}.",
+                hint="keep it in a tensor buffer updated in place, or update it outside forward",
+            )
+        rebound_first = {key for key, e in first.items() if e.write and not e.augmented}
+        yield from self._containers(ctx, rebound_first, seen)
+
+    def _containers(self, ctx: RuleContext, rebound_first: set[tuple[int, str]],
+                    seen: set[tuple[int, str]]) -> Iterator[Finding]:
+        """Lists and dicts on ``self`` that compiled code grows: Dynamo guards on their length and keys."""
+        changes: list[tuple[Event, cst.CSTNode]] = []
+        for sub in ctx.events(SubscriptEvent):
+            if sub.store and not sub.augmented and isinstance(sub.node, cst.Subscript):
+                changes.append((sub, sub.node.value))
+        for call in ctx.events(CallEvent):
+            if call.method in _RESIZING_METHODS and isinstance(call.call.func, cst.Attribute):
+                changes.append((call, call.call.func.value))
+        for ev, target in changes:
+            cls, attr = ev.function.cls, self_attribute(ev.function, target)
+            if cls is None or attr is None:
+                continue
+            key = (id(cls), attr)
+            if key in seen or key in rebound_first:
+                continue
+            declared = ctx.program.class_attrs(cls).get(attr)
+            if declared is None or not (declared.kind is Kind.SEQUENCE or declared.is_mapping):
+                continue
+            if declared.is_mapping and not isinstance(ev, SubscriptEvent) and \
+                    ev.method not in ("update", "setdefault", "pop", "popitem", "clear"):
+                continue
+            if isinstance(ev, SubscriptEvent) and (not declared.is_mapping
+                                                   or _literal_key(ev.node.slice) in initial_keys(cls, attr)):
+                continue  # an item of a list, or a key the dict was created with: its length and keys stay
+            seen.add(key)
+            if declared.is_mapping:
+                what = "a dict that it adds keys to: Dynamo guards on its keys, so the function recompiles " \
+                       "for every new key"
+            else:
+                what = "a list whose length it changes: Dynamo guards on the length, so the function " \
+                       "recompiles on every call that grows it, and " + RECOMPILE_LIMIT
+            yield self.finding(
+                ev,
+                f"`self.{attr}` is kept across calls of compiled `{ev.function.name}` and is {what}.",
+                hint="return the values instead, or build the container outside the compiled code",
+                node=target,
+            )
+
+
+#: List and dict methods that change the length or the keys of the container.
+_RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
+                               "setdefault"})
+
+
+_NO_KEY = object()
+
+
+def _literal_key(index: "Sequence[cst.SubscriptElement]") -> object:
+    """The constant of a one-element subscript written as a literal (``d["scale"]``), else a sentinel."""
+    if len(index) == 1 and isinstance(index[0].slice, cst.Index) and \
+            isinstance(index[0].slice.value, (cst.SimpleString, cst.Integer)):
+        return index[0].slice.value.evaluated_value
+    return _NO_KEY
+
+
+def _float_update(statement: cst.CSTNode) -> bool:
+    """``self.x *= 0.5``, ``self.x = 1e-3``, ``self.x /= n``: the attribute holds a float."""
+    if isinstance(statement, cst.AugAssign):
+        return isinstance(statement.value, cst.Float) or isinstance(statement.operator, cst.DivideAssign)
+    if isinstance(statement, cst.Assign):
+        return isinstance(statement.value, cst.Float) or (
+            isinstance(statement.value, cst.BinaryOperation) and isinstance(statement.value.operator, cst.Divide))
+    return False

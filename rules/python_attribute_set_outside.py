@@ -1,0 +1,92 @@
+"""DYN205: compiled code reads a Python attribute that other code sets."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint.analysis.events import AttributeEvent
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+
+
+@register
+class PythonAttributeSetOutside(Rule):
+    code = "DYN205"
+    name = "python-attribute-set-outside"
+    kind = "recompile"
+    summary = "Compiled code reads a Python attribute that other code in the module sets to new values."
+    rationale = """
+        A Python flag or number on a module (`self.use_cache`, `self.temperature`) is a constant of the
+        compiled graph, guarded by Dynamo. When a setter, another method or a training loop in the same
+        file assigns it a different value, the next call fails the guard and recompiles (and after 8
+        distinct values Dynamo falls back to eager).
+    """
+    fix = """
+        Pass the value to `forward` as a tensor (so it becomes a graph input), or keep one compiled
+        module per configuration; if the value changes only rarely, this is expected and can be
+        silenced with `# noqa: DYN205`.
+    """
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Proj(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.k = nn.Linear(4, 4)
+                    self.use_cache = False
+
+                def forward(self, x):
+                    k = self.k(x)
+                    if self.use_cache:
+                        k = k * 0.5
+                    return k
+
+            def enable_cache(model, flag):
+                model.use_cache = flag
+        """, target="Proj", inputs="[(torch.randn(2, 4),)] * 3",
+            between_calls="enable_cache(_instance, i >= 1)", line=12),
+    ]
+    VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Proj(nn.Module):
+                def __init__(self, use_cache=False):
+                    super().__init__()
+                    self.k = nn.Linear(4, 4)
+                    self.use_cache = use_cache
+
+                def forward(self, x):
+                    k = self.k(x)
+                    if self.use_cache:
+                        k = k * 0.5
+                    return k
+        """, target="Proj", inputs="[(torch.randn(2, 4),)] * 3"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        writes = ctx.program.index.attr_writes_outside
+        compiled = {id(fn) for fn in ctx.program.compiled}
+        seen: set[tuple[int, str]] = set()
+        for ev in ctx.events(AttributeEvent):
+            if ev.write or ev.cls is None or ev.name not in writes or ev.name == "training":
+                continue
+            declared = ctx.program.class_attrs(ev.cls).get(ev.name)
+            if declared is None or declared.kind is not Kind.PYTHON:
+                continue
+            setters = [fn for _, fn in writes[ev.name] if fn is None or id(fn) not in compiled]
+            if not setters:
+                continue
+            key = (id(ev.cls), ev.name)
+            if key in seen:
+                continue
+            seen.add(key)
+            where = next((f"`{fn.name}()`" for fn in setters if fn is not None), "module-level code")
+            yield self.finding(
+                ev,
+                f"`self.{ev.name}` is a Python value that {where} sets from outside compiled code: Dynamo "
+                f"guards on it, so each new value recompiles `{ev.function.name}`.",
+                hint="pass it as a tensor argument, or keep one compiled module per setting",
+            )

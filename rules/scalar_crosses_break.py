@@ -1,0 +1,208 @@
+"""DYN204: a Python value taken from tensor data at a graph break, used after it (a guard)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint.analysis.breaks import VALUE_CAUSES, takes_tensor_data
+from dynalint.analysis.events import CallEvent, ScalarUseEvent
+from dynalint.analysis.values import Kind
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.recompiles import RECOMPILE_LIMIT
+
+
+@register
+class ScalarCrossesBreak(Rule):
+    code = "DYN204"
+    options = ("capture-scalar-outputs",)
+    name = "scalar-crosses-break"
+    kind = "recompile"
+    summary = "A Python value taken from tensor data at a graph break is used afterwards: the code after the break recompiles when it changes."
+    rationale = """
+        After a graph break at `.item()`, `.tolist()`, `int(t)` or a skipped call such as
+        `random.random()`, the rest of the function runs in a resumed frame that receives the Python
+        number as an input. Dynamo specialises on it: the resumed graph is guarded on that exact value
+        and recompiles when it first changes (then the number is treated as dynamic, measured on torch
+        2.13; a branch on it compiles one resumed graph per outcome; a value that sizes a `range`
+        recompiles for every new value), and """ + RECOMPILE_LIMIT + """. A value that is only returned is not guarded, nor
+        one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor operation,
+        a traced call or another break (a frame without a graph is skipped), or a break inside a later
+        loop makes Dynamo run the whole resumed frame eagerly. Values
+        computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
+        one extra graph) are not reported; a buffer that the module updates in place (a step counter,
+        running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
+        `range()` sized by it still recompiles for every new value.
+    """
+    fix = """
+        Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
+        `capture_scalar_outputs`; for loop counts, use a fixed upper bound with masking.
+    """
+    INVALID = [
+        Example("""
+            import time
+            import torch
+
+            @torch.compile
+            def stamp(x):
+                now = time.time()
+                return x * 2 + now
+        """, inputs="[(torch.randn(3),), (torch.randn(3),)]", line=7),
+        Example("""
+            import torch
+
+            @torch.compile
+            def normalize(x):
+                scale = x.abs().max().item()
+                return x / scale
+        """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]", line=6),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+                    self.last_confidence = 0.0
+
+                def forward(self, x):
+                    logits = self.fc(x)
+                    self.last_confidence = logits.softmax(-1).max().item()
+                    return logits.log_softmax(-1)
+        """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]", line=12),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class CumulativeMean(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+                    self.register_buffer("mean", torch.zeros(4))
+
+                def forward(self, x):
+                    self.steps.add_(1)
+                    factor = 1.0 / float(self.steps)
+                    self.mean.lerp_(x.mean(0), factor)
+                    return x - self.mean
+        """, target="CumulativeMean", inputs="[(torch.randn(2, 4),)] * 3", line=12),
+        Example("""
+            import torch
+
+            @torch.compile
+            def trim(x, lengths):
+                longest = int(lengths.max())
+                return x[:, :longest] * 2
+        """, inputs="[(torch.randn(2, 6), torch.tensor([5, 3])), (torch.randn(2, 6), torch.tensor([4, 2]))]", line=6),
+        Example("""
+            import torch
+
+            @torch.compile
+            def report(logits, target):
+                loss = torch.nn.functional.cross_entropy(logits, target)
+                acc = (logits.argmax(-1) == target).float().mean()
+                return {"loss": loss.item(), "acc": acc.item()}
+        """, inputs="[(torch.randn(4, 3), torch.tensor([0, 1, 2, 0])) for _ in range(3)]", line=7),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def normalize(x):
+                scale = x.abs().max()
+                return x / scale
+        """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def peak(x):
+                y = x.softmax(-1)
+                return y, y.max().item()
+        """, inputs="[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Classifier(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 3)
+                    self.last_confidence = 0.0
+
+                def forward(self, x):
+                    logits = self.fc(x)
+                    self.last_confidence = logits.softmax(-1).max().item()
+                    return logits
+        """, target="Classifier", inputs="[(torch.randn(2, 4),), (torch.randn(2, 4),), (torch.randn(2, 4),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def keep_filled(masks, scores):
+                kept = torch.zeros_like(masks[0])
+                for i in scores.argsort(descending=True).tolist():
+                    if masks[i].sum() < 8:
+                        continue
+                    kept = kept + masks[i]
+                return kept
+        """, inputs="[(torch.rand(3, 4, 4), torch.rand(3)), (torch.rand(3, 4, 4), torch.rand(3))]"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        capture = ctx.settings.capture_scalar_outputs
+        calls = {id(c.node): c for c in ctx.events(CallEvent)}
+        seen: set[int] = set()
+        for use in ctx.events(ScalarUseEvent):
+            v = use.value
+            if v.origin is None or id(v.origin) in seen:
+                continue
+            if v.origin_in_loop or v.is_bool or v.from_weights:
+                continue
+            origin = calls.get(id(v.origin))
+            if origin is None:
+                continue
+            at = next((b for b in ctx.breaks.at(origin.node) if b.event is origin and b.cause in VALUE_CAUSES), None)
+            sizes_range = capture and use.context == "range"
+            if at is None and not sizes_range:
+                continue
+            if at is not None and not sizes_range and not ctx.breaks.resumed_frame_compiles(at):
+                continue
+            seen.add(id(v.origin))
+            source = ctx.code(v.origin)
+            if use.context == "range":
+                detail = "it sizes a range(), so the loop is unrolled for that value and recompiles for every new one"
+            else:
+                detail = "the code after the break is specialised on it and recompiles once when it first " \
+                         "changes (the number is then dynamic)"
+            used = ctx.code(use.node)
+            made = "taken from tensor data" if takes_tensor_data(origin) else "made by a skipped call"
+            what = f"`{used}` is a Python value from `{source}`, {made}" if used != source else \
+                f"`{source}` is a Python value {made}"
+            yield self.finding(
+                use,
+                f"{what} at a graph break: {detail}.",
+                hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
+            )
+        yield from self._pending_at_next_break(ctx, seen)
+
+    def _pending_at_next_break(self, ctx: RuleContext, seen: set[int]) -> Iterator[Finding]:
+        """A value still on the stack when a later break of the same statement ends the graph
+        (``{"loss": loss.item(), "acc": acc.item()}``) is an input of the frame that resumes there,
+        and Dynamo guards on it - even though it is only returned."""
+        for brk in ctx.breaks.of(*VALUE_CAUSES):
+            v = brk.event.result
+            if brk.in_loop or id(brk.node) in seen or v is None or v.kind is not Kind.SCALAR or v.is_bool \
+                    or v.from_weights:
+                continue
+            later = ctx.breaks.next_in_statement(brk)
+            if later is None:
+                continue
+            seen.add(id(brk.node))
+            yield self.finding(
+                brk.event,
+                f"`{ctx.code(brk.node)}` is a Python value taken from tensor data and still pending when "
+                f"`{ctx.code(later.node)}` breaks the graph again: the resumed code is specialised on it "
+                "and recompiles once when it first changes (the number is then dynamic).",
+                hint="keep it a tensor (no .item()), or take the values in separate statements",
+            )

@@ -1,0 +1,260 @@
+"""DYN105: calls Dynamo cannot trace on the target torch (measured, per version)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint import gb_types as GB
+from dynalint.analysis.breaks import Cause
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+
+
+@register
+class UntraceableCall(Rule):
+    code = "DYN105"
+    options = ("reorderable-logging-functions", "target-torch")
+    name = "untraceable-call"
+    summary = "A call Dynamo cannot trace on the target torch: print, logging, warnings, skipped functions..."
+    rationale = """
+        Dynamo only traces what it understands. Calls into code it deliberately skips (`warnings.warn`,
+        `time.perf_counter`, `random.random` before torch 2.14, `torch.manual_seed`), side effects it
+        cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
+        of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions, an
+        explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph, `torch._assert` on a
+        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
+        `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
+        `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
+        comparing `t.data_ptr()` values, and registering hooks on a module (`module.register_forward_hook`
+        and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
+        counter Dynamo cannot set; `Tensor.register_hook` is traced). A training step compiled whole
+        breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
+        `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
+        `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
+        an object nothing shows to be an optimizer is not reported. Each entry of the
+        table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
+        `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
+        not break there and are not flagged.
+    """
+    fix = """
+        Move side effects out of the compiled region (log outside `forward`, or after it returns), or
+        let Dynamo defer them: `torch._dynamo.config.reorderable_logging_functions.add(print)` keeps
+        `print`/logging output without a break (set `reorderable-logging-functions` so dynalint knows).
+        Guarding with `if not torch.compiler.is_compiling():` drops the output under compile - only do
+        that when losing it is acceptable. Replace `str(t)` by an f-string, seed generators outside the
+        compiled code, register module hooks once before compiling, and use `torch._check`/`torch._assert_async` for validation.
+    """
+    gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
+                GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
+                GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
+                GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE)
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            model = nn.Linear(4, 1)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+            @torch.compile
+            def train_step(x, y):
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                return loss
+        """, inputs="[(torch.randn(8, 4), torch.randn(8, 1))]", line=(10, 11, 12)),
+        Example("""
+            import logging
+            import torch
+            import torch.nn as nn
+
+            logger = logging.getLogger(__name__)
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    h = self.fc(x)
+                    logger.info("encoded %s", tuple(h.shape))
+                    return h * 2
+        """, target="Encoder", line=14),
+        Example("""
+            import warnings
+            import torch
+
+            @torch.compile
+            def loss(x):
+                warnings.warn("experimental")
+                return x.mean()
+        """, line=6),
+        Example("""
+            import torch
+
+            @torch.compile
+            def describe(x):
+                y = x.softmax(-1)
+                label = "peak=" + str(y.max())
+                return y, len(label)
+        """, line=6),
+        Example("""
+            import torch
+
+            @torch.compiler.disable
+            def debug_hook(t):
+                return t + 0
+
+            @torch.compile
+            def step(x):
+                y = x * 2
+                z = debug_hook(y)
+                return z + 1
+        """, target="step", line=10),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                print("y:", x.sum())
+                return x + 1
+        """, line=5),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                noise = torch.zeros_like(x)
+                noise.requires_grad_()
+                return x + noise
+        """, line=6),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.GRU(4, 8, batch_first=True)
+
+                def forward(self, x):
+                    out, _ = self.rnn(x * 2)
+                    return out.relu()
+        """, target="Encoder", inputs="[(torch.randn(2, 3, 4),)]", line=10),
+        Example("""
+            import torch
+            from torch.nn.utils.rnn import pack_padded_sequence
+
+            @torch.compile
+            def pack(x):
+                packed = pack_padded_sequence(x * 2, [3, 2], batch_first=True)
+                return packed.data
+        """, inputs="[(torch.randn(2, 3, 4),)]", line=6),
+        Example("""
+            import torch
+
+            @torch.compile
+            def add_into(x, out):
+                if x.data_ptr() == out.data_ptr():
+                    return x * 2
+                return x + out
+        """, inputs="[(torch.randn(4), torch.randn(4))]", line=5),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            def keep_outputs(module, store):
+                def record(mod, args, output):
+                    store.append(output)
+
+                module.register_forward_hook(record)
+
+            class Probe(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    store = []
+                    keep_outputs(self.fc, store)
+                    return self.fc(x) * 2
+        """, target="Probe", inputs="[(torch.randn(2, 4),)]", line=8),
+    ]
+    VALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Scaled(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 4)
+
+                def forward(self, x):
+                    y = self.fc(x)
+                    y.register_hook(lambda grad: grad * 0.5)
+                    return y * 2
+        """, target="Scaled", inputs="[(torch.randn(2, 4, requires_grad=True),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = torch.zeros_like(x)
+                y.requires_grad_(False)
+                return x * 2 + y
+        """),
+        Example("""
+            import copy
+            import torch
+
+            DEFAULTS = {"scale": 2.0}
+
+            @torch.compile
+            def describe(x):
+                y = x.softmax(-1)
+                label = f"peak={y.max():.3f}"
+                cfg = copy.deepcopy(DEFAULTS)
+                return y * cfg["scale"], label
+        """),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                print("y:", x.sum())
+                return x + 1
+        """, settings={"reorderable_logging_functions": ("print",)}),
+        Example("""
+            import torch
+            import torch.nn as nn
+            from torch.nn.utils.rnn import pad_sequence
+
+            class Cell(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cell = nn.LSTMCell(4, 4)
+
+                def forward(self, x):
+                    h, c = self.cell(x)
+                    return pad_sequence([h, c[:1]], batch_first=True)
+        """, target="Cell", inputs="[(torch.randn(2, 4),)]"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.PERCENT_FORMAT, Cause.DATA_POINTER, Cause.LOCK):
+            code = ctx.code(brk.node)
+            if brk.cause is Cause.UNTRACEABLE_CALL:
+                yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.",
+                                    hint="move it out of the compiled region (or let Dynamo reorder logging calls)")
+            elif brk.cause is Cause.PERCENT_FORMAT:
+                yield self.reported(brk, f"`{code}`: %-formatting a tensor is not traced, so the graph breaks here.",
+                                    hint="use an f-string, which Dynamo traces")
+            elif brk.cause is Cause.DATA_POINTER:
+                yield self.reported(
+                    brk, f"`{code}` compares tensor data pointers, which Dynamo cannot do while tracing: the graph "
+                         "breaks here.",
+                    hint="compare in Python before calling the compiled code, or drop the aliasing check")
+            else:
+                yield self.reported(
+                    brk, f"`with {code}`: Dynamo cannot enter a lock, so it gives up on the whole function.",
+                    hint="take the lock outside the compiled region")
