@@ -24,7 +24,6 @@ from dynalint.settings import CACHE_DIR_NAME, Settings  # noqa: F401 (also impor
 from dynalint.source import Collections, read_bytes
 
 
-
 def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
     """Settings with the per-file ignores that match ``path`` applied (patterns anchored at ``root``,
     the configuration file's directory; default: the current directory)."""
