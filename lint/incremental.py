@@ -116,7 +116,8 @@ def answered(base: Baseline, analysis: Analysis, text: str, path: str, key: Hash
         k = bisect.bisect_right(starts, line - 1) - 1
         return line + (moves[k][1] if k >= 0 else 0)
 
-    ranges = {node: replace(r, line=moved(r.line), end_line=moved(r.end_line)) for node, r in base.ranges.items()}
+    ranges = {node: replace(r, line=moved(r.line), end_line=moved(r.end_line))
+              for node, r in base.ranges.items()}
     result = replace(analysis, findings=list(base.findings), ranges=ranges, rule_codes=base.rule_codes)
     report(result, text, path, noqa)
     return result, Baseline(key, lines, owner, base.findings, ranges, base.rule_codes)
