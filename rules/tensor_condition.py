@@ -69,7 +69,10 @@ class TensorCondition(Rule):
 
         In a test, every operand of `and`/`or` that runs is converted to a bool: `if flag and
         x.max() > c:` breaks whenever `flag` is true (a false `flag`, or a false module constant,
-        means the tensor operand never runs). Code under `torch.jit.is_scripting()`,
+        means the tensor operand never runs). After a test that an optional argument was passed
+        (`if labels is not None and labels.max() >= n:`, `labels` defaulting to `None`) the tensor
+        operand runs only for callers that pass one; whether they do is not known, so it is not
+        reported (a caller in the checked code that passes a tensor makes it known). Code under `torch.jit.is_scripting()`,
         `torch.jit.is_tracing()`, `torch._C._get_tracing_state()` or FX/ONNX tracing checks never
         runs under torch.compile (they are false there) and is skipped like code under
         `not torch.compiler.is_compiling()`.
