@@ -155,12 +155,15 @@ class TensorCondition(Rule):
             import torch
             from typing import Optional
 
-            @torch.compile
             def masked(x, mask: Optional[torch.Tensor] = None):
                 if mask is not None and not mask.any():
                     return x
                 return x * 2 if mask is None or mask.all() else x
-        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]", line=(6, 8)),
+
+            @torch.compile
+            def step(x, mask: torch.Tensor):
+                return masked(x, mask)
+        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]", line=(5, 7)),
         Example("""
             from dataclasses import dataclass
 
