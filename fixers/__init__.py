@@ -10,6 +10,7 @@ FIXER_MODULES = (
     "masked_loss",
     "masked_elementwise_loss",
     "masked_reduction",
+    "last_true_pooling",
     "defer_logging",
     "skip_logging_while_compiling",
     "async_assert",
@@ -28,7 +29,7 @@ FIXER_MODULES = (
 PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
     "DYN102": ("check-in-graph", "keep-tensor"),
-    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction"),
+    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling"),
 }
 

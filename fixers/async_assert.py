@@ -92,7 +92,7 @@ class AsyncAssert(Fixer):
             ok = _negated(stmt.test, ctx)
             if ok is None:
                 raise Refused("the condition is not certainly a tensor")
-            message = _message(body[0], ctx)
+            message = raise_message(body[0], ctx)
             new: cst.CSTNode = cst.parse_statement(f"{torch}._assert_async({ok}{message})")
             new = new.with_changes(leading_lines=stmt.leading_lines)
             target: cst.CSTNode = stmt
@@ -121,8 +121,9 @@ def _negated(test: cst.BaseExpression, ctx) -> str | None:
     return None if cond is None else f"~{paren(cond)}"
 
 
-def _message(raise_stmt: cst.Raise, ctx) -> str:
-    """The message of ``raise E`` / ``raise E("literal")``; anything else is refused."""
+def raise_message(raise_stmt: cst.Raise, ctx) -> str:
+    """The message argument (``", msg"`` or ``""``) of ``raise E`` / ``raise E("literal")``; anything
+    else is refused."""
     exc = raise_stmt.exc
     if isinstance(exc, (cst.Name, cst.Attribute)) or isinstance(exc, cst.Call) and not exc.args:
         return ""

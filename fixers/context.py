@@ -6,6 +6,7 @@ from typing import Protocol
 
 import libcst as cst
 
+from dynalint.analysis.breaks import Breaks, find_breaks
 from dynalint.analysis.program import Program
 from dynalint.analysis.syntax import parent_map, walk
 from dynalint.analysis.values import Value
@@ -30,6 +31,7 @@ class FixContext:
         self.settings = analysis.settings
         self._parents: dict[int, cst.CSTNode] | None = None
         self._events: dict[tuple[int, type], object] | None = None
+        self._breaks: Breaks | None = None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -41,6 +43,13 @@ class FixContext:
             for ev in self.program.events:
                 self._events.setdefault((id(ev.node), type(ev)), ev)
         return self._events.get((id(node), event_type))
+
+    @property
+    def breaks(self) -> Breaks:
+        """The graph breaks of the analysed code (the same list the rules report)."""
+        if self._breaks is None:
+            self._breaks = find_breaks(self.program, self.settings)
+        return self._breaks
 
     def value(self, node: cst.CSTNode) -> Value | None:
         values = self.program.values

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.events import CallEvent, ConditionEvent
+from dynalint.analysis.breaks import Cause
+from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, is_logger_call, reorderable_arguments
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.codegen import use_torch
@@ -93,12 +94,11 @@ class SkipLoggingWhileCompiling(Fixer):
 
 
 def _tensor_branch_around(node: cst.CSTNode, ctx) -> str | None:
-    """The test of an enclosing ``if``/``while`` of the function that the analysis found to be a tensor."""
+    """The test of an enclosing ``if``/``while`` of the function that breaks the graph."""
     cur = ctx.parent(node)
     while cur is not None and not isinstance(cur, cst.FunctionDef):
-        if isinstance(cur, (cst.If, cst.While)):
-            ev = ctx.event(cur.test, ConditionEvent)
-            if ev is not None and ev.value is not None and ev.value.is_tensor:
-                return ctx.code(cur.test).strip()
+        if isinstance(cur, (cst.If, cst.While)) and any(
+                b.cause in (Cause.CONDITION, Cause.LOOP_CONDITION) for b in ctx.breaks.at(cur.test)):
+            return ctx.code(cur.test).strip()
         cur = ctx.parent(cur)
     return None

@@ -14,6 +14,8 @@ from typing import Any
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 """Larger files are not read (a link to ``/dev/zero`` or a huge file would exhaust memory)."""
 MAGIC = b"dynalint-cache-1 "
+TENSOR_FLAG_COUNT = 6
+"""Flags of an encoded tensor (``dynalint.analysis.project.TENSOR_FLAGS``)."""
 MAX_VALUE_DEPTH = 32
 """Deepest encoded value an entry may hold (analyses nest far less)."""
 
@@ -122,13 +124,16 @@ def _valid_value(v: Any, depth: int) -> bool:
         return False
     tag, rest = v[0], v[1:]
     if tag == "T":
-        return len(rest) == 2 and all(x in (0, 1) and type(x) is int for x in rest)
+        return len(rest) == TENSOR_FLAG_COUNT and all(x in (0, 1) and type(x) is int for x in rest)
     if tag == "P":
         return len(rest) == 1 and rest[0] in (0, 1) and type(rest[0]) is int
     if tag in ("N", "S", "U"):
         return not rest
     if tag == "D":
-        return len(rest) == 1 and _valid_value(rest[0], depth + 1)
+        return (len(rest) == 2 and _valid_value(rest[0], depth + 1)
+                and (rest[1] is None or (isinstance(rest[1], list) and all(
+                    isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and _valid_value(e[1], depth + 1)
+                    for e in rest[1]))))
     if tag == "L":
         return (len(rest) == 2 and (rest[0] is None or _valid_value(rest[0], depth + 1))
                 and (rest[1] is None or (isinstance(rest[1], list)

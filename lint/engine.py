@@ -9,13 +9,13 @@ from typing import Any, Iterable
 import libcst as cst
 
 from dynalint.analysis.program import Program
-from dynalint.analysis.project import Project
+from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
-from dynalint.positions import node_ranges
+from dynalint.positions import Range, node_ranges, ranges_within
 from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
-from dynalint.source import NestingError, dropped_indentation, on_large_stack, parse_module
+from dynalint.source import NestingError, dropped_indentation, gc_relaxed, on_large_stack, parse_module
 from dynalint.source import SourceError, decode_source, read_source  # noqa: F401 (also imported from here)
 
 SYNTAX_ERROR_CODE = "DYN000"
@@ -53,21 +53,33 @@ class Analysis:
     reported: list[tuple[Finding, Diagnostic]] = field(default_factory=list)
     """Findings that became diagnostics (after select/ignore and noqa)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """The rules' findings before noqa applies (what :func:`report` turns into ``reported``)."""
+    ranges: dict[int, Range] = field(default_factory=dict)
+    """Source ranges by ``id(node)``: of the findings' nodes, and of the module's top-level statements
+    when :func:`analyse` was asked for them (an edit between statements is answered from them)."""
+    rule_codes: tuple[str, ...] = ()
+    """The codes of the rules that ran (the enabled ones the file's noqa does not exempt)."""
+    columns_moved: bool = False
+    """Whether columns were moved back after form feeds were cut from indentations."""
 
 
 def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
-            project: Project | None = None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+            project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
+            statements: bool = False) -> Analysis:
     """Parse, analyse and run the enabled rules on one file's text.
 
     With a ``project``, names imported from the other checked files resolve to their
     definitions, and ``entries`` (functions of this file that compiled code of other files
-    calls, with their arguments) are analysed as well.
+    calls, with their arguments) are analysed as well.  ``statements``: also record the ranges
+    of the top-level statements (in ``ranges``).
     """
-    return on_large_stack(_analyse, source, path, settings, record_values, project, entries)
+    with gc_relaxed():
+        return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
 
 
-def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: Project | None,
-             entries: dict[str, dict[str, Any]] | None) -> Analysis:
+def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: SourceIndex | None,
+             entries: dict[str, dict[str, Any]] | None, statements: bool = False) -> Analysis:
     result = Analysis(settings)
     cached = project.cached_index(path, source) if project is not None else None
     try:
@@ -86,8 +98,9 @@ def _analyse(source: str, path: str, settings: Settings, record_values: bool, pr
             result.diagnostics = [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
                                              "file is too deeply nested to parse")]
         return result
-    result = _analysed(module, parsed, path, settings, record_values, project, entries)
+    result = _analysed(module, parsed, path, settings, record_values, project, entries, statements)
     if parsed is not source:  # form feeds cut from indentations: columns of the file itself
+        result.columns_moved = True
         moved = dropped_indentation(source, parsed)
         shifted = {id(d): _shifted(d, moved) for d in result.diagnostics}  # one object per diagnostic
         result.reported = [(f, shifted.get(id(d)) or _shifted(d, moved)) for f, d in result.reported]
@@ -104,25 +117,43 @@ def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
 
 
 def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
-              project: Project | None, entries: dict[str, dict[str, Any]] | None = None) -> Analysis:
+              project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None = None,
+              statements: bool = False) -> Analysis:
     """The rules' diagnostics on a parsed module."""
     result = Analysis(settings)
     result.module = module
     noqa = NoqaMap(source)
-    rules = [r for r in enabled_rules(settings) if not noqa.exempt(r.code)]
+    rules = rules_for(settings, noqa)
+    result.rule_codes = tuple(r.code for r in rules)
     if not rules:
         return result
     index = project.index_for(path, module, source) if project is not None else None
     program = Program(module, scope=settings.scope, values={} if record_values else None, index=index,
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
     result.program = program
-    findings = run_rules(program, settings, rules) if program.events else []
-    result.reported = to_diagnostics(findings, module, source, path, noqa)
+    result.findings = run_rules(program, settings, rules) if program.events else []
+    if statements:
+        result.ranges = node_ranges(module, source, [f.node for f in result.findings] + list(module.body))
+    else:
+        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
+    report(result, source, path, noqa)
+    return result
+
+
+def rules_for(settings: Settings, noqa: NoqaMap) -> list[type[Rule]]:
+    """The rules to run on a file: the enabled ones its file-level noqa does not exempt."""
+    return [r for r in enabled_rules(settings) if not noqa.exempt(r.code)]
+
+
+def report(result: Analysis, source: str, path: str, noqa: NoqaMap) -> None:
+    """Fill ``result.reported`` and ``result.diagnostics`` from its findings at their ranges: noqa applied,
+    unused noqa codes (DYN003) added."""
+    settings = result.settings
+    result.reported = to_diagnostics(result.findings, result.module, source, path, noqa, ranges=result.ranges)
     result.diagnostics = [d for _, d in result.reported]
     if settings.enabled(UNUSED_NOQA_CODE) and not noqa.exempt(UNUSED_NOQA_CODE):
         result.diagnostics = sorted(result.diagnostics + unused_noqa(noqa, source, path, settings),
                                     key=Diagnostic.sort_key)
-    return result
 
 
 def unused_noqa(noqa: NoqaMap, source: str, path: str, settings: Settings) -> list[Diagnostic]:
@@ -172,9 +203,13 @@ def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]])
     return kept
 
 
-def to_diagnostics(findings: list[Finding], module: cst.Module, source: str, path: str,
-                   noqa: NoqaMap | None = None) -> list[tuple[Finding, Diagnostic]]:
-    ranges = node_ranges(module, source, [f.node for f in findings])
+def to_diagnostics(findings: list[Finding], module: cst.Module | None, source: str, path: str,
+                   noqa: NoqaMap | None = None, ranges: dict[int, Range] | None = None
+                   ) -> list[tuple[Finding, Diagnostic]]:
+    """``findings`` as diagnostics at their ranges (found in ``module`` unless given), noqa applied."""
+    if ranges is None:
+        assert module is not None
+        ranges = node_ranges(module, source, [f.node for f in findings])
     noqa = noqa if noqa is not None else NoqaMap(source)
     out: list[tuple[Finding, Diagnostic]] = []
     for f in findings:

@@ -32,7 +32,7 @@ from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.project import Project as SourceProject
+    from dynalint.analysis.project import SourceIndex
 
 MAX_ROUNDS = 10
 
@@ -410,7 +410,7 @@ def _allowed(c: _Candidate, unsafe: bool) -> bool:
 
 
 def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False,
-               analysis: Analysis | None = None, project: "SourceProject | None" = None,
+               analysis: Analysis | None = None, project: "SourceIndex | None" = None,
                entries: dict[str, dict[str, Any]] | None = None) -> FixResult:
     """Apply every allowed fix to ``source`` until nothing more can be fixed.  ``analysis``: the
     analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one.
@@ -476,7 +476,7 @@ def _distinct(errors: list[FixerError]) -> list[FixerError]:
 
 
 def diagnostics_with_fixes(source: str, path: str, settings: Settings, *,
-                           analysis: Analysis | None = None, project: "SourceProject | None" = None,
+                           analysis: Analysis | None = None, project: "SourceIndex | None" = None,
                            entries: dict[str, dict[str, Any]] | None = None) -> list[Diagnostic]:
     """``check`` diagnostics, each carrying its fix (as text edits) when one exists (``project``,
     ``entries``: as for :func:`fix_source`).

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from dynalint import __version__
-from dynalint.analysis.project import Project as SourceProject
+from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.project import content_hash, join_encoded
 from dynalint.cache_entry import read_sealed, seal, valid_entry
 from dynalint.config import Configuration
@@ -166,7 +166,7 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def modules_digest(project: SourceProject) -> str:
+def modules_digest(project: SourceIndex) -> str:
     """A digest of the checked modules (name and resolved path of each): an analysis resolves imports
     among them, so adding or removing a checked file invalidates the entries."""
     h = hashlib.sha256()
@@ -213,17 +213,17 @@ class _Outcome:
     outgoing: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
 
-_WORKER_PROJECT: SourceProject | None = None
+_WORKER_PROJECT: SourceIndex | None = None
 """The project index of a worker process of the pool (built once per process by its initializer)."""
 
 
 def init_worker(paths: list[str]) -> None:
     """Pool initializer: the index of the project's files, for every job this process runs."""
     global _WORKER_PROJECT
-    _WORKER_PROJECT = SourceProject(paths)
+    _WORKER_PROJECT = SourceIndex(paths)
 
 
-def worker_index() -> SourceProject | None:
+def worker_index() -> SourceIndex | None:
     """The index :func:`init_worker` built in this worker process."""
     return _WORKER_PROJECT
 
@@ -232,7 +232,7 @@ def _check_in_worker(job: _Job) -> _Outcome:
     return _check_one(job, _WORKER_PROJECT)
 
 
-def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
+def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
     """Read, look up the cache, check (with ``project`` as the index of the other files). Never raises."""
     path, settings = job.path, job.settings
     data = job.data
@@ -270,7 +270,7 @@ def _check_one(job: _Job, project: SourceProject | None = None) -> _Outcome:
     return _Outcome(FileResult(path, diagnostics), outgoing)
 
 
-def _analyse(source: str, path: str, settings: Settings, project: SourceProject | None,
+def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | None,
              entries: dict[str, dict[str, Any]], with_fixes: bool
              ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
     """Diagnostics of one file of the project (with their fixes when asked), and the entries its
@@ -327,7 +327,7 @@ def check_files(paths: Iterable[str], settings: Settings | Configuration, *, job
 
 def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  with_fixes: Iterable[str] = (), index: list[str] | None = None,
-                 project: SourceProject | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
+                 project: SourceIndex | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
     (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
     ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes; ``project``: the index
@@ -344,7 +344,7 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
-    project = project if project is not None else SourceProject(index)
+    project = project if project is not None else SourceIndex(index)
     pooled = workers > 1 and len(paths) >= MIN_FILES_FOR_POOL
     with worker_pool(workers, init_worker, (index,)) if pooled else contextlib.nullcontext() as pool:
         # modules that others import first: their trees are still loaded when their importers

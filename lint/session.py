@@ -22,7 +22,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from dynalint.analysis.project import Project as SourceProject
+from dynalint.analysis.project import SourceIndex
 from dynalint.config import Configuration, resolve
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, FileResult, analyse
@@ -72,7 +72,7 @@ class Session:
         self.around = around
         self._files: dict[tuple[str, ...], list[str]] = {}
         self._settled: dict[tuple, dict[str, str]] = {}
-        self._index: tuple[tuple, SourceProject] | None = None
+        self._index: tuple[tuple, SourceIndex] | None = None
 
     @classmethod
     def for_path(cls, path: str, **kwargs) -> "Session":
@@ -174,13 +174,13 @@ class Session:
             self._settled[key] = settled
         return {p: settled[p] for p in paths if p in settled}
 
-    def index(self, paths: list[str]) -> SourceProject:
+    def index(self, paths: list[str]) -> SourceIndex:
         """The index of these files, kept while none of them changes on disk (its import scan and the
         trees it parsed serve every analysis of the session; an unsaved buffer gets its own)."""
         paths = [p for p in paths if not is_notebook(p)]
         key = tuple(_stamp(p) for p in paths)
         if self._index is None or self._index[0] != key:
-            self._index = (key, SourceProject(paths))
+            self._index = (key, SourceIndex(paths))
         return self._index[1]
 
     def index_paths(self, paths: Iterable[str]) -> list[str]:
@@ -198,7 +198,7 @@ class Session:
         """Analyse ``text`` as the content of ``path`` (an editor's unsaved buffer), with the names
         and settled entries of the rest of the project as it is on disk."""
         entries = self.entries_for(path)
-        index = SourceProject(self.index_paths([path]))
+        index = SourceIndex(self.index_paths([path]))
         try:
             return analyse(text, path, self.config.settings_for(path), record_values=record_values,
                            project=index, entries=entries)
@@ -223,7 +223,7 @@ class Session:
         """``text`` as ``dynalint fix`` would rewrite ``path`` holding it."""
         from dynalint.fixing import fix_source
 
-        index = SourceProject(self.index_paths([path]))
+        index = SourceIndex(self.index_paths([path]))
         return fix_source(text, path, self.config.settings_for(path), unsafe=unsafe, project=index,
                           entries=self.entries_for(path))
 

@@ -1,8 +1,9 @@
 """The rule interface.
 
 A rule is a class with its code, documentation and examples.  It reads the
-events of the analysis (:mod:`dynalint.analysis.events`) and yields
-:class:`Finding` objects; the engine turns findings into diagnostics
+events and graph breaks of the analysis (:mod:`dynalint.analysis.events`,
+:mod:`dynalint.analysis.breaks`) and yields :class:`Finding` objects, never
+walking the tree itself; the engine turns findings into diagnostics
 (positions, noqa, select/ignore).
 
 Every rule carries ``VALID`` and ``INVALID`` :class:`Example` lists.  The test
@@ -22,6 +23,7 @@ import libcst as cst
 from dynalint.gb_types import GraphBreakType
 
 if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.breaks import Break, Breaks
     from dynalint.analysis.events import Event
     from dynalint.analysis.program import Program
     from dynalint.settings import Settings
@@ -89,17 +91,33 @@ class Finding:
 
 
 class RuleContext:
-    """What a rule sees: the analysed module and the settings."""
+    """What a rule sees: the analysed module, its events and graph breaks, and the settings."""
 
     def __init__(self, program: "Program", settings: "Settings") -> None:
         self.program = program
         self.settings = settings
         self._by_type: dict[type, list] = {}
+        self._by_node: dict[tuple[int, type], Event] = {}
         for ev in program.events:
             self._by_type.setdefault(type(ev), []).append(ev)
+            self._by_node.setdefault((id(ev.node), type(ev)), ev)
+        self._breaks: Breaks | None = None
 
     def events(self, event_type: type[E]) -> list[E]:
         return self._by_type.get(event_type, [])
+
+    def event(self, node: cst.CSTNode, event_type: type[E]) -> E | None:
+        """The first event of ``event_type`` about ``node``, if any."""
+        return self._by_node.get((id(node), event_type))  # type: ignore[return-value]
+
+    @property
+    def breaks(self) -> "Breaks":
+        """The graph breaks of the analysed code under these settings (found once, for every rule)."""
+        if self._breaks is None:
+            from dynalint.analysis.breaks import find_breaks
+
+            self._breaks = find_breaks(self.program, self.settings)
+        return self._breaks
 
     def code(self, node: cst.CSTNode, limit: int = 60) -> str:
         """Source text of a node, on one line, shortened."""
@@ -132,6 +150,10 @@ class Rule:
                 hint: str | None = None, node: cst.CSTNode | None = None) -> Finding:
         return Finding(rule=type(self), node=node if node is not None else event.node,
                        statement=event.statement, message=message, gb=gb, hint=hint)
+
+    def reported(self, brk: "Break", message: str, hint: str) -> Finding:
+        """The finding of a graph break: at its event, with its Dynamo type."""
+        return self.finding(brk.event, message, gb=brk.gb, hint=hint)
 
 
 class EngineCode(Rule):

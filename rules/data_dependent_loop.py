@@ -4,9 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint import gb_types as GB
-from dynalint.analysis.events import CallEvent, ConditionEvent
+from dynalint.analysis.breaks import Cause
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
-from dynalint.rules.tensor_condition import is_data_dependent_test
 
 
 @register
@@ -87,25 +86,19 @@ class DataDependentLoop(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for call in ctx.events(CallEvent):
-            if call.qualname == "builtins.range" and any(a.is_tensor for a in call.args):
-                yield self.finding(
-                    call,
-                    f"`{ctx.code(call.node)}` counts iterations with a tensor: `range` needs a Python int, so "
+        for brk in ctx.breaks.of(Cause.TENSOR_RANGE, Cause.LOOP_CONDITION):
+            if brk.cause is Cause.TENSOR_RANGE:
+                yield self.reported(
+                    brk,
+                    f"`{ctx.code(brk.node)}` counts iterations with a tensor: `range` needs a Python int, so "
                     "the graph breaks here.",
-                    gb=GB.BUILTIN_OPERATOR,
                     hint="iterate over a size (x.shape[0]), or use a fixed number of iterations with masking",
                 )
-        for ev in ctx.events(ConditionEvent):
-            if not (ev.construct == "while" or ev.exits_loop):
                 continue
-            if not is_data_dependent_test(ev, ctx):
-                continue
-            what = "`while` condition" if ev.construct == "while" else "loop exit condition"
-            yield self.finding(
-                ev,
-                f"{what} `{ctx.code(ev.node)}` depends on tensor data: the graph breaks here and, inside a "
+            what = "`while` condition" if brk.event.construct == "while" else "loop exit condition"
+            yield self.reported(
+                brk,
+                f"{what} `{ctx.code(brk.node)}` depends on tensor data: the graph breaks here and, inside a "
                 "loop, Dynamo runs the whole function eagerly.",
-                gb=GB.DATA_DEPENDENT_BRANCHING,
                 hint="use a fixed number of iterations with masking, or torch._higher_order_ops.while_loop",
             )

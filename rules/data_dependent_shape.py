@@ -4,60 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint import gb_types as GB
-from dynalint.analysis.events import CallEvent, SubscriptEvent
-from dynalint.analysis.values import Kind
+from dynalint.analysis.breaks import Cause
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
-
-#: Ops with a data-dependent output size (measured to break on torch 2.13).
-DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
-                               "bincount"})
-
-
-def _repeats_tensor(call: CallEvent) -> bool:
-    repeats = call.kwargs.get("repeats")
-    if repeats is None:
-        pos = 0 if call.method is not None and call.qualname is None else 1
-        repeats = call.args[pos] if len(call.args) > pos else None
-    return repeats is not None and repeats.is_tensor
-
-
-def _op_name(qualname: str) -> str:
-    """``torch.ops.aten.nonzero.default`` -> ``torch.ops.aten.nonzero`` (the overload does not matter)."""
-    parts = qualname.split(".")
-    return ".".join(parts[:4]) if len(parts) == 5 and parts[1] == "ops" else qualname
-
-
-def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] = frozenset()) -> str | None:
-    """Name of the data-dependent-shape op this call is, if it is one.  ``dynamic_ops`` are the
-    custom ops whose fake implementation asks for a data-dependent size."""
-    if call.callee is not None and call.callee.custom_op in dynamic_ops:
-        return f"the custom op {call.callee.custom_op}"
-    if call.qualname is not None and call.qualname.startswith("torch.ops."):
-        op = _op_name(call.qualname)
-        if op in dynamic_ops:
-            return f"the custom op {op}"
-        if op.startswith("torch.ops.aten.") and op.rsplit(".", 1)[-1] in DYNAMIC_SHAPE_OPS:
-            return op
-        return None
-    if call.qualname is not None and call.qualname.startswith("torch."):
-        name = call.qualname.rsplit(".", 1)[-1]
-        if call.qualname.count(".") != 1:
-            return None
-        if name in DYNAMIC_SHAPE_OPS and any(a.is_tensor for a in call.args[:1]):
-            return f"torch.{name}"
-        if name == "where" and len(call.args) == 1 and not call.kwargs:
-            return "torch.where(cond)"
-        if name == "repeat_interleave" and _repeats_tensor(call):
-            return "torch.repeat_interleave"
-        return None
-    recv = call.receiver
-    if call.method is not None and recv is not None and recv.is_tensor and call.qualname is None:
-        if call.method in DYNAMIC_SHAPE_OPS:
-            return f".{call.method}()"
-        if call.method == "repeat_interleave" and _repeats_tensor(call):
-            return ".repeat_interleave()"
-    return None
-
 
 @register
 class DataDependentShape(Rule):
@@ -177,29 +125,19 @@ class DataDependentShape(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        if ctx.settings.capture_dynamic_output_shape_ops:
-            return
-        for sub in ctx.events(SubscriptEvent):
-            if not (sub.base.is_tensor or sub.base.kind is Kind.UNKNOWN) or (sub.store and not sub.augmented):
-                continue
-            if any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index):
-                yield self.finding(
-                    sub,
-                    f"boolean-mask indexing `{ctx.code(sub.node)}` has a data-dependent size: the graph breaks here."
-                    + loop_note(sub),
-                    gb=GB.DYNAMIC_SHAPE_OPERATOR,
+        for brk in ctx.breaks.of(Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP):
+            if brk.cause is Cause.MASK_INDEX:
+                yield self.reported(
+                    brk,
+                    f"boolean-mask indexing `{ctx.code(brk.node)}` has a data-dependent size: the graph breaks "
+                    "here." + loop_note(brk),
                     hint="keep the shape static: torch.where(mask, x, 0) or x * mask, then reduce",
                 )
-        dynamic_ops = ctx.program.index.dynamic_output_ops
-        for call in ctx.events(CallEvent):
-            op = dynamic_shape_call(call, dynamic_ops)
-            if op is None:
                 continue
-            yield self.finding(
-                call,
-                f"`{ctx.code(call.node)}`: {op} returns a data-dependent number of elements, so the graph breaks here."
-                    + loop_note(call),
-                gb=GB.DYNAMIC_SHAPE_OPERATOR,
+            yield self.reported(
+                brk,
+                f"`{ctx.code(brk.node)}`: {brk.detail} returns a data-dependent number of elements, so the graph "
+                "breaks here." + loop_note(brk),
                 hint="use a static-shape formulation (masks, torch.where, fixed capacity) or move it out of "
                      "the compiled region",
             )

@@ -5,16 +5,14 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.class_state import initial_keys, self_attribute
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
-from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
-
-    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 
 
 @register
@@ -193,7 +191,7 @@ class PythonAttributeMutation(Rule):
             if call.method in _RESIZING_METHODS and isinstance(call.call.func, cst.Attribute):
                 changes.append((call, call.call.func.value))
         for ev, target in changes:
-            cls, attr = ev.function.cls, _self_attribute(ev.function, target)
+            cls, attr = ev.function.cls, self_attribute(ev.function, target)
             if cls is None or attr is None:
                 continue
             key = (id(cls), attr)
@@ -206,7 +204,7 @@ class PythonAttributeMutation(Rule):
                     ev.method not in ("update", "setdefault", "pop", "popitem", "clear"):
                 continue
             if isinstance(ev, SubscriptEvent) and (not declared.is_mapping
-                                                   or _literal_key(ev.node.slice) in _initial_keys(cls, attr)):
+                                                   or _literal_key(ev.node.slice) in initial_keys(cls, attr)):
                 continue  # an item of a list, or a key the dict was created with: its length and keys stay
             seen.add(key)
             if declared.is_mapping:
@@ -237,31 +235,6 @@ def _literal_key(index: "Sequence[cst.SubscriptElement]") -> object:
             isinstance(index[0].slice.value, (cst.SimpleString, cst.Integer)):
         return index[0].slice.value.evaluated_value
     return _NO_KEY
-
-
-def _initial_keys(cls: "ClassInfo", attr: str) -> set[object]:
-    """The literal keys of the dict display ``__init__`` assigns to ``self.<attr>`` (``{"scale": ...}``)."""
-    init = cls.methods.get("__init__")
-    if init is None:
-        return set()
-    keys: set[object] = set()
-    for node in walk(init.node.body, into_scopes=False):
-        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict) and any(
-                _self_attribute(init, t.target) == attr for t in node.targets):
-            for el in node.value.elements:
-                if isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.Integer)):
-                    keys.add(el.key.evaluated_value)
-    return keys
-
-
-def _self_attribute(function: "FunctionInfo", node: cst.CSTNode) -> str | None:
-    """``x`` when ``node`` is ``self.x`` in a method whose first parameter is ``self``."""
-    if function.cls is None or function.is_static or not isinstance(node, cst.Attribute):
-        return None
-    names = function.param_names()
-    if not names or not isinstance(node.value, cst.Name) or node.value.value != names[0]:
-        return None
-    return node.attr.value
 
 
 def _float_update(statement: cst.CSTNode) -> bool:

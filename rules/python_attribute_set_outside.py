@@ -6,7 +6,6 @@ from typing import Iterator
 from dynalint.analysis.events import AttributeEvent
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
-from dynalint.rules.recompiles import compiled_ids
 
 
 @register
@@ -69,7 +68,7 @@ class PythonAttributeSetOutside(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         writes = ctx.program.index.attr_writes_outside
-        compiled = compiled_ids(ctx)
+        compiled = {id(fn) for fn in ctx.program.compiled}
         seen: set[tuple[int, str]] = set()
         for ev in ctx.events(AttributeEvent):
             if ev.write or ev.cls is None or ev.name not in writes or ev.name == "training":

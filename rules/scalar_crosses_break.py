@@ -3,15 +3,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
-from dynalint.analysis.events import CallEvent, ConditionEvent, Event, ForLoopEvent, ScalarUseEvent, SubscriptEvent
-from dynalint.analysis.syntax import children, simple_statements, walk
+from dynalint.analysis.breaks import VALUE_CAUSES, takes_tensor_data
+from dynalint.analysis.events import CallEvent, ScalarUseEvent
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
-from dynalint.rules.scalar_extraction import scalar_extraction
-from dynalint.rules.untraceable_call import VALUE_PRODUCING, unsupported_call
 
 
 @register
@@ -166,12 +162,11 @@ class ScalarCrossesBreak(Rule):
             origin = calls.get(id(v.origin))
             if origin is None:
                 continue
-            breaks = scalar_extraction(origin, capture) is not None or (
-                origin.qualname in VALUE_PRODUCING and unsupported_call(origin, ctx) is not None
-            ) or (origin.qualname is not None and origin.qualname.startswith("numpy.random."))
-            if not breaks and not (capture and use.context == "range"):
+            at = next((b for b in ctx.breaks.at(origin.node) if b.event is origin and b.cause in VALUE_CAUSES), None)
+            sizes_range = capture and use.context == "range"
+            if at is None and not sizes_range:
                 continue
-            if breaks and not (capture and use.context == "range") and not _resumed_frame_compiles(origin, ctx):
+            if at is not None and not sizes_range and not ctx.breaks.resumed_frame_compiles(at):
                 continue
             seen.add(id(v.origin))
             source = ctx.code(v.origin)
@@ -181,8 +176,7 @@ class ScalarCrossesBreak(Rule):
                 detail = "the code after the break is specialised on it and recompiles once when it first " \
                          "changes (the number is then dynamic)"
             used = ctx.code(use.node)
-            made = "taken from tensor data" if scalar_extraction(origin, False) is not None \
-                else "made by a skipped call"
+            made = "taken from tensor data" if takes_tensor_data(origin) else "made by a skipped call"
             what = f"`{used}` is a Python value from `{source}`, {made}" if used != source else \
                 f"`{source}` is a Python value {made}"
             yield self.finding(
@@ -196,114 +190,19 @@ class ScalarCrossesBreak(Rule):
         """A value still on the stack when a later break of the same statement ends the graph
         (``{"loss": loss.item(), "acc": acc.item()}``) is an input of the frame that resumes there,
         and Dynamo guards on it - even though it is only returned."""
-        capture = ctx.settings.capture_scalar_outputs
-        breaking: dict[int, list[CallEvent]] = {}
-        for call in ctx.events(CallEvent):
-            if not call.in_loop and (scalar_extraction(call, capture) is not None
-                                     or unsupported_call(call, ctx) is not None):
-                breaking.setdefault(id(call.statement), []).append(call)
-        for calls in breaking.values():
-            by_node = {id(c.node): c for c in calls}
-            if len(by_node) < 2:
+        for brk in ctx.breaks.of(*VALUE_CAUSES):
+            v = brk.event.result
+            if brk.in_loop or id(brk.node) in seen or v is None or v.kind is not Kind.SCALAR or v.is_bool \
+                    or v.from_weights:
                 continue
-            order = [by_node[id(n)] for n in walk(calls[0].statement, into_scopes=False) if id(n) in by_node]
-            for i, origin in enumerate(order):
-                v = origin.result
-                if id(origin.node) in seen or v is None or v.kind is not Kind.SCALAR or v.is_bool or v.from_weights:
-                    continue
-                inside = {id(n) for n in walk(origin.node)}
-                later = next((c for c in order[i + 1:] if id(c.node) not in inside), None)
-                if later is None:
-                    continue
-                seen.add(id(origin.node))
-                yield self.finding(
-                    origin,
-                    f"`{ctx.code(origin.node)}` is a Python value taken from tensor data and still pending when "
-                    f"`{ctx.code(later.node)}` breaks the graph again: the resumed code is specialised on it "
-                    "and recompiles once when it first changes (the number is then dynamic).",
-                    hint="keep it a tensor (no .item()), or take the values in separate statements",
-                )
-
-
-def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
-    """What runs after a break in ``statement``: the statement itself (the rest of it, or the blocks of a
-    compound statement whose header breaks) and every statement that follows it in the enclosing blocks."""
-    out: list[cst.CSTNode] = []
-
-    def search(node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            statements = simple_statements(node)
-            for i, stmt in enumerate(statements):
-                if stmt is statement or search(stmt):
-                    if stmt is statement:
-                        out.append(stmt)
-                    out.extend(statements[i + 1:])
-                    return True
-            return False
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        return any(search(child) for child in children(node))
-
-    if isinstance(function, cst.FunctionDef):
-        search(function.body)
-    return out
-
-
-_OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
-
-
-def _breaks(ev: Event, ctx: RuleContext) -> bool:
-    if isinstance(ev, ConditionEvent):
-        return ev.value is not None and ev.value.is_tensor
-    if isinstance(ev, CallEvent):
-        return scalar_extraction(ev, ctx.settings.capture_scalar_outputs) is not None \
-            or unsupported_call(ev, ctx) is not None
-    return False
-
-
-def _works(ev: Event, ctx: RuleContext) -> bool:
-    """The event is something Dynamo compiles (a tensor operation, a call it may trace, a break)."""
-    if _breaks(ev, ctx):
-        return True
-    if isinstance(ev, CallEvent):
-        if ev.callee is not None or ev.module is not None:
-            return True
-        if ev.result is not None and ev.result.kind in (Kind.TENSOR, Kind.MODULE):
-            return True
-        if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
-            return False  # a method of a str/list/dict: no graph operation of its own
-        if ev.qualname is None or not ev.qualname.startswith("builtins."):
-            return True
-        return any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.SEQUENCE, Kind.UNKNOWN)
-                   for v in (*ev.args, *ev.kwargs.values()))
-    if isinstance(ev, SubscriptEvent):
-        return ev.base is not None and ev.base.kind is Kind.TENSOR
-    if isinstance(ev, ForLoopEvent):
-        return ev.iterable is not None and ev.iterable.kind is Kind.TENSOR
-    return False
-
-
-def _resumed_frame_compiles(origin: CallEvent, ctx: RuleContext) -> bool:
-    """Whether Dynamo compiles the frame that resumes after the break at ``origin`` (and so guards on the
-    Python value it receives). It does not when nothing after the break is compiled - no tensor operation,
-    traced call or further break: Dynamo skips a frame without a graph (measured on torch 2.13) - nor when a
-    graph break inside a loop after it makes Dynamo run the whole resumed frame eagerly. Unsure code counts
-    as compiled."""
-    after = _code_after(origin.function.node, origin.statement)
-    if not after:
-        return True
-    skip = {id(n) for n in walk(origin.node)}
-    region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
-    if any(isinstance(n, _OPERATORS) for stmt in after for n in walk(stmt, into_scopes=False) if id(n) in region):
-        operators = True
-    else:
-        operators = False
-    works = operators
-    for ev_type in (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent):
-        for ev in ctx.events(ev_type):
-            if ev.function is not origin.function or id(ev.node) not in region:
+            later = ctx.breaks.next_in_statement(brk)
+            if later is None:
                 continue
-            if ev.in_loop and _breaks(ev, ctx):
-                return False
-            works = works or _works(ev, ctx)
-    return works
+            seen.add(id(brk.node))
+            yield self.finding(
+                brk.event,
+                f"`{ctx.code(brk.node)}` is a Python value taken from tensor data and still pending when "
+                f"`{ctx.code(later.node)}` breaks the graph again: the resumed code is specialised on it "
+                "and recompiles once when it first changes (the number is then dynamic).",
+                hint="keep it a tensor (no .item()), or take the values in separate statements",
+            )

@@ -3,54 +3,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import libcst as cst
-
 from dynalint import gb_types as GB
-from dynalint.analysis.events import CallEvent, ConditionEvent
+from dynalint.analysis.breaks import Cause
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
-
-
-
-def is_data_dependent_test(ev: ConditionEvent, ctx: RuleContext) -> bool:
-    """Whether converting this value to a Python bool needs the tensor's data."""
-    if ev.value.is_tensor:
-        return True
-    # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
-    # value, and branching on it is what breaks.
-    return ctx.settings.capture_scalar_outputs and ev.value.kind is Kind.SCALAR
-
-
-def traced_assertion(ev: ConditionEvent) -> bool:
-    """Whether Dynamo turns this ``assert`` test into an in-graph assertion instead of a branch.
-
-    It does so only for the operand whose failure jumps straight to the ``raise`` (the whole test,
-    or the last operand of an ``and``/``or`` chain), not negated, with no message or a constant
-    string one: a computed message (an f-string, ``.format``, a name) and every earlier operand
-    of the chain are plain branches (measured on torch 2.13)."""
-    stmt = ev.statement
-    if ev.construct != "assert" or ev.negated or not isinstance(stmt, cst.Assert):
-        return False
-    last: cst.BaseExpression = stmt.test
-    while True:
-        if isinstance(last, cst.BooleanOperation):
-            last = last.right
-        elif isinstance(last, cst.UnaryOperation) and isinstance(last.operator, cst.Not):
-            last = last.expression
-        else:
-            break
-    return last is ev.node and (stmt.msg is None or _constant_string(stmt.msg))
-
-
-def _constant_string(node: cst.BaseExpression) -> bool:
-    """A string the compiler folds into one constant: literals, implicit concatenation, ``+``."""
-    if isinstance(node, cst.SimpleString):
-        return True
-    if isinstance(node, cst.ConcatenatedString):
-        return _constant_string(node.left) and _constant_string(node.right)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return _constant_string(node.left) and _constant_string(node.right)
-    return False
 
 
 @register
@@ -251,33 +207,22 @@ class TensorCondition(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for ev in ctx.events(ConditionEvent):
-            if ev.construct == "while" or ev.exits_loop:
-                continue  # a data-dependent loop: DYN103
-            if traced_assertion(ev) and ctx.at_least(2, 13):
-                continue  # `assert <tensor>` is traced as an in-graph assertion
-            if not is_data_dependent_test(ev, ctx):
+        for brk in ctx.breaks.of(Cause.CONDITION, Cause.BOOL_OF_EACH):
+            if brk.cause is Cause.BOOL_OF_EACH:
+                yield self.reported(
+                    brk, f"`{ctx.code(brk.node)}` converts each tensor to a Python bool: the graph breaks here.",
+                    hint="stack the conditions and reduce in the graph: torch.stack(conds).any()",
+                )
                 continue
+            ev = brk.event
             where = {
                 "not": "`not` on", "boolop": "`and`/`or` on", "ifexp": "a conditional expression on",
                 "comprehension": "a comprehension filter on", "assert": "`assert` on",
             }.get(ev.construct, "a Python branch on")
             what = "a data-dependent scalar" if ev.value.kind is Kind.SCALAR else "a tensor"
-            gb = GB.DATA_DEPENDENT_OPERATOR if ev.construct == "not" else GB.DATA_DEPENDENT_BRANCHING
-            yield self.finding(
-                ev,
+            yield self.reported(
+                brk,
                 f"{where} {what}: `{ctx.code(ev.node)}` needs tensor data to decide, so the graph breaks "
                 f"here.{loop_note(ev)}",
-                gb=gb,
                 hint="compute both sides and select with torch.where, or use torch.cond",
             )
-        for call in ctx.events(CallEvent):
-            if call.qualname in ("builtins.any", "builtins.all") and call.args:
-                element = call.args[0].elements()
-                if element.is_tensor:
-                    yield self.finding(
-                        call,
-                        f"`{ctx.code(call.node)}` converts each tensor to a Python bool: the graph breaks here.",
-                        gb=GB.DATA_DEPENDENT_BRANCHING,
-                        hint="stack the conditions and reduce in the graph: torch.stack(conds).any()",
-                    )

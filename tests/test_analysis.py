@@ -10,6 +10,7 @@ from dynalint.analysis.events import ConditionEvent
 from dynalint.analysis.program import Program, Scope
 from dynalint.analysis.values import Kind
 
+from conftest import requires_torch
 from helpers import check, codes
 
 
@@ -497,3 +498,85 @@ def test_scope_auto_covers_public_methods_of_plain_classes_that_take_tensors():
                 print(name)
     """
     assert [(d.code, d.line) for d in check(code) if d.kind == "graph-break"] == [("DYN102", 9)]
+
+
+# -- graph breaks: one Break per event, in the order Dynamo meets them --------------------------------
+
+def _breaks(code: str, **settings):
+    from dynalint.analysis.breaks import find_breaks
+    from dynalint.positions import node_ranges
+
+    from helpers import settings_for
+
+    source = textwrap.dedent(code).strip("\n") + "\n"
+    module = cst.parse_module(source)
+    program = Program(module).run()
+    breaks = find_breaks(program, settings_for(**settings))
+    lines = {key: r.line for key, r in node_ranges(module, source, [b.node for b in breaks]).items()}
+    return breaks, lines, source
+
+
+BREAKING = """
+    import torch
+
+    @torch.compile
+    def f(x):
+        if x.sum() > 0:
+            x = x * 2
+        n = x.abs().max().item()
+        y = x[x > 0]
+        print("value", x.sum().item())
+        return y * n
+"""
+
+
+def test_one_break_per_event_with_its_dynamo_type_and_cause():
+    from dynalint.analysis.breaks import Cause
+
+    breaks, lines, _ = _breaks(BREAKING)
+    assert [(lines[id(b.node)], b.cause, b.gb.id) for b in breaks] == [
+        (5, Cause.CONDITION, "GB0170"),
+        (7, Cause.SCALAR_EXTRACTION, "GB0124"),
+        (8, Cause.MASK_INDEX, "GB0036"),
+        (9, Cause.SCALAR_EXTRACTION, "GB0124"),
+        (9, Cause.UNTRACEABLE_CALL, "GB0059"),
+    ]
+    print_stmt = breaks.all[-1].statement
+    # the `.item()` in the arguments runs first: it is the statement's first break
+    assert breaks.first_in_statement(print_stmt).cause is Cause.SCALAR_EXTRACTION
+    # print takes the value as its argument: nothing is pending when print breaks
+    assert breaks.next_in_statement(breaks.first_in_statement(print_stmt)) is None
+    assert [b.cause for b in _breaks(BREAKING, capture_scalar_outputs=True)[0]] == [
+        Cause.CONDITION, Cause.MASK_INDEX, Cause.UNTRACEABLE_CALL]
+
+
+@requires_torch
+def test_the_break_list_is_the_one_dynamo_logs(tmp_path):
+    """Same lines, same graph-break types, same order as Dynamo's graph-break log (torch 2.13)."""
+    from dynalint.rules.base import Example
+
+    from helpers import run_example_under_dynamo
+
+    breaks, lines, source = _breaks(BREAKING)
+    obs, module = run_example_under_dynamo(Example(source, inputs="[(torch.randn(6),)]"), tmp_path)
+    logged = [(b.line, b.gb_type) for b in obs.breaks if b.file == module.__file__]
+    assert logged == [(lines[id(b.node)], b.gb.text) for b in breaks]
+
+
+def test_a_value_still_pending_at_the_next_break_of_its_statement():
+    code = """
+        import torch
+
+        def summary(a, b):
+            return {"a": a.item(), "b": b.item()}
+
+        @torch.compile
+        def f(x, y):
+            return summary(x, y), summary(y, x)
+    """
+    breaks, lines, _ = _breaks(code)
+    first, second = breaks.all[:2]
+    assert breaks.next_in_statement(first) is second
+    # the helper is analysed once per call: its second pass is another frame, not a later break
+    assert breaks.next_in_statement(second) is None
+    assert [(d.line, d.column) for d in check(code) if d.code == "DYN204"] == [(4, 18)]

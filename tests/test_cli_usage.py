@@ -24,6 +24,12 @@ def test_a_mistyped_option_gets_a_suggestion(capsys):
     assert "did you mean --unsafe-fixes?" in err
 
 
+def test_an_option_of_another_command_says_which_commands_take_it(capsys):
+    err = _usage_error(capsys, "fix", "--no-cache", "x.py")
+    assert "--no-cache is an option of check" in err and "not of fix" in err
+    assert "did you mean --no-cache" not in err
+
+
 def test_a_mistyped_command_gets_a_suggestion(capsys):
     assert "did you mean 'check'?" in _usage_error(capsys, "chek", ".")
 

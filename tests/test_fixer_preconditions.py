@@ -78,6 +78,24 @@ REFUSALS = [
             def forward(self, x):
                 return x * float(os.environ["GAIN"])
     """, "raises KeyError when the key is unset"),
+    ("last-true-pooling", """
+        def f(hidden, input_ids, check):
+            eos = input_ids == 2
+            check(torch.unique_consecutive(eos.sum(1)).numel() == 1, "same number of <eos> in every row")
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "not a check that every row of `eos` holds the same number of True"),
+    ("last-true-pooling", """
+        def f(hidden: torch.Tensor, input_ids: torch.Tensor):
+            eos = input_ids == 2
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "the statement before the selection is not a check"),
+    ("last-true-pooling", """
+        def f(hidden, input_ids):
+            eos = input_ids == 2
+            if len(torch.unique_consecutive(eos.sum(1))) > 1:
+                raise ValueError(f"counts {eos.sum(1)}")
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "not a string literal"),
     ("python-state-to-buffer", """
         class M(nn.Module):
             def __init__(self):
@@ -254,7 +272,7 @@ def test_a_function_importing_torch_only_on_one_path_is_refused() -> None:
 
 def test_a_global_read_by_another_file_of_the_run_is_not_made_a_tensor(tmp_path):
     """``train.py`` prints the rate the model file keeps: turned into a tensor it would print a tensor."""
-    from dynalint.analysis.project import Project
+    from dynalint.analysis.project import SourceIndex
 
     model = tmp_path / "model.py"
     model.write_text(HEADER + textwrap.dedent("""
@@ -272,9 +290,9 @@ def test_a_global_read_by_another_file_of_the_run_is_not_made_a_tensor(tmp_path)
     train.write_text("import model\n\nprint(f'rate {model.rate}')\n")
     source = model.read_text()
     alone = fix_source(source, str(model), Settings(scope=Scope.ALL), unsafe=True,
-                       project=Project([str(model)]))
+                       project=SourceIndex([str(model)]))
     assert "global-to-tensor" in {a.fixer for a in alone.applied}
     both = fix_source(source, str(model), Settings(scope=Scope.ALL), unsafe=True,
-                      project=Project([str(model), str(train)]))
+                      project=SourceIndex([str(model), str(train)]))
     assert "global-to-tensor" not in {a.fixer for a in both.applied}
     assert any(f"`rate` is named in {train}" in r.reason for r in both.refused), both.refused

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from dynalint.analysis.project import Project
+from dynalint.analysis.project import SourceIndex
 from dynalint.config import resolve
 from dynalint.session import Session
 
@@ -28,7 +28,7 @@ def test_parenthesised_multi_line_from_import(tmp_path):
         from . import (other,
                        third)
     """)
-    graph = Project(paths.values()).import_graph()
+    graph = SourceIndex(paths.values()).import_graph()
     assert graph["pkg.model"] == {"pkg", "pkg.helpers", "pkg.other", "pkg.third"}
 
 
@@ -38,7 +38,7 @@ def test_import_of_several_modules(tmp_path):
         import pkg.third
         from pkg.helpers import *
     """)
-    graph = Project(paths.values()).import_graph()
+    graph = SourceIndex(paths.values()).import_graph()
     assert graph["pkg.model"] == {"pkg.helpers", "pkg.other", "pkg.third"}
 
 

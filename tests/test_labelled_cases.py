@@ -214,6 +214,54 @@ CASES = [
             grown = h.new_ones(n * 4).view(n, 4)
             return kept, grown
     """, "[(torch.randn(4, 8),)]", {6: "DYN105", 8: "DYN102"}),
+    Case("sizes-read-back-from-a-dict", """
+        import torch
+
+        @torch.compile
+        def pad(h, count: torch.Tensor):
+            inputs = {"h": h * 2, "count": count}
+            grown = h.new_zeros(inputs["count"], 3)
+            found = {"h": h, "n": (h > 0).sum()}
+            return grown, h.new_zeros(found["n"], 3)
+    """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {8: "DYN102"}),
+    Case("sizes-in-a-tuple-live-across-a-break", """
+        import torch
+
+        @torch.compile
+        def grow(h):
+            pair = (h, (h > 0).sum())
+            print("positives", pair[1])
+            return h.new_zeros(pair[1], 2)
+    """, "[(torch.randn(4, 3),)]", {6: "DYN105"}),
+    Case("annotated-helper-gets-a-folded-size", """
+        import torch
+
+        def pad(h: torch.Tensor, n: torch.Tensor):
+            return h.new_zeros(n, h.shape[1])
+
+        @torch.compile
+        def blocks(h, count: torch.Tensor):
+            return pad(h, torch.div(h.shape[1], 4, rounding_mode="trunc")), pad(h, count)
+    """, "[(torch.randn(4, 8), torch.tensor(2)), (torch.randn(4, 8), torch.tensor(3))]", {}),
+    Case("compiled-module-size-argument", """
+        import torch
+        import torch.nn as nn
+
+        class Pad(nn.Module):
+            def forward(self, h, count: torch.Tensor):
+                return h.new_zeros(count, h.shape[1]) + torch.arange(count).sum()
+
+        compiled = torch.compile(Pad())
+    """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {}, "Pad"),
+    Case("folded-size-as-a-slice-bound", """
+        import torch
+
+        @torch.compile
+        def head(h):
+            n = torch.div(h.shape[1], 4, rounding_mode="trunc")
+            kept = h.narrow(1, 0, n)
+            return kept, h[:, :n], (h, kept)[torch.div(n, 2, rounding_mode="trunc")]
+    """, "[(torch.randn(4, 8),)]", {7: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F

@@ -6,14 +6,12 @@ from __future__ import annotations
 import ast
 import os
 
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = {"dynalint": "lint", "dynalint.rules": "rules", "dynalint.fixers": "fixers", "dynalint.verify": "verify"}
 LAYERS = ("source", "settings", "analysis", "rules", "fixers", "engine", "adapters")
 SETTINGS = {"dynalint.settings", "dynalint.options", "dynalint.config", "dynalint.files"}
-ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing"}
+ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing", "dynalint.incremental"}
 ADAPTERS = {"dynalint.docs", "dynalint.__main__"}
-
 
 
 def layer(module: str) -> str:
@@ -138,3 +136,25 @@ def test_imports_go_down_the_layers():
 def test_no_import_circles():
     found = [sorted(c) for c in circles(import_graph())]
     assert found == []
+
+
+#: what walks or rebuilds a syntax tree: the analysis does it once, rules read its events and breaks
+TREE_WALKERS = {"walk", "children", "parent_map", "simple_statements", "contains_exit", "CSTVisitor",
+                "CSTTransformer", "MatcherDecoratableVisitor", "visit", "findall", "extractall"}
+
+
+def test_rules_never_walk_the_tree():
+    walking = []
+    for module, path in modules().items():
+        if layer(module) != "rules":
+            continue
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                names = [node.attr]
+            walking += [(module, n) for n in names if n in TREE_WALKERS]
+    assert walking == []

@@ -14,7 +14,7 @@ import pytest
 
 import dynalint.runner as runner
 from conftest import requires_torch
-from dynalint.analysis.project import Project, absolute, module_name_for
+from dynalint.analysis.project import SourceIndex, absolute, module_name_for
 from dynalint.runner import check_files
 from dynalint.settings import Scope, Settings
 
@@ -112,7 +112,7 @@ def test_module_names_and_relative_imports(package):
     assert absolute(".layers.Gate", "cross_pkg.model", False) == "cross_pkg.layers.Gate"
     assert absolute("..ops.nms", "a.b.c", False) == "a.ops.nms"
     assert absolute(".", "a.b", True) == "a.b"
-    project = Project(package.values())
+    project = SourceIndex(package.values())
     resolved = project.resolve("cross_pkg.layers.Gate")
     assert resolved is not None and resolved.cls is not None and resolved.cls.name == "Gate"
     assert project.resolve("cross_pkg.layers.missing") is None
@@ -431,3 +431,72 @@ def test_capture_state_helpers_of_another_file_fold_to_constants(tmp_path):
     # the same guard with a helper that is not known to be true leaves `mask.all()` reachable
     model.write_text(model.read_text().replace("capturing(mask)", "bool(n)"))
     assert _breaks(_diagnostics(paths)) == [(_line(str(model), "mask.all()"), "DYN101")]
+
+
+CARRIED_HELPERS = '''
+import torch
+
+
+def pad(h, n):
+    return h.new_zeros(n, h.shape[1])
+
+
+def span(h, pair):
+    return h.reshape(-1).narrow(0, 0, pair[1])
+
+
+def rows(h, parts):
+    return h.new_zeros(parts["n"], 2)
+
+
+def grow(h, n):
+    return h.new_zeros(n, 2)
+'''
+
+CARRIED_MODEL = '''
+import torch
+from .helpers import grow, pad, rows, span
+
+
+def blocks(h, count: torch.Tensor):
+    folded = pad(h, torch.div(h.shape[1], 4, rounding_mode="trunc"))
+    kept = rows(h, {"h": h * 2, "n": count})
+    return folded, kept, span(h, [h, count]), grow(h, (h > 0).sum())
+
+
+compiled = torch.compile(blocks)
+'''
+
+
+@requires_torch
+def test_sizes_handed_to_another_file_keep_their_provenance(tmp_path):
+    """A 0-d tensor argument of the compiled function, or a torch function of sizes, is a size
+    Dynamo reads without a break also in a helper of another file (passed as it is, in a list or in a
+    dict);
+    one computed from tensor data in the graph breaks there (measured on torch 2.13)."""
+    import torch
+
+    from dynalint.verify.probe import observe
+
+    pkg = tmp_path / "carried_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(CARRIED_HELPERS.lstrip())
+    (pkg / "model.py").write_text(CARRIED_MODEL.lstrip())
+    paths = [str(pkg / f"{name}.py") for name in ("helpers", "model")]
+    found = _diagnostics(paths)
+    assert _flagged(found, paths[0]) == {(_line(paths[0], "new_zeros(n, 2)"), "DYN102")}
+    assert _flagged(found, paths[1]) == set()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from carried_pkg.model import blocks
+
+        inputs = [(torch.randn(4, 8), torch.tensor(2)), (torch.randn(4, 8), torch.tensor(3))]
+        obs = observe(blocks, inputs, files_of_interest=paths)
+        assert not obs.errors, obs.errors
+        assert obs.break_lines(paths[0]) == {line for line, _ in _flagged(found, paths[0])}
+        assert obs.break_lines(paths[1]) == set()
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m.startswith("carried_pkg")]:
+            del sys.modules[name]

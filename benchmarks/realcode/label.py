@@ -13,7 +13,7 @@ Usage:
   python label.py [--specs runspecs.py] [--spec PREFIX ...] [--out labels.json] [--timeout 240] [--jobs 1]
   python label.py --list
   python label.py --summary [--out labels.json]
-  python label.py --one SPEC --record OUT.json        # what each subprocess runs
+  python label.py --one SPEC --record OUT.json [--outputs OUT.pt]   # what each subprocess runs
 """
 
 from __future__ import annotations
@@ -249,7 +249,9 @@ def load_specs(path: str):  # type: ignore[no-untyped-def]
     return mod
 
 
-def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
+def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str | None = None) -> None:
+    """One spec in this process; with ``outputs_path``, its eager and compiled outputs are saved there
+    (flattened to tensors and numbers) for ``fix.py`` to compare."""
     t_proc = time.time()
     import torch
 
@@ -364,6 +366,10 @@ def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
         record["eager_vs_compiled"] = compare(eager_out[: len(comp_out)], comp_out)
     except Exception as e:
         record["eager_vs_compiled"] = {"error": repr(e)[:300]}
+    if outputs_path:
+        from dynalint.verify.outputs import flatten
+
+        torch.save({"eager": flatten(eager_out), "compiled": flatten(comp_out)}, outputs_path)
     fill()
     dump()
 
@@ -373,11 +379,17 @@ def run_one(spec_name: str, record_path: str, specs_path: str) -> None:
 # --------------------------------------------------------------------------------------------------------
 
 
-def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
+def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str, *, outputs: bool = False,
+           pythonpath: str | None = None) -> dict:
+    """Runs one spec in a subprocess (``pythonpath`` first on its path: where the libraries are imported
+    from); with ``outputs``, its outputs are saved beside the record (``rec["outputs"]``)."""
     out = tmpdir / (re.sub(r"[^A-Za-z0-9_.-]", "_", spec) + ".json")
     log = tmpdir / (out.stem + ".log")
+    saved = tmpdir / (out.stem + ".pt")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
     env.pop("TORCH_LOGS", None)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
     t0 = time.time()
     with open(log, "w") as lf:
         try:
@@ -391,6 +403,7 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
                     str(out),
                     "--specs",
                     specs_path,
+                    *(["--outputs", str(saved)] if outputs else []),
                 ],
                 stdout=lf,
                 stderr=subprocess.STDOUT,
@@ -416,6 +429,8 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str) -> dict:
         rec["status"] = "eager_error" if rec.get("status") in ("started", None, "crashed") else "crashed"
         rec["error"] = tail
     rec["process_wall_s"] = round(time.time() - t0, 2)
+    if outputs and saved.exists():
+        rec["outputs"] = str(saved)
     return rec
 
 
@@ -426,6 +441,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("--one")
     ap.add_argument("--record")
+    ap.add_argument("--outputs", help="with --one: save the run's eager and compiled outputs here")
     ap.add_argument("--spec", nargs="*", help="only specs starting with these prefixes")
     ap.add_argument("--out", default=str(HERE / "labels.json"))
     ap.add_argument("--timeout", type=float, default=240)
@@ -437,7 +453,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     a = ap.parse_args(argv)
     if a.one:
-        run_one(a.one, a.record, a.specs)
+        run_one(a.one, a.record, a.specs, a.outputs)
         return
     if a.summary:
         with open(a.out) as fh:

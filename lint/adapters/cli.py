@@ -33,15 +33,21 @@ class OutputError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    _argv: list[str] = []
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        self._argv = list(sys.argv[1:] if args is None else args)  # the error tip names the command used
+        return super().parse_args(args, namespace)
+
     def error(self, message: str) -> None:  # keep argparse's exit status 2, with a shorter message
         self.print_usage(sys.stderr)
-        hint = _suggestion(self, message)
+        hint = _suggestion(self, message, self._argv)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n" + (f"  tip: {hint}\n" if hint else ""))
 
 
-def _suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
-    """"did you mean --select?" for a mistyped option or command (as ruff suggests a similar argument)."""
-    commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+def _suggestion(parser: argparse.ArgumentParser, message: str, argv: Sequence[str] = ()) -> str | None:
+    """"did you mean --select?" for a mistyped option or command (as ruff suggests a similar argument);
+    for an option another command takes, which commands take it."""
     choice = re.search(r"invalid choice: '([^']*)'", message)
     if choice:
         known = [c for a in parser._actions if a.choices for c in a.choices]
@@ -50,15 +56,28 @@ def _suggestion(parser: argparse.ArgumentParser, message: str) -> str | None:
     unknown = re.match(r"unrecognized arguments: (.*)", message)
     if not unknown:
         return None
-    options = {o for a in parser._actions for o in a.option_strings}
-    for sub in commands:  # the options of every command: the error is raised by the top-level parser
-        for command in sub.choices.values():
-            options |= {o for a in command._actions for o in a.option_strings}
+    # the error is raised by the top-level parser: the options of the command used are looked up here
+    commands = {name: command for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+                for name, command in a.choices.items()}
+    used = next((w for w in argv if w in commands), None)
+
+    def options_of(p: argparse.ArgumentParser) -> set[str]:
+        return {o for a in p._actions for o in a.option_strings}
+
+    own = options_of(parser) | (options_of(commands[used]) if used else set())
+    if not used:
+        for command in commands.values():
+            own |= options_of(command)
     for word in unknown.group(1).split():
-        if word.startswith("--"):
-            close = difflib.get_close_matches(word.split("=")[0], sorted(options), n=1, cutoff=0.7)
-            if close:
-                return f"did you mean {close[0]}? (unknown option {word.split('=')[0]})"
+        if not word.startswith("--"):
+            continue
+        option = word.split("=")[0]
+        elsewhere = sorted(name for name, command in commands.items() if option in options_of(command))
+        if option not in own and elsewhere:
+            return f"{option} is an option of {', '.join(elsewhere)}, not of {used}"
+        close = difflib.get_close_matches(option, sorted(own), n=1, cutoff=0.7)
+        if close:
+            return f"did you mean {close[0]}? (unknown option {option})"
     return None
 
 

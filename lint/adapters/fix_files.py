@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import Iterator
 
-from dynalint.analysis.project import Project as SourceProject
+from dynalint.analysis.project import SourceIndex
 from dynalint.config import Configuration
 from dynalint.engine import SourceError, analyse, decode_source
 from dynalint.fixing import FixResult, fix_source
@@ -68,7 +68,7 @@ def fix_outcomes(jobs: list[Job], config: Configuration, workers: int, *, cache_
     index = session.index_paths(paths)
     jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
     if workers <= 1 or len(jobs) <= 1:
-        project = SourceProject(index)
+        project = SourceIndex(index)
         outcomes: Iterator[Outcome] = (_fix_one(job, project) for job in jobs)
     else:
         outcomes = parallel_map(_fix_in_worker, jobs, workers, most=8, initializer=init_worker, initargs=(index,))
@@ -95,7 +95,7 @@ def _fix_in_worker(job: Job) -> Outcome:
     return _fix_one(job, worker_index())
 
 
-def _fix_one(job: Job, project: SourceProject | None) -> Outcome:
+def _fix_one(job: Job, project: SourceIndex | None) -> Outcome:
     """Fix one file (``project``: the index of the files around it). Never raises."""
     source = None
     entries = json.loads(job.entries) if job.entries else None
@@ -135,7 +135,7 @@ def _fix_one(job: Job, project: SourceProject | None) -> Outcome:
 NOTEBOOK_NOTE = "not rewritten: dynalint fix edits Python files, not notebooks (the findings are listed)"
 
 
-def _notebook(job: Job, data: bytes, project: SourceProject | None, entries: dict | None) -> Outcome:
+def _notebook(job: Job, data: bytes, project: SourceIndex | None, entries: dict | None) -> Outcome:
     """A notebook is checked, never rewritten: what remains is what ``check`` reports in its cells."""
     try:
         notebook = read_notebook(data)
@@ -148,7 +148,7 @@ def _notebook(job: Job, data: bytes, project: SourceProject | None, entries: dic
     return Outcome(job.path, found, note=NOTEBOOK_NOTE)
 
 
-def _unfixed(source: str | None, job: Job, project: SourceProject | None, entries: dict | None
+def _unfixed(source: str | None, job: Job, project: SourceIndex | None, entries: dict | None
              ) -> FixResult | None:
     """What remains in a file that could not be fixed: its ``check`` diagnostics, when it can be checked."""
     if source is None:

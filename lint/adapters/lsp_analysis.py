@@ -17,15 +17,18 @@ The methods are called from the server's one analysis thread, one at a time.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from dynalint.analysis.project import Project as SourceProject
+from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import fixers_for
 from dynalint.fixing import diagnostics_with_fixes, fix_source
+from dynalint.incremental import Baselines, answered, baseline
 from dynalint.session import Session
 from dynalint.settings import Settings
 
@@ -44,17 +47,35 @@ class Checked:
     error: str | None = None
     """A configuration or internal error to show the user (once)."""
     analysis: Analysis | None = field(default=None, repr=False)
-    project: SourceProject | None = field(default=None, repr=False)
+    project: SourceIndex | None = field(default=None, repr=False)
     """The index of the other files the analysis resolved names through (its fixes use it too)."""
     entries: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     """What the compiled code of the other files hands this one (see :meth:`Session.entries`)."""
     _fixes: dict[Diagnostic, Diagnostic] = field(default_factory=dict, repr=False)
     _fixed: dict[bool, str] = field(default_factory=dict, repr=False)
+    _full: Callable[[], Analysis] | None = field(default=None, repr=False)
+    """How to analyse this version in full, when its diagnostics were answered from the last analysis
+    (see :mod:`dynalint.incremental`): its fixes need the tree and the values."""
+
+    def complete(self) -> None:
+        """Make ``analysis`` a full analysis (with the tree and the values the fixers read)."""
+        if self._full is not None:
+            full, self._full = self._full, None
+            try:
+                self.analysis = full()
+            except Exception:  # as check_document: no fixes, the diagnostics stay
+                log.exception("analysing %s failed", self.path)
+                return
+            if self.analysis.diagnostics != self.diagnostics:
+                log.error("%s: the diagnostics answered from the last analysis differ from a full analysis",
+                          self.path)
 
     def with_fixes(self, wanted: Iterable[Diagnostic]) -> list[Diagnostic]:
         """``wanted``, each carrying its fix when one exists (the edits ``dynalint fix`` makes for it)."""
         wanted = list(wanted)
         todo = {d for d in wanted if d not in self._fixes}
+        if todo:
+            self.complete()
         if todo and self.analysis is not None and self.analysis.module is not None:
             reported = [(f, d) for f, d in self.analysis.reported if d in todo]
             only = dataclasses.replace(self.analysis, reported=reported)
@@ -90,6 +111,7 @@ class Checked:
     def fixed(self, unsafe: bool) -> str:
         """The text after ``dynalint fix`` (``--unsafe-fixes`` with ``unsafe``)."""
         if unsafe not in self._fixed:
+            self.complete()
             try:
                 self._fixed[unsafe] = fix_source(self.text, self.path, self.settings, unsafe=unsafe,
                                                  analysis=self.analysis, project=self.project,
@@ -105,28 +127,48 @@ class Checked:
             self.fixed(safety == "unsafe")
 
 
-def project_of(session: Session, path: str) -> tuple[SourceProject, dict[str, dict[str, Any]]]:
+def project_of(session: Session, path: str) -> tuple[SourceIndex, dict[str, dict[str, Any]]]:
     """The index and the settled entries ``path`` is analysed with (the project on disk, the document's
     own file included until it is saved).  A file no other file imports gets no entries (only the
     compiled code of other files hands any), so the project is not analysed for it."""
     analysed, index = session.scope([path])
     entries = session.entries_for(path) if len(analysed) > 1 else {}
-    return SourceProject(index), entries
+    return SourceIndex(index), entries
 
 
-def check_document(version: int | None, text: str, path: str | None, shown: str, session: Session
-                   ) -> Checked:
+def check_document(version: int | None, text: str, path: str | None, shown: str, session: Session,
+                   baselines: Baselines | None = None) -> Checked:
     """Analyse one version of the document at ``path`` (absolute; None: a document not saved anywhere
     yet, analysed alone) as a file of ``session``'s project (``shown``: its path as ``dynalint check``
-    reports it, for messages)."""
+    reports it, for messages).  ``baselines``: the last analyses of the documents, from which an edit
+    that changes no statement is answered (and where this one is kept)."""
     settings = session.config.settings_for(path or shown)
     project, entries = None, None
+    name = path or shown
     try:
         if path is not None:
             project, entries = project_of(session, path)
-        # the index lives as long as this version (its fixes resolve through it): not released here,
-        # which would scan the imports of every file of the project on each edit
-        analysis = analyse(text, path or shown, settings, record_values=True, project=project, entries=entries)
+        key = _key(settings, project, entries)
+
+        def full() -> Analysis:
+            # the index lives as long as this version (its fixes resolve through it): not released here,
+            # which would scan the imports of every file of the project on each edit
+            return analyse(text, name, settings, record_values=True, project=project, entries=entries,
+                           statements=baselines is not None)
+
+        base = baselines.get(name) if baselines is not None else None
+        quick = answered(base, Analysis(settings), text, name, key) if base is not None else None
+        if quick is not None:
+            analysis, new_base = quick
+            assert baselines is not None
+            baselines.put(name, new_base)
+            return Checked(version, text, name, settings, analysis.diagnostics, analysis=analysis,
+                           project=project, entries=entries, _full=full)
+        analysis = full()
+        new_base = baseline(analysis, text, key) if baselines is not None else None
+        if new_base is not None:  # else the last one stays (a text that does not parse is often typed back)
+            assert baselines is not None
+            baselines.put(name, new_base)
     except Exception as exc:  # an analysis bug must not take the server down
         log.exception("checking %s failed", shown)
         return Checked(version, text, path or shown, settings, [], error=(
@@ -134,3 +176,18 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
             "please report it"))
     return Checked(version, text, path or shown, settings, analysis.diagnostics, analysis=analysis, project=project,
                    entries=entries)
+
+
+def _key(settings: Settings, project: SourceProject | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
+    """What an analysis of a document reads besides its text: the settings, the entries the project hands
+    it and the project's files as they are on disk."""
+    files = tuple(_stamp(p) for p in project.paths.values()) if project is not None else ()
+    return settings.fingerprint(), json.dumps(entries or {}, sort_keys=True), files
+
+
+def _stamp(path: str) -> tuple[str, int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path, -1, -1
+    return path, st.st_mtime_ns, st.st_size

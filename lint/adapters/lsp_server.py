@@ -45,6 +45,7 @@ from dynalint.settings import Settings
 if TYPE_CHECKING:
     from dynalint.adapters.lsp_actions import DocumentView
     from dynalint.adapters.lsp_analysis import Checked
+    from dynalint.incremental import Baselines
     from dynalint.session import Session
 
 log = logging.getLogger("dynalint.adapters.lsp")
@@ -73,6 +74,9 @@ class DynalintServer(LanguageServer):
         self.shown_errors: set[str] = set()
         self.sessions: dict[tuple[str, str, str], Session] = {}
         """One per configuration, used on the analysis thread only."""
+        self.baselines: Baselines | None = None
+        """The last analysis of each document, which answers an edit that changes no statement (on the
+        analysis thread only)."""
 
     def start_io(self, stdin: BinaryIO | None = None,  # type: ignore[override]
                  stdout: BinaryIO | None = None) -> int:
@@ -121,7 +125,10 @@ class DynalintServer(LanguageServer):
     def _analyse(self, uri: str, version: int | None, text: str) -> Checked:
         """On the analysis thread: the document's session, then the one analysis call."""
         from dynalint.adapters.lsp_analysis import Checked, check_document
+        from dynalint.incremental import Baselines
 
+        if self.baselines is None:
+            self.baselines = Baselines()
         path = to_fs_path(uri)
         path = os.path.abspath(path) if path else None
         try:
@@ -129,7 +136,7 @@ class DynalintServer(LanguageServer):
         except ConfigError as exc:
             return Checked(version, text, path or uri, Settings(select=()), [],
                            error=f"dynalint: configuration error: {exc}")
-        return check_document(version, text, path, shown, session)
+        return check_document(version, text, path, shown, session, self.baselines)
 
     def _saved(self, uri: str, open_uris: list[str]) -> list[str]:
         """On the analysis thread, after ``uri`` was saved: the other open documents of its project, whose

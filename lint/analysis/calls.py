@@ -38,6 +38,8 @@ _KEEPS_DTYPE = frozenset({"to", "clone", "detach", "contiguous", "view", "reshap
                           "__getitem__", "tile", "cat", "stack", "where"})
 #: The qualname of the value ``Tensor.data_ptr()`` returns (an address: Dynamo cannot compare it).
 DATA_PTR = "torch.Tensor.data_ptr()"
+#: dict methods that leave the dict as it is
+_READING_DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
 
 
@@ -50,6 +52,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
         method = func.attr.value
         if receiver.is_mapping:
             callee = None
+            if method not in _READING_DICT_METHODS:
+                ev.forget_entries(func.value)  # `d.update(...)`, `d.pop(k)`
         elif receiver.qualname is not None and receiver.kind in (Kind.UNKNOWN, Kind.PYTHON):
             callee = ev.attribute(receiver, method, func)
         elif receiver.cls is not None:

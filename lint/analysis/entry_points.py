@@ -51,8 +51,8 @@ class EntryPoints:
             if fn.owner is not idx:
                 self._note_outgoing(fn, None, compiled=True)
                 continue
-            if cls is None or fn.name != "forward":
-                self._entries.add(id(fn))
+            # the compiled function's (or module's forward's) arguments are the graph's inputs
+            self._entries.add(id(fn))
             add(fn, cls)
         if self.entry_patterns:
             for fn in idx.all_functions:
@@ -74,6 +74,7 @@ class EntryPoints:
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
                         and self.has_tensor_params(fn):
+                    self._library_roots.add(id(fn))
                     add(fn)
         return roots
 
@@ -101,9 +102,13 @@ class EntryPoints:
         method = None
         if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
             method, arg = arg.attr.value, arg.value
-        if not isinstance(arg, cst.Name):
+        if isinstance(arg, cst.Call) and method is None:
+            made = self._static_name_of(arg.func)  # `torch.compile(Model(...))`
+            v = self.instance(made.cls) if made is not None and made.cls is not None else None
+        elif isinstance(arg, cst.Name):
+            v = self._static_name(arg.value, where)
+        else:
             return None
-        v = self._static_name(arg.value, where)
         if v is None:
             return None
         if v.kind is Kind.FUNCTION and v.func is not None and method is None:

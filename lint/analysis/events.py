@@ -1,8 +1,10 @@
 """Facts the dataflow analysis reports about analysed (compiled) code.
 
 The analysis walks each compiled function once and emits one event per
-construct a rule may care about, with the abstract values involved.  Rules
-only read events; they never walk the tree themselves.
+construct a rule may care about, with the abstract values involved, in
+evaluation order.  :mod:`dynalint.analysis.breaks` decides which events are
+graph breaks.  Rules only read events and breaks; they never walk the tree
+themselves.
 """
 from __future__ import annotations
 

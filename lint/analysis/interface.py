@@ -80,3 +80,6 @@ class EvaluatorView(Protocol):
     def tensor_evidence(self, v: "Value") -> None: ...
 
     def not_tensor_evidence(self, v: "Value") -> None: ...
+
+    def forget_entries(self, node: "cst.BaseExpression") -> None:
+        """A method call may have changed the dict ``node`` names: what its keys hold is not known."""

@@ -35,6 +35,10 @@ class Interprocedural:
 
     def run(self: _P) -> _P:
         for fn, bound in self.roots():
+            if id(fn) in self._library_roots and id(fn) in self._compiled_ids:
+                # compiled code of this module calls it: analysed with the values its callers pass, as
+                # a function of another module that compiled code reaches is (see ``_summary_roots``)
+                continue
             self.analyze_root(fn, bound)
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure

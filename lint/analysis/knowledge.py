@@ -1,8 +1,8 @@
 """What the analysis knows about torch's API surface: which calls and attributes
 produce tensors, sizes, data-dependent scalars or plain Python values.
 
-These tables describe *types*, not graph breaks; what breaks is the rules'
-business (``dynalint.rules``).
+These tables describe *types*, not graph breaks; what breaks is decided in
+:mod:`dynalint.analysis.breaks`.
 """
 from __future__ import annotations
 

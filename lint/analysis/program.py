@@ -2,7 +2,7 @@
 what their parameters are, and the interprocedural glue (calls into functions
 and ``nn.Module`` classes are analysed with the caller's argument values).
 
-With a :class:`~dynalint.analysis.project.Project`, names imported from other
+With a :class:`~dynalint.analysis.project.SourceIndex`, names imported from other
 checked files resolve to their definitions: calls, base classes, type aliases
 and globals cross files.  Each module is analysed by its own :class:`Program`
 (names resolve in the module that wrote them); the programs of one analysis
@@ -31,7 +31,7 @@ from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, Interprocedural
 from dynalint.analysis.memo import Memo
 from dynalint.analysis.module_index import FunctionInfo, ModuleIndex, build_index
 from dynalint.analysis.name_resolution import NameResolution
-from dynalint.analysis.project import Project
+from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.signatures import Signatures
 from dynalint.analysis.values import Value
 from dynalint.settings import Scope
@@ -63,7 +63,7 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
     values: dict[int, Value] | None = None
     """When set to a dict: the value of every expression of compiled code, by ``id(node)``
     (joined over calling contexts). The fixers need it; checking alone does not."""
-    project: Project | None = None
+    project: SourceIndex | None = None
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Incoming entries: qualname of a function of this module -> encoded argument values
     (``"*"``: a compiled entry point, whose parameters are the graph's inputs)."""
@@ -87,6 +87,9 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._calls: Memo[tuple, Value] = Memo()
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
+        self._library_roots: set[int] = set()
+        """Roots only because they take tensors (scope auto): callers outside the checked files may
+        compile them."""
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
         self._evidence: dict[int, Evidence] = {}

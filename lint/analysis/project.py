@@ -72,8 +72,8 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
 
-class Project:
-    """The checked files as one program."""
+class SourceIndex:
+    """The source index: the checked files as one program (module names, paths, parsed modules)."""
 
     def __init__(self, paths: Iterable[str]) -> None:
         self.paths: dict[str, str] = {}
@@ -340,7 +340,7 @@ def absolute(q: str, module: str, is_package: bool) -> str:
     return f"{base}.{rest}" if base else rest
 
 
-def link_classes(project: Project, idx: ModuleIndex) -> None:
+def link_classes(project: SourceIndex, idx: ModuleIndex) -> None:
     """Bases imported from other checked modules become real base classes, and a class
     deriving (through any of them) from ``nn.Module`` is a module."""
     changed = False
@@ -365,18 +365,26 @@ def link_classes(project: Project, idx: ModuleIndex) -> None:
 # --------------------------------------------------------------------------- values across files
 
 
+TENSOR_FLAGS = ("is_bool", "maybe_none", "entered", "constant", "zero_dim", "assumed")
+"""What an encoded tensor carries: its provenance decides whether a use as a size needs its data."""
+_JOIN_ANY = frozenset({"maybe_none", "assumed"})
+"""Flags a joined tensor has when either side has them (the others: when both have them)."""
+
+
 def encode_value(v: "Value") -> list:
     """A value as plain data (what an incoming entry carries between analyses of two files)."""
     from dynalint.analysis.values import Kind
 
     k = v.kind
     if k is Kind.TENSOR:
-        return ["T", int(v.is_bool), int(v.maybe_none)]
+        return ["T", *(int(getattr(v, f)) for f in TENSOR_FLAGS)]
     if k is Kind.PYTHON:
         if v.has_const and v.const is None:
             return ["N"]
         if v.qualname == "builtins.dict" and v.element is not None:
-            return ["D", encode_value(v.element)]
+            entries = [[key, encode_value(item)] for key, item in zip(v.keys, v.items)] \
+                if v.keys is not None and v.items is not None and len(v.keys) <= 8 else None
+            return ["D", encode_value(v.element), entries]
         return ["P", int(v.is_bool)]
     if k is Kind.SIZE:
         return ["S"]
@@ -388,21 +396,22 @@ def encode_value(v: "Value") -> list:
     return ["U"]
 
 
-def decode_value(code: list, project: Project) -> "Value":
-    from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, python,
-                                          sequence, tensor)
+def decode_value(code: list, project: SourceIndex) -> "Value":
+    from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, mapping,
+                                          python, sequence, tensor)
 
     try:
         tag = code[0]
         if tag == "T":
-            v = tensor(is_bool=bool(code[1]))
-            return v.with_(maybe_none=True) if code[2] else v
+            return tensor(**{f: bool(x) for f, x in zip(TENSOR_FLAGS, code[1:], strict=True)})
         if tag == "N":
             return NONE_VALUE
         if tag == "P":
             return python(is_bool=bool(code[1]))
         if tag == "D":
-            return Value(Kind.PYTHON, qualname="builtins.dict", element=decode_value(code[1], project))
+            entries = {str(key): decode_value(item, project) for key, item in code[2]} if code[2] is not None \
+                else None
+            return mapping(decode_value(code[1], project), entries)
         if tag == "S":
             return SIZE_VALUE
         if tag == "L":
@@ -414,7 +423,7 @@ def decode_value(code: list, project: Project) -> "Value":
             cls = idx.classes.get(code[2]) if idx is not None else None
             if cls is not None:
                 return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
-    except (IndexError, TypeError, KeyError):
+    except (IndexError, TypeError, KeyError, ValueError):
         pass
     return UNKNOWN_VALUE
 
@@ -427,11 +436,16 @@ def join_encoded(a: list | bool, b: list | bool) -> list | bool:
         return True
     for x, y in ((a, b), (b, a)):
         if x[0] == "T" and y[0] == "N":
-            return ["T", x[1], 1]
+            return ["T", *(1 if f == "maybe_none" else x[i] for i, f in enumerate(TENSOR_FLAGS, 1))]
         if x[0] == "T" and y[0] == "T":
-            return ["T", int(x[1] and y[1]), int(x[2] or y[2])]
+            return ["T", *(int((x[i] or y[i]) if f in _JOIN_ANY else (x[i] and y[i]))
+                           for i, f in enumerate(TENSOR_FLAGS, 1))]
         if x[0] == "P" and y[0] in ("P", "N"):
             return ["P", int(x[1] and y[0] == "P" and y[1])]
+        if x[0] == "D" and y[0] == "D":
+            entries = [[k, join_encoded(a, b)] for (k, a), (k2, b) in zip(x[2], y[2])] \
+                if x[2] is not None and y[2] is not None and [k for k, _ in x[2]] == [k for k, _ in y[2]] else None
+            return ["D", join_encoded(x[1], y[1]), entries]
         if x[0] == "L" and y[0] == "L":
             el = join_encoded(x[1], y[1]) if x[1] is not None and y[1] is not None else None
             return ["L", el, None]

@@ -102,7 +102,24 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
 
 def string_literal(node: cst.CSTNode) -> bool:
     """A ``str`` literal, implicit concatenations of them included (not an f-string, not bytes)."""
-    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(node.evaluated_value, str)
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(literal_value(node), str)
+
+
+def literal_value(node: cst.CSTNode) -> object:
+    """A literal's value, as libcst's ``evaluated_value`` gives it (and raises).  That one compiles the
+    literal with CPython; a decimal integer, or a string without escapes or carriage returns (which
+    the tokenizer would translate) or a bytes prefix, is its own text."""
+    if type(node) is cst.SimpleString:
+        text = node.value
+        quote = text[-1]
+        start = text.index(quote)
+        prefix = text[:start].lower()
+        if prefix in ("", "u", "r") and "\r" not in text and (prefix == "r" or "\\" not in text):
+            size = 3 if text.startswith(quote * 3, start) and len(text) - start >= 6 else 1
+            return text[start + size:len(text) - size]
+    elif type(node) is cst.Integer and node.value.isdigit() and node.value.isascii():
+        return int(node.value)
+    return node.evaluated_value  # type: ignore[attr-defined]
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

@@ -59,7 +59,11 @@ class Value:
     ``torch.compiler.is_compiling()`` is ``True`` there.
     """
     items: tuple["Value", ...] | None = None
-    """Known element values of a tuple/list (for unpacking)."""
+    """Known element values of a tuple/list (for unpacking); of a dict with ``keys``, the values of
+    those keys in order."""
+    keys: tuple[str, ...] | None = None
+    """A dict's keys, when they are all constant strings (``{"h": h, "n": n}``): reading one gives
+    its own value, not the join of all of them."""
     element: "Value | None" = None
     """Value of every element of a homogeneous sequence (or of a tensor's rows)."""
     qualname: str | None = None
@@ -111,6 +115,12 @@ class Value:
         """A tensor known to be computed from tensor data inside the current graph: only such a
         value needs the graph to run before Python can read it."""
         return self.is_tensor and not (self.entered or self.assumed or self.constant)
+
+    def entry(self, key: object) -> "Value | None":
+        """The value of a dict's constant key, when the dict's keys are known and hold it."""
+        if self.keys is None or self.items is None or not isinstance(key, str) or key not in self.keys:
+            return None
+        return self.items[self.keys.index(key)]
 
     @property
     def has_const(self) -> bool:
@@ -174,6 +184,20 @@ def derived(operands: Iterable[Value]) -> dict[str, bool]:
     return {"assumed": assumed, "constant": constant}
 
 
+def resumed(v: Value) -> Value:
+    """``v`` as the frame resumed after a graph break has it: a tensor alive at the break is an input
+    of that frame, and one folded from Python numbers is one too (no longer a constant), also when
+    a tuple, list or dict holds it."""
+    if v.is_tensor:
+        return v.with_(entered=True, constant=False) if not v.entered or v.constant else v
+    if v.kind is Kind.SEQUENCE or v.is_mapping:
+        items = tuple(resumed(i) for i in v.items) if v.items is not None else None
+        element = resumed(v.element) if v.element is not None else None
+        if items != v.items or element != v.element:
+            return v.with_(items=items, element=element)
+    return v
+
+
 def python(const: Any = NO_CONST, *, is_bool: bool | None = None) -> Value:
     if is_bool is None:
         is_bool = isinstance(const, bool)
@@ -184,9 +208,13 @@ def sequence(items: Iterable[Value] | None = None, element: Value | None = None)
     return Value(Kind.SEQUENCE, items=tuple(items) if items is not None else None, element=element)
 
 
-def mapping(element: Value | None) -> Value:
-    """A dict whose entries' values are ``element`` (None: not known)."""
-    return Value(Kind.PYTHON, qualname="builtins.dict", element=element)
+def mapping(element: Value | None, entries: dict[str, Value] | None = None) -> Value:
+    """A dict whose entries' values are ``element`` (None: not known); ``entries``: the value of
+    each of its keys, when they are all known."""
+    if entries is None:
+        return Value(Kind.PYTHON, qualname="builtins.dict", element=element)
+    return Value(Kind.PYTHON, qualname="builtins.dict", element=element, keys=tuple(entries),
+                 items=tuple(entries.values()))
 
 
 def merge_params(values: Iterable[Value]) -> frozenset[str]:
@@ -215,8 +243,11 @@ def join(a: Value, b: Value) -> Value:
             if a.element is not None and b.element is not None:
                 elem = join(a.element, b.element)
             return Value(Kind.SEQUENCE, items=items, element=elem, params=a.params | b.params)
+        same_keys = a.keys is not None and a.keys == b.keys and a.items is not None and b.items is not None
         return Value(
             a.kind,
+            keys=a.keys if same_keys else None,
+            items=tuple(join(x, y) for x, y in zip(a.items, b.items)) if same_keys else None,  # type: ignore[arg-type]
             is_bool=a.is_bool and b.is_bool,
             const=a.const if (a.has_const and b.has_const and _same_const(a.const, b.const)) else NO_CONST,
             qualname=a.qualname if a.qualname == b.qualname else None,

@@ -954,3 +954,92 @@ case("where-clamp-layer-output", """
                 h = h.clamp(-1.0, 1.0)
             return torch.tanh(h)
 """, "[(torch.randn(2, 4),), (torch.randn(2, 4) * 10,), (torch.randn(1, 4) * 0.1,)]", "branch-to-where", target="M")
+
+# ----------------------------------------------------------------------------- last-true-pooling
+#: (hidden, ids) with ``k`` end-of-sequence tokens (id 2) at random places of every row: one or several,
+#: at position 0 only, or every position; hidden of several dtypes, with NaN and inf.
+EOS = "[(torch.randn(b, t, d).to(dtype), torch.zeros(b, t, dtype=torch.long).scatter(1, torch.rand(b, t).argsort(1)[:, :k], 2))" \
+      " for b, t, d, k, dtype in {}]"
+EOS_ROWS = {
+    "one-each": EOS.format("[(2, 6, 4, 1, torch.float32), (3, 5, 4, 1, torch.float32), (1, 4, 4, 1, torch.float32)]"),
+    "several": EOS.format("[(2, 6, 4, 2, torch.float32), (3, 7, 4, 3, torch.float32), (4, 5, 4, 5, torch.float32)]"),
+    "half": EOS.format("[(2, 6, 4, 2, torch.float16), (2, 6, 4, 1, torch.bfloat16), (2, 6, 4, 3, torch.float64)]"),
+    "first-only": "[(torch.randn(2, 5, 4), torch.tensor([[2, 0, 0, 0, 0], [2, 1, 1, 1, 1]]))]",
+    "nan-inf": "[(torch.tensor([[[nan, 1.0, 2.0, 3.0]] * 3, [[inf, -inf, 0.0, 1.0]] * 3]),"
+               " torch.tensor([[0, 2, 2], [2, 2, 0]]))]",
+    "unequal": "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 0, 0, 2]]))]",
+    "no-eos": "[(torch.randn(2, 4, 4), torch.zeros(2, 4, dtype=torch.long))]",
+    "mask-too-short": "[(torch.randn(2, 5, 4), torch.tensor([[2, 0, 0, 2], [0, 0, 2, 2]]))]",
+    "mask-one-row": "[(torch.randn(3, 4, 4), torch.tensor([[0, 2, 0, 2]]))]",
+    "empty-batch": "[(torch.randn(0, 4, 4), torch.zeros(0, 4, dtype=torch.long))]",
+}
+_EOS_HEAD = """
+    class Head(nn.Module):
+        def __init__(self, d=4, labels=3, eos=2):
+            super().__init__()
+            self.eos = eos
+            self.dense = nn.Linear(d, labels)
+
+        def forward(self, hidden, input_ids):
+            eos_mask = input_ids.eq(self.eos)
+            if len(torch.unique_consecutive(eos_mask.sum(1))) > 1:
+                raise ValueError("All examples must have the same number of <eos> tokens.")
+            sentence = hidden[eos_mask, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+            return self.dense(sentence.float())
+"""
+variants("eos-pool-head", _EOS_HEAD, "last-true-pooling",
+         {k: v for k, v in EOS_ROWS.items() if k not in ("unequal", "no-eos", "empty-batch")}, target="Head")
+case("eos-pool-head-unequal", _EOS_HEAD, EOS_ROWS["unequal"], "last-true-pooling", target="Head",
+     hazard="a failing count check raises ``RuntimeError``, not the original exception type")
+case("eos-pool-head-no-eos", _EOS_HEAD, EOS_ROWS["no-eos"], "last-true-pooling", target="Head",
+     hazard="a mask with no ``True`` raises ``RuntimeError``")
+case("eos-pool-head-empty-batch", _EOS_HEAD, EOS_ROWS["empty-batch"], "last-true-pooling", target="Head",
+     hazard="compiled code raises Dynamo's ``TorchRuntimeError``")
+case("eos-pool-4d", """
+    def f(hidden, input_ids):
+        eos = input_ids == 2
+        if torch.unique_consecutive(eos.sum(dim=1)).numel() != 1:
+            raise ValueError
+        return hidden[eos, :].view(hidden.shape[0], -1, hidden.shape[-1])[:, -1]
+""", "[(torch.randn(2, 5, 3, 4), torch.tensor([[2, 0, 2, 0, 0], [0, 2, 0, 0, 2]])),"
+     " (torch.randn(1, 3, 2, 2), torch.tensor([[2, 2, 2]]))]", "last-true-pooling")
+case("eos-pool-assert", """
+    def f(hidden, input_ids):
+        eos = input_ids == 2
+        assert len(torch.unique_consecutive(eos.sum(1))) == 1, "same number of <eos> in every row"
+        pooled = hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+        return pooled.tanh()
+""", EOS_ROWS["several"], "last-true-pooling")
+case("eos-pool-check-call", """
+    CHECKS = True
+
+    def check(cond, message):
+        if CHECKS and not cond:
+            raise ValueError(message)
+
+    def f(hidden, input_ids):
+        eos = input_ids == 2
+        check(torch.unique_consecutive(eos.sum(1)).numel() == 1, "same number of <eos> in every row")
+        return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+""", EOS_ROWS["several"], None)
+case("eos-pool-no-check", """
+    def f(hidden, input_ids):
+        eos = input_ids == 2
+        return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+""", "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]))]", None)
+case("eos-pool-first-group", """
+    def f(hidden, input_ids):
+        eos = input_ids == 2
+        if len(torch.unique_consecutive(eos.sum(1))) > 1:
+            raise ValueError("same number of <eos> in every row")
+        return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, 0, :]
+""", "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]))]", None)
+case("eos-pool-other-mask", """
+    def f(hidden, input_ids, other):
+        eos = input_ids == 2
+        if len(torch.unique_consecutive(eos.sum(1))) > 1:
+            raise ValueError("same number of <eos> in every row")
+        keep = other > 0
+        return hidden[keep, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+""", "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]), torch.tensor([[1, 0, 1, 0], [0, 1, 1, 0]]))]",
+     None)

@@ -14,6 +14,7 @@ from dynalint.analysis import calls
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.arith import _compare, arith
+from dynalint.analysis.syntax import literal_value
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -72,7 +73,7 @@ class ExpressionHandlers:
 
     def _literal(self, node: cst.CSTNode) -> Value:
         try:
-            return python(node.evaluated_value)  # type: ignore[attr-defined]
+            return python(literal_value(node))
         except Exception:
             return PYTHON_VALUE
 
@@ -173,8 +174,12 @@ class ExpressionHandlers:
             return SIZE_VALUE
         if k is Kind.SCALAR:
             return base
-        if base.is_mapping and base.element is not None:
-            return base.element
+        if base.is_mapping:
+            known = base.entry(idx[0].const) if len(idx) == 1 else None
+            if known is not None:
+                return known
+            if base.element is not None:
+                return base.element
         if k is Kind.SEQUENCE:
             if len(idx) == 1 and idx[0].qualname == "builtins.slice":
                 return base
@@ -325,14 +330,20 @@ class ExpressionHandlers:
 
     def _dict(self, node: cst.Dict) -> Value:
         values = []
+        entries: dict[str, Value] | None = {}
         for el in node.elements:
             if isinstance(el, cst.DictElement):
-                self.expr(el.key)
+                key = self.expr(el.key)
                 values.append(self.expr(el.value))
+                if entries is not None and isinstance(key.const, str) and key.const not in entries:
+                    entries[key.const] = values[-1]
+                else:
+                    entries = None
             else:
                 self.expr(el.value)
                 values.append(UNKNOWN_VALUE)
-        return mapping(join_all(values) if values else None)
+                entries = None
+        return mapping(join_all(values) if values else None, entries)
 
     def _comprehension(self, node: cst.BaseComp) -> Value:
         saved = dict(self.env)

@@ -17,7 +17,7 @@ from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements
-from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join_all, sequence
+from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join, join_all, resumed, sequence
 
 
 _EXPLICIT_BREAKS = frozenset({"torch._dynamo.graph_break", "torch.compiler.graph_break"})
@@ -72,14 +72,14 @@ class StatementHandlers:
                             augmented=True)
         elif isinstance(target, cst.Subscript):
             self.subscript(target, store=True, augmented=True)
+            self.store_entry(target, None)
 
     def _expr_stmt(self, node: cst.Expr) -> None:
         self.expr(node.value)
         if self.loop_depth == 0 and not self.outer_loop and self._always_breaks(node.value):
             # the graph ends here and the rest runs in a resumed frame: the tensors alive now are its
             # inputs, and a tensor folded from Python numbers is one of them too (no longer a constant)
-            self.env = {k: v.with_(entered=True, constant=False) if v.is_tensor and (not v.entered or v.constant)
-                        else v for k, v in self.env.items()}
+            self.env = {k: resumed(v) for k, v in self.env.items()}
 
     def _always_breaks(self, value: cst.BaseExpression) -> bool:
         """``print(...)`` or ``torch._dynamo.graph_break()`` as a statement: a break whatever the arguments."""
@@ -109,6 +109,7 @@ class StatementHandlers:
     def _del(self, node: cst.Del) -> None:
         if isinstance(node.target, cst.Subscript):
             self.subscript(node.target, store=True)
+            self.store_entry(node.target, None)
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         for name, q in import_bindings(node).items():
@@ -316,6 +317,32 @@ class StatementHandlers:
         elif isinstance(target, cst.Subscript):
             self.use_scalar(value, target)
             self.subscript(target, store=True)
+            self.store_entry(target, value)
+
+    def forget_entries(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            d = self.env.get(node.value)
+            if d is not None and d.is_mapping and d.keys is not None:
+                self.env[node.value] = d.with_(keys=None, items=None)
+
+    def store_entry(self, target: cst.Subscript, value: Value | None) -> None:
+        """``d["k"] = v`` into a dict whose keys are known: the key holds ``v`` now (``None``: a value
+        not known, or the key deleted); any other store into it forgets its keys."""
+        if not isinstance(target.value, cst.Name):
+            return
+        d = self.env.get(target.value.value)
+        if d is None or not d.is_mapping or d.keys is None or d.items is None:
+            return
+        key = target.slice[0].slice if len(target.slice) == 1 else None
+        name = key.value.evaluated_value if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
+            else None
+        entries = dict(zip(d.keys, d.items))
+        if value is not None and isinstance(name, str):
+            entries[name] = value
+            self.env[target.value.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
+                                                   element=join(d.element, value) if d.element is not None else None)
+        else:
+            self.forget_entries(target.value)
 
 
 def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:

@@ -1,0 +1,669 @@
+"""Graph breaks: where Dynamo ends the graph in analysed code, of which type and why.
+
+The analysis reports what the code does (:mod:`dynalint.analysis.events`); this module decides, for
+the target torch and the capture settings, which of those events Dynamo cannot trace, and makes one
+:class:`Break` of each (its Dynamo graph-break type, its cause, the event it is at).  Every entry was
+measured on torch 2.13 (the rules' examples run through Dynamo).  Rules report breaks, fixers and
+the recompile rules ask the break list questions (what breaks first in a statement, what runs after
+a break), and none of them repeats the classification.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+import libcst as cst
+
+from dynalint import gb_types as GB
+from dynalint.analysis import knowledge as K
+from dynalint.analysis import number_args
+from dynalint.analysis.calls import DATA_PTR
+from dynalint.analysis.events import (
+    CallEvent,
+    ComparisonEvent,
+    ConditionEvent,
+    ContextManagerEvent,
+    Event,
+    ForLoopEvent,
+    StringFormatEvent,
+    SubscriptEvent,
+)
+from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
+from dynalint.analysis.syntax import children, simple_statements, walk
+from dynalint.analysis.values import Kind, Value
+from dynalint.gb_types import GraphBreakType
+from dynalint.settings import Settings, Version
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.program import Program
+
+
+class Cause(enum.Enum):
+    """What makes Dynamo break; each rule reports some causes."""
+
+    CONDITION = "condition"
+    """A Python bool of tensor data: ``if``, ternary, ``and``/``or``/``not``, ``assert``, a filter."""
+    BOOL_OF_EACH = "bool-of-each"
+    """``any(...)``/``all(...)`` over tensors: a Python bool of each."""
+    LOOP_CONDITION = "loop-condition"
+    """A ``while`` test, or a loop exit, decided by tensor data."""
+    TENSOR_RANGE = "tensor-range"
+    """``range(t)``: Python counts iterations with a tensor."""
+    NUMBER_ARGUMENT = "number-argument"
+    """A tensor computed in the graph where a torch op takes a Python number or size."""
+    SCALAR_EXTRACTION = "scalar-extraction"
+    """``.item()``, ``int(t)``, ``math.*(t)``...: tensor data moved into a Python value."""
+    DATA_INDEX = "data-index"
+    """A tensor read at a 0-d index computed from data (``boxes[scores.argmax()]``)."""
+    PYTHON_INDEX = "python-index"
+    """A tensor as a slice bound or as the index of a tuple/list/shape."""
+    MASK_INDEX = "mask-index"
+    """Reading through a boolean mask (``x[mask]``): a data-dependent size."""
+    DYNAMIC_SHAPE_OP = "dynamic-shape-op"
+    """``nonzero``, ``unique``, a custom op asking for a fresh size...: a data-dependent size."""
+    UNTRACEABLE_CALL = "untraceable-call"
+    """A call Dynamo skips or cannot put in a graph (``print``, ``warnings.warn``, ``loss.backward()``...)."""
+    PERCENT_FORMAT = "percent-format"
+    """``"%s" % tensor``."""
+    DATA_POINTER = "data-pointer"
+    """Comparing ``t.data_ptr()`` values."""
+    LOCK = "lock"
+    """``with`` on a lock."""
+
+
+@dataclass(frozen=True, eq=False)
+class Break:
+    """One place where Dynamo ends the graph."""
+
+    event: Event
+    """The analysis event it is at (its node is what a diagnostic points at)."""
+    cause: Cause
+    gb: GraphBreakType
+    """Dynamo's graph-break type there."""
+    detail: str = ""
+    """What the cause names: the argument that is a tensor, the op, or why the call is not traced."""
+
+    @property
+    def node(self) -> cst.CSTNode:
+        return self.event.node
+
+    @property
+    def statement(self) -> cst.CSTNode:
+        return self.event.statement
+
+    @property
+    def in_loop(self) -> bool:
+        """Inside a loop Dynamo gives up on the whole function and runs it eagerly."""
+        return self.event.in_loop
+
+
+#: the causes of a break at a call whose Python result is made outside the graph
+VALUE_CAUSES = frozenset({Cause.SCALAR_EXTRACTION, Cause.UNTRACEABLE_CALL})
+
+
+class Breaks:
+    """The breaks of one analysed module, in evaluation order, and what follows from their order."""
+
+    def __init__(self, program: "Program", breaks: list[Break]) -> None:
+        self.program = program
+        self.all = breaks
+        self._by_node: dict[int, list[Break]] = {}
+        self._by_statement: dict[int, list[Break]] = {}
+        for b in breaks:
+            self._by_node.setdefault(id(b.node), []).append(b)
+            self._by_statement.setdefault(id(b.statement), []).append(b)
+
+    def __iter__(self) -> Iterator[Break]:
+        return iter(self.all)
+
+    def __len__(self) -> int:
+        return len(self.all)
+
+    def of(self, *causes: Cause) -> list[Break]:
+        return [b for b in self.all if b.cause in causes]
+
+    def at(self, node: cst.CSTNode) -> list[Break]:
+        """The breaks at the event about ``node``."""
+        return self._by_node.get(id(node), [])
+
+    def in_statement(self, statement: cst.CSTNode) -> list[Break]:
+        """The breaks of one statement in the order Dynamo meets them (evaluation order: the calls in
+        an argument list before the call itself), so the first is the one the graph ends at."""
+        return self._by_statement.get(id(statement), [])
+
+    def first_in_statement(self, statement: cst.CSTNode) -> Break | None:
+        found = self.in_statement(statement)
+        return found[0] if found else None
+
+    def next_in_statement(self, brk: Break, causes: frozenset[Cause] = VALUE_CAUSES) -> Break | None:
+        """The next break of ``causes`` in ``brk``'s statement while the value made at ``brk`` is still
+        pending (``{"loss": loss.item(), "acc": acc.item()}``: the second ``.item()``): the frame resumed
+        there receives that value as an input.  A call that takes the value as an argument (an enclosing
+        call) consumes it and does not count."""
+        found = [b for b in self.in_statement(brk.statement) if b.cause in causes and not b.in_loop]
+        position = next((i for i, b in enumerate(found) if b.node is brk.node), None)
+        if position is None:
+            return None
+        earlier = {id(b.node) for b in found[:position + 1]}
+        for b in found[position + 1:]:
+            if id(b.node) in earlier:
+                return None  # the statement analysed again (a helper called twice): another frame
+            if not _encloses(b.node, brk.node):
+                return b
+        return None
+
+    def resumed_frame_compiles(self, brk: Break) -> bool:
+        """Whether Dynamo compiles the frame that resumes after ``brk`` (and so guards on the Python
+        values it receives).  It does not when nothing after the break is compiled - no tensor operation,
+        traced call or further break: Dynamo skips a frame without a graph (measured on torch 2.13) - nor
+        when a graph break inside a loop after it makes Dynamo run the whole resumed frame eagerly.
+        Unsure code counts as compiled."""
+        event = brk.event
+        after = _code_after(event.function.node, event.statement)
+        if not after:
+            return True
+        skip = {id(n) for n in walk(event.node)}
+        region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
+        works = any(isinstance(n, _OPERATORS) for stmt in after for n in walk(stmt, into_scopes=False)
+                    if id(n) in region)
+        for ev in self.program.events:
+            if not isinstance(ev, _FRAME_EVENTS) or ev.function is not event.function or id(ev.node) not in region:
+                continue
+            breaks = self._breaks_at(ev)
+            if ev.in_loop and breaks:
+                return False
+            works = works or breaks or _works(ev)
+        return works
+
+    def _breaks_at(self, ev: Event) -> bool:
+        """A break at ``ev`` for the resumed-frame question: a Python bool of a tensor (a traced
+        ``assert`` included), or a call whose result is made outside the graph."""
+        if isinstance(ev, ConditionEvent):
+            return ev.value is not None and ev.value.is_tensor
+        return isinstance(ev, CallEvent) and any(b.event is ev and b.cause in VALUE_CAUSES for b in self.at(ev.node))
+
+
+def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(n is inner for n in walk(outer))
+
+
+_FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent)
+_OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
+
+
+def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
+    """What runs after a break in ``statement``: the statement itself (the rest of it, or the blocks of a
+    compound statement whose header breaks) and every statement that follows it in the enclosing blocks."""
+    out: list[cst.CSTNode] = []
+
+    def search(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            statements = simple_statements(node)
+            for i, stmt in enumerate(statements):
+                if stmt is statement or search(stmt):
+                    if stmt is statement:
+                        out.append(stmt)
+                    out.extend(statements[i + 1:])
+                    return True
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        return any(search(child) for child in children(node))
+
+    if isinstance(function, cst.FunctionDef):
+        search(function.body)
+    return out
+
+
+def _works(ev: Event) -> bool:
+    """The event is something Dynamo compiles (a tensor operation, a call it may trace)."""
+    if isinstance(ev, CallEvent):
+        if ev.callee is not None or ev.module is not None:
+            return True
+        if ev.result is not None and ev.result.kind in (Kind.TENSOR, Kind.MODULE):
+            return True
+        if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
+            return False  # a method of a str/list/dict: no graph operation of its own
+        if ev.qualname is None or not ev.qualname.startswith("builtins."):
+            return True
+        return any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.SEQUENCE, Kind.UNKNOWN)
+                   for v in (*ev.args, *ev.kwargs.values()))
+    if isinstance(ev, SubscriptEvent):
+        return ev.base is not None and ev.base.kind is Kind.TENSOR
+    if isinstance(ev, ForLoopEvent):
+        return ev.iterable is not None and ev.iterable.kind is Kind.TENSOR
+    return False
+
+
+def find_breaks(program: "Program", settings: Settings) -> Breaks:
+    """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order."""
+    classify = _Classifier(program, settings)
+    found: list[Break] = []
+    for ev in program.events:
+        found.extend(classify(ev))
+    return Breaks(program, found)
+
+
+class _Classifier:
+    def __init__(self, program: "Program", settings: Settings) -> None:
+        self.program = program
+        self.settings = settings
+        self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
+            | program.index.reorderable
+        self.dynamic_ops = program.index.dynamic_output_ops
+
+    def __call__(self, ev: Event) -> Iterator[Break]:
+        if isinstance(ev, ConditionEvent):
+            yield from self.condition(ev)
+        elif isinstance(ev, CallEvent):
+            yield from self.call(ev)
+        elif isinstance(ev, SubscriptEvent):
+            yield from self.subscript(ev)
+        elif isinstance(ev, StringFormatEvent):
+            if any(v.is_tensor for v in ev.values):
+                yield Break(ev, Cause.PERCENT_FORMAT, GB.NON_TENSOR_OP)
+        elif isinstance(ev, ComparisonEvent):
+            if any(v.qualname == DATA_PTR for v in ev.operands):
+                yield Break(ev, Cause.DATA_POINTER, GB.DATA_POINTER)
+        elif isinstance(ev, ContextManagerEvent):
+            if (ev.value.qualname or "") in ("threading.Lock()", "threading.RLock()", "multiprocessing.Lock()"):
+                yield Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER)
+
+    def condition(self, ev: ConditionEvent) -> Iterator[Break]:
+        if not data_dependent_test(ev, self.settings):
+            return
+        if ev.construct == "while" or ev.exits_loop:
+            yield Break(ev, Cause.LOOP_CONDITION, GB.DATA_DEPENDENT_BRANCHING)
+        elif not (traced_assertion(ev) and self.settings.target_torch >= (2, 13)):
+            gb = GB.DATA_DEPENDENT_OPERATOR if ev.construct == "not" else GB.DATA_DEPENDENT_BRANCHING
+            yield Break(ev, Cause.CONDITION, gb)
+
+    def call(self, call: CallEvent) -> Iterator[Break]:
+        capture = self.settings.capture_scalar_outputs
+        if call.qualname in ("builtins.any", "builtins.all") and call.args and call.args[0].elements().is_tensor:
+            yield Break(call, Cause.BOOL_OF_EACH, GB.DATA_DEPENDENT_BRANCHING)
+        if call.qualname == "builtins.range" and any(a.is_tensor for a in call.args):
+            yield Break(call, Cause.TENSOR_RANGE, GB.BUILTIN_OPERATOR)
+        where = None if capture else tensor_for_number(call)
+        if where is not None:
+            yield Break(call, Cause.NUMBER_ARGUMENT, GB.DATA_DEPENDENT_OPERATOR, where)
+        else:
+            gb = scalar_extraction(call, capture)
+            if gb is not None:
+                yield Break(call, Cause.SCALAR_EXTRACTION, gb)
+        op = None if self.settings.capture_dynamic_output_shape_ops else dynamic_shape_call(call, self.dynamic_ops)
+        if op is not None:
+            yield Break(call, Cause.DYNAMIC_SHAPE_OP, GB.DYNAMIC_SHAPE_OPERATOR, op)
+        found = self.untraceable(call)
+        if found is not None:
+            yield Break(call, Cause.UNTRACEABLE_CALL, found[0], found[1])
+
+    def subscript(self, sub: SubscriptEvent) -> Iterator[Break]:
+        if not self.settings.capture_dynamic_output_shape_ops and mask_index(sub):
+            yield Break(sub, Cause.MASK_INDEX, GB.DYNAMIC_SHAPE_OPERATOR)
+        if self.settings.capture_scalar_outputs:
+            return
+        if tensor_indexed_by_data_scalar(sub):
+            yield Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR)
+        elif tensor_in_python_index(sub):
+            yield Break(sub, Cause.PYTHON_INDEX, GB.ITEM)
+
+    def untraceable(self, call: CallEvent) -> tuple[GraphBreakType, str] | None:
+        """(graph-break type, why) if Dynamo cannot trace this call on the target torch."""
+        q = call.qualname
+        if call.callee is not None and call.callee.disabled:
+            return GB.DISABLED_FUNCTION, f"`{call.callee.name}` is decorated to be skipped by torch.compile"
+        if q in self.reorderable:
+            if reorderable_arguments(call):
+                return None
+            return GB.NOT_REORDERABLE, ("it is a reorderable logging function, but Dynamo only reorders calls "
+                                        "whose arguments are tensors, constants or format strings")
+        if call.module is not None and self._is_rnn(call.module):
+            return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
+        if q == "builtins.print":
+            return GB.BUILTIN_OPERATOR, "print() cannot be traced"
+        if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in LOGGING_FUNCTIONS:
+            return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
+        if is_logger_call(call):
+            return GB.LOGGER_METHOD, "logger methods cannot be traced"
+        if q in SKIPPED_CALLS and SKIPPED_CALLS[q].active(self.settings.target_torch):
+            return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
+        if q is not None and q.startswith("numpy.random."):
+            return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
+        if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
+            return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
+        if q == "copy.copy" and call.args and call.args[0].is_tensor:
+            return GB.NON_TENSOR_OP, "copy.copy of a tensor is not traced"
+        if q == "builtins.str" and call.args and call.args[0].is_tensor:
+            return GB.BUILTIN_OPERATOR, "str() of a tensor needs its data"
+        if q == "builtins.repr" and call.args and call.args[0].is_tensor:
+            return GB.REPR_TENSOR, "repr() of a tensor needs its data"
+        if q == "torch._assert" and call.args and call.args[0].is_tensor:
+            return GB.DATA_DEPENDENT_OPERATOR, "torch._assert on a tensor condition needs its data"
+        if _registers_module_hook(call):
+            return GB.UNSUPPORTED_SETATTR, ("registering a module hook creates a `RemovableHandle`, whose "
+                                            "class-level id counter Dynamo cannot update")
+        training = _training_step(call)
+        if training is not None:
+            return training
+        if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
+                and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
+            return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
+        return None
+
+    def _is_rnn(self, module: Value) -> bool:
+        """An ``nn.LSTM``/``GRU``/``RNN`` instance, or one of a class derived from them."""
+        if module.qualname in K.NN_RNN_CLASSES:
+            return True
+        if module.cls is None:
+            return False
+        index = self.program.index
+        return any((index.resolve(b) or b) in K.NN_RNN_CLASSES for c in module.cls.mro() for b in c.bases)
+
+
+# --- conditions -----------------------------------------------------------------------------------
+
+def data_dependent_test(ev: ConditionEvent, settings: Settings) -> bool:
+    """Whether converting this value to a Python bool needs the tensor's data."""
+    if ev.value.is_tensor:
+        return True
+    # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
+    # value, and branching on it is what breaks.
+    return settings.capture_scalar_outputs and ev.value.kind is Kind.SCALAR
+
+
+def traced_assertion(ev: ConditionEvent) -> bool:
+    """Whether Dynamo turns this ``assert`` test into an in-graph assertion instead of a branch.
+
+    It does so only for the operand whose failure jumps straight to the ``raise`` (the whole test,
+    or the last operand of an ``and``/``or`` chain), not negated, with no message or a constant
+    string one: a computed message (an f-string, ``.format``, a name) and every earlier operand
+    of the chain are plain branches (measured on torch 2.13)."""
+    stmt = ev.statement
+    if ev.construct != "assert" or ev.negated or not isinstance(stmt, cst.Assert):
+        return False
+    last: cst.BaseExpression = stmt.test
+    while True:
+        if isinstance(last, cst.BooleanOperation):
+            last = last.right
+        elif isinstance(last, cst.UnaryOperation) and isinstance(last.operator, cst.Not):
+            last = last.expression
+        else:
+            break
+    return last is ev.node and (stmt.msg is None or _constant_string(stmt.msg))
+
+
+def _constant_string(node: cst.BaseExpression) -> bool:
+    """A string the compiler folds into one constant: literals, implicit concatenation, ``+``."""
+    if isinstance(node, cst.SimpleString):
+        return True
+    if isinstance(node, cst.ConcatenatedString):
+        return _constant_string(node.left) and _constant_string(node.right)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return _constant_string(node.left) and _constant_string(node.right)
+    return False
+
+
+# --- Python numbers from tensor data --------------------------------------------------------------
+
+_EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
+                       "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
+_CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
+
+
+def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBreakType | None:
+    """The graph-break type if this call moves tensor data into Python and breaks, else None."""
+    recv = call.receiver
+    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
+            and call.qualname is None:
+        if capture_scalar_outputs:
+            return None
+        return _EXTRACTING_METHODS[call.method]
+    if call.qualname in K.TENSOR_CHECKS:
+        return None if capture_scalar_outputs else GB.ITEM
+    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant:
+        return None if capture_scalar_outputs else GB.ITEM
+    if call.qualname is not None and call.qualname.startswith("math.") and any(
+        (a.is_tensor and not a.constant) or (capture_scalar_outputs and a.kind is Kind.SCALAR)
+        for a in call.args
+    ):
+        # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
+        return GB.DATA_DEPENDENT_OPERATOR
+    return None
+
+
+def takes_tensor_data(call: CallEvent) -> bool:
+    """The call moves tensor data into a Python value (whether or not that breaks under the capture
+    settings), as opposed to making a number at a skipped call (``time.time()``)."""
+    return scalar_extraction(call, False) is not None
+
+
+def _holds_data(v: Value) -> bool:
+    """A tensor computed from data in this graph, or a tuple/list written with one in it (``(n, 4)``).
+
+    A tensor that entered the frame (an argument, module state, a value live across a break) is a
+    graph input Dynamo reads as a size without breaking, and torch functions of Python numbers are
+    constants; neither is reported.
+    """
+    if v.kind is Kind.SEQUENCE:
+        return any(_holds_data(i) for i in v.items) if v.items is not None else v.elements().data_dependent
+    return v.data_dependent
+
+
+def _signature(call: CallEvent) -> tuple[tuple, int] | None:
+    """The number-parameter entry of a torch op call and the position of its first argument."""
+    q = call.qualname
+    if q is not None:
+        module, _, name = q.rpartition(".")
+        if module == "torch":
+            entry = number_args.TORCH.get(name)
+        elif module == "torch.nn.functional":
+            entry = number_args.FUNCTIONAL.get(name) or number_args.TORCH.get(name)
+        else:
+            return None
+        return (entry, 0) if entry is not None else None
+    if call.method is not None and call.receiver is not None and call.receiver.is_tensor:
+        entry = number_args.TORCH.get(call.method)
+        if entry is not None and entry[3]:
+            return entry, 1  # the receiver is the op's first (tensor) parameter
+    return None
+
+
+def tensor_for_number(call: CallEvent) -> str | None:
+    """Which argument of a torch op is a tensor where the op takes a Python number or size
+    (``torch.zeros(n)``, ``x.narrow(0, s, length)``, ``F.pad(x, pads)``), if one is."""
+    found = _signature(call)
+    if found is None:
+        return None
+    (positions, varargs, keywords, _), first = found
+    last = max(positions) if positions else -1
+    for i, v in enumerate(call.args):
+        pos = first + i
+        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v):
+            return f"argument {i + 1}"
+    for name, v in call.kwargs.items():
+        if name in keywords and _holds_data(v):
+            return f"`{name}=`"
+    return None
+
+
+def tensor_in_python_index(sub: SubscriptEvent) -> bool:
+    """A tensor as a slice bound (``x[:n]``), or as the index of a tuple/list/shape (``sizes[i]``):
+    Python needs an int there, and Dynamo calls ``.item()`` to get one, even on an argument or on a
+    torch function of sizes (``torch.div(h.shape[1], 4)``, which is folded only where an op takes it)."""
+    if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
+        return False
+    if any(b.is_tensor for b in sub.bounds):
+        return True
+    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor for ix in sub.index)
+
+
+def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
+    """``boxes[scores.argmax()]``: a tensor read at a 0-d integer tensor computed from data in this
+    graph; Dynamo needs the index as a number ("Data dependent operator").  A 0-d tensor that entered
+    the frame, or a tensor of indices, is traced."""
+    if sub.store or not sub.base.is_tensor or sub.base.assumed or len(sub.index) != 1:
+        return False
+    ix = sub.index[0]
+    return ix.zero_dim and ix.data_dependent and not ix.is_bool
+
+
+# --- data-dependent sizes -------------------------------------------------------------------------
+
+#: Ops with a data-dependent output size (measured to break on torch 2.13).
+DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
+                               "bincount"})
+
+
+def mask_index(sub: SubscriptEvent) -> bool:
+    """Reading a tensor (or what may be one: a NumPy array is traced as a tensor too) through a boolean
+    mask; writing a value through one (``x[mask] = 0``) is an in-place fill and traced."""
+    if not (sub.base.is_tensor or sub.base.kind is Kind.UNKNOWN) or (sub.store and not sub.augmented):
+        return False
+    return any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index)
+
+
+def _repeats_tensor(call: CallEvent) -> bool:
+    repeats = call.kwargs.get("repeats")
+    if repeats is None:
+        pos = 0 if call.method is not None and call.qualname is None else 1
+        repeats = call.args[pos] if len(call.args) > pos else None
+    return repeats is not None and repeats.is_tensor
+
+
+def _op_name(qualname: str) -> str:
+    """``torch.ops.aten.nonzero.default`` -> ``torch.ops.aten.nonzero`` (the overload does not matter)."""
+    parts = qualname.split(".")
+    return ".".join(parts[:4]) if len(parts) == 5 and parts[1] == "ops" else qualname
+
+
+def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """Name of the data-dependent-shape op this call is, if it is one.  ``dynamic_ops`` are the
+    custom ops whose fake implementation asks for a data-dependent size."""
+    if call.callee is not None and call.callee.custom_op in dynamic_ops:
+        return f"the custom op {call.callee.custom_op}"
+    if call.qualname is not None and call.qualname.startswith("torch.ops."):
+        op = _op_name(call.qualname)
+        if op in dynamic_ops:
+            return f"the custom op {op}"
+        if op.startswith("torch.ops.aten.") and op.rsplit(".", 1)[-1] in DYNAMIC_SHAPE_OPS:
+            return op
+        return None
+    if call.qualname is not None and call.qualname.startswith("torch."):
+        name = call.qualname.rsplit(".", 1)[-1]
+        if call.qualname.count(".") != 1:
+            return None
+        if name in DYNAMIC_SHAPE_OPS and any(a.is_tensor for a in call.args[:1]):
+            return f"torch.{name}"
+        if name == "where" and len(call.args) == 1 and not call.kwargs:
+            return "torch.where(cond)"
+        if name == "repeat_interleave" and _repeats_tensor(call):
+            return "torch.repeat_interleave"
+        return None
+    recv = call.receiver
+    if call.method is not None and recv is not None and recv.is_tensor and call.qualname is None:
+        if call.method in DYNAMIC_SHAPE_OPS:
+            return f".{call.method}()"
+        if call.method == "repeat_interleave" and _repeats_tensor(call):
+            return ".repeat_interleave()"
+    return None
+
+
+# --- calls Dynamo does not trace ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SkippedCall:
+    """A function Dynamo refuses to trace into, for torch versions in [since, until)."""
+
+    qualname: str
+    gb: GraphBreakType
+    since: Version = (2, 0)
+    until: Version | None = None
+    why: str = "Dynamo does not trace it"
+
+    def active(self, target: Version) -> bool:
+        return self.since <= target and (self.until is None or target < self.until)
+
+
+#: Measured on torch 2.13 (see the rule examples, which the test suite runs through Dynamo).
+SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
+    SkippedCall("warnings.warn", GB.SKIPPED_FUNCTION, why="Python's warnings machinery is skipped"),
+    SkippedCall("time.time", GB.SKIPPED_FUNCTION, why="wall-clock reads are skipped"),
+    SkippedCall("time.perf_counter", GB.SKIPPED_FUNCTION, why="wall-clock reads are skipped"),
+    SkippedCall("random.random", GB.SKIPPED_FUNCTION, until=(2, 14), why="Python's RNG is skipped"),
+    SkippedCall("random.choice", GB.SKIPPED_FUNCTION, why="Python's RNG is skipped"),
+    SkippedCall("torch.manual_seed", GB.SKIPPED_FUNCTION, why="reseeding the global generator is skipped"),
+    SkippedCall("os.getpid", GB.SKIPPED_FUNCTION, why="process queries are skipped"),
+    SkippedCall("inspect.stack", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
+    SkippedCall("inspect.currentframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
+    SkippedCall("sys._getframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
+    SkippedCall("torch._dynamo.graph_break", GB.EXPLICIT_BREAK, why="it is an explicit graph break"),
+    SkippedCall("torch.nn.utils.rnn.pack_padded_sequence", GB.SKIPPED_FUNCTION,
+                why="packing sequences is skipped (its lengths are read in Python)"),
+    SkippedCall("torch.nn.utils.rnn.pack_sequence", GB.SKIPPED_FUNCTION,
+                why="packing sequences is skipped (its lengths are read in Python)"),
+    SkippedCall("torch.nn.utils.rnn.pad_packed_sequence", GB.SKIPPED_FUNCTION,
+                why="unpacking packed sequences is skipped"),
+    SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
+    SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
+)}
+
+
+def _has_tensors(v: Value) -> bool:
+    return v.is_tensor or v.kind is Kind.MODULE or (v.kind is Kind.SEQUENCE and v.elements().is_tensor)
+
+
+#: what each optimizer method does under Dynamo (measured on torch 2.13)
+_OPTIMIZER_METHODS: dict[str, tuple[GraphBreakType, str]] = {
+    "step": (GB.EXPLICIT_BREAK, "torch.optim's step() calls torch._dynamo.graph_break()"),
+    "zero_grad": (GB.SKIPPED_INLINE, "torch.optim's zero_grad() is marked as skipped"),
+}
+
+
+def _training_step(call: CallEvent) -> tuple[GraphBreakType, str] | None:
+    """``loss.backward()`` on a tensor, ``optimizer.step()``/``zero_grad()`` on a torch.optim optimizer."""
+    recv = call.receiver
+    if recv is None:
+        return None
+    if call.method == "backward" and recv.is_tensor and call.qualname is None:
+        return GB.BACKWARD, "Dynamo does not trace Tensor.backward()"
+    if call.method in _OPTIMIZER_METHODS and is_optimizer(recv):
+        return _OPTIMIZER_METHODS[call.method]
+    return None
+
+
+def is_optimizer(v: Value) -> bool:
+    """An optimizer built by ``torch.optim.X(...)`` or annotated as one."""
+    q = v.qualname or ""
+    return v.kind is Kind.UNKNOWN and q.startswith("torch.optim.") and q.endswith("()") \
+        and not q.startswith("torch.optim.lr_scheduler.")
+
+
+def _registers_module_hook(call: CallEvent) -> bool:
+    """``module.register_forward_hook(...)`` and the other hook registrations of ``nn.Module`` (or
+    the global ``torch.nn.modules.module.register_module_*_hook``), unless the class overrides them."""
+    q = call.qualname or ""
+    if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in K.GLOBAL_MODULE_HOOK_FUNCS:
+        return True
+    return call.method in K.MODULE_HOOK_METHODS and call.callee is None and call.receiver is not None \
+        and call.receiver.kind is Kind.MODULE
+
+
+def _turns_grad_on(call: CallEvent) -> bool:
+    """``requires_grad_()``/``requires_grad_(True)``: turning it off does not break (measured on 2.13)."""
+    args = call.node.args if isinstance(call.node, cst.Call) else ()
+    return not any(isinstance(a.value, cst.Name) and a.value.value == "False" for a in args)
+
+
+def _on_parameter(call: CallEvent) -> bool:
+    """The receiver is a parameter of the function, never rebound.  Turning grad on breaks unless the
+    tensor already requires grad or nothing was traced yet (measured on 2.13): for a parameter (an
+    input, a hook's ``output``) that depends on the caller, so the rule stays silent."""
+    func = call.node.func if isinstance(call.node, cst.Call) else None
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name) or receiver.value not in call.function.param_names():
+        return False
+    return not any(isinstance(n, cst.Name) and n.value == receiver.value
+                   for t in walk(call.function.node.body) if isinstance(t, (cst.AssignTarget, cst.AugAssign))
+                   for n in walk(t.target))

@@ -1,0 +1,37 @@
+"""What a class's methods say about its attributes, read from their code: the attribute a
+``self.x`` expression names, and the literal keys ``__init__`` gives a dict attribute."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis.syntax import walk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+
+
+def self_attribute(function: "FunctionInfo", node: cst.CSTNode) -> str | None:
+    """``x`` when ``node`` is ``self.x`` in a method whose first parameter is ``self``."""
+    if function.cls is None or function.is_static or not isinstance(node, cst.Attribute):
+        return None
+    names = function.param_names()
+    if not names or not isinstance(node.value, cst.Name) or node.value.value != names[0]:
+        return None
+    return node.attr.value
+
+
+def initial_keys(cls: "ClassInfo", attr: str) -> set[object]:
+    """The literal keys of the dict display ``__init__`` assigns to ``self.<attr>`` (``{"scale": ...}``)."""
+    init = cls.methods.get("__init__")
+    if init is None:
+        return set()
+    keys: set[object] = set()
+    for node in walk(init.node.body, into_scopes=False):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Dict) and any(
+                self_attribute(init, t.target) == attr for t in node.targets):
+            for el in node.value.elements:
+                if isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.Integer)):
+                    keys.add(el.key.evaluated_value)
+    return keys

@@ -1,0 +1,157 @@
+"""An edit answered from the last analysis (``dynalint.incremental``) reports what a full analysis of
+the new text reports: random edits of model files, each answer compared with a fresh analysis."""
+from __future__ import annotations
+
+import os
+import random
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynalint.adapters.lsp_analysis import check_document
+from dynalint.config import resolve
+from dynalint.incremental import Baselines
+from dynalint.session import Session
+from lsp_client import synthetic_model
+from model_code import model_source
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "model.py")
+LONG = int(os.environ.get("DYNALINT_FUZZ_EXAMPLES", "0"))
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+
+#: Lines an edit inserts: comments (suppressions of every kind among them) and blank lines ...
+TRIVIA = ("# a comment", "", "   ", "    # indented", "\t# tab", "#", "# page\x0cbreak") * 3 + (
+    "# noqa", "# noqa: DYN102", "# noqa: DYN101,E501", "# dynalint: noqa", "# dynalint: noqa: DYN1",
+    "# flake8: noqa: DYN2", "# type: (int) -> int", "# type: ignore")
+#: ... and code, some of it not parsing (a form feed before a comment makes the parser cut it).
+CODE = ("x = 1", "    h = h.max().item()", "    if h.sum() > 0:", "        pass", "def extra(x):", "    return x",
+        "    '''", "'''", "class Extra(nn.Module):", "    def forward(self, x):", "        return x.item()",
+        "\\", "(")
+FORM_FEED = "\x0c# form feed"
+"""Rare (a file holding it is analysed in full on every edit, until the line is removed)."""
+
+
+def _between(lines: list[str]) -> list[int]:
+    """The lines between top-level statements (blank or comment lines before a line of column 0), and
+    the lines of column 0 (before which a line is inserted between two statements)."""
+    out, top = [], True
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip() and not lines[i].lstrip().startswith("#"):
+            top = not lines[i][0].isspace()
+        if top:
+            out.append(i)
+    return out
+
+
+def _edit(text: str, rng: random.Random) -> str:
+    """One random edit of ``text``: lines inserted, removed, replaced, duplicated or suffixed with a
+    comment, or the line end at the end of the file changed.  Half the edits are of comments and blank
+    lines between top-level statements (what is typed most while code is read), half anything anywhere."""
+    lines = text.splitlines(keepends=True)
+    end = re.search(r"\r\n|\r|\n", text)
+    newline = end.group() if end else "\n"
+    between = _between(lines)
+    if between and rng.random() < 0.5:
+        at, pool = rng.choice(between), TRIVIA
+    else:
+        at, pool = rng.randrange(len(lines) + 1), TRIVIA + CODE
+    kind = rng.random()
+    if kind < 0.35 or not lines:
+        new = [FORM_FEED] if kind < 0.02 else [rng.choice(pool) for _ in range(rng.choice((1, 1, 2)))]
+        lines[at:at] = [line + newline for line in new]
+        return "".join(lines)
+    i = min(at, len(lines) - 1)
+    if kind < 0.5:
+        del lines[i]
+    elif kind < 0.65:
+        lines[i] = rng.choice(pool) + newline
+    elif kind < 0.75:
+        lines.insert(i, lines[i])
+    elif kind < 0.92:
+        body = lines[i].rstrip("\r\n")
+        lines[i] = body + rng.choice(("  # noqa", "  # noqa: DYN102", "  # note", "")) + lines[i][len(body):]
+    else:
+        joined = "".join(lines)
+        return joined.rstrip("\r\n") if joined.endswith(("\n", "\r")) else joined + newline
+    return "".join(lines)
+
+
+def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> int:
+    """Edit ``text`` ``edits`` times; after each edit the document's answer (from its last analysis when
+    the edit allows) must be a full analysis' answer.  Returns how many edits were answered from the
+    last analysis (``fix_all``: some of them are also fixed whole, as "fix all" does)."""
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    rng = random.Random(seed)
+    check_document(0, text, path, "model.py", session, baselines)
+    quick = 0
+    valid = text
+    for version in range(1, edits + 1):
+        # an edit of the last text that parsed (a text that does not is checked, then typed back)
+        text = _edit(valid, rng)
+        answer = check_document(version, text, path, "model.py", session, baselines)
+        full = check_document(version, text, path, "model.py", session)
+        assert answer.error is None and full.error is None
+        assert answer.diagnostics == full.diagnostics, (seed, version, text)
+        if answer._full is not None:  # answered from the last analysis: its fixes come from a full one
+            quick += 1
+            reported = [d for _, d in answer.analysis.reported]
+            assert reported == [d for _, d in full.analysis.reported]
+            middle = len(full.diagnostics) // 2  # two quick fixes (each proven by re-parsing: not all of them)
+            assert answer.with_fixes(answer.diagnostics[middle:middle + 2]) == \
+                full.with_fixes(full.diagnostics[middle:middle + 2])
+            answer.complete()
+            assert answer.analysis.module is not None and answer.analysis.diagnostics == full.diagnostics
+            if fix_all and quick % 4 == 1:
+                assert answer.fixed(unsafe=True) == full.fixed(unsafe=True)
+        if full.analysis is not None and full.analysis.module is not None:
+            valid = text
+    return quick
+
+
+def test_random_edits_of_a_model_file(tmp_path) -> None:
+    with open(EXAMPLE, encoding="utf-8") as fh:
+        text = fh.read()
+    quick = sum(_differential(tmp_path, text, seed, 40) for seed in range(6))
+    assert quick >= 20  # the comparison covers edits answered from the last analysis
+
+
+def test_random_edits_of_a_long_file(tmp_path) -> None:
+    quick = sum(_differential(tmp_path, synthetic_model(150), 100 + seed, 25, fix_all=False)
+                for seed in range(3))
+    assert quick >= 10
+
+
+@given(model_source(), st.integers(0, 2 ** 32 - 1))
+@settings(max_examples=LONG or 12, deadline=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+def test_random_edits_of_generated_models(tmp_path, text: str, seed: int) -> None:
+    _differential(tmp_path, text, seed, 12)
+
+
+def test_an_edit_between_statements_is_answered_without_analysing(tmp_path) -> None:
+    """A comment line between two classes moves the findings below it a line down, and is answered
+    from the last analysis; a changed statement is analysed again."""
+    text = synthetic_model(60)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    first = check_document(0, text, path, "model.py", session, baselines)
+    at = text.index("class Block1")
+    edited = text[:at] + "# about Block1\n" + text[at:]
+    second = check_document(1, edited, path, "model.py", session, baselines)
+    assert second._full is not None
+    below = text[:at].count("\n") + 1
+    assert [(d.code, d.line + (d.line >= below)) for d in first.diagnostics] == \
+        [(d.code, d.line) for d in second.diagnostics]
+    changed = edited.replace("n = h.max().item()", "n = h.max()", 1)
+    third = check_document(2, changed, path, "model.py", session, baselines)
+    assert third._full is None and len(third.diagnostics) < len(second.diagnostics)

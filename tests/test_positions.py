@@ -1,0 +1,97 @@
+"""The shortcuts of the hot path give what the slow ways give: ranges found by generating only the
+top-level statements that hold the nodes (``ranges_within``) are those of generating the whole module
+(``node_ranges``), and ``literal_value`` is libcst's ``evaluated_value``."""
+from __future__ import annotations
+
+import os
+import random
+
+import libcst as cst
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynalint import positions
+from dynalint.analysis.syntax import literal_value, walk
+from dynalint.positions import node_ranges, ranges_within
+from lsp_client import synthetic_model
+from model_code import model_source
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "model.py")
+pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
+
+
+def _pairs(module: cst.Module, rng: random.Random, count: int) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
+    """Random nodes, each with a statement that holds it (the innermost one or a top-level one)."""
+    out = []
+    for top in module.body:
+        statement = top
+        for node in walk(top):
+            if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                statement = node
+            if rng.random() < 0.2:
+                out.append((node, statement if rng.random() < 0.7 else top))
+    rng.shuffle(out)
+    return out[:count]
+
+
+def _same_ranges(text: str, seed: int) -> int:
+    """Compare both on random nodes of ``text``; returns how many ``ranges_within`` left to the slow way."""
+    module = cst.parse_module(text)
+    pairs = _pairs(module, random.Random(seed), 60)
+    slow: list[cst.CSTNode] = []
+
+    def counted(module: cst.Module, source: str, nodes) -> dict:
+        slow.extend(nodes)
+        return node_ranges(module, source, nodes)
+
+    positions.node_ranges = counted
+    try:
+        found = ranges_within(module, text, pairs)
+    finally:
+        positions.node_ranges = node_ranges
+    assert found == node_ranges(module, text, [n for n, _ in pairs])
+    return len(slow)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ranges_within_statements_are_those_of_the_module(seed: int) -> None:
+    with open(EXAMPLE, encoding="utf-8") as fh:
+        assert _same_ranges(fh.read(), seed) == 0
+    assert _same_ranges(synthetic_model(80), seed) == 0
+    odd = ("import torch\r\n\r\n# a\r\n@torch.compile  # b\r\n\r\n# c\r\n@staticmethod\r\ndef f(x):\r\n"
+           "    return (x\r\n        .item())\r\nx = 1; y = (2,\r\n 3)\r\nclass A: pass\r\n\r\n# d\r\nif x:\r\n"
+           "    y = '''\r\nz'''\r\nelse:\r\n    pass\r\n# end")
+    assert _same_ranges(odd, seed) <= 6  # the last statement (no line end) is left to the slow way
+    assert _same_ranges(odd.replace("\r\n", "\r"), seed) <= 6
+
+
+@given(model_source(), st.integers(0, 1000))
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+def test_ranges_within_statements_of_generated_models(text: str, seed: int) -> None:
+    try:
+        cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return
+    _same_ranges(text, seed)
+
+
+LITERALS = ("''", "''''''", "'x'", "'''a\r\nb'''", "'''a\nb'''", "r'\\d'", "R'\\n'", "u'x'", "b'x'", "rb'x'",
+            "'\\n'", "'\\N{EM DASH}'", "'\"'", "\"'\"", "'ü'", "0", "00", "7", "1_000", "0x1f", "0o7", "1.5", "1e3",
+            "2j")
+
+
+@pytest.mark.parametrize("code", LITERALS)
+def test_literal_value_is_the_evaluated_value(code: str) -> None:
+    node = cst.parse_expression(code)
+    value = literal_value(node)
+    assert value == node.evaluated_value and type(value) is type(node.evaluated_value)
+
+
+def test_literal_values_of_a_model_file() -> None:
+    with open(EXAMPLE, encoding="utf-8") as fh:
+        module = cst.parse_module(fh.read() + synthetic_model(20))
+    literals = [n for n in walk(module) if isinstance(n, (cst.SimpleString, cst.Integer))]
+    assert len(literals) > 20
+    for node in literals:
+        assert literal_value(node) == node.evaluated_value
