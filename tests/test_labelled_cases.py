@@ -368,6 +368,23 @@ CASES = [
                 return x + 1
             return x
     """, "[(torch.randn(4), [0, 1, 2])]", {7: "DYN101"}),
+    # the break inside the helper resumes the caller in a new frame: the 0-d tensor it returns,
+    # computed before the break, is an input of that frame and reads as a size
+    Case("size-returned-across-a-break", """
+        import torch
+
+        def global_counts(m):
+            n = m.long().sum(1)
+            most = n.max()
+            local = torch.arange(most) < n.unsqueeze(-1)
+            return most, local
+
+        @torch.compile
+        def gather(x: torch.Tensor, m: torch.Tensor):
+            most, local = global_counts(m)
+            y = x.new_zeros(2, most)
+            return y.view(2, most, 1), x.narrow(-1, 0, most), local
+    """, "[(torch.randn(3, 8), torch.rand(3, 8) > 0.5)]", {6: "DYN102"}),
     Case("repeat-by-counts", """
         import torch
 
