@@ -31,7 +31,7 @@ audio models.  Models whose configuration or inputs do not fit these builders
 fail to run and are left out (the scan lists them with their error)::
 
     OMP_NUM_THREADS=1 nice python benchmarks/realfix_transformers.py [--kinds causal-lm,seq-cls]
-        [--models image-text:llava,seq-cls:bart] [--limit N] [--scan-dir DIR] [--scan-only] [-v]
+        [--models image-text:llava,seq-cls:bart] [--limit N] [--scan-dir DIR] [--scan-only] [--labels OUT] [-v]
 
 The original runs (the scan) are kept in ``--scan-dir`` (default
 ``$TMPDIR/dynalint-realfix-scan``) and not repeated; ``breaking.json`` there
@@ -43,6 +43,9 @@ original code run with Dynamo's capture settings instead
 (``capture_scalar_outputs``, ``capture_dynamic_output_shape_ops``), and the
 unique break lines by Dynamo category before and after.  Each model runs in its
 own process with a timeout, on one thread.
+
+With `--labels OUT` the scan is also written as eval-zoo labels (every library line Dynamo traced,
+breaks at the innermost library frame) and `files.txt` beside it, for `score_zoo.py`.
 
 Latest numbers (transformers 5.24, torch 2.13, CPU; also in the README): 529 entries, 334 ran,
 74 break; break lines 186 -> 172 (8% removed), 11/74 fully fixed, outputs equal 74/74, no
