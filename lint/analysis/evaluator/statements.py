@@ -11,6 +11,7 @@ from typing import Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
+from dynalint.analysis.graph_ends import ends_the_graph
 from dynalint.analysis.calls import compile_state
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
@@ -27,6 +28,10 @@ class _Terminated(Exception):
     """Raised internally when a block unconditionally leaves (return/raise/break/continue)."""
 
 
+#: simple statements after which the rest of the block runs on (a resumed frame after a break)
+_RESUMABLE = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)
+
+
 class StatementHandlers:
     """The statement part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator`."""
 
@@ -38,7 +43,13 @@ class StatementHandlers:
 
     def block(self, suite: cst.BaseSuite) -> None:
         for stmt in simple_statements(suite):
+            seen = len(self.p.events)
             self.stmt(stmt)
+            if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 and not self.outer_loop \
+                    and any(ends_the_graph(ev) for ev in self.p.events[seen:]):
+                # the statement broke the graph (maybe inside a function it called): the rest runs
+                # in a resumed frame, which has the tensors alive now as inputs
+                self.env = {k: resumed(v) for k, v in self.env.items()}
 
     def _assign(self, node: cst.Assign) -> None:
         value = self.expr(node.value)
