@@ -65,8 +65,6 @@ def _ids(b: int, t: int, k: int):
 
 
 def _run(model, hidden, ids):
-    import torch
-
     hidden = hidden.detach().clone().requires_grad_(True)
     for p in model.parameters():
         p.grad = None

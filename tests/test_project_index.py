@@ -511,7 +511,7 @@ def test_values_handed_to_another_file_keep_what_decides_a_break():
     arg = tensor(entered=True, zero_dim=True)
     folded = tensor(constant=True, zero_dim=True)
     table = mapping(tensor(), {"h": tensor(), "n": folded})
-    project = Project([])
+    project = SourceIndex([])
     for v in (arg, folded, tensor(assumed=True, maybe_none=True)):
         assert decode_value(encode_value(v), project) == v
     back = decode_value(encode_value(table), project)
