@@ -31,7 +31,7 @@ audio models.  Models whose configuration or inputs do not fit these builders
 fail to run and are left out (the scan lists them with their error)::
 
     OMP_NUM_THREADS=1 nice python benchmarks/realfix_transformers.py [--kinds causal-lm,seq-cls]
-        [--models image-text:llava,seq-cls:bart] [--limit N] [--scan-dir DIR] [--scan-only] [-v]
+        [--models image-text:llava,seq-cls:bart] [--limit N] [--scan-dir DIR] [--scan-only] [--labels OUT] [-v]
 
 The original runs (the scan) are kept in ``--scan-dir`` (default
 ``$TMPDIR/dynalint-realfix-scan``) and not repeated; ``breaking.json`` there
@@ -43,6 +43,9 @@ original code run with Dynamo's capture settings instead
 (``capture_scalar_outputs``, ``capture_dynamic_output_shape_ops``), and the
 unique break lines by Dynamo category before and after.  Each model runs in its
 own process with a timeout, on one thread.
+
+With `--labels OUT` the scan is also written as eval-zoo labels (every library line Dynamo traced,
+breaks at the innermost library frame) and `files.txt` beside it, for `score_zoo.py`.
 
 Latest numbers (transformers 5.24, torch 2.13, CPU; also in the README): 529 entries, 334 ran,
 74 break; break lines 186 -> 172 (8% removed), 11/74 fully fixed, outputs equal 74/74, no
@@ -285,6 +288,9 @@ def worker(entry: str, out_path: str) -> None:
 
     from dynalint.verify.probe import DynamoLog
 
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "realcode"))
+    from label import Recorder  # the trace hook that labels benchmarks/realcode
+
     kind, model_type = _split(entry)
     lib = os.path.dirname(os.path.realpath(transformers.__file__))
     cls = getattr(transformers, _heads()[kind][model_type])
@@ -300,8 +306,12 @@ def worker(entry: str, out_path: str) -> None:
         compiled = torch.compile(model, backend="eager")
         flags = {k: True for k in os.environ.get("REALFIX_DYNAMO_FLAGS", "").split(",") if k}
         in_lib = lambda p: os.path.realpath(p).startswith(lib + os.sep)  # noqa: E731
+        recorder = Recorder({os.path.basename(lib)})
+        recorder.install()
         with torch._dynamo.config.patch(**flags), DynamoLog(is_user=in_lib) as log:
             outs = _as_tensors(compiled(**inputs))
+    result["traced_lines"] = {f: sorted(v) for f, v in sorted(recorder.traced.items())}
+    result["label_breaks"] = recorder.break_records()
     result["breaks"] = sorted({(os.path.relpath(b.file, lib), b.line, b.gb_type, b.function) for b in log.breaks})
     loaded = [m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)]
     result["files"] = sorted({os.path.relpath(os.path.realpath(f), lib) for f in loaded if in_lib(f)})
@@ -404,6 +414,30 @@ def _write_scan_summary(scan: str) -> None:
         json.dump(summary, fh, indent=1)
 
 
+def write_labels(scan: str, types: list[str], path: str) -> None:
+    """The scan's runs as eval-zoo ``labels.json`` records (breaks at the innermost library frame,
+    every library line Dynamo traced, paths relative to site-packages), and beside it ``files.txt``:
+    the library files some run traced or broke in, the ones to ``check``."""
+    records, files = [], set()
+    for entry in types:
+        res = _read(scan, entry, "before")
+        kind, model_type = _split(entry)
+        rec = {"spec": entry, "library": "transformers", "model": model_type, "setting": kind}
+        if "error" in res or "traced_lines" not in res:
+            records.append({**rec, "status": "eager_error", "error": res.get("error", "not labelled")})
+            continue
+        traced, breaks = res["traced_lines"], res["label_breaks"]
+        records.append({**rec, "status": "ok", "breaks": breaks, "traced_lines": traced,
+                        "traced_line_count": sum(len(v) for v in traced.values()),
+                        "break_location_count": len({(b["file"], b["line"]) for b in breaks if b["in_library"]})})
+        files.update(traced)
+        files.update(b["file"] for b in breaks if b["in_library"] and b["file"])
+    with open(path, "w") as fh:
+        json.dump(records, fh, indent=1)
+    with open(os.path.join(os.path.dirname(os.path.abspath(path)), "files.txt"), "w") as fh:
+        fh.write("".join(f"{f}\n" for f in sorted(files)))
+
+
 def copy_library(dest: str) -> str:
     import transformers
 
@@ -450,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
                          "temporary folder): an entry with a result there is not run again (delete the folder "
                          "after upgrading the library); breaking.json lists those that break")
     ap.add_argument("--scan-only", action="store_true", help="run the originals (the scan) and stop")
+    ap.add_argument("--labels", metavar="OUT",
+                    help="write the scan as eval-zoo labels (breaks and traced lines; score_zoo.py scores "
+                         "`dynalint check` against them) to OUT, and the files to check to files.txt beside it")
     ap.add_argument("--no-whatif", action="store_true",
                     help="skip the rerun of the original with Dynamo's capture settings")
     ap.add_argument("--implementations", choices=("defaults", "eager"), default="defaults",
@@ -478,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                                          "dynalint-realfix-scan" + ("-eager" if impl == "eager" else ""))
     os.makedirs(scan, exist_ok=True)
     t0 = time.time()
-    done = {t for t in types if any(os.path.exists(os.path.join(scan, f"{t}.before.json{s}")) for s in ("", ".err"))}
+    done = {t for t in types if os.path.exists(os.path.join(scan, f"{t}.before.json.err"))
+            or "traced_lines" in _read(scan, t, "before")}
     run_models([t for t in types if t not in done], None, args.timeout, scan, "before", args.verbose,
                implementations=impl)
     before: dict[str, dict] = {}
@@ -491,6 +529,8 @@ def main(argv: list[str] | None = None) -> int:
     _write_scan_summary(scan)
     ran = sum("error" not in _read(scan, t, "before") for t in types)
     print(f"{len(types)} entries, {ran} ran, {len(before)} break ({time.time() - t0:.0f}s)", file=sys.stderr)
+    if args.labels:
+        write_labels(scan, types, args.labels)
     if args.scan_only:
         return 0
 

@@ -120,6 +120,12 @@ class LastTruePooling(Fixer):
         base, mask = rows
         pooled = _pooled(selection, base, ctx)
         if pooled is None:
+            bound = ctx.parent(selection)
+            if isinstance(bound, cst.Assign) and bound.value is selection and len(bound.targets) == 1 \
+                    and isinstance(bound.targets[0].target, cst.Name):
+                raise Refused(f"the selected rows are bound to `{bound.targets[0].target.value}`: only the "
+                              "pooling written as one expression, `x[m, :].view(x.size(0), -1, x.size(-1))"
+                              "[:, -1]`, is rewritten (a name may be used for the number of rows too)")
             return None
         if not isinstance(mask, cst.Name):
             raise Refused("the mask is not a local name")

@@ -116,6 +116,12 @@ def _valid_outgoing(o: Any) -> bool:
         for path, functions in o.items())
 
 
+def _valid_entries(entries: Any, depth: int) -> bool:
+    """``[[key, encoded value], ...]``: a dict's keys or a record's fields with their values."""
+    return isinstance(entries, list) and all(
+        isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and _valid_value(e[1], depth) for e in entries)
+
+
 def _valid_value(v: Any, depth: int) -> bool:
     """An encoded value (``dynalint.analysis.project.encode_value``, or True once joined)."""
     if isinstance(v, bool):
@@ -130,10 +136,10 @@ def _valid_value(v: Any, depth: int) -> bool:
     if tag in ("N", "S", "U"):
         return not rest
     if tag == "D":
-        return (len(rest) == 2 and _valid_value(rest[0], depth + 1)
-                and (rest[1] is None or (isinstance(rest[1], list) and all(
-                    isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and _valid_value(e[1], depth + 1)
-                    for e in rest[1]))))
+        return len(rest) == 2 and _valid_value(rest[0], depth + 1) and (rest[1] is None
+                                                                         or _valid_entries(rest[1], depth + 1))
+    if tag == "R":
+        return len(rest) == 3 and all(isinstance(x, str) for x in rest[:2]) and _valid_entries(rest[2], depth + 1)
     if tag == "L":
         return (len(rest) == 2 and (rest[0] is None or _valid_value(rest[0], depth + 1))
                 and (rest[1] is None or (isinstance(rest[1], list)

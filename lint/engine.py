@@ -12,7 +12,7 @@ from dynalint.analysis.program import Program
 from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
-from dynalint.positions import Range, node_ranges, ranges_within
+from dynalint.positions import Range, node_ranges, ranges_within, statement_lines
 from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
 from dynalint.source import NestingError, dropped_indentation, gc_relaxed, on_large_stack, parse_module
@@ -56,8 +56,10 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
     """The rules' findings before noqa applies (what :func:`report` turns into ``reported``)."""
     ranges: dict[int, Range] = field(default_factory=dict)
-    """Source ranges by ``id(node)``: of the findings' nodes, and of the module's top-level statements
-    when :func:`analyse` was asked for them (an edit between statements is answered from them)."""
+    """Source ranges of the findings' nodes, by ``id(node)``."""
+    statement_lines: list[tuple[int, int]] | None = None
+    """(first, last) lines of the code of each top-level statement, when :func:`analyse` was asked for
+    them (an edit between statements is answered from them)."""
     rule_codes: tuple[str, ...] = ()
     """The codes of the rules that ran (the enabled ones the file's noqa does not exempt)."""
     columns_moved: bool = False
@@ -71,8 +73,8 @@ def analyse(source: str, path: str, settings: Settings, *, record_values: bool =
 
     With a ``project``, names imported from the other checked files resolve to their
     definitions, and ``entries`` (functions of this file that compiled code of other files
-    calls, with their arguments) are analysed as well.  ``statements``: also record the ranges
-    of the top-level statements (in ``ranges``).
+    calls, with their arguments) are analysed as well.  ``statements``: also record the lines of
+    the top-level statements (``statement_lines``).
     """
     with gc_relaxed():
         return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
@@ -132,10 +134,9 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
     result.program = program
     result.findings = run_rules(program, settings, rules) if program.events else []
+    result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
     if statements:
-        result.ranges = node_ranges(module, source, [f.node for f in result.findings] + list(module.body))
-    else:
-        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
+        result.statement_lines = statement_lines(module, source)
     report(result, source, path, noqa)
     return result
 

@@ -55,29 +55,15 @@ class Baseline:
 def baseline(analysis: Analysis, text: str, key: Hashable) -> Baseline | None:
     """The baseline of a full analysis of ``text`` made with ``statements=True`` (None when its
     edits must be analysed in full: a file that did not parse, or whose columns were moved)."""
-    module = analysis.module
-    if module is None or analysis.columns_moved or not analysis.rule_codes:
+    if analysis.module is None or analysis.columns_moved or not analysis.rule_codes \
+            or analysis.statement_lines is None:
         return None
     lines = split_lines(text, keepends=True)
     owner = [-1] * len(lines)
-    for k, statement in enumerate(module.body):
-        r = analysis.ranges.get(id(statement))
-        if r is None:
-            return None
-        first = r.line - 1 + _comment_lines(statement)
-        for i in range(max(first, 0), min(r.end_line, len(lines))):
+    for k, (first, last) in enumerate(analysis.statement_lines):
+        for i in range(first - 1, min(last, len(lines))):
             owner[i] = k
     return Baseline(key, lines, owner, list(analysis.findings), dict(analysis.ranges), analysis.rule_codes)
-
-
-def _comment_lines(statement) -> int:
-    """How many of the statement's leading lines a range that starts at its first comment covers
-    before the statement's code (its range starts at the first non-blank leading line)."""
-    leading = list(getattr(statement, "leading_lines", ()))
-    for i, line in enumerate(leading):
-        if line.comment is not None:
-            return len(leading) - i
-    return 0
 
 
 def answered(base: Baseline, analysis: Analysis, text: str, path: str, key: Hashable
@@ -116,7 +102,8 @@ def answered(base: Baseline, analysis: Analysis, text: str, path: str, key: Hash
         k = bisect.bisect_right(starts, line - 1) - 1
         return line + (moves[k][1] if k >= 0 else 0)
 
-    ranges = {key_: replace(r, line=moved(r.line), end_line=moved(r.end_line)) for key_, r in base.ranges.items()}
+    ranges = {node: replace(r, line=moved(r.line), end_line=moved(r.end_line))
+              for node, r in base.ranges.items()}
     result = replace(analysis, findings=list(base.findings), ranges=ranges, rule_codes=base.rule_codes)
     report(result, text, path, noqa)
     return result, Baseline(key, lines, owner, base.findings, ranges, base.rule_codes)

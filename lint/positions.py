@@ -180,8 +180,15 @@ _BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
 
 
 def _first_code_lines(module: cst.Module, source: str) -> list[int] | None:
-    """The 1-based line of the first token of each top-level statement (a decorator's ``@``), from
-    CPython's parser; None when it does not parse the text or counts other statements."""
+    """The 1-based line of the first token of each top-level statement (a decorator's ``@``)."""
+    lines = statement_lines(module, source)
+    return [first for first, _ in lines] if lines is not None else None
+
+
+def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | None:
+    """(first, last) 1-based lines of the code of each top-level statement (from a decorator's ``@`` to
+    its last token; the comments at the end of its block are not in it), from CPython's parser; None
+    when it does not parse the text or counts other statements."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -189,15 +196,17 @@ def _first_code_lines(module: cst.Module, source: str) -> list[int] | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     statements = tree.body
-    out: list[int] = []
+    out: list[tuple[int, int]] = []
     i = 0
     for top in module.body:
-        if i >= len(statements):
+        n = len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
+        if i + n > len(statements):
             return None
         first = statements[i]
         decorators = getattr(first, "decorator_list", None) or []
-        out.append(min([first.lineno] + [d.lineno for d in decorators]))
-        i += len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
+        last = max(s.end_lineno or s.lineno for s in statements[i:i + n])
+        out.append((min([first.lineno] + [d.lineno for d in decorators]), last))
+        i += n
     return out if i == len(statements) else None
 
 

@@ -21,8 +21,7 @@ from dynalint.engine import FileResult, SourceError, analyse, io_error
 from dynalint.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.pool import chunk_size, worker_pool
 from dynalint.settings import CACHE_DIR_NAME, Settings  # noqa: F401 (also imported from here)
-from dynalint.source import read_bytes
-
+from dynalint.source import Collections, read_bytes
 
 
 def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
@@ -221,6 +220,7 @@ def init_worker(paths: list[str]) -> None:
     """Pool initializer: the index of the project's files, for every job this process runs."""
     global _WORKER_PROJECT
     _WORKER_PROJECT = SourceIndex(paths)
+    _WORKER_COLLECTIONS.start()
 
 
 def worker_index() -> SourceIndex | None:
@@ -229,7 +229,13 @@ def worker_index() -> SourceIndex | None:
 
 
 def _check_in_worker(job: _Job) -> _Outcome:
-    return _check_one(job, _WORKER_PROJECT)
+    try:
+        return _check_one(job, _WORKER_PROJECT)
+    finally:
+        _WORKER_COLLECTIONS.done()
+
+
+_WORKER_COLLECTIONS = Collections()
 
 
 def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
@@ -358,7 +364,11 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
                 done = list(pool.map(_check_in_worker, job_list,
                                      chunksize=chunk_size(len(job_list), workers, 16)))
             else:
-                done = [_check_one(job, project) for job in job_list]
+                done = []
+                with Collections() as collections:
+                    for job in job_list:
+                        done.append(_check_one(job, project))
+                        collections.done()
             for job, outcome in zip(job_list, done):
                 outcomes[job.path] = outcome
             new = _incoming(outcomes)

@@ -56,8 +56,9 @@ class ScalarExtraction(Rule):
 
         Only a tensor computed from data inside the graph needs it to run first: a 0-d tensor that
         enters the compiled frame as it is (an argument, a buffer of the module, a tensor computed
-        before a `print(...)` or `torch._dynamo.graph_break()` statement and used after it, which the
-        resumed frame receives) is a graph input
+        before a `print(...)` or `torch._dynamo.graph_break()` statement, or before any statement
+        that breaks, also inside a function it calls, and used after it, which the resumed frame
+        receives) is a graph input
         Dynamo reads as a size (`h.new_zeros(count, d)`, `h.narrow(1, 0, count)`,
         `torch.arange(count)` do not break), and torch functions of Python numbers
         (`torch.div(h.size(1), 2, rounding_mode="trunc")`) are evaluated while tracing (a tensor a

@@ -25,7 +25,10 @@ class TensorCondition(Rule):
 
         In a test, every operand of `and`/`or` that runs is converted to a bool: `if flag and
         x.max() > c:` breaks whenever `flag` is true (a false `flag`, or a false module constant,
-        means the tensor operand never runs). Code under `torch.jit.is_scripting()`,
+        means the tensor operand never runs). After a test that an optional argument was passed
+        (`if labels is not None and labels.max() >= n:`, `labels` defaulting to `None`) the tensor
+        operand runs only for callers that pass one; whether they do is not known, so it is not
+        reported (a caller in the checked code that passes a tensor makes it known). Code under `torch.jit.is_scripting()`,
         `torch.jit.is_tracing()`, `torch._C._get_tracing_state()` or FX/ONNX tracing checks never
         runs under torch.compile (they are false there) and is skipped like code under
         `not torch.compiler.is_compiling()`.
@@ -108,12 +111,15 @@ class TensorCondition(Rule):
             import torch
             from typing import Optional
 
-            @torch.compile
             def masked(x, mask: Optional[torch.Tensor] = None):
                 if mask is not None and not mask.any():
                     return x
                 return x * 2 if mask is None or mask.all() else x
-        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]", line=(6, 8)),
+
+            @torch.compile
+            def step(x, mask: torch.Tensor):
+                return masked(x, mask)
+        """, inputs="[(torch.randn(4), torch.ones(4, dtype=torch.bool))]", line=(5, 7)),
         Example("""
             from dataclasses import dataclass
 

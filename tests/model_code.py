@@ -239,6 +239,19 @@ def _masked_loss(draw, scope):  # DYN104: masked-loss, masked-elementwise-loss
     return lines + [(0, f"{_target(draw, scope)} = {call}")], False
 
 
+def _pooling(draw, scope):  # DYN104: last-true-pooling
+    x, ids = draw(st.sampled_from(scope.tensors)), draw(st.sampled_from(scope.tensors))
+    m = draw(st.sampled_from(["eos_mask", "last"]))
+    count = draw(st.sampled_from([f"len(torch.unique_consecutive({m}.sum(1))) > 1",
+                                  f"torch.unique_consecutive({m}.sum(dim=1)).numel() != 1"]))
+    last = draw(st.sampled_from([", :", ""]))
+    return [(0, f"{m} = {ids} == 2{_comment(draw)}"),
+            (0, f"if {count}:{_comment(draw)}"),
+            (1, f"raise ValueError('rows differ in count'){_comment(draw)}"),
+            (0, f"{_target(draw, scope)} = {x}[{m}, :].view({x}.size(0), -1, {x}.size(-1))[:, -1{last}]"
+                f"{_comment(draw)}")], False
+
+
 def _nonzero(draw, scope):  # DYN104 without a fix
     x = draw(st.sampled_from(scope.tensors))
     return [(0, f"idx = torch.nonzero({x} > 0).squeeze(-1)"),
@@ -336,7 +349,7 @@ SNIPPETS: dict[str, Snippet] = {
     "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return,
     "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
-    "masked-loss": _masked_loss, "nonzero": _nonzero, "loop": _loop, "logging": _logging,
+    "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "loop": _loop, "logging": _logging,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,
 }

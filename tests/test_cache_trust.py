@@ -107,11 +107,15 @@ def _payload(entry: str) -> dict:
     lambda e: e["diagnostics"][0].update(message=7),
     lambda e: e["diagnostics"][0].update(fix={"applicability": "safe"}),
     lambda e: e.update(outgoing={"helpers.py": {"h": {"x": ["T", "yes", 0]}}}),
+    lambda e: e.update(outgoing={"helpers.py": {"h": {"x": ["T", 0, 0]}}}),
+    lambda e: e.update(outgoing={"helpers.py": {"h": {"x": ["D", ["N"], [[1, ["N"]]]]}}}),
+    lambda e: e.update(outgoing={"helpers.py": {"h": {"x": ["R", "pkg.m", "Pack"]}}}),
     lambda e: e.update(outgoing=[1]),
     lambda e: e.update(deps={"a": 1}),
     lambda e: e.update(extra=1),
 ], ids=["kind-list", "line-str", "code-null", "message-int", "fix-partial", "outgoing-bad-value",
-        "outgoing-list", "deps-int", "extra-key"])
+        "outgoing-short-tensor", "outgoing-dict-int-key", "outgoing-record-no-fields", "outgoing-list",
+        "deps-int", "extra-key"])
 def test_entries_of_another_shape_are_misses_even_when_sealed(cached_model, change):
     path, expected, cache = cached_model
     entry = _entries(cache)[0]

@@ -26,7 +26,8 @@ TRIVIA = ("# a comment", "", "   ", "    # indented", "\t# tab", "#", "# page\x0
     "# noqa", "# noqa: DYN102", "# noqa: DYN101,E501", "# dynalint: noqa", "# dynalint: noqa: DYN1",
     "# flake8: noqa: DYN2", "# type: (int) -> int", "# type: ignore")
 #: ... and code, some of it not parsing (a form feed before a comment makes the parser cut it).
-CODE = ("x = 1", "    h = h.max().item()", "    if h.sum() > 0:", "        pass", "def extra(x):", "    return x",
+CODE = ("x = 1", "    h = h.max().item()", "    if h.sum() > 0:", "        pass", "def extra(x):",
+        "    return x",
         "    '''", "'''", "class Extra(nn.Module):", "    def forward(self, x):", "        return x.item()",
         "\\", "(")
 FORM_FEED = "\x0c# form feed"
@@ -102,7 +103,7 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
             quick += 1
             reported = [d for _, d in answer.analysis.reported]
             assert reported == [d for _, d in full.analysis.reported]
-            middle = len(full.diagnostics) // 2  # two quick fixes (each proven by re-parsing: not all of them)
+            middle = len(full.diagnostics) // 2  # two quick fixes (each proven by a parse: not all)
             assert answer.with_fixes(answer.diagnostics[middle:middle + 2]) == \
                 full.with_fixes(full.diagnostics[middle:middle + 2])
             answer.complete()

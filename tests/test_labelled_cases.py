@@ -47,16 +47,38 @@ CASES = [
     """, "[(torch.randn(8),)]", {7: "DYN103"}),
     Case("optional-mask-check", """
         import torch
+        from typing import Optional
+
+
+        def pool(h, mask: Optional[torch.Tensor] = None):
+            if mask is not None and mask.sum() == 0:
+                return h.mean(1)
+            weights = mask.float() if mask is not None else torch.ones_like(h[..., 0])
+            return (h * weights.unsqueeze(-1)).sum(1) / weights.sum(1, keepdim=True)
+
+
+        @torch.compile
+        def embed(h, mask: torch.Tensor):
+            return pool(h, mask) + pool(h)
+    """, "[(torch.randn(2, 5, 3), torch.ones(2, 5, dtype=torch.bool))]", {6: "DYN101"}),
+    # the test of an optional argument runs, the operand after it only when a caller passes one:
+    # whether callers do is not known
+    Case("optional-labels-omitted", """
+        import torch
         import torch.nn as nn
         from typing import Optional
 
-        class Pool(nn.Module):
-            def forward(self, h, mask: Optional[torch.Tensor] = None):
-                if mask is not None and mask.sum() == 0:
-                    return h.mean(1)
-                weights = mask.float() if mask is not None else torch.ones_like(h[..., 0])
-                return (h * weights.unsqueeze(-1)).sum(1) / weights.sum(1, keepdim=True)
-    """, "[(torch.randn(2, 5, 3), torch.ones(2, 5, dtype=torch.bool))]", {7: "DYN101"}, "Pool"),
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(3, 8)
+
+            def forward(self, h, labels: Optional[torch.Tensor] = None):
+                logits = self.proj(h)
+                if labels is not None and labels.max() >= logits.shape[-1]:
+                    raise ValueError("label out of range")
+                return logits
+    """, "[(torch.randn(2, 3),)]", {}, "Head"),
     Case("flagged-clamp", """
         import torch
 
@@ -240,6 +262,23 @@ CASES = [
             kept = h.narrow(1, 0, n)
             return kept, h[:, :n], (h, kept)[torch.div(n, 2, rounding_mode="trunc")]
     """, "[(torch.randn(4, 8),)]", {7: "DYN102"}),
+    Case("sizes-read-back-from-a-dataclass", """
+        from dataclasses import dataclass
+
+        import torch
+
+        @dataclass
+        class Pack:
+            h: torch.Tensor
+            n: torch.Tensor
+
+        @torch.compile
+        def grow(h, count: torch.Tensor):
+            kept = Pack(h * 2, count)
+            found = Pack(h, (h > 0).sum())
+            folded = Pack(h, n=torch.div(h.shape[1], 4, rounding_mode="trunc"))
+            return h.new_zeros(kept.n, 2), h.new_zeros(found.n, 2), h.new_zeros(folded.n, 2)
+    """, "[(torch.randn(4, 3), torch.tensor(2)), (torch.randn(4, 3), torch.tensor(3))]", {15: "DYN102"}),
     Case("shape-driven-is-fine", """
         import torch
         import torch.nn.functional as F
@@ -346,6 +385,23 @@ CASES = [
                 return x + 1
             return x
     """, "[(torch.randn(4), [0, 1, 2])]", {7: "DYN101"}),
+    # the break inside the helper resumes the caller in a new frame: the 0-d tensor it returns,
+    # computed before the break, is an input of that frame and reads as a size
+    Case("size-returned-across-a-break", """
+        import torch
+
+        def global_counts(m):
+            n = m.long().sum(1)
+            most = n.max()
+            local = torch.arange(most) < n.unsqueeze(-1)
+            return most, local
+
+        @torch.compile
+        def gather(x: torch.Tensor, m: torch.Tensor):
+            most, local = global_counts(m)
+            y = x.new_zeros(2, most)
+            return y.view(2, most, 1), x.narrow(-1, 0, most), local
+    """, "[(torch.randn(3, 8), torch.rand(3, 8) > 0.5)]", {6: "DYN102"}),
     Case("repeat-by-counts", """
         import torch
 

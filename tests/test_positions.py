@@ -60,14 +60,16 @@ def test_ranges_within_statements_are_those_of_the_module(seed: int) -> None:
         assert _same_ranges(fh.read(), seed) == 0
     assert _same_ranges(synthetic_model(80), seed) == 0
     odd = ("import torch\r\n\r\n# a\r\n@torch.compile  # b\r\n\r\n# c\r\n@staticmethod\r\ndef f(x):\r\n"
-           "    return (x\r\n        .item())\r\nx = 1; y = (2,\r\n 3)\r\nclass A: pass\r\n\r\n# d\r\nif x:\r\n"
+           "    return (x\r\n        .item())\r\nx = 1; y = (2,\r\n 3)\r\nclass A: pass\r\n\r\n# d\r\n"
+           "if x:\r\n"
            "    y = '''\r\nz'''\r\nelse:\r\n    pass\r\n# end")
     assert _same_ranges(odd, seed) <= 6  # the last statement (no line end) is left to the slow way
     assert _same_ranges(odd.replace("\r\n", "\r"), seed) <= 6
 
 
 @given(model_source(), st.integers(0, 1000))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 def test_ranges_within_statements_of_generated_models(text: str, seed: int) -> None:
     try:
         cst.parse_module(text)
@@ -77,7 +79,8 @@ def test_ranges_within_statements_of_generated_models(text: str, seed: int) -> N
 
 
 LITERALS = ("''", "''''''", "'x'", "'''a\r\nb'''", "'''a\nb'''", "r'\\d'", "R'\\n'", "u'x'", "b'x'", "rb'x'",
-            "'\\n'", "'\\N{EM DASH}'", "'\"'", "\"'\"", "'ü'", "0", "00", "7", "1_000", "0x1f", "0o7", "1.5", "1e3",
+            "'\\n'", "'\\N{EM DASH}'", "'\"'", "\"'\"", "'ü'", "0", "00", "7", "1_000", "0x1f", "0o7", "1.5",
+            "1e3",
             "2j")
 
 

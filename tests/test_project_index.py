@@ -500,3 +500,23 @@ def test_sizes_handed_to_another_file_keep_their_provenance(tmp_path):
         sys.path.remove(str(tmp_path))
         for name in [m for m in sys.modules if m.startswith("carried_pkg")]:
             del sys.modules[name]
+
+
+def test_values_handed_to_another_file_keep_what_decides_a_break():
+    """What an outgoing entry carries: a tensor's provenance (an input, folded from sizes, 0-d) and a
+    dict's keys with their values; joining two callers keeps only what both pass."""
+    from dynalint.analysis.project import decode_value, encode_value, join_encoded
+    from dynalint.analysis.values import mapping, python, tensor
+
+    arg = tensor(entered=True, zero_dim=True)
+    folded = tensor(constant=True, zero_dim=True)
+    table = mapping(tensor(), {"h": tensor(), "n": folded})
+    project = Project([])
+    for v in (arg, folded, tensor(assumed=True, maybe_none=True)):
+        assert decode_value(encode_value(v), project) == v
+    back = decode_value(encode_value(table), project)
+    assert back.entry("n") == folded and back.entry("h") == tensor()
+    joined = decode_value(join_encoded(encode_value(arg), encode_value(folded)), project)
+    assert joined.is_tensor and not joined.entered and not joined.constant and joined.zero_dim
+    assert decode_value(join_encoded(encode_value(table), encode_value(mapping(python(1), {"k": python(1)}))),
+                        project).keys is None

@@ -178,7 +178,7 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
                    entries=entries)
 
 
-def _key(settings: Settings, project: SourceProject | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
+def _key(settings: Settings, project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
     """What an analysis of a document reads besides its text: the settings, the entries the project hands
     it and the project's files as they are on disk."""
     files = tuple(_stamp(p) for p in project.paths.values()) if project is not None else ()

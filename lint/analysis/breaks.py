@@ -17,8 +17,8 @@ import libcst as cst
 
 from dynalint import gb_types as GB
 from dynalint.analysis import knowledge as K
-from dynalint.analysis import number_args
 from dynalint.analysis.calls import DATA_PTR
+from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     CallEvent,
     ComparisonEvent,
@@ -447,55 +447,6 @@ def takes_tensor_data(call: CallEvent) -> bool:
     """The call moves tensor data into a Python value (whether or not that breaks under the capture
     settings), as opposed to making a number at a skipped call (``time.time()``)."""
     return scalar_extraction(call, False) is not None
-
-
-def _holds_data(v: Value) -> bool:
-    """A tensor computed from data in this graph, or a tuple/list written with one in it (``(n, 4)``).
-
-    A tensor that entered the frame (an argument, module state, a value live across a break) is a
-    graph input Dynamo reads as a size without breaking, and torch functions of Python numbers are
-    constants; neither is reported.
-    """
-    if v.kind is Kind.SEQUENCE:
-        return any(_holds_data(i) for i in v.items) if v.items is not None else v.elements().data_dependent
-    return v.data_dependent
-
-
-def _signature(call: CallEvent) -> tuple[tuple, int] | None:
-    """The number-parameter entry of a torch op call and the position of its first argument."""
-    q = call.qualname
-    if q is not None:
-        module, _, name = q.rpartition(".")
-        if module == "torch":
-            entry = number_args.TORCH.get(name)
-        elif module == "torch.nn.functional":
-            entry = number_args.FUNCTIONAL.get(name) or number_args.TORCH.get(name)
-        else:
-            return None
-        return (entry, 0) if entry is not None else None
-    if call.method is not None and call.receiver is not None and call.receiver.is_tensor:
-        entry = number_args.TORCH.get(call.method)
-        if entry is not None and entry[3]:
-            return entry, 1  # the receiver is the op's first (tensor) parameter
-    return None
-
-
-def tensor_for_number(call: CallEvent) -> str | None:
-    """Which argument of a torch op is a tensor where the op takes a Python number or size
-    (``torch.zeros(n)``, ``x.narrow(0, s, length)``, ``F.pad(x, pads)``), if one is."""
-    found = _signature(call)
-    if found is None:
-        return None
-    (positions, varargs, keywords, _), first = found
-    last = max(positions) if positions else -1
-    for i, v in enumerate(call.args):
-        pos = first + i
-        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v):
-            return f"argument {i + 1}"
-    for name, v in call.kwargs.items():
-        if name in keywords and _holds_data(v):
-            return f"`{name}=`"
-    return None
 
 
 def tensor_in_python_index(sub: SubscriptEvent) -> bool:

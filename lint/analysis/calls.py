@@ -58,6 +58,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             callee = ev.attribute(receiver, method, func)
         elif receiver.cls is not None:
             callee = ev.p.member(receiver, method)
+            if callee.kind is Kind.FUNCTION:
+                ev.forget_entries(func.value)  # a method may set the record's fields
             if ev.is_self(func.value) and ev.fn is not None:
                 ev.report(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
         else:
@@ -91,7 +93,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     elif callee is not None and callee.kind is Kind.FUNCTION and callee.cls is not None:
         if ev.attr_sink is None:
             ev.p.class_attrs(callee.cls)  # make sure the class is understood
-        result = ev.p.instance(callee.cls)
+        result = ev.p.construct(callee.cls, args, kwargs, opaque)
     elif callee is not None and callee.kind is Kind.MODULE:
         result = ev.p.call_module(ev, callee, args, kwargs, opaque)
     elif callee is not None and callee.cls is not None and callee.kind is Kind.UNKNOWN \
@@ -206,6 +208,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
+        elif name == "to" and _may_change_dtype(args, node):
+            is_bool = False
         kept = name in _KEEPS_PROVENANCE and recv.entered
         zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs) or (
             recv.zero_dim and name in _KEEPS_PROVENANCE)
@@ -223,6 +227,20 @@ def _multi_output(name: str, args: list[Value], kwargs: dict[str, Value]) -> boo
             return True
         return bool(args) and args[0].kind is not Kind.TENSOR
     return any(kwargs.get(flag) is not None and kwargs[flag].const is True for flag in K.MULTI_OUTPUT_FLAGS)
+
+
+def _may_change_dtype(args: list[Value], node: cst.Call) -> bool:
+    """``t.to(x, ...)`` may give another dtype: ``x`` is a tensor (its dtype is taken) or a value not
+    known to be a device (a name may hold a dtype); ``h.device`` and literals keep the dtype."""
+    exprs = [a.value for a in node.args if a.keyword is None and not a.star]
+    for i, v in enumerate(args):
+        if v.kind is Kind.TENSOR:
+            return True
+        expr = exprs[i] if i < len(exprs) else None
+        device = isinstance(expr, cst.Attribute) and expr.attr.value == "device"
+        if v.kind is Kind.UNKNOWN and not device:
+            return True
+    return False
 
 
 def _dtype_arg(args: list[Value], kwargs: dict[str, Value]) -> str | None:

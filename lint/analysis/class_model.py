@@ -32,9 +32,41 @@ class ClassModel:
             return UNKNOWN_VALUE
         return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
 
+    def construct(self, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value], opaque: bool) -> Value:
+        """An instance built by calling the class; a dataclass's or NamedTuple's fields hold the values
+        passed (``Pack(h, n).n`` is ``n`` itself, as Dynamo traces it), when the fields are plain."""
+        inst = self.instance(cls)
+        fields = None if opaque else self._plain_fields(cls)
+        if fields is None or len(args) > len(fields) or any(k not in fields for k in kwargs):
+            return inst
+        entries = {**dict(zip(fields, args)), **kwargs}
+        return inst.with_(keys=tuple(entries), items=tuple(entries.values()))
+
+    def _plain_fields(self, cls: ClassInfo) -> list[str] | None:
+        """The fields of a record class in ``__init__`` order, when its generated ``__init__`` stores
+        each argument as it is (no ``__init__``/``__post_init__`` of its own, no ``field(...)``,
+        ``ClassVar``, ``InitVar`` or ``KW_ONLY``); else None."""
+        if not self.is_record(cls):
+            return None
+        fields: list[str] = []
+        for c in reversed(list(cls.mro())):
+            if "__init__" in c.methods or "__post_init__" in c.methods or "__new__" in c.methods:
+                return None
+            for name, ann in c.field_annotations.items():
+                text = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
+                if text.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY") \
+                        or isinstance(c.body_assigns.get(name), cst.Call):
+                    return None
+                if name not in fields:
+                    fields.append(name)
+        return fields
+
     def member(self, base: Value, attr: str) -> Value:
         cls = base.cls
         assert cls is not None
+        built = base.entry(attr)
+        if built is not None:
+            return built  # a field of a record built in compiled code
         attrs = self.class_attrs(cls)
         if attr in attrs:
             return _entering(attrs[attr])  # state of the object: read as a graph input

@@ -39,6 +39,9 @@ class ProgramView(Protocol):
 
     def instance(self, cls: "ClassInfo | None") -> "Value": ...
 
+    def construct(self, cls: "ClassInfo", args: "list[Value]", kwargs: "dict[str, Value]", opaque: bool
+                  ) -> "Value": ...
+
     def member(self, base: "Value", attr: str) -> "Value": ...
 
     def class_attrs(self, cls: "ClassInfo") -> "dict[str, Value]": ...
@@ -82,4 +85,5 @@ class EvaluatorView(Protocol):
     def not_tensor_evidence(self, v: "Value") -> None: ...
 
     def forget_entries(self, node: "cst.BaseExpression") -> None:
-        """A method call may have changed the dict ``node`` names: what its keys hold is not known."""
+        """A method call may have changed the dict or record ``node`` names: what its keys hold is not
+        known."""

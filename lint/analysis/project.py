@@ -393,6 +393,10 @@ def encode_value(v: "Value") -> list:
         return ["L", encode_value(v.element) if v.element is not None else None, items]
     if k is Kind.MODULE and v.cls is not None and v.cls.owner is not None and v.cls.owner.name:
         return ["M", v.cls.owner.name, v.cls.name]
+    if v.cls is not None and v.cls.owner is not None and v.cls.owner.name and v.keys is not None \
+            and v.items is not None and len(v.keys) <= 8:
+        # a record built in compiled code, with the values of its fields
+        return ["R", v.cls.owner.name, v.cls.name, [[key, encode_value(item)] for key, item in zip(v.keys, v.items)]]
     return ["U"]
 
 
@@ -418,9 +422,12 @@ def decode_value(code: list, project: SourceIndex) -> "Value":
             element = decode_value(code[1], project) if code[1] is not None else None
             items = [decode_value(i, project) for i in code[2]] if code[2] is not None else None
             return sequence(items=items, element=element)
-        if tag == "M":
+        if tag in ("M", "R"):
             idx = project.load(code[1])
             cls = idx.classes.get(code[2]) if idx is not None else None
+            if cls is not None and tag == "R" and not cls.is_module:
+                fields = {str(key): decode_value(item, project) for key, item in code[3]}
+                return Value(Kind.UNKNOWN, cls=cls, keys=tuple(fields), items=tuple(fields.values()))
             if cls is not None:
                 return Value(Kind.MODULE if cls.is_module else Kind.UNKNOWN, cls=cls)
     except (IndexError, TypeError, KeyError, ValueError):
@@ -442,6 +449,10 @@ def join_encoded(a: list | bool, b: list | bool) -> list | bool:
                            for i, f in enumerate(TENSOR_FLAGS, 1))]
         if x[0] == "P" and y[0] in ("P", "N"):
             return ["P", int(x[1] and y[0] == "P" and y[1])]
+        if x[0] == "R" and y[0] == "R" and x[1:3] == y[1:3]:
+            if [k for k, _ in x[3]] == [k for k, _ in y[3]]:
+                return [*x[:3], [[k, join_encoded(a, b)] for (k, a), (_, b) in zip(x[3], y[3])]]
+            return ["M", *x[1:3]]
         if x[0] == "D" and y[0] == "D":
             entries = [[k, join_encoded(a, b)] for (k, a), (k2, b) in zip(x[2], y[2])] \
                 if x[2] is not None and y[2] is not None and [k for k, _ in x[2]] == [k for k, _ in y[2]] else None

@@ -102,7 +102,8 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
 
 def string_literal(node: cst.CSTNode) -> bool:
     """A ``str`` literal, implicit concatenations of them included (not an f-string, not bytes)."""
-    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(literal_value(node), str)
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) and \
+        isinstance(literal_value(node), str)
 
 
 def literal_value(node: cst.CSTNode) -> object:

@@ -62,8 +62,9 @@ class Value:
     """Known element values of a tuple/list (for unpacking); of a dict with ``keys``, the values of
     those keys in order."""
     keys: tuple[str, ...] | None = None
-    """A dict's keys, when they are all constant strings (``{"h": h, "n": n}``): reading one gives
-    its own value, not the join of all of them."""
+    """A dict's keys, when they are all constant strings (``{"h": h, "n": n}``), or the fields of a
+    record built in analysed code (``Pack(h, n)``): reading one gives its own value (in ``items``),
+    not the join of all of them."""
     element: "Value | None" = None
     """Value of every element of a homogeneous sequence (or of a tensor's rows)."""
     qualname: str | None = None
@@ -190,7 +191,7 @@ def resumed(v: Value) -> Value:
     a tuple, list or dict holds it."""
     if v.is_tensor:
         return v.with_(entered=True, constant=False) if not v.entered or v.constant else v
-    if v.kind is Kind.SEQUENCE or v.is_mapping:
+    if v.kind is Kind.SEQUENCE or v.is_mapping or v.keys is not None:
         items = tuple(resumed(i) for i in v.items) if v.items is not None else None
         element = resumed(v.element) if v.element is not None else None
         if items != v.items or element != v.element:

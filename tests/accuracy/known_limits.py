@@ -70,13 +70,22 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "evaluated at trace time: used as a size it is a constant and Dynamo does not break; the "
                "analysis takes its result for a tensor computed in the graph"),
     KnownLimit(
-        "break-fp", provenance="data_dep", use=SIZE_USES,
+        "break-fp", provenance="data_dep", use=(*SIZE_USES, "index"),
         context=("after_break", "helper_same", "helper_other"), detail="DYN102",
-        reason="a value computed from tensor data before a graph break (or passed to a helper that Dynamo "
-               "compiles as a frame of its own, because an earlier break made it run its caller eagerly) "
-               "is an input of the frame that uses it, and Dynamo uses an input 0-d tensor as a size "
-               "without a break; the analysis reports the size as data-dependent"),
+        reason="a value computed from tensor data and passed to a helper that Dynamo compiles as a frame "
+               "of its own (its caller runs eagerly: a break inside a loop of the caller, with no break "
+               "before it, makes Dynamo skip the caller's whole frame) is an input of the helper's frame, "
+               "and Dynamo uses an input 0-d tensor as a size or an index without a break; the analysis "
+               "does not know which breaks skip a frame and reports the size as data-dependent"),
     # ---- misses: a graph break Dynamo has and the analysis does not report
+    KnownLimit(
+        "break-fn", provenance=("torch_of_numbers", "tensor0d_arg"), context=("helper_same", "helper_other"),
+        detail=DATA_DEPENDENT,
+        reason="a value handed to a helper from a frame Dynamo skips (a break inside a later loop of the "
+               "caller, with no break before it, makes the caller run eagerly) is an input of the "
+               "helper's own frame: arithmetic on it there (`n * 4`) is computed in the graph, and used "
+               "as a size it breaks; the analysis does not know which breaks skip a frame and takes a "
+               "torch function of sizes for a constant, an argument for an input"),
     KnownLimit("break-fn", provenance="data_dep", container=("list", "tuple", "dict", "dataclass"),
                detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
     KnownLimit("break-fn", provenance="data_dep", context=("helper_same", "helper_other"),

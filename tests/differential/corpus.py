@@ -1043,3 +1043,17 @@ case("eos-pool-other-mask", """
         return hidden[keep, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
 """, "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]), torch.tensor([[1, 0, 1, 0], [0, 1, 1, 0]]))]",
      None)
+case("eos-pool-float-mask", """
+    def f(hidden, input_ids):
+        eos = input_ids.eq(2).to(hidden)
+        if len(torch.unique_consecutive(eos.sum(1))) > 1:
+            raise ValueError("same number of <eos> in every row")
+        return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+""", "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]))]", None)
+case("eos-pool-mask-to-a-dtype", """
+    def f(hidden, input_ids, dtype):
+        eos = input_ids.eq(2).to(dtype)
+        if len(torch.unique_consecutive(eos.sum(1))) > 1:
+            raise ValueError("same number of <eos> in every row")
+        return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+""", "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]), torch.float32)]", None)

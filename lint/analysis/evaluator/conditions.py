@@ -135,11 +135,34 @@ class ConditionHandlers:
         left = self.condition(test.left, construct, owner, exits_loop)
         if left is not None and left != is_and:
             return left  # `False and ...` / `True or ...`: the right operand is never evaluated
-        right = self.with_narrowing(test.left, is_and, lambda: self.condition(test.right, construct, owner,
-                                                                               exits_loop))
+        emit = self.emit
+        if left is None and self._omitted_argument_test(test.left, is_and):
+            # the right operand runs only when the caller passed an optional argument
+            # (`labels is not None and labels.max() > n`): Dynamo specialises on the argument being
+            # None, and whether callers pass it is not known, so what it would break is not reported
+            self.emit = False
+        try:
+            right = self.with_narrowing(test.left, is_and, lambda: self.condition(test.right, construct, owner,
+                                                                                   exits_loop))
+        finally:
+            self.emit = emit
         if right is not None and right != is_and:
             return right  # `... and False` is never true, `... or True` always
         return right if left is not None else None
+
+    def _omitted_argument_test(self, test: cst.BaseExpression, when: bool) -> bool:
+        """``test`` being ``when`` says an optional parameter (one that defaults to ``None``) was
+        passed: ``x is not None``."""
+        if self.fn is None:
+            return False
+        narrowed = self.narrowing(test)[0 if when else 1]
+        if not narrowed:
+            return False
+        p = self.fn.node.params
+        optional = {prm.name.value for prm in (*p.posonly_params, *p.params, *p.kwonly_params)
+                    if prm.default is not None and isinstance(prm.default, cst.Name)
+                    and prm.default.value == "None"}
+        return any(name in optional and value is not NONE_VALUE for name, value in narrowed.items())
 
     def with_narrowing(self, test: cst.BaseExpression, when: bool, run: Callable[[], Any]) -> Any:
         """Run ``run`` in the environment narrowed by ``test`` being ``when`` (the right operand of

@@ -11,6 +11,7 @@ from typing import Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
+from dynalint.analysis.graph_ends import ends_the_graph
 from dynalint.analysis.calls import compile_state
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
@@ -27,6 +28,10 @@ class _Terminated(Exception):
     """Raised internally when a block unconditionally leaves (return/raise/break/continue)."""
 
 
+#: simple statements after which the rest of the block runs on (a resumed frame after a break)
+_RESUMABLE = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)
+
+
 class StatementHandlers:
     """The statement part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator`."""
 
@@ -38,7 +43,13 @@ class StatementHandlers:
 
     def block(self, suite: cst.BaseSuite) -> None:
         for stmt in simple_statements(suite):
+            seen = len(self.p.events)
             self.stmt(stmt)
+            if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 and not self.outer_loop \
+                    and any(ends_the_graph(ev) for ev in self.p.events[seen:]):
+                # the statement broke the graph (maybe inside a function it called): the rest runs
+                # in a resumed frame, which has the tensors alive now as inputs
+                self.env = {k: resumed(v) for k, v in self.env.items()}
 
     def _assign(self, node: cst.Assign) -> None:
         value = self.expr(node.value)
@@ -66,6 +77,7 @@ class StatementHandlers:
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
+            self.store_field(target, None)
             if self.is_self(target.value):
                 self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
                             name=target.attr.value, value=self.binop(old, rhs, node.operator), write=True,
@@ -308,6 +320,7 @@ class StatementHandlers:
             self.bind(target.value, sequence(element=value.elements()), stmt)
         elif isinstance(target, cst.Attribute):
             self.expr(target.value)
+            self.store_field(target, value)
             if self.is_self(target.value):
                 if self.attr_sink is not None:
                     self.attr_sink[target.attr.value] = value
@@ -322,27 +335,35 @@ class StatementHandlers:
     def forget_entries(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             d = self.env.get(node.value)
-            if d is not None and d.is_mapping and d.keys is not None:
+            if d is not None and d.keys is not None:
                 self.env[node.value] = d.with_(keys=None, items=None)
+
+    def store_field(self, target: cst.Attribute, value: Value | None) -> None:
+        """``p.n = v`` on a record built here: the field holds ``v`` now (``None``: not known)."""
+        if isinstance(target.value, cst.Name):
+            self._set_entry(target.value, target.attr.value if value is not None else None, value)
 
     def store_entry(self, target: cst.Subscript, value: Value | None) -> None:
         """``d["k"] = v`` into a dict whose keys are known: the key holds ``v`` now (``None``: a value
         not known, or the key deleted); any other store into it forgets its keys."""
         if not isinstance(target.value, cst.Name):
             return
-        d = self.env.get(target.value.value)
-        if d is None or not d.is_mapping or d.keys is None or d.items is None:
-            return
         key = target.slice[0].slice if len(target.slice) == 1 else None
         name = key.value.evaluated_value if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
             else None
+        self._set_entry(target.value, name if isinstance(name, str) and value is not None else None, value)
+
+    def _set_entry(self, node: cst.Name, key: str | None, value: Value | None) -> None:
+        d = self.env.get(node.value)
+        if d is None or d.keys is None or d.items is None:
+            return
+        if key is None or value is None:
+            self.forget_entries(node)
+            return
         entries = dict(zip(d.keys, d.items))
-        if value is not None and isinstance(name, str):
-            entries[name] = value
-            self.env[target.value.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
-                                                   element=join(d.element, value) if d.element is not None else None)
-        else:
-            self.forget_entries(target.value)
+        entries[key] = value
+        self.env[node.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
+                                       element=join(d.element, value) if d.element is not None else None)
 
 
 def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:

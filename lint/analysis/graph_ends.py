@@ -1,0 +1,71 @@
+"""Events at which Dynamo ends the graph whatever the capture settings, decided from values alone.
+
+The evaluator asks this while it runs (a statement that broke resumes the rest of its block in a new
+frame), and the break classification (:mod:`dynalint.analysis.breaks`) reads the same facts, so the
+module depends only on events, values and torch's number-parameter table.
+"""
+from __future__ import annotations
+
+from dynalint.analysis import number_args
+from dynalint.analysis.events import CallEvent, ConditionEvent, Event
+from dynalint.analysis.values import Kind, Value
+
+
+def ends_the_graph(ev: Event) -> bool:
+    """Whatever the capture settings, Dynamo ends the graph at this event: a tensor computed in
+    the graph where an op takes a number, or a Python bool of tensor data in an ``if`` or ternary.
+    The evaluator asks it to know that a statement resumed in a new frame (see ``resumed``)."""
+    if isinstance(ev, CallEvent):
+        return tensor_for_number(ev) is not None
+    if isinstance(ev, ConditionEvent):
+        return ev.construct in ("if", "ifexp") and ev.value.is_tensor and not ev.value.assumed
+    return False
+
+
+def _holds_data(v: Value) -> bool:
+    """A tensor computed from data in this graph, or a tuple/list written with one in it (``(n, 4)``).
+
+    A tensor that entered the frame (an argument, module state, a value live across a break) is a
+    graph input Dynamo reads as a size without breaking, and torch functions of Python numbers are
+    constants; neither is reported.
+    """
+    if v.kind is Kind.SEQUENCE:
+        return any(_holds_data(i) for i in v.items) if v.items is not None else v.elements().data_dependent
+    return v.data_dependent
+
+
+def _signature(call: CallEvent) -> tuple[tuple, int] | None:
+    """The number-parameter entry of a torch op call and the position of its first argument."""
+    q = call.qualname
+    if q is not None:
+        module, _, name = q.rpartition(".")
+        if module == "torch":
+            entry = number_args.TORCH.get(name)
+        elif module == "torch.nn.functional":
+            entry = number_args.FUNCTIONAL.get(name) or number_args.TORCH.get(name)
+        else:
+            return None
+        return (entry, 0) if entry is not None else None
+    if call.method is not None and call.receiver is not None and call.receiver.is_tensor:
+        entry = number_args.TORCH.get(call.method)
+        if entry is not None and entry[3]:
+            return entry, 1  # the receiver is the op's first (tensor) parameter
+    return None
+
+
+def tensor_for_number(call: CallEvent) -> str | None:
+    """Which argument of a torch op is a tensor where the op takes a Python number or size
+    (``torch.zeros(n)``, ``x.narrow(0, s, length)``, ``F.pad(x, pads)``), if one is."""
+    found = _signature(call)
+    if found is None:
+        return None
+    (positions, varargs, keywords, _), first = found
+    last = max(positions) if positions else -1
+    for i, v in enumerate(call.args):
+        pos = first + i
+        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v):
+            return f"argument {i + 1}"
+    for name, v in call.kwargs.items():
+        if name in keywords and _holds_data(v):
+            return f"`{name}=`"
+    return None
