@@ -182,16 +182,20 @@ def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]
 
 def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:
     ctx = RuleContext(program, settings)
-    # evaluation order: the position of the first event about each node
+    # evaluation order: the position of each event, and of the first event about each node
     order: dict[int, int] = {}
+    position: dict[int, int] = {}
     for i, ev in enumerate(program.events):
         order.setdefault(id(ev.node), i)
+        position[id(ev)] = i
     found: list[tuple[int, Finding]] = []
     for rule_cls in rules:
         for f in rule_cls().check(ctx):
-            found.append((order.get(id(f.node), order.get(id(f.statement), 1 << 30)), f))
+            at = position[id(f.brk.event)] if f.brk is not None else None
+            found.append((at if at is not None else order.get(id(f.node), order.get(id(f.statement), 1 << 30)), f))
     found.sort(key=lambda x: x[0])
-    # one graph-break diagnostic per statement (the first Dynamo would hit), one per code otherwise
+    # one graph-break diagnostic per statement: its first reported break in the break list (which is in
+    # the order Dynamo meets them); one per code otherwise
     kept: list[Finding] = []
     seen: set[tuple] = set()
     for _, f in found:

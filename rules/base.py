@@ -88,6 +88,8 @@ class Finding:
     message: str
     gb: GraphBreakType | None = None
     hint: str | None = None
+    brk: "Break | None" = None
+    """The graph break a graph-break finding reports."""
 
 
 class RuleContext:
@@ -147,7 +149,8 @@ class Rule:
 
     def reported(self, brk: "Break", message: str, hint: str) -> Finding:
         """The finding of a graph break: at its event, with its Dynamo type."""
-        return self.finding(brk.event, message, gb=brk.gb, hint=hint)
+        return Finding(rule=type(self), node=brk.node, statement=brk.statement, message=message, gb=brk.gb,
+                       hint=hint, brk=brk)
 
 
 class EngineCode(Rule):
