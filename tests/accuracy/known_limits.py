@@ -45,10 +45,10 @@ DATA_DEPENDENT = r"Data dependent operator|Data-dependent branching|Tensor\.item
 """Dynamo's break types for a value computed from tensor data used as a size, an index or a test."""
 
 INT_ARGUMENT_VARIES = (
-    "the int argument differs between the three calls, so the entry point recompiles once (Dynamo "
-    "specialises a Python int on the first compile, then makes it dynamic); DYN206 counts only callers "
-    "that call the module or function itself, not the object torch.compile(...) returned, which is how "
-    "these programs call it")
+    "the int argument differs between the calls, so the entry point recompiles once (Dynamo specialises "
+    "a Python int on the first compile, then makes it dynamic); DYN206 sees values that differ as "
+    "literals or as an int of the calling loop's variable, not ones computed otherwise (a config, an "
+    "attribute, another function's result)")
 
 KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     # ---- false alarms: a graph break reported where Dynamo has none
