@@ -18,7 +18,10 @@ class PythonArgumentVaries(Rule):
         them. When callers pass different literal values for the same parameter - `model(x, True)` in
         one place and `model(x, False)` in another, or changing temperatures - each new value fails the
         guard and recompiles: a bool compiles one graph per value, an int or float recompiles once and
-        is then treated as dynamic, and a string recompiles for every new value.
+        is then treated as dynamic, and a string recompiles for every new value. Calls of what
+        `torch.compile(...)` returned count the same, and so does an int computed from the variable of
+        the loop that makes the calls (`compiled(x, step + 1)`). A number the compiled code only
+        passes on (stores in a tuple, list or dict, returns) installs no guard and does not recompile.
     """
     fix = """
         Pass values that change as tensors (they become graph inputs), split the entry point into one
@@ -37,8 +40,36 @@ class PythonArgumentVaries(Rule):
                 cold = head(x, 0.5)
                 return hot, cold
         """, target="sample", inputs="[(torch.randn(4),), (torch.randn(4),)]", compile_target=False, line=4),
+        Example("""
+            import torch
+
+            def scale(x, k: int):
+                return torch.sin(x) * k
+
+            compiled = torch.compile(scale)
+
+            def run(size: int):
+                outs = []
+                for n in range(3):
+                    outs.append(compiled(torch.ones(size), n + 1))
+                return outs
+        """, target="run", inputs="[(4,)]", compile_target=False, line=3),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            def scale(x, k: int):
+                return torch.sin(x), k
+
+            compiled = torch.compile(scale)
+
+            def run(size: int):
+                outs = []
+                for n in range(3):
+                    outs.append(compiled(torch.ones(size), n + 1))
+                return outs
+        """, target="run", inputs="[(4,)]", compile_target=False),
         Example("""
             import torch
 
@@ -53,10 +84,10 @@ class PythonArgumentVaries(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for entry in entry_argument_values(ctx.program):
-            if len(entry.values) < 2:
-                continue
             fn, prm = entry.function, entry.param
             shown = ", ".join(repr(v) for _, v in sorted(entry.values, key=repr))
+            if entry.in_loop:
+                shown = (shown + " and " if shown else "") + "values that change from one loop iteration to the next"
             kinds = {t for t, _ in entry.values}
             if kinds == {"bool"}:
                 effect = "so it compiles one graph per value"

@@ -44,31 +44,14 @@ SIZE_USES = ("arange", "new_zeros", "narrow", "view", "slice")
 DATA_DEPENDENT = r"Data dependent operator|Data-dependent branching|Tensor\.item\(\)"
 """Dynamo's break types for a value computed from tensor data used as a size, an index or a test."""
 
-DATA_DEP_NOT_FOLLOWED = (
-    "a 0-d tensor computed from tensor data in the graph, used as an index, a size, a slice bound or a "
-    "while test, breaks (a data-dependent operator, Tensor.item(), data-dependent branching); the "
-    "analysis does not follow the value when it is read back from a container (list, tuple, dict, "
-    "dataclass field) or arrives as a helper's parameter, and stays silent at the use")
-
 INT_ARGUMENT_VARIES = (
-    "the int argument differs between the three calls, so the entry point recompiles once (Dynamo "
-    "specialises a Python int on the first compile, then makes it dynamic); DYN206 counts only callers "
-    "that call the module or function itself, not the object torch.compile(...) returned, which is how "
-    "these programs call it")
+    "the int argument differs between the calls, so the entry point recompiles once (Dynamo specialises "
+    "a Python int on the first compile, then makes it dynamic); DYN206 sees values that differ as "
+    "literals or as an int of the calling loop's variable, not ones computed otherwise (a config, an "
+    "attribute, another function's result)")
 
 KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     # ---- false alarms: a graph break reported where Dynamo has none
-    KnownLimit(
-        "break-fp", provenance="tensor0d_arg", use=SIZE_USES, detail="DYN102",
-        reason="a 0-d tensor argument of the compiled function enters the frame as an input: Dynamo uses "
-               "it as a size (torch.arange, new_zeros, narrow, view) without a break, and without a "
-               "recompile over new values; the analysis takes every tensor used as a size for data "
-               "computed in the graph"),
-    KnownLimit(
-        "break-fp", provenance="torch_of_numbers", use=SIZE_USES, detail="DYN102",
-        reason="a torch function of static sizes (torch.div(h.shape[1], 4, rounding_mode='trunc')) is "
-               "evaluated at trace time: used as a size it is a constant and Dynamo does not break; the "
-               "analysis takes its result for a tensor computed in the graph"),
     KnownLimit(
         "break-fp", provenance="data_dep", use=(*SIZE_USES, "index"),
         context=("after_break", "helper_same", "helper_other"), detail="DYN102",
@@ -86,21 +69,6 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "helper's own frame: arithmetic on it there (`n * 4`) is computed in the graph, and used "
                "as a size it breaks; the analysis does not know which breaks skip a frame and takes a "
                "torch function of sizes for a constant, an argument for an input"),
-    KnownLimit("break-fn", provenance="data_dep", container=("list", "tuple", "dict", "dataclass"),
-               detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
-    KnownLimit("break-fn", provenance="data_dep", context=("helper_same", "helper_other"),
-               detail=DATA_DEPENDENT, reason=DATA_DEP_NOT_FOLLOWED),
-    KnownLimit(
-        "break-fn", provenance="torch_of_numbers", context="helper_other", container="dataclass",
-        detail=DATA_DEPENDENT,
-        reason="a torch function of numbers stored in a dataclass and read back in a helper of another "
-               "module is a tensor there, no longer folded: a slice bound calls Tensor.item(), a while "
-               "test branches on it, and Dynamo breaks; the analysis stays silent on the field's value"),
-    KnownLimit(
-        "break-fn", use="range", container="dataclass", detail="Failed to trace builtin operator",
-        reason="range() over a 0-d tensor breaks (Dynamo cannot call the builtin on a tensor); when the "
-               "tensor is read from a dataclass field in an unannotated helper, the analysis does not "
-               "follow the field's tensor type there and stays silent"),
     # ---- recompiles Dynamo does and the analysis does not report
     KnownLimit(
         "recompile-fn", provenance=("time", "random"),
