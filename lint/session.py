@@ -164,7 +164,7 @@ class Session:
         if not paths:
             return {}
         analysed, index = self.scope(paths)
-        key = (tuple(analysed), tuple(_stamp(p) for p in index))
+        key = (tuple(analysed), tuple(file_stamp(p) for p in index))
         settled = self._settled.get(key)
         if settled is None:
             _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index,
@@ -178,7 +178,7 @@ class Session:
         """The index of these files, kept while none of them changes on disk (its import scan and the
         trees it parsed serve every analysis of the session; an unsaved buffer gets its own)."""
         paths = [p for p in paths if not is_notebook(p)]
-        key = tuple(_stamp(p) for p in paths)
+        key = tuple(file_stamp(p) for p in paths)
         if self._index is None or self._index[0] != key:
             self._index = (key, SourceIndex(paths))
         return self._index[1]
@@ -281,7 +281,8 @@ def _top_package(path: str) -> str | None:
     return top
 
 
-def _stamp(path: str) -> tuple[str, int, int]:
+def file_stamp(path: str) -> tuple[str, int, int]:
+    """What tells a file on disk changed: its modification time and size (-1 when it is gone)."""
     try:
         st = os.stat(path)
     except OSError:

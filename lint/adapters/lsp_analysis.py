@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -29,7 +28,7 @@ from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import fixers_for
 from dynalint.fixing import diagnostics_with_fixes, fix_source
 from dynalint.incremental import Baselines, answered, baseline
-from dynalint.session import Session
+from dynalint.session import Session, file_stamp
 from dynalint.settings import Settings
 
 log = logging.getLogger("dynalint.adapters.lsp")
@@ -181,13 +180,5 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
 def _key(settings: Settings, project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
     """What an analysis of a document reads besides its text: the settings, the entries the project hands
     it and the project's files as they are on disk."""
-    files = tuple(_stamp(p) for p in project.paths.values()) if project is not None else ()
+    files = tuple(file_stamp(p) for p in project.paths.values()) if project is not None else ()
     return settings.fingerprint(), json.dumps(entries or {}, sort_keys=True), files
-
-
-def _stamp(path: str) -> tuple[str, int, int]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return path, -1, -1
-    return path, st.st_mtime_ns, st.st_size
