@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import libcst as cst
 
-from dynalint.analysis.syntax import parent_map, walk
+from dynalint.analysis.syntax import literal_value, parent_map, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
@@ -125,12 +125,12 @@ def _literal(node: cst.BaseExpression) -> Any:
         return node.value == "True"
     if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
         try:
-            return node.evaluated_value
+            return literal_value(node)
         except Exception:
             return _NOT_LITERAL
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
             and isinstance(node.expression, (cst.Integer, cst.Float)):
-        return -node.expression.evaluated_value
+        return -literal_value(node.expression)  # type: ignore[operator]
     return _NOT_LITERAL
 
 
@@ -202,6 +202,7 @@ def _specialising_read(program: "Program", fn: "FunctionInfo", name: str, depth:
 def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> set[str] | None:
     """The names of ``fn`` that hold its parameter ``name`` (bound or packed, never read); None when
     the function reads it."""
+    parents = parent_map(fn.node)
     tracked = {name}
     pending = [name]
     while pending:
@@ -209,7 +210,6 @@ def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> 
         for n in walk(fn.node.body, into_scopes=False):
             if not (isinstance(n, cst.Name) and n.value == current):
                 continue
-            parents = parent_map(fn.node)
             parent = parents.get(id(n))
             if isinstance(parent, cst.Attribute) and parent.attr is n:
                 continue
