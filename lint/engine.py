@@ -131,7 +131,8 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
         return result
     index = project.index_for(path, module, source) if project is not None else None
     program = Program(module, scope=settings.scope, values={} if record_values else None, index=index,
-                      project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
+                      project=project, entries=entries or {}, entry_patterns=settings.entry_points,
+                      settings=settings).run()
     result.program = program
     result.findings = run_rules(program, settings, rules) if program.events else []
     result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])

@@ -9,9 +9,10 @@ a break), and none of them repeats the classification.
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
@@ -31,12 +32,19 @@ from dynalint.analysis.events import (
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
 from dynalint.analysis.syntax import children, simple_statements, walk
-from dynalint.analysis.values import Kind, Value
+from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.gb_types import GraphBreakType
 from dynalint.settings import Settings, Version
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.program import Program
+    from dynalint.analysis.module_index import ModuleIndex
+
+
+class Analysed(Protocol):
+    """What the break classification reads of an analysed module (a ``Program``)."""
+
+    index: "ModuleIndex"
+    events: list[Event]
 
 
 class Cause(enum.Enum):
@@ -105,7 +113,7 @@ VALUE_CAUSES = frozenset({Cause.SCALAR_EXTRACTION, Cause.UNTRACEABLE_CALL})
 class Breaks:
     """The breaks of one analysed module, in evaluation order, and what follows from their order."""
 
-    def __init__(self, program: "Program", breaks: list[Break]) -> None:
+    def __init__(self, program: Analysed, breaks: list[Break]) -> None:
         self.program = program
         self.all = breaks
         self._by_node: dict[int, list[Break]] = {}
@@ -239,9 +247,9 @@ def _works(ev: Event) -> bool:
     return False
 
 
-def find_breaks(program: "Program", settings: Settings) -> Breaks:
+def find_breaks(program: Analysed, settings: Settings) -> Breaks:
     """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order."""
-    classifier = _Classifier(program, settings)
+    classifier = BreakClassifier(program, settings)
     handlers = classifier.handlers
     for ev in program.events:
         handler = handlers.get(type(ev))
@@ -250,10 +258,13 @@ def find_breaks(program: "Program", settings: Settings) -> Breaks:
     return Breaks(program, classifier.found)
 
 
-class _Classifier:
-    """Turns events into breaks, appending to :attr:`found` (one pass over the events, by event type)."""
+class BreakClassifier:
+    """Turns events into breaks, appending to :attr:`found` (one pass over the events, by event type).
 
-    def __init__(self, program: "Program", settings: Settings) -> None:
+    The evaluator asks it too, while it runs (:meth:`breaks_at`): a statement that broke resumes the
+    rest of its block in a new frame, whose inputs are the values alive there."""
+
+    def __init__(self, program: Analysed, settings: Settings) -> None:
         self.program = program
         self.settings = settings
         self.found: list[Break] = []
@@ -265,6 +276,33 @@ class _Classifier:
             StringFormatEvent: self.string_format, ComparisonEvent: self.comparison,
             ContextManagerEvent: self.context_manager,
         }
+
+    def breaks_at(self, ev: Event) -> bool:
+        """Whether Dynamo breaks the graph at ``ev`` (the breaks found are not kept)."""
+        handler = self.handlers.get(type(ev))
+        if handler is None:
+            return False
+        before = len(self.found)
+        handler(ev)
+        broke = len(self.found) > before
+        del self.found[before:]
+        return broke
+
+    def may_break_at(self, ev: Event) -> bool:
+        """Whether Dynamo breaks at ``ev``, or would if the receiver of a method only tensors (and
+        NumPy arrays, traced as tensors) have were one: ``mask.nonzero()`` with ``mask`` a parameter
+        the analysis could not type, or one that may be None.  What runs after such a call may be in a resumed frame, so a
+        finding that needs a value computed in the same graph is not certain there."""
+        if self.breaks_at(ev):
+            return True
+        recv = ev.receiver if isinstance(ev, CallEvent) and ev.qualname is None else None
+        if recv is None or ev.method not in _BREAKING_ON_TENSORS:
+            return False
+        if recv.kind is Kind.UNKNOWN:
+            return self.breaks_at(dataclasses.replace(ev, receiver=tensor(params=recv.params)))
+        if recv.kind is Kind.TENSOR and recv.maybe_none:  # a tensor argument that may be omitted
+            return self.breaks_at(dataclasses.replace(ev, receiver=recv.with_(maybe_none=False)))
+        return False
 
     def condition(self, ev: ConditionEvent) -> None:
         if not data_dependent_test(ev, self.settings):
@@ -475,6 +513,8 @@ def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
 #: Ops with a data-dependent output size (measured to break on torch 2.13).
 DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
                                "bincount"})
+_BREAKING_ON_TENSORS = DYNAMIC_SHAPE_OPS | {"item", "tolist"}
+"""Methods that break the graph on any tensor receiver (under the default capture settings)."""
 
 
 def mask_index(sub: SubscriptEvent) -> bool:

@@ -56,6 +56,9 @@ class ProgramView(Protocol):
 
     def note_nested(self, fn: "FunctionInfo") -> None: ...
 
+    def may_break_at(self, ev: "Event") -> bool:
+        """Whether Dynamo, under the analysis's capture settings, may break the graph at this event."""
+
 
 class EvaluatorView(Protocol):
     """The evaluation of one function body in one calling context, as a call's analysis sees it."""
@@ -67,6 +70,7 @@ class EvaluatorView(Protocol):
     depth: int
     loop_depth: int
     outer_loop: bool
+    callee_broke: bool
     evidence: "Evidence | None"
     attr_sink: "dict[str, Value] | None"
 

@@ -153,12 +153,16 @@ class Interprocedural:
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
         # too deep, or analysed in enough contexts already (recursive calls too): what it promises
         start = caller.depth < MAX_CALL_DEPTH and self._contexts.get(id(fn), 0) < MAX_ANALYSES_PER_FUNCTION
-        return self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self),
-                               lambda: self._unanalysed(fn), start)
+        result = self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self, key),
+                                 lambda: self._unanalysed(fn), start)
+        if key in self._broke:
+            caller.callee_broke = True
+        return result
 
     def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
-                      bound_self: Value | None) -> Value:
+                      bound_self: Value | None, key: tuple) -> Value:
         self._contexts[id(fn)] = self._contexts.get(id(fn), 0) + 1
+        seen = len(self.events)
         if caller.emit:
             self._mark_compiled(fn)
         callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
@@ -167,6 +171,8 @@ class Interprocedural:
         callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
             and bound_self.cls is not None else None
         callee.run_body(fn.node.body)
+        if caller.emit and any(self.may_break_at(ev) for ev in self.events[seen:]):
+            self._broke.add(key)
         result = join_all(callee.returns) if callee.returns else NONE_VALUE
         return _refine(result, self.declared_return(fn))
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from dynalint.analysis.breaks import BreakClassifier
 from dynalint.analysis.class_model import ClassModel
 from dynalint.analysis.entry_points import EntryPoints
 from dynalint.analysis.evaluator import Evidence
@@ -34,7 +35,7 @@ from dynalint.analysis.name_resolution import NameResolution
 from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.signatures import Signatures
 from dynalint.analysis.values import Value
-from dynalint.settings import Scope
+from dynalint.settings import Scope, Settings
 
 __all__ = ["Program", "Scope", "MAX_CALL_DEPTH"]
 
@@ -69,6 +70,8 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
     (``"*"``: a compiled entry point, whose parameters are the graph's inputs)."""
     entry_patterns: tuple[str, ...] = ()
     """Glob patterns of qualified names that are compiled entry points (configuration)."""
+    settings: Settings | None = None
+    """The capture settings the analysis decides graph breaks under (the defaults when None)."""
     run_state: _Run | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -85,6 +88,9 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._properties: Memo[tuple[int, int], Value] = Memo()
         self._set_later: Memo[tuple[int, str], Value | None] = Memo(remember=False)
         self._calls: Memo[tuple, Value] = Memo()
+        self._broke: set[tuple] = set()
+        """Keys of ``_calls`` whose analysis broke the graph (a caller's statement ends there too)."""
+        self._graph_ends: BreakClassifier | None = None
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
         self._library_roots: set[int] = set()
@@ -106,6 +112,13 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         assert self.run_state is not None
         return self.run_state.outgoing
 
+    def may_break_at(self, ev: Event) -> bool:
+        """Whether Dynamo may break the graph at ``ev`` under the analysis's capture settings (see
+        :meth:`BreakClassifier.may_break_at`)."""
+        if self._graph_ends is None:
+            self._graph_ends = BreakClassifier(self, self.settings or Settings())
+        return self._graph_ends.may_break_at(ev)
+
     def program_for(self, owner: ModuleIndex | None) -> "Program":
         """The program of the module that defines something (this one when unknown)."""
         if owner is None or owner is self.index:
@@ -115,6 +128,6 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         prog = run.programs.get(id(owner))
         if prog is None:
             prog = Program(owner.module, scope=Scope.COMPILED, index=owner, project=self.project,
-                           run_state=run)
+                           settings=self.settings, run_state=run)
             run.programs[id(owner)] = prog
         return prog

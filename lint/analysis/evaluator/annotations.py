@@ -58,6 +58,10 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
             if base.endswith(("tuple", "Tuple")) and len(inner) == 2 and isinstance(ann.slice[1].slice, cst.Index) \
                     and isinstance(ann.slice[1].slice.value, cst.Ellipsis):
                 known, inner = known[:1], inner[:1]  # tuple[Tensor, ...]
+            elif base.endswith(("tuple", "Tuple")) and len(inner) == 1:
+                # `tuple[Tensor]` is written for "a tuple of outputs" far more often than for a 1-tuple,
+                # and such tuples hold sizes, flags and None too: nothing is known of its items
+                known, inner = [], [None]
             element = join_all(known) if known and len(known) == len(inner) else None
             if base.endswith(("tuple", "Tuple")) and len(inner) > 1:
                 return sequence(items=[v if v is not None else UNKNOWN_VALUE for v in inner], element=element)

@@ -45,6 +45,9 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.loop_depth = 0
         self.outer_loop = False
         """The call being analysed sits inside a loop of the caller."""
+        self.callee_broke = False
+        """A function called in the current statement broke the graph (its events may have been
+        recorded by an earlier call with the same arguments, or in another module's program)."""
         self.attr_sink: dict[str, Value] | None = None
         """When analysing ``__init__``: where ``self.<attr> = value`` bindings are recorded."""
         self.statement: cst.CSTNode = fn.node if fn is not None else program.index.module

@@ -11,7 +11,6 @@ from typing import Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
-from dynalint.analysis.graph_ends import ends_the_graph
 from dynalint.analysis.calls import compile_state
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
@@ -44,11 +43,14 @@ class StatementHandlers:
     def block(self, suite: cst.BaseSuite) -> None:
         for stmt in simple_statements(suite):
             seen = len(self.p.events)
+            self.callee_broke = False
             self.stmt(stmt)
-            if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 and not self.outer_loop \
-                    and any(ends_the_graph(ev) for ev in self.p.events[seen:]):
+            if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 \
+                    and (self.callee_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])):
                 # the statement broke the graph (maybe inside a function it called): the rest runs
-                # in a resumed frame, which has the tensors alive now as inputs
+                # in a resumed frame, which has the tensors alive now as inputs.  Also in a function
+                # called from a loop: the break makes Dynamo run the loop's frame eagerly, and this
+                # function is then a frame of its own
                 self.env = {k: resumed(v) for k, v in self.env.items()}
 
     def _assign(self, node: cst.Assign) -> None:
@@ -88,7 +90,7 @@ class StatementHandlers:
 
     def _expr_stmt(self, node: cst.Expr) -> None:
         self.expr(node.value)
-        if self.loop_depth == 0 and not self.outer_loop and self._always_breaks(node.value):
+        if self.loop_depth == 0 and self._always_breaks(node.value):
             # the graph ends here and the rest runs in a resumed frame: the tensors alive now are its
             # inputs, and a tensor folded from Python numbers is one of them too (no longer a constant)
             self.env = {k: resumed(v) for k, v in self.env.items()}
