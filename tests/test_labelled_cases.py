@@ -468,6 +468,39 @@ CASES = [
                 idx = mask.nonzero(as_tuple=True)
                 return x, torch.arange(n), idx
     """, "[(torch.randn(2, 3), torch.tensor([[1, 0, 1], [0, 1, 1]]).bool())]", {}, "Gather", frozenset({7})),
+    Case("method-chosen-in-a-base-init", """
+        import torch
+
+        class PairLoss(torch.nn.Module):
+            def __init__(self, mat_based=False):
+                super().__init__()
+                self.loss_method = self.mat_loss if mat_based else self.pair_loss
+
+            def forward(self, emb, labels):
+                mat = emb @ emb.T
+                return self.loss_method(mat, labels[:, None] == labels[None, :])
+
+            def mat_loss(self, mat, same):
+                mask = torch.zeros_like(mat)
+                mask[same] = 1
+                return self.compute(mat, mask)
+
+            def pair_loss(self, mat, same):
+                return self.compute(mat[0], same[0])
+
+            def compute(self, mat, mask):
+                raise NotImplementedError
+
+        class MaskedLoss(PairLoss):
+            def __init__(self):
+                super().__init__(mat_based=True)
+
+            def compute(self, mat, mask):
+                keep = mask.bool()
+                if keep.any():
+                    return mat[keep].mean()
+                return mat.sum() * 0
+    """, "[(torch.randn(4, 3), torch.tensor([0, 1, 0, 1]))]", {29: "DYN101", 30: "DYN104"}, "MaskedLoss"),
     Case("one-tuple-return-annotation-holding-sizes", """
         import torch
         from torch import nn

@@ -47,7 +47,10 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     func = node.func
     receiver: Value | None = None
     method: str | None = None
-    if isinstance(func, cst.Attribute):
+    parent = _super_method(ev, func)
+    if parent is not None:
+        callee = parent
+    elif isinstance(func, cst.Attribute):
         receiver = ev.expr(func.value)
         method = func.attr.value
         if receiver.is_mapping:
@@ -121,6 +124,32 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module)
     return result
+
+
+def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None:
+    """``super().name`` (or ``super(C, self).name``) in a method of ``C``: the next definition of
+    ``name`` among the bases of ``C``, bound to ``self`` (``super().__init__(flag=True)`` sets the
+    attributes the base's ``__init__`` sets, with those arguments; ``super().forward(x)`` runs the
+    base's ``forward``)."""
+    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+        return None
+    call = func.value
+    fn = ev.fn
+    if fn is None or fn.cls is None or ev.self_name is None or ev.self_name not in ev.env \
+            or not ev.is_builtin(call.func, "super"):
+        return None
+    if call.args and not (len(call.args) == 2 and isinstance(call.args[0].value, cst.Name)
+                          and call.args[0].value.value == fn.cls.name
+                          and isinstance(call.args[1].value, cst.Name)
+                          and call.args[1].value.value == ev.self_name):
+        return None
+    for cls in list(fn.cls.mro())[1:]:
+        method = cls.methods.get(func.attr.value)
+        if method is not None:
+            if method.is_static or method.is_classmethod:
+                return None
+            return Value(Kind.FUNCTION, func=method, bound_self=ev.env[ev.self_name])
+    return None
 
 
 # --------------------------------------------------------------------------- methods

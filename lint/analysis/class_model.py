@@ -69,7 +69,15 @@ class ClassModel:
             return built  # a field of a record built in compiled code
         attrs = self.class_attrs(cls)
         if attr in attrs:
-            return _entering(attrs[attr])  # state of the object: read as a graph input
+            stored = attrs[attr]
+            if stored.kind is Kind.FUNCTION and stored.func is not None and stored.bound_self is not None \
+                    and stored.bound_self.cls is not None and stored.bound_self.cls is not cls \
+                    and any(c is stored.bound_self.cls for c in cls.mro()):
+                # `self.step = self._step` in a base's `__init__`: a method of this instance, and an
+                # override of it where this class has one
+                method = cls.find_method(stored.func.name) or stored.func
+                return Value(Kind.FUNCTION, func=method, bound_self=base)
+            return _entering(stored)  # state of the object: read as a graph input
         method = cls.find_method(attr)
         if method is not None:
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):

@@ -71,6 +71,8 @@ class EvaluatorView(Protocol):
     loop_depth: int
     outer_loop: bool
     callee_broke: bool
+    self_name: str | None
+    env: "dict[str, Value]"
     evidence: "Evidence | None"
     attr_sink: "dict[str, Value] | None"
 
@@ -81,6 +83,8 @@ class EvaluatorView(Protocol):
     def report(self, event_type: type, node: "cst.CSTNode", **kw: Any) -> None: ...
 
     def is_self(self, node: "cst.CSTNode") -> bool: ...
+
+    def is_builtin(self, func: "cst.CSTNode", name: str) -> bool: ...
 
     def use_scalar(self, v: "Value", node: "cst.CSTNode", context: str = "") -> None: ...
 
