@@ -501,6 +501,28 @@ CASES = [
                     return mat[keep].mean()
                 return mat.sum() * 0
     """, "[(torch.randn(4, 3), torch.tensor([0, 1, 0, 1]))]", {29: "DYN101", 30: "DYN104"}, "MaskedLoss"),
+    Case("mapping-argument-of-an-autograd-function", """
+        import torch
+
+        class Cumulation(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, query, key, config):
+                code_len = config["code_len"]
+                capacity = int(2**code_len)
+                return query * capacity + key
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad, grad, None
+
+        class Attn(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cfg = {"code_len": 3}
+
+            def forward(self, q, k):
+                return Cumulation.apply(q, k, self.cfg)
+    """, "[(torch.randn(3), torch.randn(3))]", {}, "Attn"),
     Case("one-tuple-return-annotation-holding-sizes", """
         import torch
         from torch import nn

@@ -163,10 +163,14 @@ class ExpressionHandlers:
                         bounds=tuple(bounds))
         if base.kind is Kind.UNKNOWN and base.params and multi:
             self.tensor_evidence(base)
+        if len(idx) == 1 and isinstance(idx[0].const, str) and base.params:
+            self.not_tensor_evidence(base)  # `config["dim"]`: a mapping, whatever the parameter looked like
         return self.index_value(base, idx, node)
 
     def index_value(self, base: Value, idx: tuple[Value, ...], node: cst.Subscript) -> Value:
         k = base.kind
+        if k is Kind.TENSOR and base.assumed and len(idx) == 1 and isinstance(idx[0].const, str):
+            return Value(Kind.UNKNOWN, params=base.params)  # only a mapping takes a string key
         if k is Kind.TENSOR:
             return tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
                           from_weights=base.from_weights, **derived((base, *idx)))
