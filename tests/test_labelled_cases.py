@@ -523,6 +523,15 @@ CASES = [
             def forward(self, q, k):
                 return Cumulation.apply(q, k, self.cfg)
     """, "[(torch.randn(3), torch.randn(3))]", {}, "Attn"),
+    Case("untyped-argument-as-a-slice-bound", """
+        import torch
+        from torch import nn
+
+        class Crop(nn.Module):
+            def forward(self, att, n_keep):
+                keep = att.new_ones(att.shape[-1], att.shape[-1]).tril()[:n_keep]
+                return att[..., :n_keep, :].masked_fill(keep == 0, float("-inf")).softmax(-1)
+    """, "[(torch.randn(2, 4, 4), 3)]", {}, "Crop"),
     Case("one-tuple-return-annotation-holding-sizes", """
         import torch
         from torch import nn

@@ -493,9 +493,10 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     torch function of sizes (``torch.div(h.shape[1], 4)``, which is folded only where an op takes it)."""
     if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
         return False
-    if any(b.is_tensor for b in sub.bounds):
+    # an untyped argument taken for a tensor is as likely an int (`x[:n_keep]`): not reported
+    if any(b.is_tensor and not b.assumed for b in sub.bounds):
         return True
-    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor for ix in sub.index)
+    return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.assumed for ix in sub.index)
 
 
 def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
