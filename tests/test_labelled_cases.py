@@ -26,7 +26,7 @@ class Case:
     target: str | None = None
     unpredicted: frozenset[int] = frozenset()
     """Lines Dynamo breaks on that the analysis rightly does not claim: what breaks there depends on a
-    value it cannot type (a parameter that may be None, say), and it stays silent rather than guess."""
+    value it cannot type (an untyped parameter, one that may be None), and it stays silent rather than guess."""
 
     @property
     def example(self) -> Example:
@@ -115,6 +115,15 @@ CASES = [
 
         @torch.compile
         def scale_for(x, level):
+            return x * LEVELS[level]
+    """, "[(torch.randn(4), torch.tensor(2))]", {}, unpredicted=frozenset({7})),
+    Case("pick-a-scale-typed", """
+        import torch
+
+        LEVELS = (1.0, 0.5, 0.25)
+
+        @torch.compile
+        def scale_for(x, level: torch.Tensor):
             return x * LEVELS[level]
     """, "[(torch.randn(4), torch.tensor(2))]", {7: "DYN102"}),
     Case("grid-from-tensor-size", """
