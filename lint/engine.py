@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import libcst as cst
 
@@ -118,10 +118,28 @@ def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
                                end_column=d.end_column + moved.get(d.end_line, 0))
 
 
+Positions = Callable[[list[Finding]], dict[int, Range]]
+"""The ranges of findings' nodes, by ``id(node)`` (how :func:`analyse_tree` is told where nodes are)."""
+
+
+def analyse_tree(module: cst.Module, source: str, path: str, settings: Settings, *, record_values: bool = False,
+                 project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
+                 statements: list[tuple[int, int]] | None = None, positions: Positions | None = None
+                 ) -> Analysis:
+    """What :func:`analyse` gives for ``source``, from ``module``, a tree of it (the tree an edit of an
+    analysed text is spliced into: :mod:`dynalint.incremental`), ``statements``, the lines of its
+    top-level statements, and ``positions``, the ranges of the findings' nodes."""
+    with gc_relaxed():
+        return on_large_stack(_analysed, module, source, path, settings, record_values, project, entries,
+                              statements, positions)
+
+
 def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
               project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None = None,
-              statements: bool = False) -> Analysis:
-    """The rules' diagnostics on a parsed module."""
+              statements: bool | list[tuple[int, int]] = False, positions: Positions | None = None
+              ) -> Analysis:
+    """The rules' diagnostics on a parsed module (``statements``: the lines of its top-level statements,
+    or whether to find them; ``positions``: how to find the ranges of the findings' nodes)."""
     result = Analysis(settings)
     result.module = module
     noqa = NoqaMap(source)
@@ -134,8 +152,13 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points).run()
     result.program = program
     result.findings = run_rules(program, settings, rules) if program.events else []
-    result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
-    if statements:
+    if positions is not None:
+        result.ranges = positions(result.findings)
+    else:
+        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
+    if isinstance(statements, list):
+        result.statement_lines = statements
+    elif statements:
         result.statement_lines = statement_lines(module, source)
     report(result, source, path, noqa)
     return result

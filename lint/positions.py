@@ -113,20 +113,22 @@ def _trimmed(source: str, lines: LineIndex, start: int, end: int) -> Range:
     return Range(l1, c1, l2, c2)
 
 
-def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]]
-                  ) -> dict[int, Range]:
+def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]],
+                  first_lines: list[int] | None = None) -> dict[int, Range]:
     """The ranges :func:`node_ranges` gives, of nodes each given with a statement that holds it.
 
     Generating the whole module to count characters costs a third of parsing it; findings sit in a
     few top-level statements.  So only those are generated, each from the offset where it starts:
     its first line of code (from CPython's parser, a tenth of libcst's cost) less its leading blank
     and comment lines.  A node whose text at that range is not the text it wrote (a statement found
-    nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`."""
+    nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
+    ``first_lines``: the first lines of code of the top-level statements, when already known."""
     wanted = list(wanted)
     if not wanted:
         return {}
-    tops = _top_statements(module, {id(statement) for _, statement in wanted})
-    first_lines = _first_code_lines(module, source) if tops else None
+    tops = top_statements(module, {id(statement) for _, statement in wanted})
+    if first_lines is None and tops:
+        first_lines = _first_code_lines(module, source)
     by_top: dict[int, list[cst.CSTNode]] = {}
     missing: list[cst.CSTNode] = []
     for node, statement in wanted:
@@ -154,7 +156,7 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     return out
 
 
-def _top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
+def top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
     """``id`` of each wanted statement -> the index of the top-level statement that holds it (a walk of
     the statements and their blocks only: expressions hold none)."""
     out: dict[int, int] = {}
@@ -208,6 +210,45 @@ def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | 
         out.append((min([first.lineno] + [d.lineno for d in decorators]), last))
         i += n
     return out if i == len(statements) else None
+
+
+def statement_extents(module: cst.Module, source: str) -> list[int] | None:
+    """The 0-based line where the text of each top-level statement starts (its leading blank and
+    comment lines included), then the line where the module's footer starts: the lines the tree gives
+    each statement.  None when a statement does not start a line of ``source`` (a tree of another text)."""
+    wanted = {id(s) for s in module.body}
+    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         wanted=wanted)
+    module._codegen(state)
+    if module.has_trailing_newline and (module.header or module.body or module.footer):
+        # the module writes a line break when no token was written, which it reads from ``tokens``:
+        # this state counts characters and keeps no tokens
+        state.offset -= len(module.default_newline)
+    if state.offset != len(source):
+        return None
+    starts = LineIndex(source).line_starts
+    out: list[int] = []
+    ends = [state.spans[id(s)][0] for s in module.body if id(s) in state.spans]
+    if len(ends) != len(module.body):
+        return None
+    ends.append(state.spans[id(module.body[-1])][1] if module.body else _footer_start(module, state))
+    for offset in ends:
+        i = bisect.bisect_left(starts, offset)
+        if i < len(starts) and starts[i] == offset:
+            out.append(i)
+        elif offset == len(source):
+            out.append(len(starts))  # the end of a text whose last line has no line break
+        else:
+            return None
+    return out
+
+
+def _footer_start(module: cst.Module, state: _OffsetState) -> int:
+    """The offset where the footer of a module without statements starts (after its header)."""
+    head = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+    for line in module.header:
+        line._codegen(head)
+    return min(head.offset, state.offset)
 
 
 def _leading_length(module: cst.Module, statement: cst.CSTNode) -> int:

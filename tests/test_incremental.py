@@ -30,6 +30,12 @@ CODE = ("x = 1", "    h = h.max().item()", "    if h.sum() > 0:", "        pass"
         "    return x",
         "    '''", "'''", "class Extra(nn.Module):", "    def forward(self, x):", "        return x.item()",
         "\\", "(")
+#: Statements an edit adds inside a function body (at the indentation of the line it goes before) ...
+BODY = ("x = 1", "h = h * 2", "pass", "n = h.max().item()", "if h.sum() > 0:\n{indent}    h = h + 1",
+        "print(h)", "h = torch.relu(h)", "return h", "for _ in range(2):\n{indent}    h = h.float()",
+        "del h", "global label_smoothing", "self.extra = h.shape[0]", "h = h.tolist()")
+#: ... and the unfinished text typed on the way to a statement (each a prefix that does not parse).
+TYPING = ("h = torch.relu(", "if h.sum() > ", "return (h,", "x = '''", "h = [")
 FORM_FEED = "\x0c# form feed"
 """Rare (a file holding it is analysed in full on every edit, until the line is removed)."""
 
@@ -44,6 +50,48 @@ def _between(lines: list[str]) -> list[int]:
         if top:
             out.append(i)
     return out
+
+
+def _code_edit(text: str, rng: random.Random) -> tuple[str, str | None]:
+    """One edit of the code of a function body (a literal changed, a local renamed, a statement added or
+    removed), or an unfinished statement typed into one: (the edited text, the text it is typed into,
+    else None)."""
+    lines = text.splitlines(keepends=True)
+    end = re.search(r"\r\n|\r|\n", text)
+    newline = end.group() if end else "\n"
+    body = [i for i, line in enumerate(lines) if line[:1] in " \t" and line.strip()
+            and not line.lstrip().startswith("#")]
+    if not body:
+        return text, None
+    i = rng.choice(body)
+    line = lines[i]
+    indent = line[:len(line) - len(line.lstrip())]
+    kind = rng.random()
+    literals = list(re.finditer(r"(?<![\w.])\d+(?:\.\d+)?", line))
+    if kind < 0.2 and literals:
+        m = rng.choice(literals)
+        lines[i] = line[:m.start()] + rng.choice(("0", "1", "2", "3.5", "10", "-1", "True")) + line[m.end():]
+    elif kind < 0.35:
+        names = re.match(r"\s+([A-Za-z_]\w*)\s*=[^=]", line)
+        if names is None:
+            lines[i] = line.replace("(", "( ", 1)
+        else:  # the name renamed from its assignment to the end of the block
+            old, new = names.group(1), rng.choice(("renamed", "h2", "x", "h", "self"))
+            j = i
+            while j < len(lines) and (j == i or not lines[j].strip() or lines[j].startswith(indent)):
+                lines[j] = re.sub(rf"\b{old}\b", new, lines[j])
+                j += 1
+    elif kind < 0.65:
+        added = rng.choice(BODY).format(indent=indent)
+        lines[i:i] = [indent + part + newline for part in added.split("\n")]
+    elif kind < 0.8:
+        del lines[i]
+    else:
+        typed = rng.choice(TYPING)
+        complete = "".join(lines[:i] + [indent + "h = h + 0" + newline] + lines[i:])
+        lines[i:i] = [indent + typed + newline]
+        return "".join(lines), complete
+    return "".join(lines), None
 
 
 def _edit(text: str, rng: random.Random) -> str:
@@ -92,15 +140,25 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
     check_document(0, text, path, "model.py", session, baselines)
     quick = 0
     valid = text
+    typed: str | None = None
     for version in range(1, edits + 1):
-        # an edit of the last text that parsed (a text that does not is checked, then typed back)
-        text = _edit(valid, rng)
+        # an edit of the last text that parsed (a text that does not is checked, then typed back), of
+        # code in a function body a third of the time, or the statement whose start was typed, completed
+        if typed is not None:
+            text, typed = typed, None
+        elif rng.random() < 1 / 3:
+            text, typed = _code_edit(valid, rng)
+        else:
+            text = _edit(valid, rng)
         answer = check_document(version, text, path, "model.py", session, baselines)
-        full = check_document(version, text, path, "model.py", session)
+        # the full analysis in a session of its own: a session keeps the tree of the last text analysed
+        full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
         assert answer.error is None and full.error is None
         assert answer.diagnostics == full.diagnostics, (seed, version, text)
         if answer._full is not None:  # answered from the last analysis: its fixes come from a full one
             quick += 1
+            if answer.analysis.module is not None:  # parsed again in part: the tree is one of the text
+                assert answer.analysis.module.code == text
             reported = [d for _, d in answer.analysis.reported]
             assert reported == [d for _, d in full.analysis.reported]
             middle = len(full.diagnostics) // 2  # two quick fixes (each proven by a parse: not all)
