@@ -19,11 +19,12 @@ whose columns were moved after form feeds) goes through the full analysis.  The 
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Hashable
+from typing import Any, Hashable, Sequence
 
 import libcst as cst
 
@@ -32,11 +33,12 @@ from dynalint.engine import Analysis, analyse_tree, report, rules_for
 from dynalint.noqa import NoqaMap
 from dynalint.positions import (
     Range,
+    block_lines,
     changed_blocks,
     ranges_within,
     split_lines,
     statement_extents,
-    statement_lines,
+    statement_index,
     top_statements,
 )
 from dynalint.rules.base import Finding
@@ -55,23 +57,51 @@ MAX_WIDENINGS = 3
 
 @dataclass
 class Tree:
-    """A tree of a text, and what locates its top-level statements in that text."""
+    """A tree of a text, and what locates its statements in that text."""
 
     module: cst.Module = field(repr=False)
     lines: list[str] = field(repr=False)
     """The text the tree was parsed from (codegen gives it back), in lines with their line breaks."""
     statements: list[tuple[int, int]] = field(repr=False)
     """(first, last) 1-based lines of the code of each top-level statement (:func:`statement_lines`)."""
-    _extents: list[int] | None = field(default=None, repr=False)
-    _measured: bool = False
+    _inner: dict[int, list[tuple[int, int]] | None] = field(default_factory=dict, repr=False)
+    _exact: bool | None = None
+
+    def exact(self) -> bool:
+        """Whether the tree writes its text back (libcst drops a line holding only a backslash, for
+        one): checked once for the tree of a full parse; a spliced tree is made of checked parts."""
+        if self._exact is None:
+            self._exact = self.module.code == "".join(self.lines)
+        return self._exact
 
     def extents(self) -> list[int] | None:
-        """The 0-based line where each top-level statement's text starts, then where the footer starts
-        (:func:`statement_extents`; computed on first use: answering a comment edit needs none)."""
-        if not self._measured:
-            self._measured = True
-            self._extents = statement_extents(self.module, "".join(self.lines))
-        return self._extents
+        """The 0-based line where each top-level statement's text starts, then where the footer starts."""
+        module = self.module
+        return statement_extents(module.body, self.statements, len(module.header),
+                                 len(self.lines) - len(module.footer))
+
+    def inner(self, k: int) -> list[tuple[int, int]] | None:
+        """(first, last) lines of the code of each statement of the body of the class at ``k`` (from
+        CPython's parser, on first use); None for another statement."""
+        if k not in self._inner:
+            node = self.module.body[k]
+            self._inner[k] = None
+            if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+                first, last = self.statements[k]
+                parsed = _parsed("".join(self.lines[first - 1:last]))
+                if parsed is not None and len(parsed.body) == 1 and isinstance(parsed.body[0], ast.ClassDef):
+                    found = block_lines(node.body.body, parsed.body[0].body)
+                    self._inner[k] = [(a + first - 1, b + first - 1) for a, b in found] if found else None
+        return self._inner[k]
+
+
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 @dataclass
@@ -163,8 +193,8 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
                project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None
                ) -> tuple[Analysis, Baseline | None] | None:
     """The analysis of ``text``, an edit of the baseline's text that changes code, from the baseline's
-    tree with the top-level statements the edit touched parsed again (see :func:`_spliced`), and the
-    baseline of ``text``; None when the edit is analysed in full.
+    tree with the statements the edit touched parsed again (see :func:`_spliced`), and the baseline of
+    ``text``; None when the edit is analysed in full.
 
     The spliced tree's statements are those a parse of ``text`` gives (the others are the baseline's
     nodes, untouched text parsed in the same state), so the analysis of the tree is the analysis of
@@ -180,14 +210,22 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
     if spliced is None:
         return None
     module, statements = spliced.tree.module, spliced.tree.statements
-    first, count, removed = spliced.first, spliced.count, spliced.removed
+    first, count, removed, inner = spliced.first, spliced.count, spliced.removed, spliced.inner
     after = first + count  # new statements [first, after) replace old [first, first + removed)
-    old_first = {k: base.statements[k][0] for k in range(len(base.statements))}
+    delta = len(lines) - len(tree.lines)
 
-    def shift(k: int) -> int:
-        """Lines the code of the new text's unchanged top-level statement ``k`` moved."""
+    def shift(k: int, statement: cst.CSTNode) -> int | None:
+        """Lines the code of ``statement``, in the new text's top-level statement ``k``, moved; None
+        when it was parsed again."""
+        if first <= k < after:
+            if inner is None:
+                return None
+            j = statement_index(spliced.block, {id(statement)}).get(id(statement))
+            if j is None or inner[0] <= j < inner[0] + inner[1]:
+                return None
+            return statements[k][0] - base.statements[k][0] + (delta if j >= inner[0] else 0)
         old = k if k < first else k - count + removed
-        return statements[k][0] - old_first[old]
+        return statements[k][0] - base.statements[old][0]
 
     def positions(findings: list[Finding]) -> dict[int, Range]:
         tops = top_statements(module, {id(f.statement) for f in findings})
@@ -196,8 +234,8 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
         for f in findings:
             k = tops.get(id(f.statement))
             known = base.ranges.get(id(f.node))
-            if k is not None and known is not None and not first <= k < after:
-                d = shift(k)
+            d = shift(k, f.statement) if k is not None and known is not None else None
+            if d is not None and known is not None:
                 out[id(f.node)] = replace(known, line=known.line + d, end_line=known.end_line + d)
             else:
                 todo.append((f.node, f.statement))
@@ -220,64 +258,75 @@ class _Splice:
 
     tree: Tree
     first: int
-    """Index of the first statement parsed again."""
+    """Index of the first top-level statement parsed again (or holding the statements parsed again)."""
     count: int
-    """Statements parsed again, in the new tree."""
+    """Top-level statements parsed again (or holding those parsed again), in the new tree."""
     removed: int
-    """Statements they replace, in the old tree."""
+    """Top-level statements they replace, in the old tree."""
+    inner: tuple[int, int] | None = None
+    """When statements of the body of the class at ``first`` were parsed again instead: the index of the
+    first of them in the body and how many there are."""
+    block: Sequence[cst.BaseStatement] = ()
+    """The statements of that body, in the new tree."""
 
 
 def _spliced(tree: Tree, lines: list[str]) -> _Splice | None:
     """The tree of the text ``lines``: ``tree`` with the top-level statements whose text an edit
-    touched replaced by a parse of their new text; None when unsure.
+    touched replaced by a parse of their new text (or, for an edit inside a class, the statements of
+    its body the edit touched); None when unsure.
 
     The stretch parsed again runs from the start of a statement's text (its leading comment lines) to
     the start of the next untouched one, and takes in the line on either side of each changed block (a
     line inserted at a boundary may belong to either statement).  The text before it is unchanged, so
-    the tokenizer is where it was at its start: between two top-level statements; and the stretch
+    the tokenizer is where it was at its start: between two statements of the block; and the stretch
     parses on its own, so its strings and brackets close inside it.  libcst takes a file's default
     indentation and line break from its first indented block and first line, so the stretch is parsed
-    after a small block written with the file's (it goes before the statements the edit may touch:
-    the first indented block of the file is before the stretch).  Refused: a stretch with a form feed
-    (the parser may cut indentations) or a ``__future__`` import, a continuation line at either end;
-    a stretch whose last lines parse as the footer of the module is widened by the next statement."""
-    extents = tree.extents()
+    after a small block written with the file's (the first indented block of the file must be before
+    the stretch), and a class's statements inside a class written at column 0, whose body must have the
+    indentation of the class they go into.  Refused: a stretch with a form feed (the parser may cut
+    indentations) or a ``__future__`` import, a continuation line at either end; a stretch whose last
+    lines parse as a footer (of the module or the class) is widened by the next statement."""
     old = tree.lines
     blocks = changed_blocks(old, lines)
-    if extents is None or not blocks or len(extents) < 2:
+    if not blocks or not tree.exact():
+        return None
+    extents = tree.extents()
+    if extents is None or len(extents) < 2:
         return None
     starts, footer = extents[:-1], extents[-1]
-    n = len(starts)
-    delta = len(lines) - len(old)
     low = max(min(b[0] for b in blocks) - 1, 0)
     high = min(max(b[1] for b in blocks) + 1, len(old))
     if low < starts[0]:
         return None  # the module's header
     first = bisect.bisect_right(starts, low) - 1
     tail = high > footer
-    last = n - 1 if tail else bisect.bisect_right(starts, max(high - 1, low)) - 1
-    module = tree.module
-    if first <= _first_indented(module):
+    last = len(starts) - 1 if tail else bisect.bisect_right(starts, max(high - 1, low)) - 1
+    indented = _first_indented(tree.module)
+    if first < indented:
         return None
+    if first == last and not tail:
+        inside = _spliced_in_class(tree, lines, first, low, high, extents[first + 1], first > indented)
+        if inside is not None:
+            return inside
+    if first == indented:
+        return None
+    return _spliced_at_top(tree, lines, first, last, tail, extents)
+
+
+def _spliced_at_top(tree: Tree, lines: list[str], first: int, last: int, tail: bool, extents: list[int]
+                    ) -> _Splice | None:
+    """The top-level statements ``first`` to ``last`` of ``tree`` parsed again (see :func:`_spliced`)."""
+    module, old = tree.module, tree.lines
+    starts, footer = extents[:-1], extents[-1]
+    n = len(starts)
+    delta = len(lines) - len(old)
     begin = starts[first]
-    if old[begin - 1].rstrip("\r\n").endswith("\\"):
-        return None
-    newline, indent = module.default_newline, module.default_indent
-    prefix = f"if 1:{newline}{indent}pass{newline}"
+    prefix = _opening(module)
     for _ in range(MAX_WIDENINGS + 1):
         end = len(old) if tail else (starts[last + 1] if last + 1 < n else footer)
         tail = end == len(old)
-        region = "".join(lines[begin:end + delta])
-        before = "".join(old[begin:end])
-        if "\x0c" in region or "__future__" in region or "__future__" in before:
-            return None
-        if not tail and region and (not region.endswith(("\n", "\r")) or region.rstrip("\r\n").endswith("\\")):
-            return None
-        text = prefix + region
-        try:
-            check_nesting(text)
-            part = cst.parse_module(text)
-        except (cst.ParserSyntaxError, NestingError, RecursionError, MemoryError, ValueError):
+        part = _parse_stretch(module, prefix, lines[begin:end + delta], old[begin - 1:end], tail)
+        if part is None:
             return None
         if part.footer and not tail:
             if last + 1 < n:
@@ -288,27 +337,118 @@ def _spliced(tree: Tree, lines: list[str]) -> _Splice | None:
         break
     else:
         return None
-    opening = part.body[0] if part.body else None
-    if part.header or part.default_indent != indent or part.default_newline != newline \
-            or not isinstance(opening, cst.If) or not isinstance(opening.body, cst.IndentedBlock) \
-            or opening.body.footer or opening.orelse is not None:
-        return None  # the opening block is not what was written before the stretch, or took its lines
-    part_lines = statement_lines(part, text)
-    part_extents = statement_extents(part, text)
-    if part_lines is None or part_extents is None or part_extents[1] != 2:
+    text = prefix + "".join(lines[begin:end + delta])
+    parsed = _parsed(text)
+    part_lines = block_lines(part.body, parsed.body) if parsed is not None else None
+    if part_lines is None:
         return None
     body = part.body[1:]
-    removed = last - first + 1
-    statements = tree.statements[:first] + [(a + begin - 2, b + begin - 2) for a, b in part_lines[1:]] + \
-        [(a + delta, b + delta) for a, b in tree.statements[last + 1:]]
-    new_starts = starts[:first] + [begin + e - 2 for e in part_extents[1:-1]] + \
-        [s + delta for s in starts[last + 1:]]
-    new_footer = begin + part_extents[-1] - 2 if tail else footer + delta
+    new_lines = [(a + begin - 2, b + begin - 2) for a, b in part_lines[1:]]
+    if statement_extents(body, new_lines, begin, len(lines) - len(part.footer) if tail else end + delta) is None:
+        return None  # the stretch's statements do not start where they were written
+    statements = tree.statements[:first] + new_lines + [(a + delta, b + delta) for a, b in tree.statements[last + 1:]]
     spliced = module.with_changes(body=[*module.body[:first], *body, *module.body[last + 1:]],
                                   footer=part.footer if tail else module.footer,
                                   has_trailing_newline=part.has_trailing_newline if tail else module.has_trailing_newline)
-    new_tree = Tree(spliced, lines, statements, new_starts + [new_footer], True)
-    return _Splice(new_tree, first, len(body), removed)
+    return _Splice(Tree(spliced, lines, statements, _exact=True), first, len(body), last - first + 1)
+
+
+def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int, end_of_class: int,
+                      first_may_change: bool) -> _Splice | None:
+    """The statements of the body of the class at ``k`` that the changed lines ``low`` to ``high`` touch,
+    parsed again (see :func:`_spliced`); ``first_may_change``: whether the body's first statement may
+    be parsed again (it holds the file's first indented line otherwise)."""
+    module, old = tree.module, tree.lines
+    node = module.body[k]
+    inner = tree.inner(k)
+    if inner is None or not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    body = node.body.body
+    block_end = end_of_class - len(node.body.footer)
+    starts = statement_extents(body, inner, None, block_end)
+    if starts is None or low < starts[0]:
+        return None  # the class's header (or a tree of another text)
+    starts = starts[:-1]
+    m = len(body)
+    first = bisect.bisect_right(starts, low) - 1
+    last = bisect.bisect_right(starts, max(high - 1, low)) - 1
+    if first == 0 and not first_may_change:
+        return None
+    delta = len(lines) - len(old)
+    begin = starts[first]
+    newline = module.default_newline
+    prefix = _opening(module) + f"class _:{newline}"
+    for _ in range(MAX_WIDENINGS + 1):
+        end = starts[last + 1] if last + 1 < m else end_of_class
+        part = _parse_stretch(module, prefix, lines[begin:end + delta], old[begin - 1:end], False)
+        if part is None or len(part.body) != 2 or part.footer:
+            return None
+        wrapper = part.body[1]
+        if not isinstance(wrapper, cst.ClassDef) or not isinstance(wrapper.body, cst.IndentedBlock) \
+                or wrapper.body.indent != node.body.indent:
+            return None
+        if wrapper.body.footer and last + 1 < m:
+            last += 1
+            continue
+        break
+    else:
+        return None
+    at_end = last + 1 == m
+    text = prefix + "".join(lines[begin:end + delta])
+    parsed = _parsed(text)
+    wrapped = parsed.body[1] if parsed is not None and len(parsed.body) == 2 else None
+    new = list(wrapper.body.body)
+    part_lines = block_lines(new, wrapped.body) if isinstance(wrapped, ast.ClassDef) else None
+    if part_lines is None or not new:
+        return None
+    new_lines = [(a + begin - 3, b + begin - 3) for a, b in part_lines]
+    if statement_extents(new, new_lines, begin, end + delta - len(wrapper.body.footer)) is None:
+        return None  # the stretch's statements do not start where they were written
+    block = [*body[:first], *new, *body[last + 1:]]
+    cls = node.with_changes(body=node.body.with_changes(
+        body=block, footer=wrapper.body.footer if at_end else node.body.footer))
+    top_first, top_last = tree.statements[k]
+    statements = tree.statements[:k] + [(top_first, new_lines[-1][1] if at_end else top_last + delta)] + \
+        [(a + delta, b + delta) for a, b in tree.statements[k + 1:]]
+    spliced = module.with_changes(body=[*module.body[:k], cls, *module.body[k + 1:]])
+    new_tree = Tree(spliced, lines, statements, _exact=True)
+    new_tree._inner[k] = inner[:first] + new_lines + [(a + delta, b + delta) for a, b in inner[last + 1:]]
+    return _Splice(new_tree, k, 1, 1, (first, len(new)), block)
+
+
+def _opening(module: cst.Module) -> str:
+    """A block written with the module's default indentation and line break, parsed before a stretch
+    so that libcst reads the stretch with the module's defaults."""
+    newline, indent = module.default_newline, module.default_indent
+    return f"if 1:{newline}{indent}pass{newline}"
+
+
+def _parse_stretch(module: cst.Module, prefix: str, new: list[str], old: list[str], tail: bool
+                   ) -> cst.Module | None:
+    """The tree of ``prefix`` and the stretch ``new`` of a text of ``module`` (``old``: the old stretch
+    after the line before it); None when refused (see :func:`_spliced`) or when it does not parse."""
+    region = "".join(new)
+    if old and old[0].rstrip("\r\n").endswith("\\"):
+        return None  # the line before the stretch continues into it
+    if "\x0c" in region or "__future__" in region or any("__future__" in line for line in old):
+        return None
+    if not tail and region and (not region.endswith(("\n", "\r")) or region.rstrip("\r\n").endswith("\\")):
+        return None
+    text = prefix + region
+    try:
+        check_nesting(text)
+        part = cst.parse_module(text)
+    except (cst.ParserSyntaxError, NestingError, RecursionError, MemoryError, ValueError):
+        return None
+    if part.code != text:
+        return None  # a text libcst does not write back
+    opening = part.body[0] if part.body else None
+    if part.header or part.default_indent != module.default_indent or part.default_newline != module.default_newline:
+        return None
+    if not isinstance(opening, cst.If) or not isinstance(opening.body, cst.IndentedBlock) \
+            or len(opening.body.body) != 1 or opening.body.footer or opening.orelse is not None:
+        return None  # the opening block took lines of the stretch (indented: the statement before goes on)
+    return part
 
 
 def _first_indented(module: cst.Module) -> int:

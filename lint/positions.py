@@ -13,7 +13,7 @@ import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -159,8 +159,13 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
 def top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
     """``id`` of each wanted statement -> the index of the top-level statement that holds it (a walk of
     the statements and their blocks only: expressions hold none)."""
+    return statement_index(module.body, wanted)
+
+
+def statement_index(statements: Sequence[cst.CSTNode], wanted: set[int]) -> dict[int, int]:
+    """``id`` of each wanted statement -> the index of the one of ``statements`` that holds it."""
     out: dict[int, int] = {}
-    for k, top in enumerate(module.body):
+    for k, top in enumerate(statements):
         stack: list[cst.CSTNode] = [top]
         while stack:
             node = stack.pop()
@@ -197,58 +202,53 @@ def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | 
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    statements = tree.body
+    return block_lines(module.body, tree.body)
+
+
+def block_lines(statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt]
+                ) -> list[tuple[int, int]] | None:
+    """(first, last) lines of the code of each of libcst's ``statements``, from CPython's ``parsed``
+    statements of the same block; None when they count other statements."""
     out: list[tuple[int, int]] = []
     i = 0
-    for top in module.body:
+    for top in statements:
         n = len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
-        if i + n > len(statements):
+        if i + n > len(parsed):
             return None
-        first = statements[i]
+        first = parsed[i]
         decorators = getattr(first, "decorator_list", None) or []
-        last = max(s.end_lineno or s.lineno for s in statements[i:i + n])
+        last = max(s.end_lineno or s.lineno for s in parsed[i:i + n])
         out.append((min([first.lineno] + [d.lineno for d in decorators]), last))
         i += n
-    return out if i == len(statements) else None
+    return out if i == len(parsed) else None
 
 
-def statement_extents(module: cst.Module, source: str) -> list[int] | None:
-    """The 0-based line where the text of each top-level statement starts (its leading blank and
-    comment lines included), then the line where the module's footer starts: the lines the tree gives
-    each statement.  None when a statement does not start a line of ``source`` (a tree of another text)."""
-    wanted = {id(s) for s in module.body}
-    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
-                         wanted=wanted)
-    module._codegen(state)
-    if module.has_trailing_newline and (module.header or module.body or module.footer):
-        # the module writes a line break when no token was written, which it reads from ``tokens``:
-        # this state counts characters and keeps no tokens
-        state.offset -= len(module.default_newline)
-    if state.offset != len(source):
-        return None
-    starts = LineIndex(source).line_starts
+def statement_extents(statements: Sequence[cst.BaseStatement], lines: Sequence[tuple[int, int]],
+                      start: int | None, end: int) -> list[int] | None:
+    """The 0-based line where the text of each statement of a block starts (its leading blank and
+    comment lines included, one line each in the tree), then ``end``, the line after the block's
+    statements (where the module's footer starts); ``lines``: the (first, last) 1-based lines of their
+    code (:func:`statement_lines`), ``start``: the line where the first one's text must start (None:
+    anywhere).  None when they do not follow each other (a tree of another text)."""
     out: list[int] = []
-    ends = [state.spans[id(s)][0] for s in module.body if id(s) in state.spans]
-    if len(ends) != len(module.body):
-        return None
-    ends.append(state.spans[id(module.body[-1])][1] if module.body else _footer_start(module, state))
-    for offset in ends:
-        i = bisect.bisect_left(starts, offset)
-        if i < len(starts) and starts[i] == offset:
-            out.append(i)
-        elif offset == len(source):
-            out.append(len(starts))  # the end of a text whose last line has no line break
-        else:
+    after = start or 0
+    for statement, (first, last) in zip(statements, lines):
+        at = first - 1 - leading_line_count(statement)
+        if at < after or (not out and start is not None and at != start):
             return None
+        out.append(at)
+        after = last
+    if len(out) != len(statements) or end < after:
+        return None
+    out.append(end)
     return out
 
 
-def _footer_start(module: cst.Module, state: _OffsetState) -> int:
-    """The offset where the footer of a module without statements starts (after its header)."""
-    head = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
-    for line in module.header:
-        line._codegen(head)
-    return min(head.offset, state.offset)
+def leading_line_count(statement: cst.CSTNode) -> int:
+    """The blank and comment lines a statement writes before its first token (a decorator's ``@``)."""
+    count = len(getattr(statement, "leading_lines", ()))
+    decorators = getattr(statement, "decorators", ())
+    return count + (len(decorators[0].leading_lines) if decorators else 0)
 
 
 def _leading_length(module: cst.Module, statement: cst.CSTNode) -> int:

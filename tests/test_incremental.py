@@ -127,10 +127,11 @@ def _edit(text: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
-def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> int:
+def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> tuple[int, int]:
     """Edit ``text`` ``edits`` times; after each edit the document's answer (from its last analysis when
     the edit allows) must be a full analysis' answer.  Returns how many edits were answered from the
-    last analysis (``fix_all``: some of them are also fixed whole, as "fix all" does)."""
+    last analysis, and how many of those by parsing again the statements they touched (``fix_all``:
+    some of them are also fixed whole, as "fix all" does)."""
     path = os.path.join(str(tmp_path), "model.py")
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
@@ -138,7 +139,7 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
     baselines = Baselines()
     rng = random.Random(seed)
     check_document(0, text, path, "model.py", session, baselines)
-    quick = 0
+    quick = spliced = 0
     valid = text
     typed: str | None = None
     for version in range(1, edits + 1):
@@ -159,6 +160,7 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
             quick += 1
             if answer.analysis.module is not None:  # parsed again in part: the tree is one of the text
                 assert answer.analysis.module.code == text
+                spliced += 1
             reported = [d for _, d in answer.analysis.reported]
             assert reported == [d for _, d in full.analysis.reported]
             middle = len(full.diagnostics) // 2  # two quick fixes (each proven by a parse: not all)
@@ -170,20 +172,20 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
                 assert answer.fixed(unsafe=True) == full.fixed(unsafe=True)
         if full.analysis is not None and full.analysis.module is not None:
             valid = text
-    return quick
+    return quick, spliced
 
 
 def test_random_edits_of_a_model_file(tmp_path) -> None:
     with open(EXAMPLE, encoding="utf-8") as fh:
         text = fh.read()
-    quick = sum(_differential(tmp_path, text, seed, 40) for seed in range(6))
-    assert quick >= 20  # the comparison covers edits answered from the last analysis
+    counts = [_differential(tmp_path, text, seed, 40) for seed in range(6)]
+    # the comparison covers edits answered from the last analysis, of code among them
+    assert sum(q for q, _ in counts) >= 20 and sum(s for _, s in counts) >= 10
 
 
 def test_random_edits_of_a_long_file(tmp_path) -> None:
-    quick = sum(_differential(tmp_path, synthetic_model(150), 100 + seed, 25, fix_all=False)
-                for seed in range(3))
-    assert quick >= 10
+    counts = [_differential(tmp_path, synthetic_model(150), 100 + seed, 25, fix_all=False) for seed in range(3)]
+    assert sum(q for q, _ in counts) >= 10 and sum(s for _, s in counts) >= 5
 
 
 @given(model_source(), st.integers(0, 2 ** 32 - 1))
@@ -211,6 +213,79 @@ def test_an_edit_between_statements_is_answered_without_analysing(tmp_path) -> N
     below = text[:at].count("\n") + 1
     assert [(d.code, d.line + (d.line >= below)) for d in first.diagnostics] == \
         [(d.code, d.line) for d in second.diagnostics]
-    changed = edited.replace("n = h.max().item()", "n = h.max()", 1)
+    changed = _replace_nth(edited, "n = h.max().item()", "n = h.max()", 1)
     third = check_document(2, changed, path, "model.py", session, baselines)
-    assert third._full is None and len(third.diagnostics) < len(second.diagnostics)
+    # a changed statement: the analysis runs again, on the last tree with the statements parsed again
+    # (the one changed and the one the comment went before: the tree is of the text before it)
+    assert third._full is not None and third.analysis.module is not None
+    assert len(third.diagnostics) < len(second.diagnostics)
+
+
+def _replace_nth(text: str, old: str, new: str, n: int) -> str:
+    at = -1
+    for _ in range(n + 1):
+        at = text.index(old, at + 1)
+    return text[:at] + new + text[at + len(old):]
+
+
+#: Edits of code, each a function of the text: (what it does, the edit).
+CODE_EDITS = (
+    ("a literal in a method", lambda t: _replace_nth(t, "h = h * 2", "h = h * 3", 2)),
+    ("a local renamed", lambda t: _replace_nth(t, "        y = h[h > 0].mean()\n        return helper_3(h, n) + y",
+                                               "        z = h[h > 0].mean()\n        return helper_3(h, n) + z", 0)),
+    ("a statement added to a method", lambda t: _replace_nth(
+        t, "        return helper_2(h, n) + y", "        k = y.item()\n        return helper_2(h, n) + y", 0)),
+    ("a statement removed from a method", lambda t: _replace_nth(t, "        n = h.max().item()\n", "", 3)),
+    ("a branch removed", lambda t: _replace_nth(t, "        if h.sum() > 0:\n            h = h * 2\n", "", 1)),
+    ("a method added", lambda t: _replace_nth(t, "    def forward(self, x):",
+                                              "    def extra(self, x):\n        return x.item()\n\n"
+                                              "    def forward(self, x):", 2)),
+    ("a decorated method", lambda t: _replace_nth(t, "    def forward(self, x):",
+                                                 "    # a comment\n    @torch.no_grad()\n    def forward(self, x):", 1)),
+    ("a top-level function changed", lambda t: _replace_nth(t, "        h = torch.relu(h) + n",
+                                                           "        h = torch.relu(h) + n.item()", 1)),
+    ("a top-level statement added", lambda t: _replace_nth(t, "def helper_1(", "flag = 1\n\n\ndef helper_1(", 0)),
+    ("a top-level statement removed", lambda t: _replace_nth(t, "logger = logging.getLogger(__name__)\n", "", 0)),
+    ("the last method of a class", lambda t: _replace_nth(t, "        return helper_1(h, n) + y",
+                                                         "        return helper_1(h, n) + y.item()", 0)),
+    ("the end of the file", lambda t: t + "\n\ndef tail(x):\n    return x.item()\n"),
+    ("an indented line that joins the statement before", lambda t: _replace_nth(
+        t, "\n\ndef helper_2(h, n):\n", "\n\n", 0)),
+    ("a class body's indentation changed", lambda t: _replace_nth(t, "    def forward(self, x):\n        h = self",
+                                                                  "    def forward(self, x):\n            h = self", 1)),
+    ("a string opened", lambda t: _replace_nth(t, "        n = h.max().item()", '        n = """h.max().item()', 2)),
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_edits_of_code_are_answered_as_a_full_analysis(tmp_path, newline: str) -> None:
+    """Each edit of code, made after the others, is answered from the last tree where it can be (the
+    statements it touched parsed again) and always as a full analysis answers it; a text that does
+    not parse, typed on the way, is answered in full and the completed one from the tree before it."""
+    text = synthetic_model(120)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text.replace("\n", newline))
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text.replace("\n", newline), path, "model.py", session, baselines)
+    spliced = 0
+    for version, (what, edit) in enumerate(CODE_EDITS, 1):
+        edited = edit(text)
+        assert edited != text, what
+        for k, step in enumerate((edited[:edited.index("\n", len(os.path.commonprefix([text, edited]))) - 2],
+                                  edited)):
+            step = step.replace("\n", newline)
+            if k == 0 and not step.endswith(("(", "[")):
+                step += "(" + newline  # an unfinished call typed on the way
+            answer = check_document(2 * version + k, step, path, "model.py", session, baselines)
+            full = check_document(2 * version + k, step, path, "model.py", Session(resolve([path]), cache_dir=None))
+            assert answer.diagnostics == full.diagnostics, what
+            if answer._full is not None and answer.analysis.module is not None:
+                assert answer.analysis.module.code == step, what
+                spliced += k
+            if k == 1:
+                assert answer.with_fixes(answer.diagnostics[:2]) == full.with_fixes(full.diagnostics[:2]), what
+        if full.analysis is not None and full.analysis.module is not None:
+            text = edited
+    assert spliced >= len(CODE_EDITS) - 4  # most are answered from the tree
