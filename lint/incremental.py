@@ -1,21 +1,29 @@
-"""Answering an edit of an analysed text from its last analysis, when the edit cannot change it.
+"""Answering an edit of an analysed text from its last analysis.
 
 An editor sends the whole document after every change, and the language server analyses it
 again: on a large file, a parse, the positions of the findings and the analysis of every compiled
-function, for an edit that was often a comment or a blank line between two definitions.  Such an
-edit changes no statement: the analysis reads statements only (comments inside a function, such
-as a ``# type:`` comment, belong to the function's statement; the lines between top-level
-statements hold only blank lines and comments), so its findings are the previous ones, each on
-the same columns of a line moved by the lines inserted or removed above it.  What comments do
-decide, the noqa suppressions and the unused ones (DYN003), is computed again on the new text,
-exactly as the full analysis computes it (:func:`dynalint.engine.report`).
+function.  Two kinds of edit are answered from the last analysis instead:
 
-An edit is answered this way only when the project around the file, the settings and the
-entries the file is analysed with are those of the last analysis, the file-level noqa runs the
-same rules, and every changed line lies between top-level statements and is blank or a comment
-in both texts; anything else (a statement changed, a line inserted inside a statement, a file
-whose columns were moved after form feeds) goes through the full analysis.  The differential test
-(``tests/test_incremental.py``) checks on random edits that the answers are the full analysis'.
+- An edit that changes no statement (:func:`answered`), often a comment or a blank line between two
+  definitions: the analysis reads statements only (comments inside a function, such as a ``# type:``
+  comment, belong to the function's statement; the lines between top-level statements hold only
+  blank lines and comments), so its findings are the previous ones, each on the same columns of a
+  line moved by the lines inserted or removed above it.
+- An edit of code (:func:`reanalysed`): the statements it touched are parsed again, alone (a
+  top-level statement, or a statement of a class's body: a method), and spliced into the last tree,
+  whose other nodes are immutable and stay; the spliced tree is the tree of the new text, so the
+  analysis of every compiled function runs on it as on a parse of the text, and the positions of
+  the findings in the statements the edit left are the previous ones, moved by whole lines.
+
+What comments decide, the noqa suppressions and the unused ones (DYN003), is computed again on the
+new text, exactly as the full analysis computes it (:func:`dynalint.engine.report`).
+
+An edit is answered this way only when the project around the file, the settings and the entries
+the file is analysed with are those of the last analysis; anything the splice cannot vouch for (a
+stretch that does not parse alone, a form feed, an edit of the module's header or of the statements
+before the first indented block, a text libcst does not write back) goes through the full analysis.
+The differential test (``tests/test_incremental.py``) checks on random edits that the answers are
+the full analysis'.
 """
 from __future__ import annotations
 
@@ -278,14 +286,17 @@ def _spliced(tree: Tree, lines: list[str]) -> _Splice | None:
     The stretch parsed again runs from the start of a statement's text (its leading comment lines) to
     the start of the next untouched one, and takes in the line on either side of each changed block (a
     line inserted at a boundary may belong to either statement).  The text before it is unchanged, so
-    the tokenizer is where it was at its start: between two statements of the block; and the stretch
-    parses on its own, so its strings and brackets close inside it.  libcst takes a file's default
-    indentation and line break from its first indented block and first line, so the stretch is parsed
-    after a small block written with the file's (the first indented block of the file must be before
-    the stretch), and a class's statements inside a class written at column 0, whose body must have the
-    indentation of the class they go into.  Refused: a stretch with a form feed (the parser may cut
-    indentations) or a ``__future__`` import, a continuation line at either end; a stretch whose last
-    lines parse as a footer (of the module or the class) is widened by the next statement."""
+    the tokenizer is where it was at its start: between two statements of the block; the stretch
+    parses on its own, so its strings and brackets close inside it; and its first statement starts
+    at the block's indentation, so the statement before it ends there (an indented first line would
+    continue it: refused).  libcst takes a file's default indentation and line break from its first
+    indented block and first line, so the stretch is parsed after a small block written with the
+    file's (the first indented block of the file must be before the stretch), and a class's
+    statements inside a class written at column 0, whose body must have the indentation of the class
+    they go into.  Refused too: a stretch with a form feed (the parser may cut indentations) or a
+    ``__future__`` import, a continuation line at either end, one libcst does not write back; a
+    stretch whose last lines parse as a footer (of the module or the class) is widened by the next
+    statement."""
     old = tree.lines
     blocks = changed_blocks(old, lines)
     if not blocks or not tree.exact():
@@ -347,9 +358,9 @@ def _spliced_at_top(tree: Tree, lines: list[str], first: int, last: int, tail: b
     if statement_extents(body, new_lines, begin, len(lines) - len(part.footer) if tail else end + delta) is None:
         return None  # the stretch's statements do not start where they were written
     statements = tree.statements[:first] + new_lines + [(a + delta, b + delta) for a, b in tree.statements[last + 1:]]
-    spliced = module.with_changes(body=[*module.body[:first], *body, *module.body[last + 1:]],
-                                  footer=part.footer if tail else module.footer,
-                                  has_trailing_newline=part.has_trailing_newline if tail else module.has_trailing_newline)
+    ends = part if tail else module  # the module's footer and final line break
+    spliced = module.with_changes(body=[*module.body[:first], *body, *module.body[last + 1:]], footer=ends.footer,
+                                  has_trailing_newline=ends.has_trailing_newline)
     return _Splice(Tree(spliced, lines, statements, _exact=True), first, len(body), last - first + 1)
 
 

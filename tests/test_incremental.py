@@ -231,29 +231,35 @@ def _replace_nth(text: str, old: str, new: str, n: int) -> str:
 #: Edits of code, each a function of the text: (what it does, the edit).
 CODE_EDITS = (
     ("a literal in a method", lambda t: _replace_nth(t, "h = h * 2", "h = h * 3", 2)),
-    ("a local renamed", lambda t: _replace_nth(t, "        y = h[h > 0].mean()\n        return helper_3(h, n) + y",
-                                               "        z = h[h > 0].mean()\n        return helper_3(h, n) + z", 0)),
+    ("a local renamed", lambda t: _replace_nth(
+        t, "        y = h[h > 0].mean()\n        return helper_3(h, n) + y",
+        "        z = h[h > 0].mean()\n        return helper_3(h, n) + z", 0)),
     ("a statement added to a method", lambda t: _replace_nth(
         t, "        return helper_2(h, n) + y", "        k = y.item()\n        return helper_2(h, n) + y", 0)),
     ("a statement removed from a method", lambda t: _replace_nth(t, "        n = h.max().item()\n", "", 3)),
     ("a branch removed", lambda t: _replace_nth(t, "        if h.sum() > 0:\n            h = h * 2\n", "", 1)),
-    ("a method added", lambda t: _replace_nth(t, "    def forward(self, x):",
-                                              "    def extra(self, x):\n        return x.item()\n\n"
-                                              "    def forward(self, x):", 2)),
-    ("a decorated method", lambda t: _replace_nth(t, "    def forward(self, x):",
-                                                 "    # a comment\n    @torch.no_grad()\n    def forward(self, x):", 1)),
-    ("a top-level function changed", lambda t: _replace_nth(t, "        h = torch.relu(h) + n",
-                                                           "        h = torch.relu(h) + n.item()", 1)),
+    ("a method added", lambda t: _replace_nth(
+        t, "    def forward(self, x):", "    def extra(self, x):\n        return x.item()\n\n"
+        "    def forward(self, x):", 2)),
+    ("a decorated method", lambda t: _replace_nth(
+        t, "    def forward(self, x):", "    # a comment\n    @torch.no_grad()\n    def forward(self, x):", 1)),
+    ("a top-level function changed", lambda t: _replace_nth(
+        t, "        h = torch.relu(h) + n", "        h = torch.relu(h) + n.item()", 1)),
     ("a top-level statement added", lambda t: _replace_nth(t, "def helper_1(", "flag = 1\n\n\ndef helper_1(", 0)),
-    ("a top-level statement removed", lambda t: _replace_nth(t, "logger = logging.getLogger(__name__)\n", "", 0)),
-    ("the last method of a class", lambda t: _replace_nth(t, "        return helper_1(h, n) + y",
-                                                         "        return helper_1(h, n) + y.item()", 0)),
+    ("a top-level function removed", lambda t: _replace_nth(
+        t, 'def helper_4(h, n):\n    for _ in range(3):\n        h = torch.relu(h) + n\n'
+        '    logger.info("helper 4")\n    return h\n', "", 0)),
+    ("a statement before the first class removed", lambda t: _replace_nth(
+        t, "logger = logging.getLogger(__name__)\n", "", 0)),
+    ("the last method of a class", lambda t: _replace_nth(
+        t, "        return helper_1(h, n) + y", "        return helper_1(h, n) + y.item()", 0)),
     ("the end of the file", lambda t: t + "\n\ndef tail(x):\n    return x.item()\n"),
     ("an indented line that joins the statement before", lambda t: _replace_nth(
         t, "\n\ndef helper_2(h, n):\n", "\n\n", 0)),
-    ("a class body's indentation changed", lambda t: _replace_nth(t, "    def forward(self, x):\n        h = self",
-                                                                  "    def forward(self, x):\n            h = self", 1)),
-    ("a string opened", lambda t: _replace_nth(t, "        n = h.max().item()", '        n = """h.max().item()', 2)),
+    ("a class body's indentation changed", lambda t: _replace_nth(
+        t, "    def forward(self, x):\n        h = self", "    def forward(self, x):\n            h = self", 1)),
+    ("a string opened", lambda t: _replace_nth(
+        t, "        n = h.max().item()", '        n = """h.max().item()', 2)),
 )
 
 
@@ -273,11 +279,12 @@ def test_edits_of_code_are_answered_as_a_full_analysis(tmp_path, newline: str) -
     for version, (what, edit) in enumerate(CODE_EDITS, 1):
         edited = edit(text)
         assert edited != text, what
-        for k, step in enumerate((edited[:edited.index("\n", len(os.path.commonprefix([text, edited]))) - 2],
-                                  edited)):
+        lines = edited.splitlines(keepends=True)
+        at = len(os.path.commonprefix([text.splitlines(keepends=True), lines]))
+        indent = re.match(r"[ \t]*", lines[at] if at < len(lines) else "").group()
+        typing = "".join(lines[:at] + [indent + "h = torch.relu(\n"] + lines[at:])  # an unfinished call
+        for k, step in enumerate((typing, edited)):
             step = step.replace("\n", newline)
-            if k == 0 and not step.endswith(("(", "[")):
-                step += "(" + newline  # an unfinished call typed on the way
             answer = check_document(2 * version + k, step, path, "model.py", session, baselines)
             full = check_document(2 * version + k, step, path, "model.py", Session(resolve([path]), cache_dir=None))
             assert answer.diagnostics == full.diagnostics, what
