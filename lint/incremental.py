@@ -248,7 +248,13 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
             else:
                 todo.append((f.node, f.statement))
         if todo:
-            out.update(ranges_within(module, text, todo, first_lines=[a for a, _ in statements]))
+            block = None
+            if inner is not None:
+                body = module.body[first].body
+                inner_lines = spliced.tree.inner(first)
+                assert isinstance(body, cst.IndentedBlock) and inner_lines is not None
+                block = (spliced.block, [a for a, _ in inner_lines], body.indent or module.default_indent)
+            out.update(ranges_within(module, text, todo, first_lines=[a for a, _ in statements], block=block))
         return out
 
     analysis = analyse_tree(module, text, path, settings, project=project, entries=entries,

@@ -113,8 +113,12 @@ def _trimmed(source: str, lines: LineIndex, start: int, end: int) -> Range:
     return Range(l1, c1, l2, c2)
 
 
+Block = tuple[Sequence[cst.BaseStatement], Sequence[int], str]
+"""The statements of a class's body, the first lines of their code and the body's indentation."""
+
+
 def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]],
-                  first_lines: list[int] | None = None) -> dict[int, Range]:
+                  first_lines: list[int] | None = None, block: Block | None = None) -> dict[int, Range]:
     """The ranges :func:`node_ranges` gives, of nodes each given with a statement that holds it.
 
     Generating the whole module to count characters costs a third of parsing it; findings sit in a
@@ -122,28 +126,42 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     its first line of code (from CPython's parser, a tenth of libcst's cost) less its leading blank
     and comment lines.  A node whose text at that range is not the text it wrote (a statement found
     nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
-    ``first_lines``: the first lines of code of the top-level statements, when already known."""
+    ``first_lines``: the first lines of code of the top-level statements, when already known;
+    ``block``: statements of a class's body, each generated alone when it holds a wanted one (a class
+    is as long as a file, a method is not)."""
     wanted = list(wanted)
     if not wanted:
         return {}
-    tops = top_statements(module, {id(statement) for _, statement in wanted})
+    groups: dict[tuple[int, int], list[cst.CSTNode]] = {}
+    """(0: top-level, 1: of the block; index) -> the wanted nodes in that statement."""
+    inner = statement_index(block[0], {id(statement) for _, statement in wanted}) if block else {}
+    rest = [(node, statement) for node, statement in wanted if id(statement) not in inner]
+    for node, statement in wanted:
+        if id(statement) in inner:
+            groups.setdefault((1, inner[id(statement)]), []).append(node)
+    tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
     if first_lines is None and tops:
         first_lines = _first_code_lines(module, source)
-    by_top: dict[int, list[cst.CSTNode]] = {}
     missing: list[cst.CSTNode] = []
-    for node, statement in wanted:
+    for node, statement in rest:
         k = tops.get(id(statement))
         if k is None or first_lines is None:
             missing.append(node)
         else:
-            by_top.setdefault(k, []).append(node)
+            groups.setdefault((0, k), []).append(node)
     lines = LineIndex(source)
     out: dict[int, Range] = {}
-    for k, nodes in by_top.items():
-        statement = module.body[k]
+    for (level, k), nodes in groups.items():
+        if level:
+            assert block is not None
+            statement, first, indents = block[0][k], block[1][k], [block[2]]
+        else:
+            assert first_lines is not None
+            statement, first, indents = module.body[k], first_lines[k], []
         state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
                              wanted={id(n) for n in nodes}, texts={})
-        state.offset = lines.line_starts[first_lines[k] - 1] - _leading_length(module, statement)
+        state.indent_tokens = list(indents)
+        state.offset = lines.line_starts[first - 1] - _leading_length(module, statement, indents)
         statement._codegen(state)
         for node in nodes:
             span = state.spans.get(id(node))
@@ -251,8 +269,9 @@ def leading_line_count(statement: cst.CSTNode) -> int:
     return count + (len(decorators[0].leading_lines) if decorators else 0)
 
 
-def _leading_length(module: cst.Module, statement: cst.CSTNode) -> int:
-    """Characters of the blank and comment lines a top-level statement writes before its first token."""
+def _leading_length(module: cst.Module, statement: cst.CSTNode, indents: list[str] | None = None) -> int:
+    """Characters of the blank and comment lines a statement writes before its first token (inside the
+    blocks of ``indents``)."""
     leading = list(getattr(statement, "leading_lines", ()))
     decorators = getattr(statement, "decorators", ())
     if decorators:
@@ -260,6 +279,7 @@ def _leading_length(module: cst.Module, statement: cst.CSTNode) -> int:
     if not leading:
         return 0
     state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens = list(indents or ())
     for line in leading:
         line._codegen(state)
     return state.offset
