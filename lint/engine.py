@@ -68,22 +68,25 @@ class Analysis:
 
 def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
             project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
-            statements: bool = False) -> Analysis:
+            statements: bool = False, parse: bool = False) -> Analysis:
     """Parse, analyse and run the enabled rules on one file's text.
 
     With a ``project``, names imported from the other checked files resolve to their
     definitions, and ``entries`` (functions of this file that compiled code of other files
     calls, with their arguments) are analysed as well.  ``statements``: also record the lines of
-    the top-level statements (``statement_lines``).
+    the top-level statements (``statement_lines``).  ``parse``: parse the text even when the project
+    holds a tree of it.
     """
     with gc_relaxed():
-        return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
+        return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements,
+                              parse)
 
 
 def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: SourceIndex | None,
-             entries: dict[str, dict[str, Any]] | None, statements: bool = False) -> Analysis:
+             entries: dict[str, dict[str, Any]] | None, statements: bool = False, parse: bool = False
+             ) -> Analysis:
     result = Analysis(settings)
-    cached = project.cached_index(path, source) if project is not None else None
+    cached = project.cached_index(path, source) if project is not None and not parse else None
     try:
         module, parsed = (cached.module, source) if cached is not None else parse_module(source, path)
     except cst.ParserSyntaxError as exc:

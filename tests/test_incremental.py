@@ -296,3 +296,28 @@ def test_edits_of_code_are_answered_as_a_full_analysis(tmp_path, newline: str) -
         if full.analysis is not None and full.analysis.module is not None:
             text = edited
     assert spliced >= len(CODE_EDITS) - 4  # most are answered from the tree
+
+
+def test_a_failure_of_the_quick_answer_falls_back_to_the_full_analysis(tmp_path, monkeypatch) -> None:
+    """An error while answering from the last analysis is logged and the edit analysed in full, from a
+    parse of the text: the editor sees the full analysis' diagnostics, no error."""
+    import dynalint.adapters.lsp_analysis as lsp_analysis
+
+    text = synthetic_model(60)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text, path, "model.py", session, baselines)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(lsp_analysis, "reanalysed", broken)
+    changed = _replace_nth(text, "n = h.max().item()", "n = h.max()", 1)
+    answer = check_document(1, changed, path, "model.py", session, baselines)
+    full = check_document(1, changed, path, "model.py", Session(resolve([path]), cache_dir=None))
+    assert answer.error is None and answer._full is None
+    assert answer.diagnostics == full.diagnostics
+    assert answer.diagnostics != check_document(2, text, path, "model.py", session).diagnostics

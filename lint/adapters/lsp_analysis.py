@@ -150,25 +150,33 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
             project, entries = project_of(session, path)
         key = _key(settings, project, entries)
 
-        def full() -> Analysis:
+        def full(parse: bool = False) -> Analysis:
             # the index lives as long as this version (its fixes resolve through it): not released here,
-            # which would scan the imports of every file of the project on each edit
+            # which would scan the imports of every file of the project on each edit; ``parse``: a tree
+            # of the text, not the one the project holds (spliced, when the edit was answered quickly)
             return analyse(text, name, settings, record_values=True, project=project, entries=entries,
-                           statements=baselines is not None)
+                           statements=baselines is not None, parse=parse)
 
         base = baselines.get(name) if baselines is not None else None
         quick: tuple[Analysis, Baseline | None] | None = None
+        failed = False
         if base is not None:
-            quick = answered(base, Analysis(settings), text, name, key) or \
-                reanalysed(base, settings, text, name, key, project, entries)
+            assert baselines is not None
+            try:
+                quick = answered(base, Analysis(settings), text, name, key) or \
+                    reanalysed(base, settings, text, name, key, project, entries)
+            except Exception:  # the full analysis answers instead, from a parse of the text
+                log.exception("answering an edit of %s from its last analysis failed", shown)
+                baselines.drop(name)
+                failed = True
         if quick is not None:
             analysis, new_base = quick
             assert baselines is not None
             if new_base is not None:
                 baselines.put(name, new_base)
             return Checked(version, text, name, settings, analysis.diagnostics, analysis=analysis,
-                           project=project, entries=entries, _full=full)
-        analysis = full()
+                           project=project, entries=entries, _full=lambda: full(parse=True))
+        analysis = full(parse=failed)
         new_base = baseline(analysis, text, key) if baselines is not None else None
         if new_base is not None:  # else the last one stays (a text that does not parse is often typed back)
             assert baselines is not None
