@@ -32,7 +32,7 @@ import bisect
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Hashable, Sequence
+from typing import Any, Hashable
 
 import libcst as cst
 
@@ -40,6 +40,7 @@ from dynalint.analysis.project import SourceIndex
 from dynalint.engine import Analysis, analyse_tree, report, rules_for
 from dynalint.noqa import NoqaMap
 from dynalint.positions import (
+    Block,
     Range,
     block_lines,
     changed_blocks,
@@ -61,6 +62,9 @@ MAX_BASELINES = 32
 
 MAX_WIDENINGS = 3
 """Times the stretch of statements parsed again grows by the next statement (see :func:`_spliced`)."""
+
+MAX_SPLICES = 4
+"""Stretches of one edit parsed again apart (see :func:`_spliced`)."""
 
 
 @dataclass
@@ -207,33 +211,19 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
     The spliced tree's statements are those a parse of ``text`` gives (the others are the baseline's
     nodes, untouched text parsed in the same state), so the analysis of the tree is the analysis of
     the text: every compiled function is analysed again, and only positions are reused, those of the
-    findings' nodes in statements the edit left, moved by the lines added above them."""
+    findings' nodes in statements the edit left (the same nodes), moved by the lines their statement
+    moved."""
     tree = base.tree
     if key != base.key or tree is None:
         return None
     if project is not None and project.cached_index(path, text) is not None:
         return None  # the full analysis would analyse the tree the project holds
     lines = split_lines(text, keepends=True)
-    spliced = _spliced(tree, lines)
-    if spliced is None:
+    new_tree = _spliced(tree, lines)
+    if new_tree is None:
         return None
-    module, statements = spliced.tree.module, spliced.tree.statements
-    first, count, removed, inner = spliced.first, spliced.count, spliced.removed, spliced.inner
-    after = first + count  # new statements [first, after) replace old [first, first + removed)
-    delta = len(lines) - len(tree.lines)
-
-    def shift(k: int, statement: cst.CSTNode) -> int | None:
-        """Lines the code of ``statement``, in the new text's top-level statement ``k``, moved; None
-        when it was parsed again."""
-        if first <= k < after:
-            if inner is None:
-                return None
-            j = statement_index(spliced.block, {id(statement)}).get(id(statement))
-            if j is None or inner[0] <= j < inner[0] + inner[1]:
-                return None
-            return statements[k][0] - base.statements[k][0] + (delta if j >= inner[0] else 0)
-        old = k if k < first else k - count + removed
-        return statements[k][0] - base.statements[old][0]
+    module, statements = new_tree.module, new_tree.statements
+    moved = _Moves(base, tree, new_tree)
 
     def positions(findings: list[Finding]) -> dict[int, Range]:
         tops = top_statements(module, {id(f.statement) for f in findings})
@@ -242,52 +232,95 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
         for f in findings:
             k = tops.get(id(f.statement))
             known = base.ranges.get(id(f.node))
-            d = shift(k, f.statement) if k is not None and known is not None else None
+            d = moved.lines(k, f.statement) if k is not None and known is not None else None
             if d is not None and known is not None:
                 out[id(f.node)] = replace(known, line=known.line + d, end_line=known.end_line + d)
             else:
-                todo.append((f.node, f.statement))
+                todo.append((f.node, f.statement, k))
         if todo:
-            block = None
-            if inner is not None:
-                body = module.body[first].body
-                inner_lines = spliced.tree.inner(first)
-                assert isinstance(body, cst.IndentedBlock) and inner_lines is not None
-                block = (spliced.block, [a for a, _ in inner_lines], body.indent or module.default_indent)
-            out.update(ranges_within(module, text, todo, first_lines=[a for a, _ in statements], block=block))
+            blocks = [block for k in {k for _, _, k in todo if k is not None}
+                      if (block := moved.new_block(k)) is not None]
+            out.update(ranges_within(module, text, [(n, s) for n, s, _ in todo],
+                                     first_lines=[a for a, _ in statements], blocks=blocks))
         return out
 
     analysis = analyse_tree(module, text, path, settings, project=project, entries=entries,
                             statements=statements, positions=positions)
     if not analysis.rule_codes:
         return analysis, None
-    new_base = Baseline(key, lines, _owners(statements, len(lines)), list(analysis.findings), dict(analysis.ranges),
-                        analysis.rule_codes, statements, spliced.tree)
+    new_base = Baseline(key, lines, _owners(statements, len(lines)), list(analysis.findings),
+                        dict(analysis.ranges), analysis.rule_codes, statements, new_tree)
     return analysis, new_base
 
 
-@dataclass
-class _Splice:
-    """A tree spliced from another one and a parse of the statements an edit touched (see :func:`_spliced`)."""
+class _Moves:
+    """How far the statements a spliced tree took from the baseline's tree moved, found by identity:
+    a top-level statement of both trees, or a statement of the body of a class parsed again (whose
+    other statements stay)."""
 
-    tree: Tree
-    first: int
-    """Index of the first top-level statement parsed again (or holding the statements parsed again)."""
-    count: int
-    """Top-level statements parsed again (or holding those parsed again), in the new tree."""
-    removed: int
-    """Top-level statements they replace, in the old tree."""
-    inner: tuple[int, int] | None = None
-    """When statements of the body of the class at ``first`` were parsed again instead: the index of the
-    first of them in the body and how many there are."""
-    block: Sequence[cst.BaseStatement] = ()
-    """The statements of that body, in the new tree."""
+    def __init__(self, base: Baseline, old: Tree, new: Tree) -> None:
+        self.base, self.old, self.new = base, old, new
+        self.old_tops = {id(node): j for j, node in enumerate(old.module.body)}
+        self._old_inner: dict[int, tuple[int, int]] | None = None
+        self._inner: dict[int, dict[int, int]] = {}
+
+    def lines(self, k: int, statement: cst.CSTNode) -> int | None:
+        """Lines the code of ``statement`` (in the new tree's top-level statement ``k``) moved since the
+        baseline's text; None when it was parsed again."""
+        node = self.new.module.body[k]
+        base, old, new = self.base, self.old, self.new
+        j = self.old_tops.get(id(node))
+        if j is not None:
+            return new.statements[k][0] - base.statements[j][0]
+        if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock):
+            return None
+        inner = self._inner.get(k)
+        if inner is None:
+            inner = self._inner[k] = statement_index(node.body.body, {id(statement)})
+        i = inner.get(id(statement))
+        if i is None:
+            inner.update(statement_index(node.body.body, {id(statement)}))
+            i = inner.get(id(statement))
+        where = self.old_inner().get(id(node.body.body[i])) if i is not None else None
+        new_lines, old_lines = new.inner(k), old.inner(where[0]) if where is not None else None
+        if where is None or new_lines is None or old_lines is None:
+            return None
+        j, i_old = where
+        # the statements of a top-level statement keep their lines relative to it between the tree's text
+        # and the baseline's (which differ by lines between top-level statements only)
+        return new_lines[i][0] - (old_lines[i_old][0] + base.statements[j][0] - old.statements[j][0])
+
+    def old_inner(self) -> dict[int, tuple[int, int]]:
+        """``id`` of each statement of the body of an old class that the new tree does not hold whole ->
+        (the class's index, the statement's index in its body)."""
+        if self._old_inner is None:
+            kept = {id(node) for node in self.new.module.body}
+            self._old_inner = {}
+            for j, node in enumerate(self.old.module.body):
+                if id(node) not in kept and isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
+                    for i, statement in enumerate(node.body.body):
+                        self._old_inner[id(statement)] = (j, i)
+        return self._old_inner
+
+    def new_block(self, k: int) -> Block | None:
+        """The body of the new tree's class at ``k`` when the class was parsed again in part (its
+        statements' positions are generated one by one)."""
+        node = self.new.module.body[k]
+        if id(node) in self.old_tops or not isinstance(node, cst.ClassDef) \
+                or not isinstance(node.body, cst.IndentedBlock):
+            return None
+        inner = self.new.inner(k)
+        if inner is None:
+            return None
+        return node.body.body, [a for a, _ in inner], node.body.indent or self.new.module.default_indent
 
 
-def _spliced(tree: Tree, lines: list[str]) -> _Splice | None:
+def _spliced(tree: Tree, lines: list[str]) -> Tree | None:
     """The tree of the text ``lines``: ``tree`` with the top-level statements whose text an edit
     touched replaced by a parse of their new text (or, for an edit inside a class, the statements of
-    its body the edit touched); None when unsure.
+    its body the edit touched); None when unsure.  Changes far apart (a comment typed before a class,
+    the tree being of the text before it, and code in a method) are spliced one at a time, the last
+    first.
 
     The stretch parsed again runs from the start of a statement's text (its leading comment lines) to
     the start of the next untouched one, and takes in the line on either side of each changed block (a
@@ -303,35 +336,56 @@ def _spliced(tree: Tree, lines: list[str]) -> _Splice | None:
     ``__future__`` import, a continuation line at either end, one libcst does not write back; a
     stretch whose last lines parse as a footer (of the module or the class) is widened by the next
     statement."""
-    old = tree.lines
-    blocks = changed_blocks(old, lines)
-    if not blocks or not tree.exact():
-        return None
-    extents = tree.extents()
-    if extents is None or len(extents) < 2:
-        return None
-    starts, footer = extents[:-1], extents[-1]
-    low = max(min(b[0] for b in blocks) - 1, 0)
-    high = min(max(b[1] for b in blocks) + 1, len(old))
-    if low < starts[0]:
-        return None  # the module's header
-    first = bisect.bisect_right(starts, low) - 1
-    tail = high > footer
-    last = len(starts) - 1 if tail else bisect.bisect_right(starts, max(high - 1, low)) - 1
-    indented = _first_indented(tree.module)
-    if first < indented:
-        return None
-    if first == last and not tail:
-        inside = _spliced_in_class(tree, lines, first, low, high, extents[first + 1], first > indented)
-        if inside is not None:
-            return inside
-    if first == indented:
-        return None
-    return _spliced_at_top(tree, lines, first, last, tail, extents)
+    for _ in range(MAX_SPLICES):
+        old = tree.lines
+        blocks = changed_blocks(old, lines)
+        if not blocks:
+            return tree if tree.lines is lines else None
+        if not tree.exact():
+            return None
+        extents = tree.extents()
+        if extents is None or len(extents) < 2:
+            return None
+        starts, footer = extents[:-1], extents[-1]
+        # the last stretch of blocks whose statements overlap: spliced first (the lines above stay)
+        at = len(blocks) - 1
+        low, high, first = _touched(blocks[at], starts, len(old))
+        while at > 0:
+            low_b, high_b, first_b = _touched(blocks[at - 1], starts, len(old))
+            if bisect.bisect_right(starts, max(high_b - 1, low_b)) - 1 < first:
+                break
+            at -= 1
+            low, first = low_b, first_b
+        if low < starts[0]:
+            return None  # the module's header
+        i1, j1 = blocks[at][0], blocks[at][2]
+        step = lines if at == 0 else old[:i1] + lines[j1:blocks[-1][3]] + old[blocks[-1][1]:]
+        tail = high > footer
+        last = len(starts) - 1 if tail else bisect.bisect_right(starts, max(high - 1, low)) - 1
+        indented = _first_indented(tree.module)
+        if first < indented:
+            return None
+        spliced = None
+        if first == last and not tail:
+            spliced = _spliced_in_class(tree, step, first, low, high, extents[first + 1], first > indented)
+        if spliced is None and first > indented:
+            spliced = _spliced_at_top(tree, step, first, last, tail, extents)
+        if spliced is None:
+            return None
+        tree = spliced
+    return None
+
+
+def _touched(block: tuple[int, int, int, int], starts: list[int], count: int) -> tuple[int, int, int]:
+    """The lines a changed block touches (with one line on either side: (low, high), end excluded) and
+    the first top-level statement they reach (0 for the module's header)."""
+    low = max(block[0] - 1, 0)
+    high = min(block[1] + 1, count)
+    return low, high, max(bisect.bisect_right(starts, low) - 1, 0)
 
 
 def _spliced_at_top(tree: Tree, lines: list[str], first: int, last: int, tail: bool, extents: list[int]
-                    ) -> _Splice | None:
+                    ) -> Tree | None:
     """The top-level statements ``first`` to ``last`` of ``tree`` parsed again (see :func:`_spliced`)."""
     module, old = tree.module, tree.lines
     starts, footer = extents[:-1], extents[-1]
@@ -367,11 +421,11 @@ def _spliced_at_top(tree: Tree, lines: list[str], first: int, last: int, tail: b
     ends = part if tail else module  # the module's footer and final line break
     spliced = module.with_changes(body=[*module.body[:first], *body, *module.body[last + 1:]], footer=ends.footer,
                                   has_trailing_newline=ends.has_trailing_newline)
-    return _Splice(Tree(spliced, lines, statements, _exact=True), first, len(body), last - first + 1)
+    return Tree(spliced, lines, statements, _exact=True)
 
 
 def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int, end_of_class: int,
-                      first_may_change: bool) -> _Splice | None:
+                      first_may_change: bool) -> Tree | None:
     """The statements of the body of the class at ``k`` that the changed lines ``low`` to ``high`` touch,
     parsed again (see :func:`_spliced`); ``first_may_change``: whether the body's first statement may
     be parsed again (it holds the file's first indented line otherwise)."""
@@ -430,7 +484,7 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
     spliced = module.with_changes(body=[*module.body[:k], cls, *module.body[k + 1:]])
     new_tree = Tree(spliced, lines, statements, _exact=True)
     new_tree._inner[k] = inner[:first] + new_lines + [(a + delta, b + delta) for a, b in inner[last + 1:]]
-    return _Splice(new_tree, k, 1, 1, (first, len(new)), block)
+    return new_tree
 
 
 def _opening(module: cst.Module) -> str:

@@ -118,7 +118,7 @@ Block = tuple[Sequence[cst.BaseStatement], Sequence[int], str]
 
 
 def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]],
-                  first_lines: list[int] | None = None, block: Block | None = None) -> dict[int, Range]:
+                  first_lines: list[int] | None = None, blocks: Sequence[Block] = ()) -> dict[int, Range]:
     """The ranges :func:`node_ranges` gives, of nodes each given with a statement that holds it.
 
     Generating the whole module to count characters costs a third of parsing it; findings sit in a
@@ -127,18 +127,20 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     and comment lines.  A node whose text at that range is not the text it wrote (a statement found
     nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
     ``first_lines``: the first lines of code of the top-level statements, when already known;
-    ``block``: statements of a class's body, each generated alone when it holds a wanted one (a class
-    is as long as a file, a method is not)."""
+    ``blocks``: bodies of classes whose statements are each generated alone when they hold a wanted
+    one (a class is as long as a file, a method is not)."""
     wanted = list(wanted)
     if not wanted:
         return {}
     groups: dict[tuple[int, int], list[cst.CSTNode]] = {}
-    """(0: top-level, 1: of the block; index) -> the wanted nodes in that statement."""
-    inner = statement_index(block[0], {id(statement) for _, statement in wanted}) if block else {}
-    rest = [(node, statement) for node, statement in wanted if id(statement) not in inner]
-    for node, statement in wanted:
-        if id(statement) in inner:
-            groups.setdefault((1, inner[id(statement)]), []).append(node)
+    """(0: top-level, else 1 + the block's index; index of the statement) -> the wanted nodes in it."""
+    rest = wanted
+    for b, block in enumerate(blocks):
+        inner = statement_index(block[0], {id(statement) for _, statement in rest})
+        for node, statement in rest:
+            if id(statement) in inner:
+                groups.setdefault((1 + b, inner[id(statement)]), []).append(node)
+        rest = [(node, statement) for node, statement in rest if id(statement) not in inner]
     tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
     if first_lines is None and tops:
         first_lines = _first_code_lines(module, source)
@@ -153,8 +155,8 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     out: dict[int, Range] = {}
     for (level, k), nodes in groups.items():
         if level:
-            assert block is not None
-            statement, first, indents = block[0][k], block[1][k], [block[2]]
+            statements, firsts, indent = blocks[level - 1]
+            statement, first, indents = statements[k], firsts[k], [indent]
         else:
             assert first_lines is not None
             statement, first, indents = module.body[k], first_lines[k], []

@@ -321,3 +321,39 @@ def test_a_failure_of_the_quick_answer_falls_back_to_the_full_analysis(tmp_path,
     assert answer.error is None and answer._full is None
     assert answer.diagnostics == full.diagnostics
     assert answer.diagnostics != check_document(2, text, path, "model.py", session).diagnostics
+
+
+def test_changes_far_apart_are_parsed_again_apart(tmp_path) -> None:
+    """A comment typed before a class (answered from the last findings: the tree stays the one of the text
+    before it) and then code changed in a method of a class further down: the two stretches are parsed
+    again apart, the classes between them keep their nodes, the method's class keeps its other
+    methods', and the answer is the full analysis'."""
+    from dynalint.incremental import _spliced
+    from dynalint.positions import split_lines
+
+    text = synthetic_model(120)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text, path, "model.py", session, baselines)
+    commented = _replace_nth(text, "class Block1", "# about Block1\nclass Block1", 0)
+    check_document(1, commented, path, "model.py", session, baselines)
+    edited = _replace_nth(commented, "        h = h * 2\n", "        h = h * 3\n        k = h.item()\n", 3)
+    base = baselines.get(path)
+    assert base is not None and base.tree is not None and base.tree.lines != base.lines
+    old = base.tree.module
+    tree = _spliced(base.tree, split_lines(edited, keepends=True))
+    assert tree is not None and tree.module.code == edited
+    names = [getattr(node, "name", None) for node in old.body]
+    block1, block2, block3 = (names.index(next(n for n in names if n is not None and n.value == f"Block{i}"))
+                              for i in (1, 2, 3))
+    assert tree.module.body[block1] is not old.body[block1] and tree.module.body[block2] is old.body[block2]
+    assert tree.module.body[block3] is not old.body[block3]
+    assert tree.module.body[block3].body.body[1] is old.body[block3].body.body[1]  # __init__ kept
+    answer = check_document(2, edited, path, "model.py", session, baselines)
+    full = check_document(2, edited, path, "model.py", Session(resolve([path]), cache_dir=None))
+    assert answer._full is not None and answer.analysis.module is not None
+    assert answer.diagnostics == full.diagnostics
+    assert any(d.line == edited[:edited.index("k = h.item()")].count("\n") + 1 for d in answer.diagnostics)
