@@ -262,7 +262,6 @@ class _Moves:
         self.base, self.old, self.new = base, old, new
         self.old_tops = {id(node): j for j, node in enumerate(old.module.body)}
         self._old_inner: dict[int, tuple[int, int]] | None = None
-        self._inner: dict[int, dict[int, int]] = {}
 
     def lines(self, k: int, statement: cst.CSTNode) -> int | None:
         """Lines the code of ``statement`` (in the new tree's top-level statement ``k``) moved since the
@@ -274,13 +273,7 @@ class _Moves:
             return new.statements[k][0] - base.statements[j][0]
         if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock):
             return None
-        inner = self._inner.get(k)
-        if inner is None:
-            inner = self._inner[k] = statement_index(node.body.body, {id(statement)})
-        i = inner.get(id(statement))
-        if i is None:
-            inner.update(statement_index(node.body.body, {id(statement)}))
-            i = inner.get(id(statement))
+        i = statement_index(node.body.body, {id(statement)}).get(id(statement))
         where = self.old_inner().get(id(node.body.body[i])) if i is not None else None
         new_lines, old_lines = new.inner(k), old.inner(where[0]) if where is not None else None
         if where is None or new_lines is None or old_lines is None:
@@ -336,7 +329,7 @@ def _spliced(tree: Tree, lines: list[str]) -> Tree | None:
     ``__future__`` import, a continuation line at either end, one libcst does not write back; a
     stretch whose last lines parse as a footer (of the module or the class) is widened by the next
     statement."""
-    for _ in range(MAX_SPLICES):
+    for _ in range(MAX_SPLICES + 1):  # the last time round finds nothing left to splice
         old = tree.lines
         blocks = changed_blocks(old, lines)
         if not blocks:
