@@ -444,7 +444,7 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
     prefix = _opening(module) + f"class _:{newline}"
     for _ in range(MAX_WIDENINGS + 1):
         end = starts[last + 1] if last + 1 < m else end_of_class
-        part = _parse_stretch(module, prefix, lines[begin:end + delta], old[begin - 1:end], False)
+        part = _parse_stretch(module, prefix, lines[begin:end + delta], old[begin - 1:end], end == len(old))
         if part is None or len(part.body) != 2 or part.footer:
             return None
         wrapper = part.body[1]
@@ -474,7 +474,9 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
     top_first, top_last = tree.statements[k]
     statements = tree.statements[:k] + [(top_first, new_lines[-1][1] if at_end else top_last + delta)] + \
         [(a + delta, b + delta) for a, b in tree.statements[k + 1:]]
-    spliced = module.with_changes(body=[*module.body[:k], cls, *module.body[k + 1:]])
+    ends = part if end == len(old) else module  # the module's final line break
+    spliced = module.with_changes(body=[*module.body[:k], cls, *module.body[k + 1:]],
+                                  has_trailing_newline=ends.has_trailing_newline)
     new_tree = Tree(spliced, lines, statements, _exact=True)
     new_tree._inner[k] = inner[:first] + new_lines + [(a + delta, b + delta) for a, b in inner[last + 1:]]
     return new_tree

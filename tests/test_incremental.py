@@ -357,3 +357,59 @@ def test_changes_far_apart_are_parsed_again_apart(tmp_path) -> None:
     assert answer._full is not None and answer.analysis.module is not None
     assert answer.diagnostics == full.diagnostics
     assert any(d.line == edited[:edited.index("k = h.item()")].count("\n") + 1 for d in answer.diagnostics)
+
+
+_NESTED = '''
+
+if True:
+    class Inner(nn.Module):
+        class Nested:
+            x = 1
+
+        def forward(self, x):
+            return x.item()
+
+
+@decorated
+class Last(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return x.tolist()'''
+
+
+def _variant(kind: str) -> str:
+    with open(EXAMPLE, encoding="utf-8") as fh:
+        text = fh.read()
+    if kind == "tabs":
+        return "\n".join(line.replace("    ", "\t") for line in text.split("\n"))
+    if kind == "cr":
+        return text.replace("\n", "\r")
+    return text + _NESTED + ("\n" if kind == "last class" else "")
+
+
+@pytest.mark.parametrize("kind", ["tabs", "cr", "last class", "last class, no final line break"])
+def test_random_edits_of_other_layouts(tmp_path, kind: str) -> None:
+    """Tab indentation, line breaks that are carriage returns, nested and decorated classes, a file that
+    ends in a class's method (with and without a final line break)."""
+    counts = [_differential(tmp_path, _variant(kind), seed, 25, fix_all=False) for seed in range(2)]
+    assert sum(q for q, _ in counts) >= 5
+
+
+def test_an_edit_at_the_end_of_the_last_method_of_the_file(tmp_path) -> None:
+    """The last class's last method edited, the final line break added and removed: the spliced tree
+    writes the text back, and the answers are the full analysis'."""
+    text = _variant("last class, no final line break")
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text, path, "model.py", session, baselines)
+    for version, edited in enumerate((text + "\n", text.replace("x.tolist()", "x.tolist()[0]") + "\n",
+                                      text.replace("x.tolist()", "x.tolist()[0]"), text), 1):
+        answer = check_document(version, edited, path, "model.py", session, baselines)
+        full = check_document(version, edited, path, "model.py", Session(resolve([path]), cache_dir=None))
+        assert answer.diagnostics == full.diagnostics
+        assert answer._full is not None and answer.analysis.module is not None
+        assert answer.analysis.module.code == edited
