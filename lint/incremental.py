@@ -21,7 +21,8 @@ new text, exactly as the full analysis computes it (:func:`dynalint.engine.repor
 An edit is answered this way only when the project around the file, the settings and the entries
 the file is analysed with are those of the last analysis; anything the splice cannot vouch for (a
 stretch that does not parse alone, a form feed, an edit of the module's header or of the statements
-before the first indented block, a text libcst does not write back) goes through the full analysis.
+before the first indented block, a text libcst does not write back, a file nested deeper than the
+cheap scan of :func:`dynalint.source.needs_exact_check` clears) goes through the full analysis.
 The differential test (``tests/test_incremental.py``) checks on random edits that the answers are
 the full analysis'.
 """
@@ -52,7 +53,7 @@ from dynalint.positions import (
 )
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
-from dynalint.source import NestingError, check_nesting
+from dynalint.source import needs_exact_check
 
 _TRIVIA = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
 """A line that holds nothing but spaces and a comment (a form feed makes it a line to parse)."""
@@ -218,6 +219,8 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
         return None
     if project is not None and project.cached_index(path, text) is not None:
         return None  # the full analysis would analyse the tree the project holds
+    if needs_exact_check(text):
+        return None  # the full analysis asks CPython's parser about the file's nesting first
     lines = split_lines(text, keepends=True)
     new_tree = _spliced(tree, lines)
     if new_tree is None:
@@ -502,9 +505,8 @@ def _parse_stretch(module: cst.Module, prefix: str, new: list[str], old: list[st
         return None
     text = prefix + region
     try:
-        check_nesting(text)
         part = cst.parse_module(text)
-    except (cst.ParserSyntaxError, NestingError, RecursionError, MemoryError, ValueError):
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
     if part.code != text:
         return None  # a text libcst does not write back
