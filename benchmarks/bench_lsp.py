@@ -9,6 +9,9 @@ reports, in one run:
 - a quick-fix menu on one diagnostic -> its answer, and resolving "fix all (unsafe)";
 - the median and worst of edit -> diagnostics over ``--edits`` edits (each inserts or removes a
   comment line in the middle of the file; ``--debounce 0`` so the figure is the server's work);
+- the same over ``--edits`` edits of code inside function bodies, spread over the file: a literal
+  changed, a local renamed (to the end of its function), a statement added after an assignment, an
+  assignment removed, each followed by the edit that undoes it;
 - a libcst parse of the same text in this process (median of 3): the yardstick of the edit cost;
 - ``shutdown``+``exit`` -> process gone, end of input -> process gone, and ``exit`` sent while
   the server analyses the file -> process gone.
@@ -22,8 +25,10 @@ fixes in every block).  A measurement script, not a test: it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -69,6 +74,75 @@ def _comment_line(text: str) -> int:
     return 0
 
 
+Edit = tuple[int, int, str]
+"""Lines ``first`` to ``end`` (0-based, end excluded) replaced by a text."""
+
+
+def _code_edits(text: str, count: int) -> list[Edit]:
+    """``count`` edits of code inside function bodies (see the module doc), each edit followed by the
+    one that undoes it, at single-line assignments to a name spread evenly over the file."""
+    lines = text.splitlines(keepends=True)
+    sites: list[tuple[ast.AST, ast.Assign]] = []
+    for fn in ast.walk(ast.parse(text)):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for block in ast.walk(fn):
+            for name in ("body", "orelse", "finalbody"):
+                body = getattr(block, name, None)
+                if not isinstance(body, list) or len(body) < 2 or block is not fn and isinstance(
+                        block, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                for st in body:
+                    if isinstance(st, ast.Assign) and st.lineno == st.end_lineno and len(st.targets) == 1 \
+                            and isinstance(st.targets[0], ast.Name) and lines[st.lineno - 1].isascii():
+                        sites.append((fn, st))
+    sites.sort(key=lambda s: s[1].lineno)
+    pairs = max(count // 2, 1)
+    chosen = [sites[i * len(sites) // pairs] for i in range(pairs)] if sites else []
+    edits: list[Edit] = []
+    for k, (fn, st) in enumerate(chosen):
+        at = st.lineno - 1
+        line = lines[at]
+        target = st.targets[0].id  # type: ignore[attr-defined]
+        indent = line[:len(line) - len(line.lstrip())]
+        numbers = [c for c in ast.walk(st.value) if isinstance(c, ast.Constant) and type(c.value) is int]
+        kind = k % 4
+        if kind == 0 and numbers:
+            c = numbers[0]
+            new = line[:c.col_offset] + str(c.value + 1) + line[c.end_col_offset:]  # type: ignore[operator]
+            edit: Edit = (at, at + 1, new)
+        elif kind <= 1:
+            end = fn.end_lineno or st.lineno  # type: ignore[attr-defined]
+            old = "".join(lines[at:end])
+            edit = (at, end, re.sub(rf"(?<![.\w]){target}\b", f"{target}_renamed", old))
+        elif kind == 2:
+            edit = (at + 1, at + 1, f"{indent}{target}_copy = {target}\n")
+        else:
+            edit = (at, at + 1, "")
+        first, end, new = edit
+        edits.append(edit)
+        edits.append((first, first + new.count("\n"), "".join(lines[first:end])))
+    return edits[:count]
+
+
+def _line_edit(edit: Edit) -> types.TextEdit:
+    first, end, new = edit
+    return types.TextEdit(range=types.Range(start=types.Position(line=first, character=0),
+                                            end=types.Position(line=end, character=0)), new_text=new)
+
+
+async def _timed_edits(editor: Editor, uri: str, edits: list[types.TextEdit]) -> list[float]:
+    """Edit -> diagnostics of that version, for each edit in turn."""
+    latencies = []
+    for edit in edits:
+        before = editor.publications(uri)
+        start = time.perf_counter()
+        version = editor.change(uri, [edit])
+        await editor.diagnostics(uri, version, after=before)
+        latencies.append(time.perf_counter() - start)
+    return latencies
+
+
 async def _gone(editor: Editor) -> float:
     server = editor.client._server
     assert server is not None
@@ -104,21 +178,16 @@ async def _session(root: Path, path: Path, edits: int) -> dict[str, float]:
                 await asyncio.wait_for(editor.client.code_action_resolve_async(fix_all[-1]), 600)
                 out["resolve fix all"] = time.perf_counter() - start
         line = _comment_line(editor.texts[uri])
-        here = types.Position(line=line, character=0)
-        latencies = []
-        for k in range(edits):
-            if k % 2 == 0:
-                edit = types.TextEdit(range=types.Range(start=here, end=here), new_text=f"# edit {k}\n")
-            else:
-                below = types.Position(line=line + 1, character=0)
-                edit = types.TextEdit(range=types.Range(start=here, end=below), new_text="")
-            before = editor.publications(uri)
-            start = time.perf_counter()
-            version = editor.change(uri, [edit])
-            await editor.diagnostics(uri, version, after=before)
-            latencies.append(time.perf_counter() - start)
+        comments = [_line_edit((line, line, f"# edit {k}\n") if k % 2 == 0 else (line, line + 1, ""))
+                    for k in range(edits)]
+        latencies = await _timed_edits(editor, uri, comments)
         out["edit -> diagnostics (median)"] = statistics.median(latencies)
         out["edit -> diagnostics (worst)"] = max(latencies)
+        code = [_line_edit(e) for e in _code_edits(editor.texts[uri], edits)]
+        if code:
+            latencies = await _timed_edits(editor, uri, code)
+            out["code edit -> diag. (median)"] = statistics.median(latencies)
+            out["code edit -> diag. (worst)"] = max(latencies)
         await asyncio.wait_for(editor.client.shutdown_async(None), 60)
         editor.client.exit(None)
         out["exit -> gone"] = await _gone(editor)
@@ -171,6 +240,9 @@ def main() -> None:
     edit = results.get("edit -> diagnostics (median)")
     if edit is not None:
         print(f"median edit / parse         {edit / parse:8.2f}x")
+    code = results.get("code edit -> diag. (median)")
+    if code is not None:
+        print(f"median code edit / parse    {code / parse:8.2f}x")
     action = results.get("code action")
     if action is not None:
         print(f"code action / open          {action / results['open -> diagnostics']:8.2f}x")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import libcst as cst
 
@@ -68,22 +68,25 @@ class Analysis:
 
 def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
             project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
-            statements: bool = False) -> Analysis:
+            statements: bool = False, parse: bool = False) -> Analysis:
     """Parse, analyse and run the enabled rules on one file's text.
 
     With a ``project``, names imported from the other checked files resolve to their
     definitions, and ``entries`` (functions of this file that compiled code of other files
     calls, with their arguments) are analysed as well.  ``statements``: also record the lines of
-    the top-level statements (``statement_lines``).
+    the top-level statements (``statement_lines``).  ``parse``: parse the text even when the project
+    holds a tree of it.
     """
     with gc_relaxed():
-        return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements)
+        return on_large_stack(_analyse, source, path, settings, record_values, project, entries, statements,
+                              parse)
 
 
 def _analyse(source: str, path: str, settings: Settings, record_values: bool, project: SourceIndex | None,
-             entries: dict[str, dict[str, Any]] | None, statements: bool = False) -> Analysis:
+             entries: dict[str, dict[str, Any]] | None, statements: bool = False, parse: bool = False
+             ) -> Analysis:
     result = Analysis(settings)
-    cached = project.cached_index(path, source) if project is not None else None
+    cached = project.cached_index(path, source) if project is not None and not parse else None
     try:
         module, parsed = (cached.module, source) if cached is not None else parse_module(source, path)
     except cst.ParserSyntaxError as exc:
@@ -118,10 +121,28 @@ def _shifted(d: Diagnostic, moved: dict[int, int]) -> Diagnostic:
                                end_column=d.end_column + moved.get(d.end_line, 0))
 
 
+Positions = Callable[[list[Finding]], dict[int, Range]]
+"""The ranges of findings' nodes, by ``id(node)`` (how :func:`analyse_tree` is told where nodes are)."""
+
+
+def analyse_tree(module: cst.Module, source: str, path: str, settings: Settings, *, record_values: bool = False,
+                 project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
+                 statements: list[tuple[int, int]] | None = None, positions: Positions | None = None
+                 ) -> Analysis:
+    """What :func:`analyse` gives for ``source``, from ``module``, a tree of it (the tree an edit of an
+    analysed text is spliced into: :mod:`dynalint.incremental`), ``statements``, the lines of its
+    top-level statements, and ``positions``, the ranges of the findings' nodes."""
+    with gc_relaxed():
+        return on_large_stack(_analysed, module, source, path, settings, record_values, project, entries,
+                              statements, positions)
+
+
 def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
               project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None = None,
-              statements: bool = False) -> Analysis:
-    """The rules' diagnostics on a parsed module."""
+              statements: bool | list[tuple[int, int]] = False, positions: Positions | None = None
+              ) -> Analysis:
+    """The rules' diagnostics on a parsed module (``statements``: the lines of its top-level statements,
+    or whether to find them; ``positions``: how to find the ranges of the findings' nodes)."""
     result = Analysis(settings)
     result.module = module
     noqa = NoqaMap(source)
@@ -135,8 +156,13 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
                       settings=settings).run()
     result.program = program
     result.findings = run_rules(program, settings, rules) if program.events else []
-    result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
-    if statements:
+    if positions is not None:
+        result.ranges = positions(result.findings)
+    else:
+        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
+    if isinstance(statements, list):
+        result.statement_lines = statements
+    elif statements:
         result.statement_lines = statement_lines(module, source)
     report(result, source, path, noqa)
     return result

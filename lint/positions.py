@@ -13,7 +13,7 @@ import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -113,35 +113,57 @@ def _trimmed(source: str, lines: LineIndex, start: int, end: int) -> Range:
     return Range(l1, c1, l2, c2)
 
 
-def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]]
-                  ) -> dict[int, Range]:
+Block = tuple[Sequence[cst.BaseStatement], Sequence[int], str]
+"""The statements of a class's body, the first lines of their code and the body's indentation."""
+
+
+def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]],
+                  first_lines: list[int] | None = None, blocks: Sequence[Block] = ()) -> dict[int, Range]:
     """The ranges :func:`node_ranges` gives, of nodes each given with a statement that holds it.
 
     Generating the whole module to count characters costs a third of parsing it; findings sit in a
     few top-level statements.  So only those are generated, each from the offset where it starts:
     its first line of code (from CPython's parser, a tenth of libcst's cost) less its leading blank
     and comment lines.  A node whose text at that range is not the text it wrote (a statement found
-    nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`."""
+    nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
+    ``first_lines``: the first lines of code of the top-level statements, when already known;
+    ``blocks``: bodies of classes whose statements are each generated alone when they hold a wanted
+    one (a class is as long as a file, a method is not)."""
     wanted = list(wanted)
     if not wanted:
         return {}
-    tops = _top_statements(module, {id(statement) for _, statement in wanted})
-    first_lines = _first_code_lines(module, source) if tops else None
-    by_top: dict[int, list[cst.CSTNode]] = {}
+    groups: dict[tuple[int, int], list[cst.CSTNode]] = {}
+    """(0: top-level, else 1 + the block's index; index of the statement) -> the wanted nodes in it."""
+    rest = wanted
+    for b, block in enumerate(blocks):
+        inner = statement_index(block[0], {id(statement) for _, statement in rest})
+        for node, statement in rest:
+            if id(statement) in inner:
+                groups.setdefault((1 + b, inner[id(statement)]), []).append(node)
+        rest = [(node, statement) for node, statement in rest if id(statement) not in inner]
+    tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
+    if first_lines is None and tops:
+        first_lines = _first_code_lines(module, source)
     missing: list[cst.CSTNode] = []
-    for node, statement in wanted:
+    for node, statement in rest:
         k = tops.get(id(statement))
         if k is None or first_lines is None:
             missing.append(node)
         else:
-            by_top.setdefault(k, []).append(node)
+            groups.setdefault((0, k), []).append(node)
     lines = LineIndex(source)
     out: dict[int, Range] = {}
-    for k, nodes in by_top.items():
-        statement = module.body[k]
+    for (level, k), nodes in groups.items():
+        if level:
+            statements, firsts, indent = blocks[level - 1]
+            statement, first, indents = statements[k], firsts[k], [indent]
+        else:
+            assert first_lines is not None
+            statement, first, indents = module.body[k], first_lines[k], []
         state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
                              wanted={id(n) for n in nodes}, texts={})
-        state.offset = lines.line_starts[first_lines[k] - 1] - _leading_length(module, statement)
+        state.indent_tokens = list(indents)
+        state.offset = lines.line_starts[first - 1] - _leading_length(module, statement, indents)
         statement._codegen(state)
         for node in nodes:
             span = state.spans.get(id(node))
@@ -154,11 +176,16 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     return out
 
 
-def _top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
+def top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
     """``id`` of each wanted statement -> the index of the top-level statement that holds it (a walk of
     the statements and their blocks only: expressions hold none)."""
+    return statement_index(module.body, wanted)
+
+
+def statement_index(statements: Sequence[cst.CSTNode], wanted: set[int]) -> dict[int, int]:
+    """``id`` of each wanted statement -> the index of the one of ``statements`` that holds it."""
     out: dict[int, int] = {}
-    for k, top in enumerate(module.body):
+    for k, top in enumerate(statements):
         stack: list[cst.CSTNode] = [top]
         while stack:
             node = stack.pop()
@@ -195,23 +222,58 @@ def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | 
             tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    statements = tree.body
+    return block_lines(module.body, tree.body)
+
+
+def block_lines(statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt]
+                ) -> list[tuple[int, int]] | None:
+    """(first, last) lines of the code of each of libcst's ``statements``, from CPython's ``parsed``
+    statements of the same block; None when they count other statements."""
     out: list[tuple[int, int]] = []
     i = 0
-    for top in module.body:
+    for top in statements:
         n = len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
-        if i + n > len(statements):
+        if i + n > len(parsed):
             return None
-        first = statements[i]
+        first = parsed[i]
         decorators = getattr(first, "decorator_list", None) or []
-        last = max(s.end_lineno or s.lineno for s in statements[i:i + n])
+        last = max(s.end_lineno or s.lineno for s in parsed[i:i + n])
         out.append((min([first.lineno] + [d.lineno for d in decorators]), last))
         i += n
-    return out if i == len(statements) else None
+    return out if i == len(parsed) else None
 
 
-def _leading_length(module: cst.Module, statement: cst.CSTNode) -> int:
-    """Characters of the blank and comment lines a top-level statement writes before its first token."""
+def statement_extents(statements: Sequence[cst.BaseStatement], lines: Sequence[tuple[int, int]],
+                      start: int | None, end: int) -> list[int] | None:
+    """The 0-based line where the text of each statement of a block starts (its leading blank and
+    comment lines included, one line each in the tree), then ``end``, the line after the block's
+    statements (where the module's footer starts); ``lines``: the (first, last) 1-based lines of their
+    code (:func:`statement_lines`), ``start``: the line where the first one's text must start (None:
+    anywhere).  None when they do not follow each other (a tree of another text)."""
+    out: list[int] = []
+    after = start or 0
+    for statement, (first, last) in zip(statements, lines):
+        at = first - 1 - leading_line_count(statement)
+        if at < after or (not out and start is not None and at != start):
+            return None
+        out.append(at)
+        after = last
+    if len(out) != len(statements) or end < after:
+        return None
+    out.append(end)
+    return out
+
+
+def leading_line_count(statement: cst.CSTNode) -> int:
+    """The blank and comment lines a statement writes before its first token (a decorator's ``@``)."""
+    count = len(getattr(statement, "leading_lines", ()))
+    decorators = getattr(statement, "decorators", ())
+    return count + (len(decorators[0].leading_lines) if decorators else 0)
+
+
+def _leading_length(module: cst.Module, statement: cst.CSTNode, indents: list[str] | None = None) -> int:
+    """Characters of the blank and comment lines a statement writes before its first token (inside the
+    blocks of ``indents``)."""
     leading = list(getattr(statement, "leading_lines", ()))
     decorators = getattr(statement, "decorators", ())
     if decorators:
@@ -219,6 +281,7 @@ def _leading_length(module: cst.Module, statement: cst.CSTNode) -> int:
     if not leading:
         return 0
     state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens = list(indents or ())
     for line in leading:
         line._codegen(state)
     return state.offset

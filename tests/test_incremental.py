@@ -30,6 +30,12 @@ CODE = ("x = 1", "    h = h.max().item()", "    if h.sum() > 0:", "        pass"
         "    return x",
         "    '''", "'''", "class Extra(nn.Module):", "    def forward(self, x):", "        return x.item()",
         "\\", "(")
+#: Statements an edit adds inside a function body (at the indentation of the line it goes before) ...
+BODY = ("x = 1", "h = h * 2", "pass", "n = h.max().item()", "if h.sum() > 0:\n{indent}    h = h + 1",
+        "print(h)", "h = torch.relu(h)", "return h", "for _ in range(2):\n{indent}    h = h.float()",
+        "del h", "global label_smoothing", "self.extra = h.shape[0]", "h = h.tolist()")
+#: ... and the unfinished text typed on the way to a statement (each a prefix that does not parse).
+TYPING = ("h = torch.relu(", "if h.sum() > ", "return (h,", "x = '''", "h = [")
 FORM_FEED = "\x0c# form feed"
 """Rare (a file holding it is analysed in full on every edit, until the line is removed)."""
 
@@ -44,6 +50,48 @@ def _between(lines: list[str]) -> list[int]:
         if top:
             out.append(i)
     return out
+
+
+def _code_edit(text: str, rng: random.Random) -> tuple[str, str | None]:
+    """One edit of the code of a function body (a literal changed, a local renamed, a statement added or
+    removed), or an unfinished statement typed into one: (the edited text, the text it is typed into,
+    else None)."""
+    lines = text.splitlines(keepends=True)
+    end = re.search(r"\r\n|\r|\n", text)
+    newline = end.group() if end else "\n"
+    body = [i for i, line in enumerate(lines) if line[:1] in " \t" and line.strip()
+            and not line.lstrip().startswith("#")]
+    if not body:
+        return text, None
+    i = rng.choice(body)
+    line = lines[i]
+    indent = line[:len(line) - len(line.lstrip())]
+    kind = rng.random()
+    literals = list(re.finditer(r"(?<![\w.])\d+(?:\.\d+)?", line))
+    if kind < 0.2 and literals:
+        m = rng.choice(literals)
+        lines[i] = line[:m.start()] + rng.choice(("0", "1", "2", "3.5", "10", "-1", "True")) + line[m.end():]
+    elif kind < 0.35:
+        names = re.match(r"\s+([A-Za-z_]\w*)\s*=[^=]", line)
+        if names is None:
+            lines[i] = line.replace("(", "( ", 1)
+        else:  # the name renamed from its assignment to the end of the block
+            old, new = names.group(1), rng.choice(("renamed", "h2", "x", "h", "self"))
+            j = i
+            while j < len(lines) and (j == i or not lines[j].strip() or lines[j].startswith(indent)):
+                lines[j] = re.sub(rf"\b{old}\b", new, lines[j])
+                j += 1
+    elif kind < 0.65:
+        added = rng.choice(BODY).format(indent=indent)
+        lines[i:i] = [indent + part + newline for part in added.split("\n")]
+    elif kind < 0.8:
+        del lines[i]
+    else:
+        typed = rng.choice(TYPING)
+        complete = "".join(lines[:i] + [indent + "h = h + 0" + newline] + lines[i:])
+        lines[i:i] = [indent + typed + newline]
+        return "".join(lines), complete
+    return "".join(lines), None
 
 
 def _edit(text: str, rng: random.Random) -> str:
@@ -79,10 +127,11 @@ def _edit(text: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
-def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> int:
+def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> tuple[int, int]:
     """Edit ``text`` ``edits`` times; after each edit the document's answer (from its last analysis when
     the edit allows) must be a full analysis' answer.  Returns how many edits were answered from the
-    last analysis (``fix_all``: some of them are also fixed whole, as "fix all" does)."""
+    last analysis, and how many of those by parsing again the statements they touched (``fix_all``:
+    some of them are also fixed whole, as "fix all" does)."""
     path = os.path.join(str(tmp_path), "model.py")
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
@@ -90,17 +139,28 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
     baselines = Baselines()
     rng = random.Random(seed)
     check_document(0, text, path, "model.py", session, baselines)
-    quick = 0
+    quick = spliced = 0
     valid = text
+    typed: str | None = None
     for version in range(1, edits + 1):
-        # an edit of the last text that parsed (a text that does not is checked, then typed back)
-        text = _edit(valid, rng)
+        # an edit of the last text that parsed (a text that does not is checked, then typed back), of
+        # code in a function body a third of the time, or the statement whose start was typed, completed
+        if typed is not None:
+            text, typed = typed, None
+        elif rng.random() < 1 / 3:
+            text, typed = _code_edit(valid, rng)
+        else:
+            text = _edit(valid, rng)
         answer = check_document(version, text, path, "model.py", session, baselines)
-        full = check_document(version, text, path, "model.py", session)
+        # the full analysis in a session of its own: a session keeps the tree of the last text analysed
+        full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
         assert answer.error is None and full.error is None
         assert answer.diagnostics == full.diagnostics, (seed, version, text)
         if answer._full is not None:  # answered from the last analysis: its fixes come from a full one
             quick += 1
+            if answer.analysis.module is not None:  # parsed again in part: the tree is one of the text
+                assert answer.analysis.module.code == text
+                spliced += 1
             reported = [d for _, d in answer.analysis.reported]
             assert reported == [d for _, d in full.analysis.reported]
             middle = len(full.diagnostics) // 2  # two quick fixes (each proven by a parse: not all)
@@ -112,20 +172,20 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
                 assert answer.fixed(unsafe=True) == full.fixed(unsafe=True)
         if full.analysis is not None and full.analysis.module is not None:
             valid = text
-    return quick
+    return quick, spliced
 
 
 def test_random_edits_of_a_model_file(tmp_path) -> None:
     with open(EXAMPLE, encoding="utf-8") as fh:
         text = fh.read()
-    quick = sum(_differential(tmp_path, text, seed, 40) for seed in range(6))
-    assert quick >= 20  # the comparison covers edits answered from the last analysis
+    counts = [_differential(tmp_path, text, seed, 40) for seed in range(6)]
+    # the comparison covers edits answered from the last analysis, of code among them
+    assert sum(q for q, _ in counts) >= 20 and sum(s for _, s in counts) >= 10
 
 
 def test_random_edits_of_a_long_file(tmp_path) -> None:
-    quick = sum(_differential(tmp_path, synthetic_model(150), 100 + seed, 25, fix_all=False)
-                for seed in range(3))
-    assert quick >= 10
+    counts = [_differential(tmp_path, synthetic_model(150), 100 + seed, 25, fix_all=False) for seed in range(3)]
+    assert sum(q for q, _ in counts) >= 10 and sum(s for _, s in counts) >= 5
 
 
 @given(model_source(), st.integers(0, 2 ** 32 - 1))
@@ -153,6 +213,203 @@ def test_an_edit_between_statements_is_answered_without_analysing(tmp_path) -> N
     below = text[:at].count("\n") + 1
     assert [(d.code, d.line + (d.line >= below)) for d in first.diagnostics] == \
         [(d.code, d.line) for d in second.diagnostics]
-    changed = edited.replace("n = h.max().item()", "n = h.max()", 1)
+    changed = _replace_nth(edited, "n = h.max().item()", "n = h.max()", 1)
     third = check_document(2, changed, path, "model.py", session, baselines)
-    assert third._full is None and len(third.diagnostics) < len(second.diagnostics)
+    # a changed statement: the analysis runs again, on the last tree with the statements parsed again
+    # (the one changed and the one the comment went before: the tree is of the text before it)
+    assert third._full is not None and third.analysis.module is not None
+    assert len(third.diagnostics) < len(second.diagnostics)
+
+
+def _replace_nth(text: str, old: str, new: str, n: int) -> str:
+    at = -1
+    for _ in range(n + 1):
+        at = text.index(old, at + 1)
+    return text[:at] + new + text[at + len(old):]
+
+
+#: Edits of code, each a function of the text: (what it does, the edit).
+CODE_EDITS = (
+    ("a literal in a method", lambda t: _replace_nth(t, "h = h * 2", "h = h * 3", 2)),
+    ("a local renamed", lambda t: _replace_nth(
+        t, "        y = h[h > 0].mean()\n        return helper_3(h, n) + y",
+        "        z = h[h > 0].mean()\n        return helper_3(h, n) + z", 0)),
+    ("a statement added to a method", lambda t: _replace_nth(
+        t, "        return helper_2(h, n) + y", "        k = y.item()\n        return helper_2(h, n) + y", 0)),
+    ("a statement removed from a method", lambda t: _replace_nth(t, "        n = h.max().item()\n", "", 3)),
+    ("a branch removed", lambda t: _replace_nth(t, "        if h.sum() > 0:\n            h = h * 2\n", "", 1)),
+    ("a method added", lambda t: _replace_nth(
+        t, "    def forward(self, x):", "    def extra(self, x):\n        return x.item()\n\n"
+        "    def forward(self, x):", 2)),
+    ("a decorated method", lambda t: _replace_nth(
+        t, "    def forward(self, x):", "    # a comment\n    @torch.no_grad()\n    def forward(self, x):", 1)),
+    ("a top-level function changed", lambda t: _replace_nth(
+        t, "        h = torch.relu(h) + n", "        h = torch.relu(h) + n.item()", 1)),
+    ("a top-level statement added", lambda t: _replace_nth(t, "def helper_1(", "flag = 1\n\n\ndef helper_1(", 0)),
+    ("a top-level function removed", lambda t: _replace_nth(
+        t, 'def helper_4(h, n):\n    for _ in range(3):\n        h = torch.relu(h) + n\n'
+        '    logger.info("helper 4")\n    return h\n', "", 0)),
+    ("a statement before the first class removed", lambda t: _replace_nth(
+        t, "logger = logging.getLogger(__name__)\n", "", 0)),
+    ("the last method of a class", lambda t: _replace_nth(
+        t, "        return helper_1(h, n) + y", "        return helper_1(h, n) + y.item()", 0)),
+    ("the end of the file", lambda t: t + "\n\ndef tail(x):\n    return x.item()\n"),
+    ("an indented line that joins the statement before", lambda t: _replace_nth(
+        t, "\n\ndef helper_2(h, n):\n", "\n\n", 0)),
+    ("a class body's indentation changed", lambda t: _replace_nth(
+        t, "    def forward(self, x):\n        h = self", "    def forward(self, x):\n            h = self", 1)),
+    ("a string opened", lambda t: _replace_nth(
+        t, "        n = h.max().item()", '        n = """h.max().item()', 2)),
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_edits_of_code_are_answered_as_a_full_analysis(tmp_path, newline: str) -> None:
+    """Each edit of code, made after the others, is answered from the last tree where it can be (the
+    statements it touched parsed again) and always as a full analysis answers it; a text that does
+    not parse, typed on the way, is answered in full and the completed one from the tree before it."""
+    text = synthetic_model(120)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text.replace("\n", newline))
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text.replace("\n", newline), path, "model.py", session, baselines)
+    spliced = 0
+    for version, (what, edit) in enumerate(CODE_EDITS, 1):
+        edited = edit(text)
+        assert edited != text, what
+        lines = edited.splitlines(keepends=True)
+        at = len(os.path.commonprefix([text.splitlines(keepends=True), lines]))
+        indent = re.match(r"[ \t]*", lines[at] if at < len(lines) else "").group()
+        typing = "".join(lines[:at] + [indent + "h = torch.relu(\n"] + lines[at:])  # an unfinished call
+        for k, step in enumerate((typing, edited)):
+            step = step.replace("\n", newline)
+            answer = check_document(2 * version + k, step, path, "model.py", session, baselines)
+            full = check_document(2 * version + k, step, path, "model.py", Session(resolve([path]), cache_dir=None))
+            assert answer.diagnostics == full.diagnostics, what
+            if answer._full is not None and answer.analysis.module is not None:
+                assert answer.analysis.module.code == step, what
+                spliced += k
+            if k == 1:
+                assert answer.with_fixes(answer.diagnostics[:2]) == full.with_fixes(full.diagnostics[:2]), what
+        if full.analysis is not None and full.analysis.module is not None:
+            text = edited
+    assert spliced >= len(CODE_EDITS) - 4  # most are answered from the tree
+
+
+def test_a_failure_of_the_quick_answer_falls_back_to_the_full_analysis(tmp_path, monkeypatch) -> None:
+    """An error while answering from the last analysis is logged and the edit analysed in full, from a
+    parse of the text: the editor sees the full analysis' diagnostics, no error."""
+    import dynalint.adapters.lsp_analysis as lsp_analysis
+
+    text = synthetic_model(60)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text, path, "model.py", session, baselines)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(lsp_analysis, "reanalysed", broken)
+    changed = _replace_nth(text, "n = h.max().item()", "n = h.max()", 1)
+    answer = check_document(1, changed, path, "model.py", session, baselines)
+    full = check_document(1, changed, path, "model.py", Session(resolve([path]), cache_dir=None))
+    assert answer.error is None and answer._full is None
+    assert answer.diagnostics == full.diagnostics
+    assert answer.diagnostics != check_document(2, text, path, "model.py", session).diagnostics
+
+
+def test_changes_far_apart_are_parsed_again_apart(tmp_path) -> None:
+    """A comment typed before a class (answered from the last findings: the tree stays the one of the text
+    before it) and then code changed in a method of a class further down: the two stretches are parsed
+    again apart, the classes between them keep their nodes, the method's class keeps its other
+    methods', and the answer is the full analysis'."""
+    from dynalint.incremental import _spliced
+    from dynalint.positions import split_lines
+
+    text = synthetic_model(120)
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text, path, "model.py", session, baselines)
+    commented = _replace_nth(text, "class Block1", "# about Block1\nclass Block1", 0)
+    check_document(1, commented, path, "model.py", session, baselines)
+    edited = _replace_nth(commented, "        h = h * 2\n", "        h = h * 3\n        k = h.item()\n", 3)
+    base = baselines.get(path)
+    assert base is not None and base.tree is not None and base.tree.lines != base.lines
+    old = base.tree.module
+    tree = _spliced(base.tree, split_lines(edited, keepends=True))
+    assert tree is not None and tree.module.code == edited
+    names = [getattr(node, "name", None) for node in old.body]
+    block1, block2, block3 = (names.index(next(n for n in names if n is not None and n.value == f"Block{i}"))
+                              for i in (1, 2, 3))
+    assert tree.module.body[block1] is not old.body[block1] and tree.module.body[block2] is old.body[block2]
+    assert tree.module.body[block3] is not old.body[block3]
+    assert tree.module.body[block3].body.body[1] is old.body[block3].body.body[1]  # __init__ kept
+    answer = check_document(2, edited, path, "model.py", session, baselines)
+    full = check_document(2, edited, path, "model.py", Session(resolve([path]), cache_dir=None))
+    assert answer._full is not None and answer.analysis.module is not None
+    assert answer.diagnostics == full.diagnostics
+    assert any(d.line == edited[:edited.index("k = h.item()")].count("\n") + 1 for d in answer.diagnostics)
+
+
+_NESTED = '''
+
+if True:
+    class Inner(nn.Module):
+        class Nested:
+            x = 1
+
+        def forward(self, x):
+            return x.item()
+
+
+@decorated
+class Last(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return x.tolist()'''
+
+
+def _variant(kind: str) -> str:
+    with open(EXAMPLE, encoding="utf-8") as fh:
+        text = fh.read()
+    if kind == "tabs":
+        return "\n".join(line.replace("    ", "\t") for line in text.split("\n"))
+    if kind == "cr":
+        return text.replace("\n", "\r")
+    return text + _NESTED + ("\n" if kind == "last class" else "")
+
+
+@pytest.mark.parametrize("kind", ["tabs", "cr", "last class", "last class, no final line break"])
+def test_random_edits_of_other_layouts(tmp_path, kind: str) -> None:
+    """Tab indentation, line breaks that are carriage returns, nested and decorated classes, a file that
+    ends in a class's method (with and without a final line break)."""
+    counts = [_differential(tmp_path, _variant(kind), seed, 25, fix_all=False) for seed in range(2)]
+    assert sum(q for q, _ in counts) >= 5
+
+
+def test_an_edit_at_the_end_of_the_last_method_of_the_file(tmp_path) -> None:
+    """The last class's last method edited, the final line break added and removed: the spliced tree
+    writes the text back, and the answers are the full analysis'."""
+    text = _variant("last class, no final line break")
+    path = os.path.join(str(tmp_path), "model.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    session = Session(resolve([path]), cache_dir=None)
+    baselines = Baselines()
+    check_document(0, text, path, "model.py", session, baselines)
+    for version, edited in enumerate((text + "\n", text.replace("x.tolist()", "x.tolist()[0]") + "\n",
+                                      text.replace("x.tolist()", "x.tolist()[0]"), text), 1):
+        answer = check_document(version, edited, path, "model.py", session, baselines)
+        full = check_document(version, edited, path, "model.py", Session(resolve([path]), cache_dir=None))
+        assert answer.diagnostics == full.diagnostics
+        assert answer._full is not None and answer.analysis.module is not None
+        assert answer.analysis.module.code == edited

@@ -27,7 +27,7 @@ from dynalint.diagnostics import Diagnostic
 from dynalint.engine import Analysis, analyse
 from dynalint.fixers.base import fixers_for
 from dynalint.fixing import diagnostics_with_fixes, fix_source
-from dynalint.incremental import Baselines, answered, baseline
+from dynalint.incremental import Baseline, Baselines, answered, baseline, reanalysed
 from dynalint.session import Session, file_stamp
 from dynalint.settings import Settings
 
@@ -140,7 +140,8 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
     """Analyse one version of the document at ``path`` (absolute; None: a document not saved anywhere
     yet, analysed alone) as a file of ``session``'s project (``shown``: its path as ``dynalint check``
     reports it, for messages).  ``baselines``: the last analyses of the documents, from which an edit
-    that changes no statement is answered (and where this one is kept)."""
+    is answered: one that changes no statement, from the last findings; one that changes code, by
+    parsing again the statements it touched only (and where this one is kept)."""
     settings = session.config.settings_for(path or shown)
     project, entries = None, None
     name = path or shown
@@ -149,21 +150,33 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
             project, entries = project_of(session, path)
         key = _key(settings, project, entries)
 
-        def full() -> Analysis:
+        def full(parse: bool = False) -> Analysis:
             # the index lives as long as this version (its fixes resolve through it): not released here,
-            # which would scan the imports of every file of the project on each edit
+            # which would scan the imports of every file of the project on each edit; ``parse``: a tree
+            # of the text, not the one the project holds (spliced, when the edit was answered quickly)
             return analyse(text, name, settings, record_values=True, project=project, entries=entries,
-                           statements=baselines is not None)
+                           statements=baselines is not None, parse=parse)
 
         base = baselines.get(name) if baselines is not None else None
-        quick = answered(base, Analysis(settings), text, name, key) if base is not None else None
+        quick: tuple[Analysis, Baseline | None] | None = None
+        failed = False
+        if base is not None:
+            assert baselines is not None
+            try:
+                quick = answered(base, Analysis(settings), text, name, key) or \
+                    reanalysed(base, settings, text, name, key, project, entries)
+            except Exception:  # the full analysis answers instead, from a parse of the text
+                log.exception("answering an edit of %s from its last analysis failed", shown)
+                baselines.drop(name)
+                failed = True
         if quick is not None:
             analysis, new_base = quick
             assert baselines is not None
-            baselines.put(name, new_base)
+            if new_base is not None:
+                baselines.put(name, new_base)
             return Checked(version, text, name, settings, analysis.diagnostics, analysis=analysis,
-                           project=project, entries=entries, _full=full)
-        analysis = full()
+                           project=project, entries=entries, _full=lambda: full(parse=True))
+        analysis = full(parse=failed)
         new_base = baseline(analysis, text, key) if baselines is not None else None
         if new_base is not None:  # else the last one stays (a text that does not parse is often typed back)
             assert baselines is not None

@@ -134,6 +134,7 @@ class ModuleIndex:
 
 
 def build_index(module: cst.Module) -> ModuleIndex:
+    _BINDINGS.begin()
     idx = ModuleIndex(module=module)
     _index_block(idx, module.body, top=True)
     idx.imports_torch = any(q == "torch" or q.startswith("torch.") for q in idx.imports.values())
@@ -316,15 +317,48 @@ def _is_module_class(idx: ModuleIndex, cls: ClassInfo, seen: set[str]) -> bool:
 # --- function bodies -----------------------------------------------------------------
 
 
-def local_names_of(node: cst.FunctionDef) -> tuple[set[str], set[str]]:
+def local_names_of(node: cst.FunctionDef) -> tuple[frozenset[str], frozenset[str]]:
     """(names local to a function, names it declares ``global``)."""
     local, global_decls, _ = _bindings(node)
     return local, global_decls
 
 
-def _bindings(node: cst.FunctionDef) -> tuple[set[str], set[str], list[cst.CSTNode]]:
+Bindings = tuple[frozenset[str], frozenset[str], tuple[cst.CSTNode, ...]]
+
+
+class _Remembered:
+    """The bindings of the functions of the last module indexed, by node: a module spliced from the
+    last one and a parse of the statements an edit changed (:mod:`dynalint.incremental`) shares the
+    other functions' nodes with it, which are immutable.  Only the last module's are kept (and each
+    entry holds its node, so that no other node takes its ``id``)."""
+
+    def __init__(self) -> None:
+        self.last: dict[int, tuple[cst.FunctionDef, Bindings]] = {}
+        self.now: dict[int, tuple[cst.FunctionDef, Bindings]] = {}
+
+    def begin(self) -> None:
+        """A module is indexed: the functions of the one before are looked up, this one's kept."""
+        self.last, self.now = self.now, {}
+
+    def get(self, node: cst.FunctionDef) -> Bindings:
+        key = id(node)
+        known = self.now.get(key) or self.last.get(key)
+        if known is None or known[0] is not node:
+            known = (node, _walk_bindings(node))
+        self.now[key] = known
+        return known[1]
+
+
+_BINDINGS = _Remembered()
+
+
+def _bindings(node: cst.FunctionDef) -> Bindings:
     """One walk over a function: its local names, its ``global`` names, and the nodes
     that may mutate state (assignments, ``del``, calls)."""
+    return _BINDINGS.get(node)
+
+
+def _walk_bindings(node: cst.FunctionDef) -> Bindings:
     p = node.params
     local: set[str] = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
     for star in (p.star_arg, p.star_kwarg):
@@ -340,7 +374,7 @@ def _bindings(node: cst.FunctionDef) -> tuple[set[str], set[str], list[cst.CSTNo
             global_decls.update(x.name.value for x in n.names)
         elif tp is not cst.Call:
             local.update(names_bound_by(n))
-    return local - global_decls, global_decls, interesting
+    return frozenset(local - global_decls), frozenset(global_decls), tuple(interesting)
 
 
 def names_bound_by(n: cst.CSTNode) -> Iterable[str]:
