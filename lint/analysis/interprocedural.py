@@ -11,6 +11,7 @@ from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
 from dynalint.analysis.project import decode_value, encode_value
 from dynalint.analysis.values import (
+    NO_CONST,
     NONE_VALUE,
     UNKNOWN_VALUE,
     Kind,
@@ -171,6 +172,13 @@ class Interprocedural:
         callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
             and bound_self.cls is not None else None
         callee.run_body(fn.node.body)
+        sink = callee.attr_sink
+        if sink is not None:
+            # what a base's `__init__` set can be changed by the branches after the call (`if union ==
+            # "vertical": self.with_h = False`): read on as attributes are, without a constant
+            for k, v in sink.items():
+                if v.has_const:
+                    sink[k] = v.with_(const=NO_CONST)
         if caller.emit and any(self.may_break_at(ev) for ev in self.events[seen:]):
             self._broke.add(key)
         result = join_all(callee.returns) if callee.returns else NONE_VALUE
