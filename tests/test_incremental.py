@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalint.adapters.lsp_analysis import check_document
+from dynalint.adapters.lsp_analysis import Checked, check_document
 from dynalint.config import resolve
 from dynalint.incremental import Baselines
 from dynalint.session import Session
@@ -127,18 +127,24 @@ def _edit(text: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
-def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> tuple[int, int]:
-    """Edit ``text`` ``edits`` times; after each edit the document's answer (from its last analysis when
-    the edit allows) must be a full analysis' answer.  Returns how many edits were answered from the
-    last analysis, and how many of those by parsing again the statements they touched (``fix_all``:
-    some of them are also fixed whole, as "fix all" does)."""
+def _opened(tmp_path, text: str) -> tuple[str, Session, Baselines, Checked]:
+    """``text`` saved as the ``model.py`` of a project and opened in the editor: its path, the session,
+    the documents' last analyses and the answer to opening it."""
     path = os.path.join(str(tmp_path), "model.py")
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
     session = Session(resolve([path]), cache_dir=None)
     baselines = Baselines()
+    return path, session, baselines, check_document(0, text, path, "model.py", session, baselines)
+
+
+def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> tuple[int, int]:
+    """Edit ``text`` ``edits`` times; after each edit the document's answer (from its last analysis when
+    the edit allows) must be a full analysis' answer.  Returns how many edits were answered from the
+    last analysis, and how many of those by parsing again the statements they touched (``fix_all``:
+    some of them are also fixed whole, as "fix all" does)."""
+    path, session, baselines, _ = _opened(tmp_path, text)
     rng = random.Random(seed)
-    check_document(0, text, path, "model.py", session, baselines)
     quick = spliced = 0
     valid = text
     typed: str | None = None
@@ -200,12 +206,7 @@ def test_an_edit_between_statements_is_answered_without_analysing(tmp_path) -> N
     """A comment line between two classes moves the findings below it a line down, and is answered
     from the last analysis; a changed statement is analysed again."""
     text = synthetic_model(60)
-    path = os.path.join(str(tmp_path), "model.py")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    session = Session(resolve([path]), cache_dir=None)
-    baselines = Baselines()
-    first = check_document(0, text, path, "model.py", session, baselines)
+    path, session, baselines, first = _opened(tmp_path, text)
     at = text.index("class Block1")
     edited = text[:at] + "# about Block1\n" + text[at:]
     second = check_document(1, edited, path, "model.py", session, baselines)
@@ -269,12 +270,7 @@ def test_edits_of_code_are_answered_as_a_full_analysis(tmp_path, newline: str) -
     statements it touched parsed again) and always as a full analysis answers it; a text that does
     not parse, typed on the way, is answered in full and the completed one from the tree before it."""
     text = synthetic_model(120)
-    path = os.path.join(str(tmp_path), "model.py")
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text.replace("\n", newline))
-    session = Session(resolve([path]), cache_dir=None)
-    baselines = Baselines()
-    check_document(0, text.replace("\n", newline), path, "model.py", session, baselines)
+    path, session, baselines, _ = _opened(tmp_path, text.replace("\n", newline))
     spliced = 0
     for version, (what, edit) in enumerate(CODE_EDITS, 1):
         edited = edit(text)
@@ -304,12 +300,7 @@ def test_a_failure_of_the_quick_answer_falls_back_to_the_full_analysis(tmp_path,
     import dynalint.adapters.lsp_analysis as lsp_analysis
 
     text = synthetic_model(60)
-    path = os.path.join(str(tmp_path), "model.py")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    session = Session(resolve([path]), cache_dir=None)
-    baselines = Baselines()
-    check_document(0, text, path, "model.py", session, baselines)
+    path, session, baselines, _ = _opened(tmp_path, text)
 
     def broken(*args, **kwargs):
         raise RuntimeError("broken")
@@ -332,12 +323,7 @@ def test_changes_far_apart_are_parsed_again_apart(tmp_path) -> None:
     from dynalint.positions import split_lines
 
     text = synthetic_model(120)
-    path = os.path.join(str(tmp_path), "model.py")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    session = Session(resolve([path]), cache_dir=None)
-    baselines = Baselines()
-    check_document(0, text, path, "model.py", session, baselines)
+    path, session, baselines, _ = _opened(tmp_path, text)
     commented = _replace_nth(text, "class Block1", "# about Block1\nclass Block1", 0)
     check_document(1, commented, path, "model.py", session, baselines)
     edited = _replace_nth(commented, "        h = h * 2\n", "        h = h * 3\n        k = h.item()\n", 3)
@@ -400,12 +386,7 @@ def test_an_edit_at_the_end_of_the_last_method_of_the_file(tmp_path) -> None:
     """The last class's last method edited, the final line break added and removed: the spliced tree
     writes the text back, and the answers are the full analysis'."""
     text = _variant("last class, no final line break")
-    path = os.path.join(str(tmp_path), "model.py")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    session = Session(resolve([path]), cache_dir=None)
-    baselines = Baselines()
-    check_document(0, text, path, "model.py", session, baselines)
+    path, session, baselines, _ = _opened(tmp_path, text)
     for version, edited in enumerate((text + "\n", text.replace("x.tolist()", "x.tolist()[0]") + "\n",
                                       text.replace("x.tolist()", "x.tolist()[0]"), text), 1):
         answer = check_document(version, edited, path, "model.py", session, baselines)
