@@ -1,25 +1,14 @@
-"""Events at which Dynamo ends the graph whatever the capture settings, decided from values alone.
+"""A tensor where a torch op takes a Python number or size, decided from values alone.
 
-The evaluator asks this while it runs (a statement that broke resumes the rest of its block in a new
-frame), and the break classification (:mod:`dynalint.analysis.breaks`) reads the same facts, so the
-module depends only on events, values and torch's number-parameter table.
+The break classification (:mod:`dynalint.analysis.breaks`) reads it and decides, under the capture
+settings, whether the graph ends there; the module depends only on events, values and torch's
+number-parameter table.
 """
 from __future__ import annotations
 
 from dynalint.analysis import number_args
-from dynalint.analysis.events import CallEvent, ConditionEvent, Event
+from dynalint.analysis.events import CallEvent
 from dynalint.analysis.values import Kind, Value
-
-
-def ends_the_graph(ev: Event) -> bool:
-    """Whatever the capture settings, Dynamo ends the graph at this event: a tensor computed in
-    the graph where an op takes a number, or a Python bool of tensor data in an ``if`` or ternary.
-    The evaluator asks it to know that a statement resumed in a new frame (see ``resumed``)."""
-    if isinstance(ev, CallEvent):
-        return tensor_for_number(ev) is not None
-    if isinstance(ev, ConditionEvent):
-        return ev.construct in ("if", "ifexp") and ev.value.is_tensor and not ev.value.assumed
-    return False
 
 
 def _holds_data(v: Value) -> bool:
