@@ -8,7 +8,9 @@ from typing import Any, Callable, Iterable
 
 import libcst as cst
 
+from dynalint.analysis.module_index import build_index
 from dynalint.analysis.program import Program
+from dynalint.analysis.replay import Tracker, changed_tokens
 from dynalint.analysis.project import SourceIndex
 from dynalint.diagnostics import Diagnostic
 from dynalint.noqa import NoqaMap
@@ -103,7 +105,8 @@ def _analyse(source: str, path: str, settings: Settings, record_values: bool, pr
             result.diagnostics = [Diagnostic(path, 1, 1, 1, 1, SYNTAX_ERROR_CODE, "error",
                                              "file is too deeply nested to parse")]
         return result
-    result = _analysed(module, parsed, path, settings, record_values, project, entries, statements)
+    result = _analysed(module, parsed, path, settings, record_values, project, entries, statements,
+                       track=statements)
     if parsed is not source:  # form feeds cut from indentations: columns of the file itself
         result.columns_moved = True
         moved = dropped_indentation(source, parsed)
@@ -127,22 +130,25 @@ Positions = Callable[[list[Finding]], dict[int, Range]]
 
 def analyse_tree(module: cst.Module, source: str, path: str, settings: Settings, *, record_values: bool = False,
                  project: SourceIndex | None = None, entries: dict[str, dict[str, Any]] | None = None,
-                 statements: list[tuple[int, int]] | None = None, positions: Positions | None = None
-                 ) -> Analysis:
+                 statements: list[tuple[int, int]] | None = None, positions: Positions | None = None,
+                 replay: Program | None = None) -> Analysis:
     """What :func:`analyse` gives for ``source``, from ``module``, a tree of it (the tree an edit of an
     analysed text is spliced into: :mod:`dynalint.incremental`), ``statements``, the lines of its
-    top-level statements, and ``positions``, the ranges of the findings' nodes."""
+    top-level statements, and ``positions``, the ranges of the findings' nodes.  ``replay``: the
+    program of the analysis ``module`` was spliced from, whose records the edit left valid are
+    replayed (:mod:`dynalint.analysis.replay`); the analysis is recorded in turn."""
     with gc_relaxed():
         return on_large_stack(_analysed, module, source, path, settings, record_values, project, entries,
-                              statements, positions)
+                              statements, positions, True, replay)
 
 
 def _analysed(module: cst.Module, source: str, path: str, settings: Settings, record_values: bool,
               project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None = None,
-              statements: bool | list[tuple[int, int]] = False, positions: Positions | None = None
-              ) -> Analysis:
+              statements: bool | list[tuple[int, int]] = False, positions: Positions | None = None,
+              track: bool = False, replay: Program | None = None) -> Analysis:
     """The rules' diagnostics on a parsed module (``statements``: the lines of its top-level statements,
-    or whether to find them; ``positions``: how to find the ranges of the findings' nodes)."""
+    or whether to find them; ``positions``: how to find the ranges of the findings' nodes; ``track``:
+    record the analysis for replaying it after an edit; ``replay``: see :func:`analyse_tree`)."""
     result = Analysis(settings)
     result.module = module
     noqa = NoqaMap(source)
@@ -150,10 +156,20 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
     result.rule_codes = tuple(r.code for r in rules)
     if not rules:
         return result
-    index = project.index_for(path, module, source) if project is not None else None
+    old = replay.tracker if replay is not None and replay.tracker is not None and replay.tracker.usable else None
+    reuse = replay.index if old is not None and replay is not None else None
+    if project is not None:
+        index = project.index_for(path, module, source, reuse)
+    else:
+        index = build_index(module, reuse) if reuse is not None else None
+    tracker = None
+    if track:
+        changed = changed_tokens(reuse, old.shells, old.facts, index) \
+            if old is not None and reuse is not None and index is not None else None
+        tracker = Tracker(old, replay.memos, changed) if changed is not None and replay is not None else Tracker()
     program = Program(module, scope=settings.scope, values={} if record_values else None, index=index,
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points,
-                      settings=settings).run()
+                      settings=settings, tracker=tracker).run()
     result.program = program
     result.findings = run_rules(program, settings, rules) if program.events else []
     if positions is not None:

@@ -33,10 +33,11 @@ import bisect
 import re
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Hashable
+from typing import Any, Hashable, Sequence
 
 import libcst as cst
 
+from dynalint.analysis.program import Program
 from dynalint.analysis.project import SourceIndex
 from dynalint.engine import Analysis, analyse_tree, report, rules_for
 from dynalint.noqa import NoqaMap
@@ -49,7 +50,6 @@ from dynalint.positions import (
     split_lines,
     statement_extents,
     statement_index,
-    top_statements,
 )
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
@@ -136,6 +136,10 @@ class Baseline:
     tree: Tree | None = field(default=None, repr=False)
     """The tree the findings' nodes belong to: of this text, or of an earlier one that differs from it
     by comment and blank lines between statements only (an edit of code is spliced into it)."""
+    program: Program | None = field(default=None, repr=False)
+    """The analysis of that tree, whose records an analysis of an edit replays where it can."""
+    tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)
+    """``id`` of the statement of each finding -> the top-level statement of the tree that holds it."""
 
 
 def baseline(analysis: Analysis, text: str, key: Hashable) -> Baseline | None:
@@ -147,7 +151,7 @@ def baseline(analysis: Analysis, text: str, key: Hashable) -> Baseline | None:
     lines = split_lines(text, keepends=True)
     statements = list(analysis.statement_lines)
     return Baseline(key, lines, _owners(statements, len(lines)), list(analysis.findings), dict(analysis.ranges),
-                    analysis.rule_codes, statements, Tree(analysis.module, lines, statements))
+                    analysis.rule_codes, statements, Tree(analysis.module, lines, statements), analysis.program)
 
 
 def _owners(statements: list[tuple[int, int]], count: int) -> list[int]:
@@ -199,7 +203,8 @@ def answered(base: Baseline, analysis: Analysis, text: str, path: str, key: Hash
     statements = [(moved(first), moved(last)) for first, last in base.statements]
     result = replace(analysis, findings=list(base.findings), ranges=ranges, rule_codes=base.rule_codes)
     report(result, text, path, noqa)
-    return result, Baseline(key, lines, owner, base.findings, ranges, base.rule_codes, statements, base.tree)
+    return result, Baseline(key, lines, owner, base.findings, ranges, base.rule_codes, statements, base.tree,
+                            base.program)
 
 
 def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Hashable,
@@ -228,8 +233,12 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
     module, statements = new_tree.module, new_tree.statements
     moved = _Moves(base, tree, new_tree)
 
+    holders: dict[int, cst.CSTNode] = {}
+
     def positions(findings: list[Finding]) -> dict[int, Range]:
-        tops = top_statements(module, {id(f.statement) for f in findings})
+        tops = _top_indices(module, {id(f.statement) for f in findings}, base.tops)
+        holders.update((id(f.statement), module.body[tops[id(f.statement)]]) for f in findings
+                       if id(f.statement) in tops)
         out: dict[int, Range] = {}
         todo = []
         for f in findings:
@@ -248,12 +257,32 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
         return out
 
     analysis = analyse_tree(module, text, path, settings, project=project, entries=entries,
-                            statements=statements, positions=positions)
+                            statements=statements, positions=positions, replay=base.program)
     if not analysis.rule_codes:
         return analysis, None
     new_base = Baseline(key, lines, _owners(statements, len(lines)), list(analysis.findings),
-                        dict(analysis.ranges), analysis.rule_codes, statements, new_tree)
+                        dict(analysis.ranges), analysis.rule_codes, statements, new_tree, analysis.program, holders)
     return analysis, new_base
+
+
+def _top_indices(module: cst.Module, wanted: set[int], known: dict[int, cst.CSTNode]) -> dict[int, int]:
+    """``id`` of each wanted statement -> the index of the top-level statement that holds it: where the
+    last analysis found it, when that statement is still in the tree, else by a walk of the statements
+    parsed again first, then of the others."""
+    where = {id(node): k for k, node in enumerate(module.body)}
+    out: dict[int, int] = {}
+    for s in wanted:
+        top = known.get(s)
+        k = where.get(id(top)) if top is not None else None
+        if k is not None:
+            out[s] = k
+    rest = wanted - out.keys()
+    if rest:
+        kept = {id(top) for top in known.values()}
+        order = sorted(range(len(module.body)), key=lambda k: id(module.body[k]) in kept)
+        found = statement_index([module.body[k] for k in order], rest)
+        out.update((s, order[i]) for s, i in found.items())
+    return out
 
 
 class _Moves:
@@ -411,8 +440,11 @@ def _spliced_at_top(tree: Tree, lines: list[str], first: int, last: int, tail: b
         return None
     body = part.body[1:]
     new_lines = [(a + begin - 2, b + begin - 2) for a, b in part_lines[1:]]
-    if statement_extents(body, new_lines, begin, len(lines) - len(part.footer) if tail else end + delta) is None:
+    bounds = statement_extents(body, new_lines, begin, len(lines) - len(part.footer) if tail else end + delta)
+    if bounds is None:
         return None  # the stretch's statements do not start where they were written
+    old_bounds = starts[first:last + 1] + [starts[last + 1] if last + 1 < n else footer]
+    body = _kept(body, bounds, lines, module.body[first:last + 1], old_bounds, old)
     statements = tree.statements[:first] + new_lines + [(a + delta, b + delta) for a, b in tree.statements[last + 1:]]
     ends = part if tail else module  # the module's footer and final line break
     spliced = module.with_changes(body=[*module.body[:first], *body, *module.body[last + 1:]], footer=ends.footer,
@@ -469,8 +501,11 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
     if part_lines is None or not new:
         return None
     new_lines = [(a + begin - 3, b + begin - 3) for a, b in part_lines]
-    if statement_extents(new, new_lines, begin, end + delta - len(wrapper.body.footer)) is None:
+    bounds = statement_extents(new, new_lines, begin, end + delta - len(wrapper.body.footer))
+    if bounds is None:
         return None  # the stretch's statements do not start where they were written
+    if not at_end:
+        new = _kept(new, bounds, lines, body[first:last + 1], starts[first:last + 1] + [end], old)
     block = [*body[:first], *new, *body[last + 1:]]
     cls = node.with_changes(body=node.body.with_changes(
         body=block, footer=wrapper.body.footer if at_end else node.body.footer))
@@ -483,6 +518,24 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
     new_tree = Tree(spliced, lines, statements, _exact=True)
     new_tree._inner[k] = inner[:first] + new_lines + [(a + delta, b + delta) for a, b in inner[last + 1:]]
     return new_tree
+
+
+def _kept(new: list, bounds: list[int], lines: list[str], old_nodes: Sequence, old_bounds: list[int],
+          old: list[str]) -> list:
+    """The statements parsed again, each one whose text is that of the old statement at the same place
+    from either end of the stretch replaced by the old one (the line taken in on either side of a
+    change often brings in a statement the edit left): an analysis of the tree finds it unchanged."""
+    out = list(new)
+    n, m = len(new), len(old_nodes)
+    i = 0
+    while i < min(n, m) and lines[bounds[i]:bounds[i + 1]] == old[old_bounds[i]:old_bounds[i + 1]]:
+        out[i] = old_nodes[i]
+        i += 1
+    j = 0
+    while j < min(n, m) - i and lines[bounds[n - 1 - j]:bounds[n - j]] == old[old_bounds[m - 1 - j]:old_bounds[m - j]]:
+        out[n - 1 - j] = old_nodes[m - 1 - j]
+        j += 1
+    return out
 
 
 def _opening(module: cst.Module) -> str:

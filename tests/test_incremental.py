@@ -138,14 +138,15 @@ def _opened(tmp_path, text: str) -> tuple[str, Session, Baselines, Checked]:
     return path, session, baselines, check_document(0, text, path, "model.py", session, baselines)
 
 
-def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> tuple[int, int]:
+def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = True) -> tuple[int, int, int]:
     """Edit ``text`` ``edits`` times; after each edit the document's answer (from its last analysis when
     the edit allows) must be a full analysis' answer.  Returns how many edits were answered from the
-    last analysis, and how many of those by parsing again the statements they touched (``fix_all``:
-    some of them are also fixed whole, as "fix all" does)."""
+    last analysis, how many of those by parsing again the statements they touched, and how many units
+    and calls their analyses replayed (``fix_all``: some of them are also fixed whole, as "fix all"
+    does)."""
     path, session, baselines, _ = _opened(tmp_path, text)
     rng = random.Random(seed)
-    quick = spliced = 0
+    quick = spliced = replayed = 0
     valid = text
     typed: str | None = None
     for version in range(1, edits + 1):
@@ -167,6 +168,8 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
             if answer.analysis.module is not None:  # parsed again in part: the tree is one of the text
                 assert answer.analysis.module.code == text
                 spliced += 1
+                tracker = answer.analysis.program.tracker if answer.analysis.program is not None else None
+                replayed += tracker.replayed if tracker is not None else 0
             reported = [d for _, d in answer.analysis.reported]
             assert reported == [d for _, d in full.analysis.reported]
             middle = len(full.diagnostics) // 2  # two quick fixes (each proven by a parse: not all)
@@ -178,20 +181,23 @@ def _differential(tmp_path, text: str, seed: int, edits: int, fix_all: bool = Tr
                 assert answer.fixed(unsafe=True) == full.fixed(unsafe=True)
         if full.analysis is not None and full.analysis.module is not None:
             valid = text
-    return quick, spliced
+    return quick, spliced, replayed
 
 
 def test_random_edits_of_a_model_file(tmp_path) -> None:
     with open(EXAMPLE, encoding="utf-8") as fh:
         text = fh.read()
     counts = [_differential(tmp_path, text, seed, 40) for seed in range(6)]
-    # the comparison covers edits answered from the last analysis, of code among them
-    assert sum(q for q, _ in counts) >= 20 and sum(s for _, s in counts) >= 10
+    # the comparison covers edits answered from the last analysis, of code among them, and analyses that
+    # replayed what the edit left
+    assert sum(q for q, _, _ in counts) >= 20 and sum(s for _, s, _ in counts) >= 10
+    assert sum(r for _, _, r in counts) >= 10
 
 
 def test_random_edits_of_a_long_file(tmp_path) -> None:
     counts = [_differential(tmp_path, synthetic_model(150), 100 + seed, 25, fix_all=False) for seed in range(3)]
-    assert sum(q for q, _ in counts) >= 10 and sum(s for _, s in counts) >= 5
+    assert sum(q for q, _, _ in counts) >= 10 and sum(s for _, s, _ in counts) >= 5
+    assert sum(r for _, _, r in counts) >= 10
 
 
 @given(model_source(), st.integers(0, 2 ** 32 - 1))
@@ -379,7 +385,7 @@ def test_random_edits_of_other_layouts(tmp_path, kind: str) -> None:
     """Tab indentation, line breaks that are carriage returns, nested and decorated classes, a file that
     ends in a class's method (with and without a final line break)."""
     counts = [_differential(tmp_path, _variant(kind), seed, 25, fix_all=False) for seed in range(2)]
-    assert sum(q for q, _ in counts) >= 5
+    assert sum(q for q, _, _ in counts) >= 5
 
 
 def test_an_edit_at_the_end_of_the_last_method_of_the_file(tmp_path) -> None:
@@ -394,3 +400,56 @@ def test_an_edit_at_the_end_of_the_last_method_of_the_file(tmp_path) -> None:
         assert answer.diagnostics == full.diagnostics
         assert answer._full is not None and answer.analysis.module is not None
         assert answer.analysis.module.code == edited
+
+
+SEPARATE = '''import torch
+from torch import nn
+
+
+class A(nn.Module):
+    def forward(self, x):
+        h = scale(x)
+        if h.sum() > 0:
+            h = h + 1
+        return h
+
+
+class B(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = A()
+
+    def forward(self, x):
+        return self.a(x) + 1
+
+
+class C(nn.Module):
+    def forward(self, x):
+        return x.relu()
+
+
+def scale(h):
+    return h * 2
+'''
+
+
+def test_an_edit_replays_the_analysis_of_the_code_it_does_not_reach(tmp_path) -> None:
+    """The analysis of an edit replays what the analysis before recorded of the entry points and calls
+    that read nothing the edit changed, and evaluates the others: an edit of ``C.forward`` evaluates
+    ``C``'s entry point only; one of ``scale`` evaluates ``A`` and ``B``, which reach it, and replays
+    ``C``.  Both answers are the full analysis'.  (The edit of ``C.forward`` parses ``scale`` again too,
+    the blank lines after it being ``scale``'s; its text unchanged, its statement is kept.)"""
+    path, session, baselines, _ = _opened(tmp_path, SEPARATE)
+    edits = (("        return x.relu()", "        return x.relu().item()", 0, 1),
+             ("    return h * 2", "    return h.tolist()", 2, 1))
+    text = SEPARATE
+    for version, (old, new, evaluated_at_least, replayed_at_least) in enumerate(edits, 1):
+        text = text.replace(old, new)
+        answer = check_document(version, text, path, "model.py", session, baselines)
+        full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
+        assert answer.diagnostics == full.diagnostics
+        assert any(d.line == text[:text.index(new)].count("\n") + 1 for d in answer.diagnostics)
+        tracker = answer.analysis.program.tracker
+        assert tracker.replayed >= replayed_at_least and tracker.evaluated >= evaluated_at_least
+        if version == 1:
+            assert tracker.evaluated == 1  # C's entry point: it calls nothing

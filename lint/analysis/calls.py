@@ -26,6 +26,7 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.interface import EvaluatorView
+    from dynalint.analysis.module_index import ClassInfo
 
 _BOOL_RESULT = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "eq",
                           "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
@@ -100,7 +101,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     elif callee is not None and callee.kind is Kind.MODULE:
         result = ev.p.call_module(ev, callee, args, kwargs, opaque)
     elif callee is not None and callee.cls is not None and callee.kind is Kind.UNKNOWN \
-            and callee.cls.find_method("__call__") is not None:
+            and _has_call(ev, callee.cls):
         # an instance of a plain class with ``__call__`` (a matcher, a sampler, a transform)
         callee_fn = callee.cls.find_method("__call__")
         result = ev.p.call_function(ev, callee_fn, args, kwargs, callee, opaque)
@@ -126,6 +127,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     return result
 
 
+def _has_call(ev: "EvaluatorView", cls: "ClassInfo") -> bool:
+    ev.p.touch_class(cls)
+    return cls.find_method("__call__") is not None
+
+
 def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None:
     """``super().name`` (or ``super(C, self).name``) in a method of ``C``: the next definition of
     ``name`` among the bases of ``C``, bound to ``self`` (``super().__init__(flag=True)`` sets the
@@ -143,6 +149,7 @@ def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None
                           and isinstance(call.args[1].value, cst.Name)
                           and call.args[1].value.value == ev.self_name):
         return None
+    ev.p.touch_class(fn.cls)
     for cls in list(fn.cls.mro())[1:]:
         method = cls.methods.get(func.attr.value)
         if method is not None:

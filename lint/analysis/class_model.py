@@ -10,6 +10,7 @@ import libcst as cst
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+from dynalint.analysis.replay import function_token
 from dynalint.analysis.signatures import _entering
 from dynalint.analysis.syntax import decorator_target, dotted_name
 from dynalint.analysis.values import (
@@ -26,6 +27,15 @@ from dynalint.analysis.values import (
 
 class ClassModel:
     """The class part of :class:`~dynalint.analysis.program.Program`."""
+
+    def touch_class(self, cls: ClassInfo) -> None:
+        """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`):
+        recorded for the classes of this module (another module's do not change with its edits)."""
+        tracker = self.tracker
+        if tracker is not None:
+            for c in cls.mro():
+                if c.owner is self.index:
+                    tracker.touch(c)
 
     def instance(self, cls: ClassInfo | None) -> Value:
         if cls is None:
@@ -48,6 +58,7 @@ class ClassModel:
         ``ClassVar``, ``InitVar`` or ``KW_ONLY``); else None."""
         if not self.is_record(cls):
             return None
+        self.touch_class(cls)
         fields: list[str] = []
         for c in reversed(list(cls.mro())):
             if "__init__" in c.methods or "__post_init__" in c.methods or "__new__" in c.methods:
@@ -64,6 +75,7 @@ class ClassModel:
     def member(self, base: Value, attr: str) -> Value:
         cls = base.cls
         assert cls is not None
+        self.touch_class(cls)
         built = base.entry(attr)
         if built is not None:
             return built  # a field of a record built in compiled code
@@ -80,6 +92,8 @@ class ClassModel:
             return _entering(stored)  # state of the object: read as a graph input
         method = cls.find_method(attr)
         if method is not None:
+            if self.tracker is not None:
+                self.tracker.touch(function_token(method))
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
                 return UNKNOWN_VALUE
             if any(d in _PROPERTY_DECORATORS for d in method.decorators):
@@ -110,6 +124,7 @@ class ClassModel:
         """An attribute that methods other than ``__init__`` set on ``self`` (a cache built on
         first use, a buffer made in ``reset_parameters``): the join of the values they assign,
         each evaluated on its own (the method's locals are not known there)."""
+        self.touch_class(cls)
         setters = self._setters.get(id(cls))
         if setters is None:
             setters = self._setters[id(cls)] = _self_attr_setters(cls)
@@ -137,6 +152,7 @@ class ClassModel:
         return self._class_attrs.get(id(cls), lambda: self._bind_class_attrs(cls, attrs), lambda: attrs)
 
     def _bind_class_attrs(self, cls: ClassInfo, attrs: dict[str, Value]) -> dict[str, Value]:
+        self.touch_class(cls)
         for base in reversed(list(cls.mro())):
             if base is not cls:
                 attrs.update(self.class_attrs(base))
@@ -166,6 +182,7 @@ class ClassModel:
 
     def is_record(self, cls: ClassInfo) -> bool:
         """A dataclass or NamedTuple (or a subclass of one): its instances are its annotated fields."""
+        self.touch_class(cls)
         for c in cls.mro():
             owner = c.owner if c.owner is not None else self.index
             if c.is_module:
@@ -180,6 +197,7 @@ class ClassModel:
 
     def is_tensor_class(self, cls: ClassInfo) -> bool:
         """A class deriving (through checked files) from ``torch.Tensor``."""
+        self.touch_class(cls)
         for c in cls.mro():
             owner = c.owner if c.owner is not None else self.index
             for base in c.bases:

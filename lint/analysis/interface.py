@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.evaluator.evidence import Evidence
     from dynalint.analysis.events import Event
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
+    from dynalint.analysis.replay import Tracker
     from dynalint.analysis.values import Value
 
 
@@ -24,6 +25,11 @@ class ProgramView(Protocol):
     index: "ModuleIndex"
     events: "list[Event]"
     values: "dict[int, Value] | None"
+    tracker: "Tracker | None"
+    """Records what the analysis reads, for replaying it after an edit (None: not recorded)."""
+
+    def touch_class(self, cls: "ClassInfo") -> None:
+        """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`)."""
 
     def global_value(self, name: str) -> "Value | None":
         """Value of a module-level name, or None when the module does not bind it."""

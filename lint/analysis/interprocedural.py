@@ -4,12 +4,24 @@ instances with the caller's argument values, and the entries that cross modules 
 """
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Hashable, TypeVar
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
 from dynalint.analysis.project import decode_value, encode_value
+from dynalint.analysis.replay import (
+    BROKE,
+    BUSY,
+    COMPILED,
+    CONTEXT,
+    ENTRY,
+    FOUND,
+    NESTED,
+    REFUSED,
+    REMEMBERED,
+    Record,
+)
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -40,7 +52,7 @@ class Interprocedural:
                 # compiled code of this module calls it: analysed with the values its callers pass, as
                 # a function of another module that compiled code reaches is (see ``_summary_roots``)
                 continue
-            self.analyze_root(fn, bound)
+            self._unit(("root", id(fn), id(bound)), (fn, bound), lambda: self.analyze_root(fn, bound))
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
         while self._nested:
@@ -48,17 +60,109 @@ class Interprocedural:
             self._nested.clear()
             for fn in pending:
                 if id(fn.node) not in self._compiled_nodes:
-                    self.analyze_root(fn)
+                    self._unit(("nested", id(fn)), (fn,), lambda: self.analyze_root(fn))
         for qualname, encoded in self.entries.items():
             fn = self.function_named(qualname)
             if fn is not None and not fn.disabled:
-                self.analyze_entry(fn, encoded)
+                self._unit(("entry", id(fn)), (fn,), lambda: self.analyze_entry(fn, encoded))
+        tracker = self.tracker
+        if tracker is not None:
+            tracker.seal(self.index, len(self.run_state.programs) == 1)
         return self
+
+    def _unit(self, key: tuple, refs: tuple, analyse: Any) -> None:
+        """Analyse one entry point, or replay its record (see :mod:`dynalint.analysis.replay`)."""
+        tracker = self.tracker
+        if tracker is None:
+            analyse()
+            return
+        rec = tracker.old_record(key, 0)
+        if rec is not None and self._replays(rec):
+            self._replay(rec)
+            tracker.records[key] = rec
+            return
+        self._recorded(key, 0, refs, analyse)
+
+    def _recorded(self, key: Hashable, depth: int, refs: tuple, analyse: Any) -> Any:
+        """Evaluate, recording what was read and done."""
+        tracker = self.tracker
+        assert tracker is not None
+        tracker.evaluated += 1
+        events, log = len(self.events), len(tracker.log)
+        tracker.push()
+        try:
+            value = analyse()
+        finally:
+            tokens = tracker.pop()
+        tracker.records[key] = Record(key, depth, tokens, tuple(self.events[events:]), tuple(tracker.log[log:]),
+                                      value, refs)
+        return value
+
+    def _replays(self, rec: Record) -> bool:
+        """Whether the log of ``rec`` applies to the state now as it did when it was recorded."""
+        tracker = self.tracker
+        assert tracker is not None
+        memos, old = self.memos, tracker.old_memos
+        made = {(e[1], e[2]) for e in rec.log if e[0] is REMEMBERED}
+        counted: dict[int, int] = {}
+        seen: set[tuple[str, Hashable]] = set()
+        for e in rec.log:
+            kind = e[0]
+            if kind is CONTEXT or kind is REFUSED:
+                n = self._contexts.get(e[1], 0) + counted.get(e[1], 0)
+                if (n < MAX_ANALYSES_PER_FUNCTION) != (kind is CONTEXT):
+                    return False
+                if kind is CONTEXT:
+                    counted[e[1]] = counted.get(e[1], 0) + 1
+            elif kind is REMEMBERED:
+                memo, before = memos[e[1]], old.get(e[1])
+                if e[2] in memo.done or e[2] in memo._busy or before is None or e[2] not in before.done:
+                    return False
+                seen.add((e[1], e[2]))
+            elif kind is FOUND:
+                if e[2] not in memos[e[1]].done and (e[1], e[2]) not in seen:
+                    return False
+            elif kind is BUSY:
+                if (e[1], e[2]) not in made and e[2] not in memos[e[1]]._busy \
+                        and not (e[1] == "calls" and e[2] == rec.key):
+                    return False
+        return True
+
+    def _replay(self, rec: Record) -> None:
+        """Apply the log of ``rec`` (and append its events), as its evaluation did."""
+        tracker = self.tracker
+        assert tracker is not None
+        tracker.replayed += 1
+        self.events.extend(rec.events)
+        memos, old = self.memos, tracker.old_memos
+        records = tracker.old.records if tracker.old is not None else {}
+        for e in rec.log:
+            kind = e[0]
+            if kind is CONTEXT:
+                self._contexts[e[1]] = self._contexts.get(e[1], 0) + 1
+            elif kind is COMPILED:
+                self._mark_compiled(e[1], log=False)
+            elif kind is BROKE:
+                self._broke.add(e[1])
+            elif kind is REMEMBERED:
+                memo, before = memos[e[1]], old[e[1]]
+                memo.done[e[2]] = before.done[e[2]]
+                memo.tokens[e[2]] = before.tokens[e[2]]
+                if e[1] == "calls" and e[2] in records:
+                    tracker.records[e[2]] = records[e[2]]
+            elif kind is NESTED:
+                self._nested.setdefault(id(e[1].node), e[1])
+            elif kind is ENTRY:
+                self._entries.add(id(e[1]))
+        tracker.log.extend(rec.log)
+        tracker.stack[-1] |= rec.tokens
 
     def note_nested(self, fn: FunctionInfo) -> None:
         """A function defined inside analysed code (see :meth:`run`)."""
         if self.scope is Scope.ALL and id(fn.node) not in self._compiled_nodes:
             self._nested.setdefault(id(fn.node), fn)
+            if self.tracker is not None:
+                self.tracker.log.append((NESTED, fn))
 
     def function_named(self, qualname: str) -> FunctionInfo | None:
         """A module-level function (``f``) or method (``C.m``) of this module."""
@@ -83,6 +187,8 @@ class Interprocedural:
         callers pass (``"*"`` in ``encoded``: it is itself handed to ``torch.compile``)."""
         if encoded.get("*"):
             self._entries.add(id(fn))
+            if self.tracker is not None:
+                self.tracker.log.append((ENTRY, fn))
             self.analyze_root(fn)
             return
         env = self.param_env(fn, self.evidence(fn))
@@ -97,7 +203,9 @@ class Interprocedural:
         self._mark_compiled(fn)
         FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
 
-    def _mark_compiled(self, fn: FunctionInfo) -> None:
+    def _mark_compiled(self, fn: FunctionInfo, log: bool = True) -> None:
+        if log and self.tracker is not None:
+            self.tracker.log.append((COMPILED, fn))
         if id(fn) not in self._compiled_ids:
             self._compiled_ids.add(id(fn))
             self._compiled_nodes.add(id(fn.node))
@@ -154,15 +262,46 @@ class Interprocedural:
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
         # too deep, or analysed in enough contexts already (recursive calls too): what it promises
         start = caller.depth < MAX_CALL_DEPTH and self._contexts.get(id(fn), 0) < MAX_ANALYSES_PER_FUNCTION
-        result = self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self, key),
-                                 lambda: self._unanalysed(fn), start)
+        tracker = self.tracker
+        if tracker is not None and key not in self._calls.done and key not in self._calls._busy:
+            result = self._tracked_call(caller, fn, env, bound_self, key, start)
+        else:
+            result = self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self, key),
+                                     lambda: self._unanalysed(fn), start)
         if key in self._broke:
             caller.callee_broke = True
         return result
 
+    def _tracked_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
+                      bound_self: Value | None, key: tuple, start: bool) -> Value:
+        """A call not analysed yet in this context, with a tracker: refused, replayed from the record of
+        the analysis before an edit, or analysed and recorded."""
+        tracker = self.tracker
+        assert tracker is not None
+
+        def analyse() -> Value:
+            return self._calls.get(key, lambda: self._analyse_call(caller, fn, env, bound_self, key),
+                                   lambda: self._unanalysed(fn), start)
+
+        if not start:
+            if caller.depth < MAX_CALL_DEPTH:
+                tracker.log.append((REFUSED, id(fn)))
+            return analyse()
+        if not caller.emit or caller.evidence is not None or caller.attr_sink is not None:
+            return analyse()  # silent, or its effects reach the caller's state: not a record of its own
+        depth = caller.depth + 1
+        rec = tracker.old_record(key, depth)
+        if rec is not None and self._replays(rec):
+            self._replay(rec)
+            tracker.records[key] = rec
+            return self._calls.done[key]
+        return self._recorded(key, depth, _identities(fn, env), analyse)
+
     def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
                       bound_self: Value | None, key: tuple) -> Value:
         self._contexts[id(fn)] = self._contexts.get(id(fn), 0) + 1
+        if self.tracker is not None:
+            self.tracker.log.append((CONTEXT, id(fn)))
         seen = len(self.events)
         if caller.emit:
             self._mark_compiled(fn)
@@ -181,6 +320,8 @@ class Interprocedural:
                     sink[k] = v.with_(const=NO_CONST)
         if caller.emit and any(self.may_break_at(ev) for ev in self.events[seen:]):
             self._broke.add(key)
+            if self.tracker is not None:
+                self.tracker.log.append((BROKE, key))
         result = join_all(callee.returns) if callee.returns else NONE_VALUE
         return _refine(result, self.declared_return(fn))
 
@@ -198,6 +339,7 @@ class Interprocedural:
                     kwargs: dict[str, Value], opaque: bool) -> Value:
         """Calling an ``nn.Module`` instance runs its ``forward``."""
         if module.cls is not None:
+            self.touch_class(module.cls)
             fwd = module.cls.find_method("forward")
             if fwd is None:
                 return UNKNOWN_VALUE
@@ -213,6 +355,7 @@ class Interprocedural:
         return UNKNOWN_VALUE
 
     def prepare_function(self, info: FunctionInfo) -> None:
+        self._closures.append(info)
         info.owner = self.index
         local, global_decls = local_names_of(info.node)
         info.local_names = frozenset(local)
@@ -241,6 +384,19 @@ def _refine(value: Value, declared: Value | None) -> Value:
         if value.elements().kind is Kind.UNKNOWN and declared.element is not None:
             return value.with_(element=declared.element, items=None)
     return value
+
+
+def _identities(fn: FunctionInfo, env: dict[str, Value]) -> tuple:
+    """The objects whose identities the key of a call of ``fn`` with ``env`` holds (see ``_signature``)."""
+    out: list[object] = [fn]
+    todo = list(env.values())
+    while todo:
+        v = todo.pop()
+        out.extend(x for x in (v.cls, v.func) if x is not None)
+        todo.extend(v.items or ())
+        if v.element is not None:
+            todo.append(v.element)
+    return tuple(out)
 
 
 def _signature(v: Value) -> Any:

@@ -3,10 +3,19 @@
 The analysis computes many things by evaluating code that may ask for the same thing again (a
 global whose value reads itself, a class whose ``__init__`` reads its own attributes, a recursive
 function): the inner request gets a fallback instead of looping.
+
+With a :class:`~dynalint.analysis.replay.Tracker`, a memo also records what each result read (the
+tokens collected while computing it, handed on to whoever finds it remembered) and logs each result
+computed, found or guarded, so that an analysis after an edit can replay it.
 """
 from __future__ import annotations
 
-from typing import Callable, Generic, Hashable, TypeVar
+from typing import TYPE_CHECKING, Callable, Generic, Hashable, TypeVar
+
+from dynalint.analysis.replay import BUSY, FOUND, REMEMBERED
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.replay import Tracker
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -20,29 +29,45 @@ class Memo(Generic[K, V]):
 
     ``remember=False`` keeps only the guard, for results that depend on the state of the caller."""
 
-    __slots__ = ("done", "_busy", "_remember")
+    __slots__ = ("done", "_busy", "_remember", "name", "tracker", "tokens")
 
-    def __init__(self, remember: bool = True) -> None:
+    def __init__(self, remember: bool = True, name: str = "", tracker: "Tracker | None" = None) -> None:
         self.done: dict[K, V] = {}
         self._busy: dict[K, Callable[[], V]] = {}
         self._remember = remember
+        self.name = name
+        self.tracker = tracker
+        self.tokens: dict[K, frozenset] = {}
+        """With a tracker: what each remembered result read."""
 
     def get(self, key: K, compute: Callable[[], V], fallback: Callable[[], V], start: bool = True) -> V:
         """The result for ``key``: remembered, else ``fallback()`` when the key is being computed (or
         when ``start`` is false: a limit forbids computing it now), else ``compute()``."""
         done = self.done
+        tracker = self.tracker
         if key in done:
+            if tracker is not None:
+                tracker.stack[-1] |= self.tokens[key]
+                tracker.log.append((FOUND, self.name, key))
             return done[key]
         busy = self._busy
         if key in busy:
+            if tracker is not None:
+                tracker.log.append((BUSY, self.name, key))
             return busy[key]()
         if not start:
             return fallback()
         busy[key] = fallback
+        if tracker is not None:
+            tracker.push()
         try:
             result = compute()
         finally:
             del busy[key]
+            tokens = tracker.pop() if tracker is not None else None
         if self._remember:
             done[key] = result
+            if tracker is not None and tokens is not None:
+                self.tokens[key] = tokens
+                tracker.log.append((REMEMBERED, self.name, key))
         return result

@@ -41,6 +41,8 @@ class FunctionInfo:
     global_decls: frozenset[str] = frozenset()
     closure: dict | None = field(default=None, repr=False)
     """For functions nested in analysed code: the enclosing environment."""
+    outer: "FunctionInfo | None" = field(default=None, repr=False)
+    """For functions nested in analysed code: the module-level function or method that holds them."""
     owner: "ModuleIndex | None" = field(default=None, repr=False)
     """The module that defines the function."""
 
@@ -133,10 +135,18 @@ class ModuleIndex:
         return self.resolve(dotted_name(node))
 
 
-def build_index(module: cst.Module) -> ModuleIndex:
+def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None) -> ModuleIndex:
+    """The index of ``module``.  ``reuse``: the index of the module an edit was spliced from
+    (:mod:`dynalint.incremental`): its classes (by name) and the functions whose nodes the new module
+    still holds are the same objects in the new index, filled again, so that what an analysis of
+    the old module remembered about them still names them (:mod:`dynalint.analysis.replay`)."""
     _BINDINGS.begin()
     idx = ModuleIndex(module=module)
-    _index_block(idx, module.body, top=True)
+    _REUSE.begin(reuse)
+    try:
+        _index_block(idx, module.body, top=True)
+    finally:
+        _REUSE.begin(None)
     idx.imports_torch = any(q == "torch" or q.startswith("torch.") for q in idx.imports.values())
     for cls in idx.classes.values():
         cls.base_classes = [idx.classes[b] for b in cls.bases if b in idx.classes and idx.classes[b] is not cls]
@@ -160,7 +170,7 @@ def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool) -
             for small in stmt.body:
                 _index_small(idx, small)
         elif isinstance(stmt, cst.FunctionDef):
-            fn = _make_function(idx, stmt, None)
+            fn = _REUSE.function(stmt, None) or _make_function(idx, stmt, None)
             idx.functions[fn.name] = fn
             idx.all_functions.append(fn)
         elif isinstance(stmt, cst.ClassDef):
@@ -258,12 +268,12 @@ def _note_reorderable(idx: ModuleIndex, stmt: cst.Expr) -> None:
 
 def _index_class(idx: ModuleIndex, node: cst.ClassDef) -> None:
     bases = tuple(d for d in (dotted_name(a.value) for a in node.bases if a.keyword is None) if d)
-    cls = ClassInfo(node=node, name=node.name.value, bases=bases)
+    cls = _REUSE.cls(node, bases) or ClassInfo(node=node, name=node.name.value, bases=bases)
     idx.classes[cls.name] = cls
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
-            fn = _make_function(idx, stmt, cls)
+            fn = _REUSE.function(stmt, cls) or _make_function(idx, stmt, cls)
             cls.methods[fn.name] = fn
             idx.all_functions.append(fn)
         elif isinstance(stmt, cst.SimpleStatementLine):
@@ -276,6 +286,37 @@ def _index_class(idx: ModuleIndex, node: cst.ClassDef) -> None:
                     cls.field_annotations[small.target.value] = small.annotation.annotation
                     if small.value is not None:
                         cls.body_assigns[small.target.value] = small.value
+
+
+class _Reused:
+    """The objects of the index being rebuilt from (see :func:`build_index`)."""
+
+    def __init__(self) -> None:
+        self.functions: dict[int, FunctionInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+
+    def begin(self, old: "ModuleIndex | None") -> None:
+        self.functions = {id(fn.node): fn for fn in old.all_functions} if old is not None else {}
+        self.classes = dict(old.classes) if old is not None else {}
+
+    def function(self, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo | None:
+        fn = self.functions.pop(id(node), None)
+        if fn is None or fn.node is not node or fn.cls is not cls:
+            return None
+        fn.custom_op = None  # filled again by index_custom_ops
+        return fn
+
+    def cls(self, node: cst.ClassDef, bases: tuple[str, ...]) -> ClassInfo | None:
+        cls = self.classes.pop(node.name.value, None)
+        if cls is None:
+            return None
+        cls.node, cls.bases = node, bases
+        cls.methods, cls.base_classes, cls.is_module = {}, [], False
+        cls.body_assigns, cls.field_annotations, cls.updated_in_place = {}, {}, set()
+        return cls
+
+
+_REUSE = _Reused()
 
 
 def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo:

@@ -7,6 +7,7 @@ from dynalint.analysis.class_model import _strip_const
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
 from dynalint.analysis.project import absolute
+from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import (
     PYTHON_VALUE,
     UNKNOWN_VALUE,
@@ -32,8 +33,12 @@ class NameResolution:
         """Value of a module-level name, or None if the module does not bind it."""
         idx = self.index
         if name in idx.functions:
-            return Value(Kind.FUNCTION, func=idx.functions[name])
+            fn = idx.functions[name]
+            if self.tracker is not None:
+                self.tracker.touch(function_token(fn))
+            return Value(Kind.FUNCTION, func=fn)
         if name in idx.classes:
+            self.touch_class(idx.classes[name])
             return Value(Kind.FUNCTION, cls=idx.classes[name])
         if name in idx.imports:
             return self.qualified_value(idx.imports[name])

@@ -33,6 +33,7 @@ from dynalint.analysis.memo import Memo
 from dynalint.analysis.module_index import FunctionInfo, ModuleIndex, build_index
 from dynalint.analysis.name_resolution import NameResolution
 from dynalint.analysis.project import SourceIndex
+from dynalint.analysis.replay import Tracker
 from dynalint.analysis.signatures import Signatures
 from dynalint.analysis.values import Value
 from dynalint.settings import Scope, Settings
@@ -43,8 +44,10 @@ __all__ = ["Program", "Scope", "MAX_CALL_DEPTH"]
 class _Run:
     """State shared by the programs of one analysis (the checked module and the modules it reaches)."""
 
-    def __init__(self, root: "Program") -> None:
+    def __init__(self, root: "Program", tracker: Tracker | None) -> None:
         self.root = root
+        self.tracker = tracker
+        """Records the analysis for replaying it after an edit (:mod:`dynalint.analysis.replay`)."""
         self.programs: dict[int, Program] = {id(root.index): root}
         self.outgoing: dict[tuple[str, str], dict[str, Value]] = {}
         """(path, qualname) of functions of other modules reached from compiled code -> joined arguments."""
@@ -73,21 +76,38 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
     settings: Settings | None = None
     """The capture settings the analysis decides graph breaks under (the defaults when None)."""
     run_state: _Run | None = field(default=None, repr=False)
+    tracker: Tracker | None = field(default=None, repr=False)
+    """For the root program: records the analysis, and replays the one it was made from (see
+    :mod:`dynalint.analysis.replay`)."""
 
     def __post_init__(self) -> None:
         if self.index is None:
             self.index = build_index(self.module)
         if self.run_state is None:
-            self.run_state = _Run(self)
-        self._globals: Memo[str, Value] = Memo()
-        self._aliases: Memo[str, Value | None] = Memo()
-        self._annotations: dict[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = {}
-        self._declared: dict[int, dict[str, Value]] = {}
+            self.run_state = _Run(self, self.tracker)
+        tracker = self.run_state.tracker if self.run_state.root is self else None
+        self.tracker = tracker
+
+        def memo(name: str, remember: bool = True) -> Memo:
+            made: Memo = Memo(remember, name, tracker)
+            self.memos[name] = made
+            return made
+
+        self.memos: dict[str, Memo] = {}
+        """The memos by name (what a replay puts back)."""
+        self._globals: Memo[str, Value] = memo("globals")
+        self._aliases: Memo[str, Value | None] = memo("aliases")
+        self._annotations: Memo[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = \
+            memo("annotations")
+        self._declared: Memo[int, dict[str, Value]] = memo("declared")
+        self._evidence: Memo[int, Evidence] = memo("evidence")
         self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
-        self._class_attrs: Memo[int, dict[str, Value]] = Memo()
-        self._properties: Memo[tuple[int, int], Value] = Memo()
-        self._set_later: Memo[tuple[int, str], Value | None] = Memo(remember=False)
-        self._calls: Memo[tuple, Value] = Memo()
+        self._class_attrs: Memo[int, dict[str, Value]] = memo("class_attrs")
+        self._properties: Memo[tuple[int, int], Value] = memo("properties")
+        self._set_later: Memo[tuple[int, str], Value | None] = memo("set_later", remember=False)
+        self._calls: Memo[tuple, Value] = memo("calls")
+        self._closures: list[FunctionInfo] = []
+        """Functions defined inside analysed code (kept: remembered results name them by identity)."""
         self._broke: set[tuple] = set()
         """Keys of ``_calls`` whose analysis broke the graph (a caller's statement ends there too)."""
         self._graph_ends: BreakClassifier | None = None
@@ -98,7 +118,6 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         compile them."""
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
-        self._evidence: dict[int, Evidence] = {}
         self._compiled_nodes: set[int] = set()
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""

@@ -117,13 +117,15 @@ class SourceIndex:
     def module_of(self, path: str) -> str | None:
         return self.names.get(os.path.abspath(path))
 
-    def index_for(self, path: str, module: cst.Module, source: str) -> ModuleIndex:
-        """The index of a checked file being analysed (the one other modules' references point to)."""
+    def index_for(self, path: str, module: cst.Module, source: str, reuse: ModuleIndex | None = None
+                  ) -> ModuleIndex:
+        """The index of a checked file being analysed (the one other modules' references point to);
+        ``reuse``: the index of the text an edit was spliced from (see :func:`build_index`)."""
         name = self.module_of(path) or ""
         idx = self._loaded.get(name)
         if idx is not None and idx.module is module:
             return idx
-        idx = build_index(module)
+        idx = build_index(module, reuse)
         idx.name = name
         idx.path = path
         idx.source = source

@@ -8,6 +8,7 @@ import libcst as cst
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
+from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -25,6 +26,8 @@ class Signatures:
     """The parameter part of :class:`~dynalint.analysis.program.Program`."""
 
     def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
+        if self.tracker is not None:
+            self.tracker.touch(function_token(fn))
         p = fn.node.params
         return [*p.posonly_params, *p.params, *p.kwonly_params]
 
@@ -42,16 +45,15 @@ class Signatures:
 
     def evidence(self, fn: FunctionInfo) -> Evidence:
         """Silent pass that records what the uses of untyped parameters say about them."""
-        cache = self._evidence.get(id(fn))
-        if cache is not None:
-            return cache
+        return self._evidence.get(id(fn), lambda: self._collect_evidence(fn), Evidence)
+
+    def _collect_evidence(self, fn: FunctionInfo) -> Evidence:
         ev = Evidence()
         untyped = set(self._untyped(fn))
         if untyped:
             env = self.param_env(fn, evidence=None, candidates=untyped)
             evaluator = FunctionEvaluator(self, fn, env, emit=False, evidence=ev, depth=MAX_CALL_DEPTH)
             evaluator.run_body(fn.node.body)
-        self._evidence[id(fn)] = ev
         return ev
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
@@ -113,24 +115,25 @@ class Signatures:
     def annotations(self, fn: FunctionInfo
                     ) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
         """Parameter and return annotations, from the signature or a ``# type: (...) -> R`` comment."""
-        cached = self._annotations.get(id(fn))
-        if cached is None:
-            params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn)
-                      if p.annotation is not None}
-            ret = fn.node.returns.annotation if fn.node.returns is not None else None
-            comment = type_comment(fn.node)
-            if comment is not None:
-                args, comment_ret = comment
-                names = [p.name.value for p in self._param_nodes(fn)]
-                if fn.is_method and not fn.is_static and len(args) == len(names) - 1:
-                    names = names[1:]
-                if len(args) == len(names):
-                    for name, ann in zip(names, args):
-                        params.setdefault(name, ann)
-                if ret is None:
-                    ret = comment_ret
-            cached = self._annotations[id(fn)] = (params, ret)
-        return cached
+        return self._annotations.get(id(fn), lambda: self._read_annotations(fn), lambda: ({}, None))
+
+    def _read_annotations(self, fn: FunctionInfo
+                          ) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
+        params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn)
+                  if p.annotation is not None}
+        ret = fn.node.returns.annotation if fn.node.returns is not None else None
+        comment = type_comment(fn.node)
+        if comment is not None:
+            args, comment_ret = comment
+            names = [p.name.value for p in self._param_nodes(fn)]
+            if fn.is_method and not fn.is_static and len(args) == len(names) - 1:
+                names = names[1:]
+            if len(args) == len(names):
+                for name, ann in zip(names, args):
+                    params.setdefault(name, ann)
+            if ret is None:
+                ret = comment_ret
+        return params, ret
 
     def _ann(self, fn: FunctionInfo, prm: cst.Param) -> cst.BaseExpression | None:
         return self.annotations(fn)[0].get(prm.name.value)
@@ -138,15 +141,15 @@ class Signatures:
     def declared_types(self, fn: FunctionInfo) -> dict[str, Value]:
         """What the annotations of a function's parameters promise, by name (a parameter keeps
         its declared type when reassigned from something the analysis cannot see into)."""
-        cached = self._declared.get(id(fn))
-        if cached is None:
-            cached = {}
-            for name, ann in self.annotations(fn)[0].items():
-                v = annotation_value(self, ann)
-                if v is not None:
-                    cached[name] = v
-            self._declared[id(fn)] = cached
-        return cached
+        return self._declared.get(id(fn), lambda: self._read_declared(fn), dict)
+
+    def _read_declared(self, fn: FunctionInfo) -> dict[str, Value]:
+        out = {}
+        for name, ann in self.annotations(fn)[0].items():
+            v = annotation_value(self, ann)
+            if v is not None:
+                out[name] = v
+        return out
 
     def declared_return(self, fn: FunctionInfo) -> Value | None:
         """What the return annotation promises."""

@@ -15,6 +15,7 @@ from dynalint.analysis.evaluator.conditions import ConditionHandlers
 from dynalint.analysis.evaluator.evidence import Evidence, EvidenceCollector
 from dynalint.analysis.evaluator.expressions import ExpressionHandlers
 from dynalint.analysis.evaluator.statements import StatementHandlers
+from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
 from dynalint.analysis.syntax import children
 
@@ -38,6 +39,8 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
     ) -> None:
         self.p = program
         self.fn = fn
+        if fn is not None and program.tracker is not None:
+            program.tracker.touch(function_token(fn))
         self.env = env
         self.emit = emit
         self.depth = depth

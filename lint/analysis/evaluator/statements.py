@@ -287,7 +287,7 @@ class StatementHandlers:
         parent = self.fn
         info = FunctionInfo(node=node, name=node.name.value,
                             qualname=f"{parent.qualname}.{node.name.value}" if parent else node.name.value,
-                            closure=self.env)
+                            closure=self.env, outer=(parent.outer or parent) if parent else None)
         self.p.prepare_function(info)
         if self.emit:
             self.p.note_nested(info)

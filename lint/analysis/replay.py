@@ -1,0 +1,177 @@
+"""Replaying, after an edit, what the analysis of the text before it computed and the edit left valid.
+
+The language server analyses a document again after every change (:mod:`dynalint.incremental`
+parses again only the statements an edit touched).  Most of the analysis is the interprocedural
+evaluation of compiled code: each entry point (a *unit*), and each call it makes into a function of
+the module, analysed once per calling context and remembered (:class:`~dynalint.analysis.memo.Memo`).
+What one such computation produced depends only on what it read, so an analysis can record, for
+each unit and each call it analysed (:class:`Record`):
+
+- the *tokens* it read: the definition of each function it ran, looked at or named (its
+  ``FunctionDef`` node, which an edit replaces), and the *shell* of each class it looked into (its
+  bases, decorators, body statements other than methods, method names, and what its methods write on
+  ``self`` outside ``__init__``: :func:`class_shell`);
+- what it changed in the state of the analysis, in order (the *log*): events emitted, contexts
+  counted against :data:`~dynalint.analysis.interprocedural.MAX_ANALYSES_PER_FUNCTION`, functions
+  marked compiled, results remembered, results it found remembered by an earlier computation.
+
+The analysis of the edited text then runs in the same order, and where it reaches a unit or a call
+whose record reads no token the edit changed, and whose log applies to the state at that point as it
+applied before (each remembered result it relied on is remembered now too, none it computed is, the
+context counts stay under or over their limit as they were), it applies the log instead of
+evaluating: the same events, in the same place of the event list, and the same state after.  Every
+other unit and call is evaluated, and recorded in turn.
+
+The index of the edited text keeps the objects of the old one (:func:`build_index` with ``reuse``),
+so the keys of remembered results, which name functions and classes by identity, stay valid.  A
+replay is attempted only when the edit changed definitions (functions, methods, classes), not
+module-level statements, imports or the set of names the module defines (:func:`changed_tokens`), and
+when the analysis stayed in the module (a call into another checked module runs in that module's
+program, whose state is not recorded).  Results remembered without events (a class's attributes, a
+silent analysis) are recorded too, and put back when the computation that made them is replayed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Hashable
+
+import libcst as cst
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.memo import Memo
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
+
+# log entries: (kind, ...)
+CONTEXT = "context"
+"""(CONTEXT, function id): a call analysed in one more calling context of the function."""
+REFUSED = "refused"
+"""(REFUSED, function id): a call left unanalysed because the function had its contexts."""
+COMPILED = "compiled"
+"""(COMPILED, function): a function marked as compiled code."""
+BROKE = "broke"
+"""(BROKE, key): the analysis of a call broke the graph."""
+REMEMBERED = "remembered"
+"""(REMEMBERED, memo name, key): a result computed and remembered."""
+FOUND = "found"
+"""(FOUND, memo name, key): a result found remembered (computed before, elsewhere)."""
+BUSY = "busy"
+"""(BUSY, key): a call asked for while it was being analysed (recursion): its fallback used."""
+NESTED = "nested"
+"""(NESTED, function): a function defined inside analysed code, to analyse as an entry (scope all)."""
+ENTRY = "entry"
+"""(ENTRY, function): a function handed to ``torch.compile`` from another module."""
+
+
+@dataclass(frozen=True, eq=False)
+class Record:
+    """What one unit or analysed call did."""
+
+    key: Hashable
+    depth: int
+    tokens: frozenset
+    events: tuple
+    log: tuple
+    value: Any
+    refs: tuple
+    """Objects whose identities the key holds (kept alive, so that no other object takes them)."""
+
+
+class Tracker:
+    """Records the analysis of one text; with ``old``, the records of the text before an edit and the
+    tokens it changed, replays what they allow."""
+
+    def __init__(self, old: "Tracker | None" = None, old_memos: "dict[str, Memo] | None" = None,
+                 changed: frozenset = frozenset()) -> None:
+        self.stack: list[set] = [set()]
+        self.log: list[tuple] = []
+        self.records: dict[Hashable, Record] = {}
+        self.old = old
+        self.old_memos = old_memos or {}
+        self.changed = changed
+        self.replayed = 0
+        """Units and calls replayed (for tests and benchmarks)."""
+        self.evaluated = 0
+        """Units and calls evaluated."""
+        self.usable = False
+        """Whether the records may be replayed after an edit (see :meth:`seal`)."""
+        self.shells: dict[int, tuple] = {}
+        self.facts: tuple = ()
+
+    def seal(self, index: "ModuleIndex", usable: bool) -> None:
+        """The analysis is over: note what of the module it read besides the definitions, which the
+        next edit is compared with (``usable``: the analysis stayed in the module).  The records of the
+        analysis before, replayed or not, are let go."""
+        self.old, self.old_memos, self.changed = None, {}, frozenset()
+        self.usable = usable
+        if usable:
+            self.shells = {id(c): class_shell(c, index) for c in index.classes.values()}
+            self.facts = module_facts(index)
+        else:
+            self.records.clear()
+
+    def touch(self, token: object) -> None:
+        self.stack[-1].add(token)
+
+    def push(self) -> None:
+        self.stack.append(set())
+
+    def pop(self) -> frozenset:
+        tokens = self.stack.pop()
+        self.stack[-1] |= tokens
+        return frozenset(tokens)
+
+    def old_record(self, key: Hashable, depth: int) -> Record | None:
+        """The record of ``key`` in the analysis before the edit, when the edit left what it read."""
+        if self.old is None:
+            return None
+        rec = self.old.records.get(key)
+        if rec is None or rec.depth != depth or not rec.tokens.isdisjoint(self.changed):
+            return None
+        return rec
+
+
+def function_token(fn: "FunctionInfo") -> object:
+    """What an edit of a function changes: the ``FunctionDef`` of the module-level definition that holds
+    it (a function defined inside another is part of it)."""
+    return fn.outer.node if fn.outer is not None else fn.node
+
+
+def class_shell(cls: "ClassInfo", index: "ModuleIndex") -> tuple:
+    """What of a class, other than its methods' bodies, the analysis reads (see the module doc)."""
+    node = cls.node
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    writes = sorted((attr, fn.name, id(stmt)) for attr, places in index.attr_writes_outside.items()
+                    for stmt, fn in places if fn is not None and fn.cls is cls)
+    return (tuple(map(id, node.bases)), tuple(map(id, node.keywords)), tuple(map(id, node.decorators)),
+            tuple(id(s) for s in body if not isinstance(s, cst.FunctionDef)),
+            tuple((m.name, m.decorators, m.custom_op) for m in cls.methods.values()),
+            tuple(id(b) for b in cls.base_classes), cls.is_module, frozenset(cls.updated_in_place),
+            tuple(writes))
+
+
+def module_facts(index: "ModuleIndex") -> tuple:
+    """What of a module, other than its definitions, the analysis reads: an edit that changes any of it
+    is analysed in full."""
+    body = tuple(id(s) for s in index.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef)))
+    return (body, tuple(index.imports.items()), tuple(index.globals), tuple(sorted(index.mutated_globals)),
+            tuple(sorted(index.reorderable)), tuple(sorted(index.dynamic_output_ops)), index.imports_torch,
+            tuple(f.qualname for f in index.all_functions), tuple(index.classes),
+            tuple((where.qualname if where is not None else "") for _, where in index.compile_targets),
+            tuple((f.qualname, f.custom_op, f.decorators) for f in index.all_functions))
+
+
+def changed_tokens(old: "ModuleIndex", old_shells: dict[int, tuple], old_facts: tuple,
+                   new: "ModuleIndex") -> frozenset | None:
+    """The tokens an edit changed, from the index before it (with the shells and facts it had then) and
+    the index after it (built with ``reuse``); None when the edit changed more than definitions."""
+    if module_facts(new) != old_facts:
+        return None
+    kept = {id(fn.node) for fn in new.all_functions}
+    changed: set[object] = {fn.node for fn in old.all_functions if id(fn.node) not in kept}
+    for cls in new.classes.values():
+        before = old_shells.get(id(cls))
+        if before is None:
+            return None  # a class the old index did not have under this object
+        if before != class_shell(cls, new):
+            changed.add(cls)
+    return frozenset(changed)
