@@ -268,6 +268,9 @@ class BreakClassifier:
         self.program = program
         self.settings = settings
         self.found: list[Break] = []
+        self._may: dict[int, bool] = {}
+        """:meth:`may_break_at` by ``id`` of the event (the evaluator asks again for the events of a call
+        at each statement of its callers)."""
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
             | program.index.reorderable
         self.dynamic_ops = program.index.dynamic_output_ops
@@ -293,6 +296,12 @@ class BreakClassifier:
         NumPy arrays, traced as tensors) have were one: ``mask.nonzero()`` with ``mask`` a parameter
         the analysis could not type, or one that may be None.  What runs after such a call may be in a resumed frame, so a
         finding that needs a value computed in the same graph is not certain there."""
+        known = self._may.get(id(ev))
+        if known is None:
+            known = self._may[id(ev)] = self._may_break_at(ev)
+        return known
+
+    def _may_break_at(self, ev: Event) -> bool:
         if self.breaks_at(ev):
             return True
         recv = ev.receiver if isinstance(ev, CallEvent) and ev.qualname is None else None

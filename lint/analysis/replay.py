@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Hashable
 import libcst as cst
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.memo import Memo
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
 
 # log entries: (kind, ...)
@@ -80,13 +79,15 @@ class Tracker:
     """Records the analysis of one text; with ``old``, the records of the text before an edit and the
     tokens it changed, replays what they allow."""
 
-    def __init__(self, old: "Tracker | None" = None, old_memos: "dict[str, Memo] | None" = None,
+    def __init__(self, old: "Tracker | None" = None, old_memos: dict[str, Any] | None = None,
                  changed: frozenset = frozenset()) -> None:
         self.stack: list[set] = [set()]
         self.log: list[tuple] = []
         self.records: dict[Hashable, Record] = {}
         self.old = old
         self.old_memos = old_memos or {}
+        """The memos of the analysis before, by name (:class:`~dynalint.analysis.memo.Memo`, which logs
+        here: not imported)."""
         self.changed = changed
         self.replayed = 0
         """Units and calls replayed (for tests and benchmarks)."""
