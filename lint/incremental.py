@@ -12,8 +12,10 @@ function.  Two kinds of edit are answered from the last analysis instead:
 - An edit of code (:func:`reanalysed`): the statements it touched are parsed again, alone (a
   top-level statement, or a statement of a class's body: a method), and spliced into the last tree,
   whose other nodes are immutable and stay; the spliced tree is the tree of the new text, so the
-  analysis of every compiled function runs on it as on a parse of the text, and the positions of
-  the findings in the statements the edit left are the previous ones, moved by whole lines.
+  analysis runs on it as on a parse of the text, replaying what the last analysis recorded of the
+  entry points and calls that read nothing the edit changed (:mod:`dynalint.analysis.replay`), and
+  the positions of the findings in the statements the edit left are the previous ones, moved by whole
+  lines.
 
 What comments decide, the noqa suppressions and the unused ones (DYN003), is computed again on the
 new text, exactly as the full analysis computes it (:func:`dynalint.engine.report`).
@@ -216,9 +218,10 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
 
     The spliced tree's statements are those a parse of ``text`` gives (the others are the baseline's
     nodes, untouched text parsed in the same state), so the analysis of the tree is the analysis of
-    the text: every compiled function is analysed again, and only positions are reused, those of the
-    findings' nodes in statements the edit left (the same nodes), moved by the lines their statement
-    moved."""
+    the text: what the last analysis recorded of entry points and calls that read nothing the edit
+    changed is replayed, the rest evaluated (:mod:`dynalint.analysis.replay`); the positions reused
+    are those of the findings' nodes in statements the edit left (the same nodes), moved by the lines
+    their statement moved."""
     tree = base.tree
     if key != base.key or tree is None:
         return None

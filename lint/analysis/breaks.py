@@ -118,6 +118,8 @@ class Breaks:
         self.all = breaks
         self._by_node: dict[int, list[Break]] = {}
         self._by_statement: dict[int, list[Break]] = {}
+        self._frame_events: dict[int, list[Event]] | None = None
+        """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
         for b in breaks:
             self._by_node.setdefault(id(b.node), []).append(b)
             self._by_statement.setdefault(id(b.statement), []).append(b)
@@ -175,8 +177,13 @@ class Breaks:
         region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
         works = any(isinstance(n, _OPERATORS) for stmt in after for n in walk(stmt, into_scopes=False)
                     if id(n) in region)
-        for ev in self.program.events:
-            if not isinstance(ev, _FRAME_EVENTS) or ev.function is not event.function or id(ev.node) not in region:
+        if self._frame_events is None:
+            self._frame_events = {}
+            for ev in self.program.events:
+                if isinstance(ev, _FRAME_EVENTS):
+                    self._frame_events.setdefault(id(ev.function), []).append(ev)
+        for ev in self._frame_events.get(id(event.function), ()):
+            if id(ev.node) not in region:
                 continue
             breaks = self._breaks_at(ev)
             if ev.in_loop and breaks:

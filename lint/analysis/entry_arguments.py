@@ -43,7 +43,7 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
     entry point reads where Dynamo specialises on it, in definition order."""
     idx = program.index
     compiled = {id(fn) for fn in program.compiled}
-    instances: dict[int, dict[str, str]] | None = None
+    by_class: dict[str, list[tuple[cst.Call, "FunctionInfo"]]] | None = None
     handles = _compiled_handles(program)
     for fn in program.compiled:
         entry = fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
@@ -56,11 +56,9 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
         if fn.cls is None:
             calls = list(idx.call_sites.get(fn.name, ()))
         else:
-            if instances is None:
-                instances = _instances_by_caller(idx, compiled)
-            calls = [(call, caller) for sites in idx.call_sites.values() for call, caller in sites
-                     if caller is not None and isinstance(call.func, cst.Name)
-                     and instances.get(id(caller), {}).get(call.func.value) == fn.cls.name]
+            if by_class is None:
+                by_class = _instance_calls(idx, compiled)
+            calls = list(by_class.get(fn.cls.name, ()))
         # calls of what `torch.compile(...)` returned, where that name is bound
         calls += [(call, caller) for name, scope in through for call, caller in idx.call_sites.get(name, ())
                   if isinstance(call.func, cst.Name) and (scope is None or caller is scope)]
@@ -81,6 +79,20 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
             if numbers and not _specialising_read(program, fn, prm.name.value):
                 continue  # a number only passed through (or not read) installs no guard
             yield found
+
+
+def _instance_calls(idx: "ModuleIndex", compiled: set[int]) -> dict[str, list[tuple[cst.Call, "FunctionInfo"]]]:
+    """Class name -> the calls ``obj(...)`` of a local ``obj = ClassName(...)`` in functions that are not
+    compiled, in the order of the module's call sites."""
+    instances = _instances_by_caller(idx, compiled)
+    out: dict[str, list[tuple[cst.Call, FunctionInfo]]] = {}
+    for sites in idx.call_sites.values():
+        for call, caller in sites:
+            if caller is not None and isinstance(call.func, cst.Name):
+                cls = instances.get(id(caller), {}).get(call.func.value)
+                if cls is not None:
+                    out.setdefault(cls, []).append((call, caller))
+    return out
 
 
 def _instances_by_caller(idx: "ModuleIndex", compiled: set[int]) -> dict[int, dict[str, str]]:
