@@ -162,6 +162,12 @@ def _snapshot(tree) -> dict[str, tuple[int, int]]:
     return {n: (os.stat(tree / n).st_mtime_ns, os.stat(tree / n).st_size) for n in sorted(os.listdir(tree))}
 
 
+def _default_sigint() -> None:
+    """In the child: Ctrl-C as a terminal delivers it (a shell's background job inherits SIGINT ignored,
+    and Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
 def test_stopping_fix_stops_its_workers(tmp_path, how):
@@ -172,7 +178,8 @@ def test_stopping_fix_stops_its_workers(tmp_path, how):
         (tree / f"m{k:02d}.py").write_text(big)
     child = subprocess.Popen([sys.executable, "-m", "dynalint", "fix", "-q", "-j", "2", "--unsafe-fixes",
                               "--no-show-remaining", str(tree)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 60
         workers: list[int] = []
