@@ -292,6 +292,8 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     with a line break has an empty last line when ``keepends`` is false)."""
     if not keepends:
         return _LINE_BREAK.split(text)
+    if _OTHER_BREAK.search(text) is None:  # str.splitlines breaks at these too
+        return text.splitlines(keepends=True)
     out, start = [], 0
     for m in _LINE_BREAK.finditer(text):
         out.append(text[start:m.end()])
@@ -302,6 +304,7 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_OTHER_BREAK = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 class LineMapping:
@@ -340,6 +343,8 @@ def changed_blocks(a: list[str], b: list[str]) -> list[Block]:
     file.  So the equal lines at both ends are trimmed, the lines found once in each side anchor the
     rest (in the order of both: a patience diff), and difflib compares only the stretches between two
     anchors, which are as long as the changes."""
+    if a is b:
+        return []
     lo, a_hi, b_hi = _trim(a, b, 0, len(a), 0, len(b))
     if lo == a_hi and lo == b_hi:
         return []

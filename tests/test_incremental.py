@@ -433,6 +433,66 @@ def scale(h):
 '''
 
 
+CHAIN = '''import torch
+from torch import nn
+
+
+class Inner(nn.Module):
+    def forward(self, x):
+        return helper(x)
+
+
+class Middle(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+
+    def forward(self, x):
+        h = self.inner(x)
+        if h.sum() > 0:
+            h = h + 1
+        return h
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.middle = Middle()
+
+    def forward(self, x):
+        for _ in range(2):
+            x = self.middle(x)
+        return x * 2
+
+
+def helper(h):
+    return h * 2
+'''
+
+
+def test_an_edit_deep_in_a_model_replays_the_callers_its_result_leaves(tmp_path) -> None:
+    """An edit of ``helper`` that leaves what it gives its caller (a tensor) evaluates ``helper`` and
+    ``Inner.forward``, which looks it up, and replays ``Middle`` and ``Outer``, analysing again only
+    the calls on the way down; an edit that changes the result (a list) is evaluated where the replay
+    stops holding.  Each answer is the full analysis'."""
+    path, session, baselines, _ = _opened(tmp_path, CHAIN)
+    text = CHAIN
+    counts = []
+    for version, (old, new) in enumerate((("    return h * 2", "    return h * 3"),
+                                          ("    return h * 3", "    return h.tolist()"),
+                                          ("    return h.tolist()", "    return h * 2")), 1):
+        text = text.replace(old, new)
+        answer = check_document(version, text, path, "model.py", session, baselines)
+        full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
+        assert answer.diagnostics == full.diagnostics
+        assert answer._full is not None and answer.analysis.module is not None
+        tracker = answer.analysis.program.tracker
+        counts.append((tracker.cut, tracker.evaluated))
+    # Middle's and Outer's entry points, and Middle called from Outer, replayed: fewer evaluated
+    assert counts[0][0] >= 2 and counts[0][1] < counts[1][1]
+    assert counts[1][0] == 0  # the result changed: the replays were undone, and all evaluated
+
+
 def test_an_edit_replays_the_analysis_of_the_code_it_does_not_reach(tmp_path) -> None:
     """The analysis of an edit replays what the analysis before recorded of the entry points and calls
     that read nothing the edit changed, and evaluates the others: an edit of ``C.forward`` evaluates

@@ -275,7 +275,7 @@ class BreakClassifier:
         self.program = program
         self.settings = settings
         self.found: list[Break] = []
-        self._may: dict[int, bool] = {}
+        self._may: dict[int, tuple[Event, bool]] = {}
         """:meth:`may_break_at` by ``id`` of the event (the evaluator asks again for the events of a call
         at each statement of its callers)."""
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
@@ -304,9 +304,9 @@ class BreakClassifier:
         the analysis could not type, or one that may be None.  What runs after such a call may be in a resumed frame, so a
         finding that needs a value computed in the same graph is not certain there."""
         known = self._may.get(id(ev))
-        if known is None:
-            known = self._may[id(ev)] = self._may_break_at(ev)
-        return known
+        if known is None or known[0] is not ev:  # (an event let go may leave its id to another)
+            known = self._may[id(ev)] = (ev, self._may_break_at(ev))
+        return known[1]
 
     def _may_break_at(self, ev: Event) -> bool:
         if self.breaks_at(ev):

@@ -10,11 +10,14 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
 from dynalint.analysis.project import decode_value, encode_value
+from dynalint.analysis.cut import CutReplay
 from dynalint.analysis.replay import (
     BROKE,
     BUSY,
+    CALL,
     COMPILED,
     CONTEXT,
+    END,
     ENTRY,
     FOUND,
     NESTED,
@@ -43,7 +46,7 @@ MAX_ANALYSES_PER_FUNCTION = 12
 _P = TypeVar("_P", bound="Interprocedural")
 
 
-class Interprocedural:
+class Interprocedural(CutReplay):
     """The driver part of :class:`~dynalint.analysis.program.Program`."""
 
     def run(self: _P) -> _P:
@@ -67,7 +70,7 @@ class Interprocedural:
                 self._unit(("entry", id(fn)), (fn,), lambda: self.analyze_entry(fn, encoded))
         tracker = self.tracker
         if tracker is not None:
-            tracker.seal(self.index, len(self.run_state.programs) == 1)
+            tracker.seal(self.index, len(self.run_state.programs) == 1, self._broke)
         return self
 
     def _unit(self, key: tuple, refs: tuple, analyse: Any) -> None:
@@ -81,22 +84,34 @@ class Interprocedural:
             self._replay(rec)
             tracker.records[key] = rec
             return
+        shell = tracker.old_shell_record(key, 0)
+        if shell is not None and self._cut(shell):
+            return
         self._recorded(key, 0, refs, analyse)
 
-    def _recorded(self, key: Hashable, depth: int, refs: tuple, analyse: Any) -> Any:
-        """Evaluate, recording what was read and done."""
+    def _recorded(self, key: Hashable, depth: int, refs: tuple, analyse: Any, call: tuple | None = None) -> Any:
+        """Evaluate, recording what was read and done (a call's log, between CALL and END entries)."""
         tracker = self.tracker
         assert tracker is not None
         tracker.evaluated += 1
-        events, log = len(self.events), len(tracker.log)
+        events = len(self.events)
+        if depth:
+            tracker.log.append((CALL, key, events))
+        log = len(tracker.log)
         tracker.push()
         try:
             value = analyse()
         finally:
-            tokens = tracker.pop()
+            tokens, own = tracker.pop_record()
         tracker.records[key] = Record(key, depth, tokens, tuple(self.events[events:]), tuple(tracker.log[log:]),
-                                      value, refs)
+                                      value, refs, events, own, call)
+        if depth:
+            tracker.log.append((END, key, len(self.events)))
         return value
+
+    def _may_analyse(self, fn_id: int) -> bool:
+        """Whether a call of the function may still be analysed in one more context."""
+        return self._contexts.get(fn_id, 0) < MAX_ANALYSES_PER_FUNCTION
 
     def _replays(self, rec: Record) -> bool:
         """Whether the log of ``rec`` applies to the state now as it did when it was recorded."""
@@ -133,6 +148,7 @@ class Interprocedural:
         tracker = self.tracker
         assert tracker is not None
         tracker.replayed += 1
+        shift = len(self.events) - rec.start
         self.events.extend(rec.events)
         memos, old = self.memos, tracker.old_memos
         records = tracker.old.records if tracker.old is not None else {}
@@ -154,7 +170,8 @@ class Interprocedural:
                 self._nested.setdefault(id(e[1].node), e[1])
             elif kind is ENTRY:
                 self._entries.add(id(e[1]))
-        tracker.log.extend(rec.log)
+        tracker.log.extend(rec.log if not shift else [(e[0], e[1], e[2] + shift) if e[0] is CALL or e[0] is END else e
+                                                      for e in rec.log])
         tracker.stack[-1] |= rec.tokens
 
     def note_nested(self, fn: FunctionInfo) -> None:
@@ -260,6 +277,11 @@ class Interprocedural:
             self._note_outgoing(fn, env)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
+        return self._keyed_call(caller, fn, env, bound_self, key)
+
+    def _keyed_call(self, caller: Any, fn: FunctionInfo, env: dict[str, Value], bound_self: Value | None,
+                    key: tuple) -> Value:
+        """:meth:`call_function` from the key of its calling context on."""
         # too deep, or analysed in enough contexts already (recursive calls too): what it promises
         start = caller.depth < MAX_CALL_DEPTH and self._contexts.get(id(fn), 0) < MAX_ANALYSES_PER_FUNCTION
         tracker = self.tracker
@@ -287,15 +309,20 @@ class Interprocedural:
             if caller.depth < MAX_CALL_DEPTH:
                 tracker.log.append((REFUSED, id(fn)))
             return analyse()
-        if not caller.emit or caller.evidence is not None or caller.attr_sink is not None:
-            return analyse()  # silent, or its effects reach the caller's state: not a record of its own
+        if caller.evidence is not None or caller.attr_sink is not None:
+            return analyse()  # its effects reach the caller's state: not a record of its own
         depth = caller.depth + 1
         rec = tracker.old_record(key, depth)
         if rec is not None and self._replays(rec):
+            tracker.log.append((CALL, key, len(self.events)))
             self._replay(rec)
             tracker.records[key] = rec
+            tracker.log.append((END, key, len(self.events)))
             return self._calls.done[key]
-        return self._recorded(key, depth, _identities(fn, env), analyse)
+        shell = tracker.old_shell_record(key, depth)
+        if shell is not None and self._cut(shell):
+            return self._calls.done[key]
+        return self._recorded(key, depth, _identities(fn, env), analyse, (fn, env, bound_self))
 
     def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
                       bound_self: Value | None, key: tuple) -> Value:

@@ -47,7 +47,7 @@ class Memo(Generic[K, V]):
         tracker = self.tracker
         if key in done:
             if tracker is not None:
-                tracker.stack[-1] |= self.tokens[key]
+                tracker.found(self.name, self.tokens[key])
                 tracker.log.append((FOUND, self.name, key))
             return done[key]
         busy = self._busy

@@ -29,6 +29,11 @@ module-level statements, imports or the set of names the module defines (:func:`
 when the analysis stayed in the module (a call into another checked module runs in that module's
 program, whose state is not recorded).  Results remembered without events (a class's attributes, a
 silent analysis) are recorded too, and put back when the computation that made them is replayed.
+
+A record whose calls read what the edit changed, but which itself read nothing it changed (its *own*
+tokens), is replayed entry by entry with those calls analysed again, as long as each gives its caller
+what it gave before (:mod:`dynalint.analysis.cut`): the log of a recorded call sits between a CALL
+and an END entry in the log of whatever made it.
 """
 from __future__ import annotations
 
@@ -59,6 +64,10 @@ NESTED = "nested"
 """(NESTED, function): a function defined inside analysed code, to analyse as an entry (scope all)."""
 ENTRY = "entry"
 """(ENTRY, function): a function handed to ``torch.compile`` from another module."""
+CALL = "call"
+"""(CALL, key, event index): the analysis of a recorded call starts (its record's log follows)."""
+END = "end"
+"""(END, key, event index): it ends."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +82,13 @@ class Record:
     value: Any
     refs: tuple
     """Objects whose identities the key holds (kept alive, so that no other object takes them)."""
+    start: int = 0
+    """Where its events started in the event list of the analysis that recorded it (the event indices
+    of the CALL and END entries of its log count from the same origin)."""
+    own: frozenset = frozenset()
+    """The tokens it read itself, not through the calls it recorded."""
+    call: tuple | None = None
+    """For a call: (function, arguments, bound instance), to analyse it again in the same context."""
 
 
 class Tracker:
@@ -82,6 +98,9 @@ class Tracker:
     def __init__(self, old: "Tracker | None" = None, old_memos: dict[str, Any] | None = None,
                  changed: frozenset = frozenset()) -> None:
         self.stack: list[set] = [set()]
+        """Per computation in progress: the tokens read (through the calls it recorded too)."""
+        self.own: list[set] = [set()]
+        """The same, without those read only through recorded calls."""
         self.log: list[tuple] = []
         self.records: dict[Hashable, Record] = {}
         self.old = old
@@ -93,17 +112,23 @@ class Tracker:
         """Units and calls replayed (for tests and benchmarks)."""
         self.evaluated = 0
         """Units and calls evaluated."""
+        self.cut = 0
+        """Units and calls replayed with some of their calls analysed again (:mod:`dynalint.analysis.cut`)."""
         self.usable = False
         """Whether the records may be replayed after an edit (see :meth:`seal`)."""
         self.shells: dict[int, tuple] = {}
         self.facts: tuple = ()
+        self.broke: frozenset = frozenset()
+        """Keys of the calls whose analysis broke the graph (as the analysis left them)."""
+        self.old_broke: frozenset = old.broke if old is not None else frozenset()
 
-    def seal(self, index: "ModuleIndex", usable: bool) -> None:
+    def seal(self, index: "ModuleIndex", usable: bool, broke: "set | None" = None) -> None:
         """The analysis is over: note what of the module it read besides the definitions, which the
         next edit is compared with (``usable``: the analysis stayed in the module).  The records of the
         analysis before, replayed or not, are let go."""
-        self.old, self.old_memos, self.changed = None, {}, frozenset()
+        self.old, self.old_memos, self.changed, self.old_broke = None, {}, frozenset(), frozenset()
         self.usable = usable
+        self.broke = frozenset(broke or ())
         if usable:
             self.shells = {id(c): class_shell(c, index) for c in index.classes.values()}
             self.facts = module_facts(index)
@@ -112,14 +137,32 @@ class Tracker:
 
     def touch(self, token: object) -> None:
         self.stack[-1].add(token)
+        self.own[-1].add(token)
 
     def push(self) -> None:
         self.stack.append(set())
+        self.own.append(set())
 
-    def pop(self) -> frozenset:
-        tokens = self.stack.pop()
+    def pop(self, record: bool = False) -> frozenset:
+        """The tokens the computation ended read; they count as read by the one around it, as its own
+        unless the computation is a recorded call (``record``)."""
+        tokens, own = self.stack.pop(), self.own.pop()
         self.stack[-1] |= tokens
+        if not record:
+            self.own[-1] |= own
         return frozenset(tokens)
+
+    def pop_record(self) -> tuple[frozenset, frozenset]:
+        """:meth:`pop` for a recorded call or unit: (all tokens, own tokens)."""
+        own = frozenset(self.own[-1])
+        return self.pop(record=True), own
+
+    def found(self, name: str, tokens: frozenset) -> None:
+        """A remembered result was found: its tokens are read; a call's result is read through the
+        call (an analysis that only found it can be replayed when the result stayed the same)."""
+        self.stack[-1] |= tokens
+        if name != "calls":
+            self.own[-1] |= tokens
 
     def old_record(self, key: Hashable, depth: int) -> Record | None:
         """The record of ``key`` in the analysis before the edit, when the edit left what it read."""
@@ -127,6 +170,16 @@ class Tracker:
             return None
         rec = self.old.records.get(key)
         if rec is None or rec.depth != depth or not rec.tokens.isdisjoint(self.changed):
+            return None
+        return rec
+
+    def old_shell_record(self, key: Hashable, depth: int) -> Record | None:
+        """The record of ``key`` in the analysis before the edit, when the edit changed only what it read
+        through the calls it made (see :meth:`~dynalint.analysis.interprocedural.Interprocedural._cut`)."""
+        if self.old is None:
+            return None
+        rec = self.old.records.get(key)
+        if rec is None or rec.depth != depth or not rec.own.isdisjoint(self.changed):
             return None
         return rec
 
