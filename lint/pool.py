@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from concurrent.futures import InvalidStateError, ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from dynalint.processes import die_with_parent
@@ -43,6 +44,7 @@ def worker_pool(workers: int, initializer: Callable[..., Any] | None = None,
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
+    _quiet_manager(pool)
     processes = list((getattr(pool, "_processes", None) or {}).values())
     for process in processes:
         with contextlib.suppress(Exception):
@@ -51,6 +53,23 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=5)
+
+
+def _quiet_manager(pool: ProcessPoolExecutor) -> None:
+    """The pool's manager thread, finding its workers gone, hands each pending task the error; on
+    CPython before 3.12 it raises on a task already cancelled (an interrupted ``map`` cancels what it
+    waited for), and the thread's traceback would follow the interrupt: that error is not shown."""
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is None:
+        return
+    previous = threading.excepthook
+
+    def hook(args: "threading.ExceptHookArgs") -> None:
+        if args.thread is manager and args.exc_type is not None and issubclass(args.exc_type, InvalidStateError):
+            return
+        previous(args)
+
+    threading.excepthook = hook
 
 
 def chunk_size(items: int, workers: int, most: int) -> int:
