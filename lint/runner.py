@@ -281,6 +281,7 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
              ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
     """Diagnostics of one file of the project (with their fixes when asked), and the entries its
     compiled code hands to other files."""
+    released = None
     try:
         analysis = analyse(source, path, settings, record_values=with_fixes, project=project, entries=entries)
         if with_fixes:
@@ -291,8 +292,10 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
             diagnostics = analysis.diagnostics
     finally:
         if project is not None:
-            project.release(path)
+            released = project.release(path)
     outgoing = analysis.program.encoded_outgoing() if analysis.program is not None else {}
+    if released is not None:
+        released.dispose()
     return diagnostics, outgoing
 
 

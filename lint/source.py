@@ -247,7 +247,7 @@ def gc_relaxed() -> Iterator[None]:
         gc.set_threshold(*previous)
 
 
-COLLECT_EVERY = 25
+COLLECT_EVERY = 100
 """Files analysed between two garbage collections of a run over many files (see :class:`Collections`)."""
 
 
@@ -255,8 +255,9 @@ class Collections:
     """Cyclic garbage collection every :data:`COLLECT_EVERY` files of a run, not on CPython's schedule.
 
     The run keeps the trees of the files names resolve into, and every tree parsed on top of them makes
-    CPython collect the whole heap again, a fifth of the run's time.  What one file's analysis leaves in
-    cycles waits for the next collection (a few files' worth of memory).  ``with Collections() as c:``
+    CPython collect the whole heap again, a fifth of the run's time.  An analysis leaves few cycles (its
+    tree and index are freed as it ends: :meth:`~dynalint.analysis.module_index.ModuleIndex.dispose`),
+    and those wait for the next collection.  ``with Collections() as c:``
     then ``c.done()`` after each file; a process that runs files one at a time (a pool's worker) calls
     :meth:`start` once and :meth:`done` after each."""
 

@@ -257,11 +257,8 @@ def _works(ev: Event) -> bool:
 def find_breaks(program: Analysed, settings: Settings) -> Breaks:
     """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order."""
     classifier = BreakClassifier(program, settings)
-    handlers = classifier.handlers
     for ev in program.events:
-        handler = handlers.get(type(ev))
-        if handler is not None:
-            handler(ev)
+        classifier.classify(ev)
     return Breaks(program, classifier.found)
 
 
@@ -272,7 +269,7 @@ class BreakClassifier:
     rest of its block in a new frame, whose inputs are the values alive there."""
 
     def __init__(self, program: Analysed, settings: Settings) -> None:
-        self.program = program
+        self.index = program.index  # (not the program, which keeps the classifier: no cycle)
         self.settings = settings
         self.found: list[Break] = []
         self._may: dict[int, tuple[Event, bool]] = {}
@@ -281,19 +278,22 @@ class BreakClassifier:
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
             | program.index.reorderable
         self.dynamic_ops = program.index.dynamic_output_ops
-        self.handlers = {
-            ConditionEvent: self.condition, CallEvent: self.call, SubscriptEvent: self.subscript,
-            StringFormatEvent: self.string_format, ComparisonEvent: self.comparison,
-            ContextManagerEvent: self.context_manager,
-        }
+
+    def classify(self, ev: Event) -> bool:
+        """Append the breaks at ``ev`` to :attr:`found`; False for an event no break is made of.  (The
+        handlers are looked up by type in a table of the class: bound methods kept on the instance
+        would tie it, and the program and tree it holds, in a cycle only a garbage collection frees.)"""
+        handler = _HANDLERS.get(type(ev))
+        if handler is None:
+            return False
+        handler(self, ev)
+        return True
 
     def breaks_at(self, ev: Event) -> bool:
         """Whether Dynamo breaks the graph at ``ev`` (the breaks found are not kept)."""
-        handler = self.handlers.get(type(ev))
-        if handler is None:
-            return False
         before = len(self.found)
-        handler(ev)
+        if not self.classify(ev):
+            return False
         broke = len(self.found) > before
         del self.found[before:]
         return broke
@@ -422,7 +422,7 @@ class BreakClassifier:
             return True
         if module.cls is None:
             return False
-        index = self.program.index
+        index = self.index
         return any((index.resolve(b) or b) in K.NN_RNN_CLASSES for c in module.cls.mro() for b in c.bases)
 
 
@@ -435,6 +435,13 @@ def data_dependent_test(ev: ConditionEvent, settings: Settings) -> bool:
     # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
     # value, and branching on it is what breaks.
     return settings.capture_scalar_outputs and ev.value.kind is Kind.SCALAR
+
+
+_HANDLERS = {
+    ConditionEvent: BreakClassifier.condition, CallEvent: BreakClassifier.call,
+    SubscriptEvent: BreakClassifier.subscript, StringFormatEvent: BreakClassifier.string_format,
+    ComparisonEvent: BreakClassifier.comparison, ContextManagerEvent: BreakClassifier.context_manager,
+}
 
 
 def traced_assertion(ev: ConditionEvent) -> bool:

@@ -70,7 +70,7 @@ class Interprocedural(CutReplay):
                 self._unit(("entry", id(fn)), (fn,), lambda: self.analyze_entry(fn, encoded))
         tracker = self.tracker
         if tracker is not None:
-            tracker.seal(self.index, len(self.run_state.programs) == 1, self._broke)
+            tracker.seal(self.index, not self.run_state.programs, self._broke)
         return self
 
     def _unit(self, key: tuple, refs: tuple, analyse: Any) -> None:

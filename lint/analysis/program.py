@@ -18,6 +18,8 @@ The class composes its parts, one module each: :mod:`~dynalint.analysis.entry_po
 """
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,12 +47,21 @@ class _Run:
     """State shared by the programs of one analysis (the checked module and the modules it reaches)."""
 
     def __init__(self, root: "Program", tracker: Tracker | None) -> None:
-        self.root = root
+        self._root = weakref.ref(root)
         self.tracker = tracker
         """Records the analysis for replaying it after an edit (:mod:`dynalint.analysis.replay`)."""
-        self.programs: dict[int, Program] = {id(root.index): root}
+        self.programs: dict[int, Program] = {}
+        """The programs of the other modules the analysis reached, by ``id`` of their index."""
         self.outgoing: dict[tuple[str, str], dict[str, Value]] = {}
         """(path, qualname) of functions of other modules reached from compiled code -> joined arguments."""
+
+    @property
+    def root(self) -> "Program":
+        """The program of the checked module (held by whoever asked for the analysis: a reference back
+        from here would make every analysis a cycle, its tree freed only by a garbage collection)."""
+        root = self._root()
+        assert root is not None
+        return root
 
 
 @dataclass
@@ -144,6 +155,8 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
             return self
         run = self.run_state
         assert run is not None
+        if owner is run.root.index:
+            return run.root
         prog = run.programs.get(id(owner))
         if prog is None:
             prog = Program(owner.module, scope=Scope.COMPILED, index=owner, project=self.project,

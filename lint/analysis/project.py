@@ -134,14 +134,16 @@ class SourceIndex:
         link_classes(self, idx)
         return idx
 
-    def release(self, path: str) -> None:
+    def release(self, path: str) -> ModuleIndex | None:
         """The analysis of a checked file is over: forget its tree unless other checked files
-        import it (keeping every tree alive would make each garbage collection walk them all)."""
+        import it (keeping every tree alive would make each garbage collection walk them all); the
+        index forgotten, if any (no other file's analysis reaches into it)."""
         name = self.module_of(path) or ""
         if name in self._transient:
             self._transient.discard(name)
             if name not in self.imported():
-                self._loaded.pop(name, None)
+                return self._loaded.pop(name, None)
+        return None
 
     def imported(self) -> set[str]:
         """Checked modules that some checked file imports."""
