@@ -128,7 +128,8 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
     ``first_lines``: the first lines of code of the top-level statements, when already known;
     ``blocks``: bodies of classes whose statements are each generated alone when they hold a wanted
-    one (a class is as long as a file, a method is not)."""
+    one (a class is as long as a file, a method is not); when not given, those of the top-level
+    classes holding wanted nodes, from CPython's tree."""
     wanted = list(wanted)
     if not wanted:
         return {}
@@ -143,7 +144,15 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
         rest = [(node, statement) for node, statement in rest if id(statement) not in inner]
     tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
     if first_lines is None and tops:
-        first_lines = _first_code_lines(module, source)
+        parsed = _parsed(source)
+        first_lines = None
+        if parsed is not None:
+            found = block_lines(module.body, parsed.body)
+            first_lines = [first for first, _ in found] if found is not None else None
+        if first_lines is not None and not blocks:
+            made = _class_blocks(module, parsed, sorted(set(tops.values())))
+            if made:  # the classes' statements are generated alone
+                return ranges_within(module, source, wanted, first_lines, made)
     missing: list[cst.CSTNode] = []
     for node, statement in rest:
         k = tops.get(id(statement))
@@ -206,10 +215,36 @@ _BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
 """The fields through which statements hold statements (and blocks, clauses and cases)."""
 
 
-def _first_code_lines(module: cst.Module, source: str) -> list[int] | None:
-    """The 1-based line of the first token of each top-level statement (a decorator's ``@``)."""
-    lines = statement_lines(module, source)
-    return [first for first, _ in lines] if lines is not None else None
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _class_blocks(module: cst.Module, parsed: ast.Module | None, tops: list[int]) -> list[Block]:
+    """The bodies of the top-level classes among ``tops`` (indices of ``module.body``), with the first
+    lines of their statements from ``parsed``, CPython's tree of the same text."""
+    if parsed is None:
+        return []
+    at: list[int] = []  # the index in parsed.body of each top-level statement's first statement
+    i = 0
+    for top in module.body:
+        at.append(i)
+        i += len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
+    out: list[Block] = []
+    for k in tops:
+        node = module.body[k]
+        if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock) \
+                or at[k] >= len(parsed.body):
+            continue
+        cls = parsed.body[at[k]]
+        found = block_lines(node.body.body, cls.body) if isinstance(cls, ast.ClassDef) else None
+        if found is not None:
+            out.append((node.body.body, [first for first, _ in found], node.body.indent or module.default_indent))
+    return out
 
 
 def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | None:
