@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import InvalidStateError
 
 import pytest
@@ -41,4 +42,7 @@ def test_an_interrupt_inside_the_pool_ends_its_workers() -> None:
             assert list(pool.map(_square, range(4))) == [0, 1, 4, 9]
             processes = list(pool._processes.values())  # type: ignore[attr-defined]
             raise KeyboardInterrupt
+    deadline = time.monotonic() + 10  # a loaded machine may take a while to reap them
+    while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert processes and not any(p.is_alive() for p in processes)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dynalint import positions
-from dynalint.analysis.syntax import literal_value, walk
+from dynalint.analysis.syntax import children, literal_value, walk
 from dynalint.positions import node_ranges, ranges_within
 from lsp_client import synthetic_model
 from model_code import model_source
@@ -25,12 +25,14 @@ def _pairs(module: cst.Module, rng: random.Random, count: int) -> list[tuple[cst
     """Random nodes, each with a statement that holds it (the innermost one or a top-level one)."""
     out = []
     for top in module.body:
-        statement = top
-        for node in walk(top):
+        todo: list[tuple[cst.CSTNode, cst.CSTNode]] = [(top, top)]
+        while todo:
+            node, statement = todo.pop()
             if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
                 statement = node
             if rng.random() < 0.2:
                 out.append((node, statement if rng.random() < 0.7 else top))
+            todo.extend((child, statement) for child in reversed(list(children(node))))
     rng.shuffle(out)
     return out[:count]
 
