@@ -33,7 +33,6 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Sequence
 
@@ -48,6 +47,7 @@ from dynalint.positions import (
     Range,
     block_lines,
     changed_blocks,
+    cpython_tree,
     ranges_within,
     split_lines,
     statement_extents,
@@ -103,20 +103,11 @@ class Tree:
             self._inner[k] = None
             if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
                 first, last = self.statements[k]
-                parsed = _parsed("".join(self.lines[first - 1:last]))
+                parsed = cpython_tree("".join(self.lines[first - 1:last]))
                 if parsed is not None and len(parsed.body) == 1 and isinstance(parsed.body[0], ast.ClassDef):
                     found = block_lines(node.body.body, parsed.body[0].body)
                     self._inner[k] = [(a + first - 1, b + first - 1) for a, b in found] if found else None
         return self._inner[k]
-
-
-def _parsed(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 @dataclass
@@ -437,7 +428,7 @@ def _spliced_at_top(tree: Tree, lines: list[str], first: int, last: int, tail: b
     else:
         return None
     text = prefix + "".join(lines[begin:end + delta])
-    parsed = _parsed(text)
+    parsed = cpython_tree(text)
     part_lines = block_lines(part.body, parsed.body) if parsed is not None else None
     if part_lines is None:
         return None
@@ -497,7 +488,7 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
         return None
     at_end = last + 1 == m
     text = prefix + "".join(lines[begin:end + delta])
-    parsed = _parsed(text)
+    parsed = cpython_tree(text)
     wrapped = parsed.body[1] if parsed is not None and len(parsed.body) == 2 else None
     new = list(wrapper.body.body)
     part_lines = block_lines(new, wrapped.body) if isinstance(wrapped, ast.ClassDef) else None

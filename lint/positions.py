@@ -144,7 +144,7 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
         rest = [(node, statement) for node, statement in rest if id(statement) not in inner]
     tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
     if first_lines is None and tops:
-        parsed = _parsed(source)
+        parsed = cpython_tree(source)
         first_lines = None
         if parsed is not None:
             found = block_lines(module.body, parsed.body)
@@ -215,7 +215,8 @@ _BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
 """The fields through which statements hold statements (and blocks, clauses and cases)."""
 
 
-def _parsed(source: str) -> ast.Module | None:
+def cpython_tree(source: str) -> ast.Module | None:
+    """CPython's tree of ``source`` (its warnings silenced); None when it does not parse it."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -251,13 +252,8 @@ def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | 
     """(first, last) 1-based lines of the code of each top-level statement (from a decorator's ``@`` to
     its last token; the comments at the end of its block are not in it), from CPython's parser; None
     when it does not parse the text or counts other statements."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    return block_lines(module.body, tree.body)
+    tree = cpython_tree(source)
+    return block_lines(module.body, tree.body) if tree is not None else None
 
 
 def block_lines(statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt]

@@ -21,12 +21,9 @@ from dynalint.analysis.replay import (
     BROKE,
     BUSY,
     CALL,
-    COMPILED,
     CONTEXT,
     END,
-    ENTRY,
     FOUND,
-    NESTED,
     REFUSED,
     REMEMBERED,
     Record,
@@ -157,8 +154,7 @@ class CutReplay:
         if kind is CONTEXT or kind is REFUSED:
             if self._may_analyse(e[1]) != (kind is CONTEXT):
                 return False
-            if kind is CONTEXT:
-                self._contexts[e[1]] = self._contexts.get(e[1], 0) + 1
+            self._apply(e)
         elif kind is REMEMBERED:
             memo, before = self.memos[e[1]], tracker.old_memos.get(e[1])
             if e[2] in memo.done or e[2] in memo._busy or before is None or e[2] not in before.done:
@@ -187,14 +183,8 @@ class CutReplay:
             if (e[1], e[2]) not in made and e[2] not in self.memos[e[1]]._busy \
                     and not (e[1] == "calls" and e[2] == rec.key):
                 return False
-        elif kind is COMPILED:
-            self._mark_compiled(e[1], log=False)
-        elif kind is BROKE:
-            self._broke.add(e[1])
-        elif kind is NESTED:
-            self._nested.setdefault(id(e[1].node), e[1])
-        elif kind is ENTRY:
-            self._entries.add(id(e[1]))
+        else:
+            self._apply(e)
         tracker.log.append(e)
         return True
 

@@ -84,7 +84,7 @@ class Interprocedural(CutReplay):
             self._replay(rec)
             tracker.records[key] = rec
             return
-        shell = tracker.old_shell_record(key, 0)
+        shell = tracker.old_record(key, 0, own=True)
         if shell is not None and self._cut(shell):
             return
         self._recorded(key, 0, refs, analyse)
@@ -153,26 +153,32 @@ class Interprocedural(CutReplay):
         memos, old = self.memos, tracker.old_memos
         records = tracker.old.records if tracker.old is not None else {}
         for e in rec.log:
-            kind = e[0]
-            if kind is CONTEXT:
-                self._contexts[e[1]] = self._contexts.get(e[1], 0) + 1
-            elif kind is COMPILED:
-                self._mark_compiled(e[1], log=False)
-            elif kind is BROKE:
-                self._broke.add(e[1])
-            elif kind is REMEMBERED:
+            if e[0] is REMEMBERED:
                 memo, before = memos[e[1]], old[e[1]]
                 memo.done[e[2]] = before.done[e[2]]
                 memo.tokens[e[2]] = before.tokens[e[2]]
                 if e[1] == "calls" and e[2] in records:
                     tracker.records[e[2]] = records[e[2]]
-            elif kind is NESTED:
-                self._nested.setdefault(id(e[1].node), e[1])
-            elif kind is ENTRY:
-                self._entries.add(id(e[1]))
+            else:
+                self._apply(e)
         tracker.log.extend(rec.log if not shift else [(e[0], e[1], e[2] + shift) if e[0] is CALL or e[0] is END else e
                                                       for e in rec.log])
         tracker.stack[-1] |= rec.tokens
+
+    def _apply(self, e: tuple) -> None:
+        """Change the state as the log entry ``e`` records (all kinds but REMEMBERED, whose result comes
+        from the analysis before; checks and markers change nothing)."""
+        kind = e[0]
+        if kind is CONTEXT:
+            self._contexts[e[1]] = self._contexts.get(e[1], 0) + 1
+        elif kind is COMPILED:
+            self._mark_compiled(e[1], log=False)
+        elif kind is BROKE:
+            self._broke.add(e[1])
+        elif kind is NESTED:
+            self._nested.setdefault(id(e[1].node), e[1])
+        elif kind is ENTRY:
+            self._entries.add(id(e[1]))
 
     def note_nested(self, fn: FunctionInfo) -> None:
         """A function defined inside analysed code (see :meth:`run`)."""
@@ -319,7 +325,7 @@ class Interprocedural(CutReplay):
             tracker.records[key] = rec
             tracker.log.append((END, key, len(self.events)))
             return self._calls.done[key]
-        shell = tracker.old_shell_record(key, depth)
+        shell = tracker.old_record(key, depth, own=True)
         if shell is not None and self._cut(shell):
             return self._calls.done[key]
         return self._recorded(key, depth, _identities(fn, env), analyse, (fn, env, bound_self))

@@ -164,22 +164,12 @@ class Tracker:
         if name != "calls":
             self.own[-1] |= tokens
 
-    def old_record(self, key: Hashable, depth: int) -> Record | None:
-        """The record of ``key`` in the analysis before the edit, when the edit left what it read."""
-        if self.old is None:
-            return None
-        rec = self.old.records.get(key)
-        if rec is None or rec.depth != depth or not rec.tokens.isdisjoint(self.changed):
-            return None
-        return rec
-
-    def old_shell_record(self, key: Hashable, depth: int) -> Record | None:
-        """The record of ``key`` in the analysis before the edit, when the edit changed only what it read
-        through the calls it made (see :meth:`~dynalint.analysis.interprocedural.Interprocedural._cut`)."""
-        if self.old is None:
-            return None
-        rec = self.old.records.get(key)
-        if rec is None or rec.depth != depth or not rec.own.isdisjoint(self.changed):
+    def old_record(self, key: Hashable, depth: int, own: bool = False) -> Record | None:
+        """The record of ``key`` in the analysis before the edit, when the edit left what it read
+        (``own``: what it read itself, not through the calls it recorded; see
+        :meth:`~dynalint.analysis.cut.CutReplay._cut`)."""
+        rec = self.old.records.get(key) if self.old is not None else None
+        if rec is None or rec.depth != depth or not (rec.own if own else rec.tokens).isdisjoint(self.changed):
             return None
         return rec
 
