@@ -27,7 +27,8 @@ from dynalint.engine import Analysis, analyse
 
 from dynalint.fixers.base import FixPlan, Fixer, Refused, Replacement, fixers_for
 from dynalint.fixers.context import FixContext
-from dynalint.positions import LineIndex, LineMapping, changed_blocks, node_ranges, split_lines, statement_starts
+from dynalint.positions import LineIndex, LineMapping, changed_blocks, node_ranges, statement_starts
+from dynalint.text_lines import split_lines
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 

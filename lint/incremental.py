@@ -49,10 +49,10 @@ from dynalint.positions import (
     changed_blocks,
     cpython_tree,
     ranges_within,
-    split_lines,
     statement_extents,
     statement_index,
 )
+from dynalint.text_lines import split_lines
 from dynalint.rules.base import Finding
 from dynalint.settings import Settings
 from dynalint.source import needs_exact_check

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dynalint.text_lines import source_lines
+
 _CODES = r"(?P<codes>[A-Z]+[0-9]*(?:[,\s]+[A-Z]+[0-9]*)*)"
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?" + _CODES + r")?", re.IGNORECASE)
 _FILE_NOQA = re.compile(r"^\s*#\s*(?:dynalint|flake8)\s*:\s*noqa(?::\s*" + _CODES + r")?\s*$", re.IGNORECASE)
@@ -41,7 +43,7 @@ class NoqaMap:
         """Codes the whole file is exempt from (``None``: every code)."""
         if "noqa" not in source.lower():
             return
-        for number, text in enumerate(source.splitlines(), start=1):
+        for number, text in enumerate(source_lines(source), start=1):
             if "#" not in text:
                 continue
             whole = _FILE_NOQA.match(text)

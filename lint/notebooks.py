@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, replace
 
 from dynalint.diagnostics import Diagnostic
+from dynalint.text_lines import source_lines
 
 NOTEBOOK_SUFFIX = ".ipynb"
 
@@ -55,7 +56,7 @@ def _cell_lines(cell: dict) -> list[str]:
         source = "".join(s for s in source if isinstance(s, str))
     if not isinstance(source, str):
         raise NotebookError("a cell's source is neither text nor a list of lines")
-    lines = source.splitlines()
+    lines = source_lines(source)
     if lines and lines[0].lstrip().startswith("%%"):
         return [""] * len(lines)  # a cell magic: the cell is another language
     return ["" if line.lstrip().startswith(("%", "!")) else line for line in lines]

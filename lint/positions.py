@@ -18,6 +18,8 @@ from typing import Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from dynalint.text_lines import split_lines
+
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
@@ -316,26 +318,6 @@ def _leading_length(module: cst.Module, statement: cst.CSTNode, indents: list[st
     for line in leading:
         line._codegen(state)
     return state.offset
-
-
-def split_lines(text: str, keepends: bool = False) -> list[str]:
-    """Lines broken at ``\\n``, ``\\r\\n`` and ``\\r`` only (as diagnostics and LSP count them; a text ending
-    with a line break has an empty last line when ``keepends`` is false)."""
-    if not keepends:
-        return _LINE_BREAK.split(text)
-    if _OTHER_BREAK.search(text) is None:  # str.splitlines breaks at these too
-        return text.splitlines(keepends=True)
-    out, start = [], 0
-    for m in _LINE_BREAK.finditer(text):
-        out.append(text[start:m.end()])
-        start = m.end()
-    if start < len(text):
-        out.append(text[start:])
-    return out
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_OTHER_BREAK = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 class LineMapping:

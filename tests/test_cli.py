@@ -65,6 +65,14 @@ def test_noqa_comments(tmp_path, capsys):
     assert "DYN101" in run(capsys, write(tmp_path, "other.py", other))[1]
 
 
+def test_noqa_after_a_form_feed_stays_on_its_line(tmp_path, capsys):
+    # CPython reads a form feed as whitespace within a line; counting it as a line break would move
+    # every later comment one line down and detach it from its finding
+    text = "# section\x0c\n" + BROKEN.replace("if x.sum() > 0:", "if x.sum() > 0:  # noqa: DYN101")
+    code, out, _ = run(capsys, write(tmp_path, "paged.py", text))
+    assert "DYN101" not in out and "DYN102" in out
+
+
 def test_directories_skip_vcs_venvs_and_build_folders(tmp_path, capsys):
     write(tmp_path, "pkg/model.py", BROKEN)
     write(tmp_path, ".git/hooks/x.py", BROKEN)

@@ -63,6 +63,14 @@ def test_diff_writes_nothing(tmp_path, capsys):
     assert fix(capsys, "--diff", str(clean))[0] == 0
 
 
+def test_diff_keeps_a_form_feed_inside_its_line(tmp_path, capsys):
+    p = tmp_path / "m.py"
+    p.write_text("# page\x0cbreak\n" + MODEL)
+    out = fix(capsys, "--diff", "--unsafe-fixes", str(p))[1]
+    assert " # page\x0cbreak\n" in out  # one context line, not two
+    assert "\n break\n" not in out
+
+
 def test_line_endings_encoding_and_permissions_are_kept(tmp_path, capsys):
     p = tmp_path / "m.py"
     data = ("# -*- coding: latin-1 -*-\n# café\n" + MODEL).replace("\n", "\r\n").encode("latin-1")

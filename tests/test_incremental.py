@@ -326,7 +326,7 @@ def test_changes_far_apart_are_parsed_again_apart(tmp_path) -> None:
     again apart, the classes between them keep their nodes, the method's class keeps its other
     methods', and the answer is the full analysis'."""
     from dynalint.incremental import _spliced
-    from dynalint.positions import split_lines
+    from dynalint.text_lines import split_lines
 
     text = synthetic_model(120)
     path, session, baselines, _ = _opened(tmp_path, text)

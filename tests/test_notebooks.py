@@ -46,6 +46,16 @@ def test_code_cells_concatenated_magics_blanked():
     assert nb.locate(5) == (2, 5) and nb.locate(11) == (3, 4)
 
 
+def test_a_form_feed_in_a_cell_is_kept_within_its_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cells = [_cell(["import torch\n", "SEP = '\x0c'\n", "@torch.compile\n", "def f(x):\n",
+                    "    return x.item()\n"])]
+    _write(tmp_path, cells)
+    rc, out, _ = _run("check", "nb.ipynb", "--no-cache")
+    assert "DYN000" not in out
+    assert out.startswith("nb.ipynb:cell 1:5:12: DYN102 ")
+
+
 def test_check_notebook_reports_cells(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _write(tmp_path)

@@ -22,6 +22,7 @@ from dynalint.config import ConfigError, Configuration, resolve
 from dynalint.engine import read_source
 from dynalint.session import Session
 from dynalint.settings import Settings
+from dynalint.text_lines import split_lines
 from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
 from dynalint.verify.isolation import run_measurement
 from dynalint.verify.prediction import Prediction, compare_files
@@ -115,8 +116,8 @@ def _plan_file(path: str, session: Session, options: Options, workdir: str) -> _
 def _diff(plan: _FilePlan) -> str:
     if plan.fixed is None or not plan.fixed_path:
         return ""
-    return "".join(difflib.unified_diff(plan.source.splitlines(keepends=True),
-                                        plan.fixed.source.splitlines(keepends=True),
+    return "".join(difflib.unified_diff(split_lines(plan.source, keepends=True),
+                                        split_lines(plan.fixed.source, keepends=True),
                                         fromfile=plan.path, tofile=f"{plan.path} (fixed)"))
 
 

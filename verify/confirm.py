@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from dynalint.diagnostics import Diagnostic, Fix
 from dynalint.engine import read_source
 from dynalint.settings import Settings
+from dynalint.text_lines import source_lines
 from dynalint.verify.fixed import write_copy
 from dynalint.verify.isolation import run_measurement
 from dynalint.verify.options import Options, default_jobs, make_spec, refs_for, resolve_options_refs
@@ -247,7 +248,7 @@ def _touches(d: Diagnostic, ran: list[tuple[int, ...]]) -> bool:
 
 def _fix_key(source: str, d: Diagnostic) -> tuple[str, str, str]:
     """A fix's identity across rounds (lines move when earlier fixes are applied)."""
-    lines = source.splitlines()
+    lines = source_lines(source)
     text = lines[d.line - 1].strip() if 0 < d.line <= len(lines) else ""
     return d.code, d.fix.description if d.fix else "", text
 

@@ -24,6 +24,11 @@ done
 
 stamp=$(sha256sum "$HERE/requirements.txt" | cut -c1-16)
 if [ ! -f "$S/.installed-$stamp" ]; then
+  # only a folder this script filled (it holds a stamp of an older requirements.txt) is emptied
+  if [ -d "$S" ] && [ -n "$(ls -A "$S")" ] && ! compgen -G "$S/.installed-*" > /dev/null; then
+    echo "$S is not empty and was not made by $(basename "$0"): set REALCODE_SITE to a new folder" >&2
+    exit 2
+  fi
   rm -rf "$S" && mkdir -p "$S" "$(dirname "$S")"
   "$PY" -m pip install --quiet --no-deps --target "$S" -r "$HERE/requirements.txt" > "$S.pip.log" 2>&1 \
     || { cat "$S.pip.log" >&2; exit 2; }

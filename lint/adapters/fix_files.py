@@ -21,6 +21,7 @@ from dynalint.runner import CACHE_DIR_NAME, init_worker, worker_index
 from dynalint.session import Session
 from dynalint.settings import Settings
 from dynalint.source import on_large_stack, read_bytes
+from dynalint.text_lines import split_lines
 from dynalint.writes import ChangedOnDisk, write_atomically
 
 
@@ -119,8 +120,8 @@ def _fix_one(job: Job, project: SourceIndex | None) -> Outcome:
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk
             back = LineMapping(source, result.source)
             result.remaining = [_renumbered(d, back) for d in result.remaining]
-            diff = "".join(difflib.unified_diff(source.splitlines(keepends=True),
-                                                result.source.splitlines(keepends=True),
+            diff = "".join(difflib.unified_diff(split_lines(source, keepends=True),
+                                                split_lines(result.source, keepends=True),
                                                 fromfile=job.path, tofile=job.path))
             return Outcome(job.path, result, True, diff)
         return Outcome(job.path, result, True, original=data)

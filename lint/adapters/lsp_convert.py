@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from dynalint.diagnostics import Diagnostic, TextEdit
-from dynalint.positions import split_lines
+from dynalint.text_lines import split_lines
 from dynalint.docs import rule_url
 from dynalint.rules.base import get_code
 

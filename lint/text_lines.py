@@ -1,0 +1,37 @@
+"""Lines as diagnostics, editors and the language server protocol count them.
+
+A line ends at ``\\n``, ``\\r\\n`` or ``\\r`` only. ``str.splitlines`` also breaks at form feeds,
+vertical tabs and Unicode separators, which CPython reads as whitespace inside a line: a file
+with a form feed between two functions would have every later line numbered one too high.
+"""
+from __future__ import annotations
+
+import re
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_OTHER_BREAK = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """Lines broken at ``\\n``, ``\\r\\n`` and ``\\r`` only (a text ending with a line break has an
+    empty last line when ``keepends`` is false)."""
+    if not keepends:
+        return _LINE_BREAK.split(text)
+    if _OTHER_BREAK.search(text) is None:  # str.splitlines breaks at these too
+        return text.splitlines(keepends=True)
+    out, start = [], 0
+    for m in _LINE_BREAK.finditer(text):
+        out.append(text[start:m.end()])
+        start = m.end()
+    if start < len(text):
+        out.append(text[start:])
+    return out
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines of a text without their line breaks, numbered from 1 at index 0: what
+    ``str.splitlines()`` gives (no empty line after a final line break), broken as lines are counted."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
