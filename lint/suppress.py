@@ -8,11 +8,11 @@ comment there is extended instead of adding a second one.
 """
 from __future__ import annotations
 
-import io
 import tokenize
 from dataclasses import dataclass
 
 from dynalint.noqa import _NOQA
+from dynalint.text_lines import split_lines
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,13 @@ class CommentSites:
     """The lines of a source that can end with a comment, and the comments they already have."""
 
     def __init__(self, source: str) -> None:
-        self.lines = source.split("\n")
+        self.lines = split_lines(source)
         self.ends: set[int] = set()
         self.comments: dict[int, tuple[int, str]] = {}
+        # the tokenizer reads lines ending in "\n": "\r" alone (or "\r\n") is given to it as "\n"
+        readline = iter([line + "\n" for line in self.lines]).__next__
         try:
-            for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            for tok in tokenize.generate_tokens(readline):
                 if tok.type in (tokenize.NEWLINE, tokenize.NL):
                     self.ends.add(tok.start[0])
                 elif tok.type == tokenize.COMMENT:
@@ -49,7 +51,7 @@ class CommentSites:
         return None
 
     def _insertion(self, code: str, line: int) -> Insertion | None:
-        text = self.lines[line - 1].rstrip("\r")
+        text = self.lines[line - 1]
         comment = self.comments.get(line)
         if comment is not None:
             start, comment_text = comment
@@ -65,7 +67,8 @@ class CommentSites:
 
 def apply_insertion(source: str, ins: Insertion) -> str:
     """``source`` with the insertion made (for tests and non-LSP callers)."""
-    lines = source.split("\n")
+    lines = split_lines(source, keepends=True)
     text = lines[ins.line - 1]
-    lines[ins.line - 1] = text[:ins.column - 1] + ins.text + text[ins.end_column - 1:]
-    return "\n".join(lines)
+    body = text.rstrip("\r\n")
+    lines[ins.line - 1] = body[:ins.column - 1] + ins.text + body[ins.end_column - 1:] + text[len(body):]
+    return "".join(lines)

@@ -225,6 +225,17 @@ def test_add_noqa_then_nothing_is_reported(tmp_path, capsys):
     assert run(capsys, "--add-noqa", path)[2].count("added 0 noqa directives") == 1
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_add_noqa_keeps_the_line_endings(tmp_path, newline, capsys):
+    path = tmp_path / "m.py"
+    path.write_bytes(BROKEN.replace("\n", newline).encode())
+    code, _, err = run(capsys, "--add-noqa", str(path))
+    assert code == 0 and "added 2 noqa directives" in err
+    data = path.read_bytes().decode()
+    assert f"if x.sum() > 0:  # noqa: DYN101{newline}" in data and data.count(newline) == BROKEN.count("\n")
+    assert run(capsys, str(path))[0:2] == (0, "")
+
+
 # -- fixing from check ----------------------------------------------------------------------------
 
 def test_check_fix_and_show_fixes(tmp_path, capsys):
