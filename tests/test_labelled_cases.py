@@ -560,6 +560,20 @@ CASES = [
                 dims = out[1]
                 return out[0].view(h.shape[0], dims[0], dims[1])
     """, "[(torch.randn(2, 6),)]", {}, "Net"),
+    Case("untyped-argument-compared-with-a-size", """
+        import torch
+        from torch import nn
+
+        class CachedBias(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("bias", torch.randn(2, 6, 6), persistent=False)
+
+            def forward(self, i, j):
+                if self.bias.shape[-1] >= j and self.bias.shape[-2] >= i:
+                    return self.bias[..., -i:, -j:]
+                return self.bias.new_zeros(2, i, j)
+    """, "[(3, 4), (2, 5), (7, 8)]", {}, "CachedBias"),
 ]
 
 

@@ -112,7 +112,11 @@ class ConditionHandlers:
         if isinstance(test, cst.BooleanOperation):
             truth = self._boolean_condition(test, construct, owner, exits_loop)
             return truth if truth is None else truth != negate
-        value = self.expr(test)
+        outer, self.branch_test = self.branch_test, test
+        try:
+            value = self.expr(test)
+        finally:
+            self.branch_test = outer
         if negate and value.has_const:
             try:
                 value = python(not value.const)

@@ -51,6 +51,9 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.callee_broke = False
         """A function called in the current statement broke the graph (its events may have been
         recorded by an earlier call with the same arguments, or in another module's program)."""
+        self.branch_test: cst.CSTNode | None = None
+        """The test of the Python branch being evaluated (``if``, ``while``, ``assert``, an operand of its
+        ``and``/``or``)."""
         self.attr_sink: dict[str, Value] | None = None
         """When analysing ``__init__``: where ``self.<attr> = value`` bindings are recorded."""
         self.statement: cst.CSTNode = fn.node if fn is not None else program.index.module

@@ -283,6 +283,11 @@ class ExpressionHandlers:
                 return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
             if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)):
                 self.not_tensor_evidence(left)
+        if node is self.branch_test and any(v.kind is Kind.SIZE for v in values):
+            # `if x.shape[-1] >= n:` branches on a number compared with a size: the parameter itself
+            # (not a value computed from it) is a number, however it is used elsewhere
+            for v in values:
+                self.not_tensor_evidence(v)
         if identity:
             if len(values) == 2:
                 a, b = values
