@@ -16,9 +16,11 @@ class DataDependentLoop(Rule):
     rationale = """
         Dynamo unrolls Python loops while tracing, so the number of iterations must be known at trace
         time. `while err.max() > tol:` or `if (tok == eos).all(): break` inside a `for` decide the
-        iteration count from tensor data: the graph breaks at the test, and because the break is inside
-        a loop Dynamo cannot resume in the middle of it - on torch 2.13 it skips the whole function and
-        runs it eagerly ("graph break in loop").
+        iteration count from tensor data, and the graph breaks at the test. A loop exit inside the body,
+        like any break in a loop body or in a loop nested in another, makes Dynamo skip the whole function
+        and run it eagerly ("graph break in a for/while loop"). The test of a `while` that no other loop
+        encloses is different (measured on torch 2.13): Dynamo resumes at the loop header, so the graph
+        breaks on every iteration and each iteration's body is a graph of its own.
 
         `range(t)` with a tensor `t` breaks at the `range` call ("Failed to trace builtin operator").
         `for i in range(n)` with `n` taken from `.item()` breaks at the `.item()` (DYN102) and then
@@ -96,9 +98,15 @@ class DataDependentLoop(Rule):
                 )
                 continue
             what = "`while` condition" if brk.event.construct == "while" else "loop exit condition"
+            if brk.in_loop:
+                then = "the graph breaks here and, inside a loop, Dynamo runs the whole function eagerly"
+            elif any(b.in_loop for b in ctx.breaks.inside(brk.statement.body)):
+                then = "the graph breaks here, and with the break inside its body Dynamo runs the rest eagerly"
+            else:
+                then = "the graph breaks at this test on every iteration, and each iteration's body is a " \
+                       "graph of its own"
             yield self.reported(
                 brk,
-                f"{what} `{ctx.code(brk.node)}` depends on tensor data: the graph breaks here and, inside a "
-                "loop, Dynamo runs the whole function eagerly.",
+                f"{what} `{ctx.code(brk.node)}` depends on tensor data: {then}.",
                 hint="use a fixed number of iterations with masking, or torch._higher_order_ops.while_loop",
             )

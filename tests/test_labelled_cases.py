@@ -634,3 +634,56 @@ SILENT = [
 @pytest.mark.parametrize("code", SILENT)
 def test_silent_where_nothing_is_known_to_break(code: str) -> None:
     assert [d.code for d in check(code) if d.kind == "graph-break"] == []
+
+
+#: `while` tests whose break Dynamo resumes at the loop header, or runs the function eagerly for
+LOOP_TESTS = [
+    ("""
+    import torch
+
+    @torch.compile
+    def shrink(x):
+        while x.abs().max() > 1:
+            x = x / 2
+        return x
+    """, False),
+    ("""
+    import torch
+
+    @torch.compile
+    def shrink(x):
+        for _ in range(2):
+            while x.abs().max() > 1:
+                x = x / 2
+            x = x * 4
+        return x
+    """, True),
+    ("""
+    import torch
+
+    @torch.compile
+    def refine(x, steps: int = 6):
+        i = 0
+        change = x.abs().sum()
+        while i < steps and change > 1e-3:
+            y = x * 0.5
+            change = (y - x).abs().sum()
+            x = y
+            i += 1
+        return x
+    """, False),
+]
+
+
+@pytest.mark.parametrize("code, eager", LOOP_TESTS)
+def test_a_while_test_says_whether_the_function_runs_eagerly(code: str, eager: bool) -> None:
+    (finding,) = [d for d in check(code) if d.code == "DYN103"]
+    assert ("eagerly" in finding.message) == eager
+    assert ("every iteration" in finding.message) != eager
+
+
+@requires_torch
+@pytest.mark.parametrize("code, eager", LOOP_TESTS)
+def test_a_while_test_runs_eagerly_as_dynamo_does(code: str, eager: bool, tmp_path) -> None:
+    obs, _ = run_example_under_dynamo(Example(code, inputs="[(torch.full((3,), 8.0),)]"), tmp_path)
+    assert [b.frame_skipped for b in obs.breaks] == [eager]

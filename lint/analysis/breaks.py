@@ -142,6 +142,10 @@ class Breaks:
         an argument list before the call itself), so the first is the one the graph ends at."""
         return self._by_statement.get(id(statement), [])
 
+    def inside(self, node: cst.CSTNode) -> list[Break]:
+        """The breaks at events within ``node`` (a loop body, say), in order."""
+        return [b for b in self.all if b.node is not node and _encloses(node, b.node)]
+
     def first_in_statement(self, statement: cst.CSTNode) -> Break | None:
         found = self.in_statement(statement)
         return found[0] if found else None

@@ -27,7 +27,8 @@ class Event:
     """The enclosing statement (a small statement, or a compound statement's node)."""
     function: "FunctionInfo"
     in_loop: bool
-    """Inside a ``for``/``while`` of the function (Dynamo then skips the whole frame on a break)."""
+    """Inside a ``for``/``while`` of the function (Dynamo then skips the whole frame on a break); not
+    the test of a ``while`` that no other loop encloses, where Dynamo resumes at the loop header."""
 
 
 @dataclass(frozen=True, eq=False)

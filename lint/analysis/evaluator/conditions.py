@@ -191,8 +191,12 @@ class ConditionHandlers:
                     negated: bool = False) -> None:
         if value.kind is Kind.UNKNOWN and value.params:
             self.not_tensor_evidence(value)
+        # the test of a `while` that no other loop encloses: a break there does not make Dynamo run the
+        # function eagerly; it resumes at the loop header and compiles the body as a graph of its own
+        # (measured on torch 2.13; a break in the body, or in a loop around it, still does)
+        header = construct == "while" and self.loop_depth == 1 and not self.outer_loop
         self.report(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop,
-                    negated=negated)
+                    negated=negated, in_loop=not header and (self.loop_depth > 0 or self.outer_loop))
 
 
 @functools.lru_cache(maxsize=4096)  # nodes hash by identity; a long `and` chain asks for each link again

@@ -66,10 +66,8 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
     # ------------------------------------------------------------------ events
     def report(self, event_type: type, node: cst.CSTNode, **kw: Any) -> None:
         if self.emit and self.fn is not None:
-            self.p.events.append(
-                event_type(node=node, statement=self.statement, function=self.fn,
-                    in_loop=self.loop_depth > 0 or self.outer_loop, **kw)
-            )
+            kw.setdefault("in_loop", self.loop_depth > 0 or self.outer_loop)
+            self.p.events.append(event_type(node=node, statement=self.statement, function=self.fn, **kw))
 
     # ------------------------------------------------------------------ dispatch
     def stmt(self, node: cst.CSTNode) -> None:
