@@ -34,6 +34,7 @@ CODES: tuple[Code, ...] = (
     Code("DYN204", "scalar-crosses-break"),
     Code("DYN205", "python-attribute-set-outside"),
     Code("DYN206", "python-argument-varies"),
+    Code("DYN207", "loop-state-crosses-break"),
 )
 
 #: Codes reported only when selected by their full code.

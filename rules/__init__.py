@@ -17,6 +17,7 @@ RULE_MODULES = (
     "scalar_crosses_break",
     "python_attribute_set_outside",
     "python_argument_varies",
+    "loop_state_crosses_break",
 )
 
 

@@ -258,10 +258,13 @@ def _nonzero(draw, scope):  # DYN104 without a fix
             (0, f"{_target(draw, scope)} = {x}.index_select(0, idx)")], False
 
 
-def _loop(draw, scope):  # DYN103
+def _loop(draw, scope):  # DYN103; DYN207 when the while loop counts its iterations
     x = draw(st.sampled_from(scope.tensors))
     if draw(st.booleans()):
-        return [(0, f"while {x}.abs().max() > 1:{_comment(draw)}"), (1, f"{x} = {x} / 2")], False
+        loop = [(0, f"while {x}.abs().max() > 1:{_comment(draw)}"), (1, f"{x} = {x} / 2")]
+        if draw(st.booleans()):
+            return [(0, "halvings = 0"), *loop, (1, "halvings += 1")], False
+        return loop, False
     return [(0, "for _ in range(4):"), (1, f"{x} = {x} * 0.5"),
             (1, f"if {x}.abs().sum() < 1:{_comment(draw)}"),
             (2, "break")], False

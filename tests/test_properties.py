@@ -221,7 +221,7 @@ FIXER_SNIPPETS = {
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),
     "DYN105": ("logging",), "DYN201": ("global",), "DYN202": ("env",), "DYN203": ("counter",),
-    "DYN204": ("scalar",), "DYN205": ("flag",), "DYN206": tuple(SNIPPETS),
+    "DYN204": ("scalar",), "DYN205": ("flag",), "DYN206": tuple(SNIPPETS), "DYN207": ("loop",),
 }
 COVERAGE = settings(max_examples=300, deadline=None, database=None, phases=[Phase.generate],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])

@@ -84,6 +84,20 @@ class ForLoopEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class LoopStateEvent(Event):
+    """A ``while`` body changes a Python value it carries to the next iteration (``i += 1``,
+    ``outs.append(x)``); ``node`` is the first change."""
+
+    loop: cst.While = field(default=None)  # type: ignore[assignment]
+    name: str = ""
+    value: Value = field(default=None)  # type: ignore[assignment]
+    """The value on entering the loop."""
+    every_iteration: bool = False
+    """A list or tuple that grows, or a string: a new value at every iteration, where a number becomes
+    dynamic after its first change."""
+
+
+@dataclass(frozen=True, eq=False)
 class GlobalReadEvent(Event):
     name: str = ""
     value: Value | None = None

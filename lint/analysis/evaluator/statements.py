@@ -15,6 +15,7 @@ from dynalint.analysis.calls import compile_state
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
+from dynalint.analysis.loop_state import carried_changes
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements
 from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join, join_all, resumed, sequence
@@ -219,9 +220,28 @@ class StatementHandlers:
                 raise _Terminated
             self.block(node.body)
 
+        entering = dict(self.env)
         self._loop_body(once)
+        if self.emit:
+            self.statement = node
+            self._loop_state(node, entering)
         if node.orelse is not None:
             self._run_branch(node.orelse.body)
+
+    def _loop_state(self, node: cst.While, entering: dict[str, Value]) -> None:
+        """Report the Python values the loop body changes from their own value (a counter, an
+        accumulator, a list it grows): the inputs of the frame Dynamo resumes at the loop header."""
+        for change in carried_changes(node.body):
+            v = entering.get(change.name)
+            if v is None or v.is_bool or (v.has_const and v.const is None):
+                continue
+            if v.kind is Kind.SEQUENCE:
+                every = True
+            elif v.kind is Kind.SIZE or (v.kind is Kind.PYTHON and v.has_const and isinstance(v.const, (int, float, str))):
+                every = isinstance(v.const, str)
+            else:
+                continue
+            self.report(E.LoopStateEvent, change.node, loop=node, name=change.name, value=v, every_iteration=every)
 
     def _with(self, node: cst.With) -> None:
         for item in node.items:

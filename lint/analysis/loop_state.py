@@ -1,0 +1,50 @@
+"""The Python state a loop carries from one iteration to the next, read from its body.
+
+A ``while`` whose test breaks the graph is resumed at its header on every iteration (measured on
+torch 2.13), and the locals alive there are the inputs of the resumed frame: Dynamo guards on the
+Python ones. A counter or an accumulator the body changes from its own value (``i += 1``,
+``scale = scale * 2``) fails that guard once, and is then dynamic; a list the body grows
+(``outs.append(x)``) or a string it extends fails it on every iteration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from dynalint.analysis.syntax import walk
+
+GROWING_METHODS = frozenset({"append", "extend", "insert"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a loop body changes a name it carries."""
+
+    name: str
+    node: cst.CSTNode
+    """The first statement or call that changes it."""
+    grows: bool
+    """A container method that makes it longer (``append``, ``extend``, ``insert``)."""
+
+
+def carried_changes(body: cst.BaseSuite) -> list[Change]:
+    """The names ``body`` changes from their own value, in the order of their first change (nested
+    functions and classes are other scopes and are not read)."""
+    found: dict[str, Change] = {}
+
+    def note(name: str, node: cst.CSTNode, grows: bool) -> None:
+        if name not in found:
+            found[name] = Change(name, node, grows)
+
+    for node in walk(body, into_scopes=False):
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            note(node.target.value, node, False)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            if any(isinstance(n, cst.Name) and n.value == name for n in walk(node.value, into_scopes=False)):
+                note(name, node, False)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.attr.value in GROWING_METHODS:
+            note(node.func.value.value, node, True)
+    return list(found.values())

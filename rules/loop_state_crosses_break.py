@@ -1,0 +1,110 @@
+"""DYN207: Python state a `while` loop carries across the graph break at its test."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from dynalint.analysis.breaks import Cause
+from dynalint.analysis.events import LoopStateEvent
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+from dynalint.rules.recompiles import RECOMPILE_LIMIT
+
+
+@register
+class LoopStateCrossesBreak(Rule):
+    code = "DYN207"
+    name = "loop-state-crosses-break"
+    kind = "recompile"
+    summary = "A `while` loop whose test breaks the graph carries a Python counter, accumulator or growing list: the resumed frame recompiles as it changes."
+    rationale = """
+        When the test of a `while` loop depends on tensor data (DYN103) and no other loop encloses it,
+        Dynamo breaks the graph at the test and resumes at the loop header on every iteration, with the
+        locals alive there as inputs of the resumed frame (measured on torch 2.13). It guards on the
+        Python ones: a counter or an accumulator the body changes from its own value (`i += 1`,
+        `scale *= 2.0`) fails the guard at the second iteration and recompiles once (the number is then
+        dynamic); a list or tuple the body grows (`outs.append(x)`) or a string it extends fails it at
+        every iteration, and """ + RECOMPILE_LIMIT + """. A break in the loop body makes Dynamo run the
+        loop eagerly instead, and nothing recompiles; state kept in tensors is not guarded on its value.
+    """
+    fix = """
+        Keep the loop out of the compiled region (compile its body), bound it with a fixed number of
+        iterations and masking, or carry the state as tensors (`steps = steps + 1` on a 0-d tensor,
+        a preallocated output written at an index).
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def halve(x):
+                steps = 0
+                while x.abs().max() > 1:
+                    x = x / 2
+                    steps += 1
+                return x, steps
+        """, inputs="[(torch.full((3,), 8.0),), (torch.full((3,), 20.0),)]", line=8),
+        Example("""
+            import torch
+
+            @torch.compile
+            def trajectory(x):
+                states = []
+                while x.abs().max() > 1:
+                    states.append(x)
+                    x = x / 2
+                return torch.stack(states)
+        """, inputs="[(torch.full((3,), 40.0),)]", line=7),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def halve(x):
+                steps = torch.zeros((), dtype=torch.long)
+                while x.abs().max() > 1:
+                    x = x / 2
+                    steps = steps + 1
+                return x, steps
+        """, inputs="[(torch.full((3,), 8.0),), (torch.full((3,), 20.0),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def halve(x):
+                steps = 0
+                for _ in range(8):
+                    x = torch.where(x.abs().max() > 1, x / 2, x)
+                    steps += 1
+                return x, steps
+        """, inputs="[(torch.full((3,), 8.0),), (torch.full((3,), 20.0),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def halve(x):
+                total = 0.0
+                while x.abs().max() > 1:
+                    x = x / 2
+                    total += x.sum().item()
+                return x, total
+        """, inputs="[(torch.full((3,), 8.0),), (torch.full((3,), 20.0),)]"),
+    ]
+
+    def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        for ev in ctx.events(LoopStateEvent):
+            at_test = ctx.breaks.in_statement(ev.loop)
+            header = next((b for b in at_test if b.cause is Cause.LOOP_CONDITION and not b.in_loop), None)
+            if header is None or any(b.in_loop for b in at_test) or ctx.breaks.inside(ev.loop.body):
+                continue  # no break at the test, or a break that makes Dynamo run the loop eagerly
+            if ev.every_iteration:
+                then = "it changes at every iteration, so the resumed frame recompiles at every iteration; " \
+                       + RECOMPILE_LIMIT
+            else:
+                then = "the resumed frame recompiles when it first changes (the number is then dynamic)"
+            yield self.finding(
+                ev,
+                f"`{ev.name}` is Python state this `while` loop carries across the graph break at its test "
+                f"`{ctx.code(header.node, 40)}`. Dynamo resumes at the loop header with it as an input and "
+                f"guards on it: {then}.",
+                hint="keep the state in tensors, bound the loop with masking, or compile only the loop body",
+            )
