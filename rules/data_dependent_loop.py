@@ -100,7 +100,7 @@ class DataDependentLoop(Rule):
             what = "`while` condition" if brk.event.construct == "while" else "loop exit condition"
             if brk.in_loop:
                 then = "the graph breaks here and, inside a loop, Dynamo runs the whole function eagerly"
-            elif any(b.in_loop for b in ctx.breaks.inside(brk.statement.body)):
+            elif ctx.breaks.body_breaks(brk.statement):
                 then = "the graph breaks here, and with the break inside its body Dynamo runs the rest eagerly"
             else:
                 then = "the graph breaks at this test on every iteration, and each iteration's body is a " \

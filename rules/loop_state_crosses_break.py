@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.breaks import Cause
-from dynalint.analysis.events import LoopStateEvent
+from dynalint.analysis.breaks import Break
+from dynalint.analysis.events import CarriedState, WhileLoopEvent
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
@@ -91,20 +91,24 @@ class LoopStateCrossesBreak(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for ev in ctx.events(LoopStateEvent):
-            at_test = ctx.breaks.in_statement(ev.loop)
-            header = next((b for b in at_test if b.cause is Cause.LOOP_CONDITION and not b.in_loop), None)
-            if header is None or any(b.in_loop for b in at_test) or ctx.breaks.inside(ev.loop.body):
-                continue  # no break at the test, or a break that makes Dynamo run the loop eagerly
-            if ev.every_iteration:
-                then = "it changes at every iteration, so the resumed frame recompiles at every iteration; " \
-                       + RECOMPILE_LIMIT
-            else:
-                then = "the resumed frame recompiles when it first changes (the number is then dynamic)"
-            yield self.finding(
-                ev,
-                f"`{ev.name}` is Python state this `while` loop carries across the graph break at its test "
-                f"`{ctx.code(header.node, 40)}`. Dynamo resumes at the loop header with it as an input and "
-                f"guards on it: {then}.",
-                hint="keep the state in tensors, bound the loop with masking, or compile only the loop body",
-            )
+        for loop in ctx.events(WhileLoopEvent):
+            header = ctx.breaks.header_break(loop.node) if loop.carried else None
+            if header is None:
+                continue  # no break at the test, or one that makes Dynamo run the loop eagerly
+            for state in loop.carried:
+                yield self._finding(ctx, loop, state, header)
+
+    def _finding(self, ctx: RuleContext, loop: WhileLoopEvent, state: CarriedState, header: Break) -> Finding:
+        if state.every_iteration:
+            then = "it changes at every iteration, so the resumed frame recompiles at every iteration; " \
+                   + RECOMPILE_LIMIT
+        else:
+            then = "the resumed frame recompiles when it first changes (the number is then dynamic)"
+        return self.finding(
+            loop,
+            f"`{state.name}` is Python state this `while` loop carries across the graph break at its test "
+            f"`{ctx.code(header.node, 40)}`. Dynamo resumes at the loop header with it as an input and "
+            f"guards on it: {then}.",
+            hint="keep the state in tensors, bound the loop with masking, or compile only the loop body",
+            node=state.node,
+        )

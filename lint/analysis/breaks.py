@@ -29,6 +29,7 @@ from dynalint.analysis.events import (
     ForLoopEvent,
     StringFormatEvent,
     SubscriptEvent,
+    WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
 from dynalint.analysis.syntax import children, simple_statements, walk
@@ -118,6 +119,7 @@ class Breaks:
         self.all = breaks
         self._by_node: dict[int, list[Break]] = {}
         self._by_statement: dict[int, list[Break]] = {}
+        self._loops: dict[int, WhileLoopEvent] | None = None
         self._frame_events: dict[int, list[Event]] | None = None
         """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
         for b in breaks:
@@ -145,6 +147,24 @@ class Breaks:
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""
         return [b for b in self.all if b.node is not node and _encloses(node, b.node)]
+
+    def body_breaks(self, loop: cst.While) -> bool:
+        """The body of ``loop`` breaks the graph, at an event of its own or in a function it calls:
+        Dynamo then runs the loop eagerly (measured on torch 2.13)."""
+        if self._loops is None:
+            self._loops = {id(ev.node): ev for ev in self.program.events if isinstance(ev, WhileLoopEvent)}
+        ev = self._loops.get(id(loop))
+        return (ev is not None and ev.body_calls_break) or bool(self.inside(loop.body))
+
+    def header_break(self, loop: cst.While) -> Break | None:
+        """The break at the test of ``loop`` where Dynamo resumes at the loop header on every iteration:
+        none when the test does not break, or when the loop runs eagerly (it sits in another loop, a
+        call in its test or its body breaks)."""
+        at_test = self.in_statement(loop)
+        header = next((b for b in at_test if b.cause is Cause.LOOP_CONDITION and not b.in_loop), None)
+        if header is None or any(b.in_loop for b in at_test) or self.body_breaks(loop):
+            return None
+        return header
 
     def first_in_statement(self, statement: cst.CSTNode) -> Break | None:
         found = self.in_statement(statement)

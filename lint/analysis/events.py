@@ -83,18 +83,28 @@ class ForLoopEvent(Event):
     """Values of the arguments when iterating over ``range(...)``."""
 
 
-@dataclass(frozen=True, eq=False)
-class LoopStateEvent(Event):
-    """A ``while`` body changes a Python value it carries to the next iteration (``i += 1``,
-    ``outs.append(x)``); ``node`` is the first change."""
+@dataclass(frozen=True)
+class CarriedState:
+    """A Python value a ``while`` body changes from its own value and so carries to the next iteration
+    (``i += 1``, ``outs.append(x)``)."""
 
-    loop: cst.While = field(default=None)  # type: ignore[assignment]
-    name: str = ""
-    value: Value = field(default=None)  # type: ignore[assignment]
+    name: str
+    node: cst.CSTNode
+    """Its first change."""
+    value: Value
     """The value on entering the loop."""
-    every_iteration: bool = False
+    every_iteration: bool
     """A list or tuple that grows, or a string: a new value at every iteration, where a number becomes
     dynamic after its first change."""
+
+
+@dataclass(frozen=True, eq=False)
+class WhileLoopEvent(Event):
+    """A ``while`` loop (``node``), reported after its body: what a break at its test leads to."""
+
+    carried: tuple[CarriedState, ...] = ()
+    body_calls_break: bool = False
+    """A function the loop body calls breaks the graph (Dynamo then runs the loop eagerly)."""
 
 
 @dataclass(frozen=True, eq=False)

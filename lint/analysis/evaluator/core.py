@@ -51,6 +51,8 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.callee_broke = False
         """A function called in the current statement broke the graph (its events may have been
         recorded by an earlier call with the same arguments, or in another module's program)."""
+        self.calls_broke = False
+        """A function called by a statement of the block being run broke the graph (see ``callee_broke``)."""
         self.branch_test: cst.CSTNode | None = None
         """The test of the Python branch being evaluated (``if``, ``while``, ``assert``, an operand of its
         ``and``/``or``)."""

@@ -46,6 +46,7 @@ class StatementHandlers:
             seen = len(self.p.events)
             self.callee_broke = False
             self.stmt(stmt)
+            self.calls_broke = self.calls_broke or self.callee_broke
             if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 \
                     and (self.callee_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])):
                 # the statement broke the graph (maybe inside a function it called): the rest runs
@@ -221,16 +222,22 @@ class StatementHandlers:
             self.block(node.body)
 
         entering = dict(self.env)
-        self._loop_body(once)
+        outer, self.calls_broke = self.calls_broke, False
+        try:
+            self._loop_body(once)
+            body_calls_break = self.calls_broke
+        finally:
+            self.calls_broke = outer or self.calls_broke
         if self.emit:
             self.statement = node
-            self._loop_state(node, entering)
+            self._loop_state(node, entering, body_calls_break)
         if node.orelse is not None:
             self._run_branch(node.orelse.body)
 
-    def _loop_state(self, node: cst.While, entering: dict[str, Value]) -> None:
-        """Report the Python values the loop body changes from their own value (a counter, an
+    def _loop_state(self, node: cst.While, entering: dict[str, Value], body_calls_break: bool) -> None:
+        """Report the loop with the Python values its body changes from their own value (a counter, an
         accumulator, a list it grows): the inputs of the frame Dynamo resumes at the loop header."""
+        carried = []
         for change in carried_changes(node.body):
             v = entering.get(change.name)
             if v is None or v.is_bool or (v.has_const and v.const is None):
@@ -241,7 +248,8 @@ class StatementHandlers:
                 every = isinstance(v.const, str)
             else:
                 continue
-            self.report(E.LoopStateEvent, change.node, loop=node, name=change.name, value=v, every_iteration=every)
+            carried.append(E.CarriedState(change.name, change.node, v, every))
+        self.report(E.WhileLoopEvent, node, carried=tuple(carried), body_calls_break=body_calls_break)
 
     def _with(self, node: cst.With) -> None:
         for item in node.items:
