@@ -14,15 +14,17 @@ class LoopStateCrossesBreak(Rule):
     code = "DYN207"
     name = "loop-state-crosses-break"
     kind = "recompile"
-    summary = "A `while` loop whose test breaks the graph carries a Python counter, accumulator or growing list: the resumed frame recompiles as it changes."
+    summary = "A `while` loop whose test breaks the graph carries a Python counter, an accumulator, a growing list or a tensor it concatenates onto: the resumed frame recompiles as it changes."
     rationale = """
         When the test of a `while` loop depends on tensor data (DYN103) and no other loop encloses it,
         Dynamo breaks the graph at the test and resumes at the loop header on every iteration, with the
-        locals alive there as inputs of the resumed frame (measured on torch 2.13). It guards on the
-        Python ones: a counter or an accumulator the body changes from its own value (`i += 1`,
+        locals alive there as inputs of the resumed frame (measured on torch 2.13), and guards on
+        them: a counter or an accumulator the body changes from its own value (`i += 1`,
         `scale *= 2.0`) fails the guard at the second iteration and recompiles once (the number is then
         dynamic); a list or tuple the body grows (`outs.append(x)`) or a string it extends fails it at
-        every iteration, and """ + RECOMPILE_LIMIT + """. A break in the loop body makes Dynamo run the
+        every iteration, and """ + RECOMPILE_LIMIT + """; a tensor the body concatenates onto
+        (`out = torch.cat([out, y])`) fails the guard on its size until that size is dynamic (once or
+        twice). A break in the loop body, or in a function it calls, makes Dynamo run the
         loop eagerly instead, and nothing recompiles; state kept in tensors is not guarded on its value.
     """
     fix = """
@@ -99,16 +101,19 @@ class LoopStateCrossesBreak(Rule):
                 yield self._finding(ctx, loop, state, header)
 
     def _finding(self, ctx: RuleContext, loop: WhileLoopEvent, state: CarriedState, header: Break) -> Finding:
-        if state.every_iteration:
-            then = "it changes at every iteration, so the resumed frame recompiles at every iteration; " \
-                   + RECOMPILE_LIMIT
+        if state.what in ("length", "string"):
+            then = f"its {'length' if state.what == 'length' else 'value'} changes at every iteration, so the " \
+                   f"resumed frame recompiles at every iteration; {RECOMPILE_LIMIT}"
+        elif state.what == "size":
+            then = "its size changes at every iteration, and the resumed frame recompiles until Dynamo makes " \
+                   "that size dynamic (once or twice)"
         else:
             then = "the resumed frame recompiles when it first changes (the number is then dynamic)"
         return self.finding(
             loop,
-            f"`{state.name}` is Python state this `while` loop carries across the graph break at its test "
-            f"`{ctx.code(header.node, 40)}`. Dynamo resumes at the loop header with it as an input and "
-            f"guards on it: {then}.",
+            f"this `while` loop carries `{state.name}` across the graph break at its test "
+            f"`{ctx.code(header.node, 40)}`: Dynamo resumes at the loop header with it as an input and "
+            f"guards on it, and {then}.",
             hint="keep the state in tensors, bound the loop with masking, or compile only the loop body",
             node=state.node,
         )

@@ -709,6 +709,8 @@ CARRIED = [
     ("flag", "moved = False", "moved = True", False),
     ("tensor", "n = torch.zeros(())", "n = n + 1", False),
     ("text", "trail = ''", "trail += '.'", True),
+    ("concatenate", "out = x[:1]", "out = torch.cat([out, x[:1]])", True),
+    ("rotate", "out = x.clone()", "out = torch.cat([out[1:], x[:1]])", False),
 ]
 
 

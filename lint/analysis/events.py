@@ -93,9 +93,9 @@ class CarriedState:
     """Its first change."""
     value: Value
     """The value on entering the loop."""
-    every_iteration: bool
-    """A list or tuple that grows, or a string: a new value at every iteration, where a number becomes
-    dynamic after its first change."""
+    what: str
+    """``number`` (dynamic after its first change), ``length`` (a list or tuple that grows), ``string``
+    (a new value at every iteration) or ``size`` (a tensor it concatenates onto)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,7 +4,8 @@ A ``while`` whose test breaks the graph is resumed at its header on every iterat
 torch 2.13), and the locals alive there are the inputs of the resumed frame: Dynamo guards on the
 Python ones. A counter or an accumulator the body changes from its own value (``i += 1``,
 ``scale = scale * 2``) fails that guard once, and is then dynamic; a list the body grows
-(``outs.append(x)``) or a string it extends fails it on every iteration.
+(``outs.append(x)``) or a string it extends fails it on every iteration; a tensor it grows
+(``out = torch.cat([out, y])``) fails the guard on its size until that size is dynamic.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import libcst as cst
 from dynalint.analysis.syntax import walk
 
 GROWING_METHODS = frozenset({"append", "extend", "insert"})
+CONCATENATIONS = frozenset({"cat", "concat", "concatenate", "hstack", "vstack", "row_stack", "column_stack", "dstack"})
 
 
 @dataclass(frozen=True)
@@ -25,7 +27,8 @@ class Change:
     node: cst.CSTNode
     """The first statement or call that changes it."""
     grows: bool
-    """A container method that makes it longer (``append``, ``extend``, ``insert``)."""
+    """A container method that makes it longer (``append``, ``extend``, ``insert``), or a concatenation
+    of the value itself with more (``out = torch.cat([out, y])``)."""
 
 
 def carried_changes(body: cst.BaseSuite) -> list[Change]:
@@ -43,8 +46,19 @@ def carried_changes(body: cst.BaseSuite) -> list[Change]:
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             name = node.targets[0].target.value
             if any(isinstance(n, cst.Name) and n.value == name for n in walk(node.value, into_scopes=False)):
-                note(name, node, False)
+                note(name, node, _concatenates(node.value, name))
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.attr.value in GROWING_METHODS:
             note(node.func.value.value, node, True)
     return list(found.values())
+
+
+def _concatenates(value: cst.BaseExpression, name: str) -> bool:
+    """``torch.cat([name, ...])``: the value itself, whole, joined with more."""
+    if not (isinstance(value, cst.Call) and value.args and isinstance(value.func, (cst.Attribute, cst.Name))):
+        return False
+    func = value.func.attr.value if isinstance(value.func, cst.Attribute) else value.func.value
+    parts = value.args[0].value
+    if func not in CONCATENATIONS or not isinstance(parts, (cst.List, cst.Tuple)) or len(parts.elements) < 2:
+        return False
+    return any(isinstance(e.value, cst.Name) and e.value.value == name for e in parts.elements)

@@ -243,12 +243,16 @@ class StatementHandlers:
             if v is None or v.is_bool or (v.has_const and v.const is None):
                 continue
             if v.kind is Kind.SEQUENCE:
-                every = True
-            elif v.kind is Kind.SIZE or (v.kind is Kind.PYTHON and v.has_const and isinstance(v.const, (int, float, str))):
-                every = isinstance(v.const, str)
+                what = "length"
+            elif v.kind is Kind.TENSOR and change.grows:
+                what = "size"
+            elif v.kind is Kind.SIZE or (v.kind is Kind.PYTHON and v.has_const and isinstance(v.const, (int, float))):
+                what = "number"
+            elif v.kind is Kind.PYTHON and isinstance(v.const, str):
+                what = "string"
             else:
                 continue
-            carried.append(E.CarriedState(change.name, change.node, v, every))
+            carried.append(E.CarriedState(change.name, change.node, v, what))
         self.report(E.WhileLoopEvent, node, carried=tuple(carried), body_calls_break=body_calls_break)
 
     def _with(self, node: cst.With) -> None:
