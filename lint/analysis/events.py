@@ -85,8 +85,8 @@ class ForLoopEvent(Event):
 
 @dataclass(frozen=True)
 class CarriedState:
-    """A Python value a ``while`` body changes from its own value and so carries to the next iteration
-    (``i += 1``, ``outs.append(x)``)."""
+    """A value a ``while`` body changes from its own value and so carries to the next iteration
+    (``i += 1``, ``outs.append(x)``, ``out = torch.cat([out, y])``)."""
 
     name: str
     node: cst.CSTNode

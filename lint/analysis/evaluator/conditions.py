@@ -196,7 +196,7 @@ class ConditionHandlers:
         # (measured on torch 2.13; a break in the body, or in a loop around it, still does)
         header = construct == "while" and self.loop_depth == 1 and not self.outer_loop
         self.report(E.ConditionEvent, node, value=value, construct=construct, exits_loop=exits_loop,
-                    negated=negated, in_loop=not header and (self.loop_depth > 0 or self.outer_loop))
+                    negated=negated, **({"in_loop": False} if header else {}))
 
 
 @functools.lru_cache(maxsize=4096)  # nodes hash by identity; a long `and` chain asks for each link again
