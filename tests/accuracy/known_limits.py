@@ -79,11 +79,6 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     KnownLimit("recompile-fn", provenance="int_arg", reason=INT_ARGUMENT_VARIES),
     KnownLimit("recompile-fn", detail=r"^k == N$", reason=INT_ARGUMENT_VARIES),
     KnownLimit(
-        "recompile-fn", detail=r"^i == N$",
-        reason="a while loop whose test breaks on every iteration (the bound is a tensor) resumes the same "
-               "code with a new loop counter each time: Dynamo guards on the counter and recompiles the "
-               "resume function per iteration; the analysis reports the break, not the recompile"),
-    KnownLimit(
         "recompile-fn", detail=r"___stack\d+\.stop == N",
         reason="range() over a tensor value breaks, and the range object lives on in the resumed frame, "
                "which guards on its bound: a new bound recompiles; the analysis reports the break only"),

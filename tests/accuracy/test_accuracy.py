@@ -26,13 +26,13 @@ N = int(os.environ.get("DYNALINT_ACCURACY_N", DEFAULT_N))
 SEED = int(os.environ["DYNALINT_ACCURACY_SEED"]) if os.environ.get("DYNALINT_ACCURACY_SEED") else None
 
 FLOORS = {
-    # set on the default corpus when it scored 0.939, 0.973, 1.000, 0.474 (2,000 fresh programs now:
-    # 0.996, 1.000, 0.971, 0.632);
-    # a margin below, as another hypothesis release draws another corpus
+    # set on the default corpus when it scored 0.939, 0.973, 1.000, 0.474; the recompile recall floor
+    # raised when DYN207 brought it to 0.895 (2,000 fresh programs, seeds 301-305: 0.999, 0.999, 0.973,
+    # 0.817); a margin below, as another hypothesis release draws another corpus
     "break precision": 0.90,
     "break recall": 0.95,
     "recompile precision": 0.90,
-    "recompile recall": 0.40,
+    "recompile recall": 0.70,
 }
 
 pytestmark = pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace")
