@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.breaks import VALUE_CAUSES, takes_tensor_data
+from dynalint.analysis.breaks import VALUE_CAUSES, Cause, takes_tensor_data
 from dynalint.analysis.events import CallEvent, ScalarUseEvent
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -30,7 +30,10 @@ class ScalarCrossesBreak(Rule):
         computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
         one extra graph) are not reported; a buffer that the module updates in place (a step counter,
         running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
-        `range()` sized by it still recompiles for every new value.
+        `range()` sized by it still recompiles for every new value. `range(t)` of a tensor breaks at
+        `range` itself (DYN103) and hands the resumed frame the range object, whose bound it guards on:
+        the loop recompiles when the bound first changes (measured), unless a break in the loop makes
+        Dynamo run it eagerly.
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
@@ -102,6 +105,15 @@ class ScalarCrossesBreak(Rule):
                 acc = (logits.argmax(-1) == target).float().mean()
                 return {"loss": loss.item(), "acc": acc.item()}
         """, inputs="[(torch.randn(4, 3), torch.tensor([0, 1, 2, 0])) for _ in range(3)]", line=7),
+        Example("""
+            import torch
+
+            @torch.compile
+            def repeat(x, times: torch.Tensor):
+                for _ in range(times):
+                    x = x * 2
+                return x
+        """, inputs="[(torch.randn(3), torch.tensor(2)), (torch.randn(3), torch.tensor(3))]", line=5),
     ]
     VALID = [
         Example("""
@@ -185,6 +197,20 @@ class ScalarCrossesBreak(Rule):
                 hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
             )
         yield from self._pending_at_next_break(ctx, seen)
+        yield from self._range_bounds(ctx)
+
+    def _range_bounds(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``for _ in range(t)``: the range object made at the break enters the resumed frame."""
+        for brk in ctx.breaks.of(Cause.TENSOR_RANGE):
+            if brk.in_loop or not ctx.breaks.resumed_frame_compiles(brk):
+                continue
+            yield self.finding(
+                brk.event,
+                f"`{ctx.code(brk.node)}` takes its bound from a tensor at a graph break: the loop resumes in a "
+                "frame specialised on that bound, which recompiles once when it first changes (the bound "
+                "is then dynamic).",
+                hint="iterate over a size (x.shape[0]), or use a fixed number of iterations with masking",
+            )
 
     def _pending_at_next_break(self, ctx: RuleContext, seen: set[int]) -> Iterator[Finding]:
         """A value still on the stack when a later break of the same statement ends the graph
