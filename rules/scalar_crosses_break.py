@@ -33,7 +33,8 @@ class ScalarCrossesBreak(Rule):
         `range()` sized by it still recompiles for every new value. `range(t)` of a tensor breaks at
         `range` itself (DYN103) and hands the resumed frame the range object, whose bound it guards on:
         the loop recompiles when the bound first changes (measured), unless a break in the loop makes
-        Dynamo run it eagerly.
+        Dynamo run it eagerly; a bound computed from sizes alone (`torch.div(x.shape[1], 4)`) does not
+        change.
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
@@ -204,6 +205,8 @@ class ScalarCrossesBreak(Rule):
         for brk in ctx.breaks.of(Cause.TENSOR_RANGE):
             if brk.in_loop or not ctx.breaks.resumed_frame_compiles(brk):
                 continue
+            if all(a.constant for a in brk.event.args if a.is_tensor):
+                continue  # a torch function of sizes: the same bound at every call
             yield self.finding(
                 brk.event,
                 f"`{ctx.code(brk.node)}` takes its bound from a tensor at a graph break: the loop resumes in a "
