@@ -205,8 +205,11 @@ class ScalarCrossesBreak(Rule):
         for brk in ctx.breaks.of(Cause.TENSOR_RANGE):
             if brk.in_loop or not ctx.breaks.resumed_frame_compiles(brk):
                 continue
-            if all(a.constant for a in brk.event.args if a.is_tensor):
+            tensors = [a for a in brk.event.args if a.is_tensor]
+            if all(a.constant for a in tensors):
                 continue  # a torch function of sizes: the same bound at every call
+            if any(a.entered for a in tensors) and ctx.breaks.follows_a_break(brk):
+                continue  # may be such a function carried across the earlier break: not known to change
             yield self.finding(
                 brk.event,
                 f"`{ctx.code(brk.node)}` takes its bound from a tensor at a graph break: the loop resumes in a "

@@ -144,6 +144,16 @@ class Breaks:
         an argument list before the call itself), so the first is the one the graph ends at."""
         return self._by_statement.get(id(statement), [])
 
+    def follows_a_break(self, brk: Break) -> bool:
+        """An earlier break of the same function: ``brk`` is then in a resumed frame, whose inputs
+        include what was alive at that break."""
+        for b in self.all:
+            if b is brk:
+                return False
+            if b.event.function is brk.event.function and b.statement is not brk.statement:
+                return True
+        return False
+
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""
         return [b for b in self.all if b.node is not node and _encloses(node, b.node)]
@@ -210,8 +220,8 @@ class Breaks:
             if id(ev.node) not in region:
                 continue
             breaks = self._breaks_at(ev)
-            if ev.in_loop and breaks:
-                return False
+            if ev.in_loop and (breaks or self.at(ev.node)):
+                return False  # any break in a later loop: Dynamo runs the resumed frame eagerly
             works = works or breaks or _works(ev)
         return works
 
