@@ -203,7 +203,7 @@ class ScalarCrossesBreak(Rule):
     def _range_bounds(self, ctx: RuleContext) -> Iterator[Finding]:
         """``for _ in range(t)``: the range object made at the break enters the resumed frame."""
         for brk in ctx.breaks.of(Cause.TENSOR_RANGE):
-            if brk.in_loop or not ctx.breaks.resumed_frame_compiles(brk):
+            if brk.in_loop or ctx.breaks.in_comprehension(brk) or not ctx.breaks.resumed_frame_compiles(brk):
                 continue
             tensors = [a for a in brk.event.args if a.is_tensor]
             if all(a.constant for a in tensors):

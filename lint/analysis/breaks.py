@@ -144,6 +144,12 @@ class Breaks:
         an argument list before the call itself), so the first is the one the graph ends at."""
         return self._by_statement.get(id(statement), [])
 
+    def in_comprehension(self, brk: Break) -> bool:
+        """``brk`` is inside a comprehension of its statement: a frame of its own under Dynamo, with the
+        iterator as its input, whose resumption the analysis does not model."""
+        return any(isinstance(n, _COMPREHENSIONS) and _encloses(n, brk.node)
+                   for n in walk(brk.statement, into_scopes=False))
+
     def follows_a_break(self, brk: Break) -> bool:
         """An earlier break of the same function: ``brk`` is then in a resumed frame, whose inputs
         include what was alive at that break."""
@@ -241,6 +247,7 @@ def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
 _LOCKS = frozenset({"threading.Lock()", "threading.RLock()", "multiprocessing.Lock()"})
 
 _FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent)
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
 
 
