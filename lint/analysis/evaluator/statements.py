@@ -221,7 +221,7 @@ class StatementHandlers:
                 raise _Terminated
             self.block(node.body)
 
-        entering = dict(self.env)
+        entering = dict(self.env) if self.emit else {}  # read only when the loop is reported
         outer, self.calls_broke = self.calls_broke, False
         try:
             self._loop_body(once)
