@@ -16,11 +16,22 @@ reports, in one run:
 - ``shutdown``+``exit`` -> process gone, end of input -> process gone, and ``exit`` sent while
   the server analyses the file -> process gone.
 
+``--huge BYTES``: responsiveness while a huge file is analysed instead.  A generated file of that
+many bytes on a single line is opened, then a small model file; the figures are the small file's
+open -> diagnostics, a hover and a quick-fix menu on it, each while the huge file's analysis runs
+(and whether it still ran), and an edit of the huge file that supersedes its running analysis.
+
+``--memory-edits N``: memory over a long session instead: N edits of the file (comment lines and
+code edits in turn, each waited for), with the resident memory of the server and its analysis
+processes (from ``/proc``) every ``--every`` edits.
+
 The file: ``--file PATH``, else a synthetic model file of ``--lines`` lines (graph breaks and
 fixes in every block).  A measurement script, not a test: it asserts nothing.
 
     python benchmarks/bench_lsp.py --lines 4531
     python benchmarks/bench_lsp.py --file path/to/modeling_longformer.py
+    python benchmarks/bench_lsp.py --huge 2000000
+    python benchmarks/bench_lsp.py --lines 600 --memory-edits 20000 --every 1000
 """
 from __future__ import annotations
 
@@ -217,12 +228,142 @@ async def _eof_session(root: Path, path: Path, busy: bool) -> float:
         await editor.client.stop()
 
 
+def _own_rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except OSError:
+        return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (MB; 0 once it is gone)."""
+    return _own_rss_mb(pid) + sum(_rss_mb(c) for c in _children(pid))
+
+
+def generated_line(size: int) -> str:
+    """A generated module of about ``size`` bytes on one line (a long list of calls)."""
+    items: list[str] = []
+    total = 0
+    while total < size:
+        items.append(f"f({len(items)}, 'k{len(items)}')")
+        total += len(items[-1]) + 2
+    return "def f(a, b):\n    return a\n\n\nDATA = [" + ", ".join(items) + "]\n"
+
+
+async def _timed(coro) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = await coro
+    return time.perf_counter() - start, result
+
+
+async def _huge_session(root: Path, size: int) -> dict[str, float]:
+    huge = root / "generated.py"
+    huge.write_text(generated_line(size))
+    small = root / "model.py"
+    small.write_text(synthetic_model(200))
+    out: dict[str, float] = {"huge file (MB)": size / 1e6}
+    editor = Editor(root)
+    await editor.start("--max-file-memory", "0")  # analysed, not reported as too large to analyse
+    try:
+        big = editor.open(huge)
+        await asyncio.sleep(1.0)  # its analysis is under way
+        started = time.perf_counter()
+        uri = editor.open(small)
+        out["other: open -> diagnostics"], diagnostics = await _timed(editor.diagnostics(uri, 1))
+        target = next(d for d in diagnostics if d.code == "DYN101")  # type: ignore[union-attr]
+
+        async def answers(when: str) -> None:
+            hovers = [(await _timed(editor.hover(uri, target.range.start)))[0] for _ in range(5)]
+            actions = [(await _timed(editor.code_actions(uri, target.range, [target])))[0] for _ in range(3)]
+            out[f"other: hover {when} (median of 5)"] = statistics.median(hovers)
+            out[f"other: hover {when} (worst)"] = max(hovers)
+            out[f"other: code action {when} (median of 3)"] = statistics.median(actions)
+            out[f"other: code action {when} (worst)"] = max(actions)
+
+        await answers("during")
+        await asyncio.sleep(max(0.0, 15.0 - (time.perf_counter() - started)))
+        await answers("15 s into it")
+        out["huge still analysing (1=yes)"] = float(editor.publications(big) == 0)
+        out["server + analysis processes RSS (MB)"] = _rss_mb(editor.client._server.pid)  # type: ignore[union-attr]
+        editor.replace_all(big, "x = 1\n")  # supersedes the running analysis
+        out["huge: superseding edit -> diagnostics"], _ = await _timed(editor.diagnostics(big, 2))
+        out["huge: first diagnostics were published (1=yes)"] = float(
+            any(p.version == 1 for p in editor.published.get(big, [])))
+        out["seconds the huge analysis ran before being superseded"] = time.perf_counter() - started + 1.0
+        await answers("after")
+        await asyncio.wait_for(editor.client.shutdown_async(None), 60)
+        editor.client.exit(None)
+        out["exit -> gone"] = await _gone(editor)
+    finally:
+        editor.kill()
+        await editor.client.stop()
+    return out
+
+
+async def _memory_session(root: Path, path: Path, edits: int, every: int) -> list[tuple[int, float]]:
+    editor = Editor(root)
+    await editor.start("--debounce", "0")
+    samples: list[tuple[int, float]] = []
+    try:
+        uri = editor.open(path)
+        await editor.diagnostics(uri, 1)
+        pid = editor.client._server.pid  # type: ignore[union-attr]
+        line = _comment_line(editor.texts[uri])
+        code = [_line_edit(e) for e in _code_edits(editor.texts[uri], 200)]
+        samples.append((0, _rss_mb(pid)))
+        start = time.perf_counter()
+        for k in range(edits):
+            if k % 4 < 2:
+                edit = _line_edit((line, line, f"# edit {k}\n") if k % 4 == 0 else (line, line + 1, ""))
+            else:
+                edit = code[(k // 2) % len(code)] if code else _line_edit((line, line, ""))
+            await _timed_edits(editor, uri, [edit])
+            if (k + 1) % every == 0:
+                samples.append((k + 1, _rss_mb(pid)))
+                each = " + ".join(f"{_rss_mb(c):.1f}" for c in _children(pid))
+                print(f"  {k + 1:>6} edits  {samples[-1][1]:7.1f} MB (server {_own_rss_mb(pid):.1f} + analysis "
+                      f"{each})  {time.perf_counter() - start:7.0f} s", flush=True)
+        await editor.stop()
+    finally:
+        editor.kill()
+        await editor.client.stop()
+    return samples
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--file", type=Path, help="a Python file to open (default: a synthetic model file)")
     p.add_argument("--lines", type=int, default=4531, help="length of the synthetic file (default 4531)")
     p.add_argument("--edits", type=int, default=20, help="edits to time (default 20)")
+    p.add_argument("--huge", type=int, metavar="BYTES",
+                   help="measure answers while a generated file of this many bytes on one line is analysed")
+    p.add_argument("--memory-edits", type=int, metavar="N", help="measure memory over N edits")
+    p.add_argument("--every", type=int, default=1000, help="edits between memory samples (default 1000)")
     args = p.parse_args()
+    if args.huge:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(f"cpu count {os.cpu_count()}")
+            for name, value in asyncio.run(_huge_session(Path(tmp), args.huge)).items():
+                print(f"{name:<55}{value:8.3f}")
+        return
+    if args.memory_edits:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            path = root / (args.file.name if args.file else "model.py")
+            path.write_text(args.file.read_text() if args.file else synthetic_model(args.lines))
+            print(f"file: {args.file or 'synthetic model'}, {path.read_text().count(chr(10))} lines; "
+                  f"{args.memory_edits} edits; resident memory of the server and its analysis processes")
+            asyncio.run(_memory_session(root, path, args.memory_edits, args.every))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         text = args.file.read_text() if args.file else synthetic_model(args.lines)

@@ -262,7 +262,7 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     import dynalint.fixing
     import dynalint.adapters.lsp_analysis
     from dynalint.adapters.cli import build_parser
-    from dynalint.adapters.lsp_server import DynalintServer
+    from dynalint.adapters.lsp_documents import Documents
 
     analysed: list[str] = []
     real = dynalint.engine.analyse
@@ -274,8 +274,8 @@ def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     for module in (dynalint.engine, dynalint.fixing, dynalint.adapters.lsp_analysis):
         monkeypatch.setattr(module, "analyse", counting, raising=False)
     monkeypatch.chdir(project)
-    server = DynalintServer(build_parser().parse_args(["lsp"]))
-    checked = server._analyse((project / "model.py").as_uri(), 1, MODEL)
+    documents = Documents(build_parser().parse_args(["lsp"]))
+    checked = documents.analyse((project / "model.py").as_uri(), 1, MODEL)
     with_fixes = checked.with_fixes(checked.diagnostics)
     fixed = {unsafe: checked.fixed(unsafe) for unsafe in (False, True)}
     assert analysed.count(MODEL) == 1

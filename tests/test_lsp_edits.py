@@ -8,11 +8,11 @@ import pytest
 pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
-from pygls.workspace.position_codec import PositionCodec  # noqa: E402
+from pygls.workspace.position_codec import PositionCodec, ServerTextPosition, UnitCounter  # noqa: E402
 
 from dynalint.engine import check_source  # noqa: E402
 from dynalint.adapters.lsp_actions import DocumentView, code_actions, overlaps  # noqa: E402
-from dynalint.adapters.lsp_convert import PositionMap, split_lines, text_edits  # noqa: E402
+from dynalint.adapters.lsp_convert import FastPositionCodec, PositionMap, split_lines, text_edits  # noqa: E402
 from dynalint.settings import Settings  # noqa: E402
 from dynalint.suppress import CommentSites, apply_insertion  # noqa: E402
 from lsp_client import apply_edits  # noqa: E402
@@ -189,3 +189,44 @@ def test_text_edits_round_trip_on_repetitive_texts(seed: int) -> None:
             del changed[min(k, len(changed) - 1)]
     old, new = "".join(lines), "".join(changed)
     assert apply_edits(old, text_edits(old, new, PositionMap(old))) == new
+
+
+ENCODINGS = [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16, types.PositionEncodingKind.Utf32]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_fast_codec_answers_as_pygls(encoding) -> None:
+    import random
+
+    rng = random.Random(7)
+    alphabet = ["a", "é", "😀", "中", "\r\n", " ", "\u00ff"]
+    slow, fast = PositionCodec(encoding), FastPositionCodec(encoding)
+    for _ in range(150):
+        lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10))) for _ in range(3)]
+        for line in range(4):
+            for character in range(32):  # past the end too, and inside a character's code units
+                client = types.Position(line=line, character=character)
+                assert fast.position_from_client_units(lines, client) == \
+                    slow.position_from_client_units(lines, types.Position(line=line, character=character))
+                if line < 3 and character <= len(lines[line]):
+                    server = ServerTextPosition(line, character)
+                    assert fast.position_to_client_units(lines, server) == slow.position_to_client_units(lines, server)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_positions_on_a_long_line_are_not_counted_one_character_at_a_time(encoding, monkeypatch) -> None:
+    """pygls's codec walks the line in Python (seconds per position on a generated one-line file of
+    megabytes, on the thread that answers); the server's codec does not."""
+    def per_character(self, char: str) -> int:
+        raise AssertionError("counted one character at a time")
+
+    for counter in UnitCounter.__subclasses__():
+        monkeypatch.setattr(counter, "code_units_for_char", per_character)
+    codec = FastPositionCodec(encoding)
+    for line in ("x = [" + "1, " * 50_000 + "]", "s = '😀é' + '" + "a" * 100_000 + "'"):
+        end = codec.client_num_units(line)
+        position = codec.position_from_client_units([line], types.Position(line=0, character=end - 1))
+        assert position == ServerTextPosition(0, len(line) - 1)
+        assert codec.position_to_client_units([line], position) == types.Position(line=0, character=end - 1)
+        positions = PositionMap(line + "\n", codec)
+        assert positions.position(1, len(line)) == types.Position(line=0, character=end - 1)

@@ -146,3 +146,39 @@ def test_exit_during_an_analysis_does_not_wait_for_it(server: RawServer, tmp_pat
     server.notify("exit")
     assert server.wait(30) == 1
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_long_session_keeps_nothing_per_notification(tmp_path: Path) -> None:
+    """Each edit is a notification: once handled, nothing of it stays (pygls alone keeps a future for
+    each, a thousand edits a megabyte and more, for as long as the server runs)."""
+    import asyncio
+    import io
+    import json
+
+    from pygls.io_ import StdoutWriter
+
+    from dynalint.adapters.cli import build_parser
+    from dynalint.adapters.lsp_server import build_server
+
+    def frame(message: dict) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", **message}).encode()
+
+    async def session() -> int:
+        server = build_server(build_parser().parse_args(["lsp"]))
+        protocol = server.protocol
+        protocol.set_writer(StdoutWriter(io.BytesIO()))
+        protocol.receive(frame({"id": 0, "method": "initialize",
+                                "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
+        uri = (tmp_path / "notes.txt").as_uri()  # not Python: nothing is analysed, no process starts
+        protocol.receive(frame({"method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "plaintext", "version": 1, "text": ""}}}))
+        for version in range(2, 202):
+            protocol.receive(frame({"method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"range": {"start": {"line": 0, "character": 0},
+                                              "end": {"line": 0, "character": 0}}, "text": "x"}]}}))
+        protocol.receive(frame({"method": "textDocument/didClose", "params": {"textDocument": {"uri": uri}}}))
+        await asyncio.sleep(0)
+        return len(protocol._request_futures)
+
+    assert asyncio.run(session()) == 0

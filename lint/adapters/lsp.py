@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
     code = build_server(args, debounce).start_io(sys.stdin.buffer, protocol_out)
-    # End the process now: an analysis still running on its thread must not go on computing, and
-    # tearing down the syntax trees of large files at interpreter exit takes seconds.
+    # End the process now (the analysis processes were killed as the session ended): a thread still
+    # waiting for input must not keep it alive, and an orderly interpreter exit takes time for nothing.
     for stream in (protocol_out, sys.stderr, sys.__stdout__):
         try:
             if stream is not None:

@@ -12,7 +12,8 @@ arrive with the arguments it passes (the entries the project settles on), so the
 what ``dynalint check .`` reports.  Its fixes and "fix all" reuse that index and those entries,
 so a quick fix always matches the diagnostic it is offered on.
 
-The methods are called from the server's one analysis thread, one at a time.
+The methods are called in an analysis process of the server (:mod:`dynalint.adapters.lsp_documents`),
+one at a time.
 """
 from __future__ import annotations
 

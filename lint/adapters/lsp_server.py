@@ -10,15 +10,18 @@ per configuration: the other files as they are on disk hand it what their compil
 code passes, so the editor shows what ``dynalint check .`` shows.  Saving a file
 checks again the other open documents of its project.
 
-Analyses run on one daemon thread, so the server keeps answering while a large
-file is checked; an analysis not yet started when a newer version arrives is
-skipped, and the results of one that finished too late are dropped rather than
-published.  Each version is analysed once; a quick-fix menu computes the fixes
-of the diagnostics in its range only, and "fix all" is computed when the editor
-resolves that action (``codeAction/resolve``).
+Analyses, fixes and "fix all" run in analysis processes (:mod:`dynalint.adapters.lsp_pool`),
+never on this one: a libcst parse holds the interpreter lock for as long as it runs, so
+a thread could not analyse a large file without stalling every answer.  While one
+document's analysis takes long, the other documents are analysed, fixed and hovered by
+the other process.  An analysis not yet started when a newer version arrives is skipped,
+one that runs on is stopped (its process killed and replaced), and the results of one that
+finished too late are dropped rather than published.  Each version is analysed once; a
+quick-fix menu computes the fixes of the diagnostics in its range only, and "fix all" is
+computed when the editor resolves that action (``codeAction/resolve``).
 
-The engine (libcst, the rules, the fixers) is imported on the analysis thread
-once the client is initialized, so ``initialize`` is answered without it.
+The analysis processes start, and load the engine (libcst, the rules, the fixers), once
+the client is initialized, so ``initialize`` is answered without it.
 """
 from __future__ import annotations
 
@@ -26,39 +29,33 @@ import argparse
 import asyncio
 import importlib
 import logging
-import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from dynalint import __version__
-from dynalint.config import ConfigError, resolve_args
 from dynalint.adapters.lsp_kinds import FIX_ALL_KIND, FIX_ALL_UNSAFE_KIND, QUICKFIX
+from dynalint.adapters.lsp_pool import WorkerPool
 from dynalint.adapters.lsp_transport import DynalintProtocol, serve
-from dynalint.adapters.lsp_worker import DaemonWorker
-from dynalint.settings import Settings
+from dynalint.adapters.lsp_worker import DaemonWorker, ProcessWorker, Report
 
 if TYPE_CHECKING:
     from dynalint.adapters.lsp_actions import DocumentView
-    from dynalint.adapters.lsp_analysis import Checked
-    from dynalint.incremental import Baselines
-    from dynalint.session import Session
 
 log = logging.getLogger("dynalint.adapters.lsp")
-T = TypeVar("T")
 
 DEFAULT_DEBOUNCE_S = 0.3
 PYTHON_SUFFIXES = (".py", ".pyi")
 #: Saving one of these may change what the project's open documents report (with the Python files).
 PROJECT_FILES = ("/pyproject.toml", "/setup.cfg", "/.gitignore")
-MAX_SESSIONS = 8
-"""Sessions kept (one per configuration: editing the configuration file starts a new one)."""
-#: What the analysis thread imports first (the engine, the rules, the fixers).
-ENGINE_MODULES = ("dynalint.adapters.lsp_analysis", "dynalint.adapters.lsp_actions")
+MAX_SHOWN_ERRORS = 64
+"""Error messages remembered as shown (each is shown once; a long session forgets the oldest)."""
+#: What the server imports on a thread once the client is initialized: what turns an analysis into
+#: diagnostics, actions and hover text (the analyses themselves run in the analysis processes).
+ANSWER_MODULES = ("dynalint.adapters.lsp_convert", "dynalint.adapters.lsp_actions")
 
 
 class DynalintServer(LanguageServer):
@@ -67,16 +64,20 @@ class DynalintServer(LanguageServer):
                          text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
         self.args = args
         self.debounce = debounce
-        self.checked: dict[str, Checked] = {}
+        self.checked: dict[str, Report] = {}
+        """The last published analysis of each open document (its ``text``: the text analysed)."""
         self.pending: dict[str, asyncio.Task] = {}
         self.background: set[asyncio.Task] = set()
-        self.worker = DaemonWorker("dynalint-check")
-        self.shown_errors: set[str] = set()
-        self.sessions: dict[tuple[str, str, str], Session] = {}
-        """One per configuration, used on the analysis thread only."""
-        self.baselines: Baselines | None = None
-        """The last analysis of each document, which answers an edit that changes no statement (on the
-        analysis thread only)."""
+        self.pool = WorkerPool(self._start_worker)
+        self.saves = 0
+        """Saves so far: an analysis process drops what it kept and finds the projects' files again
+        when this moved (what was saved may be the configuration, or a file the others import)."""
+        self.shown_errors: dict[str, None] = {}
+        """The error messages shown, oldest first."""
+
+    def _start_worker(self, name: str) -> ProcessWorker:
+        level = logging.getLogger().getEffectiveLevel()
+        return ProcessWorker(name, (self.args, self.workspace.root_path), level)
 
     def start_io(self, stdin: BinaryIO | None = None,  # type: ignore[override]
                  stdout: BinaryIO | None = None) -> int:
@@ -87,84 +88,36 @@ class DynalintServer(LanguageServer):
         except (BrokenPipeError, KeyboardInterrupt):
             return 1
         finally:
-            self.worker.stop()
+            self.pool.stop()
             self.shutdown()
 
     # -- running analyses -------------------------------------------------------------------------
 
-    async def in_worker(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.wrap_future(self.worker.submit(fn, *args))
-
     def warm_up(self) -> None:
-        for name in ENGINE_MODULES:
-            self.worker.submit(importlib.import_module, name)
+        self.pool.warm_up()
+        importer = DaemonWorker("dynalint-import")
+        for name in ANSWER_MODULES:
+            importer.submit(importlib.import_module, name)
+        importer.stop()
 
-    def session(self, path: str | None) -> tuple[Session, str]:
-        """On the analysis thread: the session of the configuration found from the document's path
-        (as ``dynalint check`` finds it, the command line's overrides on top; one per configuration,
-        so that an edited configuration file starts a new one), and the path to report the document
-        under (relative to the configuration root)."""
-        from dynalint.runner import CACHE_DIR_NAME
-        from dynalint.session import Session
+    async def in_worker(self, uri: str, method: str, *args: Any, supersedable: bool = False) -> Any:
+        """``Documents.<method>(*args)`` in an analysis process, told first which documents are open
+        and how many saves it has to catch up with."""
+        return await self.pool.run(uri, "call", method, list(self.workspace.text_documents), self.saves, args,
+                                   supersedable=supersedable)
 
-        start = path or self.workspace.root_path or os.getcwd()
-        config = resolve_args(self.args, [start])
-        key = (config.root, config.source.path if config.source else "", config.settings.fingerprint())
-        session = self.sessions.get(key)
-        if session is None:
-            if len(self.sessions) >= MAX_SESSIONS:
-                self.sessions.pop(next(iter(self.sessions)))
-            session = self.sessions[key] = Session(config, cache_dir=os.path.join(config.root, CACHE_DIR_NAME))
-        shown = path or start
-        if path:
-            relative = os.path.relpath(path, config.root)
-            if not relative.startswith(".."):
-                shown = relative
-        return session, shown
-
-    def _analyse(self, uri: str, version: int | None, text: str) -> Checked:
-        """On the analysis thread: the document's session, then the one analysis call."""
-        from dynalint.adapters.lsp_analysis import Checked, check_document
-        from dynalint.incremental import Baselines
-
-        if self.baselines is None:
-            self.baselines = Baselines()
-        path = to_fs_path(uri)
-        path = os.path.abspath(path) if path else None
-        try:
-            session, shown = self.session(path)
-        except ConfigError as exc:
-            return Checked(version, text, path or uri, Settings(select=()), [],
-                           error=f"dynalint: configuration error: {exc}")
-        return check_document(version, text, path, shown, session, self.baselines)
-
-    def _saved(self, uri: str, open_uris: list[str]) -> list[str]:
-        """On the analysis thread, after ``uri`` was saved: the other open documents of its project, whose
-        results may change (the saved file's entries into them, or the names they resolve into it).
-        Their sessions find the project's files again (the save may have created one)."""
-        path = to_fs_path(uri)
-        if not path:
-            return []
-        path = os.path.abspath(path)
-        roots = set()
-        for session in self.sessions.values():
-            session.refresh()
-            if session.project_roots([path]):
-                roots.add(session.root)
-        others = []
-        for other in open_uris:
-            other_path = to_fs_path(other) if other != uri else None
-            if other_path and any(_inside(os.path.abspath(other_path), root) for root in roots):
-                others.append(other)
-        return others
-
-    async def analyse(self, doc: TextDocument) -> Checked:
-        checked = await self.in_worker(self._analyse, doc.uri, doc.version, doc.source)
-        if checked.error is not None and checked.error not in self.shown_errors:
-            self.shown_errors.add(checked.error)  # once: it would otherwise repeat on every keystroke
+    async def analyse(self, doc: TextDocument, supersedable: bool = False) -> Report:
+        text = doc.source
+        report: Report = await self.in_worker(doc.uri, "report", doc.uri, doc.version, text,
+                                              supersedable=supersedable)
+        report.text = text
+        if report.error is not None and report.error not in self.shown_errors:
+            if len(self.shown_errors) >= MAX_SHOWN_ERRORS:
+                del self.shown_errors[next(iter(self.shown_errors))]
+            self.shown_errors[report.error] = None  # once: it would otherwise repeat on every keystroke
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
-                                                             message=checked.error))
-        return checked
+                                                             message=report.error))
+        return report
 
     async def check(self, uri: str, delay: float = 0.0) -> None:
         if delay:
@@ -172,7 +125,7 @@ class DynalintServer(LanguageServer):
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
             return
-        result = await self.analyse(doc)
+        result = await self.analyse(doc, supersedable=True)
         if self.workspace.text_documents.get(uri) is not doc or doc.version != result.version:
             return  # closed or edited meanwhile: a newer check is on its way
         self.checked[uri] = result
@@ -186,7 +139,7 @@ class DynalintServer(LanguageServer):
     def recheck_others(self, uri: str) -> None:
         """After a save: check again the other open documents whose results may depend on the file."""
         async def recheck() -> None:
-            for other in await self.in_worker(self._saved, uri, list(self.workspace.text_documents)):
+            for other in await self.in_worker(uri, "saved", uri, list(self.workspace.text_documents)):
                 doc = self.workspace.text_documents.get(other)
                 if doc is not None and is_python(doc):
                     self.checked.pop(other, None)
@@ -194,13 +147,18 @@ class DynalintServer(LanguageServer):
 
         task = asyncio.get_running_loop().create_task(recheck())
         self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Task) -> None:
+        self.background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("checking the other open documents failed: %s", task.exception())
 
     def schedule(self, uri: str, delay: float) -> None:
-        """Check the document after ``delay``; a check already scheduled or queued is superseded."""
+        """Check the document after ``delay``; a check already scheduled, queued or running is superseded."""
         previous = self.pending.pop(uri, None)
         if previous is not None:
-            previous.cancel()  # cancels its queued analysis too; one already running is dropped when done
+            previous.cancel()  # cancels its queued analysis too; one already running is stopped or dropped
         task = asyncio.get_running_loop().create_task(self.check(uri, delay))
         self.pending[uri] = task
         task.add_done_callback(lambda t: self._finished(uri, t))
@@ -211,6 +169,13 @@ class DynalintServer(LanguageServer):
         if not task.cancelled() and task.exception() is not None:
             log.error("checking %s failed: %s", uri, task.exception())
 
+    def closed(self, uri: str) -> None:
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.checked.pop(uri, None)
+        self.pool.forget(uri)
+
     def cancel_all(self) -> None:
         for task in [*self.pending.values(), *self.background]:
             task.cancel()
@@ -218,7 +183,7 @@ class DynalintServer(LanguageServer):
 
     # -- code actions -------------------------------------------------------------------------------
 
-    async def current(self, uri: str) -> Checked | None:
+    async def current(self, uri: str) -> Report | None:
         """The analysis of the document's current text (run now if the debounced one is not done)."""
         doc = self.workspace.text_documents.get(uri)
         if doc is None:
@@ -246,14 +211,15 @@ class DynalintServer(LanguageServer):
         edit = ws.workspace_edit if ws else None
         return bool(edit and edit.document_changes)
 
-    def view(self, doc: TextDocument, checked: Checked, diagnostics: list, safeties: set[str],
-             eager: bool) -> DocumentView:
+    def view(self, doc: TextDocument, checked: Report, diagnostics: list, safeties: set[str],
+             fixed: dict[bool, str] | None) -> DocumentView:
         from dynalint.adapters.lsp_actions import DocumentView
         from dynalint.adapters.lsp_convert import PositionMap
 
         return DocumentView(uri=doc.uri, version=checked.version, text=checked.text,
                             positions=PositionMap(checked.text, doc.position_codec), diagnostics=diagnostics,
-                            safeties=safeties, fixed_text=checked.fixed if eager else None,
+                            safeties=safeties, fixed_text=(lambda unsafe: fixed.get(unsafe, checked.text))
+                            if fixed is not None else None,
                             document_changes=self.supports_document_changes())
 
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
@@ -268,12 +234,15 @@ class DynalintServer(LanguageServer):
                 or doc.version != checked.version:
             return None  # edited while we computed: the editor asks again
         eager = not self.resolves_edits()
-        view = self.view(doc, checked, checked.diagnostics, set(), eager)
+        view = self.view(doc, checked, checked.diagnostics, set(), None)
         wanted = requested(view, params.range)
-        view.diagnostics = _replaced(checked.diagnostics, await self.in_worker(checked.with_fixes, wanted))
-        view.safeties = await self.in_worker(checked.safeties)
+        same = (uri, checked.version, checked.text)
+        with_fixes = await self.in_worker(uri, "with_fixes", *same, wanted)
+        view.diagnostics = _replaced(checked.diagnostics, with_fixes)
+        view.safeties = await self.in_worker(uri, "safeties", *same)
         if eager:  # a client that cannot resolve gets "fix all" with its edit, computed now
-            await self.in_worker(checked.fix_all_texts)
+            fixed = await self.in_worker(uri, "fix_all_texts", *same)
+            view.fixed_text = lambda unsafe: fixed.get(unsafe, checked.text)
         if doc.version != checked.version:
             return None
         return code_actions(view, params.range, params.context.only) or None
@@ -290,9 +259,10 @@ class DynalintServer(LanguageServer):
         checked = await self.current(uri) if doc is not None else None
         if doc is None or checked is None:
             return action
-        await self.in_worker(checked.fixed, unsafe)
-        return resolve_fix_all(self.view(doc, checked, checked.diagnostics, checked.safeties(), True),
-                               action, unsafe)
+        same = (uri, checked.version, checked.text)
+        fixed = {unsafe: await self.in_worker(uri, "fixed", *same, unsafe)}
+        return resolve_fix_all(self.view(doc, checked, checked.diagnostics, await self.in_worker(
+            uri, "safeties", *same), fixed), action, unsafe)
 
 
 def _replaced(diagnostics: list, with_fixes: list) -> list:
@@ -301,19 +271,20 @@ def _replaced(diagnostics: list, with_fixes: list) -> list:
     return [found.get(d, d) for d in diagnostics]
 
 
-def _inside(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:  # another drive
-        return False
-
-
 def is_python(doc: TextDocument) -> bool:
     return doc.language_id == "python" or (doc.path or "").endswith(PYTHON_SUFFIXES)
 
 
 def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S) -> DynalintServer:
     server = DynalintServer(args, debounce)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        # the workspace converts the positions of every edit: with pygls's codec, one character at a time
+        from dynalint.adapters.lsp_convert import FastPositionCodec
+
+        workspace = server.workspace
+        workspace._position_codec = FastPositionCodec(workspace.position_encoding)
 
     @server.feature(types.INITIALIZED)
     def initialized(params: types.InitializedParams) -> None:
@@ -332,6 +303,7 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
+        server.saves += 1  # the processes analyse again what they kept, and find the projects' files again
         if uri in server.workspace.text_documents and is_python(server.workspace.get_text_document(uri)):
             server.checked.pop(uri, None)  # the configuration may have been what was saved
             server.schedule(uri, 0.0)
@@ -341,10 +313,7 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        task = server.pending.pop(uri, None)
-        if task is not None:
-            task.cancel()
-        server.checked.pop(uri, None)
+        server.closed(uri)
         server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
@@ -383,6 +352,6 @@ def build_server(args: argparse.Namespace, debounce: float = DEFAULT_DEBOUNCE_S)
     @server.feature(types.SHUTDOWN)
     def shutdown(params: None) -> None:
         server.cancel_all()
-        server.worker.stop()
+        server.pool.stop()
 
     return server

@@ -3,7 +3,8 @@
 pygls's own stdio loop trusts its input: it allocates whatever a ``Content-Length`` header
 announces (one huge header ends the process), drops requests whose parameters do not
 validate without answering them (the editor waits forever), ignores requests after
-``shutdown`` silently, and swallows the exit status of ``exit``.  Here every request gets an
+``shutdown`` silently, swallows the exit status of ``exit``, and keeps a finished future for
+each notification it handled.  Here every request gets an
 answer, a bad frame costs only itself, and the session ends with the status the LSP
 specification gives (0 after ``shutdown``, 1 otherwise) as soon as ``exit`` arrives or the
 input ends.
@@ -149,6 +150,15 @@ class DynalintProtocol(LanguageServerProtocol):
                 f"Invalid Request: {message.method} after shutdown"))
             return
         super().handle_message(message)
+
+    def _check_handler_result(self, future: Any) -> None:
+        """A notification's handler ended: forget its future.  pygls files the future of each
+        notification whose handler is a generator or a coroutine (``didOpen``, ``didChange``, ``didSave``,
+        ``didClose``...) among the requests awaiting an answer and never takes it out, so a long session
+        would keep one per edit."""
+        super()._check_handler_result(future)
+        for msg_id in [k for k, f in self._request_futures.items() if f is future]:
+            del self._request_futures[msg_id]
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
