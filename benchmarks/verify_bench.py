@@ -5,6 +5,14 @@ For every target, original and fixed code are measured in the same run, one afte
 cold start (the first call, compilation included, with an empty compiler cache) and steady state
 (median of N warm calls), and their ratios (original / fixed; above 1 the fix made it faster).
 
+``--overhead`` instead measures what verification itself costs: for each target, the wall and CPU
+time of ``dynalint verify`` (a fresh process, as a user runs it) against a bare ``torch.compile`` and
+run of the same input stream (hooks included) in a fresh process, both with the torch import, and
+where verify's time goes (the wait for its first worker, the torch import included; each phase,
+its process start included; compilation)::
+
+    OMP_NUM_THREADS=1 python benchmarks/verify_bench.py --overhead [FILE::NAME --inputs F::G --before-call F::H]
+
 Targets: the eval-public cases (``EXAMPLES`` protocol, as in ``verify_eval_public.py``) whose
 fixes verify confirms with the eager backend (a quick first pass), and a few tiny random-weight
 transformers models (``benchmarks/verify_models.py``), fixed with the unsafe fixes too, in every
@@ -17,6 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
 import sys
 import time
 
@@ -98,6 +108,96 @@ def table(reports: list[TargetReport]) -> str:
     return "\n".join(lines)
 
 
+CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "verify_bench_cases")
+#: (target, --inputs, --before-call) timed by --overhead when none is given: user-style files, the
+#: input stream's state kept in a module global of the inputs file.
+OVERHEAD_TARGETS = [(f"{CASES}/sampler.py::Denoiser", f"{CASES}/sampler_inputs.py::{factory}",
+                     f"{CASES}/sampler_inputs.py::before_call") for factory in ("make_inputs", "make_long_inputs")]
+
+#: A bare compile-and-run of the same stream: what a user's own script does (import torch, build the
+#: inputs, torch.compile, call), with verify's reading of the input sets and hooks.
+_BARE = """
+import sys
+from dynalint.settings import Settings
+from dynalint.verify.options import Options, make_spec
+from dynalint.verify.targets import parse_ref
+target, inputs, hook = sys.argv[1], sys.argv[2] or None, sys.argv[3] or None
+ref = parse_ref(target)
+spec = make_spec(ref, "original", ref.path, "cpu", Options(), Settings(), inputs and parse_ref(inputs),
+                 hook and parse_ref(hook))
+import torch
+from dynalint.verify.stream import Stream
+torch.set_num_threads(spec.threads)
+stream = Stream(spec)
+with torch.no_grad():
+    for i, call in enumerate(stream.calls):
+        stream.before_call(i)
+        _, fn = stream.instance(call, wrap=lambda obj: torch.compile(obj, backend="eager"))
+        fn(*call.args, **call.kwargs)
+"""
+
+
+def _timed_process(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the process and every process it waited for, the result)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
+
+
+def overhead(targets: list[tuple[str, str | None, str | None]], repeat: int) -> list[dict]:
+    """Verify against a bare compile-and-run, per target: the best of ``repeat`` runs of each."""
+    rows = []
+    for target, inputs, hook in targets:
+        hooks = (["--inputs", inputs] if inputs else []) + (["--before-call", hook] if hook else [])
+        runs: dict[str, list[tuple[float, float]]] = {"bare": [], "verify": [], "verify --no-fix --no-what-if": []}
+        seconds: dict[str, dict[str, float]] = {}
+        for _ in range(repeat):
+            wall, cpu, done = _timed_process([sys.executable, "-c", _BARE, target, inputs or "", hook or ""])
+            if done.returncode:
+                raise SystemExit(f"the bare run of {target} failed:\n{done.stderr[-2000:]}")
+            runs["bare"].append((wall, cpu))
+            for label, extra in (("verify", ["--unsafe-fixes"]),
+                                 ("verify --no-fix --no-what-if", ["--no-fix", "--no-what-if"])):
+                wall, cpu, done = _timed_process([sys.executable, "-m", "dynalint", "verify", target, *hooks, *extra,
+                                                  "--format", "json", "--quiet"])
+                runs[label].append((wall, cpu))
+                try:
+                    devices = json.loads(done.stdout)["targets"][0]["devices"][0]
+                except (ValueError, KeyError, IndexError):
+                    raise SystemExit(f"verify {target} failed:\n{done.stderr[-2000:]}")
+                spent: dict[str, float] = {}
+                for variant in ("original", "fixed"):
+                    m = devices.get(variant) or {}
+                    for phase, sec in (m.get("seconds") or {}).items():
+                        spent[f"{variant} {phase}"] = sec
+                    spent[f"{variant} compile"] = sum(c.get("compile_s") or 0 for c in m.get("calls", []))
+                if wall == min(w for w, _ in runs[label]):
+                    seconds[label] = spent
+        best = {label: min(r) for label, r in runs.items()}
+        rows.append({"target": target, "inputs": inputs, "best": best, "seconds": seconds})
+    return rows
+
+
+def overhead_table(rows: list[dict]) -> str:
+    lines = []
+    for row in rows:
+        bare_wall, bare_cpu = row["best"]["bare"]
+        name = os.path.basename(row["target"]) + (f" ({row['inputs'].rpartition('::')[2]})" if row["inputs"] else "")
+        lines.append(f"{name}: bare torch.compile + run {bare_wall:.2f} s wall, "
+                     f"{bare_cpu:.2f} s CPU (torch import included)")
+        for label in ("verify --no-fix --no-what-if", "verify"):
+            wall, cpu = row["best"][label]
+            lines.append(f"  {label:30s} {wall:6.2f} s wall ({wall / bare_wall:4.2f}x)  {cpu:6.2f} s CPU "
+                         f"({cpu / bare_cpu:4.2f}x)")
+            spent = row["seconds"].get(label, {})
+            if spent:
+                lines.append("    " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items() if v))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cases", nargs="?", help="folder of eval-public case modules (omit to time the models only)")
@@ -106,7 +206,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-models", action="store_true", help="skip the transformers models")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--json", metavar="OUT", help="write every report as JSON")
+    ap.add_argument("--overhead", nargs="?", const="", metavar="FILE::NAME",
+                    help="time verify against a bare compile-and-run instead "
+                         "(default: the sampler case, 12 and 50 steps)")
+    ap.add_argument("--inputs", help="with --overhead FILE::NAME: its input factory")
+    ap.add_argument("--before-call", help="with --overhead FILE::NAME: its before-call hook")
+    ap.add_argument("--repeat", type=int, default=2, help="with --overhead: runs of each, the best kept (default 2)")
     args = ap.parse_args(argv)
+
+    if args.overhead is not None:
+        targets = [(args.overhead, args.inputs, args.before_call)] if args.overhead else OVERHEAD_TARGETS
+        rows = overhead(targets, args.repeat)
+        print(f"best of {args.repeat}; wall and CPU seconds (CPU: every process of the run); x = against bare")
+        print(overhead_table(rows))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(rows, fh, indent=1)
+        return 0
 
     jobs = eval_public_jobs(args.cases, args.limit, args.timeout) if args.cases else []
     if not args.no_models:

@@ -200,7 +200,26 @@ def test_recompiles_predicted_elsewhere_than_observed_say_the_causes_differ():
     elsewhere = Diagnostic("/x/m.py", 5, 1, 5, 2, "DYN201", "recompile", "j is rebound")
     p = compare_files([("/x/m.py", [elsewhere], source)], m)
     assert p.unpredicted_recompiles == ["m.py:9"]
-    assert recompile_causes(p) == ", but the causes differ: observed at m.py:9, predicted at line 5"
+    assert recompile_causes(p) == "; causes: missed m.py:9; extra m.py:5"
+
+
+def test_recompile_causes_are_reported_as_matched_missed_and_extra_sets():
+    from dynalint.diagnostics import Diagnostic
+    from dynalint.verify.prediction import compare_files
+    from dynalint.verify.report_text import recompile_causes
+
+    m = _m(recompiles=3, path="/x/sampler.py")
+    m.executed = [[1, 120]]
+    for r, line in zip(m.recompiles, (83, 39, 102)):
+        r.user_code = f"x = step(t)  # x/sampler.py:{line} in sample"
+    predicted = [Diagnostic("/x/sampler.py", ln, 1, ln, 2, "DYN201", "recompile", "rebound") for ln in (39, 60)]
+    p = compare_files([("/x/sampler.py", predicted, "\n" * 120)], m)
+    assert p.matched_recompiles == ["sampler.py:39"]  # observed and predicted: never listed as a difference
+    assert p.unpredicted_recompiles == ["sampler.py:83", "sampler.py:102"]
+    assert p.extra_recompiles == ["sampler.py:60"]
+    assert recompile_causes(p) == ("; causes: matched sampler.py:39; missed sampler.py:83, sampler.py:102; "
+                                   "extra sampler.py:60")
+    assert p.to_json()["recompile_causes"]["matched"] == ["sampler.py:39"]
 
 
 def test_a_factory_in_one_file_is_predicted_by_the_file_that_defines_the_model():
@@ -240,3 +259,20 @@ def test_a_confirmed_fix_reports_how_many_input_sets_were_bitwise_equal():
     after.calls[0].vs_original.bitwise = True
     ok, reasons = improvement([before], [after])
     assert ok and reasons[-1] == "outputs equal on 1 input set (bitwise on 1 of 1)"
+
+
+def test_summary_names_a_variant_that_raised_instead_of_comparing_its_counts():
+    from dynalint.verify.api import DeviceReport, TargetReport
+    from dynalint.verify.report_text import summary
+
+    original, fixed = _m(breaks=4, recompiles=5), _m(breaks=1, recompiles=2, variant="fixed")
+    fixed.status, fixed.message = "error", "call 0 raised ValueError: bad (3 of 3 calls raised)"
+    for c in fixed.calls:
+        c.error = "ValueError: bad"
+    raised = TargetReport("m.py::f", "m.py", "f", [DeviceReport("cpu", original, fixed, None, judge(original, fixed))])
+    ok_o, ok_f = _m(breaks=2), _m(breaks=1, vs_original=True, variant="fixed")
+    ok = TargetReport("n.py::g", "n.py", "g", [DeviceReport("cpu", ok_o, ok_f, None, judge(ok_o, ok_f))])
+    text = summary([raised, ok])
+    assert "the fixed code of m.py::f raised: no counts to compare" in text
+    assert "graph breaks 2 -> 1, recompiles 0 -> 0" in text  # only the target where both ran
+    assert summary([raised]).endswith("(1 not confirmed); the fixed code of m.py::f raised: no counts to compare.")

@@ -24,7 +24,7 @@ from dynalint.session import Session
 from dynalint.settings import Settings
 from dynalint.text_lines import split_lines
 from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
-from dynalint.verify.isolation import run_measurement
+from dynalint.verify.isolation import run_measurement, start_early
 from dynalint.verify.prediction import Prediction, compare_files
 from dynalint.verify.results import Measurement
 from dynalint.verify.targets import Ref, same_file
@@ -147,6 +147,7 @@ def verify_targets(refs: list[Ref], settings: Settings, options: Options,
     imported from another file): the fixed copies are imported in place of the originals.
     """
     resolve_options_refs(options, refs)
+    start_early()
     session = _session(refs, settings)
     workdir = tempfile.mkdtemp(prefix="dynalint-verify-")
     try:
@@ -205,6 +206,13 @@ def _other_files(original: Measurement, ref: Ref) -> list[str]:
                   if p.endswith(".py") and os.path.isfile(p) and not same_file(p, ref.path))
 
 
+def _comparable(original: Measurement) -> bool:
+    """Whether a fixed variant has something to be compared against: not when the original was
+    skipped, or failed before its first call (loading the module or its inputs, which the fixed
+    variant would repeat, at the same cost, with the same message)."""
+    return original.status == "ok" or (original.status != "skipped" and bool(original.calls))
+
+
 def _measure_pair(ref: Ref, device: str, plan: Callable[[str], _FilePlan], settings: Settings,
                   options: Options, workdir: str) -> DeviceReport:
     inputs, hook = refs_for(ref, options)
@@ -216,8 +224,9 @@ def _measure_pair(ref: Ref, device: str, plan: Callable[[str], _FilePlan], setti
     others = [plan(p) for p in _other_files(original, ref)] if options.fix and original.status == "ok" else []
     others = [p for p in others if p.fixed_path]
     fixed = None
-    if (own.fixed_path or others) and original.status != "skipped":
+    if (own.fixed_path or others) and _comparable(original):
         spec = make_spec(ref, "fixed", own.fixed_path or ref.path, device, options, settings, inputs, hook)
+        spec.coverage = False  # the report reads which lines ran from the original
         spec.substitutes = {os.path.abspath(p.path): p.fixed_path for p in others if p.fixed_path}
         spec.reference_outputs = saved if os.path.exists(saved) else None
         fixed = run_measurement(spec)

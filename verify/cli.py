@@ -133,9 +133,13 @@ def run(args: argparse.Namespace) -> int:
             source = read_source(ref.path)
             check_defined(ref, source)
             names = top_level_names(source)
-            if refs_for(ref, options)[0] is None and names is not None and INPUTS_CONVENTION not in names:
+            inputs, hook = refs_for(ref, options)
+            if inputs is None and names is not None and INPUTS_CONVENTION not in names:
                 raise TargetError(f"{ref.path} defines no {INPUTS_CONVENTION}(): add one or pass "
                                   f"--inputs FILE::FACTORY")
+            for what, given in (("--inputs", inputs), ("--before-call", hook)):
+                if given is not None:
+                    check_defined(given, read_source(given.path), what=what)
     except (TargetError, SourceError) as exc:
         print(f"dynalint: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,6 +9,7 @@ worker checkpointed before that is kept.  This module does not import torch.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import re
@@ -18,11 +19,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from dynalint.verify.results import Measurement
-from dynalint.verify.spec import MeasureSpec
+from dynalint.verify.spec import PHASE_MARK, MeasureSpec
 from dynalint.verify.tracebacks import is_user_file
 
 #: Seconds allowed for the zygote to import torch before falling back to plain processes.
@@ -129,6 +131,12 @@ def _zygote() -> Zygote | None:
         return z
 
 
+def start_early() -> None:
+    """Start the zygote (its torch import takes seconds) in the background, so that it overlaps the
+    work done before the first measurement (checking and fixing the files)."""
+    threading.Thread(target=_zygote, name="dynalint-zygote-start", daemon=True).start()
+
+
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -148,28 +156,30 @@ def _end_group(pgid: int) -> None:
         pass
 
 
-def _run_worker(spec_path: str, timeout: float) -> tuple[str, int, int]:
-    """("done" | "timeout" | "lost", exit code, signal)."""
+def _run_worker(spec_path: str, timeout: float) -> tuple[str, int, int, float]:
+    """("done" | "timeout" | "lost", exit code, signal, seconds until the worker started)."""
+    started = time.perf_counter()
     z = _zygote()
     if z is not None:
         job = z.start(spec_path)
         if not job.started.wait(30) or job.pid is None:
-            return "lost", -1, 0
+            return "lost", -1, 0, time.perf_counter() - started
+        waited = time.perf_counter() - started
         if job.done.wait(timeout):
-            return ("done" if job.exit is not None else "lost"), job.exit or 0, job.signal
+            return ("done" if job.exit is not None else "lost"), job.exit or 0, job.signal, waited
         _kill_group(job.pid)
         job.done.wait(10)
-        return "timeout", -1, signal.SIGKILL
+        return "timeout", -1, signal.SIGKILL, waited
     proc = subprocess.Popen([sys.executable, "-m", "dynalint.verify.worker", spec_path], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         code = proc.wait(timeout + 10.0)  # the torch import is paid inside, give it room
         _end_group(proc.pid)
-        return "done", code if code >= 0 else -1, -code if code < 0 else 0
+        return "done", code if code >= 0 else -1, -code if code < 0 else 0, 0.0
     except subprocess.TimeoutExpired:
         _kill_group(proc.pid)
         proc.wait()
-        return "timeout", -1, signal.SIGKILL
+        return "timeout", -1, signal.SIGKILL, 0.0
 
 
 def run_measurement(spec: MeasureSpec) -> Measurement:
@@ -181,8 +191,10 @@ def run_measurement(spec: MeasureSpec) -> Measurement:
         spec.log_path = os.path.join(workdir, "output.log")
         spec_path = os.path.join(workdir, "spec.json")
         spec.dump(spec_path)
-        outcome, code, sig = _run_worker(spec_path, spec.timeout)
+        started = time.perf_counter()
+        outcome, code, sig, waited = _run_worker(spec_path, spec.timeout)
         m = _read_result(spec)
+        m.seconds.update(start=waited, total=time.perf_counter() - started)
         log = _read(spec.log_path)
         if outcome == "timeout":
             phase, call = _progress(spec.progress_path)
@@ -199,11 +211,46 @@ def run_measurement(spec: MeasureSpec) -> Measurement:
             m.traceback = _hang_stack(log) or m.traceback
         if m.status == "crash" and not m.traceback:
             m.traceback = _hang_stack(log)  # a phase's process died: its fault handler wrote the stack
-        if m.status != "ok":
-            m.log_tail = log[-2000:]
+        keep_output(m, spec.log_path, log)
         return m
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def keep_output(m: Measurement, log_path: str, log: str) -> None:
+    """Keep what the target, its hooks and torch wrote (the worker's output log, which goes with its
+    temporary folder) in a file of its own, named in the report; when the measurement did not
+    succeed, also the end of the last phase's output, which often says why."""
+    lines = [ln for ln in log.splitlines() if not ln.startswith(PHASE_MARK)]
+    if not any(ln.strip() for ln in lines):
+        return
+    kept = output_path(m.target, m.variant, m.device)
+    try:
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        shutil.copyfile(log_path, kept)
+    except OSError:
+        return
+    m.output_path = kept
+    m.output_lines = len(lines)
+    if m.status != "ok":
+        start = log.rfind(PHASE_MARK)
+        last = (log[log.find("\n", start) + 1:] if start >= 0 else log).splitlines()
+        dump = next((i for i, ln in enumerate(last) if ln.startswith(("Timeout (", "Fatal Python error"))), None)
+        last = last[:dump]  # a stack dump is shown apart, trimmed to the user's frames
+        m.log_tail = "\n".join(last[-OUTPUT_TAIL_LINES:]).rstrip("\n")
+
+
+#: Lines of a failed measurement's output shown in the report.
+OUTPUT_TAIL_LINES = 12
+
+
+def output_path(target: str, variant: str, device: str) -> str:
+    """Where the output of a target's measurement is kept: one file per target, variant and device,
+    replaced by the next run (so runs do not pile files up)."""
+    path, _, name = target.rpartition("::")
+    digest = hashlib.sha1(os.path.realpath(path).encode()).hexdigest()[:8]
+    slug = re.sub(r"[^\w.-]+", "_", f"{os.path.basename(path)}-{name}")[:60]
+    return os.path.join(tempfile.gettempdir(), "dynalint-verify-output", f"{slug}-{digest}-{variant}-{device}.log")
 
 
 def _read(path: str, tail: int = 256 * 1024) -> str:

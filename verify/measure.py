@@ -222,7 +222,7 @@ def run_compiled(spec: MeasureSpec, eager: EagerRun, m: Measurement, progress: P
             if i == 0:
                 m.graph_count = rec.graphs
             m.calls.append(rec)
-            m.breaks, m.recompiles = _breaks(log.breaks, m.calls), _recompiles(log.recompiles, stream)
+    m.breaks, m.recompiles = _breaks(log.breaks, m.calls), _recompiles(log.recompiles, stream)
     m.graphs_compiled = int(counters["stats"]["unique_graphs"])
     m.cost = cost.cost_model(m.calls, eager.seconds, bool(log.limit_hits))
     return m

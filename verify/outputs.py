@@ -69,11 +69,28 @@ def _flatten(value: Any, path: str, out: Leaves, depth: int) -> None:
 STATE, STDOUT, INPUT = "state:", "stdout", "input"
 
 
+class _Tee(io.StringIO):
+    """Keeps what is written (to be compared) and passes it on to the stream it stands in for, so
+    what the target prints also reaches the measurement's output log."""
+
+    def __init__(self, through: Any) -> None:
+        super().__init__()
+        self.through = through
+
+    def write(self, text: str) -> int:
+        try:
+            self.through.write(text)
+        except (OSError, ValueError, AttributeError):
+            pass  # a closed or replaced stream: what is kept for the comparison is what counts
+        return super().write(text)
+
+
 @contextlib.contextmanager
 def capture_output() -> Iterator[io.StringIO]:
-    """What the call prints (``print`` and writes to ``sys.stdout``), kept to be compared."""
-    buf = io.StringIO()
+    """What the call prints (``print`` and writes to ``sys.stdout``), kept to be compared and
+    passed on to ``sys.stdout``."""
     saved = sys.stdout
+    buf = _Tee(saved)
     sys.stdout = buf
     try:
         yield buf

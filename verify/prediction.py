@@ -35,8 +35,12 @@ class Prediction:
     site_codes: dict[int, list[str]] = field(default_factory=dict)
     """Index into Measurement.breaks -> codes of the diagnostics that predicted that break."""
     unpredicted_recompiles: list[str] = field(default_factory=list)
-    """``file:line`` of the user code an observed recompile's guard came from, where no recompile
-    diagnostic lies (the predicted causes are not the observed ones)."""
+    """Missed causes: ``file:line`` of the user code an observed recompile's guard came from, where
+    no recompile diagnostic lies."""
+    matched_recompiles: list[str] = field(default_factory=list)
+    """Causes both observed (a failing guard's user code) and predicted (a recompile diagnostic there)."""
+    extra_recompiles: list[str] = field(default_factory=list)
+    """Causes predicted in code that ran where no observed recompile's guard came from."""
 
     def to_json(self) -> dict:
         def brief(d: Diagnostic) -> dict:
@@ -50,6 +54,8 @@ class Prediction:
                 "recompile_predicted": self.recompile_predicted, "recompile_observed": self.recompile_observed,
                 "recompile_diagnostics": [brief(d) for d in self.recompile_diagnostics],
                 "unpredicted_recompiles": self.unpredicted_recompiles,
+                "recompile_causes": {"matched": self.matched_recompiles, "missed": self.unpredicted_recompiles,
+                                     "extra": self.extra_recompiles},
                 "predicted_codes_by_break": {str(k): v for k, v in self.site_codes.items()}}
 
 
@@ -140,17 +146,26 @@ def compare_files(files: list[tuple[str, list[Diagnostic], str]], m: Measurement
         merged.recompile_diagnostics += p.recompile_diagnostics
         merged.site_codes.update(p.site_codes)
     merged.recompile_predicted = bool(merged.recompile_diagnostics)
-    predicted = {(os.path.realpath(path), d.line) for path, diagnostics, _ in files for d in diagnostics
-                 if d.kind == "recompile"}
+    ran = [(os.path.realpath(d.path), d.line) for d in merged.recompile_diagnostics]
+    predicted = ran + [(os.path.realpath(path), d.line) for path, diagnostics, _ in files for d in diagnostics
+                       if d.kind == "recompile"]
+    hit: set[tuple[str, int]] = set()
     for r in m.recompiles:
         where = _guard_location(r.user_code)
         if where is None:
             continue
         tail, line = where
-        if not any(line == ln and (p.endswith(tail) or tail.endswith(os.path.basename(p))) for p, ln in predicted):
-            label = f"{os.path.basename(tail)}:{line}"
-            if label not in merged.unpredicted_recompiles:
-                merged.unpredicted_recompiles.append(label)
+        label = f"{os.path.basename(tail)}:{line}"
+        same = [(p, ln) for p, ln in predicted
+                if line == ln and (p.endswith(tail) or tail.endswith(os.path.basename(p)))]
+        hit.update(same)
+        causes = merged.matched_recompiles if same else merged.unpredicted_recompiles
+        if label not in causes:
+            causes.append(label)
+    for p, ln in ran:
+        label = f"{os.path.basename(p)}:{ln}"
+        if (p, ln) not in hit and label not in merged.extra_recompiles:
+            merged.extra_recompiles.append(label)
     return merged
 
 

@@ -62,8 +62,10 @@ def _first_difference(m: Measurement) -> str | None:
 
 
 def _row(label: str, m: Measurement) -> str:
-    if m.status in ("timeout", "crash", "skipped") or (m.status == "error" and not m.calls):
+    if m.status == "skipped":
         return f"  {label:<9} {m.status.upper()}: {m.message}"
+    if m.status in ("timeout", "crash") or (m.status == "error" and not m.calls):
+        return f"  {label:<9} {m.status.upper()} (below)"  # the message is written once, under the table
     return (f"  {label:<9} {m.graph_count if m.graph_count is not None else '-':>6} {len(m.breaks):>7} "
             f"{len(m.recompiles):>11} {_rate(m.hit_rate):>9} {_err(m):>10}  {_outputs(m)}")
 
@@ -147,8 +149,15 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
             hint = mode_hint(m)
             if hint:
                 out.append(f"  {hint}")
-            if m.traceback:
+            if 'File "' in m.traceback:  # without a frame it only repeats the message
                 out.extend("    " + ln for ln in m.traceback.splitlines())
+            if m.log_tail:
+                out.append(f"  the end of the output ({label}):")
+                out.extend("    | " + ln for ln in m.log_tail.splitlines())
+        if m.output_path:
+            n = m.output_lines
+            out.append(f"  output ({label}): {n} line{'s' * (n != 1)} written by the target, its hooks and torch, "
+                       f"phase by phase, kept in {m.output_path}")
         difference = _first_difference(m) if m.status == "ok" else None
         if difference:
             out.append(f"  outputs ({label}): {difference}")
@@ -186,14 +195,15 @@ def _device(d: DeviceReport, fixes: bool, out: list[str]) -> None:
 
 
 def recompile_causes(p: Prediction) -> str:
-    """Where the observed recompiles came from, when no recompile diagnostic lies there."""
-    if not p.unpredicted_recompiles:
+    """Where the observed recompiles came from against where they were predicted, as sets: matched
+    (in both), missed (observed, not predicted), extra (predicted in code that ran, not observed).
+    Nothing when every observed cause was predicted and every prediction observed."""
+    if not p.unpredicted_recompiles and not (p.extra_recompiles and p.recompile_observed):
         return ""
-    observed = ", ".join(p.unpredicted_recompiles)
-    if not p.recompile_predicted:
-        return f" (at {observed})"
-    predicted = ", ".join(sorted({str(d.line) for d in p.recompile_diagnostics}, key=int))
-    return f", but the causes differ: observed at {observed}, predicted at line{'s' * (',' in predicted)} {predicted}"
+    parts = [f"{what} {', '.join(where)}" for what, where in (
+        ("matched", p.matched_recompiles), ("missed", p.unpredicted_recompiles), ("extra", p.extra_recompiles))
+        if where]
+    return f"; causes: {'; '.join(parts)}"
 
 
 def fixes_run(r: TargetReport) -> tuple[list[dict], list[dict]]:
@@ -224,17 +234,37 @@ def write(reports: list[TargetReport], out: TextIO) -> None:
         out.write("\n".join(lines) + "\n\n")
 
 
+#: How a measurement that yielded no counts ended, in words.
+_FAILED = {"error": "raised", "timeout": "timed out", "crash": "crashed"}
+
+
 def summary(reports: list[TargetReport]) -> str:
+    """One line: the verdicts, and breaks and recompiles before and after over the targets where
+    both ran; a variant that raised (or timed out, or crashed) has no counts to compare, and is
+    named instead."""
     counts: dict[str, int] = {}
-    b0 = b1 = r0 = r1 = 0
+    b0 = b1 = r0 = r1 = compared = 0
+    failed = []
     for r in reports:
         for d in r.devices:
             counts[d.verdict.status] = counts.get(d.verdict.status, 0) + 1
+            final = d.fixed if d.fixed is not None else d.original
+            broken = [m for m in (d.original, d.fixed) if m is not None and m.status in _FAILED]
+            if broken:
+                where = f" on {d.device}" if len(r.devices) > 1 else ""
+                failed.append(f"the {broken[0].variant} code of {r.target}{where} {_FAILED[broken[0].status]}")
+                continue
+            if d.original.status != "ok":
+                continue
+            compared += 1
             b0 += len(d.original.breaks)
             r0 += len(d.original.recompiles)
-            final = d.fixed if d.fixed is not None else d.original
             b1 += len(final.breaks)
             r1 += len(final.recompiles)
     parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    return (f"dynalint: {len(reports)} target{'s' * (len(reports) != 1)} ({parts}); graph breaks {b0} -> {b1}, "
-            f"recompiles {r0} -> {r1} (original -> fixed).")
+    text = f"dynalint: {len(reports)} target{'s' * (len(reports) != 1)} ({parts})"
+    if compared:
+        text += f"; graph breaks {b0} -> {b1}, recompiles {r0} -> {r1} (original -> fixed)"
+    if failed:
+        text += f"; {', '.join(failed)}: no counts to compare"
+    return text + "."

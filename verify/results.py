@@ -168,6 +168,16 @@ class Measurement:
     """CPU threads torch used (``torch.set_num_threads``) for every timed phase."""
     bench: Bench | None = None
     log_tail: str = ""
+    """The end of the output (the target's, its hooks', torch's) of the last phase that ran, kept
+    when the measurement did not succeed: it often says why."""
+    output_path: str = ""
+    """A file keeping that output, phase by phase ("" when there was none); the next run of the
+    same target replaces it."""
+    output_lines: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each phase (its process's start included), of the worker's start (``start``:
+    the wait for a worker process, the torch import of the first one included) and of the whole
+    measurement (``total``): where verification spends its time."""
 
     @property
     def ok(self) -> bool:

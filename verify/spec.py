@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+#: Start of the line the worker writes to a measurement's output log before each phase, so that
+#: what the target and its hooks print can be told apart by phase (every phase reruns the stream).
+PHASE_MARK = "== dynalint verify: "
+
+
 def usable_cores() -> int:
     """The cores this process may run on."""
     try:
@@ -44,6 +49,9 @@ class MeasureSpec:
     seed: int = 0
     threads: int = 0
     """torch CPU threads for every phase (0: the cores this process may run on)."""
+    coverage: bool = True
+    """Record the lines the stream runs (a phase of its own); the fixed variant of ``verify`` does
+    without, its report reads the original's."""
     bench_calls: int = 0
     """Warm calls timed by the benchmark phase (0: no benchmark)."""
     reference_outputs: str | None = None

@@ -2,7 +2,9 @@
 
 Every measurement phase loads the target's module afresh (new globals, new
 code objects), builds the input sets again under the same seeds and creates
-its own instances, so phases cannot leak state into each other.  The module is
+its own instances, so phases cannot leak state into each other; within a phase each file is
+loaded once, whichever options name it (a global the input factory sets is the one the hook
+reads).  The module is
 imported under the name Python would give it (its package included), so its
 relative and sibling imports work, and a fixed copy stands in for the
 original under that same name.
@@ -25,7 +27,7 @@ import torch
 
 from dynalint.verify.probe import unwrap_compiled
 from dynalint.verify.spec import MeasureSpec
-from dynalint.verify.targets import BEFORE_CALL_CONVENTION, same_file
+from dynalint.verify.targets import BEFORE_CALL_CONVENTION
 
 _EXPLICIT_KEYS = frozenset({"init", "init_kwargs", "args", "kwargs"})
 
@@ -276,7 +278,10 @@ class Stream:
         self.device = torch.device(spec.device)
         seed_all(spec.seed)
         install_substitutes(spec.substitutes)
+        before = set(sys.modules)
         self.module = load_module(spec.module_path, spec.origin_path)
+        self._loaded = {os.path.realpath(spec.origin_path): self.module}
+        self._imported_by_target = {name: mod for name, mod in sys.modules.items() if name not in before}
         self.target = Target(self.module, spec.name)
         self.inputs_module = self._side_module(spec.inputs_path)
         self.hook = self._hook()
@@ -293,9 +298,20 @@ class Stream:
         self.instances: dict[str, Any] = {}
 
     def _side_module(self, path: str | None) -> types.ModuleType:
-        if path is None or same_file(path, self.spec.origin_path):
+        """The module of an input factory's or a hook's file, loaded once per stream: a file named
+        by both ``--inputs`` and ``--before-call`` (or imported by the target's module) is one
+        module, so a global its factory sets is the one its hook reads."""
+        if path is None:
             return self.module
-        return load_module(path)
+        real = os.path.realpath(path)
+        if real not in self._loaded:
+            name, _ = import_name(path)
+            imported = self._imported_by_target.get(name)
+            fixed = self.spec.substitutes.get(os.path.abspath(path))  # the copy imported in its place
+            files = {real} | ({os.path.realpath(fixed)} if fixed else set())
+            same = imported is not None and os.path.realpath(getattr(imported, "__file__", "") or "") in files
+            self._loaded[real] = imported if same else load_module(path)
+        return self._loaded[real]
 
     def _hook(self) -> Callable[..., Any] | None:
         if self.spec.hook_name:

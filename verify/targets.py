@@ -47,24 +47,78 @@ def parse_ref(text: str, *, what: str = "target") -> Ref:
 
 
 def top_level_names(source: str) -> set[str] | None:
-    """Names bound at module level (None when the file does not parse: the worker will say why)."""
+    """Names the module may bind when imported: at its top level, in every branch of a top-level
+    ``if``/``try``/``with``/loop (the body of ``if __name__ == "__main__":`` does not run on import),
+    and the ``global`` names of its functions.  None when the file does not parse (the worker will
+    say why) or when it can bind names no statement shows (``globals()``, ``exec``, a module
+    ``__getattr__``)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     names: set[str] = set()
-    for node in tree.body:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _DYNAMIC:
+            return None
+    if not _bind(tree.body, names):
+        return None
+    return names
+
+
+#: Calls through which a module can bind names that no statement shows.
+_DYNAMIC = frozenset({"globals", "exec", "vars", "locals", "setattr", "__import__"})
+
+
+def _bind(body: list[ast.stmt], names: set[str]) -> bool:
+    """Add the names ``body`` may bind at module level; False when a statement hides what it binds."""
+    for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name == "__getattr__":
+                return False
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                               ast.AsyncWith)):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [i.optional_vars for i in node.items if i.optional_vars is not None]
+                       if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target])
             for t in targets:
                 names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            return None  # conditional definitions: leave the decision to the import
-    return names
+        elif isinstance(node, ast.Expr):
+            pass
+        elif not isinstance(node, (ast.If, ast.Try, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
+                                   ast.Pass, ast.Delete, ast.Assert, ast.Raise, ast.Global, ast.Nonlocal)) \
+                and not type(node).__name__ == "TryStar":
+            return False  # match statements and what later Pythons add: not modelled
+        names.update(n.target.id for n in ast.walk(node)
+                     if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.If) and _is_main_guard(node.test):
+            if not _bind(node.orelse, names):
+                return False
+            continue
+        for part in ("body", "orelse", "finalbody"):
+            if not _bind(getattr(node, part, []), names):
+                return False
+        for handler in getattr(node, "handlers", []):
+            if handler.name:
+                names.add(handler.name)
+            if not _bind(handler.body, names):
+                return False
+    return True
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
 
 
 def check_defined(ref: Ref, source: str, *, what: str = "target") -> None:

@@ -9,7 +9,8 @@ zeros to a multiple of 8; the recompiles each run needs are set against the
 original run's.  Padding changes what the code computes (the user must mask
 or slice), so only recompiles are compared, not outputs.
 
-When the compiled run broke the graph, the stream is rerun once more with
+When the compiled run broke the graph on a data-dependent value (a break Dynamo itself calls
+data-dependent or points to those settings for), the stream is rerun once more with
 ``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` on (those not
 already on): ``.item()`` and data-dependent output shapes (``nonzero``,
 ``x[mask]``) then stay in the graph as symbolic values.  Break sites,
@@ -32,6 +33,18 @@ from dynalint.verify.stream import Call, Stream, map_tensors, tensor_leaves
 from dynalint.verify.tracebacks import describe, is_user_file
 
 PAD_MULTIPLE = 8
+
+#: Words of Dynamo's break types and explanations for breaks on data-dependent values and shapes:
+#: the breaks its capture settings are for (the others, a ``print``, an unsupported builtin,
+#: are not worth a rerun of the stream).
+_DATA_DEPENDENT = ("data-dependent", "data dependent", "capture_scalar_outputs", "capture_dynamic_output_shape_ops",
+                   "depends on input tensor data", "dynamic shape operator")
+
+
+def data_dependent(site: Any) -> bool:
+    """Whether a break site (``BreakSite``) is one Dynamo's capture settings may keep in the graph."""
+    text = f"{site.gb_type} {site.explanation}".lower()
+    return any(word in text for word in _DATA_DEPENDENT)
 
 
 def varying_dims(calls: list[Call]) -> list[tuple[str, int]]:

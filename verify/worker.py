@@ -25,7 +25,7 @@ from dynalint.processes import adopt_orphans, end_descendants
 from dynalint.verify import bench, measure, outputs, phases, whatif
 from dynalint.verify.stream import Stream
 from dynalint.verify.results import Measurement
-from dynalint.verify.spec import MeasureSpec, usable_cores
+from dynalint.verify.spec import PHASE_MARK, MeasureSpec, usable_cores
 from dynalint.verify.tracebacks import describe, user_traceback
 
 #: Seconds before the deadline at which a hanging worker dumps its stacks.
@@ -69,25 +69,34 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
         with open(spec.progress_path, "w", encoding="utf-8") as fh:
             fh.write(f"{phase}\t{call}\n")
 
+    spent: dict[str, float] = {}  # seconds per phase (``m`` is replaced by the compiled phase's copy)
+
     def checkpoint() -> None:
+        m.seconds.update(spent)
         write_json(spec.result_path, m.to_json())
 
     def phase(name: str, fn: Callable[[], Any]) -> Any:
         m.phase = name
         progress(name, -1)
+        print(f"{PHASE_MARK}{name} phase", flush=True)  # into the output log, before the phase's own output
 
         def child() -> Any:
             torch.set_num_threads(spec.threads)
             with torch._dynamo.config.patch(**_dynamo_config(spec)):
                 return fn()
 
-        return phases.run(child, deadline=deadline, log=log)
+        started = time.perf_counter()
+        try:
+            return phases.run(child, deadline=deadline, log=log)
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
 
     try:
         eager, device = phase("eager", lambda: measure.eager_phase(spec, progress))
         if device is None:
             m.status, m.phase = "skipped", "done"
             m.message = "CUDA is not available here (torch.cuda.is_available() is False): nothing was measured"
+            m.seconds.update(spent)
             return m
         spec.device = m.device = device
         failed = [(i, e) for i, e in enumerate(eager.errors) if e]
@@ -98,8 +107,9 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
             m.traceback = eager.first_traceback
         if spec.save_outputs:
             outputs.save(spec.save_outputs, eager.outputs)
-        m.executed_files = phase("coverage", lambda: measure.run_coverage(spec, progress))
-        m.executed = m.executed_files.get(os.path.realpath(spec.module_path), [])
+        if spec.coverage:
+            m.executed_files = phase("coverage", lambda: measure.run_coverage(spec, progress))
+            m.executed = m.executed_files.get(os.path.realpath(spec.module_path), [])
         checkpoint()
         m = phase("compiled", lambda: _compiled_phase(spec, eager, m, progress))
         checkpoint()
@@ -110,7 +120,7 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
                 if found is not None:
                     m.what_if.append(found)
             checkpoint()
-        if spec.what_if and m.status == "ok" and m.breaks:
+        if spec.what_if and m.status == "ok" and any(whatif.data_dependent(b) for b in m.breaks):
             found = phase("what-if capture_flags", lambda: whatif.capture_flags_what_if(
                 spec, eager.outputs, len(m.breaks), len(m.recompiles), progress))
             if found is not None:
@@ -133,6 +143,7 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
             m.message = f"{describe(exc)} while {when}"
             m.traceback = user_traceback(exc)
         m.phase = "done"
+    m.seconds.update(spent)
     return m
 
 

@@ -116,7 +116,18 @@ def _kill(pid: int) -> None:
         pass
 
 
+def warm_up() -> None:
+    """Import what the first ``torch.compile`` of every phase would otherwise import in its own
+    process (the compiler backends, AOTAutograd and their dependencies): once here, it is shared by
+    every fork.  Imports only: no tensor operation runs here."""
+    try:
+        torch._dynamo.list_backends()  # imports every registered backend's module
+    except Exception:  # noqa: BLE001  (then each phase imports them itself, as before)
+        pass
+
+
 def main() -> int:
+    warm_up()
     serve(int(sys.argv[1]), int(sys.argv[2]))
     return 0
 
