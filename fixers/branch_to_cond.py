@@ -6,7 +6,7 @@ Before::
         h = self.a(x)
         y = torch.relu(h)
     else:
-        y = self.b(x) * 2
+        y = self.a(x) * 2
 
 After::
 
@@ -15,7 +15,7 @@ After::
         y_then = torch.relu(h_then)
         return y_then
     def y_if_false():
-        y_else = self.b(x) * 2
+        y_else = self.a(x) * 2
         return y_else
     y = torch.cond(x.sum() > 0, y_if_true, y_if_false, ())
 
@@ -31,20 +31,32 @@ bind names or return tensors, and every call in them is pure - torch functions
 and tensor methods that draw no random numbers and update nothing in place,
 and ``torch.nn`` layers without state or randomness (``Linear``, ``LayerNorm``,
 activations...): a ``print``, a random op, a ``BatchNorm`` (running statistics)
-or ``Dropout``, a call of the file's own functions or modules is refused; every
-shape and dtype the analysis can tell is the same one (``x.half()`` against ``x``,
-or a ``(d,)`` parameter against an input ``x``, raise under ``torch.cond``: refused).
+or ``Dropout``, a call of the file's own functions or modules is refused;
+nothing in either branch breaks the graph or has a data-dependent output shape
+(what the analysis classifies as a break with the capture settings off,
+``x[mask]`` through a mask it cannot tell from an integer index included):
+Dynamo must capture a ``torch.cond`` branch whole and raises
+``UncapturedHigherOrderOpError`` on the first call where the original only broke
+the graph (measured on torch 2.13); both branches read the same tensors,
+parameters and modules from outside them (``torch.cond`` differentiates both
+branches, so one read only by the branch not taken would get a zero gradient
+where the original left it ``None``, and an optimizer with weight decay or
+momentum would then change it; read by both, each gets the gradient of the
+branch that ran, as in the original); every shape and dtype the analysis can
+tell is the same one (``x.half()`` against ``x``, or a ``(d,)`` parameter
+against an input ``x``, raise under ``torch.cond``: refused).
 
-Unsafe (hazards): ``torch.cond`` differentiates both branches, so a parameter
-(or an input) used only in the branch not taken gets a zero gradient instead of
-``None`` (an optimizer with weight decay or momentum then still moves it); shapes
-or dtypes that differ in a way the analysis cannot see (what a module returns)
-raise when Dynamo traces.
+Unsafe (hazards): shapes or dtypes that differ in a way the analysis cannot see
+(what a module returns) raise when Dynamo traces.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import libcst as cst
 
+from dynalint.analysis.breaks import BreakClassifier
+from dynalint.analysis.events import SubscriptEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
@@ -52,6 +64,7 @@ from dynalint.fixers.branches import (
     Unsupported,
     chain,
     cond_compatible,
+    dtype_token,
     floating_names,
     check_augmented,
     names_around,
@@ -82,14 +95,13 @@ class BranchToCond(Fixer):
                     def __init__(self):
                         super().__init__()
                         self.a = nn.Linear(4, 4)
-                        self.b = nn.Linear(4, 4)
 
                     def forward(self, x):
                         if x.sum() > 0:
                             h = self.a(x)
                             y = torch.relu(h)
                         else:
-                            y = self.b(x) * 2
+                            y = self.a(x) * 2
                         return y + 1
             """,
             after="""
@@ -100,7 +112,6 @@ class BranchToCond(Fixer):
                     def __init__(self):
                         super().__init__()
                         self.a = nn.Linear(4, 4)
-                        self.b = nn.Linear(4, 4)
 
                     def forward(self, x):
                         def y_if_true():
@@ -108,7 +119,7 @@ class BranchToCond(Fixer):
                             y_then = torch.relu(h_then)
                             return y_then
                         def y_if_false():
-                            y_else = self.b(x) * 2
+                            y_else = self.a(x) * 2
                             return y_else
                         y = torch.cond(x.sum() > 0, y_if_true, y_if_false, ())
                         return y + 1
@@ -121,33 +132,33 @@ class BranchToCond(Fixer):
                 import torch
                 import torch.nn as nn
 
-                class Residual(nn.Module):
+                class Scaled(nn.Module):
                     def __init__(self):
                         super().__init__()
                         self.fc = nn.Linear(4, 4)
 
                     def forward(self, x):
                         if x.abs().max() > 1:
-                            return self.fc(x) + x
-                        return x
+                            return self.fc(x / x.abs().max())
+                        return self.fc(x)
             """,
             after="""
                 import torch
                 import torch.nn as nn
 
-                class Residual(nn.Module):
+                class Scaled(nn.Module):
                     def __init__(self):
                         super().__init__()
                         self.fc = nn.Linear(4, 4)
 
                     def forward(self, x):
                         def result_if_true():
-                            return self.fc(x) + x
+                            return self.fc(x / x.abs().max())
                         def result_if_false():
-                            return x.clone()
+                            return self.fc(x)
                         return torch.cond(x.abs().max() > 1, result_if_true, result_if_false, ())
             """,
-            target="Residual",
+            target="Scaled",
             inputs="[(torch.randn(4) * 3,), (torch.rand(4) * 0.5,)]",
         ),
     ]
@@ -181,6 +192,10 @@ class BranchToCond(Fixer):
                 reason = impurity(small.value, ctx) if small.value is not None else None
                 if reason is not None:
                     raise Refused(f"a branch is not pure under torch.cond: {reason}")
+        blocks = [bodies[0]] + ([else_body] if else_body is not None else [])
+        reason = _breaking(blocks, ctx)
+        if reason is not None:
+            raise Refused(reason)
         returns = any(isinstance(s, cst.Return) for _, s in then_stmts + (else_stmts or []))
         plan = FixPlan("run the branches under torch.cond (both stay in the graph)", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
@@ -200,6 +215,7 @@ class BranchToCond(Fixer):
                 return None
             if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
                 return None
+            _same_leaves(ctx, function, [then_stmts, else_stmts], [])
             returned = [then_stmts[-1][1].value, else_stmts[-1][1].value]
             if not cond_compatible(ctx, *returned, floating=floating_names(node, ctx)):
                 raise Refused("the branches return values not provably of one shape and dtype "
@@ -230,6 +246,9 @@ class BranchToCond(Fixer):
                 if not cond_compatible(ctx, *alternatives, fallback=kept, floating=floating_names(node, ctx)):
                     raise Refused(f"`{n}` gets values not provably of one shape and dtype "
                                   "(torch.cond raises when they differ)")
+            _same_leaves(ctx, function, branches if else_stmts is not None else branches + [[]],
+                         [n for n in merged if not all(any(target_name(s) == n for _, s in b) for b in branches)
+                          or else_stmts is None])
             if else_stmts is None:
                 branches.append([])
             result = self._functions(ctx, function, merged[0], branches, merged, taken)
@@ -285,6 +304,114 @@ def _check(small: cst.CSTNode, ctx) -> None:
         raise Unsupported
     if value is None:
         raise Unsupported
+
+
+def _breaking(blocks: list[cst.BaseSuite], ctx) -> str | None:
+    """Why a branch cannot run under ``torch.cond``: Dynamo must capture both branches whole, so an
+    operation it breaks the graph at (``print``, ``.item()``), or one whose output shape depends on the
+    data (``x[mask]``, ``nonzero``), raises ``UncapturedHigherOrderOpError`` on the first call, where the
+    original only broke the graph.  Asked of the analysis' own break classification, with the capture
+    settings off (they do not carry into a ``torch.cond`` branch) and counting what may break."""
+    inside = {id(n) for block in blocks for n in walk(block)}
+    classifier = BreakClassifier(ctx.program, replace(ctx.settings, capture_scalar_outputs=False,
+                                                      capture_dynamic_output_shape_ops=False))
+    for ev in ctx.program.events:
+        if id(ev.node) in inside and (classifier.may_break_at(ev) or _may_be_mask_index(ev, ctx)):
+            return (f"`{ctx.code(ev.node).strip()}` breaks the graph or may have a data-dependent shape, and "
+                    "torch.cond raises (UncapturedHigherOrderOpError) on a branch Dynamo cannot capture whole")
+    return None
+
+
+def _may_be_mask_index(ev, ctx) -> bool:
+    """A read through a tensor index the analysis cannot tell from a boolean mask (an untyped parameter):
+    a data-dependent shape if it is one."""
+    if not isinstance(ev, SubscriptEvent) or ev.store or not isinstance(ev.node, cst.Subscript):
+        return False
+    for element in ev.node.slice:
+        index = element.slice
+        if not isinstance(index, cst.Index):
+            continue
+        v = ctx.value(index.value)
+        if v is not None and v.kind in (Kind.TENSOR, Kind.UNKNOWN) and dtype_token(index.value, ctx) not in _INTEGRAL:
+            return True
+    return False
+
+
+_INTEGRAL = ("int64", "int32", "int16", "int8", "uint8")
+
+
+def _same_leaves(ctx, function: cst.FunctionDef, branches, kept: list[str]) -> None:
+    """Refuse unless both branches read the same tensors and module state from outside them.
+    ``torch.cond`` differentiates both branches: a parameter, module or tensor only the branch not taken
+    reads gets a zero gradient where the original left it ``None`` (an optimizer with weight decay or
+    momentum then moves it).  Reading the same ones on both sides, every one of them gets the gradient
+    of the branch that ran, as in the original.  ``kept`` are the names a branch that does not bind
+    them passes on unchanged (they count as read by it)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    self_name = params[0].name.value if params else None
+    found = [_leaves(stmts, ctx, self_name) for stmts in branches]
+    for i, leaves in enumerate(found):
+        binds = {target_name(s) for _, s in branches[i] if not isinstance(s, cst.Return)}
+        leaves.update(n for n in kept if n not in binds)
+    one_sided = sorted(found[0] ^ found[1])
+    if one_sided:
+        raise Refused(f"`{one_sided[0]}` is read by one branch only: torch.cond differentiates both, so when the "
+                      "other one runs, it (or each of its parameters) gets a zero gradient instead of None (an "
+                      "optimizer with weight decay or momentum then changes it)")
+
+
+#: Kinds of value that carry no gradient (numbers, sizes, functions; boolean tensors neither).
+_NO_GRADIENT = (Kind.PYTHON, Kind.SCALAR, Kind.SIZE, Kind.FUNCTION)
+
+
+def _leaves(stmts, ctx, self_name: str | None) -> set[str]:
+    """What a branch reads from outside it that may carry a gradient: names bound before the ``if``
+    and ``self.<attr>`` (parameters, buffers, modules), except what is known to be a number, a size or
+    a function."""
+    bound: set[str] = set()
+    found: set[str] = set()
+    for _, small in stmts:
+        reads = [small.value] + ([small.target] if isinstance(small, cst.AugAssign) else [])
+        for expr in reads:
+            for n in walk(expr):
+                parent = ctx.parent(n)
+                if isinstance(n, cst.Attribute):
+                    if _root(n) != self_name or (isinstance(parent, cst.Attribute) and parent.value is n):
+                        continue  # not state of the module, or not the whole chain
+                    receiver = ctx.value(n.value)
+                    if isinstance(parent, cst.Call) and parent.func is n and receiver is not None \
+                            and receiver.kind is Kind.TENSOR:
+                        n = n.value  # a method of a tensor of the module (``self.w.t()``): the tensor
+                elif isinstance(n, cst.Name) and n.value != self_name and n.value not in bound \
+                        and not (isinstance(parent, cst.Attribute) and parent.attr is n) \
+                        and not (isinstance(parent, cst.Arg) and parent.keyword is n):
+                    if ctx.program.index.resolve_expr(n) is not None:
+                        continue  # an imported module or function (``torch``, ``F``)
+                else:
+                    continue
+                v = ctx.value(n)
+                if (v is None or (v.kind not in _NO_GRADIENT and not v.is_bool)) and not _integral(n, ctx):
+                    found.add(ctx.code(n).strip())
+        if not isinstance(small, cst.Return):
+            bound.add(target_name(small))
+    return found
+
+
+def _integral(expr: cst.BaseExpression, ctx) -> bool:
+    """A boolean or integer tensor (no gradient): of such a dtype, or the condition of ``torch.where``."""
+    if dtype_token(expr, ctx) in (*_INTEGRAL, "bool"):
+        return True
+    arg = ctx.parent(expr)
+    call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and call.args[0] is arg and arg.keyword is None \
+        and ctx.program.index.resolve_expr(call.func) == "torch.where"
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    """``self`` for ``self.a.weight``: the name an attribute chain starts from."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _return_value(value: cst.BaseExpression, mapping: dict[str, str], ctx) -> str:

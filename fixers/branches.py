@@ -168,6 +168,13 @@ silu sin sinh softmax log_softmax softplus sqrt tan tanh normalize layer_norm el
 logsigmoid softsign tanhshrink lerp
 """.split())
 _FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+#: Dtype tokens of integer and boolean tensors.
+_INTEGRAL = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64"})
+#: Ops that move or view elements without changing their dtype.
+_LAYOUT = frozenset({"transpose", "permute", "reshape", "view", "flatten", "squeeze", "unsqueeze", "t", "expand",
+                     "movedim", "swapaxes"})
+#: Sums: of integer or boolean tensors they are int64 (a count), of floating ones their own dtype.
+_SUMS = frozenset({"sum", "cumsum"})
 #: Clamps whose bounds take part in type promotion.
 _BOUNDED = frozenset({"clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax", "fmin"})
 _CASTS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
@@ -371,6 +378,9 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
         base = expr.func.value if method else (positional[0] if positional else None)
         if base is None:
             return None
+        if name in _SUMS:
+            token = _dtype(base, ctx, depth)
+            return "int64" if token in _INTEGRAL else (token if token in _FLOAT_DTYPES else None)
         if name == "where" and len(positional) == 3 and not method:
             return _promote([_dtype(positional[1], ctx, depth), _dtype(positional[2], ctx, depth)], False)
         if name in ("pow", "square"):
@@ -382,7 +392,8 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
             bounds = [a.value for a in expr.args if a.value is not base and not a.star
                       and (a.keyword is None or a.keyword.value in ("min", "max"))]
             return _promote([_dtype(base, ctx, depth), *(_dtype(b, ctx, depth) for b in bounds)], False)
-        if name in _KEEP_DTYPE or name in _FLOAT_ONLY or name in ("max", "min", "amax", "amin", "median"):
+        if name in _KEEP_DTYPE or name in _FLOAT_ONLY or name in _LAYOUT or name in ("max", "min", "amax", "amin",
+                                                                                   "median"):
             others = positional[0 if method else 1:]
             if name in ("max", "min") and others:  # max(a, b) / a.max(b): elementwise, promotes
                 return _promote([_dtype(base, ctx, depth), *(_dtype(o, ctx, depth) for o in others)], False)
@@ -436,6 +447,21 @@ def _canonical(token: str | None, floating: frozenset[str]) -> str | None:
     if set(names.split("|")) & floating:
         return f"same({names})"
     return None if token.startswith("num(") else token
+
+
+def certainly_floating(expr: cst.BaseExpression, ctx, before: cst.CSTNode | None = None) -> bool:
+    """``expr`` is a floating-point tensor for certain: of a float dtype, the result of an op that
+    raises on integers (``q.var()``) or gives floats (``x.sqrt()``), or computed from a tensor such an
+    op was applied to before ``before`` (default: ``expr``; see :func:`floating_names`)."""
+    token = _dtype(expr, ctx)
+    if token is None:
+        return False
+    if token in _FLOAT_DTYPES or token.startswith("float("):
+        return True
+    if before is None and isinstance(expr, cst.Call) and _call_name(expr) in _FLOAT_ONLY and "dtype" not in {
+            a.keyword.value for a in expr.args if a.keyword is not None}:
+        return True
+    return token.startswith("same(") and bool(set(token[5:-1].split("|")) & floating_names(before or expr, ctx))
 
 
 def floating_names(node: cst.CSTNode, ctx) -> frozenset[str]:

@@ -13,14 +13,31 @@ Proves, or refuses: Dynamo can reorder the call (its arguments are tensors,
 constants or format strings); no tensor the call prints is updated in place
 later in the function (the deferred call would print the updated value); no
 call of the same function in the file is marked ``# noqa`` (the config line
-would defer it too).
+would defer it too).  And, for every call of the function in the compiled code
+of the file (the config line defers them all): its function is what
+``torch.compile`` compiles itself - decorated with it, handed to it in the
+file (``torch.compile(Model())`` compiles ``Model.forward``), an entry
+pattern, or compiled by another checked file - and no compiled code of the
+file calls it, because a deferred call in code Dynamo inlines (a submodule's
+``forward``, a helper) is dropped, never made (measured on torch 2.13); and
+nothing between the call and the end of its graph (the end of its function,
+or a branch or loop test on a tensor, where Dynamo makes the deferred calls:
+measured) can
+raise, because a call deferred past an op that raises is never made: what
+follows is only
+``return``, ``pass`` and assignments to names of names, constants, a tensor
+with a number under ``+ * /`` (``-`` on a floating-point tensor) and a few
+tensor methods that raise for no tensor (``.sum()``, ``.float()``; ``.mean()``
+on a floating-point one).
 
-Unsafe (hazards): the config line is process-wide: every call of that function
-in compiled code is deferred, in other modules too (a submodule's ``print``
-included), and calls marked ``# noqa`` there; a call deferred past an op that raises is never made (its output
-is lost); in a module of torch's own package the added line runs while torch
-is still being imported (a circular import); a printed tensor that requires
-grad shows the compiled graph's ``grad_fn`` (``CompiledFunctionBackward``).
+Unsafe (hazards): the config line is process-wide: every call of that
+function in compiled code is deferred, in other modules too, and calls marked
+``# noqa`` there; a deferred call in another module's inlined code (a
+submodule's ``print``) is dropped, and one deferred past an op that raises is
+never made (its output is lost); in a module of torch's own package the added
+line runs while torch is still being imported (a circular import); a printed
+tensor that requires grad shows the compiled graph's ``grad_fn``
+(``CompiledFunctionBackward``).
 """
 from __future__ import annotations
 
@@ -29,7 +46,9 @@ import libcst as cst
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, reorderable_arguments
 from dynalint.analysis.syntax import root_name, walk
+from dynalint.analysis.values import Kind
 from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.branches import certainly_floating
 from dynalint.fixers.codegen import use_torch
 from dynalint.noqa import NoqaMap
 from dynalint.positions import node_ranges
@@ -74,7 +93,7 @@ class DeferLogging(Fixer):
                 @torch.compile
                 def loss(x):
                     warnings.warn("experimental")
-                    return x.mean()
+                    return x.float().mean()
             """,
             after="""
                 import warnings
@@ -86,7 +105,7 @@ class DeferLogging(Fixer):
                 @torch.compile
                 def loss(x):
                     warnings.warn("experimental")
-                    return x.mean()
+                    return x.float().mean()
             """,
         ),
     ]
@@ -109,6 +128,18 @@ class DeferLogging(Fixer):
         if updated is not None:
             raise Refused(f"`{updated}` is updated in place after the call: the deferred call would print the "
                           "new value")
+        # the config line defers every call of the function in compiled code: each must still be made
+        for other in _calls_of(q, ctx):
+            where = "" if other.node is call else \
+                f" (`{ctx.code(call.func).strip()}` is also called there, and the config line defers that call too)"
+            if not _compile_entry(other.function, ctx):
+                raise Refused(f"`{other.function.name}` is not known to be what torch.compile compiles itself{where}: "
+                              "in a function Dynamo inlines (a submodule's forward, a helper) a deferred call is "
+                              "dropped, never made (measured on torch 2.13)")
+            reason = _may_raise_after(other.node, ctx)
+            if reason is not None:
+                raise Refused(f"{reason} after the call{where}, before the graph ends: the deferred call would "
+                              "never be made")
         plan = FixPlan(f"let Dynamo run `{ctx.code(call.func).strip()}` after the graph "
                        "(torch._dynamo.config.reorderable_logging_functions; process-wide)", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
@@ -122,10 +153,18 @@ def _qualname(call: cst.Call, ctx) -> str | None:
         f"builtins.{call.func.value}" if isinstance(call.func, cst.Name) else None)
 
 
+def _calls_of(qualname: str, ctx) -> list[CallEvent]:
+    """The calls of a function in the compiled code of the file (each once)."""
+    found: dict[int, CallEvent] = {}
+    for ev in ctx.program.events:
+        if isinstance(ev, CallEvent) and isinstance(ev.node, cst.Call) and _qualname(ev.node, ctx) == qualname:
+            found.setdefault(id(ev.node), ev)
+    return list(found.values())
+
+
 def _noqa_call_of(qualname: str, ctx) -> int | None:
     """The line of a call of the same function in the file whose finding a ``# noqa`` suppresses."""
-    calls = [ev.node for ev in ctx.program.events if isinstance(ev, CallEvent) and isinstance(ev.node, cst.Call)
-             and _qualname(ev.node, ctx) == qualname]
+    calls = [ev.node for ev in _calls_of(qualname, ctx)]
     source = ctx.module.code
     noqa = NoqaMap(source)
     for r in node_ranges(ctx.module, source, calls).values():
@@ -161,3 +200,141 @@ def _updated_later(call: cst.Call, ctx) -> str | None:
                 and root_name(n.target) in read:
             return root_name(n.target)
     return None
+
+
+def _compile_entry(function, ctx) -> bool:
+    """``function`` is the code of a frame Dynamo compiles - decorated with ``torch.compile``, handed to it
+    in this file (a module's ``forward`` for ``torch.compile(Model())``), matching a configured entry
+    pattern or compiled by another checked file - and no compiled code of this file calls it (a call
+    inlines it, and Dynamo drops a deferred call made in inlined code)."""
+    program = ctx.program
+    entry = function.compile_decorated or program.matches_entry_pattern(function) \
+        or program.entries.get(function.qualname) == "*"
+    for call, where in program.index.compile_targets:
+        target = program.compile_target(call, where)
+        entry = entry or (target is not None and target[0] is function)
+    if not entry:
+        return False
+    for ev in program.events:
+        if not isinstance(ev, CallEvent):
+            continue
+        module = ev.module.cls if ev.module is not None else None
+        if ev.callee is function or (module is not None and function.cls is not None
+                                     and module.find_method(function.name) is function):
+            return False
+    return True
+
+
+#: Tensor methods that raise for no tensor (of any dtype or shape) when called without arguments.
+_NEVER_RAISING = frozenset({"sum", "clone", "detach", "float", "double", "half", "bfloat16", "long", "int",
+                            "bool", "numel", "dim"})
+#: Tensor methods that raise for no floating-point tensor when called without arguments.
+_NEVER_RAISING_ON_FLOATS = frozenset({"mean", "abs", "neg", "exp", "sigmoid", "tanh", "relu"})
+
+
+def _may_raise_after(call: cst.Call, ctx) -> str | None:
+    """What may raise between the call and the end of the graph (the end of the function), as a reason;
+    None when nothing can: what follows the call's statement, up to the end of the function or to a
+    branch or loop test on a tensor (where the graph ends, and Dynamo makes the deferred calls), is only
+    ``return``, ``pass`` and assignments to names of expressions that raise for no input (names,
+    constants, a tensor with a number under ``+ * /`` - ``-`` when it is floating point -, a few tensor
+    methods)."""
+    line = ctx.statement_line(_statement(call, ctx))
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+            and isinstance(line.body[0], cst.Expr) and line.body[0].value is call):
+        return "the call is part of a larger statement"
+    following: list[cst.CSTNode] = []
+    node: cst.CSTNode = line
+    while True:
+        found = ctx.block_of(node)
+        if found is None:
+            return "the call is not in a block of its function"
+        block, i = found
+        following.extend(block.body[i + 1:])
+        owner = ctx.parent(block)
+        if isinstance(owner, cst.FunctionDef):
+            break
+        if isinstance(owner, cst.Else):
+            owner = ctx.parent(owner)
+        while isinstance(owner, cst.If) and isinstance(ctx.parent(owner), cst.If):
+            owner = ctx.parent(owner)  # an elif: the statement is the whole chain
+        if not isinstance(owner, cst.If):
+            return f"the call is inside a `{type(owner).__name__.lower()}` block"
+        node = owner
+    for stmt in following:
+        if isinstance(stmt, (cst.If, cst.While)) and any(_encloses(stmt.test, b.node)
+                                                         for b in ctx.breaks.in_statement(stmt)):
+            # the graph ends at a branch or loop test on a tensor: Dynamo makes the deferred calls there
+            # (measured on torch 2.13)
+            return None if _never_raises(stmt.test, ctx, call) else f"`{ctx.code(stmt.test).strip()}` may raise"
+        reason = _statement_may_raise(stmt, ctx, call)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(n is inner for n in walk(outer))
+
+
+def _statement(call: cst.Call, ctx) -> cst.CSTNode:
+    node: cst.CSTNode = call
+    while not isinstance(node, cst.BaseSmallStatement):
+        node = ctx.parent(node)
+    return node
+
+
+def _statement_may_raise(stmt: cst.CSTNode, ctx, start: cst.CSTNode) -> str | None:
+    code = ctx.code(stmt).strip().splitlines()[0]
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return f"`{code}` runs"
+    for small in stmt.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if isinstance(small, cst.Return):
+            value = small.value
+        elif isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets):
+            value = small.value
+        else:
+            return f"`{code}` runs"
+        if value is not None and not _never_raises(value, ctx, start):
+            return f"`{ctx.code(value).strip()}` may raise"
+    return None
+
+
+def _never_raises(expr: cst.BaseExpression, ctx, start: cst.CSTNode) -> bool:
+    """``expr`` raises for no value its names may have (``start``: the deferred call; a tensor is floating
+    point for certain by what ran before it)."""
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None") or ctx.value(expr) is not None
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(not isinstance(e, cst.StarredElement) and _never_raises(e.value, ctx, start) for e in expr.elements)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply, cst.Divide,
+                                                                            cst.Subtract)):
+        sides = [expr.left, expr.right]
+        tensors = [e for e in sides if _is_tensor(e, ctx)]
+        numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
+        if len(tensors) != 1 or len(numbers) != 1 or not _never_raises(tensors[0], ctx, start):
+            return False
+        return not isinstance(expr.operator, cst.Subtract) or certainly_floating(tensors[0], ctx, start)
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 and isinstance(
+            expr.comparisons[0].operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
+                                           cst.Equal, cst.NotEqual)):
+        sides = [expr.left, expr.comparisons[0].comparator]
+        tensors = [e for e in sides if _is_tensor(e, ctx)]
+        numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
+        return len(tensors) == 1 and len(numbers) == 1 and _never_raises(tensors[0], ctx, start)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+        receiver = expr.func.value
+        name = expr.func.attr.value
+        if not (_is_tensor(receiver, ctx) and _never_raises(receiver, ctx, start)):
+            return False
+        return name in _NEVER_RAISING or (name in _NEVER_RAISING_ON_FLOATS and certainly_floating(receiver, ctx, start))
+    return False
+
+
+def _is_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    v = ctx.value(expr)
+    return v is not None and v.kind is Kind.TENSOR and not v.maybe_none

@@ -12,15 +12,23 @@ After::
 
 The value stays in the graph instead of crossing into Python (no break, and
 no recompile for each new value).  ``.detach()`` keeps gradients from flowing
-through it, as with the Python number.  The value keeps its tensor's dtype when
-it meets tensor arithmetic directly: a 0-d tensor takes part in type promotion
-as a Python number of its kind does (``x / scale`` keeps the dtype of a float
-``x``), and a float64 value is not rounded.  A value computed on before it
-meets a tensor (``math.sqrt(v * d)``) is kept in float64, the precision of
-Python's float, unless its dtype is known: float32 and float64 stay as they
-are, and a half-precision value becomes float32 (its own 0-d arithmetic could
-round or overflow where Python's did not).  Python math on the
-value is carried over to torch: ``math.sqrt/exp/log...`` become
+through it, as with the Python number.  The kept value must not promote the
+tensors it meets where the Python number did not (measured on torch 2.13: a
+Python int meets tensors as an int64 0-d tensor does, but for a 0-d int32
+one; a Python float as a float32 0-d tensor does, but for a 0-d half-precision
+one; a float64 0-d tensor promotes 0-d float32 tensors and every integer
+tensor, not a floating-point tensor of one dimension or more).  So a count
+(``mask.sum().item()``) keeps its integer dtype and ``float(count)`` becomes
+float32; a float32 value stays; a half-precision value becomes float32
+(exactly; its own 0-d arithmetic could round or overflow where Python's did
+not); a value of unknown dtype used as it is keeps its own.  A float64 value,
+or one of unknown dtype computed on before it meets a tensor
+(``math.sqrt(v * d)``), is kept in float64, the precision of Python's float,
+when every tensor it meets is floating point for certain and not known to be
+0-d; otherwise it is refused (in float64 it would promote, in its own dtype a
+half-precision value could overflow, in float32 a float64 one would change).
+
+Python math on the value is carried over to torch: ``math.sqrt/exp/log...`` become
 ``torch.sqrt/exp/log...`` and ``max(v, c)``/``min(v, c)`` become ``torch.clamp``,
 only with the value as the first argument (``max(nan, c)`` is NaN like the clamp;
 ``max(c, nan)`` is ``c``).  Applied only when every use of the value ends in
@@ -33,25 +41,28 @@ becomes ``t``: the same truth test, which the branch rewrites can then keep in
 the graph.
 
 Proves, or refuses: every use ends in tensor arithmetic or a comparison; a
-``max``/``min`` turned into a clamp has the value as its first argument.
+``max``/``min`` turned into a clamp has the value as its first argument; a
+value kept in float64 meets only tensors that are floating point for certain.
 
 Unsafe (hazards): ``torch`` functions on the kept value can differ from
-``math`` in the last bits; a value kept in float64 makes an integer tensor it
-meets float64 where the Python float gave the default dtype (and float64 is
-not available on every device, e.g. MPS); an ``.item()`` of a tensor whose
-dtype is not known, if it is an integer tensor computed on, now takes part in
-float arithmetic (an integer result becomes a float); a 0-d half-precision
-tensor combined with a value kept in float32 or float64 is promoted to it; ``math`` functions raise
-``ValueError`` outside their domain (``math.log(0)``), where ``torch`` returns
-inf or NaN; converting a tensor that requires grad to a Python number warned
-(``UserWarning``), the kept tensor no longer warns.
+``math`` in the last bits, and so can arithmetic on a float32 value where
+Python computed in float64; a value kept in float64 promotes a tensor it meets
+that is 0-d without the analysis knowing it (an argument); an ``.item()`` of a
+tensor whose dtype is not known, used as it is, keeps that dtype (a float64
+one then promotes the 0-d float32 tensors it meets); a count meeting a 0-d
+int32 tensor, or a float32 value meeting a 0-d half-precision one, promotes
+it; ``math`` functions raise ``ValueError`` outside their domain
+(``math.log(0)``), where ``torch`` returns inf or NaN; converting a tensor that
+requires grad to a Python number warned (``UserWarning``), the kept tensor no
+longer warns.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, register
-from dynalint.fixers.branches import dtype_token
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.analysis.values import Kind
+from dynalint.fixers.branches import certainly_floating, dtype_token
 from dynalint.analysis.syntax import walk
 from dynalint.fixers.codegen import certain_tensor, paren, use_torch
 from dynalint.fixers.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
@@ -166,12 +177,13 @@ class KeepTensor(Fixer):
         torch = use_torch(plan, ctx, finding.node)
         rewrites: dict[int, tuple[cst.CSTNode, Builder]] = {}
         computed_on: list[cst.CSTNode] = []
+        met: list[cst.BaseExpression] = []
         try:
             rewrites[id(call)] = (call, _detach)
-            check_flows_into_tensors(call, ctx, torch, rewrites, depth=0, computed_on=computed_on)
+            check_flows_into_tensors(call, ctx, torch, rewrites, depth=0, computed_on=computed_on, met=met)
         except NotTensorFlow:
             return None
-        rewrites[id(call)] = (call, _kept_in(dtype_token(tensor_expr, ctx), call, bool(computed_on)))
+        rewrites[id(call)] = (call, _kept_in(tensor_expr, call, bool(computed_on), met, ctx))
         # apply innermost rewrites first: a rewritten math call contains the rewritten extraction
         return compose_rewrites(plan, rewrites, ctx)
 
@@ -226,24 +238,50 @@ def _detach(updated: cst.CSTNode, cast: str = "") -> cst.CSTNode:
         lpar=updated.lpar, rpar=updated.rpar)
 
 
-def _kept_in(token: str | None, call: cst.Call, computed_on: bool) -> Builder:
-    """How the extracted value is kept: in the tensor's own dtype when that gives what the Python
-    number gave; as float32 for a half-precision tensor computed on (its 0-d arithmetic would round
-    or overflow); as float64, the precision of a Python float, when the dtype is not known and the
-    value is computed on before it meets a tensor."""
+def _kept_in(tensor_expr: cst.BaseExpression, call: cst.Call, computed_on: bool, met, ctx) -> Builder:
+    """How the extracted value is kept, so that it does not promote the tensors it meets where the
+    Python number did not (measured on torch 2.13, ``t op k`` against ``t op number`` for every dtype of
+    ``t``, 0-d or not): a Python int behaves as an int64 0-d tensor but against a 0-d int32 tensor, a
+    Python float as a float32 0-d tensor but against a 0-d half-precision one, and a float64 0-d
+    tensor promotes only 0-d tensors of lower float dtypes and integer tensors.  So a count keeps its
+    integer dtype; ``float(count)`` becomes float32; a float32 value stays; a half-precision one becomes
+    float32 (exactly: its own arithmetic could round or overflow); a floating value of unknown dtype
+    used as it is keeps its own.  A float64 value, or one of unknown dtype computed on before it meets
+    a tensor, is kept in float64 (the precision of Python's float) only when every tensor it meets is
+    floating point and not 0-d; otherwise it is refused."""
+    token = dtype_token(tensor_expr, ctx)
     item = isinstance(call.func, cst.Attribute)
-    if token in ("float32", "float64") or (item and token in _INTEGER) or (item and not computed_on):
+    if token in _INTEGRAL:
+        return _detach if item else _detach_float  # float(count) is a Python float
+    if token == "float32":
         return _detach
     if token in ("float16", "bfloat16"):
         return _detach_float
-    return _detach_double
+    if token != "float64" and not computed_on and (item or certainly_floating(tensor_expr, ctx)):
+        return _detach  # used as it is: in its own dtype
+    if met and all(_floating_tensor(m, ctx) for m in met):
+        return _detach if token == "float64" else _detach_double
+    what = "a float64 value" if token == "float64" else "a value of unknown dtype computed on"
+    raise Refused(f"{what} cannot be kept without changing dtypes: in float64 it promotes 0-d and integer "
+                  "tensors it meets (a Python number does not), in its own dtype a half-precision value "
+                  "rounds or overflows, in float32 a float64 one changes; not every tensor it meets is "
+                  "provably floating point and not 0-d")
 
 
-_INTEGER = ("int64", "int32", "bool", "<int>")
+_INTEGRAL = ("int64", "int32", "int16", "int8", "uint8", "bool", "<int>")
+
+
+def _floating_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    """A tensor, floating point for certain, and not known to be 0-d: a 0-d float64 value meeting it
+    leaves its dtype as a Python float does."""
+    v = ctx.value(expr)
+    return v is not None and v.kind is Kind.TENSOR and not v.zero_dim and certainly_floating(expr, ctx)
 
 
 def _detach_float(updated: cst.CSTNode) -> cst.CSTNode:
     return _detach(updated, ".float()")
+
+
 
 
 def _detach_double(updated: cst.CSTNode) -> cst.CSTNode:

@@ -37,9 +37,14 @@ arithmetic with a tensor (never a plain alias such as ``saved = self.steps``,
 which would then follow the in-place updates); nothing outside ``__init__`` and
 compiled code touches it.
 
-Unsafe (hazards): code elsewhere (a training loop, another file) that reads the
-attribute now sees a 0-d tensor instead of a Python number; the buffer shows in
-``named_buffers()``; a module built on the meta device and materialised with
+Unsafe, because it changes module state code outside the compiled functions can
+observe, and its message says so (hazards): code elsewhere (a training loop,
+another file) that reads the attribute now sees a 0-d tensor instead of a
+Python number; the module gains a buffer, non-persistent, so ``state_dict()``
+is unchanged, but it is listed by ``buffers()`` and ``named_buffers()`` (code
+that walks them - an EMA of buffers, a custom initialiser - meets it), moved by
+``.to(device)`` and broadcast from rank 0 by ``DistributedDataParallel``
+(``broadcast_buffers=True``); a module built on the meta device and materialised with
 ``to_empty()`` holds garbage in it until it is set again; ``AveragedModel(...,
 use_buffers=True)`` averages it.
 """
@@ -145,14 +150,21 @@ class PythonStateToBuffer(Fixer):
         info = ctx.program.index.classes.get(cls.name.value)
         if info is None or info.node is not cls or not info.is_module:
             return None  # only an nn.Module has register_buffer
-        plan = FixPlan(f"keep `self.{attr}` in a tensor buffer updated in place (code outside compiled "
-                       "functions now sees a 0-d tensor)", "unsafe")
+        plan = FixPlan(f"keep `self.{attr}` in a tensor buffer updated in place: {changes(attr)}", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
         init_stmt, buffer = _buffer_from_init(cls, attr, ctx, torch)
         update = _update(stmt, target, attr, ctx, torch)
         _check_reads(attr, stmt, cls, ctx)
         plan.replace(init_stmt, init_stmt.with_changes(body=[buffer]))
         return plan.replace(stmt, update)
+
+
+def changes(attr: str) -> str:
+    """What the rewrite changes in the module, as code outside the compiled functions sees it (the fix
+    is offered as unsafe with this said: it changes observable module state)."""
+    return (f"the module gains the non-persistent buffer `{attr}` (listed by buffers()/named_buffers(), "
+            "moved by .to(device), broadcast by DistributedDataParallel; state_dict() unchanged) and code "
+            f"outside compiled functions reading `self.{attr}` sees a 0-d int64 tensor, not a Python int")
 
 
 def _buffer_from_init(cls: cst.ClassDef, attr: str, ctx, torch: str) -> tuple[cst.SimpleStatementLine, cst.Expr]:
@@ -168,21 +180,33 @@ def _buffer_from_init(cls: cst.ClassDef, attr: str, ctx, torch: str) -> tuple[cs
         if "super(" in code and "__init__" in code:
             super_seen = True
         for small in line.body:
-            if isinstance(small, cst.Assign) and any(
-                    isinstance(t.target, cst.Attribute) and t.target.attr.value == attr for t in small.targets):
-                if found is not None or len(line.body) != 1 or len(small.targets) != 1 or not super_seen:
+            targets = _targets(small)
+            if any(isinstance(t, cst.Attribute) and t.attr.value == attr for t in targets):
+                if found is not None or len(line.body) != 1 or len(targets) != 1 or not super_seen:
                     raise Refused("__init__ sets the attribute more than once, or before super().__init__()")
                 found = (line, small)
     if found is None:
-        raise Refused("__init__ does not set the attribute on its own line")
+        raise Refused("__init__ does not set the attribute in a statement of its own body "
+                      "(`self.x = ...` or `self.x: T = ...`, not in a block or a loop)")
     line, assign = found
     dtype = _number_type(assign.value, init)
     if dtype != "long":
-        raise Refused("the attribute does not start as an int (a float buffer would be cast by .half()/.to(dtype))")
+        raise Refused(f"the attribute does not start as an int (it starts as `{ctx.code(assign.value).strip()}`; "
+                      "a float buffer would be cast by .half()/.to(dtype))")
     value = ctx.code(assign.value).strip()
     buffer = cst.Expr(cst.parse_expression(
         f'self.register_buffer("{attr}", {torch}.tensor({value}, dtype={torch}.{dtype}), persistent=False)'))
     return line, buffer
+
+
+def _targets(small: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What a small statement assigns: ``self.x = ...`` and ``self.x: int = ...`` (an annotation
+    without a value sets nothing)."""
+    if isinstance(small, cst.Assign):
+        return [t.target for t in small.targets]
+    if isinstance(small, cst.AnnAssign) and small.value is not None:
+        return [small.target]
+    return []
 
 
 def _number_type(value: cst.BaseExpression, init: cst.FunctionDef) -> str | None:

@@ -29,10 +29,12 @@ def code_of(node: cst.CSTNode) -> str:
 
 
 def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth: int,
-                             computed_on: list[cst.CSTNode] | None = None) -> None:
+                             computed_on: list[cst.CSTNode] | None = None,
+                             met: list[cst.BaseExpression] | None = None) -> None:
     """Follow the value of ``expr`` upwards until it meets tensor arithmetic; raise NotTensorFlow otherwise.
     ``computed_on`` collects the arithmetic with Python numbers the value goes through before (its
-    precision then depends on the dtype the value is kept in)."""
+    precision then depends on the dtype the value is kept in); ``met``, the tensor operands of the
+    arithmetic it meets (whose dtype a kept value may promote)."""
     if depth > MAX_DEPTH:
         raise NotTensorFlow
     node = expr
@@ -58,6 +60,8 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
         if isinstance(parent, cst.BinaryOperation):
             v = ctx.value(parent)
             if v is not None and v.kind is Kind.TENSOR:
+                if met is not None:
+                    met.append(parent.left if parent.right is node else parent.right)
                 return  # it meets a tensor: arithmetic stays in the graph
             if computed_on is not None:
                 computed_on.append(parent)
@@ -75,7 +79,7 @@ def check_flows_into_tensors(expr: cst.CSTNode, ctx, torch: str, rewrites, depth
             if not loads:
                 raise NotTensorFlow
             for load in loads:
-                check_flows_into_tensors(load, ctx, torch, rewrites, depth + 1, computed_on)
+                check_flows_into_tensors(load, ctx, torch, rewrites, depth + 1, computed_on, met)
             return
         raise NotTensorFlow
 

@@ -77,9 +77,10 @@ class FixResult:
     unsafe_available: int = 0
     """Remaining diagnostics that have an unsafe fix (offered with ``--unsafe-fixes``)."""
     refused: list["RefusedFix"] = field(default_factory=list)
-    """Fixes a fixer declined on the final code, with the precondition it could not prove."""
+    """Fixes a fixer declined on the final code, with the precondition it could not prove (at lines of
+    the original text, like ``applied``)."""
     errors: list[FixerError] = field(default_factory=list)
-    """Fixers that raised (their findings stay in ``remaining``)."""
+    """Fixers that raised (their findings stay in ``remaining``), at lines of the original text."""
 
     @property
     def changed(self) -> bool:
@@ -92,6 +93,7 @@ class RefusedFix:
     fixer: str
     reason: str
     line: int
+    """Where the finding is, in the original text (1-based)."""
 
 
 @dataclass
@@ -433,7 +435,10 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
             analysis = analysed(source)
         if analysis.module is None:
             break
+        back = _Back(original, source) if source != original else None
+        reported = len(errors)
         candidates = [c for c in _candidates(analysis, errors) if _allowed(c, unsafe)]
+        errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
         if not candidates:
             break
         chosen = _non_overlapping(analysis.module, source, candidates)
@@ -443,18 +448,17 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
         except Exception:  # one of the plans is broken: found (and reported) below
             new_source = None
         if new_source is None or not _sound(new_source, comments):
+            reported = len(errors)
             chosen = [c for c in chosen if _applies(analysis.module, source, c, comments, errors) is not None]
+            errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
             new_source = apply_plans(analysis.module, [c.plan for c in chosen])
         new_source = _same_ending(analysis.module, source, new_source)
         if new_source == source or not chosen:
             break
         analysis = None
-        back = LineMapping(original, source) if source != original else None
         for c in chosen:
-            line, column = c.diagnostic.line, c.diagnostic.column
-            if back is not None:  # a later round: report the position in the text the user wrote
-                line, unchanged = back.original(line)
-                column = column if unchanged else 1
+            # a later round: report the position in the text the user wrote
+            line, column = _original_position(back, c.diagnostic.line, c.diagnostic.column)
             applied.append(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
                                       line, column))
         source = new_source
@@ -462,10 +466,43 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
     unsafe_left = 0
     refused: list[RefusedFix] = []
     if final.module is not None:
+        back = _Back(original, source) if source != original else None
+        reported = len(errors)
         left = _candidates(final, errors, refused)
+        errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
+        refused = [dataclasses.replace(r, line=_original_position(back, r.line, 1)[0]) for r in refused]
         if not unsafe:
             unsafe_left = sum(1 for c in left if c.plan.safety == "unsafe")
     return FixResult(source, applied, final.diagnostics, unsafe_left, refused, _distinct(errors))
+
+
+class _Back:
+    """The line mapping from a rewritten text to the original, made when first asked (a diff of the
+    whole file: most rounds report nothing that needs it)."""
+
+    def __init__(self, original: str, rewritten: str) -> None:
+        self.texts = (original, rewritten)
+        self._mapping: LineMapping | None = None
+
+    def original(self, line: int) -> tuple[int, bool]:
+        if self._mapping is None:
+            self._mapping = LineMapping(*self.texts)
+        return self._mapping.original(line)
+
+
+def _original_position(back: _Back | None, line: int, column: int) -> tuple[int, int]:
+    """A position in a rewritten text -> the position in the text the user wrote (``back``: the line
+    mapping between them, None when nothing was rewritten yet); a line a rewrite replaced maps to the
+    first line of what it replaced, at column 1."""
+    if back is None:
+        return line, column
+    original, unchanged = back.original(line)
+    return original, column if unchanged else 1
+
+
+def _errors_back(error: FixerError, back: _Back | None) -> FixerError:
+    line, column = _original_position(back, error.line, error.column)
+    return dataclasses.replace(error, line=line, column=column)
 
 
 def _distinct(errors: list[FixerError]) -> list[FixerError]:

@@ -116,12 +116,11 @@ class Gate(nn.Module):
     def __init__(self):
         super().__init__()
         self.a = nn.Linear(4, 4)
-        self.b = nn.Linear(4, 4)
 
     def forward(self, x):
         if x.sum() > 0:
             return self.a(x)
-        return self.b(x)""",
+        return self.a(x) * 2""",
     "python-state-to-buffer": """\
 import torch
 import torch.nn as nn

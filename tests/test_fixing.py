@@ -330,3 +330,36 @@ def test_check_in_graph_keeps_the_dtype_check_of_an_unproven_condition():
             torch._check_tensor_all(cond)
     """)
     assert "torch._assert_async(cond._is_all_true())" in out
+
+
+def test_refusals_and_applied_fixes_are_at_lines_of_the_original_text():
+    """A fix that shortens the code above a refused finding does not move where the refusal is reported:
+    every line is the one ``check`` reports in the file as the user wrote it."""
+    from dynalint.analysis.program import Scope
+    from dynalint.engine import check_source
+
+    code = textwrap.dedent("""\
+        import torch
+
+
+        def g(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = x - 1
+            return y
+
+
+        def f(x):
+            y = x + 1
+            print("y", y)
+            y.mul_(2)
+            return y
+    """)
+    settings = Settings(scope=Scope.ALL)
+    found = {d.code: d.line for d in check_source(code, "m.py", settings)}
+    result = fix_source(code, "m.py", settings, unsafe=True)
+    assert result.source.count("\n") < code.count("\n")  # the first fix moved the lines below it
+    assert [(a.code, a.line) for a in result.applied] == [("DYN101", found["DYN101"])]
+    refused = [r for r in result.refused if r.fixer == "defer-logging"]
+    assert refused and all(r.line == found["DYN105"] for r in refused), result.refused

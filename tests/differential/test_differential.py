@@ -38,8 +38,7 @@ def _example_cases():
 def _example_hazard(name: str, index: int) -> str | None:
     """Examples whose rewrite shows a documented difference on their own inputs."""
     zero_grad, buffers = "zero gradient instead of", "``named_buffers()``"
-    return {("branch-to-cond", 0): zero_grad, ("branch-to-cond", 1): zero_grad,
-            ("branch-to-where", 3): zero_grad,
+    return {("branch-to-where", 3): zero_grad,
             ("python-state-to-buffer", 0): buffers, ("python-state-to-buffer", 1): buffers,
             ("skip-logging-while-compiling", 0): "never emitted from compiled code",
             ("defer-logging", 0): "``CompiledFunctionBackward``"}.get((name, index))
