@@ -89,6 +89,15 @@ def as_version(key: str, value: Any) -> Version:
     return version
 
 
+def as_megabytes(key: str, value: Any) -> int:
+    """A whole number of MiB, 0 or more (text from the command line or setup.cfg included)."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if type(value) is not int or value < 0:
+        raise ConfigError(f"{key}: expected a whole number of megabytes (0 for no limit), got {value!r}")
+    return value
+
+
 def as_per_file(key: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if isinstance(value, str):  # setup.cfg: "pattern: CODE, CODE" lines
         out = []
@@ -233,6 +242,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("respect-gitignore", as_bool, "skip files git ignores", "true", "switch"),
     Option("entry-points", as_list, "globs of qualified names analysed as compiled entry points",
            '["*.train_step", "mypkg.aug.Mixup.__call__"]', "list", _PATTERNS),
+    Option("max-file-memory", as_megabytes, "MB of memory the parse of one file may take (0: no limit)", "400",
+           metavar="MB",
+           note="estimated from its tokens and their nesting before parsing; a file over it is reported "
+                "as DYN001 and not analysed (generated code of a few MB on one line needs gigabytes)"),
 )
 
 BY_KEY = {o.key: o for o in OPTIONS}

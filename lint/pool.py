@@ -49,10 +49,13 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     for process in processes:
         with contextlib.suppress(Exception):
             process.terminate()
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         with contextlib.suppress(Exception):
             process.join(timeout=5)
+    if manager is not None:  # else, at exit, its closing of the wake-up pipe races the interpreter's
+        manager.join(timeout=5)  # last write to it, and a traceback follows the interrupt
 
 
 def _quiet_manager(pool: ProcessPoolExecutor) -> None:

@@ -3,6 +3,7 @@ entries, parallel workers, and a content-addressed cache."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -133,29 +134,118 @@ class Cache:
         diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in data["diagnostics"]]
         return Entry(diagnostics, data["outgoing"], data["deps"])
 
-    def put(self, key: str, entry: Entry) -> None:
-        target = self._path(key)
+    def prepare(self) -> str | None:
+        """Create the cache directory with its tag files unless they are there; why it cannot be
+        written (None: it can, as far as this shows).  Nothing is left half made: the files are
+        written atomically, and the folders created for a cache that cannot be written are removed."""
+        if os.path.islink(self.directory):
+            return "it is a symbolic link, which dynalint does not write through"
+        tags = {"CACHEDIR.TAG": b"Signature: 8a477f597d28d172789f06886806bc55\n# dynalint cache\n",
+                ".gitignore": b"# created by dynalint: keep the cache out of version control\n*\n"}
+        created: list[str] = []
         try:
-            if os.path.islink(self.directory) or os.path.islink(os.path.dirname(target)):
-                return  # a checkout's link must not make dynalint write where it points
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if not os.path.exists(os.path.join(self.directory, "CACHEDIR.TAG")):
-                with open(os.path.join(self.directory, "CACHEDIR.TAG"), "w") as fh:
-                    fh.write("Signature: 8a477f597d28d172789f06886806bc55\n# dynalint cache\n")
-                with open(os.path.join(self.directory, ".gitignore"), "w") as fh:
-                    fh.write("# created by dynalint: keep the cache out of version control\n*\n")
+            created = _make_directories(self.directory)
+            for name, content in tags.items():
+                if not os.path.exists(os.path.join(self.directory, name)):
+                    _put_file(self.directory, name, content)
+        except OSError as exc:
+            if created:
+                for name in tags:
+                    _unlink_quietly(os.path.join(self.directory, name))
+                _remove_empty(created)
+            return _reason(exc)
+        return None
+
+    def put(self, key: str, entry: Entry) -> str | None:
+        """Store ``entry`` under ``key``; why it could not be (None: stored, or deliberately not,
+        through a link)."""
+        target = self._path(key)
+        subdir = os.path.dirname(target)
+        if os.path.islink(self.directory) or os.path.islink(subdir):
+            return None  # a checkout's link must not make dynalint write where it points
+        created: list[str] = []
+        try:
+            created = _make_directories(subdir)
             payload = json.dumps({"diagnostics": [d.to_json() for d in entry.diagnostics],
                                   "outgoing": entry.outgoing, "deps": entry.deps}).encode()
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+            _put_file(subdir, os.path.basename(target), seal(key, payload))
+        except OSError as exc:  # a cache that cannot be written only costs time
+            _remove_empty(created)
+            return _reason(exc)
+        return None
+
+
+_TROUBLE: dict[str, str] = {}
+"""Cache directories that could not be written to, with why, not yet reported (:func:`cache_warnings`)."""
+_NOTED: set[str] = set()
+"""Cache directories whose trouble this process has noted already: each is reported once."""
+
+
+def _note_trouble(directory: str, reason: str | None) -> bool:
+    """Note that ``directory`` could not be written (when ``reason``); whether it could not."""
+    if reason is not None and directory not in _NOTED:
+        _NOTED.add(directory)
+        _TROUBLE[directory] = reason
+    return reason is not None
+
+
+def cache_warnings() -> list[str]:
+    """One message per cache directory that could not be written since the last call (results
+    are right, only not kept)."""
+    messages = [f"warning: cannot write the cache in {directory}: {reason}; results are not cached"
+                for directory, reason in _TROUBLE.items()]
+    _TROUBLE.clear()
+    return messages
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def _make_directories(path: str) -> list[str]:
+    """``os.makedirs(path, exist_ok=True)``, returning the folders it created, deepest last."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    created = []
+    try:
+        for folder in reversed(missing):
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(seal(key, payload))
-                os.replace(tmp, target)
-            except BaseException:
-                _unlink_quietly(tmp)
-                raise
+                os.mkdir(folder)
+            except FileExistsError:
+                if not os.path.isdir(folder):
+                    raise NotADirectoryError(errno.ENOTDIR, f"{folder} is not a directory") from None
+                continue
+            created.append(folder)
+    except OSError:
+        _remove_empty(created)
+        raise
+    return created
+
+
+def _remove_empty(created: list[str]) -> None:
+    """Remove the folders of ``created`` (deepest last) that are still empty."""
+    for folder in reversed(created):
+        try:
+            os.rmdir(folder)
         except OSError:
-            pass  # a cache that cannot be written only costs time
+            return
+
+
+def _put_file(directory: str, name: str, content: bytes) -> None:
+    """Write ``directory/name`` atomically: a temporary file, removed if anything fails, then a rename."""
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content)
+        os.replace(tmp, os.path.join(directory, name))
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
 
 
 def _unlink_quietly(path: str) -> None:
@@ -204,12 +294,16 @@ class _Job:
     """The file's content when it does not come from the file (standard input)."""
     modules: str = ""
     """The digest of the checked modules (see :func:`modules_digest`)."""
+    write_cache: bool = True
+    """False when the cache is only read (it could not be written earlier in the run)."""
 
 
 @dataclass
 class _Outcome:
     result: FileResult
     outgoing: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    cache_error: str | None = None
+    """Why the analysis could not be stored in the cache (the main process reports it once)."""
 
 
 _WORKER_PROJECT: SourceIndex | None = None
@@ -271,9 +365,10 @@ def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
     deps = {}
     if project is not None:
         deps = {p: _file_hash(p) for p in sorted(project.read) if os.path.abspath(p) != os.path.abspath(path)}
-    if cache is not None:
-        cache.put(key, Entry(diagnostics, outgoing, deps))
-    return _Outcome(FileResult(path, diagnostics), outgoing)
+    cache_error = None
+    if cache is not None and job.write_cache:
+        cache_error = cache.put(key, Entry(diagnostics, outgoing, deps))
+    return _Outcome(FileResult(path, diagnostics), outgoing, cache_error)
 
 
 def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | None,
@@ -359,10 +454,11 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
         modules = modules_digest(project) if cache_dir else ""
+        unwritable = bool(cache_dir) and _note_trouble(cache_dir, Cache(cache_dir).prepare())
         pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
-            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes, modules=modules)
-                        for p in pending]
+            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes, modules=modules,
+                             write_cache=not unwritable) for p in pending]
             if pool is not None:
                 done = list(pool.map(_check_in_worker, job_list,
                                      chunksize=chunk_size(len(job_list), workers, 16)))
@@ -374,6 +470,8 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
                         collections.done()
             for job, outcome in zip(job_list, done):
                 outcomes[job.path] = outcome
+                if cache_dir and _note_trouble(cache_dir, outcome.cache_error):
+                    unwritable = True  # not tried again in the next rounds
             new = _incoming(outcomes)
             pending = [p for p in outcomes if new.get(p, "") != incoming.get(p, "")]
             incoming = new

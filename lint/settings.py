@@ -80,6 +80,10 @@ class Settings:
     entry_points: tuple[str, ...] = ()
     """Glob patterns of qualified function names analysed as compiled entry points
     (``pkg.train.train_step``, ``*.Mixup.__call__``): their parameters are the graph's inputs."""
+    max_file_memory: int = 400
+    """MiB of memory the parse of one file may take, as estimated before parsing (0: no limit); a
+    larger file is reported (DYN001) and not analysed.  The default is
+    ``dynalint.source.MAX_FILE_MEMORY_MB``."""
 
     def enabled(self, code: str) -> bool:
         """Whether a rule code is selected: the longest matching prefix of select/ignore wins."""

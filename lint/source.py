@@ -7,6 +7,11 @@ be safe: a cheap scan bounds its nesting, and a file the scan cannot clear is fi
 CPython's own parser, which has C-level limits (more than 200 nested brackets is "too many nested
 parentheses").  What CPython rejects is a syntax error; what it accepts is parsed, and analysed, on
 a thread with a large stack and a raised recursion limit (see :func:`on_large_stack`).
+
+libcst's tree takes about 2 KiB a token, and more with every enclosing bracket: a generated file of a
+few megabytes takes gigabytes.  So before any parser sees a file, :func:`parse_memory` estimates
+what its parse would take, and a file over the limit (``max-file-memory``) is refused
+(:class:`TooLargeError`) instead.
 """
 from __future__ import annotations
 
@@ -24,6 +29,8 @@ import tokenize
 from typing import Callable, Iterator, TypeVar
 
 import libcst as cst
+
+from dynalint.text_lines import split_lines
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """Larger files are not read (DYN001 "file too large"): nothing a person writes comes near it, and
@@ -60,6 +67,19 @@ class NestingError(Exception):
     def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
         super().__init__(message)
         self.message, self.line, self.column = message, line, column
+
+
+class NullByteError(NestingError):
+    """A NUL byte in the text: Python's parser refuses the whole file (reported as a syntax error
+    where the byte is; libcst and CPython 3.11 give no position for it)."""
+
+
+def check_null_bytes(source: str) -> None:
+    """Raise :class:`NullByteError`, at its line and column, for the first NUL byte of ``source``."""
+    at = source.find("\0")
+    if at >= 0:
+        lines = split_lines(source[:at])
+        raise NullByteError("source code cannot contain null bytes", len(lines), len(lines[-1]) + 1)
 
 
 def _kind(mode: int) -> str:
@@ -107,12 +127,38 @@ def read_bytes(path: str) -> bytes:
 
 def decode_source(data: bytes) -> str:
     """Bytes to text by the encoding declaration (PEP 263), without a byte-order mark."""
+    utf16 = _utf16_order(data)
+    if utf16 is not None:
+        raise SourceError(f"cannot decode: the file looks like UTF-16 ({utf16}); Python reads source as "
+                          "UTF-8 (or an ASCII-compatible encoding it declares): save it as UTF-8")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)
     except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
         raise SourceError(f"cannot decode: {exc}") from None
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def _utf16_order(data: bytes) -> str | None:
+    """The byte order, in words, when ``data`` looks like UTF-16 text (Python cannot read it as
+    source): a UTF-16 byte order mark, or, without one, a zero byte in every other position of
+    most of its start (the high bytes of ASCII characters) that decodes as UTF-16."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "little-endian" if data[0] == 0xFF else "big-endian"
+    sample = data[:4096]
+    sample = sample[:len(sample) - len(sample) % 2]
+    if len(sample) < 4 or b"\0" not in sample:
+        return None
+    for name, high, low in (("little-endian, no byte order mark", sample[1::2], sample[0::2]),
+                            ("big-endian, no byte order mark", sample[0::2], sample[1::2])):
+        if high.count(0) >= 0.6 * len(high) and low.count(0) <= 0.1 * len(low):
+            try:
+                # the sample may end inside a surrogate pair: its last unit is left out
+                sample[:-2].decode("utf-16-le" if name.startswith("little") else "utf-16-be")
+            except UnicodeDecodeError:
+                continue
+            return name
+    return None
 
 
 def read_source(path: str) -> str:
@@ -133,13 +179,90 @@ _DELTA = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 _OPEN = frozenset("([{")
 
 
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_OPENING = re.compile(r"[(\[{]")
+_CLOSING = re.compile(r"[)\]}]")
+
+PARSE_BYTES_PER_TOKEN = 2048
+PARSE_BYTES_PER_NESTED_TOKEN = 1664
+PARSE_BYTES_PER_CHARACTER = 16
+"""The cost model of :func:`parse_memory`: libcst's parse keeps up to 2 KiB per token (line ends
+included), plus up to 1.6 KiB per enclosing bracket of each token (its parse of nested brackets
+grows with the square of their depth), plus a few bytes per character (long strings, and the
+copies of the text a check holds).  Calibrated on the shapes ``benchmarks/bench_memory.py``
+generates (one huge line, many lines, nested brackets and calls, strings, comments, model classes):
+the estimate is above libcst's measured peak for each, and a whole ``check`` process on a file just
+under the default limit stays under 500 MB."""
+
+
+def parse_memory(source: str) -> int:
+    """An upper estimate of the bytes of memory that parsing ``source`` with libcst takes, from a
+    scan that costs a few percent of the parse: its tokens (words, strings, comments and operator
+    characters) and the bracket depth of each."""
+    code = _NOT_CODE.sub(_token_mark, source) if ("#" in source or "'" in source or '"' in source) else source
+    compact = _SPACE.sub("", _WORD.sub("a", code))  # words first: spaces keep them apart
+    size = len(compact)
+    # the sum, over tokens, of the brackets enclosing each: an opening bracket at position p
+    # encloses the tokens after it, a closing one ends that
+    nesting = (sum(size - m.start() for m in _OPENING.finditer(compact))
+               - sum(size - m.start() for m in _CLOSING.finditer(compact)))
+    tokens = size + source.count("\n")
+    return (PARSE_BYTES_PER_TOKEN * tokens + PARSE_BYTES_PER_NESTED_TOKEN * max(nesting, 0)
+            + PARSE_BYTES_PER_CHARACTER * len(source))
+
+
+def _token_mark(m: re.Match) -> str:
+    """A string or a comment is one token (its brackets nest nothing)."""
+    return "s"
+
+
+MAX_FILE_MEMORY_MB = 400
+"""Default of ``max-file-memory``: the most memory (MiB, as :func:`parse_memory` estimates it) that
+the parse of one file may take; with the rest of the process a check then stays within 500 MB."""
+
+
+class TooLargeError(SourceError):
+    """A file whose parse would take more memory than allowed (reported as DYN001, not analysed)."""
+
+
+def check_memory(source: str, limit_mb: int) -> None:
+    """Raise :class:`TooLargeError` when parsing ``source`` would take more than ``limit_mb`` MiB
+    (0: no limit), before any parser sees it: a generated file of a few megabytes, one line of
+    nested literals, takes gigabytes, and a few of them at once would exhaust a machine."""
+    if limit_mb <= 0:
+        return
+    needed = parse_memory(source)
+    if needed <= limit_mb << 20:
+        return
+    longest = max(map(len, split_lines(source)), default=0)
+    shape = f"{_megabytes(longest)} MB on one line" if longest > len(source) // 2 else \
+        f"{_megabytes(len(source))} MB"
+    raise TooLargeError(f"too large to analyse: {shape}, whose parse would take about "
+                        f"{_megabytes(needed)} MB of memory (the limit is {limit_mb} MB); raise "
+                        f"`max-file-memory` to check it")
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / (1 << 20):.2g}" if n < 10 << 20 else str(round(n / (1 << 20)))
+
+
+def bracket_depth(source: str) -> int:
+    """The deepest nesting of brackets in ``source``, those of strings and comments counted too (an
+    upper bound of the code's)."""
+    return max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", source))), default=0)
+
+
+CPYTHON_MAX_BRACKETS = 200
+"""CPython's tokenizer refuses deeper brackets ("too many nested parentheses"), at once."""
+
+
 def needs_exact_check(source: str) -> bool:
     """Whether the cheap scan cannot clear ``source``: brackets nested more than
     :data:`MAX_SCAN_DEPTH` deep, or a statement longer than :data:`MAX_SCAN_STATEMENT` characters."""
     if len(source) <= MAX_SCAN_DEPTH:
         return False
-    brackets = _NOT_BRACKET.sub("", source)
-    if max(itertools.accumulate(map(_DELTA.__getitem__, brackets)), default=0) > MAX_SCAN_DEPTH:
+    if bracket_depth(source) > MAX_SCAN_DEPTH:
         return True
     code = _NOT_CODE.sub("", source) if ("#" in source or "'" in source or '"' in source) else source
     depth = deepest = 0
@@ -205,14 +328,21 @@ def dropped_indentation(original: str, parsed: str) -> dict[int, int]:
     return {original.count("\n", 0, m.start()) + 1: len(m.group()) for m in _FORM_FEED_INDENT.finditer(original)}
 
 
-def parse_module(source: str, path: str = "<unknown>") -> tuple[cst.Module, str]:
+def parse_module(source: str, path: str = "<unknown>", memory_mb: int = MAX_FILE_MEMORY_MB
+                 ) -> tuple[cst.Module, str]:
     """The libcst tree of ``source`` and the text it was parsed from.
 
-    Raises :class:`NestingError` for a file too deeply nested for Python, and libcst's
-    ``ParserSyntaxError`` for other syntax errors.  A form feed in an indentation resets it (as in
+    Raises :class:`TooLargeError` for a file whose parse would take more than ``memory_mb`` MiB
+    (:func:`check_memory`), :class:`NestingError` for a file too deeply nested for Python (or holding
+    a NUL byte), and libcst's ``ParserSyntaxError`` for other syntax errors.  A form feed in an indentation resets it (as in
     CPython's tokenizer); libcst may reject it, so the text up to the last form feed of such an
     indentation is dropped (lines keep their numbers) and the file parsed again.
     """
+    check_null_bytes(source)
+    if bracket_depth(source) > CPYTHON_MAX_BRACKETS and bracket_depth(_NOT_CODE.sub("", source)) > \
+            CPYTHON_MAX_BRACKETS:  # a syntax error CPython finds at little cost
+        check_nesting(source, path)
+    check_memory(source, memory_mb)  # before CPython's parser too, which takes a sixth of it
     check_nesting(source, path)
     try:
         return cst.parse_module(source), source

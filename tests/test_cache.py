@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import glob
 import os
+import tempfile
 import textwrap
 
 import pytest
@@ -149,3 +150,92 @@ def test_cli_no_cache_writes_nothing_and_agrees(model, tmp_path, monkeypatch, ca
     cached_second = capsys.readouterr().out
     assert uncached == cached_first == cached_second
     assert "DYN101" in uncached
+
+
+# -- a cache that cannot be written -----------------------------------------------------------------
+
+def _check_cli(capsys, *args) -> tuple[int, str, str]:
+    code = main(["check", "-q", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _leftovers(cache: str) -> list[str]:
+    """What a failed cache write left: empty folders, temporary files, files not complete."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(cache):
+        if not dirnames and not filenames:
+            found.append(dirpath)
+        for name in filenames:
+            full = os.path.join(dirpath, name)
+            if name.endswith(".tmp") or os.path.getsize(full) == 0:
+                found.append(full)
+    return found
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file", "/proc"])
+def test_a_cache_that_cannot_be_written_is_reported_once(tmp_path, monkeypatch, capsys, where):
+    monkeypatch.chdir(tmp_path)
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(MODEL)
+    (tmp_path / "blocker").write_text("")
+    cache = {"a file": "blocker", "under a file": "blocker/cache", "/proc": "/proc/dynalint-cache"}[where]
+    expected = _check_cli(capsys, "--no-cache", ".")
+    code, out, err = _check_cli(capsys, "--cache-dir", cache, ".")
+    assert (code, out) == expected[:2]
+    assert err.count("warning: cannot write the cache") == 1, err
+    assert f"dynalint: warning: cannot write the cache in {cache}: " in err
+
+
+def _full_disk(monkeypatch) -> None:
+    """Every temporary file can be created but not written: writes fail with ENOSPC."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full")
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        fd, name = real(*args, **kwargs)
+        os.dup2(os.open("/dev/full", os.O_WRONLY), fd)
+        return fd, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+def test_a_full_disk_is_reported_once_and_leaves_nothing_half_written(tmp_path, monkeypatch, capsys):
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(MODEL.replace("x * 2", f"x * {i}"))
+    cache = tmp_path / "cache"
+    expected = _check_cli(capsys, "--no-cache", str(tmp_path))
+    _full_disk(monkeypatch)
+    code, out, err = _check_cli(capsys, "--cache-dir", str(cache), str(tmp_path))
+    assert (code, out) == expected[:2]
+    assert err.count("warning: cannot write the cache") == 1, err
+    assert f"cannot write the cache in {cache}: No space left on device" in err
+    assert not os.path.exists(cache) or not _leftovers(str(cache)), _leftovers(str(cache))
+
+
+def test_a_full_file_system_is_reported_and_left_clean(tmp_path):
+    """The same on a real file system that is full (a small tmpfs, where mounts are permitted)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        pytest.skip("needs unshare and mount")
+    (tmp_path / "m.py").write_text(MODEL)
+    full = tmp_path / "full"
+    full.mkdir()
+    script = (f'mount -t tmpfs -o size=16k tmpfs "{full}" || exit 99; '
+              f'head -c 12288 /dev/zero > "{full}/fill"; '
+              f'"{sys.executable}" -m dynalint check -q --cache-dir "{full}/cache" "{tmp_path}/m.py"; rc=$?; '
+              f'echo "--- left:"; find "{full}/cache" -mindepth 1 \\( -empty -o -name "*.tmp" \\) 2>/dev/null; '
+              'exit $rc')
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+    if done.returncode == 99 or "unshare:" in done.stderr:
+        pytest.skip("tmpfs mounts are not permitted here")
+    assert done.returncode == 1, done.stderr
+    report, _, left = done.stdout.partition("--- left:")
+    assert "DYN101" in report
+    assert done.stderr.count("warning: cannot write the cache") == 1, done.stderr
+    assert "No space left on device" in done.stderr
+    assert left.split() == [], "half-written cache files or empty folders were left"

@@ -168,54 +168,102 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
-def test_stopping_fix_stops_its_workers(tmp_path, how):
+def _start_fix_held(tmp_path, point: str) -> tuple[subprocess.Popen, object, str, list[int]]:
+    """``fix -j 2`` on a tree of 6 files, stopped in its first write at ``point`` (see
+    ``dynalint.writes.HOLD_VARIABLE``); returns the process, the tree, the text of every file and the
+    workers."""
     tree = tmp_path / "tree"
     tree.mkdir()
-    big = "import torch\n" + "".join(FUNCTION.format(i=i) for i in range(25))
-    for k in range(16):
+    control = tmp_path / "control"
+    control.mkdir()
+    big = "import torch\n" + "".join(FUNCTION.format(i=i) for i in range(4))
+    for k in range(6):
         (tree / f"m{k:02d}.py").write_text(big)
+    env = dict(os.environ, DYNALINT_HOLD_WRITE=f"{point}:{control}")
     child = subprocess.Popen([sys.executable, "-m", "dynalint", "fix", "-q", "-j", "2", "--unsafe-fixes",
                               "--no-show-remaining", str(tree)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                             preexec_fn=_default_sigint)
+                             preexec_fn=_default_sigint, env=env)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(control / f"held-{child.pid}") and time.monotonic() < deadline:
+        if child.poll() is not None:
+            break
+        time.sleep(0.02)
+    if not os.path.exists(control / f"held-{child.pid}"):
+        child.kill()
+        out, err = child.communicate()
+        pytest.fail(f"fix never reached its first write: {err.decode()}")
+    return child, tree, big, [w for w in _children(child.pid) if w != child.pid]
+
+
+def _stop(child: subprocess.Popen, how: str, release) -> bytes:
     try:
-        deadline = time.monotonic() + 60
-        workers: list[int] = []
-        while len(workers) < 2 and time.monotonic() < deadline and child.poll() is None:
-            time.sleep(0.05)
-            workers = _children(child.pid)
-        assert len(workers) >= 2, "the workers never started"
-        time.sleep(1.5)  # let them work
         if how == "SIGINT":  # Ctrl-C in a terminal: the whole foreground process group
             os.killpg(child.pid, signal.SIGINT)
         else:
             os.kill(child.pid, getattr(signal, how))
-        _, err = child.communicate(timeout=30)
+        release.touch()
+        return child.communicate(timeout=60)[1]
     finally:
         if child.poll() is None:
             child.kill()
-    workers = [w for w in workers if w != child.pid]
-    deadline = time.monotonic() + 5
+
+
+def _assert_workers_ended(workers: list[int], how: str) -> None:
+    deadline = time.monotonic() + 10
     while any(map(_alive, workers)) and time.monotonic() < deadline:
         time.sleep(0.1)
     left = [w for w in workers if _alive(w)]
     for w in left:
         os.kill(w, signal.SIGKILL)
     assert not left, f"workers outlived fix after {how}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT"])
+def test_stopping_fix_stops_its_workers(tmp_path, how):
+    """Stopped while its first write is complete but not yet in place: the workers end with ``fix``,
+    and no file is left half written, nor a temporary file (an interrupt or termination waits for
+    the write; a killed writer's temporary file has no name yet)."""
+    if how == "SIGKILL":
+        from dynalint import writes
+
+        unnamed = writes._unnamed_file(str(tmp_path))
+        if unnamed is None:
+            pytest.skip("no O_TMPFILE on this file system: a killed writer leaves a named file")
+        os.close(unnamed)
+    child, tree, big, workers = _start_fix_held(tmp_path, "written")
+    assert workers, "fix started no workers"
+    err = _stop(child, how, tmp_path / "control" / "release")
+    _assert_workers_ended(workers, how)
     before = _snapshot(tree)
-    time.sleep(1.0)
+    time.sleep(0.5)
     assert _snapshot(tree) == before, "files changed after fix was stopped"
     assert not [n for n in before if not n.endswith(".py")], "a temporary file was left behind"
-    fixed = set()
     for name in before:
         text = (tree / name).read_text()
         assert text == big or ("torch.where" in text and compile(text, name, "exec"))
-        fixed.add(text != big)
     if how == "SIGINT":
         message = err.decode()
         assert child.returncode == 130 and "interrupted" in message and "Traceback" not in message, message
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_temporary_file_left_by_a_killed_fix_is_removed_next_time(tmp_path, capsys):
+    """Killed in the instant where the new content has its temporary name: the next ``fix`` removes
+    that file and says so, and a temporary file of a writer still running is left alone."""
+    child, tree, big, workers = _start_fix_held(tmp_path, "linked")
+    _stop(child, "SIGKILL", tmp_path / "control" / "release")
+    _assert_workers_ended(workers, "SIGKILL")
+    left = [n for n in os.listdir(tree) if not n.endswith(".py")]
+    assert left == [f".dynalint-{child.pid}-{left[0].split('-')[2]}"], left
+    running = tree / f".dynalint-{os.getppid()}-0123abcd.tmp"
+    running.write_text("")
+    code, _, err = fix(capsys, str(tree))
+    assert code == 0, err
+    assert f"removed {left[0]}, left by a dynalint process that was killed while writing" in err
+    assert sorted(n for n in os.listdir(tree) if not n.endswith(".py")) == [running.name]
+    assert all("torch.where" in (tree / n).read_text() for n in os.listdir(tree) if n.endswith(".py"))
 
 
 # -- generated names, links and encodings ---------------------------------------------------------

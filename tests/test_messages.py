@@ -85,3 +85,39 @@ def test_dyn204_on_a_branch_names_the_value_once_and_says_once():
     """)
     assert message.count("`m.item()`") == 1
     assert "recompiles once when it first changes" in message
+
+
+UNTRACEABLE = {
+    "rnn": """
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(4, 4)
+
+            def forward(self, x):
+                return self.rnn(x)[0]
+    """,
+    "print": "import torch\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n",
+    "logger": "import logging, torch\nlog = logging.getLogger(__name__)\n@torch.compile\ndef f(x):\n"
+              "    log.info('x')\n    return x\n",
+    "clock": "import time, torch\n@torch.compile\ndef f(x):\n    return x * time.time()\n",
+    "backward": "import torch\n@torch.compile\ndef f(x):\n    x.sum().backward()\n    return x\n",
+    "deepcopy": "import copy, torch\n@torch.compile\ndef f(x):\n    return copy.deepcopy(x)\n",
+    "disabled": "import torch\n@torch.compiler.disable\ndef g(x):\n    return x\n@torch.compile\n"
+                "def f(x):\n    return g(x) + 1\n",
+}
+
+
+def test_dyn105_hint_fits_each_cause():
+    """The logging remedy only where the call logs; every other cause gets its own."""
+    hints = {}
+    for cause, source in UNTRACEABLE.items():
+        [d] = [d for d in check(source) if d.code == "DYN105"]
+        hints[cause] = d.hint
+    logging = {c for c, h in hints.items() if "logging" in h}
+    assert logging == {"print", "logger"}, hints
+    assert "allow_rnn" in hints["rnn"]
+    assert "clock" in hints["clock"] and "optimizer" in hints["backward"] and ".clone()" in hints["deepcopy"]
+    assert len({h for c, h in hints.items() if c not in logging}) == len(hints) - len(logging), hints

@@ -39,6 +39,7 @@ VALUES = {
     "exclude": '["vendor", "*_pb2.py"]',  # no /: the command line anchors those at the current directory
     "respect-gitignore": "false",
     "entry-points": '["*.train_step"]',
+    "max-file-memory": "900",
 }
 #: A wrong value (as text) for each key a command line can get wrong.
 WRONG = {
@@ -48,6 +49,7 @@ WRONG = {
     "extend-ignore": "DYN7",
     "scope": "compild",
     "target-torch": "3.1",
+    "max-file-memory": "-5",
 }
 
 
@@ -60,7 +62,7 @@ def _command_line(option: Option, toml: str) -> list[str]:
     value = tomllib.loads(f"v = {toml}")["v"]
     if option.form == "switch":
         return [f"--{option.key}" if value else f"--no-{option.key}"]
-    return [f"--{option.key}", ",".join(value) if isinstance(value, list) else value]
+    return [f"--{option.key}", ",".join(value) if isinstance(value, list) else str(value)]
 
 
 def _configured(tmp_path, text: str) -> Settings:

@@ -12,6 +12,7 @@ import socket
 import stat
 import subprocess
 import sys
+import textwrap
 
 import pytest
 from helpers import run
@@ -343,3 +344,99 @@ def test_large_stack_runs_hand_back_results_errors_and_the_recursion_limit(monke
     monkeypatch.setattr(threading.Thread, "start", refuse)  # where such a stack cannot be had
     assert [d.code for d in check_source(OK, "ok.py", default_settings())] == ["DYN105"]
     assert sys.getrecursionlimit() == limit
+
+
+@pytest.mark.parametrize("text, where", [("x = 1\ny = 2 \0\n", (2, 7)), ('x = 1\ny = "a\0b"\n', (2, 7)),
+                                         ("x = 1\r\n\r\0\n", (3, 1))])
+def test_a_nul_byte_is_reported_where_it_is(tmp_path, text, where):
+    """Python's parser refuses a file with a NUL byte anywhere, strings included, without saying where."""
+    path = tmp_path / "nul.py"
+    path.write_bytes(text.encode())
+    [result] = check_files([str(path)], default_settings())
+    [d] = result.diagnostics
+    assert (d.code, d.line, d.column) == ("DYN000", *where)
+    assert "null bytes" in d.message
+
+
+@pytest.mark.parametrize("encoding, order", [("utf-16-le", "little-endian, no byte order mark"),
+                                             ("utf-16-be", "big-endian, no byte order mark"),
+                                             ("utf-16", "little-endian")])
+@pytest.mark.parametrize("text", ["x = 1\nprint(x)\n", "# café\nx = 1\n"])
+def test_a_utf16_file_is_said_to_be_utf16(tmp_path, encoding, order, text):
+    path = tmp_path / "wide.py"
+    path.write_bytes(text.encode(encoding))
+    [result] = check_files([str(path)], default_settings())
+    [d] = result.diagnostics
+    assert d.code == "DYN001"
+    assert f"looks like UTF-16 ({order})" in d.message and "save it as UTF-8" in d.message
+
+
+def test_text_with_a_few_nul_bytes_is_no_utf16(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"# " + "é".encode() * 40 + b"\nx = '\0'\n")
+    [result] = check_files([str(path)], default_settings())
+    assert [(d.code, d.line) for d in result.diagnostics] == [("DYN000", 2)]
+
+
+def test_a_file_too_large_to_analyse_is_refused_before_any_parser_sees_it(tmp_path, monkeypatch):
+    """A file whose parse would take more memory than ``max-file-memory`` is DYN001, and neither libcst
+    nor CPython's parser is given it; the other files are checked."""
+    import libcst
+
+    big = "DATA = {" + "".join(f'"k{i}": [{i}, ({i}, "v")], ' for i in range(3000)) + "}\n"
+    (tmp_path / "generated.py").write_text(big)
+    (tmp_path / "ok.py").write_text(OK)
+    parsed = []
+    real_parse, real_compile = libcst.parse_module, compile
+    monkeypatch.setattr(libcst, "parse_module", lambda text, *a, **k: parsed.append(len(text)) or real_parse(text, *a, **k))
+    monkeypatch.setattr("builtins.compile", lambda text, *a, **k: parsed.append(len(text)) or real_compile(text, *a, **k))
+    settings = default_settings().with_changes(max_file_memory=20)
+    results = {os.path.basename(r.path): r for r in check_files([str(tmp_path / "generated.py"),
+                                                                   str(tmp_path / "ok.py")], settings)}
+    [d] = results["generated.py"].diagnostics
+    assert d.code == "DYN001" and d.message.startswith("too large to analyse: ") and "on one line" in d.message
+    assert "raise `max-file-memory` to check it" in d.message
+    assert len(big) not in parsed
+    assert [x.code for x in results["ok.py"].diagnostics] == ["DYN105"]
+    assert check_files([str(tmp_path / "generated.py")], settings.with_changes(max_file_memory=0))
+
+
+def test_ordinary_large_files_are_within_the_default_memory_limit():
+    """A 2,000-line file of model classes is far below the default limit, and costs what a file of
+    its size does (the estimate is linear in its length for code of bounded nesting)."""
+    model = textwrap.dedent("""
+        class Block{i}(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+                self.norm = nn.LayerNorm(dim)
+
+            def forward(self, x, mask=None):
+                h = self.proj(self.norm(x)) * self.scale
+                if mask is not None:
+                    h = h.masked_fill(mask, 0.0)
+                return h, {{"block": {i}, "shape": h.shape}}
+
+    """)
+    text = "import torch\nimport torch.nn as nn\n" + "".join(model.format(i=i) for i in range(155))
+    assert text.count("\n") >= 2000
+    needed = source_module.parse_memory(text)
+    assert needed < (source_module.MAX_FILE_MEMORY_MB << 20) // 4
+    assert source_module.parse_memory(text * 2) < 2.1 * needed
+    assert default_settings().max_file_memory == source_module.MAX_FILE_MEMORY_MB
+
+
+def test_nesting_raises_the_estimated_parse_memory():
+    """libcst's parse of nested brackets grows with the square of their depth (measured): the
+    estimate follows, where the length alone would not."""
+    flat = "x = [" + ", ".join(["1"] * 120) + "]\n"
+    nested = "x = " + "[" * 60 + "1" + "]" * 60 + "\n"
+    assert source_module.parse_memory(nested * 100) > 5 * source_module.parse_memory(flat * 100)
+
+
+def test_max_file_memory_is_a_whole_number(tmp_path, capsys):
+    from dynalint.adapters.cli import main
+
+    (tmp_path / "m.py").write_text(OK)
+    assert main(["check", "--no-cache", "--max-file-memory", "lots", str(tmp_path / "m.py")]) == 2
+    assert "max-file-memory: expected a whole number of megabytes" in capsys.readouterr().err

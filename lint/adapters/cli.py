@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from dynalint.runner import default_jobs  # the engine: not for --version, lsp
+    from dynalint.runner import cache_warnings, default_jobs  # the engine: not for --version, lsp
     from dynalint.session import Session
 
     if not args.paths:
@@ -176,6 +176,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             errors += 1
             print(f"{result.path}: error: {result.error}", file=sys.stderr)
         diagnostics.extend(result.diagnostics)
+    for warning in cache_warnings():
+        print(f"dynalint: {warning} (choose another place with --cache-dir, or --no-cache)", file=sys.stderr)
     if args.add_noqa:
         added, unwritten = add_noqa(diagnostics)
         print(f"dynalint: added {plural(added, 'noqa directive')}"
@@ -277,7 +279,7 @@ def add_noqa(diagnostics: list[Diagnostic]) -> tuple[int, int]:
     from dynalint.source import SourceError, decode_source, read_bytes
     from dynalint.rules.base import get_rule
     from dynalint.suppress import CommentSites, apply_insertion
-    from dynalint.writes import write_atomically
+    from dynalint.writes import stale_note, write_atomically
 
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
@@ -302,12 +304,14 @@ def add_noqa(diagnostics: list[Diagnostic]) -> tuple[int, int]:
         if text == source:
             continue
         try:
-            write_atomically(path, text, data)
+            removed = write_atomically(path, text, data)
         except OSError as exc:
             unwritten += 1
             print(f"{path}: error: cannot write, no noqa directive added: {exc.strerror or exc}",
                   file=sys.stderr)
             continue
+        if removed:
+            print(f"{path}: {stale_note(removed)}", file=sys.stderr)
         added += here
     return added, unwritten
 

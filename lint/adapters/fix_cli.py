@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from dynalint.adapters.fix_files import Job, fix_outcomes
     from dynalint.adapters.reporters import location
     from dynalint.files import iter_python_files
-    from dynalint.runner import default_jobs
+    from dynalint.runner import cache_warnings, default_jobs
     from dynalint.verify.cli import devices_of, torch_available
 
     if args.verify and not torch_available():
@@ -102,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{location(d)}: {d.code} {d.message}", file=sys.stderr)
             for r in result.refused:
                 print(f"{outcome.path}:{r.line}: {r.code} fix refused ({r.fixer}): {r.reason}", file=sys.stderr)
+    for warning in cache_warnings():
+        print(f"dynalint: {warning}", file=sys.stderr)
     if not args.quiet:
         verb = "would fix" if args.diff else "fixed"
         line = f"dynalint: {verb} {total_applied} issue{'s' * (total_applied != 1)} in {changed_files} " \

@@ -22,7 +22,7 @@ from dynalint.session import Session
 from dynalint.settings import Settings
 from dynalint.source import on_large_stack, read_bytes
 from dynalint.text_lines import split_lines
-from dynalint.writes import ChangedOnDisk, write_atomically
+from dynalint.writes import ChangedOnDisk, stale_note, write_atomically
 
 
 @dataclass
@@ -82,14 +82,14 @@ def _written(outcome: Outcome) -> Outcome:
     if outcome.original is None or outcome.result is None:
         return outcome
     try:
-        write_atomically(outcome.path, outcome.result.source, outcome.original)
+        removed = write_atomically(outcome.path, outcome.result.source, outcome.original)
     except ChangedOnDisk:
         return replace(outcome, changed=False, original=None, result=None,
                        error="changed on disk while it was being fixed; not fixed (run again)")
     except OSError as exc:
         return replace(outcome, changed=False, original=None, result=None,
                        error=f"cannot write: {exc.strerror or exc}")
-    return replace(outcome, original=None)
+    return replace(outcome, original=None, note=stale_note(removed) or outcome.note)
 
 
 def _fix_in_worker(job: Job) -> Outcome:
