@@ -105,6 +105,9 @@ class DataDependentLoop(Rule):
             else:
                 then = "the graph breaks at this test on every iteration, and each iteration's body is a " \
                        "graph of its own"
+            if ctx.program.uncompiled(brk.event) and "eagerly" in then:
+                then = f"compiled, {then.replace('Dynamo runs', 'Dynamo would run')} (nothing in the checked " \
+                       f"files compiles `{brk.event.function.name}`: it is checked for its tensor parameters)"
             yield self.reported(
                 brk,
                 f"{what} `{ctx.code(brk.node)}` depends on tensor data: {then}.",

@@ -5,7 +5,7 @@ from typing import Iterator
 
 from dynalint import gb_types as GB
 from dynalint.analysis.breaks import Cause
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 @register
 class DataDependentShape(Rule):
@@ -130,14 +130,14 @@ class DataDependentShape(Rule):
                 yield self.reported(
                     brk,
                     f"boolean-mask indexing `{ctx.code(brk.node)}` has a data-dependent size: the graph breaks "
-                    "here." + loop_note(brk),
+                    "here." + ctx.loop_note(brk),
                     hint="keep the shape static: torch.where(mask, x, 0) or x * mask, then reduce",
                 )
                 continue
             yield self.reported(
                 brk,
                 f"`{ctx.code(brk.node)}`: {brk.detail} returns a data-dependent number of elements, so the graph "
-                "breaks here." + loop_note(brk),
+                "breaks here." + ctx.loop_note(brk),
                 hint="use a static-shape formulation (masks, torch.where, fixed capacity) or move it out of "
                      "the compiled region",
             )

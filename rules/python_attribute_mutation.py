@@ -138,7 +138,17 @@ class PythonAttributeMutation(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        events = ctx.events(AttributeEvent)
+        seen: set[tuple[int, str]] = set()
+        everything: list[Event] = ctx.program.events
+        found = ctx.program.entry_events
+        if found is not everything:
+            # scope all: what the entry points reach first, as the default scope reports it, then what
+            # only the functions analysed for the scope add
+            yield from self._check(ctx, found, seen)
+        yield from self._check(ctx, everything, seen)
+
+    def _check(self, ctx: RuleContext, found: "Sequence[Event]", seen: set[tuple[int, str]]) -> Iterator[Finding]:
+        events = [e for e in found if isinstance(e, AttributeEvent)]
         read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None}
         # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
         # nothing across calls: Dynamo reads the value it just stored, no guard on the old one
@@ -147,7 +157,6 @@ class PythonAttributeMutation(Rule):
             if e.cls is not None:
                 first.setdefault((id(e.cls), e.name), e)
         read = {key for key in read if not (first[key].write and not first[key].augmented)}
-        seen: set[tuple[int, str]] = set()
         for ev in events:
             if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:
                 continue
@@ -178,17 +187,19 @@ class PythonAttributeMutation(Rule):
                 hint="keep it in a tensor buffer updated in place, or update it outside forward",
             )
         rebound_first = {key for key, e in first.items() if e.write and not e.augmented}
-        yield from self._containers(ctx, rebound_first, seen)
+        yield from self._containers(ctx, found, rebound_first, seen)
 
-    def _containers(self, ctx: RuleContext, rebound_first: set[tuple[int, str]],
+    def _containers(self, ctx: RuleContext, found: "Sequence[Event]", rebound_first: set[tuple[int, str]],
                     seen: set[tuple[int, str]]) -> Iterator[Finding]:
         """Lists and dicts on ``self`` that compiled code grows: Dynamo guards on their length and keys."""
         changes: list[tuple[Event, cst.CSTNode]] = []
-        for sub in ctx.events(SubscriptEvent):
-            if sub.store and not sub.augmented and isinstance(sub.node, cst.Subscript):
+        for sub in found:
+            if isinstance(sub, SubscriptEvent) and sub.store and not sub.augmented \
+                    and isinstance(sub.node, cst.Subscript):
                 changes.append((sub, sub.node.value))
-        for call in ctx.events(CallEvent):
-            if call.method in _RESIZING_METHODS and isinstance(call.call.func, cst.Attribute):
+        for call in found:
+            if isinstance(call, CallEvent) and call.method in _RESIZING_METHODS \
+                    and isinstance(call.call.func, cst.Attribute):
                 changes.append((call, call.call.func.value))
         for ev, target in changes:
             cls, attr = ev.function.cls, self_attribute(ev.function, target)

@@ -68,7 +68,7 @@ class PythonAttributeSetOutside(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         writes = ctx.program.index.attr_writes_outside
-        compiled = {id(fn) for fn in ctx.program.compiled}
+        compiled = {id(fn) for fn in ctx.program.entry_compiled}
         seen: set[tuple[int, str]] = set()
         for ev in ctx.events(AttributeEvent):
             if ev.write or ev.cls is None or ev.name not in writes or ev.name == "training":

@@ -24,9 +24,10 @@ class ScalarCrossesBreak(Rule):
         and recompiles when it first changes (then the number is treated as dynamic, measured on torch
         2.13; a branch on it compiles one resumed graph per outcome; a value that sizes a `range`
         recompiles for every new value), and """ + RECOMPILE_LIMIT + """. A value that is only returned is not guarded, nor
-        one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor operation,
-        a traced call or another break (a frame without a graph is skipped), or a break inside a later
-        loop makes Dynamo run the whole resumed frame eagerly. Values
+        one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor
+        operation (arithmetic and tests of Python numbers are none), a traced call or another break
+        (a frame without a graph is skipped), or a break inside a later loop makes Dynamo run the
+        whole resumed frame eagerly. Values
         computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
         one extra graph) are not reported; a buffer that the module updates in place (a step counter,
         running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a

@@ -5,7 +5,7 @@ from typing import Iterator
 
 from dynalint import gb_types as GB
 from dynalint.analysis.breaks import Cause
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 #: what each cause of the rule tells the user
 _MESSAGES = {
@@ -216,5 +216,5 @@ class ScalarExtraction(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for brk in ctx.breaks.of(*_MESSAGES):
             message, hint = _MESSAGES[brk.cause]
-            yield self.reported(brk, message.format(code=ctx.code(brk.node), detail=brk.detail) + loop_note(brk),
+            yield self.reported(brk, message.format(code=ctx.code(brk.node), detail=brk.detail) + ctx.loop_note(brk),
                                 hint=hint)

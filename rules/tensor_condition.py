@@ -6,7 +6,7 @@ from typing import Iterator
 from dynalint import gb_types as GB
 from dynalint.analysis.breaks import Cause
 from dynalint.analysis.values import Kind
-from dynalint.rules.base import Example, Finding, Rule, RuleContext, loop_note, register
+from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 
 @register
@@ -223,6 +223,6 @@ class TensorCondition(Rule):
             yield self.reported(
                 brk,
                 f"{where} {what}: `{ctx.code(ev.node)}` needs tensor data to decide, so the graph breaks "
-                f"here.{loop_note(ev)}",
+                f"here.{ctx.loop_note(ev)}",
                 hint="compute both sides and select with torch.where, or use torch.cond",
             )

@@ -580,3 +580,59 @@ def test_a_value_still_pending_at_the_next_break_of_its_statement():
     # the helper is analysed once per call: its second pass is another frame, not a later break
     assert breaks.next_in_statement(second) is None
     assert [(d.line, d.column) for d in check(code) if d.code == "DYN204"] == [(4, 18)]
+
+
+_CALLED = """
+import torch
+from torch import nn
+
+class Scale(nn.Module):
+    def forward(self, x, factor):
+        if factor > 1.0:
+            return x * 2
+        return x
+
+class Sampler(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        {init}
+
+    def forward(self, x):
+        {body}
+"""
+
+
+@pytest.mark.parametrize("init, body, reported", [
+    ("self.scale = Scale()", "return self.scale(x, 2)", False),
+    ("self.scale = Scale()", "return self.scale(self.scale(x, 2), 0.5)", False),
+    # a value whose kind is not known, an instance in a container, spread arguments, a second name
+    # for the instance: not every call is known to pass a number
+    ("self.scale = Scale(); self.factor = factor", "return self.scale(x, self.factor)", True),
+    ("self.scales = nn.ModuleList([Scale()])", "return self.scales[0](x, 2)", True),
+    ("self.scale = Scale()", "return self.scale(x, *[2])", True),
+    ("self.scale = Scale(); self.other = self.scale", "return self.scale(x, 2)", True),
+    ("self.scale = Scale()", "return self.scale(x, x.sum())", True),
+])
+def test_an_untyped_argument_every_caller_passes_a_number_is_a_number(init: str, body: str, reported: bool):
+    found = [d.line for d in check(_CALLED.format(init=init, body=body)) if d.code == "DYN101"]
+    assert (found == [6]) == reported and (found == []) != reported
+
+
+def test_a_compiled_function_called_with_numbers_only_is_not_a_tensor_test():
+    code = """
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            if y == 2:
+                return x * 2
+            return x
+
+        def run(x, steps: int):
+            for i in range(3):
+                x = f(x, i)
+            return f(x, steps)
+    """
+    assert "DYN101" not in codes(code)
+    # handed on as a value: a call may pass anything
+    assert "DYN101" in codes(code.replace("f(x, steps)", "list(map(f, [x]))"))

@@ -574,6 +574,64 @@ CASES = [
                     return self.bias[..., -i:, -j:]
                 return self.bias.new_zeros(2, i, j)
     """, "[(3, 4), (2, 5), (7, 8)]", {}, "CachedBias"),
+    # every call of the submodule in the module passes a Python number (a literal, a loop counter over
+    # range, a number-valued attribute): Dynamo guards on the value, no break
+    Case("numbers-from-every-caller", """
+        import torch
+        from torch import nn
+
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 4)
+
+            def forward(self, x, factor):
+                if factor > 1.0:
+                    x = x * factor
+                return self.net(x)
+
+        class Step(nn.Module):
+            def forward(self, out, timestep, sample):
+                if timestep == 0:
+                    return sample - out
+                return sample * 0.5 - out
+
+        class Sampler(nn.Module):
+            def __init__(self, guidance: float = 7.5):
+                super().__init__()
+                self.scale = Scale()
+                self.step = Step()
+                self.guidance = guidance
+
+            def forward(self, x):
+                x = self.scale(x, 2)
+                for t in range(3):
+                    x = self.step(self.scale(x, self.guidance), t, x)
+                return x
+    """, "[(torch.randn(2, 4),)] * 2", {}, "Sampler"),
+    # one caller passes a tensor: the test needs its data
+    Case("a-caller-passes-a-tensor", """
+        import torch
+        from torch import nn
+
+        class Scale(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 4)
+
+            def forward(self, x, factor):
+                if factor > 1.0:
+                    x = x * factor
+                return self.net(x)
+
+        class Sampler(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = Scale()
+
+            def forward(self, x):
+                return self.scale(self.scale(x, 2), x.abs().sum())
+    """, "[(torch.randn(2, 4),)]", {10: "DYN101"}, "Sampler"),
 ]
 
 
@@ -738,5 +796,125 @@ def test_carried_loop_state_is_reported(name: str, before: str, change: str, rec
 def test_carried_loop_state_recompiles_as_dynamo_does(name: str, before: str, change: str, recompiles: bool,
                                                       tmp_path) -> None:
     example = Example(_carrying(before, change), inputs="[(torch.full((3,), 8.0),), (torch.full((3,), 20.0),)]")
+    obs, _ = run_example_under_dynamo(example, tmp_path)
+    assert bool(obs.recompiles) == recompiles, obs.recompiles
+
+
+#: loops in functions that nothing in the file compiles, checked because a parameter is a `Tensor`
+UNCOMPILED_LOOPS = [
+    ("DYN101", """
+    import torch
+
+    def shrink(x: torch.Tensor):
+        for _ in range(3):
+            if x.sum() > 0:
+                x = x - 1
+        return x
+    """),
+    ("DYN103", """
+    import torch
+
+    def shrink(x: torch.Tensor):
+        for _ in range(2):
+            while x.abs().max() > 1:
+                x = x / 2
+        return x
+    """),
+]
+
+
+@pytest.mark.parametrize("code, source", UNCOMPILED_LOOPS, ids=[c for c, _ in UNCOMPILED_LOOPS])
+def test_a_loop_nothing_compiles_is_not_said_to_run_eagerly(code: str, source: str) -> None:
+    (finding,) = [d for d in check(source) if d.code == code]
+    assert "nothing in the checked files compiles `shrink`" in finding.message.lower()
+    assert "Dynamo then gives up" not in finding.message and "Dynamo runs" not in finding.message
+    compiled = source.replace("    def shrink", "    @torch.compile\n    def shrink")
+    (finding,) = [d for d in check(compiled) if d.code == code]
+    assert "nothing in the checked files" not in finding.message.lower() and "eagerly" in finding.message
+
+
+@requires_torch
+@pytest.mark.parametrize("code, source", UNCOMPILED_LOOPS, ids=[c for c, _ in UNCOMPILED_LOOPS])
+def test_compiled_such_a_loop_runs_eagerly(code: str, source: str, tmp_path) -> None:
+    obs, _ = run_example_under_dynamo(Example(source, target="shrink", inputs="[(torch.full((3,), 8.0),)]"),
+                                      tmp_path)
+    assert any(b.frame_skipped for b in obs.breaks), [(b.line, b.gb_type, b.frame_skipped) for b in obs.breaks]
+
+
+#: Python values guarded in the frame Dynamo resumes after a break: it compiles that frame only when
+#: something there is a graph operation (a frame without one is skipped, and guards nothing)
+RESUMED = [
+    ("scalar-in-python-arithmetic", "DYN204", """
+    import torch
+
+    @torch.compile
+    def f(x):
+        n = x.sum().item()
+        return x, n + 1
+    """, None, False),
+    ("scalar-in-python-test", "DYN204", """
+    import torch
+
+    @torch.compile
+    def f(x):
+        n = x.sum().item()
+        if n > 0:
+            return x, 1
+        return x, 0
+    """, None, False),
+    ("scalar-in-tensor-arithmetic", "DYN204", """
+    import torch
+
+    @torch.compile
+    def f(x):
+        n = x.sum().item()
+        return x * n
+    """, None, True),
+    ("global-in-python-code", "DYN201", """
+    import torch
+
+    FLAG = 1
+
+    def bump(i):
+        global FLAG
+        FLAG = i + 1
+
+    @torch.compile
+    def f(x):
+        y = x * 2
+        print("step")
+        if FLAG > 2:
+            return y, 1
+        return y, FLAG * 3
+    """, "bump(i)", False),
+    ("global-in-tensor-arithmetic", "DYN201", """
+    import torch
+
+    FLAG = 1
+
+    def bump(i):
+        global FLAG
+        FLAG = i + 1
+
+    @torch.compile
+    def f(x):
+        y = x * 2
+        print("step")
+        return y * FLAG
+    """, "bump(i)", True),
+]
+
+
+@pytest.mark.parametrize("name, rule, code, between, recompiles", RESUMED, ids=[c[0] for c in RESUMED])
+def test_a_resumed_frame_without_graph_work_is_not_reported(name: str, rule: str, code: str, between: str | None,
+                                                            recompiles: bool) -> None:
+    assert (rule in {d.code for d in check(code)}) == recompiles
+
+
+@requires_torch
+@pytest.mark.parametrize("name, rule, code, between, recompiles", RESUMED, ids=[c[0] for c in RESUMED])
+def test_a_resumed_frame_recompiles_as_dynamo_does(name: str, rule: str, code: str, between: str | None,
+                                                   recompiles: bool, tmp_path) -> None:
+    example = Example(code, inputs="[(torch.randn(4) + i,) for i in range(4)]", between_calls=between)
     obs, _ = run_example_under_dynamo(example, tmp_path)
     assert bool(obs.recompiles) == recompiles, obs.recompiles

@@ -42,7 +42,7 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
     """Each parameter of each compiled entry point that callers pass different values and that the
     entry point reads where Dynamo specialises on it, in definition order."""
     idx = program.index
-    compiled = {id(fn) for fn in program.compiled}
+    compiled = {id(fn) for fn in program.entry_compiled}
     by_class: dict[str, list[tuple[cst.Call, "FunctionInfo"]]] | None = None
     handles = _compiled_handles(program)
     for fn in program.compiled:

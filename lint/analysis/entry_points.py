@@ -61,7 +61,8 @@ class EntryPoints:
                     add(fn)
         if self.scope is Scope.ALL:
             for fn in idx.all_functions:
-                if fn.name != "__init__":
+                if fn.name != "__init__" and (id(fn), id(None)) not in seen:
+                    self._widened_roots.add(id(fn))
                     add(fn)
         elif self.scope is Scope.AUTO and idx.imports_torch:
             # library helpers and callable objects (augmentations, losses, matchers) that take tensors:

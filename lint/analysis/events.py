@@ -153,6 +153,13 @@ class ContainmentEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class ArithmeticEvent(Event):
+    """``a + b``, ``n += 1``...: the values combined (a graph operation only when one is a tensor)."""
+
+    operands: tuple[Value, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
 class ComparisonEvent(Event):
     """``a == b``, ``a < b``... (not ``is``/``in``): the values compared."""
 

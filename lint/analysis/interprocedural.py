@@ -50,20 +50,34 @@ class Interprocedural(CutReplay):
     """The driver part of :class:`~dynalint.analysis.program.Program`."""
 
     def run(self: _P) -> _P:
+        widened = self.scope is Scope.ALL
+        start: int | None = None
         for fn, bound in self.roots():
+            if id(fn) in self._widened_roots and self._entry_reach is None:
+                self._entry_reach = (len(self.compiled), len(self.events))
             if id(fn) in self._library_roots and id(fn) in self._compiled_ids:
                 # compiled code of this module calls it: analysed with the values its callers pass, as
                 # a function of another module that compiled code reaches is (see ``_summary_roots``)
                 continue
+            if start is None and (id(fn) in self._widened_roots or id(fn) in self._library_roots):
+                start = len(self.events)
             self._unit(("root", id(fn), id(bound)), (fn, bound), lambda: self.analyze_root(fn, bound))
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
+        if widened and self._entry_reach is None:
+            self._entry_reach = (len(self.compiled), len(self.events))
+        if widened and start is None:
+            start = len(self.events)
         while self._nested:
             pending = list(self._nested.values())
             self._nested.clear()
             for fn in pending:
                 if id(fn.node) not in self._compiled_nodes:
                     self._unit(("nested", id(fn)), (fn,), lambda: self.analyze_root(fn))
+        if start is not None:
+            # library roots, then (scope all) every other function: what nothing in the checked files
+            # is known to compile
+            self._uncompiled_span = (start, len(self.events))
         for qualname, encoded in self.entries.items():
             fn = self.function_named(qualname)
             if fn is not None and not fn.disabled:

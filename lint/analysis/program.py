@@ -112,6 +112,7 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
             memo("annotations")
         self._declared: Memo[int, dict[str, Value]] = memo("declared")
         self._evidence: Memo[int, Evidence] = memo("evidence")
+        self._numbers: Memo[int, frozenset[str]] = memo("numbers")
         self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
         self._class_attrs: Memo[int, dict[str, Value]] = memo("class_attrs")
         self._properties: Memo[tuple[int, int], Value] = memo("properties")
@@ -127,6 +128,15 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._library_roots: set[int] = set()
         """Roots only because they take tensors (scope auto): callers outside the checked files may
         compile them."""
+        self._widened_roots: set[int] = set()
+        """Roots only because the scope is ALL (analysed after every other root)."""
+        self._entry_reach: tuple[int, int] | None = None
+        """Scope ALL: how many of :attr:`compiled` and of :attr:`events` the entry points reach (those
+        marked and found before the first function analysed only because of the scope)."""
+        self._uncompiled_span: tuple[int, int] | None = None
+        """The slice of :attr:`events` found in functions analysed only because callers outside the
+        checked files may compile them (library roots of scope auto, every function in scope all)."""
+        self._uncompiled_events: set[int] | None = None
         self._entries: set[int] = set()
         """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
         self._compiled_nodes: set[int] = set()
@@ -136,6 +146,28 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
     @property
     def is_root(self) -> bool:
         return self.run_state is not None and self.run_state.root is self
+
+    @property
+    def entry_compiled(self) -> list[FunctionInfo]:
+        """The functions Dynamo compiles as the default scope sees it: :attr:`compiled` without those
+        analysed only because the scope is ALL (a caller analysed so is still run eagerly, so what
+        it passes a compiled function, or sets on a module, is guarded on)."""
+        return self.compiled if self._entry_reach is None else self.compiled[:self._entry_reach[0]]
+
+    @property
+    def entry_events(self) -> list[Event]:
+        """The events of the code :attr:`entry_compiled` holds, as the default scope finds them."""
+        return self.events if self._entry_reach is None else self.events[:self._entry_reach[1]]
+
+    def uncompiled(self, ev: Event) -> bool:
+        """Whether ``ev`` was found in code nothing in the checked files is known to compile: it is
+        checked because its tensor parameters (or the scope) say a caller may compile it."""
+        if self._uncompiled_span is None:
+            return False
+        if self._uncompiled_events is None:
+            start, end = self._uncompiled_span
+            self._uncompiled_events = {id(e) for e in self.events[start:end]}
+        return id(ev) in self._uncompiled_events
 
     @property
     def outgoing(self) -> dict[tuple[str, str], dict[str, Value]]:

@@ -8,6 +8,7 @@ import libcst as cst
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
+from dynalint.analysis.number_callers import number_params
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -56,6 +57,13 @@ class Signatures:
             evaluator.run_body(fn.node.body)
         return ev
 
+    def numbers_passed(self, fn: FunctionInfo) -> frozenset[str]:
+        """The parameters of ``fn`` every call in its module passes a Python number (see
+        :mod:`dynalint.analysis.number_callers`); none for a function other modules compile or call."""
+        if fn.qualname in self.entries:
+            return frozenset()
+        return self._numbers.get(id(fn), lambda: number_params(self, fn, MAX_CALL_DEPTH), frozenset)
+
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         for prm in self._param_nodes(fn):
             if self._ann(fn, prm) is not None:
@@ -97,6 +105,9 @@ class Signatures:
             elif prm.default is not None and _is_none(prm.default):
                 env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
                     else UNKNOWN_VALUE
+            elif prm.default is None and is_forward and name not in negative and name not in tensor_params \
+                    and name in self.numbers_passed(fn):
+                env[name] = python()  # every caller in the module passes a number
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known

@@ -218,6 +218,7 @@ class ExpressionHandlers:
         if isinstance(node.operator, cst.MatrixMultiply):
             self.tensor_evidence(left)
             self.tensor_evidence(right)
+        self.report(E.ArithmeticEvent, node, operands=(left, right))
         return arith(left, right, node.operator)
 
     def _unary(self, node: cst.UnaryOperation) -> Value:

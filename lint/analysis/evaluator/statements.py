@@ -76,6 +76,7 @@ class StatementHandlers:
             # `global step; step += 1` reads the global: Dynamo guards on the value it had at the call
             declared_global = self.fn is not None and target.value in self.fn.global_decls
             old = self.lookup(target, record=declared_global)
+            self.report(E.ArithmeticEvent, node, operands=(old, rhs))
             op = _AUGMENTED.get(type(node.operator))
             self.env[target.value] = self.binop(old, rhs, op() if op is not None else node.operator)
         elif isinstance(target, cst.Attribute):
