@@ -65,6 +65,9 @@ class Diagnostic:
     fix: Fix | None = field(default=None, compare=False)
     cell: int | None = None
     """In a notebook: the cell (1-based, among all cells) whose lines ``line`` and ``end_line`` count."""
+    remedy: str | None = None
+    """The ``torch._dynamo.config`` flag under which Dynamo no longer breaks here (a configuration
+    remedy; the hint says so too), or None."""
 
     def sort_key(self) -> tuple:
         return (self.path, self.cell or 0, self.line, self.column, self.code)
@@ -84,6 +87,7 @@ class Diagnostic:
             "gb_type": self.gb_type,
             "gb_id": self.gb_id,
             "hint": self.hint,
+            "remedy": self.remedy,
             "fix": self.fix.to_json() if self.fix is not None else None,
         }
 
@@ -94,5 +98,5 @@ class Diagnostic:
             path=data["path"], line=data["line"], column=data["column"], end_line=data["end_line"],
             end_column=data["end_column"], code=data["code"], kind=data["kind"], message=data["message"],
             gb_type=data.get("gb_type"), gb_id=data.get("gb_id"), hint=data.get("hint"),
-            fix=Fix.from_json(fix) if fix else None, cell=data.get("cell"),
+            fix=Fix.from_json(fix) if fix else None, cell=data.get("cell"), remedy=data.get("remedy"),
         )

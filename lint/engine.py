@@ -19,6 +19,7 @@ from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
 from dynalint.settings import Settings
 from dynalint.source import NestingError, dropped_indentation, gc_relaxed, on_large_stack, parse_module
 from dynalint.source import SourceError, decode_source, read_source  # noqa: F401 (also imported from here)
+from dynalint.source import TooLargeError
 
 SYNTAX_ERROR_CODE = "DYN000"
 IO_ERROR_CODE = "DYN001"
@@ -90,7 +91,11 @@ def _analyse(source: str, path: str, settings: Settings, record_values: bool, pr
     result = Analysis(settings)
     cached = project.cached_index(path, source) if project is not None and not parse else None
     try:
-        module, parsed = (cached.module, source) if cached is not None else parse_module(source, path)
+        module, parsed = (cached.module, source) if cached is not None else \
+            parse_module(source, path, settings.max_file_memory)
+    except TooLargeError as exc:
+        result.diagnostics = io_error(path, str(exc), settings)
+        return result
     except cst.ParserSyntaxError as exc:
         result.diagnostics = _syntax_error(exc, source, path, settings)
         return result
@@ -270,10 +275,20 @@ def to_diagnostics(findings: list[Finding], module: cst.Module | None, source: s
         out.append((f, Diagnostic(
             path=path, line=r.line, column=r.column, end_line=r.end_line, end_column=r.end_column,
             code=code, kind=f.rule.kind, message=f.message,
-            gb_type=f.gb.text if f.gb else None, gb_id=f.gb.id if f.gb else None, hint=f.hint,
+            gb_type=f.gb.text if f.gb else None, gb_id=f.gb.id if f.gb else None,
+            hint=remedy_hint(f.hint, f.remedy), remedy=f.remedy,
         )))
     out.sort(key=lambda fd: fd[1].sort_key())
     return out
+
+
+def remedy_hint(hint: str | None, remedy: str | None) -> str | None:
+    """The rule's hint, followed by the configuration remedy when a capture flag removes the break."""
+    if remedy is None:
+        return hint
+    flag = (f"set `torch._dynamo.config.{remedy} = True` where the model is compiled: Dynamo then keeps "
+            "this operation in the graph (a Python branch on its value or size still breaks)")
+    return f"{hint}; or {flag}" if hint else flag[0].upper() + flag[1:]
 
 
 def _syntax_error(exc: cst.ParserSyntaxError, source: str, path: str, settings: Settings) -> list[Diagnostic]:

@@ -13,13 +13,16 @@ only the files they were given.
 
 Only the files whose entries can change the given files' are analysed with them: the given files
 and the files that import them, directly or through others (entries flow from caller to callee,
-and a caller imports its callee).  The other files are only indexed (parsed if and when a name
-resolves into them).  The cache makes a repeated run cheap.
+and a caller imports its callee), followed through a package ``__init__`` only by the names it
+re-exports, nearest first and at most :data:`MAX_CALLER_FILES` of them (see :func:`callers_of`).
+The other files are only indexed (parsed if and when a name resolves into them).  The cache makes a
+repeated run cheap.
 """
 from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from dynalint.analysis.project import SourceIndex
@@ -124,17 +127,7 @@ class Session:
         # the project's files in the walk's order (as ``check .`` indexes them), then given files elsewhere
         modules = files + [_abs(p) for p in given if _abs(p) not in known and p.endswith(MODULE_SUFFIXES)]
         source = self.index(modules)
-        importers: dict[str, set[str]] = {}
-        for module, deps in source.import_graph().items():
-            for dep in deps:
-                importers.setdefault(dep, set()).add(module)
-        todo = [m for m in (source.module_of(p) for p in given) if m]
-        reached = set(todo)
-        while todo:
-            for importer in importers.get(todo.pop(), ()):
-                if importer not in reached:
-                    reached.add(importer)
-                    todo.append(importer)
+        reached = callers_of(source, [m for m in (source.module_of(p) for p in given) if m])
         spelt = {_abs(p) for p in given}
         others = [p for p in modules if p not in spelt and source.module_of(p) in reached]
         return given + others, modules
@@ -243,6 +236,58 @@ class Session:
         except Exception as exc:  # an analysis bug must not stop the run
             return FileResult(path, error=f"internal error while analysing ({type(exc).__name__}: {exc}); "
                                           "please report it")
+
+
+MAX_CALLER_FILES = 48
+"""Files analysed around the given ones at most, nearest importers first: the entries a file gets
+come mostly from the files that import it, and a package whose modules all reach each other through
+a few hub modules would otherwise make one file cost the whole package."""
+
+
+def callers_of(source: SourceIndex, modules: list[str], limit: int = MAX_CALLER_FILES) -> set[str]:
+    """``modules`` and the modules that can call into them, found from import lines alone, nearest
+    first, at most ``limit`` beyond ``modules``.
+
+    A module that imports one of them can call it, and so can the modules that import any name that
+    module binds (its functions may be the callers). A package ``__init__`` that only re-exports is
+    followed by the names it re-exports: a module that takes other names from the package (its
+    logger, a utility) cannot reach the given modules through it."""
+    importers: dict[str, list[tuple[str, frozenset[str] | None]]] = {}
+    for module, edges in source.import_edges().items():
+        for target, names in edges:
+            importers.setdefault(target, []).append((module, names))
+    exposed: dict[str, frozenset[str] | None] = {m: None for m in modules}
+    """What each reached module offers that leads to the given ones (None: the module itself)."""
+    queue = deque(modules)
+    reached = dict.fromkeys(modules)
+    while queue:
+        module = queue.popleft()
+        offers = exposed[module]
+        for importer, names in importers.get(module, ()):
+            if importer in exposed and exposed[importer] is None:
+                continue  # a given module
+            if offers is not None and names is not None and "*" not in names and not names & offers:
+                continue  # it takes only what does not lead to the given modules
+            if source.paths[importer].endswith("__init__.py"):
+                if names is None:
+                    takes = frozenset({module.rsplit(".", 1)[-1]})
+                elif "*" in names:
+                    takes = source.defined_names(module) if offers is None else offers
+                else:
+                    takes = names if offers is None else names & offers
+            else:
+                takes = source.defined_names(importer)
+            known = exposed.get(importer, frozenset())
+            grown = known | takes
+            if importer in exposed and grown == known:
+                continue
+            if importer not in reached:
+                if len(reached) - len(modules) >= limit:
+                    continue
+                reached[importer] = None
+            exposed[importer] = grown
+            queue.append(importer)
+    return set(reached)
 
 
 def _holds(path: str, text: str) -> bool:

@@ -37,6 +37,11 @@ E = TypeVar("E", bound="Event")
 LOOP_NOTE = " Inside a loop, Dynamo then gives up on the whole function and runs it eagerly."
 
 
+#: the same, for code nothing in the checked files compiles (checked because a caller may compile it)
+UNCOMPILED_LOOP_NOTE = " Nothing in the checked files compiles `{name}` (it is checked for its tensor " \
+    "parameters); compiled, it would run eagerly: inside a loop, Dynamo gives up on the whole function."
+
+
 def loop_note(event: object) -> str:
     """:data:`LOOP_NOTE` for an event inside a loop, else nothing."""
     return LOOP_NOTE if getattr(event, "in_loop", False) else ""
@@ -90,6 +95,8 @@ class Finding:
     hint: str | None = None
     brk: "Break | None" = None
     """The graph break a graph-break finding reports."""
+    remedy: str | None = None
+    """The ``torch._dynamo.config`` flag that keeps the reported operation in the graph, if one does."""
 
 
 class RuleContext:
@@ -102,6 +109,16 @@ class RuleContext:
         for ev in program.events:
             self._by_type.setdefault(type(ev), []).append(ev)
         self._breaks: Breaks | None = None
+
+    def loop_note(self, at: "Event | Break") -> str:
+        """:func:`loop_note`, worded for code that nothing in the checked files compiles: the function
+        runs eagerly only if a caller compiles it."""
+        if not getattr(at, "in_loop", False):
+            return ""
+        event = getattr(at, "event", at)
+        if self.program.uncompiled(event):
+            return UNCOMPILED_LOOP_NOTE.format(name=event.function.name)
+        return LOOP_NOTE
 
     def events(self, event_type: type[E]) -> list[E]:
         return self._by_type.get(event_type, [])
@@ -148,9 +165,12 @@ class Rule:
                        statement=event.statement, message=message, gb=gb, hint=hint)
 
     def reported(self, brk: "Break", message: str, hint: str) -> Finding:
-        """The finding of a graph break: at its event, with its Dynamo type."""
+        """The finding of a graph break: at its event, with its Dynamo type and the capture flag, if
+        any, that removes it."""
+        from dynalint.analysis.breaks import capture_flag
+
         return Finding(rule=type(self), node=brk.node, statement=brk.statement, message=message, gb=brk.gb,
-                       hint=hint, brk=brk)
+                       hint=hint, brk=brk, remedy=capture_flag(brk))
 
 
 class EngineCode(Rule):

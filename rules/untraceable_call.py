@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint import gb_types as GB
-from dynalint.analysis.breaks import Cause
+from dynalint.analysis.breaks import Break, Cause, is_optimizer
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 
@@ -25,7 +25,10 @@ class UntraceableCall(Rule):
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
         comparing `t.data_ptr()` values, and registering hooks on a module (`module.register_forward_hook`
         and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
-        counter Dynamo cannot set; `Tensor.register_hook` is traced). A training step compiled whole
+        counter Dynamo cannot set; `Tensor.register_hook` is traced), a `torch.Generator` made in the
+        compiled region or passed as `generator=`, `t.share_memory_()`, an RNN module's own methods
+        (`rnn.flatten_parameters()`), setting `os.environ[...]` (it calls the skipped `os.putenv`) and
+        `sorted` of tensors without a `key`. A training step compiled whole
         breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
         `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
         `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
@@ -241,11 +244,11 @@ class UntraceableCall(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.PERCENT_FORMAT, Cause.DATA_POINTER, Cause.LOCK):
+        for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
+                                 Cause.DATA_POINTER, Cause.LOCK):
             code = ctx.code(brk.node)
-            if brk.cause is Cause.UNTRACEABLE_CALL:
-                yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.",
-                                    hint="move it out of the compiled region (or let Dynamo reorder logging calls)")
+            if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE):
+                yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.", hint=untraced_hint(brk))
             elif brk.cause is Cause.PERCENT_FORMAT:
                 yield self.reported(brk, f"`{code}`: %-formatting a tensor is not traced, so the graph breaks here.",
                                     hint="use an f-string, which Dynamo traces")
@@ -258,3 +261,60 @@ class UntraceableCall(Rule):
                 yield self.reported(
                     brk, f"`with {code}`: Dynamo cannot enter a lock, so it gives up on the whole function.",
                     hint="take the lock outside the compiled region")
+
+
+OUTSIDE = "move it out of the compiled region"
+LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
+_TRAINING = ("compile the forward pass (and the loss) only, and call backward() and the optimizer "
+             "outside the compiled function")
+_HINTS_BY_TYPE = {
+    GB.DISABLED_FUNCTION: "call it outside the compiled region, or remove the decorator that makes Dynamo "
+                          "skip it if its body can be traced",
+    GB.NOT_REORDERABLE: "pass it only tensors, constants and format strings (compute the rest outside the "
+                        "compiled region), or move it out",
+    GB.RNN_MODULE: "set `torch._dynamo.config.allow_rnn = True` (Dynamo then traces nn.LSTM/GRU/RNN), or run "
+                   "the RNN outside the compiled region",
+    GB.LOGGER_METHOD: LOGGING_HINT,
+    GB.PYTHON_TYPE: LOGGING_HINT,
+    GB.BACKWARD: _TRAINING,
+    GB.UNSUPPORTED_SETATTR: "register the hook once, outside the compiled region (in `__init__`, or before "
+                            "compiling)",
+    GB.REQUIRES_GRAD: "set requires_grad on the tensor before calling the compiled code",
+    GB.DEEPCOPY_TENSOR: "copy the tensors with `.clone()`, which Dynamo traces, or copy outside the compiled "
+                        "region",
+    GB.PROXY_ARGUMENTS: "draw from the global generator inside the compiled region (seed it outside), or draw "
+                        "the random tensor outside and pass it in",
+    GB.OPAQUE_OBJECT: "create the generator once, outside the compiled region",
+    GB.SORT_NON_CONSTANT_KEYS: "sort on the tensors' values with torch ops (`torch.stack(...).sort()`), or sort "
+                               "by a key that is not a tensor",
+}
+_HINTS_BY_CALL = (
+    (("builtins.print",), LOGGING_HINT),
+    (("sys.stdout.write", "sys.stderr.write", "warnings.warn"), OUTSIDE),
+    (("torch._dynamo.graph_break",), "remove it, unless the break is wanted"),
+    (("time.",), "read the clock outside the compiled region and pass the value in"),
+    (("random.", "numpy.random."), "draw the numbers with torch's random functions, which Dynamo traces, or "
+                                   "outside the compiled region"),
+    (("torch.manual_seed",), "seed the generator before calling the compiled code"),
+    (("os.", "inspect.", "sys._getframe"), "compute it outside the compiled region and pass it in"),
+    (("torch.nn.utils.rnn.",), "pack and unpack the sequences outside the compiled region (or pad and mask "
+                               "them instead of packing)"),
+    (("copy.copy",), "copy the tensor with `.clone()`, which Dynamo traces"),
+    (("builtins.str", "builtins.repr"), "format the tensor outside the compiled region (or drop it)"),
+    (("torch._assert",), "check the condition outside the compiled region"),
+)
+
+
+def untraced_hint(brk: Break) -> str:
+    """What to do about an untraceable call: a hint for its cause (a logging hint on an RNN call or a
+    clock read would send the user to the wrong remedy)."""
+    if brk.gb in _HINTS_BY_TYPE:
+        return _HINTS_BY_TYPE[brk.gb]
+    receiver = getattr(brk.event, "receiver", None)
+    if receiver is not None and is_optimizer(receiver):  # step() and zero_grad()
+        return _TRAINING
+    qualname = getattr(brk.event, "qualname", None) or ""
+    for prefixes, hint in _HINTS_BY_CALL:
+        if any(qualname == p or (p.endswith(".") and qualname.startswith(p)) for p in prefixes):
+            return hint
+    return OUTSIDE

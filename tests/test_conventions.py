@@ -165,10 +165,12 @@ def test_statistics_and_output_file(tmp_path, capsys):
     b = write(tmp_path, "b.py", BROKEN.replace("return x.item()", "return x"))
     code, out, _ = run(capsys, "--statistics", a, b)
     assert code == 1
-    assert out.splitlines() == ["2\tDYN101\ttensor-condition", "1\tDYN102\tscalar-extraction"]
+    assert out.splitlines() == ["2\tDYN101\ttensor-condition", "1\tDYN102\tscalar-extraction",
+                                "capture flags: 1 of 3 graph breaks removed (1 by capture_scalar_outputs), 2 remain"]
     rows = json.loads(run(capsys, "--statistics", "--format", "json", a, b)[1])
     assert rows[0] == {"code": "DYN101", "name": "tensor-condition", "count": 2, "fixable": False,
-                       "unsafe_fixable": True}  # its fixes are unsafe: `dynalint fix` applies none
+                       "unsafe_fixable": True,  # its fixes are unsafe: `dynalint fix` applies none
+                       "removed_by_flags": 0}
     report = tmp_path / "report.json"
     code, out, _ = run(capsys, "--format", "json", "--output-file", str(report), a)
     assert code == 1 and out == "" and [d["code"] for d in json.loads(report.read_text())] == ["DYN101", "DYN102"]

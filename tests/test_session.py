@@ -116,3 +116,47 @@ def test_refresh_finds_a_new_importer(tmp_path, monkeypatch):
     (pkg / "model.py").write_text(MODEL)
     session.refresh()
     assert [d.code for d in session.check_buffer(helper, HELPERS)] == ["DYN101"]
+
+
+def _hub_package(tmp_path, monkeypatch, unrelated: int = 3):
+    """A package whose ``__init__`` re-exports ``helpers.scale`` and a logger of its own, a model two
+    imports away that calls ``scale`` through the package, and modules that only take the logger."""
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nscope = "compiled"\n')
+    pkg = tmp_path / "pkg"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .helpers import scale\nfrom .log import logger\n")
+    (pkg / "log.py").write_text("logger = None\n")
+    (pkg / "helpers.py").write_text(HELPERS)
+    (pkg / "models" / "__init__.py").write_text("")
+    (pkg / "models" / "net.py").write_text(MODEL.replace("from .helpers import scale", "from .. import scale"))
+    for i in range(unrelated):
+        (pkg / f"tool{i}.py").write_text("from . import logger\n\n\ndef run():\n    return logger\n")
+    monkeypatch.chdir(tmp_path)
+    return os.path.join("pkg", "helpers.py")
+
+
+def test_a_file_is_analysed_with_the_modules_that_reach_it_through_a_reexport(tmp_path, monkeypatch):
+    helper = _hub_package(tmp_path, monkeypatch)
+    session = Session(resolve(["."]))
+    analysed, index = session.scope([helper])
+    names = {os.path.relpath(p, tmp_path) for p in analysed}
+    assert os.path.join("pkg", "models", "net.py") in names and os.path.join("pkg", "__init__.py") in names
+    assert not any(os.path.basename(n).startswith("tool") for n in names), names  # they only take the logger
+    assert len(index) == 8
+    [result] = session.check([helper])
+    assert [d.code for d in result.diagnostics] == ["DYN101"]  # the compiled caller two imports away
+
+
+def test_the_files_analysed_around_one_file_are_bounded(tmp_path, monkeypatch):
+    from dynalint.session import callers_of
+
+    helper = _hub_package(tmp_path, monkeypatch, unrelated=0)
+    for i in range(6):  # six modules that call `scale`: each can hand it arguments
+        (tmp_path / "pkg" / f"user{i}.py").write_text("from .helpers import scale\n\n\ndef f(x):\n    return scale(x)\n")
+    session = Session(resolve(["."]))
+    source = session.index(session.scope([helper])[1])
+    start = [source.module_of(helper)]
+    assert len(callers_of(source, start)) == 1 + 8  # the package, the model, six users
+    bounded = callers_of(source, start, limit=3)
+    assert len(bounded) == 1 + 3 and start[0] in bounded
+    assert {m for m in bounded if m.startswith("pkg.user")} <= {f"pkg.user{i}" for i in range(6)}

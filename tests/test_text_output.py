@@ -41,7 +41,16 @@ def test_statistics_marks_a_code_with_only_unsafe_fixes_as_unsafe():
     safe = Fix("safe", "rewrite", ())
     lines = _stats([_diag(fix=unsafe), _diag(fix=unsafe), _diag("DYN102", fix=safe), _diag("DYN104")]).splitlines()
     assert lines == ["2\tDYN101\t[-] tensor-condition", "1\tDYN102\t[*] scalar-extraction",
-                     "1\tDYN104\tdata-dependent-shape"]
+                     "1\tDYN104\tdata-dependent-shape", "capture flags: 0 of 4 graph breaks removed, 4 remain"]
     rows = {r["code"]: r for r in json.loads(_stats([_diag(fix=unsafe), _diag("DYN102", fix=safe)], "json"))}
     assert (rows["DYN101"]["fixable"], rows["DYN101"]["unsafe_fixable"]) == (False, True)
     assert (rows["DYN102"]["fixable"], rows["DYN102"]["unsafe_fixable"]) == (True, False)
+
+
+def test_statistics_count_the_breaks_each_capture_flag_removes():
+    flagged = Diagnostic("m.py", 4, 1, 4, 9, "DYN104", "graph-break", "m", remedy="capture_dynamic_output_shape_ops")
+    lines = _stats([_diag(), flagged, Diagnostic("m.py", 5, 1, 5, 2, "DYN201", "recompile", "m")])
+    assert lines.splitlines()[-1] == ("capture flags: 1 of 2 graph breaks removed "
+                                      "(1 by capture_dynamic_output_shape_ops), 1 remain")
+    rows = {r["code"]: r["removed_by_flags"] for r in json.loads(_stats([_diag(), flagged], "json"))}
+    assert rows == {"DYN101": 0, "DYN104": 1}

@@ -19,8 +19,11 @@ def plural(n: int, word: str) -> str:
 
 def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int = 0) -> str:
     counts = Counter(d.code if d.kind in ("error", "warning") else d.kind for d in diagnostics)
-    parts = [plural(counts.pop("graph-break", 0), "graph break"),
-             plural(counts.pop("recompile", 0), "recompile hazard")]
+    breaks = plural(counts.pop("graph-break", 0), "graph break")
+    removable = sum(d.kind == "graph-break" and d.remedy is not None for d in diagnostics)
+    if removable:
+        breaks += f" ({removable} removed by Dynamo's capture flags)"
+    parts = [breaks, plural(counts.pop("recompile", 0), "recompile hazard")]
     words = {"DYN000": ("file", " not parsed"), "DYN001": ("file", " not read"), "DYN003": ("unused noqa code", "")}
     for code, n in sorted(counts.items()):
         noun, tail = words.get(code, (code, ""))

@@ -80,17 +80,20 @@ def sarif(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
 def statistics(diagnostics: list[Diagnostic], out: TextIO, fmt: str = "text") -> None:
     """How often each code was found, most frequent first (``--statistics``, as ruff prints it); with
-    fixes known, ``[*]``: a fix ``dynalint fix`` applies, ``[-]``: only fixes ``--unsafe-fixes`` applies."""
+    fixes known, ``[*]``: a fix ``dynalint fix`` applies, ``[-]``: only fixes ``--unsafe-fixes`` applies.
+    Each row counts the findings Dynamo's capture flags remove; the text ends with their total."""
     from dynalint.rules.base import get_code
 
     counts = Counter(d.code for d in diagnostics)
     safe = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.safety == "safe")
     unsafe = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.safety == "unsafe")
+    flagged = Counter(d.code for d in diagnostics if d.kind == "graph-break" and d.remedy is not None)
     rows = []
     for code, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = get_code(code)
         rows.append({"code": code, "name": rule.name if rule else "", "count": count,
-                     "fixable": safe[code] > 0, "unsafe_fixable": unsafe[code] > 0})
+                     "fixable": safe[code] > 0, "unsafe_fixable": unsafe[code] > 0,
+                     "removed_by_flags": flagged[code]})
     if fmt == "json":
         json.dump(rows, out, indent=1)
         out.write("\n")
@@ -99,6 +102,17 @@ def statistics(diagnostics: list[Diagnostic], out: TextIO, fmt: str = "text") ->
     for r in rows:
         mark = "[*] " if r["fixable"] else "[-] " if r["unsafe_fixable"] else ""
         out.write(f"{r['count']:>{width}}\t{r['code']}\t{mark}{r['name']}\n")
+    out.write(flag_summary(diagnostics) + "\n")
+
+
+def flag_summary(diagnostics: list[Diagnostic]) -> str:
+    """How many graph breaks Dynamo's capture flags remove, by flag, and how many remain."""
+    breaks = [d for d in diagnostics if d.kind == "graph-break"]
+    by_flag = Counter(d.remedy for d in breaks if d.remedy is not None)
+    removed = sum(by_flag.values())
+    detail = ", ".join(f"{n} by {flag}" for flag, n in sorted(by_flag.items()))
+    return (f"capture flags: {removed} of {len(breaks)} graph breaks removed" + (f" ({detail})" if detail else "")
+            + f", {len(breaks) - removed} remain")
 
 
 REPORTERS: dict[str, Reporter] = {"text": text, "json": json_array, "github": github, "sarif": sarif}

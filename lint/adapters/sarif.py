@@ -81,6 +81,8 @@ def _result(d: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
     if d.gb_id:
         properties["gb_id"] = d.gb_id
         properties["gb_type"] = d.gb_type
+    if d.remedy:
+        properties["remedy"] = d.remedy
     result["properties"] = properties
     return result
 

@@ -19,8 +19,10 @@ import libcst as cst
 from dynalint import gb_types as GB
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.calls import DATA_PTR
+from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
+    ArithmeticEvent,
     CallEvent,
     ComparisonEvent,
     ConditionEvent,
@@ -79,6 +81,8 @@ class Cause(enum.Enum):
     """Comparing ``t.data_ptr()`` values."""
     LOCK = "lock"
     """``with`` on a lock."""
+    ENVIRONMENT_WRITE = "environment-write"
+    """``os.environ[k] = v``: the store calls ``os.putenv``, which Dynamo skips."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,6 +114,32 @@ class Break:
 #: the causes of a break at a call whose Python result is made outside the graph
 VALUE_CAUSES = frozenset({Cause.SCALAR_EXTRACTION, Cause.UNTRACEABLE_CALL})
 
+CAPTURE_SCALAR_OUTPUTS = "capture_scalar_outputs"
+CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS = "capture_dynamic_output_shape_ops"
+#: the Dynamo flags that keep data-dependent work in the graph (``torch._dynamo.config``)
+CAPTURE_FLAGS = (CAPTURE_SCALAR_OUTPUTS, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
+
+
+def capture_flag(brk: Break) -> str | None:
+    """The ``torch._dynamo.config`` flag under which Dynamo keeps this break's operation in the
+    graph, or None when no flag does.
+
+    It is the flag the classifier itself reads for the cause, so a finding with a flag is one that
+    ``check`` stops reporting with that option on. A Python branch on a captured value still breaks
+    there, at the branch (measured on torch 2.13: ``n = t.item(); if n > 0:`` breaks at the ``if``).
+    Not claimed for a tensor where an op takes a number: with the flag, ``F.pad(x, (0, t - n))`` of
+    an entered 0-d ``t`` raises ``PendingUnbackedSymbolNotFound`` inside Dynamo instead of breaking."""
+    if brk.cause is Cause.MASK_INDEX or (
+            brk.cause is Cause.DYNAMIC_SHAPE_OP and not (isinstance(brk.event, CallEvent)
+                                                         and uncaptured_shape_call(brk.event))):
+        return CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS
+    if brk.cause is Cause.PYTHON_INDEX:
+        return CAPTURE_SCALAR_OUTPUTS
+    if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) \
+            and scalar_extraction(brk.event, True) is None:
+        return CAPTURE_SCALAR_OUTPUTS
+    return None
+
 
 class Breaks:
     """The breaks of one analysed module, in evaluation order, and what follows from their order."""
@@ -120,6 +150,7 @@ class Breaks:
         self._by_node: dict[int, list[Break]] = {}
         self._by_statement: dict[int, list[Break]] = {}
         self._loops: dict[int, WhileLoopEvent] | None = None
+        self._python_ops: set[int] | None = None
         self._frame_events: dict[int, list[Event]] | None = None
         """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
         for b in breaks:
@@ -215,8 +246,9 @@ class Breaks:
             return True
         skip = {id(n) for n in walk(event.node)}
         region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
-        works = any(isinstance(n, _OPERATORS) for stmt in after for n in walk(stmt, into_scopes=False)
-                    if id(n) in region)
+        python_only = self._python_operations()
+        works = any(isinstance(n, _OPERATORS) and id(n) not in python_only
+                    for stmt in after for n in walk(stmt, into_scopes=False) if id(n) in region)
         if self._frame_events is None:
             self._frame_events = {}
             for ev in self.program.events:
@@ -230,6 +262,31 @@ class Breaks:
                 return False  # any break in a later loop: Dynamo runs the resumed frame eagerly
             works = works or breaks or _works(ev)
         return works
+
+    def _python_operations(self) -> set[int]:
+        """``id`` of the operators whose every evaluation combined or compared Python values only
+        (numbers, sizes, numbers taken from tensors): no graph operation, so not what makes Dynamo
+        compile a resumed frame (measured on torch 2.13: ``return x, n + 1`` after ``n = t.item()``
+        leaves a frame without a graph, which Dynamo skips)."""
+        if self._python_ops is None:
+            python, tensor = set(), set()
+            calls = {id(ev.node): ev for ev in self.program.events if isinstance(ev, CallEvent)}
+            for ev in self.program.events:
+                if isinstance(ev, (ArithmeticEvent, ComparisonEvent)):
+                    plain = all(_plain_python(v, calls) for v in ev.operands)
+                    (python if plain else tensor).add(id(ev.node))
+            self._python_ops = python - tensor
+        return self._python_ops
+
+    def in_skipped_frame(self, ev: Event) -> bool:
+        """``ev`` runs only in frames resumed after graph breaks of its function that Dynamo does not
+        compile (see :meth:`resumed_frame_compiles`): nothing there is guarded."""
+        function = ev.function
+        before = [b for b in self.all if b.event.function is function and b.statement is not ev.statement
+                  and any(n is ev.node for stmt in _code_after(function.node, b.statement)
+                          for n in walk(stmt, into_scopes=False))]
+        return bool(before) and not any(
+            b.in_loop or self.in_comprehension(b) or self.resumed_frame_compiles(b) for b in before)
 
     def _breaks_at(self, ev: Event) -> bool:
         """A break at ``ev`` for the resumed-frame question: a Python bool of a tensor (a traced
@@ -248,31 +305,46 @@ _LOCKS = frozenset({"threading.Lock()", "threading.RLock()", "multiprocessing.Lo
 
 _FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-_OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign, cst.BooleanOperation)
+_OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign)
+#: kinds of values an operator combines without a graph operation
+_PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
+
+
+def _plain_python(v: Value | None, calls: dict[int, CallEvent]) -> bool:
+    """A value Dynamo handles as plain Python: a number, a size, a list, a number read from a tensor...
+    but not an object made by a library or a skipped call (a NumPy array is traced as a tensor)."""
+    if v is None or v.kind not in _PYTHON_KINDS:
+        return False
+    if v.kind is Kind.SCALAR:
+        made = calls.get(id(v.origin)) if v.origin is not None else None
+        return made is not None and takes_tensor_data(made)
+    return v.qualname is None or v.qualname.startswith("builtins.")
 
 
 def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
     """What runs after a break in ``statement``: the statement itself (the rest of it, or the blocks of a
     compound statement whose header breaks) and every statement that follows it in the enclosing blocks."""
     out: list[cst.CSTNode] = []
-
-    def search(node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            statements = simple_statements(node)
-            for i, stmt in enumerate(statements):
-                if stmt is statement or search(stmt):
-                    if stmt is statement:
-                        out.append(stmt)
-                    out.extend(statements[i + 1:])
-                    return True
-            return False
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        return any(search(child) for child in children(node))
-
     if isinstance(function, cst.FunctionDef):
-        search(function.body)
+        _search_after(function.body, statement, out)
     return out
+
+
+def _search_after(node: cst.CSTNode, statement: cst.CSTNode, out: list[cst.CSTNode]) -> bool:
+    """:func:`_code_after` below ``node``; whether ``statement`` was found there (a function of the module,
+    not a closure: a closure that calls itself is a reference cycle, which would keep the tree alive)."""
+    if isinstance(node, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        statements = simple_statements(node)
+        for i, stmt in enumerate(statements):
+            if stmt is statement or _search_after(stmt, statement, out):
+                if stmt is statement:
+                    out.append(stmt)
+                out.extend(statements[i + 1:])
+                return True
+        return False
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_search_after(child, statement, out) for child in children(node))
 
 
 def _works(ev: Event) -> bool:
@@ -386,6 +458,7 @@ class BreakClassifier:
             if gb is not None:
                 found.append(Break(call, Cause.SCALAR_EXTRACTION, gb))
         op = None if self.settings.capture_dynamic_output_shape_ops else dynamic_shape_call(call, self.dynamic_ops)
+        op = op or uncaptured_shape_call(call)
         if op is not None:
             found.append(Break(call, Cause.DYNAMIC_SHAPE_OP, GB.DYNAMIC_SHAPE_OPERATOR, op))
         untraced = self.untraceable(call)
@@ -393,13 +466,16 @@ class BreakClassifier:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
 
     def subscript(self, sub: SubscriptEvent) -> None:
+        if sub.store and sub.base.qualname == "os.environ":
+            self.found.append(Break(sub, Cause.ENVIRONMENT_WRITE, GB.SKIPPED_FUNCTION,
+                                    "setting an environment variable calls os.putenv, which Dynamo skips"))
         if not self.settings.capture_dynamic_output_shape_ops and mask_index(sub):
             self.found.append(Break(sub, Cause.MASK_INDEX, GB.DYNAMIC_SHAPE_OPERATOR))
-        if self.settings.capture_scalar_outputs:
-            return
+        # an index read from data breaks with capture_scalar_outputs too: Dynamo cannot specialise
+        # the unbacked index to bound-check it (measured on torch 2.13: `x[x.argmax()]`)
         if tensor_indexed_by_data_scalar(sub):
             self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
-        elif tensor_in_python_index(sub):
+        elif tensor_in_python_index(sub) and not self.settings.capture_scalar_outputs:
             self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
 
     def string_format(self, ev: StringFormatEvent) -> None:
@@ -426,6 +502,20 @@ class BreakClassifier:
                                         "whose arguments are tensors, constants or format strings")
         if call.module is not None and self._is_rnn(call.module):
             return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
+        if call.method is not None and call.receiver is not None and call.receiver.kind is Kind.MODULE \
+                and self._is_rnn(call.receiver):
+            return GB.RNN_MODULE, f"Dynamo does not trace nn.LSTM/GRU/RNN modules, their `{call.method}()` included"
+        if q == "torch.Generator":
+            return GB.OPAQUE_OBJECT, "a torch.Generator cannot be created inside the compiled region"
+        generator = call.kwargs.get("generator")
+        if generator is not None and (generator.qualname or "").startswith("torch.Generator") and (
+                (q or "").startswith("torch.") or (call.receiver is not None and call.receiver.is_tensor)):
+            return GB.PROXY_ARGUMENTS, "Dynamo cannot pass a torch.Generator to an op in the graph"
+        if call.method == "share_memory_" and call.receiver is not None and call.receiver.is_tensor \
+                and call.qualname is None:
+            return GB.UNHANDLED_METHOD_ARGS, "moving a tensor to shared memory is not traced"
+        if q == "builtins.sorted" and call.args and call.args[0].elements().is_tensor and "key" not in call.kwargs:
+            return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"
         if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in LOGGING_FUNCTIONS:
@@ -526,6 +616,8 @@ _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.com
 
 def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBreakType | None:
     """The graph-break type if this call moves tensor data into Python and breaks, else None."""
+    if reads_data(call):  # a Python bool Dynamo cannot make symbolic: breaks whatever the flag
+        return GB.DATA_DEPENDENT_OPERATOR
     recv = call.receiver
     if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
             and call.qualname is None:
@@ -542,6 +634,35 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
     ):
         # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
         return GB.DATA_DEPENDENT_OPERATOR
+    return None
+
+
+def reads_data(call: CallEvent) -> bool:
+    """``torch.equal(a, b)``, ``a.allclose(b)``: an op torch tags ``data_dependent_output`` that
+    returns a Python value, called on a tensor (measured on torch 2.13: "Data dependent operator",
+    with and without the capture flags)."""
+    if call.qualname is None:
+        recv = call.receiver
+        return call.method in K.DATA_READING_OPS and recv is not None and recv.is_tensor and not recv.constant
+    name = K.aten_name(call.qualname)
+    return name in K.DATA_READING_OPS and any(a.is_tensor and not a.constant for a in call.args[:2])
+
+
+def uncaptured_shape_call(call: CallEvent) -> str | None:
+    """The op of a call whose output size is read from data and which Dynamo breaks on whatever
+    ``capture_dynamic_output_shape_ops`` says: torch tags it ``dynamic_output_shape`` and its fake
+    tensor has no kernel that makes an unbacked size (``torch.linalg.lstsq``, ``F.ctc_loss``)."""
+    if call.qualname is not None:
+        name = K.aten_name(call.qualname)
+        on_tensor = any(a.is_tensor for a in call.args[:1])
+    else:
+        name = call.method
+        on_tensor = call.receiver is not None and call.receiver.is_tensor
+    if name is None or not on_tensor:
+        return None
+    for op in (name, f"_{name}"):
+        if DYNAMIC_OUTPUT_SHAPE.get(op) is False:
+            return call.qualname or f".{call.method}()"
     return None
 
 

@@ -227,11 +227,11 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
     params = recv.params | merge_params(args) | merge_params(kwargs.values())
     weights = recv.from_weights and all(
         v.from_weights or v.kind in (Kind.PYTHON, Kind.SIZE) for v in (*args, *kwargs.values()))
-    if name in K.SCALAR_METHODS:
+    if name in K.SCALAR_METHODS or name in K.DATA_READING_OPS:
         if name == "numpy":
             return UNKNOWN_VALUE
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
-                     from_weights=recv.from_weights, is_bool=name == "__bool__")
+                     from_weights=recv.from_weights, is_bool=name == "__bool__" or name in K.DATA_READING_OPS)
     if name in K.SIZE_METHODS:
         return SIZE_VALUE
     if name == "data_ptr":
@@ -364,6 +364,8 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
         if last.endswith("Tensor"):
             return tensor(is_bool=last == "BoolTensor")
         return Value(Kind.UNKNOWN, qualname=q + "()")
+    if last in K.DATA_READING_OPS and K.aten_name(q) == last and any(a.is_tensor for a in args[:2]):
+        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop, is_bool=True)
     if last in K.TORCH_PYTHON_FUNCS:
         if last in ("finfo", "iinfo"):
             return Value(Kind.PYTHON, qualname=q + "()")

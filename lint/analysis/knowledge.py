@@ -6,6 +6,8 @@ These tables describe *types*, not graph breaks; what breaks is decided in
 """
 from __future__ import annotations
 
+from dynalint.analysis.data_dependent_ops import DATA_DEPENDENT_OUTPUT
+
 # --- Tensor methods -----------------------------------------------------------
 
 #: Methods returning Python values that do not depend on tensor data (guarded metadata).
@@ -28,6 +30,21 @@ PYTHON_METHODS = frozenset({
 #: Methods that move tensor *data* into Python (the value depends on the data).
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__"})
 
+#: torch ops that return a Python value read from tensor data (``torch.equal``, ``t.allclose(u)``),
+#: by Python name, from torch's ``data_dependent_output`` op tag: Dynamo breaks on them whatever the
+#: capture settings.
+DATA_READING_OPS = frozenset(op.lstrip("_") for op in DATA_DEPENDENT_OUTPUT)
+
+
+def aten_name(qualname: str) -> str | None:
+    """The aten op name a torch function is spelt as (``torch.linalg.lstsq`` -> ``linalg_lstsq``),
+    or None for a name outside ``torch``, ``torch.linalg`` and ``torch.nn.functional``."""
+    module, _, last = qualname.rpartition(".")
+    if module == "torch.linalg":
+        return f"linalg_{last}"
+    return last if module in ("torch", "torch.nn.functional") else None
+
+
 #: torch's checks of a boolean tensor: they read ``cond._is_all_true().item()`` on the host
 #: (and raise TypeError for anything but a bool tensor, so the argument is a tensor).
 TENSOR_CHECKS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_with"})
@@ -40,12 +57,12 @@ TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
 
 #: Tensor methods returning one tensor.  (Names ending in ``_`` are in-place and return self.)
 TENSOR_METHODS = frozenset("""
-abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all allclose amax amin angle any
+abs absolute acos acosh add addbmm addcdiv addcmul addmm addmv addr all amax amin angle any
 arccos arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort argwhere as_strided asin asinh
 atan atan2 atanh baddbmm bernoulli bfloat16 bincount bitwise_and bitwise_not bitwise_or bitwise_xor bmm
 bool broadcast_to byte cauchy_ ceil char cholesky clamp clamp_max clamp_min clip clone conj contiguous copy_
 cos cosh count_nonzero cpu cross cuda cummax cummin cumprod cumsum deg2rad detach diag diag_embed diagonal
-diff digamma dist div divide dot double eq equal erf erfc erfinv exp exp2 expand expand_as expm1 exponential_
+diff digamma dist div divide dot double eq erf erfc erfinv exp exp2 expand expand_as expm1 exponential_
 fill_ fill_diagonal_ fix flatten flip fliplr flipud float float_power floor floor_divide fmax fmin fmod frac
 gather gcd ge geometric_ ger greater greater_equal gt half hardshrink heaviside histc hypot i0 index_add
 index_copy index_fill index_put index_select inner int inverse isclose isfinite isinf isnan isneginf

@@ -34,6 +34,9 @@ _IMPORT_LINE = re.compile(
     r"|import[ \t]+([.\w]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[.\w]+(?:[ \t]+as[ \t]+\w+)?)*))",
     re.MULTILINE)
 """``from M import a, b`` (also parenthesised over several lines) and ``import M, N as n``."""
+_TOP_LEVEL_NAME = re.compile(
+    r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)|^(\w+)[ \t]*(?::(?!=)|=(?!=))", re.MULTILINE)
+"""``def f``, ``class C``, ``x = …`` and ``x: T`` at the start of a line."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class SourceIndex:
         self._transient: set[str] = set()
         self._imported: set[str] | None = None
         self._graph: dict[str, set[str]] | None = None
+        self._edges: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
         self._loaded_chars = 0
         """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
@@ -154,24 +158,44 @@ class SourceIndex:
     def import_graph(self) -> dict[str, set[str]]:
         """Module -> the checked modules it imports (a quick scan of import lines)."""
         if self._graph is None:
-            graph: dict[str, set[str]] = {}
+            self._graph = {name: {target for target, _ in edges} for name, edges in self.import_edges().items()}
+        return self._graph
+
+    def import_edges(self) -> dict[str, list[tuple[str, frozenset[str] | None]]]:
+        """Module -> (checked module it imports, the names it takes from it: None for the whole
+        module, as ``import m`` or ``from pkg import m`` take it). A quick scan of import lines,
+        read once per index."""
+        if self._edges is None:
+            edges: dict[str, list[tuple[str, frozenset[str] | None]]] = {}
             for name, path in self.paths.items():
                 try:
                     text = read_bytes(path).decode("utf-8", "replace")
                 except SourceError:  # not a regular file, too large, unreadable: reported when checked
                     continue
                 is_package = path.endswith("__init__.py")
-                deps = graph.setdefault(name, set())
+                found = edges.setdefault(name, [])
                 for m in _IMPORT_LINE.finditer(text):
                     if m.group(3):
-                        candidates = [n.split()[0] for n in m.group(3).split(",")]
-                    else:
-                        base = absolute(m.group(1), name, is_package)
-                        names = re.sub(r"#[^\n]*", "", m.group(2)).strip("()")
-                        candidates = [base] + [f"{base}.{n.split()[0]}" for n in names.split(",") if n.strip()]
-                    deps.update(c for c in candidates if c in self.paths and c != name)
-            self._graph = graph
-        return self._graph
+                        found.extend((n.split()[0], None) for n in m.group(3).split(","))
+                        continue
+                    base = absolute(m.group(1), name, is_package)
+                    names = frozenset(n.split()[0] for n in re.sub(r"#[^\n]*", "", m.group(2)).strip("()").split(",")
+                                      if n.strip())
+                    found.append((base, names))
+                    found.extend((f"{base}.{n}", None) for n in names)
+                edges[name] = [(t, n) for t, n in found if t in self.paths and t != name]
+            self._edges = edges
+        return self._edges
+
+    def defined_names(self, name: str) -> frozenset[str]:
+        """The names a checked module binds at its top level (``def``, ``class``, assignments),
+        from a quick scan of its lines: what an importer can take from it."""
+        path = self.paths.get(name)
+        try:
+            text = read_bytes(path).decode("utf-8", "replace") if path else ""
+        except SourceError:
+            text = ""
+        return frozenset(m.group(1) or m.group(2) or m.group(3) for m in _TOP_LEVEL_NAME.finditer(text))
 
     def cached_index(self, path: str, code: str) -> ModuleIndex | None:
         """A module already parsed for another file's analysis, if its text is ``code``."""
