@@ -200,3 +200,18 @@ PACKAGE_MODEL = textwrap.dedent("""
         def forward(self, x):
             return scale(x)
 """).lstrip()
+
+
+def assert_generated_module_current(generator: str, module: Any) -> None:
+    """A module of tables generated from torch (``python -m GENERATOR > FILE``) is what the generator
+    prints from the installed torch: a new torch version is one regeneration, never a stale table."""
+    import contextlib
+    import importlib
+    import io
+    from pathlib import Path
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        importlib.import_module(generator).main()
+    path = Path(module.__file__)
+    assert out.getvalue() == path.read_text(), f"regenerate: python -m {generator} > {path}"

@@ -2,10 +2,6 @@
 breaks the analysis derives from it are where Dynamo breaks, with and without the capture flags."""
 from __future__ import annotations
 
-import contextlib
-import io
-from pathlib import Path
-
 import pytest
 
 from conftest import requires_torch
@@ -13,7 +9,7 @@ from dynalint.engine import check_source
 from dynalint.rules.base import Example
 
 import dynalint.analysis.data_dependent_ops as committed
-from helpers import run_example_under_dynamo, settings_for
+from helpers import assert_generated_module_current, run_example_under_dynamo, settings_for
 
 CODE = """\
     import torch
@@ -35,13 +31,7 @@ FLAGS = {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": Tru
 
 @requires_torch
 def test_committed_table_is_current() -> None:
-    from dynalint.verify.data_dependent_ops_table import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        main()
-    assert out.getvalue() == Path(committed.__file__).read_text(), (
-        "regenerate: python -m dynalint.verify.data_dependent_ops_table > lint/analysis/data_dependent_ops.py")
+    assert_generated_module_current("dynalint.verify.data_dependent_ops_table", committed)
 
 
 def test_the_table_tells_captured_from_uncaptured_ops() -> None:

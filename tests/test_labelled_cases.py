@@ -632,6 +632,58 @@ CASES = [
             def forward(self, x):
                 return self.scale(self.scale(x, 2), x.abs().sum())
     """, "[(torch.randn(2, 4),)]", {10: "DYN101"}, "Sampler"),
+    # calls and stores Dynamo skips or cannot put in a graph, beyond logging and printing
+    Case("generator-argument", """
+        import torch
+
+        GEN = torch.Generator()
+
+        @torch.compile
+        def noisy(x):
+            keep = torch.bernoulli(x.sigmoid(), generator=GEN)
+            return x * keep + torch.rand(x.shape, generator=None)
+    """, "[(torch.randn(4),)]", {7: "DYN105"}),
+    Case("generator-made-in-the-graph", """
+        import torch
+
+        @torch.compile
+        def noisy(x):
+            gen = torch.Generator()
+            return x + torch.rand(x.shape, generator=gen)
+    """, "[(torch.randn(4),)]", {5: "DYN105", 6: "DYN105"}),
+    Case("rnn-flatten-parameters", """
+        import torch
+        from torch import nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(3, 3)
+                self.rnn = nn.GRU(3, 3)
+
+            def forward(self, x):
+                self.rnn.flatten_parameters()
+                return self.proj(x)
+    """, "[(torch.randn(2, 3),)]", {11: "DYN105"}, target="Encoder"),
+    Case("shared-memory-and-environment", """
+        import os
+        import torch
+
+        @torch.compile
+        def publish(x):
+            y = x * 2
+            y.share_memory_()
+            os.environ["STEP_DONE"] = "1"
+            return y + 1
+    """, "[(torch.randn(4),)]", {7: "DYN105", 8: "DYN105"}),
+    Case("sorted-tensors", """
+        import torch
+
+        @torch.compile
+        def smallest(x):
+            by_size = sorted([x, x * 2], key=lambda t: t.shape[0])[0]
+            return sorted([x.sum(), x.max()])[0] + by_size
+    """, "[(torch.randn(4),)]", {6: "DYN105"}),
 ]
 
 

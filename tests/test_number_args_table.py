@@ -1,24 +1,15 @@
 """The committed table of torch parameters that take numbers matches the installed torch."""
 from __future__ import annotations
 
-import contextlib
-import io
-from pathlib import Path
-
 from conftest import requires_torch
+from helpers import assert_generated_module_current
 
 import dynalint.analysis.number_args as committed
 
 
 @requires_torch
 def test_committed_table_is_current() -> None:
-    from dynalint.verify.number_args_table import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        main()
-    assert out.getvalue() == Path(committed.__file__).read_text(), (
-        "regenerate: python -m dynalint.verify.number_args_table > lint/analysis/number_args.py")
+    assert_generated_module_current("dynalint.verify.number_args_table", committed)
 
 
 def test_table_knows_sizes_dims_and_tensor_overloads() -> None:
