@@ -112,6 +112,7 @@ class SourceIndex:
         self._imported: set[str] | None = None
         self._graph: dict[str, set[str]] | None = None
         self._edges: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
+        self._top_names: dict[str, frozenset[str]] = {}
         self._loaded_chars = 0
         """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
@@ -190,12 +191,16 @@ class SourceIndex:
     def defined_names(self, name: str) -> frozenset[str]:
         """The names a checked module binds at its top level (``def``, ``class``, assignments),
         from a quick scan of its lines: what an importer can take from it."""
-        path = self.paths.get(name)
-        try:
-            text = read_bytes(path).decode("utf-8", "replace") if path else ""
-        except SourceError:
-            text = ""
-        return frozenset(m.group(1) or m.group(2) or m.group(3) for m in _TOP_LEVEL_NAME.finditer(text))
+        found = self._top_names.get(name)
+        if found is None:
+            path = self.paths.get(name)
+            try:
+                text = read_bytes(path).decode("utf-8", "replace") if path else ""
+            except SourceError:
+                text = ""
+            found = frozenset(m.group(1) or m.group(2) or m.group(3) for m in _TOP_LEVEL_NAME.finditer(text))
+            self._top_names[name] = found
+        return found
 
     def cached_index(self, path: str, code: str) -> ModuleIndex | None:
         """A module already parsed for another file's analysis, if its text is ``code``."""
