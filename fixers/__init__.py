@@ -19,17 +19,19 @@ FIXER_MODULES = (
     "python_state_to_buffer",
     "global_to_tensor",
     "env_read_once",
+    "capture_flags",
 )
 
 
 #: When several fixers rewrite one rule code, the order they are tried in: the first that
 #: proves its preconditions wins.  Branch-free rewrites come first (they keep one graph
 #: and compute nothing twice that matters), ``torch.cond`` next, then the rewrites that
-#: move the decision or the check out of the graph.
+#: move the decision or the check out of the graph.  A Dynamo capture flag, which changes how the
+#: whole compiled function treats data-dependent values, is the last resort.
 PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
-    "DYN102": ("check-in-graph", "keep-tensor"),
-    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling"),
+    "DYN102": ("check-in-graph", "keep-tensor", "capture-flags"),
+    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "capture-flags"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling"),
 }
 

@@ -252,7 +252,7 @@ def _pooling(draw, scope):  # DYN104: last-true-pooling
                 f"{_comment(draw)}")], False
 
 
-def _nonzero(draw, scope):  # DYN104 without a fix
+def _nonzero(draw, scope):  # DYN104: capture-flags (no rewrite of the code itself)
     x = draw(st.sampled_from(scope.tensors))
     return [(0, f"idx = torch.nonzero({x} > 0).squeeze(-1)"),
             (0, f"{_target(draw, scope)} = {x}.index_select(0, idx)")], False

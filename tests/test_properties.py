@@ -216,7 +216,7 @@ FIXER_SNIPPETS = {
     "masked-elementwise-loss": ("masked-loss",), "defer-logging": ("logging",),
     "skip-logging-while-compiling": ("logging",), "global-to-tensor": ("global",),
     "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
-    "last-true-pooling": ("pooling",),
+    "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",),
 }
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),

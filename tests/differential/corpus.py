@@ -1073,3 +1073,29 @@ case("eos-pool-mask-to-a-dtype", """
             raise ValueError("same number of <eos> in every row")
         return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
 """, "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]]), torch.float32)]", None)
+
+# ----------------------------------------------------------------------------- capture-flags
+case("capture-nonzero-script", """
+    def gather(x):
+        idx = torch.nonzero(x > 0).squeeze(-1)
+        return x.index_select(0, idx).sum()
+
+    gather = torch.compile(gather, backend="eager")
+""", "[(torch.randn(6),), (torch.tensor([-1.0, 2.0, nan]),), (-torch.rand(3),)]", "capture-flags",
+     target="gather", grad=False, compile_target=False)
+case("capture-nonzero-library", """
+    def gather(x):
+        idx = torch.nonzero(x > 0).squeeze(-1)
+        return x.index_select(0, idx).sum()
+""", "[(torch.randn(6),)]", None, target="gather", grad=False)
+case("capture-module-used-after", """
+    class M(nn.Module):
+        def forward(self, x):
+            idx = torch.nonzero(x > 0).squeeze(-1)
+            return x.index_select(0, idx).sum()
+
+    def f(x):
+        model = torch.compile(M(), backend="eager")
+        model.eval()
+        return model(x)
+""", "[(torch.randn(6),)]", None, grad=False, compile_target=False)

@@ -60,6 +60,9 @@ class Case:
     rtol: float | None = None
     atol: float | None = None
     """Tolerances instead of the dtype's defaults (None: the rule of ``dynalint verify``)."""
+    compile_target: bool = True
+    """False when the code compiles what it needs itself (``FixExample.compile_target``): the compiled
+    run calls the target as it is."""
 
 
 @dataclass
@@ -296,7 +299,7 @@ def run_stream(source: str, case: Case, seed: int, compiled: bool) -> tuple[list
     torch._dynamo.reset()
     module = load(source)
     fn, instance = _target(module, case)
-    call = torch.compile(fn, backend="eager") if compiled else fn
+    call = torch.compile(fn, backend="eager") if compiled and case.compile_target else fn
     observations = []
     for args in build_inputs(case, seed):
         observations.append(observe(call, instance, _prepare(args, case.grad), seed, case.grad))

@@ -31,7 +31,7 @@ def _example_cases():
                 continue  # what changes between calls is their point (tests/test_fixer_examples.py)
             target = ex.target or re.findall(r"^(?:def|class) (\w+)", ex.before_source, re.M)[-1]
             out.append(Case(f"example-{fixer.name}-{i}", ex.before_source, target, ex.inputs, fixer.name,
-                            init=ex.init, hazard=_example_hazard(fixer.name, i)))
+                            init=ex.init, hazard=_example_hazard(fixer.name, i), compile_target=ex.compile_target))
     return out
 
 

@@ -1,0 +1,318 @@
+"""A break a Dynamo capture flag removes -> that flag, scoped to the compile call that reaches it.
+
+Before::
+
+    import torch
+
+    def step(x):
+        n = x.sum().item()
+        return torch.full((2,), n) + x[:2]
+
+    step = torch.compile(step)
+
+After::
+
+    import torch
+
+    def step(x):
+        n = x.sum().item()
+        return torch.full((2,), n) + x[:2]
+
+    step = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(step))
+
+``.item()``, ``nonzero()``, a boolean mask... end the graph unless
+``torch._dynamo.config.capture_scalar_outputs`` (or ``capture_dynamic_output_shape_ops``) is on.
+Set globally, a flag changes every other function compiled in the process; wrapped around the
+compiled callable, ``torch._dynamo.config.patch(...)`` holds the flag only while that callable runs,
+which is when Dynamo traces it (measured on torch 2.13: the wrapped function keeps its ``.item()`` in
+the graph, a function compiled separately in the same process still breaks, and the global flag is
+unchanged afterwards).  ``@torch.compile`` on a ``def`` gets the same patch as a decorator above it.
+
+Applies only where the file itself calls ``torch.compile`` (a script, a training loop), with the flags
+of the breaks in the code that compile call reaches (the compiled function and the functions of this
+file it calls).  A file that compiles nothing (a library) is left alone: its callers choose Dynamo's
+configuration where they compile.
+
+Proves, or refuses: the compile call's result is assigned (``f = torch.compile(f)``), or
+``@torch.compile`` is the outermost decorator; the file refers to the torch module by a name it can
+use there.  A compiled module wrapped by the patch is a plain function, without ``.parameters()``,
+``.train()`` or ``state_dict()``: accepted only when the assignment binds one name, outside any loop,
+and every use of that name that may run after it is a call (``model(x)``), in its own scope and in
+the functions nested there; ``model.eval()`` or ``train(model)`` after it refuses.
+
+Unsafe (hazards): the flags change what the compiled code does with data-dependent values.  A check
+inside the graph raises ``RuntimeError`` rather than its own exception type (measured:
+``torch._check_value(n > 100)`` on a captured ``n`` raises ``ValueError`` eagerly, ``RuntimeError``
+patched), and sizes computed from data become unbacked symbols, so code that branches on them may fail
+to compile where it used to break the graph and run.  The patched callable cannot be compiled again:
+``torch.compile`` of it raises ``AssertionError`` (torch 2.13: the patch copies the compiled
+function's attributes onto its wrapper).  A module-level compiled module that another module imports
+by name is a plain function there.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis.breaks import CAPTURE_FLAGS, capture_flag
+from dynalint.analysis.events import CallEvent
+from dynalint.analysis.module_index import local_names_of
+from dynalint.analysis.syntax import decorator_target, walk
+from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.codegen import use_torch
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+
+    Site = tuple[cst.CSTNode, tuple[FunctionInfo, ClassInfo | None], set[int]]
+    """A compile call or ``@torch.compile`` decorator, what it compiles (function, class of a module),
+    and the ids of the functions it reaches."""
+
+_COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
+_PATCH = "torch._dynamo.config.patch"
+
+
+@register
+class CaptureFlags(Fixer):
+    name = "capture-flags"
+    codes = ("DYN102", "DYN104")
+    safety = "unsafe"
+    summary = ("Turn on the Dynamo capture flag that removes a break, scoped to the compile call of this file "
+               "that reaches it.")
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import torch
+
+                def step(x):
+                    n = x.sum().item()
+                    return torch.full((2,), n) + x[:2]
+
+                step = torch.compile(step, backend="eager")
+            """,
+            after="""
+                import torch
+
+                def step(x):
+                    n = x.sum().item()
+                    return torch.full((2,), n) + x[:2]
+
+                step = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(step, backend="eager"))
+            """,
+            target="step",
+            compile_target=False,
+        ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile(backend="eager")
+                def positives(x):
+                    return torch.nonzero(x).sum()
+            """,
+            after="""
+                import torch
+
+                @torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)
+                @torch.compile(backend="eager")
+                def positives(x):
+                    return torch.nonzero(x).sum()
+            """,
+            target="positives",
+            compile_target=False,
+        ),
+    ]
+
+    def plan(self, finding, ctx) -> FixPlan | None:
+        if finding.remedy is None or finding.brk is None:
+            return None
+        sites = _compile_sites(ctx)
+        if not sites:
+            raise Refused("this file calls no `torch.compile`: the code that compiles it chooses Dynamo's "
+                          "configuration")
+        function = finding.brk.event.function
+        reaching = [(node, target, reach) for node, target, reach in sites if id(function) in reach]
+        if not reaching:
+            raise Refused(f"no `torch.compile` call of this file reaches `{function.name}`")
+        plan = FixPlan("", "unsafe")
+        added: set[str] = set()
+        for node, target, reach in reaching:
+            needed = _flags(ctx, reach)
+            if not needed:
+                continue
+            if isinstance(node, cst.Decorator):
+                added |= _patch_decorator(plan, ctx, node, target, needed)
+            else:
+                added |= _patch_call(plan, ctx, node, target, needed)
+        if not plan.replacements:
+            return None  # every compile call reaching the break already has its flags
+        flags = ", ".join(f"`{f}`" for f in sorted(added))
+        plan.description = (f"turn on {flags} for the compiled code only (torch._dynamo.config.patch around the "
+                            "compile call): checks inside the graph then raise RuntimeError rather than their own "
+                            "type, and sizes computed from data become unbacked")
+        return plan
+
+
+def _compile_sites(ctx) -> "list[Site]":
+    """The ``torch.compile`` calls and decorators of this file that compile a function of it (a
+    module's ``forward`` included: its call is refused later unless the module is only called)."""
+    program = ctx.program
+    index = program.index
+    out: list[Site] = []
+    for call, where in index.compile_targets:
+        if index.resolve_expr(call.func) not in _COMPILE:
+            continue
+        target = program.compile_target(call, where)
+        if target is not None and target[0].owner is index:
+            out.append((call, target, _reach(ctx, target[0])))
+    for fn in index.all_functions:
+        if fn.compile_decorated:
+            for deco in fn.node.decorators:
+                if index.resolve_expr(_callee(decorator_target(deco))) in _COMPILE:
+                    out.append((deco, (fn, None), _reach(ctx, fn)))
+    return out
+
+
+def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``torch.compile`` of ``torch.compile(backend=...)``."""
+    return expr.func if isinstance(expr, cst.Call) else expr
+
+
+def _reach(ctx, fn: "FunctionInfo") -> set[int]:
+    """Ids of ``fn`` and of the functions of this file its analysed calls reach."""
+    edges: dict[int, set[int]] = {}
+    for ev in ctx.program.events:
+        if isinstance(ev, CallEvent) and ev.callee is not None:
+            edges.setdefault(id(ev.function), set()).add(id(ev.callee))
+    seen = {id(fn)}
+    todo = [id(fn)]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _flags(ctx, reach: set[int]) -> list[str]:
+    """The capture flags of the breaks in the reached functions, in :data:`CAPTURE_FLAGS` order."""
+    found = {capture_flag(b) for b in ctx.breaks if id(b.event.function) in reach}
+    return [f for f in CAPTURE_FLAGS if f in found]
+
+
+def _patch_call(plan: FixPlan, ctx, call: cst.Call, target: "tuple[FunctionInfo, ClassInfo | None]",
+                needed: list[str]) -> set[str]:
+    """Wrap ``torch.compile(f, ...)`` in ``torch._dynamo.config.patch(flags)(...)``, or add the missing
+    flags to a patch already around it.  The flags added."""
+    target_arg = call.args[0].value
+    parent = ctx.parent(call)
+    outer = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Call) and _is_patch(ctx, outer.func.func) \
+            and len(outer.args) == 1:
+        return _add_flags(plan, ctx, outer.func, needed)
+    if not (isinstance(parent, cst.Assign) and parent.value is call):
+        raise Refused("the result of `torch.compile` is not assigned (`f = torch.compile(f)`), so the wrapped "
+                      "call would not read like the code around it")
+    if not isinstance(target_arg, cst.Attribute) and target[1] is not None and not _only_called_after(ctx, parent):
+        raise Refused("`torch.compile` compiles a module here, used after the call other than by calling it: "
+                      "wrapped by `torch._dynamo.config.patch` it would be a plain function, without "
+                      "`.parameters()`, `.train()` or `state_dict()`")
+    torch = use_torch(plan, ctx, call)
+    wrapper = cst.Call(func=_patch_expr(torch, needed), args=[cst.Arg(call)])
+    plan.replace(call, wrapper)
+    return set(needed)
+
+
+def _only_called_after(ctx, assign: cst.Assign) -> bool:
+    """``assign`` binds one name, outside any loop of its scope, and every use of that name that may run
+    after it calls it (``model(x)``): a use textually after it in the same scope, or any use in a function
+    nested there that does not bind the name itself.  Then the plain function the patch returns serves."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    name = assign.targets[0].target.value
+    scope = ctx.enclosing_function(assign) or ctx.module
+    if isinstance(scope, cst.FunctionDef) and name not in local_names_of(scope)[0]:
+        return False  # `global model`: the module's other functions see it
+    current = ctx.parent(assign)
+    while current is not None and current is not scope:
+        if isinstance(current, (cst.For, cst.While)):
+            return False  # the code before the assignment runs again after it
+        current = ctx.parent(current)
+    own = {id(n) for n in walk(assign)}
+    after = False
+    for node in walk(scope):
+        if node is assign:
+            after = True
+        if id(node) in own or not isinstance(node, cst.Name) or node.value != name:
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node or \
+                isinstance(parent, cst.Arg) and parent.keyword is node:
+            continue  # `x.model`, `f(model=...)`: another name
+        nested = _nested_scope(ctx, node, scope)
+        if nested is not None and name in local_names_of(nested)[0]:
+            continue  # the nested function's own `model`
+        if (after or nested is not None) and not (isinstance(parent, cst.Call) and parent.func is node):
+            return False
+    return True
+
+
+def _nested_scope(ctx, node: cst.CSTNode, scope: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost function between ``node`` and ``scope``, if any (a lambda or a class body counts
+    as no binding of its own: conservative)."""
+    current = ctx.parent(node)
+    while current is not None and current is not scope:
+        if isinstance(current, cst.FunctionDef):
+            return current
+        current = ctx.parent(current)
+    return None
+
+
+def _patch_decorator(plan: FixPlan, ctx, deco: cst.Decorator, target: "tuple[FunctionInfo, ClassInfo | None]",
+                     needed: list[str]) -> set[str]:
+    """Put ``@torch._dynamo.config.patch(flags)`` right above ``@torch.compile`` (which must be the
+    outermost decorator, or have only such a patch above it)."""
+    fn = target[0].node
+    i = next(k for k, d in enumerate(fn.decorators) if d is deco)
+    above = fn.decorators[i - 1] if i else None
+    if above is not None and isinstance(above.decorator, cst.Call) and _is_patch(ctx, above.decorator.func) \
+            and i == 1:
+        return _add_flags(plan, ctx, above.decorator, needed)
+    if i:
+        raise Refused("`@torch.compile` is not the outermost decorator, so a patch above it would wrap "
+                      "more than the compiled function")
+    torch = use_torch(plan, ctx, fn)
+    patch = cst.Decorator(decorator=_patch_expr(torch, needed), leading_lines=deco.leading_lines)
+    plan.replace(deco, cst.FlattenSentinel([patch, deco.with_changes(leading_lines=())]))
+    return set(needed)
+
+
+def _is_patch(ctx, func: cst.BaseExpression) -> bool:
+    return ctx.program.index.resolve_expr(func) == _PATCH
+
+
+def _add_flags(plan: FixPlan, ctx, patch: cst.Call, needed: list[str]) -> set[str]:
+    """The flags a patch call lacks, added as ``flag=True`` (nothing when it has them all; refused when
+    it turns one of them off or is not written with keywords)."""
+    given = {a.keyword.value: a.value for a in patch.args if a.keyword is not None}
+    if len(given) != len(patch.args) or any(a.star for a in patch.args):
+        raise Refused("the `torch._dynamo.config.patch` around the compile call is not written with keywords")
+    for flag in needed:
+        value = given.get(flag)
+        if value is not None and not (isinstance(value, cst.Name) and value.value == "True"):
+            raise Refused(f"the `torch._dynamo.config.patch` around the compile call sets `{flag}` itself")
+    missing = [f for f in needed if f not in given]
+    if missing:
+        last = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in patch.args[-1:]]
+        args = [*patch.args[:-1], *last, *_patch_expr("torch", missing).args]
+        plan.replace(patch, patch.with_changes(args=args))
+    return set(missing)
+
+
+def _patch_expr(torch: str, flags: list[str]) -> cst.Call:
+    """``<torch>._dynamo.config.patch(flag=True, ...)``."""
+    call = cst.parse_expression(f"{torch}._dynamo.config.patch({', '.join(f'{f}=True' for f in flags)})")
+    assert isinstance(call, cst.Call)
+    return call

@@ -1,0 +1,169 @@
+"""The capture-flags fixer: a break that a Dynamo capture flag removes gets that flag, scoped with
+``torch._dynamo.config.patch`` to the compile call of the file that reaches it; files that compile
+nothing are left alone.  Checked as text and through real Dynamo."""
+from __future__ import annotations
+
+import textwrap
+
+from conftest import requires_torch
+from dynalint.fixing import fix_source
+from dynalint.settings import Settings
+
+SCRIPT = """\
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        n = x.sum().item()
+        return self.lin(x) + torch.full((2,), n)
+
+def other(x):
+    n = x.sum().item()
+    return torch.full((2,), n) - x[:2]
+
+def main(xs):
+    torch.manual_seed(0)
+    model = Net()
+    model = torch.compile(model, backend="eager")
+    return [model(x) for x in xs]
+"""
+ITEM_LINE = 9
+OTHER_ITEM_LINE = 13
+WRAPPED = 'model = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(model, backend="eager"))'
+
+
+def fixed(code: str):
+    return fix_source(textwrap.dedent(code), "train.py", Settings(), unsafe=True)
+
+
+def test_the_compile_call_of_the_script_is_wrapped_once():
+    result = fixed(SCRIPT)
+    assert result.source == SCRIPT.replace('model = torch.compile(model, backend="eager")', WRAPPED)
+    assert [(f.fixer, f.code, f.line, f.safety) for f in result.applied] == [
+        ("capture-flags", "DYN102", ITEM_LINE, "unsafe")]
+    assert "RuntimeError" in result.applied[0].description and "unbacked" in result.applied[0].description
+    again = fixed(result.source)
+    assert again.source == result.source and not again.applied
+
+
+def test_a_compiled_function_is_wrapped_where_it_is_assigned():
+    code = """\
+        import torch
+
+        def step(x):
+            n = x.sum().item()
+            return torch.full((2,), n) + x[:2]
+
+        step = torch.compile(step)
+        """
+    wrapped = "step = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(step))"
+    assert fixed(code).source == textwrap.dedent(code).replace("step = torch.compile(step)", wrapped)
+
+
+def test_only_the_flags_each_compile_call_reaches():
+    code = """\
+        import torch as th
+
+        def helper(x):
+            return th.nonzero(x).sum()
+
+        def f(x):
+            return helper(x) + 1
+
+        def g(x):
+            n = x.sum().item()
+            return th.full((2,), n)
+
+        f_c = th.compile(f)
+        g_c = th.compile(g)
+        """
+    out = fixed(code).source
+    assert "f_c = th._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(th.compile(f))" in out
+    assert "g_c = th._dynamo.config.patch(capture_scalar_outputs=True)(th.compile(g))" in out
+
+
+def test_a_patch_already_there_gets_the_missing_flag():
+    code = """\
+        import torch
+
+        @torch._dynamo.config.patch(capture_scalar_outputs=True)
+        @torch.compile
+        def f(x):
+            n = x.sum().item()
+            return torch.nonzero(x).sum() + n
+        """
+    out = fixed(code).source
+    assert "@torch._dynamo.config.patch(capture_scalar_outputs=True, capture_dynamic_output_shape_ops=True)\n" \
+           "@torch.compile\n" in out
+    assert fixed(out).source == out
+
+
+def test_the_decorator_form_gets_a_patch_above_it():
+    code = """\
+        import torch
+
+        # the step
+        @torch.compile(backend="eager")
+        def f(x):
+            n = x.sum().item()
+            return torch.full((2,), n)
+        """
+    out = fixed(code).source
+    assert out == textwrap.dedent(code).replace(
+        '# the step\n', '# the step\n@torch._dynamo.config.patch(capture_scalar_outputs=True)\n')
+
+
+def test_a_library_file_is_untouched():
+    code = SCRIPT[:SCRIPT.index("def main")].rstrip("\n") + "\n"
+    result = fixed(code)
+    assert result.source == code and not result.applied
+    assert any(r.fixer == "capture-flags" and "calls no `torch.compile`" in r.reason for r in result.refused)
+
+
+def test_refused_for_a_compiled_module_used_other_than_by_calls_and_an_inner_decorator():
+    for use in ("model.eval()", "train(model)"):
+        module = SCRIPT.replace("    return [model(x)", f"    {use}\n    return [model(x)")
+        result = fixed(module)
+        assert result.source == module and not result.applied
+        assert any("compiles a module" in r.reason for r in result.refused)
+    inner = """\
+        import functools
+        import torch
+
+        @functools.lru_cache
+        @torch.compile
+        def f(x):
+            n = x.sum().item()
+            return torch.full((2,), n)
+        """
+    result = fixed(inner)
+    assert result.source == textwrap.dedent(inner)
+    assert any("outermost decorator" in r.reason for r in result.refused)
+
+
+@requires_torch
+def test_dynamo_the_patched_call_keeps_the_item_and_other_code_still_breaks(tmp_path):
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, observe
+
+    inputs = [([torch.arange(4.0), torch.arange(4.0) + 1],)]
+    fixed_source = fixed(SCRIPT).source
+    assert WRAPPED in fixed_source
+    before = load_module_from_source(SCRIPT, directory=str(tmp_path))
+    after = load_module_from_source(fixed_source, directory=str(tmp_path))
+    flag = torch._dynamo.config.capture_scalar_outputs
+    seen_before = observe(before.main, inputs, compile=False)
+    seen_after = observe(after.main, inputs, compile=False)
+    assert not seen_before.errors and not seen_after.errors
+    assert ITEM_LINE in seen_before.break_lines(before.__file__)
+    assert ITEM_LINE not in seen_after.break_lines(after.__file__)
+    assert all(torch.equal(a, b) for a, b in zip(seen_before.outputs[0], seen_after.outputs[0]))
+    # the flag held only during the patched call: a function compiled without the patch still breaks
+    assert torch._dynamo.config.capture_scalar_outputs == flag
+    seen_other = observe(after.other, [(torch.arange(4.0),)], fresh=False)
+    assert seen_other.break_lines(after.__file__) == {OTHER_ITEM_LINE}
