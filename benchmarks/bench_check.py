@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import resource
 import importlib.util
 import os
 import re
@@ -180,6 +181,36 @@ def table(rows: list[Row], base: float, files: int, lines: int) -> str:
     return "\n".join(out)
 
 
+PARSE_LOOP = "import sys, libcst\nfor p in sys.argv[1:]:\n    libcst.parse_module(open(p, 'rb').read())\n"
+"""The floor of a whole process: start Python, import libcst, parse every file."""
+
+
+def child_cpu(command: list[str]) -> float:
+    """CPU seconds (user + system) ``command`` and the processes it waited for took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def process_runs(paths: list[str], jobs: int) -> int:
+    """``--process``: whole processes, by CPU time: a libcst parse loop, ``check --no-cache``, a first
+    run filling a cache, the cached re-run, and the cached re-run of one file (start-up cost)."""
+    parse = child_cpu([sys.executable, "-c", PARSE_LOOP, *paths])
+    dynalint = [sys.executable, "-m", "dynalint", "check", "-q", "--jobs", str(jobs)]
+    rows = [("libcst parse loop (one process)", parse)]
+    rows.append(("`check --no-cache`", child_cpu(dynalint + ["--no-cache", *paths])))
+    with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
+        rows.append(("`check`, first run (empty cache)", child_cpu(dynalint + ["--cache-dir", cache, *paths])))
+        rows.append(("`check`, cached re-run", child_cpu(dynalint + ["--cache-dir", cache, *paths])))
+        child_cpu(dynalint + ["--cache-dir", cache, paths[0]])
+        rows.append(("`check` of one file, cached", child_cpu(dynalint + ["--cache-dir", cache, paths[0]])))
+    print(f"{len(paths)} files, --jobs {jobs}; CPU seconds of the whole process (getrusage of children)")
+    for name, secs in rows:
+        print(f"  {name:<40s} {secs:8.3f} s  {secs / parse:7.3f}x the parse loop")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", nargs="+", metavar="FILE", help="files to check")
@@ -190,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--torchfix", metavar="PATH", help="torchfix executable (skipped if not given)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the first N files")
     parser.add_argument("--in-process-only", action="store_true", help="skip the command-line runs")
+    parser.add_argument("--process", action="store_true",
+                        help="only whole processes, by CPU time, against a libcst parse loop")
     args = parser.parse_args(argv)
 
     if args.files:
@@ -207,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("bench_check: no readable files", file=sys.stderr)
         return 2
     paths = list(sources)
+    if args.process:
+        return process_runs(paths, args.jobs)
     lines = sum(t.count("\n") for t in sources.values())
     print(f"bench_check: {len(paths)} files; timing...", file=sys.stderr)
 

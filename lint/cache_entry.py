@@ -6,10 +6,12 @@ never a crash, a hang or a wrong result.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import os
 import stat
-from typing import Any
+from typing import Any, Iterable
 
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 """Larger files are not read (a link to ``/dev/zero`` or a huge file would exhaust memory)."""
@@ -68,9 +70,11 @@ def read_sealed(path: str, key: str) -> bytes | None:
 
 def valid_entry(data: Any) -> bool:
     """Whether decoded JSON has the exact shape of an entry (see :class:`dynalint.runner.Entry`)."""
-    return (isinstance(data, dict) and set(data) == {"diagnostics", "outgoing", "deps"}
+    return (isinstance(data, dict) and set(data) == {"diagnostics", "outgoing", "deps", "names", "view"}
             and isinstance(data["diagnostics"], list) and all(map(_valid_diagnostic, data["diagnostics"]))
-            and _valid_outgoing(data["outgoing"]) and _valid_deps(data["deps"]))
+            and _valid_outgoing(data["outgoing"]) and _valid_deps(data["deps"])
+            and isinstance(data["names"], list) and all(isinstance(n, str) for n in data["names"])
+            and isinstance(data["view"], str))
 
 
 def _is_int(v: Any) -> bool:
@@ -151,3 +155,84 @@ def _valid_value(v: Any, depth: int) -> bool:
 
 def _valid_deps(d: Any) -> bool:
     return isinstance(d, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in d.items())
+
+
+@functools.lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """A digest of dynalint's own source files (computed once per process).
+
+    The version string alone does not change between commits, so an upgraded
+    checkout (a new pre-commit ``rev``, an editable install) would otherwise
+    be served results computed by older rules.  Every module counts, sub-packages
+    (``analysis/evaluator``) included.
+    """
+    return source_digest(_package_directories())
+
+
+def _package_directories() -> list[str]:
+    """The folders of dynalint's packages, found without importing them (a cached run loads no rule)."""
+    found = []
+    for package in ("dynalint", "dynalint.rules", "dynalint.fixers"):
+        spec = importlib.util.find_spec(package)
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        found.append(os.path.abspath(locations[0]) if locations else "")
+    return found
+
+
+def source_digest(directories: Iterable[str]) -> str:
+    """A digest of the names and contents of every ``.py`` file under ``directories``, recursively."""
+    h = hashlib.sha256()
+    for directory in directories:
+        h.update(directory.encode("utf-8", "surrogateescape") + b"\0\0")
+        for dirpath, dirnames, filenames in os.walk(directory):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(n for n in filenames if n.endswith(".py")):
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, directory).encode("utf-8", "surrogateescape")
+                try:
+                    with open(full, "rb") as fh:
+                        h.update(rel + b"\0" + fh.read() + b"\0")
+                except OSError:
+                    h.update(rel + b"\0?\0")
+    return h.hexdigest()[:16]
+
+
+_HASHES: dict[str, tuple[float, int, str]] = {}
+
+
+def file_digest(path: str) -> str:
+    """Content hash of a file (memoised by modification time and size); "?" when it cannot be read."""
+    try:
+        st = os.stat(path)
+        known = _HASHES.get(path)
+        if known is not None and known[0] == st.st_mtime and known[1] == st.st_size:
+            return known[2]
+        with open(path, "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()[:24]
+    except OSError:
+        return "?"
+    _HASHES[path] = (st.st_mtime, st.st_size, digest)
+    return digest
+
+
+_TROUBLE: dict[str, str] = {}
+"""Cache directories that could not be written to, with why, not yet reported (:func:`cache_warnings`)."""
+_NOTED: set[str] = set()
+"""Cache directories whose trouble this process has noted already: each is reported once."""
+
+
+def _note_trouble(directory: str, reason: str | None) -> bool:
+    """Note that ``directory`` could not be written (when ``reason``); whether it could not."""
+    if reason is not None and directory not in _NOTED:
+        _NOTED.add(directory)
+        _TROUBLE[directory] = reason
+    return reason is not None
+
+
+def cache_warnings() -> list[str]:
+    """One message per cache directory that could not be written since the last call (results
+    are right, only not kept)."""
+    messages = [f"warning: cannot write the cache in {directory}: {reason}; results are not cached"
+                for directory, reason in _TROUBLE.items()]
+    _TROUBLE.clear()
+    return messages

@@ -100,3 +100,14 @@ class Diagnostic:
             gb_type=data.get("gb_type"), gb_id=data.get("gb_id"), hint=data.get("hint"),
             fix=Fix.from_json(fix) if fix else None, cell=data.get("cell"), remedy=data.get("remedy"),
         )
+
+
+@dataclass
+class FileResult:
+    """What checking one file gave: its diagnostics, or why it could not be checked."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None
+    """A one-line message when the file could not be read or analysed."""
+    source: str | None = field(default=None, repr=False)

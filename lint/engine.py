@@ -12,7 +12,7 @@ from dynalint.analysis.module_index import build_index
 from dynalint.analysis.program import Program
 from dynalint.analysis.replay import Tracker, changed_tokens
 from dynalint.analysis.project import SourceIndex
-from dynalint.diagnostics import Diagnostic
+from dynalint.diagnostics import Diagnostic, FileResult  # noqa: F401 (also imported from here)
 from dynalint.noqa import NoqaMap
 from dynalint.positions import Range, node_ranges, ranges_within, statement_lines
 from dynalint.rules.base import Finding, Rule, RuleContext, all_rules
@@ -24,15 +24,6 @@ from dynalint.source import TooLargeError
 SYNTAX_ERROR_CODE = "DYN000"
 IO_ERROR_CODE = "DYN001"
 UNUSED_NOQA_CODE = "DYN003"
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: str | None = None
-    """A one-line message when the file could not be read or analysed."""
-    source: str | None = field(default=None, repr=False)
 
 
 def io_error(path: str, message: str, settings: Settings) -> list[Diagnostic]:

@@ -98,3 +98,11 @@ def parallel_map(function: Callable[[T], R], items: Iterable[T], workers: int, *
         return
     with worker_pool(workers, initializer, initargs) as pool:
         yield from pool.map(function, items, chunksize=chunk_size(len(items), workers, most))
+
+
+def default_jobs() -> int:
+    """Workers by default: one per CPU this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import hashlib
 import json
 import os
@@ -14,13 +13,15 @@ from typing import Any, Iterable, Iterator
 
 from dynalint import __version__
 from dynalint.analysis.project import SourceIndex
-from dynalint.analysis.project import content_hash, join_encoded
-from dynalint.cache_entry import read_sealed, seal, valid_entry
+from dynalint.analysis.project import join_encoded
+from dynalint.cache_entry import (_note_trouble, cache_warnings, code_fingerprint, file_digest, read_sealed,  # noqa: F401
+                                   seal, source_digest, valid_entry, _package_directories)
 from dynalint.config import Configuration
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, io_error
+from dynalint.run_record import record_path
 from dynalint.notebooks import NotebookError, decode_file, is_notebook
-from dynalint.pool import chunk_size, worker_pool
+from dynalint.pool import chunk_size, default_jobs, worker_pool  # noqa: F401 (also imported from here)
 from dynalint.settings import CACHE_DIR_NAME, Settings  # noqa: F401 (also imported from here)
 from dynalint.source import Collections, read_bytes
 
@@ -29,44 +30,6 @@ def settings_for(path: str, settings: Settings, root: str | None = None) -> Sett
     """Settings with the per-file ignores that match ``path`` applied (patterns anchored at ``root``,
     the configuration file's directory; default: the current directory)."""
     return Configuration(settings, os.path.abspath(root or os.getcwd())).settings_for(path)
-
-
-@functools.lru_cache(maxsize=None)
-def code_fingerprint() -> str:
-    """A digest of dynalint's own source files (computed once per process).
-
-    The version string alone does not change between commits, so an upgraded
-    checkout (a new pre-commit ``rev``, an editable install) would otherwise
-    be served results computed by older rules.  Every module counts, sub-packages
-    (``analysis/evaluator``) included.
-    """
-    return source_digest(_package_directories())
-
-
-def _package_directories() -> list[str]:
-    import dynalint.fixers
-    import dynalint.rules
-
-    return [os.path.dirname(os.path.abspath(package.__file__ or ""))
-            for package in (dynalint, dynalint.rules, dynalint.fixers)]
-
-
-def source_digest(directories: Iterable[str]) -> str:
-    """A digest of the names and contents of every ``.py`` file under ``directories``, recursively."""
-    h = hashlib.sha256()
-    for directory in directories:
-        h.update(directory.encode("utf-8", "surrogateescape") + b"\0\0")
-        for dirpath, dirnames, filenames in os.walk(directory):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            for name in sorted(n for n in filenames if n.endswith(".py")):
-                full = os.path.join(dirpath, name)
-                rel = os.path.relpath(full, directory).encode("utf-8", "surrogateescape")
-                try:
-                    with open(full, "rb") as fh:
-                        h.update(rel + b"\0" + fh.read() + b"\0")
-                except OSError:
-                    h.update(rel + b"\0?\0")
-    return h.hexdigest()[:16]
 
 
 @dataclass
@@ -78,6 +41,11 @@ class Entry:
     """Functions of other files its compiled code reaches: path -> qualname -> arguments."""
     deps: dict[str, str] = field(default_factory=dict)
     """Other files the analysis read (path -> content hash): a change to one invalidates the entry."""
+    names: list[str] = field(default_factory=list)
+    """The module names the analysis asked the project about (see :class:`ProjectView`)."""
+    view: str = ""
+    """What those names meant then (:meth:`ProjectView.view`): a file added or removed that changes
+    it (an import that now resolves, a module that moved) invalidates the entry, no other does."""
 
 
 class Cache:
@@ -92,11 +60,11 @@ class Cache:
         self.directory = directory
 
     @staticmethod
-    def key(data: bytes, settings: Settings, entries: str = "", path: str = "", modules: str = "") -> str:
+    def key(data: bytes, settings: Settings, entries: str = "", path: str = "") -> str:
         """``path``: the file's identity (its resolved path), so that two files with the same text
-        in different packages, whose imports mean different modules, never share an entry.
-        ``modules``: the digest of the checked modules (:func:`modules_digest`): what an import can
-        resolve to differs between ``check pkg/m.py`` and ``check .``."""
+        in different packages, whose imports mean different modules, never share an entry.  What
+        its imports resolved to is not in the key: an entry records the module names it asked
+        about (:class:`ProjectView`), and is used only while they resolve as they did."""
         h = hashlib.sha256()
         h.update(__version__.encode())
         h.update(b"\0")
@@ -107,8 +75,6 @@ class Cache:
         h.update(entries.encode())
         h.update(b"\0")
         h.update(os.path.realpath(path).encode("utf-8", "surrogateescape") if path else b"")
-        h.update(b"\0")
-        h.update(modules.encode())
         h.update(b"\0")
         h.update(data)
         return h.hexdigest()
@@ -129,10 +95,10 @@ class Cache:
         if not valid_entry(data):
             return None
         for dep, digest in data["deps"].items():
-            if _file_hash(dep) != digest:
+            if file_digest(dep) != digest:
                 return None  # a file this analysis looked into has changed
         diagnostics = [Diagnostic.from_json({**d, "path": path}) for d in data["diagnostics"]]
-        return Entry(diagnostics, data["outgoing"], data["deps"])
+        return Entry(diagnostics, data["outgoing"], data["deps"], data["names"], data["view"])
 
     def prepare(self) -> str | None:
         """Create the cache directory with its tag files unless they are there; why it cannot be
@@ -159,15 +125,22 @@ class Cache:
     def put(self, key: str, entry: Entry) -> str | None:
         """Store ``entry`` under ``key``; why it could not be (None: stored, or deliberately not,
         through a link)."""
-        target = self._path(key)
+        payload = json.dumps({"diagnostics": [d.to_json() for d in entry.diagnostics],
+                              "outgoing": entry.outgoing, "deps": entry.deps,
+                              "names": entry.names, "view": entry.view}).encode()
+        return self._store(self._path(key), key, payload)
+
+    def put_run(self, key: str, payload: bytes) -> str | None:
+        """Store the record of a whole run (:mod:`dynalint.run_record`); why it could not be."""
+        return self._store(record_path(self.directory, key), key, payload)
+
+    def _store(self, target: str, key: str, payload: bytes) -> str | None:
         subdir = os.path.dirname(target)
-        if os.path.islink(self.directory) or os.path.islink(subdir):
+        if os.path.islink(self.directory) or any(os.path.islink(d) for d in _folders_between(self.directory, subdir)):
             return None  # a checkout's link must not make dynalint write where it points
         created: list[str] = []
         try:
             created = _make_directories(subdir)
-            payload = json.dumps({"diagnostics": [d.to_json() for d in entry.diagnostics],
-                                  "outgoing": entry.outgoing, "deps": entry.deps}).encode()
             _put_file(subdir, os.path.basename(target), seal(key, payload))
         except OSError as exc:  # a cache that cannot be written only costs time
             _remove_empty(created)
@@ -175,27 +148,16 @@ class Cache:
         return None
 
 
-_TROUBLE: dict[str, str] = {}
-"""Cache directories that could not be written to, with why, not yet reported (:func:`cache_warnings`)."""
-_NOTED: set[str] = set()
-"""Cache directories whose trouble this process has noted already: each is reported once."""
-
-
-def _note_trouble(directory: str, reason: str | None) -> bool:
-    """Note that ``directory`` could not be written (when ``reason``); whether it could not."""
-    if reason is not None and directory not in _NOTED:
-        _NOTED.add(directory)
-        _TROUBLE[directory] = reason
-    return reason is not None
-
-
-def cache_warnings() -> list[str]:
-    """One message per cache directory that could not be written since the last call (results
-    are right, only not kept)."""
-    messages = [f"warning: cannot write the cache in {directory}: {reason}; results are not cached"
-                for directory, reason in _TROUBLE.items()]
-    _TROUBLE.clear()
-    return messages
+def _folders_between(top: str, folder: str) -> list[str]:
+    """The folders from below ``top`` down to ``folder`` (which is inside it)."""
+    found = []
+    while folder and os.path.abspath(folder) != os.path.abspath(top):
+        found.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return found
 
 
 def _reason(exc: OSError) -> str:
@@ -255,31 +217,48 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
-def modules_digest(project: SourceIndex) -> str:
-    """A digest of the checked modules (name and resolved path of each): an analysis resolves imports
-    among them, so adding or removing a checked file invalidates the entries."""
-    h = hashlib.sha256()
-    for name, path in sorted(project.paths.items()):
-        h.update(name.encode() + b"\0" + os.path.realpath(path).encode("utf-8", "surrogateescape") + b"\0")
-    return h.hexdigest()
+class ProjectView(SourceIndex):
+    """The project index of a run, recording which module names each analysis asks about.
 
+    What an analysis finds in other files depends on the set of checked modules only through the
+    names it resolves: whether a name is a checked module or package, and which file holds it.
+    Recording those names lets a cache entry survive a file added elsewhere in the project, and
+    still be dropped when an import it made now resolves to the new file."""
 
-_HASHES: dict[str, tuple[float, int, str]] = {}
+    def __init__(self, paths: Iterable[str]) -> None:
+        super().__init__(paths)
+        self.asked: set[str] = set()
+        """Module names the current analysis asked about (reset before each analysis)."""
+        self._asked_under: dict[str, set[str]] = {}
+        """The names resolving a qualified name asked in turn: an analysis that reuses the answer
+        depends on them too."""
 
+    def resolve(self, q: str, depth: int = 0) -> Any:
+        known = self._asked_under.get(q)
+        if known is not None:
+            self.asked |= known
+            return super().resolve(q, depth)
+        outer, self.asked = self.asked, {q}
+        try:
+            return super().resolve(q, depth)
+        finally:
+            self._asked_under[q], self.asked = self.asked, outer | self.asked
 
-def _file_hash(path: str) -> str:
-    """Content hash of a file (memoised by modification time and size)."""
-    try:
-        st = os.stat(path)
-        known = _HASHES.get(path)
-        if known is not None and known[0] == st.st_mtime and known[1] == st.st_size:
-            return known[2]
-        with open(path, "rb") as fh:
-            digest = content_hash(fh.read())
-    except OSError:
-        return "?"
-    _HASHES[path] = (st.st_mtime, st.st_size, digest)
-    return digest
+    def load(self, name: str, path: str | None = None) -> Any:
+        self.asked.add(name)
+        return super().load(name, path)
+
+    def view(self, names: Iterable[str], path: str) -> str:
+        """A digest of what ``names`` mean in this project, seen from the file at ``path`` (its own
+        module name decides its relative imports)."""
+        h = hashlib.sha256((self.module_of(path) or "").encode("utf-8", "surrogateescape") + b"\0")
+        for name in names:
+            for q in (name, name.rpartition(".")[0]):
+                target = self.paths.get(q)
+                h.update("\0".join((q, str(q.split(".")[0] in self.tops),
+                                     os.path.realpath(target) if target else "",
+                                     self.packages.get(q, ""))).encode("utf-8", "surrogateescape") + b"\1")
+        return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -292,8 +271,6 @@ class _Job:
     with_fixes: bool = False
     data: bytes | None = None
     """The file's content when it does not come from the file (standard input)."""
-    modules: str = ""
-    """The digest of the checked modules (see :func:`modules_digest`)."""
     write_cache: bool = True
     """False when the cache is only read (it could not be written earlier in the run)."""
 
@@ -304,20 +281,22 @@ class _Outcome:
     outgoing: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     cache_error: str | None = None
     """Why the analysis could not be stored in the cache (the main process reports it once)."""
+    deps: dict[str, str] = field(default_factory=dict)
+    """Other files the analysis read (path -> content hash)."""
 
 
-_WORKER_PROJECT: SourceIndex | None = None
+_WORKER_PROJECT: ProjectView | None = None
 """The project index of a worker process of the pool (built once per process by its initializer)."""
 
 
 def init_worker(paths: list[str]) -> None:
     """Pool initializer: the index of the project's files, for every job this process runs."""
     global _WORKER_PROJECT
-    _WORKER_PROJECT = SourceIndex(paths)
+    _WORKER_PROJECT = ProjectView(paths)
     _WORKER_COLLECTIONS.start()
 
 
-def worker_index() -> SourceIndex | None:
+def worker_index() -> ProjectView | None:
     """The index :func:`init_worker` built in this worker process."""
     return _WORKER_PROJECT
 
@@ -332,7 +311,7 @@ def _check_in_worker(job: _Job) -> _Outcome:
 _WORKER_COLLECTIONS = Collections()
 
 
-def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
+def _check_one(job: _Job, project: ProjectView | None = None) -> _Outcome:
     """Read, look up the cache, check (with ``project`` as the index of the other files). Never raises."""
     path, settings = job.path, job.settings
     data = job.data
@@ -342,12 +321,11 @@ def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
         except SourceError as exc:
             return _Outcome(FileResult(path, io_error(path, str(exc), settings)))
     cache = Cache(job.cache_dir) if job.cache_dir else None
-    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries, path,
-                    job.modules) if cache else ""
+    key = Cache.key(data + (b"\0fixes" if job.with_fixes else b""), settings, job.entries, path) if cache else ""
     if cache is not None:
         cached = cache.get(key, path)
-        if cached is not None:
-            return _Outcome(FileResult(path, cached.diagnostics), cached.outgoing)
+        if cached is not None and (project.view(cached.names, path) if project is not None else "") == cached.view:
+            return _Outcome(FileResult(path, cached.diagnostics), cached.outgoing, deps=cached.deps)
     try:
         source, notebook = decode_file(path, data)
     except (SourceError, NotebookError) as exc:
@@ -355,20 +333,22 @@ def _check_one(job: _Job, project: SourceIndex | None = None) -> _Outcome:
     entries = json.loads(job.entries) if job.entries else {}
     try:
         if project is not None:
-            project.read = set()
+            project.read, project.asked = set(), set()
         diagnostics, outgoing = _analyse(source, path, settings, project, entries, job.with_fixes)
     except Exception as exc:  # an analysis bug must not stop the run
         message = f"internal error while analysing ({type(exc).__name__}: {exc}); please report it"
         return _Outcome(FileResult(path, error=message))
     if notebook is not None:
         diagnostics = [notebook.map_back(d) for d in diagnostics]
-    deps = {}
+    deps, names, view = {}, [], ""
     if project is not None:
-        deps = {p: _file_hash(p) for p in sorted(project.read) if os.path.abspath(p) != os.path.abspath(path)}
+        deps = {p: file_digest(p) for p in sorted(project.read) if os.path.abspath(p) != os.path.abspath(path)}
+        names = sorted(project.asked)
+        view = project.view(names, path)
     cache_error = None
     if cache is not None and job.write_cache:
-        cache_error = cache.put(key, Entry(diagnostics, outgoing, deps))
-    return _Outcome(FileResult(path, diagnostics), outgoing, cache_error)
+        cache_error = cache.put(key, Entry(diagnostics, outgoing, deps, names, view))
+    return _Outcome(FileResult(path, diagnostics), outgoing, cache_error, deps)
 
 
 def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | None,
@@ -392,13 +372,6 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
     if released is not None:
         released.dispose()
     return diagnostics, outgoing
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 MIN_FILES_FOR_POOL = 4
@@ -431,11 +404,12 @@ def check_files(paths: Iterable[str], settings: Settings | Configuration, *, job
 
 def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  with_fixes: Iterable[str] = (), index: list[str] | None = None,
-                 project: SourceIndex | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
+                 project: ProjectView | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
     (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
     ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes; ``project``: the index
-    of those files already built (and still true to them), for the analyses run in this process.
+    of those files already built (and still true to them; a :class:`ProjectView`, or another is built),
+    for the analyses run in this process.
 
     Each file is analysed with the entries the compiled code of the other files hands it
     (functions they call, with the arguments they pass).  The first round analyses every file
@@ -448,16 +422,15 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
     incoming: dict[str, str] = {}
     outcomes: dict[str, _Outcome] = {}
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
-    project = project if project is not None else SourceIndex(index)
+    project = project if isinstance(project, ProjectView) else ProjectView(index)
     pooled = workers > 1 and len(paths) >= MIN_FILES_FOR_POOL
     with worker_pool(workers, init_worker, (index,)) if pooled else contextlib.nullcontext() as pool:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
-        modules = modules_digest(project) if cache_dir else ""
         unwritable = bool(cache_dir) and _note_trouble(cache_dir, Cache(cache_dir).prepare())
         pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
-            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes, modules=modules,
+            job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes,
                              write_cache=not unwritable) for p in pending]
             if pool is not None:
                 done = list(pool.map(_check_in_worker, job_list,

@@ -25,16 +25,20 @@ import os
 from collections import deque
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from dynalint.analysis.project import SourceIndex
 from dynalint.config import Configuration, resolve
-from dynalint.diagnostics import Diagnostic
-from dynalint.engine import Analysis, FileResult, analyse
+from dynalint.diagnostics import Diagnostic, FileResult
 from dynalint.files import iter_python_files
 from dynalint.notebooks import NotebookError, decode_file, is_notebook
-from dynalint.runner import CACHE_DIR_NAME, project_pass
+from dynalint import run_record
+from dynalint.settings import CACHE_DIR_NAME
 
+# The engine (libcst, the analysis, the rules) is imported where a file is analysed: a run the
+# cache answers whole (see :mod:`dynalint.run_record`) never loads it.
 if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.project import SourceIndex
+    from dynalint.engine import Analysis
     from dynalint.fixing import FixResult
+    from dynalint.runner import ProjectView
 
 STDIN = "-"
 """The path of code read from standard input without a name: no file of the project."""
@@ -143,12 +147,31 @@ class Session:
         paths = list(paths)
         if not paths:
             return
+        key = listing = files = None
+        if self.cache_dir is not None:
+            key = run_record.run_key(paths, settings=self.config.settings.fingerprint(), root=self.root,
+                                     with_fixes=with_fixes, around=self.around)
+            listing = self.project_files(paths) if self.around and self.project_roots(paths) else []
+            recorded = run_record.lookup(self.cache_dir, key, listing, paths)
+            if recorded is not None:
+                yield from recorded
+                return
+            files = run_record.depended(listing, paths)
+        from dynalint.runner import Cache, project_pass
+
         analysed, index = self.scope(paths)
         outcomes, _ = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
                                    with_fixes=paths if with_fixes else (), index=index,
                                    project=self.index(index))
-        for p in paths:
-            yield outcomes[p].result
+        results = [outcomes[p].result for p in paths]
+        if key is not None and listing is not None and files is not None and self.cache_dir is not None:
+            for outcome in outcomes.values():
+                for dep, digest in outcome.deps.items():
+                    if files.setdefault(dep, digest) != digest:
+                        files[dep] = "?"  # changed while the run read it: the record is never used
+            if not any(r.error for r in results):
+                Cache(self.cache_dir).put_run(key, run_record.record(results, listing, paths, files))
+        yield from results
 
     def entries(self, paths: Iterable[str]) -> dict[str, str]:
         """Each given file's incoming entries once the project has settled (canonical JSON, by path
@@ -160,6 +183,8 @@ class Session:
         key = (tuple(analysed), tuple(file_stamp(p) for p in index))
         settled = self._settled.get(key)
         if settled is None:
+            from dynalint.runner import project_pass
+
             _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index,
                                       project=self.index(index))
             if len(self._settled) >= MAX_SETTLED:  # a long-lived session (an editor's) keeps the recent ones
@@ -167,13 +192,15 @@ class Session:
             self._settled[key] = settled
         return {p: settled[p] for p in paths if p in settled}
 
-    def index(self, paths: list[str]) -> SourceIndex:
+    def index(self, paths: list[str]) -> ProjectView:
         """The index of these files, kept while none of them changes on disk (its import scan and the
         trees it parsed serve every analysis of the session; an unsaved buffer gets its own)."""
         paths = [p for p in paths if not is_notebook(p)]
         key = tuple(file_stamp(p) for p in paths)
         if self._index is None or self._index[0] != key:
-            self._index = (key, SourceIndex(paths))
+            from dynalint.runner import ProjectView
+
+            self._index = (key, ProjectView(paths))
         return self._index[1]
 
     def index_paths(self, paths: Iterable[str]) -> list[str]:
@@ -190,6 +217,9 @@ class Session:
     def analyse_buffer(self, path: str, text: str, *, record_values: bool = True) -> Analysis:
         """Analyse ``text`` as the content of ``path`` (an editor's unsaved buffer), with the names
         and settled entries of the rest of the project as it is on disk."""
+        from dynalint.analysis.project import SourceIndex
+        from dynalint.engine import analyse
+
         entries = self.entries_for(path)
         index = SourceIndex(self.index_paths([path]))
         try:
@@ -214,6 +244,7 @@ class Session:
 
     def fix_buffer(self, path: str, text: str, *, unsafe: bool = False) -> "FixResult":
         """``text`` as ``dynalint fix`` would rewrite ``path`` holding it."""
+        from dynalint.analysis.project import SourceIndex
         from dynalint.fixing import fix_source
 
         index = SourceIndex(self.index_paths([path]))

@@ -26,11 +26,12 @@ import stat
 import sys
 import threading
 import tokenize
-from typing import Callable, Iterator, TypeVar
-
-import libcst as cst
+from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 from dynalint.text_lines import split_lines
+
+if TYPE_CHECKING:  # pragma: no cover - libcst is imported where a file is parsed (reading one needs none of it)
+    import libcst as cst
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """Larger files are not read (DYN001 "file too large"): nothing a person writes comes near it, and
@@ -344,6 +345,8 @@ def parse_module(source: str, path: str = "<unknown>", memory_mb: int = MAX_FILE
         check_nesting(source, path)
     check_memory(source, memory_mb)  # before CPython's parser too, which takes a sixth of it
     check_nesting(source, path)
+    import libcst as cst
+
     try:
         return cst.parse_module(source), source
     except cst.ParserSyntaxError:

@@ -136,8 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from dynalint.runner import cache_warnings, default_jobs  # the engine: not for --version, lsp
-    from dynalint.session import Session
+    from dynalint.cache_entry import cache_warnings
+    from dynalint.pool import default_jobs
+    from dynalint.session import Session  # the engine is loaded only when a file is analysed
 
     if not args.paths:
         args.paths = [STDIN] if args.stdin_filename else ["."]
