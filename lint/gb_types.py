@@ -49,5 +49,6 @@ PROXY_ARGUMENTS = _gb("GB0055", "Failed to convert args/kwargs to proxy")
 OPAQUE_OBJECT = _gb("GB0363", "An opaque object was created in the middle of the program.")
 UNHANDLED_METHOD_ARGS = _gb("GB0117", "Unhandled args for method")
 SORT_NON_CONSTANT_KEYS = _gb("GB0207", "sort with non-constant keys")
+BUILD_CLASS = _gb("GB8977", "Invalid call to __build_class__")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

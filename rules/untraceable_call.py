@@ -18,7 +18,11 @@ class UntraceableCall(Rule):
         Dynamo only traces what it understands. Calls into code it deliberately skips (`warnings.warn`,
         `time.perf_counter`, `random.random` before torch 2.14, `torch.manual_seed`), side effects it
         cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
-        of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions, an
+        of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions and to
+        what `torch.compiler.disable(fn)`/`torch._dynamo.disable(fn)` returned (bound to a name, at module
+        level or locally, or passed in as an argument and called there; calling `disable` itself inside
+        compiled code breaks too), `open()` and the methods of the file it returns, a `class` statement
+        ("Invalid call to __build_class__"), an
         explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph, `torch._assert` on a
         tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
         `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
@@ -35,7 +39,11 @@ class UntraceableCall(Rule):
         an object nothing shows to be an optimizer is not reported. Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
-        not break there and are not flagged.
+        not break there and are not flagged; neither do a `raise` caught in the compiled code (in the
+        same function or in a caller), `with` on a class of the checked code that defines
+        `__enter__`/`__exit__`, `contextlib.suppress`, `contextlib.nullcontext`,
+        `warnings.catch_warnings()` and `torch.autograd.profiler.record_function`, or a lambda passed
+        as an argument and called.
     """
     fix = """
         Move side effects out of the compiled region (log outside `forward`, or after it returns), or
@@ -48,7 +56,7 @@ class UntraceableCall(Rule):
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
                 GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
-                GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE)
+                GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE, GB.BUILD_CLASS)
     INVALID = [
         Example("""
             import torch
@@ -181,6 +189,29 @@ class UntraceableCall(Rule):
                     keep_outputs(self.fc, store)
                     return self.fc(x) * 2
         """, target="Probe", inputs="[(torch.randn(2, 4),)]", line=8),
+        Example("""
+            import torch
+
+            def head(fn, x):
+                return fn(x) * 2
+
+            def debug(t):
+                return t + 0
+
+            @torch.compile
+            def step(x):
+                x = x * 2
+                return head(torch.compiler.disable(debug), x)
+        """, target="step", line=(4, 12)),
+        Example("""
+            import torch
+
+            @torch.compile
+            def f(x):
+                class Pair:
+                    scale = 2
+                return x * Pair.scale
+        """, line=5),
     ]
     VALID = [
         Example("""
@@ -241,17 +272,44 @@ class UntraceableCall(Rule):
                     h, c = self.cell(x)
                     return pad_sequence([h, c[:1]], batch_first=True)
         """, target="Cell", inputs="[(torch.randn(2, 4),)]"),
+        Example("""
+            import contextlib
+            import torch
+
+            def checked(x):
+                if x.dim() == 1:
+                    raise ValueError("a vector")
+                return x
+
+            @torch.compile
+            def f(x):
+                try:
+                    y = checked(x)
+                except ValueError:
+                    y = x * 2
+                try:
+                    raise KeyError("cached")
+                except KeyError:
+                    y = y - 1
+                with contextlib.suppress(KeyError):
+                    y = y + 1
+                return y
+        """),
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
-                                 Cause.DATA_POINTER, Cause.LOCK):
+                                 Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT):
             code = ctx.code(brk.node)
             if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE):
                 yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.", hint=untraced_hint(brk))
             elif brk.cause is Cause.PERCENT_FORMAT:
                 yield self.reported(brk, f"`{code}`: %-formatting a tensor is not traced, so the graph breaks here.",
                                     hint="use an f-string, which Dynamo traces")
+            elif brk.cause is Cause.CLASS_STATEMENT:
+                yield self.reported(brk, f"`class {code}`: Dynamo cannot build a class while tracing, so the graph "
+                                         "breaks here.",
+                                    hint="define the class at module level, outside the compiled code")
             elif brk.cause is Cause.DATA_POINTER:
                 yield self.reported(
                     brk, f"`{code}` compares tensor data pointers, which Dynamo cannot do while tracing: the graph "
@@ -268,8 +326,8 @@ LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
 _TRAINING = ("compile the forward pass (and the loss) only, and call backward() and the optimizer "
              "outside the compiled function")
 _HINTS_BY_TYPE = {
-    GB.DISABLED_FUNCTION: "call it outside the compiled region, or remove the decorator that makes Dynamo "
-                          "skip it if its body can be traced",
+    GB.DISABLED_FUNCTION: "call it outside the compiled region, or stop wrapping it in `torch.compiler.disable` "
+                          "(as a decorator or a call) if its body can be traced",
     GB.NOT_REORDERABLE: "pass it only tensors, constants and format strings (compute the rest outside the "
                         "compiled region), or move it out",
     GB.RNN_MODULE: "set `torch._dynamo.config.allow_rnn = True` (Dynamo then traces nn.LSTM/GRU/RNN), or run "

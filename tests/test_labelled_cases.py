@@ -684,6 +684,81 @@ CASES = [
             by_size = sorted([x, x * 2], key=lambda t: t.shape[0])[0]
             return sorted([x.sum(), x.max()])[0] + by_size
     """, "[(torch.randn(4),)]", {6: "DYN105"}),
+    # calling `disable` inside compiled code is skipped, and so is calling what it returned, where it
+    # is called: in the helper it was passed to
+    Case("disabled-function-passed-in", """
+        import torch
+
+        def head(fn, x):
+            return fn(x) * 2
+
+        def debug(t):
+            return t + 0
+
+        @torch.compile
+        def step(x):
+            x = x * 2
+            y = head(torch.compiler.disable(debug), x)
+            return y + 1
+    """, "[(torch.randn(4),)]", {4: "DYN105", 12: "DYN105"}, target="step"),
+    Case("disabled-function-bound-to-names", """
+        import torch
+
+        def debug(t):
+            return t + 0
+
+        quiet = torch._dynamo.disable(debug)
+
+        @torch.compile
+        def step(x):
+            x = x * 2
+            y = quiet(x)
+            local = torch.compiler.disable(debug)
+            return local(y) + 1
+    """, "[(torch.randn(4),)]", {11: "DYN105", 12: "DYN105", 13: "DYN105"}, target="step"),
+    Case("disabled-function-as-module-attribute", """
+        import torch
+        import torch.nn as nn
+
+        def debug(t):
+            return t + 0
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.post = torch.compiler.disable(debug)
+
+            def forward(self, x):
+                return self.post(self.fc(x)) * 2
+    """, "[(torch.randn(2, 4),)]", {14: "DYN105"}, target="Block"),
+    Case("class-statement-in-helper", """
+        import torch
+
+        def scaled(x):
+            class Pair:
+                scale = 2
+            return x * Pair.scale
+
+        @torch.compile
+        def f(x):
+            x = x * 2
+            return scaled(x) + 1
+    """, "[(torch.randn(4),)]", {4: "DYN105"}),
+    # `with open(...)` gives up at the `with`; a file bound by a plain call breaks at each method
+    Case("file-opened", """
+        import torch
+
+        @torch.compile
+        def f(x, path: str):
+            x = x * 2
+            fh = open(path)
+            n = len(fh.read())
+            fh.close()
+            with open(path) as again:
+                n += len(again.readline())
+            return x + n
+    """, "[(torch.randn(4), __file__)]", {6: "DYN105", 7: "DYN105", 8: "DYN105", 9: "DYN105"}),
 ]
 
 
@@ -728,6 +803,49 @@ SILENT = [
         if torch.compiler.is_exporting() and x.sum() > 0:
             return x
         return x + 1
+    """,
+    # a raise caught in the compiled code, here or in a caller; context managers Dynamo enters
+    # (measured not to break)
+    """
+    import contextlib
+    import warnings
+    import torch
+
+    class Timer:
+        def __enter__(self):
+            self.n = 1
+            return self
+
+        def __exit__(self, *exc):
+            self.n = 0
+            return False
+
+    def checked(x):
+        if x.dim() == 1:
+            raise ValueError("a vector")
+        return x
+
+    @torch.compile
+    def f(x):
+        try:
+            y = checked(x)
+        except ValueError:
+            y = x * 2
+        with Timer(), contextlib.suppress(KeyError), warnings.catch_warnings():
+            with torch.autograd.profiler.record_function("block"):
+                y = y + 1
+        return y
+    """,
+    # a function passed in and called there, not one made by `disable`
+    """
+    import torch
+
+    def head(fn, x):
+        return fn(x) * 2
+
+    @torch.compile
+    def f(x):
+        return head(lambda t: t + 1, x)
     """,
     # data_ptr() values that are not compared
     """

@@ -24,6 +24,7 @@ from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
     CallEvent,
+    ClassStatementEvent,
     ComparisonEvent,
     ConditionEvent,
     ContextManagerEvent,
@@ -83,6 +84,8 @@ class Cause(enum.Enum):
     """``with`` on a lock."""
     ENVIRONMENT_WRITE = "environment-write"
     """``os.environ[k] = v``: the store calls ``os.putenv``, which Dynamo skips."""
+    CLASS_STATEMENT = "class-statement"
+    """A ``class`` statement in traced code: Dynamo cannot call ``__build_class__``."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -490,11 +493,18 @@ class BreakClassifier:
         if (ev.value.qualname or "") in _LOCKS:
             self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER))
 
+    def class_statement(self, ev: ClassStatementEvent) -> None:
+        self.found.append(Break(ev, Cause.CLASS_STATEMENT, GB.BUILD_CLASS))
+
     def untraceable(self, call: CallEvent) -> tuple[GraphBreakType, str] | None:
         """(graph-break type, why) if Dynamo cannot trace this call on the target torch."""
         q = call.qualname
         if call.callee is not None and call.callee.disabled:
             return GB.DISABLED_FUNCTION, f"`{call.callee.name}` is decorated to be skipped by torch.compile"
+        if q is not None and q.startswith(K.OPEN_FILE + "."):
+            return GB.UNSUPPORTED_METHOD, "methods of a file object are not traced"
+        if K.disabled_function(q):
+            return GB.DISABLED_FUNCTION, f"the function called is what `{q[:-2]}(...)` returned, which Dynamo skips"
         if q in self.reorderable:
             if reorderable_arguments(call):
                 return None
@@ -572,6 +582,7 @@ _HANDLERS = {
     ConditionEvent: BreakClassifier.condition, CallEvent: BreakClassifier.call,
     SubscriptEvent: BreakClassifier.subscript, StringFormatEvent: BreakClassifier.string_format,
     ComparisonEvent: BreakClassifier.comparison, ContextManagerEvent: BreakClassifier.context_manager,
+    ClassStatementEvent: BreakClassifier.class_statement,
 }
 
 
@@ -786,12 +797,16 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("inspect.currentframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
     SkippedCall("sys._getframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
     SkippedCall("torch._dynamo.graph_break", GB.EXPLICIT_BREAK, why="it is an explicit graph break"),
+    *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="wrapping a function to be skipped is itself skipped inside "
+                                              "compiled code")
+      for q in sorted(K.DISABLE_FUNCS)),
     SkippedCall("torch.nn.utils.rnn.pack_padded_sequence", GB.SKIPPED_FUNCTION,
                 why="packing sequences is skipped (its lengths are read in Python)"),
     SkippedCall("torch.nn.utils.rnn.pack_sequence", GB.SKIPPED_FUNCTION,
                 why="packing sequences is skipped (its lengths are read in Python)"),
     SkippedCall("torch.nn.utils.rnn.pad_packed_sequence", GB.SKIPPED_FUNCTION,
                 why="unpacking packed sequences is skipped"),
+    SkippedCall("builtins.open", GB.BUILTIN_OPERATOR, why="opening a file is not traced"),
     SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
 )}

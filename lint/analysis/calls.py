@@ -409,6 +409,10 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
         return tensor(is_bool=is_bool, params=params, from_weights=weights, **made)
     if q == "torch.autograd.grad":
         return sequence(element=tensor())
+    if q in K.DISABLE_FUNCS and args:
+        return Value(Kind.PYTHON, qualname=q + "()")  # the wrapped function: calling it is skipped
+    if K.disabled_function(q):
+        return UNKNOWN_VALUE  # what a skipped function returns
     if q.startswith("torch._dynamo.") or q.startswith("torch.compiler."):
         return NONE_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
@@ -486,6 +490,8 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         return PYTHON_VALUE
     if name in ("map", "filter"):
         return sequence(element=UNKNOWN_VALUE)
+    if name == "open":
+        return Value(Kind.UNKNOWN, qualname=K.OPEN_FILE)  # a file object: its methods are not traced
     return UNKNOWN_VALUE
 
 

@@ -139,6 +139,11 @@ class ContextManagerEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class ClassStatementEvent(Event):
+    """A ``class`` statement the function runs: it calls ``__build_class__`` (the node is the class name)."""
+
+
+@dataclass(frozen=True, eq=False)
 class StringFormatEvent(Event):
     """``"..." % values``: old-style string formatting."""
 

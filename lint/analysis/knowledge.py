@@ -190,3 +190,14 @@ CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "inse
 #: Python calls Dynamo skips that return a new number each call (measured on torch 2.13: the frame
 #: resumed after the break guards on the number and recompiles when it first changes).
 SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time", "time.perf_counter"})
+
+#: functions that wrap a function so that Dynamo skips it: calling one inside compiled code is itself
+#: skipped, and calling what it returned ends the graph (measured on torch 2.13)
+DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+#: what ``open(...)`` returns, as a value's qualname (a file object)
+OPEN_FILE = "builtins.open()"
+
+
+def disabled_function(q: str | None) -> bool:
+    """``q`` names what ``torch.compiler.disable(fn)`` returned (a function Dynamo skips)."""
+    return q is not None and q.endswith("()") and q[:-2] in DISABLE_FUNCS

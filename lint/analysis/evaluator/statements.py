@@ -327,6 +327,7 @@ class StatementHandlers:
         self.env[node.name.value] = Value(Kind.FUNCTION, func=info)
 
     def _classdef(self, node: cst.ClassDef) -> None:
+        self.report(E.ClassStatementEvent, node.name)
         self.env[node.name.value] = UNKNOWN_VALUE
 
     # ------------------------------------------------------------------ binding
