@@ -98,6 +98,9 @@ class Fixer:
     reasoning: ClassVar[str]
     """Why the rewrite preserves behaviour (and under which assumptions)."""
     EXAMPLES: ClassVar[list[FixExample]] = []
+    last_resort: ClassVar[bool] = False
+    """Applied only in a round where no other fix applies: a configuration that removes what the
+    rewrites leave, never one that a rewrite of the same round makes unneeded."""
 
     def plan(self, finding: "Finding", ctx: "FixContext") -> FixPlan | None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -78,6 +78,7 @@ class CaptureFlags(Fixer):
     name = "capture-flags"
     codes = ("DYN102", "DYN104")
     safety = "unsafe"
+    last_resort = True
     summary = ("Turn on the Dynamo capture flag that removes a break, scoped to the compile call of this file "
                "that reaches it.")
     reasoning = __doc__ or ""

@@ -441,6 +441,7 @@ def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = Fal
         errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
         if not candidates:
             break
+        candidates = [c for c in candidates if not c.fixer.last_resort] or candidates
         chosen = _non_overlapping(analysis.module, source, candidates)
         comments = Counter(_comments(analysis.module))
         try:
