@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import json
 import os
 import stat
 from typing import Any, Iterable
@@ -66,6 +67,18 @@ def read_sealed(path: str, key: str) -> bytes | None:
     if not newline or header != MAGIC + digest(key, payload):
         return None
     return payload
+
+
+def read_sealed_json(path: str, key: str) -> Any:
+    """The decoded JSON payload of the sealed file at ``path`` (see :func:`read_sealed`), or None when
+    it is missing, not sealed for ``key`` or not JSON; its shape is for the caller to check."""
+    payload = read_sealed(path, key)
+    if payload is None:
+        return None
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
 
 
 def valid_entry(data: Any) -> bool:

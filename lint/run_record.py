@@ -19,7 +19,7 @@ import os
 from typing import Any, Iterable
 
 from dynalint import __version__
-from dynalint.cache_entry import _valid_diagnostic, code_fingerprint, file_digest, read_sealed
+from dynalint.cache_entry import _valid_diagnostic, code_fingerprint, file_digest, read_sealed_json
 from dynalint.diagnostics import Diagnostic, FileResult
 
 RUNS_DIR = "runs"
@@ -62,13 +62,7 @@ def depended(listing: list[str], paths: list[str]) -> dict[str, str]:
 
 def lookup(cache_dir: str, key: str, listing: list[str], paths: list[str]) -> list[FileResult] | None:
     """The results the record for ``key`` holds, if everything it depended on is as it was; else None."""
-    payload = read_sealed(record_path(cache_dir, key), key)
-    if payload is None:
-        return None
-    try:
-        data = json.loads(payload)
-    except (ValueError, RecursionError):
-        return None
+    data = read_sealed_json(record_path(cache_dir, key), key)
     if not _valid_record(data) or data["listing"] != listing \
             or data["marks"] != package_marks([*listing, *paths]):
         return None

@@ -14,8 +14,9 @@ from typing import Any, Iterable, Iterator
 from dynalint import __version__
 from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.project import join_encoded
-from dynalint.cache_entry import (_note_trouble, cache_warnings, code_fingerprint, file_digest, read_sealed,  # noqa: F401
-                                   seal, source_digest, valid_entry, _package_directories)
+from dynalint.cache_entry import (  # noqa: F401 (cache_warnings, code_fingerprint: also imported from here)
+    _note_trouble, _package_directories, cache_warnings, code_fingerprint, file_digest, read_sealed_json,
+    seal, source_digest, valid_entry)
 from dynalint.config import Configuration
 from dynalint.diagnostics import Diagnostic
 from dynalint.engine import FileResult, SourceError, analyse, io_error
@@ -85,13 +86,7 @@ class Cache:
     def get(self, key: str, path: str) -> Entry | None:
         """The entry stored under ``key``, or None: anything but an intact entry written for this key
         (another shape, a truncated or edited file, a link, a FIFO, a huge file) is a miss."""
-        payload = read_sealed(self._path(key), key)
-        if payload is None:
-            return None
-        try:
-            data = json.loads(payload)
-        except (ValueError, RecursionError):
-            return None
+        data = read_sealed_json(self._path(key), key)
         if not valid_entry(data):
             return None
         for dep, digest in data["deps"].items():

@@ -32,20 +32,6 @@ def model(tmp_path):
     return str(path)
 
 
-@pytest.fixture
-def counted(monkeypatch):
-    """Counts analyses actually run (cache misses)."""
-    calls: list[str] = []
-    real = runner._analyse
-
-    def analyse(source, path, settings, project, entries, with_fixes):
-        calls.append(path)
-        return real(source, path, settings, project, entries, with_fixes)
-
-    monkeypatch.setattr(runner, "_analyse", analyse)
-    return calls
-
-
 def _run(paths, settings=Settings(), cache_dir=None, jobs=1):
     results = list(check_files(paths, settings, jobs=jobs, cache_dir=cache_dir))
     assert all(r.error is None for r in results), [r.error for r in results]

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
-import dynalint.runner as runner
 from dynalint.runner import check_files
 from dynalint.settings import Settings
 
@@ -35,20 +32,6 @@ HELPER = textwrap.dedent("""
             return x.nonzero()
         return x
 """).lstrip()
-
-
-@pytest.fixture
-def counted(monkeypatch):
-    """The files actually analysed (cache misses), in order."""
-    calls: list[str] = []
-    real = runner._analyse
-
-    def analyse(source, path, settings, project, entries, with_fixes):
-        calls.append(path)
-        return real(source, path, settings, project, entries, with_fixes)
-
-    monkeypatch.setattr(runner, "_analyse", analyse)
-    return calls
 
 
 def _project(tmp_path):
