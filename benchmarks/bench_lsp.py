@@ -162,6 +162,13 @@ async def _gone(editor: Editor) -> float:
     return time.perf_counter() - start
 
 
+async def _shut_down(editor: Editor) -> float:
+    """Ask the server to shut down and exit; the seconds from ``exit`` until its process is gone."""
+    await asyncio.wait_for(editor.client.shutdown_async(None), 60)
+    editor.client.exit(None)
+    return await _gone(editor)
+
+
 async def _session(root: Path, path: Path, edits: int) -> dict[str, float]:
     out: dict[str, float] = {}
     editor = Editor(root)
@@ -199,9 +206,7 @@ async def _session(root: Path, path: Path, edits: int) -> dict[str, float]:
             latencies = await _timed_edits(editor, uri, code)
             out["code edit -> diag. (median)"] = statistics.median(latencies)
             out["code edit -> diag. (worst)"] = max(latencies)
-        await asyncio.wait_for(editor.client.shutdown_async(None), 60)
-        editor.client.exit(None)
-        out["exit -> gone"] = await _gone(editor)
+        out["exit -> gone"] = await _shut_down(editor)
     finally:
         editor.kill()
         await editor.client.stop()
@@ -300,9 +305,7 @@ async def _huge_session(root: Path, size: int) -> dict[str, float]:
             any(p.version == 1 for p in editor.published.get(big, [])))
         out["seconds the huge analysis ran before being superseded"] = time.perf_counter() - started + 1.0
         await answers("after")
-        await asyncio.wait_for(editor.client.shutdown_async(None), 60)
-        editor.client.exit(None)
-        out["exit -> gone"] = await _gone(editor)
+        out["exit -> gone"] = await _shut_down(editor)
     finally:
         editor.kill()
         await editor.client.stop()
