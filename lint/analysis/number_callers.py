@@ -17,7 +17,7 @@ import libcst as cst
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView
 from dynalint.analysis.replay import function_token
-from dynalint.analysis.syntax import parent_map, walk
+from dynalint.analysis.syntax import children, walk
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,8 +125,8 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
     if fn.owner is not idx or fn.closure is not None:
         return []
     module = idx.module
-    parents = parent_map(module)
-    enclosing = _enclosing_functions(program)
+    uses = _module_uses(program)
+    parents, enclosing = uses.parents, uses.enclosing
     if fn.cls is None:
         if idx.functions.get(fn.name) is not fn:
             return []
@@ -146,17 +146,44 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
     return out
 
 
-def _enclosing_functions(program: Program) -> dict[int, "FunctionInfo"]:
-    """``id`` of every call node -> the innermost indexed function whose body holds it."""
-    out: dict[int, FunctionInfo] = {}
-    for info in program.index.all_functions:
-        for n in walk(info.node.body, into_scopes=False):
-            if isinstance(n, cst.Call):
-                out[id(n)] = info
-    return out
+class _ModuleUses:
+    """What the search reads of a whole module, from one walk of it: each node's parent, the ``Name``
+    nodes by name, and the innermost indexed function holding each call (by ``id``). Every function
+    of the module asks, so building it per function would walk the module once per function."""
+
+    def __init__(self, program: Program) -> None:
+        self.index = program.index
+        self.module = program.index.module
+        self.parents: dict[int, cst.CSTNode] = {}
+        self.names: dict[str, list[cst.Name]] = {}
+        for n in walk(self.module):
+            for c in children(n):
+                self.parents[id(c)] = n
+            if isinstance(n, cst.Name):
+                self.names.setdefault(n.value, []).append(n)
+        self.enclosing: dict[int, FunctionInfo] = {}
+        for info in self.index.all_functions:
+            for n in walk(info.node.body, into_scopes=False):
+                if isinstance(n, cst.Call):
+                    self.enclosing[id(n)] = info
+
+
+_LAST_USES: list[_ModuleUses] = []
+"""The uses of the module analysed last (one: an analysis asks about one module many times in a row)."""
+
+
+def _module_uses(program: Program) -> _ModuleUses:
+    idx = program.index
+    if not _LAST_USES or _LAST_USES[0].index is not idx or _LAST_USES[0].module is not idx.module:
+        _LAST_USES[:] = [_ModuleUses(program)]
+    return _LAST_USES[0]
 
 
 def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
+    uses = _LAST_USES[0] if _LAST_USES and _LAST_USES[0].module is module else None
+    if uses is not None:
+        yield from uses.names.get(name, ())
+        return
     for n in walk(module):
         if isinstance(n, cst.Name) and n.value == name:
             yield n
