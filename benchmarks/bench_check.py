@@ -37,9 +37,9 @@ from typing import Sequence
 
 import libcst as cst
 
-from dynalint.config import load_settings
-from dynalint.engine import SourceError, check_source, decode_source
-from dynalint.runner import check_files, settings_for
+from dynalint.config.resolver import load_settings
+from dynalint.engine.pipeline import SourceError, check_source, decode_source
+from dynalint.engine.runner import check_files, settings_for
 
 DEFAULT_FLAKE8_PLUGINS = {"mccabe", "pycodestyle", "pyflakes"}
 

@@ -1,5 +1,5 @@
 """Peak memory of ``dynalint check`` on one file, for generated shapes of code, against the estimate
-that decides whether a file is analysed (``max-file-memory``, :func:`dynalint.source.parse_memory`).
+that decides whether a file is analysed (``max-file-memory``, :func:`dynalint.core.source.parse_memory`).
 
 For each shape (one huge line of literals; many ordinary lines; nested brackets; nested calls;
 long strings; comments; nn.Module classes with a compiled ``forward``) it generates a file whose
@@ -13,7 +13,7 @@ analysed.  The goal: no process above 500 MB.
     python benchmarks/bench_memory.py [--limit MB] [--shapes line,lines,...] [--keep DIR]
 
 ``--parse-only`` reports, instead, libcst's own peak for each shape against the estimate (what the
-cost model in :mod:`dynalint.source` was calibrated with).  This is a measurement script, not a
+cost model in :mod:`dynalint.core.source` was calibrated with).  This is a measurement script, not a
 test: it asserts nothing.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tempfile
 import textwrap
 from typing import Callable
 
-from dynalint.source import MAX_FILE_BYTES, MAX_FILE_MEMORY_MB, parse_memory
+from dynalint.core.source import MAX_FILE_BYTES, MAX_FILE_MEMORY_MB, parse_memory
 
 
 def _repeat(unit: Callable[[int], str], head: str = "", tail: str = "") -> Callable[[int], str]:

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from verify_eval_public import examples  # noqa: E402
 
-from dynalint.settings import default_settings  # noqa: E402
+from dynalint.config.settings import default_settings  # noqa: E402
 from dynalint.verify.api import Options, TargetReport, verify_targets  # noqa: E402
 from dynalint.verify.fixed import fixed_source  # noqa: E402
 from dynalint.verify.report_text import seconds  # noqa: E402
@@ -118,7 +118,7 @@ OVERHEAD_TARGETS = [(f"{CASES}/sampler.py::Denoiser", f"{CASES}/sampler_inputs.p
 #: inputs, torch.compile, call), with verify's reading of the input sets and hooks.
 _BARE = """
 import sys
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 from dynalint.verify.options import Options, make_spec
 from dynalint.verify.targets import parse_ref
 target, inputs, hook = sys.argv[1], sys.argv[2] or None, sys.argv[3] or None

@@ -25,7 +25,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from dynalint.settings import default_settings
+from dynalint.config.settings import default_settings
 from dynalint.verify.api import Options, TargetReport, verify_targets
 from dynalint.verify.targets import Ref
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements, string_literal
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import paren, tensor_condition, use_torch
 
 
 @register

@@ -59,8 +59,8 @@ from dynalint.analysis.breaks import BreakClassifier
 from dynalint.analysis.events import SubscriptEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.branches import (
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.branches import (
     Unsupported,
     chain,
     cond_compatible,
@@ -74,8 +74,8 @@ from dynalint.fixers.branches import (
     statements,
     target_name,
 )
-from dynalint.fixers.codegen import paren, tensor_condition, use_torch
-from dynalint.fixers.purity import impurity
+from dynalint.fixers.support.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.support.purity import impurity
 
 
 @register
@@ -415,7 +415,7 @@ def _root(node: cst.BaseExpression) -> str | None:
 
 
 def _return_value(value: cst.BaseExpression, mapping: dict[str, str], ctx) -> str:
-    from dynalint.fixers.codegen import rename
+    from dynalint.fixers.support.codegen import rename
 
     if isinstance(value, cst.Name) and value.value not in mapping:
         return f"{value.value}.clone()"  # returning an input unchanged would alias it

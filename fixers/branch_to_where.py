@@ -40,8 +40,8 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.branches import (
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.branches import (
     Unsupported,
     branch_tag,
     chain,
@@ -57,8 +57,8 @@ from dynalint.fixers.branches import (
     statements,
     target_name,
 )
-from dynalint.fixers.codegen import rename, tensor_condition, use_torch
-from dynalint.fixers.purity import impurity
+from dynalint.fixers.support.codegen import rename, tensor_condition, use_torch
+from dynalint.fixers.support.purity import impurity
 
 
 @register

@@ -39,8 +39,8 @@ import libcst as cst
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.knowledge import TENSOR_CHECKS
 from dynalint.analysis.syntax import string_literal
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import certain_tensor, paren, use_torch
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import certain_tensor, paren, use_torch
 
 
 @register

@@ -47,11 +47,11 @@ from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, reorderable_arguments
 from dynalint.analysis.syntax import root_name, walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.branches import certainly_floating
-from dynalint.fixers.codegen import use_torch
-from dynalint.noqa import NoqaMap
-from dynalint.positions import node_ranges
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.branches import certainly_floating
+from dynalint.fixers.support.codegen import use_torch
+from dynalint.core.noqa import NoqaMap
+from dynalint.core.positions import node_ranges
 
 
 @register

@@ -44,7 +44,7 @@ import re
 import libcst as cst
 
 from dynalint.analysis.syntax import single_index, walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 
 _READERS = ("os.environ.get", "os.getenv")
 _WRITERS = frozenset({"os.putenv", "os.unsetenv", "os.environ.update", "os.environ.setdefault", "os.environ.pop",

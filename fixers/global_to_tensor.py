@@ -58,9 +58,9 @@ import libcst as cst
 from dynalint.analysis.events import GlobalReadEvent
 from dynalint.analysis.syntax import root_name, walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import number_dtype, use_torch
-from dynalint.fixers.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import number_dtype, use_torch
+from dynalint.fixers.support.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
 

@@ -48,9 +48,9 @@ import libcst as cst
 
 from dynalint.analysis.events import ConditionEvent
 from dynalint.analysis.syntax import walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import use_torch
-from dynalint.fixers.purity import impurity, is_pure
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.purity import impurity, is_pure
 
 
 @register

@@ -60,12 +60,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.analysis.values import Kind
-from dynalint.fixers.branches import certainly_floating, dtype_token
+from dynalint.fixers.support.branches import certainly_floating, dtype_token
 from dynalint.analysis.syntax import walk
-from dynalint.fixers.codegen import certain_tensor, paren, use_torch
-from dynalint.fixers.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
+from dynalint.fixers.support.codegen import certain_tensor, paren, use_torch
+from dynalint.fixers.support.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 
 @register

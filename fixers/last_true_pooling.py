@@ -68,9 +68,9 @@ import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.fixers.async_assert import raise_message
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import certain_tensor, use_torch
-from dynalint.fixers.purity import impurity
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import certain_tensor, use_torch
+from dynalint.fixers.support.purity import impurity
 
 
 @register

@@ -35,10 +35,10 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import single_index, walk
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import use_torch
-from dynalint.fixers.masks import broadcast_mask, masked_mean, same_shape_mask
-from dynalint.fixers.purity import impurity
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.masks import broadcast_mask, masked_mean, same_shape_mask
+from dynalint.fixers.support.purity import impurity
 
 _F = "torch.nn.functional."
 #: elementwise losses, with the keyword arguments that can stay as they are

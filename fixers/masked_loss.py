@@ -34,10 +34,10 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import single_index
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.branches import shape_token
-from dynalint.fixers.codegen import paren
-from dynalint.fixers.purity import impurity
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.branches import shape_token
+from dynalint.fixers.support.codegen import paren
+from dynalint.fixers.support.purity import impurity
 
 _LOSSES = ("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss")
 

@@ -31,10 +31,10 @@ import libcst as cst
 
 from dynalint.analysis.syntax import single_index
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import paren, use_torch
-from dynalint.fixers.masks import broadcast_mask, masked_mean, same_shape_mask
-from dynalint.fixers.purity import impurity
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import paren, use_torch
+from dynalint.fixers.support.masks import broadcast_mask, masked_mean, same_shape_mask
+from dynalint.fixers.support.purity import impurity
 
 _AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
 

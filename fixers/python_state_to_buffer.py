@@ -55,8 +55,8 @@ import libcst as cst
 from dynalint.analysis.events import AttributeEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import number_dtype, use_torch
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import number_dtype, use_torch
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
 

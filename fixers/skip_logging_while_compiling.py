@@ -17,8 +17,8 @@ import libcst as cst
 from dynalint.analysis.breaks import Cause
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, is_logger_call, reorderable_arguments
-from dynalint.fixers.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.codegen import use_torch
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import use_torch
 
 #: writes to the standard streams: not reorderable, but a guard keeps them out of the graph
 _GUARDABLE = frozenset({"sys.stdout.write", "sys.stderr.write"})

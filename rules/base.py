@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, ClassVar, Iterator, Literal, TypeVar
 
 import libcst as cst
 
-from dynalint.gb_types import GraphBreakType
+from dynalint.core.gb_types import GraphBreakType
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.breaks import Break, Breaks
     from dynalint.analysis.events import Event
     from dynalint.analysis.program import Program
-    from dynalint.settings import Settings
+    from dynalint.config.settings import Settings
 
 Kind = Literal["graph-break", "recompile", "error", "warning"]
 E = TypeVar("E", bound="Event")

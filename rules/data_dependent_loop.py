@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint import gb_types as GB
+from dynalint.core import gb_types as GB
 from dynalint.analysis.breaks import Cause
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 

@@ -14,7 +14,7 @@ requires_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
 @pytest.fixture
 def counted(monkeypatch):
     """The files a project pass actually analyses (its cache misses), in order."""
-    from dynalint import runner
+    from dynalint.engine import runner
 
     calls: list[str] = []
     real = runner._analyse

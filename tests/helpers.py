@@ -5,10 +5,10 @@ import inspect
 import textwrap
 from typing import Any
 
-from dynalint.diagnostics import Diagnostic
-from dynalint.engine import check_source
+from dynalint.core.diagnostics import Diagnostic
+from dynalint.engine.pipeline import check_source
 from dynalint.rules.base import Example
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 #: Settings keys of examples that are also Dynamo config options.
 DYNAMO_KEYS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")

@@ -504,7 +504,7 @@ def test_scope_auto_covers_public_methods_of_plain_classes_that_take_tensors():
 
 def _breaks(code: str, **settings):
     from dynalint.analysis.breaks import find_breaks
-    from dynalint.positions import node_ranges
+    from dynalint.core.positions import node_ranges
 
     from helpers import settings_for
 

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-import dynalint.runner as runner
+import dynalint.engine.runner as runner
 from dynalint.adapters.cli import main
-from dynalint.runner import CACHE_DIR_NAME, check_files
-from dynalint.settings import Settings
+from dynalint.engine.runner import CACHE_DIR_NAME, check_files
+from dynalint.config.settings import Settings
 
 MODEL = textwrap.dedent("""
     import torch

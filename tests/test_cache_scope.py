@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from dynalint.runner import check_files
-from dynalint.settings import Settings
+from dynalint.engine.runner import check_files
+from dynalint.config.settings import Settings
 
 CALLER = textwrap.dedent("""
     import torch

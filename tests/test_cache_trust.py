@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import dynalint.runner as runner
+import dynalint.engine.runner as runner
 from dynalint.adapters.reporters import REPORTERS
-from dynalint.cache_entry import seal, valid_entry
-from dynalint.runner import check_files, source_digest
-from dynalint.settings import Settings
+from dynalint.engine.cache_entry import seal, valid_entry
+from dynalint.engine.runner import check_files, source_digest
+from dynalint.config.settings import Settings
 
 MODEL = textwrap.dedent("""\
     import torch

@@ -25,7 +25,7 @@ RUN = textwrap.dedent("""
 
     status = main(sys.argv[1:])
     heavy = sorted(m for m in sys.modules if m == "libcst" or m.startswith(
-        ("libcst.", "dynalint.analysis", "dynalint.rules", "dynalint.engine", "dynalint.runner")))
+        ("libcst.", "dynalint.analysis", "dynalint.rules", "dynalint.engine.pipeline", "dynalint.engine.runner")))
     print("LOADED " + " ".join(heavy), file=sys.stderr)
     sys.exit(status)
 """)

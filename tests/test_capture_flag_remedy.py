@@ -9,7 +9,7 @@ import json
 import pytest
 
 from conftest import requires_torch
-from dynalint.engine import check_source
+from dynalint.engine.pipeline import check_source
 from dynalint.rules.base import Example, all_rules
 
 from helpers import check, run, run_example_under_dynamo, settings_for, write
@@ -90,7 +90,7 @@ def test_dynamo_with_the_flag_does_not_break_there(rule, example, tmp_path):
 
 
 def test_a_hint_without_a_rule_hint_reads_as_a_sentence():
-    from dynalint.engine import remedy_hint
+    from dynalint.engine.pipeline import remedy_hint
 
     assert remedy_hint(None, "capture_scalar_outputs").startswith("Set `torch._dynamo.config.")
     assert remedy_hint("keep it a tensor", None) == "keep it a tensor"

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from dynalint.codes import CODES, OPT_IN_CODES, selects_any
-from dynalint.config import ConfigError, parse_options
+from dynalint.config.codes import CODES, OPT_IN_CODES, selects_any
+from dynalint.config.resolver import ConfigError, parse_options
 from dynalint.rules.base import all_codes
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 
 def test_the_table_is_the_registry():
@@ -37,7 +37,7 @@ def test_a_code_not_in_the_table_is_an_error(bad):
 
 
 def test_reading_settings_does_not_load_the_rules():
-    code = ("import sys; from dynalint.config import parse_options; parse_options({'select': ['DYN1']}, 'x'); "
+    code = ("import sys; from dynalint.config.resolver import parse_options; parse_options({'select': ['DYN1']}, 'x'); "
             "print(sorted(m for m in sys.modules if m.startswith('dynalint.rules') or m.split('.')[0] == 'libcst'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

@@ -109,7 +109,7 @@ def test_exclude_pattern_forms(tmp_path, capsys, monkeypatch, pattern):
 
 
 def test_every_configuration_key_is_a_command_line_option_or_file_only():
-    from dynalint.options import OPTIONS
+    from dynalint.config.options import OPTIONS
 
     check = build_parser()._subparsers._group_actions[0].choices["check"]
     flags = {s for a in check._actions for s in a.option_strings}
@@ -136,8 +136,8 @@ def test_json_carries_fixes_where_fix_applies_one(tmp_path, capsys):
     assert edit["location"]["row"] == 5 and "torch.where" in edit["content"]
     assert by_code["DYN101"]["fix"]["applicability"] == "unsafe"
     # the edits are what `dynalint fix` applies for that finding
-    from dynalint.fixing import apply_text_edits
-    from dynalint.diagnostics import Fix
+    from dynalint.engine.fixing import apply_text_edits
+    from dynalint.core.diagnostics import Fix
 
     assert main(["fix", "--unsafe-fixes", "--select", "DYN104", "--jobs", "1", "--quiet", path]) == 0
     fixed = open(path).read()

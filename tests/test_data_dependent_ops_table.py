@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from dynalint.engine import check_source
+from dynalint.engine.pipeline import check_source
 from dynalint.rules.base import Example
 
 import dynalint.analysis.data_dependent_ops as committed

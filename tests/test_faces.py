@@ -18,8 +18,8 @@ import pytest
 from conftest import requires_torch
 from helpers import PACKAGE_HELPERS as HELPERS, PACKAGE_MODEL as MODEL
 from dynalint.adapters.cli import main
-from dynalint.config import resolve
-from dynalint.session import Session
+from dynalint.config.resolver import resolve
+from dynalint.engine.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -145,7 +145,7 @@ def test_session_scope_is_the_file_and_its_importers(project):
 
 
 def test_verify_planning(expected, project):
-    from dynalint.settings import Scope, Settings
+    from dynalint.config.settings import Scope, Settings
     from dynalint.verify.api import Options, _plan_file, _session
     from dynalint.verify.targets import Ref
 

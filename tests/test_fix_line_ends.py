@@ -10,9 +10,9 @@ import libcst as cst
 import pytest
 
 from dynalint.adapters.cli import main
-from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source
-from dynalint.positions import node_ranges
-from dynalint.settings import Settings
+from dynalint.engine.fixing import apply_text_edits, diagnostics_with_fixes, fix_source
+from dynalint.core.positions import node_ranges
+from dynalint.config.settings import Settings
 
 #: One file per fixer (two forms for some), each ending with the statement the fixer rewrites.
 LAST_STATEMENT = {

@@ -170,7 +170,7 @@ def _default_sigint() -> None:
 
 def _start_fix_held(tmp_path, point: str) -> tuple[subprocess.Popen, object, str, list[int]]:
     """``fix -j 2`` on a tree of 6 files, stopped in its first write at ``point`` (see
-    ``dynalint.writes.HOLD_VARIABLE``); returns the process, the tree, the text of every file and the
+    ``dynalint.core.writes.HOLD_VARIABLE``); returns the process, the tree, the text of every file and the
     workers."""
     tree = tmp_path / "tree"
     tree.mkdir()
@@ -226,7 +226,7 @@ def test_stopping_fix_stops_its_workers(tmp_path, how):
     and no file is left half written, nor a temporary file (an interrupt or termination waits for
     the write; a killed writer's temporary file has no name yet)."""
     if how == "SIGKILL":
-        from dynalint import writes
+        from dynalint.core import writes
 
         unnamed = writes._unnamed_file(str(tmp_path))
         if unnamed is None:
@@ -277,7 +277,7 @@ HEADERS = {"utf-8": b"", "bom": b"\xef\xbb\xbf", "latin-1": b"# -*- coding: lati
 @given(name=NAME, alias=NAME, layout=st.sampled_from(["plain", "symlink", "chain", "hardlink", "relative"]),
        header=st.sampled_from(sorted(HEADERS)), text=st.text(max_size=40))
 def test_generated_writes_keep_names_links_and_encodings(tmp_path_factory, name, alias, layout, header, text):
-    from dynalint.writes import write_atomically
+    from dynalint.core.writes import write_atomically
 
     root = tmp_path_factory.mktemp("w")
     (root / "sub").mkdir()

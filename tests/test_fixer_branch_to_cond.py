@@ -10,8 +10,8 @@ import pytest
 
 from conftest import requires_torch
 from dynalint.analysis.program import Scope
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 

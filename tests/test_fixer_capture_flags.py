@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 from conftest import requires_torch
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 SCRIPT = """\
 import torch

@@ -11,8 +11,8 @@ import types
 import pytest
 
 from conftest import requires_torch
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 SUBMODULE = textwrap.dedent("""
     import torch

@@ -11,9 +11,9 @@ import pytest
 import dynalint.adapters.fix_files
 from dynalint.adapters.cli import main
 from dynalint import fixers
-from dynalint.fixers import base
-from dynalint.fixing import diagnostics_with_fixes, fix_source
-from dynalint.settings import Settings
+from dynalint.fixers.support import base
+from dynalint.engine.fixing import diagnostics_with_fixes, fix_source
+from dynalint.config.settings import Settings
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -78,7 +78,7 @@ def test_a_failing_fixer_is_reported_and_the_others_still_fix(failing_fixer):
 
 
 def test_a_failing_fixer_is_logged_where_fixes_are_offered(failing_fixer, caplog):
-    with caplog.at_level(logging.ERROR, logger="dynalint.fixing"):
+    with caplog.at_level(logging.ERROR, logger="dynalint.engine.fixing"):
         diagnostics = diagnostics_with_fixes(MODEL, "m.py", Settings())
     assert [r.getMessage().split(" failed on ")[0] for r in caplog.records] == \
         [f"m.py:7:8: error: fixer {failing_fixer.name}"]

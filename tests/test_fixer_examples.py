@@ -9,10 +9,10 @@ import os
 import pytest
 
 from conftest import requires_torch
-from dynalint.fixers.base import all_fixers
-from dynalint.fixing import fix_source
+from dynalint.fixers.support.base import all_fixers
+from dynalint.engine.fixing import fix_source
 from dynalint.rules.base import Example
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 CASES = [
     pytest.param(fixer, example, id=f"{fixer.name}-{i}")
@@ -94,7 +94,7 @@ def test_fixers_of_one_code_are_tried_in_an_explicit_order():
     from collections import Counter
 
     from dynalint.fixers import PREFERENCE
-    from dynalint.fixers.base import fixers_for
+    from dynalint.fixers.support.base import fixers_for
 
     counts = Counter(code for f in all_fixers() for code in f.codes)
     for code, n in counts.items():

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import requires_torch
 from dynalint.analysis.program import Scope
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 #: (source, inputs): the function ``f`` of each source, called on the inputs.
 CASES = [

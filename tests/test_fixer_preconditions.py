@@ -6,8 +6,8 @@ import textwrap
 import pytest
 
 from dynalint.analysis.program import Scope
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 HEADER = "import os\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n"
 

@@ -6,8 +6,8 @@ import textwrap
 import types
 
 from conftest import requires_torch
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 COUNTER = textwrap.dedent("""
     import torch

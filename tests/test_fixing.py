@@ -5,8 +5,8 @@ import textwrap
 
 import libcst as cst
 
-from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source, text_edits
-from dynalint.settings import Settings
+from dynalint.engine.fixing import apply_text_edits, diagnostics_with_fixes, fix_source, text_edits
+from dynalint.config.settings import Settings
 
 
 def fixed(code: str, unsafe: bool = True) -> str:
@@ -336,7 +336,7 @@ def test_refusals_and_applied_fixes_are_at_lines_of_the_original_text():
     """A fix that shortens the code above a refused finding does not move where the refusal is reported:
     every line is the one ``check`` reports in the file as the user wrote it."""
     from dynalint.analysis.program import Scope
-    from dynalint.engine import check_source
+    from dynalint.engine.pipeline import check_source
 
     code = textwrap.dedent("""\
         import torch

@@ -8,7 +8,7 @@ from collections import Counter
 import libcst as cst
 import pytest
 
-from dynalint.fixing import _comments, _sound, _sound_near
+from dynalint.engine.fixing import _comments, _sound, _sound_near
 
 SOURCE = '''\
 """Doc."""

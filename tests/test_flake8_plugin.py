@@ -5,8 +5,8 @@ import subprocess
 import sys
 import textwrap
 
-from dynalint.engine import check_source
-from dynalint.settings import Settings
+from dynalint.engine.pipeline import check_source
+from dynalint.config.settings import Settings
 
 MODEL = textwrap.dedent("""\
     import logging

@@ -1,4 +1,4 @@
-"""Gitignore matching in-process (``dynalint.globs``, ``files.GitIgnore``): git's own answers on
+"""Gitignore matching in-process (``dynalint.config.gitignore``, ``files.GitIgnore``): git's own answers on
 generated trees are the reference, and linting a repository never runs a program it configures."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from helpers import run, write
 
-from dynalint.files import GitIgnore
-from dynalint.globs import compile_pattern, parse_lines, verdict
+from dynalint.config.files import GitIgnore
+from dynalint.config.gitignore import compile_pattern, parse_lines, verdict
 
 
 def _git_env(home: str) -> dict[str, str]:

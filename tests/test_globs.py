@@ -5,10 +5,10 @@ import os
 
 import pytest
 
-from dynalint.config import Configuration, path_matches
-from dynalint.files import iter_python_files
-from dynalint.path_globs import escape, glob_match
-from dynalint.settings import Settings
+from dynalint.config.resolver import Configuration, path_matches
+from dynalint.config.files import iter_python_files
+from dynalint.config.path_globs import escape, glob_match
+from dynalint.config.settings import Settings
 
 
 @pytest.mark.parametrize("pattern, path, matches", [

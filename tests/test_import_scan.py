@@ -5,8 +5,8 @@ import os
 import textwrap
 
 from dynalint.analysis.project import SourceIndex
-from dynalint.config import resolve
-from dynalint.session import Session
+from dynalint.config.resolver import resolve
+from dynalint.engine.session import Session
 
 
 def _package(tmp_path, model: str) -> dict[str, str]:

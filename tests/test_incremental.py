@@ -1,4 +1,4 @@
-"""An edit answered from the last analysis (``dynalint.incremental``) reports what a full analysis of
+"""An edit answered from the last analysis (``dynalint.engine.incremental``) reports what a full analysis of
 the new text reports: random edits of model files, each answer compared with a fresh analysis."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalint.adapters.lsp_analysis import Checked, check_document
-from dynalint.config import resolve
-from dynalint.incremental import Baselines
-from dynalint.session import Session
+from dynalint.adapters.lsp.analysis import Checked, check_document
+from dynalint.config.resolver import resolve
+from dynalint.engine.incremental import Baselines
+from dynalint.engine.session import Session
 from lsp_client import synthetic_model
 from model_code import model_source
 
@@ -303,7 +303,7 @@ def test_edits_of_code_are_answered_as_a_full_analysis(tmp_path, newline: str) -
 def test_a_failure_of_the_quick_answer_falls_back_to_the_full_analysis(tmp_path, monkeypatch) -> None:
     """An error while answering from the last analysis is logged and the edit analysed in full, from a
     parse of the text: the editor sees the full analysis' diagnostics, no error."""
-    import dynalint.adapters.lsp_analysis as lsp_analysis
+    import dynalint.adapters.lsp.analysis as lsp_analysis
 
     text = synthetic_model(60)
     path, session, baselines, _ = _opened(tmp_path, text)
@@ -325,8 +325,8 @@ def test_changes_far_apart_are_parsed_again_apart(tmp_path) -> None:
     before it) and then code changed in a method of a class further down: the two stretches are parsed
     again apart, the classes between them keep their nodes, the method's class keeps its other
     methods', and the answer is the full analysis'."""
-    from dynalint.incremental import _spliced
-    from dynalint.text_lines import split_lines
+    from dynalint.engine.incremental import _spliced
+    from dynalint.core.text_lines import split_lines
 
     text = synthetic_model(120)
     path, session, baselines, _ = _opened(tmp_path, text)

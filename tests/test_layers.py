@@ -1,30 +1,36 @@
-"""The layers show in the imports: source < settings < analysis < rules < fixers < engine <
+"""The layers show in the folders and the imports: core < config < analysis < rules < fixers < engine <
 adapters/verify.  A module imports only from its own layer or the ones below (deferred imports
 inside functions included), and no modules import each other in a circle."""
 from __future__ import annotations
 
 import ast
+import configparser
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = {"dynalint": "lint", "dynalint.rules": "rules", "dynalint.fixers": "fixers", "dynalint.verify": "verify"}
-LAYERS = ("source", "settings", "analysis", "rules", "fixers", "engine", "adapters")
-SETTINGS = {"dynalint.settings", "dynalint.options", "dynalint.config", "dynalint.files"}
-ENGINE = {"dynalint.engine", "dynalint.runner", "dynalint.session", "dynalint.fixing", "dynalint.incremental"}
-ADAPTERS = {"dynalint.docs", "dynalint.__main__"}
+
+
+def _package_dir() -> dict[str, str]:
+    """setup.cfg's ``package_dir``: where each top package of the install lives in the tree."""
+    parser = configparser.ConfigParser()
+    parser.read(os.path.join(ROOT, "setup.cfg"))
+    lines = parser["options"]["package_dir"].strip().splitlines()
+    return dict(tuple(part.strip() for part in line.split("=")) for line in lines)
+
+
+PACKAGES = _package_dir()
+#: bottom to top; a module's layer is the first folder under the package (``dynalint.core.source``
+#: is in ``core``), or the top package for ``dynalint.rules``, ``dynalint.fixers`` and ``dynalint.verify``
+LAYERS = ("core", "config", "analysis", "rules", "fixers", "engine", "adapters")
+FOLDER_LAYERS = {"verify": "adapters", "__main__": "adapters"}
 
 
 def layer(module: str) -> str:
-    if module in SETTINGS:
-        return "settings"
-    if module in ENGINE:
-        return "engine"
-    if module in ADAPTERS or module.startswith(("dynalint.adapters", "dynalint.verify")):
-        return "adapters"
-    for prefix in ("analysis", "rules", "fixers"):
-        if module == f"dynalint.{prefix}" or module.startswith(f"dynalint.{prefix}."):
-            return prefix
-    return "source"
+    parts = module.split(".")
+    if len(parts) < 2:
+        return LAYERS[0]
+    folder = parts[1]
+    return FOLDER_LAYERS.get(folder, folder)
 
 
 def modules() -> dict[str, str]:
@@ -35,7 +41,7 @@ def modules() -> dict[str, str]:
         for dirpath, dirnames, filenames in os.walk(base):
             rel_dir = os.path.relpath(dirpath, base)
             if package == "dynalint" and rel_dir.split(os.sep)[0] in ("rules", "fixers", "verify"):
-                continue
+                continue  # a folder of its own package
             dirnames[:] = [d for d in dirnames if d != "__pycache__"]
             for name in filenames:
                 if name.endswith(".py"):
@@ -118,10 +124,18 @@ def circles(graph: dict[str, set[str]]) -> list[set[str]]:
     return out
 
 
+def test_every_module_sits_in_a_layer_folder():
+    """``lint/`` holds only the layer folders (and the package's ``__init__``/``__main__``), so a
+    module's layer is where it lives."""
+    stray = sorted(m for m in modules() if layer(m) not in LAYERS)
+    assert stray == []
+    assert sorted(n for n in os.listdir(os.path.join(ROOT, "lint")) if n.endswith(".py")) == ["__init__.py", "__main__.py"]
+
+
 def test_the_graph_is_the_real_one():
     graph = import_graph()
     assert len(graph) > 80
-    assert "dynalint.engine" in graph["dynalint.runner"]
+    assert "dynalint.engine.pipeline" in graph["dynalint.engine.runner"]
     assert "dynalint.adapters.console" in graph["dynalint.adapters.fix_cli"]  # a deferred import counts
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
 

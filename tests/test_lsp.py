@@ -13,9 +13,9 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
 
-from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source  # noqa: E402
-from dynalint.adapters.lsp_kinds import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
-from dynalint.settings import Settings  # noqa: E402
+from dynalint.engine.fixing import apply_text_edits, diagnostics_with_fixes, fix_source  # noqa: E402
+from dynalint.adapters.lsp.kinds import FIX_ALL_KIND, FIX_ALL_TITLE, FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from dynalint.config.settings import Settings  # noqa: E402
 from lsp_client import Editor, utf16_len  # noqa: E402
 
 MODEL = textwrap.dedent("""
@@ -124,7 +124,7 @@ def test_editor_session(project: Path) -> None:
             hover = await editor.hover(uri, diagnostics["DYN101"].range.start)
             assert hover is not None and isinstance(hover.contents, types.MarkupContent)
             assert hover.contents.kind == types.MarkupKind.Markdown
-            from dynalint.docs import rule_section
+            from dynalint.adapters.rules_reference import rule_section
             from dynalint.rules.base import get_rule
 
             # the same text as `dynalint rule DYN101` and docs/rules.md, one heading level down
@@ -241,9 +241,9 @@ def test_the_parser_and_the_server_start_without_the_engine() -> None:
     """`dynalint --version` and the answer to `initialize` do not wait for libcst, the rules and the
     fixers (the server imports them on its analysis thread)."""
     result = _python("import sys; from dynalint.adapters.cli import build_parser; build_parser(); "
-                     "import dynalint.adapters.lsp_server; "
+                     "import dynalint.adapters.lsp.server; "
                      "print(sorted(m for m in sys.modules if m.split('.')[0] == 'libcst' "
-                     "or m.startswith(('dynalint.engine', 'dynalint.fixing', 'dynalint.rules'))))")
+                     "or m.startswith(('dynalint.engine.pipeline', 'dynalint.engine.fixing', 'dynalint.rules'))))")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
 
@@ -258,20 +258,20 @@ def test_missing_pygls_says_how_to_install() -> None:
 
 def test_each_version_is_analysed_once(project: Path, monkeypatch) -> None:
     """Diagnostics, quick-fixes and both "fix all" texts of one version share one analysis."""
-    import dynalint.engine
-    import dynalint.fixing
-    import dynalint.adapters.lsp_analysis
+    import dynalint.engine.pipeline
+    import dynalint.engine.fixing
+    import dynalint.adapters.lsp.analysis
     from dynalint.adapters.cli import build_parser
-    from dynalint.adapters.lsp_documents import Documents
+    from dynalint.adapters.lsp.documents import Documents
 
     analysed: list[str] = []
-    real = dynalint.engine.analyse
+    real = dynalint.engine.pipeline.analyse
 
     def counting(source, *args, **kwargs):
         analysed.append(source)
         return real(source, *args, **kwargs)
 
-    for module in (dynalint.engine, dynalint.fixing, dynalint.adapters.lsp_analysis):
+    for module in (dynalint.engine.pipeline, dynalint.engine.fixing, dynalint.adapters.lsp.analysis):
         monkeypatch.setattr(module, "analyse", counting, raising=False)
     monkeypatch.chdir(project)
     documents = Documents(build_parser().parse_args(["lsp"]))

@@ -10,11 +10,11 @@ pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition, UnitCounter  # noqa: E402
 
-from dynalint.engine import check_source  # noqa: E402
-from dynalint.adapters.lsp_actions import DocumentView, code_actions, overlaps  # noqa: E402
-from dynalint.adapters.lsp_convert import FastPositionCodec, PositionMap, split_lines, text_edits  # noqa: E402
-from dynalint.settings import Settings  # noqa: E402
-from dynalint.suppress import CommentSites, apply_insertion  # noqa: E402
+from dynalint.engine.pipeline import check_source  # noqa: E402
+from dynalint.adapters.lsp.actions import DocumentView, code_actions, overlaps  # noqa: E402
+from dynalint.adapters.lsp.convert import FastPositionCodec, PositionMap, split_lines, text_edits  # noqa: E402
+from dynalint.config.settings import Settings  # noqa: E402
+from dynalint.core.suppress import CommentSites, apply_insertion  # noqa: E402
 from lsp_client import apply_edits  # noqa: E402
 
 HEAD = "import torch\n\n\n@torch.compile\ndef f(x, s):\n"
@@ -133,7 +133,7 @@ def test_split_lines_matches_the_protocol() -> None:
 
 def test_unversioned_clients_get_plain_changes() -> None:
     source = _body("if x.sum() > 0:\n    x = x * 2\nreturn x.item()\n")
-    from dynalint.fixing import diagnostics_with_fixes
+    from dynalint.engine.fixing import diagnostics_with_fixes
 
     diagnostics = diagnostics_with_fixes(source, "m.py", Settings())
     view = DocumentView(uri="file:///m.py", version=3, text=source, positions=PositionMap(source),

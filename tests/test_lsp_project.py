@@ -19,7 +19,7 @@ pytest.importorskip("pygls")
 from lsprotocol import types  # noqa: E402
 
 from dynalint.adapters.cli import main  # noqa: E402
-from dynalint.adapters.lsp_kinds import FIX_ALL_UNSAFE_TITLE  # noqa: E402
+from dynalint.adapters.lsp.kinds import FIX_ALL_UNSAFE_TITLE  # noqa: E402
 from helpers import PACKAGE_HELPERS as HELPERS, PACKAGE_MODEL as MODEL  # noqa: E402
 from lsp_client import Editor  # noqa: E402
 

@@ -158,7 +158,7 @@ def test_a_long_session_keeps_nothing_per_notification(tmp_path: Path) -> None:
     from pygls.io_ import StdoutWriter
 
     from dynalint.adapters.cli import build_parser
-    from dynalint.adapters.lsp_server import build_server
+    from dynalint.adapters.lsp.server import build_server
 
     def frame(message: dict) -> bytes:
         return json.dumps({"jsonrpc": "2.0", **message}).encode()

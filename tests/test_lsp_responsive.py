@@ -22,8 +22,8 @@ pytest.importorskip("pygls")
 
 from lsp_client import Editor, synthetic_model  # noqa: E402
 
-from dynalint.adapters.lsp_pool import WorkerPool  # noqa: E402
-from dynalint.adapters.lsp_worker import WorkerGone  # noqa: E402
+from dynalint.adapters.lsp.pool import WorkerPool  # noqa: E402
+from dynalint.adapters.lsp.worker import WorkerGone  # noqa: E402
 
 
 SLOW_MARK = "# parsed slowly"
@@ -228,7 +228,7 @@ def test_a_process_keeps_what_it_analysed_of_open_documents_only(tmp_path: Path,
     """Every call says which documents are open: a process drops the analyses and baselines of the others
     (each process would otherwise hold a tree per document ever opened)."""
     from dynalint.adapters.cli import build_parser
-    from dynalint.adapters.lsp_documents import Documents
+    from dynalint.adapters.lsp.documents import Documents
 
     monkeypatch.chdir(tmp_path)
     documents = Documents(build_parser().parse_args(["lsp"]), str(tmp_path))

@@ -6,7 +6,7 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 
 from dynalint.adapters.cli import main
-from dynalint.notebooks import read_notebook
+from dynalint.core.notebooks import read_notebook
 
 
 def _cell(source, kind="code"):

@@ -12,10 +12,10 @@ from helpers import run, write
 
 from dynalint.adapters import option_docs
 from dynalint.adapters.cli import build_parser
-from dynalint.config import ConfigError, resolve, resolve_args
-from dynalint.options import BY_KEY, OPTIONS, SETTINGS_COMMANDS, Option, dynamo_config
+from dynalint.config.resolver import ConfigError, resolve, resolve_args
+from dynalint.config.options import BY_KEY, OPTIONS, SETTINGS_COMMANDS, Option, dynamo_config
 from dynalint.rules.base import all_codes
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -7,7 +7,7 @@ from concurrent.futures import InvalidStateError
 
 import pytest
 
-from dynalint.pool import _quiet_manager, worker_pool
+from dynalint.engine.pool import _quiet_manager, worker_pool
 
 
 def _square(n: int) -> int:

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalint import positions
+from dynalint.core import positions
 from dynalint.analysis.syntax import children, literal_value, walk
-from dynalint.positions import node_ranges, ranges_within
+from dynalint.core.positions import node_ranges, ranges_within
 from lsp_client import synthetic_model
 from model_code import model_source
 

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from dynalint.fixing import fix_source
-from dynalint.settings import Settings
+from dynalint.engine.fixing import fix_source
+from dynalint.config.settings import Settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

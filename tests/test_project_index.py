@@ -12,11 +12,11 @@ import textwrap
 
 import pytest
 
-import dynalint.runner as runner
+import dynalint.engine.runner as runner
 from conftest import requires_torch
 from dynalint.analysis.project import SourceIndex, absolute, module_name_for
-from dynalint.runner import check_files
-from dynalint.settings import Scope, Settings
+from dynalint.engine.runner import check_files
+from dynalint.config.settings import Scope, Settings
 
 from helpers import check
 

@@ -29,11 +29,11 @@ from hypothesis import strategies as st
 from model_code import SNIPPETS, model_source
 
 from dynalint.analysis.syntax import walk
-from dynalint.engine import check_source
-from dynalint.fixers.base import all_fixers
-from dynalint.fixing import apply_text_edits, diagnostics_with_fixes, fix_source
+from dynalint.engine.pipeline import check_source
+from dynalint.fixers.support.base import all_fixers
+from dynalint.engine.fixing import apply_text_edits, diagnostics_with_fixes, fix_source
 from dynalint.rules.base import all_rules
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 LONG = int(os.environ.get("DYNALINT_FUZZ_EXAMPLES", "0"))
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code compiles with warnings
@@ -108,7 +108,7 @@ def fixer_errors_logged():
     messages: list[str] = []
     handler = logging.Handler(logging.ERROR)
     handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
-    logger = logging.getLogger("dynalint.fixing")
+    logger = logging.getLogger("dynalint.engine.fixing")
     logger.addHandler(handler)
     try:
         yield messages

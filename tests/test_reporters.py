@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import re
 
-from dynalint.diagnostics import Diagnostic
+from dynalint.core.diagnostics import Diagnostic
 from dynalint.adapters.reporters import REPORTERS
 
 

@@ -19,12 +19,12 @@ from helpers import run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalint import source as source_module
+from dynalint.core import source as source_module
 from dynalint.analysis.evaluator.conditions import ConditionHandlers
-from dynalint.engine import check_source
-from dynalint.runner import check_files
-from dynalint.fixing import diagnostics_with_fixes
-from dynalint.settings import default_settings
+from dynalint.engine.pipeline import check_source
+from dynalint.engine.runner import check_files
+from dynalint.engine.fixing import diagnostics_with_fixes
+from dynalint.config.settings import default_settings
 
 DYNALINT = os.path.join(os.path.dirname(sys.executable), "dynalint")
 OK = "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
@@ -78,8 +78,8 @@ def test_every_face_parses_through_the_guard(tmp_path):
     code = NESTED["parentheses"](3000)
     script = (
         "from dynalint.adapters.flake8_plugin import DynalintChecker\n"
-        "from dynalint.engine import analyse\n"
-        "from dynalint.settings import default_settings\n"
+        "from dynalint.engine.pipeline import analyse\n"
+        "from dynalint.config.settings import default_settings\n"
         f"code = {code!r}\n"
         "print(list(DynalintChecker(None, 'deep.py', code.splitlines(True)).run()))\n"
         "print([d.code for d in analyse(code, 'deep.py', default_settings(), record_values=True).diagnostics])\n")

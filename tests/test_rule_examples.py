@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dynalint.docs import documentation
-from dynalint.engine import check_source
+from dynalint.adapters.rules_reference import documentation
+from dynalint.engine.pipeline import check_source
 from dynalint.rules.base import EngineCode, all_codes, all_rules
 
 from helpers import settings_for

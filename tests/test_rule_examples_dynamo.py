@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from dynalint.engine import check_source
+from dynalint.engine.pipeline import check_source
 from dynalint.rules.base import all_rules
 
 from helpers import run_example_under_dynamo, settings_for

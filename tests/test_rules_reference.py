@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import re
 
-from dynalint import docs
-from dynalint.fixers.base import fixers_for
+from dynalint.adapters import rules_reference as docs
+from dynalint.fixers.support.base import fixers_for
 from dynalint.rules.base import all_codes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import requires_torch
 from dynalint.rules.base import Example
-from dynalint.settings import Scope
+from dynalint.config.settings import Scope
 
 from helpers import check, run_example_under_dynamo
 

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from dynalint.config import resolve
-from dynalint.session import Session
+from dynalint.config.resolver import resolve
+from dynalint.engine.session import Session
 
 HELPERS = "def scale(x):\n    if x.sum() > 0:\n        return x * 2\n    return x\n"
 MODEL = ("from torch import nn\n\nfrom .helpers import scale\n\n\nclass Net(nn.Module):\n"
@@ -148,7 +148,7 @@ def test_a_file_is_analysed_with_the_modules_that_reach_it_through_a_reexport(tm
 
 
 def test_the_files_analysed_around_one_file_are_bounded(tmp_path, monkeypatch):
-    from dynalint.session import callers_of
+    from dynalint.engine.session import callers_of
 
     helper = _hub_package(tmp_path, monkeypatch, unrelated=0)
     for i in range(6):  # six modules that call `scale`: each can hand it arguments

@@ -5,7 +5,7 @@ import io
 import json
 
 from dynalint.adapters.reporters import statistics, text
-from dynalint.diagnostics import Diagnostic, Fix
+from dynalint.core.diagnostics import Diagnostic, Fix
 
 
 def _diag(code="DYN101", hint=None, fix=None, cell=None) -> Diagnostic:

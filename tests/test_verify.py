@@ -14,7 +14,7 @@ import pytest
 
 from conftest import requires_torch
 from dynalint.adapters.cli import main
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 from dynalint.verify.api import Options, confirm_fixes, verify_targets
 from dynalint.verify.fixed import fix_engine_available
 from dynalint.verify.targets import Ref

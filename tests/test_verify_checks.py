@@ -10,7 +10,7 @@ import pytest
 
 from conftest import requires_torch
 from dynalint.adapters.cli import main
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 from dynalint.verify.api import Options, default_jobs, make_spec, verify_targets
 from dynalint.verify.isolation import run_measurement
 from dynalint.verify.targets import Ref
@@ -143,7 +143,7 @@ def test_fix_verify_passes_mode_device_and_before_call(monkeypatch, tmp_path):
     seen = {}
 
     def fake(path, targets, inputs, settings, unsafe, timeout, **kwargs):
-        from dynalint.fixing import fix_source
+        from dynalint.engine.fixing import fix_source
 
         seen.update(kwargs, inputs=inputs)
         return fix_source(open(path).read(), path, settings, unsafe=unsafe)

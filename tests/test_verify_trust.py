@@ -11,8 +11,8 @@ import time
 import pytest
 
 from conftest import requires_torch
-from dynalint.processes import children
-from dynalint.settings import Settings
+from dynalint.core.processes import children
+from dynalint.config.settings import Settings
 from dynalint.verify.api import Options, verify_targets
 from dynalint.verify.report_text import write
 from dynalint.verify.targets import Ref

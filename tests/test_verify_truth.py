@@ -12,7 +12,7 @@ import os
 import pytest
 
 from conftest import requires_torch
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 from dynalint.verify.api import Options, verify_targets
 from dynalint.verify.targets import Ref
 from verify_truth import truth

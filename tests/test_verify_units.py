@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import requires_torch
-from dynalint.diagnostics import Diagnostic
+from dynalint.core.diagnostics import Diagnostic
 from dynalint.verify.guards import classify, split_guard
 from dynalint.verify.prediction import compare
 from dynalint.verify.results import BreakSite, CallRecord, Measurement, OutputDiff, RecompileEvent
@@ -186,7 +186,7 @@ def test_large_module_state_is_kept_as_fingerprints(monkeypatch):
 
 
 def test_recompiles_predicted_elsewhere_than_observed_say_the_causes_differ():
-    from dynalint.diagnostics import Diagnostic
+    from dynalint.core.diagnostics import Diagnostic
     from dynalint.verify.prediction import compare_files
     from dynalint.verify.report_text import recompile_causes
 
@@ -204,7 +204,7 @@ def test_recompiles_predicted_elsewhere_than_observed_say_the_causes_differ():
 
 
 def test_recompile_causes_are_reported_as_matched_missed_and_extra_sets():
-    from dynalint.diagnostics import Diagnostic
+    from dynalint.core.diagnostics import Diagnostic
     from dynalint.verify.prediction import compare_files
     from dynalint.verify.report_text import recompile_causes
 
@@ -223,7 +223,7 @@ def test_recompile_causes_are_reported_as_matched_missed_and_extra_sets():
 
 
 def test_a_factory_in_one_file_is_predicted_by_the_file_that_defines_the_model():
-    from dynalint.diagnostics import Diagnostic
+    from dynalint.core.diagnostics import Diagnostic
     from dynalint.verify.prediction import compare_files
 
     m = _m(breaks=1, path="/x/build.py")

@@ -17,12 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from dynalint.diagnostics import Diagnostic
-from dynalint.config import ConfigError, Configuration, resolve
-from dynalint.engine import read_source
-from dynalint.session import Session
-from dynalint.settings import Settings
-from dynalint.text_lines import split_lines
+from dynalint.core.diagnostics import Diagnostic
+from dynalint.config.resolver import ConfigError, Configuration, resolve
+from dynalint.engine.pipeline import read_source
+from dynalint.engine.session import Session
+from dynalint.config.settings import Settings
+from dynalint.core.text_lines import split_lines
 from dynalint.verify.fixed import FixedSource, fixed_source, write_copy
 from dynalint.verify.isolation import run_measurement, start_early
 from dynalint.verify.prediction import Prediction, compare_files

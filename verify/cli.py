@@ -110,8 +110,8 @@ def _torch_version() -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from dynalint import __version__
-    from dynalint.config import resolve_args
-    from dynalint.engine import SourceError, read_source
+    from dynalint.config.resolver import resolve_args
+    from dynalint.engine.pipeline import SourceError, read_source
     from dynalint.verify import report_html, report_text
     from dynalint.verify.api import Options, default_jobs, refs_for, resolve_options_refs, verify_targets
     from dynalint.verify.targets import INPUTS_CONVENTION, TargetError, check_defined, parse_ref, top_level_names

@@ -20,10 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from dynalint.diagnostics import Diagnostic, Fix
-from dynalint.engine import read_source
-from dynalint.settings import Settings
-from dynalint.text_lines import source_lines
+from dynalint.core.diagnostics import Diagnostic, Fix
+from dynalint.engine.pipeline import read_source
+from dynalint.config.settings import Settings
+from dynalint.core.text_lines import source_lines
 from dynalint.verify.fixed import write_copy
 from dynalint.verify.isolation import run_measurement
 from dynalint.verify.options import Options, default_jobs, make_spec, refs_for, resolve_options_refs
@@ -118,11 +118,11 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
     its eager ones.  The user's file is not written: ``source`` is the text to write (the original
     when nothing was confirmed), ``applied`` the confirmed fixes, ``rejected`` the others with the
     reasons.  ``project``/``entries``: the index of the files around ``path`` and what their
-    compiled code hands it (see :meth:`dynalint.session.Session.entries`), so the fixes offered
+    compiled code hands it (see :meth:`dynalint.engine.session.Session.entries`), so the fixes offered
     are those ``dynalint fix`` makes.  Raises TargetError for a reference that names nothing.
     """
-    from dynalint.fixing import AppliedFix, apply_text_edits
-    from dynalint.fixing import diagnostics_with_fixes as with_fixes
+    from dynalint.engine.fixing import AppliedFix, apply_text_edits
+    from dynalint.engine.fixing import diagnostics_with_fixes as with_fixes
 
     def diagnostics_with_fixes(text: str, p: str, s: Settings) -> list[Diagnostic]:
         return with_fixes(text, p, s, project=project, entries=entries)

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 
 @dataclass
@@ -29,7 +29,7 @@ class FixedSource:
 
 def fix_engine_available() -> bool:
     try:
-        import dynalint.fixing  # noqa: F401
+        import dynalint.engine.fixing  # noqa: F401
     except ImportError:
         return False
     return True
@@ -40,9 +40,9 @@ def fixed_source(source: str, path: str, settings: Settings, unsafe: bool,
     """The file as ``dynalint fix`` would rewrite it (unchanged, with a reason, when it cannot).
     ``fix``: makes the fix result (default: the file fixed alone)."""
     try:
-        from dynalint.fixing import fix_source
+        from dynalint.engine.fixing import fix_source
     except ImportError:
-        return FixedSource(source, error="the fix engine (dynalint.fixing) is not installed")
+        return FixedSource(source, error="the fix engine (dynalint.engine.fixing) is not installed")
     try:
         result = fix() if fix is not None else fix_source(source, path, settings, unsafe=unsafe)
     except Exception as exc:  # an internal error of the fixers must not lose the measurements

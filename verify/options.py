@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from dynalint.options import dynamo_config
-from dynalint.settings import Settings
+from dynalint.config.options import dynamo_config
+from dynalint.config.settings import Settings
 from dynalint.verify.spec import MeasureSpec, usable_cores
 from dynalint.verify.targets import INPUTS_CONVENTION, Ref, TargetError, parse_ref, same_file
 

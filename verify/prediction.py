@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from dynalint.diagnostics import Diagnostic
+from dynalint.core.diagnostics import Diagnostic
 from dynalint.verify.break_lines import function_spans
 from dynalint.verify.results import BreakSite, Measurement
 

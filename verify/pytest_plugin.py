@@ -98,7 +98,7 @@ def _checker(base_dirs: list[str]) -> Callable[..., Any]:
 
         Returns the measurement (``dynalint.verify.results.Measurement``) for further asserts.
         """
-        from dynalint.settings import default_settings
+        from dynalint.config.settings import default_settings
         from dynalint.verify.api import Options, verify_targets
         from dynalint.verify.targets import TargetError, parse_ref
 

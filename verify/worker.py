@@ -21,7 +21,7 @@ from typing import Any, Callable
 import torch
 import torch._dynamo
 
-from dynalint.processes import adopt_orphans, end_descendants
+from dynalint.core.processes import adopt_orphans, end_descendants
 from dynalint.verify import bench, measure, outputs, phases, whatif
 from dynalint.verify.stream import Stream
 from dynalint.verify.results import Measurement

@@ -24,7 +24,7 @@ import traceback
 import torch  # noqa: F401  (the point: import it once, before forking)
 import torch._dynamo  # noqa: F401
 
-from dynalint.processes import adopt_orphans, children
+from dynalint.core.processes import adopt_orphans, children
 from dynalint.verify import worker
 from dynalint.verify.spec import MeasureSpec
 

@@ -15,11 +15,11 @@ import sys
 from typing import Sequence, TextIO
 
 from dynalint import __version__
-from dynalint.config import ConfigError, Configuration, resolve_args
-from dynalint.diagnostics import Diagnostic
-from dynalint.options import add_arguments
-from dynalint.settings import CACHE_DIR_NAME
-from dynalint.files import iter_python_files
+from dynalint.config.resolver import ConfigError, Configuration, resolve_args
+from dynalint.core.diagnostics import Diagnostic
+from dynalint.config.options import add_arguments
+from dynalint.config.settings import CACHE_DIR_NAME
+from dynalint.config.files import iter_python_files
 from dynalint.adapters import console
 from dynalint.adapters.console import fix_stdin, plural, summary
 from dynalint.adapters.reporters import REPORTERS, statistics
@@ -82,7 +82,7 @@ def _suggestion(parser: argparse.ArgumentParser, message: str, argv: Sequence[st
 
 
 def _common_options(p: argparse.ArgumentParser, command: str) -> None:
-    """``--config`` and the configuration keys ``command`` takes (the table of :mod:`dynalint.options`)."""
+    """``--config`` and the configuration keys ``command`` takes (the table of :mod:`dynalint.config.options`)."""
     g = p.add_argument_group("rule selection and Dynamo settings (override the configuration file)")
     g.add_argument("--config", metavar="FILE", help="pyproject.toml or setup.cfg to read settings from")
     add_arguments(g, command)
@@ -136,9 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from dynalint.cache_entry import cache_warnings
-    from dynalint.pool import default_jobs
-    from dynalint.session import Session  # the engine is loaded only when a file is analysed
+    from dynalint.engine.cache_entry import cache_warnings
+    from dynalint.engine.pool import default_jobs
+    from dynalint.engine.session import Session  # the engine is loaded only when a file is analysed
 
     if not args.paths:
         args.paths = [STDIN] if args.stdin_filename else ["."]
@@ -277,10 +277,10 @@ def _fix_files(args: argparse.Namespace, config: Configuration, files: list[str]
 def add_noqa(diagnostics: list[Diagnostic]) -> tuple[int, int]:
     """Append ``# noqa: CODE`` where each rule finding is reported; returns how many codes were added
     and how many files could not be written."""
-    from dynalint.source import SourceError, decode_source, read_bytes
+    from dynalint.core.source import SourceError, decode_source, read_bytes
     from dynalint.rules.base import get_rule
-    from dynalint.suppress import CommentSites, apply_insertion
-    from dynalint.writes import stale_note, write_atomically
+    from dynalint.core.suppress import CommentSites, apply_insertion
+    from dynalint.core.writes import stale_note, write_atomically
 
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
@@ -326,8 +326,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
-    from dynalint.docs import documentation
-    from dynalint.fixers.base import all_fixers
+    from dynalint.adapters.rules_reference import documentation
+    from dynalint.fixers.support.base import all_fixers
     from dynalint.rules.base import all_codes, get_code
 
     wanted = args.code.strip().lower()
@@ -353,7 +353,7 @@ COMMANDS = {"check": cmd_check, "rules": cmd_rules, "rule": cmd_rule}
 EXTENSION_COMMANDS = {
     "fix": "dynalint.adapters.fix_cli",
     "verify": "dynalint.verify.cli",
-    "lsp": "dynalint.adapters.lsp",
+    "lsp": "dynalint.adapters.lsp.command",
 }
 
 

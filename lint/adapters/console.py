@@ -7,8 +7,8 @@ import sys
 from collections import Counter
 
 from dynalint.adapters.reporters import REPORTERS
-from dynalint.config import Configuration
-from dynalint.diagnostics import Diagnostic
+from dynalint.config.resolver import Configuration
+from dynalint.core.diagnostics import Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
@@ -37,8 +37,8 @@ def summary(diagnostics: list[Diagnostic], files: int, errors: int, fixed: int =
 
 def read_stdin() -> bytes:
     """Standard input, up to the size a file may have (an endless stream is refused, not read)."""
-    from dynalint.config import ConfigError
-    from dynalint.source import MAX_FILE_BYTES
+    from dynalint.config.resolver import ConfigError
+    from dynalint.core.source import MAX_FILE_BYTES
 
     data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
@@ -49,7 +49,7 @@ def read_stdin() -> bytes:
 def fix_stdin(args: argparse.Namespace, config: Configuration, stdin: tuple[str, bytes]) -> int:
     """``check --fix -`` and ``fix -``: the fixed code on standard output, what remains on standard
     error (as ruff)."""
-    from dynalint.engine import SourceError, decode_source
+    from dynalint.engine.pipeline import SourceError, decode_source
 
     path, data = stdin
     try:
@@ -58,8 +58,8 @@ def fix_stdin(args: argparse.Namespace, config: Configuration, stdin: tuple[str,
         print(f"{path}: DYN001 {exc}", file=sys.stderr)
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS
-    from dynalint.session import Session  # the engine: not for --version, lsp
-    from dynalint.source import on_large_stack
+    from dynalint.engine.session import Session  # the engine: not for --version, lsp
+    from dynalint.core.source import on_large_stack
 
     result = on_large_stack(Session(config).fix_buffer, path, source, unsafe=args.unsafe_fixes)  # deep code
     sys.stdout.write(result.source)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Callable
 
-from dynalint.config import ConfigError, resolve_args
+from dynalint.config.resolver import ConfigError, resolve_args
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return fix_stdin(args, config, (name, read_stdin()))
     from dynalint.adapters.fix_files import Job, fix_outcomes
     from dynalint.adapters.reporters import location
-    from dynalint.files import iter_python_files
-    from dynalint.runner import cache_warnings, default_jobs
+    from dynalint.config.files import iter_python_files
+    from dynalint.engine.runner import cache_warnings, default_jobs
     from dynalint.verify.cli import devices_of, torch_available
 
     if args.verify and not torch_available():

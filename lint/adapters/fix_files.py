@@ -1,5 +1,5 @@
 """Fixing files as ``check`` analyses them: workers compute each file's fixes with the project
-around it; this process alone writes them (:mod:`dynalint.writes`: atomically, through links,
+around it; this process alone writes them (:mod:`dynalint.core.writes`: atomically, through links,
 keeping encoding, line endings, mode, owner and extended attributes, never over an edit saved
 meanwhile)."""
 from __future__ import annotations
@@ -11,18 +11,18 @@ from dataclasses import dataclass, replace
 from typing import Iterator
 
 from dynalint.analysis.project import SourceIndex
-from dynalint.config import Configuration
-from dynalint.engine import SourceError, analyse, decode_source
-from dynalint.fixing import FixResult, fix_source
-from dynalint.notebooks import NotebookError, is_notebook, read_notebook
-from dynalint.pool import parallel_map
-from dynalint.positions import LineMapping
-from dynalint.runner import CACHE_DIR_NAME, init_worker, worker_index
-from dynalint.session import Session
-from dynalint.settings import Settings
-from dynalint.source import on_large_stack, read_bytes
-from dynalint.text_lines import split_lines
-from dynalint.writes import ChangedOnDisk, stale_note, write_atomically
+from dynalint.config.resolver import Configuration
+from dynalint.engine.pipeline import SourceError, analyse, decode_source
+from dynalint.engine.fixing import FixResult, fix_source
+from dynalint.core.notebooks import NotebookError, is_notebook, read_notebook
+from dynalint.engine.pool import parallel_map
+from dynalint.core.positions import LineMapping
+from dynalint.engine.runner import CACHE_DIR_NAME, init_worker, worker_index
+from dynalint.engine.session import Session
+from dynalint.config.settings import Settings
+from dynalint.core.source import on_large_stack, read_bytes
+from dynalint.core.text_lines import split_lines
+from dynalint.core.writes import ChangedOnDisk, stale_note, write_atomically
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """flake8 plugin: ``flake8 --select DYN model.py`` reports the same diagnostics as ``dynalint check``.
 
-Each file is analysed with the project around it (:class:`dynalint.session.Session`): the files that
+Each file is analysed with the project around it (:class:`dynalint.engine.session.Session`): the files that
 import it hand it what their compiled code passes, as in ``dynalint check .``, and the cache makes
 a repeated run cheap.
 
@@ -22,10 +22,10 @@ import os
 from typing import Any, Iterator
 
 from dynalint import __version__
-from dynalint.config import ConfigError, resolve
-from dynalint.engine import SYNTAX_ERROR_CODE
-from dynalint.runner import CACHE_DIR_NAME
-from dynalint.session import Session
+from dynalint.config.resolver import ConfigError, resolve
+from dynalint.engine.pipeline import SYNTAX_ERROR_CODE
+from dynalint.engine.runner import CACHE_DIR_NAME
+from dynalint.engine.session import Session
 
 CONFIG_ERROR_CODE = "DYN002"
 

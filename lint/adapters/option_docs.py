@@ -1,4 +1,4 @@
-"""The README's lists of options, generated from the option table (:mod:`dynalint.options`).
+"""The README's lists of options, generated from the option table (:mod:`dynalint.config.options`).
 
 Two places list them: the usage block's ``COMMON OPTIONS`` (the flags) and the example
 configuration under "Configuration" (every key, with what it does and its default).  The test suite
@@ -11,8 +11,8 @@ import sys
 import textwrap
 from typing import Sequence
 
-from dynalint.options import OPTIONS, SETTINGS_COMMANDS, Option
-from dynalint.settings import Settings
+from dynalint.config.options import OPTIONS, SETTINGS_COMMANDS, Option
+from dynalint.config.settings import Settings
 
 README = "README.md"
 REGENERATE = f"python -m dynalint.adapters.option_docs {README}"

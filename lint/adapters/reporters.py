@@ -5,7 +5,7 @@ import json
 from collections import Counter
 from typing import Callable, TextIO
 
-from dynalint.diagnostics import Diagnostic
+from dynalint.core.diagnostics import Diagnostic
 
 Reporter = Callable[[list[Diagnostic], TextIO], None]
 

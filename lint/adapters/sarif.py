@@ -12,10 +12,10 @@ from typing import Any
 from urllib.parse import quote
 
 from dynalint import __version__
-from dynalint.diagnostics import Diagnostic
-from dynalint.docs import DOCS_URL, gb_description, rule_section, rule_url
-from dynalint.engine import IO_ERROR_CODE
-from dynalint.fixers.base import fixers_for
+from dynalint.core.diagnostics import Diagnostic
+from dynalint.adapters.rules_reference import DOCS_URL, gb_description, rule_section, rule_url
+from dynalint.engine.pipeline import IO_ERROR_CODE
+from dynalint.fixers.support.base import fixers_for
 from dynalint.rules.base import Rule, all_codes
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 
 import libcst as cst
 
-from dynalint import gb_types as GB
+from dynalint.core import gb_types as GB
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.calls import DATA_PTR
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
@@ -37,8 +37,8 @@ from dynalint.analysis.events import (
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
 from dynalint.analysis.syntax import children, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
-from dynalint.gb_types import GraphBreakType
-from dynalint.settings import Settings, Version
+from dynalint.core.gb_types import GraphBreakType
+from dynalint.config.settings import Settings, Version
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import ModuleIndex

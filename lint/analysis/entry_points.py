@@ -12,7 +12,7 @@ import libcst as cst
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 from dynalint.analysis.values import Kind, Value
-from dynalint.settings import Scope
+from dynalint.config.settings import Scope
 
 
 class EntryPoints:

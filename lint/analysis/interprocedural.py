@@ -37,7 +37,7 @@ from dynalint.analysis.values import (
     sequence,
     tensor,
 )
-from dynalint.settings import Scope
+from dynalint.config.settings import Scope
 
 MAX_CALL_DEPTH = 6
 MAX_ANALYSES_PER_FUNCTION = 12

@@ -150,7 +150,7 @@ class ModuleIndex:
 
 def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None) -> ModuleIndex:
     """The index of ``module``.  ``reuse``: the index of the module an edit was spliced from
-    (:mod:`dynalint.incremental`): its classes (by name) and the functions whose nodes the new module
+    (:mod:`dynalint.engine.incremental`): its classes (by name) and the functions whose nodes the new module
     still holds are the same objects in the new index, filled again, so that what an analysis of
     the old module remembered about them still names them (:mod:`dynalint.analysis.replay`)."""
     _BINDINGS.begin()
@@ -382,7 +382,7 @@ Bindings = tuple[frozenset[str], frozenset[str], tuple[cst.CSTNode, ...]]
 
 class _Remembered:
     """The bindings of the functions of the last module indexed, by node: a module spliced from the
-    last one and a parse of the statements an edit changed (:mod:`dynalint.incremental`) shares the
+    last one and a parse of the statements an edit changed (:mod:`dynalint.engine.incremental`) shares the
     other functions' nodes with it, which are immutable.  Only the last module's are kept (and each
     entry holds its node, so that no other node takes its ``id``)."""
 

@@ -9,7 +9,7 @@ and globals cross files.  Each module is analysed by its own :class:`Program`
 share a :class:`_Run`, and only the events of the module being checked are
 kept.  Functions of other modules reached from compiled code are recorded as
 *outgoing entries* with the argument values they were called with; the
-project pass (:func:`dynalint.runner.project_pass`) hands them to their module's
+project pass (:func:`dynalint.engine.runner.project_pass`) hands them to their module's
 analysis as *incoming entries*.
 
 The class composes its parts, one module each: :mod:`~dynalint.analysis.entry_points`,
@@ -38,7 +38,7 @@ from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.replay import Tracker
 from dynalint.analysis.signatures import Signatures
 from dynalint.analysis.values import Value
-from dynalint.settings import Scope, Settings
+from dynalint.config.settings import Scope, Settings
 
 __all__ = ["Program", "Scope", "MAX_CALL_DEPTH"]
 

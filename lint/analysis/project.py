@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable
 import libcst as cst
 
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index
-from dynalint.source import SourceError, parse_module, read_bytes, read_source
+from dynalint.core.source import SourceError, parse_module, read_bytes, read_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value

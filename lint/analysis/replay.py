@@ -1,6 +1,6 @@
 """Replaying, after an edit, what the analysis of the text before it computed and the edit left valid.
 
-The language server analyses a document again after every change (:mod:`dynalint.incremental`
+The language server analyses a document again after every change (:mod:`dynalint.engine.incremental`
 parses again only the statements an edit touched).  Most of the analysis is the interprocedural
 evaluation of compiled code: each entry point (a *unit*), and each call it makes into a function of
 the module, analysed once per calling context and remembered (:class:`~dynalint.analysis.memo.Memo`).

@@ -35,11 +35,11 @@ from typing import Any, Callable
 
 import torch
 
-from dynalint.fixers.base import all_fixers
+from dynalint.fixers.support.base import all_fixers
 from dynalint.verify.outputs import TOLERANCES, bitwise_equal
-from dynalint.fixing import FixResult, fix_source
+from dynalint.engine.fixing import FixResult, fix_source
 from dynalint.analysis.program import Scope
-from dynalint.settings import Settings
+from dynalint.config.settings import Settings
 
 
 @dataclass(frozen=True)

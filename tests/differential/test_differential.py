@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from conftest import requires_torch  # noqa: E402
-from dynalint.fixers.base import all_fixers  # noqa: E402
+from dynalint.fixers.support.base import all_fixers  # noqa: E402
 
 FULL = os.environ.get("DYNALINT_DIFFERENTIAL_FULL") == "1"
 SEEDS = (0, 1, 2, 3, 4) if FULL else (0, 1)
@@ -69,8 +69,8 @@ def test_corpus_is_large_and_covers_every_fixer():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_expected_fixer_fires_or_all_refuse(case):
     from dynalint.analysis.program import Scope
-    from dynalint.fixing import fix_source
-    from dynalint.settings import Settings
+    from dynalint.engine.fixing import fix_source
+    from dynalint.config.settings import Settings
 
     result = fix_source(case.source, f"{case.name}.py", Settings(scope=Scope.ALL), unsafe=True)
     applied = {a.fixer for a in result.applied}
@@ -103,8 +103,8 @@ def test_hypothesis_inputs():
 
     from harness import Case, compare, observe, _prepare, load
     from dynalint.analysis.program import Scope
-    from dynalint.fixing import fix_source
-    from dynalint.settings import Settings
+    from dynalint.engine.fixing import fix_source
+    from dynalint.config.settings import Settings
 
     names = {"where-assign-f32", "reduce-mean-f32", "reduce-sum-f32", "where-nan-clean", "keep-normalize-f32"}
     chosen = [c for c in CASES if c.name in names]

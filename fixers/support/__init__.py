@@ -1,0 +1,2 @@
+"""What the fixers share: the fixer base class and context, code generation, and the proofs they rest on
+(branches, masks, purity, tensor flow)."""

@@ -1,0 +1,243 @@
+"""Shared helpers of the fixers: renaming, the torch import, certain tensor conditions, masked means."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.syntax import dotted_name, walk
+from dynalint.analysis.evaluator.annotations import annotation_value
+from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by
+from dynalint.analysis.values import Kind
+from dynalint.fixers.support.base import Refused
+
+
+class _Rename(cst.CSTTransformer):
+    """Rename variables (not attributes, keywords or parameters)."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        super().__init__()
+        self.mapping = mapping
+        self._skip = 0
+
+    def visit_Attribute_attr(self, node: cst.Attribute) -> None:
+        self._skip += 1
+
+    def leave_Attribute_attr(self, node: cst.Attribute) -> None:
+        self._skip -= 1
+
+    def visit_Arg_keyword(self, node: cst.Arg) -> None:
+        self._skip += 1
+
+    def leave_Arg_keyword(self, node: cst.Arg) -> None:
+        self._skip -= 1
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        if self._skip == 0 and original_node.value in self.mapping:
+            return updated_node.with_changes(value=self.mapping[original_node.value])
+        return updated_node
+
+
+def rename(node: cst.CSTNode, mapping: dict[str, str]) -> cst.CSTNode:
+    return node.visit(_Rename(mapping)) if mapping else node
+
+
+def paren(code: str) -> str:
+    """``code`` wrapped in parentheses unless it is an atom."""
+    try:
+        expr = cst.parse_expression(code)
+    except Exception:
+        return f"({code})"
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float,
+                         cst.SimpleString)) or expr.lpar:
+        return code
+    return f"({code})"
+
+
+def tensor_condition(expr: cst.BaseExpression, ctx) -> str | None:
+    """A boolean-tensor expression equal to Python's truth of ``expr`` (which holds a
+    tensor): ``a or b`` -> ``a | b``, ``not a`` -> ``~a``, a numeric tensor -> ``t != 0``.
+    None when some part is not known to be a tensor."""
+    if isinstance(expr, cst.BooleanOperation):
+        left = tensor_condition(expr.left, ctx)
+        right = tensor_condition(expr.right, ctx)
+        if left is None or right is None:
+            return None
+        op = "|" if isinstance(expr.operator, cst.Or) else "&"
+        return f"{paren(left)} {op} {paren(right)}"
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        inner = tensor_condition(expr.expression, ctx)
+        return None if inner is None else f"~{paren(inner)}"
+    v = ctx.value(expr)
+    if v is None or not v.is_tensor or not certain_tensor(expr, ctx):
+        return None
+    code = ctx.code(expr).strip()
+    return code if v.is_bool else f"{paren(code)} != 0"
+
+
+def certain_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    """Whether ``expr`` is a tensor for certain, not by a guess: the analysis takes an unannotated
+    parameter of ``forward`` for a tensor, which is right for a linter's precision but not proof
+    enough for a rewrite (``if n > 0`` on an ``int`` parameter ``n`` is a Python branch).  Certain:
+    the result of a tensor operation (a call, method or indexing on a tensor), a parameter annotated
+    as a tensor, a module attribute that is a tensor, or an operation with a certain tensor operand."""
+    v = ctx.value(expr)
+    if v is None or v.kind is not Kind.TENSOR:
+        return False
+    if isinstance(expr, cst.Call):
+        return True  # a torch function or tensor method returned a tensor
+    if isinstance(expr, (cst.Subscript, cst.Attribute)):
+        base = expr.value
+        bv = ctx.value(base)
+        return bv is not None and (bv.kind is not Kind.TENSOR or certain_tensor(base, ctx))
+    if isinstance(expr, cst.Name):
+        return _certain_name(expr, ctx)
+    if isinstance(expr, cst.UnaryOperation):
+        return certain_tensor(expr.expression, ctx)
+    if isinstance(expr, cst.BinaryOperation):
+        return certain_tensor(expr.left, ctx) or certain_tensor(expr.right, ctx)
+    if isinstance(expr, cst.Comparison):
+        return certain_tensor(expr.left, ctx) or any(certain_tensor(c.comparator, ctx)
+                                                     for c in expr.comparisons)
+    if isinstance(expr, cst.BooleanOperation):
+        return certain_tensor(expr.left, ctx) and certain_tensor(expr.right, ctx)
+    return False
+
+
+def _certain_name(name: cst.Name, ctx) -> bool:
+    """A name is certain when it is not a parameter (the analysis bound it to a tensor operation's
+    result) or when it is a parameter annotated as a tensor."""
+    function = ctx.enclosing_function(name)
+    if function is None:
+        return True
+    p = function.params
+    for prm in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if prm.name.value == name.value:
+            if prm.annotation is None:
+                return False
+            v = annotation_value(ctx.program, prm.annotation.annotation)
+            return v is not None and v.kind is Kind.TENSOR and not _rebound(name.value, function)
+    return True
+
+
+def _rebound(name: str, function: cst.FunctionDef) -> bool:
+    return any(isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign))
+               and isinstance(n.target, cst.Name)
+               and n.target.value == name for n in walk(function.body))
+
+
+def use_torch(plan, ctx, at: cst.CSTNode) -> str:
+    """How the rewrite at ``at`` refers to ``torch``; records ``import torch`` on the plan when the
+    module does not import it at run time (the fix engine adds it with libcst's ``AddImportsVisitor``).
+
+    A function around ``at`` that binds that name decides what it is there: accepted when its only
+    bindings of it are plain ``import torch`` statements and one of them is a statement of the
+    function body before the one holding ``at`` (the name is then the torch module at ``at``, and
+    no import is added); refused otherwise (``import torch`` further down makes ``torch`` local to
+    the whole function, so an earlier use would raise ``UnboundLocalError``)."""
+    name = torch_name(ctx) or "torch"
+    function = ctx.enclosing_function(at)
+    while function is not None:
+        if name in _bound_names(function):
+            if name == "torch" and _imports_torch_before(function, at, ctx):
+                return name
+            raise Refused(f"`{name}` is bound inside `{function.name.value}`, so the rewrite cannot refer "
+                          "to the torch module there")
+        function = ctx.enclosing_function(function)
+    if torch_name(ctx) is None:
+        if "torch" in ctx.program.index.imports.values():
+            raise Refused("the module imports torch only conditionally (`if TYPE_CHECKING:`...), so the "
+                          "rewrite would add a run-time import it avoids")
+        if "torch" not in plan.imports:
+            plan.imports.append("torch")
+    return name
+
+
+def _bound_names(function: cst.FunctionDef) -> set[str]:
+    """Names a function binds anywhere in its body, imports included."""
+    names = set(local_names_of(function)[0])
+    for n in walk(function.body):
+        if isinstance(n, (cst.Import, cst.ImportFrom)):
+            names.update(import_bindings(n))
+    return names
+
+
+def _plain_torch_import(node: cst.CSTNode) -> bool:
+    """``import torch`` (possibly beside other modules), binding ``torch`` to the torch module."""
+    return isinstance(node, cst.Import) and any(
+        a.asname is None and dotted_name(a.name) == "torch" for a in node.names)
+
+
+def _imports_torch_before(function: cst.FunctionDef, at: cst.CSTNode, ctx) -> bool:
+    """Whether ``torch`` is the torch module at ``at`` in ``function``: the function binds it only by
+    plain ``import torch`` (no parameter, assignment, other import, ``del``, ``global``/``nonlocal``
+    or nested definition of that name), and one such import is a top-level statement of the body
+    before the statement that holds ``at`` (so it ran, whatever path led there)."""
+    p = function.params
+    params = [*p.posonly_params, *p.params, *p.kwonly_params,
+              *(s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param))]
+    if any(prm.name.value == "torch" for prm in params):
+        return False
+    body = function.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for n in walk(body):
+        if isinstance(n, (cst.Import, cst.ImportFrom)):
+            if "torch" in import_bindings(n) and not _plain_torch_import(n):
+                return False
+        elif "torch" in names_bound_by(n):
+            return False
+        if isinstance(n, (cst.Global, cst.Nonlocal)) and any(x.name.value == "torch" for x in n.names):
+            return False
+        if isinstance(n, cst.Del) and any(isinstance(x, cst.Name) and x.value == "torch" for x in walk(n.target)):
+            return False
+    stmt = at
+    while stmt is not None and ctx.parent(stmt) is not body:
+        stmt = ctx.parent(stmt)
+    if stmt is None:
+        return False
+    index = next((i for i, s in enumerate(body.body) if s is stmt), None)
+    return index is not None and any(
+        isinstance(s, cst.SimpleStatementLine) and any(_plain_torch_import(x) for x in s.body)
+        for s in body.body[:index])
+
+
+def resolves_to(ctx, node: cst.CSTNode, qualname: str) -> bool:
+    return ctx.program.index.resolve_expr(node) == qualname
+
+
+def torch_name(ctx) -> str | None:
+    """How the module refers to ``torch`` at run time: an ``import torch [as t]`` at module level that
+    always runs (not under ``if TYPE_CHECKING:`` or another condition). None if there is none."""
+    for local, q in _runtime_imports(ctx.module.body).items():
+        if q == "torch":
+            return local
+    return None
+
+
+def _runtime_imports(body) -> dict[str, str]:
+    """Module-level import bindings that run whenever the module is imported (``try`` bodies count:
+    torch code needs them to succeed; ``if`` blocks do not)."""
+    out: dict[str, str] = {}
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    out.update(import_bindings(small))
+        elif isinstance(stmt, cst.Try):
+            out.update(_runtime_imports(stmt.body.body))
+    return out
+
+
+def number_dtype(value: cst.BaseExpression) -> str | None:
+    """The torch dtype that keeps a Python number literal (``3``, ``-0.5``) exact in a tensor:
+    ``long`` for an int, ``float64`` for a float; None for anything else."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    if isinstance(value, cst.Integer):
+        return "long"
+    if isinstance(value, cst.Float):
+        return "float64"
+    return None
+
+
+def name_of(node: cst.CSTNode) -> str | None:
+    return dotted_name(node)

@@ -1,0 +1,115 @@
+"""What a fixer sees: the analysed module, its values and events, and helpers to navigate and
+generate code.  Built once per analysis round by the fix engine."""
+from __future__ import annotations
+
+from typing import Protocol
+
+import libcst as cst
+
+from dynalint.analysis.breaks import Breaks, find_breaks
+from dynalint.analysis.program import Program
+from dynalint.analysis.syntax import parent_map, walk
+from dynalint.analysis.values import Value
+from dynalint.config.settings import Settings
+
+
+class Analysed(Protocol):
+    """What the fix engine hands a fixer (the engine's ``Analysis``: fixers sit below the engine)."""
+
+    module: cst.Module | None
+    program: Program | None
+    settings: Settings
+
+
+class FixContext:
+    """What a fixer sees: the analysed module and helpers to navigate and generate code."""
+
+    def __init__(self, analysis: Analysed) -> None:
+        self.analysis = analysis
+        self.module = analysis.module
+        self.program = analysis.program
+        self.settings = analysis.settings
+        self._parents: dict[int, cst.CSTNode] | None = None
+        self._events: dict[tuple[int, type], object] | None = None
+        self._breaks: Breaks | None = None
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def event(self, node: cst.CSTNode, event_type: type):
+        """The analysis event of ``event_type`` about ``node``, if any."""
+        if self._events is None:
+            self._events = {}
+            for ev in self.program.events:
+                self._events.setdefault((id(ev.node), type(ev)), ev)
+        return self._events.get((id(node), event_type))
+
+    @property
+    def breaks(self) -> Breaks:
+        """The graph breaks of the analysed code (the same list the rules report)."""
+        if self._breaks is None:
+            self._breaks = find_breaks(self.program, self.settings)
+        return self._breaks
+
+    def value(self, node: cst.CSTNode) -> Value | None:
+        values = self.program.values
+        found = values.get(id(node)) if values is not None else None
+        if found is None and isinstance(node, cst.Attribute):
+            found = self._instance_attribute(node)
+        return found
+
+    def _instance_attribute(self, node: cst.Attribute) -> Value | None:
+        """``self.x`` in a method, when the evaluator recorded no value there: what ``__init__`` and the
+        class body bind to ``x``."""
+        function = self.enclosing_function(node)
+        if function is None or not isinstance(node.value, cst.Name):
+            return None
+        params = [*function.params.posonly_params, *function.params.params]
+        cls = self.parent(self.parent(function))
+        if not params or params[0].name.value != node.value.value or not isinstance(cls, cst.ClassDef):
+            return None
+        info = self.program.index.classes.get(cls.name.value)
+        if info is None or info.node is not cls:
+            return None
+        return self.program.class_attrs(info).get(node.attr.value)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if self._parents is None:
+            self._parents = parent_map(self.module)
+        return self._parents.get(id(node))
+
+    def statement_line(self, stmt: cst.CSTNode) -> cst.CSTNode:
+        """The node that sits in a block's body for ``stmt`` (a small statement's line, or stmt itself)."""
+        parent = self.parent(stmt)
+        if isinstance(parent, cst.SimpleStatementLine) and len(parent.body) == 1:
+            return parent
+        return stmt
+
+    def block_of(self, stmt: cst.CSTNode) -> tuple[cst.CSTNode, int] | None:
+        """(block, index) of a statement line in its enclosing block's body."""
+        line = self.statement_line(stmt)
+        block = self.parent(line)
+        body = getattr(block, "body", None)
+        if isinstance(body, (list, tuple)):
+            for i, s in enumerate(body):
+                if s is line:
+                    return block, i
+        return None
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        cur = self.parent(node)
+        while cur is not None and not isinstance(cur, cst.FunctionDef):
+            cur = self.parent(cur)
+        return cur
+
+    def names_in(self, node: cst.CSTNode) -> set[str]:
+        return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+
+    def fresh_name(self, base: str, scope: cst.CSTNode, taken: set[str] | None = None) -> str:
+        used = self.names_in(scope) | (taken or set())
+        if base not in used:
+            return base
+        i = 1
+        while f"{base}_{i}" in used:
+            i += 1
+        return f"{base}_{i}"

@@ -1,0 +1,2 @@
+"""The language server: the ``lsp`` command, the protocol transport, documents, analysis processes and
+code actions."""

@@ -1,0 +1,440 @@
+"""Source positions for the few nodes that need one.
+
+libcst's ``PositionProvider`` computes a range for every node of the module
+(several times the cost of parsing).  Diagnostics need positions for a handful
+of nodes, so this module regenerates the code once with a lightweight codegen
+state that only counts characters, records offsets for the wanted nodes, and
+converts offsets to line/column from the source text.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from dynalint.core.text_lines import split_lines
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+@dataclass
+class _OffsetState(CodegenState):
+    wanted: set[int] = field(default_factory=set)
+    offset: int = 0
+    starts: dict[int, int] = field(default_factory=dict)
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)
+    last_token: str | None = None
+    texts: dict[int, str] | None = None
+    """When a dict: the text each wanted node wrote, by ``id`` (see :func:`ranges_within`)."""
+    tokens: list[str] = field(default_factory=list)
+    token_starts: dict[int, int] = field(default_factory=dict)
+
+    def add_indent_tokens(self) -> None:
+        for tok in self.indent_tokens:
+            self.add_token(tok)
+
+    def add_token(self, value: str) -> None:
+        self.offset += len(value)
+        self.last_token = value
+        if self.texts is not None and self.starts:
+            self.tokens.append(value)
+
+    def pop_trailing_newline(self) -> None:
+        # libcst drops the newline written after the last statement of a file that has none;
+        # the spans that ended after it end before it
+        if self.last_token is None:
+            return
+        self.offset -= len(self.last_token)
+        self.last_token = None
+        end = self.offset
+        self.spans = {k: (min(a, end), min(b, end)) for k, (a, b) in self.spans.items()}
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.wanted:
+            self.starts[id(node)] = self.offset
+            self.token_starts[id(node)] = len(self.tokens)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.wanted and key in self.starts:
+            self.spans[key] = (self.starts.pop(key), self.offset)
+            if self.texts is not None:
+                self.texts[key] = "".join(self.tokens[self.token_starts.pop(key):])
+                if not self.starts:
+                    self.tokens.clear()
+
+
+@dataclass(frozen=True)
+class Range:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    """1-based lines and columns (in characters); the end is exclusive."""
+
+
+class LineIndex:
+    """Offset -> (line, column) for a source text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        i = bisect.bisect_right(self.line_starts, offset) - 1
+        return i + 1, offset - self.line_starts[i] + 1
+
+
+def node_ranges(module: cst.Module, source: str, nodes: Iterable[cst.CSTNode]) -> dict[int, Range]:
+    """Ranges of ``nodes`` (keyed by ``id(node)``), without leading whitespace or parentheses padding."""
+    wanted = {id(n) for n in nodes}
+    if not wanted:
+        return {}
+    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         wanted=wanted)
+    module._codegen(state)
+    lines = LineIndex(source)
+    return {key: _trimmed(source, lines, start, end) for key, (start, end) in state.spans.items()}
+
+
+def _trimmed(source: str, lines: LineIndex, start: int, end: int) -> Range:
+    """The range of ``source[start:end]``: nodes own some leading/trailing whitespace, trimmed so that
+    ranges point at the code."""
+    end = min(end, len(source))
+    while start < end and source[start] in " \t\r\n\\":
+        start += 1
+    while end > start and source[end - 1] in " \t\r\n":
+        end -= 1
+    (l1, c1), (l2, c2) = lines.position(start), lines.position(end)
+    return Range(l1, c1, l2, c2)
+
+
+Block = tuple[Sequence[cst.BaseStatement], Sequence[int], str]
+"""The statements of a class's body, the first lines of their code and the body's indentation."""
+
+
+def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]],
+                  first_lines: list[int] | None = None, blocks: Sequence[Block] = ()) -> dict[int, Range]:
+    """The ranges :func:`node_ranges` gives, of nodes each given with a statement that holds it.
+
+    Generating the whole module to count characters costs a third of parsing it; findings sit in a
+    few top-level statements.  So only those are generated, each from the offset where it starts:
+    its first line of code (from CPython's parser, a tenth of libcst's cost) less its leading blank
+    and comment lines.  A node whose text at that range is not the text it wrote (a statement found
+    nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
+    ``first_lines``: the first lines of code of the top-level statements, when already known;
+    ``blocks``: bodies of classes whose statements are each generated alone when they hold a wanted
+    one (a class is as long as a file, a method is not); when not given, those of the top-level
+    classes holding wanted nodes, from CPython's tree."""
+    wanted = list(wanted)
+    if not wanted:
+        return {}
+    groups: dict[tuple[int, int], list[cst.CSTNode]] = {}
+    """(0: top-level, else 1 + the block's index; index of the statement) -> the wanted nodes in it."""
+    rest = wanted
+    for b, block in enumerate(blocks):
+        inner = statement_index(block[0], {id(statement) for _, statement in rest})
+        for node, statement in rest:
+            if id(statement) in inner:
+                groups.setdefault((1 + b, inner[id(statement)]), []).append(node)
+        rest = [(node, statement) for node, statement in rest if id(statement) not in inner]
+    tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
+    if first_lines is None and tops:
+        parsed = cpython_tree(source)
+        first_lines = None
+        if parsed is not None:
+            found = block_lines(module.body, parsed.body)
+            first_lines = [first for first, _ in found] if found is not None else None
+        if first_lines is not None and not blocks:
+            made = _class_blocks(module, parsed, sorted(set(tops.values())))
+            if made:  # the classes' statements are generated alone
+                return ranges_within(module, source, wanted, first_lines, made)
+    missing: list[cst.CSTNode] = []
+    for node, statement in rest:
+        k = tops.get(id(statement))
+        if k is None or first_lines is None:
+            missing.append(node)
+        else:
+            groups.setdefault((0, k), []).append(node)
+    lines = LineIndex(source)
+    out: dict[int, Range] = {}
+    for (level, k), nodes in groups.items():
+        if level:
+            statements, firsts, indent = blocks[level - 1]
+            statement, first, indents = statements[k], firsts[k], [indent]
+        else:
+            assert first_lines is not None
+            statement, first, indents = module.body[k], first_lines[k], []
+        state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline,
+                             wanted={id(n) for n in nodes}, texts={})
+        state.indent_tokens = list(indents)
+        state.offset = lines.line_starts[first - 1] - _leading_length(module, statement, indents)
+        statement._codegen(state)
+        for node in nodes:
+            span = state.spans.get(id(node))
+            if span is None or source[span[0]:span[1]] != state.texts[id(node)]:
+                missing.append(node)
+            else:
+                out[id(node)] = _trimmed(source, lines, *span)
+    if missing:
+        out.update(node_ranges(module, source, missing))
+    return out
+
+
+def top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
+    """``id`` of each wanted statement -> the index of the top-level statement that holds it (a walk of
+    the statements and their blocks only: expressions hold none)."""
+    return statement_index(module.body, wanted)
+
+
+def statement_index(statements: Sequence[cst.CSTNode], wanted: set[int]) -> dict[int, int]:
+    """``id`` of each wanted statement -> the index of the one of ``statements`` that holds it."""
+    out: dict[int, int] = {}
+    for k, top in enumerate(statements):
+        stack: list[cst.CSTNode] = [top]
+        while stack:
+            node = stack.pop()
+            if id(node) in wanted:
+                out[id(node)] = k
+                if len(out) == len(wanted):
+                    return out
+            for name in _BLOCKS:
+                inner = getattr(node, name, None)
+                if isinstance(inner, (list, tuple)):
+                    stack.extend(inner)
+                elif isinstance(inner, cst.CSTNode):
+                    stack.append(inner)
+    return out
+
+
+_BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
+"""The fields through which statements hold statements (and blocks, clauses and cases)."""
+
+
+def cpython_tree(source: str) -> ast.Module | None:
+    """CPython's tree of ``source`` (its warnings silenced); None when it does not parse it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _class_blocks(module: cst.Module, parsed: ast.Module | None, tops: list[int]) -> list[Block]:
+    """The bodies of the top-level classes among ``tops`` (indices of ``module.body``), with the first
+    lines of their statements from ``parsed``, CPython's tree of the same text."""
+    if parsed is None:
+        return []
+    at: list[int] = []  # the index in parsed.body of each top-level statement's first statement
+    i = 0
+    for top in module.body:
+        at.append(i)
+        i += len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
+    out: list[Block] = []
+    for k in tops:
+        node = module.body[k]
+        if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock) \
+                or at[k] >= len(parsed.body):
+            continue
+        cls = parsed.body[at[k]]
+        found = block_lines(node.body.body, cls.body) if isinstance(cls, ast.ClassDef) else None
+        if found is not None:
+            out.append((node.body.body, [first for first, _ in found], node.body.indent or module.default_indent))
+    return out
+
+
+def statement_lines(module: cst.Module, source: str) -> list[tuple[int, int]] | None:
+    """(first, last) 1-based lines of the code of each top-level statement (from a decorator's ``@`` to
+    its last token; the comments at the end of its block are not in it), from CPython's parser; None
+    when it does not parse the text or counts other statements."""
+    tree = cpython_tree(source)
+    return block_lines(module.body, tree.body) if tree is not None else None
+
+
+def block_lines(statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt]
+                ) -> list[tuple[int, int]] | None:
+    """(first, last) lines of the code of each of libcst's ``statements``, from CPython's ``parsed``
+    statements of the same block; None when they count other statements."""
+    out: list[tuple[int, int]] = []
+    i = 0
+    for top in statements:
+        n = len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
+        if i + n > len(parsed):
+            return None
+        first = parsed[i]
+        decorators = getattr(first, "decorator_list", None) or []
+        last = max(s.end_lineno or s.lineno for s in parsed[i:i + n])
+        out.append((min([first.lineno] + [d.lineno for d in decorators]), last))
+        i += n
+    return out if i == len(parsed) else None
+
+
+def statement_extents(statements: Sequence[cst.BaseStatement], lines: Sequence[tuple[int, int]],
+                      start: int | None, end: int) -> list[int] | None:
+    """The 0-based line where the text of each statement of a block starts (its leading blank and
+    comment lines included, one line each in the tree), then ``end``, the line after the block's
+    statements (where the module's footer starts); ``lines``: the (first, last) 1-based lines of their
+    code (:func:`statement_lines`), ``start``: the line where the first one's text must start (None:
+    anywhere).  None when they do not follow each other (a tree of another text)."""
+    out: list[int] = []
+    after = start or 0
+    for statement, (first, last) in zip(statements, lines):
+        at = first - 1 - leading_line_count(statement)
+        if at < after or (not out and start is not None and at != start):
+            return None
+        out.append(at)
+        after = last
+    if len(out) != len(statements) or end < after:
+        return None
+    out.append(end)
+    return out
+
+
+def leading_line_count(statement: cst.CSTNode) -> int:
+    """The blank and comment lines a statement writes before its first token (a decorator's ``@``)."""
+    count = len(getattr(statement, "leading_lines", ()))
+    decorators = getattr(statement, "decorators", ())
+    return count + (len(decorators[0].leading_lines) if decorators else 0)
+
+
+def _leading_length(module: cst.Module, statement: cst.CSTNode, indents: list[str] | None = None) -> int:
+    """Characters of the blank and comment lines a statement writes before its first token (inside the
+    blocks of ``indents``)."""
+    leading = list(getattr(statement, "leading_lines", ()))
+    decorators = getattr(statement, "decorators", ())
+    if decorators:
+        leading += list(decorators[0].leading_lines)
+    if not leading:
+        return 0
+    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens = list(indents or ())
+    for line in leading:
+        line._codegen(state)
+    return state.offset
+
+
+class LineMapping:
+    """Line numbers of a rewritten text -> the line numbers of the original (from one line diff).
+
+    A line the rewrite did not touch maps to its original line; a line inside a rewritten block maps
+    to the first line of the block it replaced.
+    """
+
+    def __init__(self, old: str, new: str) -> None:
+        import difflib
+
+        a, b = split_lines(old, keepends=True), split_lines(new, keepends=True)
+        self._blocks = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+
+    def original(self, line: int) -> tuple[int, bool]:
+        """(original line, whether the line is unchanged)."""
+        index = line - 1
+        for tag, i1, i2, j1, j2 in self._blocks:
+            if j1 <= index < j2 or (j1 == j2 == index):
+                if tag == "equal":
+                    return i1 + (index - j1) + 1, True
+                return i1 + 1, False
+        return line, False
+
+
+Block = tuple[int, int, int, int]
+"""Lines ``a[i1:i2]`` replaced by ``b[j1:j2]`` (difflib's opcode ranges)."""
+
+
+def changed_blocks(a: list[str], b: list[str]) -> list[Block]:
+    """The blocks of lines that differ between ``a`` and ``b``, in order.
+
+    A fix changes a few places of a large file; difflib without its junk heuristic compares every
+    repeated line (blank lines, ``return x``) with every other, a cost that grows with the square of the
+    file.  So the equal lines at both ends are trimmed, the lines found once in each side anchor the
+    rest (in the order of both: a patience diff), and difflib compares only the stretches between two
+    anchors, which are as long as the changes."""
+    if a is b:
+        return []
+    lo, a_hi, b_hi = _trim(a, b, 0, len(a), 0, len(b))
+    if lo == a_hi and lo == b_hi:
+        return []
+    out: list[Block] = []
+    i0, j0 = lo, lo
+    for i, j in _anchors(a, b, lo, a_hi, lo, b_hi) + [(a_hi, b_hi)]:
+        out.extend(_diff(a, b, i0, i, j0, j))
+        i0, j0 = i + 1, j + 1
+    return out
+
+
+def _trim(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> tuple[int, int, int]:
+    """(start of both after the common head, end in ``a`` and end in ``b`` before the common tail);
+    only for ranges that start at the same index (the whole lists)."""
+    while i0 < i1 and j0 < j1 and a[i0] == b[j0]:
+        i0, j0 = i0 + 1, j0 + 1
+    while i1 > i0 and j1 > j0 and a[i1 - 1] == b[j1 - 1]:
+        i1, j1 = i1 - 1, j1 - 1
+    return i0, i1, j1
+
+
+def _anchors(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> list[tuple[int, int]]:
+    """Pairs (i, j) with ``a[i] == b[j]`` a line found once in ``a[i0:i1]`` and once in ``b[j0:j1]``,
+    the longest chain increasing on both sides."""
+    counts: dict[str, list[int]] = {}
+    for i in range(i0, i1):
+        counts.setdefault(a[i], [0, -1, 0, -1])
+        entry = counts[a[i]]
+        entry[0] += 1
+        entry[1] = i
+    for j in range(j0, j1):
+        entry = counts.get(b[j])
+        if entry is not None:
+            entry[2] += 1
+            entry[3] = j
+    pairs = sorted((e[1], e[3]) for e in counts.values() if e[0] == 1 and e[2] == 1)
+    # longest increasing subsequence of the j's (patience sorting)
+    tails: list[int] = []
+    """Index in ``pairs`` of the last pair of the best chain of each length."""
+    tail_js: list[int] = []
+    back: list[int] = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        pos = bisect.bisect_left(tail_js, j)
+        if pos > 0:
+            back[k] = tails[pos - 1]
+        if pos == len(tails):
+            tails.append(k)
+            tail_js.append(j)
+        else:
+            tails[pos], tail_js[pos] = k, j
+    chain: list[tuple[int, int]] = []
+    k = tails[-1] if tails else -1
+    while k >= 0:
+        chain.append(pairs[k])
+        k = back[k]
+    return chain[::-1]
+
+
+def _diff(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> list[Block]:
+    """The differing blocks of ``a[i0:i1]`` and ``b[j0:j1]`` (difflib, on the stretch only)."""
+    while i0 < i1 and j0 < j1 and a[i0] == b[j0]:
+        i0, j0 = i0 + 1, j0 + 1
+    while i1 > i0 and j1 > j0 and a[i1 - 1] == b[j1 - 1]:
+        i1, j1 = i1 - 1, j1 - 1
+    if i0 == i1 and j0 == j1:
+        return []
+    if i0 == i1 or j0 == j1:
+        return [(i0, i1, j0, j1)]
+    import difflib
+
+    return [(i0 + p, i0 + q, j0 + r, j0 + s)
+            for tag, p, q, r, s in difflib.SequenceMatcher(a=a[i0:i1], b=b[j0:j1], autojunk=False).get_opcodes()
+            if tag != "equal"]
+
+
+def statement_starts(module: cst.Module, source: str) -> list[int]:
+    """0-based lines where the module's top-level statements begin (their first line with code or a
+    comment), in order: points where the tokenizer is at column 0 outside any bracket or block."""
+    ranges = node_ranges(module, source, module.body)
+    return [ranges[id(s)].line - 1 for s in module.body if id(s) in ranges]
