@@ -7,9 +7,9 @@ cold start (the first call, compilation included, with an empty compiler cache) 
 
 ``--overhead`` instead measures what verification itself costs: for each target, the wall and CPU
 time of ``dynalint verify`` (a fresh process, as a user runs it) against a bare ``torch.compile`` and
-run of the same input stream (hooks included) in a fresh process, both with the torch import, and
-where verify's time goes (the wait for its first worker, the torch import included; each phase,
-its process start included; compilation)::
+run of the same input stream (hooks included) in a fresh process, both with the torch import
+(``--repeat`` runs of each, interleaved, their medians), and where verify's time goes (the wait for
+its first worker, the torch import included; each phase, its process start included; compilation)::
 
     OMP_NUM_THREADS=1 python benchmarks/verify_bench.py --overhead [FILE::NAME --inputs F::G --before-call F::H]
 
@@ -115,7 +115,8 @@ OVERHEAD_TARGETS = [(f"{CASES}/sampler.py::Denoiser", f"{CASES}/sampler_inputs.p
                      f"{CASES}/sampler_inputs.py::before_call") for factory in ("make_inputs", "make_long_inputs")]
 
 #: A bare compile-and-run of the same stream: what a user's own script does (import torch, build the
-#: inputs, torch.compile, call), with verify's reading of the input sets and hooks.
+#: inputs, torch.compile with verify's backend and Dynamo settings, call, exit), with verify's reading
+#: of the input sets and hooks (the few dynalint modules that takes import no torch and cost ~0.05 s).
 _BARE = """
 import sys
 from dynalint.config.settings import Settings
@@ -129,10 +130,11 @@ import torch
 from dynalint.verify.stream import Stream
 torch.set_num_threads(spec.threads)
 stream = Stream(spec)
-with torch.no_grad():
+config = {k: v for k, v in spec.dynamo_config.items() if not isinstance(v, list)}  # as verify's phases set it
+with torch.no_grad(), torch._dynamo.config.patch(**config):
     for i, call in enumerate(stream.calls):
         stream.before_call(i)
-        _, fn = stream.instance(call, wrap=lambda obj: torch.compile(obj, backend="eager"))
+        _, fn = stream.instance(call, wrap=lambda obj: torch.compile(obj, backend=spec.backend))
         fn(*call.args, **call.kwargs)
 """
 
@@ -147,20 +149,42 @@ def _timed_process(cmd: list[str]) -> tuple[float, float, subprocess.CompletedPr
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+#: What --overhead times: the bare run, then verify as a user runs it, with and without the fixed
+#: variant and the what-ifs.
+VERIFY_RUNS = (("verify", ["--unsafe-fixes"]), ("verify --no-fix --no-what-if", ["--no-fix", "--no-what-if"]))
+
+
+def _phase_seconds(devices: dict) -> dict[str, float]:
+    """Where verify's time went, from its JSON report: each variant's phases and compile time."""
+    spent: dict[str, float] = {}
+    for variant in ("original", "fixed"):
+        m = devices.get(variant) or {}
+        for phase, sec in (m.get("seconds") or {}).items():
+            spent[f"{variant} {phase}"] = sec
+        spent[f"{variant} compile"] = sum(c.get("compile_s") or 0 for c in m.get("calls", []))
+    return spent
+
+
 def overhead(targets: list[tuple[str, str | None, str | None]], repeat: int) -> list[dict]:
-    """Verify against a bare compile-and-run, per target: the best of ``repeat`` runs of each."""
+    """Verify against a bare compile-and-run, per target: ``repeat`` runs of each, interleaved (so that
+    a busy spell of a shared machine falls on all of them), their medians kept."""
     rows = []
     for target, inputs, hook in targets:
         hooks = (["--inputs", inputs] if inputs else []) + (["--before-call", hook] if hook else [])
-        runs: dict[str, list[tuple[float, float]]] = {"bare": [], "verify": [], "verify --no-fix --no-what-if": []}
-        seconds: dict[str, dict[str, float]] = {}
+        runs: dict[str, list[tuple[float, float]]] = {"bare": [], **{label: [] for label, _ in VERIFY_RUNS}}
+        phases: dict[str, list[dict[str, float]]] = {label: [] for label, _ in VERIFY_RUNS}
         for _ in range(repeat):
             wall, cpu, done = _timed_process([sys.executable, "-c", _BARE, target, inputs or "", hook or ""])
             if done.returncode:
                 raise SystemExit(f"the bare run of {target} failed:\n{done.stderr[-2000:]}")
             runs["bare"].append((wall, cpu))
-            for label, extra in (("verify", ["--unsafe-fixes"]),
-                                 ("verify --no-fix --no-what-if", ["--no-fix", "--no-what-if"])):
+            for label, extra in VERIFY_RUNS:
                 wall, cpu, done = _timed_process([sys.executable, "-m", "dynalint", "verify", target, *hooks, *extra,
                                                   "--format", "json", "--quiet"])
                 runs[label].append((wall, cpu))
@@ -168,33 +192,30 @@ def overhead(targets: list[tuple[str, str | None, str | None]], repeat: int) -> 
                     devices = json.loads(done.stdout)["targets"][0]["devices"][0]
                 except (ValueError, KeyError, IndexError):
                     raise SystemExit(f"verify {target} failed:\n{done.stderr[-2000:]}")
-                spent: dict[str, float] = {}
-                for variant in ("original", "fixed"):
-                    m = devices.get(variant) or {}
-                    for phase, sec in (m.get("seconds") or {}).items():
-                        spent[f"{variant} {phase}"] = sec
-                    spent[f"{variant} compile"] = sum(c.get("compile_s") or 0 for c in m.get("calls", []))
-                if wall == min(w for w, _ in runs[label]):
-                    seconds[label] = spent
-        best = {label: min(r) for label, r in runs.items()}
-        rows.append({"target": target, "inputs": inputs, "best": best, "seconds": seconds})
+                phases[label].append(_phase_seconds(devices))
+        median = {label: (_median([w for w, _ in r]), _median([c for _, c in r])) for label, r in runs.items()}
+        seconds = {label: {k: _median([p.get(k, 0.0) for p in found]) for k in found[0]}
+                   for label, found in phases.items() if found}
+        rows.append({"target": target, "inputs": inputs, "runs": runs, "median": median, "seconds": seconds})
     return rows
 
 
 def overhead_table(rows: list[dict]) -> str:
     lines = []
     for row in rows:
-        bare_wall, bare_cpu = row["best"]["bare"]
+        bare_wall, bare_cpu = row["median"]["bare"]
         name = os.path.basename(row["target"]) + (f" ({row['inputs'].rpartition('::')[2]})" if row["inputs"] else "")
         lines.append(f"{name}: bare torch.compile + run {bare_wall:.2f} s wall, "
                      f"{bare_cpu:.2f} s CPU (torch import included)")
-        for label in ("verify --no-fix --no-what-if", "verify"):
-            wall, cpu = row["best"][label]
+        for label, _ in reversed(VERIFY_RUNS):
+            wall, cpu = row["median"][label]
             lines.append(f"  {label:30s} {wall:6.2f} s wall ({wall / bare_wall:4.2f}x)  {cpu:6.2f} s CPU "
                          f"({cpu / bare_cpu:4.2f}x)")
             spent = row["seconds"].get(label, {})
             if spent:
                 lines.append("    " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items() if v))
+        for label, r in row["runs"].items():
+            lines.append(f"    runs of {label}: " + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in r) + " (wall/CPU s)")
     return "\n".join(lines)
 
 
@@ -211,13 +232,14 @@ def main(argv: list[str] | None = None) -> int:
                          "(default: the sampler case, 12 and 50 steps)")
     ap.add_argument("--inputs", help="with --overhead FILE::NAME: its input factory")
     ap.add_argument("--before-call", help="with --overhead FILE::NAME: its before-call hook")
-    ap.add_argument("--repeat", type=int, default=2, help="with --overhead: runs of each, the best kept (default 2)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="with --overhead: runs of each, their medians kept (default 3)")
     args = ap.parse_args(argv)
 
     if args.overhead is not None:
         targets = [(args.overhead, args.inputs, args.before_call)] if args.overhead else OVERHEAD_TARGETS
         rows = overhead(targets, args.repeat)
-        print(f"best of {args.repeat}; wall and CPU seconds (CPU: every process of the run); x = against bare")
+        print(f"median of {args.repeat}; wall and CPU seconds (CPU: every process of the run); x = against bare")
         print(overhead_table(rows))
         if args.json:
             with open(args.json, "w", encoding="utf-8") as fh:

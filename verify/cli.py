@@ -109,11 +109,10 @@ def _torch_version() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dynalint import __version__
     from dynalint.config.resolver import resolve_args
-    from dynalint.engine.pipeline import SourceError, read_source
-    from dynalint.verify import report_html, report_text
-    from dynalint.verify.api import Options, default_jobs, refs_for, resolve_options_refs, verify_targets
+    from dynalint.core.source import SourceError, read_source
+    from dynalint.verify.isolation import start_early
+    from dynalint.verify.options import Options, default_jobs, refs_for, resolve_options_refs
     from dynalint.verify.targets import INPUTS_CONVENTION, TargetError, check_defined, parse_ref, top_level_names
 
     if _torch_version() is None or not torch_available():
@@ -144,6 +143,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"dynalint: {exc}", file=sys.stderr)
         return EXIT_USAGE
     settings = resolve_args(args, [r.path for r in refs]).settings
+    # The usage is sound: the worker processes' torch import starts now, while the analysis and the
+    # fixers (libcst, the rules) are imported and the files planned here.
+    start_early()
+    from dynalint import __version__
+    from dynalint.verify import report_text
+    from dynalint.verify.api import verify_targets
 
     reports = verify_targets(refs, settings, options)
     if args.format == "json":
@@ -154,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         report_text.write(reports, sys.stdout)
     sys.stdout.flush()
     if args.html:
+        from dynalint.verify import report_html
+
         try:
             report_html.write(args.html, reports)
         except OSError as exc:

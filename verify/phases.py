@@ -17,6 +17,7 @@ process, with the environment and working directory restored afterwards.
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
 import signal
 import sys
@@ -59,6 +60,18 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and not os.environ.get("DYNALINT_VERIFY_NO_PHASE_FORK")
 
 
+def before_fork() -> None:
+    """Move every object this process holds out of the garbage collector's reach (``gc.freeze``).
+
+    A process that has imported torch holds some 300,000 objects.  Without this, every full
+    collection in a forked child (Dynamo allocates enough to run several per compilation) walks
+    them all and writes to their headers, which copies the pages they share with the parent: about
+    a fifth of a small target's compiled phase.  Frozen objects are left to reference counting
+    alone, which costs nothing in the processes that fork (the zygote, a worker): they create few
+    reference cycles."""
+    gc.freeze()
+
+
 def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None) -> T:
     """``fn()`` in a child forked from this process; returns its result or raises what it raised.
 
@@ -72,6 +85,7 @@ def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None) 
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+        before_fork()
         pid = os.fork()
         if pid == 0:  # the child: run, save, leave without running the parent's atexit handlers
             code = 0

@@ -25,7 +25,7 @@ import torch  # noqa: F401  (the point: import it once, before forking)
 import torch._dynamo  # noqa: F401
 
 from dynalint.core.processes import adopt_orphans, children
-from dynalint.verify import worker
+from dynalint.verify import phases, worker
 from dynalint.verify.spec import MeasureSpec
 
 
@@ -128,9 +128,19 @@ def warm_up() -> None:
 
 def main() -> int:
     warm_up()
+    phases.before_fork()  # every worker is forked from this state
     serve(int(sys.argv[1]), int(sys.argv[2]))
     return 0
 
 
+def exit_now(code: int) -> None:
+    """End the zygote without the interpreter's teardown: finalising torch's modules takes most of
+    a second of CPU (and the parent waits for it), and the zygote has nothing to write or release
+    once its workers have ended."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
