@@ -16,7 +16,9 @@ class UntraceableCall(Rule):
     summary = "A call Dynamo cannot trace on the target torch: print, logging, warnings, skipped functions..."
     rationale = """
         Dynamo only traces what it understands. Calls into code it deliberately skips (`warnings.warn`,
-        `time.perf_counter`, `random.random` before torch 2.14, `torch.manual_seed`), side effects it
+        `time.perf_counter`, `os.getcwd`, `gc.collect`, `random.random` before torch 2.14,
+        `torch.manual_seed`; the standard-library ones are a table generated from torch by
+        `python -m dynalint.verify.skipped_calls_table`, each confirmed by compiling a call), side effects it
         cannot put in a graph (`print`, `logging.*`, `logger.*`, `sys.stdout.write`), `str()`/`repr()`
         of a tensor, `copy.deepcopy` of tensors, calls to `@torch.compiler.disable` functions and to
         what `torch.compiler.disable(fn)`/`torch._dynamo.disable(fn)` returned (bound to a name, at module

@@ -1,0 +1,55 @@
+"""The standard-library calls Dynamo breaks on: the committed table matches the installed torch, and
+``dynalint check`` reports a listed call as an untraceable call and stays silent on calls Dynamo
+handles, where Dynamo itself breaks and does not."""
+from __future__ import annotations
+
+import json
+
+from conftest import requires_torch
+from dynalint.rules.base import Example
+
+import dynalint.analysis.skipped_calls as committed
+from helpers import assert_generated_module_current, run, run_example_under_dynamo, write
+
+CODE = """\
+    import math
+    import operator
+    import os
+    import time
+    import torch
+
+    @torch.compile
+    def f(x):
+        y = x * math.sqrt(2.0) + operator.add(1, 2)
+        os.getcwd()
+        y = y + 1
+        time.perf_counter()
+        return y * 2
+"""
+INPUTS = "[(torch.randn(4),)]"
+BREAK_LINES = {10, 12}
+
+
+@requires_torch
+def test_committed_table_is_current() -> None:
+    assert_generated_module_current("dynalint.verify.skipped_calls_table", committed)
+
+
+def test_the_table_lists_skipped_calls_and_not_handled_ones() -> None:
+    assert {"os.getcwd", "time.perf_counter", "warnings.warn"} <= committed.BREAKING_CALLS.keys()
+    # in Dynamo's skip rules, but handled before they are asked
+    assert not {"math.sqrt", "operator.add", "os.path.join"} & committed.BREAKING_CALLS.keys()
+
+
+def test_check_reports_listed_calls_only(tmp_path, capsys) -> None:
+    path = write(tmp_path, "m.py", Example(CODE).source)
+    _, out, _ = run(capsys, "--format", "json", path)
+    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
+    assert found == {(line, "DYN105") for line in BREAK_LINES}
+
+
+@requires_torch
+def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
+    obs, module = run_example_under_dynamo(Example(CODE, inputs=INPUTS), tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == BREAK_LINES
