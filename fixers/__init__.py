@@ -19,6 +19,7 @@ FIXER_MODULES = (
     "python_state_to_buffer",
     "global_to_tensor",
     "env_read_once",
+    "full_range_loop",
     "capture_flags",
 )
 
@@ -30,8 +31,9 @@ FIXER_MODULES = (
 #: whole compiled function treats data-dependent values, is the last resort.
 PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
-    "DYN102": ("check-in-graph", "keep-tensor", "capture-flags"),
-    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "capture-flags"),
+    "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "capture-flags"),
+    "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "full-range-loop",
+               "capture-flags"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling"),
 }
 
