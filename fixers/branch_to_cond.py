@@ -55,7 +55,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from dynalint.analysis.breaks import BreakClassifier
+from dynalint.analysis.breaks import NO_CAPTURE, BreakClassifier
 from dynalint.analysis.events import SubscriptEvent
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
@@ -313,8 +313,8 @@ def _breaking(blocks: list[cst.BaseSuite], ctx) -> str | None:
     original only broke the graph.  Asked of the analysis' own break classification, with the capture
     settings off (they do not carry into a ``torch.cond`` branch) and counting what may break."""
     inside = {id(n) for block in blocks for n in walk(block)}
-    classifier = BreakClassifier(ctx.program, replace(ctx.settings, capture_scalar_outputs=False,
-                                                      capture_dynamic_output_shape_ops=False))
+    off = replace(ctx.settings, capture_scalar_outputs=False, capture_dynamic_output_shape_ops=False)
+    classifier = BreakClassifier(ctx.program, off, own=NO_CAPTURE)
     for ev in ctx.program.events:
         if id(ev.node) in inside and (classifier.may_break_at(ev) or _may_be_mask_index(ev, ctx)):
             return (f"`{ctx.code(ev.node).strip()}` breaks the graph or may have a data-dependent shape, and "

@@ -56,13 +56,15 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from dynalint.analysis.breaks import CAPTURE_FLAGS, capture_flag
-from dynalint.analysis.events import CallEvent
+from dynalint.analysis import capture_settings
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import use_torch
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable
+
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 
     Site = tuple[cst.CSTNode, tuple[FunctionInfo, ClassInfo | None], set[int]]
@@ -129,24 +131,8 @@ class CaptureFlags(Fixer):
     def plan(self, finding, ctx) -> FixPlan | None:
         if finding.remedy is None or finding.brk is None:
             return None
-        sites = _compile_sites(ctx)
-        if not sites:
-            raise Refused("this file calls no `torch.compile`: the code that compiles it chooses Dynamo's "
-                          "configuration")
-        function = finding.brk.event.function
-        reaching = [(node, target, reach) for node, target, reach in sites if id(function) in reach]
-        if not reaching:
-            raise Refused(f"no `torch.compile` call of this file reaches `{function.name}`")
         plan = FixPlan("", "unsafe")
-        added: set[str] = set()
-        for node, target, reach in reaching:
-            needed = _flags(ctx, reach)
-            if not needed:
-                continue
-            if isinstance(node, cst.Decorator):
-                added |= _patch_decorator(plan, ctx, node, target, needed)
-            else:
-                added |= _patch_call(plan, ctx, node, target, needed)
+        added = patch_compile_calls(plan, ctx, finding.brk.event.function, lambda reach: _flags(ctx, reach))
         if not plan.replacements:
             return None  # every compile call reaching the break already has its flags
         flags = ", ".join(f"`{f}`" for f in sorted(added))
@@ -154,6 +140,31 @@ class CaptureFlags(Fixer):
                             "compile call): checks inside the graph then raise RuntimeError rather than their own "
                             "type, and sizes computed from data become unbacked")
         return plan
+
+
+def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
+                        flags_for: "Callable[[set[int]], list[str]]") -> set[str]:
+    """Put on ``plan`` the patch of every compile call of this file that reaches ``function``, with the
+    flags ``flags_for`` gives for the functions that call reaches (their ids); the flags added.  Raises
+    :class:`Refused` when no compile call of this file reaches ``function`` or one of them cannot be
+    patched (shared by the rewrites that need a flag: they are applied with it or not at all)."""
+    sites = _compile_sites(ctx)
+    if not sites:
+        raise Refused("this file calls no `torch.compile`: the code that compiles it chooses Dynamo's "
+                      "configuration")
+    reaching = [(node, target, reach) for node, target, reach in sites if id(function) in reach]
+    if not reaching:
+        raise Refused(f"no `torch.compile` call of this file reaches `{function.name}`")
+    added: set[str] = set()
+    for node, target, reach in reaching:
+        needed = flags_for(reach)
+        if not needed:
+            continue
+        if isinstance(node, cst.Decorator):
+            added |= _patch_decorator(plan, ctx, node, target, needed)
+        else:
+            added |= _patch_call(plan, ctx, node, target, needed)
+    return added
 
 
 def _compile_sites(ctx) -> "list[Site]":
@@ -182,19 +193,9 @@ def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _reach(ctx, fn: "FunctionInfo") -> set[int]:
-    """Ids of ``fn`` and of the functions of this file its analysed calls reach."""
-    edges: dict[int, set[int]] = {}
-    for ev in ctx.program.events:
-        if isinstance(ev, CallEvent) and ev.callee is not None:
-            edges.setdefault(id(ev.function), set()).add(id(ev.callee))
-    seen = {id(fn)}
-    todo = [id(fn)]
-    while todo:
-        for nxt in edges.get(todo.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return seen
+    """Ids of ``fn`` and of the functions of this file its analysed calls reach (as ``check`` reads a
+    patch: :mod:`dynalint.analysis.capture_settings`)."""
+    return capture_settings.reach(capture_settings.call_edges(ctx.program.events), fn)
 
 
 def _flags(ctx, reach: set[int]) -> list[str]:

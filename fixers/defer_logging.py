@@ -50,8 +50,6 @@ from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.branches import certainly_floating
 from dynalint.fixers.support.codegen import use_torch
-from dynalint.core.noqa import NoqaMap
-from dynalint.core.positions import node_ranges
 
 
 @register
@@ -163,12 +161,10 @@ def _calls_of(qualname: str, ctx) -> list[CallEvent]:
 
 
 def _noqa_call_of(qualname: str, ctx) -> int | None:
-    """The line of a call of the same function in the file whose finding a ``# noqa`` suppresses."""
-    calls = [ev.node for ev in _calls_of(qualname, ctx)]
-    source = ctx.module.code
-    noqa = NoqaMap(source)
-    for r in node_ranges(ctx.module, source, calls).values():
-        if noqa.suppresses((r.line, r.end_line), "DYN105"):
+    """The line of a call of the same function in the file whose finding a ``# noqa`` suppresses (the
+    comments and positions are the analysis's own)."""
+    for r in ctx.ranges(ev.node for ev in _calls_of(qualname, ctx)).values():
+        if ctx.noqa.suppresses((r.line, r.end_line), "DYN105", record=False):
             return r.line
     return None
 

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterator, Literal, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Literal, TypeVar
 
 import libcst as cst
 
 from dynalint.core.gb_types import GraphBreakType
+from dynalint.core.noqa import NoqaMap
+from dynalint.core.positions import Range, node_ranges
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.breaks import Break, Breaks
@@ -100,15 +102,51 @@ class Finding:
 
 
 class RuleContext:
-    """What a rule sees: the analysed module, its events and graph breaks, and the settings."""
+    """The analysis of one module, as the rules and then the fixers read it (the fixers' context is
+    made from it): the analysed program, its events and graph breaks (classified once), the settings,
+    and the text with its ``# noqa`` comments and the positions of nodes in it.
 
-    def __init__(self, program: "Program", settings: "Settings") -> None:
+    ``source``: the text the module was parsed from (None: the module's code, generated when first
+    asked); ``noqa``: its ``# noqa`` comments, when the engine read them already."""
+
+    def __init__(self, program: "Program", settings: "Settings", source: str | None = None,
+                 noqa: NoqaMap | None = None) -> None:
         self.program = program
         self.settings = settings
+        self._source = source
+        self._noqa = noqa
+        self._ranges: dict[int, Range] = {}
         self._by_type: dict[type, list] = {}
         for ev in program.events:
             self._by_type.setdefault(type(ev), []).append(ev)
         self._breaks: Breaks | None = None
+
+    @property
+    def source(self) -> str:
+        """The module's text (positions and ``# noqa`` comments are read in it)."""
+        if self._source is None:
+            self._source = self.program.module.code
+        return self._source
+
+    @property
+    def noqa(self) -> NoqaMap:
+        """The ``# noqa`` comments of the module's text."""
+        if self._noqa is None:
+            self._noqa = NoqaMap(self.source)
+        return self._noqa
+
+    def ranges(self, nodes: Iterable[cst.CSTNode]) -> dict[int, Range]:
+        """The source ranges of ``nodes`` (by ``id``), each found once (those of the findings are known
+        from the engine, see :meth:`know_ranges`)."""
+        nodes = list(nodes)
+        missing = [n for n in nodes if id(n) not in self._ranges]
+        if missing:
+            self._ranges.update(node_ranges(self.program.module, self.source, missing))
+        return {id(n): self._ranges[id(n)] for n in nodes if id(n) in self._ranges}
+
+    def know_ranges(self, ranges: dict[int, Range]) -> None:
+        """Ranges of nodes (by ``id``) the engine found already."""
+        self._ranges.update(ranges)
 
     def loop_note(self, at: "Event | Break") -> str:
         """:func:`loop_note`, worded for code that nothing in the checked files compiles: the function
@@ -125,11 +163,16 @@ class RuleContext:
 
     @property
     def breaks(self) -> "Breaks":
-        """The graph breaks of the analysed code under these settings (found once, for every rule)."""
+        """The graph breaks of the analysed code under these settings (found once, for every rule and
+        fixer; the events the evaluator classified while it ran are not classified again)."""
         if self._breaks is None:
             from dynalint.analysis.breaks import find_breaks
 
-            self._breaks = find_breaks(self.program, self.settings)
+            from dynalint.config.settings import Settings
+
+            program = self.program
+            same = (program.settings or Settings()) == self.settings
+            self._breaks = find_breaks(program, self.settings, program.break_classifier() if same else None)
         return self._breaks
 
     def code(self, node: cst.CSTNode, limit: int = 60) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.breaks import VALUE_CAUSES, Cause, takes_tensor_data
+from dynalint.analysis.breaks import CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Cause, takes_tensor_data
 from dynalint.analysis.events import CallEvent, ScalarUseEvent
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -164,7 +164,6 @@ class ScalarCrossesBreak(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
-        capture = ctx.settings.capture_scalar_outputs
         calls = {id(c.node): c for c in ctx.events(CallEvent)}
         seen: set[int] = set()
         for use in ctx.events(ScalarUseEvent):
@@ -177,7 +176,8 @@ class ScalarCrossesBreak(Rule):
             if origin is None:
                 continue
             at = next((b for b in ctx.breaks.at(origin.node) if b.event is origin and b.cause in VALUE_CAUSES), None)
-            sizes_range = capture and use.context == "range"
+            sizes_range = use.context == "range" and (
+                ctx.settings.capture_scalar_outputs or ctx.program.capture.on(CAPTURE_SCALAR_OUTPUTS, origin.function))
             if at is None and not sizes_range:
                 continue
             if at is not None and not sizes_range and not ctx.breaks.resumed_frame_compiles(at):

@@ -14,8 +14,8 @@ _MESSAGES = {
                             "pass Python ints (sizes from .shape/.size()), or use an op that takes the tensor"),
     Cause.SCALAR_EXTRACTION: ("`{code}` moves tensor data into a Python value: the graph breaks here.",
                               "keep it a 0-d tensor and use torch ops, or move it out of the compiled region"),
-    Cause.DATA_INDEX: ("`{code}`: indexing with a 0-d tensor computed from data needs its value as a Python int: "
-                       "the graph breaks here (a data-dependent operator).",
+    Cause.DATA_INDEX: ("`{code}`: indexing with a 0-d tensor (an index from data, or a boolean mask) needs its "
+                       "value as a Python number: the graph breaks here (a data-dependent operator).",
                        "keep the index a tensor of indices (index_select, gather, torch.take_along_dim) or use "
                        "a mask"),
     Cause.PYTHON_INDEX: ("`{code}`: a tensor used as a slice bound or a tuple/list index must become a Python "
@@ -69,7 +69,8 @@ class ScalarExtraction(Rule):
         tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
         Reading a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`) also needs the
         index as a number and breaks; an argument as the index (`boxes[n]`) or a tensor of indices is
-        traced.
+        traced. A 0-d boolean mask (`s[s.sum() == 0] = 0`) is read as a Python bool, for a read or a
+        store, under every capture setting.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with

@@ -14,8 +14,13 @@ from dynalint.engine.fixing import fix_source
 from dynalint.rules.base import Example
 from dynalint.config.settings import Settings
 
+def fixer_id(fixer) -> str:
+    """A fixer's test id: the codes of the rules it serves, then its name (``-k DYN102`` finds it)."""
+    return "-".join((*fixer.codes, fixer.name))
+
+
 CASES = [
-    pytest.param(fixer, example, id=f"{fixer.name}-{i}")
+    pytest.param(fixer, example, id=f"{fixer_id(fixer)}-{i}")
     for fixer in all_fixers()
     for i, example in enumerate(fixer.EXAMPLES)
 ]
@@ -31,13 +36,13 @@ def test_rewrite_text_and_idempotence(fixer, example):
     assert again.source == result.source and not again.applied
 
 
-@pytest.mark.parametrize("fixer", all_fixers(), ids=lambda f: f.name)
+@pytest.mark.parametrize("fixer", all_fixers(), ids=fixer_id)
 def test_fixer_is_documented(fixer):
     assert fixer.EXAMPLES and fixer.summary.strip() and fixer.reasoning.strip()
     assert fixer.safety in ("safe", "unsafe") and fixer.codes
 
 
-@pytest.mark.parametrize("fixer", all_fixers(), ids=lambda f: f.name)
+@pytest.mark.parametrize("fixer", all_fixers(), ids=fixer_id)
 def test_fixer_lives_in_a_module_named_after_it(fixer):
     """``dynalint.fixers.keep_tensor.KeepTensor`` is the fixer `keep-tensor`."""
     assert fixer.__module__ == "dynalint.fixers." + fixer.name.replace("-", "_")
@@ -107,3 +112,22 @@ def test_torch_import_is_added_once_by_the_engine():
     code = "import torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n        return x[x > 0].sum()\n"
     out = fix_source(code, "m.py", Settings(), unsafe=True).source
     assert out.count("import torch\n") == 1 and "torch.where(x > 0, x, 0).sum()" in out
+
+
+def test_a_fixers_tests_are_selected_by_the_codes_it_serves():
+    """``pytest -k DYN105`` runs the tests of DYN105's fixers, as ruff keys its fixtures by code: their
+    examples here, their own test module, the refusals that name them; not another rule's fixers'."""
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = ["test_fixer_examples.py", "test_fixer_defer_logging.py", "test_fixer_keep_tensor.py",
+             "test_fixer_preconditions.py"]
+    listing = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                              "-k", "DYN105", *files], cwd=here, capture_output=True, text=True, timeout=300)
+    selected = [os.path.basename(line.partition("::")[0]) + "::" + line.partition("::")[2]
+                for line in listing.stdout.splitlines() if "::" in line]
+    assert any(t.startswith("test_fixer_defer_logging.py::") for t in selected), listing.stdout
+    assert any("defer-logging" in t for t in selected if t.startswith("test_fixer_examples.py::"))
+    assert any("defer-logging" in t for t in selected if t.startswith("test_fixer_preconditions.py::"))
+    assert not any("keep-tensor" in t or t.startswith("test_fixer_keep_tensor.py::") for t in selected)

@@ -107,7 +107,7 @@ def test_text_edits_round_trip():
         (2, 1, 2, 2, "B"), (5, 1, 5, 1, "e\n")]
 
 
-def test_environment_read_once_refused_where_it_would_change_results():
+def test_env_read_once_refused_where_it_would_change_results():
     # the module sets the variable itself; a computed key; two reads of one key with different defaults
     writes = """\
         import os
@@ -145,7 +145,7 @@ def test_environment_read_once_refused_where_it_would_change_results():
         assert not result.applied and "DYN202" in [d.code for d in result.remaining], code
 
 
-def test_environment_read_once_forms():
+def test_env_read_once_forms():
     out = fixed("""\
         import os
         import torch.nn as nn
@@ -262,7 +262,10 @@ def test_masked_elementwise_loss_refusals():
         code = ("import torch\nimport torch.nn.functional as F\n\n@torch.compile\ndef f(pred, target):\n"
                 "    m = target > 0\n" + textwrap.indent(textwrap.dedent(body), "    "))
         result = fix_source(code, "m.py", Settings(), unsafe=True)
-        assert "torch.where" not in result.source and "DYN104" in [d.code for d in result.remaining], why
+        assert "torch.where" not in result.source, why
+        # the capture flag, the last resort, may still take the finding
+        assert "DYN104" in [d.code for d in result.remaining] or \
+            {a.fixer for a in result.applied if a.code == "DYN104"} == {"capture-flags"}, why
 
 
 def test_rewritten_statements_keep_their_comments():
@@ -319,7 +322,9 @@ def test_check_in_graph_refusals():
         code = "import torch\n\n@torch.compile\ndef f(x, n):\n    " + body + "    return x\n"
         result = fix_source(code, "m.py", Settings(), unsafe=True)
         assert "_assert_async" not in result.source, why
-        assert "DYN102" in [d.code for d in result.remaining], why
+        # the capture flag, the last resort, may still take the finding
+        assert "DYN102" in [d.code for d in result.remaining] or \
+            {a.fixer for a in result.applied if a.code == "DYN102"} == {"capture-flags"}, why
 
 
 def test_check_in_graph_keeps_the_dtype_check_of_an_unproven_condition():

@@ -513,3 +513,46 @@ def test_an_edit_replays_the_analysis_of_the_code_it_does_not_reach(tmp_path) ->
         assert tracker.replayed >= replayed_at_least and tracker.evaluated >= evaluated_at_least
         if version == 1:
             assert tracker.evaluated == 1  # C's entry point: it calls nothing
+
+
+def test_an_edit_of_one_method_walks_only_its_class_for_the_callers_search(tmp_path, monkeypatch) -> None:
+    """The search for the numbers every caller passes reads the whole module; after an edit it reads
+    again only the top-level statement the edit touched (the spliced tree keeps the others' nodes),
+    not the module, which made a code edit cost more than a parse of a large file."""
+    import libcst as cst
+    from dynalint.analysis import number_callers
+
+    classes = "".join(f'''
+
+class Block{k}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, scale):
+        y = self.proj(x)
+        if scale > 1.0:
+            y = y * scale
+        return y
+''' for k in range(6))
+    text = "import torch\nfrom torch import nn\n" + classes + '''
+
+def run(x):
+    block = Block3()
+    return torch.compile(block)(x, 2.0)
+'''
+    path, session, baselines, checked = _opened(tmp_path, text)
+    roots: list[cst.CSTNode] = []
+    walk = number_callers.walk
+
+    def counting(node, **kwargs):
+        roots.append(node)
+        return walk(node, **kwargs)
+
+    monkeypatch.setattr(number_callers, "walk", counting)
+    edited = _replace_nth(text, "        y = self.proj(x)\n", "        y = self.proj(x) + 0\n", 4)
+    after = check_document(2, edited, path, path, session, baselines)
+    walked = list(roots)
+    assert after.diagnostics == check_document(3, edited, path, path, session, None).diagnostics
+    assert walked and not any(isinstance(r, cst.Module) for r in walked)
+    assert {r.name.value for r in walked if isinstance(r, cst.ClassDef)} <= {"Block4"}

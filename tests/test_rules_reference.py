@@ -91,3 +91,14 @@ def test_one_renderer_serves_every_interface(capsys):
             assert docs.documentation(fixer) == docs.fixer_section(fixer, 2)
     assert main(["rule", "masked-reduction"]) == 0
     assert "## `masked-reduction` (unsafe)" in capsys.readouterr().out
+
+
+def test_every_fixer_page_names_the_rules_it_serves():
+    """``dynalint rule keep-tensor`` says which findings the fixer rewrites, by code and rule name."""
+    from dynalint.fixers.support.base import all_fixers
+    from dynalint.rules.base import get_rule
+
+    for fixer in all_fixers():
+        page = docs.documentation(fixer)
+        for code in fixer.codes:
+            assert f"{code} (`{get_rule(code).name}`)" in page.split("\n\n")[1], (fixer.name, code)

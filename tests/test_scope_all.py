@@ -27,6 +27,51 @@ CASES = [
                 outs.append(head(x, n + 1))
             return outs
     """, "sample", "[(torch.randn(4),)]", None, "DYN206"),
+    ("schedule-of-floats", """
+        import torch
+
+        SCHEDULE = (1.0, 0.5, 0.25)
+
+        @torch.compile
+        def step(x, t):
+            return x * t
+
+        def sample(x):
+            for t in SCHEDULE:
+                x = step(x, t)
+            return x
+    """, "sample", "[(torch.randn(4),)]", None, "DYN206"),
+    ("none-then-tensor", """
+        import torch
+
+        @torch.compile
+        def head(x, mask):
+            if mask is not None:
+                x = x * mask
+            return x.sin()
+
+        def run(x):
+            return head(x, None), head(x, torch.ones(4))
+    """, "run", "[(torch.randn(4),)]", None, "DYN206"),
+    ("train-then-eval", """
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+                self.drop = nn.Dropout(0.1)
+
+            def forward(self, x):
+                return self.drop(self.fc(x))
+
+        def fit(x):
+            model = torch.compile(Head())
+            loss = model(x).sum()
+            model.eval()
+            return loss, model(x)
+    """, "fit", "[(torch.randn(2, 4),)]", None, "DYN205"),
     ("setter-method", """
         import torch
         from torch import nn

@@ -103,7 +103,7 @@ def _session(refs: list[Ref], settings: Settings) -> Session:
 def _plan_file(path: str, session: Session, options: Options, workdir: str) -> _FilePlan:
     """What ``check`` reports in one file and what ``fix`` would make of it (the project around it included)."""
     source = read_source(path)
-    diagnostics = session.check_buffer(path, source)
+    diagnostics = session.check_buffer(path, source, keep=options.fix)  # the fix goes on from this analysis
     fixed, fixed_path = None, None
     if options.fix:
         fixed = fixed_source(source, path, session.config.settings_for(path), options.unsafe,

@@ -59,19 +59,22 @@ def _steady(stream: Stream, wrap: Callable[[Any], Any] | None, calls: int, progr
     return statistics.median(times)
 
 
-def bench(spec: MeasureSpec, progress: Progress) -> Bench:
-    """Cold start and steady state compiled, and steady state eager, for one variant."""
+def bench(spec: MeasureSpec, progress: Progress, config: dict[str, Any] | None = None,
+          phase: str = "bench") -> Bench:
+    """Cold start and steady state compiled, and steady state eager, for one variant; ``config``:
+    ``torch._dynamo.config`` values the compiled calls run under (a what-if's settings)."""
     cache = tempfile.mkdtemp(prefix="dynalint-bench-cache-")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
     os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
     try:
         torch._dynamo.reset()
-        progress("bench", -1)
+        progress(phase, -1)
         stream = Stream(spec)
         wrap = lambda obj: torch.compile(obj, backend=spec.backend)  # noqa: E731
-        progress("bench", 0)
-        cold = _timed(stream, 0, wrap)
-        steady = _steady(stream, wrap, spec.bench_calls, progress, "bench", start=1)
+        progress(phase, 0)
+        with torch._dynamo.config.patch(**(config or {})):
+            cold = _timed(stream, 0, wrap)
+            steady = _steady(stream, wrap, spec.bench_calls, progress, phase, start=1)
         torch._dynamo.reset()
         eager = _steady(Stream(spec), None, spec.bench_calls, progress, "bench eager")
     finally:

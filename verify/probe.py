@@ -258,6 +258,36 @@ def unwrap_compiled(obj: Any) -> Any:
     return getattr(obj, "_torchdynamo_orig_callable", obj)
 
 
+def dynamo_config_patches(obj: Any) -> list[Any]:
+    """The ``torch._dynamo.config.patch(...)`` decorators wrapped around ``obj``, outermost first.
+
+    ``torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(f))`` is a wrapper that
+    copies the compiled function's attributes, ``_torchdynamo_orig_callable`` included: a target
+    unwrapped to ``f`` and compiled again must be called under the same patches, or the settings the
+    code chose are lost.  (torch 2.13: the wrapper is ``contextlib.ContextDecorator``'s ``inner``, its
+    ``self`` the patch, whose ``__enter__`` closes over the config module.)"""
+    out = []
+    seen: set[int] = set()
+    while callable(obj) and id(obj) not in seen:
+        seen.add(id(obj))
+        code, closure = getattr(obj, "__code__", None), getattr(obj, "__closure__", None)
+        if code is not None and closure and "self" in code.co_freevars:
+            patch = closure[code.co_freevars.index("self")].cell_contents
+            if isinstance(patch, contextlib.ContextDecorator) and _patched_config(patch) is torch._dynamo.config:
+                out.append(patch)
+        obj = getattr(obj, "__wrapped__", None)
+    return out
+
+
+def _patched_config(patch: Any) -> Any:
+    """The config module a ``ConfigModule.patch`` object sets (None for another context decorator)."""
+    enter = getattr(type(patch), "__enter__", None)
+    code, closure = getattr(enter, "__code__", None), getattr(enter, "__closure__", None)
+    if code is None or not closure or "config" not in code.co_freevars:
+        return None
+    return closure[code.co_freevars.index("config")].cell_contents
+
+
 def observe(
     fn: Callable[..., Any],
     input_sets: Sequence[tuple[Any, ...]],

@@ -111,6 +111,9 @@ def _speed(d: DeviceReport) -> list[str]:
     """Cold start and steady state of original and fixed, and their ratio (from --bench)."""
     rows = [(label, m.bench) for label, m in (("original", d.original), ("fixed", d.fixed))
             if m is not None and m.bench is not None]
+    # the original under Dynamo's capture settings (the capture_flags what-if), timed the same way
+    rows += [("flags", w.bench) for w in (d.original.what_if if d.original is not None else [])
+             if w.remedy == "capture_flags" and w.bench is not None]
     if not rows:
         return []
     b = rows[0][1]

@@ -117,6 +117,8 @@ class WhatIf:
     breaks_saved: int | None = None
     outputs_equal: bool | None = None
     """Whether every call's outputs equal the eager ones (``capture_flags`` only)."""
+    bench: "Bench | None" = None
+    """Latency of the rerun, with ``--bench`` (``capture_flags`` only; the original's is the measurement's)."""
 
 
 @dataclass
@@ -232,7 +234,8 @@ class Measurement:
         m.recompiles = [RecompileEvent(**r) for r in data.get("recompiles", [])]
         m.calls = [_call_from_json(c) for c in data.get("calls", [])]
         m.cost = CostModel(**data["cost"]) if data.get("cost") else None
-        m.what_if = [WhatIf(**w) for w in data.get("what_if", [])]
+        m.what_if = [WhatIf(**{**w, "bench": Bench(**w["bench"]) if w.get("bench") else None})
+                     for w in data.get("what_if", [])]
         m.bench = Bench(**data["bench"]) if data.get("bench") else None
         return m
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from dynalint.verify.probe import unwrap_compiled
+from dynalint.verify.probe import dynamo_config_patches, unwrap_compiled
 from dynalint.verify.spec import MeasureSpec
 from dynalint.verify.targets import BEFORE_CALL_CONVENTION
 
@@ -181,6 +181,8 @@ class Target:
         self.name = name
         obj = getattr(module, name)
         self.obj = unwrap_compiled(obj)
+        self.patches = dynamo_config_patches(obj)
+        """``torch._dynamo.config.patch`` decorators around the target: its compiled calls run under them."""
         self._first_instance: Any = None
         if inspect.isclass(self.obj):
             self.kind = "module class" if issubclass(self.obj, torch.nn.Module) else "class"
@@ -192,6 +194,12 @@ class Target:
     @property
     def constructs(self) -> bool:
         return self.kind != "function"
+
+    def under_patches(self, compiled: Any) -> Any:
+        """``compiled`` called under the target's own ``torch._dynamo.config.patch`` decorators."""
+        for patch in reversed(self.patches):
+            compiled = patch(compiled)
+        return compiled
 
     def _is_factory(self) -> bool:
         """A function annotated to return a module, or one without parameters that returns one."""
@@ -359,7 +367,7 @@ class Stream:
             if isinstance(obj, torch.nn.Module):
                 obj = obj.to(self.device)
                 obj.train(self.spec.mode == "train")
-            self.instances[key] = (obj, wrap(obj) if wrap else obj)
+            self.instances[key] = (obj, self.target.under_patches(wrap(obj)) if wrap else obj)
         return self.instances[key]
 
     def prepared_args(self, call: Call) -> tuple[tuple, dict]:

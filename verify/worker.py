@@ -125,6 +125,10 @@ def measure_spec(spec: MeasureSpec, deadline: float | None = None, log: Any = No
                 spec, eager.outputs, len(m.breaks), len(m.recompiles), progress))
             if found is not None:
                 m.what_if.append(found)
+                if spec.bench_calls > 0 and found.error is None:  # timed like the variants
+                    flags = {name: True for name in found.dims}
+                    found.bench = phase("bench capture_flags", lambda: bench.bench(
+                        spec, progress, flags, "bench capture_flags"))
             checkpoint()
         if spec.bench_calls > 0 and m.status == "ok":
             m.bench = phase("bench", lambda: bench.bench(spec, progress))

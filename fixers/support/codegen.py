@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from dynalint.analysis.syntax import dotted_name, walk
-from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import Refused
@@ -75,7 +74,8 @@ def tensor_condition(expr: cst.BaseExpression, ctx) -> str | None:
 
 def certain_tensor(expr: cst.BaseExpression, ctx) -> bool:
     """Whether ``expr`` is a tensor for certain, not by a guess: the analysis takes an unannotated
-    parameter of ``forward`` for a tensor, which is right for a linter's precision but not proof
+    parameter of ``forward`` for a tensor (its value says it is :attr:`guessed
+    <dynalint.analysis.values.Value.guessed>`), which is right for a linter's precision but not proof
     enough for a rewrite (``if n > 0`` on an ``int`` parameter ``n`` is a Python branch).  Certain:
     the result of a tensor operation (a call, method or indexing on a tensor), a parameter annotated
     as a tensor, a module attribute that is a tensor, or an operation with a certain tensor operand."""
@@ -104,17 +104,17 @@ def certain_tensor(expr: cst.BaseExpression, ctx) -> bool:
 
 def _certain_name(name: cst.Name, ctx) -> bool:
     """A name is certain when it is not a parameter (the analysis bound it to a tensor operation's
-    result) or when it is a parameter annotated as a tensor."""
+    result) or when it is a parameter the analysis did not only take for a tensor: its annotation
+    declares one (:attr:`~dynalint.analysis.values.Value.guessed` is not set), and the function never
+    rebinds it."""
     function = ctx.enclosing_function(name)
     if function is None:
         return True
     p = function.params
     for prm in (*p.posonly_params, *p.params, *p.kwonly_params):
         if prm.name.value == name.value:
-            if prm.annotation is None:
-                return False
-            v = annotation_value(ctx.program, prm.annotation.annotation)
-            return v is not None and v.kind is Kind.TENSOR and not _rebound(name.value, function)
+            v = ctx.value(name)
+            return v is not None and not v.guessed and not _rebound(name.value, function)
     return True
 
 
@@ -207,24 +207,10 @@ def resolves_to(ctx, node: cst.CSTNode, qualname: str) -> bool:
 def torch_name(ctx) -> str | None:
     """How the module refers to ``torch`` at run time: an ``import torch [as t]`` at module level that
     always runs (not under ``if TYPE_CHECKING:`` or another condition). None if there is none."""
-    for local, q in _runtime_imports(ctx.module.body).items():
+    for local, q in ctx.program.index.runtime_imports.items():
         if q == "torch":
             return local
     return None
-
-
-def _runtime_imports(body) -> dict[str, str]:
-    """Module-level import bindings that run whenever the module is imported (``try`` bodies count:
-    torch code needs them to succeed; ``if`` blocks do not)."""
-    out: dict[str, str] = {}
-    for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    out.update(import_bindings(small))
-        elif isinstance(stmt, cst.Try):
-            out.update(_runtime_imports(stmt.body.body))
-    return out
 
 
 def number_dtype(value: cst.BaseExpression) -> str | None:

@@ -1,16 +1,21 @@
 """What a fixer sees: the analysed module, its values and events, and helpers to navigate and
-generate code.  Built once per analysis round by the fix engine."""
+generate code.  Built once per analysis round by the fix engine, from the analysis the rules read
+(:class:`dynalint.rules.base.RuleContext`): the breaks, ``# noqa`` comments and positions are the
+rules' own, never found again."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Iterable, Protocol
 
 import libcst as cst
 
-from dynalint.analysis.breaks import Breaks, find_breaks
+from dynalint.analysis.breaks import Breaks
 from dynalint.analysis.program import Program
 from dynalint.analysis.syntax import parent_map, walk
 from dynalint.analysis.values import Value
 from dynalint.config.settings import Settings
+from dynalint.core.noqa import NoqaMap
+from dynalint.core.positions import Range
+from dynalint.rules.base import RuleContext
 
 
 class Analysed(Protocol):
@@ -19,6 +24,7 @@ class Analysed(Protocol):
     module: cst.Module | None
     program: Program | None
     settings: Settings
+    context: RuleContext | None
 
 
 class FixContext:
@@ -29,9 +35,11 @@ class FixContext:
         self.module = analysis.module
         self.program = analysis.program
         self.settings = analysis.settings
+        context = analysis.context
+        self.checked: RuleContext = context if context is not None else RuleContext(analysis.program, analysis.settings)
+        """The analysis the rules read (breaks, ``# noqa`` comments, positions)."""
         self._parents: dict[int, cst.CSTNode] | None = None
         self._events: dict[tuple[int, type], object] | None = None
-        self._breaks: Breaks | None = None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -46,10 +54,17 @@ class FixContext:
 
     @property
     def breaks(self) -> Breaks:
-        """The graph breaks of the analysed code (the same list the rules report)."""
-        if self._breaks is None:
-            self._breaks = find_breaks(self.program, self.settings)
-        return self._breaks
+        """The graph breaks of the analysed code (the list the rules reported from)."""
+        return self.checked.breaks
+
+    @property
+    def noqa(self) -> NoqaMap:
+        """The ``# noqa`` comments of the analysed text."""
+        return self.checked.noqa
+
+    def ranges(self, nodes: Iterable[cst.CSTNode]) -> dict[int, Range]:
+        """The positions of ``nodes`` in the analysed text (by ``id``)."""
+        return self.checked.ranges(nodes)
 
     def value(self, node: cst.CSTNode) -> Value | None:
         values = self.program.values

@@ -5,14 +5,15 @@ meanwhile)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Callable, Iterator
 
 from dynalint.analysis.project import SourceIndex
 from dynalint.config.resolver import Configuration
-from dynalint.engine.pipeline import SourceError, analyse, decode_source
+from dynalint.engine.pipeline import Analysis, SourceError, analyse, decode_source
 from dynalint.engine.fixing import FixResult, fix_source
 from dynalint.core.notebooks import NotebookError, is_notebook, read_notebook
 from dynalint.engine.pool import parallel_map
@@ -65,12 +66,14 @@ def fix_outcomes(jobs: list[Job], config: Configuration, workers: int, *, cache_
         cache_dir = os.path.join(config.root, CACHE_DIR_NAME)
     session = Session(config, jobs=workers, cache_dir=cache_dir or None)
     paths = [j.path for j in jobs]
-    entries = session.entries(paths)
+    here = workers <= 1 or len(jobs) <= 1
+    entries = session.entries(paths, keep=here)  # fixed in this process: round one goes on from the pass
     index = session.index_paths(paths)
     jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
-    if workers <= 1 or len(jobs) <= 1:
+    if here:
         project = SourceIndex(index)
-        outcomes: Iterator[Outcome] = (_fix_one(job, project) for job in jobs)
+        outcomes: Iterator[Outcome] = (
+            _fix_one(job, project, functools.partial(session.kept, job.path, entries=job.entries)) for job in jobs)
     else:
         outcomes = parallel_map(_fix_in_worker, jobs, workers, most=8, initializer=init_worker, initargs=(index,))
     for outcome in outcomes:
@@ -96,8 +99,10 @@ def _fix_in_worker(job: Job) -> Outcome:
     return _fix_one(job, worker_index())
 
 
-def _fix_one(job: Job, project: SourceIndex | None) -> Outcome:
-    """Fix one file (``project``: the index of the files around it). Never raises."""
+def _fix_one(job: Job, project: SourceIndex | None, kept: Callable[[str], Analysis | None] | None = None
+             ) -> Outcome:
+    """Fix one file (``project``: the index of the files around it; ``kept``: the analysis of a text
+    of the file the project pass made already, if it kept one). Never raises."""
     source = None
     entries = json.loads(job.entries) if job.entries else None
     try:
@@ -114,7 +119,8 @@ def _fix_one(job: Job, project: SourceIndex | None) -> Outcome:
                                    project=project, entries=entries)
         else:
             result = on_large_stack(fix_source, source, job.path, job.settings, unsafe=job.unsafe,  # deep code
-                                    project=project, entries=entries)
+                                    project=project, entries=entries,
+                                    analysis=kept(source) if kept is not None else None)
         if result.source == source:
             return Outcome(job.path, result)
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk

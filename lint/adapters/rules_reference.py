@@ -16,7 +16,7 @@ from typing import Sequence
 
 from dynalint.fixers.support.base import Fixer, fixers_for
 from dynalint.config.options import BY_KEY
-from dynalint.rules.base import Example, Rule, all_codes
+from dynalint.rules.base import Example, Rule, all_codes, get_rule
 
 #: Where the rendered reference is published; rule links are anchors in it.
 DOCS_URL = "https://github.com/dynalint/dynalint/blob/main/docs/rules.md"
@@ -101,9 +101,17 @@ def fixer_summary(fixer: type[Fixer]) -> str:
     return f"`{fixer.name}` ({fixer.safety}, {how}): {fixer.summary.strip()}"
 
 
+def fixer_rules(fixer: type[Fixer]) -> str:
+    """The rules a fixer serves, by code and name (``Fixes DYN102 (`scalar-extraction`).``)."""
+    served = [(code, get_rule(code)) for code in fixer.codes]
+    return "Fixes " + ", ".join(f"{code} (`{rule.name}`)" if rule is not None else code
+                                for code, rule in served) + "."
+
+
 def fixer_section(fixer: type[Fixer], level: int = 4, *, summary: bool = True) -> str:
-    """One fixer's documentation: what it rewrites, why that keeps behaviour (its assumptions), an example."""
-    lines = [f"{'#' * level} `{fixer.name}` ({fixer.safety})", ""]
+    """One fixer's documentation: the rules it serves, what it rewrites, why that keeps behaviour (its
+    assumptions), an example."""
+    lines = [f"{'#' * level} `{fixer.name}` ({fixer.safety})", "", fixer_rules(fixer), ""]
     if summary:
         lines += [fixer_summary(fixer), ""]
     lines += [rst_to_markdown(fixer.reasoning), ""]

@@ -19,6 +19,13 @@ import libcst as cst
 from dynalint.core import gb_types as GB
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.calls import DATA_PTR
+from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names, for the rules and fixers)
+    CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
+    CAPTURE_FLAGS,
+    CAPTURE_SCALAR_OUTPUTS,
+    NO_CAPTURE,
+    OwnCapture,
+)
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
@@ -35,6 +42,7 @@ from dynalint.analysis.events import (
     WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
+from dynalint.analysis.skipped_calls import BREAKING_CALLS
 from dynalint.analysis.syntax import children, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
@@ -48,6 +56,8 @@ class Analysed(Protocol):
     """What the break classification reads of an analysed module (a ``Program``)."""
 
     index: "ModuleIndex"
+    capture: OwnCapture
+    """The capture flags the module's own code turns on."""
     events: list[Event]
 
 
@@ -117,11 +127,6 @@ class Break:
 #: the causes of a break at a call whose Python result is made outside the graph
 VALUE_CAUSES = frozenset({Cause.SCALAR_EXTRACTION, Cause.UNTRACEABLE_CALL})
 
-CAPTURE_SCALAR_OUTPUTS = "capture_scalar_outputs"
-CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS = "capture_dynamic_output_shape_ops"
-#: the Dynamo flags that keep data-dependent work in the graph (``torch._dynamo.config``)
-CAPTURE_FLAGS = (CAPTURE_SCALAR_OUTPUTS, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
-
 
 def capture_flag(brk: Break) -> str | None:
     """The ``torch._dynamo.config`` flag under which Dynamo keeps this break's operation in the
@@ -131,7 +136,10 @@ def capture_flag(brk: Break) -> str | None:
     ``check`` stops reporting with that option on. A Python branch on a captured value still breaks
     there, at the branch (measured on torch 2.13: ``n = t.item(); if n > 0:`` breaks at the ``if``).
     Not claimed for a tensor where an op takes a number: with the flag, ``F.pad(x, (0, t - n))`` of
-    an entered 0-d ``t`` raises ``PendingUnbackedSymbolNotFound`` inside Dynamo instead of breaking."""
+    an entered 0-d ``t`` raises ``PendingUnbackedSymbolNotFound`` inside Dynamo instead of breaking.
+    Nor for ``.tolist()``: the flag keeps an integer tensor's in the graph, a floating one's still
+    breaks ("Tensor.tolist() with non-integer tensor", measured on torch 2.13), and the analysis does
+    not know the dtype."""
     if brk.cause is Cause.MASK_INDEX or (
             brk.cause is Cause.DYNAMIC_SHAPE_OP and not (isinstance(brk.event, CallEvent)
                                                          and uncaptured_shape_call(brk.event))):
@@ -139,7 +147,7 @@ def capture_flag(brk: Break) -> str | None:
     if brk.cause is Cause.PYTHON_INDEX:
         return CAPTURE_SCALAR_OUTPUTS
     if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) \
-            and scalar_extraction(brk.event, True) is None:
+            and brk.event.method != "tolist" and scalar_extraction(brk.event, True) is None:
         return CAPTURE_SCALAR_OUTPUTS
     return None
 
@@ -370,12 +378,12 @@ def _works(ev: Event) -> bool:
     return False
 
 
-def find_breaks(program: Analysed, settings: Settings) -> Breaks:
-    """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order."""
-    classifier = BreakClassifier(program, settings)
-    for ev in program.events:
-        classifier.classify(ev)
-    return Breaks(program, classifier.found)
+def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassifier | None" = None) -> Breaks:
+    """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order.
+    ``classifier``: the one the evaluator asked while it ran, under the same settings (the events it
+    classified then are not classified again)."""
+    classifier = classifier if classifier is not None else BreakClassifier(program, settings)
+    return Breaks(program, [b for ev in program.events for b in classifier.breaks_of(ev)])
 
 
 class BreakClassifier:
@@ -384,11 +392,16 @@ class BreakClassifier:
     The evaluator asks it too, while it runs (:meth:`breaks_at`): a statement that broke resumes the
     rest of its block in a new frame, whose inputs are the values alive there."""
 
-    def __init__(self, program: Analysed, settings: Settings) -> None:
+    def __init__(self, program: Analysed, settings: Settings, own: OwnCapture | None = None) -> None:
         self.index = program.index  # (not the program, which keeps the classifier: no cycle)
         self.settings = settings
+        self.own = program.capture if own is None else own
+        """The capture flags the module's own code turns on (:mod:`dynalint.analysis.capture_settings`),
+        on top of the settings' (``NO_CAPTURE`` to classify under the settings alone)."""
         self.found: list[Break] = []
         self._may: dict[int, tuple[Event, bool]] = {}
+        self._at: dict[int, tuple[Event, list[Break]]] = {}
+        """:meth:`breaks_of` by ``id`` of the event: each event is classified once, whoever asks."""
         """:meth:`may_break_at` by ``id`` of the event (the evaluator asks again for the events of a call
         at each statement of its callers)."""
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
@@ -406,13 +419,24 @@ class BreakClassifier:
         return True
 
     def breaks_at(self, ev: Event) -> bool:
-        """Whether Dynamo breaks the graph at ``ev`` (the breaks found are not kept)."""
+        """Whether Dynamo breaks the graph at ``ev``."""
+        return bool(self.breaks_of(ev))
+
+    def breaks_of(self, ev: Event) -> list[Break]:
+        """The breaks at ``ev``, classified the first time anyone asks (the evaluator while it runs,
+        :func:`find_breaks` after it) and remembered for the others."""
+        known = self._at.get(id(ev))
+        if known is None or known[0] is not ev:  # (an event let go may leave its id to another)
+            known = self._at[id(ev)] = (ev, self._classified(ev))
+        return known[1]
+
+    def _classified(self, ev: Event) -> list[Break]:
+        """The breaks at ``ev``, classified now and not kept in :attr:`found`."""
         before = len(self.found)
-        if not self.classify(ev):
-            return False
-        broke = len(self.found) > before
+        self.classify(ev)
+        made = self.found[before:]
         del self.found[before:]
-        return broke
+        return made
 
     def may_break_at(self, ev: Event) -> bool:
         """Whether Dynamo breaks at ``ev``, or would if the receiver of a method only tensors (and
@@ -430,14 +454,19 @@ class BreakClassifier:
         recv = ev.receiver if isinstance(ev, CallEvent) and ev.qualname is None else None
         if recv is None or ev.method not in _BREAKING_ON_TENSORS:
             return False
-        if recv.kind is Kind.UNKNOWN:
-            return self.breaks_at(dataclasses.replace(ev, receiver=tensor(params=recv.params)))
+        if recv.kind is Kind.UNKNOWN:  # (an event made for the question: not remembered)
+            return bool(self._classified(dataclasses.replace(ev, receiver=tensor(params=recv.params))))
         if recv.kind is Kind.TENSOR and recv.maybe_none:  # a tensor argument that may be omitted
-            return self.breaks_at(dataclasses.replace(ev, receiver=recv.with_(maybe_none=False)))
+            return bool(self._classified(dataclasses.replace(ev, receiver=recv.with_(maybe_none=False))))
         return False
 
+    def captures(self, flag: str, ev: Event) -> bool:
+        """Whether Dynamo traces ``ev`` with ``flag`` on: set in the settings, or by the module's own code
+        for the compiled code ``ev`` is in."""
+        return getattr(self.settings, flag) or self.own.on(flag, ev.function)
+
     def condition(self, ev: ConditionEvent) -> None:
-        if not data_dependent_test(ev, self.settings):
+        if not data_dependent_test(ev, self.captures(CAPTURE_SCALAR_OUTPUTS, ev)):
             return
         if ev.construct == "while" or ev.exits_loop:
             self.found.append(Break(ev, Cause.LOOP_CONDITION, GB.DATA_DEPENDENT_BRANCHING))
@@ -447,7 +476,7 @@ class BreakClassifier:
 
     def call(self, call: CallEvent) -> None:
         found = self.found
-        capture = self.settings.capture_scalar_outputs
+        capture = self.captures(CAPTURE_SCALAR_OUTPUTS, call)
         q = call.qualname
         if q in ("builtins.any", "builtins.all") and call.args and call.args[0].elements().is_tensor:
             found.append(Break(call, Cause.BOOL_OF_EACH, GB.DATA_DEPENDENT_BRANCHING))
@@ -460,7 +489,7 @@ class BreakClassifier:
             gb = scalar_extraction(call, capture)
             if gb is not None:
                 found.append(Break(call, Cause.SCALAR_EXTRACTION, gb))
-        op = None if self.settings.capture_dynamic_output_shape_ops else dynamic_shape_call(call, self.dynamic_ops)
+        op = None if self.captures(CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, call) else dynamic_shape_call(call, self.dynamic_ops)
         op = op or uncaptured_shape_call(call)
         if op is not None:
             found.append(Break(call, Cause.DYNAMIC_SHAPE_OP, GB.DYNAMIC_SHAPE_OPERATOR, op))
@@ -472,13 +501,13 @@ class BreakClassifier:
         if sub.store and sub.base.qualname == "os.environ":
             self.found.append(Break(sub, Cause.ENVIRONMENT_WRITE, GB.SKIPPED_FUNCTION,
                                     "setting an environment variable calls os.putenv, which Dynamo skips"))
-        if not self.settings.capture_dynamic_output_shape_ops and mask_index(sub):
+        if not self.captures(CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, sub) and mask_index(sub):
             self.found.append(Break(sub, Cause.MASK_INDEX, GB.DYNAMIC_SHAPE_OPERATOR))
         # an index read from data breaks with capture_scalar_outputs too: Dynamo cannot specialise
         # the unbacked index to bound-check it (measured on torch 2.13: `x[x.argmax()]`)
-        if tensor_indexed_by_data_scalar(sub):
+        if tensor_indexed_by_data_scalar(sub) or zero_dim_mask_index(sub):
             self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
-        elif tensor_in_python_index(sub) and not self.settings.capture_scalar_outputs:
+        elif tensor_in_python_index(sub) and not self.captures(CAPTURE_SCALAR_OUTPUTS, sub):
             self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
 
     def string_format(self, ev: StringFormatEvent) -> None:
@@ -532,8 +561,11 @@ class BreakClassifier:
             return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
         if is_logger_call(call):
             return GB.LOGGER_METHOD, "logger methods cannot be traced"
-        if q in SKIPPED_CALLS and SKIPPED_CALLS[q].active(self.settings.target_torch):
-            return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
+        if q in SKIPPED_CALLS:
+            if SKIPPED_CALLS[q].active(self.settings.target_torch):
+                return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
+        elif q in BREAKING_CALLS:
+            return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this standard-library function"
         if q is not None and q.startswith("numpy.random."):
             return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
         if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
@@ -569,13 +601,13 @@ class BreakClassifier:
 
 # --- conditions -----------------------------------------------------------------------------------
 
-def data_dependent_test(ev: ConditionEvent, settings: Settings) -> bool:
+def data_dependent_test(ev: ConditionEvent, capture_scalar_outputs: bool) -> bool:
     """Whether converting this value to a Python bool needs the tensor's data."""
     if ev.value.is_tensor:
         return True
     # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
     # value, and branching on it is what breaks.
-    return settings.capture_scalar_outputs and ev.value.kind is Kind.SCALAR
+    return capture_scalar_outputs and ev.value.kind is Kind.SCALAR
 
 
 _HANDLERS = {
@@ -631,16 +663,18 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
         return GB.DATA_DEPENDENT_OPERATOR
     recv = call.receiver
     if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
-            and call.qualname is None:
+            and call.qualname is None and recv.qualname != K.NUMPY_ARRAY:
         if capture_scalar_outputs:
             return None
         return _EXTRACTING_METHODS[call.method]
     if call.qualname in K.TENSOR_CHECKS:
         return None if capture_scalar_outputs else GB.ITEM
-    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant:
+    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant \
+            and call.args[0].qualname != K.NUMPY_ARRAY:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname is not None and call.qualname.startswith("math.") and any(
-        (a.is_tensor and not a.constant) or (capture_scalar_outputs and a.kind is Kind.SCALAR)
+        (a.is_tensor and not a.constant and a.qualname != K.NUMPY_ARRAY)
+        or (capture_scalar_outputs and a.kind is Kind.SCALAR)
         for a in call.args
     ):
         # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
@@ -705,6 +739,16 @@ def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
     return ix.zero_dim and ix.data_dependent and not ix.is_bool
 
 
+def zero_dim_mask_index(sub: SubscriptEvent) -> bool:
+    """``x[m]``, ``x[m] = v``, ``x[m] += v`` with a 0-d boolean tensor ``m`` (``m = x.sum() > 0``): Dynamo
+    needs the mask's value as a Python bool, under every capture setting and for a mask that entered the
+    frame too (measured on torch 2.13: ``aten._local_scalar_dense``, "Data dependent operator")."""
+    if not sub.base.is_tensor or sub.base.assumed or len(sub.index) != 1:
+        return False
+    ix = sub.index[0]
+    return ix.is_tensor and ix.is_bool and ix.zero_dim
+
+
 # --- data-dependent sizes -------------------------------------------------------------------------
 
 #: Ops with a data-dependent output size (measured to break on torch 2.13).
@@ -717,7 +761,8 @@ _BREAKING_ON_TENSORS = DYNAMIC_SHAPE_OPS | {"item", "tolist"}
 def mask_index(sub: SubscriptEvent) -> bool:
     """Reading a tensor (or what may be one: a NumPy array is traced as a tensor too) through a boolean
     mask; writing a value through one (``x[mask] = 0``) is an in-place fill and traced."""
-    if not (sub.base.is_tensor or sub.base.kind is Kind.UNKNOWN) or (sub.store and not sub.augmented):
+    if not (sub.base.is_tensor or sub.base.kind is Kind.UNKNOWN) or (sub.store and not sub.augmented) \
+            or zero_dim_mask_index(sub):
         return False
     return any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index)
 
@@ -784,17 +829,12 @@ class SkippedCall:
         return self.since <= target and (self.until is None or target < self.until)
 
 
-#: Measured on torch 2.13 (see the rule examples, which the test suite runs through Dynamo).
+#: Measured on torch 2.13 (see the rule examples, which the test suite runs through Dynamo). The
+#: standard-library functions are generated into :mod:`dynalint.analysis.skipped_calls`; listed here
+#: are those it cannot hold (a version range, a private name, torch's own functions, file objects).
 SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
-    SkippedCall("warnings.warn", GB.SKIPPED_FUNCTION, why="Python's warnings machinery is skipped"),
-    SkippedCall("time.time", GB.SKIPPED_FUNCTION, why="wall-clock reads are skipped"),
-    SkippedCall("time.perf_counter", GB.SKIPPED_FUNCTION, why="wall-clock reads are skipped"),
     SkippedCall("random.random", GB.SKIPPED_FUNCTION, until=(2, 14), why="Python's RNG is skipped"),
-    SkippedCall("random.choice", GB.SKIPPED_FUNCTION, why="Python's RNG is skipped"),
     SkippedCall("torch.manual_seed", GB.SKIPPED_FUNCTION, why="reseeding the global generator is skipped"),
-    SkippedCall("os.getpid", GB.SKIPPED_FUNCTION, why="process queries are skipped"),
-    SkippedCall("inspect.stack", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
-    SkippedCall("inspect.currentframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
     SkippedCall("sys._getframe", GB.SKIPPED_FUNCTION, why="frame introspection is skipped"),
     SkippedCall("torch._dynamo.graph_break", GB.EXPLICIT_BREAK, why="it is an explicit graph break"),
     *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="wrapping a function to be skipped is itself skipped inside "
@@ -810,6 +850,10 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
 )}
+
+
+#: the graph-break types by Dynamo's text, as the generated tables name them
+_GB_BY_TEXT: dict[str, GraphBreakType] = {gb.text: gb for gb in GB.ALL}
 
 
 def _has_tensors(v: Value) -> bool:

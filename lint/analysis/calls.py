@@ -228,7 +228,7 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
     weights = recv.from_weights and all(
         v.from_weights or v.kind in (Kind.PYTHON, Kind.SIZE) for v in (*args, *kwargs.values()))
     if name in K.SCALAR_METHODS or name in K.DATA_READING_OPS:
-        if name == "numpy":
+        if name == "numpy" or recv.qualname == K.NUMPY_ARRAY:
             return UNKNOWN_VALUE
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
                      from_weights=recv.from_weights, is_bool=name == "__bool__" or name in K.DATA_READING_OPS)
@@ -236,21 +236,27 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return SIZE_VALUE
     if name == "data_ptr":
         return Value(Kind.PYTHON, qualname=DATA_PTR)
-    if name in K.PYTHON_METHODS:
+    if name in K.PYTHON_METHODS and not (name == "type" and (args or kwargs)):
+        # `t.type()` names the type; `t.type(dtype)` casts, like `t.to(dtype)`
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
         return sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
-    if name in K.TENSOR_METHODS or name.endswith("_"):
+    if name == "astype":
+        # only a NumPy array has it (traced as a tensor); the dtype it converts to is not followed
+        return tensor(params=params, **derived((recv,))).with_(qualname=K.NUMPY_ARRAY)
+    if name in K.TENSOR_METHODS or name.endswith("_") or name == "type":
         is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
         if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
         elif name == "to" and _may_change_dtype(args, node):
             is_bool = False
         kept = name in _KEEPS_PROVENANCE and recv.entered
-        zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs) or (
+        zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs and "axis" not in kwargs) or (
             recv.zero_dim and name in _KEEPS_PROVENANCE)
         out = tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
+        if recv.qualname == K.NUMPY_ARRAY:
+            out = out.with_(qualname=K.NUMPY_ARRAY)  # an array's method gives an array
         return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
 
@@ -314,6 +320,8 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         return torch_call(ev, q, last, args, kwargs, node)
     if q.startswith("math."):
         kinds = {a.kind for a in args}
+        if Kind.TENSOR in kinds and all(a.qualname == K.NUMPY_ARRAY for a in args if a.kind is Kind.TENSOR):
+            return UNKNOWN_VALUE  # a NumPy array's number: see ``knowledge.NUMPY_ARRAY``
         if Kind.TENSOR in kinds:
             return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
         if Kind.SCALAR in kinds:
@@ -327,10 +335,20 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
         # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
+    if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
+        return numpy_array(last, args, kwargs)
     if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange",
              "time.monotonic"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+def numpy_array(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """The array a NumPy function returns in compiled code: a tensor computed in the graph, whatever its
+    arguments (see ``knowledge.NUMPY_ARRAY_FUNCS``)."""
+    return tensor(is_bool=name in K.NUMPY_BOOL_FUNCS, params=merge_params(args) | merge_params(kwargs.values()),
+                  zero_dim=name in K.NUMPY_REDUCTIONS and len(args) == 1 and not kwargs
+                  ).with_(qualname=K.NUMPY_ARRAY)
 
 
 #: keyword arguments of torch functions that place or type the result, not values it is computed from
@@ -433,6 +451,8 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         if first is None:
             return python(is_bool=name == "bool")
         if first.kind is Kind.TENSOR and not first.maybe_none:
+            if first.qualname == K.NUMPY_ARRAY:
+                return UNKNOWN_VALUE  # a NumPy array's number: see ``knowledge.NUMPY_ARRAY``
             return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
                          from_weights=first.from_weights, is_bool=name == "bool")
         if first.kind in (Kind.SIZE, Kind.SCALAR):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.number_callers import foreign_call_sites
 from dynalint.analysis.syntax import literal_value, parent_map, walk
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -29,13 +30,23 @@ class ParameterValues:
     function: "FunctionInfo"
     param: cst.Param
     values: frozenset[tuple[str, Any]]
-    """``(type name, value)`` pairs of the literals passed: ``True`` and ``1`` stay apart."""
+    """``(type name, value)`` pairs of what is passed: literals (``True`` and ``1`` stay apart),
+    ``("tensor", None)``, ``("list", None)`` and ``("tuple", None)`` for a tensor and list or tuple
+    displays."""
     in_loop: bool = False
-    """An int computed from the variable of the loop that makes the calls is passed."""
+    """A number that changes from one iteration of the loop that makes the calls is passed."""
+    sites: tuple[tuple[str, str], ...] = ()
+    """``(where, what)``: one call for each value, the first that passes it (``line 12``, or
+    ```run` line 12`` in another module)."""
+    static: bool = False
+    """Compiled with ``dynamic=False``: every new number recompiles."""
 
     @property
     def varies(self) -> bool:
         return self.in_loop or len(self.values) >= 2
+
+
+_Site = tuple[cst.Call, "FunctionInfo | None", "Program"]
 
 
 def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
@@ -47,7 +58,7 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
     handles = _compiled_handles(program)
     for fn in program.compiled:
         entry = fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
-        through = [(name, scope) for name, scope, target in handles if target is fn]
+        through = [(name, scope, static) for name, scope, target, static in handles if target is fn]
         if not entry and not through:
             continue
         params = list(fn.node.params.params)
@@ -59,26 +70,165 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
             if by_class is None:
                 by_class = _instance_calls(idx, compiled)
             calls = list(by_class.get(fn.cls.name, ()))
+        sites: list[_Site] = [(call, caller, program) for call, caller in calls
+                              if caller is None or id(caller) not in compiled]
+        if entry and program.project is not None:
+            # callers in the other files of the project (those that run compiled are inlined)
+            sites += [(call, caller, owner) for call, caller, owner in foreign_call_sites(program, fn, strict=False)
+                      if caller is None or not _compiled_itself(caller)]
         # calls of what `torch.compile(...)` returned, where that name is bound
-        calls += [(call, caller) for name, scope in through for call, caller in idx.call_sites.get(name, ())
+        sites += [(call, caller, program) for name, scope, _ in through for call, caller in idx.call_sites.get(name, ())
                   if isinstance(call.func, cst.Name) and (scope is None or caller is scope)]
-        values: dict[str, set[tuple[str, Any]]] = {}
-        in_loop: set[str] = set()
-        for call, caller in calls:
-            if caller is not None and id(caller) in compiled:
-                continue  # inlined into the caller's graph: no recompile
-            for name, const in _literal_arguments(call, params):
-                values.setdefault(name, set()).add((type(const).__name__, const))
-            if caller is not None:
-                in_loop.update(_loop_varying_arguments(call, caller, params))
-        for prm in params:
-            found = ParameterValues(fn, prm, frozenset(values.get(prm.name.value, ())), prm.name.value in in_loop)
-            if not found.varies:
-                continue
-            numbers = {t for t, _ in found.values} <= {"int", "float"}
-            if numbers and not _specialising_read(program, fn, prm.name.value):
+        static = any(st for _, _, st in through) or _static_decorator(fn)
+        yield from _varying(program, fn, params, sites, static)
+
+
+def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site],
+             static: bool) -> Iterator[ParameterValues]:
+    """The parameters of ``fn`` that the calls at ``sites`` pass different values."""
+    seen: dict[str, dict[tuple[str, Any], tuple[_Site, str]]] = {}
+    in_loop: dict[str, _Site] = {}
+    undecided: dict[str, list[tuple[cst.BaseExpression, _Site]]] = {}
+    for site in sites:
+        call, caller, _ = site
+        for name, arg in _bound_arguments(call, params):
+            key = _shape_of(arg)
+            if key is not None:
+                seen.setdefault(name, {}).setdefault(key, (site, _shown(key)))
+            else:
+                undecided.setdefault(name, []).append((arg, site))
+        if caller is not None:
+            for name in _loop_varying_arguments(call, caller, params):
+                in_loop.setdefault(name, site)
+    for name, pending in undecided.items():
+        # None at one call: is a tensor passed at another?
+        if ("NoneType", None) in seen.get(name, {}):
+            for arg, site in pending:
+                if _is_tensor(site, arg):
+                    seen[name].setdefault(("tensor", None), (site, "a tensor"))
+                    break
+    for prm in params:
+        name = prm.name.value
+        passed = seen.get(name, {})
+        values = frozenset(passed)
+        found = ParameterValues(fn, prm, values, name in in_loop)
+        if not found.varies:
+            continue
+        kinds = {t for t, _ in values}
+        if kinds <= {"int", "float"}:
+            if not _specialising_read(program, fn, name):
                 continue  # a number only passed through (or not read) installs no guard
-            yield found
+        elif not _read(fn, name):
+            continue  # an argument the function never reads installs no guard
+        if kinds & {"list", "tuple", "tensor", "NoneType"} and not (kinds <= {"list", "tuple"}
+                                                                   or kinds <= {"tensor", "NoneType"}):
+            continue  # a literal against a container or tensor: not one of the cases measured
+        shown = [(_where(site, program), what) for site, what in passed.values()]
+        if name in in_loop:
+            shown.append((_where(in_loop[name], program), "values that change from one loop iteration to the next"))
+        yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static)
+
+
+def _compiled_itself(fn: "FunctionInfo") -> bool:
+    """A function of another module that runs compiled code when called (its calls are inlined)."""
+    return fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
+
+
+def _static_decorator(fn: "FunctionInfo") -> bool:
+    """``@torch.compile(dynamic=False)`` (every new number or shape recompiles)."""
+    for d in fn.node.decorators:
+        if isinstance(d.decorator, cst.Call) and _dynamic_false(d.decorator):
+            return True
+    return False
+
+
+def _dynamic_false(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value == "dynamic" and isinstance(a.value, cst.Name)
+               and a.value.value == "False" for a in call.args)
+
+
+def _bound_arguments(call: cst.Call, params: list[cst.Param]) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(parameter name, argument) for the arguments of ``call`` up to the first ``*``/``**``."""
+    names = [p.name.value for p in params]
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return
+        if arg.keyword is not None:
+            if arg.keyword.value in names:
+                yield arg.keyword.value, arg.value
+            continue
+        if position < len(names):
+            yield names[position], arg.value
+        position += 1
+
+
+def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
+    """What Dynamo guards on in an argument known from its syntax: a literal's type and value, or a
+    list or tuple display; None when not known."""
+    if isinstance(node, cst.Name) and node.value == "None":
+        return ("NoneType", None)
+    if isinstance(node, cst.List):
+        return ("list", None)
+    if isinstance(node, cst.Tuple):
+        return ("tuple", None)
+    const = _literal(node)
+    return None if const is _NOT_LITERAL else (type(const).__name__, const)
+
+
+def _shown(key: tuple[str, Any]) -> str:
+    kind, value = key
+    if kind in ("list", "tuple"):
+        return f"a {kind}"
+    if kind == "tensor":
+        return "a tensor"
+    return f"`{value!r}`"
+
+
+def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
+    """Whether the caller passes a tensor at ``arg`` (its evaluation says so)."""
+    from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
+    from dynalint.analysis.number_callers import argument_values
+    from dynalint.analysis.values import Kind
+
+    call, caller, owner = site
+    if caller is None:
+        return False
+    value = argument_values(owner, caller, [arg], MAX_CALL_DEPTH).get(id(arg))
+    return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _read(fn: "FunctionInfo", name: str) -> bool:
+    """Whether the body of ``fn`` mentions its parameter ``name`` at all."""
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(fn.node.body))
+
+
+def _where(site: _Site, program: "Program") -> str:
+    call, caller, owner = site
+    return site_label(program, owner, call, caller)
+
+
+_SHOWN_CALL = 40
+"""Characters of a call's code a message shows."""
+
+
+def site_label(program: "Program", owner: "Program", node: cst.CSTNode, caller: "FunctionInfo | None") -> str:
+    """Where ``node`` (in ``caller``, of the module of ``owner``) is, seen from the module ``program``
+    analyses: ```run(x, 1.0)` in `main``` in that module (its text, not its line: an edit elsewhere
+    moves lines without analysing the finding again), with ```module` line N`` in another (by its
+    dotted name: the same whatever the directory the check runs from)."""
+    from dynalint.core.positions import node_ranges
+
+    text = " ".join(cst.Module([]).code_for_node(node).split())
+    if len(text) > _SHOWN_CALL:
+        text = text[:_SHOWN_CALL - 1] + "…"
+    where = f"`{text}` in `{caller.name}`" if caller is not None else f"`{text}` at module level"
+    if owner is program:
+        return where
+    idx = owner.index
+    source = idx.source if idx.source is not None else idx.module.code
+    line = node_ranges(idx.module, source, [node])[id(node)].line
+    return f"{where}, `{idx.name}` line {line}"
 
 
 def _instance_calls(idx: "ModuleIndex", compiled: set[int]) -> dict[str, list[tuple[cst.Call, "FunctionInfo"]]]:
@@ -113,22 +263,6 @@ def _instances_by_caller(idx: "ModuleIndex", compiled: set[int]) -> dict[int, di
     return out
 
 
-def _literal_arguments(call: cst.Call, params: list[cst.Param]) -> Iterator[tuple[str, Any]]:
-    names = [p.name.value for p in params]
-    position = 0
-    for arg in call.args:
-        if arg.star:
-            return
-        const = _literal(arg.value)
-        if arg.keyword is not None:
-            if const is not _NOT_LITERAL and arg.keyword.value in names:
-                yield arg.keyword.value, const
-            continue
-        if position < len(names) and const is not _NOT_LITERAL:
-            yield names[position], const
-        position += 1
-
-
 _NOT_LITERAL = object()
 
 
@@ -146,9 +280,10 @@ def _literal(node: cst.BaseExpression) -> Any:
     return _NOT_LITERAL
 
 
-def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | None", "FunctionInfo"]]:
-    """``(name, scope, entry)`` for ``name = torch.compile(target)``: calls of ``name`` in ``scope`` (a
-    function, or None for the module) run ``entry`` compiled."""
+def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | None", "FunctionInfo", bool]]:
+    """``(name, scope, entry, static)`` for ``name = torch.compile(target)``: calls of ``name`` in
+    ``scope`` (a function, or None for the module) run ``entry`` compiled (``static``: with
+    ``dynamic=False``)."""
     idx = program.index
     out = []
     for call, where in idx.compile_targets:
@@ -158,28 +293,59 @@ def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | Non
         for n in walk(where.node.body if where is not None else idx.module, into_scopes=False):
             if isinstance(n, cst.Assign) and n.value is call and len(n.targets) == 1 \
                     and isinstance(n.targets[0].target, cst.Name):
-                out.append((n.targets[0].target.value, where, target[0]))
+                out.append((n.targets[0].target.value, where, target[0], _dynamic_false(call)))
     return out
 
 
 def _loop_varying_arguments(call: cst.Call, caller: "FunctionInfo", params: list[cst.Param]) -> Iterator[str]:
-    """Parameters to which ``call`` passes an int computed from the variable of an enclosing
-    ``for v in range(N)`` loop (N >= 2) of the caller: the value changes between iterations."""
+    """Parameters to which ``call`` passes a number computed from the variable of an enclosing loop of
+    the caller that takes at least two different values: ``for v in range(N)`` (N >= 2), ``for t in
+    (1.0, 0.5)`` or over a name bound once to such a display, also through ``enumerate``."""
     loop_vars: set[str] = set()
     for n in walk(caller.node.body, into_scopes=False):
-        if isinstance(n, cst.For) and isinstance(n.target, cst.Name) and _counts_to_two(n.iter) \
-                and any(m is call for m in walk(n.body, into_scopes=False)):
-            loop_vars.add(n.target.value)
+        if isinstance(n, cst.For) and any(m is call for m in walk(n.body, into_scopes=False)):
+            loop_vars |= _varying_targets(n, caller)
     if not loop_vars:
         return
-    names = [p.name.value for p in params]
-    for position, arg in enumerate(call.args):
-        if arg.star or arg.keyword is not None:
-            if arg.keyword is not None and arg.keyword.value in names and _int_of(arg.value, loop_vars):
-                yield arg.keyword.value
-            continue
-        if position < len(names) and _int_of(arg.value, loop_vars):
-            yield names[position]
+    for name, arg in _bound_arguments(call, params):
+        if _number_of(arg, loop_vars):
+            yield name
+
+
+def _varying_targets(loop: cst.For, caller: "FunctionInfo") -> set[str]:
+    """The names a ``for`` loop binds to values that change between its iterations."""
+    it, target = loop.iter, loop.target
+    counted = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" \
+        and len(it.args) == 1 and not it.args[0].star
+    if counted and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        it = it.args[0].value  # type: ignore[union-attr]
+        names = [e.value for e in target.elements]
+        return {n.value for n in names if isinstance(n, cst.Name)} if _takes_two_values(it, caller) else set()
+    if isinstance(target, cst.Name) and (_counts_to_two(it) or _takes_two_values(it, caller)):
+        return {target.value}
+    return set()
+
+
+def _takes_two_values(it: cst.BaseExpression, caller: "FunctionInfo") -> bool:
+    """A tuple or list display of numbers with two different values, or a name bound once (in the
+    caller, or at module level and never rebound) to one."""
+    if isinstance(it, cst.Name):
+        bound = [n.value for n in walk(caller.node.body, into_scopes=False)
+                 if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == it.value
+                                                      for t in n.targets)]
+        owner = caller.owner
+        if not bound and owner is not None and it.value not in owner.mutated_globals \
+                and it.value not in caller.param_names():
+            bound = list(owner.globals.get(it.value, ()))
+        if len(bound) != 1 or bound[0] is None:
+            return False
+        it = bound[0]
+    if not isinstance(it, (cst.Tuple, cst.List)):
+        return False
+    values = [_literal(e.value) if not isinstance(e, cst.StarredElement) else _NOT_LITERAL for e in it.elements]
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
+        return False
+    return len(set(values)) >= 2
 
 
 def _counts_to_two(it: cst.BaseExpression) -> bool:
@@ -193,14 +359,18 @@ def _counts_to_two(it: cst.BaseExpression) -> bool:
     return hi - lo >= 2
 
 
-def _int_of(node: cst.BaseExpression, loop_vars: set[str]) -> bool:
-    """An int expression of a loop variable and int literals (``n``, ``n + 1``, ``2 * n``)."""
+def _number_of(node: cst.BaseExpression, loop_vars: set[str]) -> bool:
+    """A number computed from a loop variable and number literals, one to one (``n``, ``n + 1``,
+    ``2 * n``, ``t / 10``)."""
     if isinstance(node, cst.Name):
         return node.value in loop_vars
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply)):
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply,
+                                                                            cst.Divide)):
         sides = (node.left, node.right)
-        return any(_int_of(x, loop_vars) for x in sides) and all(
-            _int_of(x, loop_vars) or isinstance(_literal(x), int) for x in sides)
+        constants = [_literal(x) for x in sides if not _number_of(x, loop_vars)]
+        return len(constants) == 1 and isinstance(constants[0], (int, float)) \
+            and not isinstance(constants[0], bool) \
+            and (constants[0] != 0 or isinstance(node.operator, (cst.Add, cst.Subtract)))
     return False
 
 

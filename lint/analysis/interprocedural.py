@@ -31,6 +31,7 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
+    bound_parameter,
     join_all,
     python,
     join,
@@ -234,9 +235,9 @@ class Interprocedural(CutReplay):
             if name in env and self.project is not None:
                 value = decode_value(code, self.project)
                 prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
-                if prm is not None and self._ann(fn, prm) is not None:
-                    value = _refine(value, annotation_value(self, self._ann(fn, prm)))
-                env[name] = value
+                declared = annotation_value(self, self._ann(fn, prm)) \
+                    if prm is not None and self._ann(fn, prm) is not None else None
+                env[name] = bound_parameter(_refine(value, declared), declared)
         self._mark_compiled(fn)
         FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
 
@@ -413,6 +414,11 @@ def _refine(value: Value, declared: Value | None) -> Value:
     """An argument's value, corrected by the parameter's annotation where they disagree."""
     if declared is None:
         return value
+    if value.is_mapping and declared.is_mapping and declared.element is not None \
+            and (value.element is None or value.element.kind is Kind.UNKNOWN):
+        # `params: dict[str, Tensor]` passed a dict whose entries the analysis could not follow
+        items = tuple(_refine(v, declared.element) for v in value.items) if value.items is not None else None
+        return value.with_(element=declared.element, items=items)
     if declared.kind is Kind.PYTHON and value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
         return declared
     if declared.kind is Kind.SEQUENCE and declared.element is not None and declared.element.kind is Kind.PYTHON:

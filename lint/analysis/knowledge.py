@@ -191,6 +191,30 @@ CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "inse
 #: resumed after the break guards on the number and recompiles when it first changes).
 SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time", "time.perf_counter"})
 
+#: NumPy functions whose result is an array. Dynamo traces NumPy code as tensor code (``torch._numpy``): an
+#: array made in compiled code is a tensor of the graph, even one made from Python numbers only
+#: (measured on torch 2.13: ``if (np.array([1, 2]) < 0).any():``, ``if not np.isfinite(f):`` of a float
+#: argument, ``any(np.array(t) < 0)`` and ``a[a > 0]`` break; ``x[np.arange(4)]`` is traced).
+NUMPY_ARRAY_FUNCS = frozenset("""
+array asarray asanyarray ascontiguousarray zeros ones empty full zeros_like ones_like empty_like full_like
+arange linspace eye identity concatenate stack vstack hstack abs absolute sqrt square exp log log2 log10 sin cos
+tan floor ceil round around clip maximum minimum add subtract multiply divide true_divide floor_divide mod
+remainder power negative sign cumsum cumprod dot matmul outer transpose reshape squeeze expand_dims flip roll
+sort argsort argmax argmin sum prod mean std var max min amax amin isfinite isnan isinf logical_and logical_or
+logical_not logical_xor equal not_equal less less_equal greater greater_equal any all
+""".split())
+#: those whose result is boolean
+NUMPY_BOOL_FUNCS = frozenset("""
+isfinite isnan isinf logical_and logical_or logical_not logical_xor equal not_equal less less_equal greater
+greater_equal any all
+""".split())
+#: those that reduce a whole array to a 0-d one when given only the array
+NUMPY_REDUCTIONS = frozenset("sum prod mean std var max min amax amin any all argmax argmin".split())
+#: The qualname of a tensor value that is a NumPy array (made by NumPy in compiled code, or computed from one).
+#: Reading one as a Python number is not judged: whether Dynamo breaks there depends on its dtype
+#: (measured on torch 2.13: ``int(np.ceil(h / 4))`` is traced, ``int(np.prod(shape))`` breaks).
+NUMPY_ARRAY = "numpy.ndarray"
+
 #: functions that wrap a function so that Dynamo skips it: calling one inside compiled code is itself
 #: skipped, and calling what it returned ends the graph (measured on torch 2.13)
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})

@@ -95,6 +95,10 @@ class ModuleIndex:
     module: cst.Module
     imports: dict[str, str] = field(default_factory=dict)
     """Local name -> qualified name (``nn`` -> ``torch.nn``, ``F`` -> ``torch.nn.functional``)."""
+    runtime_imports: dict[str, str] = field(default_factory=dict)
+    """The bindings of :attr:`imports` made whenever the module is imported: module-level import
+    statements and those of ``try`` bodies (torch code needs them to succeed), not those under an
+    ``if`` (``if TYPE_CHECKING:``), a ``with`` or an ``except``."""
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     globals: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
@@ -177,11 +181,15 @@ def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None) -> Modul
 # --- top level -------------------------------------------------------------------
 
 
-def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool) -> None:
+def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool, runtime: bool = True) -> None:
+    """Index the statements of a module-level block (``runtime``: the block runs whenever the module
+    is imported)."""
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 _index_small(idx, small)
+                if runtime and isinstance(small, (cst.Import, cst.ImportFrom)):
+                    idx.runtime_imports.update(import_bindings(small))
         elif isinstance(stmt, cst.FunctionDef):
             fn = _REUSE.function(stmt, None) or _make_function(idx, stmt, None)
             idx.functions[fn.name] = fn
@@ -190,8 +198,8 @@ def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool) -
             _index_class(idx, stmt)
         elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
             # `if TYPE_CHECKING:`, `try: import x except ImportError:`, ...
-            for part in _suites(stmt):
-                _index_block(idx, part, top)
+            for i, part in enumerate(_suites(stmt)):
+                _index_block(idx, part, top, runtime and isinstance(stmt, cst.Try) and i == 0)
         elif isinstance(stmt, (cst.For, cst.While)):
             for n in walk(stmt):
                 if isinstance(n, cst.Call):

@@ -1,32 +1,45 @@
-"""Parameters every caller in the module passes a Python number.
+"""Parameters every caller in the project passes a Python number.
 
 An untyped parameter of ``forward`` (or of a function handed to ``torch.compile``) is taken for a
-tensor: nothing says otherwise.  When the module itself shows every call of the function, and each
+tensor: nothing says otherwise.  When the project shows every call of the function, and each
 passes a Python number for the parameter (a literal, a loop counter over ``range``, an ``int``
-parameter, a number-valued attribute or config field), Dynamo sees a number there: a test of it is
-guarded, not a graph break (measured on torch 2.13).  Every call must be found for that to be known:
-a function or class name used any other way (passed on, stored in a container, subclassed,
-compiled) leaves the parameter as it was, as does a call whose argument is not known to be a number.
+parameter, a number-valued attribute or config field, a shape's arithmetic, a key of a dict of
+numbers spread with ``**``), Dynamo sees a number there: a test of it is guarded, not a graph break
+(measured on torch 2.13).  Every call must be found for that to be known: a function or class name
+used any other way (passed on, stored in a container, subclassed, compiled other than into a name
+that is only called) leaves the parameter as it was, as does a call whose argument is not known to
+be a number.
+The calls are those of its module and of the project's modules that import it (found with the
+project index's import scan), by any name the import binds (``from m import f as g``, ``import
+pkg.m``, a package that re-exports it); a module that takes it with ``*`` or uses the name any other
+way leaves the parameter as it was.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Protocol
+from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
 import libcst as cst
 
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView
+from dynalint.analysis.module_index import import_bindings
+from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.syntax import children, walk
-from dynalint.analysis.values import Kind, Value
+from dynalint.analysis.values import Kind, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.evaluator import Evidence
-    from dynalint.analysis.module_index import FunctionInfo
+    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
+    from dynalint.analysis.project import SourceIndex
 
 
 class Program(ProgramView, Protocol):
     """What the search reads of the program (the module's :class:`Program`, which imports this one)."""
+
+    project: "SourceIndex | None"
+
+    def program_for(self, owner: "ModuleIndex | None") -> "Program": ...
 
     def param_env(self, fn: "FunctionInfo", evidence: "Evidence | None") -> dict[str, Value]: ...
 
@@ -37,32 +50,38 @@ _NUMBER_TYPES = (None, "builtins.int", "builtins.float", "builtins.bool")
 
 
 def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
-    """The parameters of ``fn`` to which every call in its module passes a Python number (empty when
+    """The parameters of ``fn`` to which every call in the project passes a Python number (empty when
     a call cannot be found or read)."""
-    sites = _call_sites(program, fn)
+    local = _call_sites(program, fn)
+    foreign = foreign_call_sites(program, fn) if local is not None else None
+    if local is None or foreign is None:
+        return frozenset()
+    sites = [(call, caller, program) for call, caller in local] + foreign
     if not sites:
         return frozenset()
     names = fn.param_names()[1:] if fn.is_method else fn.param_names()
     wanted: dict[int, cst.BaseExpression] = {}
     candidates = set(names)
-    for call, _ in sites:
+    for call, _, _ in sites:
         bound = _bind(call, names)
         if bound is None:
             return frozenset()
-        candidates &= set(bound)
-        for name in candidates:
+        spread = _spread(call)
+        candidates &= set(bound) | (set(names) if spread else set())
+        for name in candidates & set(bound):
             wanted[id(bound[name])] = bound[name]
+        wanted.update((id(s), s) for s in spread)
     if not candidates:
         return frozenset()
     seen: dict[int, Value] = {}
-    for caller in {id(c): c for _, c in sites}.values():
-        env = program.param_env(caller, program.evidence(caller))
-        probe = _Probe(program, caller, env, depth, wanted, seen)
+    for caller, owner in {id(c): (c, p) for _, c, p in sites}.values():
+        env = owner.param_env(caller, owner.evidence(caller))
+        probe = _Probe(owner, caller, env, depth, wanted, seen)
         probe.run_body(caller.node.body)
     out = set()
+    defaulted = _defaulted(fn)
     for name in candidates:
-        args = [_bind(call, names)[name] for call, _ in sites]  # type: ignore[index]
-        if all(id(a) in seen and _is_number(seen[id(a)]) for a in args):
+        if all(_passes_number(call, names, name, seen, defaulted) for call, _, _ in sites):
             out.add(name)
     tracker = program.tracker
     if out and tracker is not None:
@@ -73,6 +92,16 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
         for cls in program.index.classes.values():
             program.touch_class(cls)
     return frozenset(out)
+
+
+def argument_values(program: Program, caller: "FunctionInfo", args: list[cst.BaseExpression], depth: int
+                    ) -> dict[int, Value]:
+    """The values a silent evaluation of ``caller`` gives the expressions ``args`` (by ``id``; joined
+    over a loop's iterations as :class:`_Probe` keeps them)."""
+    seen: dict[int, Value] = {}
+    env = program.param_env(caller, program.evidence(caller))
+    _Probe(program, caller, env, depth, {id(a): a for a in args}, seen).run_body(caller.node.body)
+    return seen
 
 
 class _Probe(FunctionEvaluator):
@@ -89,7 +118,9 @@ class _Probe(FunctionEvaluator):
         if node is not None and id(node) in self._wanted:
             old = self._seen.get(id(node))
             # a loop body runs more than once: every value it took must be a number
-            self._seen[id(node)] = value if old is None or _is_number(old) else old
+            if old is not None and old.is_mapping and value.is_mapping:
+                value = join(old, value)  # a dict spread into a call: what each of its keys held
+            self._seen[id(node)] = value if old is None or _is_number(old) or old.is_mapping else old
         return value
 
 
@@ -102,11 +133,47 @@ def _is_number(v: Value) -> bool:
     return not v.has_const or (isinstance(v.const, (int, float)) and v.const is not None)
 
 
+def _passes_number(call: cst.Call, names: list[str], name: str, seen: dict[int, Value],
+                   defaulted: set[str]) -> bool:
+    """Whether ``call`` passes a number to the parameter ``name``: as an argument, as a key of a dict
+    of known keys spread with ``**``, or by leaving it its default when it is a number literal (see
+    :func:`_defaulted`)."""
+    bound = _bind(call, names)
+    if bound is not None and name in bound:
+        return id(bound[name]) in seen and _is_number(seen[id(bound[name])])
+    given = False
+    for spread in _spread(call):
+        value = seen.get(id(spread))
+        if value is None or not value.is_mapping or value.keys is None or value.items is None:
+            return False
+        if name in value.keys:
+            given = True
+            if not _is_number(value.items[value.keys.index(name)]):
+                return False
+    return given or name in defaulted
+
+
+def _spread(call: cst.Call) -> list[cst.BaseExpression]:
+    """The dicts ``call`` spreads into keyword arguments (``**cfg``)."""
+    return [arg.value for arg in call.args if arg.star == "**"]
+
+
+def _defaulted(fn: "FunctionInfo") -> set[str]:
+    """The parameters of ``fn`` whose default is a number literal."""
+    p = fn.node.params
+    return {prm.name.value for prm in (*p.params, *p.kwonly_params) if prm.default is not None
+            and (isinstance(prm.default, (cst.Integer, cst.Float)) or isinstance(prm.default, cst.UnaryOperation)
+                 and isinstance(prm.default.expression, (cst.Integer, cst.Float)))}
+
+
 def _bind(call: cst.Call, names: list[str]) -> dict[str, cst.BaseExpression] | None:
-    """Parameter name -> argument expression of ``call``; None with ``*args``/``**kwargs``."""
+    """Parameter name -> argument expression of ``call`` (a dict spread with ``**`` aside: see
+    :func:`_spread`); None with ``*args``."""
     out: dict[str, cst.BaseExpression] = {}
     position = 0
     for arg in call.args:
+        if arg.star == "**":
+            continue
         if arg.star:
             return None
         if arg.keyword is not None:
@@ -118,65 +185,283 @@ def _bind(call: cst.Call, names: list[str]) -> dict[str, cst.BaseExpression] | N
     return out
 
 
-def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "FunctionInfo"]]:
-    """Every call of ``fn`` in its module, each with the function it sits in; empty when the module
+def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "FunctionInfo"]] | None:
+    """Every call of ``fn`` in its module, each with the function it sits in; None when the module
     uses the function (or its class) in a way other than calling it, or calls it at module level."""
     idx = program.index
     if fn.owner is not idx or fn.closure is not None:
-        return []
+        return None
     module = idx.module
     uses = _module_uses(program)
     parents, enclosing = uses.parents, uses.enclosing
     if fn.cls is None:
         if idx.functions.get(fn.name) is not fn:
             return []
-        calls = _only_called(module, parents, fn.name, fn.node)
+        calls = _only_called(module, parents, fn.name, fn.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "forward" and fn.cls.is_module and idx.classes.get(fn.cls.name) is fn.cls:
         calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node)
     else:
-        return []
+        return None
     if calls is None:
-        return []
+        return None
     out = []
     for call in calls:
         caller = enclosing.get(id(call))
         if caller is None:
-            return []
+            return None
         out.append((call, caller))
     return out
 
 
-class _ModuleUses:
-    """What the search reads of a whole module, from one walk of it: each node's parent, the ``Name``
-    nodes by name, and the innermost indexed function holding each call (by ``id``). Every function
-    of the module asks, so building it per function would walk the module once per function."""
+_MAX_REEXPORTS = 3
+"""Modules a name is followed through (``pkg/__init__.py`` re-exporting ``pkg.m.f``, ...)."""
+MAX_IMPORTERS = 8
+"""Modules read for the calls of one function at most: a helper of a large package that many of its
+modules import would otherwise cost the parse of each (a script's sampler has a few callers)."""
 
-    def __init__(self, program: Program) -> None:
-        self.index = program.index
-        self.module = program.index.module
+
+def foreign_call_sites(program: Program, fn: "FunctionInfo", strict: bool = True
+                       ) -> list[tuple[cst.Call, "FunctionInfo | None", Program]] | None:
+    """Every call of ``fn`` (or of its class's instances, for ``forward``) in the other modules of the
+    project, each with the function it sits in and that module's program. ``strict``: None when one of
+    them uses it in a way other than calling it (or calls it at module level, or takes it with
+    ``*``); else the calls that are found (a module-level call with None for its function)."""
+    project, idx = program.project, program.index
+    if project is None or not idx.name:
+        return []
+    if fn.cls is None and idx.functions.get(fn.name) is not fn or \
+            fn.cls is not None and (fn.name != "forward" or idx.classes.get(fn.cls.name) is not fn.cls):
+        return None if strict else []
+    symbol = fn.name if fn.cls is None else fn.cls.name
+    out: list[tuple[cst.Call, FunctionInfo, Program]] = []
+    pending = [(idx.name, symbol, "", 0)]
+    done: set[tuple[str, str]] = set()
+    while pending:
+        module, name, suffix, hops = pending.pop()
+        for importer, taken in project.importers_of(module):
+            if taken is not None and "*" in taken and strict:
+                return None
+            if taken is not None and name not in taken or (importer, f"{module}.{name}") in done:
+                continue
+            done.add((importer, f"{module}.{name}"))
+            if len(done) > MAX_IMPORTERS:
+                return None if strict else out
+            other = project.load(importer) if hops < _MAX_REEXPORTS else None
+            found = _importer_calls(other, f"{module}.{name}{suffix}", fn.cls is not None, strict) \
+                if other is not None else None
+            if found is None:
+                if strict:
+                    return None
+                continue
+            calls, bound = found
+            caller_program = program.program_for(other)
+            out += [(call, caller, caller_program) for call, caller in calls]
+            # what the importer binds can be imported from it in turn
+            pending += [(importer, local, rest, hops + 1) for local, rest in bound]
+    return out
+
+
+def _importer_calls(other: "ModuleIndex", target: str, instances: bool, strict: bool
+                    ) -> tuple[list[tuple[cst.Call, "FunctionInfo"]], list[tuple[str, str]]] | None:
+    """The calls of ``target`` (a dotted name: module, then the function or class) in the module
+    ``other`` with the function each sits in, and the local names its imports bind to ``target`` or a
+    module on the way (with the rest of the dotted name); None when a use is not a call (``strict``;
+    else the uses that are calls)."""
+    uses = _uses_of(other)
+    package = other.path.endswith("__init__.py")
+    bound: dict[str, str] = {}
+    for statement in uses.imports:
+        for local, q in import_bindings(statement).items():
+            q = absolute(q, other.name, package)
+            if q == target or target.startswith(q + "."):
+                bound[local] = q
+    nodes = []
+    for local, q in bound.items():
+        for n in uses.names.get(local, ()):
+            node = _use_of(n, q, target, uses.parents)
+            if node is False or node is None and not strict:
+                continue
+            if node is None:
+                return None
+            nodes.append(node)
+    if instances:
+        calls = [] if not strict else _instance_calls_of(other.module, uses.parents, nodes)
+        if not strict:
+            for node in nodes:
+                calls += _instance_calls_of(other.module, uses.parents, [node]) or []
+    else:
+        calls = [uses.parents[id(n)] for n in nodes]
+        if not strict:
+            calls = [c for c, n in zip(calls, nodes) if isinstance(c, cst.Call) and c.func is n]
+        elif not all(isinstance(c, cst.Call) and c.func is n for c, n in zip(calls, nodes)):
+            return None
+    if calls is None:
+        return None
+    out = []
+    for call in calls:
+        caller = uses.enclosing.get(id(call))
+        if caller is None and strict:
+            return None
+        out.append((call, caller))
+    return out, [(local, target[len(q):]) for local, q in bound.items()]
+
+
+def _use_of(name: cst.Name, q: str, target: str, parents: dict) -> "cst.BaseExpression | None | bool":
+    """The expression that a use of a name bound to ``q`` makes of ``target``: ``name`` itself or the
+    attribute chain on it (``m.f``); False when the use is not one (an attribute of something else,
+    the import that binds it, a keyword); None when it uses a module on the way as a value."""
+    parent = parents.get(id(name))
+    if isinstance(parent, cst.Attribute) and parent.attr is name or \
+            isinstance(parent, cst.Arg) and parent.keyword is name:
+        return False
+    holder = parent
+    while isinstance(holder, (cst.Attribute, cst.ImportAlias, cst.AsName)):
+        holder = parents.get(id(holder))
+    if isinstance(holder, (cst.Import, cst.ImportFrom)):
+        return False  # the import itself
+    node: cst.BaseExpression = name
+    dotted = q
+    while dotted != target:
+        parent = parents.get(id(node))
+        if not (isinstance(parent, cst.Attribute) and parent.value is node):
+            return None  # a module on the way to it, used as a value
+        dotted = f"{dotted}.{parent.attr.value}"
+        node = parent
+        if dotted != target and not target.startswith(dotted + "."):
+            return False  # another member of the module
+    return node
+
+
+class _StatementUses:
+    """What one top-level statement holds: its nodes' parents, its ``Name`` nodes by name, its
+    attributes by attribute name and its import statements.  Kept by the statement (see
+    :data:`_STATEMENTS`): libcst nodes are immutable, and an editor's edit analyses a tree whose
+    untouched statements are the previous tree's, so only the edited statement is walked again."""
+
+    __slots__ = ("statement", "parents", "names", "attributes", "imports", "used")
+
+    def __init__(self, statement: cst.CSTNode) -> None:
+        self.statement = statement  # held, so that the ``id`` keys stay this node's
         self.parents: dict[int, cst.CSTNode] = {}
         self.names: dict[str, list[cst.Name]] = {}
-        for n in walk(self.module):
+        self.attributes: dict[str, list[cst.Attribute]] = {}
+        self.imports: list[cst.Import | cst.ImportFrom] = []
+        self.used = 0
+        for n in walk(statement):
             for c in children(n):
                 self.parents[id(c)] = n
             if isinstance(n, cst.Name):
                 self.names.setdefault(n.value, []).append(n)
+            elif isinstance(n, cst.Attribute):
+                self.attributes.setdefault(n.attr.value, []).append(n)
+            elif isinstance(n, (cst.Import, cst.ImportFrom)):
+                self.imports.append(n)
+
+
+_STATEMENTS: dict[int, _StatementUses] = {}
+"""The uses of the top-level statements of the modules read lately, by ``id`` of the statement."""
+_STATEMENT_LIMIT = 20_000
+"""Statements kept: those of the last modules read (a large project's modules hold a few hundred each)."""
+_BUILDS = [0]
+
+
+def _statement_uses(statement: cst.CSTNode) -> _StatementUses:
+    found = _STATEMENTS.get(id(statement))
+    if found is None or found.statement is not statement:
+        found = _STATEMENTS[id(statement)] = _StatementUses(statement)
+    found.used = _BUILDS[0]
+    return found
+
+
+def _forget_old_statements() -> None:
+    if len(_STATEMENTS) > _STATEMENT_LIMIT:
+        newest = sorted({u.used for u in _STATEMENTS.values()})[-4:]
+        for key in [k for k, u in _STATEMENTS.items() if u.used < newest[0]]:
+            del _STATEMENTS[key]
+
+
+_CALLS_IN: dict[int, tuple[cst.CSTNode, list[cst.Call]]] = {}
+"""The calls in each function's own body (not in nested scopes), by ``id`` of the function, pruned
+with :data:`_STATEMENTS`."""
+
+
+def _calls_in(function: cst.FunctionDef) -> list[cst.Call]:
+    found = _CALLS_IN.get(id(function))
+    if found is None or found[0] is not function:
+        calls = [n for n in walk(function.body, into_scopes=False) if isinstance(n, cst.Call)]
+        found = _CALLS_IN[id(function)] = (function, calls)
+    return found[1]
+
+
+class _ModuleUses:
+    """What the search reads of a whole module: each node's parent, the ``Name`` nodes by name, the
+    attributes by name, the import statements, and the innermost indexed function holding each call
+    (by ``id``).  Every function of the module asks, so building it per function would walk the
+    module once per function; it is put together from the uses of each top-level statement, so a
+    module that differs from the last one read by one statement walks that statement only."""
+
+    def __init__(self, index: "ModuleIndex") -> None:
+        self.index = index
+        self.module = index.module
+        _BUILDS[0] += 1
+        self.statements = [_statement_uses(statement) for statement in self.module.body]
+        self.parents: dict[int, cst.CSTNode] = {id(statement): self.module for statement in self.module.body}
+        self.imports: list[cst.Import | cst.ImportFrom] = []
+        for uses in self.statements:
+            self.parents.update(uses.parents)
+            self.imports += uses.imports
+        self.names = _Merged([uses.names for uses in self.statements])
+        self.attributes = _Merged([uses.attributes for uses in self.statements])
         self.enclosing: dict[int, FunctionInfo] = {}
         for info in self.index.all_functions:
-            for n in walk(info.node.body, into_scopes=False):
-                if isinstance(n, cst.Call):
-                    self.enclosing[id(n)] = info
+            for call in _calls_in(info.node):
+                self.enclosing[id(call)] = info
+        if len(_CALLS_IN) > _STATEMENT_LIMIT:
+            _CALLS_IN.clear()
+        _forget_old_statements()
+
+
+class _Merged:
+    """The lists of several statements' maps under one key, in statement order (a walk's order)."""
+
+    def __init__(self, maps: list[dict[str, list]]) -> None:
+        self.maps = maps
+
+    def get(self, key: str, default: Iterable = ()) -> list:
+        out = [node for found in self.maps for node in found.get(key, ())]
+        return out if out else list(default)
 
 
 _LAST_USES: list[_ModuleUses] = []
 """The uses of the module analysed last (one: an analysis asks about one module many times in a row)."""
+_IMPORTER_USES: list[_ModuleUses] = []
+"""The uses of the modules that import from it, while it is the one analysed."""
 
 
 def _module_uses(program: Program) -> _ModuleUses:
     idx = program.index
     if not _LAST_USES or _LAST_USES[0].index is not idx or _LAST_USES[0].module is not idx.module:
-        _LAST_USES[:] = [_ModuleUses(program)]
+        _LAST_USES[:] = [_ModuleUses(idx)]
+        _IMPORTER_USES.clear()
     return _LAST_USES[0]
+
+
+def _uses_of(index: "ModuleIndex") -> _ModuleUses:
+    """The uses of a module that imports from the one analysed (kept while that one is)."""
+    for uses in _IMPORTER_USES:
+        if uses.index is index and uses.module is index.module:
+            return uses
+    uses = _ModuleUses(index)
+    _IMPORTER_USES.append(uses)
+    return uses
+
+
+def _known_uses(module: cst.Module) -> _ModuleUses | None:
+    """The uses already gathered for ``module`` (the one analysed, or one importing from it)."""
+    for uses in (*_LAST_USES, *_IMPORTER_USES):
+        if uses.module is module:
+            return uses
+    return None
 
 
 def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
@@ -189,9 +474,13 @@ def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
             yield n
 
 
-def _only_called(module: cst.Module, parents: dict, name: str, definition: cst.CSTNode
+def _only_called(module: cst.Module, parents: dict, name: str, definition: cst.CSTNode,
+                 compiles: set[int] = frozenset()  # type: ignore[assignment]
                  ) -> list[cst.Call] | None:
-    """The calls ``name(...)``, when every other use of the name is its definition; else None."""
+    """The calls ``name(...)``, when every other use of the name is its definition or hands it to
+    one of the ``compiles`` calls (by ``id``) whose result is bound to a name that is only called
+    (``step_c = torch.compile(step)``: a call of ``step_c`` passes its arguments to ``step``); else
+    None."""
     calls = []
     for n in _names(module, name):
         parent = parents.get(id(n))
@@ -200,19 +489,46 @@ def _only_called(module: cst.Module, parents: dict, name: str, definition: cst.C
         if isinstance(parent, cst.Call) and parent.func is n:
             calls.append(parent)
             continue
-        return None
+        through = _handle_calls(parents, n, compiles)
+        if through is None:
+            return None
+        calls += through
     return calls
+
+
+def _handle_calls(parents: dict, use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
+    """The calls of the name ``use`` is compiled into, when ``use`` is the first positional argument
+    of a ``compiles`` call bound alone to a name that is only called; else None."""
+    arg = parents.get(id(use))
+    compile_call = parents.get(id(arg))
+    if not (isinstance(arg, cst.Arg) and isinstance(compile_call, cst.Call) and id(compile_call) in compiles
+            and compile_call.args and compile_call.args[0] is arg and arg.keyword is None and not arg.star):
+        return None
+    statement = parents.get(id(compile_call))
+    if not (isinstance(statement, cst.Assign) and statement.value is compile_call and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return None
+    target = statement.targets[0].target
+    name = target.value
+    return _uses_called(_scope_of(parents, statement), parents,
+                        lambda m: isinstance(m, cst.Name) and m.value == name, target)
 
 
 def _instance_calls(module: cst.Module, parents: dict, cls_name: str, definition: cst.CSTNode
                     ) -> list[cst.Call] | None:
     """The calls of the instances of a class, when each is built into a plain name or an attribute that
     is only called; else None."""
+    return _instance_calls_of(module, parents, [n for n in _names(module, cls_name)
+                                                if parents.get(id(n)) is not definition])
+
+
+def _instance_calls_of(module: cst.Module, parents: dict, uses: list[cst.BaseExpression]
+                       ) -> list[cst.Call] | None:
+    """The calls of the instances a class builds at ``uses`` (its name, or ``m.Name``), when each is
+    built into a plain name or an attribute that is only called; else None."""
     calls: list[cst.Call] = []
-    for n in _names(module, cls_name):
+    for n in uses:
         parent = parents.get(id(n))
-        if parent is definition:
-            continue
         if not (isinstance(parent, cst.Call) and parent.func is n):
             return None  # a base class, an annotation, passed on: not every call can be seen
         statement = parents.get(id(parent))
@@ -226,8 +542,10 @@ def _instance_calls(module: cst.Module, parents: dict, cls_name: str, definition
             found = _uses_called(scope, parents, lambda m: isinstance(m, cst.Name) and m.value == name, target)
         elif isinstance(target, cst.Attribute):
             attr = target.attr.value
+            known = _known_uses(module)
             found = _uses_called(module, parents,
-                                 lambda m: isinstance(m, cst.Attribute) and m.attr.value == attr, target)
+                                 lambda m: isinstance(m, cst.Attribute) and m.attr.value == attr, target,
+                                 candidates=known.attributes.get(attr) if known is not None else None)
         else:
             return None
         if found is None:
@@ -244,11 +562,13 @@ def _scope_of(parents: dict, node: cst.CSTNode) -> cst.CSTNode:
         node = parent
 
 
-def _uses_called(scope: cst.CSTNode, parents: dict, matches, target: cst.CSTNode) -> list[cst.Call] | None:
+def _uses_called(scope: cst.CSTNode, parents: dict, matches, target: cst.CSTNode,
+                 candidates: Iterable[cst.CSTNode] | None = None) -> list[cst.Call] | None:
     """The calls of the name or attribute ``matches`` selects in ``scope``, when its only other use is the
-    binding ``target``; else None."""
+    binding ``target``; else None.  ``candidates``: the nodes of ``scope`` that may match, in walk order,
+    when they are known (a module's attributes by name), instead of a walk of ``scope``."""
     calls = []
-    for m in walk(scope):
+    for m in walk(scope) if candidates is None else candidates:
         if m is target or not matches(m):
             continue
         parent = parents.get(id(m))

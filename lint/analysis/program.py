@@ -26,6 +26,7 @@ from typing import Any
 import libcst as cst
 
 from dynalint.analysis.breaks import BreakClassifier
+from dynalint.analysis.capture_settings import CaptureSites, OwnCapture, capture_sites, own_capture
 from dynalint.analysis.class_model import ClassModel
 from dynalint.analysis.entry_points import EntryPoints
 from dynalint.analysis.evaluator import Evidence
@@ -123,6 +124,8 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._broke: set[tuple] = set()
         """Keys of ``_calls`` whose analysis broke the graph (a caller's statement ends there too)."""
         self._graph_ends: BreakClassifier | None = None
+        self._capture_sites: CaptureSites | None = None
+        self._capture: OwnCapture | None = None
         self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
         self._library_roots: set[int] = set()
@@ -142,6 +145,32 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._compiled_nodes: set[int] = set()
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
+
+    def run(self) -> "Program":
+        """Analyse the module.  The capture flags its code turns on for one compile call cover the
+        functions that call reaches, known once the calls are: the breaks are then classified again
+        with them (the evaluator asked under the flags the module turns on everywhere)."""
+        Interprocedural.run(self)
+        sites = self.capture_sites
+        if sites.sites:
+            self._capture = own_capture(sites, self, self.events)
+            if self._capture.functions:
+                self._graph_ends = None
+        return self
+
+    @property
+    def capture_sites(self) -> CaptureSites:
+        """Where the module's text turns Dynamo's capture flags on (:mod:`dynalint.analysis.capture_settings`)."""
+        if self._capture_sites is None:
+            self._capture_sites = capture_sites(self.index)
+        return self._capture_sites
+
+    @property
+    def capture(self) -> OwnCapture:
+        """The capture flags the module's own code turns on, and for which of its functions."""
+        if self._capture is None:
+            self._capture = self.capture_sites.own
+        return self._capture
 
     @property
     def is_root(self) -> bool:
@@ -177,9 +206,15 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
     def may_break_at(self, ev: Event) -> bool:
         """Whether Dynamo may break the graph at ``ev`` under the analysis's capture settings (see
         :meth:`BreakClassifier.may_break_at`)."""
+        return self.break_classifier().may_break_at(ev)
+
+    def break_classifier(self) -> BreakClassifier:
+        """The classifier of this program's events under its settings: the evaluator asks it while it
+        runs, and the break list the rules and fixers read is made from what it found
+        (:func:`dynalint.analysis.breaks.find_breaks`), so no event is classified twice."""
         if self._graph_ends is None:
             self._graph_ends = BreakClassifier(self, self.settings or Settings())
-        return self._graph_ends.may_break_at(ev)
+        return self._graph_ends
 
     def program_for(self, owner: ModuleIndex | None) -> "Program":
         """The program of the module that defines something (this one when unknown)."""

@@ -112,6 +112,7 @@ class SourceIndex:
         self._imported: set[str] | None = None
         self._graph: dict[str, set[str]] | None = None
         self._edges: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
+        self._importers: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
         self._top_names: dict[str, frozenset[str]] = {}
         self._loaded_chars = 0
         """Modules remembered only while their own analysis runs."""
@@ -187,6 +188,17 @@ class SourceIndex:
                 edges[name] = [(t, n) for t, n in found if t in self.paths and t != name]
             self._edges = edges
         return self._edges
+
+    def importers_of(self, name: str) -> list[tuple[str, frozenset[str] | None]]:
+        """The checked modules that import module ``name``, each with the names it takes from it
+        (None: the whole module), from the same scan as :meth:`import_edges`."""
+        if self._importers is None:
+            found: dict[str, list[tuple[str, frozenset[str] | None]]] = {}
+            for module, edges in self.import_edges().items():
+                for target, names in edges:
+                    found.setdefault(target, []).append((module, names))
+            self._importers = found
+        return self._importers.get(name, [])
 
     def defined_names(self, name: str) -> frozenset[str]:
         """The names a checked module binds at its top level (``def``, ``class``, assignments),

@@ -16,6 +16,7 @@ from dynalint.analysis.values import (
     UNKNOWN_VALUE,
     Kind,
     Value,
+    bound_parameter,
     join_all,
     python,
     sequence,
@@ -58,8 +59,9 @@ class Signatures:
         return ev
 
     def numbers_passed(self, fn: FunctionInfo) -> frozenset[str]:
-        """The parameters of ``fn`` every call in its module passes a Python number (see
-        :mod:`dynalint.analysis.number_callers`); none for a function other modules compile or call."""
+        """The parameters of ``fn`` every call in the project passes a Python number (see
+        :mod:`dynalint.analysis.number_callers`); none for a function that compiled code of other
+        modules calls (its incoming entry carries the arguments)."""
         if fn.qualname in self.entries:
             return frozenset()
         return self._numbers.get(id(fn), lambda: number_params(self, fn, MAX_CALL_DEPTH), frozenset)
@@ -105,9 +107,11 @@ class Signatures:
             elif prm.default is not None and _is_none(prm.default):
                 env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
                     else UNKNOWN_VALUE
-            elif prm.default is None and is_forward and name not in negative and name not in tensor_params \
+            elif prm.default is None and (is_forward or name in tensor_params) and name not in negative \
                     and name in self.numbers_passed(fn):
-                env[name] = python()  # every caller in the module passes a number
+                # every caller in the project passes a number (what the body does with it, a test or
+                # arithmetic with a tensor, a number does as well)
+                env[name] = python()
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known
@@ -116,6 +120,7 @@ class Signatures:
                 env[name] = tensor(entered=entered)
             else:
                 env[name] = UNKNOWN_VALUE
+            env[name] = bound_parameter(env[name], ann)
         p = fn.node.params
         if isinstance(p.star_arg, cst.Param):
             env[p.star_arg.name.value] = sequence(element=UNKNOWN_VALUE)
@@ -194,9 +199,8 @@ class Signatures:
                 value = self.default_value(prm.default)
             else:
                 value = UNKNOWN_VALUE
-            if self._ann(fn, prm) is not None:
-                value = _refine(value, annotation_value(self, self._ann(fn, prm)))
-            env[name] = value
+            declared = annotation_value(self, self._ann(fn, prm)) if self._ann(fn, prm) is not None else None
+            env[name] = bound_parameter(_refine(value, declared), declared)
         if isinstance(p.star_arg, cst.Param):
             env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
                                                  element=join_all(positional) if positional else UNKNOWN_VALUE)

@@ -100,6 +100,10 @@ class Value:
     constant: bool = False
     """A tensor computed from Python numbers only (``torch.div(h.size(1), 2)``): Dynamo evaluates it
     while tracing, so it is a constant of the graph, not data."""
+    guessed: bool = field(default=False, compare=False)
+    """A parameter's value that is a tensor only by the analysis's reading: no annotation of the
+    parameter says so (it may be a Python number when called).  What a rule may take for a tensor,
+    a rewrite may not (:func:`dynalint.fixers.support.codegen.certain_tensor`)."""
 
     # --- convenience -----------------------------------------------------
     @property
@@ -161,6 +165,13 @@ def tensor(
 ) -> Value:
     return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights, entered=entered,
                  assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none)
+
+
+def bound_parameter(value: Value, declared: Value | None) -> Value:
+    """``value`` as the parameter it is bound to holds it (``declared``: what the parameter's annotation
+    says, None without one): a tensor is :attr:`Value.guessed` unless the annotation declares one."""
+    guessed = value.kind is Kind.TENSOR and (declared is None or declared.kind is not Kind.TENSOR)
+    return value if value.guessed is guessed else value.with_(guessed=guessed)
 
 
 def derived(operands: Iterable[Value]) -> dict[str, bool]:
@@ -233,7 +244,7 @@ def join(a: Value, b: Value) -> Value:
     an unknown value on the other is unknown.  ``None`` on one path makes an
     optional tensor.
     """
-    if a is b or a == b:
+    if a is b or (a == b and a.guessed is b.guessed):
         return a
     if a.kind is b.kind:
         if a.kind is Kind.SEQUENCE:
@@ -261,6 +272,7 @@ def join(a: Value, b: Value) -> Value:
             maybe_none=a.maybe_none or b.maybe_none,
             entered=a.entered and b.entered,
             assumed=a.assumed or b.assumed,
+            guessed=a.guessed or b.guessed,
             constant=a.constant and b.constant,
             zero_dim=a.zero_dim and b.zero_dim,
         )

@@ -226,12 +226,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("capture-scalar-outputs", as_bool, "mirror torch._dynamo.config.capture_scalar_outputs", "false",
            "switch", dynamo="capture_scalar_outputs",
            doc="mirrors `torch._dynamo.config.capture_scalar_outputs`: `.item()` and friends stay in the "
-               "graph (as symbolic values), so what breaks moves to their uses"),
+               "graph (as symbolic values), so what breaks moves to their uses; on for every checked file (a "
+               "file that turns the flag on itself, where that provably covers its compiled code, is read as such "
+               "without it)"),
     Option("capture-dynamic-output-shape-ops", as_bool,
            "mirror torch._dynamo.config.capture_dynamic_output_shape_ops", "false", "switch",
            dynamo="capture_dynamic_output_shape_ops",
            doc="mirrors `torch._dynamo.config.capture_dynamic_output_shape_ops`: `nonzero`, boolean masks "
-               "and friends stay in the graph"),
+               "and friends stay in the graph; on for every checked file (a file's own setting is read as for "
+               "`capture-scalar-outputs`)"),
     Option("reorderable-logging-functions", as_list, "calls Dynamo is told to defer: not reported",
            '["print"]', commands=(), dynamo="reorderable_logging_functions",
            doc="calls Dynamo is told to defer (`torch._dynamo.config.reorderable_logging_functions`) are "

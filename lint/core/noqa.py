@@ -69,7 +69,9 @@ class NoqaMap:
     def exempt_from_everything(self) -> bool:
         return self.file_codes is None
 
-    def suppresses(self, lines: tuple[int, ...], code: str) -> bool:
+    def suppresses(self, lines: tuple[int, ...], code: str, *, record: bool = True) -> bool:
+        """Whether a comment on one of ``lines`` suppresses ``code``; ``record``: count the comment as
+        used (False for a question that reports nothing, such as a fixer's)."""
         if self.exempt(code):
             return True
         for line in lines:
@@ -80,7 +82,8 @@ class NoqaMap:
                 return True
             matched = [c for c in codes if code.startswith(c)]
             if matched:
-                self._used.setdefault(line, set()).update(matched)
+                if record:
+                    self._used.setdefault(line, set()).update(matched)
                 return True
         return False
 

@@ -58,6 +58,9 @@ class Analysis:
     """The codes of the rules that ran (the enabled ones the file's noqa does not exempt)."""
     columns_moved: bool = False
     """Whether columns were moved back after form feeds were cut from indentations."""
+    context: RuleContext | None = None
+    """The analysis as the rules read it (breaks, ``# noqa`` comments, positions); the fixers read
+    the same (:class:`dynalint.fixers.support.context.FixContext` is made from it)."""
 
 
 def analyse(source: str, path: str, settings: Settings, *, record_values: bool = False,
@@ -167,11 +170,13 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
                       project=project, entries=entries or {}, entry_patterns=settings.entry_points,
                       settings=settings, tracker=tracker).run()
     result.program = program
-    result.findings = run_rules(program, settings, rules) if program.events else []
+    result.context = RuleContext(program, settings, source, noqa)
+    result.findings = run_rules(result.context, rules) if program.events else []
     if positions is not None:
         result.ranges = positions(result.findings)
     else:
         result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
+    result.context.know_ranges(result.ranges)
     if isinstance(statements, list):
         result.statement_lines = statements
     elif statements:
@@ -219,8 +224,9 @@ def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]
     return analyse(source, path, settings).diagnostics
 
 
-def run_rules(program: Program, settings: Settings, rules: Iterable[type[Rule]]) -> list[Finding]:
-    ctx = RuleContext(program, settings)
+def run_rules(ctx: RuleContext, rules: Iterable[type[Rule]]) -> list[Finding]:
+    """The findings of ``rules`` on the analysis ``ctx``, in evaluation order, one graph break per statement."""
+    program = ctx.program
     # evaluation order: the position of each event, and of the first event about each node
     order: dict[int, int] = {}
     position: dict[int, int] = {}

@@ -19,7 +19,7 @@ from dynalint.engine.cache_entry import (  # noqa: F401 (cache_warnings, code_fi
     seal, source_digest, valid_entry)
 from dynalint.config.resolver import Configuration
 from dynalint.core.diagnostics import Diagnostic
-from dynalint.engine.pipeline import FileResult, SourceError, analyse, io_error
+from dynalint.engine.pipeline import Analysis, FileResult, SourceError, analyse, io_error
 from dynalint.engine.run_record import record_path
 from dynalint.core.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.engine.pool import chunk_size, default_jobs, worker_pool  # noqa: F401 (also imported from here)
@@ -212,6 +212,10 @@ def _unlink_quietly(path: str) -> None:
         pass
 
 
+IMPORTERS_OF = "<importers>"
+"""What :meth:`ProjectView.asked` records for a question about the modules that import a module."""
+
+
 class ProjectView(SourceIndex):
     """The project index of a run, recording which module names each analysis asks about.
 
@@ -243,17 +247,36 @@ class ProjectView(SourceIndex):
         self.asked.add(name)
         return super().load(name, path)
 
+    def importers_of(self, name: str) -> list[tuple[str, frozenset[str] | None]]:
+        # the answer changes with the files that import ``name``, added, removed or edited elsewhere
+        self.asked.add(IMPORTERS_OF + name)
+        return super().importers_of(name)
+
     def view(self, names: Iterable[str], path: str) -> str:
         """A digest of what ``names`` mean in this project, seen from the file at ``path`` (its own
         module name decides its relative imports)."""
         h = hashlib.sha256((self.module_of(path) or "").encode("utf-8", "surrogateescape") + b"\0")
         for name in names:
+            if name.startswith(IMPORTERS_OF):
+                h.update(repr(sorted(SourceIndex.importers_of(self, name[len(IMPORTERS_OF):]), key=repr)).encode(
+                    "utf-8", "surrogateescape") + b"\1")
+                continue
             for q in (name, name.rpartition(".")[0]):
                 target = self.paths.get(q)
                 h.update("\0".join((q, str(q.split(".")[0] in self.tops),
                                      os.path.realpath(target) if target else "",
                                      self.packages.get(q, ""))).encode("utf-8", "surrogateescape") + b"\1")
         return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Kept:
+    """An analysis of a file kept for the fixes: the text it analysed, with the incoming entries
+    (canonical JSON) it was analysed with."""
+
+    source: str
+    entries: str
+    analysis: Analysis
 
 
 @dataclass(frozen=True)
@@ -268,6 +291,9 @@ class _Job:
     """The file's content when it does not come from the file (standard input)."""
     write_cache: bool = True
     """False when the cache is only read (it could not be written earlier in the run)."""
+    keep: bool = False
+    """Keep the analysis itself, with its values, on the outcome (an analysis in this process that
+    ``fix`` goes on from: see :func:`project_pass`)."""
 
 
 @dataclass
@@ -278,6 +304,8 @@ class _Outcome:
     """Why the analysis could not be stored in the cache (the main process reports it once)."""
     deps: dict[str, str] = field(default_factory=dict)
     """Other files the analysis read (path -> content hash)."""
+    kept: Kept | None = None
+    """The analysis itself, when the job asked to keep it (and it was not answered by the cache)."""
 
 
 _WORKER_PROJECT: ProjectView | None = None
@@ -329,7 +357,8 @@ def _check_one(job: _Job, project: ProjectView | None = None) -> _Outcome:
     try:
         if project is not None:
             project.read, project.asked = set(), set()
-        diagnostics, outgoing = _analyse(source, path, settings, project, entries, job.with_fixes)
+        diagnostics, outgoing, analysis = _analyse(source, path, settings, project, entries, job.with_fixes,
+                                                   job.keep and notebook is None)
     except Exception as exc:  # an analysis bug must not stop the run
         message = f"internal error while analysing ({type(exc).__name__}: {exc}); please report it"
         return _Outcome(FileResult(path, error=message))
@@ -343,17 +372,19 @@ def _check_one(job: _Job, project: ProjectView | None = None) -> _Outcome:
     cache_error = None
     if cache is not None and job.write_cache:
         cache_error = cache.put(key, Entry(diagnostics, outgoing, deps, names, view))
-    return _Outcome(FileResult(path, diagnostics), outgoing, cache_error, deps)
+    kept = Kept(source, job.entries, analysis) if analysis is not None else None
+    return _Outcome(FileResult(path, diagnostics), outgoing, cache_error, deps, kept)
 
 
 def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | None,
-             entries: dict[str, dict[str, Any]], with_fixes: bool
-             ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]]]:
-    """Diagnostics of one file of the project (with their fixes when asked), and the entries its
-    compiled code hands to other files."""
+             entries: dict[str, dict[str, Any]], with_fixes: bool, keep: bool = False
+             ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]], Analysis | None]:
+    """Diagnostics of one file of the project (with their fixes when asked), the entries its
+    compiled code hands to other files, and the analysis itself when ``keep`` (with its values)."""
     released = None
     try:
-        analysis = analyse(source, path, settings, record_values=with_fixes, project=project, entries=entries)
+        analysis = analyse(source, path, settings, record_values=with_fixes or keep, project=project,
+                           entries=entries)
         if with_fixes:
             from dynalint.engine.fixing import diagnostics_with_fixes
 
@@ -364,9 +395,11 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
         if project is not None:
             released = project.release(path)
     outgoing = analysis.program.encoded_outgoing() if analysis.program is not None else {}
+    if keep:
+        return diagnostics, outgoing, analysis  # its index is read again: not disposed
     if released is not None:
         released.dispose()
-    return diagnostics, outgoing
+    return diagnostics, outgoing, None
 
 
 MIN_FILES_FOR_POOL = 4
@@ -399,12 +432,16 @@ def check_files(paths: Iterable[str], settings: Settings | Configuration, *, job
 
 def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  with_fixes: Iterable[str] = (), index: list[str] | None = None,
-                 project: ProjectView | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
+                 project: ProjectView | None = None, keep: Iterable[str] = ()
+                 ) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
     (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
     ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes; ``project``: the index
     of those files already built (and still true to them; a :class:`ProjectView`, or another is built),
-    for the analyses run in this process.
+    for the analyses run in this process; ``keep``: the files whose last analysis, made with their
+    settled entries, is kept on their outcome (:attr:`_Outcome.kept`) for the fixes to go on from, so
+    that ``fix`` does not analyse them again (they are analysed in this process, the others in the
+    worker processes when there are any).
 
     Each file is analysed with the entries the compiled code of the other files hands it
     (functions they call, with the arguments they pass).  The first round analyses every file
@@ -419,6 +456,7 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
     workers = min(jobs, len(paths) // 2)  # a worker costs its start (imports): at least two files each
     project = project if isinstance(project, ProjectView) else ProjectView(index)
     pooled = workers > 1 and len(paths) >= MIN_FILES_FOR_POOL
+    keeps = set(keep)
     with worker_pool(workers, init_worker, (index,)) if pooled else contextlib.nullcontext() as pool:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
@@ -426,18 +464,21 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
         pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes,
-                             write_cache=not unwritable) for p in pending]
-            if pool is not None:
-                done = list(pool.map(_check_in_worker, job_list,
-                                     chunksize=chunk_size(len(job_list), workers, 16)))
-            else:
-                done = []
+                             write_cache=not unwritable, keep=p in keeps) for p in pending]
+            # a kept analysis is made in this process, whatever the others (the fixes go on from it here)
+            away = [j for j in job_list if not j.keep] if pool is not None else []
+            done: dict[str, _Outcome] = {}
+            if away:
+                done.update(zip((j.path for j in away),
+                                pool.map(_check_in_worker, away, chunksize=chunk_size(len(away), workers, 16))))
+            here = [j for j in job_list if j.path not in done]
+            if here:
                 with Collections() as collections:
-                    for job in job_list:
-                        done.append(_check_one(job, project))
+                    for job in here:
+                        done[job.path] = _check_one(job, project)
                         collections.done()
-            for job, outcome in zip(job_list, done):
-                outcomes[job.path] = outcome
+            for job in job_list:
+                outcome = outcomes[job.path] = done[job.path]
                 if cache_dir and _note_trouble(cache_dir, outcome.cache_error):
                     unwritable = True  # not tried again in the next rounds
             new = _incoming(outcomes)
@@ -445,6 +486,8 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
             incoming = new
             if not pending:
                 break
+        for p in pending:  # the rounds ran out: their last analysis is not of the settled entries
+            outcomes[p].kept = None
     return outcomes, incoming
 
 

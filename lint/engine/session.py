@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.project import SourceIndex
     from dynalint.engine.pipeline import Analysis
     from dynalint.engine.fixing import FixResult
-    from dynalint.engine.runner import ProjectView
+    from dynalint.engine.runner import Kept, ProjectView
 
 STDIN = "-"
 """The path of code read from standard input without a name: no file of the project."""
@@ -47,6 +47,10 @@ MODULE_SUFFIXES = (".py", ".pyi")
 
 MAX_SETTLED = 16
 """Settled entries remembered per session (one per set of files and their stamps)."""
+
+MAX_KEPT = 16
+"""Given files whose analysis the project pass keeps for ``fix`` to go on from (each holds its tree
+and values until it is used: a larger run analyses the files it fixes again)."""
 
 Entries = dict[str, dict[str, dict]]
 """Incoming entries of one file: qualname -> parameter -> encoded value."""
@@ -80,6 +84,8 @@ class Session:
         self._files: dict[tuple[str, ...], list[str]] = {}
         self._settled: dict[tuple, dict[str, str]] = {}
         self._index: tuple[tuple, SourceIndex] | None = None
+        self._kept: dict[str, Kept] = {}
+        """Analyses the project pass kept for the fixes, by path as given (see :meth:`kept`)."""
 
     @classmethod
     def for_path(cls, path: str, **kwargs) -> "Session":
@@ -138,10 +144,11 @@ class Session:
 
     # ------------------------------------------------------------------ files on disk
     def check(self, paths: Iterable[str], *, with_fixes: bool = False,
-              stdin: tuple[str, bytes] | None = None) -> Iterator[FileResult]:
+              stdin: tuple[str, bytes] | None = None, keep: bool = False) -> Iterator[FileResult]:
         """Results for ``paths`` (in their order), each analysed with the project around it.
         ``stdin``: (shown path, content) of a file read from standard input, checked first, with
-        the project around the path it is shown under."""
+        the project around the path it is shown under.  ``keep``: the files will be fixed next
+        (their analyses are kept, see :meth:`kept`)."""
         if stdin is not None:
             yield self._check_stdin(*stdin, with_fixes=with_fixes)
         paths = list(paths)
@@ -160,9 +167,11 @@ class Session:
         from dynalint.engine.runner import Cache, project_pass
 
         analysed, index = self.scope(paths)
-        outcomes, _ = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
-                                   with_fixes=paths if with_fixes else (), index=index,
-                                   project=self.index(index))
+        key_settled = self._settled_key(analysed, index)
+        outcomes, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
+                                         with_fixes=paths if with_fixes else (), index=index,
+                                         project=self.index(index), keep=self._to_keep(paths) if keep else ())
+        self._remember(key_settled, settled, outcomes)
         results = [outcomes[p].result for p in paths]
         if key is not None and listing is not None and files is not None and self.cache_dir is not None:
             for outcome in outcomes.values():
@@ -173,24 +182,53 @@ class Session:
                 Cache(self.cache_dir).put_run(key, run_record.record(results, listing, paths, files))
         yield from results
 
-    def entries(self, paths: Iterable[str]) -> dict[str, str]:
+    def entries(self, paths: Iterable[str], *, keep: bool = False) -> dict[str, str]:
         """Each given file's incoming entries once the project has settled (canonical JSON, by path
-        as given; a file nothing calls into is left out)."""
+        as given; a file nothing calls into is left out).  ``keep``: the files will be fixed next
+        (the pass keeps their analyses, see :meth:`kept`)."""
         paths = [p for p in dict.fromkeys(paths) if p != STDIN]
         if not paths:
             return {}
         analysed, index = self.scope(paths)
-        key = (tuple(analysed), tuple(file_stamp(p) for p in index))
+        key = self._settled_key(analysed, index)
         settled = self._settled.get(key)
         if settled is None:
             from dynalint.engine.runner import project_pass
 
-            _, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir, index=index,
-                                      project=self.index(index))
-            if len(self._settled) >= MAX_SETTLED:  # a long-lived session (an editor's) keeps the recent ones
-                self._settled.pop(next(iter(self._settled)))
-            self._settled[key] = settled
+            outcomes, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
+                                             index=index, project=self.index(index),
+                                             keep=self._to_keep(paths) if keep else ())
+            self._remember(key, settled, outcomes)
         return {p: settled[p] for p in paths if p in settled}
+
+    @staticmethod
+    def _settled_key(analysed: list[str], index: list[str]) -> tuple:
+        """What the settled entries of a pass depend on: the files analysed, and every indexed file's stamp."""
+        return tuple(analysed), tuple(file_stamp(p) for p in index)
+
+    @staticmethod
+    def _to_keep(paths: list[str]) -> list[str]:
+        """The given files whose analyses a pass keeps: all of them, when they are few."""
+        return paths if len(paths) <= MAX_KEPT else []
+
+    def _remember(self, key: tuple, settled: dict[str, str], outcomes: dict) -> None:
+        """Keep what a project pass found: its settled entries (a later :meth:`entries` asks no second
+        pass) and the analyses it kept (:meth:`kept`, replacing those of an earlier pass)."""
+        if len(self._settled) >= MAX_SETTLED:  # a long-lived session (an editor's) keeps the recent ones
+            self._settled.pop(next(iter(self._settled)))
+        self._settled[key] = settled
+        for path, outcome in outcomes.items():
+            if outcome.kept is not None:
+                self._kept[path] = outcome.kept
+
+    def kept(self, path: str, text: str, entries: str) -> Analysis | None:
+        """The analysis of ``text`` as ``path`` the last project pass kept (see ``keep`` of
+        :meth:`entries`), handed out once: None unless it analysed this very text with ``entries``
+        (canonical JSON, as :meth:`entries` gives them)."""
+        found = self._kept.pop(path, None)
+        if found is None or found.source != text or found.entries != entries:
+            return None
+        return found.analysis
 
     def index(self, paths: list[str]) -> ProjectView:
         """The index of these files, kept while none of them changes on disk (its import scan and the
@@ -228,11 +266,13 @@ class Session:
         finally:
             index.release(path)
 
-    def check_buffer(self, path: str, text: str, *, with_fixes: bool = False) -> list[Diagnostic]:
+    def check_buffer(self, path: str, text: str, *, with_fixes: bool = False, keep: bool = False
+                     ) -> list[Diagnostic]:
         """The diagnostics of :meth:`analyse_buffer` (each with its fix when ``with_fixes``).  A buffer
-        that holds what the file holds (flake8 hands the file's lines) is answered by the cache."""
+        that holds what the file holds (flake8 hands the file's lines) is answered by the cache.
+        ``keep``: the file will be fixed next (see :meth:`kept`)."""
         if path != STDIN and not is_notebook(path) and _holds(path, text):
-            [result] = self.check([path], with_fixes=with_fixes)
+            [result] = self.check([path], with_fixes=with_fixes, keep=keep)
             if result.error is None:
                 return result.diagnostics
         analysis = self.analyse_buffer(path, text, record_values=with_fixes)
@@ -243,13 +283,15 @@ class Session:
         return diagnostics_with_fixes(text, path, analysis.settings, analysis=analysis)
 
     def fix_buffer(self, path: str, text: str, *, unsafe: bool = False) -> "FixResult":
-        """``text`` as ``dynalint fix`` would rewrite ``path`` holding it."""
+        """``text`` as ``dynalint fix`` would rewrite ``path`` holding it (a file on disk that holds it
+        is analysed once: the project pass keeps its analysis for the first round)."""
         from dynalint.analysis.project import SourceIndex
         from dynalint.engine.fixing import fix_source
 
+        found = self.entries([path], keep=path != STDIN and _holds(path, text)).get(path, "")
         index = SourceIndex(self.index_paths([path]))
         return fix_source(text, path, self.config.settings_for(path), unsafe=unsafe, project=index,
-                          entries=self.entries_for(path))
+                          entries=json.loads(found) if found else {}, analysis=self.kept(path, text, found))
 
     def _check_stdin(self, path: str, data: bytes, *, with_fixes: bool) -> FileResult:
         from dynalint.engine.pipeline import SourceError, io_error

@@ -9,6 +9,7 @@ from typing import Any
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.values import (
     NO_CONST,
     SIZE_VALUE,
@@ -32,7 +33,8 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
         if Kind.MODULE in kinds or Kind.FUNCTION in kinds:
             return UNKNOWN_VALUE
         # a tensor combined with anything that works is a tensor
-        bool_op = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor))
+        # bitwise operators and products of boolean tensors (`(~y) * (d < margin)`) keep the bool dtype
+        bool_op = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.Multiply))
         return tensor(
             is_bool=bool_op and left.is_bool and right.is_bool,
             params=left.params | right.params,
@@ -40,7 +42,7 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
                              for v in (left, right)),
             zero_dim=all(v.zero_dim for v in (left, right) if v.kind is Kind.TENSOR),
             **derived((left, right)),
-        )
+        ).with_(qualname=_array_of(left, right))
     if Kind.UNKNOWN in kinds or Kind.MODULE in kinds or Kind.FUNCTION in kinds:
         return Value(Kind.UNKNOWN, params=left.params | right.params)
     if Kind.SEQUENCE in kinds:
@@ -67,6 +69,12 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
             const = absorbing
     is_bool = left.is_bool and right.is_bool and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor))
     return python(const, is_bool=is_bool or isinstance(const, bool))
+
+
+def _array_of(left: Value, right: Value) -> str | None:
+    """NumPy's array qualname when every tensor operand is a NumPy array (the result is one too)."""
+    tensors = [v for v in (left, right) if v.kind is Kind.TENSOR]
+    return K.NUMPY_ARRAY if all(v.qualname == K.NUMPY_ARRAY for v in tensors) else None
 
 
 #: ``x |= y`` computes ``x | y`` (the operators constant folding understands).

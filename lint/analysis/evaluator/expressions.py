@@ -173,7 +173,7 @@ class ExpressionHandlers:
             return Value(Kind.UNKNOWN, params=base.params)  # only a mapping takes a string key
         if k is Kind.TENSOR:
             return tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
-                          from_weights=base.from_weights, **derived((base, *idx)))
+                          from_weights=base.from_weights, **derived((base, *idx))).with_(qualname=base.qualname)
         if k is Kind.SIZE:
             return SIZE_VALUE
         if k is Kind.SCALAR:

@@ -1,0 +1,162 @@
+"""Types the analysis follows through the program: casts returned by helpers of other modules, boolean
+masks made by products, 0-d masks, annotated dicts of tensors, and NumPy arrays (which Dynamo traces as
+tensors).
+
+Each single-file case is also run under real Dynamo: the lines flagged must be the lines where its
+graph-break log reports a break.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import requires_torch
+from dynalint.config.settings import Settings
+from dynalint.engine.runner import check_files
+from dynalint.rules.base import Example
+
+from helpers import check, run_example_under_dynamo
+
+
+def _break_lines(code: str, **settings: object) -> set[int]:
+    return {d.line for d in check(code, **settings) if d.kind == "graph-break"}
+
+
+def _marked(code: str) -> set[int]:
+    """The lines of ``code`` (dedented, as :func:`check` reads it) ending with ``# breaks``."""
+    text = textwrap.dedent(code).lstrip("\n")
+    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# breaks")}
+
+
+CASES = [
+    ("numpy-arrays-are-tensors", """
+        import numpy as np
+        import torch
+
+        def check_size(shape, patch):
+            remainder = np.array(shape) % np.array(patch) > 0
+            if remainder.any():  # breaks
+                raise ValueError("spatial size must be a multiple of the patch size")
+
+        def threshold_code(t, sr: float):
+            if any(np.array(t) < 0):  # breaks
+                return 0
+            if not np.isfinite(sr) or sr < 0:  # breaks
+                return 1
+            return 2
+
+        def f(x):
+            check_size(x.shape[2:], (4, 4))
+            n = threshold_code((0.5, 1.0), 0.5)
+            h = x.shape[2]
+            hp = int(np.ceil(h / 4)) * 4
+            rows = x[0, 0][np.arange(4)]
+            return x * n + hp + rows.sum()
+    """, "f", "[(torch.randn(1, 1, 8, 8),)]"),
+    ("zero-dim-boolean-mask", """
+        import torch
+
+        def f(x, y):
+            s = x.sum()
+            empty = s == 0
+            s[empty] = 0  # breaks
+            y = y.clone()
+            y[y > 0] = 1.0
+            return s, y
+    """, "f", "[(torch.randn(4), torch.randn(4))]"),
+    ("product-of-masks", """
+        import torch
+
+        def f(mat: torch.Tensor, labels: torch.Tensor):
+            same = labels.unsqueeze(1) == labels.unsqueeze(0)
+            picked = (~same) * (mat < 0.5)
+            return mat[picked]  # breaks
+    """, "f", "[(torch.rand(4, 4), torch.tensor([0, 1, 0, 1]))]"),
+    ("cast-by-type", """
+        import torch
+
+        def to_dtype(x, dtype=None):
+            if dtype is not None and x.dtype != dtype:
+                x = x.type(dtype)
+            return x
+
+        def f(emb):
+            mat = to_dtype(emb @ emb.t(), emb.dtype)
+            return mat[mat > 0.5]  # breaks
+    """, "f", "[(torch.randn(4, 3),)]"),
+]
+
+
+@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
+def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
+    assert _break_lines(code, entry_points=(target,)) == _marked(code)
+
+
+@requires_torch
+@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
+def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
+    example = Example(code, target=target, inputs=inputs)
+    obs, _ = run_example_under_dynamo(example, tmp_path)
+    assert obs.break_lines() == _marked(code)
+
+
+def test_annotated_dict_of_tensors_gives_its_entries_type() -> None:
+    # the dict's entries come from calls the analysis cannot follow; the annotation says they are tensors
+    assert _break_lines("""
+        import torch
+        from typing import Dict
+        from mylib import make_order, make_code
+
+        def apply(x: torch.Tensor, params: Dict[str, torch.Tensor]) -> torch.Tensor:
+            code = int(params["dtype"].item())
+            return x * code
+
+        @torch.compile
+        def step(x):
+            params = {"order": make_order(x), "dtype": make_code(x)}
+            return apply(x, params)
+    """) == {6}
+
+
+def test_helpers_of_other_modules(tmp_path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import torch
+
+        def to_dtype(x, dtype=None):
+            if dtype is not None and x.dtype != dtype:
+                x = x.type(dtype)
+            return x
+
+        def to_device(x, device=None, dtype=None):
+            if device is not None and x.device != device:
+                x = x.to(device)
+            if dtype is not None:
+                x = to_dtype(x, dtype=dtype)
+            return x
+
+        def padding(shape, k):
+            return np.array(shape) % k
+    """))
+    (pkg / "loss.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+        from . import util
+
+        class Loss(nn.Module):
+            def forward(self, emb, labels):
+                mat = util.to_device(emb @ emb.t(), device=emb.device, dtype=emb.dtype)
+                same = labels.unsqueeze(1) == labels.unsqueeze(0)
+                if util.padding(emb.shape, 4).any():
+                    emb = emb * 2
+                return mat[(~same) * (mat < 0.5)].sum() + emb.sum()
+    """))
+    results = list(check_files([str(pkg / "util.py"), str(pkg / "loss.py")], Settings(), cache_dir=None))
+    assert all(r.error is None for r in results)
+    found = {(d.path.rsplit("/", 1)[-1], d.line, d.code) for r in results for d in r.diagnostics
+             if d.kind == "graph-break"}
+    assert found == {("loss.py", 10, "DYN101"), ("loss.py", 12, "DYN104")}
