@@ -258,6 +258,18 @@ def _nonzero(draw, scope):  # DYN104: capture-flags (no rewrite of the code itse
             (0, f"{_target(draw, scope)} = {x}.index_select(0, idx)")], False
 
 
+def _experts(draw, scope):  # DYN104: full-range-loop (a loop over the experts a router mask selects)
+    x = draw(st.sampled_from(scope.tensors))
+    return [(0, f"top = {x}.reshape({x}.shape[0], -1)[:, :2].abs().long() % 4"),
+            (0, "mask = torch.nn.functional.one_hot(top, num_classes=4).permute(2, 1, 0)"),
+            (0, "hit = torch.greater(mask.sum(dim=(-1, -2)), 0).nonzero()"),
+            (0, f"routed = torch.zeros_like({x})"),
+            (0, "for e in hit:"),
+            (1, "idx, rows = torch.where(mask[e].squeeze(0))"),
+            (1, f"routed.index_add_(0, rows, {x}[rows] * 2)"),
+            (0, f"{_target(draw, scope)} = routed")], False
+
+
 def _loop(draw, scope):  # DYN103; DYN207 when the while loop counts its iterations
     x = draw(st.sampled_from(scope.tensors))
     if draw(st.booleans()):
@@ -352,7 +364,7 @@ SNIPPETS: dict[str, Snippet] = {
     "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return,
     "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
-    "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "loop": _loop, "logging": _logging,
+    "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "experts": _experts, "loop": _loop, "logging": _logging,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,
 }
