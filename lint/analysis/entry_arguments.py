@@ -1,12 +1,18 @@
-"""The Python values callers in a module pass to its compiled entry points.
+"""The Python values callers in the project pass to a module's compiled entry points.
 
 Dynamo specialises a compiled function on its Python arguments, so distinct literals passed to one
 parameter from code that is not compiled itself (a call from compiled code is inlined) are distinct
 graphs.  Read from the module index's call sites: a module-level function by its name, a module's
 ``forward`` through the local names its callers bind to ``ClassName(...)``, and what
-``torch.compile(...)`` returned by the name it is bound to.  An int computed from the variable of the
-loop that makes the calls changes from one call to the next.  A number the compiled code only passes
-on (binds, packs into a container, returns) installs no guard (measured on torch 2.13).
+``torch.compile(...)`` returned by the name it is bound to; and from the calls in the modules that
+import the entry point (:func:`~dynalint.analysis.number_callers.foreign_call_sites`).  A number
+computed from the variable of the loop that makes the calls changes from one call to the next: a
+``range`` of at least two, or a tuple or list of different numbers (written in the loop, or bound
+once to a name).  Measured on torch 2.13 (``backend="eager"``): a number that changes recompiles
+once and is then dynamic, and recompiles at every new value under ``dynamic=False``; ``None`` at one
+call and a tensor at another, or a list and a tuple, compile one graph each; a number the compiled
+code only passes on (binds, packs into a container, returns), and an argument it never reads,
+installs no guard.
 """
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ activations) does not recompile.
 
 Read from one function at a time: the local names bound to ``ClassName(...)`` of a module class (and
 to ``torch.compile(...)`` of one), the calls of those names and their ``.train()``/``.eval()`` calls
-in source order, a loop's body counted as running again after its end.  A module built in the
-function starts in training mode; one that is not is followed only after its first switch.
+in source order, a loop's body counted as running again after its end.  Only a module the function
+builds is followed (it starts in training mode); a module class many modules import is looked for
+in this file only (see :data:`~dynalint.analysis.number_callers.MAX_IMPORTERS`).
 """
 from __future__ import annotations
 
@@ -67,14 +68,14 @@ def mode_flips(program: "Program") -> Iterator[ModeFlip]:
     function of this file, or of a file that imports the class, calls in both modes (functions that
     run compiled are left out: their calls are inlined into one graph)."""
     idx = program.index
-    classes = {id(c): c for c in idx.classes.values()
-               if c.is_module and "forward" in c.methods and reads_training(program, c)}
+    classes = {id(c): c for c in idx.classes.values() if c.is_module and "forward" in c.methods}
     if not classes:
         return
     compiled = {id(fn) for fn in program.entry_compiled}
-    places = [(program, [fn for fn in idx.all_functions if id(fn) not in compiled])]
+    places = [(program, [fn for fn in idx.all_functions if id(fn) not in compiled])] if _switches(idx) else []
     for other in _importers_switching(program, {c.name for c in classes.values()}):
         places.append((program.program_for(other), [fn for fn in other.all_functions if not _runs_compiled(fn)]))
+    known: dict[int, bool] = {}
     for owner, functions in places:
         for fn in functions:
             names = _module_names(owner, fn)
@@ -87,8 +88,14 @@ def mode_flips(program: "Program") -> Iterator[ModeFlip]:
                 if min(same) != name:
                     continue
                 flip = _flip(fn, same, built)
-                if flip is not None:
+                if flip is not None and reads_training(program, cls, known):
                     yield ModeFlip(fn, owner, cls, name, *flip)
+
+
+def _switches(idx: "ModuleIndex") -> bool:
+    """Whether the module's text has a ``.eval(`` or ``.train(`` at all (most modules have none)."""
+    text = idx.source if idx.source is not None else idx.module.code
+    return ".eval(" in text or ".train(" in text
 
 
 def _runs_compiled(fn: "FunctionInfo") -> bool:
@@ -271,13 +278,23 @@ def _step(call: cst.Call, name: set[str]) -> tuple[cst.Call, "bool | str | None"
     return None
 
 
-def reads_training(program: "Program", cls: "ClassInfo", depth: int = 0) -> bool:
+def reads_training(program: "Program", cls: "ClassInfo", known: dict[int, bool] | None = None,
+                   depth: int = 0) -> bool:
     """Whether the ``forward`` of instances of ``cls`` reads ``self.training`` where Dynamo guards on
-    it: a method of the class (or of a base in the project) reads it, a base or a submodule built
-    in a method is one of :data:`TRAINING_READERS` (or a container of one), or a submodule of
-    the project reads it in turn."""
-    if depth > _MAX_DEPTH:
-        return False
+    it: a method of the class (or of a base in the project) reads it, a base or a submodule a method
+    assigns to ``self`` is one of :data:`TRAINING_READERS` (or a container of one), or a submodule of
+    the project reads it in turn. ``known``: the answers so far, by class (a class that holds itself
+    through others is not followed round)."""
+    known = {} if known is None else known
+    if id(cls) in known:
+        return known[id(cls)]
+    known[id(cls)] = False
+    found = depth <= _MAX_DEPTH and _reads_training(program, cls, known, depth)
+    known[id(cls)] = found
+    return found
+
+
+def _reads_training(program: "Program", cls: "ClassInfo", known: dict[int, bool], depth: int) -> bool:
     for c in cls.mro():
         owner = c.owner
         if owner is None:
@@ -290,19 +307,22 @@ def reads_training(program: "Program", cls: "ClassInfo", depth: int = 0) -> bool
                 if isinstance(n, cst.Attribute) and n.attr.value == "training" \
                         and isinstance(n.value, cst.Name) and n.value.value == "self":
                     return True
-                if isinstance(n, cst.Call) and _builds_reader(prog, n, depth):
+                if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and any(
+                        isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == "self" for t in n.targets) \
+                        and _builds_reader(prog, n.value, known, depth):
                     return True
     return False
 
 
-def _builds_reader(program: "Program", call: cst.Call, depth: int) -> bool:
+def _builds_reader(program: "Program", call: cst.Call, known: dict[int, bool], depth: int) -> bool:
     """``nn.Dropout(...)``, a project module that reads the flag, or a container built of them."""
     q = program.index.resolve_expr(call.func)
     if q in TRAINING_READERS:
         return True
     if q in _CONTAINERS:
-        return any(isinstance(n, cst.Call) and n is not call and _builds_reader(program, n, depth)
+        return any(isinstance(n, cst.Call) and n is not call and _builds_reader(program, n, known, depth)
                    for n in walk(call))
     made = program._static_name_of(call.func)
     cls = made.cls if made is not None else None
-    return cls is not None and cls.is_module and reads_training(program, cls, depth + 1)
+    return cls is not None and cls.is_module and reads_training(program, cls, known, depth + 1)

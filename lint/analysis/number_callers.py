@@ -25,7 +25,7 @@ from dynalint.analysis.interface import ProgramView
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import function_token
-from dynalint.analysis.syntax import children, walk
+from dynalint.analysis.syntax import walk, walk_with_parents
 from dynalint.analysis.values import Kind, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -347,14 +347,16 @@ class _StatementUses:
         self.attributes: dict[str, list[cst.Attribute]] = {}
         self.imports: list[cst.Import | cst.ImportFrom] = []
         self.used = 0
-        for n in walk(statement):
-            for c in children(n):
-                self.parents[id(c)] = n
-            if isinstance(n, cst.Name):
+        parents = self.parents
+        for n, parent in walk_with_parents(statement):
+            if parent is not None:
+                parents[id(n)] = parent
+            tp = type(n)  # libcst's node classes are not subclassed: a type test is enough
+            if tp is cst.Name:
                 self.names.setdefault(n.value, []).append(n)
-            elif isinstance(n, cst.Attribute):
+            elif tp is cst.Attribute:
                 self.attributes.setdefault(n.attr.value, []).append(n)
-            elif isinstance(n, (cst.Import, cst.ImportFrom)):
+            elif tp is cst.Import or tp is cst.ImportFrom:
                 self.imports.append(n)
 
 
@@ -388,7 +390,7 @@ with :data:`_STATEMENTS`."""
 def _calls_in(function: cst.FunctionDef) -> list[cst.Call]:
     found = _CALLS_IN.get(id(function))
     if found is None or found[0] is not function:
-        calls = [n for n in walk(function.body, into_scopes=False) if isinstance(n, cst.Call)]
+        calls = [n for n in walk(function.body, into_scopes=False) if type(n) is cst.Call]
         found = _CALLS_IN[id(function)] = (function, calls)
     return found[1]
 
