@@ -38,6 +38,8 @@ def _save(path: str, seed: int, programs: list[Program], result: Result) -> None
         "measured": result.measured,
         "invalid": result.invalid,
         "shadowed": result.shadowed,
+        "breaks_by": {k: dataclasses.asdict(v) for k, v in result.breaks_by.items()},
+        "recompiles_by": {k: dataclasses.asdict(v) for k, v in result.recompiles_by.items()},
         "disagreements": [dataclasses.asdict(d) for d in result.disagreements],
     }
     with open(path, "w", encoding="utf-8") as fh:
@@ -48,6 +50,23 @@ def _spec(raw: dict) -> ProgramSpec:
     return ProgramSpec(**{**raw, "snippets": tuple(Snippet(**s) for s in raw["snippets"])})
 
 
+def _add(total: Score, part: Score) -> None:
+    for f in ("tp", "fp", "fn", "tn"):
+        setattr(total, f, getattr(total, f) + getattr(part, f))
+
+
+def production_table(result: Result) -> list[str]:
+    """Precision and recall per production, breaks (lines) and recompiles (programs), as Markdown rows."""
+    rows = ["| production | breaks P | breaks R | break lines (tp/fp/fn) | recompiles P | recompiles R "
+            "| programs (tp/fp/fn/tn) |", "|---|---|---|---|---|---|---|"]
+    for prod in sorted(set(result.breaks_by) | set(result.recompiles_by)):
+        b, r = result.breaks_by.get(prod, Score()), result.recompiles_by.get(prod, Score())
+        rows.append(f"| {prod} | {b.precision:.3f} | {b.recall:.3f} | {b.tp}/{b.fp}/{b.fn} "
+                    f"| {r.precision:.3f} "
+                    f"| {r.recall:.3f} | {r.tp}/{r.fp}/{r.fn}/{r.tn} |")
+    return rows
+
+
 def _load(paths: list[str]) -> tuple[list[Program], Result]:
     programs: list[Program] = []
     result = Result()
@@ -56,9 +75,9 @@ def _load(paths: list[str]) -> tuple[list[Program], Result]:
             data = json.load(fh)
         programs += [build(_spec(raw), name) for name, raw in data["programs"].items()]
         for attr in ("breaks", "recompiles"):
-            total, part = getattr(result, attr), Score(**data[attr])
-            for f in ("tp", "fp", "fn", "tn"):
-                setattr(total, f, getattr(total, f) + getattr(part, f))
+            _add(getattr(result, attr), Score(**data[attr]))
+            for prod, raw in data.get(f"{attr}_by", {}).items():
+                _add(getattr(result, f"{attr}_by")[prod], Score(**raw))
         result.measured += data["measured"]
         result.invalid += data["invalid"]
         result.shadowed += data.get("shadowed", 0)
@@ -72,6 +91,8 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
     print(f"graph breaks (lines):     {result.breaks}")
     print(f"recompiles (programs):    {result.recompiles}")
     print(f"diagnostics on lines Dynamo skipped after an earlier break (not scored): {result.shadowed}")
+    table = production_table(result)
+    print("\n".join(table))
     md = ["# Disagreements with Dynamo found by the accuracy fuzzer", "",
           f"Written by `python benchmarks/accuracy_fuzz.py --report ... --minimal --markdown` over "
           f"{result.measured} generated programs (torch 2.13, backend eager).", "",
@@ -80,6 +101,9 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
           f"- diagnostics on lines Dynamo never traced after an earlier break (not scored): "
           f"{result.shadowed}",
           "",
+          "Per production (a snippet's provenance, use, context and container, the program's entry, call "
+          "style, number, capture flag; a break line counts for its snippet's productions and the program's, "
+          "a program for all of its snippets'):", "", *table, "",
           "Kinds: `break-fp` a break reported where Dynamo has none, `break-fn` a break Dynamo has and "
           "`check` misses, `recompile-fn` a program Dynamo recompiles with no recompile hazard reported, "
           "`recompile-fp` the reverse. A group is the kind with the provenance of the value and (for "

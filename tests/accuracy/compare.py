@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from .dynamo_run import Observed, Recompiled
 from .generate import Program
@@ -65,6 +66,20 @@ class Result:
     shadowed: int = 0
     """Diagnostics on lines Dynamo never traced because an earlier break in the function made it run
     the frame eagerly (a break in a loop): neither hit nor false alarm, the run cannot tell."""
+    breaks_by: dict[str, Score] = field(default_factory=lambda: defaultdict(Score))
+    """Production (``provenance=item``, ``capture=none``...) -> the break lines of its snippets (scaffolding
+    lines: ``scaffold``) in programs drawn with it."""
+    recompiles_by: dict[str, Score] = field(default_factory=lambda: defaultdict(Score))
+    """Production -> the programs drawn with it (any of their snippets)."""
+
+    def count(self, kind: str, outcome: str, productions: Iterable[str]) -> None:
+        """Add one ``tp``/``fp``/``fn``/``tn`` of ``kind`` (``breaks`` or ``recompiles``), overall and
+        to each production."""
+        total = getattr(self, kind)
+        setattr(total, outcome, getattr(total, outcome) + 1)
+        by = getattr(self, f"{kind}_by")
+        for prod in set(productions):
+            setattr(by[prod], outcome, getattr(by[prod], outcome) + 1)
 
 
 def run_dynalint(root: str) -> dict[str, dict[str, list[dict]]]:
@@ -155,6 +170,11 @@ def compare(programs: list[Program], observed: dict[str, Observed],
             tag = prog.tags.get(fname, {}).get(line)
             return None if tag is None else prog.spec.snippets[tag].key
 
+        def line_productions(fname: str, line: int) -> tuple[str, ...]:
+            tag = prog.tags.get(fname, {}).get(line)
+            return prog.spec.productions() + (("scaffold",) if tag is None
+                                              else prog.spec.snippets[tag].productions())
+
         shadowed_lines: set[tuple[str, int]] = set()
         for fname, src in prog.files.items():
             tree = ast.parse(src)
@@ -175,9 +195,9 @@ def compare(programs: list[Program], observed: dict[str, Observed],
                     predicted[d["line"]].append(d["code"])
             for ln, (lo, hi) in sorted(site_spans.items()):
                 if any(lo <= p <= hi for p in predicted):
-                    res.breaks.tp += 1
+                    res.count("breaks", "tp", line_productions(fname, ln))
                 else:
-                    res.breaks.fn += 1
+                    res.count("breaks", "fn", line_productions(fname, ln))
                     res.disagreements.append(Disagreement(prog.name, "break-fn", fname, ln, idiom(fname, ln),
                                                           obs.break_types.get((fname, ln), "")))
             for p in range(1, len(src.splitlines()) + 1):
@@ -187,26 +207,24 @@ def compare(programs: list[Program], observed: dict[str, Observed],
                 if (fname, p) in shadowed_lines:
                     res.shadowed += 1
                 elif not any(lo <= p <= hi for lo, hi in site_spans.values()):
-                    res.breaks.fp += 1
+                    res.count("breaks", "fp", line_productions(fname, p))
                     res.disagreements.append(Disagreement(prog.name, "break-fp", fname, p, idiom(fname, p),
                                                           ",".join(sorted(set(codes)))))
 
         rec_diags = [(f, d) for f, ds in diags.items() for d in ds
                      if d["kind"] == "recompile" and (f, d["line"]) not in shadowed_lines]
         positive, predicted_rec = bool(obs.recompiles), bool(rec_diags)
-        if positive and predicted_rec:
-            res.recompiles.tp += 1
-        elif positive:
-            res.recompiles.fn += 1
+        program_productions = prog.spec.productions() + tuple(p for s in prog.spec.snippets
+                                                              for p in s.productions())
+        outcome = ("tp" if predicted_rec else "fn") if positive else ("fp" if predicted_rec else "tn")
+        res.count("recompiles", outcome, program_productions)
+        if outcome == "fn":
             guard = _guard(obs.recompiles[0].guards)
             tag = _guarded_snippet(prog, obs.recompiles[0], guard)
             key = None if tag is None else prog.spec.snippets[tag].key
             res.disagreements.append(Disagreement(prog.name, "recompile-fn", "model.py", 0, key, guard))
-        elif predicted_rec:
-            res.recompiles.fp += 1
+        elif outcome == "fp":
             for f, d in rec_diags:
                 res.disagreements.append(Disagreement(prog.name, "recompile-fp", f, d["line"],
                                                       idiom(f, d["line"]), d["code"]))
-        else:
-            res.recompiles.tn += 1
     return res

@@ -104,7 +104,27 @@ def _forget(name: str) -> None:
 
 
 def observe(program: Program, root: str) -> Observed:
-    """What Dynamo does with one program written under ``root``."""
+    """What Dynamo does with one program written under ``root``.
+
+    A program may set Dynamo's config at import (a capture flag); the config is restored afterwards,
+    so that it does not leak into the programs measured next in this process.  Dynamo logs a break
+    whose kind and innermost location it has logged before (``copy.deepcopy`` breaks inside ``copy.py``
+    wherever it is called) without the user's stack, which names the program's line: its duplicate
+    check is turned off while a program runs.
+    """
+    saved = torch._dynamo.config.get_config_copy()
+    dedup = torch._dynamo.utils.graph_break_dup_warning_checker
+    saved_size, dedup.maxsize = dedup.maxsize, 0  # log every break in full, also a repeated one
+    try:
+        return _observe(program, root)
+    finally:
+        now = torch._dynamo.config.get_config_copy()
+        for key in [k for k, v in saved.items() if now.get(k) != v]:  # only those: a deprecated key warns
+            setattr(torch._dynamo.config, key, saved[key])
+        dedup.maxsize = saved_size
+
+
+def _observe(program: Program, root: str) -> Observed:
     pkg = os.path.realpath(os.path.join(root, program.name))
     obs = Observed(program.name)
     sink = io.StringIO()

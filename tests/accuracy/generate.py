@@ -15,7 +15,8 @@ from typing import Iterable
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from .idioms import CONTAINER, CONTAINERS, CONTEXTS, PROVENANCE, PROVENANCES, USES
+from .idioms import (CAPTURES, CONTAINER, CONTAINERS, CONTEXTS, NUMBERS, PROVENANCE, PROVENANCES, USE_NEEDS,
+                     USES)
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,15 @@ class Snippet:
     def key(self) -> tuple[str, str, str, str]:
         return (self.provenance, self.use, self.context, self.container)
 
+    def productions(self) -> tuple[str, ...]:
+        """The snippet-level productions it was drawn with, as ``field=value``."""
+        return tuple(f"{f}={v}" for f, v in zip(("provenance", "use", "context", "container"), self.key))
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """Modules its code needs imported."""
+        return PROVENANCE[self.provenance].needs + USE_NEEDS.get(self.use, ())
+
 
 @dataclass(frozen=True)
 class ProgramSpec:
@@ -38,9 +48,19 @@ class ProgramSpec:
     k_varies: bool = True
     """Whether the Python int argument differs between the three calls."""
     call_style: str = "literal"
-    """``literal``: three calls written out; ``loop``: one call in a loop over the step."""
+    """``literal``: three calls written out; ``loop``: one call in a loop over the step; ``kwargs``:
+    that loop passing ``k`` through a ``**cfg`` dict."""
     annotate: bool = True
     """Whether helper parameters carry type annotations."""
+    number: str = "int"
+    """How ``k`` is passed: a key of :data:`~.idioms.NUMBERS`."""
+    capture: str = ""
+    """A capture flag the program turns on (one of :data:`~.idioms.CAPTURES`), or none."""
+
+    def productions(self) -> tuple[str, ...]:
+        """The program-level productions this spec was drawn with, as ``field=value``."""
+        return (f"entry={self.entry}", f"call_style={self.call_style}", f"number={self.number}",
+                f"capture={self.capture or 'none'}", f"k_varies={self.k_varies}")
 
 
 @dataclass
@@ -88,6 +108,25 @@ def _use_lines(snippet: Snippet, access: str, ret: str) -> list[str]:
     return [ln.format(a=access, r=ret) for ln in USES[snippet.use]]
 
 
+def _call(spec: ProgramSpec, target: str) -> list[str]:
+    """``main()``'s lines that compile the entry point and call it on three inputs."""
+    number = NUMBERS[spec.number]
+    compiled = f'torch.compile({target}, backend="eager")'
+    if spec.capture.startswith("patch:"):
+        compiled = f"torch._dynamo.config.patch({spec.capture.split(':', 1)[1]}=True)({compiled})"
+    lines = [f"    compiled = {compiled}", "    outs = []"]
+    if spec.call_style == "literal":
+        ks = ("1", "2", "3") if spec.k_varies else ("2", "2", "2")
+        return lines + [f"    outs.append(compiled(torch.randn(4, 8), torch.tensor({n}), "
+                        f"{number.literal.format(n=kv)}))" for n, kv in enumerate(ks, 1)]
+    k = number.literal.format(n="n + 1" if spec.k_varies else "2")
+    lines.append("    for n in range(3):")
+    if spec.call_style == "kwargs":
+        return lines + [f'        cfg = {{"k": {k}}}',
+                        "        outs.append(compiled(torch.randn(4, 8), torch.tensor(n + 1), **cfg))"]
+    return lines + [f"        outs.append(compiled(torch.randn(4, 8), torch.tensor(n + 1), {k}))"]
+
+
 def build(spec: ProgramSpec, name: str) -> Program:
     """The source files of one program."""
     model, packs = _File(), _File()
@@ -105,7 +144,8 @@ def build(spec: ProgramSpec, name: str) -> Program:
             pack_classes.append(cls)
             packs.add(f"@dataclass\nclass {cls}:\n    h: torch.Tensor\n    v: "
                       f"{'torch.Tensor' if prov.is_tensor else 'int'}\n\n", i)
-        define = [f"{v} = {prov.expr}"] + ([cont.pack.format(p=p, v=v, cls=cls)] if cont.pack else [])
+        define = ([f"{v} = {prov.expr.format(k=NUMBERS[spec.number].read)}"]
+                  + ([cont.pack.format(p=p, v=v, cls=cls)] if cont.pack else []))
         access = cont.access.format(p=p)
         if s.use == "return":
             returned.append(r)
@@ -124,8 +164,10 @@ def build(spec: ProgramSpec, name: str) -> Program:
             brk = ["torch._dynamo.graph_break()"] if s.context == "after_break" else []
             body += [(ln, i) for ln in define + brk + _use_lines(s, access, r)]
 
-    needs = sorted({m for s in spec.snippets for m in PROVENANCE[s.provenance].needs})
+    needs = sorted({m for s in spec.snippets for m in s.needs})
     model.add("\n".join(["import logging"] + [f"import {m}" for m in needs] + ["", "import torch"]))
+    if spec.capture.startswith("config:"):
+        model.add(f"torch._dynamo.config.{spec.capture.split(':', 1)[1]} = True")
     if helpers_needed:
         model.add("from .helpers import " + ", ".join(f"helper{i}" for _, i in other_helpers))
     if pack_classes:
@@ -134,7 +176,7 @@ def build(spec: ProgramSpec, name: str) -> Program:
     for src, i in same_helpers:
         model.add(src, i)
 
-    sig = "x: torch.Tensor, c: torch.Tensor, k: int"
+    sig = f"x: torch.Tensor, c: torch.Tensor, k: {NUMBERS[spec.number].annotation}"
     if spec.entry == "module":
         model.add(f"class Model(torch.nn.Module):\n    def forward(self, {sig}):")
         indent, target = 8, "Model()"
@@ -147,24 +189,17 @@ def build(spec: ProgramSpec, name: str) -> Program:
     model.add("return " + ", ".join(["h"] + returned), indent=indent)
     model.add("\n")
 
-    ks = ("1", "2", "3") if spec.k_varies else ("2", "2", "2")
     model.add('def main():\n    torch.manual_seed(0)\n    random.seed(0)\n' if "random" in needs
               else "def main():\n    torch.manual_seed(0)\n")
-    model.add(f'    compiled = torch.compile({target}, backend="eager")\n    outs = []')
-    if spec.call_style == "literal":
-        for n, kv in enumerate(ks, 1):
-            model.add(f"    outs.append(compiled(torch.randn(4, 8), torch.tensor({n}), {kv}))")
-    else:
-        model.add("    for n in range(3):")
-        model.add(f"        outs.append(compiled(torch.randn(4, 8), torch.tensor(n + 1), "
-                  f"{'n + 1' if spec.k_varies else '2'}))")
-    model.add("    return outs")
+    model.add("\n".join(_call(spec, target) + ["    return outs"]))
 
     files = {"__init__.py": "", "model.py": model.source()}
     tags = {"model.py": model.tags()}
     if helpers_needed:
         head = _File()
-        head.add("import logging\n\nimport torch")
+        helper_needs = sorted({m for s in spec.snippets if s.context == "helper_other"
+                               for m in USE_NEEDS.get(s.use, ())})
+        head.add("\n".join(["import logging"] + [f"import {m}" for m in helper_needs] + ["", "import torch"]))
         if pack_classes:
             head.add("from .packs import " + ", ".join(pack_classes))
         head.add("\nlogger = logging.getLogger(__name__)\n\n")
@@ -201,8 +236,10 @@ def program_specs(first: st.SearchStrategy[Snippet] | None = None) -> st.SearchS
         .map(lambda t: (t[0], *t[1])),
         entry=st.sampled_from(("module", "function")),
         k_varies=st.booleans(),
-        call_style=st.sampled_from(("literal", "loop")),
+        call_style=st.sampled_from(("literal", "loop", "kwargs")),
         annotate=st.booleans(),
+        number=st.sampled_from(sorted(NUMBERS)),
+        capture=st.one_of(st.just(""), st.sampled_from(CAPTURES)),
     )
 
 

