@@ -4,15 +4,19 @@ On the same files, in one run, it reports:
 
 - libcst parse only (in this process, one core): the floor any libcst-based tool pays;
 - ``check`` in this process, one core, file by file (no project pass);
-- the project pass in this process, one core (what ``dynalint check`` runs; the goals, against
-  the parse: first run at most 2x, cached re-run and re-run after editing one file at most 0.1x),
-  on a copy of the files so that one of them can be edited;
-- ``dynalint check --jobs N`` as a command, first run (empty cache) and cached run;
+- the project pass in this process, one core (what ``dynalint check`` runs), on a copy of the files
+  so that one of them can be edited;
+- ``dynalint check --jobs N`` as a command, first run (empty cache) and cached run (with ``--process``:
+  by CPU time of the whole process, against a parse loop in a process; the goals, one job: a first run
+  at most 1.2x the parse loop, a cached re-run at most 0.02x);
 - ``flake8`` with its default plugins only (pyflakes, pycodestyle, mccabe), ``--jobs N``;
 - ``torchfix`` (if given with ``--torchfix``), ``--jobs N``.
 
-Commands are timed by wall clock, including interpreter start-up.  Default
-files: the ``modeling_*.py`` files of the installed ``transformers``.
+In-process rows are CPU time of this process, medians of ``--repeat`` rounds (the machine may be
+shared: CPU time, not wall clock).  Commands are timed by wall clock, including interpreter start-up;
+``--process`` times whole ``dynalint check`` processes by CPU time instead, against a libcst parse loop
+in a process of its own, medians of ``--repeat`` rounds.  Default files: the ``modeling_*.py`` files of
+the installed ``transformers``.
 
     python benchmarks/bench_check.py --torchfix /tmp/torchfix-venv/bin/torchfix \\
         --flake8 /tmp/flake8-venv/bin/flake8
@@ -28,6 +32,7 @@ import importlib.util
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,15 +97,15 @@ def parse_and_check(sources: dict[str, str]) -> tuple[float, float, int]:
     found = 0
     for path, text in sources.items():
         file_settings = settings_for(path, settings)
-        start = time.perf_counter()
+        start = time.process_time()
         try:
             cst.parse_module(text)
         except cst.ParserSyntaxError:
             pass
-        middle = time.perf_counter()
+        middle = time.process_time()
         found += len(check_source(text, path, file_settings))
         parse_s += middle - start
-        check_s += time.perf_counter() - middle
+        check_s += time.process_time() - middle
     return parse_s, check_s, found
 
 
@@ -135,9 +140,9 @@ def project_runs(paths: Sequence[str]) -> tuple[float, float, float, int, str]:
         cache = os.path.join(tmp, "cache")
 
         def run() -> tuple[float, int]:
-            start = time.perf_counter()
+            start = time.process_time()
             found = sum(len(r.diagnostics) for r in check_files(copies, settings, jobs=1, cache_dir=cache))
-            return time.perf_counter() - start, found
+            return time.process_time() - start, found
 
         first, found = run()
         cached, _ = run()
@@ -193,21 +198,31 @@ def child_cpu(command: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def process_runs(paths: list[str], jobs: int) -> int:
+def process_runs(paths: list[str], jobs: int, repeat: int) -> int:
     """``--process``: whole processes, by CPU time: a libcst parse loop, ``check --no-cache``, a first
-    run filling a cache, the cached re-run, and the cached re-run of one file (start-up cost)."""
-    parse = child_cpu([sys.executable, "-c", PARSE_LOOP, *paths])
+    run filling a cache, the cached re-run, and the cached re-run of one file (start-up cost).  Each
+    round runs them all in turn, so that load from other processes weighs on each alike; the median
+    of ``repeat`` rounds is reported, per row and for each row's ratio to the parse loop of its round."""
     dynalint = [sys.executable, "-m", "dynalint", "check", "-q", "--jobs", str(jobs)]
-    rows = [("libcst parse loop (one process)", parse)]
-    rows.append(("`check --no-cache`", child_cpu(dynalint + ["--no-cache", *paths])))
-    with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
-        rows.append(("`check`, first run (empty cache)", child_cpu(dynalint + ["--cache-dir", cache, *paths])))
-        rows.append(("`check`, cached re-run", child_cpu(dynalint + ["--cache-dir", cache, *paths])))
-        child_cpu(dynalint + ["--cache-dir", cache, paths[0]])
-        rows.append(("`check` of one file, cached", child_cpu(dynalint + ["--cache-dir", cache, paths[0]])))
-    print(f"{len(paths)} files, --jobs {jobs}; CPU seconds of the whole process (getrusage of children)")
-    for name, secs in rows:
-        print(f"  {name:<40s} {secs:8.3f} s  {secs / parse:7.3f}x the parse loop")
+    names = ["libcst parse loop (one process)", "`check --no-cache`", "`check`, first run (empty cache)",
+             "`check`, cached re-run", "`check` of one file, cached"]
+    rounds: list[list[float]] = []
+    for _ in range(repeat):
+        row = [child_cpu([sys.executable, "-c", PARSE_LOOP, *paths]),
+               child_cpu(dynalint + ["--no-cache", *paths])]
+        with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
+            row.append(child_cpu(dynalint + ["--cache-dir", cache, *paths]))
+            row.append(child_cpu(dynalint + ["--cache-dir", cache, *paths]))
+            child_cpu(dynalint + ["--cache-dir", cache, paths[0]])
+            row.append(child_cpu(dynalint + ["--cache-dir", cache, paths[0]]))
+        rounds.append(row)
+    print(f"{len(paths)} files, --jobs {jobs}; CPU seconds of the whole process (getrusage of children), "
+          f"median of {repeat} rounds")
+    for i, name in enumerate(names):
+        secs = statistics.median(r[i] for r in rounds)
+        ratio = statistics.median(r[i] / r[0] for r in rounds)
+        spread = " ".join(f"{r[i] / r[0]:.3f}" for r in rounds)
+        print(f"  {name:<40s} {secs:8.3f} s  {ratio:7.3f}x the parse loop  (rounds: {spread})")
     return 0
 
 
@@ -223,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--in-process-only", action="store_true", help="skip the command-line runs")
     parser.add_argument("--process", action="store_true",
                         help="only whole processes, by CPU time, against a libcst parse loop")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N",
+                        help="rounds of the in-process and --process timings; medians are reported (default 3)")
     args = parser.parse_args(argv)
 
     if args.files:
@@ -241,27 +258,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     paths = list(sources)
     if args.process:
-        return process_runs(paths, args.jobs)
+        return process_runs(paths, args.jobs, max(1, args.repeat))
     lines = sum(t.count("\n") for t in sources.values())
     print(f"bench_check: {len(paths)} files; timing...", file=sys.stderr)
 
     parse_only({"warm-up": "x = 1\n"})  # imports and first-call costs are not per-file work
     check_in_process({"warm-up.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
 
+    rounds = []
+    for _ in range(max(1, args.repeat)):
+        base, single, found = parse_and_check(sources)
+        first, cached, edited, found_project, edited_name = project_runs(paths)
+        rounds.append((base, single, first, cached, edited))
+    base, single, first, cached, edited = (statistics.median(r[i] for r in rounds) for i in range(5))
+    single_x, first_x, cached_x, edited_x = (statistics.median(r[i] / r[0] for r in rounds) for i in range(1, 5))
     rows: list[Row] = []
-    base, single, found = parse_and_check(sources)
     rows.append(Row("libcst parse only (in-process, 1 core)", base))
     rows.append(Row("dynalint check, file by file (in-process, 1 core)", single, f"{found} diagnostics"))
-    first, cached, edited, found, edited_name = project_runs(paths)
-    rows.append(Row("project pass, first run (in-process, 1 core)", first, f"{found} diagnostics"))
+    rows.append(Row("project pass, first run (in-process, 1 core)", first, f"{found_project} diagnostics"))
     rows.append(Row("project pass, cached re-run (in-process, 1 core)", cached, ""))
     rows.append(Row("project pass, re-run after editing one file (in-process, 1 core)", edited, edited_name))
+    summary = (f"\nin-process CPU time, median of {len(rounds)} rounds (ratios: median of each round's ratio)\n"
+               f"dynalint check / libcst parse (1 core): {single_x:.2f}x\n"
+               f"project pass / libcst parse (1 core): first {first_x:.2f}x, cached {cached_x:.3f}x, "
+               f"after editing one file {edited_x:.3f}x")
 
     if args.in_process_only:
         print(table(rows, base, len(paths), lines))
-        print(f"\ndynalint check / libcst parse (1 core): {single / base:.2f}x")
-        print(f"project pass / libcst parse (1 core): first {first / base:.2f}x, "
-              f"cached {cached / base:.3f}x, after editing one file {edited / base:.3f}x")
+        print(summary)
         return 0
     dynalint = [sys.executable, "-m", "dynalint", "check", "-q", "--jobs", str(args.jobs)]
     with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
@@ -286,9 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(Row("torchfix", None, "skipped: pass --torchfix PATH (install it in a separate venv)"))
 
     print(table(rows, base, len(paths), lines))
-    print(f"\ndynalint check / libcst parse (1 core): {single / base:.2f}x")
-    print(f"project pass / libcst parse (1 core): first {first / base:.2f}x, cached {cached / base:.3f}x, "
-          f"after editing one file {edited / base:.3f}x")
+    print(summary)
     return 0
 
 

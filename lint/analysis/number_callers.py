@@ -362,8 +362,12 @@ class _StatementUses:
 
 _STATEMENTS: dict[int, _StatementUses] = {}
 """The uses of the top-level statements of the modules read lately, by ``id`` of the statement."""
-_STATEMENT_LIMIT = 20_000
-"""Statements kept: those of the last modules read (a large project's modules hold a few hundred each)."""
+KEEP_MODULES = 16
+"""Modules whose statements' uses are kept (the last ones read, each in its last tree).  They hold their
+trees: kept for every module of a run, they would keep every tree of the run alive, and each garbage
+collection would walk them all again."""
+_RECENT: dict[str, int] = {}
+"""The modules read lately (by name, oldest first), each with the build that read it last."""
 _BUILDS = [0]
 
 
@@ -375,23 +379,31 @@ def _statement_uses(statement: cst.CSTNode) -> _StatementUses:
     return found
 
 
-def _forget_old_statements() -> None:
-    if len(_STATEMENTS) > _STATEMENT_LIMIT:
-        newest = sorted({u.used for u in _STATEMENTS.values()})[-4:]
-        for key in [k for k, u in _STATEMENTS.items() if u.used < newest[0]]:
-            del _STATEMENTS[key]
+def _forget_old_statements(module: str) -> None:
+    """Note that ``module`` was read by the current build; forget the uses of statements and functions
+    that no build of the last :data:`KEEP_MODULES` modules read."""
+    _RECENT.pop(module, None)
+    _RECENT[module] = _BUILDS[0]
+    while len(_RECENT) > KEEP_MODULES:
+        del _RECENT[next(iter(_RECENT))]
+    kept = set(_RECENT.values())
+    for key in [k for k, u in _STATEMENTS.items() if u.used not in kept]:
+        del _STATEMENTS[key]
+    for key in [k for k, found in _CALLS_IN.items() if found[2] not in kept]:
+        del _CALLS_IN[key]
 
 
-_CALLS_IN: dict[int, tuple[cst.CSTNode, list[cst.Call]]] = {}
-"""The calls in each function's own body (not in nested scopes), by ``id`` of the function, pruned
-with :data:`_STATEMENTS`."""
+_CALLS_IN: dict[int, list] = {}
+"""The calls in each function's own body (not in nested scopes), by ``id`` of the function: [function,
+calls, the last build that read them], pruned with :data:`_STATEMENTS`."""
 
 
 def _calls_in(function: cst.FunctionDef) -> list[cst.Call]:
     found = _CALLS_IN.get(id(function))
     if found is None or found[0] is not function:
         calls = [n for n in walk(function.body, into_scopes=False) if type(n) is cst.Call]
-        found = _CALLS_IN[id(function)] = (function, calls)
+        found = _CALLS_IN[id(function)] = [function, calls, 0]
+    found[2] = _BUILDS[0]
     return found[1]
 
 
@@ -418,9 +430,7 @@ class _ModuleUses:
         for info in self.index.all_functions:
             for call in _calls_in(info.node):
                 self.enclosing[id(call)] = info
-        if len(_CALLS_IN) > _STATEMENT_LIMIT:
-            _CALLS_IN.clear()
-        _forget_old_statements()
+        _forget_old_statements(index.name)
 
 
 class _Merged:

@@ -51,20 +51,33 @@ def _is_node(tp: type) -> bool:
     return known
 
 
+def child_list(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """:func:`children` as a list (no generator to resume per child: the walks' inner loop)."""
+    out: list[cst.CSTNode] = []
+    is_node = _IS_NODE.get
+    tp = type(node)
+    for name in _FIELDS.get(tp) or _fields(tp):
+        value = getattr(node, name)
+        vt = type(value)
+        if vt is list or vt is tuple:
+            for item in value:
+                known = is_node(type(item))
+                if known or (known is None and _is_node(type(item))):
+                    out.append(item)
+        else:
+            known = is_node(vt)
+            if known or (known is None and _is_node(vt)):
+                out.append(value)
+    return out
+
+
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Child nodes that carry code (not whitespace or punctuation), in source order."""
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        tp = type(value)
-        if tp is list or tp is tuple:
-            for item in value:
-                if _is_node(type(item)):
-                    yield item
-        elif _is_node(tp):
-            yield value
+    return iter(child_list(node))
 
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SCOPE_TYPES = frozenset(_SCOPES)  # libcst's node classes are not subclassed: a type test is enough
 
 
 def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
@@ -74,14 +87,28 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
     are not entered (the nested definition node itself is still yielded).
     """
     stack = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        if not into_scopes and current is not node and isinstance(current, _SCOPES):
+        if not into_scopes and type(current) in _SCOPE_TYPES and current is not node:
             continue
-        kids = list(children(current))
+        kids = child_list(current)
         kids.reverse()
-        stack.extend(kids)
+        push(kids)
+
+
+def walk_with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
+    """:func:`walk` of ``node`` (into scopes), each node with its parent (None for ``node``): one walk
+    where a parent map would otherwise list each node's children twice."""
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(node, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current, parent = pop()
+        yield current, parent
+        kids = child_list(current)
+        for i in range(len(kids) - 1, -1, -1):
+            push((kids[i], current))
 
 
 _LAST_PARENTS: tuple[cst.CSTNode | None, dict[int, cst.CSTNode]] = (None, {})
@@ -92,10 +119,8 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
     the fixers and the fix engine ask for the same module many times in a row."""
     global _LAST_PARENTS
     if _LAST_PARENTS[0] is not root:
-        parents: dict[int, cst.CSTNode] = {}
-        for n in walk(root):
-            for c in children(n):
-                parents[id(c)] = n
+        parents: dict[int, cst.CSTNode] = {id(n): parent for n, parent in walk_with_parents(root)
+                                           if parent is not None}
         _LAST_PARENTS = (root, parents)
     return _LAST_PARENTS[1]
 

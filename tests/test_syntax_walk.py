@@ -1,0 +1,101 @@
+"""The tree walks the analysis runs on every file: one walk that hands each node with its parent
+gives the nodes, the order and the parents that a walk and the children of each node give."""
+from __future__ import annotations
+
+import os
+import textwrap
+
+import libcst as cst
+import pytest
+
+from dynalint.analysis.syntax import child_list, children, parent_map, walk, walk_with_parents
+
+CODE = textwrap.dedent('''
+    import torch
+    from . import helpers as h
+
+
+    @torch.compile(mode="max-autotune")
+    def step(x, *args, scale: float = 2.0, **kw):
+        y = [v * scale for v in args if v is not None]
+        f = lambda t: t.relu()
+        class Inner(torch.nn.Module):
+            def forward(self, z):
+                return z + 1
+        with torch.no_grad() as g:
+            x[0], (a, b) = y[1:], divmod(3, 2)
+        match x:
+            case [first, *rest]:
+                pass
+        return f(x) if x.sum() > 0 else h.other(x, **kw)
+''').lstrip()
+
+SAMPLES = [CODE, "x = 1\n", "", "async def f():\n    async with a as b:\n        await b\n"]
+
+
+def _tree_files() -> list[str]:
+    root = os.path.join(os.path.dirname(__file__), "..", "lint", "engine")
+    return sorted(os.path.join(root, n) for n in os.listdir(root) if n.endswith(".py"))[:3]
+
+
+@pytest.mark.parametrize("code", SAMPLES + [open(p, encoding="utf-8").read() for p in _tree_files()])
+def test_walk_with_parents_is_the_walk_with_each_nodes_parent(code: str) -> None:
+    module = cst.parse_module(code)
+    pairs = list(walk_with_parents(module))
+    assert [id(n) for n, _ in pairs] == [id(n) for n in walk(module)]
+    assert pairs[0] == (module, None)
+    by_children = {id(c): n for n in walk(module) for c in children(n)}
+    assert {id(n): p for n, p in pairs[1:]} == by_children
+    assert all(p is not None and any(c is n for c in child_list(p)) for n, p in pairs[1:])
+    assert parent_map(module) == by_children
+
+
+def test_child_list_is_the_code_children_in_source_order() -> None:
+    call = cst.parse_expression("f(a, b=c, *d)")
+    assert [type(c).__name__ for c in child_list(call)] == ["Name", "Arg", "Arg", "Arg"]
+    assert list(children(call)) == child_list(call)
+    assert child_list(cst.parse_expression("x")) == []  # a name's text is no node
+
+
+def test_walk_without_scopes_stops_at_nested_definitions() -> None:
+    fn = cst.parse_module(CODE).body[-1]
+    assert isinstance(fn, cst.FunctionDef)
+    outer = list(walk(fn.body, into_scopes=False))
+    names = {n.value for n in outer if isinstance(n, cst.Name)}
+    assert {"f", "y", "scale", "g"} <= names
+    assert not names & {"Inner", "forward", "z", "t", "relu"}  # inside the class and the lambda
+    assert sum(isinstance(n, (cst.ClassDef, cst.Lambda)) for n in outer) == 2  # yielded, not entered
+    inner = list(walk(fn, into_scopes=False))  # the root itself is entered even when it is a scope
+    assert inner[0] is fn and len(inner) > 1
+
+
+NUMBERS = textwrap.dedent('''
+    import torch
+
+
+    def scaled(x, factor):
+        return x * factor
+
+
+    @torch.compile
+    def step(x):
+        return scaled(x, 2.0)
+''').lstrip()
+
+
+def test_the_callers_search_keeps_the_trees_of_the_last_modules_only() -> None:
+    """The uses the search for numbers passed keeps hold their modules' trees: a run over many files
+    keeps those of the last few modules, not every tree it parsed (each garbage collection of the run
+    would walk them all again)."""
+    from dynalint.analysis import number_callers
+    from dynalint.config.settings import Settings
+    from dynalint.engine.pipeline import analyse
+
+    runs = number_callers.KEEP_MODULES + 6
+    builds = number_callers._BUILDS[0]
+    per_module = len(cst.parse_module(NUMBERS).body)
+    for k in range(runs):
+        analyse(NUMBERS, f"kept_module_{k}.py", Settings())
+    assert number_callers._BUILDS[0] - builds >= runs  # each module's uses were built
+    assert len(number_callers._STATEMENTS) <= number_callers.KEEP_MODULES * per_module
+    assert len(number_callers._CALLS_IN) <= number_callers.KEEP_MODULES * 2
