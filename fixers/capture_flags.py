@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from dynalint.analysis.breaks import CAPTURE_FLAGS, capture_flag
+from dynalint.analysis.breaks import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_FLAGS, Break, Cause, capture_flag
 from dynalint.analysis import capture_settings
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
@@ -143,11 +143,13 @@ class CaptureFlags(Fixer):
 
 
 def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
-                        flags_for: "Callable[[set[int]], list[str]]") -> set[str]:
+                        flags_for: "Callable[[set[int]], list[str]]",
+                        rewritten: "Callable[[Break], bool] | None" = None) -> set[str]:
     """Put on ``plan`` the patch of every compile call of this file that reaches ``function``, with the
     flags ``flags_for`` gives for the functions that call reaches (their ids); the flags added.  Raises
     :class:`Refused` when no compile call of this file reaches ``function`` or one of them cannot be
-    patched (shared by the rewrites that need a flag: they are applied with it or not at all)."""
+    patched (shared by the rewrites that need a flag: they are applied with it or not at all; ``rewritten``
+    tells the breaks such a rewrite removes, which the flag then does not meet)."""
     sites = _compile_sites(ctx)
     if not sites:
         raise Refused("this file calls no `torch.compile`: the code that compiles it chooses Dynamo's "
@@ -160,11 +162,28 @@ def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
         needed = flags_for(reach)
         if not needed:
             continue
+        if CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS in needed:
+            _refuse_read_sizes(ctx, reach, rewritten)
         if isinstance(node, cst.Decorator):
             added |= _patch_decorator(plan, ctx, node, target, needed)
         else:
             added |= _patch_call(plan, ctx, node, target, needed)
     return added
+
+
+def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool] | None") -> None:
+    """Refused when the reached code reads in Python the length of a data-dependent size that stays in
+    the graph under ``capture_dynamic_output_shape_ops`` (:attr:`Break.read_in_python`): with the flag
+    on, ``.tolist()`` of it or ``if len(it):`` fails to compile (``GuardOnDataDependentSymNode``,
+    measured on torch 2.13) where the original broke the graph and ran."""
+    for b in ctx.breaks:
+        if id(b.event.function) in reach and b.read_in_python and b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) \
+                and not (rewritten is not None and rewritten(b)):
+            code = ctx.program.module.code_for_node(b.node).strip()
+            shown = code if len(code) <= 40 else code[:37] + "..."
+            raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{shown}` in the graph, and the code then "
+                          "reads its length in Python: Dynamo can fail to compile there "
+                          "(GuardOnDataDependentSymNode) instead of breaking the graph")
 
 
 def _compile_sites(ctx) -> "list[Site]":

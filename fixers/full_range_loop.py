@@ -215,7 +215,9 @@ class FullRangeLoop(Fixer):
                 raise Refused(f"`{ctx.code(old).strip().splitlines()[0]}`, which the loop over the range no longer "
                               "needs, carries a comment")
         plan = FixPlan("", "unsafe")
-        patch_compile_calls(plan, ctx, info, lambda _reach: flags)
+        patch_compile_calls(plan, ctx, info, lambda _reach: flags,
+                            rewritten=lambda b: b.statement is loop or hit.assignment is not None and (
+                                b.statement is hit.assignment or b.statement in hit.assignment.body))
         for old, new in body.replacements.items():
             plan.replace(old, new)
         plan.replace(loop.iter, cst.parse_expression(f"range({body.bound})"))

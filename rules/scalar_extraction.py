@@ -67,7 +67,8 @@ class ScalarExtraction(Rule):
         a slice bound (`x[:count]`) or a tuple index breaks even for an argument or a torch function of
         sizes. A parameter nothing shows to be a
         tensor (no annotation, no tensor use) may be a Python number: it is not reported as a size.
-        Reading a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`) also needs the
+        Reading or writing a tensor at a 0-d tensor computed in the graph (`boxes[scores.argmax()]`,
+        `probs[0, i, tok]` with `tok = q.argmax()`, alone or among other indices) also needs the
         index as a number and breaks; an argument as the index (`boxes[n]`) or a tensor of indices is
         traced. A 0-d boolean mask (`s[s.sum() == 0] = 0`) is read as a Python bool, for a read or a
         store, under every capture setting.

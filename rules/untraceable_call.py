@@ -33,14 +33,18 @@ class UntraceableCall(Rule):
         and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
         counter Dynamo cannot set; `Tensor.register_hook` is traced), a `torch.Generator` made in the
         compiled region or passed as `generator=`, `t.share_memory_()`, an RNN module's own methods
-        (`rnn.flatten_parameters()`), setting `os.environ[...]` (it calls the skipped `os.putenv`) and
-        `sorted` of tensors without a `key`. A training step compiled whole
+        (`rnn.flatten_parameters()`), `module.load_state_dict(...)` and `module.share_memory()` (other
+        `nn.Module` methods, `state_dict()`, `parameters()`, `apply`, `to`, `train`, are traced), setting
+        `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted` of tensors without a `key`.
+        Dynamo traces `random.randint`/`randrange`/`uniform` but holds the number as a tensor: a Python
+        operator on it and a number (`n - w`, `w * 2`) breaks, and the rest of the function runs
+        eagerly (with a tensor, `min` or a comparison it is traced). A training step compiled whole
         breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
         `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
         `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
         an object nothing shows to be an optimizer is not reported. Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
-        `copy.deepcopy` of plain dicts, `random.randint`, `importlib.util.find_spec` and try/except do
+        `copy.deepcopy` of plain dicts, a bare `random.randint(...)`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged; neither do a `raise` caught in the compiled code (in the
         same function or in a caller), `with` on a class of the checked code that defines
         `__enter__`/`__exit__`, `contextlib.suppress`, `contextlib.nullcontext`,
@@ -58,7 +62,8 @@ class UntraceableCall(Rule):
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
                 GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
-                GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE, GB.BUILD_CLASS)
+                GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE, GB.BUILD_CLASS, GB.UNHANDLED_METHOD_ARGS,
+                GB.TENSOR_BUILTIN_OPERATOR)
     INVALID = [
         Example("""
             import torch
@@ -301,7 +306,7 @@ class UntraceableCall(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
-                                 Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT):
+                                 Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM):
             code = ctx.code(brk.node)
             if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE):
                 yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.", hint=untraced_hint(brk))
@@ -312,6 +317,13 @@ class UntraceableCall(Rule):
                 yield self.reported(brk, f"`class {code}`: Dynamo cannot build a class while tracing, so the graph "
                                          "breaks here.",
                                     hint="define the class at module level, outside the compiled code")
+            elif brk.cause is Cause.TRACED_RANDOM:
+                yield self.reported(
+                    brk, f"`{code}`: Dynamo holds a number drawn by `random.randint`/`randrange`/`uniform` as "
+                         "a tensor and cannot apply a Python operator to it and a number: the graph breaks here "
+                         "and the rest of the function runs eagerly.",
+                    hint="draw the number with torch (`torch.randint(...)`) or outside the compiled region and pass "
+                         "it in")
             elif brk.cause is Cause.DATA_POINTER:
                 yield self.reported(
                     brk, f"`{code}` compares tensor data pointers, which Dynamo cannot do while tracing: the graph "

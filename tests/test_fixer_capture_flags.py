@@ -167,3 +167,45 @@ def test_dynamo_the_patched_call_keeps_the_item_and_other_code_still_breaks(tmp_
     assert torch._dynamo.config.capture_scalar_outputs == flag
     seen_other = observe(after.other, [(torch.arange(4.0),)], fresh=False)
     assert seen_other.break_lines(after.__file__) == {OTHER_ITEM_LINE}
+
+
+DECODE = """\
+import torch
+
+
+def decode(logp):
+    best = logp.argmax(-1)
+    out = []
+    for b in range(best.shape[0]):
+        seq = torch.unique_consecutive(best[b])
+        seq = seq[seq != 0]
+        out.append(seq.tolist())
+    return out
+
+
+decode_c = torch.compile(decode, backend="eager")
+"""
+
+
+def test_refused_when_the_flag_keeps_a_size_the_code_then_reads_in_python():
+    """``seq[seq != 0]`` stays in the graph under ``capture_dynamic_output_shape_ops``, and ``.tolist()`` of
+    it then fails to compile: the flag asked for ``unique_consecutive`` would make the model raise."""
+    result = fixed(DECODE)
+    assert result.source == DECODE and not result.applied
+    assert any(r.fixer == "capture-flags" and "reads its length in Python" in r.reason for r in result.refused)
+
+
+@requires_torch
+def test_dynamo_the_refused_flag_would_make_the_decoder_raise(tmp_path):
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, observe
+
+    patched = DECODE.replace("torch.compile(decode, backend=\"eager\")",
+                             "torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)"
+                             "(torch.compile(decode, backend=\"eager\"))")
+    inputs = [(torch.randn(2, 5, 4),)]
+    before = load_module_from_source(DECODE, directory=str(tmp_path))
+    after = load_module_from_source(patched, directory=str(tmp_path))
+    assert not observe(before.decode_c, inputs, compile=False).errors
+    assert observe(after.decode_c, inputs, compile=False).errors

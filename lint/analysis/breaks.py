@@ -49,6 +49,8 @@ from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable
+
     from dynalint.analysis.module_index import ModuleIndex
 
 
@@ -96,6 +98,9 @@ class Cause(enum.Enum):
     """``os.environ[k] = v``: the store calls ``os.putenv``, which Dynamo skips."""
     CLASS_STATEMENT = "class-statement"
     """A ``class`` statement in traced code: Dynamo cannot call ``__build_class__``."""
+    TRACED_RANDOM = "traced-random"
+    """Arithmetic on a number ``random.randint``/``randrange``/``uniform`` drew in traced code: Dynamo
+    holds it as a tensor and has no rule for a Python operator on it and a number."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +114,10 @@ class Break:
     """Dynamo's graph-break type there."""
     detail: str = ""
     """What the cause names: the argument that is a tensor, the op, or why the call is not traced."""
+    read_in_python: bool = False
+    """A data-dependent size whose length the code reads in Python later in the same graph
+    (:func:`counted_rows`), or a number a later condition of the same graph tests: the capture flag
+    moves the break there."""
 
     @property
     def node(self) -> cst.CSTNode:
@@ -133,20 +142,23 @@ def capture_flag(brk: Break) -> str | None:
     graph, or None when no flag does.
 
     It is the flag the classifier itself reads for the cause, so a finding with a flag is one that
-    ``check`` stops reporting with that option on. A Python branch on a captured value still breaks
-    there, at the branch (measured on torch 2.13: ``n = t.item(); if n > 0:`` breaks at the ``if``).
+    ``check`` stops reporting with that option on, and one whose break the flag only moves names none
+    (:attr:`Break.read_in_python`): a Python branch on a captured value breaks at the branch (measured on
+    torch 2.13: ``n = t.item(); if n > 0:`` breaks at the ``if``).
     Not claimed for a tensor where an op takes a number: with the flag, ``F.pad(x, (0, t - n))`` of
     an entered 0-d ``t`` raises ``PendingUnbackedSymbolNotFound`` inside Dynamo instead of breaking.
     Nor for ``.tolist()``: the flag keeps an integer tensor's in the graph, a floating one's still
     breaks ("Tensor.tolist() with non-integer tensor", measured on torch 2.13), and the analysis does
-    not know the dtype."""
-    if brk.cause is Cause.MASK_INDEX or (
-            brk.cause is Cause.DYNAMIC_SHAPE_OP and not (isinstance(brk.event, CallEvent)
-                                                         and uncaptured_shape_call(brk.event))):
+    not know the dtype.  Nor for a data-dependent size whose length the code then reads in Python
+    (:func:`counted_rows`): the flag moves that break to the loop, or makes ``.tolist()`` raise."""
+    if brk.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP):
+        if brk.gb is not GB.DYNAMIC_SHAPE_OPERATOR or brk.read_in_python \
+                or (isinstance(brk.event, CallEvent) and uncaptured_shape_call(brk.event)):
+            return None
         return CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS
     if brk.cause is Cause.PYTHON_INDEX:
         return CAPTURE_SCALAR_OUTPUTS
-    if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) \
+    if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) and not brk.read_in_python \
             and brk.event.method != "tolist" and scalar_extraction(brk.event, True) is None:
         return CAPTURE_SCALAR_OUTPUTS
     return None
@@ -383,7 +395,42 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     ``classifier``: the one the evaluator asked while it ran, under the same settings (the events it
     classified then are not classified again)."""
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
-    return Breaks(program, [b for ev in program.events for b in classifier.breaks_of(ev)])
+    found = [b for ev in program.events for b in classifier.breaks_of(ev)]
+    return Breaks(program, _first_traced_random([_read_in_python(b, classifier) for b in found]))
+
+
+def _read_in_python(brk: "Break", classifier: "BreakClassifier") -> "Break":
+    """``brk`` marked :attr:`Break.read_in_python` when it is a data-dependent size the code then reads in
+    Python (:meth:`BreakClassifier.counted_after`), or a number a condition then tests
+    (:meth:`BreakClassifier.branched_on`), the graph unbroken in between."""
+    if (brk.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) and brk.gb is GB.DYNAMIC_SHAPE_OPERATOR
+            and classifier.counted_after(brk.event) is not None) \
+            or (brk.cause is Cause.SCALAR_EXTRACTION and classifier.branched_on(brk.event)):
+        return dataclasses.replace(brk, read_in_python=True)
+    return brk
+
+
+def _first_traced_random(found: list[Break]) -> list[Break]:
+    """``found`` without the traced-random breaks that come after another break of their function in
+    its code: Dynamo cannot resume after this break, so it runs the rest of that function eagerly
+    (measured on torch 2.13: "Failed to handle graph break gracefully", also when the function is
+    inlined, once its own frame is compiled)."""
+    if not any(b.cause is Cause.TRACED_RANDOM for b in found):
+        return found
+    order: dict[int, dict[int, int]] = {}
+
+    def position(b: Break) -> int:
+        fn = b.event.function
+        if id(fn) not in order:
+            order[id(fn)] = {id(n): i for i, n in enumerate(walk(fn.node))}
+        return order[id(fn)].get(id(b.statement), -1)
+
+    first: dict[int, int] = {}
+    for b in found:
+        at = position(b)
+        first[id(b.event.function)] = min(first.get(id(b.event.function), at), at)
+    return [b for b in found if b.cause is not Cause.TRACED_RANDOM
+            or position(b) <= first.get(id(b.event.function), position(b))]
 
 
 class BreakClassifier:
@@ -407,6 +454,11 @@ class BreakClassifier:
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
             | program.index.reorderable
         self.dynamic_ops = program.index.dynamic_output_ops
+        self.events = program.events
+        """The events reported so far (a loop over a data-dependent result looks back for the op)."""
+        self._uses: dict[int, tuple[Event, tuple[cst.CSTNode, cst.CSTNode] | None]] = {}
+        self._names: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+        """:func:`counting_names` by ``id`` of the function's node."""
 
     def classify(self, ev: Event) -> bool:
         """Append the breaks at ``ev`` to :attr:`found`; False for an event no break is made of.  (The
@@ -467,6 +519,10 @@ class BreakClassifier:
 
     def condition(self, ev: ConditionEvent) -> None:
         if not data_dependent_test(ev, self.captures(CAPTURE_SCALAR_OUTPUTS, ev)):
+            if _reads_length(ev.node, ""):
+                self.counted_length(ev)
+            return
+        if not ev.value.is_tensor and self._resumed_with(ev):
             return
         if ev.construct == "while" or ev.exits_loop:
             self.found.append(Break(ev, Cause.LOOP_CONDITION, GB.DATA_DEPENDENT_BRANCHING))
@@ -493,6 +549,8 @@ class BreakClassifier:
         op = op or uncaptured_shape_call(call)
         if op is not None:
             found.append(Break(call, Cause.DYNAMIC_SHAPE_OP, GB.DYNAMIC_SHAPE_OPERATOR, op))
+        if _may_count(call.node):
+            self.counted_length(call)
         untraced = self.untraceable(call)
         if untraced is not None:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
@@ -509,6 +567,88 @@ class BreakClassifier:
             self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
         elif tensor_in_python_index(sub) and not self.captures(CAPTURE_SCALAR_OUTPUTS, sub):
             self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
+
+    def counted_length(self, ev: Event) -> None:
+        """With ``capture_dynamic_output_shape_ops`` on, the break where Python reads the length of a
+        data-dependent result made earlier in the function (:func:`counted_rows`): "graph break in loop"
+        at a loop over it, Dynamo raising at its ``.tolist()``."""
+        if not self.captures(CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, ev):
+            return
+        for made in self.events:
+            if made is ev:
+                return
+            what = made.function is ev.function and self._dynamic_result(made)
+            if what and self.counted_after(made) is ev.node:
+                gb = GB.DATA_DEPENDENT_BRANCHING if isinstance(ev, ConditionEvent) else GB.LOOP \
+                    if isinstance(ev, ForLoopEvent) or not _calls_method(ev.node, "", "tolist") \
+                    else GB.DATA_DEPENDENT_OPERATOR
+                detail = f"its length is read in Python here, and {what}"
+                self.found.append(Break(ev, Cause.DYNAMIC_SHAPE_OP, gb, detail))
+                return
+
+    def _dynamic_result(self, ev: Event) -> str | None:
+        """The op of an event that makes a data-dependent size (under no capture flag)."""
+        if isinstance(ev, CallEvent):
+            return dynamic_shape_call(ev, self.dynamic_ops)
+        return "boolean-mask indexing" if isinstance(ev, SubscriptEvent) and mask_index(ev) else None
+
+    def counted_after(self, made: Event) -> cst.CSTNode | None:
+        """:func:`counted_rows`'s node for ``made`` when the graph runs on from ``made`` to it: no event in
+        between breaks but where a capture flag removes the break.  After a break the result enters the
+        resumed frame with a known length, and a loop over it is traced (measured on torch 2.13: a
+        ``print`` between ``hit = m.nonzero()`` and ``for e in hit:``, the flag on, breaks at the print only)."""
+        known = self._uses.get(id(made))
+        if known is not None and known[0] is made:
+            use = known[1]
+        else:
+            fn = made.function
+            names = self._names.get(id(fn.node)) if fn is not None else None
+            if fn is not None and (names is None or names[0] is not fn.node):
+                names = self._names[id(fn.node)] = (fn.node, counting_names(fn.node))
+            use = counted_rows(made, names[1] if names is not None else None)
+            self._uses[id(made)] = (made, use)
+        if use is None:
+            return None
+        node, statement = use
+        return node if self._unbroken(made, lambda ev: ev.node is node or ev.statement is statement) else None
+
+    def _unbroken(self, made: Event, until: "Callable[[Event], bool]") -> bool:
+        """Whether an event ``until`` accepts follows ``made`` with no break between them that a capture
+        flag does not remove (so both are in one graph)."""
+        after = False
+        for ev in self.events:
+            if not after:
+                after = ev is made
+            elif until(ev):
+                return True
+            elif any(capture_flag(b) is None for b in self.breaks_of(ev)):
+                return False
+        return False
+
+    def branched_on(self, made: Event) -> bool:
+        """Whether a condition later in the same graph tests the number ``made`` extracts: with
+        ``capture_scalar_outputs`` the number stays symbolic and the branch breaks instead (measured on
+        torch 2.13: ``n = t.item(); if n > 0:`` breaks at the ``if``)."""
+        return self._unbroken(made, lambda ev: isinstance(ev, ConditionEvent) and ev.value is not None
+                              and ev.value.kind is Kind.SCALAR and ev.value.origin is made.node)
+
+    def _resumed_with(self, ev: ConditionEvent) -> bool:
+        """A captured number ``ev`` tests that reaches it across a break: it enters the resumed frame as a
+        Python value, and the branch is traced (measured on torch 2.13: ``n = t.item(); print(n); if n > 0:``
+        breaks at the ``print`` only)."""
+        origin = ev.value.origin
+        made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is origin), None) \
+            if origin is not None else None
+        return made is not None and not self._unbroken(made, lambda e: e is ev)
+
+    def for_loop(self, ev: ForLoopEvent) -> None:
+        if isinstance(ev.node, cst.Name):  # (a call over it is the call's event)
+            self.counted_length(ev)
+
+    def arithmetic(self, ev: ArithmeticEvent) -> None:
+        if any(_traced_random(v) for v in ev.operands) \
+                and all(_traced_random(v) or _python_number(v) for v in ev.operands):
+            self.found.append(Break(ev, Cause.TRACED_RANDOM, GB.TENSOR_BUILTIN_OPERATOR))
 
     def string_format(self, ev: StringFormatEvent) -> None:
         if any(v.is_tensor for v in ev.values):
@@ -581,6 +721,10 @@ class BreakClassifier:
         if _registers_module_hook(call):
             return GB.UNSUPPORTED_SETATTR, ("registering a module hook creates a `RemovableHandle`, whose "
                                             "class-level id counter Dynamo cannot update")
+        if call.method in K.BREAKING_MODULE_METHODS and call.callee is None and call.receiver is not None \
+                and call.receiver.kind is Kind.MODULE:
+            return _GB_BY_TEXT[K.BREAKING_MODULE_METHODS[call.method]], \
+                f"Dynamo does not trace nn.Module.{call.method}()"
         training = _training_step(call)
         if training is not None:
             return training
@@ -611,10 +755,11 @@ def data_dependent_test(ev: ConditionEvent, capture_scalar_outputs: bool) -> boo
 
 
 _HANDLERS = {
+    ArithmeticEvent: BreakClassifier.arithmetic,
     ConditionEvent: BreakClassifier.condition, CallEvent: BreakClassifier.call,
     SubscriptEvent: BreakClassifier.subscript, StringFormatEvent: BreakClassifier.string_format,
     ComparisonEvent: BreakClassifier.comparison, ContextManagerEvent: BreakClassifier.context_manager,
-    ClassStatementEvent: BreakClassifier.class_statement,
+    ClassStatementEvent: BreakClassifier.class_statement, ForLoopEvent: BreakClassifier.for_loop,
 }
 
 
@@ -730,13 +875,26 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
 
 
 def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
-    """``boxes[scores.argmax()]``: a tensor read at a 0-d integer tensor computed from data in this
-    graph; Dynamo needs the index as a number ("Data dependent operator").  A 0-d tensor that entered
-    the frame, or a tensor of indices, is traced."""
-    if sub.store or not sub.base.is_tensor or sub.base.assumed or len(sub.index) != 1:
+    """``boxes[scores.argmax()]``, ``probs[0, i, tok]``, ``x[b, tok] = v``: a tensor read or written at a
+    0-d integer tensor computed from data in this graph, alone or among other indices; Dynamo needs the
+    index as a number ("Data dependent operator", measured on torch 2.13 with ints, slices, ``...`` and
+    index tensors beside it).  A 0-d tensor that entered the frame, or a tensor of indices, is traced."""
+    if not sub.base.is_tensor or sub.base.assumed:
         return False
-    ix = sub.index[0]
-    return ix.zero_dim and ix.data_dependent and not ix.is_bool
+    return any(ix.zero_dim and ix.data_dependent and not ix.is_bool for ix in sub.index)
+
+
+def _traced_random(v: Value) -> bool:
+    """A number ``random.randint``/``randrange``/``uniform`` (of the module or of a ``random.Random``)
+    drew in traced code."""
+    q = v.qualname or ""
+    return q.endswith("()") and q[:-2].rpartition(".")[2] in K.TRACED_RANDOM_FUNCS \
+        and q[:-2].rpartition(".")[0] in ("random", "random.Random()")
+
+
+def _python_number(v: Value) -> bool:
+    """A Python number or size: what Dynamo cannot combine with a traced random number (a tensor can)."""
+    return (v.kind is Kind.PYTHON and not v.is_bool and v.qualname is None) or v.kind is Kind.SIZE
 
 
 def zero_dim_mask_index(sub: SubscriptEvent) -> bool:
@@ -811,6 +969,185 @@ def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] =
         if call.method == "repeat_interleave" and _repeats_tensor(call):
             return ".repeat_interleave()"
     return None
+
+
+def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+    """Where the code reads, as a Python number, the length of the data-dependent result ``ev`` makes:
+    the first ``for`` over it (directly, or through ``enumerate``/``zip``/``list``), comprehension over it,
+    ``range(len(r))``/``range(r.shape[0])``/``range(r.size(0))``, or ``r.tolist()``, with its statement;
+    None when there is none, or the analysis cannot be sure the use reads that result.
+
+    ``capture_dynamic_output_shape_ops`` keeps the op in the graph with an unbacked length, and Dynamo
+    then breaks where Python needs that length (measured on torch 2.13, for ``nonzero()``,
+    ``torch.where(c)[0]``, ``unique()``, ``x[mask]``: "graph break in loop" at the ``for`` of a loop over
+    the result, of one over ``enumerate``/``zip``/``list`` of it or over ``range(len(r))``, at a comprehension
+    over it; ``r.tolist()`` raises ``GuardOnDataDependentSymNode``).  ``len(r)`` or ``r.size(0)`` passed to
+    an op, or arithmetic on them, stays in the graph.  So the flag moves such a break and does not remove
+    it.  The result is followed only through ``name = <op>`` (or ``torch.where(c)[i]``, a ``squeeze(d)``,
+    ``flatten()``, ``view(-1)``/``reshape(-1)``, ``[:, k]`` of it), in the code that runs after it up to a
+    statement that may bind the name again (a ``global``/``nonlocal`` name is not followed)."""
+    stmt, fn = ev.statement, ev.function
+    if fn is None or not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
+            or not isinstance(stmt.targets[0].target, cst.Name) or not _keeps_rows(stmt.value, ev.node):
+        return None
+    name = stmt.targets[0].target.value
+    if candidates is not None and name not in candidates:
+        return None
+    if any(isinstance(n, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in n.names)
+           for n in walk(fn.node)):
+        return None
+    for later in _code_after(fn.node, stmt)[1:]:
+        for statement in _nested_statements(later):
+            for node in _own_nodes(statement):
+                if isinstance(node, (cst.For, cst.CompFor)) and _iterates(node.iter, name):
+                    return node.iter, statement
+                if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and _reads_length(node.test, name):
+                    return node.test, statement
+                if isinstance(node, cst.Call) and (_counts(node, name) or _calls_method(node, name, "tolist")):
+                    return node, statement
+            if _binds(statement, name):
+                return None
+    return None
+
+
+def counting_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The names :func:`counted_rows` may find a use of in ``function`` (those in a loop header or a
+    condition, and those ``.tolist()`` is called on): a cheap filter, computed once per function."""
+    out: set[str] = set()
+    for node in walk(function.body, into_scopes=False):
+        if isinstance(node, (cst.For, cst.CompFor)):
+            out.update(n.value for n in walk(node.iter) if isinstance(n, cst.Name))
+        elif isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)):
+            out.update(n.value for n in walk(node.test) if isinstance(n, cst.Name))
+        elif _calls_method(node, "", "tolist"):
+            out.add(node.func.value.value)
+        elif _calls_builtin(node, "range"):
+            out.update(n.value for n in walk(node) if isinstance(n, cst.Name))
+    return frozenset(out)
+
+
+def _own_nodes(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of ``statement`` outside its blocks and nested scopes, in source order."""
+    stack = [statement]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is statement or not isinstance(current, (cst.BaseSuite, cst.FunctionDef, cst.ClassDef,
+                                                             cst.Lambda)):
+            stack.extend(reversed(list(children(current))))
+
+
+def _nested_statements(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``statement`` and the statements of its blocks, in source order (not those of a nested scope)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return
+    yield statement
+    for node in _own_nodes(statement):
+        if isinstance(node, cst.BaseSuite) and node is not statement:
+            for inner in simple_statements(node):
+                yield from _nested_statements(inner)
+
+
+def _keeps_rows(value: cst.BaseExpression, op: cst.CSTNode) -> bool:
+    """``value`` is ``op``'s result, or a view of it whose first dimension is the op's data-dependent one."""
+    while value is not op:
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            method, args = value.func.attr.value, [a.value for a in value.args]
+            minus_one = len(args) == 1 and isinstance(args[0], cst.UnaryOperation) \
+                and isinstance(args[0].expression, cst.Integer) and args[0].expression.value == "1"
+            if not ((method == "squeeze" and len(args) == 1 and not minus_one and isinstance(args[0], cst.Integer)
+                     and args[0].value != "0")
+                    or (method == "squeeze" and minus_one)
+                    or (method == "flatten" and not args) or (method in ("view", "reshape") and minus_one)):
+                return False
+            value = value.func.value
+        elif isinstance(value, cst.Subscript) and len(value.slice) in (1, 2):
+            first = value.slice[0].slice
+            if len(value.slice) == 1:  # `torch.where(c)[0]`: an element of the op's tuple
+                if not (isinstance(first, cst.Index) and isinstance(first.value, cst.Integer)
+                        and isinstance(value.value, cst.Call) and value.value is op):
+                    return False
+            elif not (isinstance(first, cst.Slice) and first.lower is None and first.upper is None
+                      and first.step is None and isinstance(value.slice[1].slice, cst.Index)
+                      and isinstance(value.slice[1].slice.value, cst.Integer)):
+                return False
+            value = value.value
+        else:
+            return False
+    return True
+
+
+def _binds(statement: cst.CSTNode, name: str) -> bool:
+    """``statement`` itself (not its blocks) may bind ``name`` (an attribute or item target counts too)."""
+    for node in _own_nodes(statement):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+            return True
+        if isinstance(node, (cst.AssignTarget, cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.AsName,
+                             cst.Del)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if any(_is_name(t, name) for t in walk(target)):
+                return True
+    return False
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _calls_builtin(node: cst.CSTNode, builtin: str) -> bool:
+    return isinstance(node, cst.Call) and _is_name(node.func, builtin)
+
+
+def _calls_method(node: cst.CSTNode, name: str, method: str) -> bool:
+    """``name.method(...)``; ``name`` empty: on any name."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method \
+        and isinstance(node.func.value, cst.Name) and node.func.value.value == (name or node.func.value.value)
+
+
+def _may_count(node: cst.CSTNode) -> bool:
+    """A call :func:`counted_rows` may return: a builtin that iterates or counts, ``.tolist()``."""
+    return _calls_method(node, "", "tolist") or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+        and node.func.value in ("enumerate", "zip", "list", "range"))
+
+
+def _iterates(it: cst.BaseExpression, name: str) -> bool:
+    """A ``for`` over ``name``'s rows: ``name``, ``enumerate(name)``, ``zip(..., name, ...)``,
+    ``list(name)``, or a ``range`` counting them."""
+    if _is_name(it, name):
+        return True
+    if isinstance(it, cst.Call) and any(_calls_builtin(it, b) for b in ("enumerate", "list")):
+        return bool(it.args) and _is_name(it.args[0].value, name)
+    if _calls_builtin(it, "zip"):
+        return any(_is_name(a.value, name) for a in it.args)
+    return _counts(it, name)
+
+
+def _counts(call: cst.CSTNode, name: str) -> bool:
+    """``range(len(name))``, ``range(name.shape[0])``, ``range(name.size(0))``."""
+    return _calls_builtin(call, "range") and len(call.args) == 1 and _length_of(call.args[0].value, name)
+
+
+def _length_of(n: cst.CSTNode, name: str) -> bool:
+    """``len(name)``, ``name.size(0)``, ``name.shape[0]``, ``name.numel()`` (``name`` empty: of any name)."""
+    if _calls_builtin(n, "len"):
+        return len(n.args) == 1 and isinstance(n.args[0].value, cst.Name) and (
+            not name or n.args[0].value.value == name)
+    if _calls_method(n, name, "numel"):
+        return not n.args
+    if _calls_method(n, name, "size"):
+        return len(n.args) == 1 and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0"
+    return isinstance(n, cst.Subscript) and len(n.slice) == 1 and isinstance(n.value, cst.Attribute) \
+        and n.value.attr.value == "shape" and isinstance(n.value.value, cst.Name) \
+        and (not name or n.value.value.value == name) \
+        and isinstance(n.slice[0].slice, cst.Index) and isinstance(n.slice[0].slice.value, cst.Integer) \
+        and n.slice[0].slice.value.value == "0"
+
+
+def _reads_length(test: cst.CSTNode, name: str) -> bool:
+    """A condition that reads ``name``'s length (:func:`_length_of`), or is ``name`` itself or its length
+    (``if len(hit):``: Python needs the number as a bool)."""
+    return any(_length_of(n, name) for n in walk(test, into_scopes=False))
 
 
 # --- calls Dynamo does not trace ------------------------------------------------------------------

@@ -108,6 +108,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     elif callee is not None and callee.qualname is not None:
         qualname = callee.qualname
         result = external_call(ev, qualname, args, kwargs, node)
+        if receiver is not None and qualname in K.RETURNS_RECEIVER:
+            result = receiver
     elif receiver is not None and method is not None:
         result = method_call(ev, receiver, method, args, kwargs, node)
     else:
@@ -337,8 +339,9 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
     if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
         return numpy_array(last, args, kwargs)
-    if q in ("os.getenv", "os.environ.get", "random.randint", "random.uniform", "random.randrange",
-             "time.monotonic"):
+    if q.startswith("random.") and last in K.TRACED_RANDOM_FUNCS:
+        return Value(Kind.PYTHON, qualname=q + "()")  # a number the breaks classifier recognises
+    if q in ("os.getenv", "os.environ.get", "time.monotonic"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
 

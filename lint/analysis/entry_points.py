@@ -121,12 +121,15 @@ class EntryPoints:
         return (fn, cls) if fn is not None else None
 
     def _static_name(self, name: str, where: FunctionInfo | None) -> Value | None:
-        """A name's class or function, from the definitions and ``name = Class(...)`` assignments."""
+        """A name's class or function, from the definitions, ``name = Class(...)`` assignments (also
+        unpacked: ``env, agent = Env(), Agent()``) and a method's ``self``."""
+        if where is not None and where.is_method and not where.is_classmethod \
+                and where.param_names()[:1] == [name]:
+            return self.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
         scopes: list[Any] = [where.node.body] if where is not None else []
         scopes.append(self.index.module)
         for scope in scopes:
-            for stmt in _assignments_to(scope, name):
-                value = stmt.value
+            for value in _assigned_values(scope, name):
                 if isinstance(value, cst.Call):
                     callee = self._static_name_of(value.func)
                     if callee is not None and callee.cls is not None:
@@ -152,15 +155,23 @@ class EntryPoints:
         return v
 
 
-def _assignments_to(scope: cst.CSTNode, name: str) -> list[cst.Assign]:
-    """``name = ...`` statements in a function body or module (not in nested scopes)."""
+def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """The values ``name = ...`` and ``a, name = ..., ...`` assign in a function body or module (not in
+    nested scopes)."""
     from dynalint.analysis.syntax import walk
 
-    out = []
+    out: list[cst.BaseExpression] = []
     for n in walk(scope, into_scopes=False):
-        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
-                                             for t in n.targets):
-            out.append(n)
+        if not isinstance(n, cst.Assign):
+            continue
+        for t in n.targets:
+            if isinstance(t.target, cst.Name) and t.target.value == name:
+                out.append(n.value)
+            elif isinstance(t.target, (cst.Tuple, cst.List)) and isinstance(n.value, (cst.Tuple, cst.List)) \
+                    and len(t.target.elements) == len(n.value.elements):
+                out.extend(v.value for e, v in zip(t.target.elements, n.value.elements)
+                           if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+                           and e.value.value == name and isinstance(v, cst.Element))
     return out
 
 

@@ -150,6 +150,15 @@ MODULE_HOOK_METHODS = frozenset({
     "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
     "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
 })
+#: Other ``nn.Module`` methods Dynamo breaks on (measured on torch 2.13 by compiling each call on a
+#: small module; ``state_dict``, ``parameters``, ``named_modules``, ``apply``, ``to``, ``train``/``eval``
+#: and ``zero_grad`` are traced) -> the graph-break type Dynamo reports.  ``load_state_dict`` asks
+#: ``torch.nn.parameter.is_lazy`` of every tensor, a torch function returning a bool; ``share_memory``
+#: calls ``Tensor.share_memory_``, which Dynamo does not handle.
+BREAKING_MODULE_METHODS: dict[str, str] = {
+    "load_state_dict": "torch.* op returned non-Tensor",
+    "share_memory": "Unhandled args for method",
+}
 #: The global variants in ``torch.nn.modules.module``.
 GLOBAL_MODULE_HOOK_FUNCS = frozenset({
     "register_module_forward_hook", "register_module_forward_pre_hook", "register_module_full_backward_hook",
@@ -190,6 +199,12 @@ CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "inse
 #: Python calls Dynamo skips that return a new number each call (measured on torch 2.13: the frame
 #: resumed after the break guards on the number and recompiles when it first changes).
 SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time", "time.perf_counter"})
+#: Functions of ``random`` (and methods of ``random.Random``) Dynamo traces: it holds their result as a
+#: tensor, and a Python operator on it and a number (``n - w``, ``w * 2``, ``w // 2``) breaks,
+#: "unimplemented builtin op on tensor arguments"; with a tensor, ``min``, ``abs`` or a comparison it is
+#: traced (measured on torch 2.13 from the graph-break log: at the frame Dynamo compiles, the break makes
+#: it run the whole function eagerly and is not counted in ``counters["graph_break"]``).
+TRACED_RANDOM_FUNCS = frozenset({"randint", "randrange", "uniform"})
 
 #: NumPy functions whose result is an array. Dynamo traces NumPy code as tensor code (``torch._numpy``): an
 #: array made in compiled code is a tensor of the graph, even one made from Python numbers only
@@ -214,6 +229,10 @@ NUMPY_REDUCTIONS = frozenset("sum prod mean std var max min amax amin any all ar
 #: Reading one as a Python number is not judged: whether Dynamo breaks there depends on its dtype
 #: (measured on torch 2.13: ``int(np.ceil(h / 4))`` is traced, ``int(np.prod(shape))`` breaks).
 NUMPY_ARRAY = "numpy.ndarray"
+
+#: methods of torch objects that return the object itself (torch's stubs, ``torch/_C/__init__.pyi``:
+#: ``Generator.manual_seed(seed) -> Generator``), so ``g = torch.Generator().manual_seed(0)`` is the generator
+RETURNS_RECEIVER = frozenset({"torch.Generator().manual_seed"})
 
 #: functions that wrap a function so that Dynamo skips it: calling one inside compiled code is itself
 #: skipped, and calling what it returned ends the graph (measured on torch 2.13)

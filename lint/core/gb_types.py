@@ -50,5 +50,6 @@ OPAQUE_OBJECT = _gb("GB0363", "An opaque object was created in the middle of the
 UNHANDLED_METHOD_ARGS = _gb("GB0117", "Unhandled args for method")
 SORT_NON_CONSTANT_KEYS = _gb("GB0207", "sort with non-constant keys")
 BUILD_CLASS = _gb("GB8977", "Invalid call to __build_class__")
+TENSOR_BUILTIN_OPERATOR = _gb("GB0213", "unimplemented builtin op on tensor arguments")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

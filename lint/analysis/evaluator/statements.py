@@ -173,9 +173,10 @@ class StatementHandlers:
             return False
         return True
 
-    def _loop_body(self, run_once: Callable[[], None]) -> None:
+    def _loop_body(self, run_once: Callable[[], None], body: cst.BaseSuite) -> None:
         """Run a loop body twice (the first time silently) so loop-carried values are seen."""
         start = dict(self.env)
+        sums = _accumulated(body)
         emit, self.emit = self.emit, False
         self.loop_depth += 1
         try:
@@ -183,7 +184,7 @@ class StatementHandlers:
                 run_once()
             except _Terminated:
                 pass
-            self.env = _join_envs([start, self.env])
+            self.env = _join_loop_envs(start, self.env, sums)
             self.emit = emit
             try:
                 run_once()
@@ -192,7 +193,7 @@ class StatementHandlers:
         finally:
             self.emit = emit
             self.loop_depth -= 1
-        self.env = _join_envs([start, self.env])
+        self.env = _join_loop_envs(start, self.env, sums)
 
     def _for(self, node: cst.For) -> None:
         self.statement = node
@@ -210,7 +211,7 @@ class StatementHandlers:
             self.bind(node.target, element, node)
             self.block(node.body)
 
-        self._loop_body(once)
+        self._loop_body(once, node.body)
         if node.orelse is not None:
             self._run_branch(node.orelse.body)
 
@@ -225,7 +226,7 @@ class StatementHandlers:
         entering = dict(self.env) if self.emit else {}  # read only when the loop is reported
         outer, self.calls_broke = self.calls_broke, False
         try:
-            self._loop_body(once)
+            self._loop_body(once, node.body)
             body_calls_break = self.calls_broke
         finally:
             self.calls_broke = outer or self.calls_broke
@@ -400,6 +401,29 @@ class StatementHandlers:
         entries[key] = value
         self.env[node.value] = d.with_(keys=tuple(entries), items=tuple(entries.values()),
                                        element=join(d.element, value) if d.element is not None else None)
+
+
+def _accumulated(body: cst.BaseSuite) -> frozenset[str]:
+    """Names a loop body adds to with arithmetic on their own value (``total += x``,
+    ``total = total + x``)."""
+    return frozenset(c.name for c in carried_changes(body) if isinstance(c.node, cst.AugAssign) or (
+        isinstance(c.node, cst.Assign) and isinstance(c.node.value, cst.BinaryOperation)))
+
+
+def _join_loop_envs(start: dict[str, Value], after: dict[str, Value], sums: frozenset[str]) -> dict[str, Value]:
+    """The variables after a loop body, joined with their values before it.  A number the body adds
+    tensors to (``total = 0.0`` then ``total += t.sum()``: a Python number plus a tensor is a tensor)
+    stays a tensor: Dynamo unrolls the loop, and the number is left only when the loop does not run,
+    where the code that uses the sum as a tensor would fail anyway."""
+    out = _join_envs([start, after])
+    for k in sums:
+        v, before = after.get(k), start.get(k)
+        if v is None:
+            continue
+        if v.kind is Kind.TENSOR and before is not None and before.kind is Kind.PYTHON and not before.is_bool \
+                and before.has_const and type(before.const) in (int, float):
+            out[k] = v
+    return out
 
 
 def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:

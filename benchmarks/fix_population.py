@@ -1,0 +1,312 @@
+#!/usr/bin/env python
+"""What `dynalint fix --unsafe-fixes` does to a labelled population, split three ways, measured by Dynamo.
+
+For each script of ``benchmarks/userfiles`` the break lines Dynamo logs for the original (from
+``labels.json``) are compared with those of three variants, each relabelled with the same machinery
+(``benchmarks/userfiles/label.py``'s ``run_one``, imported):
+
+* ``rewrites``: ``fix --unsafe-fixes`` without the configuration fixes: the ``capture-flags`` fixer is
+  left out and ``full-range-loop`` rewrites its loop without patching the compile call;
+* ``flags``: the original script run with ``capture_scalar_outputs`` and
+  ``capture_dynamic_output_shape_ops`` on;
+* ``both``: ``fix --unsafe-fixes`` as it is.
+
+Per variant: break lines, whether the run is break-free, whether it gained a break line the original
+did not have, whether it raised, and whether the outputs of the compiled callables equal the
+original's (the original is rerun to record them): each call of what ``torch.compile`` returned (a
+function's result, a compiled module's forward output) is kept, and the two sequences are compared with
+``torch.testing.assert_close`` and bitwise (``torch.equal``).  Tensors and Python numbers are compared;
+a run whose calls differ in number or structure counts as not equal.
+
+Usage:
+  python benchmarks/fix_population.py [SCRIPT.py ...] [--work DIR] [--timeout 300]
+  python benchmarks/fix_population.py --report --work DIR      # the table again, no run
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+USERFILES = HERE / "userfiles"
+VARIANTS = ("original", "rewrites", "flags", "both")
+FLAGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+
+
+def load_labeller() -> Any:
+    """userfiles' labeller module, loaded by path (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("userfiles_label", USERFILES / "label.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+# --------------------------------------------------------------------------------------------------------
+# Child side: one fix, or one labelled run.
+# --------------------------------------------------------------------------------------------------------
+
+
+def fix_file(path: str, variant: str) -> None:
+    """``dynalint fix --unsafe-fixes`` on ``path`` in place; for ``rewrites``, without the configuration the
+    fixers would add (the registry loses ``capture-flags``; ``full-range-loop`` patches nothing)."""
+    from dynalint.adapters.cli import main as cli_main
+
+    if variant == "rewrites":
+        from dynalint.fixers.support import base
+
+        base.all_fixers()
+        base._REGISTRY[:] = [f for f in base._REGISTRY if f.name != "capture-flags"]
+        from dynalint.fixers import full_range_loop
+
+        full_range_loop.patch_compile_calls = lambda *_a, **_k: set()  # type: ignore[assignment]
+    try:
+        cli_main(["fix", "--unsafe-fixes", "--jobs", "1", "--quiet", "--exit-zero", path])
+    except SystemExit:
+        pass
+
+
+def _snapshot(value: Any) -> Any:
+    """The tensors and numbers of a compiled call's result, detached copies (None for anything else)."""
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    leaves, _ = tree_flatten(value)
+    out = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            out.append(leaf.detach().clone())
+        elif isinstance(leaf, (int, float, bool)):
+            out.append(leaf)
+        else:
+            out.append(None)
+    return out
+
+
+def label_one(script: str, record: str, outputs: str, flags: bool) -> None:
+    """Label ``script`` with userfiles' ``run_one`` (its folder taken for the labelled one), keeping the
+    outputs of the compiled callables, with the capture flags on when ``flags``."""
+    import torch
+
+    lab = load_labeller()
+    lab.HERE = Path(script).resolve().parent
+    lab.SCRIPT_NAMES = {Path(script).name}
+    calls: list[Any] = []
+    eager = lab.force_eager_backend
+
+    def recording_backend() -> None:
+        eager()
+        compile_eager = torch.compile
+
+        def keep(compiled: Any) -> Any:
+            if isinstance(compiled, torch.nn.Module):
+                compiled.register_forward_hook(lambda _m, _i, o: calls.append(_snapshot(o)))
+                return compiled
+
+            def call(*args: Any, **kwargs: Any) -> Any:
+                result = compiled(*args, **kwargs)
+                calls.append(_snapshot(result))
+                return result
+
+            for attr in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
+                if hasattr(compiled, attr):
+                    try:
+                        setattr(call, attr, getattr(compiled, attr))
+                    except (AttributeError, TypeError):
+                        pass
+            return call
+
+        def compile_recording(model: Any = None, **kwargs: Any) -> Any:
+            if model is None:
+                return lambda m: keep(compile_eager(m, **kwargs))
+            return keep(compile_eager(model, **kwargs))
+
+        torch.compile = compile_recording  # type: ignore[assignment]
+        if flags:
+            for flag in FLAGS:
+                setattr(torch._dynamo.config, flag, True)
+
+    lab.force_eager_backend = recording_backend
+    try:
+        lab.run_one(script, record)
+    finally:
+        torch.save(calls, outputs)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Parent side
+# --------------------------------------------------------------------------------------------------------
+
+
+def _digest(path: Path, flags: bool) -> str:
+    return hashlib.sha256(path.read_bytes() + (b"flags" if flags else b"")).hexdigest()[:16]
+
+
+def labelled(script: Path, flags: bool, work: Path, timeout: float) -> tuple[dict, Path]:
+    """The label record and the outputs file of ``script`` (run again only when its text changed)."""
+    key = _digest(script, flags)
+    record, outputs = work / "runs" / f"{key}.json", work / "runs" / f"{key}.pt"
+    if not record.exists():
+        record.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+        env.pop("TORCH_LOGS", None)
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--label", str(script), "--record", str(record),
+               "--outputs", str(outputs)] + (["--flags"] if flags else [])
+        try:
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, env=env,
+                           cwd=str(script.parent))
+        except subprocess.TimeoutExpired:
+            pass
+        if not record.exists():
+            record.write_text(json.dumps({"status": "timeout_or_crash"}))
+    return json.loads(record.read_text()), outputs
+
+
+def break_lines(record: dict) -> set[int]:
+    return {b["line"] for b in record.get("breaks", []) if b.get("in_library")}
+
+
+def original_lines(original: str, variant: str) -> dict[int, int]:
+    """Line of ``variant`` -> line of ``original`` it comes from (a line a fix inserted, such as a
+    decorator, maps to the original line after it), so that break lines of a fixed script compare."""
+    import difflib
+
+    a, b = original.splitlines(), variant.splitlines()
+    out: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            out[j + 1] = min(i1 + (j - j1), max(i2 - 1, i1)) + 1 if tag != "insert" else i1 + 1
+    return out
+
+
+def compare(a: Path, b: Path) -> tuple[bool | None, bool | None]:
+    """(close, bitwise) for two runs' recorded outputs; None when one of them recorded none."""
+    import torch
+
+    if not (a.exists() and b.exists()):
+        return None, None
+    xs, ys = torch.load(a, weights_only=False), torch.load(b, weights_only=False)
+    if len(xs) != len(ys):
+        return False, False
+    close = bitwise = True
+    for x, y in zip(xs, ys):
+        if len(x) != len(y):
+            return False, False
+        for p, q in zip(x, y):
+            if isinstance(p, torch.Tensor) and isinstance(q, torch.Tensor):
+                try:
+                    torch.testing.assert_close(q, p, equal_nan=True)
+                except AssertionError:
+                    close = False
+                bitwise = bitwise and p.shape == q.shape and p.dtype == q.dtype and bool(
+                    torch.equal(p, q) or (p.is_floating_point() and torch.equal(p.nan_to_num(), q.nan_to_num())
+                                          and bool((p.isnan() == q.isnan()).all())))
+            elif p != q and not (isinstance(p, float) and isinstance(q, float) and p != p and q != q):
+                close = close and isinstance(p, float) and isinstance(q, float) and abs(p - q) <= 1e-5 + 1.3e-6 * abs(p)
+                bitwise = False
+    return close, bitwise
+
+
+def measure(scripts: list[Path], work: Path, timeout: float) -> list[dict]:
+    labels = {r["spec"]: r for r in json.loads((USERFILES / "labels.json").read_text())}
+    rows = []
+    for script in scripts:
+        row: dict[str, Any] = {"script": script.name, "before": sorted(break_lines(labels.get(script.name, {})))}
+        files = {}
+        for variant in VARIANTS:
+            folder = work / variant
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / script.name
+            shutil.copyfile(script, target)
+            if variant in ("rewrites", "both"):
+                subprocess.run([sys.executable, str(Path(__file__).resolve()), "--fix", str(target), "--variant",
+                                variant], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
+            files[variant] = target
+        runs = {v: labelled(files[v], v == "flags", work, timeout) for v in VARIANTS}
+        base_record, base_out = runs["original"]
+        row["original_rerun"] = sorted(break_lines(base_record))
+        row["original_status"] = base_record.get("status")
+        original_text = script.read_text()
+        for variant in VARIANTS[1:]:
+            record, out = runs[variant]
+            to_original = original_lines(original_text, files[variant].read_text())
+            lines = {to_original.get(line, line) for line in break_lines(record)}
+            close, bitwise = compare(base_out, out)
+            row[variant] = {
+                "changed": files[variant].read_bytes() != script.read_bytes() or variant == "flags",
+                "breaks": sorted(lines),  # as lines of the original script
+                "status": record.get("status"), "error": (record.get("error") or "")[:160],
+                "break_free": not lines and record.get("status") == "ok",
+                "gained": sorted(lines - set(row["original_rerun"])),
+                "close": close, "bitwise": bitwise,
+            }
+        rows.append(row)
+        print(table_row(row), flush=True)
+    (work / "results.json").write_text(json.dumps(rows, indent=1))
+    return rows
+
+
+def table_row(row: dict) -> str:
+    cells = [f"{row['script']:20s} {len(row['before']):3d}"]
+    for variant in VARIANTS[1:]:
+        v = row[variant]
+        eq = "na" if v["close"] is None else ("bit" if v["bitwise"] else ("close" if v["close"] else "DIFF"))
+        raised = "RAISED" if v["status"] != "ok" else ""
+        cells.append(f"{len(v['breaks']):3d} {eq:5s} +{len(v['gained'])} {raised:6s}")
+    return " | ".join(cells)
+
+
+def report(rows: list[dict]) -> None:
+    print(f"{'script':20s} {'bef':>3s} | " + " | ".join(f"{v:<18s}" for v in VARIANTS[1:]))
+    print(f"{'':20s} {'':3s} | " + " | ".join(f"{'brk eq    gain':<18s}" for _ in VARIANTS[1:]))
+    for row in rows:
+        print(table_row(row))
+    print(f"total break lines before {sum(len(r['before']) for r in rows)} "
+          f"(original rerun {sum(len(r['original_rerun']) for r in rows)})")
+    for variant in VARIANTS[1:]:
+        vs = [r[variant] for r in rows]
+        print(f"  {variant:9s} break lines {sum(len(v['breaks']) for v in vs):3d}, "
+              f"break-free runs {sum(v['break_free'] for v in vs)}, "
+              f"outputs close {sum(bool(v['close']) for v in vs)} / bitwise {sum(bool(v['bitwise']) for v in vs)} "
+              f"(not comparable {sum(v['close'] is None for v in vs)}), "
+              f"gained a break {sum(bool(v['gained']) for v in vs)}, raised {sum(v['status'] != 'ok' for v in vs)}, "
+              f"scripts changed {sum(v['changed'] for v in vs)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*", help="userfiles scripts (default: all ten)")
+    ap.add_argument("--work", default="/tmp/fix-population")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--report", action="store_true")
+    ap.add_argument("--fix")
+    ap.add_argument("--variant")
+    ap.add_argument("--label")
+    ap.add_argument("--record")
+    ap.add_argument("--outputs")
+    ap.add_argument("--flags", action="store_true")
+    a = ap.parse_args(argv)
+    if a.fix:
+        fix_file(a.fix, a.variant)
+        return
+    if a.label:
+        label_one(a.label, a.record, a.outputs, a.flags)
+        return
+    work = Path(a.work)
+    if a.report:
+        report(json.loads((work / "results.json").read_text()))
+        return
+    lab = load_labeller()
+    scripts = [Path(f).resolve() for f in a.files] if a.files else lab.scripts()
+    report(measure(scripts, work, a.timeout))
+
+
+if __name__ == "__main__":
+    main()
