@@ -6,21 +6,10 @@
 #        SCORE_ZOO (eval-zoo's score_zoo.py; default: found under ../shared).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-PY=${PY:-$ROOT/.venv/bin/python}
+source "$HERE/../measure_common.sh"
 S=${REALCODE_SITE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynalint-realcode/site-packages}
-if [ -z "${SCORE_ZOO:-}" ]; then
-  for c in "$ROOT/../shared/eval-zoo/score_zoo.py" /work/shared/eval-zoo/score_zoo.py; do
-    [ -f "$c" ] && SCORE_ZOO=$c && break
-  done
-fi
-[ -n "${SCORE_ZOO:-}" ] || { echo "score_zoo.py not found: set SCORE_ZOO" >&2; exit 2; }
-
-check_args=(); score_args=()
-while [ $# -gt 0 ]; do
-  if [ "$1" = "--" ]; then shift; score_args=("$@"); break; fi
-  check_args+=("$1"); shift
-done
+find_shared SCORE_ZOO eval-zoo/score_zoo.py
+split_args "$@"
 
 stamp=$(sha256sum "$HERE/requirements.txt" | cut -c1-16)
 if [ ! -f "$S/.installed-$stamp" ]; then

@@ -6,20 +6,9 @@
 #        default: found under ../shared).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-PY=${PY:-$ROOT/.venv/bin/python}
-if [ -z "${SCORE_ZOO:-}" ]; then
-  for c in "$ROOT/../shared/eval-zoo/score_zoo.py" /work/shared/eval-zoo/score_zoo.py; do
-    [ -f "$c" ] && SCORE_ZOO=$c && break
-  done
-fi
-[ -n "${SCORE_ZOO:-}" ] || { echo "score_zoo.py not found: set SCORE_ZOO" >&2; exit 2; }
-
-check_args=(); score_args=()
-while [ $# -gt 0 ]; do
-  if [ "$1" = "--" ]; then shift; score_args=("$@"); break; fi
-  check_args+=("$1"); shift
-done
+source "$HERE/../measure_common.sh"
+find_shared SCORE_ZOO eval-zoo/score_zoo.py
+split_args "$@"
 
 # the labelled scripts (label.py and the scorer are not part of the population)
 mapfile -t files < <("$PY" -c 'import json,sys; [print(r["spec"]) for r in json.load(open(sys.argv[1]))]' "$HERE/labels.json")
