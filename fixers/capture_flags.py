@@ -71,9 +71,6 @@ if TYPE_CHECKING:  # pragma: no cover
     """A compile call or ``@torch.compile`` decorator, what it compiles (function, class of a module),
     and the ids of the functions it reaches."""
 
-_COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
-_PATCH = "torch._dynamo.config.patch"
-
 
 @register
 class CaptureFlags(Fixer):
@@ -177,8 +174,8 @@ def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool]
     on, ``.tolist()`` of it or ``if len(it):`` fails to compile (``GuardOnDataDependentSymNode``,
     measured on torch 2.13) where the original broke the graph and ran."""
     for b in ctx.breaks:
-        if id(b.event.function) in reach and b.read_in_python and b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) \
-                and not (rewritten is not None and rewritten(b)):
+        if id(b.event.function) in reach and b.read_in_python \
+                and b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) and not (rewritten is not None and rewritten(b)):
             code = ctx.program.module.code_for_node(b.node).strip()
             shown = code if len(code) <= 40 else code[:37] + "..."
             raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{shown}` in the graph, and the code then "
@@ -193,7 +190,7 @@ def _compile_sites(ctx) -> "list[Site]":
     index = program.index
     out: list[Site] = []
     for call, where in index.compile_targets:
-        if index.resolve_expr(call.func) not in _COMPILE:
+        if index.resolve_expr(call.func) not in capture_settings.COMPILE_FUNCTIONS:
             continue
         target = program.compile_target(call, where)
         if target is not None and target[0].owner is index:
@@ -201,7 +198,7 @@ def _compile_sites(ctx) -> "list[Site]":
     for fn in index.all_functions:
         if fn.compile_decorated:
             for deco in fn.node.decorators:
-                if index.resolve_expr(_callee(decorator_target(deco))) in _COMPILE:
+                if index.resolve_expr(_callee(decorator_target(deco))) in capture_settings.COMPILE_FUNCTIONS:
                     out.append((deco, (fn, None), _reach(ctx, fn)))
     return out
 
@@ -311,7 +308,7 @@ def _patch_decorator(plan: FixPlan, ctx, deco: cst.Decorator, target: "tuple[Fun
 
 
 def _is_patch(ctx, func: cst.BaseExpression) -> bool:
-    return ctx.program.index.resolve_expr(func) == _PATCH
+    return ctx.program.index.resolve_expr(func) == capture_settings.PATCH_FUNCTION
 
 
 def _add_flags(plan: FixPlan, ctx, patch: cst.Call, needed: list[str]) -> set[str]:

@@ -45,7 +45,7 @@ import libcst as cst
 
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, reorderable_arguments
-from dynalint.analysis.syntax import root_name, walk
+from dynalint.analysis.syntax import encloses, root_name, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.branches import certainly_floating
@@ -258,7 +258,7 @@ def _may_raise_after(call: cst.Call, ctx) -> str | None:
             return f"the call is inside a `{type(owner).__name__.lower()}` block"
         node = owner
     for stmt in following:
-        if isinstance(stmt, (cst.If, cst.While)) and any(_encloses(stmt.test, b.node)
+        if isinstance(stmt, (cst.If, cst.While)) and any(encloses(stmt.test, b.node)
                                                          for b in ctx.breaks.in_statement(stmt)):
             # the graph ends at a branch or loop test on a tensor: Dynamo makes the deferred calls there
             # (measured on torch 2.13)
@@ -267,10 +267,6 @@ def _may_raise_after(call: cst.Call, ctx) -> str | None:
         if reason is not None:
             return reason
     return None
-
-
-def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return any(n is inner for n in walk(outer))
 
 
 def _statement(call: cst.Call, ctx) -> cst.CSTNode:

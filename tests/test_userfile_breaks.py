@@ -4,7 +4,6 @@ among other indices, and arithmetic on numbers ``random`` draws.
 Each source is checked against the analysis and, with torch, against the lines Dynamo breaks on."""
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import textwrap

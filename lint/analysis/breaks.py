@@ -43,7 +43,7 @@ from dynalint.analysis.events import (
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
 from dynalint.analysis.skipped_calls import BREAKING_CALLS
-from dynalint.analysis.syntax import children, simple_statements, walk
+from dynalint.analysis.syntax import children, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
@@ -201,7 +201,7 @@ class Breaks:
     def in_comprehension(self, brk: Break) -> bool:
         """``brk`` is inside a comprehension of its statement: a frame of its own under Dynamo, with the
         iterator as its input, whose resumption the analysis does not model."""
-        return any(isinstance(n, _COMPREHENSIONS) and _encloses(n, brk.node)
+        return any(isinstance(n, _COMPREHENSIONS) and encloses(n, brk.node)
                    for n in walk(brk.statement, into_scopes=False))
 
     def follows_a_break(self, brk: Break) -> bool:
@@ -216,7 +216,7 @@ class Breaks:
 
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""
-        return [b for b in self.all if b.node is not node and _encloses(node, b.node)]
+        return [b for b in self.all if b.node is not node and encloses(node, b.node)]
 
     def body_breaks(self, loop: cst.While) -> bool:
         """The body of ``loop`` breaks the graph, at an event of its own or in a function it calls:
@@ -253,7 +253,7 @@ class Breaks:
         for b in found[position + 1:]:
             if id(b.node) in earlier:
                 return None  # the statement analysed again (a helper called twice): another frame
-            if not _encloses(b.node, brk.node):
+            if not encloses(b.node, brk.node):
                 return b
         return None
 
@@ -317,10 +317,6 @@ class Breaks:
         if isinstance(ev, ConditionEvent):
             return ev.value is not None and ev.value.is_tensor
         return isinstance(ev, CallEvent) and any(b.event is ev and b.cause in VALUE_CAUSES for b in self.at(ev.node))
-
-
-def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return any(n is inner for n in walk(outer))
 
 
 #: what a lock's constructor returns: Dynamo cannot enter one

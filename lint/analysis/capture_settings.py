@@ -59,8 +59,8 @@ CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS = "capture_dynamic_output_shape_ops"
 CAPTURE_FLAGS = (CAPTURE_SCALAR_OUTPUTS, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
 
 _CONFIG = "torch._dynamo.config"
-_PATCH = f"{_CONFIG}.patch"
-_COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
+PATCH_FUNCTION = f"{_CONFIG}.patch"
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch.compiler.compile"})
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def compiled_sites(program: Compiles) -> Iterator[tuple[int, "FunctionInfo"]]:
     call's ``id``) and ``@torch.compile`` functions (key: the ``id`` of their node)."""
     index = program.index
     for call, where in index.compile_targets:
-        if index.resolve_expr(call.func) not in _COMPILE:
+        if index.resolve_expr(call.func) not in COMPILE_FUNCTIONS:
             continue
         target = program.compile_target(call, where)
         if target is not None and target[0].owner is index:
@@ -282,7 +282,7 @@ class _Scan:
             self.expression_parts(deco, where)
             held |= self.patched(deco.decorator)
         for i, deco in enumerate(decorators):
-            if self.index.resolve_expr(decorator_target(deco)) in _COMPILE:
+            if self.index.resolve_expr(decorator_target(deco)) in COMPILE_FUNCTIONS:
                 flags = set(where.active)
                 for j in (i - 1, i + 1):
                     if 0 <= j < len(decorators):
@@ -329,7 +329,7 @@ class _Scan:
                     if flags:
                         key = id(wrapped)
                         self.sites[key] = self.sites.get(key, frozenset()) | flags
-                elif self.index.resolve_expr(n.func) == _PATCH:
+                elif self.index.resolve_expr(n.func) == PATCH_FUNCTION:
                     self.patched(n)
                 if isinstance(n.func, cst.Name):
                     not_loads.add(id(n.func))
@@ -399,7 +399,7 @@ class _Scan:
         """The flags ``torch._dynamo.config.patch(...)`` turns on (``F=True``, ``("F", True)``,
         ``({"F": True})``); a flag it sets to anything else is noted as turned off, and one it may set
         (``**kwargs``) too."""
-        if not (isinstance(expr, cst.Call) and self.index.resolve_expr(expr.func) == _PATCH):
+        if not (isinstance(expr, cst.Call) and self.index.resolve_expr(expr.func) == PATCH_FUNCTION):
             return frozenset()
         pairs: list[tuple[str, cst.BaseExpression]] = []
         args = list(expr.args)

@@ -98,6 +98,11 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
         push(kids)
 
 
+def encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """``inner`` is ``outer`` or one of its descendants (by identity)."""
+    return any(n is inner for n in walk(outer))
+
+
 def walk_with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
     """:func:`walk` of ``node`` (into scopes), each node with its parent (None for ``node``): one walk
     where a parent map would otherwise list each node's children twice."""
