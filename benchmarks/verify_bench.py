@@ -9,7 +9,8 @@ cold start (the first call, compilation included, with an empty compiler cache) 
 time of ``dynalint verify`` (a fresh process, as a user runs it) against a bare ``torch.compile`` and
 run of the same input stream (hooks included) in a fresh process, both with the torch import
 (``--repeat`` runs of each, interleaved, their medians), and where verify's time goes (the wait for
-its first worker, the torch import included; each phase, its process start included; compilation)::
+its first worker, the torch import included; each phase, its process start included; compilation;
+the CPU time of each phase's process)::
 
     OMP_NUM_THREADS=1 python benchmarks/verify_bench.py --overhead [FILE::NAME --inputs F::G --before-call F::H]
 
@@ -160,14 +161,21 @@ def _median(values: list[float]) -> float:
 VERIFY_RUNS = (("verify", ["--unsafe-fixes"]), ("verify --no-fix --no-what-if", ["--no-fix", "--no-what-if"]))
 
 
+#: Prefix of the keys of :func:`_phase_seconds` that are CPU seconds (the others are wall seconds).
+CPU = "cpu: "
+
+
 def _phase_seconds(devices: dict) -> dict[str, float]:
-    """Where verify's time went, from its JSON report: each variant's phases and compile time."""
+    """Where verify's time went, from its JSON report: each variant's phases (wall, with their process
+    start, and CPU of the phase's process) and compile time."""
     spent: dict[str, float] = {}
     for variant in ("original", "fixed"):
         m = devices.get(variant) or {}
         for phase, sec in (m.get("seconds") or {}).items():
             spent[f"{variant} {phase}"] = sec
         spent[f"{variant} compile"] = sum(c.get("compile_s") or 0 for c in m.get("calls", []))
+        for phase, sec in (m.get("cpu_seconds") or {}).items():
+            spent[f"{CPU}{variant} {phase}"] = sec
     return spent
 
 
@@ -194,7 +202,8 @@ def overhead(targets: list[tuple[str, str | None, str | None]], repeat: int) -> 
                     raise SystemExit(f"verify {target} failed:\n{done.stderr[-2000:]}")
                 phases[label].append(_phase_seconds(devices))
         median = {label: (_median([w for w, _ in r]), _median([c for _, c in r])) for label, r in runs.items()}
-        seconds = {label: {k: _median([p.get(k, 0.0) for p in found]) for k in found[0]}
+        seconds = {label: {k: _median([p.get(k, 0.0) for p in found])
+                           for k in dict.fromkeys(k for p in found for k in p)}
                    for label, found in phases.items() if found}
         rows.append({"target": target, "inputs": inputs, "runs": runs, "median": median, "seconds": seconds})
     return rows
@@ -212,8 +221,13 @@ def overhead_table(rows: list[dict]) -> str:
             lines.append(f"  {label:30s} {wall:6.2f} s wall ({wall / bare_wall:4.2f}x)  {cpu:6.2f} s CPU "
                          f"({cpu / bare_cpu:4.2f}x)")
             spent = row["seconds"].get(label, {})
-            if spent:
-                lines.append("    " + ", ".join(f"{k} {v:.2f}" for k, v in spent.items() if v))
+            wall = {k: v for k, v in spent.items() if v and not k.startswith(CPU)}
+            cpu = {k[len(CPU):]: v for k, v in spent.items() if v and k.startswith(CPU)}
+            if wall:
+                lines.append("    wall: " + ", ".join(f"{k} {v:.2f}" for k, v in wall.items()))
+            if cpu:
+                lines.append(f"    CPU of the phases: {sum(cpu.values()):.2f} = "
+                             + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items()))
         for label, r in row["runs"].items():
             lines.append(f"    runs of {label}: " + ", ".join(f"{w:.2f}/{c:.2f}" for w, c in r) + " (wall/CPU s)")
     return "\n".join(lines)

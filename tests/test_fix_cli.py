@@ -169,6 +169,6 @@ def test_fix_verify_end_to_end_writes_only_what_dynamo_confirms(tmp_path, capsys
     text = p.read_text()
     assert "Traceback" not in err and "error" not in err
     assert "y = torch.where(x.sum() > 0, y_then, y_else)" in text and "if x.mean() > 0:" in text
-    assert ":8:1: DYN101 fixed (unsafe)" in err
+    assert ":8:12: DYN101 fixed (unsafe)" in err  # where ``fix`` without --verify reports it: the condition
     assert "fix left out: it lies in code the targets' input streams do not run" in err
     assert "fixed 1 issue in 1 file; 1 remain." in err and code == 1

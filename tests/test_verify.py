@@ -212,6 +212,45 @@ def test_confirm_fixes_of_a_helper_file_measured_through_its_importer(tmp_path):
     assert result.after[0].equal_to_original is True
 
 
+LATER_ROUND = """\
+import torch
+
+
+def f(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = x - 1
+    if y.mean() > 1:
+        z = y[y > 0].sum()
+    else:
+        z = y.sum()
+    return z
+
+
+def dynalint_inputs():
+    return [(torch.randn(8),), (torch.randn(8) + 1,)]
+"""
+
+
+@needs_fixers
+def test_confirm_fixes_reports_a_later_rounds_fix_at_its_line_in_the_file_as_written(tmp_path):
+    """The second branch's fix overlaps the masked sum's, so it is measured in a later round, in a text
+    the first branch's fix made a line shorter: it is reported where ``fix`` reports it, at the line
+    of the file as the user wrote it."""
+    from dynalint.engine.fixing import fix_source
+
+    path = tmp_path / "later.py"
+    path.write_text(LATER_ROUND)
+    expected = [(a.code, a.fixer, a.line, a.column)
+                for a in fix_source(LATER_ROUND, str(path), Settings(), unsafe=True).applied]
+    assert ("DYN101", "branch-to-cond", 9, 8) in expected
+    result = confirm_fixes(str(path), ["f"], None, Settings(), True, 60.0)
+    assert sorted((a.code, a.fixer, a.line, a.column) for a in result.applied) == sorted(expected)
+    assert sorted((o.code, o.line) for o in result.confirmed) == sorted((c, ln) for c, _, ln, _ in expected)
+    assert "torch.cond" in result.source and not result.rejected
+
+
 def test_an_exception_only_the_compiled_run_raised_is_shown(capsys):
     from dynalint.verify import report_text
 
@@ -283,6 +322,31 @@ def test_capture_flags_what_if_on_data_dependent_breaks():
     flags = {w.remedy: w for w in o.what_if}["capture_flags"]
     assert flags.dims == ["capture_scalar_outputs", "capture_dynamic_output_shape_ops"]
     assert flags.breaks == 0 and flags.breaks_saved == 2 and flags.outputs_equal is True
+
+
+def test_no_capture_flags_what_if_for_a_break_dynamo_calls_fundamental(branchy):
+    """A branch on a tensor's value breaks under Dynamo's capture settings too (its hint calls the break
+    fundamental), so the stream is not rerun with them; Dynamo, run here, confirms the break stays."""
+    import importlib.util
+
+    import torch
+
+    from dynalint.verify.probe import DynamoLog
+
+    o = branchy.original
+    assert [(b.line, b.fundamental) for b in o.breaks] == [(13, True)]
+    assert "capture_flags" not in {w.remedy for w in o.what_if}
+    spec = importlib.util.spec_from_file_location("dynalint_fundamental_branchy", case("branchy"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch._dynamo.reset()
+    try:
+        with torch._dynamo.config.patch(capture_scalar_outputs=True, capture_dynamic_output_shape_ops=True), \
+                DynamoLog([case("branchy")]) as log, torch.no_grad():
+            torch.compile(module.Clipper().eval(), backend="eager")(torch.randn(4, 8) * 10)
+    finally:
+        torch._dynamo.reset()
+    assert [(b.line, b.fundamental) for b in log.breaks] == [(13, True)]
 
 
 def test_no_capture_flags_what_if_without_breaks():

@@ -121,3 +121,42 @@ def test_identical_outputs_skip_the_error_arithmetic_with_the_same_result(monkey
     assert checks == []
     close = compare(flatten(x + torch.tensor([1e-7, 0.0, 0.0])), flatten(x))
     assert close.equal and not close.bitwise and close.max_abs > 0 and checks == [1]
+
+
+def test_the_progress_file_is_rewritten_in_place_and_reads_as_the_last_record(tmp_path):
+    """Every call of every phase writes where it is: one file opened once, one record of a fixed width
+    rewritten in place (no truncation), which the parent reads as the last one written."""
+    from dynalint.verify.isolation import _progress
+    from dynalint.verify.worker import ProgressFile, _progress_call
+
+    path = tmp_path / "progress"
+    progress = ProgressFile(str(path))
+    try:
+        inode = os.stat(path).st_ino
+        progress("what-if capture_flags", 123456)
+        progress("eager", 7)  # shorter: nothing of the longer record may show through
+        assert _progress(str(path)) == ("eager", 7) and _progress_call(str(path)) == 7
+        assert os.stat(path).st_ino == inode and os.path.getsize(path) == ProgressFile.WIDTH
+        progress("x" * 500, -1)  # a name longer than the record is cut, the call kept
+        assert _progress(str(path)) == ("x" * (ProgressFile.WIDTH - 24), -1)
+    finally:
+        progress.close()
+
+
+def test_reseeding_before_each_call_queues_nothing_for_devices_that_have_not_started():
+    """``torch.manual_seed`` queues a seeding (with the caller's stack) for every device type that has
+    not started; the reseeding before each call seeds the same generators that are live without it."""
+    import random
+
+    import torch
+
+    from dynalint.verify.stream import seed_all
+
+    if torch.cuda.is_initialized():
+        pytest.skip("CUDA has started in this process")
+    queued = len(torch.cuda._queued_calls)
+    seed_all(5, started_devices_only=True)
+    first = (torch.rand(3), random.random())
+    assert len(torch.cuda._queued_calls) == queued
+    seed_all(5)
+    assert torch.equal(first[0], torch.rand(3)) and first[1] == random.random()

@@ -276,3 +276,23 @@ def test_summary_names_a_variant_that_raised_instead_of_comparing_its_counts():
     assert "the fixed code of m.py::f raised: no counts to compare" in text
     assert "graph breaks 2 -> 1, recompiles 0 -> 0" in text  # only the target where both ran
     assert summary([raised]).endswith("(1 not confirmed); the fixed code of m.py::f raised: no counts to compare.")
+
+
+def test_the_table_row_of_a_variant_that_raised_says_so_instead_of_its_counts():
+    import io
+
+    from dynalint.verify.api import DeviceReport, TargetReport
+    from dynalint.verify.report_text import write
+
+    original, fixed = _m(breaks=4, recompiles=5), _m(breaks=1, recompiles=2, variant="fixed")
+    fixed.status, fixed.message = "error", "call 0 raised ValueError: bad (3 of 3 calls raised)"
+    for c in fixed.calls:
+        c.error = "ValueError: bad"
+    out = io.StringIO()
+    write([TargetReport("m.py::f", "m.py", "f", [DeviceReport("cpu", original, fixed, None, judge(original, fixed))])],
+          out)
+    rows = {ln.split()[0]: ln.split()[1:] for ln in out.getvalue().splitlines() if ln.startswith("  ") and
+            ln.split()[:1] in (["original"], ["fixed"])}
+    assert rows["original"][1:3] == ["4", "5"]  # breaks, recompiles
+    assert rows["fixed"] == ["-", "-", "-", "-", "-", "RAISED", "(below)"]
+    assert "fixed: error: call 0 raised ValueError: bad" in out.getvalue()  # what it raised, once, below

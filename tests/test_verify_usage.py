@@ -54,6 +54,8 @@ def test_a_hook_reads_the_global_its_input_factory_set_and_the_counts_are_dynamo
     assert (original["n_breaks"], original["n_recompiles"]) == _dynamo_counts() == (1, 2)
     assert original["what_if"] == []  # a print break: Dynamo's capture settings are not for it, no rerun
     assert "compiled" in original["seconds"] and "coverage" in original["seconds"]
+    phases = set(original["seconds"]) - {"start", "total"}  # the CPU time of every phase's process too
+    assert set(original["cpu_seconds"]) == phases and all(s > 0 for s in original["cpu_seconds"].values())
     with open(original["output_path"], encoding="utf-8") as fh:  # what the hook and the target printed
         printed = fh.read()
     os.unlink(original["output_path"])

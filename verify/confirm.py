@@ -18,9 +18,10 @@ import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from dynalint.core.diagnostics import Diagnostic, Fix
+from dynalint.core.positions import LineMapping
 from dynalint.engine.pipeline import read_source
 from dynalint.config.settings import Settings
 from dynalint.core.text_lines import source_lines
@@ -181,6 +182,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
         rejected_keys: dict[tuple[str, str, str], str] = {}
         for _ in range(CONFIRM_ROUNDS):
             ran = [tuple(r) for m in current_m for r in m.executed_files.get(current_path, [])]
+            at_original = _at_original(original, current)
             trials = []
             for d in diagnostics_with_fixes(current, path, settings):
                 if not allowed(d) or _fix_key(current, d) in rejected_keys:
@@ -188,7 +190,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
                 if not _touches(d, ran):
                     reason = "it lies in code the targets' input streams do not run"
                     rejected_keys[_fix_key(current, d)] = reason
-                    result.rejected.append(_outcome(d, False, [reason]))
+                    result.rejected.append(_outcome(at_original(d), False, [reason]))
                     continue
                 text = apply_text_edits(current, _fix(d).edits)
                 copy = write_copy(text, path, workdir)
@@ -196,7 +198,7 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
                 ok, reasons = improvement(current_m, after)
                 if not ok:
                     rejected_keys[_fix_key(current, d)] = "; ".join(reasons)
-                    result.rejected.append(_outcome(d, False, reasons))
+                    result.rejected.append(_outcome(at_original(d), False, reasons))
                 else:
                     trials.append((d, text, copy, after, reasons))
             if not trials:
@@ -222,12 +224,29 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
                     _, current, copy, current_m, _ = chosen[0]
             current_path = os.path.realpath(copy)
             for d, _, _, _, reasons in chosen:
+                d = at_original(d)
                 result.confirmed.append(_outcome(d, True, reasons))
-                result.applied.append(AppliedFix(d.code, _fixer_name(d), _fix(d).description, _fix(d).safety, d.line))
+                result.applied.append(AppliedFix(d.code, _fixer_name(d), _fix(d).description, _fix(d).safety, d.line,
+                                                 d.column))
         result.after = current_m
         return _finish(result, current, path, settings, unsafe, diagnostics_with_fixes, rejected_keys)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _at_original(original: str, current: str) -> Callable[[Diagnostic], Diagnostic]:
+    """A diagnostic found in ``current`` (the text earlier rounds' fixes rewrote) -> the same at its
+    position in ``original``, the text the user wrote, where ``fix`` reports it; a line a rewrite
+    replaced maps to the first line of what it replaced, at column 1."""
+    if current == original:
+        return lambda d: d
+    mapping = LineMapping(original, current)
+
+    def back(d: Diagnostic) -> Diagnostic:
+        line, unchanged = mapping.original(d.line)
+        return dataclasses.replace(d, line=line, column=d.column if unchanged else 1)
+
+    return back
 
 
 def _fix(d: Diagnostic) -> Fix:

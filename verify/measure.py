@@ -268,7 +268,8 @@ def _breaks(found: list[GraphBreak], calls: list[CallRecord]) -> list[BreakSite]
         sites.append(BreakSite(file=b.file, line=b.line, function=b.function, gb_type=b.gb_type, gb_id=b.gb_id,
                                explanation=b.explanation, frame_skipped=b.frame_skipped,
                                first_call=b.input_index, code=_source_line(b.file, b.line),
-                               uncertain=uncertain_line(b.file, b.line, b.function)))
+                               uncertain=uncertain_line(b.file, b.line, b.function),
+                               fundamental=b.fundamental))
         if 0 <= b.input_index < len(calls):
             calls[b.input_index].new_breaks.append(len(sites) - 1)
     return sites

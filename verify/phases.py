@@ -72,11 +72,13 @@ def before_fork() -> None:
     gc.freeze()
 
 
-def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None) -> T:
+def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None,
+        cpu: list[float] | None = None) -> T:
     """``fn()`` in a child forked from this process; returns its result or raises what it raised.
 
     ``deadline`` (a ``time.monotonic()`` value) arms the child's stack dump shortly before it,
-    into ``log``.  The caller (the worker) must not have run tensor code before forking.
+    into ``log``; ``cpu`` gets the child's CPU seconds (user and system) appended.  The caller (the
+    worker) must not have run tensor code before forking.
     """
     if not can_fork():
         return _in_process(fn)
@@ -106,7 +108,9 @@ def run(fn: Callable[[], T], *, deadline: float | None = None, log: Any = None) 
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
+        if cpu is not None:
+            cpu.append(usage.ru_utime + usage.ru_stime)
         if os.path.getsize(path) == 0:
             if os.WIFSIGNALED(status):
                 how = f"signal {signal.Signals(os.WTERMSIG(status)).name}"

@@ -40,6 +40,10 @@ _AT_RE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)")
 _RECOMPILING_RE = re.compile(r"Recompiling function (?P<func>\S+) in (?P<file>.+?):(?P<line>\d+)")
 _LIMIT_FUNC_RE = re.compile(r"function: '(?P<func>[^']+)' \((?P<file>.+?):(?P<line>\d+)\)")
 _FAILURE_RE = re.compile(r"^\s*-\s+\d+/\d+:\s*(?P<guard>.*)$", re.MULTILINE)
+try:
+    from torch._dynamo.graph_break_hints import FUNDAMENTAL as _FUNDAMENTAL_HINTS
+except ImportError:  # a torch without Dynamo's hint table: no break is known to be fundamental
+    _FUNDAMENTAL_HINTS = []
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,12 @@ class GraphBreak:
     message: str = field(repr=False, compare=False)
     input_index: int = field(default=-1, compare=False)
     """Index of the call in the stream during which Dynamo logged the break."""
+
+    @property
+    def fundamental(self) -> bool:
+        """Dynamo's hints call the break fundamental: no setting lets it trace the code (a branch on
+        a tensor's value)."""
+        return any(hint in self.message for hint in _FUNDAMENTAL_HINTS)
 
     @property
     def explanation(self) -> str:

@@ -66,6 +66,10 @@ def _row(label: str, m: Measurement) -> str:
         return f"  {label:<9} {m.status.upper()}: {m.message}"
     if m.status in ("timeout", "crash") or (m.status == "error" and not m.calls):
         return f"  {label:<9} {m.status.upper()} (below)"  # the message is written once, under the table
+    if m.status == "error":  # calls raised: counts over the calls that ran are no counts of the stream
+        outputs = _outputs(m)
+        said = outputs if "RAISED" in outputs else "RAISED (below)"
+        return f"  {label:<9} {'-':>6} {'-':>7} {'-':>11} {'-':>9} {'-':>10}  {said}"
     return (f"  {label:<9} {m.graph_count if m.graph_count is not None else '-':>6} {len(m.breaks):>7} "
             f"{len(m.recompiles):>11} {_rate(m.hit_rate):>9} {_err(m):>10}  {_outputs(m)}")
 

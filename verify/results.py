@@ -31,6 +31,8 @@ class BreakSite:
     uncertain: bool = False
     """The logged line is not code of the function Dynamo names (a shifted line table, see
     ``verify.break_lines``): shown as uncertain and not matched against predictions."""
+    fundamental: bool = False
+    """Dynamo's hints call the break fundamental: no setting lets it trace the code."""
 
 
 @dataclass
@@ -180,6 +182,9 @@ class Measurement:
     """Wall time of each phase (its process's start included), of the worker's start (``start``:
     the wait for a worker process, the torch import of the first one included) and of the whole
     measurement (``total``): where verification spends its time."""
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+    """CPU time (user and system) of each phase's process: where verification's work goes, also on
+    a machine busy with other work, where wall time says little."""
 
     @property
     def ok(self) -> bool:

@@ -2,11 +2,11 @@
 
     python -m dynalint.verify.skipped_calls_table > lint/analysis/skipped_calls.py
 
-Lists the module-level functions of standard-library modules that ML code calls which Dynamo
-graph-breaks on when a compiled function calls them. Candidates come from Dynamo's own trace rules
-(``torch._dynamo.trace_rules.lookup``): a function it skips is never entered while tracing, so its
-arguments cannot change the verdict, except for the few it evaluates ahead when every argument is a
-constant (``re.sub``...). Each candidate is then confirmed by compiling a tiny function that calls it
+Lists the module-level functions of standard-library modules that ML code calls, and of torch's own
+top-level namespaces, which Dynamo graph-breaks on when a compiled function calls them. Candidates come
+from Dynamo's own trace rules (``torch._dynamo.trace_rules.lookup``): a function it skips is never entered
+while tracing, so its arguments cannot change the verdict, except for the few it evaluates ahead when every
+argument is a constant (``re.sub``...). Each candidate is then confirmed by compiling a tiny function that calls it
 through its module, as user code does (``random.random()``), since Dynamo handles some skipped
 functions before the trace rules are asked (``operator.add``, ``math.sqrt``...).
 
@@ -15,6 +15,10 @@ probe never runs ``os.remove`` or ``os.fork``. A skipped function is probed twic
 string and then a placeholder integer for each required parameter; one that Dynamo would trace into is
 probed only when it needs no argument (the others would need real arguments, which are not guessed).
 A function is listed only when every probe breaks, with the graph-break type of the first probe.
+
+Two more tables come from probes of the same kind: the ``Tensor`` methods that break when called with no
+argument (:func:`probe_methods`), and the ``torch.nn`` modules whose construction creates parameters,
+which Dynamo breaks on inside compiled code (:func:`probe_modules`).
 """
 from __future__ import annotations
 
@@ -29,7 +33,11 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            "json", "re", "itertools", "functools", "operator", "math", "collections", "weakref",
            "threading", "traceback", "gc", "io", "tempfile", "socket", "subprocess", "shutil", "glob",
            "datetime", "uuid", "platform", "getpass", "hashlib", "struct", "string", "textwrap",
-           "dataclasses", "contextlib", "typing")
+           "dataclasses", "contextlib", "typing", "bisect", "heapq",
+           # torch's namespaces whose functions are not all traced (``torch.save``, ``torch.set_rng_state``,
+           # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
+           # functions would fail for want of one, not for Dynamo
+           "torch", "torch.random", "torch.autograd", "torch.jit")
 _MODULE = "dynalint.verify.skipped_calls_table"
 _FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
@@ -74,12 +82,17 @@ def _probes(fn: Any) -> tuple[bool, list[tuple[Any, ...]]]:
 
 def _break(dotted: str, args: tuple[Any, ...]) -> str | None:
     """The graph-break type Dynamo reports for calling ``dotted(*args)`` in a compiled function."""
+    root = dotted.split(".")[0]
+    return _probe_break(f"{dotted}({', '.join(map(repr, args))})", {root: importlib.import_module(root)})
+
+
+def _probe_break(statement: str, namespace: dict[str, Any]) -> str | None:
+    """The graph-break type Dynamo reports for ``statement`` in a compiled function of a float tensor
+    ``x``, run in ``namespace``; None when it is traced or fails otherwise."""
     import torch
     from torch._dynamo.exc import Unsupported
 
-    root = dotted.split(".")[0]
-    namespace = {root: importlib.import_module(root)}
-    exec(f"def probe(x):\n    {dotted}({', '.join(map(repr, args))})\n    return x + 1\n", namespace)
+    exec(f"def probe(x):\n    {statement}\n    return x + 1\n", namespace)
     compiled = torch.compile(namespace["probe"], backend="eager", fullgraph=True)
     try:
         compiled(torch.ones(2))
@@ -122,9 +135,107 @@ def probe_all() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def table() -> dict[str, str]:
+#: what a Tensor method is called on in its probes: a graph input, and a tensor computed in the graph
+_RECEIVERS = ("x", "(x + 1)")
+
+
+def _needs_arguments(name: str) -> bool:
+    """Whether ``torch.Tensor.name`` cannot be called without arguments (run eagerly: Dynamo's verdict
+    on a call missing its arguments is about the arguments, not the method)."""
+    import torch
+
+    try:
+        getattr(torch.ones(2), name)()
+    except TypeError:
+        return True
+    except Exception:  # noqa: BLE001 - any other failure is the method's own, called as it may be
+        return False
+    return False
+
+
+def probe_methods() -> dict[str, str]:
+    """Tensor method name -> graph-break type, for the public methods of ``torch.Tensor`` that break
+    when called with no argument, on a graph input and on a tensor computed in the graph alike (a
+    method that breaks on one only depends on the tensor's state: ``requires_grad_()``). A method that
+    needs arguments fails on the call itself, which is not a graph break, and is not listed."""
+    import warnings
+
+    import torch
+
+    from dynalint.core import gb_types
+
+    known = {gb.text for gb in gb_types.ALL}
+    found: dict[str, str] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in sorted(dir(torch.Tensor)):
+            if name.startswith("_") or not callable(getattr(torch.Tensor, name, None)):
+                continue
+            if _needs_arguments(name):
+                continue
+            kinds = [_probe_break(f"{r}.{name}()", {}) for r in _RECEIVERS]
+            if all(k in known for k in kinds):
+                found[name] = kinds[0]  # type: ignore[assignment]
+    return found
+
+
+def _module_classes() -> Iterator[tuple[str, type, list[inspect.Parameter]]]:
+    """(name, class, positional parameters of ``__init__`` after ``self``) for the public module
+    classes of ``torch.nn``."""
+    import torch
+
+    for name in sorted(dir(torch.nn)):
+        cls = getattr(torch.nn, name)
+        if name.startswith("_") or not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            continue
+        try:
+            params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        except (TypeError, ValueError):
+            continue
+        yield name, cls, [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _has_parameters(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool | None:
+    """Whether ``cls(*args, **kwargs)`` built eagerly holds parameters (None: it cannot be built so)."""
+    try:
+        return bool(list(cls(*args, **kwargs).parameters()))
+    except Exception:  # noqa: BLE001 - arguments it does not take: not probed
+        return None
+
+
+def probe_modules() -> dict[str, dict[str, int]]:
+    """``torch.nn.X`` -> its switches, for the module classes whose construction inside compiled code
+    breaks because it creates parameters ("``torch.nn.Parameter()`` constructor"): built with ``2`` for
+    each required argument, the module holds parameters, and compiling that construction breaks so.
+    A switch is a parameter defaulting to True that, set False, leaves the module without parameters
+    (``LayerNorm(elementwise_affine=False)``), by name -> position among the positional arguments:
+    a call that may set one is not judged."""
+    import warnings
+
+    from dynalint.core import gb_types
+
+    found: dict[str, dict[str, int]] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, cls, params in _module_classes():
+            args = (2,) * sum(1 for p in params if p.default is p.empty)
+            if not _has_parameters(cls, args, {}):
+                continue
+            switches = {p.name: i for i, p in enumerate(params)
+                        if p.default is True and _has_parameters(cls, args, {p.name: False}) is False}
+            call = f"torch.nn.{name}({', '.join(map(repr, args))})"
+            import torch
+
+            if _probe_break(call, {"torch": torch}) == gb_types.PARAMETER_CONSTRUCTOR.text:
+                found[f"torch.nn.{name}"] = switches
+    return found
+
+
+def table() -> dict[str, dict[str, Any]]:
     """:func:`probe_all` run in a child process with its own working and temporary directories: a
-    probe that Dynamo traces through runs for real, and its effects stay there."""
+    probe that Dynamo traces through runs for real, and its effects stay there. ``functions``: what
+    :func:`probe_all` finds; ``methods``: what :func:`probe_methods` finds; ``modules``: what
+    :func:`probe_modules` finds."""
     import json
     import os
     import subprocess
@@ -144,22 +255,32 @@ def main() -> None:
 
     found = table()
     w = sys.stdout.write
-    w('"""Standard-library functions Dynamo graph-breaks on when compiled code calls them (generated from\n'
+    w('"""Standard-library and torch functions Dynamo graph-breaks on when compiled code calls them '
+      '(generated from\n'
       f'torch {torch.__version__.split("+")[0]} by ``python -m dynalint.verify.skipped_calls_table``; '
       'do not edit).\n\n'
       "``BREAKING_CALLS``: dotted name, as user code calls it -> the graph-break type Dynamo reports.\n"
-      'Each was confirmed by compiling a call to it; functions Dynamo handles are not listed.\n"""\n\n')
-    w("BREAKING_CALLS: dict[str, str] = {\n")
-    for dotted, gb in found.items():
-        w(f"    {dotted!r}: {gb!r},\n")
-    w("}\n")
+      'Each was confirmed by compiling a call to it; functions Dynamo handles are not listed.\n'
+      "``BREAKING_TENSOR_METHODS``: ``torch.Tensor`` methods that break when called with no argument\n"
+      '(``t.storage_offset()``), on a graph input and on a tensor computed in the graph alike.\n'
+      "``PARAMETER_MODULES``: ``torch.nn`` modules whose construction in compiled code breaks (it creates\n"
+      "parameters) -> the switches that build one without parameters, by name -> positional index.\n"
+      '"""\n\n')
+    for i, (title, kind, entries) in enumerate((("BREAKING_CALLS", "str", found["functions"]),
+                                                ("BREAKING_TENSOR_METHODS", "str", found["methods"]),
+                                                ("PARAMETER_MODULES", "dict[str, int]", found["modules"]))):
+        w("\n\n" if i else "")
+        w(f"{title}: dict[str, {kind}] = {{\n")
+        for dotted, gb in entries.items():
+            w(f"    {dotted!r}: {gb!r},\n")
+        w("}\n")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--probe"]:
         import json
 
-        found = probe_all()
+        found = {"functions": probe_all(), "methods": probe_methods(), "modules": probe_modules()}
         with open(sys.argv[2], "w", encoding="utf-8") as f:
             json.dump(found, f)
     else:

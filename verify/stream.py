@@ -36,15 +36,34 @@ class InputError(Exception):
     """The input factory's result cannot be read as a stream of calls."""
 
 
-def seed_all(seed: int) -> None:
+def seed_all(seed: int, *, started_devices_only: bool = False) -> None:
+    """Seed Python's, numpy's and torch's generators, those of every device type included.
+
+    ``started_devices_only`` (the reseeding before every call) leaves out the device types that
+    have not started: for each of those ``torch.manual_seed`` queues a seeding, with the call's stack
+    recorded, to run when it starts, which costs more than the rest of a small call's bookkeeping.
+    Such a device, started later, gets the seeding queued when the stream was set up."""
     random.seed(seed)
-    torch.manual_seed(seed)
+    if started_devices_only and not _accelerator_started():
+        torch.default_generator.manual_seed(seed)
+    else:
+        torch.manual_seed(seed)
     try:
         import numpy as np
 
         np.random.seed(seed % (2**32))
     except ImportError:
         pass
+
+
+def _accelerator_started() -> bool:
+    """Whether a device type whose generators ``torch.manual_seed`` seeds lazily has started."""
+    for name in ("cuda", "xpu", "mtia"):
+        started = getattr(getattr(torch, name, None), "is_initialized", None)
+        if started is not None and started():
+            return True
+    renamed = getattr(torch._C, "_get_privateuse1_backend_name", lambda: "privateuseone")()
+    return torch.backends.mps.is_available() or renamed != "privateuseone"  # an out-of-tree device type
 
 
 def import_name(path: str) -> tuple[str, str]:
@@ -278,6 +297,13 @@ def frame_locals(fn: Any, bound: bool, obj: Any, args: tuple, kwargs: dict) -> d
         return None
 
 
+def _parameters(fn: Callable[..., Any]) -> int:
+    try:
+        return len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return 1
+
+
 class Stream:
     """One phase's view of the stream: a fresh module, its input sets and its instances."""
 
@@ -293,6 +319,7 @@ class Stream:
         self.target = Target(self.module, spec.name)
         self.inputs_module = self._side_module(spec.inputs_path)
         self.hook = self._hook()
+        self._hook_takes_name = self.hook is not None and _parameters(self.hook) >= 2
         seed_all(spec.seed)
         factory = getattr(self.inputs_module, spec.inputs_name, None)
         if factory is None:
@@ -349,14 +376,10 @@ class Stream:
                     map_tensors(call.init_args, move), map_tensors(call.init_kwargs, move))
 
     def before_call(self, i: int) -> None:
-        seed_all(self.spec.seed + 1000 + i)
+        seed_all(self.spec.seed + 1000 + i, started_devices_only=True)
         if self.hook is None:
             return
-        try:
-            nparams = len(inspect.signature(self.hook).parameters)
-        except (TypeError, ValueError):
-            nparams = 1
-        self.hook(i, self.spec.name) if nparams >= 2 else self.hook(i)
+        self.hook(i, self.spec.name) if self._hook_takes_name else self.hook(i)
 
     def instance(self, call: Call, wrap: Callable[[Any], Any] | None = None) -> tuple[Any, Any]:
         """(the object whose code runs, the callable to call): one per constructor-argument set."""

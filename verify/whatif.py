@@ -10,7 +10,8 @@ original run's.  Padding changes what the code computes (the user must mask
 or slice), so only recompiles are compared, not outputs.
 
 When the compiled run broke the graph on a data-dependent value (a break Dynamo itself calls
-data-dependent or points to those settings for), the stream is rerun once more with
+data-dependent or points to those settings for, and does not call fundamental, as it does a
+branch on a tensor's value), the stream is rerun once more with
 ``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` on (those not
 already on): ``.item()`` and data-dependent output shapes (``nonzero``,
 ``x[mask]``) then stay in the graph as symbolic values.  Break sites,
@@ -42,7 +43,10 @@ _DATA_DEPENDENT = ("data-dependent", "data dependent", "capture_scalar_outputs",
 
 
 def data_dependent(site: Any) -> bool:
-    """Whether a break site (``BreakSite``) is one Dynamo's capture settings may keep in the graph."""
+    """Whether a break site (``BreakSite``) is one Dynamo's capture settings may keep in the graph:
+    not one Dynamo calls fundamental (a branch on a tensor's value breaks under them too)."""
+    if site.fundamental:
+        return False
     text = f"{site.gb_type} {site.explanation}".lower()
     return any(word in text for word in _DATA_DEPENDENT)
 
