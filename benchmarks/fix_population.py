@@ -16,7 +16,11 @@ did not have, whether it raised, and whether the outputs of the compiled callabl
 original's (the original is rerun to record them): each call of what ``torch.compile`` returned (a
 function's result, a compiled module's forward output) is kept, and the two sequences are compared with
 ``torch.testing.assert_close`` and bitwise (``torch.equal``).  Tensors and Python numbers are compared;
-a run whose calls differ in number or structure counts as not equal.
+a run whose calls differ in number or structure counts as not equal.  Each variant is also compared
+with the original run eagerly (``torch.compile`` returning what it is given, the same calls recorded):
+code that a fix moves out of the graph computes as eager code does, so where the compiled original
+differs from eager in rounding (an optimizer step traced by Dynamo does), that column tells a fix that
+changed the results from one that restored eager's.
 
 Usage:
   python benchmarks/fix_population.py [SCRIPT.py ...] [--work DIR] [--timeout 300]
@@ -90,13 +94,17 @@ def _snapshot(value: Any) -> Any:
     return out
 
 
-def label_one(script: str, record: str, outputs: str, flags: bool) -> None:
+def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: bool = False) -> None:
     """Label ``script`` with userfiles' ``run_one`` (its folder taken for the labelled one), keeping the
-    outputs of the compiled callables, with the capture flags on when ``flags``."""
+    outputs of the compiled callables, with the capture flags on when ``flags``; with ``uncompiled``,
+    ``torch.compile`` returns what it is given (the eager reference, same calls recorded)."""
     import torch
 
     lab = load_labeller()
-    lab.HERE = Path(script).resolve().parent
+    if hasattr(lab, "use_folder"):
+        lab.use_folder(Path(script).resolve().parent)
+    else:
+        lab.HERE = Path(script).resolve().parent
     lab.SCRIPT_NAMES = {Path(script).name}
     calls: list[Any] = []
     eager = lab.force_eager_backend
@@ -124,9 +132,10 @@ def label_one(script: str, record: str, outputs: str, flags: bool) -> None:
             return call
 
         def compile_recording(model: Any = None, **kwargs: Any) -> Any:
+            compiled = (lambda m: m) if uncompiled else (lambda m: compile_eager(m, **kwargs))
             if model is None:
-                return lambda m: keep(compile_eager(m, **kwargs))
-            return keep(compile_eager(model, **kwargs))
+                return lambda m: keep(compiled(m))
+            return keep(compiled(model))
 
         torch.compile = compile_recording  # type: ignore[assignment]
         if flags:
@@ -145,20 +154,21 @@ def label_one(script: str, record: str, outputs: str, flags: bool) -> None:
 # --------------------------------------------------------------------------------------------------------
 
 
-def _digest(path: Path, flags: bool) -> str:
-    return hashlib.sha256(path.read_bytes() + (b"flags" if flags else b"")).hexdigest()[:16]
+def _digest(path: Path, flags: bool, eager: bool = False) -> str:
+    return hashlib.sha256(path.read_bytes() + (b"flags" if flags else b"") + (b"eager" if eager else b"")
+                          ).hexdigest()[:16]
 
 
-def labelled(script: Path, flags: bool, work: Path, timeout: float) -> tuple[dict, Path]:
+def labelled(script: Path, flags: bool, work: Path, timeout: float, eager: bool = False) -> tuple[dict, Path]:
     """The label record and the outputs file of ``script`` (run again only when its text changed)."""
-    key = _digest(script, flags)
+    key = _digest(script, flags, eager)
     record, outputs = work / "runs" / f"{key}.json", work / "runs" / f"{key}.pt"
     if not record.exists():
         record.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         env.pop("TORCH_LOGS", None)
         cmd = [sys.executable, str(Path(__file__).resolve()), "--label", str(script), "--record", str(record),
-               "--outputs", str(outputs)] + (["--flags"] if flags else [])
+               "--outputs", str(outputs)] + (["--flags"] if flags else []) + (["--eager"] if eager else [])
         try:
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, env=env,
                            cwd=str(script.parent))
@@ -230,7 +240,9 @@ def measure(scripts: list[Path], work: Path, timeout: float) -> list[dict]:
                                 variant], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
             files[variant] = target
         runs = {v: labelled(files[v], v == "flags", work, timeout) for v in VARIANTS}
+        _, eager_out = labelled(files["original"], False, work, timeout, eager=True)
         base_record, base_out = runs["original"]
+        row["original_vs_eager"] = compare(eager_out, base_out)
         row["original_rerun"] = sorted(break_lines(base_record))
         row["original_status"] = base_record.get("status")
         original_text = script.read_text()
@@ -239,13 +251,14 @@ def measure(scripts: list[Path], work: Path, timeout: float) -> list[dict]:
             to_original = original_lines(original_text, files[variant].read_text())
             lines = {to_original.get(line, line) for line in break_lines(record)}
             close, bitwise = compare(base_out, out)
+            eager_close, eager_bitwise = compare(eager_out, out)
             row[variant] = {
                 "changed": files[variant].read_bytes() != script.read_bytes() or variant == "flags",
                 "breaks": sorted(lines),  # as lines of the original script
                 "status": record.get("status"), "error": (record.get("error") or "")[:160],
                 "break_free": not lines and record.get("status") == "ok",
                 "gained": sorted(lines - set(row["original_rerun"])),
-                "close": close, "bitwise": bitwise,
+                "close": close, "bitwise": bitwise, "eager_close": eager_close, "eager_bitwise": eager_bitwise,
             }
         rows.append(row)
         print(table_row(row), flush=True)
@@ -253,29 +266,40 @@ def measure(scripts: list[Path], work: Path, timeout: float) -> list[dict]:
     return rows
 
 
+def _equality(close: bool | None, bitwise: bool | None) -> str:
+    return "na" if close is None else ("bit" if bitwise else ("close" if close else "DIFF"))
+
+
 def table_row(row: dict) -> str:
-    cells = [f"{row['script']:20s} {len(row['before']):3d}"]
+    cells = [f"{row['script']:20s} {len(row['before']):3d} {_equality(*row.get('original_vs_eager', (None, None))):5s}"]
     for variant in VARIANTS[1:]:
         v = row[variant]
-        eq = "na" if v["close"] is None else ("bit" if v["bitwise"] else ("close" if v["close"] else "DIFF"))
+        eq = _equality(v["close"], v["bitwise"])
+        eager = _equality(v.get("eager_close"), v.get("eager_bitwise"))
         raised = "RAISED" if v["status"] != "ok" else ""
-        cells.append(f"{len(v['breaks']):3d} {eq:5s} +{len(v['gained'])} {raised:6s}")
+        cells.append(f"{len(v['breaks']):3d} {eq:5s} {eager:5s} +{len(v['gained'])} {raised:6s}")
     return " | ".join(cells)
 
 
 def report(rows: list[dict]) -> None:
-    print(f"{'script':20s} {'bef':>3s} | " + " | ".join(f"{v:<18s}" for v in VARIANTS[1:]))
-    print(f"{'':20s} {'':3s} | " + " | ".join(f"{'brk eq    gain':<18s}" for _ in VARIANTS[1:]))
+    print("eq: outputs against the compiled original; eager: against the original run eagerly (the first "
+          "column: the compiled original against it)")
+    print(f"{'script':20s} {'bef':>3s} {'eager':5s} | " + " | ".join(f"{v:<24s}" for v in VARIANTS[1:]))
+    print(f"{'':20s} {'':3s} {'':5s} | " + " | ".join(f"{'brk eq    eager gain':<24s}" for _ in VARIANTS[1:]))
     for row in rows:
         print(table_row(row))
     print(f"total break lines before {sum(len(r['before']) for r in rows)} "
-          f"(original rerun {sum(len(r['original_rerun']) for r in rows)})")
+          f"(original rerun {sum(len(r['original_rerun']) for r in rows)}); compiled original vs eager: close "
+          f"{sum(bool(r.get('original_vs_eager', (0, 0))[0]) for r in rows)} / "
+          f"bitwise {sum(bool(r.get('original_vs_eager', (0, 0))[1]) for r in rows)}")
     for variant in VARIANTS[1:]:
         vs = [r[variant] for r in rows]
         print(f"  {variant:9s} break lines {sum(len(v['breaks']) for v in vs):3d}, "
               f"break-free runs {sum(v['break_free'] for v in vs)}, "
               f"outputs close {sum(bool(v['close']) for v in vs)} / bitwise {sum(bool(v['bitwise']) for v in vs)} "
               f"(not comparable {sum(v['close'] is None for v in vs)}), "
+              f"vs eager close {sum(bool(v.get('eager_close')) for v in vs)} / "
+              f"bitwise {sum(bool(v.get('eager_bitwise')) for v in vs)}, "
               f"gained a break {sum(bool(v['gained']) for v in vs)}, raised {sum(v['status'] != 'ok' for v in vs)}, "
               f"scripts changed {sum(v['changed'] for v in vs)}")
 
@@ -292,12 +316,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--record")
     ap.add_argument("--outputs")
     ap.add_argument("--flags", action="store_true")
+    ap.add_argument("--eager", action="store_true")
     a = ap.parse_args(argv)
     if a.fix:
         fix_file(a.fix, a.variant)
         return
     if a.label:
-        label_one(a.label, a.record, a.outputs, a.flags)
+        label_one(a.label, a.record, a.outputs, a.flags, a.eager)
         return
     work = Path(a.work)
     if a.report:

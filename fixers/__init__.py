@@ -13,6 +13,7 @@ FIXER_MODULES = (
     "last_true_pooling",
     "defer_logging",
     "skip_logging_while_compiling",
+    "eager_tail",
     "async_assert",
     "check_in_graph",
     "hoist_decision",
@@ -34,7 +35,7 @@ PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "capture-flags"),
     "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "full-range-loop",
                "capture-flags"),
-    "DYN105": ("defer-logging", "skip-logging-while-compiling"),
+    "DYN105": ("defer-logging", "skip-logging-while-compiling", "eager-tail"),
 }
 
 

@@ -299,6 +299,13 @@ def _logging(draw, scope):  # DYN105: defer-logging, skip-logging-while-compilin
     return [(0, f"label = 'peak=' + str({x}.max())")], False
 
 
+def _update(draw, scope):  # DYN105: eager-tail (breaks on every run at the end of a training step)
+    x = draw(st.sampled_from(scope.tensors))
+    scope.imports.add("import warnings")
+    return [(0, f"loss = {x}.square().mean()"), (0, f"loss.backward(){_comment(draw)}"),
+            (0, "warnings.warn('updated')")], False
+
+
 def _global_read(draw, scope):  # DYN201: global-to-tensor
     if not scope.globals:
         return _assign(draw, scope)
@@ -365,6 +372,7 @@ SNIPPETS: dict[str, Snippet] = {
     "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
     "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "experts": _experts, "loop": _loop, "logging": _logging,
+    "update": _update,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,
 }
@@ -419,6 +427,11 @@ def model_source(draw, kinds: tuple[str, ...] = tuple(SNIPPETS)) -> str:
                                    min_size=2, max_size=3))
             parts.append([(0, "def run(x):")] + [(1, f"r{j} = {name}(x, {v})") for j, v in enumerate(values)]
                          + [(1, "return r0")])
+    if entry_points and draw(st.booleans()):  # DYN208: a caller in each grad mode
+        name, n_args = entry_points[-1]
+        call = f"{name}({', '.join(['x'] * n_args)})"
+        parts.append([(0, "def evaluate(x):"), (1, f"fit = {call}"), (1, "with torch.no_grad():"),
+                      (2, f"test = {call}"), (1, "return fit, test")])
     if "logger" in imports:
         imports.discard("logger")
         imports.add("import logging")

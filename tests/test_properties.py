@@ -217,12 +217,13 @@ FIXER_SNIPPETS = {
     "skip-logging-while-compiling": ("logging",), "global-to-tensor": ("global",),
     "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
     "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",),
-    "full-range-loop": ("experts",),
+    "full-range-loop": ("experts",), "eager-tail": ("update",),
 }
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),
     "DYN105": ("logging",), "DYN201": ("global",), "DYN202": ("env",), "DYN203": ("counter",),
     "DYN204": ("scalar",), "DYN205": ("flag",), "DYN206": tuple(SNIPPETS), "DYN207": ("loop",),
+    "DYN208": tuple(SNIPPETS),
 }
 COVERAGE = settings(max_examples=300, deadline=None, database=None, phases=[Phase.generate],
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
