@@ -36,6 +36,16 @@ class UntraceableCall(Rule):
         (`rnn.flatten_parameters()`), `module.load_state_dict(...)` and `module.share_memory()` (other
         `nn.Module` methods, `state_dict()`, `parameters()`, `apply`, `to`, `train`, are traced), setting
         `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted` of tensors without a `key`.
+        Torch's own functions that Dynamo skips or cannot put in a graph (`torch.save`, `torch.load`,
+        `torch.get_rng_state`/`set_rng_state`, `torch.set_num_threads`, `torch.initial_seed()`...), the
+        `Tensor` methods it breaks on when called without arguments (`t.storage_offset()`, `t.is_signed()`,
+        `t.retain_grad()`...) and the `torch.nn` modules whose construction creates parameters
+        (`nn.Linear(4, 4)` built inside compiled code; `nn.LayerNorm(n, elementwise_affine=False)` is not
+        judged) are tables generated the same way; `nn.Parameter(...)`, `torch.autograd.grad` (under the
+        default `trace_autograd_ops=False`), `F.one_hot(t)` without `num_classes` (it reads the class count
+        from the data, whatever the capture flags), `warnings.simplefilter`/`filterwarnings`, and a `with` on
+        a context manager of the checked code made before the compiled code runs (an argument, a global,
+        `self.ctx` set in `__init__`) break too.
         Dynamo traces `random.randint`/`randrange`/`uniform` but holds the number as a tensor: a Python
         operator on it and a number (`n - w`, `w * 2`) breaks, and the rest of the function runs
         eagerly (with a tensor, `min` or a comparison it is traced). A training step compiled whole
@@ -46,8 +56,8 @@ class UntraceableCall(Rule):
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, a bare `random.randint(...)`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged; neither do a `raise` caught in the compiled code (in the
-        same function or in a caller), `with` on a class of the checked code that defines
-        `__enter__`/`__exit__`, `contextlib.suppress`, `contextlib.nullcontext`,
+        same function or in a caller), `with` on an instance of a class of the checked code that defines
+        `__enter__`/`__exit__` made in the compiled code, `contextlib.suppress`, `contextlib.nullcontext`,
         `warnings.catch_warnings()` and `torch.autograd.profiler.record_function`, or a lambda passed
         as an argument and called.
     """
@@ -63,7 +73,9 @@ class UntraceableCall(Rule):
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
                 GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
                 GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE, GB.BUILD_CLASS, GB.UNHANDLED_METHOD_ARGS,
-                GB.TENSOR_BUILTIN_OPERATOR)
+                GB.TENSOR_BUILTIN_OPERATOR, GB.AUTOGRAD_GRAD, GB.ONE_HOT_DYNAMIC, GB.PARAMETER_CONSTRUCTOR,
+                GB.RETAIN_GRAD, GB.DATA_DEPENDENT_OPERATOR, GB.IS_INFERENCE, GB.RANDOM_OP,
+                GB.SPARSE_TENSOR)
     INVALID = [
         Example("""
             import torch
@@ -331,8 +343,9 @@ class UntraceableCall(Rule):
                     hint="compare in Python before calling the compiled code, or drop the aliasing check")
             else:
                 yield self.reported(
-                    brk, f"`with {code}`: Dynamo cannot enter a lock, so it gives up on the whole function.",
-                    hint="take the lock outside the compiled region")
+                    brk, f"`with {code}`: {brk.detail}, so it gives up on the whole function.",
+                    hint="take the lock outside the compiled region" if brk.detail.endswith("lock")
+                    else "build the context manager inside the compiled code, or enter it outside")
 
 
 OUTSIDE = "move it out of the compiled region"

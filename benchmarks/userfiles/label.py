@@ -18,6 +18,7 @@ Usage:
   python label.py --summary
   python label.py --reparse          # recompile causes again from the recorded messages
   python label.py --one FILE.py --record OUT.json      # what each subprocess runs
+  python label.py --dir FOLDER [FILE.py ...]            # another folder's scripts (FOLDER/labels.json)
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+# the labelled folder: this one, or another population sharing this labeller (``--dir``)
+FOLDER = HERE
 REALCODE_LABEL = HERE.parent / "realcode" / "label.py"
 NOT_SCRIPTS = {"label.py", "score_recompiles.py"}
 
@@ -55,11 +58,19 @@ def load_realcode():  # type: ignore[no-untyped-def]
 
 
 def scripts() -> list[Path]:
-    """The labelled population: every script of this folder but the labeller and the scorer."""
-    return sorted(p for p in HERE.glob("*.py") if p.name not in NOT_SCRIPTS)
+    """The labelled population: every script of the folder but the labeller, the scorer and private
+    modules (``_name.py``: code the scripts share)."""
+    return sorted(p for p in FOLDER.glob("*.py") if p.name not in NOT_SCRIPTS and not p.name.startswith("_"))
 
 
 SCRIPT_NAMES = {p.name for p in scripts()}
+
+
+def use_folder(folder: Path) -> None:
+    """Labels the scripts of ``folder`` instead of this one's (a population that shares this labeller)."""
+    global FOLDER, SCRIPT_NAMES
+    FOLDER = folder.resolve()
+    SCRIPT_NAMES = {p.name for p in scripts()}
 
 
 def local_name(filename: str) -> str | None:
@@ -70,7 +81,7 @@ def local_name(filename: str) -> str | None:
     p = Path(filename)
     if p.is_absolute():
         try:
-            rel = p.resolve().relative_to(HERE).as_posix()
+            rel = p.resolve().relative_to(FOLDER).as_posix()
         except (ValueError, OSError):
             return None
     else:
@@ -302,8 +313,9 @@ def launch(script: Path, timeout: float, tmpdir: Path) -> dict:
     with open(log, "w") as lf:
         try:
             p = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--one", str(script), "--record", str(out)],
-                stdout=lf, stderr=subprocess.STDOUT, timeout=timeout, env=env, cwd=str(HERE),
+                [sys.executable, str(Path(__file__).resolve()), "--dir", str(FOLDER), "--one", str(script),
+                 "--record", str(out)],
+                stdout=lf, stderr=subprocess.STDOUT, timeout=timeout, env=env, cwd=str(FOLDER),
             )
             code: int | None = p.returncode
         except subprocess.TimeoutExpired:
@@ -340,7 +352,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("files", nargs="*", help="scripts to (re)label (default: every script here)")
     ap.add_argument("--one")
     ap.add_argument("--record")
-    ap.add_argument("--out", default=str(HERE / "labels.json"))
+    ap.add_argument("--dir", default=str(HERE), help="the folder of scripts to label (default: this one)")
+    ap.add_argument("--out", help="default: labels.json in --dir")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--summary", action="store_true")
     ap.add_argument(
@@ -348,6 +361,8 @@ def main(argv: list[str] | None = None) -> None:
         help="rebuild the recompile causes from the recorded recompile messages (no run)",
     )
     a = ap.parse_args(argv)
+    use_folder(Path(a.dir))
+    a.out = a.out or str(FOLDER / "labels.json")
     if a.one:
         run_one(a.one, a.record)
         return
@@ -370,7 +385,7 @@ def main(argv: list[str] | None = None) -> None:
         summarize(list(existing.values()))
         return
     targets = [Path(f).resolve() for f in a.files] if a.files else scripts()
-    tmpdir = Path(os.environ.get("USERFILES_TMP", "/tmp")) / f"userfiles-{os.getpid()}"
+    tmpdir = Path(os.environ.get("USERFILES_TMP", "/tmp")) / f"{FOLDER.name}-{os.getpid()}"
     tmpdir.mkdir(parents=True, exist_ok=True)
     for script in targets:
         r = launch(script, a.timeout, tmpdir)

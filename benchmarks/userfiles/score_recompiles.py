@@ -6,7 +6,9 @@ A cause is one guarded value of one script: its kind (``python-value``: a guard 
 flag or attribute; ``stack-value``: a value from tensor data carried across a graph break;
 ``tensor-metadata``, ``global-state``, ``type-or-identity``: shapes, grad mode, other objects), the
 guarded variable, and the script line Dynamo names for the guard. DYN2xx claims the first two kinds;
-recall is measured over them, the others are counted apart.
+recall is measured over them, the others are counted apart (DYN208, a compiled function run in both
+grad modes, matches a ``global-state`` cause when it sits on the ``def`` of a function Dynamo recompiled
+on the grad mode; those are reported on their own line, not in the recall).
 
 A finding matches a cause of its script when it is
   - on the cause's line, or in the same statement, and either claims the cause's kind (DYN204 a value
@@ -38,8 +40,9 @@ SCORED = ("ok", "compile_error")
 NAME_RE = re.compile(r"`([A-Za-z_][\w.]*)(?:\(\))?`")
 QUOTED_RE = re.compile(r"`([^`]+)`")
 IDENT_RE = re.compile(r"[A-Za-z_]\w*")
-# the kind of cause each code claims: a value from tensor data crossing a break, or a Python value
-CODE_KINDS = {"DYN204": "stack-value"}
+# the kind of cause each code claims: a value from tensor data crossing a break, the grad mode, or a
+# Python value
+CODE_KINDS = {"DYN204": "stack-value", "DYN208": "global-state"}
 DEFAULT_KIND = "python-value"
 
 
@@ -80,14 +83,17 @@ def variable_parts(cause: dict) -> tuple[str | None, str | None]:
     return last, root
 
 
-def score(labels: list[dict], diags: list[dict], stmt_index: Any) -> dict:
+def score(labels: list[dict], diags: list[dict], stmt_index: Any, folder: Path = HERE) -> dict:
     recs = [r for r in labels if r.get("status") in SCORED]
     scripts = {r["spec"] for r in recs}
     causes = [dict(c, id=i) for i, c in enumerate(
         c for r in recs for c in r.get("recompile_causes", []) if c.get("scope") == "script"
     )]
     traced = {f: set(v) for r in recs for f, v in r.get("traced_lines", {}).items()}
-    spans = {s: function_spans(HERE / s) for s in scripts}
+    # the `def` lines of the functions that recompiled on the grad mode
+    grad_mode = {(rc.get("file"), rc.get("firstlineno")) for r in recs for rc in r.get("recompiles", [])
+                 if any(g.get("kind") == "global-state" for g in rc.get("guard_failures", []))}
+    spans = {s: function_spans(folder / s) for s in scripts}
 
     findings: dict[tuple, dict] = {}
     for d in diags:
@@ -104,6 +110,9 @@ def score(labels: list[dict], diags: list[dict], stmt_index: Any) -> dict:
         if c["file"] != f["file"]:
             return None
         last, root = variable_parts(c)
+        if c["kind"] == "global-state":
+            claims = CODE_KINDS.get(f["code"]) == "global-state"
+            return "line" if claims and (f["file"], f["line"]) in grad_mode else None
         if c.get("line") and stmt_index.stmt(f["file"], f["line"]) == stmt_index.stmt(f["file"], c["line"]):
             named = bool(last) and any(last in IDENT_RE.findall(q) for m in f["messages"] for q in QUOTED_RE.findall(m))
             if named or CODE_KINDS.get(f["code"], DEFAULT_KIND) == c["kind"]:
@@ -177,6 +186,7 @@ def score(labels: list[dict], diags: list[dict], stmt_index: Any) -> dict:
         "per_file": {s: block(lambda f, s=s: f == s) for s in sorted(scripts)},
         "unclaimed_causes_by_kind": dict(other),
         "library_internal_causes": library,
+        "grad_mode_matched": sum(1 for c in causes if c["kind"] == "global-state" and c["id"] in matched),
         "details": {"tp": tp, "fp": fp, "fn": fn, "unjudged": unjudged},
     }
 
@@ -205,12 +215,14 @@ def main(argv: list[str] | None = None) -> dict:
     sz = load_module("score_zoo", Path(scorer_path(a.scorer)))
     with open(a.labels) as fh:
         labels = json.load(fh)
-    res = score(labels, sz.load_diagnostics(a.diagnostics), sz.StatementIndex(str(HERE)))
+    folder = Path(a.labels).resolve().parent  # the scripts sit beside their labels
+    res = score(labels, sz.load_diagnostics(a.diagnostics), sz.StatementIndex(str(folder)), folder)
     print(line_of("ALL", res))
     for name, b in res["per_file"].items():
         print(line_of(name, b))
     print(f"causes DYN2xx does not claim: {res['unclaimed_causes_by_kind']}; "
-          f"library-internal: {res['library_internal_causes']}")
+          f"library-internal: {res['library_internal_causes']}; grad-mode causes DYN208 finds: "
+          f"{res['grad_mode_matched']}/{res['unclaimed_causes_by_kind'].get('global-state', 0)}")
     if a.verbose:
         for x in res["details"]["tp"]:
             print(f"  TP  {x['file']}:{x['line']} {x['code']} {x['matched']} | {x['source'][:80]}")

@@ -9,6 +9,7 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
+from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -94,6 +95,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     if callee is not None and callee.kind is Kind.FUNCTION and callee.func is not None:
         callee_fn = callee.func
         result = ev.p.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
+        if not args and not kwargs and _wraps_compiling_query(
+                callee.func.node, getattr(ev.p.program_for(callee.func.owner), "module", None)):
+            # a project's own `is_compiling()` wraps torch's query (through a fallback the analysis cannot
+            # follow, `getattr(torch.compiler, "is_compiling", None) or ...`): true while Dynamo traces
+            result = python(True)
     elif callee is not None and callee.kind is Kind.FUNCTION and callee.cls is not None:
         if ev.attr_sink is None:
             ev.p.class_attrs(callee.cls)  # make sure the class is understood
@@ -184,6 +190,11 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
             # `(a == b).all()`: only arrays compare element-wise into something with `.all()`, and
             # Dynamo traces NumPy arrays as tensors, so it is a tensor either way
             return tensor_method(ev, tensor(is_bool=True, params=recv.params), name, args, kwargs, node)
+        if name in K.TENSOR_ONLY_METHODS or name in K.ARRAY_REDUCTIONS:
+            # only a tensor has the method, or only an array reduces with it (a NumPy array is traced as a
+            # tensor): where the call runs, the value the analysis could not follow is one
+            return tensor_method(ev, tensor(params=recv.params, assumed=bool(recv.params)), name, args, kwargs,
+                                 node)
         return Value(Kind.UNKNOWN, params=recv.params)
     if kind is Kind.SIZE:
         return SIZE_VALUE if name in ("numel", "index", "count", "__getitem__") else UNKNOWN_VALUE
@@ -519,3 +530,30 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
 
 
 _TENSOR_RETURNING_BUILTINS_SET = frozenset({"max", "min", "abs", "sum", "round", "pow"})
+
+
+def _wraps_compiling_query(fn: cst.FunctionDef, module: cst.Module | None) -> bool:
+    """Whether ``fn`` is named as torch's "is Dynamo tracing?" queries are and reads one of them, in its
+    body or in a module-level assignment of a name its body reads (by attribute, or by name as ``getattr``
+    takes it): a wrapper that answers as torch's does."""
+    if fn.name.value not in K.COMPILING_TRUE_SUFFIXES:
+        return False
+    read = set()
+    for node in walk(fn.body):
+        if _names_compiling_query(node):
+            return True
+        if isinstance(node, cst.Name):
+            read.add(node.value)
+    for stmt in module.body if module is not None else ():
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value in read for t in small.targets):
+                if any(_names_compiling_query(node) for node in walk(small.value)):
+                    return True
+    return False
+
+
+def _names_compiling_query(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in K.COMPILING_TRUE_SUFFIXES
+    return isinstance(node, cst.SimpleString) and node.value.strip("\"'") in K.COMPILING_TRUE_SUFFIXES

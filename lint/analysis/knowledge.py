@@ -100,6 +100,15 @@ MULTI_OUTPUT_FLAGS = frozenset({"return_inverse", "return_counts", "as_tuple", "
 #: one of them is a tensor method.
 TORCH_ONLY_KWARGS = frozenset({"dim", "keepdim"})
 
+#: Tensor methods no Python number, container, string, NumPy array or ``nn.Module`` has: whatever the
+#: analysis could not follow, a receiver of one of them is a tensor (``labels.unsqueeze(1)``).
+TENSOR_ONLY_METHODS = frozenset("""
+unsqueeze unsqueeze_ masked_fill masked_fill_ masked_select masked_scatter detach permute contiguous
+clamp clamp_ clamp_min clamp_max abs sigmoid softmax log_softmax long bool new_zeros new_ones new_full
+new_empty new_tensor expand_as view_as reshape_as type_as isnan isinf isfinite logical_not logical_and
+logical_or index_select repeat_interleave rsqrt
+""".split())
+
 # --- torch.* functions ---------------------------------------------------------
 
 #: ``torch.<name>`` callables that do not return tensors.
@@ -192,10 +201,17 @@ PYTHON_BUILTINS = frozenset({"isinstance", "issubclass", "hasattr", "callable", 
                              "hash", "getattr", "setattr", "dir", "vars", "globals", "locals", "iter",
                              "next", "chr", "ord", "format", "print", "open", "super", "object"})
 
-#: Methods of dict/list/set/str that show a parameter is not a tensor.
-CONTAINER_METHODS = frozenset({"items", "keys", "get", "append", "extend", "insert", "pop", "update",
-                               "setdefault", "popitem", "remove", "discard", "startswith", "endswith",
-                               "lower", "upper", "join", "format", "strip", "replace", "encode", "decode"})
+#: Methods of str/bytes/list/dict/set/tuple that show a parameter is not a tensor: the public methods of
+#: those types that neither ``torch.Tensor`` nor ``numpy.ndarray`` (traced as a tensor) has (torch 2.13,
+#: NumPy 2; the test suite checks the names against the installed ones).
+CONTAINER_METHODS = frozenset("""
+append capitalize casefold center clear count decode difference difference_update discard encode endswith
+expandtabs extend find format format_map fromkeys get insert intersection intersection_update isalnum isalpha
+isascii isdecimal isdigit isdisjoint isidentifier islower isnumeric isprintable isspace issubset issuperset
+istitle isupper items join keys ljust lower lstrip maketrans pop popitem remove removeprefix removesuffix
+replace reverse rfind rindex rjust rpartition rsplit rstrip setdefault splitlines startswith strip swapcase
+symmetric_difference symmetric_difference_update title translate union update upper zfill
+""".split())
 #: Python calls Dynamo skips that return a new number each call (measured on torch 2.13: the frame
 #: resumed after the break guards on the number and recompiles when it first changes).
 SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time", "time.perf_counter"})

@@ -51,5 +51,14 @@ UNHANDLED_METHOD_ARGS = _gb("GB0117", "Unhandled args for method")
 SORT_NON_CONSTANT_KEYS = _gb("GB0207", "sort with non-constant keys")
 BUILD_CLASS = _gb("GB8977", "Invalid call to __build_class__")
 TENSOR_BUILTIN_OPERATOR = _gb("GB0213", "unimplemented builtin op on tensor arguments")
+AUTOGRAD_GRAD = _gb("GB9186",
+                    "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`")
+ONE_HOT_DYNAMIC = _gb("GB0246",
+                      "Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape")
+PARAMETER_CONSTRUCTOR = _gb("GB0264", "Attempted to use `torch.nn.Parameter()` constructor with Dynamo")
+RETAIN_GRAD = _gb("GB0108", "Tensor.retain_grad() with AOTDispatcher")
+IS_INFERENCE = _gb("GB0045", "Encountered tensor.is_inference() during tracing")
+RANDOM_OP = _gb("GB0107", "Tensor.random_ op")
+SPARSE_TENSOR = _gb("GB0277", "Attempted to wrap sparse Tensor with VariableTracker")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))
