@@ -25,6 +25,10 @@ open -> diagnostics, a hover and a quick-fix menu on it, each while the huge fil
 code edits in turn, each waited for), with the resident memory of the server and its analysis
 processes (from ``/proc``) every ``--every`` edits.
 
+``--in-process``: only the code edits, answered by the server's engine side (the analysis process's
+``Documents``) in this process, by CPU time against a libcst parse of the file: the figure the
+server's own work on an edit comes to, without the transport or the machine's other load.
+
 The file: ``--file PATH``, else a synthetic model file of ``--lines`` lines (graph breaks and
 fixes in every block).  A measurement script, not a test: it asserts nothing.
 
@@ -32,6 +36,7 @@ fixes in every block).  A measurement script, not a test: it asserts nothing.
     python benchmarks/bench_lsp.py --file path/to/modeling_longformer.py
     python benchmarks/bench_lsp.py --huge 2000000
     python benchmarks/bench_lsp.py --lines 600 --memory-edits 20000 --every 1000
+    python benchmarks/bench_lsp.py --file path/to/modeling_longformer.py --in-process
 """
 from __future__ import annotations
 
@@ -342,6 +347,40 @@ async def _memory_session(root: Path, path: Path, edits: int, every: int) -> lis
     return samples
 
 
+def _in_process(root: Path, path: Path, count: int) -> None:
+    """``--in-process``: the code edits answered by the engine side of the server in this process, by CPU
+    time, against a libcst parse of the text (CPU time, median of 3): the server's own work on an edit,
+    without the transport and the scheduling of its processes."""
+    import libcst
+
+    from dynalint.adapters.cli import build_parser
+    from dynalint.adapters.lsp.documents import Documents
+
+    text = path.read_text()
+    documents = Documents(build_parser().parse_args(["lsp"]), root=str(root))
+    uri = path.as_uri()
+    start = time.process_time()
+    documents.report(uri, 0, text)
+    opened = time.process_time() - start
+    lines = text.splitlines(keepends=True)
+    costs = []
+    for version, (first, end, new) in enumerate(_code_edits(text, count), start=1):
+        lines[first:end] = new.splitlines(keepends=True)
+        start = time.process_time()
+        documents.report(uri, version, "".join(lines))
+        costs.append(time.process_time() - start)
+    parses = []
+    for _ in range(3):
+        start = time.process_time()
+        libcst.parse_module(text)
+        parses.append(time.process_time() - start)
+    parse = statistics.median(parses)
+    print(f"open (full analysis)        {opened:8.3f} s CPU")
+    print(f"libcst parse only           {parse:8.3f} s CPU")
+    print(f"code edit (median of {len(costs)})    {statistics.median(costs):8.3f} s CPU   "
+          f"{statistics.median(costs) / parse:6.2f}x the parse (worst {max(costs) / parse:.2f}x)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--file", type=Path, help="a Python file to open (default: a synthetic model file)")
@@ -351,7 +390,16 @@ def main() -> None:
                    help="measure answers while a generated file of this many bytes on one line is analysed")
     p.add_argument("--memory-edits", type=int, metavar="N", help="measure memory over N edits")
     p.add_argument("--every", type=int, default=1000, help="edits between memory samples (default 1000)")
+    p.add_argument("--in-process", action="store_true",
+                   help="only the code edits, answered in this process by CPU time (no server, no transport)")
     args = p.parse_args()
+    if args.in_process:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / (args.file.name if args.file else "model.py")
+            path.write_text(args.file.read_text() if args.file else synthetic_model(args.lines))
+            print(f"file: {args.file or 'synthetic model'}, {path.read_text().count(chr(10))} lines")
+            _in_process(Path(tmp), path, args.edits)
+        return
     if args.huge:
         with tempfile.TemporaryDirectory() as tmp:
             print(f"cpu count {os.cpu_count()}")

@@ -181,6 +181,32 @@ def test_python_dash_m_and_console_script(tmp_path):
     assert proc.returncode == 1 and "DYN101" in proc.stdout
 
 
+_TEARDOWN = ("import atexit, sys\n"
+             "atexit.register(lambda: sys.stderr.write('torn down\\n'))\n"
+             "from dynalint.adapters.cli import main\n"
+             "sys.argv[0] = 'dynalint'\n"
+             "sys.exit(main())\n")
+
+
+def test_check_ends_its_process_without_the_teardown_once_the_report_is_written(tmp_path):
+    """A ``check`` run from the command line ends the process as soon as its report is written:
+    freeing what a large run leaves alive, object by object, is work for nothing.  The report, on a
+    pipe or in a file, is whole, and the exit status is the command's."""
+    files = [write(tmp_path, f"m{i}.py", BROKEN) for i in range(3)]
+    proc = subprocess.run([sys.executable, "-c", _TEARDOWN, "check", "--no-cache", "--jobs", "2", *files],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stdout.count("DYN101") == 3
+    assert "torn down" not in proc.stderr and "in 3 files" in proc.stderr
+    report = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-c", _TEARDOWN, "check", "--no-cache", "--format", "json",
+                           "-o", str(report), *files], capture_output=True, text=True)
+    found = json.loads(report.read_text())
+    assert proc.returncode == 1 and sum(d["code"] == "DYN101" for d in found) == 3
+    assert {d["path"] for d in found} == set(files)
+    proc = subprocess.run([sys.executable, "-c", _TEARDOWN, "rules"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "torn down" in proc.stderr  # other commands end as usual
+
+
 def test_parallel_jobs_give_the_same_result(tmp_path, capsys):
     for i in range(6):
         write(tmp_path, f"m{i}.py", BROKEN)

@@ -550,13 +550,13 @@ def run(x):
         return walk(node, **kwargs)
 
     monkeypatch.setattr(number_callers, "walk", counting)
-    walk_with_parents = number_callers.walk_with_parents
+    nodes_and_parents = number_callers.nodes_and_parents
 
     def counting_with_parents(node):
         roots.append(node)
-        return walk_with_parents(node)
+        return nodes_and_parents(node)
 
-    monkeypatch.setattr(number_callers, "walk_with_parents", counting_with_parents)
+    monkeypatch.setattr(number_callers, "nodes_and_parents", counting_with_parents)
     edited = _replace_nth(text, "        y = self.proj(x)\n", "        y = self.proj(x) + 0\n", 4)
     after = check_document(2, edited, path, path, session, baselines)
     walked = list(roots)

@@ -440,3 +440,26 @@ def test_max_file_memory_is_a_whole_number(tmp_path, capsys):
     (tmp_path / "m.py").write_text(OK)
     assert main(["check", "--no-cache", "--max-file-memory", "lots", str(tmp_path / "m.py")]) == 2
     assert "max-file-memory: expected a whole number of megabytes" in capsys.readouterr().err
+
+
+def test_the_parse_gives_libcsts_tree_without_checking_each_node(monkeypatch):
+    """A file is parsed without the checks libcst's node constructors run on their fields (the parser's
+    nodes are valid by construction); the tree is libcst's, and the checks are on again afterwards,
+    for the nodes the fixers write."""
+    import libcst as cst
+
+    text = OK + "class M:\n    def forward(self, x):\n        return [y for y in x if y]  # noqa\n"
+    checked = []
+    original = cst.Name._validate
+
+    def counting(node):
+        checked.append(node)
+        return original(node)
+
+    monkeypatch.setattr(cst.Name, "_validate", counting)
+    module, parsed = source_module.parse_module(text)
+    assert parsed is text and checked == []
+    assert module.deep_equals(cst.parse_module(text)) and module.code == text
+    assert checked  # libcst's own parse checks every name
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")

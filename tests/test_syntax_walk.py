@@ -8,7 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from dynalint.analysis.syntax import child_list, children, parent_map, walk, walk_with_parents
+from dynalint.analysis.syntax import (child_list, children, nodes_and_parents, parent_map, walk,
+                                      walk_with_parents)
 
 CODE = textwrap.dedent('''
     import torch
@@ -48,6 +49,37 @@ def test_walk_with_parents_is_the_walk_with_each_nodes_parent(code: str) -> None
     assert {id(n): p for n, p in pairs[1:]} == by_children
     assert all(p is not None and any(c is n for c in child_list(p)) for n, p in pairs[1:])
     assert parent_map(module) == by_children
+
+
+@pytest.mark.parametrize("code", SAMPLES + [open(p, encoding="utf-8").read() for p in _tree_files()])
+def test_nodes_and_parents_are_those_of_the_walk_with_parents(code: str) -> None:
+    module = cst.parse_module(code)
+    order, parents = nodes_and_parents(module)
+    pairs = list(walk_with_parents(module))
+    assert [id(n) for n in order] == [id(n) for n, _ in pairs]
+    assert parents == {id(n): p for n, p in pairs if p is not None}
+
+
+def _fields_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of ``node`` read field by field, each value tested (what :func:`child_list` must give)."""
+    from dynalint.analysis.syntax import _fields
+
+    out: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        out += [v for v in items if isinstance(v, cst.CSTNode)]
+    return out
+
+
+@pytest.mark.parametrize("code", SAMPLES + [open(p, encoding="utf-8").read() for p in _tree_files()])
+def test_child_list_reads_the_node_fields_of_every_node(code: str) -> None:
+    """The reader written for each node type skips the fields declared as text and takes those declared
+    as nodes without a test: the children are still exactly the nodes among the fields' values."""
+    for node in walk(cst.parse_module(code)):
+        kids = child_list(node)
+        expected = _fields_children(node)
+        assert len(kids) == len(expected) and all(a is b for a, b in zip(kids, expected)), type(node).__name__
 
 
 def test_child_list_is_the_code_children_in_source_order() -> None:

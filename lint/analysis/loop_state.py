@@ -41,13 +41,14 @@ def carried_changes(body: cst.BaseSuite) -> list[Change]:
             found[name] = Change(name, node, grows)
 
     for node in walk(body, into_scopes=False):
-        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+        tp = type(node)  # libcst's node classes are not subclassed: a type test is enough
+        if tp is cst.AugAssign and isinstance(node.target, cst.Name):
             note(node.target.value, node, False)
-        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        elif tp is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             name = node.targets[0].target.value
-            if any(isinstance(n, cst.Name) and n.value == name for n in walk(node.value, into_scopes=False)):
+            if any(type(n) is cst.Name and n.value == name for n in walk(node.value, into_scopes=False)):
                 note(name, node, _concatenates(node.value, name))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        elif tp is cst.Call and isinstance(node.func, cst.Attribute) \
                 and isinstance(node.func.value, cst.Name) and node.func.attr.value in GROWING_METHODS:
             note(node.func.value.value, node, True)
     return list(found.values())

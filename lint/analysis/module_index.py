@@ -420,6 +420,12 @@ def _bindings(node: cst.FunctionDef) -> Bindings:
     return _BINDINGS.get(node)
 
 
+def state_nodes(node: cst.FunctionDef) -> tuple[cst.CSTNode, ...]:
+    """The assignments, ``del`` statements and calls of a function's body, nested scopes included, in
+    the order of a walk of it: those the one walk indexing the function kept (no walk again)."""
+    return _bindings(node)[2]
+
+
 def _walk_bindings(node: cst.FunctionDef) -> Bindings:
     p = node.params
     local: set[str] = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}

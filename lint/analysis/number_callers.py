@@ -25,7 +25,7 @@ from dynalint.analysis.interface import ProgramView
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import function_token
-from dynalint.analysis.syntax import walk, walk_with_parents
+from dynalint.analysis.syntax import nodes_and_parents, walk
 from dynalint.analysis.values import Kind, Value, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -342,15 +342,12 @@ class _StatementUses:
 
     def __init__(self, statement: cst.CSTNode) -> None:
         self.statement = statement  # held, so that the ``id`` keys stay this node's
-        self.parents: dict[int, cst.CSTNode] = {}
         self.names: dict[str, list[cst.Name]] = {}
         self.attributes: dict[str, list[cst.Attribute]] = {}
         self.imports: list[cst.Import | cst.ImportFrom] = []
         self.used = 0
-        parents = self.parents
-        for n, parent in walk_with_parents(statement):
-            if parent is not None:
-                parents[id(n)] = parent
+        nodes, self.parents = nodes_and_parents(statement)
+        for n in nodes:
             tp = type(n)  # libcst's node classes are not subclassed: a type test is enough
             if tp is cst.Name:
                 self.names.setdefault(n.value, []).append(n)

@@ -7,7 +7,9 @@ dataclass fields directly and skips whitespace and punctuation.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+import typing
+from collections import abc
+from typing import Callable, Iterator
 
 import libcst as cst
 
@@ -40,35 +42,65 @@ def _fields(tp: type) -> tuple[str, ...]:
     return names
 
 
-_IS_NODE: dict[type, bool] = {}
+class _NodeTypes(dict):
+    """Whether a type is a node type, by type (a dictionary look-up where ``isinstance()`` against
+    libcst's abstract base classes is slow)."""
+
+    def __missing__(self, tp: type) -> bool:
+        known = self[tp] = issubclass(tp, cst.CSTNode)
+        return known
 
 
-def _is_node(tp: type) -> bool:
-    # isinstance() against libcst's abstract base classes is slow; cache per type
-    known = _IS_NODE.get(tp)
-    if known is None:
-        known = _IS_NODE[tp] = issubclass(tp, cst.CSTNode)
-    return known
+_NODE_TYPES = _NodeTypes()
+Reader = Callable[[cst.CSTNode], list[cst.CSTNode]]
+_READERS: dict[type, Reader] = {}
+
+
+def _field_kind(annotation: object) -> str:
+    """What a field declared ``annotation`` holds: "text" (a string or None, never a node), "node" (a
+    node), "nodes" (a sequence of nodes), or "any" (to be looked at, value by value)."""
+    if annotation is str:
+        return "text"
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Union:
+        return "text" if all(a is str or a is type(None) for a in args) else "any"
+    if isinstance(annotation, type) and issubclass(annotation, cst.CSTNode):
+        return "node"
+    if origin is not None and isinstance(origin, type) and issubclass(origin, abc.Sequence) \
+            and len(args) == 1 and isinstance(args[0], type) and issubclass(args[0], cst.CSTNode):
+        return "nodes"
+    return "any"
+
+
+def _reader(tp: type) -> Reader:
+    """The function giving the code children of a node of type ``tp``, written for its fields: the
+    walks' inner loop, where looking each field up by name and testing each value's type cost more
+    than the walk itself.  Fields declared as text are never read; a field declared as a node, or as
+    a sequence of nodes, is taken as it is."""
+    lines = ["def read(node):", "    out = []", "    add = out.append"]
+    declared = {f.name: f.type for f in dataclasses.fields(tp)}  # type: ignore[arg-type]
+    for name in _FIELDS.get(tp) or _fields(tp):
+        kind = _field_kind(declared[name])
+        if kind == "node":
+            lines.append(f"    add(node.{name})")
+        elif kind == "nodes":
+            lines.append(f"    out += node.{name}")
+        elif kind == "any":
+            lines += [f"    value = node.{name}", "    vt = type(value)", "    if vt is list or vt is tuple:",
+                      "        for item in value:", "            if is_node[type(item)]:",
+                      "                add(item)", "    elif is_node[vt]:", "        add(value)"]
+    lines.append("    return out")
+    scope: dict[str, object] = {"is_node": _NODE_TYPES}
+    exec("\n".join(lines), scope)  # noqa: S102 (text made from the dataclass's own field names)
+    read = _READERS[tp] = scope["read"]  # type: ignore[assignment]
+    return read  # type: ignore[return-value]
 
 
 def child_list(node: cst.CSTNode) -> list[cst.CSTNode]:
     """:func:`children` as a list (no generator to resume per child: the walks' inner loop)."""
-    out: list[cst.CSTNode] = []
-    is_node = _IS_NODE.get
     tp = type(node)
-    for name in _FIELDS.get(tp) or _fields(tp):
-        value = getattr(node, name)
-        vt = type(value)
-        if vt is list or vt is tuple:
-            for item in value:
-                known = is_node(type(item))
-                if known or (known is None and _is_node(type(item))):
-                    out.append(item)
-        else:
-            known = is_node(vt)
-            if known or (known is None and _is_node(vt)):
-                out.append(value)
-    return out
+    return (_READERS.get(tp) or _reader(tp))(node)
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -88,12 +120,14 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
     """
     stack = [node]
     pop, push = stack.pop, stack.extend
+    readers = _READERS.get
     while stack:
         current = pop()
         yield current
-        if not into_scopes and type(current) in _SCOPE_TYPES and current is not node:
+        tp = type(current)
+        if not into_scopes and tp in _SCOPE_TYPES and current is not node:
             continue
-        kids = child_list(current)
+        kids = (readers(tp) or _reader(tp))(current)
         kids.reverse()
         push(kids)
 
@@ -108,12 +142,37 @@ def walk_with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTN
     where a parent map would otherwise list each node's children twice."""
     stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(node, None)]
     pop, push = stack.pop, stack.append
+    readers = _READERS.get
     while stack:
         current, parent = pop()
         yield current, parent
-        kids = child_list(current)
+        tp = type(current)
+        kids = (readers(tp) or _reader(tp))(current)
         for i in range(len(kids) - 1, -1, -1):
             push((kids[i], current))
+
+
+def nodes_and_parents(node: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[int, cst.CSTNode]]:
+    """The nodes of :func:`walk_with_parents` in its order, and each one's parent by ``id`` (``node``
+    has none): what a walk with parents is for, without a generator to resume and a pair to make
+    per node."""
+    order: list[cst.CSTNode] = []
+    parents: dict[int, cst.CSTNode] = {}
+    add = order.append
+    readers = _READERS.get
+    stack = [node]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        current = pop()
+        add(current)
+        tp = type(current)
+        kids = (readers(tp) or _reader(tp))(current)
+        if kids:
+            for kid in kids:
+                parents[id(kid)] = current
+            kids.reverse()
+            push(kids)
+    return order, parents
 
 
 _LAST_PARENTS: tuple[cst.CSTNode | None, dict[int, cst.CSTNode]] = (None, {})
@@ -124,9 +183,7 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
     the fixers and the fix engine ask for the same module many times in a row."""
     global _LAST_PARENTS
     if _LAST_PARENTS[0] is not root:
-        parents: dict[int, cst.CSTNode] = {id(n): parent for n, parent in walk_with_parents(root)
-                                           if parent is not None}
-        _LAST_PARENTS = (root, parents)
+        _LAST_PARENTS = (root, nodes_and_parents(root)[1])
     return _LAST_PARENTS[1]
 
 
@@ -156,11 +213,11 @@ def literal_value(node: cst.CSTNode) -> object:
 def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    while type(node) is cst.Attribute:  # libcst's node classes are not subclassed: a type test is enough
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is cst.Name:
+        parts.append(node.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
 
@@ -213,11 +270,12 @@ def contains_exit(block: cst.BaseSuite) -> bool:
     stack: list[tuple[cst.CSTNode, bool]] = [(block, False)]
     while stack:
         node, nested_loop = stack.pop()
-        if isinstance(node, cst.Return) or (isinstance(node, cst.Break) and not nested_loop):
+        tp = type(node)  # libcst's node classes are not subclassed: a type test is enough
+        if tp is cst.Return or (tp is cst.Break and not nested_loop):
             return True
-        if isinstance(node, _SCOPES):
+        if tp in _SCOPE_TYPES:
             continue
         # a break inside a nested loop exits only that loop; a return still exits
-        inner = nested_loop or isinstance(node, (cst.For, cst.While))
-        stack.extend((child, inner) for child in children(node))
+        inner = nested_loop or tp is cst.For or tp is cst.While
+        stack.extend((child, inner) for child in child_list(node))
     return False

@@ -196,6 +196,7 @@ def top_statements(module: cst.Module, wanted: set[int]) -> dict[int, int]:
 def statement_index(statements: Sequence[cst.CSTNode], wanted: set[int]) -> dict[int, int]:
     """``id`` of each wanted statement -> the index of the one of ``statements`` that holds it."""
     out: dict[int, int] = {}
+    fields = _BLOCK_FIELDS.get
     for k, top in enumerate(statements):
         stack: list[cst.CSTNode] = [top]
         while stack:
@@ -204,9 +205,18 @@ def statement_index(statements: Sequence[cst.CSTNode], wanted: set[int]) -> dict
                 out[id(node)] = k
                 if len(out) == len(wanted):
                     return out
-            for name in _BLOCKS:
-                inner = getattr(node, name, None)
-                if isinstance(inner, (list, tuple)):
+            tp = type(node)
+            names = fields(tp)
+            if names is None:
+                names = _BLOCK_FIELDS[tp] = tuple(name for name in _BLOCKS if hasattr(tp, name))
+            for name in names:
+                inner = getattr(node, name)
+                it = type(inner)
+                if it is list or it is tuple:
+                    stack.extend(inner)
+                elif inner is None:
+                    continue
+                elif isinstance(inner, (list, tuple)):
                     stack.extend(inner)
                 elif isinstance(inner, cst.CSTNode):
                     stack.append(inner)
@@ -215,6 +225,8 @@ def statement_index(statements: Sequence[cst.CSTNode], wanted: set[int]) -> dict
 
 _BLOCKS = ("body", "orelse", "handlers", "finalbody", "cases")
 """The fields through which statements hold statements (and blocks, clauses and cases)."""
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
+"""The names of :data:`_BLOCKS` a node type has (looking up one it lacks costs an exception)."""
 
 
 def cpython_tree(source: str) -> ast.Module | None:

@@ -348,7 +348,7 @@ def parse_module(source: str, path: str = "<unknown>", memory_mb: int = MAX_FILE
     import libcst as cst
 
     try:
-        return cst.parse_module(source), source
+        return parse_unchecked(source), source
     except cst.ParserSyntaxError:
         if "\f" not in source:
             raise
@@ -356,10 +356,45 @@ def parse_module(source: str, path: str = "<unknown>", memory_mb: int = MAX_FILE
         if text == source:
             raise
         try:
-            return cst.parse_module(text), text
+            return parse_unchecked(text), text
         except cst.ParserSyntaxError:
             pass
         raise
+
+
+_UNCHECKED_LOCK = threading.Lock()
+_UNCHECKED_DEPTH = 0
+_CHECKED_INIT: Callable[..., None] | None = None
+
+
+def parse_unchecked(text: str) -> "cst.Module":
+    """``libcst.parse_module(text)``, without the checks each node's constructor runs on its fields.
+
+    The parser builds every node through its dataclass constructor, whose ``__post_init__`` checks the
+    fields (a regular expression per whitespace node, and more): a fifth of the parse, and only of use
+    for a node a program writes by hand, since the parser's nodes are valid by construction.  They are
+    switched off for the parse alone; nodes built meanwhile on another thread go unchecked too (they
+    are checked to catch a bug early, not to change what the tree holds)."""
+    import libcst as cst
+
+    global _UNCHECKED_DEPTH, _CHECKED_INIT
+    with _UNCHECKED_LOCK:
+        if _UNCHECKED_DEPTH == 0:
+            _CHECKED_INIT = cst.CSTNode.__dict__.get("__post_init__")
+            if _CHECKED_INIT is not None:  # a libcst that checks elsewhere is left as it is
+                cst.CSTNode.__post_init__ = _no_checks  # type: ignore[method-assign]
+        _UNCHECKED_DEPTH += 1
+    try:
+        return cst.parse_module(text)
+    finally:
+        with _UNCHECKED_LOCK:
+            _UNCHECKED_DEPTH -= 1
+            if _UNCHECKED_DEPTH == 0 and _CHECKED_INIT is not None:
+                cst.CSTNode.__post_init__ = _CHECKED_INIT  # type: ignore[method-assign]
+
+
+def _no_checks(self: object) -> None:
+    """A node's ``__post_init__`` while :func:`parse_unchecked` parses."""
 
 
 GC_THRESHOLDS = (50_000, 20, 20)

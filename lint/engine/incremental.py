@@ -55,7 +55,7 @@ from dynalint.core.positions import (
 from dynalint.core.text_lines import split_lines
 from dynalint.rules.base import Finding
 from dynalint.config.settings import Settings
-from dynalint.core.source import needs_exact_check
+from dynalint.core.source import needs_exact_check, parse_unchecked
 
 _TRIVIA = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
 """A line that holds nothing but spaces and a comment (a form feed makes it a line to parse)."""
@@ -552,7 +552,7 @@ def _parse_stretch(module: cst.Module, prefix: str, new: list[str], old: list[st
         return None
     text = prefix + region
     try:
-        part = cst.parse_module(text)
+        part = parse_unchecked(text)
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
     if part.code != text:
