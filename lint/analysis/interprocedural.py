@@ -353,11 +353,13 @@ class Interprocedural(CutReplay):
         seen = len(self.events)
         if caller.emit:
             self._mark_compiled(fn)
-        callee = FunctionEvaluator(self, fn, env, emit=caller.emit, depth=caller.depth + 1,
+        sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
+            and bound_self.cls is not None else None
+        callee = FunctionEvaluator(self, fn, env, emit=caller.emit,
+                                   depth=caller.depth if _base_init(caller, fn, sink) else caller.depth + 1,
                                    evidence=caller.evidence)
         callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
-        callee.attr_sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
-            and bound_self.cls is not None else None
+        callee.attr_sink = sink
         callee.run_body(fn.node.body)
         sink = callee.attr_sink
         if sink is not None:
@@ -408,6 +410,14 @@ class Interprocedural(CutReplay):
         local, global_decls = local_names_of(info.node)
         info.local_names = frozenset(local)
         info.global_decls = frozenset(global_decls)
+
+
+def _base_init(caller: FunctionEvaluator, fn: FunctionInfo, sink: dict[str, Value] | None) -> bool:
+    """``super().__init__(...)`` of an ``__init__`` run for the attributes it binds: a base's part of the
+    same construction, not a call deeper.  A chain of bases (``Miner`` -> ``BaseMiner`` ->
+    ``WithDistance``) is as long as the class hierarchy, and counting each link against the call depth
+    left the last base's own calls (``self.distance = self.default_distance()``) unanalysed."""
+    return sink is not None and fn.name == "__init__" and caller.fn is not None and caller.fn.name == "__init__"
 
 
 def _refine(value: Value, declared: Value | None) -> Value:

@@ -195,6 +195,11 @@ class ExpressionHandlers:
         if k is Kind.MODULE:
             return Value(Kind.MODULE, cls=base.element.cls if base.element else None,
                          qualname=base.element.qualname if base.element else None)
+        if k is Kind.UNKNOWN and len(idx) > 1 and any(ix.is_tensor and not ix.is_bool for ix in idx):
+            # `mat[rows, cols]` with index tensors: only an array takes several indices with tensors among
+            # them (a NumPy array is traced as a tensor), and picks a tensor of elements
+            assumed = bool(base.params) or any(ix.assumed for ix in idx if ix.kind is Kind.TENSOR)
+            return tensor(params=base.params | merge_params(idx), assumed=assumed)
         if k is Kind.UNKNOWN and base.params:
             return Value(Kind.UNKNOWN, params=base.params)
         return UNKNOWN_VALUE
@@ -315,6 +320,10 @@ class ExpressionHandlers:
                     const = NO_CONST
             return python(const, is_bool=True)
         if result.kind in (Kind.SIZE, Kind.SCALAR):
+            return result.with_(is_bool=True)
+        if result.kind is Kind.UNKNOWN:
+            # whatever is compared, the outcome is a bool or an array of bools: combined with a mask
+            # (`same & (mat < 0.5)`) it is a mask
             return result.with_(is_bool=True)
         return result
 
