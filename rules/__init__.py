@@ -18,6 +18,7 @@ RULE_MODULES = (
     "python_attribute_set_outside",
     "python_argument_varies",
     "loop_state_crosses_break",
+    "grad_mode_varies",
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.analysis.events import GlobalReadEvent
+from dynalint.analysis.instance_writes import changes_only_tensors
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -22,7 +23,9 @@ class MutableGlobalRead(Rule):
         whose length changes recompiles on every call, and """ + RECOMPILE_LIMIT + """. A global read
         only after a graph break, in a resumed frame with no graph operation (Python tests and
         arithmetic on numbers, no tensor operation or traced call), is not guarded: Dynamo skips such
-        a frame (measured on torch 2.13).
+        a frame (measured on torch 2.13). Nor is an instance of a class of the module whose only
+        changes are calls of its own methods that write into its tensors (`self.seen[idx] = labels`,
+        `self.count.add_(1)`): Dynamo guards on tensors' metadata, not their values.
     """
     fix = """
         Pass the value as an argument (a tensor if it changes often), read it once when the module is
@@ -59,6 +62,23 @@ class MutableGlobalRead(Rule):
         Example("""
             import torch
 
+            class Seen:
+                def __init__(self):
+                    self.mask = torch.zeros(8)
+
+                def mark(self, idx):
+                    self.mask[idx] = 1.0
+
+            seen = Seen()
+
+            @torch.compile
+            def step(x, idx):
+                seen.mark(idx)
+                return x * seen.mask[:4]
+        """, inputs="[(torch.randn(4), torch.tensor([0])), (torch.randn(4), torch.tensor([1]))]"),
+        Example("""
+            import torch
+
             DROP_RATE = 0.1
 
             @torch.compile
@@ -73,6 +93,8 @@ class MutableGlobalRead(Rule):
         for ev in ctx.events(GlobalReadEvent):
             if ev.name not in mutated or ev.value is None or ev.value.kind is Kind.FUNCTION:
                 continue
+            if changes_only_tensors(ctx.program.index, ev.name):
+                continue  # its own methods write into its tensors only: nothing guarded changes
             key = (id(ev.function), ev.name)
             if key in seen or ctx.breaks.in_skipped_frame(ev):
                 continue  # read only in a resumed frame Dynamo skips: no guard
@@ -84,3 +106,4 @@ class MutableGlobalRead(Rule):
                 f"so every change recompiles `{ev.function.name}`.",
                 hint="pass it as an argument or store it on the module outside forward",
             )
+

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.entry_arguments import entry_argument_values
+from dynalint.analysis.entry_arguments import ParameterValues, entry_argument_values, handed_on, in_own_loop
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
@@ -26,8 +26,18 @@ class PythonArgumentVaries(Rule):
         `torch.compile(...)` returned count the same, calls from the other files of the project
         (through any name their imports bind) too, and so does a number computed from the variable
         of the loop that makes the calls (`compiled(x, step + 1)`, `for t in (1.0, 0.5): step(x, t)`,
-        a schedule bound once to such a tuple or list). The message names a call that passes each
-        value. A number the compiled code only passes on (stores in a tuple, list or dict, returns),
+        a schedule bound once to such a tuple or list). A loop that makes the call on every iteration
+        is replayed with the values it is known to take: a curriculum (`iters = 2 if epoch < 4 else
+        3`), a ramp (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of
+        dicts (`for cfg in settings: f(x, **cfg)`, `scenes[i % 2]["far"]`). A parameter a call leaves
+        out passes its default; arithmetic of number literals (`1 + 0.5`) is its value; calls of
+        `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
+        `torch._dynamo.config.patch(...)`, count too. Values that change only together with the grad
+        mode (`with torch.no_grad():` around one of the calls) add no recompile of their own: the grad
+        mode already makes another graph (DYN208). The message names a call that passes each value,
+        and every parameter that varies. A function with a graph break inside
+        one of its loops runs eagerly (Dynamo gives up on the frame): only a value it hands to a
+        function of the project (compiled as a frame of its own) is guarded there. A number the compiled code only passes on (stores in a tuple, list or dict, returns),
         and any argument it never reads, installs no guard and does not recompile (all measured on
         torch 2.13).
     """
@@ -92,6 +102,21 @@ class PythonArgumentVaries(Rule):
             import torch
 
             @torch.compile
+            def step(x, iters):
+                for _ in range(iters):
+                    x = x.sin()
+                return x
+
+            def train(x):
+                for epoch in range(4):
+                    iters = 1 if epoch < 2 else 2
+                    x = step(x, iters)
+                return x
+        """, target="train", inputs="[(torch.randn(4),)]", compile_target=False, line=4),
+        Example("""
+            import torch
+
+            @torch.compile
             def pool(x, dims):
                 return x.sum(dims[0]) + len(dims)
 
@@ -128,6 +153,24 @@ class PythonArgumentVaries(Rule):
             import torch
 
             @torch.compile
+            def march(x, step_size):
+                t = 0.0
+                while t < 1.0:
+                    x = x * step_size
+                    if x.max() > 100:
+                        break
+                    t += step_size
+                return x
+
+            def preview(x):
+                for s in (0.5, 0.25):
+                    x = march(x, s)
+                return x
+        """, target="preview", inputs="[(torch.randn(4),)]", compile_target=False),
+        Example("""
+            import torch
+
+            @torch.compile
             def head(x, mask):
                 return x.sin()
 
@@ -137,23 +180,46 @@ class PythonArgumentVaries(Rule):
     ]
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
+        # one finding per entry point (one per statement is kept), naming every parameter that varies
+        grouped: dict[int, list[ParameterValues]] = {}
         for entry in entry_argument_values(ctx.program):
-            fn, prm = entry.function, entry.param
-            shown = "; ".join(f"{where} passes {what}" for where, what in entry.sites)
-            kinds = {t for t, _ in entry.values}
-            if kinds == {"bool"}:
-                effect = "so it compiles one graph per value"
-            elif "str" in kinds:
-                effect = "so each new value recompiles it"
-            elif kinds & {"NoneType", "tensor"}:
-                effect = "so it compiles one graph for `None` and one for a tensor"
-            elif kinds & {"list", "tuple"}:
-                effect = "so it compiles one graph for a list and one for a tuple"
-            elif entry.static:  # dynamic=False: no automatic dynamic (measured on torch 2.13)
-                effect = f"and it is compiled with `dynamic=False`, so each new value recompiles it; {RECOMPILE_LIMIT}"
-            else:  # numbers: one recompile, then the parameter is dynamic (measured on torch 2.13)
-                effect = "so the second value recompiles it (numbers are then treated as dynamic)"
-            yield Finding(rule=type(self), node=prm.name, statement=fn.node,
-                          message=f"`{prm.name.value}` varies between calls ({shown}): Dynamo "
-                                  f"specialises `{fn.name}` on Python arguments, {effect}.",
+            grouped.setdefault(id(entry.function), []).append(entry)
+        skipped = {id(b.event.function) for b in ctx.breaks if b.in_loop and in_own_loop(b.event.function, b.node)}
+        for entries in grouped.values():
+            fn = entries[0].function
+            if id(fn) in skipped:  # Dynamo runs the frame eagerly: only what it hands on is guarded
+                entries = [e for e in entries if handed_on(e.function, e.param.name.value)]
+                if not entries:
+                    continue
+            if len(entries) == 1:
+                entry = entries[0]
+                message = (f"`{entry.param.name.value}` varies between calls ({_shown(entry)}): Dynamo "
+                           f"specialises `{fn.name}` on Python arguments, {_effect(entry)}.")
+            else:
+                names = ", ".join(f"`{e.param.name.value}`" for e in entries)
+                each = "; ".join(f"`{e.param.name.value}` ({_shown(e)}), {_effect(e)}" for e in entries)
+                message = f"{names} vary between calls: Dynamo specialises `{fn.name}` on Python arguments. {each}."
+            yield Finding(rule=type(self), node=entries[0].param.name, statement=fn.node, message=message,
                           hint="pass the value as a tensor, or split the entry point per mode")
+
+
+def _shown(entry: ParameterValues) -> str:
+    """Which call passes which value."""
+    return "; ".join(f"{where} passes {what}" for where, what in entry.sites)
+
+
+def _effect(entry: ParameterValues) -> str:
+    """What the values passed do to the compiled code (measured on torch 2.13)."""
+    kinds = {t for t, _ in entry.values}
+    if kinds == {"bool"}:
+        return "so it compiles one graph per value"
+    if "str" in kinds:
+        return "so each new value recompiles it"
+    if kinds & {"NoneType", "tensor"}:
+        return "so it compiles one graph for `None` and one for a tensor"
+    if kinds & {"list", "tuple"}:
+        return "so it compiles one graph for a list and one for a tuple"
+    if entry.static:  # dynamic=False: no automatic dynamic
+        return f"and it is compiled with `dynamic=False`, so each new value recompiles it; {RECOMPILE_LIMIT}"
+    # numbers: one recompile, then the parameter is dynamic
+    return "so the second value recompiles it (numbers are then treated as dynamic)"

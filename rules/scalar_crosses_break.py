@@ -5,6 +5,7 @@ from typing import Iterator
 
 from dynalint.analysis.breaks import CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Cause, takes_tensor_data
 from dynalint.analysis.events import CallEvent, ScalarUseEvent
+from dynalint.analysis.resume_paths import branch_may_skip
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -25,9 +26,11 @@ class ScalarCrossesBreak(Rule):
         2.13; a branch on it compiles one resumed graph per outcome; a value that sizes a `range`
         recompiles for every new value), and """ + RECOMPILE_LIMIT + """. A value that is only returned is not guarded, nor
         one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor
-        operation (arithmetic and tests of Python numbers are none), a traced call or another break
+        operation (arithmetic, tests and `math` functions of Python numbers are none), a traced call or another break
         (a frame without a graph is skipped), or a break inside a later loop makes Dynamo run the
-        whole resumed frame eagerly. Values
+        whole resumed frame eagerly; nor when the value is tested by an `if` one of whose branches
+        returns at once without a graph operation (`return random.randrange(n)`): a first call that
+        takes it leaves the resumed frame without a graph, skipped from then on. Values
         computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
         one extra graph) are not reported; a buffer that the module updates in place (a step counter,
         running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
@@ -180,7 +183,8 @@ class ScalarCrossesBreak(Rule):
                 ctx.settings.capture_scalar_outputs or ctx.program.capture.on(CAPTURE_SCALAR_OUTPUTS, origin.function))
             if at is None and not sizes_range:
                 continue
-            if at is not None and not sizes_range and not ctx.breaks.resumed_frame_compiles(at):
+            if at is not None and not sizes_range and (not ctx.breaks.resumed_frame_compiles(at)
+                                                       or branch_may_skip(ctx.program, ctx.breaks, at)):
                 continue
             seen.add(id(v.origin))
             source = ctx.code(v.origin)
@@ -239,3 +243,4 @@ class ScalarCrossesBreak(Rule):
                 "and recompiles once when it first changes (the number is then dynamic).",
                 hint="keep it a tensor (no .item()), or take the values in separate statements",
             )
+

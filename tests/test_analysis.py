@@ -479,6 +479,26 @@ def test_a_number_from_a_skipped_clock_or_rng_call_is_guarded_by_the_resumed_fra
     assert guarded and all("skipped call" in d.message for d in guarded)
 
 
+def test_a_math_function_of_the_extracted_number_compiles_no_resumed_frame():
+    """Measured on torch 2.13: ``-10 * math.log10(mse.item())`` leaves a resumed frame without a graph
+    (Dynamo folds ``math`` on Python numbers and skips it): no guard; times a tensor, it recompiles."""
+    code = """
+        import math
+        import torch
+
+        @torch.compile
+        def psnr(pred, target):
+            mse = ((pred - target) ** 2).mean()
+            return -10.0 * math.log10(mse.item())
+
+        @torch.compile
+        def scaled(pred, target):
+            mse = ((pred - target) ** 2).mean()
+            return pred * math.log10(mse.item())
+    """
+    assert [d.line for d in check(code) if d.code == "DYN204"] == [12]
+
+
 def test_scope_auto_covers_public_methods_of_plain_classes_that_take_tensors():
     code = """
         import torch

@@ -339,3 +339,61 @@ def test_the_mode_flip_recompiles_under_dynamo(tmp_path, monkeypatch):
         for name in ("fit", "pkg", "pkg.models"):
             sys.modules.pop(name, None)
     assert len(failures) == 1 and "training == True" in failures[0]
+
+
+AGENT = """
+    import torch
+
+
+    class Agent:
+        def __init__(self):
+            self.scale = 2.0
+
+        def act(self, obs, greedy=False):
+            if not greedy:
+                return obs * self.scale
+            return obs.argmax()
+
+
+    def main():
+        agent = Agent()
+        agent.act = torch.compile(agent.act)
+        for _ in range(3):
+            agent.act(torch.randn(4))
+        return agent.act(torch.randn(4), greedy=True)
+"""
+
+
+def test_a_call_that_leaves_a_parameter_out_passes_its_default_through_a_compiled_attribute():
+    """Measured on torch 2.13: ``greedy == False`` fails when the last call passes ``True``."""
+    from helpers import check
+
+    found = [d.message for d in check(AGENT) if d.code == "DYN206"]
+    assert len(found) == 1 and found[0].startswith("`greedy` varies")
+    assert "passes its default `False`" in found[0] and "greedy=True)` in `main` passes `True`" in found[0]
+    # every call passes the default: nothing varies
+    assert not [d for d in check(AGENT.replace(", greedy=True", "")) if d.code == "DYN206"]
+
+
+PATCHED = """
+    import torch
+
+
+    def step(x, k: float):
+        return x * int(k)
+
+
+    def main():
+        compiled = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(step))
+        return [compiled(torch.randn(4), 1 + 0.5), compiled(torch.randn(4), 2 + 0.5)]
+"""
+
+
+def test_literal_arithmetic_through_a_patched_compiled_handle():
+    """Measured on torch 2.13: ``k == 1.5`` fails at the second call (the patch calls the compiled
+    function with the same arguments)."""
+    from helpers import check
+
+    found = [d.message for d in check(PATCHED) if d.code == "DYN206"]
+    assert len(found) == 1 and "passes `1.5`" in found[0] and "passes `2.5`" in found[0]
+    assert not [d for d in check(PATCHED.replace("2 + 0.5", "3 - 1.5")) if d.code == "DYN206"]

@@ -42,7 +42,7 @@ from dynalint.analysis.events import (
     WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
-from dynalint.analysis.skipped_calls import BREAKING_CALLS
+from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
 from dynalint.analysis.syntax import children, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
@@ -93,7 +93,8 @@ class Cause(enum.Enum):
     DATA_POINTER = "data-pointer"
     """Comparing ``t.data_ptr()`` values."""
     LOCK = "lock"
-    """``with`` on a lock."""
+    """``with`` on a lock, or on a context manager of the checked code made outside the compiled code:
+    Dynamo cannot enter it and runs the whole function eagerly."""
     ENVIRONMENT_WRITE = "environment-write"
     """``os.environ[k] = v``: the store calls ``os.putenv``, which Dynamo skips."""
     CLASS_STATEMENT = "class-statement"
@@ -375,8 +376,8 @@ def _works(ev: Event) -> bool:
             return True
         if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
             return False  # a method of a str/list/dict: no graph operation of its own
-        if ev.qualname is None or not ev.qualname.startswith("builtins."):
-            return True
+        if ev.qualname is None or not ev.qualname.startswith(("builtins.", "math.")):
+            return True  # (a `math` function of Python numbers is folded: no graph operation)
         return any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.SEQUENCE, Kind.UNKNOWN)
                    for v in (*ev.args, *ev.kwargs.values()))
     if isinstance(ev, SubscriptEvent):
@@ -656,7 +657,10 @@ class BreakClassifier:
 
     def context_manager(self, ev: ContextManagerEvent) -> None:
         if (ev.value.qualname or "") in _LOCKS:
-            self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER))
+            self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER, "Dynamo cannot enter a lock"))
+        elif _context_made_outside(ev):
+            what = f"Dynamo cannot enter a `{ev.value.cls.name}` made outside the compiled code"
+            self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER, what))
 
     def class_statement(self, ev: ClassStatementEvent) -> None:
         self.found.append(Break(ev, Cause.CLASS_STATEMENT, GB.BUILD_CLASS))
@@ -724,6 +728,14 @@ class BreakClassifier:
         training = _training_step(call)
         if training is not None:
             return training
+        if q == "torch.nn.functional.one_hot" and call.args and call.args[0].is_tensor \
+                and _classes_from_data(call):
+            return GB.ONE_HOT_DYNAMIC, "without `num_classes`, one_hot reads the number of classes from the data"
+        if _creates_parameters(call):
+            return GB.PARAMETER_CONSTRUCTOR, f"building `{q}` creates parameters, which Dynamo does not support"
+        if _breaking_tensor_method(call):
+            gb = _GB_BY_TEXT[BREAKING_TENSOR_METHODS[call.method]]
+            return gb, f"Dynamo does not trace `Tensor.{call.method}()`"
         if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
             return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
@@ -1182,6 +1194,14 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("builtins.open", GB.BUILTIN_OPERATOR, why="opening a file is not traced"),
     SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
+    *(SkippedCall(q, GB.SKIPPED_FUNCTION,
+                  why="changing the warning filters calls `_warnings._filters_mutated`, which Dynamo skips")
+      for q in ("warnings.simplefilter", "warnings.filterwarnings")),
+    SkippedCall("torch.autograd.grad", GB.AUTOGRAD_GRAD, since=(2, 13),
+                why="torch.autograd.grad is not traced under the default `trace_autograd_ops=False`"),
+    *(SkippedCall(q, GB.PARAMETER_CONSTRUCTOR, since=(2, 13),
+                  why="a Parameter cannot be created inside the compiled region")
+      for q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")),
 )}
 
 
@@ -1210,6 +1230,52 @@ def _training_step(call: CallEvent) -> tuple[GraphBreakType, str] | None:
     if call.method in _OPTIMIZER_METHODS and is_optimizer(recv):
         return _OPTIMIZER_METHODS[call.method]
     return None
+
+
+def _context_made_outside(ev: ContextManagerEvent) -> bool:
+    """``with self.ctx:``, ``with ctx:`` of a parameter or a global: an instance of a class of the checked
+    code that defines ``__enter__``, made before the compiled code runs. Dynamo enters only context
+    managers the compiled code builds (measured on torch 2.13: ``t = Tracker(); with t:`` is traced;
+    ``with t:`` of an argument, a global or a module attribute set in ``__init__`` breaks, "Unsupported
+    context manager", and the function runs eagerly)."""
+    v, node, fn = ev.value, ev.node, ev.function
+    if v is None or v.cls is None or v.kind is Kind.FUNCTION or v.cls.find_method("__enter__") is None:
+        return False
+    while isinstance(node, cst.Attribute):  # `self.ctx`, `cfg.ctx` of an argument or a global
+        node = node.value
+    if not isinstance(node, cst.Name) or fn is None or _binds(fn.node.body, node.value):
+        return False
+    # an argument, or a global (not a name of an enclosing function, which may have built it in the
+    # compiled code)
+    return node.value in fn.param_names() or (
+        fn.outer is None and fn.owner is not None and node.value in fn.owner.globals)
+
+
+def _classes_from_data(call: CallEvent) -> bool:
+    """``F.one_hot(t)`` or ``F.one_hot(t, -1)``: the number of classes is ``t.max() + 1``, a size read from
+    the data, which Dynamo breaks on whatever the capture flags (measured on torch 2.13)."""
+    n = call.kwargs.get("num_classes", call.args[1] if len(call.args) > 1 else None)
+    return n is None or n.const == -1
+
+
+def _creates_parameters(call: CallEvent) -> bool:
+    """``nn.Linear(4, 4)`` in compiled code: a ``torch.nn`` module whose construction creates
+    parameters (:data:`~dynalint.analysis.skipped_calls.PARAMETER_MODULES`), called with no argument
+    that may turn them off (``LayerNorm(n, elementwise_affine=False)``, or one spread with ``*``/``**``)."""
+    switches = PARAMETER_MODULES.get(call.qualname or "")
+    if switches is None or not isinstance(call.node, cst.Call) or any(a.star for a in call.node.args):
+        return False
+    return not (switches.keys() & call.kwargs.keys()) and all(len(call.args) <= i for i in switches.values())
+
+
+def _breaking_tensor_method(call: CallEvent) -> bool:
+    """``t.storage_offset()``, ``t.is_signed()``...: a method of a tensor, called with no argument as
+    :mod:`dynalint.analysis.skipped_calls` probed it, that Dynamo breaks on. Those that move data into
+    Python (``tolist``) are judged with the capture flags elsewhere."""
+    recv = call.receiver
+    return call.method in BREAKING_TENSOR_METHODS and call.method not in K.SCALAR_METHODS \
+        and call.qualname is None and call.callee is None and recv is not None and recv.is_tensor \
+        and recv.qualname != K.NUMPY_ARRAY and not call.args and not call.kwargs
 
 
 def is_optimizer(v: Value) -> bool:

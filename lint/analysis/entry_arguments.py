@@ -16,13 +16,16 @@ installs no guard.
 """
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
+from dynalint.analysis.module_index import state_nodes
 from dynalint.analysis.number_callers import foreign_call_sites
-from dynalint.analysis.syntax import literal_value, parent_map, walk
+from dynalint.analysis.syntax import dotted_name, literal_value, parent_map, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
@@ -58,6 +61,17 @@ _Site = tuple[cst.Call, "FunctionInfo | None", "Program"]
 def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
     """Each parameter of each compiled entry point that callers pass different values and that the
     entry point reads where Dynamo specialises on it, in definition order."""
+    for fn, sites, static in entry_call_sites(program):
+        params = list(fn.node.params.params)
+        if fn.is_method:
+            params = params[1:]
+        yield from _varying(program, fn, params, sites, static)
+
+
+def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[_Site], bool]]:
+    """Each compiled entry point of the module with the calls that run it compiled from code that is not
+    compiled itself (its callers in the project, the calls of the names ``torch.compile(...)`` returned
+    is bound to), and whether it is compiled with ``dynamic=False``."""
     idx = program.index
     compiled = {id(fn) for fn in program.entry_compiled}
     by_class: dict[str, list[tuple[cst.Call, "FunctionInfo"]]] | None = None
@@ -67,15 +81,13 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
         through = [(name, scope, static) for name, scope, target, static in handles if target is fn]
         if not entry and not through:
             continue
-        params = list(fn.node.params.params)
-        if fn.is_method:
-            params = params[1:]
-        if fn.cls is None:
+        calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
+        if entry and fn.cls is None:
             calls = list(idx.call_sites.get(fn.name, ()))
-        else:
+        elif entry:
             if by_class is None:
                 by_class = _instance_calls(idx, compiled)
-            calls = list(by_class.get(fn.cls.name, ()))
+            calls = list(by_class.get(fn.cls.name, ()))  # type: ignore[union-attr]
         sites: list[_Site] = [(call, caller, program) for call, caller in calls
                               if caller is None or id(caller) not in compiled]
         if entry and program.project is not None:
@@ -83,10 +95,46 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
             sites += [(call, caller, owner) for call, caller, owner in foreign_call_sites(program, fn, strict=False)
                       if caller is None or not _compiled_itself(caller)]
         # calls of what `torch.compile(...)` returned, where that name is bound
-        sites += [(call, caller, program) for name, scope, _ in through for call, caller in idx.call_sites.get(name, ())
-                  if isinstance(call.func, cst.Name) and (scope is None or caller is scope)]
-        static = any(st for _, _, st in through) or _static_decorator(fn)
-        yield from _varying(program, fn, params, sites, static)
+        sites += [(call, caller, program) for name, scope, _ in through for call, caller in _handle_calls(idx, name)
+                  if scope is None or caller is scope]
+        yield fn, sites, any(st for _, _, st in through) or _static_decorator(fn)
+
+
+def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site, _Site]]:
+    """Each compiled entry point with a call that runs it with grad mode on and one that runs it with
+    grad mode off (``with torch.no_grad():``, ``torch.inference_mode()``, a caller decorated with
+    either): Dynamo guards on the grad mode, so the second mode recompiles it (measured on torch 2.13:
+    ``GLOBAL_STATE changed: grad_mode``, whatever the function computes).  A call counts as on only
+    when nothing in the module can turn grad mode off around it: no ``torch.set_grad_enabled`` in the
+    module, and its caller called in the module (or the function that turns grad mode off around the
+    other call), never from a no-grad context."""
+    text = program.index.source  # a module that calls it has its name in its text: no walk otherwise
+    if (text is None or "set_grad_enabled" in text) and any(
+            dotted_name(n.func) == "torch.set_grad_enabled" for n in walk(program.index.module)
+            if type(n) is cst.Call):  # a type test: libcst's node classes are not subclassed
+        return
+    for fn, sites, _ in entry_call_sites(program):
+        off = next((s for s in sites if not _grad_enabled(s)), None)
+        on = next((s for s in sites if off is not None and _grad_enabled(s) and _caller_runs_with_grad(s, off)),
+                  None)
+        if off is not None and on is not None:
+            yield fn, on, off
+
+
+def _caller_runs_with_grad(site: _Site, off: _Site) -> bool:
+    """The function ``site`` sits in is never called from a no-grad context in its module, and it is
+    called there or turns grad mode off itself around the call ``off`` (a function no call shows
+    otherwise runs in a mode not known)."""
+    _, caller, owner = site
+    if caller is None:
+        return True
+    calls = owner.index.call_sites.get(caller.name, ())
+    return (bool(calls) or off[1] is caller) and all(_grad_enabled((call, outer, owner)) for call, outer in calls)
+
+
+def site_where(program: "Program", site: _Site) -> str:
+    """Where a call is, as the messages show it (see :func:`site_label`)."""
+    return _where(site, program)
 
 
 def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site],
@@ -95,31 +143,51 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
     seen: dict[str, dict[tuple[str, Any], tuple[_Site, str]]] = {}
     in_loop: dict[str, _Site] = {}
     undecided: dict[str, list[tuple[cst.BaseExpression, _Site]]] = {}
+    looped: dict[str, tuple[_Site, list[tuple[str, Any]]]] = {}
+    modes: dict[str, dict[bool, set[tuple[str, Any]]]] = {}
+    """Parameter -> grad mode of the calls (enabled or not) -> what those calls pass."""
+
+    def note(name: str, key: tuple[str, Any], site: _Site, what: str) -> None:
+        seen.setdefault(name, {}).setdefault(key, (site, what))
+        modes.setdefault(name, {}).setdefault(_grad_enabled(site), set()).add(key)
+
     for site in sites:
         call, caller, _ = site
+        given = set()
         for name, arg in _bound_arguments(call, params):
+            given.add(name)
             key = _shape_of(arg)
             if key is not None:
-                seen.setdefault(name, {}).setdefault(key, (site, _shown(key)))
+                note(name, key, site, _shown(key))
             else:
                 undecided.setdefault(name, []).append((arg, site))
+        if not any(arg.star for arg in call.args):
+            # a parameter the call leaves out takes its default
+            for prm in params[len([a for a in call.args if a.keyword is None]):]:
+                key = _shape_of(prm.default) if prm.default is not None and prm.name.value not in given else None
+                if key is not None and key[0] != "list":
+                    note(prm.name.value, key, site, f"its default {_shown(key)}")
         if caller is not None:
             for name in _loop_varying_arguments(call, caller, params):
                 in_loop.setdefault(name, site)
+            for name, keys in _replayed(call, caller, params).items():
+                looped.setdefault(name, (site, keys))
     for name, pending in undecided.items():
         # None at one call: is a tensor passed at another?
         if ("NoneType", None) in seen.get(name, {}):
             for arg, site in pending:
                 if _is_tensor(site, arg):
-                    seen[name].setdefault(("tensor", None), (site, "a tensor"))
+                    note(name, ("tensor", None), site, "a tensor")
                     break
     for prm in params:
         name = prm.name.value
         passed = seen.get(name, {})
-        values = frozenset(passed)
+        values = frozenset(passed) | frozenset(looped[name][1] if name in looped else ())
         found = ParameterValues(fn, prm, values, name in in_loop)
         if not found.varies:
             continue
+        if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
+            continue  # each value comes with its own grad mode, which compiles a graph of its own anyway
         kinds = {t for t, _ in values}
         if kinds <= {"int", "float"}:
             if not _specialising_read(program, fn, name):
@@ -130,9 +198,69 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                                                                    or kinds <= {"tensor", "NoneType"}):
             continue  # a literal against a container or tensor: not one of the cases measured
         shown = [(_where(site, program), what) for site, what in passed.values()]
+        if name in looped:
+            site, keys = looped[name]
+            shown.append((_where(site, program), _in_turn(keys)))
         if name in in_loop:
             shown.append((_where(in_loop[name], program), "values that change from one loop iteration to the next"))
         yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static)
+
+
+_GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _grad_enabled(site: _Site) -> bool:
+    """Whether a call runs with grad mode on, as far as its caller shows: not inside ``with
+    torch.no_grad():`` or ``torch.inference_mode()`` (or a caller decorated with either). Dynamo guards
+    on grad mode, so calls in the two modes run different graphs whatever else they pass."""
+    call, caller, _ = site
+    if caller is None:
+        return True
+    if any(_grad_off(d.decorator) for d in caller.node.decorators):
+        return False
+    for node in walk(caller.node.body, into_scopes=False):
+        if isinstance(node, cst.With) and any(_grad_off(item.item) for item in node.items) \
+                and any(n is call for n in walk(node.body, into_scopes=False)):
+            return False
+    return True
+
+
+def _grad_off(node: cst.BaseExpression) -> bool:
+    """``torch.no_grad()`` / ``torch.inference_mode()`` (or the bare decorator name)."""
+    if isinstance(node, cst.Call):
+        node = node.func
+    return dotted_name(node) in _GRAD_OFF
+
+
+def _replayed(call: cst.Call, caller: "FunctionInfo", params: list[cst.Param]) -> dict[str, list[tuple[str, Any]]]:
+    """Parameters to which ``call``, replayed over the loops around it, passes at least two different
+    values Dynamo guards on apart: their keys (as :func:`_shape_of` gives them), in the order first
+    passed."""
+    out: dict[str, list[tuple[str, Any]]] = {}
+    for name, values in loop_argument_values(call, caller, [p.name.value for p in params]).items():
+        keys = list(dict.fromkeys(k for k in map(_key_of, values) if k is not None))
+        if len(keys) >= 2:
+            out[name] = keys
+    return out
+
+
+def _key_of(value: Any) -> tuple[str, Any] | None:
+    """A replayed value's key, as :func:`_shape_of` keys a literal; None when not known."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return (type(value).__name__, value)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, None)
+    return None
+
+
+_SHOWN_VALUES = 3
+"""Values of a loop a message lists."""
+
+
+def _in_turn(keys: list[tuple[str, Any]]) -> str:
+    """What a loop passes, value after value (``passes `2`, `3` in turn``)."""
+    shown = ", ".join(_shown(k) for k in keys[:_SHOWN_VALUES])
+    return f"{shown}{', …' if len(keys) > _SHOWN_VALUES else ''} in turn"
 
 
 def _compiled_itself(fn: "FunctionInfo") -> bool:
@@ -179,6 +307,9 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
     if isinstance(node, cst.Tuple):
         return ("tuple", None)
     const = _literal(node)
+    if const is _NOT_LITERAL and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
+        folded = constant(node)  # arithmetic of number literals (`1 + 0.5`)
+        return None if folded is UNKNOWN else (type(folded).__name__, folded)
     return None if const is _NOT_LITERAL else (type(const).__name__, const)
 
 
@@ -258,8 +389,8 @@ def _instances_by_caller(idx: "ModuleIndex", compiled: set[int]) -> dict[int, di
         if id(fn) in compiled:
             continue
         bound: dict[str, str] = {}
-        for n in walk(fn.node.body):
-            if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) \
+        for n in state_nodes(fn.node):  # the assignments among them, in the order of a walk of the body
+            if type(n) is cst.Assign and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) \
                     and n.value.func.value in idx.classes:
                 for t in n.targets:
                     if isinstance(t.target, cst.Name):
@@ -286,10 +417,33 @@ def _literal(node: cst.BaseExpression) -> Any:
     return _NOT_LITERAL
 
 
+_PATCH = "torch._dynamo.config.patch"
+
+
+def _compiled_by(value: cst.BaseExpression, call: cst.Call, idx: "ModuleIndex") -> bool:
+    """``value`` is the compile call, or that call wrapped by ``torch._dynamo.config.patch(...)(...)``
+    (which calls it with the same arguments)."""
+    if value is call:
+        return True
+    return isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].value is call \
+        and not value.args[0].star and isinstance(value.func, cst.Call) \
+        and idx.resolve_expr(value.func.func) == _PATCH
+
+
+def _handle_calls(idx: "ModuleIndex", name: str) -> Iterator[tuple[cst.Call, "FunctionInfo | None"]]:
+    """The calls of a compiled handle: ``name(...)``, or ``obj.attr(...)`` for the dotted ``obj.attr``."""
+    owner, _, attr = name.rpartition(".")
+    for call, caller in idx.call_sites.get(attr, ()):
+        func = call.func
+        if not owner and isinstance(func, cst.Name) or owner and isinstance(func, cst.Attribute) \
+                and isinstance(func.value, cst.Name) and func.value.value == owner and func.attr.value == attr:
+            yield call, caller
+
+
 def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | None", "FunctionInfo", bool]]:
-    """``(name, scope, entry, static)`` for ``name = torch.compile(target)``: calls of ``name`` in
-    ``scope`` (a function, or None for the module) run ``entry`` compiled (``static``: with
-    ``dynamic=False``)."""
+    """``(name, scope, entry, static)`` for ``name = torch.compile(target)`` (or ``obj.name = ...``,
+    with ``name`` the dotted ``obj.name``): calls of ``name`` in ``scope`` (a function, or None for the
+    module) run ``entry`` compiled (``static``: with ``dynamic=False``)."""
     idx = program.index
     out = []
     for call, where in idx.compile_targets:
@@ -297,9 +451,13 @@ def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | Non
         if target is None or target[0].owner is not idx:
             continue
         for n in walk(where.node.body if where is not None else idx.module, into_scopes=False):
-            if isinstance(n, cst.Assign) and n.value is call and len(n.targets) == 1 \
-                    and isinstance(n.targets[0].target, cst.Name):
-                out.append((n.targets[0].target.value, where, target[0], _dynamic_false(call)))
+            if isinstance(n, cst.Assign) and _compiled_by(n.value, call, idx) and len(n.targets) == 1:
+                bound = n.targets[0].target
+                if isinstance(bound, cst.Name):
+                    out.append((bound.value, where, target[0], _dynamic_false(call)))
+                elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and where is not None:
+                    # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of that function
+                    out.append((f"{bound.value.value}.{bound.attr.value}", where, target[0], _dynamic_false(call)))
     return out
 
 
@@ -465,3 +623,31 @@ def _through_call(program: "Program", call: cst.Call, arg: cst.Arg, depth: int) 
             elif isinstance(n.value, cst.Name) and n.value.value in held:
                 return None  # returned as it is: followed no further
     return positions
+
+
+def in_own_loop(fn: "FunctionInfo", node: cst.CSTNode) -> bool:
+    """``node`` is inside a ``for`` or ``while`` of ``fn`` itself (not only of a caller that inlines it)."""
+    return any(isinstance(loop, (cst.For, cst.While)) and any(n is node for n in walk(loop))
+               for loop in walk(fn.node.body, into_scopes=False))
+
+
+def handed_on(fn: "FunctionInfo", name: str) -> bool:
+    """Whether ``fn`` passes its parameter ``name`` (or a value computed from it) to a function that
+    Dynamo compiles as a frame of its own when it runs the entry point eagerly: a call of a name that is
+    not a builtin, or a method of ``self``. Tensor methods and library functions (``torch.exp(x * t)``,
+    ``F.relu``) are not: in a frame that runs eagerly they install no guard."""
+    for node in walk(fn.node.body):
+        if not isinstance(node, cst.Call):
+            continue
+        func = node.func
+        if isinstance(func, cst.Name):
+            if func.value in _BUILTIN_NAMES:
+                continue
+        elif not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            continue
+        if any(isinstance(n, cst.Name) and n.value == name for a in node.args for n in walk(a.value)):
+            return True
+    return False
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))

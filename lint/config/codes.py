@@ -35,6 +35,7 @@ CODES: tuple[Code, ...] = (
     Code("DYN205", "python-attribute-set-outside"),
     Code("DYN206", "python-argument-varies"),
     Code("DYN207", "loop-state-crosses-break"),
+    Code("DYN208", "grad-mode-varies"),
 )
 
 #: Codes reported only when selected by their full code.

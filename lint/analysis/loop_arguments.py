@@ -1,0 +1,499 @@
+"""The Python values a call inside ``for`` loops passes, iteration by iteration.
+
+A training or sampling loop hands a compiled function values that it computes from the loop's
+variable: a curriculum (``iters = 2 if step < 4 else 3``), a ramp (``w = min(1.0, step / 4)``), a flag
+(``use_aux=step >= 2``), one of a list of settings (``for cfg in settings: f(x, **cfg)``,
+``scene = scenes[i % 2]``), each bool of ``for flip in (True, False)``.  Dynamo guards on each such
+Python value, so two different ones at the same call are two graphs (measured on torch 2.13).
+
+The loops are replayed here with the values they are known to take: the caller's statements before
+the loops and the loop bodies run on Python literals, names bound to them, arithmetic, tests,
+conditional expressions, a few pure builtins (``min``, ``max``, ``abs``, ``int``, ``float``,
+``round``, ``bool``, ``len``) and indexing of tuple, list and dict displays.  Everything else is
+unknown, and so is a name bound inside a statement that is not replayed.  A value is only read at a
+call the loop reaches on every iteration it replays: the path from the loop to the call is made of
+``for`` and ``with`` statements only, nothing in those loops leaves them early (``break``,
+``continue``, ``return``, ``raise``), and the call is not behind a conditional expression, a boolean
+operator, a comprehension or a lambda.  A list or dict bound to a name the caller mutates (a method
+call on it, a store into it, passing it to a call) is unknown, and a replay that would bind one that
+another name also holds gives up: its elements would no longer be known.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterator
+
+import libcst as cst
+
+from dynalint.analysis.syntax import literal_value, walk, walk_with_parents
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import FunctionInfo
+
+UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
+"""A value the replay does not know."""
+
+MAX_ITERATIONS = 256
+"""Loop iterations replayed for one call at most (the first ones are still what the program does)."""
+
+_BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "bool": bool,
+             "len": len}
+_HARMLESS_CALLS = frozenset({"print", "len", "str", "repr", "format"})
+"""Builtins that read a container passed to them without changing it."""
+_BINARY = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
+           cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b, cst.Modulo: lambda a, b: a % b}
+_COMPARE = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
+            cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
+            cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b}
+_SCALARS = (bool, int, float, str, type(None))
+
+
+class _GiveUp(Exception):
+    """The replay cannot go on soundly."""
+
+
+def loop_argument_values(call: cst.Call, caller: "FunctionInfo", names: list[str]
+                         ) -> dict[str, list[Any]]:
+    """Parameter name -> the values ``call`` passes it on the iterations replayed (``UNKNOWN`` where not
+    known), for the parameters ``names`` (positional order first); empty when the call is not inside a
+    ``for`` loop of ``caller`` that can be replayed."""
+    try:
+        return _Replay(call, caller, names).run()
+    except _GiveUp:
+        return {}
+
+
+class _Replay:
+    """One replay of the loops around one call."""
+
+    def __init__(self, call: cst.Call, caller: "FunctionInfo", names: list[str]) -> None:
+        self.call, self.caller, self.names = call, caller, names
+        self.parents: dict[int, cst.CSTNode] = {id(n): p for n, p in walk_with_parents(caller.node)
+                                                if p is not None}
+        self.path = self._path()
+        self.locals = _bound_names(caller.node)
+        self.mutated = _mutated_names(caller.node, self.parents)
+        self.out: dict[str, list[Any]] = {}
+        self.budget = MAX_ITERATIONS
+
+    def _path(self) -> set[int]:
+        """The statements from the caller's body down to the call; gives up on a path that does not
+        reach the call on every iteration."""
+        path: set[int] = set()
+        node: cst.CSTNode = self.call
+        loops = 0
+        while node is not self.caller.node:
+            parent = self.parents.get(id(node))
+            if parent is None:
+                raise _GiveUp
+            if isinstance(parent, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp,
+                                   cst.DictComp, cst.GeneratorExp, cst.If, cst.While, cst.Try, cst.TryStar,
+                                   cst.Match, cst.FunctionDef, cst.ClassDef)) and parent is not self.caller.node:
+                raise _GiveUp
+            if isinstance(parent, cst.For):
+                if node is not parent.body:
+                    raise _GiveUp  # in the iterable, the target or the else branch
+                loops += 1
+                self._leaves_early(parent)
+            path.add(id(parent))
+            node = parent
+        if not loops:
+            raise _GiveUp
+        return path
+
+    def _leaves_early(self, loop: cst.For) -> None:
+        """Gives up when something in ``loop`` ends an iteration (or the loop) before its end."""
+        for n in walk(loop.body, into_scopes=False):
+            if isinstance(n, (cst.Return, cst.Raise)):
+                raise _GiveUp
+            if isinstance(n, (cst.Break, cst.Continue)):
+                owner = self.parents.get(id(n))
+                while owner is not None and not isinstance(owner, (cst.For, cst.While)):
+                    owner = self.parents.get(id(owner))
+                if owner is loop or owner is not None and id(owner) in self.path:
+                    raise _GiveUp
+
+    def run(self) -> dict[str, list[Any]]:
+        env: dict[str, Any] = {}
+        self._block(self.caller.node.body, env)
+        return self.out
+
+    # statements
+
+    def _block(self, block: cst.BaseSuite, env: dict[str, Any]) -> bool:
+        """Runs the statements of ``block``; True once the call was reached (the caller's body is run
+        up to the loop that holds the call, and no further)."""
+        body = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
+        for stmt in body:
+            if id(stmt) in self.path:
+                self._on_path(stmt, env)
+                if block is self.caller.node.body:
+                    return True
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self._simple(small, env)
+            else:
+                self._forget(stmt, env)
+        return False
+
+    def _on_path(self, stmt: cst.CSTNode, env: dict[str, Any]) -> None:
+        if isinstance(stmt, cst.For):
+            values = self._iterate(stmt.iter, env)
+            for value in values:
+                if self.budget <= 0:
+                    return
+                self.budget -= 1
+                self._bind(stmt.target, value, env)
+                self._block(stmt.body, env)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    self._bind(item.asname.name, UNKNOWN, env)
+            self._block(stmt.body, env)
+        else:  # the statement line that holds the call
+            if any(isinstance(n, cst.NamedExpr) for n in walk(stmt, into_scopes=False)):
+                raise _GiveUp  # a name bound while the arguments are evaluated
+            for small in getattr(stmt, "body", ()):
+                if self._holds_call(small):
+                    self._record(env)
+                self._simple(small, env)
+
+    def _holds_call(self, node: cst.CSTNode) -> bool:
+        return any(n is self.call for n in walk(node, into_scopes=False))
+
+    def _record(self, env: dict[str, Any]) -> None:
+        """The values of the call's arguments on this iteration."""
+        bound: dict[str, Any] = {}
+        position = 0
+        spread_unknown = False
+        for arg in self.call.args:
+            if arg.star == "*":
+                return  # positions unknown from here on
+            if arg.star == "**":
+                value = self._eval(arg.value, env)
+                if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+                    bound.update(value)
+                else:
+                    spread_unknown = True
+                continue
+            if arg.keyword is not None:
+                bound[arg.keyword.value] = self._eval(arg.value, env)
+            elif position < len(self.names):
+                bound[self.names[position]] = self._eval(arg.value, env)
+                position += 1
+        for name in self.names:
+            if name in bound:
+                self.out.setdefault(name, []).append(UNKNOWN if spread_unknown else bound[name])
+
+    def _simple(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
+        self._assigned(small, env)
+        for n in walk(small, into_scopes=False):
+            if isinstance(n, cst.NamedExpr):
+                for name in _names_in(n.target):
+                    env[name] = UNKNOWN  # `(n := ...)` inside the statement: not followed
+
+    def _assigned(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
+        if isinstance(small, cst.Assign):
+            value = self._eval(small.value, env)
+            fresh = isinstance(small.value, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))
+            for target in small.targets:
+                self._bind(target.target, value, env, fresh and len(small.targets) == 1)
+        elif isinstance(small, cst.AnnAssign):
+            self._bind(small.target, self._eval(small.value, env) if small.value is not None else UNKNOWN, env)
+        elif isinstance(small, cst.AugAssign):
+            if isinstance(small.target, cst.Name):
+                env[small.target.value] = self._augmented(small, env)
+        elif isinstance(small, (cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.Del)):
+            raise _GiveUp
+
+    def _augmented(self, small: cst.AugAssign, env: dict[str, Any]) -> Any:
+        kind = type(small.operator).__name__.replace("Assign", "")
+        op = next((f for t, f in _BINARY.items() if t.__name__ == kind), None)
+        if op is None:
+            return UNKNOWN
+        return _apply(op, self._eval(small.target, env), self._eval(small.value, env))
+
+    def _forget(self, stmt: cst.CSTNode, env: dict[str, Any]) -> None:
+        """A statement not replayed: every name it binds is unknown afterwards."""
+        bound = _bound_names(stmt)
+        held = {name for name, value in env.items() if isinstance(value, (list, dict))}
+        for n in walk(stmt, into_scopes=False):
+            if isinstance(n, (cst.Global, cst.Nonlocal)):
+                raise _GiveUp
+            if isinstance(n, cst.Name) and n.value in held and bound & self.mutated:
+                raise _GiveUp  # a known container may be bound there to a name that changes it
+        for name in bound:
+            env[name] = UNKNOWN
+
+    def _bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any], fresh: bool = False) -> None:
+        """``fresh``: the value is a container the statement makes (a display), held by no other name."""
+        if isinstance(target, cst.Name):
+            if isinstance(value, (list, dict)) and target.value in self.mutated:
+                if not fresh:
+                    raise _GiveUp  # changed in place through this name, and known through another
+                value = UNKNOWN  # changed in place later: its items are not known
+            env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            parts = [e.value for e in target.elements]
+            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+            known = isinstance(value, (tuple, list)) and len(value) == len(parts) and not starred
+            for i, part in enumerate(parts):
+                self._bind(part, value[i] if known else UNKNOWN, env)
+        else:
+            for name in _names_in(target):
+                env[name] = UNKNOWN  # an attribute or item store: the root is mutated (see _mutated_names)
+
+    def _iterate(self, it: cst.BaseExpression, env: dict[str, Any]) -> list[Any]:
+        """The values a ``for`` over ``it`` binds, in order; gives up when not known."""
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("range", "enumerate") \
+                and self._builtin(it.func.value) and not any(a.star or a.keyword for a in it.args):
+            args = [self._eval(a.value, env) for a in it.args]
+            if it.func.value == "enumerate":
+                if len(args) == 1 and isinstance(args[0], (tuple, list)):
+                    return list(enumerate(args[0]))
+                raise _GiveUp
+            if 1 <= len(args) <= 3 and all(type(a) is int for a in args):
+                values = range(*args)
+                if len(values) <= MAX_ITERATIONS:
+                    return list(values)
+            raise _GiveUp
+        value = self._eval(it, env)
+        if isinstance(value, (tuple, list)):
+            return list(value)
+        raise _GiveUp
+
+    # expressions
+
+    def _builtin(self, name: str) -> bool:
+        """``name`` is the builtin of that name (not bound in the caller or the module)."""
+        owner = self.caller.owner
+        return name not in self.locals and (owner is None or name not in owner.globals)
+
+    def _global(self, name: str, seen: frozenset[str]) -> Any:
+        """A module-level name bound once, never rebound in a function, to a value the replay knows."""
+        owner = self.caller.owner
+        if owner is None or name in owner.mutated_globals or name in seen or self.caller.closure is not None:
+            return UNKNOWN  # (in a nested function the name may be the enclosing function's)
+        bound = owner.globals.get(name, ())
+        if len(bound) != 1 or bound[0] is None:
+            return UNKNOWN
+        value = self._eval(bound[0], {}, seen | {name})
+        return UNKNOWN if isinstance(value, (list, dict)) and name in self.mutated else value
+
+    def _eval(self, node: cst.BaseExpression, env: dict[str, Any], seen: frozenset[str] = frozenset()) -> Any:
+        try:
+            return self._value(node, env, seen)
+        except (ArithmeticError, TypeError, ValueError, IndexError, KeyError, RecursionError, SyntaxError):
+            return UNKNOWN
+
+    def _value(self, node: cst.BaseExpression, env: dict[str, Any], seen: frozenset[str]) -> Any:
+        ev = lambda n: self._value(n, env, seen)  # noqa: E731
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[node.value]
+            if node.value in env:
+                return env[node.value]
+            if node.value in self.locals:
+                return UNKNOWN
+            return self._global(node.value, seen)
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            return literal_value(node)
+        if isinstance(node, cst.UnaryOperation):
+            value = ev(node.expression)
+            if value is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node.operator, cst.Not):
+                return not value if isinstance(value, _SCALARS) else UNKNOWN
+            if not _number(value):
+                return UNKNOWN
+            return -value if isinstance(node.operator, cst.Minus) else +value if isinstance(node.operator, cst.Plus) \
+                else UNKNOWN
+        if isinstance(node, cst.BinaryOperation):
+            op = _BINARY.get(type(node.operator))
+            return UNKNOWN if op is None else _apply(op, ev(node.left), ev(node.right))
+        if isinstance(node, cst.Comparison):
+            left = ev(node.left)
+            for target in node.comparisons:
+                right = ev(target.comparator)
+                op = _COMPARE.get(type(target.operator))
+                if op is None or not (_comparable(left, right)):
+                    return UNKNOWN
+                if not op(left, right):
+                    return False
+                left = right
+            return True
+        if isinstance(node, cst.BooleanOperation):
+            left = ev(node.left)
+            if not isinstance(left, _SCALARS):
+                return UNKNOWN
+            if isinstance(node.operator, cst.And):
+                return ev(node.right) if left else left
+            return left if left else ev(node.right)
+        if isinstance(node, cst.IfExp):
+            test = ev(node.test)
+            if not isinstance(test, _SCALARS):
+                return UNKNOWN
+            return ev(node.body) if test else ev(node.orelse)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return UNKNOWN
+            items = [ev(e.value) for e in node.elements]
+            return tuple(items) if isinstance(node, cst.Tuple) else items
+        if isinstance(node, cst.Dict):
+            out: dict[Any, Any] = {}
+            for element in node.elements:
+                if not isinstance(element, cst.DictElement):
+                    return UNKNOWN
+                key = ev(element.key)
+                if not isinstance(key, _SCALARS):
+                    return UNKNOWN
+                out[key] = ev(element.value)
+            return out
+        if isinstance(node, cst.Subscript):
+            return self._item(node, ev)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
+                and self._builtin(node.func.value) and not any(a.star or a.keyword for a in node.args):
+            args = [ev(a.value) for a in node.args]
+            if not args or any(not _known(a) for a in args):
+                return UNKNOWN
+            if node.func.value == "len":
+                return len(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list, dict, str)) else UNKNOWN
+            if not all(_number(a) for a in args):
+                return UNKNOWN
+            return _BUILTINS[node.func.value](*args)
+        return UNKNOWN
+
+    @staticmethod
+    def _item(node: cst.Subscript, ev: Any) -> Any:
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return UNKNOWN
+        container = ev(node.value)
+        key = ev(node.slice[0].slice.value)
+        if isinstance(container, (tuple, list)) and type(key) is int or \
+                isinstance(container, dict) and isinstance(key, _SCALARS) and key is not UNKNOWN:
+            return container[key]
+        return UNKNOWN
+
+
+def constant(node: cst.BaseExpression) -> Any:
+    """The number an expression of number literals alone computes (``1 + 0.5``, ``-2 * 3``, ``1 / 4``);
+    ``UNKNOWN`` for anything else."""
+    try:
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return literal_value(node)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            value = constant(node.expression)
+            return UNKNOWN if not _number(value) else -value if isinstance(node.operator, cst.Minus) else value
+        if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINARY:
+            return _apply(_BINARY[type(node.operator)], constant(node.left), constant(node.right))
+    except (ArithmeticError, TypeError, ValueError, SyntaxError):
+        pass
+    return UNKNOWN
+
+
+def _apply(op: Any, left: Any, right: Any) -> Any:
+    """``op`` on two numbers (strings for ``+``), or UNKNOWN."""
+    if not (_number(left) and _number(right) or isinstance(left, str) and isinstance(right, str)):
+        return UNKNOWN
+    result = op(left, right)
+    if isinstance(result, float) and not math.isfinite(result):
+        return UNKNOWN
+    return result
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and value is not UNKNOWN
+
+
+def _comparable(left: Any, right: Any) -> bool:
+    return _number(left) and _number(right) or type(left) is type(right) and isinstance(left, _SCALARS)
+
+
+def _known(value: Any) -> bool:
+    """Known all the way down (a container holds no unknown element)."""
+    if value is UNKNOWN:
+        return False
+    if isinstance(value, (tuple, list)):
+        return all(_known(v) for v in value)
+    if isinstance(value, dict):
+        return all(_known(v) for v in value.values())
+    return True
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[str]:
+    """The names a target binds or roots (``a``, ``a, b``, ``a.x`` -> ``a``, ``a[i]`` -> ``a``)."""
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for e in node.elements:
+            yield from _names_in(e.value)
+    elif isinstance(node, (cst.Attribute, cst.Subscript)):
+        yield from _names_in(node.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from _names_in(node.value)
+
+
+def _bound_names(root: cst.CSTNode) -> set[str]:
+    """Every name a function (or statement) binds anywhere in its own scope, parameters included."""
+    out: set[str] = set()
+    if isinstance(root, cst.FunctionDef):
+        p = root.params
+        out |= {prm.name.value for prm in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                out.add(star.name.value)
+    for n in walk(root.body if isinstance(root, cst.FunctionDef) else root, into_scopes=False):
+        if isinstance(n, cst.AssignTarget):
+            out |= set(_names_in(n.target))
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            out |= set(_names_in(n.target))
+        elif isinstance(n, (cst.For, cst.CompFor)):
+            out |= set(_names_in(n.target))
+        elif isinstance(n, cst.AsName):
+            out |= set(_names_in(n.name))
+        elif isinstance(n, cst.NamedExpr):
+            out |= set(_names_in(n.target))
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n is not root:
+            out.add(n.name.value)
+        elif isinstance(n, cst.ImportAlias):
+            name = n.asname.name if n.asname is not None else n.name
+            out |= set(_names_in(name)) if not isinstance(name, cst.Attribute) else {_root_of(name)}
+    return out
+
+
+def _root_of(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode]) -> set[str]:
+    """The names of ``fn`` whose value may be changed in place: a method is called on them, an
+    attribute or item is stored into them, or they are passed to a call (other than a builtin that only
+    reads)."""
+    out: set[str] = set()
+    for n in walk(fn.body, into_scopes=True):
+        if not isinstance(n, cst.Name):
+            continue
+        parent = parents.get(id(n))
+        if isinstance(parent, cst.Attribute) and parent.value is n:
+            holder = parents.get(id(parent))
+            if isinstance(holder, cst.Call) and holder.func is parent or _stored(parent, parents):
+                out.add(n.value)
+        elif isinstance(parent, cst.Subscript) and parent.value is n and _stored(parent, parents):
+            out.add(n.value)
+        elif isinstance(parent, cst.Arg) and parent.value is n and not parent.star:
+            call = parents.get(id(parent))
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                    and call.func.value in _HARMLESS_CALLS):
+                out.add(n.value)
+    return out
+
+
+def _stored(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:
+    """``node`` (an attribute or item) is a target: assigned, augmented or deleted."""
+    parent = parents.get(id(node))
+    while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        parent = parents.get(id(parent))
+    return isinstance(parent, (cst.AssignTarget, cst.Del)) or \
+        isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node

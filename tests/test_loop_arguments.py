@@ -1,0 +1,211 @@
+"""The values a loop passes a compiled function, replayed iteration by iteration (DYN206).
+
+The program below was run through real Dynamo (torch 2.13, ``backend="eager"``): ``step`` recompiles on
+``use_aux`` (a test of the loop's counter), ``weight`` (a ramp through ``min``) and ``iters`` (a
+curriculum), each in turn; ``sample`` on ``temperature`` (spread from a list of settings with ``**``,
+``top_p`` the same in both); ``march`` breaks inside its loop, so Dynamo runs it eagerly and guards on
+none of its arguments, except in a function it hands one to (``scale``, compiled as a frame of its own).
+"""
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+
+import libcst as cst
+import pytest
+
+from conftest import requires_torch
+from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
+from dynalint.analysis.module_index import build_index
+from dynalint.config.resolver import resolve
+from dynalint.engine.session import Session
+
+PROGRAM = """
+    import torch
+
+    SETTINGS = [{"temperature": 1.0, "top_p": 0.9}, {"temperature": 0.7, "top_p": 0.9}]
+
+
+    def scale(x, s):
+        return x * s
+
+
+    @torch.compile
+    def step(x, iters, weight, use_aux):
+        for _ in range(iters):
+            x = x * weight
+        if use_aux:
+            x = x + 1
+        return x
+
+
+    @torch.compile
+    def sample(x, temperature=1.0, top_p=1.0):
+        if top_p < 1.0:
+            x = x * top_p
+        return x / temperature
+
+
+    @torch.compile
+    def march(x, near, far, step_size):
+        t = near
+        while t < far:
+            x = x * step_size
+            if x.max() > 100:
+                break
+            t += step_size
+        return x
+
+
+    @torch.compile
+    def march_on(x, near, far, step_size):
+        t = near
+        while t < far:
+            x = scale(x, step_size)
+            if x.max() > 100:
+                break
+            t += step_size
+        return x
+
+
+    def main():
+        x = torch.ones(4)
+        for it in range(4):
+            iters = 2 if it < 3 else 3
+            weight = 0.25 * min(2.0, 4 / (it + 1))
+            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)
+        for cfg in SETTINGS:
+            sample(x, **cfg)
+        for s in (0.5, 0.25):
+            march(torch.ones(4), 0.0, 1.0, s)
+            march_on(torch.ones(4), 0.0, 1.0, s)
+"""
+
+
+def _check(tmp_path, monkeypatch, text: str) -> dict[int, str]:
+    (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent(text).lstrip("\n"))
+    monkeypatch.chdir(tmp_path)
+    results = list(Session(resolve(["."])).check(["train.py"]))
+    assert not [r.error for r in results if r.error]
+    return {d.line: d.message for r in results for d in r.diagnostics if d.code == "DYN206"}
+
+
+def _named(message: str) -> set[str]:
+    """The parameters a DYN206 message names before its colon."""
+    head = message.split(" var")[0]
+    return set(head.split("`")[1::2])
+
+
+def test_each_parameter_a_loop_varies_is_named_in_one_finding(tmp_path, monkeypatch):
+    found = _check(tmp_path, monkeypatch, PROGRAM)
+    assert set(found) == {11, 20, 38}  # step, sample, march_on; not march (run eagerly)
+    assert _named(found[11]) == {"iters", "weight", "use_aux"}
+    assert "passes `2`, `3` in turn" in found[11] and "passes `False`, `True` in turn" in found[11]
+    assert "passes `0.5`, `0.3333333333333333`, `0.25` in turn" in found[11]
+    assert _named(found[20]) == {"temperature"}  # `top_p` is 0.9 in both settings
+    assert _named(found[38]) == {"step_size"}
+
+
+@pytest.mark.parametrize("old, new", [
+    # the call behind a test: not reached on every iteration
+    ("            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)",
+     "            if it != 2:\n                x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"),
+    # the loop can end early
+    ("            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)",
+     "            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)\n            if x.sum() > 3:\n"
+     "                break"),
+    # the settings are changed in place before the loop
+    ("        for cfg in SETTINGS:", "        SETTINGS.reverse()\n        for cfg in SETTINGS:"),
+])
+def test_a_loop_that_cannot_be_replayed_reports_nothing(tmp_path, monkeypatch, old, new):
+    assert old in PROGRAM
+    found = _check(tmp_path, monkeypatch, PROGRAM.replace(old, new))
+    named = {name for message in found.values() for name in _named(message)}
+    assert not named & ({"iters", "weight", "use_aux"} if "step" in old else {"temperature"})
+
+
+def _values(source: str, callee: str, names: list[str]) -> dict[str, list]:
+    idx = build_index(cst.parse_module(textwrap.dedent(source)))
+    call, caller = idx.call_sites[callee][0]
+    return loop_argument_values(call, caller, names)
+
+
+def test_replayed_values_follow_the_program():
+    source = """
+        def main(data):
+            scenes = [{"near": 2.0, "white": False}, {"near": 0.5, "white": True}]
+            total = 0
+            outs = []
+            for it in range(4):
+                scene = scenes[it % 2]
+                total += it
+                outs.append(f(data, scene["near"], white=scene["white"], seen=total, other=outs))
+    """
+    values = _values(source, "f", ["x", "near", "white", "seen", "other"])
+    assert values["near"] == [2.0, 0.5, 2.0, 0.5]
+    assert values["white"] == [False, True, False, True]
+    assert values["seen"] == [0, 1, 3, 6]
+    # a list the loop grows is not known, and neither is a parameter
+    assert values["other"] == [UNKNOWN] * 4 and values["x"] == [UNKNOWN] * 4
+
+
+@pytest.mark.parametrize("source", [
+    # not in a loop
+    "def main(x):\n    f(x, 1)\n",
+    # a name rebound in a branch the replay does not follow is unknown, so the loop gives no value
+    "def main(x):\n    for i in range(3):\n        k = i\n        if x:\n            k = 0\n        f(x, k)\n",
+    # a builtin shadowed by a local
+    "def main(x, min):\n    for i in range(3):\n        f(x, min(i, 1))\n",
+    # a name an assignment expression rebinds, in a test or in the call itself
+    "def main(x):\n    k = 0\n    for i in range(3):\n        if (k := k + 1) > 5:\n            pass\n"
+    "        f(x, k)\n",
+    "def main(x):\n    k = 0\n    for i in range(3):\n        f(x, (k := k + 2), k)\n",
+])
+def test_what_the_replay_does_not_know(source):
+    values = _values(source, "f", ["x", "k"])
+    assert all(v is UNKNOWN for v in values.get("k", []))
+
+
+@requires_torch
+def test_the_program_recompiles_under_dynamo_on_what_is_named(tmp_path, monkeypatch):
+    import logging
+
+    import torch
+
+    found = _check(tmp_path, monkeypatch, PROGRAM)
+    compile_ = torch.compile
+
+    def eager(model=None, **kw):
+        kw["backend"] = "eager"
+        return compile_(model, **kw) if model is not None else lambda f: compile_(f, **kw)
+
+    failures: list[str] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if "Recompiling function" in message:
+                failures.extend(re.findall(r"- \d+/\d+: (\S+)", message))
+
+    handler = Recorder()
+    logger = logging.getLogger("torch._dynamo")
+    monkeypatch.setattr(torch, "compile", eager)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    torch._dynamo.reset()
+    torch._logging.set_logs(recompiles=True)
+    logger.addHandler(handler)
+    try:
+        import train
+        train.main()
+    finally:
+        logger.removeHandler(handler)
+        torch._logging.set_logs()
+        torch._dynamo.reset()
+        sys.modules.pop("train", None)
+    guarded = set(failures)
+    # `s` is `scale`'s name for the `step_size` that `march_on` hands on
+    assert guarded == {"use_aux", "weight", "iters", "temperature", "s"}
+    named = {name for message in found.values() for name in _named(message)}
+    assert named == (guarded - {"s"}) | {"step_size"}
