@@ -24,3 +24,19 @@ split_args() {
     check_args+=("$1"); shift
   done
 }
+
+# score_labelled_folder NAME: check the scripts labels.json of $HERE names and score them, graph breaks with
+# eval-zoo's score_zoo.py ($SCORE_ZOO) and recompile findings with userfiles' score_recompiles.py
+score_labelled_folder() {
+  local name=$1 T files
+  mapfile -t files < <("$PY" -c 'import json,sys; [print(r["spec"]) for r in json.load(open(sys.argv[1]))]' "$HERE/labels.json")
+  T=$(mktemp -d)
+  (cd "$ROOT" && "$PY" -m dynalint check --no-cache --format json "${check_args[@]}" \
+    $(printf "benchmarks/$name/%s " "${files[@]}")) > "$T/$name.json" 2> "$T/$name.err" || true
+  echo "== $name ${check_args[*]}: graph breaks"
+  "$PY" "$SCORE_ZOO" "$T/$name.json" --labels "$HERE/labels.json" --site-packages "$HERE" "${score_args[@]}"
+  echo "== $name ${check_args[*]}: recompiles"
+  "$PY" "$ROOT/benchmarks/userfiles/score_recompiles.py" "$T/$name.json" --labels "$HERE/labels.json" \
+    --scorer "$SCORE_ZOO" "${score_args[@]}"
+  echo "(outputs in $T)"
+}

@@ -89,6 +89,21 @@ CASES = [
         picked = mat[rows, cols]
         return rows[picked > 0.5]  # breaks
     """, "f", "[(torch.randn(4, 3), torch.tensor([0, 1]), torch.tensor([2, 3]))]"),
+    ("operand-that-decides-and", """
+    import torch
+
+
+    def is_compiling():
+        return torch.compiler.is_compiling()
+
+
+    def f(x, verbose: bool = True):
+        if verbose and not is_compiling() and x.sum() > 0:  # `not is_compiling()` is false: never reached
+            print("positive")
+        if x.max() > 0:  # breaks
+            x = x * 2
+        return x
+    """, "f", "[(torch.randn(4, 3),)]"),
     ("attribute-of-a-far-base-init", """
     import torch
     from torch import nn

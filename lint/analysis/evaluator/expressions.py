@@ -261,6 +261,10 @@ class ExpressionHandlers:
                 return self.expr(node.right)
         self._truth_test(node.left, left, "boolop")
         right = self.with_narrowing(node.left, is_and, lambda: self.expr(node.right))
+        if right.has_const and isinstance(right.const, bool) and right.const is not is_and:
+            # `a and not is_compiling()` is false and `a or True` true whatever `a` is: what follows
+            # `... and` (`... or`) of it is decided, as Dynamo decides it while tracing
+            return python(right.const, is_bool=True)
         if left.kind is Kind.TENSOR or right.kind is Kind.TENSOR:
             # the result is one of the operands: a tensor if both are
             return join(left, right) if left.kind is right.kind else UNKNOWN_VALUE
