@@ -22,7 +22,9 @@ class PythonArgumentVaries(Rule):
         guard and recompiles: a bool compiles one graph per value, an int or float recompiles once and
         is then treated as dynamic (under `torch.compile(..., dynamic=False)` every new number
         recompiles), and a string recompiles for every new value. `None` at one call and a tensor at
-        another compile one graph each, and so do a list and a tuple. Calls of what
+        another compile one graph each, and so do a list and a tuple, and lists, tuples or dicts written
+        at the calls with another length (other keys) or another literal in an element the function
+        reads (`reshape((2, 3))` then `reshape((3, 2))`, `cfg["beta"]`). Calls of what
         `torch.compile(...)` returned count the same, calls from the other files of the project
         (through any name their imports bind) too, and so does a number computed from the variable
         of the loop that makes the calls (`compiled(x, step + 1)`, `for t in (1.0, 0.5): step(x, t)`,
@@ -34,7 +36,9 @@ class PythonArgumentVaries(Rule):
         `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
         `torch._dynamo.config.patch(...)`, count too. Values that change only together with the grad
         mode (`with torch.no_grad():` around one of the calls) add no recompile of their own: the grad
-        mode already makes another graph (DYN208). The message names a call that passes each value,
+        mode already makes another graph (DYN208). A first call that returns an argument as it is
+        (`if bias is None: return x`) traces nothing: Dynamo skips the frame from then on, and later
+        calls run eagerly without recompiling. The message names a call that passes each value,
         and every parameter that varies. A function with a graph break inside
         one of its loops runs eagerly (Dynamo gives up on the frame): only a value it hands to a
         function of the project (compiled as a frame of its own) is guarded there. A number the compiled code only passes on (stores in a tuple, list or dict, returns),
@@ -217,8 +221,10 @@ def _effect(entry: ParameterValues) -> str:
         return "so each new value recompiles it"
     if kinds & {"NoneType", "tensor"}:
         return "so it compiles one graph for `None` and one for a tensor"
-    if kinds & {"list", "tuple"}:
+    if kinds == {"list", "tuple"}:
         return "so it compiles one graph for a list and one for a tuple"
+    if kinds & {"list", "tuple", "dict"}:
+        return "and guards on the length of the container and on the elements it reads, so each new one recompiles it"
     if entry.static:  # dynamic=False: no automatic dynamic
         return f"and it is compiled with `dynamic=False`, so each new value recompiles it; {RECOMPILE_LIMIT}"
     # numbers: one recompile, then the parameter is dynamic

@@ -10,7 +10,10 @@ computed from the variable of the loop that makes the calls changes from one cal
 ``range`` of at least two, or a tuple or list of different numbers (written in the loop, or bound
 once to a name).  Measured on torch 2.13 (``backend="eager"``): a number that changes recompiles
 once and is then dynamic, and recompiles at every new value under ``dynamic=False``; ``None`` at one
-call and a tensor at another, or a list and a tuple, compile one graph each; a number the compiled
+call and a tensor at another, or a list and a tuple, compile one graph each; two list, tuple or dict
+displays compile one graph each when their lengths (a dict's keys) differ, or a literal element the
+function reads (``size[0]``, ``cfg["beta"]``, any when it uses the container otherwise than by
+``len``): a tensor's value inside is not guarded, its count is; a number the compiled
 code only passes on (binds, packs into a container, returns), and an argument it never reads,
 installs no guard.
 """
@@ -40,8 +43,9 @@ class ParameterValues:
     param: cst.Param
     values: frozenset[tuple[str, Any]]
     """``(type name, value)`` pairs of what is passed: literals (``True`` and ``1`` stay apart),
-    ``("tensor", None)``, ``("list", None)`` and ``("tuple", None)`` for a tensor and list or tuple
-    displays."""
+    ``("tensor", None)`` for a tensor, ``("list", items)``, ``("tuple", items)`` and ``("dict",
+    entries)`` for displays (the keys of their literal elements, ``("?", None)`` for the others;
+    None in place of the items when not known one by one)."""
     in_loop: bool = False
     """A number that changes from one iteration of the loop that makes the calls is passed."""
     sites: tuple[tuple[str, str], ...] = ()
@@ -65,7 +69,89 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
         params = list(fn.node.params.params)
         if fn.is_method:
             params = params[1:]
+        if sites and _skipped_from_first_call(fn, params, sites[0]):
+            continue
         yield from _varying(program, fn, params, sites, static)
+
+
+def _skipped_from_first_call(fn: "FunctionInfo", params: list[cst.Param], first: _Site) -> bool:
+    """Whether the first call of ``fn`` (in the file that calls it) returns one of its arguments as it
+    is before any other statement runs: the frame traces no operation, and Dynamo skips it from then
+    on, so later calls with other values run eagerly and never recompile (measured on torch 2.13:
+    ``f(x)`` then ``f(x, t)`` of ``if bias is None: return x``). Only ``if`` tests of parameters
+    against literals are followed; anything else is not known to be skipped."""
+    call, caller, _ = first
+    if caller is None or any(arg.star for arg in call.args):
+        return False
+    env: dict[str, tuple[str, Any] | None] = {p.name.value: None for p in params}
+    given = set()
+    for name, arg in _bound_arguments(call, params):
+        env[name] = _shape_of(arg)
+        given.add(name)
+    for prm in params:
+        if prm.name.value not in given:
+            env[prm.name.value] = _shape_of(prm.default) if prm.default is not None else None
+    return _returns_argument(fn.node.body.body if isinstance(fn.node.body, cst.IndentedBlock) else (), env) is True
+
+
+def _returns_argument(body: Any, env: dict[str, tuple[str, Any] | None]) -> bool | None:
+    """True when ``body`` run with the parameters' values ``env`` returns a parameter before anything
+    else; False when it may do anything else; None when it runs to its end doing nothing."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return):
+            value = stmt.body[0].value
+            return isinstance(value, cst.Name) and value.value in env
+        if not isinstance(stmt, cst.If):
+            return False
+        taken = _test(stmt.test, env)
+        if taken is None:
+            return False
+        branch = stmt.body if taken else stmt.orelse
+        if isinstance(branch, cst.Else):
+            branch = branch.body
+        if isinstance(branch, cst.If):
+            found = _returns_argument([branch], env)
+        elif branch is not None:
+            found = _returns_argument(branch.body if isinstance(branch, cst.IndentedBlock) else (), env)
+        else:
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+_COMPARED = {cst.LessThan: "__lt__", cst.GreaterThan: "__gt__", cst.LessThanEqual: "__le__",
+             cst.GreaterThanEqual: "__ge__", cst.Equal: "__eq__", cst.NotEqual: "__ne__"}
+
+
+def _test(test: cst.BaseExpression, env: dict[str, tuple[str, Any] | None]) -> bool | None:
+    """The value of an ``if`` test of a parameter against a literal (``bias is None``, ``level > 1``,
+    ``not flag``); None when not known."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _test(test.expression, env)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Name) and test.value in env:
+        key = env[test.value]
+        return bool(key[1]) if key is not None and key[0] in ("bool", "int", "float", "str") else None
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.left, cst.Name) and test.left.value in env):
+        return None
+    key = env[test.left.value]
+    target = test.comparisons[0]
+    if key is None:
+        return None
+    if isinstance(target.operator, (cst.Is, cst.IsNot)) and isinstance(target.comparator, cst.Name) \
+            and target.comparator.value == "None":
+        return (key[0] == "NoneType") == isinstance(target.operator, cst.Is)
+    method = _COMPARED.get(type(target.operator))
+    other = _literal(target.comparator)
+    if method is None or other is _NOT_LITERAL or key[0] not in ("bool", "int", "float", "str"):
+        return None
+    try:
+        result = getattr(key[1], method)(other)
+    except Exception:
+        return None
+    return None if result is NotImplemented else bool(result)
 
 
 def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[_Site], bool]]:
@@ -194,10 +280,13 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 continue  # a number only passed through (or not read) installs no guard
         elif not _read(fn, name):
             continue  # an argument the function never reads installs no guard
-        if kinds & {"list", "tuple", "tensor", "NoneType"} and not (kinds <= {"list", "tuple"}
-                                                                   or kinds <= {"tensor", "NoneType"}):
+        if kinds & {"list", "tuple", "dict", "tensor", "NoneType"} and not (
+                kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds <= {"tensor", "NoneType"}):
             continue  # a literal against a container or tensor: not one of the cases measured
-        shown = [(_where(site, program), what) for site, what in passed.values()]
+        if len(kinds) == 1 and kinds & {"list", "tuple", "dict"} and not _contents_guarded(fn, name, values):
+            continue  # containers of one kind that differ only where the function does not look
+        shown = [(_where(site, program), _kind_only(key, what) if len(kinds) > 1 else what)
+                 for key, (site, what) in passed.items()]
         if name in looped:
             site, keys = looped[name]
             shown.append((_where(site, program), _in_turn(keys)))
@@ -249,8 +338,15 @@ def _key_of(value: Any) -> tuple[str, Any] | None:
     if isinstance(value, (bool, int, float, str)) or value is None:
         return (type(value).__name__, value)
     if isinstance(value, (list, tuple)):
-        return (type(value).__name__, None)
+        if len(value) > _MAX_ITEMS:
+            return (type(value).__name__, None)
+        return (type(value).__name__, tuple(_element_key(v) for v in value))
     return None
+
+
+def _element_key(value: Any) -> tuple[str, Any]:
+    """A replayed container element's key, as :func:`_items` keys a literal element."""
+    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) or value is None else _OTHER
 
 
 _SHOWN_VALUES = 3
@@ -302,10 +398,16 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
     list or tuple display; None when not known."""
     if isinstance(node, cst.Name) and node.value == "None":
         return ("NoneType", None)
-    if isinstance(node, cst.List):
-        return ("list", None)
-    if isinstance(node, cst.Tuple):
-        return ("tuple", None)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        items = _items(node)
+        return ("list" if isinstance(node, cst.List) else "tuple", None if items is None else tuple(items))
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply) \
+            and isinstance(node.left, cst.List) and isinstance(node.right, cst.Integer):
+        items = _items(node.left)  # `[t] * 3`: the display repeated
+        count = literal_value(node.right)
+        return ("list", None if items is None or not 0 <= count <= _MAX_ITEMS else tuple(items) * count)
+    if isinstance(node, cst.Dict):
+        return ("dict", _entries(node))
     const = _literal(node)
     if const is _NOT_LITERAL and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
         folded = constant(node)  # arithmetic of number literals (`1 + 0.5`)
@@ -313,13 +415,60 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
     return None if const is _NOT_LITERAL else (type(const).__name__, const)
 
 
+_MAX_ITEMS = 64
+"""Elements of a container display compared one by one; a longer one is known by its kind only."""
+
+_OTHER = ("?", None)
+"""An element that is not a literal (a tensor, a name): Dynamo guards what it is, not known here."""
+
+
+def _items(node: cst.List | cst.Tuple) -> list[tuple[str, Any]] | None:
+    """The keys of a display's elements (a literal's type and value, :data:`_OTHER` for the rest);
+    None when a ``*`` spreads into it or it is too long to compare."""
+    if len(node.elements) > _MAX_ITEMS or any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return None
+    out = []
+    for e in node.elements:
+        const = _literal(e.value)
+        out.append(_OTHER if const is _NOT_LITERAL else (type(const).__name__, const))
+    return out
+
+
+def _entries(node: cst.Dict) -> tuple[tuple[Any, tuple[str, Any]], ...] | None:
+    """``(key, value key)`` of a dict display whose keys are all literals; None otherwise."""
+    if len(node.elements) > _MAX_ITEMS:
+        return None
+    out = []
+    for e in node.elements:
+        key = _literal(e.key) if isinstance(e, cst.DictElement) else _NOT_LITERAL
+        if key is _NOT_LITERAL:
+            return None
+        const = _literal(e.value)
+        out.append((key, _OTHER if const is _NOT_LITERAL else (type(const).__name__, const)))
+    return tuple(out)
+
+
 def _shown(key: tuple[str, Any]) -> str:
     kind, value = key
-    if kind in ("list", "tuple"):
-        return f"a {kind}"
+    if kind in ("list", "tuple", "dict"):
+        if value is None:
+            return f"a {kind}"
+        if kind == "dict":
+            return "`{" + ", ".join(f"{k!r}: {_element(v)}" for k, v in value) + "}`"
+        shown = ", ".join(_element(v) for v in value)
+        return f"`[{shown}]`" if kind == "list" else f"`({shown}{',' if len(value) == 1 else ''})`"
     if kind == "tensor":
         return "a tensor"
     return f"`{value!r}`"
+
+
+def _kind_only(key: tuple[str, Any], what: str) -> str:
+    """What a call passes, naming a container by its kind alone (a list against a tuple)."""
+    return what.replace(_shown(key), f"a {key[0]}") if key[0] in ("list", "tuple", "dict") else what
+
+
+def _element(key: tuple[str, Any]) -> str:
+    return "…" if key == _OTHER else repr(key[1])
 
 
 def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
@@ -333,6 +482,72 @@ def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
         return False
     value = argument_values(owner, caller, [arg], MAX_CALL_DEPTH).get(id(arg))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _contents_guarded(fn: "FunctionInfo", name: str, values: frozenset[tuple[str, Any]]) -> bool:
+    """Whether two of the container displays passed to ``name`` differ where Dynamo guards them
+    (measured on torch 2.13): in length (or a dict's keys) when the function reads the container at
+    all, or in a literal element that it reads (``size[0]``, ``cfg["beta"]``; any element when it
+    uses the container otherwise than by ``len`` or a literal subscript). A tensor's or a name's
+    value inside is not compared (its count is); a display not known element by element decides
+    nothing."""
+    contents = [(kind, value) for kind, value in values]
+    if any(c is None for _, c in contents):
+        return False
+    reads = _element_reads(fn, name)
+    if reads is None:
+        return False
+    for i, a in enumerate(contents):
+        for b in contents[i + 1:]:
+            if _guarded_apart(_positions(*a), _positions(*b), reads):
+                return True
+    return False
+
+
+def _positions(kind: str, content: tuple) -> dict[Any, tuple[str, Any]]:
+    """Index or key -> element key, of a list's, tuple's or dict's content."""
+    return dict(content) if kind == "dict" else dict(enumerate(content))
+
+
+def _guarded_apart(a: dict[Any, tuple[str, Any]], b: dict[Any, tuple[str, Any]], reads: set[Any] | bool) -> bool:
+    """Whether contents ``a`` and ``b`` differ in what Dynamo guards, given the elements read."""
+    if a.keys() != b.keys():
+        return True  # another length (or other keys): a length or keys guard
+    for at, left in a.items():
+        right = b[at]
+        if _OTHER in (left, right) or left == right:
+            continue
+        if reads is True or at in reads or (isinstance(at, int) and at - len(a) in reads):
+            return True
+    return False
+
+
+def _element_reads(fn: "FunctionInfo", name: str) -> set[Any] | bool | None:
+    """What ``fn`` reads of its container parameter ``name``: the literal indices and keys it
+    subscripts (``set``), True when it uses it otherwise (iterates, passes it on: every element),
+    None when it never mentions it. ``len(name)`` reads its length only."""
+    parents = parent_map(fn.node)
+    found: set[Any] = set()
+    mentioned = False
+    for n in walk(fn.node.body):
+        if not (isinstance(n, cst.Name) and n.value == name):
+            continue
+        parent = parents.get(id(n))
+        if isinstance(parent, cst.Attribute) and parent.attr is n:
+            continue
+        mentioned = True
+        if isinstance(parent, cst.Subscript) and parent.value is n and len(parent.slice) == 1 \
+                and isinstance(parent.slice[0].slice, cst.Index):
+            index = _literal(parent.slice[0].slice.value)
+            if index is not _NOT_LITERAL and not isinstance(index, (bool, float)):
+                found.add(index)
+                continue
+        call = parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "len" \
+                and len(call.args) == 1:
+            continue
+        return True
+    return found if mentioned else None
 
 
 def _read(fn: "FunctionInfo", name: str) -> bool:
