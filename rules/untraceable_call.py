@@ -39,13 +39,15 @@ class UntraceableCall(Rule):
         Torch's own functions that Dynamo skips or cannot put in a graph (`torch.save`, `torch.load`,
         `torch.get_rng_state`/`set_rng_state`, `torch.set_num_threads`, `torch.initial_seed()`...), the
         `Tensor` methods it breaks on when called without arguments (`t.storage_offset()`, `t.is_signed()`,
-        `t.retain_grad()`...) and the `torch.nn` modules whose construction creates parameters
+        `t.retain_grad()`...; `t.resize_(...)`, `t.resize_as_(...)` and `t.apply_(fn)` break whatever their
+        arguments) and the `torch.nn` modules whose construction creates parameters
         (`nn.Linear(4, 4)` built inside compiled code; `nn.LayerNorm(n, elementwise_affine=False)` is not
         judged) are tables generated the same way; `nn.Parameter(...)`, `torch.autograd.grad` (under the
         default `trace_autograd_ops=False`), `F.one_hot(t)` without `num_classes` (it reads the class count
-        from the data, whatever the capture flags), `warnings.simplefilter`/`filterwarnings`, and a `with` on
-        a context manager of the checked code made before the compiled code runs (an argument, a global,
-        `self.ctx` set in `__init__`) break too.
+        from the data, whatever the capture flags), `warnings.simplefilter`/`filterwarnings`,
+        `with torch.device(...)` ("does not know how to enter a `device` context manager"; pass `device=`
+        instead), and a `with` on a context manager of the checked code made before the compiled code runs
+        (an argument, a global, `self.ctx` set in `__init__`) break too.
         Dynamo traces `random.randint`/`randrange`/`uniform` but holds the number as a tensor: a Python
         operator on it and a number (`n - w`, `w * 2`) breaks, and the rest of the function runs
         eagerly (with a tensor, `min` or a comparison it is traced). A training step compiled whole
@@ -345,6 +347,8 @@ class UntraceableCall(Rule):
                 yield self.reported(
                     brk, f"`with {code}`: {brk.detail}, so it gives up on the whole function.",
                     hint="take the lock outside the compiled region" if brk.detail.endswith("lock")
+                    else "pass `device=` to the calls that make tensors, or enter it outside the compiled code"
+                    if "torch.device" in brk.detail
                     else "build the context manager inside the compiled code, or enter it outside")
 
 
@@ -373,6 +377,10 @@ _HINTS_BY_TYPE = {
     GB.SORT_NON_CONSTANT_KEYS: "sort on the tensors' values with torch ops (`torch.stack(...).sort()`), or sort "
                                "by a key that is not a tensor",
 }
+#: tensor methods whose graph-break type other causes share (``apply_`` cannot pass its Python function)
+_HINTS_BY_TENSOR_METHOD = {
+    "apply_": "write the function as tensor operations (arithmetic, `torch.where`), which Dynamo traces",
+}
 _HINTS_BY_CALL = (
     (("builtins.print",), LOGGING_HINT),
     (("sys.stdout.write", "sys.stderr.write", "warnings.warn"), OUTSIDE),
@@ -393,6 +401,9 @@ _HINTS_BY_CALL = (
 def untraced_hint(brk: Break) -> str:
     """What to do about an untraceable call: a hint for its cause (a logging hint on an RNN call or a
     clock read would send the user to the wrong remedy)."""
+    method = getattr(brk.event, "method", None)
+    if method in _HINTS_BY_TENSOR_METHOD and getattr(brk.event, "qualname", None) is None:
+        return _HINTS_BY_TENSOR_METHOD[method]
     if brk.gb in _HINTS_BY_TYPE:
         return _HINTS_BY_TYPE[brk.gb]
     receiver = getattr(brk.event, "receiver", None)

@@ -93,8 +93,8 @@ class Cause(enum.Enum):
     DATA_POINTER = "data-pointer"
     """Comparing ``t.data_ptr()`` values."""
     LOCK = "lock"
-    """``with`` on a lock, or on a context manager of the checked code made outside the compiled code:
-    Dynamo cannot enter it and runs the whole function eagerly."""
+    """``with`` on a lock, on a ``torch.device``, or on a context manager of the checked code made
+    outside the compiled code: Dynamo cannot enter it and runs the whole function eagerly."""
     ENVIRONMENT_WRITE = "environment-write"
     """``os.environ[k] = v``: the store calls ``os.putenv``, which Dynamo skips."""
     CLASS_STATEMENT = "class-statement"
@@ -322,6 +322,9 @@ class Breaks:
 
 #: what a lock's constructor returns: Dynamo cannot enter one
 _LOCKS = frozenset({"threading.Lock()", "threading.RLock()", "multiprocessing.Lock()"})
+#: objects torch makes that work as context managers in eager code but that Dynamo has no rule to
+#: enter (measured on torch 2.13: "does not know how to enter a `device` context manager")
+_UNENTERABLE = {"torch.device()": "torch.device"}
 
 _FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -658,6 +661,9 @@ class BreakClassifier:
     def context_manager(self, ev: ContextManagerEvent) -> None:
         if (ev.value.qualname or "") in _LOCKS:
             self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER, "Dynamo cannot enter a lock"))
+        elif (ev.value.qualname or "") in _UNENTERABLE:
+            what = f"Dynamo cannot enter a `{_UNENTERABLE[ev.value.qualname or '']}` as a context manager"
+            self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER, what))
         elif _context_made_outside(ev):
             what = f"Dynamo cannot enter a `{ev.value.cls.name}` made outside the compiled code"
             self.found.append(Break(ev, Cause.LOCK, GB.CONTEXT_MANAGER, what))
@@ -735,6 +741,9 @@ class BreakClassifier:
             return GB.PARAMETER_CONSTRUCTOR, f"building `{q}` creates parameters, which Dynamo does not support"
         if _breaking_tensor_method(call):
             gb = _GB_BY_TEXT[BREAKING_TENSOR_METHODS[call.method]]
+            return gb, f"Dynamo does not trace `Tensor.{call.method}()`"
+        if _tensor_method_call(call) and call.method in K.ARGUMENT_TENSOR_METHODS:
+            gb = _GB_BY_TEXT[K.ARGUMENT_TENSOR_METHODS[call.method or ""]]
             return gb, f"Dynamo does not trace `Tensor.{call.method}()`"
         if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
@@ -1272,10 +1281,16 @@ def _breaking_tensor_method(call: CallEvent) -> bool:
     """``t.storage_offset()``, ``t.is_signed()``...: a method of a tensor, called with no argument as
     :mod:`dynalint.analysis.skipped_calls` probed it, that Dynamo breaks on. Those that move data into
     Python (``tolist``) are judged with the capture flags elsewhere."""
-    recv = call.receiver
     return call.method in BREAKING_TENSOR_METHODS and call.method not in K.SCALAR_METHODS \
-        and call.qualname is None and call.callee is None and recv is not None and recv.is_tensor \
-        and recv.qualname != K.NUMPY_ARRAY and not call.args and not call.kwargs
+        and _tensor_method_call(call) and not call.args and not call.kwargs
+
+
+def _tensor_method_call(call: CallEvent) -> bool:
+    """``t.method(...)`` on a value known to be a torch tensor (not a NumPy array Dynamo traces as one, nor
+    a function of the checked code)."""
+    recv = call.receiver
+    return call.qualname is None and call.callee is None and recv is not None and recv.is_tensor \
+        and recv.qualname != K.NUMPY_ARRAY
 
 
 def is_optimizer(v: Value) -> bool:

@@ -399,8 +399,8 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
     if last in K.DATA_READING_OPS and K.aten_name(q) == last and any(a.is_tensor for a in args[:2]):
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop, is_bool=True)
     if last in K.TORCH_PYTHON_FUNCS:
-        if last in ("finfo", "iinfo"):
-            return Value(Kind.PYTHON, qualname=q + "()")
+        if last in ("finfo", "iinfo", "device"):
+            return Value(Kind.PYTHON, qualname=q + "()")  # an object the breaks classifier recognises
         return python(is_bool=last.startswith("is_") or last.startswith("are_"))
     if last in K.TORCH_SIZE_FUNCS:
         return SIZE_VALUE

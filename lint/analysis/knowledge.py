@@ -159,6 +159,15 @@ MODULE_HOOK_METHODS = frozenset({
     "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
     "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
 })
+#: ``torch.Tensor`` methods that take arguments (so the generated table, which probes methods called with
+#: none, leaves them out) and that Dynamo breaks on whatever the arguments, measured on torch 2.13: it has
+#: no rule for resizing a tensor's storage, and cannot put the Python function ``apply_`` runs in a graph.
+#: Values are the graph-break type texts (``dynalint.core.gb_types``).
+ARGUMENT_TENSOR_METHODS: dict[str, str] = {
+    "resize_": "Unsupported Tensor.resize_() call",
+    "resize_as_": "Unsupported Tensor.resize_as_() call",
+    "apply_": "Failed to convert args/kwargs to proxy",
+}
 #: Other ``nn.Module`` methods Dynamo breaks on (measured on torch 2.13 by compiling each call on a
 #: small module; ``state_dict``, ``parameters``, ``named_modules``, ``apply``, ``to``, ``train``/``eval``
 #: and ``zero_grad`` are traced) -> the graph-break type Dynamo reports.  ``load_state_dict`` asks

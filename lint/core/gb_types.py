@@ -60,5 +60,7 @@ RETAIN_GRAD = _gb("GB0108", "Tensor.retain_grad() with AOTDispatcher")
 IS_INFERENCE = _gb("GB0045", "Encountered tensor.is_inference() during tracing")
 RANDOM_OP = _gb("GB0107", "Tensor.random_ op")
 SPARSE_TENSOR = _gb("GB0277", "Attempted to wrap sparse Tensor with VariableTracker")
+RESIZE = _gb("GB0126", "Unsupported Tensor.resize_() call")
+RESIZE_AS = _gb("GB0127", "Unsupported Tensor.resize_as_() call")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))
