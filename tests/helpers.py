@@ -175,6 +175,24 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def checked_breaks(tmp_path, capsys, code: str) -> set[tuple[int, str]]:
+    """(line, code) of every graph-break finding ``dynalint check`` reports on ``code`` as one file."""
+    import json
+
+    path = write(tmp_path, "m.py", Example(code).source)
+    _, out, _ = run(capsys, "--format", "json", path)
+    return {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
+
+
+def dynamo_break_lines(tmp_path, code: str, inputs: str, target: str = "main") -> set[int]:
+    """The lines where Dynamo's graph-break log reports a break when ``target`` of ``code`` runs on
+    ``inputs`` (the target calls the compiled code itself); fails on a Dynamo error."""
+    example = Example(code, inputs=inputs, target=target, compile_target=False)
+    obs, module = run_example_under_dynamo(example, tmp_path)
+    assert not obs.errors, obs.errors
+    return obs.break_lines(module.__file__)
+
+
 def finding_lines(text_output: str) -> list[str]:
     """The finding lines of ``check``'s text output (without the indented ``help:`` lines)."""
     return [line for line in text_output.splitlines() if line.strip() and not line.startswith("  ")]

@@ -7,14 +7,11 @@ value is a Python container, not a tensor, and a project's own ``is_compiling()`
 does not."""
 from __future__ import annotations
 
-import json
-
 from conftest import requires_torch
-from dynalint.rules.base import Example
 
 import dynalint.analysis.knowledge as K
 import dynalint.analysis.skipped_calls as committed
-from helpers import run, run_example_under_dynamo, write
+from helpers import checked_breaks, dynamo_break_lines
 
 CODE = """\
     import warnings
@@ -153,18 +150,12 @@ def test_the_table_holds_torch_functions_methods_and_modules() -> None:
 
 
 def test_check_reports_the_breaks_only(tmp_path, capsys) -> None:
-    path = write(tmp_path, "m.py", Example(CODE).source)
-    _, out, _ = run(capsys, "--format", "json", path)
-    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
-    assert found == {(line, "DYN105") for line in BREAK_LINES}
+    assert checked_breaks(tmp_path, capsys, CODE) == {(line, "DYN105") for line in BREAK_LINES}
 
 
 @requires_torch
 def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
-    example = Example(CODE, inputs=INPUTS, target="main", compile_target=False)
-    obs, module = run_example_under_dynamo(example, tmp_path)
-    assert not obs.errors, obs.errors
-    assert obs.break_lines(module.__file__) == BREAK_LINES
+    assert dynamo_break_lines(tmp_path, CODE, INPUTS) == BREAK_LINES
 
 
 @requires_torch

@@ -3,11 +3,8 @@ to enter it and runs the whole function eagerly. ``check`` reports the ``with``,
 in a name, and stays silent on a ``torch.device`` passed as an argument, which Dynamo traces."""
 from __future__ import annotations
 
-import json
-
 from conftest import requires_torch
-from dynalint.rules.base import Example
-from helpers import run, run_example_under_dynamo, write
+from helpers import checked_breaks, dynamo_break_lines
 
 CODE = """\
     import torch
@@ -43,15 +40,9 @@ BREAK_LINES = {6, 14}
 
 
 def test_check_reports_the_with_statements(tmp_path, capsys) -> None:
-    path = write(tmp_path, "m.py", Example(CODE).source)
-    _, out, _ = run(capsys, "--format", "json", path)
-    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
-    assert found == {(line, "DYN105") for line in BREAK_LINES}
+    assert checked_breaks(tmp_path, capsys, CODE) == {(line, "DYN105") for line in BREAK_LINES}
 
 
 @requires_torch
 def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
-    example = Example(CODE, inputs=INPUTS, target="main", compile_target=False)
-    obs, module = run_example_under_dynamo(example, tmp_path)
-    assert not obs.errors, obs.errors
-    assert obs.break_lines(module.__file__) == BREAK_LINES
+    assert dynamo_break_lines(tmp_path, CODE, INPUTS) == BREAK_LINES
