@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from dynalint.core.diagnostics import Diagnostic
 from dynalint.engine.pipeline import check_source
@@ -191,6 +192,49 @@ def dynamo_break_lines(tmp_path, code: str, inputs: str, target: str = "main") -
     obs, module = run_example_under_dynamo(example, tmp_path)
     assert not obs.errors, obs.errors
     return obs.break_lines(module.__file__)
+
+
+def compile_eagerly(monkeypatch) -> None:
+    """Make ``torch.compile`` (called or as a decorator factory) use Dynamo with the eager backend, so a
+    test sees Dynamo's breaks and recompiles without Inductor's compile time."""
+    import torch
+
+    compile_ = torch.compile
+
+    def eager(model=None, **kw):
+        kw["backend"] = "eager"
+        return compile_(model, **kw) if model is not None else lambda f: compile_(f, **kw)
+
+    monkeypatch.setattr(torch, "compile", eager)
+
+
+@contextmanager
+def dynamo_recompile_log() -> Iterator[list[str]]:
+    """The message of every "Recompiling function" record Dynamo logs inside the block (its guard
+    failures follow "failure(s):"), from a fresh Dynamo state, which is reset again afterwards."""
+    import logging
+
+    import torch
+
+    messages: list[str] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if "Recompiling function" in message:
+                messages.append(message)
+
+    handler = Recorder()
+    logger = logging.getLogger("torch._dynamo")
+    torch._dynamo.reset()
+    torch._logging.set_logs(recompiles=True)
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+        torch._logging.set_logs()
+        torch._dynamo.reset()
 
 
 def finding_lines(text_output: str) -> list[str]:

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from conftest import requires_torch
-from helpers import check
+from helpers import check, dynamo_recompile_log
 
 CASES = """
     import torch
@@ -163,29 +163,11 @@ def test_a_frame_whose_first_call_returns_an_argument_untouched_does_not_recompi
 @pytest.mark.parametrize("code, recompiled", [(SKIPPED, set()), (TRACED, {"optional", "leveled"})])
 def test_the_skipped_frames_under_dynamo(code, recompiled):
     """Counted from Dynamo's ``recompiles`` log (a recompile that traces nothing adds no cache entry)."""
-    import logging
-
     import torch
 
-    seen: set[str] = set()
-
-    class Recorder(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            if "Recompiling function" in message:
-                seen.add(message.split("Recompiling function")[1].split()[0])
-
-    handler = Recorder()
-    logger = logging.getLogger("torch._dynamo")
     namespace: dict = {}
-    torch._dynamo.reset()
-    torch._logging.set_logs(recompiles=True)
-    logger.addHandler(handler)
-    try:
+    with dynamo_recompile_log() as messages:
         exec(compile(textwrap.dedent(code), "<skipped>", "exec"), namespace)
         namespace["run"](torch.randn(6))
-    finally:
-        logger.removeHandler(handler)
-        torch._logging.set_logs()
-        torch._dynamo.reset()
+    seen = {message.split("Recompiling function")[1].split()[0] for message in messages}
     assert seen == recompiled

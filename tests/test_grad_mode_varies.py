@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from helpers import check
+from helpers import check, dynamo_recompile_log
 
 PROGRAM = """
     import torch
@@ -83,30 +83,11 @@ def test_inference_mode_and_a_decorated_caller_turn_grad_mode_off():
 
 @requires_torch
 def test_dynamo_recompiles_on_the_grad_mode():
-    import logging
     import textwrap
-
-    import torch
-
-    failures: list[str] = []
-
-    class Recorder(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if "Recompiling function" in record.getMessage():
-                failures.append(record.getMessage())
 
     namespace: dict = {}
     source = textwrap.dedent(PROGRAM).replace("@torch.compile", "@torch.compile(backend='eager')")
-    handler = Recorder()
-    logger = logging.getLogger("torch._dynamo")
-    torch._dynamo.reset()
-    torch._logging.set_logs(recompiles=True)
-    logger.addHandler(handler)
-    try:
+    with dynamo_recompile_log() as failures:
         exec(compile(source, "grad_modes.py", "exec"), namespace)
         namespace["main"]()
-    finally:
-        logger.removeHandler(handler)
-        torch._logging.set_logs()
-        torch._dynamo.reset()
     assert len(failures) == 1 and "GLOBAL_STATE changed: grad_mode" in failures[0]

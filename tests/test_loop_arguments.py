@@ -20,6 +20,7 @@ from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
 from dynalint.analysis.module_index import build_index
 from dynalint.config.resolver import resolve
 from dynalint.engine.session import Session
+from helpers import compile_eagerly, dynamo_recompile_log
 
 PROGRAM = """
     import torch
@@ -170,40 +171,16 @@ def test_what_the_replay_does_not_know(source):
 
 @requires_torch
 def test_the_program_recompiles_under_dynamo_on_what_is_named(tmp_path, monkeypatch):
-    import logging
-
-    import torch
-
     found = _check(tmp_path, monkeypatch, PROGRAM)
-    compile_ = torch.compile
-
-    def eager(model=None, **kw):
-        kw["backend"] = "eager"
-        return compile_(model, **kw) if model is not None else lambda f: compile_(f, **kw)
-
-    failures: list[str] = []
-
-    class Recorder(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            if "Recompiling function" in message:
-                failures.extend(re.findall(r"- \d+/\d+: (\S+)", message))
-
-    handler = Recorder()
-    logger = logging.getLogger("torch._dynamo")
-    monkeypatch.setattr(torch, "compile", eager)
+    compile_eagerly(monkeypatch)
     monkeypatch.syspath_prepend(str(tmp_path))
-    torch._dynamo.reset()
-    torch._logging.set_logs(recompiles=True)
-    logger.addHandler(handler)
     try:
-        import train
-        train.main()
+        with dynamo_recompile_log() as messages:
+            import train
+            train.main()
     finally:
-        logger.removeHandler(handler)
-        torch._logging.set_logs()
-        torch._dynamo.reset()
         sys.modules.pop("train", None)
+    failures = [f for message in messages for f in re.findall(r"- \d+/\d+: (\S+)", message)]
     guarded = set(failures)
     # `s` is `scale`'s name for the `step_size` that `march_on` hands on
     assert guarded == {"use_aux", "weight", "iters", "temperature", "s"}

@@ -14,6 +14,7 @@ import pytest
 from conftest import requires_torch
 from dynalint.config.resolver import resolve
 from dynalint.engine.session import Session
+from helpers import compile_eagerly, dynamo_recompile_log
 
 SAMPLER = """
     import torch
@@ -185,45 +186,24 @@ def test_one_kind_of_argument_is_no_recompile(tmp_path, monkeypatch, call):
 @requires_torch
 def test_the_projects_recompile_under_dynamo(tmp_path, monkeypatch):
     """The recompiles the findings above predict, counted with real Dynamo."""
-    import logging
-
     import torch
 
     _project(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/heads.py": HEADS, "train.py": TRAIN,
                                      "pkg/sampler.py": SAMPLER, "run.py": SCRIPT})
-    compile_ = torch.compile
-
-    def eager(model=None, **kw):
-        kw["backend"] = "eager"
-        return compile_(model, **kw) if model is not None else lambda f: compile_(f, **kw)
-
-    failures: list[str] = []
-
-    class Recorder(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if "Recompiling function" in record.getMessage():
-                failures.append(record.getMessage().split("failure(s):")[-1].strip())
-
-    handler = Recorder()
-    logger = logging.getLogger("torch._dynamo")
-    monkeypatch.setattr(torch, "compile", eager)
+    compile_eagerly(monkeypatch)
     monkeypatch.syspath_prepend(str(tmp_path))
-    torch._dynamo.reset()
-    torch._logging.set_logs(recompiles=True)
-    logger.addHandler(handler)
     try:
-        import train
-        import run
+        with dynamo_recompile_log() as messages:
+            import train
+            import run
 
-        train.run(torch.randn(4))
-        train.anneal(torch.randn(4))
-        run.main()
+            train.run(torch.randn(4))
+            train.anneal(torch.randn(4))
+            run.main()
     finally:
-        logger.removeHandler(handler)
-        torch._logging.set_logs()
-        torch._dynamo.reset()
         for name in ("train", "run", "pkg", "pkg.heads", "pkg.sampler"):
             sys.modules.pop(name, None)
+    failures = [message.split("failure(s):")[-1].strip() for message in messages]
     guards = " ".join(failures)
     assert "mask is None" in guards  # None, then a tensor
     assert "check_type_id(dims" in guards  # a list, then a tuple
@@ -308,34 +288,17 @@ def test_a_module_called_in_both_modes_by_another_file(tmp_path, monkeypatch):
 def test_the_mode_flip_recompiles_under_dynamo(tmp_path, monkeypatch):
     """Net recompiles once when switched to eval, Plain never (calls with grad on: only the mode
     changes)."""
-    import logging
-
     import torch
 
     _project(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/models.py": MODELS, "fit.py": FIT})
-    compile_ = torch.compile
-    failures: list[str] = []
-
-    class Recorder(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if "Recompiling function" in record.getMessage():
-                failures.append(record.getMessage())
-
-    handler = Recorder()
-    logger = logging.getLogger("torch._dynamo")
-    monkeypatch.setattr(torch, "compile", lambda model, **kw: compile_(model, backend="eager", **kw))
+    compile_eagerly(monkeypatch)
     monkeypatch.syspath_prepend(str(tmp_path))
-    torch._dynamo.reset()
-    torch._logging.set_logs(recompiles=True)
-    logger.addHandler(handler)
     try:
-        import fit
+        with dynamo_recompile_log() as failures:
+            import fit
 
-        fit.fit([torch.randn(2, 4)] * 2, torch.randn(2, 4))
+            fit.fit([torch.randn(2, 4)] * 2, torch.randn(2, 4))
     finally:
-        logger.removeHandler(handler)
-        torch._logging.set_logs()
-        torch._dynamo.reset()
         for name in ("fit", "pkg", "pkg.models"):
             sys.modules.pop(name, None)
     assert len(failures) == 1 and "training == True" in failures[0]
