@@ -106,6 +106,16 @@ PROGRAMS = [
         def f(x: torch.Tensor):
             return torch.bincount(x, minlength=4).float()
     """, "[(torch.tensor([0, 1, 1, 3]),), (torch.tensor([2, 2, 0, 1]),)]"),
+    Program("F.ctc_loss", "Dynamic shape operator", """
+        import torch.nn.functional as F
+
+        def f(logits: torch.Tensor, targets: torch.Tensor, lengths: torch.Tensor, target_lengths: torch.Tensor):
+            return F.ctc_loss(logits.log_softmax(2), targets, lengths, target_lengths) * 2
+    """, "[(torch.randn(6, 2, 5), torch.tensor([[1, 2], [3, 3]]), torch.tensor([6, 5]), torch.tensor([2, 1]))] * 2"),
+    Program("torch.linalg.lstsq", "Dynamic shape operator", """
+        def f(a: torch.Tensor, b: torch.Tensor):
+            return torch.linalg.lstsq(a, b).solution * 2
+    """, "[(torch.randn(5, 3), torch.randn(5, 2)), (torch.randn(5, 3), torch.randn(5, 2))]"),
     Program("if on a tensor, both branches tensor code", "Data-dependent branching", """
         def f(x: torch.Tensor):
             if x.sum() > 0:

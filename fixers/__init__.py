@@ -21,6 +21,7 @@ FIXER_MODULES = (
     "global_to_tensor",
     "env_read_once",
     "full_range_loop",
+    "expert_gather",
     "capture_flags",
 )
 
@@ -28,13 +29,14 @@ FIXER_MODULES = (
 #: When several fixers rewrite one rule code, the order they are tried in: the first that
 #: proves its preconditions wins.  Branch-free rewrites come first (they keep one graph
 #: and compute nothing twice that matters), ``torch.cond`` next, then the rewrites that
-#: move the decision or the check out of the graph.  A Dynamo capture flag, which changes how the
-#: whole compiled function treats data-dependent values, is the last resort.
+#: move the decision or the check out of the graph.  The expert loop over the whole range (exact, with a
+#: flag) comes before its gather form (no flag, sums in another order).  A Dynamo capture flag, which
+#: changes how the whole compiled function treats data-dependent values, is the last resort.
 PREFERENCE: dict[str, tuple[str, ...]] = {
     "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
-    "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "capture-flags"),
+    "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "expert-gather", "capture-flags"),
     "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "full-range-loop",
-               "capture-flags"),
+               "expert-gather", "capture-flags"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling", "eager-tail"),
 }
 

@@ -26,7 +26,12 @@ Set globally, a flag changes every other function compiled in the process; wrapp
 compiled callable, ``torch._dynamo.config.patch(...)`` holds the flag only while that callable runs,
 which is when Dynamo traces it (measured on torch 2.13: the wrapped function keeps its ``.item()`` in
 the graph, a function compiled separately in the same process still breaks, and the global flag is
-unchanged afterwards).  ``@torch.compile`` on a ``def`` gets the same patch as a decorator above it.
+unchanged afterwards).  Only the breaks a flag removes count: ``F.ctc_loss``, ``torch.linalg.lstsq``
+(ops whose fake tensor cannot make a data-dependent size, read from torch into
+:mod:`dynalint.analysis.data_dependent_ops`), ``torch.equal`` and ``allclose`` break with both flags
+on (measured: "Dynamic shape operator (no meta kernel)", "Data dependent operator"), so a file whose
+only such breaks are those is not patched.  ``@torch.compile`` on a ``def`` gets the same patch as a
+decorator above it.
 
 Applies only where the file itself calls ``torch.compile`` (a script, a training loop), with the flags
 of the breaks in the code that compile call reaches (the compiled function and the functions of this

@@ -89,3 +89,31 @@ def test_dynamo_drops_a_deferred_call_in_a_submodule():
         torch.compile(module.Top(), backend="eager")(torch.ones(3))
     assert eager.getvalue().startswith("sub") and compiled.getvalue() == ""
     assert _reasons(SUBMODULE)
+
+
+def test_no_config_line_for_a_call_another_fix_of_the_round_moves_out_of_compiled_code():
+    """The last statements of a training step break the graph on every run (eager-tail) and end with a
+    ``print`` defer-logging could defer: eager-tail takes that ``print`` out of the compiled code, so the
+    process-wide line for it would change only other code; the two fixes wait for each other."""
+    source = textwrap.dedent("""
+        import torch
+
+        model = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+        @torch.compile
+        def train_step(x, y):
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            print("loss", loss)
+            return loss
+    """)
+    alone = fix_source(source.replace("    opt.zero_grad()\n    loss.backward()\n    opt.step()\n", ""), "m.py",
+                       Settings(), unsafe=True)
+    assert "reorderable_logging_functions.add(print)" in alone.source  # the print alone is deferred
+    result = fix_source(source, "m.py", Settings(), unsafe=True)
+    assert "eager-tail" in {a.fixer for a in result.applied}, result.source
+    assert "reorderable_logging_functions" not in result.source, result.source

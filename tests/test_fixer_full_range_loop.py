@@ -144,7 +144,7 @@ def test_a_rebound_index_under_no_grad_and_a_branch_on_the_configuration():
 
 def _refused(code: str, reason: str) -> None:
     result = fixed(code)
-    assert "for e in hit:" in result.source, result.source
+    assert "for e in range(" not in result.source, result.source
     assert not any(f.fixer == "full-range-loop" for f in result.applied)
     assert any(reason in r for r in refusals(code)), refusals(code)
 
@@ -228,8 +228,8 @@ def test_refuses_a_range_not_known_while_tracing():
 
 def test_applied_with_the_flag_or_not_at_all():
     library = MOE.replace(COMPILED, "model = MoE(8, 6, 2)")
-    result = fixed(library)
-    assert result.source == library and not result.applied
+    result = fixed(library)  # the expert-gather fix, which needs no flag, may apply there instead
+    assert "full-range-loop" not in [f.fixer for f in result.applied] and "_dynamo.config" not in result.source
     assert any("this file calls no `torch.compile`" in r for r in refusals(library))
     trained = MOE + "model.train()\n"
     _refused(trained, "wrapped by `torch._dynamo.config.patch` it would be a plain function")

@@ -217,7 +217,7 @@ FIXER_SNIPPETS = {
     "skip-logging-while-compiling": ("logging",), "global-to-tensor": ("global",),
     "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
     "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",),
-    "full-range-loop": ("experts",), "eager-tail": ("update",),
+    "full-range-loop": ("experts",), "expert-gather": ("experts",), "eager-tail": ("update",),
 }
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),
