@@ -1,7 +1,7 @@
 """What the analysis found is read, never found again: each event is classified into graph breaks
-once (the evaluator, the rules and the fixers read the same classification), and ``fix`` and
-verify's planning analyse each file once per round of fixes (the project pass's analysis is the
-first round's)."""
+once (the evaluator, the rules and the fixers read the same classification), and ``fix`` (in one
+process or with workers, however many files), ``fix --verify`` and verify's planning analyse each
+file once per round of fixes (the project pass's analysis is the first round's)."""
 from __future__ import annotations
 
 import os
@@ -17,6 +17,8 @@ from dynalint.engine import pipeline
 from dynalint.engine.fixing import diagnostics_with_fixes, fix_source
 from dynalint.engine.pipeline import analyse
 from dynalint.engine.session import Session
+
+from conftest import requires_torch
 
 MODULE = textwrap.dedent('''
     import torch
@@ -51,14 +53,29 @@ ONE_ROUND = textwrap.dedent('''
 ''').lstrip()
 
 
+#: a file whose findings have no fix: round one rewrites nothing, and the fix is over
+NO_FIX = textwrap.dedent('''
+    import torch
+
+
+    @torch.compile
+    def run(x):
+        y = torch.nonzero(x)
+        return y.tolist()
+''').lstrip()
+
+
 @pytest.fixture
 def classified(monkeypatch) -> Counter:
-    """How many times each event (by ``id``) is classified into graph breaks."""
+    """How many times each event (by ``id``) is classified into graph breaks (the events are held, so
+    that an event of a later analysis never takes the ``id`` of a freed one)."""
     counts: Counter = Counter()
+    held: list = []
     original = breaks_module.BreakClassifier.classify
 
     def classify(self, ev):
         counts[id(ev)] += 1
+        held.append(ev)
         return original(self, ev)
 
     monkeypatch.setattr(breaks_module.BreakClassifier, "classify", classify)
@@ -90,6 +107,25 @@ def test_fix_rounds_read_one_classification_each(classified: Counter) -> None:
     result = fix_source(ONE_ROUND, "m.py", Settings(), unsafe=True)
     assert [a.fixer for a in result.applied] == ["defer-logging"]
     assert classified and max(classified.values()) == 1
+
+
+@pytest.mark.parametrize("source", [ONE_ROUND, NO_FIX], ids=["one-round", "no-fix"])
+def test_fix_asks_the_fixers_once_per_analysis(monkeypatch, analysed: Counter, source: str) -> None:
+    """What remains when a round fixes nothing more is read from what the fixers offered and refused
+    in that round (they are not asked again on the same analysis)."""
+    from dynalint.fixers.support import context as context_module
+
+    made: list[object] = []
+    original = context_module.FixContext.__init__
+
+    def counted(self, analysis, *args, **kwargs):
+        made.append(analysis)
+        original(self, analysis, *args, **kwargs)
+
+    monkeypatch.setattr(context_module.FixContext, "__init__", counted)
+    result = fix_source(source, "m.py", Settings(), unsafe=True)
+    assert result.remaining or result.applied
+    assert len(made) == analysed["m.py"] and len({id(a) for a in made}) == len(made)
 
 
 def test_fixer_context_is_made_from_the_rules_analysis() -> None:
@@ -212,3 +248,140 @@ def test_fix_buffer_analyses_once_per_round_beside_worker_processes(tmp_path) ->
         mp.undo()
     assert [a.fixer for a in result.applied] == ["defer-logging"]
     assert log.read_text().split().count("model.py") == 2
+
+
+class ProcessLog:
+    """What every process of a run analysed and classified (this one and the worker processes it
+    forks, which inherit the patched functions): a line ``PID analyse NAME`` per analysis of the
+    file NAME, ``PID classify NAME`` per event classified into graph breaks while NAME is the file
+    last analysed in that process (a fix's rounds follow the analysis they read)."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+
+    def lines(self, kind: str) -> list[tuple[str, str]]:
+        if not self.path.exists():
+            return []
+        return [(pid, name) for pid, k, name in map(str.split, self.path.read_text().splitlines()) if k == kind]
+
+    def counts(self, kind: str) -> Counter:
+        return Counter(name for _, name in self.lines(kind))
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def process_log(tmp_path, monkeypatch) -> ProcessLog:
+    log = ProcessLog(tmp_path.parent / f"{tmp_path.name}-log.txt")
+    current = ["?"]
+    analysed, classify = pipeline._analysed, breaks_module.BreakClassifier.classify
+
+    def write(kind: str, name: str) -> None:
+        with open(log.path, "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()} {kind} {name}\n")
+
+    def logged_analysis(module, source, where, *args, **kwargs):
+        current[0] = os.path.basename(where)
+        write("analyse", current[0])
+        return analysed(module, source, where, *args, **kwargs)
+
+    def logged_classify(self, ev):
+        write("classify", current[0])
+        return classify(self, ev)
+
+    monkeypatch.setattr(pipeline, "_analysed", logged_analysis)
+    monkeypatch.setattr(breaks_module.BreakClassifier, "classify", logged_classify)
+    return log
+
+
+def _fix_project(tmp_path, files: dict[str, str], workers: int) -> dict[str, object]:
+    """``fix --unsafe-fixes`` of every file of a project holding ``files``: each file's result, by name."""
+    from dynalint.adapters.fix_files import Job, fix_outcomes
+
+    (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = resolve([str(tmp_path)])
+    jobs = [Job(str(tmp_path / name), config.settings_for(str(tmp_path / name)), unsafe=True, diff=True, verify=(),
+                inputs=None, timeout=10.0) for name in files]
+    return {os.path.basename(o.path): o.result for o in fix_outcomes(jobs, config, workers, cache_dir=False)}
+
+
+#: two files one round rewrites, two it leaves: enough files for worker processes in the pass and the fix
+MIXED = {"fixed0.py": ONE_ROUND, "plain0.py": NO_FIX, "fixed1.py": ONE_ROUND, "plain1.py": NO_FIX}
+
+
+def test_fix_with_workers_analyses_each_file_once_per_round(tmp_path, process_log: ProcessLog) -> None:
+    results = _fix_project(tmp_path, MIXED, workers=2)
+    assert {n: [a.fixer for a in r.applied] for n, r in results.items()} == {
+        "fixed0.py": ["defer-logging"], "fixed1.py": ["defer-logging"], "plain0.py": [], "plain1.py": []}
+    assert len({pid for pid, _ in process_log.lines("analyse")} - {str(os.getpid())}) >= 1  # in workers
+    # the pass's analysis is round one; a rewritten file is analysed once more (round two finds nothing)
+    assert process_log.counts("analyse") == {"fixed0.py": 2, "fixed1.py": 2, "plain0.py": 1, "plain1.py": 1}
+
+
+def test_fix_with_workers_classifies_as_one_process_does(tmp_path, process_log: ProcessLog) -> None:
+    alone = _fix_project(tmp_path, MIXED, workers=1)
+    classified_alone = process_log.counts("classify")
+    process_log.clear()
+    pooled = _fix_project(tmp_path, MIXED, workers=2)
+    assert {n: r.source for n, r in pooled.items()} == {n: r.source for n, r in alone.items()}
+    assert classified_alone and process_log.counts("classify") == classified_alone
+
+
+def test_fix_of_more_files_than_kept_analyses_each_once(tmp_path, process_log: ProcessLog) -> None:
+    """Round one of each fix is made from the pass's analysis however many files are fixed (the pass
+    keeps no tree for it)."""
+    from dynalint.engine.session import MAX_KEPT
+
+    files = {f"plain{i}.py": NO_FIX for i in range(MAX_KEPT + 2)}
+    results = _fix_project(tmp_path, files, workers=1)
+    assert all(not r.applied and r.remaining for r in results.values())
+    assert process_log.counts("analyse") == dict.fromkeys(files, 1)
+
+
+HELPER_OF_MODEL = textwrap.dedent('''
+    def scale(x):
+        print("x:", x.sum())
+        return x * 2
+''').lstrip()
+
+MODEL_WITH_HELPER = "from helpers import scale\n" + ONE_ROUND.replace("y = x * 2", "y = scale(x)")
+
+
+def test_verify_planning_of_a_second_file_reads_the_first_files_analysis(tmp_path, analysed: Counter) -> None:
+    """The files a target's stream ran are planned one at a time; the pass that plans the helper reads
+    what the model's pass found in the model (which imports the helper) instead of analysing it again."""
+    from dynalint.verify.api import _plan_file, _session
+    from dynalint.verify.options import Options
+    from dynalint.verify.targets import Ref
+
+    (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
+    model, helper = tmp_path / "model.py", tmp_path / "helpers.py"
+    model.write_text(MODEL_WITH_HELPER)
+    helper.write_text(HELPER_OF_MODEL)
+    workdir = tmp_path.parent / f"{tmp_path.name}-work"
+    workdir.mkdir()
+    session = _session([Ref(str(model), "step")], Settings(), str(workdir))
+    planned = _plan_file(str(model), session, Options(unsafe=True), str(workdir))
+    assert planned.fixed is not None and [a.fixer for a in planned.fixed.applied] == ["defer-logging"]
+    assert analysed["model.py"] == 2  # check's analysis is the fix's first round; the fix's second
+    _plan_file(str(helper), session, Options(unsafe=True), str(workdir))
+    assert analysed["model.py"] == 2  # not analysed again to plan the helper
+
+
+@requires_torch
+def test_fix_verify_analyses_each_text_once(tmp_path, analysed: Counter) -> None:
+    """``fix --verify`` offers the fixes of the pass's analysis, and analyses each text a confirmed
+    fix makes once (the texts it measures are compared, never analysed again)."""
+    from dynalint.adapters.fix_files import Job, fix_outcomes
+
+    path, session = _project(tmp_path)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef dynalint_inputs():\n    return [(torch.ones(3),), (-torch.ones(3),)]\n")
+    job = Job(path, session.config.settings_for(path), unsafe=True, diff=True, verify=("step",), inputs=None,
+              timeout=120.0)
+    [outcome] = fix_outcomes([job], session.config, 1, cache_dir=False)
+    assert outcome.error is None and [a.fixer for a in outcome.result.applied] == ["defer-logging"]
+    assert analysed["model.py"] == 2  # the original (the pass's analysis), the fixed text

@@ -33,6 +33,37 @@ def test_nested_findings_are_fixed_over_several_rounds():
     assert fix_source(out, "m.py", Settings(), unsafe=True).applied == []
 
 
+def test_a_fix_inside_what_an_earlier_fix_left_for_a_later_round_rewrites_waits_for_it():
+    """branch-to-where takes round one; eager-tail, which overlaps it, is left for round two.  The
+    ``print`` at the end of the step, which eager-tail takes out of the compiled code, waits for it:
+    deferred in round one, it would leave a process-wide line that changes only other code."""
+    code = textwrap.dedent("""\
+        import torch
+
+        w = torch.nn.Parameter(torch.ones(4))
+        opt = torch.optim.SGD([w], lr=0.1)
+
+
+        @torch.compile
+        def step(x):
+            y = w * x
+            if y.sum() > 0:
+                y = y * 2
+            loss = (y.sum() - 1.0) ** 2
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            print("loss:", loss)
+            return loss
+    """)
+    result = fix_source(code, "m.py", Settings(), unsafe=True)
+    assert [a.fixer for a in result.applied] == ["branch-to-where", "eager-tail"], result.source
+    assert "reorderable_logging_functions" not in result.source
+    alone = fix_source(code.replace("    opt.zero_grad()\n    loss.backward()\n    opt.step()\n", ""), "m.py",
+                       Settings(), unsafe=True)
+    assert "defer-logging" in {a.fixer for a in alone.applied}  # the print alone is deferred
+
+
 def test_rewrites_that_would_change_behaviour_are_refused():
     # a list grown in a branch, an in-place update of a parameter, a branch with a side effect,
     # and branches whose values have different shapes

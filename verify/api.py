@@ -91,13 +91,18 @@ class _FilePlan:
     fixed_path: str | None
 
 
-def _session(refs: list[Ref], settings: Settings) -> Session:
-    """The session of the targets' configuration root, with ``settings`` as its settings."""
+def _session(refs: list[Ref], settings: Settings, workdir: str | None = None) -> Session:
+    """The session of the targets' configuration root, with ``settings`` as its settings.  ``workdir``:
+    the run's own folder, where the session caches the analyses its project passes make: the pass
+    that plans one file then reads what an earlier one found in the files around it (the files a
+    target's stream ran are planned one at a time, and each file's pass analyses the files that
+    import it) instead of analysing them again."""
     try:
         config = resolve([r.path for r in refs])
     except ConfigError:
         config = Configuration(settings, os.getcwd())
-    return Session(dataclasses.replace(config, settings=settings))
+    cache_dir = os.path.join(workdir, "analyses") if workdir is not None else None
+    return Session(dataclasses.replace(config, settings=settings), cache_dir=cache_dir)
 
 
 def _plan_file(path: str, session: Session, options: Options, workdir: str) -> _FilePlan:
@@ -148,9 +153,9 @@ def verify_targets(refs: list[Ref], settings: Settings, options: Options,
     """
     resolve_options_refs(options, refs)
     start_early()
-    session = _session(refs, settings)
     workdir = tempfile.mkdtemp(prefix="dynalint-verify-")
     try:
+        session = _session(refs, settings, workdir)
         plans: dict[str, _FilePlan] = {}
         lock = threading.Lock()
 

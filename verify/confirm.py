@@ -104,7 +104,8 @@ def _workdir() -> str:
 def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None, settings: Settings, unsafe: bool,
                   timeout: float, *, jobs: int | None = None, devices: Iterable[str] = ("cpu",),
                   mode: str = "eval", before_call: str | list[str] | None = None, project: Any = None,
-                  entries: dict[str, Any] | None = None) -> VerificationResult:
+                  entries: dict[str, Any] | None = None, kept: Callable[[str], Any] | None = None
+                  ) -> VerificationResult:
     """Keep only the fixes of ``path`` that real Dynamo confirms on ``targets``.
 
     ``targets`` are ``FILE::NAME`` references (or bare ``NAME``s defined in ``path``); they may be
@@ -120,13 +121,21 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
     when nothing was confirmed), ``applied`` the confirmed fixes, ``rejected`` the others with the
     reasons.  ``project``/``entries``: the index of the files around ``path`` and what their
     compiled code hands it (see :meth:`dynalint.engine.session.Session.entries`), so the fixes offered
-    are those ``dynalint fix`` makes.  Raises TargetError for a reference that names nothing.
+    are those ``dynalint fix`` makes; ``kept``: the analysis of a text of the file made already, if
+    there is one (see :meth:`dynalint.engine.session.Session.kept`).  Each text is analysed once
+    (the original, each text a confirmed fix makes).  Raises TargetError for a reference that names
+    nothing.
     """
     from dynalint.engine.fixing import AppliedFix, apply_text_edits
     from dynalint.engine.fixing import diagnostics_with_fixes as with_fixes
 
+    found: dict[str, list[Diagnostic]] = {}
+
     def diagnostics_with_fixes(text: str, p: str, s: Settings) -> list[Diagnostic]:
-        return with_fixes(text, p, s, project=project, entries=entries)
+        if text not in found:
+            found[text] = with_fixes(text, p, s, project=project, entries=entries,
+                                     analysis=kept(text) if kept is not None else None)
+        return found[text]
 
     refs = [parse_ref(t) if "::" in t else Ref(path, t) for t in targets]
     options = Options(inputs=inputs, before_call=before_call, timeout=timeout, unsafe=unsafe, fix=False,

@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 from dynalint.analysis.project import SourceIndex
 from dynalint.config.resolver import Configuration
 from dynalint.engine.pipeline import Analysis, SourceError, analyse, decode_source
-from dynalint.engine.fixing import FixResult, fix_source
+from dynalint.engine.fixing import FixProgress, FixResult, fix_source
 from dynalint.core.notebooks import NotebookError, is_notebook, read_notebook
 from dynalint.engine.pool import parallel_map
 from dynalint.core.positions import LineMapping
@@ -55,6 +55,14 @@ class Job:
     mode: str = "eval"
     entries: str = ""
     """What the compiled code of the other files hands this one (canonical JSON, "" for nothing)."""
+    begun: FixProgress | None = None
+    """Round one of the fix, made where the project pass analysed the file (the fix goes on from it)."""
+
+    @property
+    def finished(self) -> bool:
+        """Whether the fix is over: round one fixed nothing, what remains is known (nothing is
+        analysed again, and no worker process is needed for it)."""
+        return self.begun is not None and self.begun.result is not None
 
 
 def fix_outcomes(jobs: list[Job], config: Configuration, workers: int, *, cache_dir: str | None | bool = True
@@ -66,16 +74,21 @@ def fix_outcomes(jobs: list[Job], config: Configuration, workers: int, *, cache_
         cache_dir = os.path.join(config.root, CACHE_DIR_NAME)
     session = Session(config, jobs=workers, cache_dir=cache_dir or None)
     paths = [j.path for j in jobs]
-    here = workers <= 1 or len(jobs) <= 1
-    entries = session.entries(paths, keep=here)  # fixed in this process: round one goes on from the pass
+    # round one of each fix is made where the pass analyses the file, and a fix confirmed by Dynamo
+    # starts from the pass's analysis (kept in this process): no file is analysed twice
+    confirmed = any(j.verify for j in jobs)
+    entries = session.entries(paths, keep=confirmed, fixing={j.path: j.unsafe for j in jobs if not j.verify})
     index = session.index_paths(paths)
-    jobs = [replace(j, entries=entries.get(j.path, "")) for j in jobs]
-    if here:
-        project = SourceIndex(index)
+    jobs = [replace(j, entries=entries.get(j.path, ""), begun=session.begun(j.path, entries.get(j.path, "")))
+            for j in jobs]
+    project = SourceIndex(index)
+    rest = [j for j in jobs if not j.finished]  # rewritten by round one (or not begun): analysed again
+    if workers <= 1 or len(rest) <= 1:
         outcomes: Iterator[Outcome] = (
             _fix_one(job, project, functools.partial(session.kept, job.path, entries=job.entries)) for job in jobs)
     else:
-        outcomes = parallel_map(_fix_in_worker, jobs, workers, most=8, initializer=init_worker, initargs=(index,))
+        away = parallel_map(_fix_in_worker, rest, workers, most=8, initializer=init_worker, initargs=(index,))
+        outcomes = (_fix_one(job, project) if job.finished else next(away) for job in jobs)
     for outcome in outcomes:
         yield _written(outcome)
 
@@ -101,8 +114,9 @@ def _fix_in_worker(job: Job) -> Outcome:
 
 def _fix_one(job: Job, project: SourceIndex | None, kept: Callable[[str], Analysis | None] | None = None
              ) -> Outcome:
-    """Fix one file (``project``: the index of the files around it; ``kept``: the analysis of a text
-    of the file the project pass made already, if it kept one). Never raises."""
+    """Fix one file (``project``: the index of the files around it; the fix goes on from
+    ``job.begun`` when it was made from the text the file holds; ``kept``: the analysis of a text of
+    the file the project pass kept, if it kept one, for the fixes Dynamo confirms). Never raises."""
     source = None
     entries = json.loads(job.entries) if job.entries else None
     try:
@@ -116,11 +130,11 @@ def _fix_one(job: Job, project: SourceIndex | None, kept: Callable[[str], Analys
             result = confirm_fixes(job.path, list(job.verify), list(job.inputs) if job.inputs else None, job.settings,
                                    job.unsafe, job.timeout, devices=job.devices, mode=job.mode,
                                    before_call=list(job.before_call) if job.before_call else None,
-                                   project=project, entries=entries)
+                                   project=project, entries=entries, kept=kept)
         else:
+            begun = job.begun if job.begun is not None and job.begun.original == source else None
             result = on_large_stack(fix_source, source, job.path, job.settings, unsafe=job.unsafe,  # deep code
-                                    project=project, entries=entries,
-                                    analysis=kept(source) if kept is not None else None)
+                                    project=project, entries=entries, begun=begun)
         if result.source == source:
             return Outcome(job.path, result)
         if job.diff:  # nothing is written: remaining findings are numbered as in the file on disk

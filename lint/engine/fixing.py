@@ -1,7 +1,10 @@
 """Applying fixes: plans from the fixers, applied to a fixed point.
 
-Fixes that touch overlapping code are applied one round at a time; each
-round re-parses and re-analyses the result, so later fixes see earlier ones.
+Fixes that touch overlapping code are applied one round at a time (a fix waits for
+every earlier one it overlaps, applied in the round or not); each round re-parses
+and re-analyses the result, so later fixes see earlier ones.  Round one may be
+made where the file was analysed (:func:`begin_fix`, in a worker process of the
+project pass), and the rounds go on from it (:class:`FixProgress`).
 A round's result must re-parse and keep every comment, otherwise the fixes of
 that round that break it are dropped.  Running the fixer again on its own
 output changes nothing.  A fixer that raises is a bug: it is reported as a
@@ -282,10 +285,17 @@ def _add_module_statements(module: cst.Module, statements: list[str]) -> cst.Mod
     return module.with_changes(body=body)
 
 
-def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidate]) -> list[_Candidate]:
+def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidate], *, wait: bool = True
+                     ) -> list[_Candidate]:
+    """The candidates a round applies, in their order: each that overlaps no earlier candidate, applied
+    in this round or left for a later one.  One left for later may move or remove what a later
+    candidate rewrites (eager-tail takes the end of a function, with a ``print`` defer-logging would
+    defer, out of the compiled code): the later candidate waits for it, and is planned again, if it
+    still applies, on the code it leaves.  ``wait=False``: each that overlaps no earlier one chosen
+    (as many rewrites of disjoint code as there are)."""
     nodes = [old for c in candidates for old, _ in c.plan.replacements.values()]
     ranges = node_ranges(module, source, nodes)
-    taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    earlier: list[tuple[tuple[int, int], tuple[int, int]]] = []
     chosen = []
     for c in candidates:
         spans = []
@@ -295,10 +305,11 @@ def _non_overlapping(module: cst.Module, source: str, candidates: list[_Candidat
                 break
             spans.append(((r.line, r.column), (r.end_line, r.end_column)))
         else:
-            if any(a[0] < b[1] and b[0] < a[1] for a in spans for b in taken):
-                continue
-            taken.extend(spans)
-            chosen.append(c)
+            free = not any(a[0] < b[1] and b[0] < a[1] for a in spans for b in earlier)
+            if free:
+                chosen.append(c)
+            if free or wait:
+                earlier.extend(spans)
     return chosen
 
 
@@ -321,7 +332,7 @@ def _proven_together(module: cst.Module, source: str, candidates: list[_Candidat
     file proves them all, instead of one parse per offered fix."""
     if len(candidates) < 2:  # nothing to prove together (and no positions to compute: a walk of the file)
         return set()
-    together = _non_overlapping(module, source, candidates)
+    together = _non_overlapping(module, source, candidates, wait=False)
     if len(together) < 2:
         return set()
     try:
@@ -412,69 +423,118 @@ def _allowed(c: _Candidate, unsafe: bool) -> bool:
     return unsafe or c.plan.safety == "safe"
 
 
+@dataclass
+class FixProgress:
+    """Where fixing one text stands between rounds: what was applied to the text the user wrote, the
+    text it made, and the result once a round fixed nothing more.  It holds no tree, so that a worker
+    process of the project pass, which analysed the file, hands round one back (see
+    :func:`begin_fix`) and the fix goes on elsewhere without analysing that text again."""
+
+    original: str
+    """The text the user wrote (positions of ``applied`` and ``errors`` are in it)."""
+    source: str
+    """The text as the rounds so far made it (the next round analyses it)."""
+    unsafe: bool
+    applied: list[AppliedFix] = field(default_factory=list)
+    errors: list[FixerError] = field(default_factory=list)
+    rounds: int = 0
+    """Rounds that rewrote the text."""
+    result: FixResult | None = None
+    """The outcome, once a round found nothing more to fix (or the rounds ran out)."""
+
+
 def fix_source(source: str, path: str, settings: Settings, *, unsafe: bool = False,
                analysis: Analysis | None = None, project: "SourceIndex | None" = None,
-               entries: dict[str, dict[str, Any]] | None = None) -> FixResult:
+               entries: dict[str, dict[str, Any]] | None = None, begun: FixProgress | None = None) -> FixResult:
     """Apply every allowed fix to ``source`` until nothing more can be fixed.  ``analysis``: the
     analysis of ``source`` already made (``analyse(..., record_values=True)``), reused for round one.
     ``project``/``entries``: the other checked files and what their compiled code hands this one
-    (see :meth:`dynalint.engine.session.Session.entries`), so that ``fix`` sees what ``check`` sees."""
-
-    def analysed(text: str) -> Analysis:
-        try:
-            return analyse(text, path, settings, record_values=True, project=project, entries=entries)
-        finally:
-            if project is not None:
-                project.release(path)
-
-    applied: list[AppliedFix] = []
-    original = source
-    errors: list[FixerError] = []
-    for _ in range(MAX_ROUNDS):
+    (see :meth:`dynalint.engine.session.Session.entries`), so that ``fix`` sees what ``check`` sees.
+    ``begun``: the rounds already made on ``source`` (:func:`begin_fix`), which the fix goes on from."""
+    progress = begun if begun is not None else FixProgress(source, source, unsafe)
+    while progress.result is None:
         if analysis is None:
-            analysis = analysed(source)
-        if analysis.module is None:
-            break
-        back = _Back(original, source) if source != original else None
-        reported = len(errors)
-        candidates = [c for c in _candidates(analysis, errors) if _allowed(c, unsafe)]
-        errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
-        if not candidates:
-            break
-        candidates = [c for c in candidates if not c.fixer.last_resort] or candidates
-        chosen = _non_overlapping(analysis.module, source, candidates)
-        comments = Counter(_comments(analysis.module))
-        try:
-            new_source: str | None = apply_plans(analysis.module, [c.plan for c in chosen])
-        except Exception:  # one of the plans is broken: found (and reported) below
-            new_source = None
-        if new_source is None or not _sound(new_source, comments):
-            reported = len(errors)
-            chosen = [c for c in chosen if _applies(analysis.module, source, c, comments, errors) is not None]
-            errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
-            new_source = apply_plans(analysis.module, [c.plan for c in chosen])
-        new_source = _same_ending(analysis.module, source, new_source)
-        if new_source == source or not chosen:
-            break
+            try:
+                analysis = analyse(progress.source, path, settings, record_values=True, project=project,
+                                   entries=entries)
+            finally:
+                if project is not None:
+                    project.release(path)
+        fix_round(progress, analysis)
         analysis = None
-        for c in chosen:
-            # a later round: report the position in the text the user wrote
-            line, column = _original_position(back, c.diagnostic.line, c.diagnostic.column)
-            applied.append(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
-                                      line, column))
-        source = new_source
-    final = analysis if analysis is not None else analysed(source)
+    return progress.result
+
+
+def begin_fix(source: str, analysis: Analysis, unsafe: bool) -> FixProgress:
+    """Round one of fixing ``source``, from ``analysis`` (made with values recorded): where a file's
+    analysis is made, so that the fix does not analyse the same text again."""
+    progress = FixProgress(source, source, unsafe)
+    fix_round(progress, analysis)
+    return progress
+
+
+def fix_round(progress: FixProgress, analysis: Analysis) -> None:
+    """One round on ``progress.source`` from its ``analysis``: apply the fixes that do not overlap
+    (``progress.source`` becomes the rewritten text), or, when nothing more is fixed or the rounds ran
+    out, set ``progress.result`` (what remains is read from the same analysis)."""
+    source, original, errors = progress.source, progress.original, progress.errors
+    if analysis.module is None or progress.rounds >= MAX_ROUNDS:
+        progress.result = _finished(progress, analysis)
+        return
+    back = _Back(original, source) if source != original else None
+    reported = len(errors)
+    refused: list[RefusedFix] = []
+    offered = _candidates(analysis, errors, refused)
+    errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
+    candidates = [c for c in offered if _allowed(c, progress.unsafe)]
+    if not candidates:
+        progress.result = _finished(progress, analysis, (offered, refused))
+        return
+    candidates = [c for c in candidates if not c.fixer.last_resort] or candidates
+    chosen = _non_overlapping(analysis.module, source, candidates)
+    comments = Counter(_comments(analysis.module))
+    try:
+        new_source: str | None = apply_plans(analysis.module, [c.plan for c in chosen])
+    except Exception:  # one of the plans is broken: found (and reported) below
+        new_source = None
+    if new_source is None or not _sound(new_source, comments):
+        reported = len(errors)
+        chosen = [c for c in chosen if _applies(analysis.module, source, c, comments, errors) is not None]
+        errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
+        new_source = apply_plans(analysis.module, [c.plan for c in chosen])
+    new_source = _same_ending(analysis.module, source, new_source)
+    if new_source == source or not chosen:
+        progress.result = _finished(progress, analysis, (offered, refused))
+        return
+    for c in chosen:
+        # a later round: report the position in the text the user wrote
+        line, column = _original_position(back, c.diagnostic.line, c.diagnostic.column)
+        progress.applied.append(AppliedFix(c.finding.rule.code, c.fixer.name, c.plan.description, c.plan.safety,
+                                           line, column))
+    progress.source = new_source
+    progress.rounds += 1
+
+
+def _finished(progress: FixProgress, final: Analysis,
+              planned: tuple[list[_Candidate], list[RefusedFix]] | None = None) -> FixResult:
+    """The result of fixing, from the analysis of the last text: what remains, the unsafe fixes left,
+    the fixes refused there.  ``planned``: what the fixers offered and refused on that analysis, when
+    the round asked them already (they are not asked again)."""
+    source, original, errors = progress.source, progress.original, progress.errors
     unsafe_left = 0
     refused: list[RefusedFix] = []
     if final.module is not None:
         back = _Back(original, source) if source != original else None
-        reported = len(errors)
-        left = _candidates(final, errors, refused)
-        errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
+        if planned is None:
+            reported = len(errors)
+            left = _candidates(final, errors, refused)
+            errors[reported:] = [_errors_back(e, back) for e in errors[reported:]]
+        else:
+            left, refused = planned
         refused = [dataclasses.replace(r, line=_original_position(back, r.line, 1)[0]) for r in refused]
-        if not unsafe:
+        if not progress.unsafe:
             unsafe_left = sum(1 for c in left if c.plan.safety == "unsafe")
-    return FixResult(source, applied, final.diagnostics, unsafe_left, refused, _distinct(errors))
+    return FixResult(source, progress.applied, final.diagnostics, unsafe_left, refused, _distinct(errors))
 
 
 class _Back:

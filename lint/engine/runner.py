@@ -9,7 +9,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from dynalint import __version__
 from dynalint.analysis.project import SourceIndex
@@ -24,7 +24,10 @@ from dynalint.engine.run_record import record_path
 from dynalint.core.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.engine.pool import chunk_size, default_jobs, worker_pool  # noqa: F401 (also imported from here)
 from dynalint.config.settings import CACHE_DIR_NAME, Settings  # noqa: F401 (also imported from here)
-from dynalint.core.source import Collections, read_bytes
+from dynalint.core.source import Collections, on_large_stack, read_bytes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.engine.fixing import FixProgress
 
 
 def settings_for(path: str, settings: Settings, root: str | None = None) -> Settings:
@@ -271,12 +274,14 @@ class ProjectView(SourceIndex):
 
 @dataclass(frozen=True)
 class Kept:
-    """An analysis of a file kept for the fixes: the text it analysed, with the incoming entries
-    (canonical JSON) it was analysed with."""
+    """What the fixes of a file go on from: the text the pass analysed, with the incoming entries
+    (canonical JSON) it was analysed with, and the analysis itself (made in this process) or round
+    one of the fix made from it (where the file was analysed, a worker process perhaps)."""
 
     source: str
     entries: str
-    analysis: Analysis
+    analysis: Analysis | None = None
+    begun: FixProgress | None = None
 
 
 @dataclass(frozen=True)
@@ -294,6 +299,9 @@ class _Job:
     keep: bool = False
     """Keep the analysis itself, with its values, on the outcome (an analysis in this process that
     ``fix`` goes on from: see :func:`project_pass`)."""
+    fix: bool | None = None
+    """Make round one of the file's fix from its analysis (:func:`dynalint.engine.fixing.begin_fix`),
+    with unsafe fixes or not; None: the file is not fixed next."""
 
 
 @dataclass
@@ -305,7 +313,8 @@ class _Outcome:
     deps: dict[str, str] = field(default_factory=dict)
     """Other files the analysis read (path -> content hash)."""
     kept: Kept | None = None
-    """The analysis itself, when the job asked to keep it (and it was not answered by the cache)."""
+    """The analysis itself, or round one of the fix, when the job asked for it (and it was not answered
+    by the cache)."""
 
 
 _WORKER_PROJECT: ProjectView | None = None
@@ -357,8 +366,9 @@ def _check_one(job: _Job, project: ProjectView | None = None) -> _Outcome:
     try:
         if project is not None:
             project.read, project.asked = set(), set()
-        diagnostics, outgoing, analysis = _analyse(source, path, settings, project, entries, job.with_fixes,
-                                                   job.keep and notebook is None)
+        diagnostics, outgoing, analysis, begun = _analyse(
+            source, path, settings, project, entries, job.with_fixes, job.keep and notebook is None,
+            job.fix if notebook is None else None)
     except Exception as exc:  # an analysis bug must not stop the run
         message = f"internal error while analysing ({type(exc).__name__}: {exc}); please report it"
         return _Outcome(FileResult(path, error=message))
@@ -372,19 +382,20 @@ def _check_one(job: _Job, project: ProjectView | None = None) -> _Outcome:
     cache_error = None
     if cache is not None and job.write_cache:
         cache_error = cache.put(key, Entry(diagnostics, outgoing, deps, names, view))
-    kept = Kept(source, job.entries, analysis) if analysis is not None else None
+    kept = Kept(source, job.entries, analysis, begun) if analysis is not None or begun is not None else None
     return _Outcome(FileResult(path, diagnostics), outgoing, cache_error, deps, kept)
 
 
 def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | None,
-             entries: dict[str, dict[str, Any]], with_fixes: bool, keep: bool = False
-             ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]], Analysis | None]:
+             entries: dict[str, dict[str, Any]], with_fixes: bool, keep: bool = False, fix: bool | None = None
+             ) -> tuple[list[Diagnostic], dict[str, dict[str, dict[str, Any]]], Analysis | None, FixProgress | None]:
     """Diagnostics of one file of the project (with their fixes when asked), the entries its
-    compiled code hands to other files, and the analysis itself when ``keep`` (with its values)."""
+    compiled code hands to other files, the analysis itself when ``keep`` (with its values), and round
+    one of its fix when ``fix`` is not None (whether unsafe fixes apply)."""
     released = None
     try:
-        analysis = analyse(source, path, settings, record_values=with_fixes or keep, project=project,
-                           entries=entries)
+        analysis = analyse(source, path, settings, record_values=with_fixes or keep or fix is not None,
+                           project=project, entries=entries)
         if with_fixes:
             from dynalint.engine.fixing import diagnostics_with_fixes
 
@@ -395,11 +406,23 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
         if project is not None:
             released = project.release(path)
     outgoing = analysis.program.encoded_outgoing() if analysis.program is not None else {}
+    begun = _begun(source, analysis, fix) if fix is not None else None
     if keep:
-        return diagnostics, outgoing, analysis  # its index is read again: not disposed
+        return diagnostics, outgoing, analysis, begun  # its index is read again: not disposed
     if released is not None:
         released.dispose()
-    return diagnostics, outgoing, None
+    return diagnostics, outgoing, None, begun
+
+
+def _begun(source: str, analysis: Analysis, unsafe: bool) -> FixProgress | None:
+    """Round one of the fix of ``source`` from its ``analysis``; None when it fails (the fix, made
+    again from the start, reports what went wrong: the check of the file is not disturbed)."""
+    from dynalint.engine.fixing import begin_fix
+
+    try:
+        return on_large_stack(begin_fix, source, analysis, unsafe)  # a rewrite walks the tree: deep code
+    except Exception:
+        return None
 
 
 MIN_FILES_FOR_POOL = 4
@@ -432,8 +455,8 @@ def check_files(paths: Iterable[str], settings: Settings | Configuration, *, job
 
 def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cache_dir: str | None = None,
                  with_fixes: Iterable[str] = (), index: list[str] | None = None,
-                 project: ProjectView | None = None, keep: Iterable[str] = ()
-                 ) -> tuple[dict[str, _Outcome], dict[str, str]]:
+                 project: ProjectView | None = None, keep: Iterable[str] = (),
+                 fixing: Mapping[str, bool] | None = None) -> tuple[dict[str, _Outcome], dict[str, str]]:
     """Analyse ``paths`` as one program: each file's outcome and its settled incoming entries
     (canonical JSON, by path).  ``index``: the files whose definitions names resolve to (default:
     ``paths``); ``with_fixes``: the files whose diagnostics carry their fixes; ``project``: the index
@@ -441,7 +464,9 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
     for the analyses run in this process; ``keep``: the files whose last analysis, made with their
     settled entries, is kept on their outcome (:attr:`_Outcome.kept`) for the fixes to go on from, so
     that ``fix`` does not analyse them again (they are analysed in this process, the others in the
-    worker processes when there are any).
+    worker processes when there are any); ``fixing``: the files fixed next, each with whether unsafe
+    fixes apply, whose outcome keeps round one of the fix made from their last analysis wherever it
+    was made (:attr:`Kept.begun`: the fix goes on from it, in any process).
 
     Each file is analysed with the entries the compiled code of the other files hands it
     (functions they call, with the arguments they pass).  The first round analyses every file
@@ -457,6 +482,7 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
     project = project if isinstance(project, ProjectView) else ProjectView(index)
     pooled = workers > 1 and len(paths) >= MIN_FILES_FOR_POOL
     keeps = set(keep)
+    fixing = fixing or {}
     with worker_pool(workers, init_worker, (index,)) if pooled else contextlib.nullcontext() as pool:
         # modules that others import first: their trees are still loaded when their importers
         # are analysed (the order of the results does not change)
@@ -464,7 +490,7 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
         pending = project.dependency_order(paths)
         for _ in range(MAX_ROUNDS):
             job_list = [_Job(p, base[p], cache_dir, incoming.get(p, ""), p in fixes,
-                             write_cache=not unwritable, keep=p in keeps) for p in pending]
+                             write_cache=not unwritable, keep=p in keeps, fix=fixing.get(p)) for p in pending]
             # a kept analysis is made in this process, whatever the others (the fixes go on from it here)
             away = [j for j in job_list if not j.keep] if pool is not None else []
             done: dict[str, _Outcome] = {}

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from dynalint.config.resolver import Configuration, resolve
 from dynalint.core.diagnostics import Diagnostic, FileResult
@@ -37,7 +37,7 @@ from dynalint.config.settings import CACHE_DIR_NAME
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.project import SourceIndex
     from dynalint.engine.pipeline import Analysis
-    from dynalint.engine.fixing import FixResult
+    from dynalint.engine.fixing import FixProgress, FixResult
     from dynalint.engine.runner import Kept, ProjectView
 
 STDIN = "-"
@@ -49,8 +49,10 @@ MAX_SETTLED = 16
 """Settled entries remembered per session (one per set of files and their stamps)."""
 
 MAX_KEPT = 16
-"""Given files whose analysis the project pass keeps for ``fix`` to go on from (each holds its tree
-and values until it is used: a larger run analyses the files it fixes again)."""
+"""Given files whose analysis the project pass keeps for a fix in this process to go on from (an
+editor's buffer, verify's plans, ``fix --verify``: each holds its tree and values until it is used,
+so a larger run analyses those files again).  ``fix`` keeps no analysis: the pass makes round one of
+each fix where it analyses the file (``fixing`` of :meth:`Session.entries`), however many files."""
 
 Entries = dict[str, dict[str, dict]]
 """Incoming entries of one file: qualname -> parameter -> encoded value."""
@@ -182,10 +184,13 @@ class Session:
                 Cache(self.cache_dir).put_run(key, run_record.record(results, listing, paths, files))
         yield from results
 
-    def entries(self, paths: Iterable[str], *, keep: bool = False) -> dict[str, str]:
+    def entries(self, paths: Iterable[str], *, keep: bool = False, fixing: Mapping[str, bool] | None = None
+                ) -> dict[str, str]:
         """Each given file's incoming entries once the project has settled (canonical JSON, by path
         as given; a file nothing calls into is left out).  ``keep``: the files will be fixed next
-        (the pass keeps their analyses, see :meth:`kept`)."""
+        (the pass keeps their analyses, see :meth:`kept`).  ``fixing``: the files fixed next, each
+        with whether unsafe fixes apply (the pass makes round one of each fix where it analyses the
+        file, in a worker process perhaps: see :meth:`begun`)."""
         paths = [p for p in dict.fromkeys(paths) if p != STDIN]
         if not paths:
             return {}
@@ -197,7 +202,7 @@ class Session:
 
             outcomes, settled = project_pass(analysed, self.config, jobs=self.jobs, cache_dir=self.cache_dir,
                                              index=index, project=self.index(index),
-                                             keep=self._to_keep(paths) if keep else ())
+                                             keep=self._to_keep(paths) if keep else (), fixing=fixing)
             self._remember(key, settled, outcomes)
         return {p: settled[p] for p in paths if p in settled}
 
@@ -229,6 +234,16 @@ class Session:
         if found is None or found.source != text or found.entries != entries:
             return None
         return found.analysis
+
+    def begun(self, path: str, entries: str) -> FixProgress | None:
+        """Round one of the fix of ``path`` the last project pass made (see ``fixing`` of
+        :meth:`entries`), handed out once: None unless it was made with ``entries``.  Its
+        ``original`` is the text it fixed: the caller compares it with the file's."""
+        found = self._kept.get(path)
+        if found is None or found.begun is None:
+            return None  # an analysis kept alone is left to :meth:`kept`
+        del self._kept[path]
+        return found.begun if found.entries == entries else None
 
     def index(self, paths: list[str]) -> ProjectView:
         """The index of these files, kept while none of them changes on disk (its import scan and the
