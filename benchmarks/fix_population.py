@@ -14,9 +14,12 @@ For each script of ``benchmarks/userfiles`` the break lines Dynamo logs for the 
 Per variant: break lines, whether the run is break-free, whether it gained a break line the original
 did not have, whether it raised, and whether the outputs of the compiled callables equal the
 original's (the original is rerun to record them): each call of what ``torch.compile`` returned (a
-function's result, a compiled module's forward output) is kept, and the two sequences are compared with
-``torch.testing.assert_close`` and bitwise (``torch.equal``).  Tensors and Python numbers are compared;
-a run whose calls differ in number or structure counts as not equal.  Each variant is also compared
+function's result, a compiled module's forward output) is kept with the name of what was compiled, and
+so are the parameters and state of every optimizer the run made, at its end.  The calls of the callables
+both runs compiled (by name) and the optimizer states are compared with ``torch.testing.assert_close``
+and bitwise (``torch.equal``): a fix that compiles the first part of a training step only
+(``eager-tail``'s split form) is judged by the weights it trains.  Tensors and Python numbers are
+compared; a run whose calls differ in number or structure counts as not equal.  Each variant is also compared
 with the original run eagerly (``torch.compile`` returning what it is given, the same calls recorded):
 code that a fix moves out of the graph computes as eager code does, so where the compiled original
 differs from eager in rounding (an optimizer step traced by Dynamo does), that column tells a fix that
@@ -113,14 +116,14 @@ def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: b
         eager()
         compile_eager = torch.compile
 
-        def keep(compiled: Any) -> Any:
+        def keep(compiled: Any, name: str) -> Any:
             if isinstance(compiled, torch.nn.Module):
-                compiled.register_forward_hook(lambda _m, _i, o: calls.append(_snapshot(o)))
+                compiled.register_forward_hook(lambda _m, _i, o: calls.append((name, _snapshot(o))))
                 return compiled
 
             def call(*args: Any, **kwargs: Any) -> Any:
                 result = compiled(*args, **kwargs)
-                calls.append(_snapshot(result))
+                calls.append((name, _snapshot(result)))
                 return result
 
             for attr in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
@@ -134,19 +137,37 @@ def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: b
         def compile_recording(model: Any = None, **kwargs: Any) -> Any:
             compiled = (lambda m: m) if uncompiled else (lambda m: compile_eager(m, **kwargs))
             if model is None:
-                return lambda m: keep(compiled(m))
-            return keep(compiled(model))
+                return lambda m: keep(compiled(m), _callable_name(m))
+            return keep(compiled(model), _callable_name(model))
 
         torch.compile = compile_recording  # type: ignore[assignment]
         if flags:
             for flag in FLAGS:
                 setattr(torch._dynamo.config, flag, True)
 
+    optimizers: list[Any] = []
+    init = torch.optim.Optimizer.__init__
+
+    def remembered(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        optimizers.append(self)
+
+    torch.optim.Optimizer.__init__ = remembered  # type: ignore[method-assign]
     lab.force_eager_backend = recording_backend
     try:
         lab.run_one(script, record)
     finally:
-        torch.save(calls, outputs)
+        state = [_snapshot([[p for g in opt.param_groups for p in g["params"]], list(opt.state.values())])
+                 for opt in optimizers]
+        torch.save({"calls": calls, "state": state}, outputs)
+
+
+def _callable_name(compiled: Any) -> str:
+    """What a compiled callable is called in the script: a function's or method's qualified name, a
+    module's class name."""
+    if isinstance(compiled, type) or not hasattr(compiled, "__qualname__"):
+        return type(compiled).__name__
+    return compiled.__qualname__
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -155,8 +176,8 @@ def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: b
 
 
 def _digest(path: Path, flags: bool, eager: bool = False) -> str:
-    return hashlib.sha256(path.read_bytes() + (b"flags" if flags else b"") + (b"eager" if eager else b"")
-                          ).hexdigest()[:16]
+    return hashlib.sha256(b"calls+state" + path.read_bytes() + (b"flags" if flags else b"")
+                          + (b"eager" if eager else b"")).hexdigest()[:16]
 
 
 def labelled(script: Path, flags: bool, work: Path, timeout: float, eager: bool = False) -> tuple[dict, Path]:
@@ -197,12 +218,26 @@ def original_lines(original: str, variant: str) -> dict[int, int]:
 
 
 def compare(a: Path, b: Path) -> tuple[bool | None, bool | None]:
-    """(close, bitwise) for two runs' recorded outputs; None when one of them recorded none."""
+    """(close, bitwise) for two runs' recorded outputs; None when one of them recorded none.  The calls
+    of the compiled callables both runs have (by name) are compared, and the parameters and state of
+    their optimizers at the end: a fix that compiles part of a function instead of all of it
+    (``eager-tail``'s split form) changes what is compiled, not what the training step computes."""
     import torch
 
     if not (a.exists() and b.exists()):
         return None, None
     xs, ys = torch.load(a, weights_only=False), torch.load(b, weights_only=False)
+    shared = {name for name, _ in xs["calls"]} & {name for name, _ in ys["calls"]}
+    if not shared and not (xs["state"] or ys["state"]):
+        return None, None
+    return _compare_values([out for name, out in xs["calls"] if name in shared] + xs["state"],
+                           [out for name, out in ys["calls"] if name in shared] + ys["state"])
+
+
+def _compare_values(xs: list, ys: list) -> tuple[bool, bool]:
+    """(close, bitwise) for two lists of snapshots."""
+    import torch
+
     if len(xs) != len(ys):
         return False, False
     close = bitwise = True

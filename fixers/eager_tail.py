@@ -1,4 +1,4 @@
-"""Several graph breaks at the end of a compiled function -> that end in one eager helper, one break.
+"""Several graph breaks at the end of a compiled function -> that end run outside the compiled code.
 
 Before::
 
@@ -22,8 +22,37 @@ After::
     w = torch.nn.Parameter(torch.ones(4))
     opt = torch.optim.SGD([w], lr=0.1)
 
-    @torch.compile
     def step(x):
+        loss = _step_compiled(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+
+    @torch.compile
+    def _step_compiled(x):
+        loss = ((w * x).sum() - 1.0) ** 2
+        return loss
+
+Some calls break the graph whatever the flags: ``optimizer.zero_grad()`` (skipped by Dynamo),
+``loss.backward()`` and ``optimizer.step()`` (which calls ``torch._dynamo.graph_break()`` itself),
+``load_state_dict``, a call into an extension.  Dynamo breaks at each, resumes in a new frame and
+compiles the few operations until the next one, so a training step ends in a chain of breaks and
+small graphs (measured on torch 2.13: three breaks for the update above).  Where the file compiles
+the function itself (``@torch.compile`` on it, ``f = torch.compile(f)``, ``f_c = torch.compile(f)``,
+``obj.m = torch.compile(obj.m)``), the statements before the first such call become the compiled
+function, returning the variables the rest reads, and the function calls it, then runs the rest as
+plain Python: callers call the same name with the same arguments and get the same result, and Dynamo
+sees no break at all (measured: none, outputs and trained weights bitwise those of the code run
+eagerly).  The compile call or decorator moves to the compiled part (``_f_compiled =
+torch.compile(_f_compiled)``, then ``f_c = f``).  Elsewhere (a function the file does not compile, a
+module's ``forward``), the statements from the first such call to the end, moved as they are into a
+function decorated with ``torch.compiler.disable`` and called there, break the graph once, at the
+call (measured: one break, "Skip calling torch.compiler.disable()d function"), and run eagerly, as
+they did between the breaks::
+
+    def step(x):  # compiled by its callers
         loss = ((w * x).sum() - 1.0) ** 2
         return _step_eager(loss)
 
@@ -31,18 +60,7 @@ After::
     @torch.compiler.disable
     def _step_eager(loss):
         opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-Some calls break the graph whatever the flags: ``optimizer.zero_grad()`` (skipped by Dynamo),
-``loss.backward()`` and ``optimizer.step()`` (which calls ``torch._dynamo.graph_break()`` itself),
-``load_state_dict``, a call into an extension.  Dynamo breaks at each, resumes in a new frame and
-compiles the few operations until the next one, so a training step ends in a chain of breaks and
-small graphs (measured on torch 2.13: three breaks for the update above).  The statements from the
-first such call to the end of the function, moved as they are into a function decorated with
-``torch.compiler.disable`` and called there, break the graph once, at the call (measured: one break,
-"Skip calling torch.compiler.disable()d function"), and run eagerly, as they did between the breaks.
+        ...
 
 Applies from the first statement of the function's own body that makes such a call on every run
 (not in a branch or loop body of it, nor behind ``and``/``or``: a ``warnings.warn`` under a flag breaks
@@ -64,19 +82,40 @@ static nor a class method, and its instance parameter is never rebound.  The hel
 the file.  A break in the moved statements marked ``# noqa`` leaves the function as written (the user
 keeps that break where it is).
 
+The split form proves, or the disable form is used: the function is compiled at one place of the file.
+As a decorator, ``@torch.compile`` is the innermost one, under nothing but
+``torch._dynamo.config.patch(...)`` (all move to the compiled part; another decorator wraps the whole
+function).  As a call, its result is assigned and it is wrapped in nothing but such a patch, run once
+(not in a loop), and the function has no decorator; ``f = torch.compile(f)`` and ``f_c =
+torch.compile(f)`` are statements of the module for a function of the module, and ``f`` is used
+nowhere else for the latter (an eager call of ``f`` would run the compiled part); a method is compiled
+on one instance with ``obj.m = torch.compile(obj.m)`` (the compiled part is then set on that instance,
+as the compiled method was), and no subclass in the file overrides it (``self.m`` would then compile
+the override).  The compiled part holds no ``return``, reads no local variable that it
+does not bind or take as a parameter, and returns no function, class, lambda or generator it makes
+(a value Dynamo would have to build outside the graph).  Its parameters are those of the function it
+reads, passed as they are; it returns the variables it binds that the rest reads.  A docstring stays
+with the function.  The split falls between two statements of the function's own body, so no ``try``
+or ``with`` holds both parts, and an exception raised in either reaches the caller as before.
+
 Unsafe (hazards): what the helper calls is not compiled either (``torch.compiler.disable`` holds for
 the functions it calls), so tensor work after the first break that Dynamo compiled in pieces now runs
 eagerly: slower where that work is heavy, and computed as eager code computes it, which can differ in
 rounding from what the compiled pieces gave (measured on the user scripts of ``benchmarks/userfiles``:
 an optimizer step traced by Dynamo rounds differently from eager's, and the moved one gives eager's
-results bitwise).  A traceback through the moved code shows the helper's frame.
+results bitwise).  A traceback through the moved code shows the helper's frame.  In the split form the
+compiled part is a new name: ``torch._dynamo`` logs and guards name it, code that inspects the
+compiled callable (``f_c._orig_mod``, ``f_c.__wrapped__``) finds the plain function, and another
+module importing ``f`` gets the partly compiled function.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from dynalint.analysis import capture_settings
 from dynalint.analysis.breaks import Cause, capture_flag
 from dynalint.analysis.module_index import local_names_of, names_bound_by
 from dynalint.analysis import knowledge as K
@@ -101,8 +140,9 @@ class EagerTail(Fixer):
     name = "eager-tail"
     codes = ("DYN105",)
     safety = "unsafe"
-    summary = ("Move the end of a compiled function that breaks the graph several times (backward, optimizer "
-               "step...) into one `torch.compiler.disable`d helper: one graph break instead of several.")
+    summary = ("Run the end of a compiled function that breaks the graph several times (backward, optimizer "
+               "step...) outside the compiled code: where the file compiles the function, compile only the part "
+               "before it (no break); elsewhere, move it into one `torch.compiler.disable`d helper (one break).")
     reasoning = __doc__ or ""
     EXAMPLES = [
         FixExample(
@@ -112,7 +152,7 @@ class EagerTail(Fixer):
                 w = torch.nn.Parameter(torch.ones(4))
                 opt = torch.optim.SGD([w], lr=0.1)
 
-                @torch.compile
+                @torch.compile(backend="eager")
                 def step(x):
                     loss = ((w * x).sum() - 1.0) ** 2
                     opt.zero_grad()
@@ -126,19 +166,21 @@ class EagerTail(Fixer):
                 w = torch.nn.Parameter(torch.ones(4))
                 opt = torch.optim.SGD([w], lr=0.1)
 
-                @torch.compile
                 def step(x):
-                    loss = ((w * x).sum() - 1.0) ** 2
-                    return _step_eager(loss)
-
-
-                @torch.compiler.disable
-                def _step_eager(loss):
+                    loss = _step_compiled(x)
                     opt.zero_grad()
                     loss.backward()
                     opt.step()
                     return loss.detach()
+
+
+                @torch.compile(backend="eager")
+                def _step_compiled(x):
+                    loss = ((w * x).sum() - 1.0) ** 2
+                    return loss
             """,
+            target="step",
+            compile_target=False,
         ),
         FixExample(
             before="""
@@ -204,6 +246,8 @@ class EagerTail(Fixer):
             return None  # one plan per function, made for its first call that breaks on every run
         start = _start(ctx, body, always, own, always[id(anchor.node)])
         tail = body[start:]
+        if _calls_compiled_part(ctx, body[:start]):
+            return None  # already split: the compiled part is called, the rest runs outside the graph
         breaks = {id(b.statement) for b in own if always[id(b.node)] >= start}
         if len(breaks) < 2:
             if len(tail) == 1 and _calls_disabled(ctx, tail[0]):
@@ -225,6 +269,10 @@ class EagerTail(Fixer):
                               for s in tail for n in walk(s)):
             raise Refused("the moved statements call `super()`, which needs a method of the class")
         passed = _passed_names(fdef, body[:start], tail, self_name)
+        site = _compile_site(ctx, function, fdef, body[:start], tail, passed, self_name)
+        if site is not None:
+            return self._plan_split(ctx, fdef, start, site, passed, self_name, len(breaks),
+                                    blank=1 if method or _nested(ctx, fdef) else 2)
         helper_name = ctx.fresh_name(f"_{fdef.name.value}_eager", ctx.module)
         plan = FixPlan(f"move the statements from `{_shown(ctx, body[start])}` on into `{helper_name}`, "
                        "decorated with torch.compiler.disable: one graph break there instead of "
@@ -233,6 +281,28 @@ class EagerTail(Fixer):
         replacement = _split(fdef, start, helper_name, passed, self_name, torch,
                              blank=1 if method or _nested(ctx, fdef) else 2)
         plan.replace(fdef, replacement)
+        return plan
+
+
+    def _plan_split(self, ctx, fdef: cst.FunctionDef, start: int, site: "_CompileSite", passed: list[str],
+                    self_name: str | None, n_breaks: int, blank: int) -> FixPlan:
+        """The split form: the statements before the moved ones become the compiled function (the compile
+        call or decorator moves to it), and ``fdef`` calls it and runs the rest outside the graph."""
+        name = fdef.name.value
+        head_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
+        body = list(fdef.body.body)
+        head = body[_docstring_count(body):start]
+        bound = {x for stmt in head for n in walk(stmt) for x in names_bound_by(n)}
+        returned = [x for x in passed if x in bound]
+        used = set(_variables_used(head, set(_param_names(fdef))))
+        params = [x for x in _param_names(fdef) if x in used and x != self_name]
+        plan = FixPlan(f"compile `{head_name}`, the statements of `{name}` before `{_shown(ctx, body[start])}`, and "
+                       f"run those from there on after it, outside the compiled code: no graph break instead of "
+                       f"{n_breaks}; they run eagerly", self.safety)
+        plan.replace(fdef, _split_compiled(fdef, start, head_name, params, returned, self_name, site.decorators,
+                                           blank))
+        if site.line is not None:
+            plan.replace(site.line, _moved_compile_call(site, name, head_name))
         return plan
 
 
@@ -401,22 +471,10 @@ def _passed_names(fdef: cst.FunctionDef, before: list[cst.BaseStatement], tail: 
     parameters, what the statements before bind), in order of first use; refused when one of them may
     be unbound there."""
     local = local_names_of(fdef)[0]
-    p = fdef.params
-    params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-    params |= {s.name.value for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)}
+    params = set(_param_names(fdef))
     maybe = params | {name for stmt in before for n in walk(stmt) for name in names_bound_by(n)}
     certain = (params | _bound_for_certain(before)) - _deleted(before)
-    used: list[str] = []
-    for stmt in tail:
-        other = set()  # names that are no variables: ``x.attr``, ``f(key=...)``
-        for n in walk(stmt):
-            if isinstance(n, cst.Attribute):
-                other.add(id(n.attr))
-            elif isinstance(n, cst.Arg) and n.keyword is not None:
-                other.add(id(n.keyword))
-            elif isinstance(n, cst.Name) and id(n) not in other and n.value in local and n.value in maybe \
-                    and n.value not in used and n.value != self_name:
-                used.append(n.value)
+    used = _variables_used(tail, (local & maybe) - {self_name})
     unsure = [name for name in used if name not in certain]
     if unsure:
         raise Refused(f"`{unsure[0]}` may be unbound where the moved statements start: passing it to the helper "
@@ -464,3 +522,254 @@ def _shown(ctx, stmt: cst.CSTNode) -> str:
     lines = ctx.code(stmt).strip().splitlines()
     code = lines[0] if lines else ""
     return code if len(code) <= 40 else code[:37] + "..."
+
+
+# --------------------------------------------------------------------------------------------------------
+# The split form: the compiled part returns what the rest needs, and the rest runs outside the graph.
+# --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class _CompileSite:
+    """Where the file compiles the function: its decorators (``@torch.compile``, and the
+    ``torch._dynamo.config.patch`` ones above it), or the statement ``f = torch.compile(f)``."""
+
+    decorators: list[cst.Decorator]
+    """The decorators that move to the compiled part (empty for a compile call)."""
+    line: cst.SimpleStatementLine | None = None
+    """The statement of the compile call."""
+    assign: cst.Assign | None = None
+    arg: cst.BaseExpression | None = None
+    """The compiled function in the call: ``f`` or ``obj.method``."""
+    alias: str | None = None
+    """The other name the compiled function is bound to (``step_fn = torch.compile(step)``)."""
+
+
+def _compile_site(ctx, function, fdef: cst.FunctionDef, before: list[cst.BaseStatement],
+                  tail: list[cst.BaseStatement], passed: list[str], self_name: str | None) -> _CompileSite | None:
+    """The one place where this file compiles the function, when the split form keeps what callers see:
+    None (the disable form then) when the function is compiled elsewhere or twice, when the compiled part
+    would return early, read a variable only the moved statements bind, or hand back a function it
+    defines, or when the compile call is not one the split can move (see :func:`_call_site`)."""
+    index = ctx.program.index
+    calls = [call for call, where in index.compile_targets
+             if index.resolve_expr(call.func) in capture_settings.COMPILE_FUNCTIONS
+             and (ctx.program.compile_target(call, where) or (None,))[0] is function]
+    decorators = [d for d in fdef.decorators
+                  if index.resolve_expr(decorator_target(d)) in capture_settings.COMPILE_FUNCTIONS]
+    if len(calls) + len(decorators) != 1 or (function.compile_decorated and not decorators):
+        return None
+    head = before[_docstring_count(before):]
+    if any(isinstance(n, cst.Return) for stmt in head for n in walk(stmt, into_scopes=False)):
+        return None  # the compiled part could end the function before the rest
+    bound = set(_param_names(fdef)) | {x for stmt in head for n in walk(stmt) for x in names_bound_by(n)}
+    if set(_variables_used(head, local_names_of(fdef)[0])) - bound:
+        return None  # a local variable read before any assignment: a global in the compiled part
+    defined = {x for stmt in head for n in walk(stmt, into_scopes=False) for x in _defined_callables(n)}
+    if defined & set(passed):
+        return None  # a function or generator made in the graph, handed back out of it
+    if decorators:
+        return _decorator_site(ctx, fdef, decorators[0])
+    return _call_site(ctx, function, fdef, calls[0], self_name)
+
+
+def _decorator_site(ctx, fdef: cst.FunctionDef, compile_decorator: cst.Decorator) -> _CompileSite | None:
+    """``@torch.compile`` as the innermost decorator, under nothing but ``torch._dynamo.config.patch``
+    (which then holds while the compiled part is traced): they all move.  Another decorator wraps the
+    whole function, and one under the compile call is compiled with it: the split would change either."""
+    index = ctx.program.index
+    if fdef.decorators[-1] is not compile_decorator:
+        return None
+    for deco in fdef.decorators[:-1]:
+        if not isinstance(deco.decorator, cst.Call) \
+                or index.resolve_expr(deco.decorator.func) != capture_settings.PATCH_FUNCTION:
+            return None
+    return _CompileSite(decorators=list(fdef.decorators))
+
+
+def _call_site(ctx, function, fdef: cst.FunctionDef, call: cst.Call, self_name: str | None
+               ) -> _CompileSite | None:
+    """``f = torch.compile(f, ...)`` or ``f_c = torch.compile(f, ...)`` at module level for a function of
+    the module (``f`` then used nowhere else: it becomes a function that is partly compiled), and
+    ``obj.m = torch.compile(obj.m, ...)`` for a method that no class of the file overrides (on the
+    instance, as the compiled method was),
+    possibly wrapped in ``torch._dynamo.config.patch(...)``; run once (not in a loop)."""
+    index = ctx.program.index
+    if fdef.decorators:
+        return None  # what is compiled is what the decorators made of the function
+    top: cst.CSTNode = call
+    while isinstance(ctx.parent(top), cst.Arg):
+        outer = ctx.parent(ctx.parent(top))
+        if not (isinstance(outer, cst.Call) and len(outer.args) == 1 and isinstance(outer.func, cst.Call)
+                and index.resolve_expr(outer.func.func) == capture_settings.PATCH_FUNCTION):
+            return None
+        top = outer
+    assign = ctx.parent(top)
+    line = ctx.parent(assign)
+    if not (isinstance(assign, cst.Assign) and assign.value is top and len(assign.targets) == 1
+            and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+        return None
+    current = ctx.parent(line)
+    while current is not None:
+        if isinstance(current, (cst.For, cst.While)):
+            return None
+        current = ctx.parent(current)
+    arg, target, name = call.args[0].value, assign.targets[0].target, fdef.name.value
+    site = _CompileSite(decorators=[], line=line, assign=assign, arg=arg)
+    if self_name is not None:
+        cls = function.cls
+        if cls is None or any(cls in other.mro() and other is not cls and name in other.methods
+                              for other in index.classes.values()):
+            return None  # a subclass's own method would be compiled, not the split one
+        same = isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.attr.value == name \
+            and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+            and target.value.value == arg.value.value and target.attr.value == name
+        return site if same else None
+    if not (isinstance(arg, cst.Name) and arg.value == name and isinstance(target, cst.Name)
+            and ctx.parent(fdef) is ctx.module and ctx.enclosing_function(assign) is None):
+        return None
+    if target.value != name:
+        uses = [n for n in _name_uses(ctx.module, name) if n is not arg]
+        if uses:
+            return None  # called eagerly elsewhere: it would run the compiled part there
+        site.alias = target.value
+    return site
+
+
+def _moved_compile_call(site: _CompileSite, name: str, head_name: str) -> cst.CSTNode | cst.FlattenSentinel:
+    """The compile statement, compiling the compiled part instead (``_f_compiled = torch.compile(
+    _f_compiled)``), followed by ``f_c = f`` where it bound another name."""
+    arg, target = site.arg, site.assign.targets[0].target
+    renamed = {
+        id(arg): arg.with_changes(attr=cst.Name(head_name)) if isinstance(arg, cst.Attribute) else cst.Name(head_name),
+        id(target): target.with_changes(attr=cst.Name(head_name)) if isinstance(target, cst.Attribute)
+        else cst.Name(head_name),
+    }
+    line = site.line.visit(_Swap(renamed))
+    if site.alias is None:
+        return line
+    return cst.FlattenSentinel([line, cst.parse_statement(f"{site.alias} = {name}\n")])
+
+
+class _Swap(cst.CSTTransformer):
+    """Replaces given nodes (by identity) in a tree."""
+
+    def __init__(self, swaps: dict[int, cst.CSTNode]) -> None:
+        super().__init__()
+        self.swaps = swaps
+
+    def on_leave(self, original_node, updated_node):
+        return self.swaps.get(id(original_node), updated_node)
+
+
+def _split_compiled(fdef: cst.FunctionDef, start: int, head_name: str, params: list[str], returned: list[str],
+                    self_name: str | None, decorators: list[cst.Decorator], blank: int) -> cst.FlattenSentinel:
+    """``fdef`` calling ``head_name`` and running the statements from ``start`` on, followed by
+    ``head_name``: the statements before (its docstring aside), returning ``returned``, with the moved
+    decorators.  Comments stay with the statements they are above."""
+    body = list(fdef.body.body)
+    doc = _docstring_count(body)
+    callee = f"{self_name}.{head_name}" if self_name else head_name
+    call = f"{callee}({', '.join(params)})"
+    call_stmt = cst.parse_statement(f"{', '.join(returned)} = {call}\n" if returned else f"{call}\n")
+    head_body = body[doc:start]
+    if returned:
+        head_body.append(cst.parse_statement(f"return {', '.join(returned)}\n"))
+    head = cst.parse_statement(f"def {head_name}({', '.join(([self_name] if self_name else []) + params)}):\n"
+                               "    pass\n")
+    assert isinstance(head, cst.FunctionDef)
+    if decorators:
+        decorators = [decorators[0].with_changes(leading_lines=()), *decorators[1:]]
+    head = head.with_changes(
+        decorators=decorators, leading_lines=[cst.EmptyLine(indent=False)] * blank,
+        body=fdef.body.with_changes(body=head_body, header=cst.TrailingWhitespace(), footer=()))
+    wrapper = fdef.with_changes(decorators=() if decorators else fdef.decorators,
+                                body=fdef.body.with_changes(body=[*body[:doc], call_stmt, *body[start:]]))
+    return cst.FlattenSentinel([wrapper, head])
+
+
+def _calls_compiled_part(ctx, before: list[cst.BaseStatement]) -> bool:
+    """``before`` (its docstring aside) is one call of a function this file compiles, its result
+    assigned or not: the split form, whose rest is meant to run outside the graph."""
+    head = before[_docstring_count(before):]
+    if len(head) != 1 or not isinstance(head[0], cst.SimpleStatementLine) or len(head[0].body) != 1:
+        return False
+    small = head[0].body[0]
+    value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    index = ctx.program.index
+
+    def compiles(expr: cst.CSTNode) -> bool:
+        return any(isinstance(n, cst.Call) and index.resolve_expr(n.func) in capture_settings.COMPILE_FUNCTIONS
+                   for n in walk(expr))
+
+    for n in walk(ctx.module):
+        if isinstance(n, cst.FunctionDef) and n.name.value == name \
+                and any(index.resolve_expr(decorator_target(d)) in capture_settings.COMPILE_FUNCTIONS
+                        for d in n.decorators):
+            return True  # ``@torch.compile`` on a function of that name (nested ones included)
+        if isinstance(n, cst.Assign) and compiles(n.value) and any(
+                getattr(t.target.attr if isinstance(t.target, cst.Attribute) else t.target, "value", None) == name
+                for t in n.targets):
+            return True  # ``name = torch.compile(name)``, ``obj.name = torch.compile(obj.name)``
+    return False
+
+
+def _docstring_count(body: list[cst.BaseStatement]) -> int:
+    """1 when ``body`` starts with a docstring (it stays with the function), else 0."""
+    first = body[0] if body else None
+    return int(isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+               and isinstance(first.body[0], cst.Expr)
+               and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _param_names(fdef: cst.FunctionDef) -> list[str]:
+    """The parameter names of ``fdef``, in order (``*args`` and ``**kwargs`` included)."""
+    p = fdef.params
+    star = [s for s in (p.star_arg,) if isinstance(s, cst.Param)]
+    kwargs = [p.star_kwarg] if p.star_kwarg is not None else []
+    return [x.name.value for x in (*p.posonly_params, *p.params, *star, *p.kwonly_params, *kwargs)]
+
+
+def _defined_callables(n: cst.CSTNode) -> list[str]:
+    """Names ``n`` binds to a function, class, lambda or generator it makes."""
+    if isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        return [n.name.value]
+    if isinstance(n, cst.Assign) and isinstance(n.value, (cst.Lambda, cst.GeneratorExp)):
+        return [x for t in n.targets for x in assigned_names(t.target)]
+    return []
+
+
+def _name_uses(module: cst.Module, name: str) -> list[cst.Name]:
+    """The uses of ``name`` as a variable in the module (reads and bindings, not ``x.name`` nor
+    ``f(name=...)`` nor the name of a definition)."""
+    other: set[int] = set()
+    out = []
+    for n in walk(module):
+        if isinstance(n, cst.Attribute):
+            other.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            other.add(id(n.keyword))
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            other.add(id(n.name))
+        elif isinstance(n, cst.Name) and n.value == name and id(n) not in other:
+            out.append(n)
+    return out
+
+
+def _variables_used(stmts: list[cst.BaseStatement], names: "set[str] | frozenset[str]") -> list[str]:
+    """The names of ``names`` that ``stmts`` use as variables (not ``x.attr`` nor ``f(key=...)``), in
+    order of first use."""
+    used: list[str] = []
+    for stmt in stmts:
+        other: set[int] = set()
+        for n in walk(stmt):
+            if isinstance(n, cst.Attribute):
+                other.add(id(n.attr))
+            elif isinstance(n, cst.Arg) and n.keyword is not None:
+                other.add(id(n.keyword))
+            elif isinstance(n, cst.Name) and id(n) not in other and n.value in names and n.value not in used:
+                used.append(n.value)
+    return used

@@ -3,6 +3,7 @@ refuses what would change what that end sees (measured through real Dynamo, torc
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -246,7 +247,6 @@ w = torch.nn.Parameter(torch.ones(4))
 opt = torch.optim.SGD([w], lr=0.1)
 
 
-@torch.compile(backend="eager")
 def step(x):
     loss = ((w * x).sum() - 1.0) ** 2
     opt.zero_grad()
@@ -259,17 +259,17 @@ def step(x):
 
 @requires_torch
 def test_under_dynamo_one_break_is_left_and_outputs_are_equal(tmp_path):
+    """A function the file does not compile (its callers do): the disable form."""
     from helpers import run_example_under_dynamo
 
     from dynalint.rules.base import Example
 
-    fixed = fix_source(STEP, "step.py", Settings(), unsafe=True)
+    fixed = fix_source(STEP, "step.py", Settings(scope=Scope.ALL), unsafe=True)
     assert "eager-tail" in {a.fixer for a in fixed.applied}, fixed.refused
+    assert "@torch.compiler.disable\ndef _step_eager(loss):\n" in fixed.source
     inputs = "[(torch.randn(4),), (torch.randn(4),), (torch.randn(4),)]"
-    before, _ = run_example_under_dynamo(Example(STEP, inputs=inputs, target="step", compile_target=False),
-                                         tmp_path / "before")
-    after, _ = run_example_under_dynamo(Example(fixed.source, inputs=inputs, target="step", compile_target=False),
-                                        tmp_path / "after")
+    before, _ = run_example_under_dynamo(Example(STEP, inputs=inputs, target="step"), tmp_path / "before")
+    after, _ = run_example_under_dynamo(Example(fixed.source, inputs=inputs, target="step"), tmp_path / "after")
     assert not before.errors and not after.errors, (before.errors, after.errors)
     assert len({b.line for b in before.breaks}) >= 4 and len({b.line for b in after.breaks}) == 1, (
         before.breaks, after.breaks)
@@ -278,3 +278,229 @@ def test_under_dynamo_one_break_is_left_and_outputs_are_equal(tmp_path):
 
     for a, b in zip(before.outputs, after.outputs):
         assert torch.equal(a, b), (a, b)
+
+
+# The split form: where the file compiles the function itself, the end runs outside the compiled code.
+
+SPLIT_HEADER = ("import torch\n\n"
+                "w = torch.nn.Parameter(torch.ones(4))\nopt = torch.optim.Adam([w], lr=0.1)\n\n\n")
+
+SPLIT_STEP = """\
+def step(x, scale=2.0):
+    \"\"\"One update.\"\"\"
+    y = w * x
+    # the loss
+    loss = ((y.sum() - 1.0) ** 2) * scale
+    # update the weights
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_([w], 1.0)
+    opt.step()
+    return loss.detach() * w.sum().item(), y.detach()
+"""
+
+SPLIT_AFTER = """\
+def step(x, scale=2.0):
+    \"\"\"One update.\"\"\"
+    loss, y = _step_compiled(x, scale)
+    # update the weights
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_([w], 1.0)
+    opt.step()
+    return loss.detach() * w.sum().item(), y.detach()
+
+
+{decorator}def _step_compiled(x, scale):
+    y = w * x
+    # the loss
+    loss = ((y.sum() - 1.0) ** 2) * scale
+    return loss, y
+"""
+
+SPLIT_FORMS = {
+    "alias": (SPLIT_STEP + '\n\nstep_fn = torch.compile(step, backend="eager")\n', "step_fn",
+              SPLIT_AFTER.format(decorator="") + '\n\n_step_compiled = torch.compile(_step_compiled, backend="eager")\n'
+              "step_fn = step\n"),
+    "rebound": (SPLIT_STEP + '\n\nstep = torch.compile(step, backend="eager")\n', "step",
+                SPLIT_AFTER.format(decorator="")
+                + '\n\n_step_compiled = torch.compile(_step_compiled, backend="eager")\n'),
+    "decorator": ('@torch.compile(backend="eager")\n' + SPLIT_STEP, "step",
+                  SPLIT_AFTER.format(decorator='@torch.compile(backend="eager")\n')),
+}
+
+
+def _fix_default(source: str):
+    return fix_source(source, "m.py", Settings(), unsafe=True)
+
+
+@pytest.mark.parametrize("form", sorted(SPLIT_FORMS))
+def test_a_function_the_file_compiles_is_split_and_the_compile_moves_to_its_first_part(form):
+    source, _, expected = SPLIT_FORMS[form]
+    fixed = _fix_default(SPLIT_HEADER + source)
+    assert fixed.source == SPLIT_HEADER + expected, fixed.source
+    again = _fix_default(fixed.source)
+    assert again.source == fixed.source and not again.applied
+    scoped = fix_source(fixed.source, "m.py", Settings(scope=Scope.ALL), unsafe=True)
+    assert "eager-tail" not in {a.fixer for a in scoped.applied}, scoped.source
+
+
+def test_a_method_compiled_on_its_instance_is_split_on_the_instance():
+    source = SPLIT_HEADER + textwrap.dedent("""\
+        class Learner:
+            def __init__(self):
+                self.lin = torch.nn.Linear(4, 1)
+                self.opt = torch.optim.SGD(self.lin.parameters(), lr=0.1)
+
+            def learn(self, x):
+                loss = self.lin(x).pow(2).mean()
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+                return loss.item()
+
+
+        learner = Learner()
+        learner.learn = torch.compile(learner.learn)
+    """)
+    fixed = _fix_default(source)
+    assert textwrap.dedent("""\
+            def learn(self, x):
+                loss = self._learn_compiled(x)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+                return loss.item()
+
+            def _learn_compiled(self, x):
+                loss = self.lin(x).pow(2).mean()
+                return loss
+
+
+        learner = Learner()
+        learner._learn_compiled = torch.compile(learner._learn_compiled)
+    """) in fixed.source, fixed.source
+
+
+def test_a_nested_compiled_function_is_split_beside_it_once():
+    fixed = _fix("""
+        def make(scale):
+            @torch.compile
+            def step(x):
+                loss = (w * x).sum() * scale
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                return loss.detach()
+            return step
+    """)
+    assert textwrap.dedent("""
+        def make(scale):
+            def step(x):
+                loss = _step_compiled(x)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                return loss.detach()
+
+            @torch.compile
+            def _step_compiled(x):
+                loss = (w * x).sum() * scale
+                return loss
+            return step
+    """) in fixed.source, fixed.source
+
+
+TRAINER = """\
+class Trainer:
+    def __init__(self):
+        self.lin = torch.nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.lin.parameters(), lr=0.1)
+        self.step = torch.compile(self.step)
+
+    def step(self, x):
+        loss = self.lin(x).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+"""
+
+
+def test_a_method_compiled_on_self_in_init_is_split_unless_a_subclass_overrides_it():
+    fixed = _fix_default(SPLIT_HEADER + TRAINER)
+    assert "        self._step_compiled = torch.compile(self._step_compiled)\n" in fixed.source, fixed.source
+    assert "        loss = self._step_compiled(x)\n" in fixed.source
+    overridden = _fix_default(SPLIT_HEADER + TRAINER + "\n\nclass Frozen(Trainer):\n    def step(self, x):\n"
+                              "        return 0.0\n")
+    assert "_step_compiled" not in overridden.source
+    assert "    @torch.compiler.disable\n    def _step_eager(self, loss):\n" in overridden.source, overridden.source
+
+
+@pytest.mark.parametrize("change", [
+    # `step` is also called eagerly: it would run the compiled part there
+    lambda s: s + '\n\nstep_fn = torch.compile(step, backend="eager")\nreference = step(torch.ones(4))\n',
+    # compiled twice, with different options
+    lambda s: s + '\n\nfast = torch.compile(step)\nslow = torch.compile(step, backend="eager")\n',
+    # the compiled part would return early
+    lambda s: (s.replace("    # the loss\n", "    if scale < 0:\n        return None\n")
+               + "\n\nstep = torch.compile(step)\n"),
+    # a decorator that wraps the whole function
+    lambda s: "@torch.no_grad()\n" + s + "\n\nstep = torch.compile(step)\n",
+    lambda s: '@torch.compile\n@torch.enable_grad()\n' + s,
+    # compiled in a loop: the compiled part would be compiled again
+    lambda s: s + '\n\nfor _ in range(2):\n    step = torch.compile(step)\n',
+])
+def test_the_split_form_stays_out_where_it_would_change_what_callers_see(change):
+    """The disable form then, as for a function the file does not compile."""
+    fixed = _fix_default(SPLIT_HEADER + change(SPLIT_STEP))
+    assert "_step_compiled" not in fixed.source
+    assert "eager-tail" in {a.fixer for a in fixed.applied}, (fixed.refused, fixed.source)
+    assert "@torch.compiler.disable\ndef _step_eager(loss, y):\n" in fixed.source, fixed.source
+
+
+def _eager_outputs(source: str, target: str, inputs: list, tmp_path) -> tuple[list, Any]:
+    """The calls of ``target`` with ``torch.compile`` returning what it is given (the eager reference)."""
+    from unittest import mock
+
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source
+
+    def identity(model=None, **_kwargs):
+        return model if model is not None else (lambda m: m)
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with mock.patch.object(torch, "compile", identity):
+        module = load_module_from_source(source, directory=str(tmp_path))
+    outputs = []
+    for i, args in enumerate(inputs):
+        torch.manual_seed(i)
+        outputs.append(getattr(module, target)(*args))
+    return outputs, module
+
+
+@requires_torch
+@pytest.mark.parametrize("form", sorted(SPLIT_FORMS))
+def test_under_dynamo_the_split_breaks_nowhere_and_gives_eager_results(form, tmp_path):
+    import torch
+    from helpers import run_example_under_dynamo
+
+    from dynalint.rules.base import Example
+
+    source, target, _ = SPLIT_FORMS[form]
+    original = SPLIT_HEADER + source
+    fixed = _fix_default(original)
+    inputs = "[(torch.randn(4),), (torch.randn(4), 0.5), (torch.randn(4),)]"
+    before, _ = run_example_under_dynamo(Example(original, inputs=inputs, target=target, compile_target=False),
+                                         tmp_path / "before")
+    after, module = run_example_under_dynamo(Example(fixed.source, inputs=inputs, target=target,
+                                                     compile_target=False), tmp_path / "after")
+    assert not before.errors and not after.errors, (before.errors, after.errors)
+    assert len({b.line for b in before.breaks}) >= 3 and not after.breaks, (before.breaks, after.breaks)
+    torch.manual_seed(0)  # as the inputs of the runs above were drawn
+    eager, reference = _eager_outputs(original, target, eval(inputs, {"torch": torch}), tmp_path / "eager")
+    assert len(after.outputs) == len(eager) == 3
+    for got, want in zip(after.outputs, eager):
+        assert all(torch.equal(a, b) for a, b in zip(got, want)), (got, want)
+    assert torch.equal(module.w, reference.w)
