@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.events import GlobalReadEvent
+from dynalint.analysis.events import CallEvent, Event, GlobalReadEvent
 from dynalint.analysis.instance_writes import changes_only_tensors
+from dynalint.analysis.value_uses import returned_as_is
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -25,7 +26,9 @@ class MutableGlobalRead(Rule):
         arithmetic on numbers, no tensor operation or traced call), is not guarded: Dynamo skips such
         a frame (measured on torch 2.13). Nor is an instance of a class of the module whose only
         changes are calls of its own methods that write into its tensors (`self.seen[idx] = labels`,
-        `self.count.add_(1)`): Dynamo guards on tensors' metadata, not their values.
+        `self.count.add_(1)`): Dynamo guards on tensors' metadata, not their values. A helper that
+        returns the global's value as it is (`return _factor[0]`) is reported where it is called, the
+        line Dynamo's recompile reason names (measured).
     """
     fix = """
         Pass the value as an argument (a tensor if it changes often), read it once when the module is
@@ -90,20 +93,51 @@ class MutableGlobalRead(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         mutated = ctx.program.index.mutated_globals
         seen: set[tuple[int, str]] = set()
+        called = {id(c.callee) for c in ctx.events(CallEvent) if c.callee is not None}
         for ev in ctx.events(GlobalReadEvent):
             if ev.name not in mutated or ev.value is None or ev.value.kind is Kind.FUNCTION:
                 continue
             if changes_only_tensors(ctx.program.index, ev.name):
                 continue  # its own methods write into its tensors only: nothing guarded changes
-            key = (id(ev.function), ev.name)
-            if key in seen or ctx.breaks.in_skipped_frame(ev):
+            if ctx.breaks.in_skipped_frame(ev):
                 continue  # read only in a resumed frame Dynamo skips: no guard
-            seen.add(key)
             where = mutated[ev.name][1]
-            yield self.finding(
-                ev,
-                f"`{ev.name}` is a global that `{where.name}()` rebinds or mutates: Dynamo guards on its value, "
-                f"so every change recompiles `{ev.function.name}`.",
-                hint="pass it as an argument or store it on the module outside forward",
-            )
+            for site in _use_sites(ctx, ev):
+                key = (id(site.function), ev.name) if site is ev else (id(site.node), ev.name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                through = "" if site is ev else f", and `{ctx.code(site.node)}` returns it"
+                fn = site.function.name
+                recompiled = f"the compiled function that calls `{fn}`" if id(site.function) in called else f"`{fn}`"
+                yield self.finding(
+                    site,
+                    f"`{ev.name}` is a global that `{where.name}()` rebinds or mutates{through}: Dynamo guards on "
+                    f"its value, so every change recompiles {recompiled}.",
+                    hint="pass it as an argument or store it on the module outside forward",
+                )
+
+
+_MAX_RETURNS = 3
+"""Calls a global's value is followed through, from the helper that returns it to its callers."""
+
+
+def _use_sites(ctx: RuleContext, ev: GlobalReadEvent) -> list[Event]:
+    """Where Dynamo names the guard on a global: the read itself, or, when the function that reads it
+    returns the value as it is (``return _factor[0]``), each call of that function (followed through
+    callers that return it in turn) - the line where the value is used is the one Dynamo's recompile
+    reason names (measured on torch 2.13: ``return x * _factor_cell()`` in the compiled function;
+    ``return y * SCALE`` in the helper itself when the helper uses it)."""
+    calls = [c for c in ctx.events(CallEvent) if c.callee is not None]
+    out: list[Event] = []
+    stack: list[tuple[Event, int]] = [(ev, 0)]
+    while stack:
+        event, depth = stack.pop()
+        callers = [c for c in calls if c.callee is event.function] if depth < _MAX_RETURNS \
+            and returned_as_is(event.node, event.function.node) else []
+        if callers:
+            stack.extend((c, depth + 1) for c in callers)
+        else:
+            out.append(event)
+    return out
 

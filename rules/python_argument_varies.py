@@ -217,7 +217,7 @@ def _effect(entry: ParameterValues) -> str:
     kinds = {t for t, _ in entry.values}
     if kinds == {"bool"}:
         return "so it compiles one graph per value"
-    if "str" in kinds:
+    if kinds & {"str", "device"}:
         return "so each new value recompiles it"
     if kinds & {"NoneType", "tensor"}:
         return "so it compiles one graph for `None` and one for a tensor"

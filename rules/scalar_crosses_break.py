@@ -6,6 +6,7 @@ from typing import Iterator
 from dynalint.analysis.breaks import CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Cause, takes_tensor_data
 from dynalint.analysis.events import CallEvent, ScalarUseEvent
 from dynalint.analysis.resume_paths import branch_may_skip
+from dynalint.analysis.value_uses import used_after
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -38,7 +39,12 @@ class ScalarCrossesBreak(Rule):
         `range` itself (DYN103) and hands the resumed frame the range object, whose bound it guards on:
         the loop recompiles when the bound first changes (measured), unless a break in the loop makes
         Dynamo run it eagerly; a bound computed from sizes alone (`torch.div(x.shape[1], 4)`) does not
-        change.
+        change. A tensor whose size comes from tensor data (`(x > 0).nonzero()`, `x[mask]`) breaks the
+        same way and the resumed frame is guarded on its size, but whether that size changes between
+        calls depends on the data alone (a mask that selects as many rows each time recompiles nothing),
+        so it is not reported. A `class` statement in compiled code breaks too, and builds a new class at
+        every call: when the code after it uses the class, the resumed frame is guarded on the class's
+        identity and recompiles at every call.
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
@@ -125,6 +131,14 @@ class ScalarCrossesBreak(Rule):
             import torch
 
             @torch.compile
+            def positives(x):
+                idx = (x > 0).nonzero()
+                return x * 2
+        """, inputs="[(torch.tensor([1.0, -1.0, 2.0]),), (torch.tensor([1.0, 2.0, 3.0]),)]"),
+        Example("""
+            import torch
+
+            @torch.compile
             def normalize(x):
                 scale = x.abs().max()
                 return x / scale
@@ -204,6 +218,23 @@ class ScalarCrossesBreak(Rule):
             )
         yield from self._pending_at_next_break(ctx, seen)
         yield from self._range_bounds(ctx)
+        yield from self._class_objects(ctx)
+
+    def _class_objects(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``class Box: ...`` in compiled code breaks, and builds a new class object on every call: when
+        the code after the break uses the class, the resumed frame guards on its identity, so every call
+        recompiles (measured on torch 2.13); a class never used again adds no guard."""
+        for brk in ctx.breaks.of(Cause.CLASS_STATEMENT):
+            if brk.in_loop or not used_after(brk.node, brk.statement, brk.event.function.node) \
+                    or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True):
+                continue
+            yield self.finding(
+                brk.event,
+                f"`class {ctx.code(brk.node)}` builds a new class object at every call, at a graph break, and "
+                "the code after the break uses it: the resumed code is guarded on the class's identity, so "
+                f"every call recompiles it; {RECOMPILE_LIMIT}.",
+                hint="define the class at module level",
+            )
 
     def _range_bounds(self, ctx: RuleContext) -> Iterator[Finding]:
         """``for _ in range(t)``: the range object made at the break enters the resumed frame."""
@@ -243,4 +274,3 @@ class ScalarCrossesBreak(Rule):
                 "and recompiles once when it first changes (the number is then dynamic).",
                 hint="keep it a tensor (no .item()), or take the values in separate statements",
             )
-

@@ -42,7 +42,8 @@ class ScalarExtraction(Rule):
 
         With `torch._dynamo.config.capture_scalar_outputs = True` (the `capture-scalar-outputs`
         setting) `.item()`, `int()`, `float()`, `bool()` and integer `.tolist()` stay in the graph as
-        symbolic values; `math.*` on them still breaks, and so does branching on them (DYN101). On
+        symbolic values; `math.*` on them still breaks, and so does branching on them (DYN101), and
+        `t.is_nonzero()` breaks with or without the flag. On
         torch 2.13 `.numpy()` and `.cpu().numpy()` are traced and do not break.
 
         The same conversion happens implicitly when a tensor is passed where a number is needed: a

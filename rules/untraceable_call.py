@@ -29,7 +29,12 @@ class UntraceableCall(Rule):
         tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
         `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
-        comparing `t.data_ptr()` values, and registering hooks on a module (`module.register_forward_hook`
+        comparing `t.data_ptr()` values or doing arithmetic on one (`t.data_ptr() % 16`),
+        `json.dumps`/`loads`/`dump`/`load`, `torch.nested.nested_tensor([...])`, the methods of a NumPy
+        generator (`np.random.default_rng()`), `ExitStack.enter_context(...)`, using an f-string that formats
+        a tensor (its `len`, `+`, `==`, `in`, a method; formatting it, or a shape, and passing it on are
+        traced), setting `t.requires_grad` on a tensor (`t.grad = None` and `param.data = ...` are
+        traced), and registering hooks on a module (`module.register_forward_hook`
         and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
         counter Dynamo cannot set; `Tensor.register_hook` is traced), a `torch.Generator` made in the
         compiled region or passed as `generator=`, `t.share_memory_()`, an RNN module's own methods
@@ -54,7 +59,13 @@ class UntraceableCall(Rule):
         breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
         `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
         `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
-        an object nothing shows to be an optimizer is not reported. Each entry of the
+        an object nothing shows to be an optimizer is not reported. A list, set or dict comprehension
+        that Dynamo meets as a frame of its own cannot step the iterator it receives ("Missing
+        tp_iternext", at the comprehension's first line): in a function Dynamo runs eagerly after a break
+        inside one of its loops, one over `enumerate`/`zip`/`map`/`reversed`/`sorted`, a list display or
+        a dict view (a `range` or a tuple is stepped); one over `enumerate`/`zip` whose body breaks; in
+        both cases only when it refers to `torch` or to a tensor or module of the function (Dynamo skips
+        its frame otherwise). Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
         `copy.deepcopy` of plain dicts, a bare `random.randint(...)`, `importlib.util.find_spec` and try/except do
         not break there and are not flagged; neither do a `raise` caught in the compiled code (in the
@@ -77,7 +88,8 @@ class UntraceableCall(Rule):
                 GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE, GB.BUILD_CLASS, GB.UNHANDLED_METHOD_ARGS,
                 GB.TENSOR_BUILTIN_OPERATOR, GB.AUTOGRAD_GRAD, GB.ONE_HOT_DYNAMIC, GB.PARAMETER_CONSTRUCTOR,
                 GB.RETAIN_GRAD, GB.DATA_DEPENDENT_OPERATOR, GB.IS_INFERENCE, GB.RANDOM_OP,
-                GB.SPARSE_TENSOR)
+                GB.SPARSE_TENSOR, GB.MISSING_TP_ITERNEXT, GB.OBSERVED_EXCEPTION, GB.SETATTR_REQUIRES_GRAD,
+                GB.FAKE_TENSOR_UNSUPPORTED)
     INVALID = [
         Example("""
             import torch
@@ -320,9 +332,15 @@ class UntraceableCall(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
-                                 Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM):
+                                 Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM,
+                                 Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT):
             code = ctx.code(brk.node)
-            if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE):
+            if brk.cause is Cause.EAGER_COMPREHENSION:
+                yield self.reported(brk, f"this comprehension: {brk.detail}; the graph breaks here and the "
+                                         "comprehension runs eagerly.", hint=_FRAME_HINT)
+                continue
+            if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.TENSOR_ATTRIBUTE,
+                             Cause.TENSOR_TEXT):
                 yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.", hint=untraced_hint(brk))
             elif brk.cause is Cause.PERCENT_FORMAT:
                 yield self.reported(brk, f"`{code}`: %-formatting a tensor is not traced, so the graph breaks here.",
@@ -339,9 +357,10 @@ class UntraceableCall(Rule):
                     hint="draw the number with torch (`torch.randint(...)`) or outside the compiled region and pass "
                          "it in")
             elif brk.cause is Cause.DATA_POINTER:
+                what = "does arithmetic on a tensor's data pointer" if brk.detail == "arithmetic" \
+                    else "compares tensor data pointers"
                 yield self.reported(
-                    brk, f"`{code}` compares tensor data pointers, which Dynamo cannot do while tracing: the graph "
-                         "breaks here.",
+                    brk, f"`{code}` {what}, which Dynamo cannot do while tracing: the graph breaks here.",
                     hint="compare in Python before calling the compiled code, or drop the aliasing check")
             else:
                 yield self.reported(
@@ -353,6 +372,8 @@ class UntraceableCall(Rule):
 
 
 OUTSIDE = "move it out of the compiled region"
+_FRAME_HINT = ("build the list with a `for` loop, or over `range(len(...))` or a tuple (iterators Dynamo "
+               "steps), or remove the graph break that makes it a frame of its own")
 LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
 _TRAINING = ("compile the forward pass (and the loss) only, and call backward() and the optimizer "
              "outside the compiled function")
@@ -369,6 +390,9 @@ _HINTS_BY_TYPE = {
     GB.UNSUPPORTED_SETATTR: "register the hook once, outside the compiled region (in `__init__`, or before "
                             "compiling)",
     GB.REQUIRES_GRAD: "set requires_grad on the tensor before calling the compiled code",
+    GB.SETATTR_REQUIRES_GRAD: "set requires_grad on the tensor before calling the compiled code",
+    GB.OBSERVED_EXCEPTION: "format the tensor's shape or a number taken outside the compiled region, or "
+                           "build the text outside it",
     GB.DEEPCOPY_TENSOR: "copy the tensors with `.clone()`, which Dynamo traces, or copy outside the compiled "
                         "region",
     GB.PROXY_ARGUMENTS: "draw from the global generator inside the compiled region (seed it outside), or draw "

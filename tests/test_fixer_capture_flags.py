@@ -64,6 +64,36 @@ def test_a_compiled_function_is_wrapped_where_it_is_assigned():
     assert fixed(code).source == textwrap.dedent(code).replace("step = torch.compile(step)", wrapped)
 
 
+def test_a_compile_call_reaches_the_forward_of_each_class_a_module_list_mixes():
+    code = """\
+        import torch
+        from torch import nn
+
+        class Plain(nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        class Counted(nn.Module):
+            def forward(self, x):
+                n = int((x > 0).sum())
+                return x + n
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Counted() if i % 2 else Plain() for i in range(4)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+        model = torch.compile(Stack())
+        """
+    wrapped = "model = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Stack()))"
+    assert fixed(code).source == textwrap.dedent(code).replace("model = torch.compile(Stack())", wrapped)
+
+
 def test_only_the_flags_each_compile_call_reaches():
     code = """\
         import torch as th

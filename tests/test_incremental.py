@@ -563,3 +563,99 @@ def run(x):
     assert after.diagnostics == check_document(3, edited, path, path, session, None).diagnostics
     assert walked and not any(isinstance(r, cst.Module) for r in walked)
     assert {r.name.value for r in walked if isinstance(r, cst.ClassDef)} <= {"Block4"}
+
+
+NUMBER_CALLERS = '''import torch
+from torch import nn
+
+
+def unused(x):
+    return x
+
+
+class Block(nn.Module):
+    def forward(self, x, scale):
+        if scale > 1.0:
+            x = x * scale
+        return x.sum()
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        s = self.block(x, 2.0)
+        if s > 0:
+            x = x + 1
+        return x
+'''
+
+
+def test_an_edit_of_a_caller_or_a_callee_updates_the_other_ones_findings(tmp_path, monkeypatch) -> None:
+    """What the callers pass (the search for numbers, which keeps each statement's uses across edits)
+    and what a callee returns reach across statements: an edit of one statement, answered from the last
+    analysis, must change the findings of the other, as a full analysis of the edited text finds them."""
+    from dynalint.adapters.lsp import analysis
+
+    spliced: list[bool] = []
+    real = analysis.reanalysed
+
+    def counted(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        spliced.append(answer is not None)
+        return answer
+
+    monkeypatch.setattr(analysis, "reanalysed", counted)
+    path, session, baselines, checked = _opened(tmp_path, NUMBER_CALLERS)
+    lines = NUMBER_CALLERS.splitlines()
+    test_line, caller_line = lines.index("        if scale > 1.0:") + 1, lines.index("        if s > 0:") + 1
+    assert not [d for d in checked.diagnostics if d.line == test_line]  # every caller passes a number
+    assert [d.code for d in checked.diagnostics if d.line == caller_line] == ["DYN101"]  # a tensor returned
+
+    def answer(version: int, text: str) -> list:
+        got = check_document(version, text, path, path, session, baselines).diagnostics
+        assert got == check_document(version, text, path, path, session, None).diagnostics
+        return got
+
+    # the caller now passes a tensor: the callee's test of it breaks the graph
+    tensor_passed = NUMBER_CALLERS.replace("self.block(x, 2.0)", "self.block(x, x.sum())")
+    assert [d.code for d in answer(1, tensor_passed) if d.line == test_line] == ["DYN101"]
+    assert not [d for d in answer(2, NUMBER_CALLERS) if d.line == test_line]
+    # the callee now returns a Python number: the caller's test of it is guarded, not a break
+    number_returned = NUMBER_CALLERS.replace("        return x.sum()\n", "        return float(x.shape[0])\n")
+    assert not [d for d in answer(3, number_returned) if d.line == caller_line]
+    assert [d.code for d in answer(4, NUMBER_CALLERS) if d.line == caller_line] == ["DYN101"]
+    assert spliced == [True] * 4  # each edit was answered from the last analysis
+
+
+def test_an_edit_classifies_again_only_the_events_it_evaluated_again(tmp_path, monkeypatch) -> None:
+    """The events a replayed entry point puts back are the objects the analysis before classified: their
+    breaks are taken over, and only the events of what the edit made evaluated again are classified;
+    the answer is a full analysis'."""
+    from dynalint.analysis.breaks import BreakClassifier
+
+    text = "import torch\n" + "".join(f'''
+
+@torch.compile
+def step{k}(x):
+    y = x * 2
+    n = y.sum().item()
+    print(n)
+    return y + n
+''' for k in range(4))
+    path, session, baselines, checked = _opened(tmp_path, text)
+    classified: list = []
+    real = BreakClassifier._classified
+
+    def counting(self, ev):
+        classified.append(ev)
+        return real(self, ev)
+
+    monkeypatch.setattr(BreakClassifier, "_classified", counting)
+    edited = _replace_nth(text, "y = x * 2", "y = x * 3", 2)
+    after = check_document(1, edited, path, path, session, baselines)
+    assert classified and {ev.function.name for ev in classified} == {"step2"}
+    assert after.diagnostics == check_document(2, edited, path, path, session, None).diagnostics
+    assert len({d.line for d in after.diagnostics}) >= 8  # `.item()` and `print` in each of the four

@@ -125,7 +125,6 @@ def test_the_callers_search_keeps_the_trees_of_the_last_modules_only() -> None:
 
     # a run of its own: what earlier analyses in this process read is not this run's
     number_callers._STATEMENTS.clear()
-    number_callers._CALLS_IN.clear()
     number_callers._RECENT.clear()
     runs = number_callers.KEEP_MODULES + 6
     builds = number_callers._BUILDS[0]
@@ -134,4 +133,85 @@ def test_the_callers_search_keeps_the_trees_of_the_last_modules_only() -> None:
         analyse(NUMBERS, f"kept_module_{k}.py", Settings())
     assert number_callers._BUILDS[0] - builds >= runs  # each module's uses were built
     assert len(number_callers._STATEMENTS) <= number_callers.KEEP_MODULES * per_module
-    assert len(number_callers._CALLS_IN) <= number_callers.KEEP_MODULES * 2
+
+
+def test_the_callers_search_makes_parents_only_of_the_statements_holding_a_use(monkeypatch) -> None:
+    """The search for the numbers every caller passes looks at the parents of the uses of one name: it
+    makes the parent map of the top-level statements that hold a use, not of every statement (a walk
+    with parents of the whole module for each module checked), and its answer is the same."""
+    from dynalint.analysis import number_callers
+    from dynalint.config.settings import Settings
+    from dynalint.engine.pipeline import analyse
+
+    helpers = "".join(f"\n\ndef helper{k}(x):\n    return x + {k}\n" for k in range(8))
+    text = "import torch\nfrom torch import nn\n" + helpers + textwrap.dedent('''
+
+
+        class Block(nn.Module):
+            def forward(self, x, scale):
+                if scale > 1.0:
+                    x = x * scale
+                return x
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return self.block(x, 2.0)
+    ''')
+    made: list[cst.CSTNode] = []
+    real = number_callers.nodes_and_parents
+
+    def counting(node: cst.CSTNode):
+        made.append(node)
+        return real(node)
+
+    monkeypatch.setattr(number_callers, "nodes_and_parents", counting)
+    number_callers._STATEMENTS.clear()
+    diagnostics = analyse(text, "uses_only.py", Settings()).diagnostics
+    assert made  # the search ran
+    assert all(isinstance(n, (cst.ClassDef, cst.FunctionDef)) and n.name.value in ("Block", "Model") for n in made)
+    # `scale` is a number at every call: its test is guarded, not a graph break
+    assert not [d for d in diagnostics if d.line == text.splitlines().index("        if scale > 1.0:") + 1]
+
+
+def test_the_binding_walk_asks_only_the_nodes_that_bind_names() -> None:
+    """The walk over a function for its local names asks only the node types that bind names (a call per
+    node of every function was a tenth of indexing a module): every node of a module whose type is left
+    out binds none."""
+    from dynalint.analysis.module_index import _BINDERS, names_bound_by
+
+    source = CODE + textwrap.dedent('''
+        def binders(a, *b, **c):
+            global G
+            x, (y, *z) = a
+            w: int = 1
+            w += 1
+            for i, j in b:
+                pass
+            with open(a) as (f, g), open(b):
+                pass
+            try:
+                pass
+            except ValueError as e:
+                pass
+            import os.path as osp, sys
+            from json import dumps as d, loads
+            k = [m for m in a if (n := m)]
+            class Inner:
+                pass
+            def inner():
+                pass
+            del x
+            lambda q: q
+            return {t: u for t, u in c.items()}
+    ''')
+    found = set()
+    for n in walk(cst.parse_module(source)):
+        if list(names_bound_by(n)):
+            found.add(type(n))
+            assert type(n) in _BINDERS
+    assert found == _BINDERS  # (the sample binds through each of them)

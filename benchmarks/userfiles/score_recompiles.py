@@ -4,7 +4,9 @@ causes ``label.py`` recorded from Dynamo's ``recompiles`` log.
 
 A cause is one guarded value of one script: its kind (``python-value``: a guard on a Python number,
 flag or attribute; ``stack-value``: a value from tensor data carried across a graph break;
-``tensor-metadata``, ``global-state``, ``type-or-identity``: shapes, grad mode, other objects), the
+``tensor-metadata``, ``global-state``, ``type-or-identity``: shapes, grad mode, other objects; a
+size guard on a tensor that the frame resumed after a data-dependent break received, ``___stack0``,
+counts as a ``stack-value`` on the break's line), the
 guarded variable, and the script line Dynamo names for the guard. DYN2xx claims the first two kinds;
 recall is measured over them, the others are counted apart (DYN208, a compiled function run in both
 grad modes, matches a ``global-state`` cause when it sits on the ``def`` of a function Dynamo recompiled
@@ -14,7 +16,8 @@ A finding matches a cause of its script when it is
   - on the cause's line, or in the same statement, and either claims the cause's kind (DYN204 a value
     carried across a break, the other codes a Python value) or names the guarded variable (``line``), or
   - names the guarded variable in backticks in its message (``name`` match: same last component,
-    ``self.steps`` ~ ``L['self'].steps``; or the global a guard is rooted at, ``ema`` ~ ``G['ema'].x``).
+    ``self.steps`` ~ ``L['self'].steps``; or the global a guard is rooted at, ``ema`` ~ ``G['ema'].x``;
+    or the container whose element the guard reads, ``cfg`` ~ ``cfg['beta']``, ``size`` ~ ``size[0]``).
 A finding matching no cause is a false alarm when its statement was traced by Dynamo (for a finding on
 a ``def`` line: when the function's body was); otherwise it is not judged (that code never ran under
 Dynamo). precision = matching findings / judged findings; recall = claimed causes matched / claimed causes.
@@ -73,22 +76,67 @@ def function_spans(path: Path) -> list[tuple[int, int, int]]:
     ]
 
 
-def variable_parts(cause: dict) -> tuple[str | None, str | None]:
-    """(last component, global root) of a cause's guarded variable."""
+SUBSCRIPTED_RE = re.compile(r"(?:G\['(\w+)'\]|([A-Za-z_][\w.]*))\[")
+
+
+def variable_parts(cause: dict) -> tuple[str | None, str | None, str | None]:
+    """(last component, global root, container) of a cause's guarded variable; the container is the
+    last component of what the guard indexes when it guards an element (``size`` of ``size[0] == 2``,
+    ``cfg`` of ``cfg['beta'] == 0.0``, ``_factor`` of ``G['_factor'][0] == 1.0``): a finding naming
+    the argument or global that holds the element names the cause."""
     var = cause.get("variable")
     if not var:
-        return None, None
+        return None, None, None
+    guard = cause.get("example_guard", "")
     last = var.split(".")[-1]
-    root = var.split(".")[0] if cause.get("example_guard", "").startswith("G[") else None
-    return last, root
+    root = var.split(".")[0].split("[")[0] if guard.startswith("G[") else None
+    m = SUBSCRIPTED_RE.match(guard)
+    container = (m.group(1) or m.group(2)).split(".")[-1] if m else None
+    return last, root, container
+
+
+STACK_SIZE_RE = re.compile(r"tensor '___stack\d+' size mismatch")
+RESUMED = "torch_dynamo_resume_in_"
+DATA_DEPENDENT_BREAK = "Dynamic shape operator"
+
+
+def stack_size_causes(rec: dict) -> tuple[list[dict], set[str]]:
+    """Causes of a script's recompiles on the size of a tensor that a frame resumed after a
+    data-dependent break received on its stack (``tensor '___stack0' size mismatch`` in
+    ``torch_dynamo_resume_in_f_at_54``, where line 54 broke on a "Dynamic shape operator"): a value
+    carried across the break, a ``stack-value`` on the break's line; one per resumed frame.  Also the
+    guards they cover, whose ``tensor-metadata`` causes they replace."""
+    data_dependent = {(b.get("file"), b.get("line")) for b in rec.get("breaks", [])
+                      if b.get("gb_type") == DATA_DEPENDENT_BREAK}
+    out: dict[tuple, dict] = {}
+    for rc in rec.get("recompiles", []):
+        where = (rc.get("file"), rc.get("firstlineno"))
+        if not str(rc.get("function", "")).startswith(RESUMED) or where not in data_dependent:
+            continue
+        for g in rc.get("guard_failures", []):
+            if STACK_SIZE_RE.match(g.get("guard", "")) and g.get("scope") == "script":
+                c = out.setdefault(where, {"kind": "stack-value", "scope": "script", "variable": None,
+                                           "file": where[0], "line": where[1], "source_line": "",
+                                           "function": rc.get("function"), "example_guard": g["guard"],
+                                           "count": 0, "guards": set()})
+                c["count"] += 1
+                c["guards"].add(g["guard"])
+    covered = {guard for c in out.values() for guard in c.pop("guards")}
+    return list(out.values()), covered
+
+
+def script_causes(rec: dict) -> list[dict]:
+    """The recompile causes of one script's record, stack tensors of data-dependent size as
+    :func:`stack_size_causes` counts them."""
+    extra, covered = stack_size_causes(rec)
+    return [c for c in rec.get("recompile_causes", []) if c.get("scope") == "script"
+            and not (c.get("kind") == "tensor-metadata" and c.get("example_guard") in covered)] + extra
 
 
 def score(labels: list[dict], diags: list[dict], stmt_index: Any, folder: Path = HERE) -> dict:
     recs = [r for r in labels if r.get("status") in SCORED]
     scripts = {r["spec"] for r in recs}
-    causes = [dict(c, id=i) for i, c in enumerate(
-        c for r in recs for c in r.get("recompile_causes", []) if c.get("scope") == "script"
-    )]
+    causes = [dict(c, id=i) for i, c in enumerate(c for r in recs for c in script_causes(r))]
     traced = {f: set(v) for r in recs for f, v in r.get("traced_lines", {}).items()}
     # the `def` lines of the functions that recompiled on the grad mode
     grad_mode = {(rc.get("file"), rc.get("firstlineno")) for r in recs for rc in r.get("recompiles", [])
@@ -109,18 +157,19 @@ def score(labels: list[dict], diags: list[dict], stmt_index: Any, folder: Path =
     def matches(f: dict, c: dict) -> str | None:
         if c["file"] != f["file"]:
             return None
-        last, root = variable_parts(c)
+        last, root, container = variable_parts(c)
+        names = {x for x in (last, container) if x}
         if c["kind"] == "global-state":
             claims = CODE_KINDS.get(f["code"]) == "global-state"
             return "line" if claims and (f["file"], f["line"]) in grad_mode else None
         if c.get("line") and stmt_index.stmt(f["file"], f["line"]) == stmt_index.stmt(f["file"], c["line"]):
-            named = bool(last) and any(last in IDENT_RE.findall(q) for m in f["messages"] for q in QUOTED_RE.findall(m))
+            named = any(names & set(IDENT_RE.findall(q)) for m in f["messages"] for q in QUOTED_RE.findall(m))
             if named or CODE_KINDS.get(f["code"], DEFAULT_KIND) == c["kind"]:
                 return "line"
-        if last:
+        if names:
             for msg in f["messages"]:
                 for n in NAME_RE.findall(msg):
-                    if n.split(".")[-1] == last or (root and n == root):
+                    if n.split(".")[-1] in names or (root and n == root):
                         return "name"
         return None
 

@@ -18,7 +18,7 @@ import libcst as cst
 
 from dynalint.core import gb_types as GB
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.calls import DATA_PTR
+from dynalint.analysis.calls import DATA_PTR, TENSOR_TEXT
 from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names, for the rules and fixers)
     CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
     CAPTURE_FLAGS,
@@ -33,6 +33,9 @@ from dynalint.analysis.events import (
     CallEvent,
     ClassStatementEvent,
     ComparisonEvent,
+    ContainmentEvent,
+    EagerComprehensionEvent,
+    TensorAttributeStoreEvent,
     ConditionEvent,
     ContextManagerEvent,
     Event,
@@ -51,7 +54,7 @@ from dynalint.config.settings import Settings, Version
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable
 
-    from dynalint.analysis.module_index import ModuleIndex
+    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
 
 
 class Analysed(Protocol):
@@ -99,6 +102,14 @@ class Cause(enum.Enum):
     """``os.environ[k] = v``: the store calls ``os.putenv``, which Dynamo skips."""
     CLASS_STATEMENT = "class-statement"
     """A ``class`` statement in traced code: Dynamo cannot call ``__build_class__``."""
+    TENSOR_TEXT = "tensor-text"
+    """Using an f-string that formats a tensor (its length, a method, ``+``, ``==``, ``in``): Dynamo holds
+    it unformatted and cannot."""
+    TENSOR_ATTRIBUTE = "tensor-attribute"
+    """``t.requires_grad = ...`` on a tensor: Dynamo does not set it while tracing."""
+    EAGER_COMPREHENSION = "eager-comprehension"
+    """A list/set/dict comprehension Dynamo compiles as a frame of its own, which cannot step the
+    iterator it receives (:class:`~dynalint.analysis.events.EagerComprehensionEvent`)."""
     TRACED_RANDOM = "traced-random"
     """Arithmetic on a number ``random.randint``/``randrange``/``uniform`` drew in traced code: Dynamo
     holds it as a tensor and has no rule for a Python operator on it and a number."""
@@ -258,12 +269,14 @@ class Breaks:
                 return b
         return None
 
-    def resumed_frame_compiles(self, brk: Break) -> bool:
+    def resumed_frame_compiles(self, brk: Break, stop_at_break: bool = False) -> bool:
         """Whether Dynamo compiles the frame that resumes after ``brk`` (and so guards on the Python
         values it receives).  It does not when nothing after the break is compiled - no tensor operation,
         traced call or further break: Dynamo skips a frame without a graph (measured on torch 2.13) - nor
         when a graph break inside a loop after it makes Dynamo run the whole resumed frame eagerly.
-        Unsure code counts as compiled."""
+        ``stop_at_break``: the frame that ends at the next break is the one asked about (a value it
+        guards there, such as the size of a tensor read right after the break), so a loop after that
+        break is the next frame's (measured).  Unsure code counts as compiled."""
         event = brk.event
         after = _code_after(event.function.node, event.statement)
         if not after:
@@ -279,13 +292,35 @@ class Breaks:
                 if isinstance(ev, _FRAME_EVENTS):
                     self._frame_events.setdefault(id(ev.function), []).append(ev)
         for ev in self._frame_events.get(id(event.function), ()):
-            if id(ev.node) not in region:
-                continue
+            if id(ev.node) not in region and not (isinstance(ev, ClassStatementEvent) and id(ev.statement) in region):
+                continue  # (a `class` statement's name is inside the scope it opens, which the walk skips)
             breaks = self._breaks_at(ev)
             if ev.in_loop and (breaks or self.at(ev.node)):
                 return False  # any break in a later loop: Dynamo runs the resumed frame eagerly
-            works = works or breaks or _works(ev)
+            if breaks and stop_at_break:
+                return True  # the frame ends at this break, compiled: a loop after it is the next frame's
+            works = works or breaks or (self._body_works(ev.callee) if _helper_call(ev) else _works(ev))
         return works
+
+    def _body_works(self, fn: "FunctionInfo", depth: int = 3) -> bool:
+        """Whether a function of the project called after a break does something Dynamo compiles in
+        its own body: a tensor operation, a traced call, a break.  A helper that only tests or returns
+        the Python values it is given adds no graph, and the resumed frame stays without one (measured
+        on torch 2.13: ``assert p["v"] >= 0``, ``return h, p[1]`` or ``r = v; return h, r`` in the
+        helper).  A function the analysis recorded nothing for counts as compiled when its body calls,
+        indexes, branches or loops; so does one more than ``depth`` calls deep."""
+        events = (self._frame_events or {}).get(id(fn))
+        python_only = self._python_operations()
+        body = list(walk(fn.node.body, into_scopes=False))
+        if any(isinstance(n, _OPERATORS) and id(n) not in python_only for n in body):
+            return True
+        if not events:  # nothing recorded: compiled unless the body cannot make a graph operation
+            return depth == 0 or any(isinstance(n, _MAY_WORK) for n in body)
+        if depth == 0:
+            return True
+        return any(self._breaks_at(ev) or self.at(ev.node)
+                   or (self._body_works(ev.callee, depth - 1) if _helper_call(ev) else _works(ev))
+                   for ev in events)
 
     def _python_operations(self) -> set[int]:
         """``id`` of the operators whose every evaluation combined or compared Python values only
@@ -295,9 +330,10 @@ class Breaks:
         if self._python_ops is None:
             python, tensor = set(), set()
             calls = {id(ev.node): ev for ev in self.program.events if isinstance(ev, CallEvent)}
+            skipped = {id(b.node) for b in self.all if b.cause is Cause.UNTRACEABLE_CALL}
             for ev in self.program.events:
                 if isinstance(ev, (ArithmeticEvent, ComparisonEvent)):
-                    plain = all(_plain_python(v, calls) for v in ev.operands)
+                    plain = all(_plain_python(v, calls, skipped) for v in ev.operands)
                     (python if plain else tensor).add(id(ev.node))
             self._python_ops = python - tensor
         return self._python_ops
@@ -326,22 +362,38 @@ _LOCKS = frozenset({"threading.Lock()", "threading.RLock()", "multiprocessing.Lo
 #: enter (measured on torch 2.13: "does not know how to enter a `device` context manager")
 _UNENTERABLE = {"torch.device()": "torch.device"}
 
-_FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent)
+_FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent, ClassStatementEvent)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign)
+#: what may make a graph operation, besides an operator: a body without any only moves values around
+_MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst.With, cst.Lambda,
+             cst.UnaryOperation, cst.BooleanOperation, cst.Assert, cst.ListComp, cst.SetComp, cst.DictComp,
+             cst.GeneratorExp, cst.Yield, cst.Await, cst.Raise, cst.Try)
 #: kinds of values an operator combines without a graph operation
 _PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
 
 
-def _plain_python(v: Value | None, calls: dict[int, CallEvent]) -> bool:
-    """A value Dynamo handles as plain Python: a number, a size, a list, a number read from a tensor...
-    but not an object made by a library or a skipped call (a NumPy array is traced as a tensor)."""
+def _plain_python(v: Value | None, calls: dict[int, CallEvent], skipped: set[int]) -> bool:
+    """A value Dynamo handles as plain Python: a number, a size, a list, a number read from a tensor or
+    returned by a call Dynamo skips (``time.time()``: measured on torch 2.13, ``int(time.time()) % 3``
+    adds no graph)... but not another object made by a library (a NumPy array is traced as a tensor)."""
     if v is None or v.kind not in _PYTHON_KINDS:
         return False
     if v.kind is Kind.SCALAR:
         made = calls.get(id(v.origin)) if v.origin is not None else None
-        return made is not None and takes_tensor_data(made)
+        return made is not None and (takes_tensor_data(made) or id(made.node) in skipped)
     return v.qualname is None or v.qualname.startswith("builtins.")
+
+
+def _short_circuited(ev: Event) -> bool:
+    """``ev`` is in an operand that Python may skip (the right side of ``and``/``or``, a branch of
+    ``x if c else y``): the analysis does not know the operands before it, so not whether it runs."""
+    for n in walk(ev.statement, into_scopes=False):
+        if isinstance(n, cst.BooleanOperation) and encloses(n.right, ev.node):
+            return True
+        if isinstance(n, cst.IfExp) and (encloses(n.body, ev.node) or encloses(n.orelse, ev.node)):
+            return True
+    return False
 
 
 def _code_after(function: cst.CSTNode, statement: cst.CSTNode) -> list[cst.CSTNode]:
@@ -368,6 +420,11 @@ def _search_after(node: cst.CSTNode, statement: cst.CSTNode, out: list[cst.CSTNo
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
     return any(_search_after(child, statement, out) for child in children(node))
+
+
+def _helper_call(ev: Event) -> bool:
+    """A call of a function of the project (not a module's ``forward``): Dynamo inlines its body."""
+    return isinstance(ev, CallEvent) and ev.callee is not None and ev.module is None
 
 
 def _works(ev: Event) -> bool:
@@ -512,6 +569,25 @@ class BreakClassifier:
             return bool(self._classified(dataclasses.replace(ev, receiver=recv.with_(maybe_none=False))))
         return False
 
+    def flag_free(self) -> bool:
+        """Whether no capture flag applies to any event (neither the settings nor the module's own code
+        turn one on).  The flags are what make a classification look at the other events (a size read
+        later, a number tested across a break): without them an event's breaks depend on the event, the
+        settings and what of the module :func:`~dynalint.analysis.replay.module_facts` and the class
+        shells hold."""
+        return not self.own and not any(getattr(self.settings, flag) for flag in CAPTURE_FLAGS)
+
+    def carry(self, earlier: "BreakClassifier") -> None:
+        """Take over what ``earlier``, the classifier of the analysis before an edit, found for the events
+        of its program: an analysis that replays a record puts back the same event objects (looked up by
+        identity), whose breaks are then the ones found before.  Only between flag-free classifiers under
+        equal settings (the caller vouches for the module facts and class shells: a replay does)."""
+        if not (self.flag_free() and earlier.flag_free() and earlier.settings == self.settings):
+            return
+        kept = {id(ev) for ev in earlier.events}
+        self._at.update((k, v) for k, v in earlier._at.items() if k in kept)
+        self._may.update((k, v) for k, v in earlier._may.items() if k in kept)
+
     def captures(self, flag: str, ev: Event) -> bool:
         """Whether Dynamo traces ``ev`` with ``flag`` on: set in the settings, or by the module's own code
         for the compiled code ``ev`` is in."""
@@ -554,6 +630,8 @@ class BreakClassifier:
         untraced = self.untraceable(call)
         if untraced is not None:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
+        elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
+            self._tensor_text(call, (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1])
 
     def subscript(self, sub: SubscriptEvent) -> None:
         if sub.store and sub.base.qualname == "os.environ":
@@ -649,12 +727,29 @@ class BreakClassifier:
         if any(_traced_random(v) for v in ev.operands) \
                 and all(_traced_random(v) or _python_number(v) for v in ev.operands):
             self.found.append(Break(ev, Cause.TRACED_RANDOM, GB.TENSOR_BUILTIN_OPERATOR))
+        self._tensor_text(ev, ev.operands)
+        if any(v is not None and v.qualname == DATA_PTR for v in ev.operands) and not _short_circuited(ev):
+            # Dynamo holds the pointer as an object of its own, with no arithmetic: the operator raises
+            # while tracing and the function runs eagerly (measured on torch 2.13: `+`, `//`, `%`, `+=`)
+            self.found.append(Break(ev, Cause.DATA_POINTER, GB.OBSERVED_EXCEPTION, "arithmetic"))
 
     def string_format(self, ev: StringFormatEvent) -> None:
         if any(v.is_tensor for v in ev.values):
             self.found.append(Break(ev, Cause.PERCENT_FORMAT, GB.NON_TENSOR_OP))
 
+    def _tensor_text(self, ev: Event, values: "tuple[Value | None, ...]") -> None:
+        """A break where ``ev`` uses an f-string formatted from a tensor (measured on torch 2.13: ``len``,
+        ``+``, ``==``, ``in`` and its methods break; passing it on does not)."""
+        if any(v is not None and v.qualname == TENSOR_TEXT for v in values) and not _short_circuited(ev):
+            self.found.append(Break(ev, Cause.TENSOR_TEXT, GB.OBSERVED_EXCEPTION,
+                                    "a string formatted from a tensor is held unformatted while tracing (its "
+                                    "text needs the tensor's data), and Dynamo cannot use it"))
+
+    def containment(self, ev: ContainmentEvent) -> None:
+        self._tensor_text(ev, (ev.container,))
+
     def comparison(self, ev: ComparisonEvent) -> None:
+        self._tensor_text(ev, ev.operands)
         if any(v.qualname == DATA_PTR for v in ev.operands):
             self.found.append(Break(ev, Cause.DATA_POINTER, GB.DATA_POINTER))
 
@@ -670,6 +765,17 @@ class BreakClassifier:
 
     def class_statement(self, ev: ClassStatementEvent) -> None:
         self.found.append(Break(ev, Cause.CLASS_STATEMENT, GB.BUILD_CLASS))
+
+    def tensor_attribute(self, ev: TensorAttributeStoreEvent) -> None:
+        self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.SETATTR_REQUIRES_GRAD,
+                                f"Dynamo does not set `Tensor.{ev.name}` while tracing"))
+
+    def eager_comprehension(self, ev: EagerComprehensionEvent) -> None:
+        why = "its body breaks the graph" if ev.why == "body" else "the function runs eagerly (it breaks " \
+            "the graph inside a loop or enters a context manager Dynamo cannot)"
+        self.found.append(Break(ev, Cause.EAGER_COMPREHENSION, GB.MISSING_TP_ITERNEXT,
+                                f"{why}, so Dynamo compiles the comprehension as a frame of its own, "
+                                "which cannot step the iterator it receives"))
 
     def untraceable(self, call: CallEvent) -> tuple[GraphBreakType, str] | None:
         """(graph-break type, why) if Dynamo cannot trace this call on the target torch."""
@@ -703,6 +809,9 @@ class BreakClassifier:
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"
+        if q == "contextlib.ExitStack().enter_context":
+            return GB.SKIPPED_FUNCTION, ("`ExitStack.enter_context` binds the context manager's exit method "
+                                         "with `types.MethodType`, which Dynamo does not trace")
         if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in LOGGING_FUNCTIONS:
             return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
         if is_logger_call(call):
@@ -713,6 +822,8 @@ class BreakClassifier:
         elif q in BREAKING_CALLS:
             return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this standard-library function"
         if q is not None and q.startswith("numpy.random."):
+            if "()." in q or f"{q}()" in _NUMPY_GENERATOR_OBJECTS:
+                return GB.DATA_DEPENDENT_OPERATOR, "NumPy's random generators are not traced"
             return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
         if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
             return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
@@ -777,6 +888,9 @@ _HANDLERS = {
     SubscriptEvent: BreakClassifier.subscript, StringFormatEvent: BreakClassifier.string_format,
     ComparisonEvent: BreakClassifier.comparison, ContextManagerEvent: BreakClassifier.context_manager,
     ClassStatementEvent: BreakClassifier.class_statement, ForLoopEvent: BreakClassifier.for_loop,
+    EagerComprehensionEvent: BreakClassifier.eager_comprehension,
+    TensorAttributeStoreEvent: BreakClassifier.tensor_attribute,
+    ContainmentEvent: BreakClassifier.containment,
 }
 
 
@@ -821,7 +935,7 @@ _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.com
 
 def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBreakType | None:
     """The graph-break type if this call moves tensor data into Python and breaks, else None."""
-    if reads_data(call):  # a Python bool Dynamo cannot make symbolic: breaks whatever the flag
+    if reads_data(call) or _is_nonzero(call):  # a Python bool Dynamo cannot make symbolic: whatever the flag
         return GB.DATA_DEPENDENT_OPERATOR
     recv = call.receiver
     if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
@@ -842,6 +956,17 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
         # math.* calls float() on a tensor (or guards on a symbolic scalar): always a break
         return GB.DATA_DEPENDENT_OPERATOR
     return None
+
+
+def _is_nonzero(call: CallEvent) -> bool:
+    """``t.is_nonzero()`` / ``torch.is_nonzero(t)`` on a tensor: the truth of its one element, read from the
+    data (measured on torch 2.13: "Data dependent operator", also with ``capture_scalar_outputs``)."""
+    if call.qualname is None:
+        recv = call.receiver
+        return call.method == "is_nonzero" and recv is not None and recv.is_tensor and not recv.constant \
+            and recv.qualname != K.NUMPY_ARRAY
+    return call.qualname == "torch.is_nonzero" and bool(call.args) and call.args[0].is_tensor \
+        and not call.args[0].constant
 
 
 def reads_data(call: CallEvent) -> bool:
@@ -1107,24 +1232,25 @@ def _binds(statement: cst.CSTNode, name: str) -> bool:
     return False
 
 
+# (type tests: libcst's node classes are not subclassed, and a failing isinstance on one costs a call)
 def _is_name(node: cst.CSTNode, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
+    return type(node) is cst.Name and node.value == name
 
 
 def _calls_builtin(node: cst.CSTNode, builtin: str) -> bool:
-    return isinstance(node, cst.Call) and _is_name(node.func, builtin)
+    return type(node) is cst.Call and _is_name(node.func, builtin)
 
 
 def _calls_method(node: cst.CSTNode, name: str, method: str) -> bool:
     """``name.method(...)``; ``name`` empty: on any name."""
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == method \
-        and isinstance(node.func.value, cst.Name) and node.func.value.value == (name or node.func.value.value)
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == method \
+        and type(node.func.value) is cst.Name and node.func.value.value == (name or node.func.value.value)
 
 
 def _may_count(node: cst.CSTNode) -> bool:
     """A call :func:`counted_rows` may return: a builtin that iterates or counts, ``.tolist()``."""
     return _calls_method(node, "", "tolist") or (
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+        type(node) is cst.Call and type(node.func) is cst.Name
         and node.func.value in ("enumerate", "zip", "list", "range"))
 
 
@@ -1201,6 +1327,11 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("torch.nn.utils.rnn.pad_packed_sequence", GB.SKIPPED_FUNCTION,
                 why="unpacking packed sequences is skipped"),
     SkippedCall("builtins.open", GB.BUILTIN_OPERATOR, why="opening a file is not traced"),
+    *(SkippedCall(q, GB.UNSUPPORTED_METHOD, why="the json module's C encoder and decoder are not traced")
+      for q in ("json.dumps", "json.loads", "json.dump", "json.load")),
+    *(SkippedCall(q, GB.FAKE_TENSOR_UNSUPPORTED, why="building a nested tensor from a list has no fake-tensor "
+                                                    "kernel")
+      for q in ("torch.nested.nested_tensor", "torch.nested.as_nested_tensor")),
     SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     *(SkippedCall(q, GB.SKIPPED_FUNCTION,
@@ -1213,6 +1344,10 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
       for q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")),
 )}
 
+
+#: what NumPy's generator constructors return (see :mod:`dynalint.analysis.calls`)
+_NUMPY_GENERATOR_OBJECTS = frozenset({"numpy.random.default_rng()", "numpy.random.RandomState()",
+                                      "numpy.random.Generator()"})
 
 #: the graph-break types by Dynamo's text, as the generated tables name them
 _GB_BY_TEXT: dict[str, GraphBreakType] = {gb.text: gb for gb in GB.ALL}

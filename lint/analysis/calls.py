@@ -19,6 +19,7 @@ from dynalint.analysis.values import (
     Value,
     derived,
     join,
+    join_all,
     merge_params,
     python,
     sequence,
@@ -27,7 +28,7 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.interface import EvaluatorView
-    from dynalint.analysis.module_index import ClassInfo
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 
 _BOOL_RESULT = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isneginf", "isposinf", "isreal", "eq",
                           "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal",
@@ -40,9 +41,14 @@ _KEEPS_DTYPE = frozenset({"to", "clone", "detach", "contiguous", "view", "reshap
                           "__getitem__", "tile", "cat", "stack", "where"})
 #: The qualname of the value ``Tensor.data_ptr()`` returns (an address: Dynamo cannot compare it).
 DATA_PTR = "torch.Tensor.data_ptr()"
+#: The qualname of an f-string that formats a tensor: Dynamo holds it unformatted (the tensor's text needs its
+#: data), so measuring, comparing, combining it or calling its methods breaks.
+TENSOR_TEXT = "builtins.str (formatted from a tensor)"
 #: dict methods that leave the dict as it is
 _READING_DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
+#: NumPy's random generator constructors (their result is an object, not a number)
+_NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
 
 
 def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
@@ -67,6 +73,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
                 ev.forget_entries(func.value)  # a method may set the record's fields
             if ev.is_self(func.value) and ev.fn is not None:
                 ev.report(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
+        elif receiver.choices:
+            callee = ev.attribute(receiver, method, func)  # the method of each object it may be
         else:
             callee = None
     else:
@@ -92,25 +100,13 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     callee_fn = None
     qualname = None
     result: Value
-    if callee is not None and callee.kind is Kind.FUNCTION and callee.func is not None:
-        callee_fn = callee.func
-        result = ev.p.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
-        if not args and not kwargs and _wraps_compiling_query(
-                callee.func.node, getattr(ev.p.program_for(callee.func.owner), "module", None)):
-            # a project's own `is_compiling()` wraps torch's query (through a fallback the analysis cannot
-            # follow, `getattr(torch.compiler, "is_compiling", None) or ...`): true while Dynamo traces
-            result = python(True)
-    elif callee is not None and callee.kind is Kind.FUNCTION and callee.cls is not None:
-        if ev.attr_sink is None:
-            ev.p.class_attrs(callee.cls)  # make sure the class is understood
-        result = ev.p.construct(callee.cls, args, kwargs, opaque)
-    elif callee is not None and callee.kind is Kind.MODULE:
-        result = ev.p.call_module(ev, callee, args, kwargs, opaque)
-    elif callee is not None and callee.cls is not None and callee.kind is Kind.UNKNOWN \
-            and _has_call(ev, callee.cls):
-        # an instance of a plain class with ``__call__`` (a matcher, a sampler, a transform)
-        callee_fn = callee.cls.find_method("__call__")
-        result = ev.p.call_function(ev, callee_fn, args, kwargs, callee, opaque)
+    called = _call_object(ev, callee, args, kwargs, opaque) if callee is not None else None
+    if called is not None:
+        result, callee_fn = called
+    elif callee is not None and callee.choices:
+        # one of several classes or functions: each is called, and the result is what they agree on
+        outcomes = [_call_object(ev, c, args, kwargs, opaque) for c in callee.choices]
+        result = join_all(o[0] if o is not None else UNKNOWN_VALUE for o in outcomes)
     elif callee is not None and callee.qualname is not None:
         qualname = callee.qualname
         result = external_call(ev, qualname, args, kwargs, node)
@@ -135,6 +131,31 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     return result
 
 
+def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: dict[str, Value],
+                 opaque: bool) -> "tuple[Value, FunctionInfo | None] | None":
+    """Calling a function, class, module or callable object of the checked files: (result, the function
+    run), or None when ``callee`` is none of them."""
+    if callee.kind is Kind.FUNCTION and callee.func is not None:
+        result = ev.p.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
+        if not args and not kwargs and _wraps_compiling_query(
+                callee.func.node, getattr(ev.p.program_for(callee.func.owner), "module", None)):
+            # a project's own `is_compiling()` wraps torch's query (through a fallback the analysis cannot
+            # follow, `getattr(torch.compiler, "is_compiling", None) or ...`): true while Dynamo traces
+            result = python(True)
+        return result, callee.func
+    if callee.kind is Kind.FUNCTION and callee.cls is not None:
+        if ev.attr_sink is None:
+            ev.p.class_attrs(callee.cls)  # make sure the class is understood
+        return ev.p.construct(callee.cls, args, kwargs, opaque), None
+    if callee.kind is Kind.MODULE and not callee.choices:
+        return ev.p.call_module(ev, callee, args, kwargs, opaque), None
+    if callee.cls is not None and callee.kind is Kind.UNKNOWN and _has_call(ev, callee.cls):
+        # an instance of a plain class with ``__call__`` (a matcher, a sampler, a transform)
+        fn = callee.cls.find_method("__call__")
+        return ev.p.call_function(ev, fn, args, kwargs, callee, opaque), fn
+    return None
+
+
 def _has_call(ev: "EvaluatorView", cls: "ClassInfo") -> bool:
     ev.p.touch_class(cls)
     return cls.find_method("__call__") is not None
@@ -145,7 +166,7 @@ def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None
     ``name`` among the bases of ``C``, bound to ``self`` (``super().__init__(flag=True)`` sets the
     attributes the base's ``__init__`` sets, with those arguments; ``super().forward(x)`` runs the
     base's ``forward``)."""
-    if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+    if type(func) is not cst.Attribute or type(func.value) is not cst.Call:  # (not subclassed: type tests)
         return None
     call = func.value
     fn = ev.fn
@@ -253,7 +274,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         # `t.type()` names the type; `t.type(dtype)` casts, like `t.to(dtype)`
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
-        return sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
+        out = sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
+        return _unique_outputs(out, kwargs) if name == "unique" else out
     if name == "astype":
         # only a NumPy array has it (traced as a tensor); the dtype it converts to is not followed
         return tensor(params=params, **derived((recv,))).with_(qualname=K.NUMPY_ARRAY)
@@ -270,8 +292,31 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
         if recv.qualname == K.NUMPY_ARRAY:
             out = out.with_(qualname=K.NUMPY_ARRAY)  # an array's method gives an array
+        if recv.ndim is not None and name in _KEEPS_SHAPE:
+            out = out.with_(ndim=recv.ndim)
         return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
+
+
+_KEEPS_SHAPE = frozenset({"cumsum", "cumprod", "flip", "clone", "detach", "contiguous", "float", "double", "half",
+                          "long", "int", "bool", "to", "cpu", "cuda", "abs", "neg", "exp", "log", "sqrt", "sigmoid",
+                          "clamp", "clamp_min", "clamp_max"})
+"""Tensor methods whose result has the receiver's shape (so its number of dimensions)."""
+
+
+def _unique_outputs(out: Value, kwargs: dict[str, Value]) -> Value:
+    """``torch.unique(x, return_inverse=..., return_counts=...)`` without ``dim``: its values and counts
+    are 1-d (the inverse has ``x``'s shape), when the flags are written as constants."""
+    flags = [kwargs.get(f) for f in ("return_inverse", "return_counts")]
+    if "dim" in kwargs or any(f is not None and not isinstance(f.const, bool) for f in flags):
+        return out
+    one = out.elements().with_(ndim=1)
+    items = [one]
+    if flags[0] is not None and flags[0].const:
+        items.append(out.elements())
+    if flags[1] is not None and flags[1].const:
+        items.append(one)
+    return sequence(items=items, element=out.element) if len(items) > 1 else out
 
 
 def _multi_output(name: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
@@ -345,6 +390,10 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         if kinds <= {Kind.PYTHON}:
             return PYTHON_VALUE
         return UNKNOWN_VALUE
+    if q in _NUMPY_GENERATORS:
+        # a NumPy generator object: Dynamo cannot call its methods either (measured on torch 2.13:
+        # `rng.random()` breaks after `rng = np.random.default_rng(0)`), which are `numpy.random.` names
+        return Value(Kind.UNKNOWN, qualname=q + "()")
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
         # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
@@ -426,7 +475,8 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
         if last == "where" and len(args) == 1 and not kwargs:
             return sequence(element=tensor(params=params, **made))
         if last in K.MULTI_OUTPUT or _multi_output(last, args[1:], kwargs):
-            return sequence(element=tensor(params=params, from_weights=weights, **made))
+            out = sequence(element=tensor(params=params, from_weights=weights, **made))
+            return _unique_outputs(out, kwargs) if last == "unique" else out
         if last in ("cat", "stack", "concat", "concatenate", "hstack", "vstack") and args:
             first = args[0]
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
@@ -518,6 +568,9 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         return python(is_bool=True)
     if name == "getattr" and len(args) >= 2 and isinstance(args[1].const, str) and first is not None:
         return ev.attribute(first, args[1].const, node)
+    if name == "getattr" and len(args) == 2 and len(node.args) == 2 and not any(a.star for a in node.args) \
+            and first is not None and first.cls is not None and not kwargs:
+        return _named_method(ev, first, first.cls, node.args[1].value, node)
     if name in ("print", "setattr", "delattr", "exec", "breakpoint"):
         return NONE_VALUE
     if name == "dict":
@@ -527,6 +580,52 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
     if name == "open":
         return Value(Kind.UNKNOWN, qualname=K.OPEN_FILE)  # a file object: its methods are not traced
     return UNKNOWN_VALUE
+
+
+def _named_method(ev: "EvaluatorView", obj: Value, cls: "ClassInfo", name: cst.BaseExpression,
+                  node: cst.Call) -> Value:
+    """``getattr(obj, "{}_reduction".format(kind))`` (or an f-string, or ``"prefix" + kind``): the name is
+    not known, but its constant parts are, and without a default ``getattr`` finds an attribute of that
+    name: one of the methods of ``obj``'s class whose names fit (a choice of them, see
+    :attr:`Value.choices`)."""
+    pattern = _name_pattern(name)
+    if pattern is None:
+        return UNKNOWN_VALUE
+    prefix, suffix = pattern
+    ev.p.touch_class(cls)
+    names = sorted({m for c in cls.mro() for m in c.methods
+                    if m.startswith(prefix) and m.endswith(suffix) and len(m) > len(prefix) + len(suffix)})
+    if not names or not (prefix or suffix):
+        return UNKNOWN_VALUE
+    return join_all(ev.attribute(obj, m, node) for m in names)
+
+
+def _name_pattern(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """(prefix, suffix) of a string made of constant text around one unknown part: ``"{}_x".format(a)``,
+    ``f"{a}_x"``, ``"x_" + a``; None otherwise."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "format" \
+            and isinstance(node.func.value, cst.SimpleString) and len(node.args) == 1 and not node.args[0].keyword:
+        text = node.func.value.evaluated_value
+        if isinstance(text, str) and text.count("{}") == 1 and text.count("{") == 1:
+            prefix, _, suffix = text.partition("{}")
+            return prefix, suffix
+        return None
+    if isinstance(node, cst.FormattedString):
+        parts = node.parts
+        holes = [i for i, p in enumerate(parts) if isinstance(p, cst.FormattedStringExpression)]
+        if len(holes) != 1 or any(not isinstance(p, cst.FormattedStringText) for i, p in enumerate(parts)
+                                  if i != holes[0]):
+            return None
+        text = [p.value if isinstance(p, cst.FormattedStringText) else "" for p in parts]
+        return "".join(text[:holes[0]]), "".join(text[holes[0] + 1:])
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        if isinstance(node.left, cst.SimpleString) and not isinstance(node.right, cst.SimpleString):
+            text = node.left.evaluated_value
+            return (text, "") if isinstance(text, str) else None
+        if isinstance(node.right, cst.SimpleString) and not isinstance(node.left, cst.SimpleString):
+            text = node.right.evaluated_value
+            return ("", text) if isinstance(text, str) else None
+    return None
 
 
 _TENSOR_RETURNING_BUILTINS_SET = frozenset({"max", "min", "abs", "sum", "round", "pow"})

@@ -164,11 +164,13 @@ def call_edges(events: Iterable[Event]) -> dict[int, set[int]]:
     for ev in events:
         if not isinstance(ev, CallEvent):
             continue
-        callee = ev.callee
-        if callee is None and ev.module is not None and ev.module.cls is not None:
-            callee = ev.module.cls.find_method("forward")
-        if callee is not None:
-            edges.setdefault(id(ev.function), set()).add(id(callee))
+        callees = [ev.callee]
+        if ev.callee is None and ev.module is not None:
+            # a module, or one of a few (``layer`` over a list of two module classes): each one's forward
+            callees = [m.cls.find_method("forward") for m in ev.module.choices or (ev.module,) if m.cls is not None]
+        for callee in callees:
+            if callee is not None:
+                edges.setdefault(id(ev.function), set()).add(id(callee))
     return edges
 
 

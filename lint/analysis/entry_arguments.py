@@ -45,7 +45,8 @@ class ParameterValues:
     """``(type name, value)`` pairs of what is passed: literals (``True`` and ``1`` stay apart),
     ``("tensor", None)`` for a tensor, ``("list", items)``, ``("tuple", items)`` and ``("dict",
     entries)`` for displays (the keys of their literal elements, ``("?", None)`` for the others;
-    None in place of the items when not known one by one)."""
+    None in place of the items when not known one by one), ``("device", (type, index))`` for
+    ``torch.device(...)`` of literals."""
     in_loop: bool = False
     """A number that changes from one iteration of the loop that makes the calls is passed."""
     sites: tuple[tuple[str, str], ...] = ()
@@ -408,6 +409,9 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
         return ("list", None if items is None or not 0 <= count <= _MAX_ITEMS else tuple(items) * count)
     if isinstance(node, cst.Dict):
         return ("dict", _entries(node))
+    device = _device(node)
+    if device is not None:
+        return ("device", device)
     const = _literal(node)
     if const is _NOT_LITERAL and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
         folded = constant(node)  # arithmetic of number literals (`1 + 0.5`)
@@ -417,6 +421,23 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
 
 _MAX_ITEMS = 64
 """Elements of a container display compared one by one; a longer one is known by its kind only."""
+
+
+def _device(node: cst.BaseExpression) -> tuple[str, int | None] | None:
+    """``(type, index)`` of ``torch.device("cuda:1")`` or ``torch.device("cuda", 1)`` written with
+    literals; None otherwise. Dynamo guards on a device argument by equality (measured on torch 2.13:
+    ``device == device(type='cpu')``), and a device is never equal to a string, so a string at one
+    call and a device at another recompile like two strings do."""
+    if not isinstance(node, cst.Call) or dotted_name(node.func) != "torch.device" \
+            or any(a.keyword is not None or a.star for a in node.args) or not 1 <= len(node.args) <= 2:
+        return None
+    spec, *rest = (_literal(a.value) for a in node.args)
+    if not isinstance(spec, str) or any(not isinstance(i, int) or isinstance(i, bool) for i in rest):
+        return None
+    kind, _, index = spec.partition(":")
+    if index and (rest or not index.isdigit()):
+        return None
+    return (kind, int(index) if index else (rest[0] if rest else None))
 
 _OTHER = ("?", None)
 """An element that is not a literal (a tensor, a name): Dynamo guards what it is, not known here."""
@@ -459,6 +480,8 @@ def _shown(key: tuple[str, Any]) -> str:
         return f"`[{shown}]`" if kind == "list" else f"`({shown}{',' if len(value) == 1 else ''})`"
     if kind == "tensor":
         return "a tensor"
+    if kind == "device":
+        return f"`torch.device({value[0]!r}{'' if value[1] is None else f', {value[1]}'})`"
     return f"`{value!r}`"
 
 

@@ -77,6 +77,11 @@ class EntryPoints:
                         and self.has_tensor_params(fn):
                     self._library_roots.add(id(fn))
                     add(fn)
+            for cls in idx.classes.values():
+                for fn in _template_methods(cls) if not cls.is_module else ():
+                    if self.has_tensor_params(fn):
+                        self._library_roots.add(id(fn))
+                        add(fn, cls)
         return roots
 
     def _summary_roots(self) -> set[int]:
@@ -172,6 +177,25 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
                 out.extend(v.value for e, v in zip(t.target.elements, n.value.elements)
                            if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
                            and e.value.value == name and isinstance(v, cst.Element))
+    return out
+
+
+def _template_methods(cls: ClassInfo) -> list[FunctionInfo]:
+    """Public methods ``cls`` inherits that call a method of ``self`` it overrides (a base's
+    ``integrate`` calling ``self._advance``): on an instance of ``cls`` they run its overrides, which
+    the base's own analysis does not see."""
+    from dynalint.analysis.syntax import walk
+
+    out = []
+    for base in list(cls.mro())[1:]:
+        for name, fn in base.methods.items():
+            if cls.find_method(name) is not fn or not _public_method(fn) or fn in out:
+                continue
+            self_name = fn.param_names()[0] if fn.param_names() else None
+            if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                   and isinstance(n.func.value, cst.Name) and n.func.value.value == self_name
+                   and n.func.attr.value in cls.methods for n in walk(fn.node.body, into_scopes=False)):
+                out.append(fn)
     return out
 
 

@@ -144,6 +144,24 @@ class ClassStatementEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class TensorAttributeStoreEvent(Event):
+    """``t.<name> = value`` on a tensor (the node is the attribute), for an attribute Dynamo cannot set while
+    tracing (``requires_grad``)."""
+
+    name: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class EagerComprehensionEvent(Event):
+    """A list, set or dict comprehension that Dynamo meets as a frame of its own (not inlined), with the
+    iterator it steps as an input it cannot step: the function around it runs eagerly, or its body breaks
+    the graph (``why`` says which).  Reported only where that frame is compiled at all (it refers to
+    ``torch`` or to a tensor or module of the function) and the iterator is one Dynamo cannot step there."""
+
+    why: str = ""
+
+
+@dataclass(frozen=True, eq=False)
 class StringFormatEvent(Event):
     """``"..." % values``: old-style string formatting."""
 

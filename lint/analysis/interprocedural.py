@@ -56,9 +56,10 @@ class Interprocedural(CutReplay):
         for fn, bound in self.roots():
             if id(fn) in self._widened_roots and self._entry_reach is None:
                 self._entry_reach = (len(self.compiled), len(self.events))
-            if id(fn) in self._library_roots and id(fn) in self._compiled_ids:
+            if bound is None and id(fn) in self._library_roots and id(fn) in self._compiled_ids:
                 # compiled code of this module calls it: analysed with the values its callers pass, as
-                # a function of another module that compiled code reaches is (see ``_summary_roots``)
+                # a function of another module that compiled code reaches is (see ``_summary_roots``);
+                # one run on a subclass's instance runs that class's overrides, which those calls may not
                 continue
             if start is None and (id(fn) in self._widened_roots or id(fn) in self._library_roots):
                 start = len(self.events)
@@ -457,6 +458,7 @@ def _identities(fn: FunctionInfo, env: dict[str, Value]) -> tuple:
         v = todo.pop()
         out.extend(x for x in (v.cls, v.func) if x is not None)
         todo.extend(v.items or ())
+        todo.extend(v.choices or ())
         if v.element is not None:
             todo.append(v.element)
     return tuple(out)
@@ -468,4 +470,5 @@ def _signature(v: Value) -> Any:
             id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights, v.entered, v.assumed,
             v.constant,
             tuple(_signature(i) for i in v.items) if v.items else None, v.keys,
-            _signature(v.element) if v.element is not None else None)
+            _signature(v.element) if v.element is not None else None,
+            tuple(_signature(c) for c in v.choices) if v.choices else None)

@@ -340,20 +340,27 @@ class _Reused:
 _REUSE = _Reused()
 
 
-def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo:
+def decorated(idx: ModuleIndex, node: cst.FunctionDef) -> tuple[tuple[str, ...], bool, bool]:
+    """A function's decorators (qualified through the imports), whether one compiles it and whether
+    one disables Dynamo on it (its body then runs eagerly)."""
     decos = []
     for d in node.decorators:
         target = decorator_target(d)
         dn = dotted_name(target) or ""
         decos.append(idx.resolve(dn) or dn)
+    return tuple(decos), any(d in _COMPILE_NAMES for d in decos), any(d in _DISABLE_NAMES for d in decos)
+
+
+def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo:
+    decos, compiled, disabled = decorated(idx, node)
     return FunctionInfo(
         node=node,
         name=node.name.value,
         qualname=f"{cls.name}.{node.name.value}" if cls else node.name.value,
         cls=cls,
-        decorators=tuple(decos),
-        compile_decorated=any(d in _COMPILE_NAMES for d in decos),
-        disabled=any(d in _DISABLE_NAMES for d in decos),
+        decorators=decos,
+        compile_decorated=compiled,
+        disabled=disabled,
         is_static="staticmethod" in decos,
         is_classmethod="classmethod" in decos,
     )
@@ -440,9 +447,14 @@ def _walk_bindings(node: cst.FunctionDef) -> Bindings:
             interesting.append(n)
         if tp is cst.Global:
             global_decls.update(x.name.value for x in n.names)
-        elif tp is not cst.Call:
+        elif tp in _BINDERS:
             local.update(names_bound_by(n))
     return frozenset(local - global_decls), frozenset(global_decls), tuple(interesting)
+
+
+_BINDERS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr,
+                      cst.WithItem, cst.FunctionDef, cst.ClassDef, cst.ExceptHandler, cst.Import, cst.ImportFrom})
+"""The nodes :func:`names_bound_by` finds names in (asked of the others, it finds none)."""
 
 
 def names_bound_by(n: cst.CSTNode) -> Iterable[str]:
@@ -479,39 +491,41 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
 
     def self_attr(node: cst.CSTNode) -> str | None:
         """``x`` for ``self.x``."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == self_name:
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == self_name:
             return node.attr.value
         return None
 
+    # (libcst's node classes are not subclassed: type tests, cheaper than isinstance on its classes)
     for n in nodes:
+        tp = type(n)
         if updates is not None:
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+            if tp is cst.Call and type(n.func) is cst.Attribute:
                 method = n.func.attr.value
                 attr = self_attr(n.func.value)
                 if attr is not None and method.endswith("_") and not method.startswith("_"):
                     updates.add(attr)  # an in-place tensor method: add_, copy_, lerp_ ...
-            elif isinstance(n, (cst.Assign, cst.AugAssign)):
-                for t in [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]:
-                    attr = self_attr(t.value) if isinstance(t, cst.Subscript) else \
-                        self_attr(t) if isinstance(n, cst.AugAssign) else None
+            elif tp is cst.Assign or tp is cst.AugAssign:
+                for t in [t.target for t in n.targets] if tp is cst.Assign else [n.target]:
+                    attr = self_attr(t.value) if type(t) is cst.Subscript else \
+                        self_attr(t) if tp is cst.AugAssign else None
                     if attr is not None:
                         updates.add(attr)
-        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+        if tp is cst.Assign or tp is cst.AugAssign or tp is cst.AnnAssign:
+            targets = [t.target for t in n.targets] if tp is cst.Assign else [n.target]
             for t in targets:
                 for name in assigned_names(t):
                     if name in global_decls:
                         idx.mutated_globals.setdefault(name, (n, fn))
                 _note_store(idx, fn, t, n, is_global, self_name)
-        elif isinstance(n, cst.Del):
+        elif tp is cst.Del:
             _note_store(idx, fn, n.target, n, is_global, self_name)
-        elif isinstance(n, cst.Call):
+        elif tp is cst.Call:
             func = n.func
-            if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
+            if type(func) is cst.Attribute and func.attr.value in MUTATING_METHODS:
                 root = root_name(func.value)
                 if root is not None and is_global(root):
                     idx.mutated_globals.setdefault(root, (n, fn))
-            elif isinstance(func, cst.Name) and func.value == "setattr" and len(n.args) >= 2:
+            elif type(func) is cst.Name and func.value == "setattr" and len(n.args) >= 2:
                 name_arg = n.args[1].value
                 if isinstance(name_arg, cst.SimpleString):
                     attr = name_arg.evaluated_value
@@ -522,17 +536,18 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
 
 def _note_store(idx: ModuleIndex, fn: FunctionInfo, target: cst.CSTNode, stmt: cst.CSTNode,
                 is_global, self_name: str | None) -> None:
-    if isinstance(target, (cst.Tuple, cst.List)):
+    tp = type(target)
+    if tp is cst.Tuple or tp is cst.List:
         for el in target.elements:
             _note_store(idx, fn, el.value, stmt, is_global, self_name)
         return
-    if isinstance(target, cst.Subscript):
+    if tp is cst.Subscript:
         root = root_name(target.value)
         if root is not None and is_global(root):
             idx.mutated_globals.setdefault(root, (stmt, fn))
-    elif isinstance(target, cst.Attribute):
+    elif tp is cst.Attribute:
         root = root_name(target.value)
-        if isinstance(target.value, cst.Name) and target.value.value == self_name:
+        if type(target.value) is cst.Name and target.value.value == self_name:
             if fn.name != "__init__":
                 idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
         else:

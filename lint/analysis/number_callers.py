@@ -193,7 +193,7 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
         return None
     module = idx.module
     uses = _module_uses(program)
-    parents, enclosing = uses.parents, uses.enclosing
+    parents = uses.parents
     if fn.cls is None:
         if idx.functions.get(fn.name) is not fn:
             return []
@@ -206,7 +206,7 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
         return None
     out = []
     for call in calls:
-        caller = enclosing.get(id(call))
+        caller = uses.enclosing(call)
         if caller is None:
             return None
         out.append((call, caller))
@@ -299,14 +299,14 @@ def _importer_calls(other: "ModuleIndex", target: str, instances: bool, strict: 
         return None
     out = []
     for call in calls:
-        caller = uses.enclosing.get(id(call))
+        caller = uses.enclosing(call)
         if caller is None and strict:
             return None
         out.append((call, caller))
     return out, [(local, target[len(q):]) for local, q in bound.items()]
 
 
-def _use_of(name: cst.Name, q: str, target: str, parents: dict) -> "cst.BaseExpression | None | bool":
+def _use_of(name: cst.Name, q: str, target: str, parents: "_Parents") -> "cst.BaseExpression | None | bool":
     """The expression that a use of a name bound to ``q`` makes of ``target``: ``name`` itself or the
     attribute chain on it (``m.f``); False when the use is not one (an attribute of something else,
     the import that binds it, a keyword); None when it uses a module on the way as a value."""
@@ -333,12 +333,14 @@ def _use_of(name: cst.Name, q: str, target: str, parents: dict) -> "cst.BaseExpr
 
 
 class _StatementUses:
-    """What one top-level statement holds: its nodes' parents, its ``Name`` nodes by name, its
-    attributes by attribute name and its import statements.  Kept by the statement (see
-    :data:`_STATEMENTS`): libcst nodes are immutable, and an editor's edit analyses a tree whose
-    untouched statements are the previous tree's, so only the edited statement is walked again."""
+    """What one top-level statement holds: its ``Name`` nodes by name, its attributes by attribute name
+    and its import statements (one walk), and its nodes' parents (a second walk, made only when a node
+    of the statement is asked about: most statements hold no use of the functions asked about).  Kept
+    by the statement (see :data:`_STATEMENTS`): libcst nodes are immutable, and an editor's edit
+    analyses a tree whose untouched statements are the previous tree's, so only the edited statement
+    is walked again."""
 
-    __slots__ = ("statement", "parents", "names", "attributes", "imports", "used")
+    __slots__ = ("statement", "names", "attributes", "imports", "used", "_parents")
 
     def __init__(self, statement: cst.CSTNode) -> None:
         self.statement = statement  # held, so that the ``id`` keys stay this node's
@@ -346,15 +348,31 @@ class _StatementUses:
         self.attributes: dict[str, list[cst.Attribute]] = {}
         self.imports: list[cst.Import | cst.ImportFrom] = []
         self.used = 0
-        nodes, self.parents = nodes_and_parents(statement)
-        for n in nodes:
+        self._parents: dict[int, cst.CSTNode] | None = None
+        names, attributes = self.names, self.attributes
+        for n in walk(statement):
             tp = type(n)  # libcst's node classes are not subclassed: a type test is enough
             if tp is cst.Name:
-                self.names.setdefault(n.value, []).append(n)
+                found = names.get(n.value)
+                if found is None:
+                    names[n.value] = [n]
+                else:
+                    found.append(n)
             elif tp is cst.Attribute:
-                self.attributes.setdefault(n.attr.value, []).append(n)
+                found = attributes.get(n.attr.value)
+                if found is None:
+                    attributes[n.attr.value] = [n]
+                else:
+                    found.append(n)
             elif tp is cst.Import or tp is cst.ImportFrom:
                 self.imports.append(n)
+
+    @property
+    def parents(self) -> dict[int, cst.CSTNode]:
+        """Each node's parent by ``id`` (the statement has none here), made on first use."""
+        if self._parents is None:
+            self._parents = nodes_and_parents(self.statement)[1]
+        return self._parents
 
 
 _STATEMENTS: dict[int, _StatementUses] = {}
@@ -377,8 +395,8 @@ def _statement_uses(statement: cst.CSTNode) -> _StatementUses:
 
 
 def _forget_old_statements(module: str) -> None:
-    """Note that ``module`` was read by the current build; forget the uses of statements and functions
-    that no build of the last :data:`KEEP_MODULES` modules read."""
+    """Note that ``module`` was read by the current build; forget the uses of statements that no build
+    of the last :data:`KEEP_MODULES` modules read."""
     _RECENT.pop(module, None)
     _RECENT[module] = _BUILDS[0]
     while len(_RECENT) > KEEP_MODULES:
@@ -386,58 +404,97 @@ def _forget_old_statements(module: str) -> None:
     kept = set(_RECENT.values())
     for key in [k for k, u in _STATEMENTS.items() if u.used not in kept]:
         del _STATEMENTS[key]
-    for key in [k for k, found in _CALLS_IN.items() if found[2] not in kept]:
-        del _CALLS_IN[key]
 
 
-_CALLS_IN: dict[int, list] = {}
-"""The calls in each function's own body (not in nested scopes), by ``id`` of the function: [function,
-calls, the last build that read them], pruned with :data:`_STATEMENTS`."""
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+"""The nodes whose bodies are scopes of their own (a call in one is not in the function around it)."""
 
 
-def _calls_in(function: cst.FunctionDef) -> list[cst.Call]:
-    found = _CALLS_IN.get(id(function))
-    if found is None or found[0] is not function:
-        calls = [n for n in walk(function.body, into_scopes=False) if type(n) is cst.Call]
-        found = _CALLS_IN[id(function)] = [function, calls, 0]
-    found[2] = _BUILDS[0]
-    return found[1]
+class _Parents:
+    """Each node's parent by ``id`` in a module, from the parents of its top-level statements, each
+    added when one of its nodes is handed out (:class:`_Merged`).  A node whose statement was not added
+    (one met by a walk of the whole module) adds them all: the answers are those of a map of the whole
+    module."""
+
+    def __init__(self, module: cst.Module, statements: list[_StatementUses]) -> None:
+        self.module = module
+        self.known: dict[int, cst.CSTNode] = {id(uses.statement): module for uses in statements}
+        self.pending: dict[int, _StatementUses] = dict(enumerate(statements))
+        """The statements whose parents are not in :attr:`known` yet, by index."""
+
+    def add(self, k: int) -> None:
+        uses = self.pending.pop(k, None)
+        if uses is not None:
+            self.known.update(uses.parents)
+
+    def get(self, key: int, default: cst.CSTNode | None = None) -> cst.CSTNode | None:
+        found = self.known.get(key)
+        if found is None and self.pending and key != id(self.module):
+            for k in list(self.pending):
+                self.add(k)
+            found = self.known.get(key)
+        return found if found is not None else default
+
+    def __getitem__(self, key: int) -> cst.CSTNode:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
 
 
 class _ModuleUses:
     """What the search reads of a whole module: each node's parent, the ``Name`` nodes by name, the
-    attributes by name, the import statements, and the innermost indexed function holding each call
-    (by ``id``).  Every function of the module asks, so building it per function would walk the
-    module once per function; it is put together from the uses of each top-level statement, so a
-    module that differs from the last one read by one statement walks that statement only."""
+    attributes by name, the import statements, and the innermost indexed function holding a call.
+    Every function of the module asks, so building it per function would walk the module once per
+    function; it is put together from the uses of each top-level statement, so a module that differs
+    from the last one read by one statement walks that statement only."""
 
     def __init__(self, index: "ModuleIndex") -> None:
         self.index = index
         self.module = index.module
         _BUILDS[0] += 1
-        self.statements = [_statement_uses(statement) for statement in self.module.body]
-        self.parents: dict[int, cst.CSTNode] = {id(statement): self.module for statement in self.module.body}
-        self.imports: list[cst.Import | cst.ImportFrom] = []
-        for uses in self.statements:
-            self.parents.update(uses.parents)
-            self.imports += uses.imports
-        self.names = _Merged([uses.names for uses in self.statements])
-        self.attributes = _Merged([uses.attributes for uses in self.statements])
-        self.enclosing: dict[int, FunctionInfo] = {}
-        for info in self.index.all_functions:
-            for call in _calls_in(info.node):
-                self.enclosing[id(call)] = info
+        statements = [_statement_uses(statement) for statement in self.module.body]
+        self.parents = _Parents(self.module, statements)
+        self.imports: list[cst.Import | cst.ImportFrom] = [i for uses in statements for i in uses.imports]
+        self.names = _Merged([uses.names for uses in statements], self.parents)
+        self.attributes = _Merged([uses.attributes for uses in statements], self.parents)
+        self._functions: dict[int, FunctionInfo] | None = None
         _forget_old_statements(index.name)
+
+    def enclosing(self, call: cst.Call) -> "FunctionInfo | None":
+        """The indexed function whose own body (not a nested function, class or lambda, nor a
+        decorator or default of a nested function) holds ``call``; None at module level."""
+        parents = self.parents
+        node: cst.CSTNode = call
+        while True:
+            parent = parents.get(id(node))
+            if parent is None:
+                return None
+            if type(parent) in _SCOPES:
+                if type(parent) is not cst.FunctionDef or parent.body is not node:
+                    return None
+                if self._functions is None:
+                    self._functions = {id(info.node): info for info in self.index.all_functions}
+                info = self._functions.get(id(parent))
+                return info if info is not None and info.node is parent else None
+            node = parent
 
 
 class _Merged:
-    """The lists of several statements' maps under one key, in statement order (a walk's order)."""
+    """The lists of several statements' maps under one key, in statement order (a walk's order); the
+    parents of the statements that hold some are added to ``parents``."""
 
-    def __init__(self, maps: list[dict[str, list]]) -> None:
+    def __init__(self, maps: list[dict[str, list]], parents: _Parents) -> None:
         self.maps = maps
+        self.parents = parents
 
     def get(self, key: str, default: Iterable = ()) -> list:
-        out = [node for found in self.maps for node in found.get(key, ())]
+        out: list = []
+        for k, found in enumerate(self.maps):
+            nodes = found.get(key)
+            if nodes:
+                self.parents.add(k)
+                out += nodes
         return out if out else list(default)
 
 
@@ -483,7 +540,7 @@ def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
             yield n
 
 
-def _only_called(module: cst.Module, parents: dict, name: str, definition: cst.CSTNode,
+def _only_called(module: cst.Module, parents: "_Parents", name: str, definition: cst.CSTNode,
                  compiles: set[int] = frozenset()  # type: ignore[assignment]
                  ) -> list[cst.Call] | None:
     """The calls ``name(...)``, when every other use of the name is its definition or hands it to
@@ -505,7 +562,7 @@ def _only_called(module: cst.Module, parents: dict, name: str, definition: cst.C
     return calls
 
 
-def _handle_calls(parents: dict, use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
+def _handle_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
     """The calls of the name ``use`` is compiled into, when ``use`` is the first positional argument
     of a ``compiles`` call bound alone to a name that is only called; else None."""
     arg = parents.get(id(use))
@@ -523,7 +580,7 @@ def _handle_calls(parents: dict, use: cst.Name, compiles: set[int]) -> list[cst.
                         lambda m: isinstance(m, cst.Name) and m.value == name, target)
 
 
-def _instance_calls(module: cst.Module, parents: dict, cls_name: str, definition: cst.CSTNode
+def _instance_calls(module: cst.Module, parents: "_Parents", cls_name: str, definition: cst.CSTNode
                     ) -> list[cst.Call] | None:
     """The calls of the instances of a class, when each is built into a plain name or an attribute that
     is only called; else None."""
@@ -531,7 +588,7 @@ def _instance_calls(module: cst.Module, parents: dict, cls_name: str, definition
                                                 if parents.get(id(n)) is not definition])
 
 
-def _instance_calls_of(module: cst.Module, parents: dict, uses: list[cst.BaseExpression]
+def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.BaseExpression]
                        ) -> list[cst.Call] | None:
     """The calls of the instances a class builds at ``uses`` (its name, or ``m.Name``), when each is
     built into a plain name or an attribute that is only called; else None."""
@@ -563,7 +620,7 @@ def _instance_calls_of(module: cst.Module, parents: dict, uses: list[cst.BaseExp
     return calls
 
 
-def _scope_of(parents: dict, node: cst.CSTNode) -> cst.CSTNode:
+def _scope_of(parents: "_Parents", node: cst.CSTNode) -> cst.CSTNode:
     while True:
         parent = parents.get(id(node))
         if parent is None or isinstance(parent, cst.FunctionDef):
@@ -571,7 +628,7 @@ def _scope_of(parents: dict, node: cst.CSTNode) -> cst.CSTNode:
         node = parent
 
 
-def _uses_called(scope: cst.CSTNode, parents: dict, matches, target: cst.CSTNode,
+def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.CSTNode,
                  candidates: Iterable[cst.CSTNode] | None = None) -> list[cst.Call] | None:
     """The calls of the name or attribute ``matches`` selects in ``scope``, when its only other use is the
     binding ``target``; else None.  ``candidates``: the nodes of ``scope`` that may match, in walk order,

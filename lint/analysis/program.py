@@ -214,7 +214,22 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         (:func:`dynalint.analysis.breaks.find_breaks`), so no event is classified twice."""
         if self._graph_ends is None:
             self._graph_ends = BreakClassifier(self, self.settings or Settings())
+            self._carry_breaks(self._graph_ends)
         return self._graph_ends
+
+    def _carry_breaks(self, classifier: BreakClassifier) -> None:
+        """After an edit, the classifier takes over the breaks the analysis before found for the events
+        its replayed records put back (see :meth:`BreakClassifier.carry`), which are most of the events of
+        an edit of a large module.  Only while the records of the analysis before are
+        being replayed (the edit left the module's facts as they were), and with no capture flag in the
+        module's text (whose own flags are settled only once the calls are known)."""
+        tracker = self.tracker
+        if tracker is None or self.capture_sites.sites:
+            return
+        old = tracker.old.classifier if tracker.old is not None else None
+        if old is not None:
+            classifier.carry(old)
+        tracker.classifier = classifier
 
     def program_for(self, owner: ModuleIndex | None) -> "Program":
         """The program of the module that defines something (this one when unknown)."""

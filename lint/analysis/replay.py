@@ -121,6 +121,9 @@ class Tracker:
         self.broke: frozenset = frozenset()
         """Keys of the calls whose analysis broke the graph (as the analysis left them)."""
         self.old_broke: frozenset = old.broke if old is not None else frozenset()
+        self.classifier: Any = None
+        """The break classifier of the analysis (:class:`~dynalint.analysis.breaks.BreakClassifier`, not
+        imported here), whose classifications of replayed events the next analysis takes over."""
 
     def seal(self, index: "ModuleIndex", usable: bool, broke: "set | None" = None) -> None:
         """The analysis is over: note what of the module it read besides the definitions, which the

@@ -256,12 +256,13 @@ def single_index(node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpress
 
 def assigned_names(target: cst.CSTNode) -> Iterator[str]:
     """Names bound by an assignment target (``a``, ``a, (b, *c)``)."""
-    if isinstance(target, cst.Name):
+    tp = type(target)  # (libcst's node classes are not subclassed: a type test is enough)
+    if tp is cst.Name:
         yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif tp is cst.Tuple or tp is cst.List:
         for el in target.elements:
             yield from assigned_names(el.value)
-    elif isinstance(target, cst.StarredElement):
+    elif tp is cst.StarredElement:
         yield from assigned_names(target.value)
 
 

@@ -8,7 +8,7 @@ silent.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -104,6 +104,13 @@ class Value:
     """A parameter's value that is a tensor only by the analysis's reading: no annotation of the
     parameter says so (it may be a Python number when called).  What a rule may take for a tensor,
     a rewrite may not (:func:`dynalint.fixers.support.codegen.certain_tensor`)."""
+    ndim: int | None = field(default=None, compare=False)
+    """A tensor's number of dimensions, when known (the values and counts ``torch.unique`` returns are
+    1-d, and ops that keep the shape keep it): one integer picks a 0-d tensor of a 1-d one."""
+    choices: tuple["Value", ...] | None = field(default=None, compare=False)
+    """One of a few classes, functions or objects of the checked files, each with its ``cls`` or
+    ``func`` (``SOLVERS[method]`` with ``method`` not known, from ``{"a": A, "b": B}``): a call or an
+    attribute read is each of theirs, and gives what they all agree on (:func:`join`)."""
 
     # --- convenience -----------------------------------------------------
     @property
@@ -132,7 +139,17 @@ class Value:
         return self.const is not NO_CONST
 
     def with_(self, **changes: Any) -> "Value":
-        return replace(self, **changes)
+        """``dataclasses.replace(self, **changes)`` without its look at every field on each call (the
+        evaluator makes tens of thousands of values per module this way): a copy of the fields with
+        ``changes`` on top; a name that is no field is refused as ``replace`` refuses it."""
+        unknown = changes.keys() - _FIELDS
+        if unknown:
+            raise TypeError(f"Value has no field {sorted(unknown)[0]!r}")
+        new = object.__new__(Value)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return new
 
     def elements(self) -> "Value":
         """The value of one element when iterating or indexing with an integer."""
@@ -151,6 +168,9 @@ class Value:
             return Value(Kind.MODULE)
         return UNKNOWN_VALUE
 
+
+_FIELDS = frozenset(f.name for f in fields(Value))
+"""The names :meth:`Value.with_` may change."""
 
 UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 SIZE_VALUE = Value(Kind.SIZE)
@@ -244,8 +264,12 @@ def join(a: Value, b: Value) -> Value:
     an unknown value on the other is unknown.  ``None`` on one path makes an
     optional tensor.
     """
-    if a is b or (a == b and a.guessed is b.guessed):
+    if a is b or (a == b and a.guessed is b.guessed and _same_object(a, b) and _same_choices(a, b)
+                  and a.ndim == b.ndim):
         return a
+    either = _either(a, b)
+    if either is not None:
+        return either
     if a.kind is b.kind:
         if a.kind is Kind.SEQUENCE:
             items = None
@@ -275,6 +299,7 @@ def join(a: Value, b: Value) -> Value:
             guessed=a.guessed or b.guessed,
             constant=a.constant and b.constant,
             zero_dim=a.zero_dim and b.zero_dim,
+            ndim=a.ndim if a.ndim == b.ndim else None,
         )
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
@@ -290,6 +315,58 @@ def join(a: Value, b: Value) -> Value:
     # is a tensor whatever `n` is): only the unknown side's parameters are evidence when the joined
     # value is used as a tensor
     return Value(Kind.UNKNOWN, params=_unknown_params(a) | _unknown_params(b))
+
+
+MAX_CHOICES = 16
+"""Alternatives a value keeps (:attr:`Value.choices`); more are not followed."""
+
+
+def _either(a: Value, b: Value) -> Value | None:
+    """``a`` or ``b`` when each is a class, function or object of the checked files (or already such a
+    choice) and they are not the same one: the choice of both (None when they are not such values or
+    make too many).  A value the analysis does not know may be one of the choices (an entry of the dict
+    from a file not checked): the known ones are still followed, and what they give is unknown."""
+    kinds = (Kind.FUNCTION, Kind.MODULE, Kind.UNKNOWN)
+    if a.kind not in kinds or b.kind not in kinds:
+        return None
+    for x, y in ((a, b), (b, a)):
+        if _unknown(x) and x.qualname is None and y.kind is Kind.MODULE and y.cls is not None and not y.choices:
+            return None  # a module built here or one passed instead: see the end of :func:`join`
+    members: list[Value] = []
+    for v in (a, b):
+        for m in v.choices or (v,):
+            if _unknown(m):
+                m = UNKNOWN_VALUE
+            elif (m.cls is None and m.func is None) or m.maybe_none or m.params or m.keys is not None:
+                return None
+            if not any(_same_object(o, m) for o in members):
+                members.append(m)
+    if all(_unknown(m) for m in members) or len(members) > MAX_CHOICES:
+        return None
+    if len(members) == 1:
+        return members[0]
+    kind = members[0].kind if all(m.kind is members[0].kind for m in members) else Kind.UNKNOWN
+    return Value(kind, choices=tuple(members))
+
+
+def _unknown(v: Value) -> bool:
+    """Nothing known of the analysed code: not a class, function or object of the checked files, nor
+    computed from a parameter (it may name something outside them)."""
+    return v.kind is Kind.UNKNOWN and v.cls is None and v.func is None and not v.choices and not v.params
+
+
+def _same_choices(a: Value, b: Value) -> bool:
+    x, y = a.choices or (), b.choices or ()
+    return len(x) == len(y) and all(_same_object(m, n) for m, n in zip(x, y))
+
+
+def _same_object(a: Value, b: Value) -> bool:
+    """The same class, function or object of the checked files (or none), bound to the same class's
+    instance (the fields equality leaves out)."""
+    if a.cls is not b.cls or a.func is not b.func:
+        return False
+    x, y = a.bound_self, b.bound_self
+    return x is y or (x is not None and y is not None and x.cls is y.cls)
 
 
 def _unknown_params(v: Value) -> frozenset[str]:

@@ -122,8 +122,9 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
     KnownLimit(
         "recompile-fn", detail="size mismatch",
         reason="a break on a data-dependent size hands the resumed frame a tensor whose size changes from "
-               "call to call: the resume function recompiles (once, then the size is dynamic); the "
-               "analysis reports the break only"),
+               "call to call: the resume function recompiles (once, then the size is dynamic); whether the "
+               "size changes depends on the data alone (a mask that selects as many rows on every call "
+               "recompiles nothing), so DYN204 does not report it"),
     KnownLimit(
         "recompile-fn", detail=r"\.item\(\) == N",
         reason="a 0-d tensor (an argument, or one computed before a break) used as an index or a Python "
@@ -149,7 +150,8 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
         "recompile-fn", detail=r"___check_obj_id\(.*<locals>\.Box",
         reason="a `class` statement in compiled code breaks, and the class it builds is a new object on "
                "every call: the frame resumed after it guards on the class's identity, so every call "
-               "recompiles; the analysis reports the break only"),
+               "recompiles; DYN204 reports it when the code after the statement uses the class, and "
+               "misses it where the analysis takes the resumed frame for one Dynamo skips"),
     # ---- recompile hazards reported where Dynamo does not recompile
     KnownLimit(
         "recompile-fp", provenance=("item", "random", "time", "perf_counter", "equal", "allclose"),
@@ -159,6 +161,12 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "guards on it: it is only passed through (stored and returned, which needs no guard), or "
                "that frame runs eagerly because a later break lies in a loop, or the value happened to be "
                "the same on the three calls; DYN204 reports every such value"),
+    KnownLimit(
+        "recompile-fp", provenance="nonzero", detail="DYN204",
+        reason="the number of rows `nonzero()` found is read after the break on it, but the frame that "
+               "resumes there does no graph operation (the number is packed and returned through a "
+               "dataclass or a helper of another module, which the analysis counts as work), so Dynamo "
+               "skips it; or the three calls happened to find as many rows"),
     KnownLimit(
         "recompile-fp", detail="DYN206",
         reason="a graph break inside a loop of the entry point makes Dynamo run its whole frame eagerly, "

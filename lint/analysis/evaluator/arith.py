@@ -35,6 +35,7 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
         # a tensor combined with anything that works is a tensor
         # bitwise operators and products of boolean tensors (`(~y) * (d < margin)`) keep the bool dtype
         bool_op = isinstance(op, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.Multiply))
+        ranks = [0 if v.zero_dim else v.ndim for v in (left, right) if v.kind is Kind.TENSOR]
         return tensor(
             is_bool=bool_op and left.is_bool and right.is_bool,
             params=left.params | right.params,
@@ -42,7 +43,8 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
                              for v in (left, right)),
             zero_dim=all(v.zero_dim for v in (left, right) if v.kind is Kind.TENSOR),
             **derived((left, right)),
-        ).with_(qualname=_array_of(left, right))
+        ).with_(qualname=_array_of(left, right),
+                ndim=max(ranks) if None not in ranks and ranks else None)  # (broadcasting: the larger rank)
     if Kind.UNKNOWN in kinds or Kind.MODULE in kinds or Kind.FUNCTION in kinds:
         return Value(Kind.UNKNOWN, params=left.params | right.params)
     if Kind.SEQUENCE in kinds:

@@ -14,6 +14,7 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis.evaluator.annotations import _isinstance_value
+from dynalint.analysis.syntax import dotted_name
 from dynalint.analysis.values import NONE_VALUE, Kind, Value, python
 
 
@@ -51,6 +52,12 @@ class ConditionHandlers:
                         true[name], false[name] = not_none, NONE_VALUE
                     elif isinstance(comp.operator, cst.Is):
                         true[name], false[name] = NONE_VALUE, not_none
+        elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _bool_dtype_test(test) is not None:
+            # ``mask.dtype == torch.bool``: where it holds, the tensor is a mask (indexing with it selects)
+            name, equal = _bool_dtype_test(test)  # type: ignore[misc]
+            cur = self.env.get(name)
+            if cur is not None and cur.kind is Kind.TENSOR and not cur.is_bool:
+                (true if equal else false)[name] = cur.with_(is_bool=True, maybe_none=False)
         elif isinstance(test, cst.BooleanOperation):
             # `a and b` is true only when both are; `a or b` is false only when both are.  When one
             # operand is decided at trace time (`x is not None and is_compiling()`), the other one
@@ -199,14 +206,34 @@ class ConditionHandlers:
                     negated=negated, **({"in_loop": False} if header else {}))
 
 
+def _bool_dtype_test(test: cst.Comparison) -> tuple[str, bool] | None:
+    """``x.dtype == torch.bool`` (``!=``, ``is``, ``is not``, either side): (``x``, whether the test holds
+    when ``x`` is boolean)."""
+    comp = test.comparisons[0]
+    sides = (test.left, comp.comparator)
+    dtype = next((o for o in sides if isinstance(o, cst.Attribute) and o.attr.value == "dtype"
+                  and isinstance(o.value, cst.Name)), None)
+    other = sides[1] if dtype is sides[0] else sides[0]
+    if dtype is None or dotted_name(other) != "torch.bool":
+        return None
+    if isinstance(comp.operator, (cst.Equal, cst.Is)):
+        return dtype.value.value, True  # type: ignore[union-attr]
+    if isinstance(comp.operator, (cst.NotEqual, cst.IsNot)):
+        return dtype.value.value, False  # type: ignore[union-attr]
+    return None
+
+
 @functools.lru_cache(maxsize=4096)  # nodes hash by identity; a long `and` chain asks for each link again
 def _dtype_specialised(test: cst.BaseExpression) -> bool:
     """``x.dtype == torch.float16`` (possibly first in an ``and`` chain): a trace-time
-    decision on a dtype the static analysis does not know."""
+    decision on a dtype the static analysis does not know.  ``mask.dtype == torch.bool`` is not one: it
+    tells a mask from other tensors, as ``isinstance`` tells types apart, and the path is the mask's."""
     while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         if _dtype_specialised(test.left):
             return True
         test = test.right
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and _bool_dtype_test(test) is not None:
+        return False
     if isinstance(test, cst.Comparison):
         operands = [test.left, *(c.comparator for c in test.comparisons)]
         return any(isinstance(o, cst.Attribute) and o.attr.value == "dtype" for o in operands) and not any(

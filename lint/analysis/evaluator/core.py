@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 
+from dynalint.analysis.evaluator.comprehension_frames import ComprehensionFrames
 from dynalint.analysis.evaluator.conditions import ConditionHandlers
 from dynalint.analysis.evaluator.evidence import Evidence, EvidenceCollector
 from dynalint.analysis.evaluator.expressions import ExpressionHandlers
@@ -24,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.interface import ProgramView
 
 
-class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers, EvidenceCollector):
+class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers, EvidenceCollector,
+                        ComprehensionFrames):
     """Abstract interpreter for one function body in one calling context."""
 
     def __init__(
@@ -60,6 +62,21 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         """When analysing ``__init__``: where ``self.<attr> = value`` bindings are recorded."""
         self.statement: cst.CSTNode = fn.node if fn is not None else program.index.module
         self.returns: list[Value] = []
+        self.top_index = -1
+        """The index of the top-level statement of the function being run (-1 before the first)."""
+        self.top_statement: cst.CSTNode | None = None
+        self.pending_frames: list[tuple[cst.BaseComp, cst.CSTNode, int]] = []
+        """Comprehensions of top-level statements (node, statement, index) that break if the function
+        runs eagerly (:mod:`~dynalint.analysis.evaluator.comprehension_frames`)."""
+        self.eager_at: list[int] = []
+        """Indexes of the top-level statements that broke the graph inside a loop (or at a context manager
+        Dynamo cannot enter): Dynamo then runs the function eagerly."""
+        self.broke_at: list[int] = []
+        """Indexes of the top-level statements that broke the graph otherwise."""
+        self.loop_broke = False
+        """A statement inside a loop of the current top-level statement broke the graph."""
+        self.top_calls_broke = False
+        """A function called by the current top-level statement broke the graph."""
         self.self_name: str | None = None
         if fn is not None and fn.cls is not None and not fn.is_static:
             names = fn.param_names()

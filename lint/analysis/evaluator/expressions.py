@@ -78,14 +78,17 @@ class ExpressionHandlers:
             return PYTHON_VALUE
 
     def _fstring(self, node: cst.FormattedString) -> Value:
+        tensor_text = False
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
-                self.expr(part.expression)
+                v = self.expr(part.expression)
+                tensor_text = tensor_text or (v.is_tensor and not v.maybe_none
+                                              and v.qualname != K.NUMPY_ARRAY)
                 if part.format_spec:
                     for sp in part.format_spec:
                         if isinstance(sp, cst.FormattedStringExpression):
                             self.expr(sp.expression)
-        return python(is_bool=False)
+        return Value(Kind.PYTHON, qualname=calls.TENSOR_TEXT) if tensor_text else python(is_bool=False)
 
     def _concat(self, node: cst.ConcatenatedString) -> Value:
         self.expr(node.left)
@@ -123,6 +126,8 @@ class ExpressionHandlers:
             return base.element
         if base.cls is not None:
             return self.p.member(base, attr)
+        if base.choices:
+            return join_all(self.attribute(c, attr, node) for c in base.choices)
         if base.kind is Kind.MODULE:
             if attr == "training":
                 return python(is_bool=True)
@@ -172,8 +177,12 @@ class ExpressionHandlers:
         if k is Kind.TENSOR and base.assumed and len(idx) == 1 and isinstance(idx[0].const, str):
             return Value(Kind.UNKNOWN, params=base.params)  # only a mapping takes a string key
         if k is Kind.TENSOR:
-            return tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
-                          from_weights=base.from_weights, **derived((base, *idx))).with_(qualname=base.qualname)
+            out = tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
+                         from_weights=base.from_weights, **derived((base, *idx))).with_(qualname=base.qualname)
+            if base.ndim == 1 and len(idx) == 1 and (idx[0].kind is Kind.SIZE or (
+                    isinstance(idx[0].const, int) and not isinstance(idx[0].const, bool))):
+                return out.with_(zero_dim=True, ndim=0)  # one element of a 1-d tensor
+            return out
         if k is Kind.SIZE:
             return SIZE_VALUE
         if k is Kind.SCALAR:
@@ -371,9 +380,13 @@ class ExpressionHandlers:
     def _comprehension(self, node: cst.BaseComp) -> Value:
         saved = dict(self.env)
         comp = node.for_in
+        seen, callee_broke = -1, self.callee_broke
         try:
             while comp is not None:
                 it = self.expr(comp.iter)
+                if seen < 0:  # the first iterable is made outside the comprehension's frame
+                    seen, callee_broke = len(self.p.events), callee_broke or self.callee_broke
+                    self.callee_broke = False
                 self.bind(comp.target, it.elements(), self.statement)
                 for cond in comp.ifs:
                     self.condition(cond.test, "comprehension", cond)
@@ -381,11 +394,17 @@ class ExpressionHandlers:
             if isinstance(node, cst.DictComp):
                 self.expr(node.key)
                 self.expr(node.value)
-                return PYTHON_VALUE
-            elt = self.expr(node.elt)
-            return sequence(element=elt)
+                value = PYTHON_VALUE
+            else:
+                value = sequence(element=self.expr(node.elt))
         finally:
             self.env = saved
+        body_broke = self.callee_broke
+        self.callee_broke = callee_broke or self.callee_broke
+        if self.emit and not isinstance(node, cst.GeneratorExp):
+            body_broke = body_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])
+            self.comprehension_frame(node, saved, body_broke)
+        return value
 
     def _lambda(self, node: cst.Lambda) -> Value:
         return Value(Kind.PYTHON, qualname="builtins.function")

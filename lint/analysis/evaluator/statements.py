@@ -22,6 +22,12 @@ from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, joi
 
 
 _EXPLICIT_BREAKS = frozenset({"torch._dynamo.graph_break", "torch.compiler.graph_break"})
+#: attributes of a tensor whose assignment Dynamo does not trace, on an input, a parameter or a tensor made in
+#: the graph (measured on torch 2.13; ``t.grad = None``, ``param.data = ...`` and attributes of the code's own
+#: are traced)
+_TENSOR_FIELDS = frozenset({"requires_grad"})
+#: context managers whose ``__enter__`` returns the manager itself (``with ExitStack() as stack``)
+_ENTERED_AS_ITSELF = frozenset({"contextlib.ExitStack()"})
 
 
 class _Terminated(Exception):
@@ -40,13 +46,25 @@ class StatementHandlers:
             self.block(body)
         except _Terminated:
             pass
+        if self.fn is not None and body is self.fn.node.body:
+            self.report_eager_comprehensions()
 
     def block(self, suite: cst.BaseSuite) -> None:
-        for stmt in simple_statements(suite):
+        top = self.emit and self.fn is not None and suite is self.fn.node.body
+        for i, stmt in enumerate(simple_statements(suite)):
             seen = len(self.p.events)
+            if top:
+                self.top_index, self.top_statement = i, stmt
+                self.loop_broke = self.top_calls_broke = False
             self.callee_broke = False
             self.stmt(stmt)
             self.calls_broke = self.calls_broke or self.callee_broke
+            self.top_calls_broke = self.top_calls_broke or self.callee_broke
+            if self.emit and self.loop_depth > 0 and not self.loop_broke \
+                    and (self.callee_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])):
+                self.loop_broke = True
+            if top:
+                self.note_top_statement(i, seen, self.loop_broke)
             if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 \
                     and (self.callee_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])):
                 # the statement broke the graph (maybe inside a function it called): the rest runs
@@ -262,7 +280,7 @@ class StatementHandlers:
             v = self.expr(item.item)
             self.report(E.ContextManagerEvent, item.item, value=v)
             if item.asname is not None:
-                self.bind(item.asname.name, UNKNOWN_VALUE, node)
+                self.bind(item.asname.name, v if v.qualname in _ENTERED_AS_ITSELF else UNKNOWN_VALUE, node)
         self.block(node.body)
 
     def _try(self, node: cst.Try) -> None:
@@ -314,16 +332,18 @@ class StatementHandlers:
         return True
 
     def _funcdef(self, node: cst.FunctionDef) -> None:
-        from dynalint.analysis.module_index import FunctionInfo
+        from dynalint.analysis.module_index import FunctionInfo, decorated
 
         for d in node.decorators:
             self.expr(d.decorator)
         parent = self.fn
+        decorators, compiled, disabled = decorated(self.p.index, node)
         info = FunctionInfo(node=node, name=node.name.value,
                             qualname=f"{parent.qualname}.{node.name.value}" if parent else node.name.value,
+                            decorators=decorators, compile_decorated=compiled, disabled=disabled,
                             closure=self.env, outer=(parent.outer or parent) if parent else None)
         self.p.prepare_function(info)
-        if self.emit:
+        if self.emit and not disabled:  # (a disabled function's body runs eagerly: nothing in it breaks)
             self.p.note_nested(info)
         self.env[node.name.value] = Value(Kind.FUNCTION, func=info)
 
@@ -334,7 +354,8 @@ class StatementHandlers:
     # ------------------------------------------------------------------ binding
     def bind(self, target: cst.CSTNode, value: Value, stmt: cst.CSTNode) -> None:
         if isinstance(target, cst.Name):
-            if value.kind is Kind.UNKNOWN and not value.params and value.cls is None and self.fn is not None:
+            if value.kind is Kind.UNKNOWN and not value.params and value.cls is None and not value.choices \
+                    and self.fn is not None:
                 declared = self.p.declared_types(self.fn).get(target.value)
                 if declared is not None:
                     value = declared  # an annotated parameter keeps its type (``x = helper(x)``)
@@ -356,7 +377,12 @@ class StatementHandlers:
         elif isinstance(target, cst.StarredElement):
             self.bind(target.value, sequence(element=value.elements()), stmt)
         elif isinstance(target, cst.Attribute):
-            self.expr(target.value)
+            base = self.expr(target.value)
+            if base.is_tensor and not base.maybe_none and target.attr.value in _TENSOR_FIELDS \
+                    and self.statement is self.top_statement and self.loop_depth == 0:
+                # (only where it runs whenever the function does: a branch the analysis cannot decide,
+                # such as a training-only switch, may not run under the compiler at all)
+                self.report(E.TensorAttributeStoreEvent, target, name=target.attr.value)
             self.store_field(target, value)
             if self.is_self(target.value):
                 if self.attr_sink is not None:

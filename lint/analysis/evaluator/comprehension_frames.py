@@ -1,0 +1,210 @@
+"""Comprehensions that Dynamo meets as frames of their own.
+
+On Python 3.11 a list, set or dict comprehension is a nested function that receives the iterator of its
+first ``for`` as its argument.  Dynamo inlines it while it traces the function around it; but when that
+function runs eagerly, or when the comprehension's body breaks the graph, the comprehension's frame is
+handed to Dynamo on its own, and Dynamo cannot step most iterators it receives as an input (measured on
+torch 2.13, "Missing tp_iternext", then the comprehension runs eagerly):
+
+* the function runs eagerly after a graph break inside one of its loops ("graph break in loop") or a
+  context manager it cannot enter: ``next()`` fails on the iterator of ``enumerate``, ``zip``, ``map``,
+  ``reversed``, ``sorted``, a list or a dict view; the iterators of a ``range`` and of a tuple (also a
+  tensor's rows) are stepped;
+* the comprehension's body breaks the graph: ``next()`` fails on ``enumerate`` and ``zip`` (a list's
+  iterator is stepped, and the comprehension's loop then breaks at the body's break).
+
+Dynamo compiles such a frame only when it refers to a tensor or an ``nn.Module`` of the function, or
+to the ``torch`` module (``torch.full``, ``F.relu``); a generator expression's frame is never compiled.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from dynalint.analysis import events as E
+from dynalint.analysis.module_index import import_bindings
+from dynalint.analysis.syntax import simple_statements, walk
+from dynalint.analysis.values import Kind
+
+#: builtins whose iterator Dynamo cannot step as a frame's input
+_UNSTEPPED_EAGER = frozenset({"enumerate", "zip", "map", "reversed", "sorted"})
+#: of those, the ones whose iterator fails also when the comprehension's own body breaks
+_UNSTEPPED_BODY = frozenset({"enumerate", "zip"})
+_DICT_VIEWS = frozenset({"items", "keys", "values"})
+#: modules whose name in a frame's code makes Dynamo compile that frame
+_TORCH_MODULES = frozenset({
+    "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.fft",
+    "torch.special", "torch.autograd", "torch.distributions", "torch.cuda",
+})
+_FRAMES = (cst.ListComp, cst.SetComp, cst.DictComp)
+
+
+class ComprehensionFrames:
+    """The part of :class:`~dynalint.analysis.evaluator.core.FunctionEvaluator` that reports
+    :class:`~dynalint.analysis.events.EagerComprehensionEvent`.  It keeps, for the function being run,
+    the comprehensions of its top-level statements and which top-level statements broke the graph in a
+    loop (the function then runs eagerly) or outside one."""
+
+    def comprehension_frame(self: Any, node: cst.BaseComp, env: dict, body_broke: bool) -> None:
+        """Note ``node`` (its body evaluated; ``env``: the function's names outside it): reported now when
+        its body broke, or kept for :meth:`report_eager_comprehensions`."""
+        if not (self.emit and self.fn is not None and isinstance(node, _FRAMES)):
+            return
+        builtin = self._first_iterator(node.for_in.iter)
+        if builtin is None or not _compiled_frame(self, node, env):
+            return
+        if body_broke and builtin in _UNSTEPPED_BODY:
+            self.report(E.EagerComprehensionEvent, node, why="body")
+        elif self.loop_depth == 0 and self.top_index >= 0 and self.statement is self.top_statement:
+            self.pending_frames.append((node, self.statement, self.top_index))
+
+    def _first_iterator(self: Any, it: cst.BaseExpression) -> str | None:
+        """What the comprehension steps, when Dynamo cannot step it as a frame's input: the builtin
+        that makes it, ``list`` or ``dict``; None for anything else (a tuple, a range, unknown)."""
+        if isinstance(it, (cst.List, cst.ListComp)) \
+                or (isinstance(it, cst.Name) and _local_list(self, it.value)):
+            return "list"
+        if not isinstance(it, cst.Call):
+            return None
+        func = it.func
+        if isinstance(func, cst.Name) and func.value in _UNSTEPPED_EAGER \
+                and self.is_builtin(func, func.value):
+            return func.value
+        if isinstance(func, cst.Attribute) and func.attr.value in _DICT_VIEWS and not it.args:
+            values = self.p.values
+            receiver = values.get(id(func.value)) if values is not None else None
+            if receiver is not None and receiver.kind is Kind.PYTHON and receiver.qualname == "builtins.dict":
+                return "dict"
+        return None
+
+    def note_top_statement(self: Any, index: int, seen: int, loop_broke: bool) -> None:
+        """After top-level statement ``index`` ran (its events from ``seen`` on): whether it broke the
+        graph inside a loop or at a context manager Dynamo cannot enter (the function then runs
+        eagerly), or elsewhere (what follows runs in a resumed frame)."""
+        events = self.p.events[seen:]
+        lock = any(isinstance(ev, E.ContextManagerEvent) and ev.function is self.fn
+                   and self.p.may_break_at(ev) for ev in events)
+        if loop_broke or lock:
+            self.eager_at.append(index)
+        elif self.top_calls_broke or any(self.p.may_break_at(ev) for ev in events):
+            self.broke_at.append(index)
+
+    def report_eager_comprehensions(self: Any) -> None:
+        """Report the kept comprehensions the function reaches in the frame that runs eagerly: before a
+        statement that makes it run eagerly with no break or exit between, or after one with no exit
+        between."""
+        if not self.pending_frames or not self.eager_at:
+            return
+        top = simple_statements(self.fn.node.body)
+        reported = {id(ev.node) for ev in self.p.events if isinstance(ev, E.EagerComprehensionEvent)}
+        for node, statement, index in self.pending_frames:
+            if id(node) in reported:
+                continue
+            for eager in self.eager_at:
+                low, high = (index, eager) if index < eager else (eager, index)
+                if index < eager and any(low <= b < high for b in self.broke_at):
+                    continue  # the comprehension ran in a graph that ended before the eager part
+                if any(_exits(stmt) for stmt in top[low:high]):
+                    continue
+                saved, self.statement = self.statement, statement
+                self.report(E.EagerComprehensionEvent, node, why="eager", in_loop=False)
+                self.statement = saved
+                reported.add(id(node))
+                break
+
+
+def _makes_list(evaluator: Any, value: cst.BaseExpression | None) -> bool:
+    """``value`` is a list display, a list comprehension or a ``list(...)``/``sorted(...)`` call."""
+    if isinstance(value, (cst.List, cst.ListComp)):
+        return True
+    func = value.func if isinstance(value, cst.Call) else None
+    return isinstance(func, cst.Name) and func.value in ("list", "sorted") \
+        and evaluator.is_builtin(func, func.value)
+
+
+def _local_list(evaluator: Any, name: str) -> bool:
+    """``name`` is a local of the function bound only to lists (``xs = []``, ``xs = [f(a) for a in b]``,
+    ``xs = sorted(...)``; ``xs += ...`` and ``xs.append(...)`` keep it one): not a parameter, a loop
+    variable, a name bound by unpacking, ``with``, ``global`` or a nested function."""
+    fn = evaluator.fn
+    params = fn.node.params
+    starred = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+    if name in fn.param_names() or name in starred or name in fn.global_decls:
+        return False
+    bound = False
+    for n in walk(fn.node.body, into_scopes=False):
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    if not _makes_list(evaluator, n.value):
+                        return False
+                    bound = True
+                elif any(isinstance(m, cst.Name) and m.value == name for m in walk(t.target)):
+                    return False
+        elif isinstance(n, cst.AnnAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
+            if not _makes_list(evaluator, n.value):
+                return False
+            bound = True
+        elif isinstance(n, (cst.For, cst.CompFor, cst.WithItem, cst.NamedExpr, cst.Nonlocal, cst.Global,
+                            cst.ExceptHandler, cst.Del)) \
+                and any(isinstance(m, cst.Name) and m.value == name for m in walk(_bound_part(n))):
+            return False
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n.name.value == name:
+            return False
+        elif isinstance(n, (cst.Import, cst.ImportFrom)) and name in _imported(n):
+            return False
+    return bound
+
+
+def _bound_part(node: cst.CSTNode) -> cst.CSTNode:
+    """The part of a binding construct that holds the names it binds."""
+    if isinstance(node, (cst.For, cst.CompFor)):
+        return node.target
+    if isinstance(node, cst.WithItem):
+        return node.asname if node.asname is not None else cst.Name("_")
+    if isinstance(node, cst.NamedExpr):
+        return node.target
+    if isinstance(node, cst.ExceptHandler):
+        return node.name if node.name is not None else cst.Name("_")
+    if isinstance(node, cst.Del):
+        return node.target
+    return node
+
+
+def _imported(node: cst.Import | cst.ImportFrom) -> set[str]:
+    return set(import_bindings(node))
+
+
+def _exits(statement: cst.CSTNode) -> bool:
+    """A ``return`` or ``raise`` in ``statement`` (not in a nested function)."""
+    return any(isinstance(n, (cst.Return, cst.Raise)) for n in walk(statement, into_scopes=False))
+
+
+def _compiled_frame(evaluator: Any, node: cst.BaseComp, env: dict) -> bool:
+    """Whether Dynamo compiles the comprehension's frame when it meets it on its own: its code refers to
+    a tensor or an ``nn.Module`` of the function (its free variables) or to a torch module (a global)."""
+    outer = node.for_in.iter
+    bound: set[str] = set()
+    comp: cst.CompFor | None = node.for_in
+    while comp is not None:
+        bound.update(n.value for n in walk(comp.target) if isinstance(n, cst.Name))
+        comp = comp.inner_for_in
+    skip = {id(outer)}
+    imports = evaluator.p.index.imports
+    for n in walk(node, into_scopes=False):
+        if id(n) in skip:
+            skip.update(id(c) for c in walk(n))
+            continue
+        if isinstance(n, cst.Attribute):
+            skip.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            skip.add(id(n.keyword))
+        elif isinstance(n, cst.Name) and n.value not in bound:
+            value = env.get(n.value)
+            if value is not None:
+                if value.kind in (Kind.TENSOR, Kind.MODULE) and not value.maybe_none:
+                    return True
+            elif imports.get(n.value) in _TORCH_MODULES:
+                return True
+    return False

@@ -1,0 +1,49 @@
+"""Whether a value made in a function is read again, and whether the function returns it as it is.
+
+The recompile rules ask this of a value that crosses a graph break (a resumed frame guards on an input
+only when it uses it) and of a global a helper reads (Dynamo names the guard where the value is used,
+which is the caller's line when the helper only returns it).  Syntax only: names are matched by their
+spelling, in source order.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynalint.analysis.syntax import parent_map, walk
+
+_PASSED_ON = (cst.Return, cst.Expr, cst.Element, cst.DictElement, cst.Yield)
+"""Where a value is only handed on or dropped: nothing in the frame reads it there."""
+
+
+def used_after(node: cst.CSTNode, statement: cst.CSTNode, function: cst.CSTNode) -> bool:
+    """Whether the value of ``node`` is read after it is made: by the rest of its expression
+    (``.shape[0]``, ``.sum()``, an operand, an argument), or through the one name a plain assignment
+    (or a ``class`` statement) binds it to, read later in ``function``."""
+    if isinstance(statement, cst.ClassDef) and node is statement.name:
+        target: cst.BaseExpression = statement.name  # the class a `class` statement binds
+    else:
+        parent = parent_map(function).get(id(node))
+        if isinstance(parent, _PASSED_ON):
+            return False
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1) \
+                and not (isinstance(parent, cst.AnnAssign) and parent.value is node):
+            return parent is not None and not isinstance(parent, cst.Assign)
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) else parent.target
+    if not isinstance(target, cst.Name):
+        return False
+    after = False
+    for n in walk(getattr(function, "body", function), into_scopes=False):
+        if n is statement:
+            after = True
+        elif after and isinstance(n, cst.Name) and n.value == target.value and n is not target:
+            return True
+    return False
+
+
+def returned_as_is(node: cst.CSTNode, function: cst.CSTNode) -> bool:
+    """Whether the value of ``node`` (an item or attribute of it) is what ``function`` returns."""
+    parents = parent_map(function)
+    parent = parents.get(id(node))
+    while isinstance(parent, (cst.Subscript, cst.Attribute)) and parent.value is node:
+        node, parent = parent, parents.get(id(parent))
+    return isinstance(parent, cst.Return)

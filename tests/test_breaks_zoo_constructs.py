@@ -1,0 +1,210 @@
+"""Comprehensions that Dynamo meets as frames of their own, and functions disabled inside analysed code.
+
+A list, set or dict comprehension in a function Dynamo runs eagerly (a break inside one of its loops), or
+one over ``enumerate``/``zip`` whose body breaks, is compiled as a frame that cannot step the iterator it
+receives ("Missing tp_iternext" at the comprehension's line).  ``check`` reports those, and stays silent
+on a comprehension over a ``range`` or a tuple, on a generator expression, on one whose frame refers to no
+tensor, module or torch module (Dynamo skips it), and on one that ran in a graph ended by an earlier break.
+A function decorated with ``torch.compiler.disable`` inside analysed code runs eagerly: its call breaks,
+nothing in its body does, whatever the scope."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import requires_torch
+from helpers import checked_breaks, dynamo_break_lines, run, write
+
+COMPREHENSIONS = """\
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def eager_loop(x):
+        sizes = [2, 3]
+        rows = [torch.full((n,), i) for i, n in enumerate(sizes)]
+        stepped = [x * n for n in range(2)]
+        plain = [n * 2 for n in reversed(sizes)]
+        lazy = list(x * n for n in sorted(sizes))
+        fixed = [x + n for n in (1, 2)]
+        for i in range(2):
+            print(i)
+        after = {k: x + v for k, v in {"a": 1}.items()}
+        listed = [x * n for n in sizes]
+        return rows, stepped, plain, lazy, fixed, after, listed
+
+
+    @torch.compile(backend="eager")
+    def traced_first(x):
+        sizes = [2, 3]
+        rows = [x + n for n in sorted(sizes)]
+        print("first")
+        for i in range(2):
+            print(i)
+        return rows
+
+
+    def shout(t):
+        print("t")
+        return t + 1
+
+
+    @torch.compile(backend="eager")
+    def body_breaks(x):
+        pairs = [shout(x * a) for a, b in zip([1, 2], [3, 4])]
+        rows = [shout(x * a) for a in [1, 2]]
+        return pairs, rows
+
+
+    def main(x):
+        return eager_loop(x), traced_first(x), body_breaks(x)
+"""
+INPUTS = "[(torch.randn(2),)]"
+#: the lines of the prints, the comprehensions of `eager_loop` over enumerate, a dict view and a local
+#: list, and the comprehension of `body_breaks` over zip
+BREAK_LINES = {7, 13, 14, 15, 23, 25, 30, 36}
+COMPREHENSION_LINES = {7, 14, 15, 36}
+
+
+def test_check_reports_the_comprehensions_dynamo_steps_as_frames(tmp_path, capsys) -> None:
+    found = checked_breaks(tmp_path, capsys, COMPREHENSIONS)
+    assert {line for line, _ in found} == BREAK_LINES
+    assert {line for line, code in found if code == "DYN105"} >= COMPREHENSION_LINES
+
+
+@requires_torch
+def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, COMPREHENSIONS, INPUTS) == BREAK_LINES
+
+
+DISABLED_INSIDE = """\
+    import torch
+
+
+    def outer(x):
+        @torch.compiler.disable
+        def eager_part(t):
+            print("in eager")
+            return t.sum().item()
+
+        @torch._dynamo.disable
+        def branchy(t):
+            if t.sum() > 0:
+                return t
+            return -t
+
+        def plain(t):
+            print("plain")
+            return t
+
+        return eager_part(x) + branchy(x).sum() + plain(x).sum()
+
+
+    @torch.compile(backend="eager")
+    def f(x):
+        return outer(x)
+
+
+    def main(x):
+        return f(x)
+"""
+
+
+@pytest.mark.parametrize("scope", ["compiled", "all"])
+def test_nothing_breaks_in_a_disabled_nested_function(tmp_path, capsys, scope: str) -> None:
+    import json
+
+    from helpers import Example
+
+    path = write(tmp_path, "m.py", Example(DISABLED_INSIDE).source)
+    _, out, _ = run(capsys, "--format", "json", "--scope", scope, path)
+    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
+    assert found == {(17, "DYN105"), (20, "DYN105")}
+
+
+@requires_torch
+def test_dynamo_breaks_at_the_disabled_call_not_in_its_body(tmp_path) -> None:
+    lines = dynamo_break_lines(tmp_path, DISABLED_INSIDE, INPUTS)
+    assert {17, 20} <= lines and not lines & {7, 8, 12}
+
+
+#: calls and stores Dynamo breaks on whatever the values: `is_nonzero` (also with the capture flag),
+#: arithmetic on a data pointer, the json module, setting `requires_grad`, `ExitStack.enter_context`, the
+#: length of an f-string of a tensor (not of its shape), a NumPy generator and its methods, a nested tensor
+#: built from a list; `t.grad = None` is traced, and
+#: a store in a branch or arithmetic after `and` that the analysis cannot decide is not reported
+TENSOR_FACTS = """\
+    import contextlib
+    import json
+
+    import numpy as np
+
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def nonzero_test(x):
+        return x.sum().is_nonzero()
+
+
+    @torch.compile(backend="eager")
+    def pointer_arithmetic(x):
+        return x + (x.data_ptr() % 16)
+
+
+    @torch.compile(backend="eager")
+    def dumped(x):
+        s = json.dumps({"a": 1})
+        return x * len(s)
+
+
+    @torch.compile(backend="eager")
+    def grad_switch(x):
+        y = x * 2
+        y.requires_grad = False
+        y.grad = None
+        return y
+
+
+    @torch.compile(backend="eager")
+    def guarded(x):
+        if x.dim() > 3:
+            x.requires_grad = True
+        aligned = x.dim() > 3 and x.data_ptr() % 16 == 0
+        return x + 1, aligned
+
+
+    @torch.compile(backend="eager")
+    def stacked(x):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.no_grad())
+            return x * 2
+
+
+    @torch.compile(backend="eager")
+    def described(x):
+        msg = f"value {x}"
+        shape = f"shape {x.shape}"
+        return x + len(msg) + len(shape)
+
+
+    @torch.compile(backend="eager")
+    def drawn(x):
+        rng = np.random.default_rng(0)
+        return torch.nested.nested_tensor([x, x * rng.random()])
+
+
+    def main(x):
+        return (nonzero_test(x), pointer_arithmetic(x), dumped(x), grad_switch(x), guarded(x), stacked(x),
+                described(x), drawn(x))
+"""
+TENSOR_FACT_BREAKS = {(11, "DYN102"), (16, "DYN105"), (21, "DYN105"), (28, "DYN105"), (44, "DYN105"),
+                      (52, "DYN105"), (57, "DYN105"), (58, "DYN105")}
+
+
+def test_check_reports_the_tensor_facts(tmp_path, capsys) -> None:
+    assert checked_breaks(tmp_path, capsys, TENSOR_FACTS) == TENSOR_FACT_BREAKS
+
+
+@requires_torch
+def test_dynamo_breaks_on_the_tensor_facts(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, TENSOR_FACTS, INPUTS) == {line for line, _ in TENSOR_FACT_BREAKS}
