@@ -11,6 +11,7 @@ import libcst as cst
 
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+from dynalint.analysis.project import split_entry
 from dynalint.analysis.values import Kind, Value
 from dynalint.config.settings import Scope
 
@@ -49,7 +50,7 @@ class EntryPoints:
                 continue
             fn, cls = target
             if fn.owner is not idx:
-                self._note_outgoing(fn, None, compiled=True)
+                self._note_outgoing(fn, None, compiled=True, bound=cls)
                 continue
             # the compiled function's (or module's forward's) arguments are the graph's inputs
             self._entries.add(id(fn))
@@ -87,8 +88,9 @@ class EntryPoints:
     def _summary_roots(self) -> set[int]:
         """Functions that incoming entries analyse anyway (with their callers' arguments)."""
         out = set()
-        for q in self.entries:
-            fn = self.function_named(q)
+        for name in self.entries:
+            q, bound = split_entry(name)
+            fn = self.function_named(q) if bound is None else None  # one subclass's run is not the class's own
             if fn is not None:
                 out.add(id(fn))
         return out

@@ -9,7 +9,7 @@ from typing import Any, Hashable, TypeVar
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
-from dynalint.analysis.project import decode_value, encode_value
+from dynalint.analysis.project import bound_entry, decode_value, encode_value, split_entry
 from dynalint.analysis.cut import CutReplay
 from dynalint.analysis.replay import (
     BROKE,
@@ -63,6 +63,8 @@ class Interprocedural(CutReplay):
                 continue
             if start is None and (id(fn) in self._widened_roots or id(fn) in self._library_roots):
                 start = len(self.events)
+            if bound is not None and id(fn) not in self._library_roots:
+                self._note_outgoing(fn, None, bound=bound)
             self._unit(("root", id(fn), id(bound)), (fn, bound), lambda: self.analyze_root(fn, bound))
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
@@ -80,10 +82,17 @@ class Interprocedural(CutReplay):
             # library roots, then (scope all) every other function: what nothing in the checked files
             # is known to compile
             self._uncompiled_span = (start, len(self.events))
-        for qualname, encoded in self.entries.items():
+        for name, encoded in self.entries.items():
+            qualname, bound_name = split_entry(name)
             fn = self.function_named(qualname)
-            if fn is not None and not fn.disabled:
+            if fn is None or fn.disabled:
+                continue
+            if bound_name is None:
                 self._unit(("entry", id(fn)), (fn,), lambda: self.analyze_entry(fn, encoded))
+                continue
+            cls = self._subclass_named(fn, *bound_name)
+            if cls is not None:
+                self._unit(("entry", id(fn), id(cls)), (fn, cls), lambda: self.analyze_bound_entry(fn, cls, encoded))
         tracker = self.tracker
         if tracker is not None:
             tracker.seal(self.index, not self.run_state.programs, self._broke)
@@ -221,6 +230,27 @@ class Interprocedural(CutReplay):
         owner._mark_compiled(fn)
         FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
 
+    def _subclass_named(self, fn: FunctionInfo, module: str, name: str) -> ClassInfo | None:
+        """The class ``name`` of checked module ``module`` when it inherits method ``fn`` of this module
+        without overriding it (what a :func:`~dynalint.analysis.project.bound_entry` names)."""
+        if self.project is None or fn.cls is None or fn.is_static or fn.is_classmethod:
+            return None
+        idx = self.project.load(module)
+        cls = idx.classes.get(name) if idx is not None else None
+        if cls is None or cls is fn.cls or cls.find_method(fn.name) is not fn:
+            return None
+        return cls
+
+    def analyze_bound_entry(self, fn: FunctionInfo, cls: ClassInfo, encoded: dict[str, Any]) -> None:
+        """Analyse a method of this module as the compiled code of another module runs it: on an
+        instance of ``cls``, a subclass defined there (``"*"`` in ``encoded``: handed to
+        ``torch.compile``), so that the lines here that its overrides break are found."""
+        if encoded.get("*"):
+            self._entries.add(id(fn))
+            if self.tracker is not None:
+                self.tracker.log.append((ENTRY, fn))
+        self.analyze_root(fn, cls)
+
     def analyze_entry(self, fn: FunctionInfo, encoded: dict[str, Any]) -> None:
         """Analyse a function that compiled code of another module calls, with the values its
         callers pass (``"*"`` in ``encoded``: it is itself handed to ``torch.compile``)."""
@@ -250,14 +280,24 @@ class Interprocedural(CutReplay):
             self._compiled_nodes.add(id(fn.node))
             self.compiled.append(fn)
 
-    def _note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False) -> None:
-        """A function of another checked module is reached from compiled code (see the module doc)."""
+    def _note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False,
+                       bound: ClassInfo | None = None) -> None:
+        """A function of another checked module is reached from compiled code (see the module doc);
+        ``bound``: a subclass, defined elsewhere, whose instance runs that method (its overrides may
+        break lines of the method's module, see :func:`~dynalint.analysis.project.bound_entry`)."""
         owner = fn.owner
         if owner is None or owner is self.run_state.root.index or not owner.path or fn.closure is not None:
             return
-        if not compiled and self.program_for(owner).is_default_root(fn):
+        if bound is not None and (bound is fn.cls or bound.owner is owner):
+            if not compiled:
+                return  # the method's own module knows the class
+            bound = None
+        if not compiled and bound is None and self.program_for(owner).is_default_root(fn):
             return
-        key = (owner.path, fn.qualname)
+        qualname = fn.qualname if bound is None else bound_entry(fn.qualname, bound)
+        if qualname is None:
+            return
+        key = (owner.path, qualname)
         joined = self.outgoing.setdefault(key, {})
         if compiled:
             joined["*"] = python(True)

@@ -407,6 +407,34 @@ def link_classes(project: SourceIndex, idx: ModuleIndex) -> None:
                 cls.is_module = True
 
 
+# --------------------------------------------------------------------------- entries across files
+
+
+_BOUND = "@"
+"""Separates an incoming entry's function from the subclass whose instance runs it (see :func:`bound_entry`)."""
+
+
+def bound_entry(qualname: str, cls: ClassInfo) -> str | None:
+    """The name of the incoming entry that runs method ``qualname`` of one module on an instance of
+    ``cls``, its subclass in another module: ``Base.forward@pkg.b:Sub``.  Run so, the inherited method
+    calls the subclass's overrides (``self.hook(x)``), and what they do decides the base module's own
+    lines (a comprehension over ``zip`` whose body breaks in the override breaks at the comprehension);
+    only the analysis of the subclass's module knows that instance, only the base's reports those lines.
+    None when the class's module has no name."""
+    owner = cls.owner
+    if owner is None or not owner.name:
+        return None
+    return f"{qualname}{_BOUND}{owner.name}:{cls.name}"
+
+
+def split_entry(name: str) -> tuple[str, tuple[str, str] | None]:
+    """An incoming entry's function and, for one made by :func:`bound_entry`, the (module, class) of the
+    instance it runs on."""
+    qualname, mark, bound = name.partition(_BOUND)
+    module, _, cls = bound.partition(":")
+    return qualname, ((module, cls) if mark and module and cls else None)
+
+
 # --------------------------------------------------------------------------- values across files
 
 
