@@ -73,6 +73,12 @@ class UntraceableCall(Rule):
         `__enter__`/`__exit__` made in the compiled code, `contextlib.suppress`, `contextlib.nullcontext`,
         `warnings.catch_warnings()` and `torch.autograd.profiler.record_function`, or a lambda passed
         as an argument and called.
+        A method whose body breaks, called on an object the function made itself (`s = Solver(y)` then
+        `s.integrate(t)`, or `Solver(y).integrate(t)`; plain classes, dataclasses, named tuples, and
+        `m.forward(x)` of a module made there), breaks at the call as well: Dynamo cannot rebuild the
+        bound method of an object without a source to resume after it ("Reconstruction failure") and
+        runs the rest of the function eagerly. An object passed in, one a helper receives as an
+        argument, a module called as `m(x)` and a call inside a loop are not reported there.
     """
     fix = """
         Move side effects out of the compiled region (log outside `forward`, or after it returns), or
@@ -89,7 +95,7 @@ class UntraceableCall(Rule):
                 GB.TENSOR_BUILTIN_OPERATOR, GB.AUTOGRAD_GRAD, GB.ONE_HOT_DYNAMIC, GB.PARAMETER_CONSTRUCTOR,
                 GB.RETAIN_GRAD, GB.DATA_DEPENDENT_OPERATOR, GB.IS_INFERENCE, GB.RANDOM_OP,
                 GB.SPARSE_TENSOR, GB.MISSING_TP_ITERNEXT, GB.OBSERVED_EXCEPTION, GB.SETATTR_REQUIRES_GRAD,
-                GB.FAKE_TENSOR_UNSUPPORTED)
+                GB.FAKE_TENSOR_UNSUPPORTED, GB.RECONSTRUCTION_FAILURE)
     INVALID = [
         Example("""
             import torch
@@ -245,6 +251,22 @@ class UntraceableCall(Rule):
                     scale = 2
                 return x * Pair.scale
         """, line=5),
+        Example("""
+            import torch
+
+            class Scaler:
+                def __init__(self, scale):
+                    self.scale = scale
+
+                def apply(self, x):
+                    print("scaling")
+                    return x * self.scale
+
+            @torch.compile
+            def f(x):
+                s = Scaler(2)
+                return s.apply(x) + 1
+        """, line=(8, 14)),
     ]
     VALID = [
         Example("""
@@ -333,8 +355,15 @@ class UntraceableCall(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
                                  Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM,
-                                 Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT):
+                                 Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT,
+                                 Cause.FRESH_OBJECT_METHOD):
             code = ctx.code(brk.node)
+            if brk.cause is Cause.FRESH_OBJECT_METHOD:
+                yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here too and the rest of "
+                                         "the function runs eagerly.",
+                                    hint="make the object outside the compiled function and pass it in, or "
+                                         "remove the graph break inside the method")
+                continue
             if brk.cause is Cause.EAGER_COMPREHENSION:
                 yield self.reported(brk, f"this comprehension: {brk.detail}; the graph breaks here and the "
                                          "comprehension runs eagerly.", hint=_FRAME_HINT)

@@ -113,6 +113,10 @@ class Cause(enum.Enum):
     TRACED_RANDOM = "traced-random"
     """Arithmetic on a number ``random.randint``/``randrange``/``uniform`` drew in traced code: Dynamo
     holds it as a tensor and has no rule for a Python operator on it and a number."""
+    FRESH_OBJECT_METHOD = "fresh-object-method"
+    """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
+    breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
+    resume after it ("Reconstruction failure") and runs the rest of the function eagerly."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -278,6 +282,8 @@ class Breaks:
         guards there, such as the size of a tensor read right after the break), so a loop after that
         break is the next frame's (measured).  Unsure code counts as compiled."""
         event = brk.event
+        if brk.cause is Cause.FRESH_OBJECT_METHOD:
+            return False  # Dynamo cannot resume after it: the rest of the function runs eagerly
         after = _code_after(event.function.node, event.statement)
         if not after:
             return True
@@ -427,6 +433,86 @@ def _helper_call(ev: Event) -> bool:
     return isinstance(ev, CallEvent) and ev.callee is not None and ev.module is None
 
 
+def fresh_receiver(call: CallEvent, events: "list[Event]") -> list[cst.Call]:
+    """The calls that made the object ``call`` is a method call on, when its own function made it:
+    ``Cls(...).method()``, or a local name every assignment of which (and nothing else) binds to a class
+    of the checked code called there; none otherwise.  Such an object has no source Dynamo could load it
+    from (measured on torch 2.13: a parameter, a global, an object a helper made and passed in, and a
+    module called as ``m(x)`` rebuild; plain classes, dataclasses, named tuples and ``m.forward(x)`` do
+    not)."""
+    func = call.call.func
+    if not isinstance(func, cst.Attribute):
+        return []
+    receiver = func.value
+    if isinstance(receiver, cst.Call):
+        values: list[cst.BaseExpression] = [receiver]
+    elif isinstance(receiver, cst.Name):
+        values = _assigned_values(call.function, receiver.value)
+    else:
+        return []
+    made = [v for v in values if isinstance(v, cst.Call) and _constructs(v, call.function, events)]
+    return made if len(made) == len(values) else []
+
+
+def _constructs(node: cst.Call, function: "FunctionInfo", events: "list[Event]") -> bool:
+    """Every analysis of ``node`` in ``function`` called a class of the checked code (or one of
+    several such classes): its result is a new instance."""
+    made = [ev for ev in events if ev.node is node and isinstance(ev, CallEvent) and ev.function is function]
+    return bool(made) and all(
+        ev.callee is None and ev.qualname is None and ev.module is None and ev.result is not None
+        and all(v.cls is not None and v.kind in (Kind.UNKNOWN, Kind.MODULE)
+                for v in (ev.result.choices or (ev.result,)))
+        for ev in made)
+
+
+def _assigned_values(function: "FunctionInfo", name: str) -> list[cst.BaseExpression]:
+    """The values of the plain assignments ``name = value`` of ``function``'s body; none when ``name``
+    is a parameter, is declared global or nonlocal, or is bound any other way (unpacking, ``for``,
+    ``with ... as``, ``:=``, ``+=``, an import, a nested definition, an exception)."""
+    fn = function.node
+    if not isinstance(fn, cst.FunctionDef) or name in function.global_decls:
+        return []
+    p = fn.params
+    params = [*p.posonly_params, *p.params, *p.kwonly_params]
+    params += [a for a in (p.star_arg, p.star_kwarg) if isinstance(a, cst.Param)]
+    if any(a.name.value == name for a in params):
+        return []
+    values: list[cst.BaseExpression] = []
+    for n in walk(fn.body):
+        if isinstance(n, (cst.Global, cst.Nonlocal)) and any(a.name.value == name for a in n.names):
+            return []
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n.name.value == name:
+            return []
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    values.append(n.value)
+                elif _names(t.target, name):
+                    return []
+        elif isinstance(n, cst.AnnAssign) and _names(n.target, name):
+            if n.value is None or not isinstance(n.target, cst.Name):
+                return []
+            values.append(n.value)
+        elif isinstance(n, (cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)) and _names(n.target, name):
+            return []
+        elif isinstance(n, cst.AsName) and _names(n.name, name):  # `with ... as`, `except ... as`, imports
+            return []
+        elif isinstance(n, cst.ImportAlias) and n.asname is None and _names(n.name, name):
+            return []
+    return values
+
+
+def _names(target: cst.CSTNode, name: str) -> bool:
+    """``target`` binds ``name`` (a name itself, or one inside a tuple or list of names)."""
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_names(e.value, name) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _names(target.value, name)
+    return False
+
+
 def _works(ev: Event) -> bool:
     """The event is something Dynamo compiles (a tensor operation, a call it may trace)."""
     if isinstance(ev, CallEvent):
@@ -453,7 +539,25 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     classified then are not classified again)."""
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
     found = [b for ev in program.events for b in classifier.breaks_of(ev)]
-    return Breaks(program, _first_traced_random([_read_in_python(b, classifier) for b in found]))
+    return Breaks(program, _eager_after_fresh_calls(_first_traced_random([_read_in_python(b, classifier)
+                                                                           for b in found])))
+
+
+def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
+    """``found`` without the breaks of a function that come after a break at a method call on an object
+    it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume there and runs the rest
+    of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print`` and a branch on a
+    tensor after such a call are not reported; the functions it calls are frames of their own)."""
+    fresh = [i for i, b in enumerate(found) if b.cause is Cause.FRESH_OBJECT_METHOD]
+    if not fresh:
+        return found
+    dropped: set[int] = set()
+    for i in fresh:
+        brk = found[i]
+        after = {id(n) for stmt in _code_after(brk.event.function.node, brk.statement) for n in walk(stmt)}
+        dropped.update(j for j in range(i + 1, len(found)) if found[j].event is not brk.event
+                       and found[j].event.function is brk.event.function and id(found[j].statement) in after)
+    return [b for j, b in enumerate(found) if j not in dropped]
 
 
 def _read_in_python(brk: "Break", classifier: "BreakClassifier") -> "Break":
@@ -632,6 +736,28 @@ class BreakClassifier:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
         elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
             self._tensor_text(call, (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1])
+        if call.callee_broke and call.method is not None and not call.in_loop and self._fresh_object_call(call):
+            found.append(Break(call, Cause.FRESH_OBJECT_METHOD, GB.RECONSTRUCTION_FAILURE,
+                               f"`{call.method}` breaks the graph inside, and Dynamo cannot rebuild the method "
+                               "of an object made in the compiled function to resume after the call"))
+
+    def _fresh_object_call(self, call: CallEvent) -> bool:
+        """``call`` is a method call on an object its function made (:func:`fresh_receiver`) with no
+        break between the making and the call: after such a break Dynamo resumes in a new frame, which
+        receives the object as an argument it can load again (measured on torch 2.13)."""
+        made = {id(n) for n in fresh_receiver(call, self.events)}
+        if not made:
+            return False
+        events = self.events
+        at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is call), -1)
+        for ev in reversed(events[:max(at, 0)]):
+            if ev.function is not call.function:
+                continue
+            if id(ev.node) in made and isinstance(ev, CallEvent):
+                return True
+            if self.may_break_at(ev) or (isinstance(ev, CallEvent) and ev.callee_broke):
+                return False
+        return False
 
     def subscript(self, sub: SubscriptEvent) -> None:
         if sub.store and sub.base.qualname == "os.environ":

@@ -100,12 +100,19 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     callee_fn = None
     qualname = None
     result: Value
+    broke_before, ev.callee_broke = ev.callee_broke, False
     called = _call_object(ev, callee, args, kwargs, opaque) if callee is not None else None
+    callee_broke = called is not None and ev.callee_broke
     if called is not None:
         result, callee_fn = called
     elif callee is not None and callee.choices:
         # one of several classes or functions: each is called, and the result is what they agree on
-        outcomes = [_call_object(ev, c, args, kwargs, opaque) for c in callee.choices]
+        outcomes, callee_broke, any_broke = [], True, False
+        for choice in callee.choices:
+            ev.callee_broke = False
+            outcomes.append(_call_object(ev, choice, args, kwargs, opaque))
+            callee_broke, any_broke = callee_broke and ev.callee_broke, any_broke or ev.callee_broke
+        ev.callee_broke = any_broke
         result = join_all(o[0] if o is not None else UNKNOWN_VALUE for o in outcomes)
     elif callee is not None and callee.qualname is not None:
         qualname = callee.qualname
@@ -126,8 +133,9 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     module = callee if callee is not None and callee.kind is Kind.MODULE else None
     if method == "forward" and receiver is not None and receiver.kind is Kind.MODULE:
         module = receiver  # `self.rnn.forward(x)` runs the module too
+    ev.callee_broke = broke_before or ev.callee_broke
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
-              kwargs=kwargs, result=result, callee=callee_fn, module=module)
+              kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke)
     return result
 
 

@@ -58,6 +58,9 @@ class CallEvent(Event):
     """A function of the analysed file, when the call resolves to one."""
     module: Value | None = None
     """The module, when the call runs an ``nn.Module`` (``self.rnn(x)``)."""
+    callee_broke: bool = False
+    """The function the call runs (each of them, when it may be one of several) breaks the graph in its
+    body or in what it calls."""
 
     @property
     def call(self) -> cst.Call:

@@ -66,5 +66,6 @@ MISSING_TP_ITERNEXT = _gb("GB4347", "Missing tp_iternext")
 OBSERVED_EXCEPTION = _gb("GB0088", "Observed exception")
 SETATTR_REQUIRES_GRAD = _gb("GB0206", "setattr() on Tensor.requires_grad")
 FAKE_TENSOR_UNSUPPORTED = _gb("GB0090", "Operator does not support running with fake tensors")
+RECONSTRUCTION_FAILURE = _gb("GB0092", "Reconstruction failure")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))
