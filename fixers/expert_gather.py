@@ -70,7 +70,7 @@ from dynalint.analysis.syntax import assigned_names, walk
 from dynalint.fixers.full_range_loop import (
     _FILLED, _ROW, _assignment, _hit_set, _int, _ints, _loop_of, _method, _removable, _resolved, _static)
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import paren, rename, use_torch
+from dynalint.fixers.support.codegen import VariableNames, paren, rename, use_torch
 
 _ELEMENTWISE_MODULES = frozenset(f"torch.nn.{m}" for m in (
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Identity", "LeakyReLU", "ELU", "Softplus", "Mish", "Hardswish",
@@ -460,28 +460,15 @@ def _inline(expr: cst.BaseExpression, local: dict[str, cst.BaseExpression | None
     return expr.visit(_Inline(local))
 
 
-class _Inline(cst.CSTTransformer):
-    """Replace names (not attribute names or keywords) by expressions."""
+class _Inline(VariableNames):
+    """Replace variables by expressions."""
 
     def __init__(self, values: dict[str, cst.BaseExpression | None]) -> None:
         super().__init__()
         self.values = values
-        self._skip = 0
 
-    def visit_Attribute_attr(self, node: cst.Attribute) -> None:
-        self._skip += 1
-
-    def leave_Attribute_attr(self, node: cst.Attribute) -> None:
-        self._skip -= 1
-
-    def visit_Arg_keyword(self, node: cst.Arg) -> None:
-        self._skip += 1
-
-    def leave_Arg_keyword(self, node: cst.Arg) -> None:
-        self._skip -= 1
-
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        inner = self.values.get(original_node.value) if self._skip == 0 else None
+    def variable(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        inner = self.values.get(original_node.value)
         if inner is None:
             return updated_node
         if isinstance(inner, (cst.BinaryOperation, cst.UnaryOperation)) and not inner.lpar:

@@ -32,6 +32,17 @@ def codes(code: str, **settings: Any) -> list[str]:
     return [d.code for d in check(code, **settings)]
 
 
+def break_lines(code: str, **settings: Any) -> set[int]:
+    """The lines ``check`` reports a graph break on in ``code``."""
+    return {d.line for d in check(code, **settings) if d.kind == "graph-break"}
+
+
+def marked_lines(code: str) -> set[int]:
+    """The lines of ``code`` (dedented, as :func:`check` reads it) ending with ``# breaks``."""
+    text = textwrap.dedent(code).lstrip("\n")
+    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# breaks")}
+
+
 def lines_of(diagnostics: list[Diagnostic], code: str) -> set[int]:
     return {d.line for d in diagnostics if d.code == code}
 

@@ -16,17 +16,7 @@ from dynalint.config.settings import Settings
 from dynalint.engine.runner import check_files
 from dynalint.rules.base import Example
 
-from helpers import check, run_example_under_dynamo
-
-
-def _break_lines(code: str, **settings: object) -> set[int]:
-    return {d.line for d in check(code, **settings) if d.kind == "graph-break"}
-
-
-def _marked(code: str) -> set[int]:
-    """The lines of ``code`` (dedented, as :func:`check` reads it) ending with ``# breaks``."""
-    text = textwrap.dedent(code).lstrip("\n")
-    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# breaks")}
+from helpers import break_lines, marked_lines, run_example_under_dynamo
 
 
 CASES = [
@@ -90,7 +80,7 @@ CASES = [
 
 @pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
 def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
-    assert _break_lines(code, entry_points=(target,)) == _marked(code)
+    assert break_lines(code, entry_points=(target,)) == marked_lines(code)
 
 
 @requires_torch
@@ -98,12 +88,12 @@ def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
 def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
     example = Example(code, target=target, inputs=inputs)
     obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert obs.break_lines() == _marked(code)
+    assert obs.break_lines() == marked_lines(code)
 
 
 def test_annotated_dict_of_tensors_gives_its_entries_type() -> None:
     # the dict's entries come from calls the analysis cannot follow; the annotation says they are tensors
-    assert _break_lines("""
+    assert break_lines("""
         import torch
         from typing import Dict
         from mylib import make_order, make_code

@@ -9,12 +9,13 @@ from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import Refused
 
 
-class _Rename(cst.CSTTransformer):
-    """Rename variables (not attributes, keywords or parameters)."""
+class VariableNames(cst.CSTTransformer):
+    """Rewrites the names that are variables: not attribute names (``x.name``) or keywords
+    (``f(name=...)``), which a rename or a substitution must leave alone.  Subclasses say what a
+    variable becomes in :meth:`variable`."""
 
-    def __init__(self, mapping: dict[str, str]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.mapping = mapping
         self._skip = 0
 
     def visit_Attribute_attr(self, node: cst.Attribute) -> None:
@@ -29,8 +30,22 @@ class _Rename(cst.CSTTransformer):
     def leave_Arg_keyword(self, node: cst.Arg) -> None:
         self._skip -= 1
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
-        if self._skip == 0 and original_node.value in self.mapping:
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return updated_node if self._skip else self.variable(original_node, updated_node)
+
+    def variable(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return updated_node
+
+
+class _Rename(VariableNames):
+    """Rename variables (not attributes, keywords or parameters)."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        super().__init__()
+        self.mapping = mapping
+
+    def variable(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        if original_node.value in self.mapping:
             return updated_node.with_changes(value=self.mapping[original_node.value])
         return updated_node
 
