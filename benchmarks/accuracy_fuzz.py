@@ -94,7 +94,7 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
     table = production_table(result)
     print("\n".join(table))
     md = ["# Disagreements with Dynamo found by the accuracy fuzzer", "",
-          f"Written by `python benchmarks/accuracy_fuzz.py --report ... --minimal --markdown` over "
+          f"Written by `python benchmarks/accuracy_fuzz.py --report ...{' --minimal' if minimal else ''} --markdown` over "
           f"{result.measured} generated programs (torch 2.13, backend eager).", "",
           f"- graph breaks (lines): {result.breaks}",
           f"- recompiles (programs): {result.recompiles}",
