@@ -461,7 +461,7 @@ def _constructs(node: cst.Call, function: "FunctionInfo", events: "list[Event]")
     return bool(made) and all(
         ev.callee is None and ev.qualname is None and ev.module is None and ev.result is not None
         and all(v.cls is not None and v.kind in (Kind.UNKNOWN, Kind.MODULE)
-                for v in (ev.result.choices or (ev.result,)))
+                for v in ev.result.alternatives)
         for ev in made)
 
 

@@ -167,7 +167,7 @@ def call_edges(events: Iterable[Event]) -> dict[int, set[int]]:
         callees = [ev.callee]
         if ev.callee is None and ev.module is not None:
             # a module, or one of a few (``layer`` over a list of two module classes): each one's forward
-            callees = [m.cls.find_method("forward") for m in ev.module.choices or (ev.module,) if m.cls is not None]
+            callees = [m.cls.find_method("forward") for m in ev.module.alternatives if m.cls is not None]
         for callee in callees:
             if callee is not None:
                 edges.setdefault(id(ev.function), set()).add(id(callee))

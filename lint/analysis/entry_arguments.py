@@ -545,6 +545,17 @@ def _guarded_apart(a: dict[Any, tuple[str, Any]], b: dict[Any, tuple[str, Any]],
     return False
 
 
+def _mentions(fn: "FunctionInfo", name: str, parents: dict[int, cst.CSTNode], *,
+              into_scopes: bool = True) -> Iterator[tuple[cst.Name, cst.CSTNode | None]]:
+    """Each use of the variable ``name`` in ``fn``'s body (not an attribute called so, ``x.name``), with
+    its parent."""
+    for n in walk(fn.node.body, into_scopes=into_scopes):
+        if isinstance(n, cst.Name) and n.value == name:
+            parent = parents.get(id(n))
+            if not (isinstance(parent, cst.Attribute) and parent.attr is n):
+                yield n, parent
+
+
 def _element_reads(fn: "FunctionInfo", name: str) -> set[Any] | bool | None:
     """What ``fn`` reads of its container parameter ``name``: the literal indices and keys it
     subscripts (``set``), True when it uses it otherwise (iterates, passes it on: every element),
@@ -552,12 +563,7 @@ def _element_reads(fn: "FunctionInfo", name: str) -> set[Any] | bool | None:
     parents = parent_map(fn.node)
     found: set[Any] = set()
     mentioned = False
-    for n in walk(fn.node.body):
-        if not (isinstance(n, cst.Name) and n.value == name):
-            continue
-        parent = parents.get(id(n))
-        if isinstance(parent, cst.Attribute) and parent.attr is n:
-            continue
+    for n, parent in _mentions(fn, name, parents):
         mentioned = True
         if isinstance(parent, cst.Subscript) and parent.value is n and len(parent.slice) == 1 \
                 and isinstance(parent.slice[0].slice, cst.Index):
@@ -791,12 +797,7 @@ def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> 
     pending = [name]
     while pending:
         current = pending.pop()
-        for n in walk(fn.node.body, into_scopes=False):
-            if not (isinstance(n, cst.Name) and n.value == current):
-                continue
-            parent = parents.get(id(n))
-            if isinstance(parent, cst.Attribute) and parent.attr is n:
-                continue
+        for n, parent in _mentions(fn, current, parents, into_scopes=False):
             node = n
             new: list[str] | None = None
             while True:

@@ -151,6 +151,11 @@ class Value:
         fields.update(changes)
         return new
 
+    @property
+    def alternatives(self) -> tuple["Value", ...]:
+        """What this value may be: each of its :attr:`choices`, or itself."""
+        return self.choices or (self,)
+
     def elements(self) -> "Value":
         """The value of one element when iterating or indexing with an integer."""
         if self.kind is Kind.TENSOR:
@@ -334,7 +339,7 @@ def _either(a: Value, b: Value) -> Value | None:
             return None  # a module built here or one passed instead: see the end of :func:`join`
     members: list[Value] = []
     for v in (a, b):
-        for m in v.choices or (v,):
+        for m in v.alternatives:
             if _unknown(m):
                 m = UNKNOWN_VALUE
             elif (m.cls is None and m.func is None) or m.maybe_none or m.params or m.keys is not None:
