@@ -5,8 +5,9 @@ For each script of ``benchmarks/userfiles`` the break lines Dynamo logs for the 
 ``labels.json``) are compared with those of three variants, each relabelled with the same machinery
 (``benchmarks/userfiles/label.py``'s ``run_one``, imported):
 
-* ``rewrites``: ``fix --unsafe-fixes`` without the configuration fixes: the ``capture-flags`` fixer is
-  left out and ``full-range-loop`` rewrites its loop without patching the compile call;
+* ``rewrites``: ``fix --unsafe-fixes`` without the configuration fixes: the ``capture-flags`` and
+  ``allow-rnn`` fixers are left out and ``full-range-loop`` rewrites its loop without patching the
+  compile call;
 * ``flags``: the original script run with ``capture_scalar_outputs`` and
   ``capture_dynamic_output_shape_ops`` on;
 * ``both``: ``fix --unsafe-fixes`` as it is.
@@ -46,6 +47,8 @@ HERE = Path(__file__).resolve().parent
 USERFILES = HERE / "userfiles"
 VARIANTS = ("original", "rewrites", "flags", "both")
 FLAGS = ("capture_scalar_outputs", "capture_dynamic_output_shape_ops")
+#: the fixers whose fix is a Dynamo setting, not a rewrite (left out of ``rewrites``)
+CONFIGURATION_FIXERS = ("capture-flags", "allow-rnn")
 
 
 def load_labeller() -> Any:
@@ -63,14 +66,14 @@ def load_labeller() -> Any:
 
 def fix_file(path: str, variant: str) -> None:
     """``dynalint fix --unsafe-fixes`` on ``path`` in place; for ``rewrites``, without the configuration the
-    fixers would add (the registry loses ``capture-flags``; ``full-range-loop`` patches nothing)."""
+    fixers would add (the registry loses :data:`CONFIGURATION_FIXERS`; ``full-range-loop`` patches nothing)."""
     from dynalint.adapters.cli import main as cli_main
 
     if variant == "rewrites":
         from dynalint.fixers.support import base
 
         base.all_fixers()
-        base._REGISTRY[:] = [f for f in base._REGISTRY if f.name != "capture-flags"]
+        base._REGISTRY[:] = [f for f in base._REGISTRY if f.name not in CONFIGURATION_FIXERS]
         from dynalint.fixers import full_range_loop
 
         full_range_loop.patch_compile_calls = lambda *_a, **_k: set()  # type: ignore[assignment]

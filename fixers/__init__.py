@@ -14,6 +14,8 @@ FIXER_MODULES = (
     "defer_logging",
     "skip_logging_while_compiling",
     "eager_tail",
+    "eager_head",
+    "eager_callee",
     "async_assert",
     "check_in_graph",
     "hoist_decision",
@@ -23,6 +25,7 @@ FIXER_MODULES = (
     "full_range_loop",
     "expert_gather",
     "capture_flags",
+    "allow_rnn",
 )
 
 
@@ -30,14 +33,18 @@ FIXER_MODULES = (
 #: proves its preconditions wins.  Branch-free rewrites come first (they keep one graph
 #: and compute nothing twice that matters), ``torch.cond`` next, then the rewrites that
 #: move the decision or the check out of the graph.  The expert loop over the whole range (exact, with a
-#: flag) comes before its gather form (no flag, sums in another order).  A Dynamo capture flag, which
-#: changes how the whole compiled function treats data-dependent values, is the last resort.
+#: flag) comes before its gather form (no flag, sums in another order).  The splits that run Python code
+#: outside the compiled part (a callee Dynamo runs eagerly anyway, a prelude) come after the rewrites that
+#: keep the work in the graph.  A Dynamo flag, which changes how the whole compiled function treats
+#: data-dependent values (or recurrent modules), is the last resort.
 PREFERENCE: dict[str, tuple[str, ...]] = {
-    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision"),
-    "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "expert-gather", "capture-flags"),
+    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision", "eager-callee", "eager-head"),
+    "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "expert-gather", "eager-callee", "eager-head",
+               "capture-flags"),
     "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "full-range-loop",
-               "expert-gather", "capture-flags"),
-    "DYN105": ("defer-logging", "skip-logging-while-compiling", "eager-tail"),
+               "expert-gather", "eager-callee", "capture-flags"),
+    "DYN105": ("defer-logging", "skip-logging-while-compiling", "eager-tail", "eager-callee", "eager-head",
+               "allow-rnn"),
 }
 
 

@@ -74,7 +74,7 @@ from dynalint.fixers.support.branches import (
     statements,
     target_name,
 )
-from dynalint.fixers.support.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.support.codegen import is_variable, paren, tensor_condition, use_torch
 from dynalint.fixers.support.purity import impurity
 
 
@@ -383,8 +383,7 @@ def _leaves(stmts, ctx, self_name: str | None) -> set[str]:
                             and receiver.kind is Kind.TENSOR:
                         n = n.value  # a method of a tensor of the module (``self.w.t()``): the tensor
                 elif isinstance(n, cst.Name) and n.value != self_name and n.value not in bound \
-                        and not (isinstance(parent, cst.Attribute) and parent.attr is n) \
-                        and not (isinstance(parent, cst.Arg) and parent.keyword is n):
+                        and is_variable(n, parent):
                     if ctx.program.index.resolve_expr(n) is not None:
                         continue  # an imported module or function (``torch``, ``F``)
                 else:

@@ -65,7 +65,7 @@ from dynalint.analysis import capture_settings
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.codegen import is_variable, use_torch
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable
@@ -271,8 +271,7 @@ def _only_called_after(ctx, assign: cst.Assign) -> bool:
         if id(node) in own or not isinstance(node, cst.Name) or node.value != name:
             continue
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node or \
-                isinstance(parent, cst.Arg) and parent.keyword is node:
+        if not is_variable(node, parent):
             continue  # `x.model`, `f(model=...)`: another name
         nested = _nested_scope(ctx, node, scope)
         if nested is not None and name in local_names_of(nested)[0]:

@@ -122,7 +122,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.syntax import assigned_names, children, decorator_target, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.codegen import use_torch, variable_names
 from dynalint.rules.base import all_rules
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -271,8 +271,8 @@ class EagerTail(Fixer):
         passed = _passed_names(fdef, body[:start], tail, self_name)
         site = _compile_site(ctx, function, fdef, body[:start], tail, passed, self_name)
         if site is not None:
-            return self._plan_split(ctx, fdef, start, site, passed, self_name, len(breaks),
-                                    blank=1 if method or _nested(ctx, fdef) else 2)
+            return plan_split(ctx, fdef, start, site, passed, self_name, len(breaks),
+                              blank=1 if method or _nested(ctx, fdef) else 2)
         helper_name = ctx.fresh_name(f"_{fdef.name.value}_eager", ctx.module)
         plan = FixPlan(f"move the statements from `{_shown(ctx, body[start])}` on into `{helper_name}`, "
                        "decorated with torch.compiler.disable: one graph break there instead of "
@@ -284,33 +284,42 @@ class EagerTail(Fixer):
         return plan
 
 
-    def _plan_split(self, ctx, fdef: cst.FunctionDef, start: int, site: "_CompileSite", passed: list[str],
-                    self_name: str | None, n_breaks: int, blank: int) -> FixPlan:
-        """The split form: the statements before the moved ones become the compiled function (the compile
-        call or decorator moves to it), and ``fdef`` calls it and runs the rest outside the graph."""
-        name = fdef.name.value
-        head_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
-        body = list(fdef.body.body)
-        head = body[_docstring_count(body):start]
-        bound = {x for stmt in head for n in walk(stmt) for x in names_bound_by(n)}
-        returned = [x for x in passed if x in bound]
-        used = set(_variables_used(head, set(_param_names(fdef))))
-        params = [x for x in _param_names(fdef) if x in used and x != self_name]
-        plan = FixPlan(f"compile `{head_name}`, the statements of `{name}` before `{_shown(ctx, body[start])}`, and "
-                       f"run those from there on after it, outside the compiled code: no graph break instead of "
-                       f"{n_breaks}; they run eagerly", self.safety)
-        plan.replace(fdef, _split_compiled(fdef, start, head_name, params, returned, self_name, site.decorators,
-                                           blank))
-        if site.line is not None:
-            plan.replace(site.line, _moved_compile_call(site, name, head_name))
-        return plan
+def plan_split(ctx, fdef: cst.FunctionDef, start: int, site: "_CompileSite", passed: list[str],
+               self_name: str | None, n_breaks: int, blank: int) -> FixPlan:
+    """The split form: the statements before the moved ones become the compiled function (the compile
+    call or decorator moves to it), and ``fdef`` calls it and runs the rest outside the graph."""
+    name = fdef.name.value
+    head_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
+    body = list(fdef.body.body)
+    head = body[_docstring_count(body):start]
+    bound = {x for stmt in head for n in walk(stmt) for x in names_bound_by(n)}
+    returned = [x for x in passed if x in bound]
+    used = set(_variables_used(head, set(_param_names(fdef))))
+    params = [x for x in _param_names(fdef) if x in used and x != self_name]
+    plan = FixPlan(f"compile `{head_name}`, the statements of `{name}` before `{_shown(ctx, body[start])}`, and "
+                   f"run those from there on after it, outside the compiled code: no graph break instead of "
+                   f"{n_breaks}; they run eagerly", "unsafe")
+    plan.replace(fdef, _split_compiled(fdef, start, head_name, params, returned, self_name, site.decorators,
+                                       blank))
+    if site.line is not None:
+        plan.replace(site.line, _moved_compile_call(site, name, head_name))
+    return plan
 
 
 def _split(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[str], self_name: str | None,
            torch: str, blank: int) -> cst.FlattenSentinel:
     """``fdef`` ending in ``return <helper>(<passed>)`` (on ``self_name`` for a method), followed by the
-    helper: the statements from ``start`` on, under ``@<torch>.compiler.disable``.  Comment lines above
-    the first moved statement move with it, blank lines before them stay above the call."""
+    helper: the statements from ``start`` on, under ``@<torch>.compiler.disable``."""
+    disable = cst.Decorator(decorator=cst.parse_expression(f"{torch}.compiler.disable"))
+    return split_at(fdef, start, helper_name, passed, self_name, [disable], list(fdef.decorators), blank)
+
+
+def split_at(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[str], self_name: str | None,
+             helper_decorators: list[cst.Decorator], decorators: list[cst.Decorator], blank: int
+             ) -> cst.FlattenSentinel:
+    """``fdef`` with ``decorators``, ending in ``return <helper>(<passed>)`` (on ``self_name`` for a method),
+    followed by the helper: the statements from ``start`` on, with ``helper_decorators``.  Comment lines
+    above the first moved statement move with it, blank lines before them stay above the call."""
     body = list(fdef.body.body)
     tail = body[start:]
     callee = f"{self_name}.{helper_name}" if self_name else helper_name
@@ -321,11 +330,15 @@ def _split(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[str
     if hasattr(tail[0], "leading_lines"):
         tail[0] = tail[0].with_changes(leading_lines=leading[comment:])
     params = ([self_name] if self_name else []) + passed
-    helper = cst.parse_statement(f"@{torch}.compiler.disable\ndef {helper_name}({', '.join(params)}):\n    pass\n")
+    helper = cst.parse_statement(f"def {helper_name}({', '.join(params)}):\n    pass\n")
     assert isinstance(helper, cst.FunctionDef)
+    if helper_decorators:
+        helper_decorators = [helper_decorators[0].with_changes(leading_lines=()), *helper_decorators[1:]]
     helper_body = fdef.body.with_changes(body=tail, header=cst.TrailingWhitespace(), footer=())
-    helper = helper.with_changes(body=helper_body, leading_lines=[cst.EmptyLine(indent=False)] * blank)
-    return cst.FlattenSentinel([fdef.with_changes(body=fdef.body.with_changes(body=[*body[:start], call])), helper])
+    helper = helper.with_changes(decorators=helper_decorators, body=helper_body,
+                                 leading_lines=[cst.EmptyLine(indent=False)] * blank)
+    wrapper = fdef.with_changes(decorators=decorators, body=fdef.body.with_changes(body=[*body[:start], call]))
+    return cst.FlattenSentinel([wrapper, helper])
 
 
 def _start(ctx, body: list[cst.BaseStatement], always: dict[int, int], own: "list[Break]", anchor: int) -> int:
@@ -545,7 +558,8 @@ class _CompileSite:
 
 
 def _compile_site(ctx, function, fdef: cst.FunctionDef, before: list[cst.BaseStatement],
-                  tail: list[cst.BaseStatement], passed: list[str], self_name: str | None) -> _CompileSite | None:
+                  tail: list[cst.BaseStatement], passed: list[str], self_name: str | None,
+                  decorated: bool = False) -> _CompileSite | None:
     """The one place where this file compiles the function, when the split form keeps what callers see:
     None (the disable form then) when the function is compiled elsewhere or twice, when the compiled part
     would return early, read a variable only the moved statements bind, or hand back a function it
@@ -569,7 +583,7 @@ def _compile_site(ctx, function, fdef: cst.FunctionDef, before: list[cst.BaseSta
         return None  # a function or generator made in the graph, handed back out of it
     if decorators:
         return _decorator_site(ctx, fdef, decorators[0])
-    return _call_site(ctx, function, fdef, calls[0], self_name)
+    return _call_site(ctx, function, fdef, calls[0], self_name, decorated)
 
 
 def _decorator_site(ctx, fdef: cst.FunctionDef, compile_decorator: cst.Decorator) -> _CompileSite | None:
@@ -586,15 +600,17 @@ def _decorator_site(ctx, fdef: cst.FunctionDef, compile_decorator: cst.Decorator
     return _CompileSite(decorators=list(fdef.decorators))
 
 
-def _call_site(ctx, function, fdef: cst.FunctionDef, call: cst.Call, self_name: str | None
-               ) -> _CompileSite | None:
+def _call_site(ctx, function, fdef: cst.FunctionDef, call: cst.Call, self_name: str | None,
+               decorated: bool = False) -> _CompileSite | None:
     """``f = torch.compile(f, ...)`` or ``f_c = torch.compile(f, ...)`` at module level for a function of
     the module (``f`` then used nowhere else: it becomes a function that is partly compiled), and
     ``obj.m = torch.compile(obj.m, ...)`` for a method that no class of the file overrides (on the
     instance, as the compiled method was),
-    possibly wrapped in ``torch._dynamo.config.patch(...)``; run once (not in a loop)."""
+    possibly wrapped in ``torch._dynamo.config.patch(...)``; run once (not in a loop).  ``decorated``:
+    the function may have decorators (a split whose function keeps them around the call of the
+    compiled part)."""
     index = ctx.program.index
-    if fdef.decorators:
+    if fdef.decorators and not decorated:
         return None  # what is compiled is what the decorators made of the function
     top: cst.CSTNode = call
     while isinstance(ctx.parent(top), cst.Arg):
@@ -745,31 +761,12 @@ def _defined_callables(n: cst.CSTNode) -> list[str]:
 def _name_uses(module: cst.Module, name: str) -> list[cst.Name]:
     """The uses of ``name`` as a variable in the module (reads and bindings, not ``x.name`` nor
     ``f(name=...)`` nor the name of a definition)."""
-    other: set[int] = set()
-    out = []
-    for n in walk(module):
-        if isinstance(n, cst.Attribute):
-            other.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
-            other.add(id(n.keyword))
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
-            other.add(id(n.name))
-        elif isinstance(n, cst.Name) and n.value == name and id(n) not in other:
-            out.append(n)
-    return out
+    return [n for n, parent in variable_names(module) if n.value == name
+            and not (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is n)]
 
 
 def _variables_used(stmts: list[cst.BaseStatement], names: "set[str] | frozenset[str]") -> list[str]:
     """The names of ``names`` that ``stmts`` use as variables (not ``x.attr`` nor ``f(key=...)``), in
     order of first use."""
-    used: list[str] = []
-    for stmt in stmts:
-        other: set[int] = set()
-        for n in walk(stmt):
-            if isinstance(n, cst.Attribute):
-                other.add(id(n.attr))
-            elif isinstance(n, cst.Arg) and n.keyword is not None:
-                other.add(id(n.keyword))
-            elif isinstance(n, cst.Name) and id(n) not in other and n.value in names and n.value not in used:
-                used.append(n.value)
-    return used
+    used = (n.value for stmt in stmts for n, _ in variable_names(stmt) if n.value in names)
+    return list(dict.fromkeys(used))

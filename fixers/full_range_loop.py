@@ -76,6 +76,7 @@ from dynalint.analysis.syntax import assigned_names, literal_value, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.capture_flags import patch_compile_calls
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.codegen import is_variable, variable_names
 from dynalint.fixers.support.purity import call_impurity, impurity
 
 _ROW, _SCALAR, _INT = "row", "scalar", "int"
@@ -593,10 +594,7 @@ def _mentions(expr: cst.CSTNode | None, names: set[str]) -> bool:
     """``expr`` reads one of ``names`` (an attribute's or a keyword's name is no read)."""
     if expr is None:
         return False
-    nodes = list(walk(expr))
-    other = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)} | \
-        {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
-    return any(isinstance(n, cst.Name) and n.value in names and id(n) not in other for n in nodes)
+    return any(n.value in names for n, _ in variable_names(expr))
 
 
 @dataclass
@@ -939,11 +937,7 @@ class _Body:
     def _reads(self, name: cst.Name) -> bool:
         """A read of the name (not an attribute's or keyword's name, not an assignment target)."""
         parent = self.ctx.parent(name)
-        if isinstance(parent, cst.Attribute) and parent.attr is name or \
-                isinstance(parent, cst.Arg) and parent.keyword is name or \
-                isinstance(parent, cst.AssignTarget) and parent.target is name:
-            return False
-        return True
+        return is_variable(name, parent) and not (isinstance(parent, cst.AssignTarget) and parent.target is name)
 
     def _use(self, name: cst.Name, kind: str, rebind: bool = False) -> tuple[cst.CSTNode, str]:
         """(the outermost expression around a use of the loop variable that is the index as a Python

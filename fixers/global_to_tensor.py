@@ -59,7 +59,7 @@ from dynalint.analysis.events import GlobalReadEvent
 from dynalint.analysis.syntax import root_name, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import number_dtype, use_torch
+from dynalint.fixers.support.codegen import is_variable, number_dtype, use_torch
 from dynalint.fixers.support.tensor_flow import NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 _INPLACE = {cst.AddAssign: "add_", cst.SubtractAssign: "sub_", cst.MultiplyAssign: "mul_"}
@@ -302,8 +302,7 @@ def _check_reads(name: str, writes, ctx, torch: str, rewrites) -> None:
         if not (isinstance(n, cst.Name) and n.value == name) or id(n) in write_nodes or id(n) in checked:
             continue
         parent = ctx.parent(n)
-        if isinstance(parent, (cst.AssignTarget, cst.NameItem)) or (
-                isinstance(parent, cst.Attribute) and parent.attr is n):
+        if isinstance(parent, (cst.AssignTarget, cst.NameItem)) or not is_variable(n, parent):
             continue
         fn = ctx.enclosing_function(n)
         if fn is None or id(fn) not in compiled:

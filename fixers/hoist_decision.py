@@ -49,7 +49,7 @@ import libcst as cst
 from dynalint.analysis.events import ConditionEvent
 from dynalint.analysis.syntax import walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.codegen import use_torch, variable_names
 from dynalint.fixers.support.purity import impurity, is_pure
 
 
@@ -168,7 +168,7 @@ def _hoistable_tests(first: cst.If, function: cst.FunctionDef, params: list[str]
     for stmt in body[start:]:
         if isinstance(stmt, cst.If):
             test = stmt.test
-            names = {n.value for n in walk(test) if isinstance(n, cst.Name) and not _attribute_name(n, ctx)}
+            names = {n.value for n, _ in variable_names(test)}
             v = ctx.value(test)
             if id(test) in tensor_tests and v is not None and v.is_tensor and names <= allowed \
                     and not (names & assigned) and is_pure(test, ctx):
@@ -204,11 +204,6 @@ def _effect(stmt: cst.CSTNode, ctx) -> str | None:
         elif not isinstance(small, cst.Pass):
             return f"`{ctx.code(small).strip()}` is not a plain assignment"
     return None
-
-
-def _attribute_name(n: cst.Name, ctx) -> bool:
-    parent = ctx.parent(n)
-    return isinstance(parent, cst.Attribute) and parent.attr is n
 
 
 def _signature(function: cst.FunctionDef, ctx) -> str:

@@ -36,7 +36,7 @@ import libcst as cst
 
 from dynalint.analysis.syntax import single_index, walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.codegen import use_torch, variable_names
 from dynalint.fixers.support.masks import broadcast_mask, masked_mean, same_shape_mask
 from dynalint.fixers.support.purity import impurity
 
@@ -140,16 +140,10 @@ def _binding(assign: cst.Assign, ctx) -> tuple[cst.SimpleStatementLine, cst.Name
     if function is None:
         return None
     name = assign.targets[0].target.value
-    uses = [n for n in walk(function.body) if isinstance(n, cst.Name) and n.value == name
-            and n is not assign.targets[0].target and not _is_attribute_name(n, ctx)]
+    uses = [n for n, _ in variable_names(function.body) if n.value == name and n is not assign.targets[0].target]
     if len(uses) != 1 or isinstance(ctx.parent(uses[0]), cst.AssignTarget):
         return None
     return line, uses[0]
-
-
-def _is_attribute_name(n: cst.Name, ctx) -> bool:
-    parent = ctx.parent(n)
-    return isinstance(parent, cst.Attribute) and parent.attr is n or isinstance(parent, cst.Arg) and parent.keyword is n
 
 
 def _rewrite(call: cst.Call, ctx) -> FixPlan:

@@ -306,6 +306,22 @@ def _update(draw, scope):  # DYN105: eager-tail (breaks on every run at the end 
             (0, "warnings.warn('updated')")], False
 
 
+def _prelude(draw, scope):  # DYN105: eager-head (a draw from Python's RNG before the tensor work)
+    x = draw(st.sampled_from(scope.tensors))
+    scope.imports.add("import random")
+    return [(0, f"draw = random.random(){_comment(draw)}"), (0, f"{_target(draw, scope)} = {x} * draw")], False
+
+
+def _callee(draw, scope):  # DYN102 in a loop of a module-level function: eager-callee
+    x = draw(st.sampled_from(scope.tensors))
+    return [(0, f"scores = {x}.softmax(-1)"), (0, f"labels = decode(scores){_comment(draw)}")], False
+
+
+def _rnn(draw, scope):  # DYN105: allow-rnn (a module-level GRU)
+    x = draw(st.sampled_from(scope.tensors))
+    return [(0, f"{_target(draw, scope)}, _ = rnn({x}){_comment(draw)}")], False
+
+
 def _global_read(draw, scope):  # DYN201: global-to-tensor
     if not scope.globals:
         return _assign(draw, scope)
@@ -372,7 +388,7 @@ SNIPPETS: dict[str, Snippet] = {
     "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
     "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "experts": _experts, "loop": _loop, "logging": _logging,
-    "update": _update,
+    "update": _update, "prelude": _prelude, "callee": _callee, "rnn": _rnn,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,
 }
@@ -412,6 +428,11 @@ def model_source(draw, kinds: tuple[str, ...] = tuple(SNIPPETS)) -> str:
     if draw(st.booleans()):
         helpers.append("helper")
         parts.append([(0, "def helper(t):"), (1, "return t.relu() + 1")])
+    if "callee" in kinds:  # a function Dynamo runs eagerly (a break in its loop)
+        parts.append([(0, "def decode(t):"), (1, "rows = []"), (1, "for row in t:"),
+                      (2, "rows.append(int(row.sum()))"), (1, "return rows")])
+    if "rnn" in kinds:
+        parts.append([(0, "rnn = torch.nn.GRU(4, 4)")])
     entry_points: list[tuple[str, int]] = []
     for i in range(draw(st.integers(1, 3))):
         if draw(st.booleans()):

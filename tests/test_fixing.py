@@ -231,6 +231,49 @@ def test_global_to_tensor_refused_where_the_global_is_a_python_value():
         assert "torch.tensor(" not in result.source and "DYN201" in [d.code for d in result.remaining], code
 
 
+def test_an_attribute_or_keyword_of_the_same_name_is_no_use_of_the_variable():
+    """``cfg.scale`` and ``f(scale=...)`` name no variable: they neither read the value a fixer
+    follows nor stop the fix, and they come out unchanged."""
+    cases = {
+        "keep-tensor": ("""\
+            import torch
+
+            @torch.compile
+            def f(x, cfg):
+                scale = x.abs().max().item()
+                return x / scale + cfg.scale + cfg.make(scale=1)
+        """, "cfg.scale + cfg.make(scale=1)"),
+        "global-to-tensor": ("""\
+            import torch.nn as nn
+
+            scale = 1.0
+
+            def set_scale(v: float):
+                global scale
+                scale = v
+
+            def describe(fmt):
+                return fmt(scale=2)
+
+            class Block(nn.Module):
+                def forward(self, x):
+                    return x * scale
+        """, "fmt(scale=2)"),
+        "hoist-decision": ("""\
+            import torch
+
+            @torch.compile
+            def step(x, t):
+                if t.sum(dim=0) < 100:
+                    x = torch.cat([x, x * 0.1])
+                return x.relu()
+        """, "t.sum(dim=0) < 100"),
+    }
+    for fixer, (code, kept) in cases.items():
+        result = fix_source(textwrap.dedent(code), "m.py", Settings(), unsafe=True)
+        assert [a.fixer for a in result.applied] == [fixer] and kept in result.source, result.source
+
+
 def test_python_state_to_buffer_only_for_modules():
     # with every function analysed, a plain object's counter is reported but has no register_buffer
     from dynalint.analysis.program import Scope

@@ -218,6 +218,7 @@ FIXER_SNIPPETS = {
     "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
     "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",),
     "full-range-loop": ("experts",), "expert-gather": ("experts",), "eager-tail": ("update",),
+    "eager-head": ("prelude",), "eager-callee": ("callee",), "allow-rnn": ("rnn",),
 }
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),

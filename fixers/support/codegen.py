@@ -1,18 +1,35 @@
 """Shared helpers of the fixers: renaming, the torch import, certain tensor conditions, masked means."""
 from __future__ import annotations
 
+from typing import Iterator
+
 import libcst as cst
 
-from dynalint.analysis.syntax import dotted_name, walk
+from dynalint.analysis.syntax import dotted_name, walk, walk_with_parents
 from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import Refused
 
 
+def is_variable(name: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """Whether ``name``, a child of ``parent``, stands for a variable: the attribute of ``x.name`` and
+    the keyword of ``f(name=...)`` name none, so a rename, a substitution or a count of reads must
+    pass them by."""
+    return not (isinstance(parent, cst.Attribute) and parent.attr is name
+                or isinstance(parent, cst.Arg) and parent.keyword is name)
+
+
+def variable_names(node: cst.CSTNode) -> Iterator[tuple[cst.Name, cst.CSTNode | None]]:
+    """The names in ``node`` (itself included, nested scopes entered) that stand for variables
+    (:func:`is_variable`), in source order, each with its parent: one walk, no parent map needed."""
+    return ((n, parent) for n, parent in walk_with_parents(node)
+            if isinstance(n, cst.Name) and is_variable(n, parent))
+
+
 class VariableNames(cst.CSTTransformer):
-    """Rewrites the names that are variables: not attribute names (``x.name``) or keywords
-    (``f(name=...)``), which a rename or a substitution must leave alone.  Subclasses say what a
-    variable becomes in :meth:`variable`."""
+    """Rewrites the names that are variables (:func:`is_variable`), which a rename or a substitution
+    must tell from attribute names and keywords.  Subclasses say what a variable becomes in
+    :meth:`variable`."""
 
     def __init__(self) -> None:
         super().__init__()

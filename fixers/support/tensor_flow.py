@@ -9,6 +9,7 @@ import libcst as cst
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixPlan
+from dynalint.fixers.support.codegen import is_variable
 
 _MATH_TO_TORCH = {"sqrt": "sqrt", "exp": "exp", "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p",
                   "expm1": "expm1", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "sinh": "sinh",
@@ -145,7 +146,9 @@ def _loads_after(assign: cst.Assign, name: str, ctx) -> list[cst.Name]:
             continue
         if isinstance(n, cst.Name) and n.value == name:
             parent = ctx.parent(n)
-            if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.attr is n):
+            if not is_variable(n, parent):
+                continue  # `obj.name`, `f(name=...)`: another name
+            if isinstance(parent, cst.AssignTarget):
                 raise NotTensorFlow  # rebound later: keep it simple
             loads.append(n)
     return loads

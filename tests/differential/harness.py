@@ -155,8 +155,8 @@ def observe(fn: Callable, module: torch.nn.Module | None, args: tuple, seed: int
                 obs.output = fn(*args)
             except Exception as e:  # the exception is part of the behaviour
                 obs.error = type(e).__name__
-        obs.warnings = [f"{w.category.__name__}:{w.message}" for w in caught
-                        if "torch" not in str(w.filename).replace("\\", "/").split("/")[-3:-1]]
+        obs.warnings = [f"{w.category.__name__}:{w.message}" for w in caught  # torch's own (Dynamo's
+                        if "torch" not in str(w.filename).replace("\\", "/").split("/")]  # about a break)
     finally:
         root.removeHandler(handler)
     obs.stdout = out.getvalue()

@@ -1,0 +1,247 @@
+"""A graph break in the Python prelude of a compiled function -> that prelude run before the compiled code.
+
+Before::
+
+    import random
+
+    import torch
+
+    def act(q, explore):
+        if explore and random.random() < 0.1:
+            return random.randrange(q.shape[-1])
+        return q.argmax(-1)
+
+    act = torch.compile(act)
+
+After::
+
+    import random
+
+    import torch
+
+    def act(q, explore):
+        if explore and random.random() < 0.1:
+            return random.randrange(q.shape[-1])
+        return _act_compiled(q)
+
+
+    def _act_compiled(q):
+        return q.argmax(-1)
+
+    _act_compiled = torch.compile(_act_compiled)
+
+A compiled function often starts with Python bookkeeping before its tensor work: a counter, a
+decision drawn from Python's ``random`` (which Dynamo cannot trace: ``random.random`` is a builtin
+method it skips, measured on torch 2.13), a log line.  Dynamo breaks the graph there, and where the
+function is compiled in a loop or the break sits in one, the whole frame runs eagerly.  Where the file
+compiles the function itself (``@torch.compile`` on it, ``f = torch.compile(f)``, ``f_c =
+torch.compile(f)``, ``obj.m = torch.compile(obj.m)``), the statements from the first one that computes
+with tensors (a tensor operation or a module call) to the end become the compiled function, taking
+the variables they read, and the function runs its prelude as plain Python, then returns what the
+compiled part returns: callers call the same name with the same arguments and get the same result,
+and the prelude's break is gone (measured: no break, outputs bitwise those of the code run eagerly).
+The compile call or decorator moves to the compiled part, with the ``torch._dynamo.config.patch`` around
+it; the function keeps its other decorators (``@torch.no_grad()`` then holds around the compiled part
+as it held around the whole function).
+
+Applies when a break of the function lies in the statements of its own body before the first one that
+computes with tensors (the prelude), and the prelude does no tensor work (it runs eagerly as Dynamo ran
+it between its graphs: nothing that was compiled moves out of the graph).
+
+Proves, or refuses: the function is neither a generator nor ``async`` and declares nothing ``global``
+or ``nonlocal``; the compiled part holds a tensor operation or module call and uses no ``locals()``,
+``vars()``, ``eval``/``exec``, nor ``super()`` outside a method; each local variable of the function
+it reads and the prelude may bind is bound for certain when it starts (a parameter, or bound by a
+statement of the prelude itself) and is passed to it; a method is neither static nor a class method,
+and its instance parameter is never rebound.  The function is compiled at one place of the file, as
+:mod:`dynalint.fixers.eager_tail`'s split form requires (``@torch.compile`` the innermost decorator,
+under nothing but ``torch._dynamo.config.patch``; or a compile call whose result is assigned, run
+once, for a module-level function or, on one instance, a method no subclass in the file overrides).
+The compiled part's name is new to the file.  A break in the prelude marked ``# noqa`` leaves the
+function as written.
+
+Unsafe (hazards): the compiled part is a new name: ``torch._dynamo`` logs and guards name it, code that
+inspects the compiled callable (``f_c._orig_mod``) finds the plain function, and another module
+importing ``f`` gets the partly compiled function.  A traceback through the compiled part shows its
+frame.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from dynalint.analysis import capture_settings
+from dynalint.analysis.syntax import decorator_target, walk
+from dynalint.fixers.eager_tail import (
+    _TENSOR_OPERATIONS,
+    _call_site,
+    _CompileSite,
+    _decorator_site,
+    _docstring_count,
+    _is_tensor,
+    _instance_name,
+    _marked_noqa,
+    _module_call,
+    _moved_compile_call,
+    _nested,
+    _passed_names,
+    _refuse_frame_dependence,
+    _runs_eagerly,
+    _shown,
+    split_at,
+)
+from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.fixers.support.context import FixContext
+    from dynalint.rules.base import Finding
+
+
+@register
+class EagerHead(Fixer):
+    name = "eager-head"
+    codes = ("DYN101", "DYN102", "DYN105")
+    safety = "unsafe"
+    summary = ("Run the Python prelude of a compiled function that breaks the graph (a draw from `random`, a "
+               "counter, a log line) before the compiled code: compile the function from its first tensor "
+               "operation on.")
+    reasoning = __doc__ or ""
+    EXAMPLES = [
+        FixExample(
+            before="""
+                import random
+
+                import torch
+
+                random.seed(0)
+
+                def act(q):
+                    if random.random() < 0.5:
+                        return random.randrange(4)
+                    return q.argmax()
+
+                act = torch.compile(act, backend="eager")
+            """,
+            after="""
+                import random
+
+                import torch
+
+                random.seed(0)
+
+                def act(q):
+                    if random.random() < 0.5:
+                        return random.randrange(4)
+                    return _act_compiled(q)
+
+
+                def _act_compiled(q):
+                    return q.argmax()
+
+                _act_compiled = torch.compile(_act_compiled, backend="eager")
+            """,
+            target="act",
+            compile_target=False,
+        ),
+    ]
+
+    def plan(self, finding: "Finding", ctx: "FixContext") -> FixPlan | None:
+        brk = finding.brk
+        if brk is None:
+            return None
+        function = brk.event.function
+        fdef = function.node
+        if not isinstance(fdef, cst.FunctionDef) or not isinstance(fdef.body, cst.IndentedBlock) \
+                or _runs_eagerly(ctx, function, fdef):
+            return None
+        calls, decorators = _compile_sites(ctx, function, fdef)
+        if not calls and not decorators:
+            return None  # compiled by its callers (or not at all): they choose what is compiled
+        body = list(fdef.body.body)
+        doc = _docstring_count(body)
+        start = next((i for i in range(doc, len(body)) if _computes(ctx, body[i])), None)
+        prelude = {id(n) for stmt in body[doc:start] for n in walk(stmt)}
+        if id(brk.node) not in prelude:
+            return None  # not a break of the prelude
+        if start is None:
+            raise Refused("the function computes nothing with tensors: it would run eagerly in all but name")
+        if _already_split(ctx, body[start:]):
+            return None
+        own = [b for b in ctx.breaks if b.event.function is function and id(b.node) in prelude]
+        if _marked_noqa(ctx, own) is not None:
+            return None  # a break the user keeps (``# noqa``): the function stays as written
+        head, tail = body[:start], body[start:]
+        _refuse_frame_dependence(fdef, tail)
+        scope = ctx.parent(ctx.parent(fdef)) if isinstance(ctx.parent(fdef), cst.IndentedBlock) else None
+        method = isinstance(scope, cst.ClassDef)
+        self_name = _instance_name(function, fdef) if method else None
+        if not method and any(isinstance(n, cst.Name) and n.value in ("super", "__class__")
+                              for s in tail for n in walk(s)):
+            raise Refused("the compiled part calls `super()`, which needs a method of the class")
+        passed = _passed_names(fdef, head, tail, self_name)
+        site = _site(ctx, function, fdef, self_name, calls, decorators)
+        if site is None:
+            raise Refused("the file does not compile the function at exactly one place that the split can move "
+                          "(`@torch.compile` innermost under patches only, or `f = torch.compile(f)` run once)")
+        name = fdef.name.value
+        compiled_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
+        plan = FixPlan(f"compile `{compiled_name}`, the statements of `{name}` from `{_shown(ctx, body[start])}` on, "
+                       f"and run those before it as plain Python: no graph break instead of {len(own)}", self.safety)
+        blank = 1 if method or _nested(ctx, fdef) else 2
+        kept = [] if site.decorators else list(fdef.decorators)
+        plan.replace(fdef, split_at(fdef, start, compiled_name, passed, self_name, site.decorators, kept, blank))
+        if site.line is not None:
+            plan.replace(site.line, _moved_compile_call(site, name, compiled_name))
+        return plan
+
+
+def _computes(ctx, stmt: cst.CSTNode) -> bool:
+    """``stmt`` computes with tensors: a tensor operation or a module call (a forward pass)."""
+    return any(isinstance(n, _TENSOR_OPERATIONS) and _is_tensor(ctx, n) for n in walk(stmt)) \
+        or _module_call(ctx, stmt) is not None
+
+
+def _already_split(ctx, tail: list[cst.BaseStatement]) -> bool:
+    """``tail`` is one ``return`` of a call of a function this file compiles: the split form already."""
+    if len(tail) != 1 or not isinstance(tail[0], cst.SimpleStatementLine) or len(tail[0].body) != 1:
+        return False
+    small = tail[0].body[0]
+    if not isinstance(small, cst.Return) or not isinstance(small.value, cst.Call):
+        return False
+    func = small.value.func
+    callee = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", None)
+    index = ctx.program.index
+    return any(fn.name == callee and fn.compile_decorated for fn in index.all_functions) or any(
+        isinstance(n, cst.Assign) and any(isinstance(c, cst.Call) and index.resolve_expr(c.func)
+                                          in capture_settings.COMPILE_FUNCTIONS for c in walk(n.value))
+        and any(_bound_name(t.target) == callee for t in n.targets) for n in walk(ctx.module))
+
+
+def _bound_name(target: cst.BaseExpression) -> str | None:
+    """``f`` of ``f = ...`` or ``obj.f = ...``."""
+    if isinstance(target, cst.Attribute):
+        return target.attr.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
+def _compile_sites(ctx, function, fdef: cst.FunctionDef) -> tuple[list[cst.Call], list[cst.Decorator]]:
+    """The compile calls of this file that compile the function, and its compile decorators."""
+    index = ctx.program.index
+    calls = [call for call, where in index.compile_targets
+             if index.resolve_expr(call.func) in capture_settings.COMPILE_FUNCTIONS
+             and (ctx.program.compile_target(call, where) or (None,))[0] is function]
+    decorators = [d for d in fdef.decorators
+                  if index.resolve_expr(decorator_target(d)) in capture_settings.COMPILE_FUNCTIONS]
+    return calls, decorators
+
+
+def _site(ctx, function, fdef: cst.FunctionDef, self_name: str | None, calls: list[cst.Call],
+          decorators: list[cst.Decorator]) -> _CompileSite | None:
+    """The one place where this file compiles the function, in a form the split can move (see
+    :func:`dynalint.fixers.eager_tail._call_site`; the function keeps its own decorators there)."""
+    if len(calls) + len(decorators) != 1 or (function.compile_decorated and not decorators):
+        return None
+    if decorators:
+        return _decorator_site(ctx, fdef, decorators[0])
+    return _call_site(ctx, function, fdef, calls[0], self_name, decorated=True)
