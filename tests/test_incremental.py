@@ -659,3 +659,170 @@ def step{k}(x):
     assert classified and {ev.function.name for ev in classified} == {"step2"}
     assert after.diagnostics == check_document(2, edited, path, path, session, None).diagnostics
     assert len({d.line for d in after.diagnostics}) >= 8  # `.item()` and `print` in each of the four
+
+
+def test_an_edit_that_makes_every_call_readable_updates_the_callee_findings(tmp_path) -> None:
+    """A call the search for numbers cannot read (``*rest``) leaves the callee's parameter a tensor; an
+    edit of the method that makes it, which the callee's own analysis never evaluates, makes every
+    call pass a number: the answer from the last analysis drops the callee's break, as a full
+    analysis of the edited text does (and adds it back when the edit is undone)."""
+    text = NUMBER_CALLERS + '''
+    def again(self, x, *rest):
+        return self.block(x, *rest)
+'''
+    path, session, baselines, checked = _opened(tmp_path, text)
+    test_line = text.splitlines().index("        if scale > 1.0:") + 1
+    assert [d.code for d in checked.diagnostics if d.line == test_line] == ["DYN101"]
+    readable = text.replace("self.block(x, *rest)", "self.block(x, 3.0)")
+    for version, edited, codes in ((1, readable, []), (2, text, ["DYN101"])):
+        answer = check_document(version, edited, path, path, session, baselines)
+        assert answer._full is not None and answer.analysis.module is not None  # answered from the last
+        assert answer.diagnostics == check_document(version, edited, path, path, session, None).diagnostics
+        assert [d.code for d in answer.diagnostics if d.line == test_line] == codes
+
+
+def test_an_edit_no_search_for_numbers_reads_replays_what_the_search_found(tmp_path) -> None:
+    """The search for the numbers every caller passes reads the uses of the names it looks for, not
+    every function: an edit of a function that holds none of them replays the entry points whose
+    parameters it found numbers for (``Block``, ``Model``), and evaluates only what reads the edited
+    function; the answer is a full analysis'."""
+    text = NUMBER_CALLERS + "\n\ndef helper(x):\n    return x * 2\n"
+    path, session, baselines, checked = _opened(tmp_path, text)
+    edited = text.replace("    return x * 2\n", "    return x * 3\n")
+    answer = check_document(1, edited, path, path, session, baselines)
+    assert answer._full is not None and answer.analysis.module is not None  # answered from the last
+    assert answer.diagnostics == check_document(1, edited, path, path, session, None).diagnostics
+    tracker = answer.analysis.program.tracker
+    assert tracker.replayed >= 2 and tracker.evaluated <= 1
+
+
+CALLS_MODEL = '''import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def forward(self, x, scale):
+        if scale > 1.0:
+            x = x * scale
+        return x
+
+
+class Head(nn.Module):
+    def forward(self, x, n):
+        for _ in range(n):
+            x = x + 1
+        return x
+
+
+def shift(x, k):
+    if k > 0:
+        return x + k
+    return x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.head = Head()
+
+    def forward(self, x):
+        x = self.block(x, 2.0)
+        x = shift(x, 1)
+        return self.head(x, 3)
+
+    def other(self, x, *rest):
+        y = x * 2
+        return y
+'''
+CALLS = ("self.block(x, {})", "self.head(x, {})", "shift(x, {})")
+ARGUMENTS = ("2.0", "3", "x.sum()", "*rest", "len(rest)", "x.shape[0]", "y")
+
+
+def test_random_edits_of_the_calls_a_search_for_numbers_reads(tmp_path) -> None:
+    """Calls added, removed and given other arguments in the methods of ``Model``: what every caller
+    passes decides whether the callees' tests of their parameters break the graph, and each edit is
+    answered from the last analysis as a full analysis of the edited text answers it."""
+    path, session, baselines, _ = _opened(tmp_path, CALLS_MODEL)
+    rng = random.Random(4)
+    text, spliced = CALLS_MODEL, 0
+    call = re.compile(r"\(x, [^()]*(?:\([^()]*\))?[^()]*\)")
+    for version in range(1, 31):
+        lines = text.splitlines(keepends=True)
+        start = lines.index("    def forward(self, x):\n", lines.index("class Model(nn.Module):\n"))
+        body = [i for i in range(start + 1, len(lines)) if lines[i].startswith("        ")]
+        calls = [i for i in body if call.search(lines[i])]
+        added = [i for i in body if lines[i].startswith("        z = ")]
+        kind = rng.random()
+        if kind < 0.4 or not calls:
+            at = rng.choice(body)
+            made = rng.choice(CALLS).format(rng.choice(ARGUMENTS))
+            lines.insert(at, f"        z = {made}\n")
+        elif kind < 0.7 or not added:
+            at = rng.choice(calls)
+            lines[at] = call.sub(f"(x, {rng.choice(ARGUMENTS)})", lines[at], count=1)
+        else:
+            del lines[rng.choice(added)]
+        text = "".join(lines)
+        answer = check_document(version, text, path, path, session, baselines)
+        full = check_document(version, text, path, path, session, None)
+        assert answer.diagnostics == full.diagnostics, text
+        spliced += answer._full is not None and answer.analysis.module is not None
+    assert spliced >= 25  # answered from the last analysis, not analysed in full
+
+
+LONG_METHOD = '''import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.proj(x)
+        n = h.sum().item()
+        h = h * 2
+        if h.sum() > 0:
+            h = h + 1
+        h = h.relu()
+        print(n)
+        return h
+
+    def extra(self, x):
+        return x
+'''
+
+
+def test_an_edit_inside_a_method_parses_again_only_the_statements_it_touched(tmp_path, monkeypatch) -> None:
+    """An edit of statements of a method's body parses again those statements (and the one on either
+    side), not the method: the findings of the method, those in the statements parsed again and those
+    in the others, are where a full analysis of the edited text puts them.  An edit of the method's last
+    statement parses the method again."""
+    from dynalint.engine import incremental
+
+    parsed: list[str] = []
+    real = incremental.parse_unchecked
+
+    def recording(text: str):
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(incremental, "parse_unchecked", recording)
+    path, session, baselines, checked = _opened(tmp_path, LONG_METHOD)
+    assert {d.line for d in checked.diagnostics} >= {12, 14, 17}  # `.item()`, the branch, `print`
+    edits = (("        h = h * 2\n", "        h = h * 3\n", False),
+             ("        h = h.relu()\n", "        h = h.relu()\n        m = h.max().item()\n", False),
+             ("        h = h * 3\n", "", False),
+             ("        return h\n", "        return h * 2\n", True))
+    text = LONG_METHOD
+    for version, (old, new, whole) in enumerate(edits, 1):
+        text = text.replace(old, new)
+        parsed.clear()
+        answer = check_document(version, text, path, path, session, baselines)
+        assert answer._full is not None and answer.analysis.module is not None  # answered from the last
+        assert answer.analysis.module.code == text
+        assert answer.diagnostics == check_document(version, text, path, path, session, None).diagnostics
+        assert parsed and any("def forward" in t for t in parsed) == whole
+        assert whole or not any("self.proj(x)" in t for t in parsed)

@@ -80,6 +80,30 @@ def test_ranges_within_statements_of_generated_models(text: str, seed: int) -> N
     _same_ranges(text, seed)
 
 
+def test_a_statement_of_a_method_is_generated_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node in a method of a class: the statement of the method that holds it is generated, not the
+    whole method (a model's ``forward`` is long), and the range is the one the whole module gives."""
+    text = ("class M:\n    x = 1\n\n    def f(self, a):\n        # note\n        b = a + 1\n"
+            "        if b:\n            return b.item()\n        return a\n\n    async def g(self):\n"
+            "        await h()\n")
+    module = cst.parse_module(text)
+    method = module.body[0].body.body[1]
+    branch = method.body.body[1]
+    item = next(n for n in walk(branch) if isinstance(n, cst.Call))
+    generated: list[cst.CSTNode] = []
+    before = positions._OffsetState.before_codegen
+
+    def spy(state: positions._OffsetState, node: cst.CSTNode) -> None:
+        generated.append(node)
+        before(state, node)
+
+    monkeypatch.setattr(positions._OffsetState, "before_codegen", spy)
+    found = ranges_within(module, text, [(item, branch)])
+    assert any(n is branch for n in generated) and not any(n is method for n in generated)
+    monkeypatch.undo()
+    assert found == node_ranges(module, text, [item])
+
+
 LITERALS = ("''", "''''''", "'x'", "'''a\r\nb'''", "'''a\nb'''", "r'\\d'", "R'\\n'", "u'x'", "b'x'", "rb'x'",
             "'\\n'", "'\\N{EM DASH}'", "'\"'", "\"'\"", "'ü'", "0", "00", "7", "1_000", "0x1f", "0o7", "1.5",
             "1e3",

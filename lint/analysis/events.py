@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from dynalint.analysis.values import Value
+from dynalint.analysis.values import Value, direct_init
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo
@@ -155,6 +155,16 @@ class TensorAttributeStoreEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class TensorAttributeReadEvent(Event):
+    """``t.<name>`` read on a tensor that is a NumPy array or an instance of a ``torch.Tensor`` subclass of
+    the checked code (the node is the attribute): Dynamo holds the first as a tensor seen through
+    ``torch._numpy``, which lacks some of ``ndarray``'s attributes, and cannot read some of the second's."""
+
+    name: str = ""
+    value: Value = field(default=None)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
 class EagerComprehensionEvent(Event):
     """A list, set or dict comprehension that Dynamo meets as a frame of its own (not inlined), with the
     iterator it steps as an input it cannot step: the function around it runs eagerly, or its body breaks
@@ -190,3 +200,12 @@ class ComparisonEvent(Event):
     """``a == b``, ``a < b``... (not ``is``/``in``): the values compared."""
 
     operands: tuple[Value, ...] = ()
+
+
+def _event_types(cls: type) -> list[type]:
+    """``cls`` and its subclasses, at any depth."""
+    return [cls] + [t for sub in cls.__subclasses__() for t in _event_types(sub)]
+
+
+for _type in _event_types(Event):
+    direct_init(_type)  # the evaluator makes an event per call, attribute, test... of the analysed code

@@ -24,7 +24,7 @@ from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.project import absolute
-from dynalint.analysis.replay import function_token
+from dynalint.analysis.replay import function_token, name_token
 from dynalint.analysis.syntax import nodes_and_parents, walk
 from dynalint.analysis.values import Kind, Value, join
 
@@ -51,7 +51,40 @@ _NUMBER_TYPES = (None, "builtins.int", "builtins.float", "builtins.bool")
 
 def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
     """The parameters of ``fn`` to which every call in the project passes a Python number (empty when
-    a call cannot be found or read)."""
+    a call cannot be found or read).
+
+    What the answer read, for replaying it after an edit (:mod:`dynalint.analysis.replay`): ``fn``'s
+    definition and its class's shell, the callers (their evaluations below record that), and the uses
+    in the module of each name the search looked for (the function's name, its class's, the names and
+    attributes instances are stored in): every call found holds one, so an edit of a caller, or one
+    that adds or removes a use (in a function, or in a class outside its methods), changes one of
+    them."""
+    _SEARCHED.append(set())
+    try:
+        out = _number_params(program, fn, depth)
+    finally:
+        searched = _SEARCHED.pop()
+    tracker = program.tracker
+    if tracker is not None:
+        tracker.touch(function_token(fn))
+        for name, attribute in searched:
+            tracker.touch(name_token(name, attribute))
+        if fn.cls is not None:
+            program.touch_class(fn.cls)
+    return out
+
+
+_SEARCHED: list[set[tuple[str, bool]]] = []
+"""Per :func:`number_params` in progress: the names (and whether each is an attribute's) whose uses in
+the module its search looked for."""
+
+
+def _searched(name: str, attribute: bool = False) -> None:
+    if _SEARCHED:
+        _SEARCHED[-1].add((name, attribute))
+
+
+def _number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
     local = _call_sites(program, fn)
     foreign = foreign_call_sites(program, fn) if local is not None else None
     if local is None or foreign is None:
@@ -83,14 +116,6 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
     for name in candidates:
         if all(_passes_number(call, names, name, seen, defaulted) for call, _, _ in sites):
             out.add(name)
-    tracker = program.tracker
-    if out and tracker is not None:
-        # a call or another use of the name added anywhere in the module can take the answer back
-        # (the callers' evaluations above recorded what they read)
-        for info in program.index.all_functions:
-            tracker.touch(function_token(info))
-        for cls in program.index.classes.values():
-            program.touch_class(cls)
     return frozenset(out)
 
 
@@ -386,24 +411,37 @@ _RECENT: dict[str, int] = {}
 _BUILDS = [0]
 
 
+_BY_BUILD: dict[int, dict[int, _StatementUses]] = {}
+"""The entries of :data:`_STATEMENTS` by the build that read them last (:attr:`_StatementUses.used`):
+a build let go forgets its own, without a look at those of the other kept modules."""
+
+
 def _statement_uses(statement: cst.CSTNode) -> _StatementUses:
     found = _STATEMENTS.get(id(statement))
     if found is None or found.statement is not statement:
         found = _STATEMENTS[id(statement)] = _StatementUses(statement)
+    else:
+        _BY_BUILD.get(found.used, {}).pop(id(statement), None)
     found.used = _BUILDS[0]
+    _BY_BUILD.setdefault(found.used, {})[id(statement)] = found
     return found
 
 
 def _forget_old_statements(module: str) -> None:
     """Note that ``module`` was read by the current build; forget the uses of statements that no build
-    of the last :data:`KEEP_MODULES` modules read."""
-    _RECENT.pop(module, None)
+    of the last :data:`KEEP_MODULES` modules read (those of the builds no longer kept)."""
+    previous = _RECENT.pop(module, None)
     _RECENT[module] = _BUILDS[0]
+    dropped = [] if previous is None else [previous]
     while len(_RECENT) > KEEP_MODULES:
-        del _RECENT[next(iter(_RECENT))]
+        dropped.append(_RECENT.pop(next(iter(_RECENT))))
     kept = set(_RECENT.values())
-    for key in [k for k, u in _STATEMENTS.items() if u.used not in kept]:
-        del _STATEMENTS[key]
+    for build in dropped:
+        if build in kept:
+            continue
+        for key, uses in _BY_BUILD.pop(build, {}).items():
+            if _STATEMENTS.get(key) is uses:
+                del _STATEMENTS[key]
 
 
 _SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
@@ -531,6 +569,7 @@ def _known_uses(module: cst.Module) -> _ModuleUses | None:
 
 
 def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
+    _searched(name)
     uses = _LAST_USES[0] if _LAST_USES and _LAST_USES[0].module is module else None
     if uses is not None:
         yield from uses.names.get(name, ())
@@ -576,6 +615,7 @@ def _handle_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> lis
         return None
     target = statement.targets[0].target
     name = target.value
+    _searched(name)
     return _uses_called(_scope_of(parents, statement), parents,
                         lambda m: isinstance(m, cst.Name) and m.value == name, target)
 
@@ -605,9 +645,11 @@ def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.B
         if isinstance(target, cst.Name):
             scope = _scope_of(parents, statement)
             name = target.value
+            _searched(name)
             found = _uses_called(scope, parents, lambda m: isinstance(m, cst.Name) and m.value == name, target)
         elif isinstance(target, cst.Attribute):
             attr = target.attr.value
+            _searched(attr, attribute=True)
             known = _known_uses(module)
             found = _uses_called(module, parents,
                                  lambda m: isinstance(m, cst.Attribute) and m.attr.value == attr, target,

@@ -10,7 +10,9 @@ each unit and each call it analysed (:class:`Record`):
 - the *tokens* it read: the definition of each function it ran, looked at or named (its
   ``FunctionDef`` node, which an edit replaces), and the *shell* of each class it looked into (its
   bases, decorators, body statements other than methods, method names, and what its methods write on
-  ``self`` outside ``__init__``: :func:`class_shell`);
+  ``self`` outside ``__init__``: :func:`class_shell`), and the names whose uses in the module a search
+  for a function's callers looked for (:func:`name_token`: changed by an edit of a function, or of a
+  class outside its methods, that held the name before or after the edit);
 - what it changed in the state of the analysis, in order (the *log*): events emitted, contexts
   counted against :data:`~dynalint.analysis.interprocedural.MAX_ANALYSES_PER_FUNCTION`, functions
   marked compiled, results remembered, results it found remembered by an earlier computation.
@@ -38,9 +40,11 @@ and an END entry in the log of whatever made it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import TYPE_CHECKING, Any, Hashable, Iterator
 
 import libcst as cst
+
+from dynalint.analysis.syntax import walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
@@ -116,7 +120,8 @@ class Tracker:
         """Units and calls replayed with some of their calls analysed again (:mod:`dynalint.analysis.cut`)."""
         self.usable = False
         """Whether the records may be replayed after an edit (see :meth:`seal`)."""
-        self.shells: dict[int, tuple] = {}
+        self.shells: dict[int, tuple[tuple, cst.ClassDef]] = {}
+        """``id`` of each class of the module -> its shell (:func:`class_shell`) and its definition."""
         self.facts: tuple = ()
         self.broke: frozenset = frozenset()
         """Keys of the calls whose analysis broke the graph (as the analysis left them)."""
@@ -133,7 +138,7 @@ class Tracker:
         self.usable = usable
         self.broke = frozenset(broke or ())
         if usable:
-            self.shells = {id(c): class_shell(c, index) for c in index.classes.values()}
+            self.shells = {id(c): (class_shell(c, index), c.node) for c in index.classes.values()}
             self.facts = module_facts(index)
         else:
             self.records.clear()
@@ -183,6 +188,23 @@ def function_token(fn: "FunctionInfo") -> object:
     return fn.outer.node if fn.outer is not None else fn.node
 
 
+def name_token(name: str, attribute: bool = False) -> tuple[str, str]:
+    """What an edit of a function changes for a search of the module's uses of a name (the calls of a
+    function, of a class's instances) or of an attribute (``.name``, the calls of the instances stored
+    in it): changed by an edit of a function whose text held it, before or after the edit."""
+    return ("attribute" if attribute else "name", name)
+
+
+def _name_tokens(node: cst.CSTNode) -> Iterator[tuple[str, str]]:
+    """The tokens of the names and attributes ``node`` holds (an attribute's name counts as a name too)."""
+    for n in walk(node):
+        tp = type(n)
+        if tp is cst.Name:
+            yield name_token(n.value)  # type: ignore[attr-defined]
+        elif tp is cst.Attribute:
+            yield name_token(n.attr.value, attribute=True)  # type: ignore[attr-defined]
+
+
 def class_shell(cls: "ClassInfo", index: "ModuleIndex") -> tuple:
     """What of a class, other than its methods' bodies, the analysis reads (see the module doc)."""
     node = cls.node
@@ -207,18 +229,35 @@ def module_facts(index: "ModuleIndex") -> tuple:
             tuple((f.qualname, f.custom_op, f.decorators) for f in index.all_functions))
 
 
-def changed_tokens(old: "ModuleIndex", old_shells: dict[int, tuple], old_facts: tuple,
+def changed_tokens(old: "ModuleIndex", old_shells: dict[int, tuple[tuple, cst.ClassDef]], old_facts: tuple,
                    new: "ModuleIndex") -> frozenset | None:
-    """The tokens an edit changed, from the index before it (with the shells and facts it had then) and
-    the index after it (built with ``reuse``); None when the edit changed more than definitions."""
+    """The tokens an edit changed, from the index before it (with the shells, and definitions, of its
+    classes and the facts it had then) and the index after it (built with ``reuse``); None when the
+    edit changed more than definitions.  The name tokens (:func:`name_token`) are those of the text of
+    the functions the edit replaced, and of the parts of a class other than its methods when its
+    shell changed, before and after the edit."""
     if module_facts(new) != old_facts:
         return None
     kept = {id(fn.node) for fn in new.all_functions}
     changed: set[object] = {fn.node for fn in old.all_functions if id(fn.node) not in kept}
+    known = {id(fn.node) for fn in old.all_functions}
+    edited = [fn.node for fn in new.all_functions if fn.outer is None and id(fn.node) not in known] + \
+        [fn.node for fn in old.all_functions if fn.outer is None and id(fn.node) not in kept]
+    for node in edited:
+        changed.update(_name_tokens(node))
     for cls in new.classes.values():
         before = old_shells.get(id(cls))
         if before is None:
             return None  # a class the old index did not have under this object
-        if before != class_shell(cls, new):
+        if before[0] != class_shell(cls, new):
             changed.add(cls)
+            for node in (before[1], cls.node):
+                for part in (*node.bases, *node.keywords, *node.decorators, *_statements(node)):
+                    changed.update(_name_tokens(part))
     return frozenset(changed)
+
+
+def _statements(node: cst.ClassDef) -> list[cst.CSTNode]:
+    """The statements of a class's body other than its methods."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else (node.body,)
+    return [s for s in body if not isinstance(s, cst.FunctionDef)]

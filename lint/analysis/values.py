@@ -8,7 +8,7 @@ silent.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -142,9 +142,8 @@ class Value:
         """``dataclasses.replace(self, **changes)`` without its look at every field on each call (the
         evaluator makes tens of thousands of values per module this way): a copy of the fields with
         ``changes`` on top; a name that is no field is refused as ``replace`` refuses it."""
-        unknown = changes.keys() - _FIELDS
-        if unknown:
-            raise TypeError(f"Value has no field {sorted(unknown)[0]!r}")
+        if not _FIELDS.issuperset(changes):  # (no set made on each call)
+            raise TypeError(f"Value has no field {sorted(changes.keys() - _FIELDS)[0]!r}")
         new = object.__new__(Value)
         fields = new.__dict__
         fields.update(self.__dict__)
@@ -176,6 +175,45 @@ class Value:
 
 _FIELDS = frozenset(f.name for f in fields(Value))
 """The names :meth:`Value.with_` may change."""
+
+
+def direct_init(cls: type) -> None:
+    """Give the frozen dataclass ``cls`` an ``__init__`` that fills the instance's ``__dict__`` in place:
+    the one ``dataclass`` writes sets each field through ``object.__setattr__`` (the class is frozen), a
+    call per field, and a run over a large project makes hundreds of thousands of values and events.
+    Same parameters, defaults (a default factory is called when its field is not given) and fields; a
+    class with anything else to do at construction (``__post_init__``, a field left out of ``__init__``
+    or keyword-only) keeps its own."""
+    if hasattr(cls, "__post_init__"):
+        return
+    params: list[str] = []
+    scope: dict[str, Any] = {"_NOT_GIVEN": _NOT_GIVEN}
+    lines = ["    d = self.__dict__"]
+    for f in fields(cls):
+        if not f.init or f.kw_only:
+            return
+        if f.default_factory is not MISSING:
+            scope[f"_factory_{f.name}"] = f.default_factory
+            params.append(f"{f.name}=_NOT_GIVEN")
+            lines.append(f"    d[{f.name!r}] = _factory_{f.name}() if {f.name} is _NOT_GIVEN else {f.name}")
+            continue
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            scope[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        lines.append(f"    d[{f.name!r}] = {f.name}")
+    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(lines), scope)  # noqa: S102 (field names)
+    init = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init  # type: ignore[misc]
+
+
+_NOT_GIVEN: Any = object()
+"""The default of a field with a default factory in :func:`direct_init`'s ``__init__``."""
+
+direct_init(Value)
 
 UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 SIZE_VALUE = Value(Kind.SIZE)

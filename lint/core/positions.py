@@ -129,9 +129,10 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     and comment lines.  A node whose text at that range is not the text it wrote (a statement found
     nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
     ``first_lines``: the first lines of code of the top-level statements, when already known;
-    ``blocks``: bodies of classes whose statements are each generated alone when they hold a wanted
-    one (a class is as long as a file, a method is not); when not given, those of the top-level
-    classes holding wanted nodes, from CPython's tree."""
+    ``blocks``: bodies of classes (or of their methods) whose statements are each generated alone when
+    they hold a wanted one (a class is as long as a file, a method is not), the first block holding a
+    statement taking it; when not given, those of the top-level classes holding wanted nodes and of
+    their methods, from CPython's tree."""
     wanted = list(wanted)
     if not wanted:
         return {}
@@ -241,7 +242,8 @@ def cpython_tree(source: str) -> ast.Module | None:
 
 def _class_blocks(module: cst.Module, parsed: ast.Module | None, tops: list[int]) -> list[Block]:
     """The bodies of the top-level classes among ``tops`` (indices of ``module.body``), with the first
-    lines of their statements from ``parsed``, CPython's tree of the same text."""
+    lines of their statements from ``parsed``, CPython's tree of the same text; each preceded by the
+    bodies of its methods (:func:`_method_blocks`)."""
     if parsed is None:
         return []
     at: list[int] = []  # the index in parsed.body of each top-level statement's first statement
@@ -258,7 +260,27 @@ def _class_blocks(module: cst.Module, parsed: ast.Module | None, tops: list[int]
         cls = parsed.body[at[k]]
         found = block_lines(node.body.body, cls.body) if isinstance(cls, ast.ClassDef) else None
         if found is not None:
-            out.append((node.body.body, [first for first, _ in found], node.body.indent or module.default_indent))
+            indent = node.body.indent or module.default_indent
+            out += _method_blocks(module, node.body.body, cls.body, indent)
+            out.append((node.body.body, [first for first, _ in found], indent))
+    return out
+
+
+def _method_blocks(module: cst.Module, statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt],
+                   indent: str) -> list[Block]:
+    """The bodies of the methods among a class's ``statements`` (``parsed``: CPython's statements of the
+    same block, ``indent``: the block's indentation), with the first lines of their statements: a
+    method is as long as a class is to a file, and a finding's statement of it is generated alone."""
+    out: list[Block] = []
+    i = 0
+    for statement in statements:
+        if isinstance(statement, cst.FunctionDef) and isinstance(statement.body, cst.IndentedBlock) \
+                and i < len(parsed) and isinstance(parsed[i], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = block_lines(statement.body.body, parsed[i].body)  # type: ignore[union-attr]
+            if found is not None:
+                out.append((statement.body.body, [first for first, _ in found],
+                            indent + (statement.body.indent or module.default_indent)))
+        i += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
     return out
 
 

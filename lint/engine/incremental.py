@@ -10,7 +10,8 @@ function.  Two kinds of edit are answered from the last analysis instead:
   blank lines and comments), so its findings are the previous ones, each on the same columns of a
   line moved by the lines inserted or removed above it.
 - An edit of code (:func:`reanalysed`): the statements it touched are parsed again, alone (a
-  top-level statement, or a statement of a class's body: a method), and spliced into the last tree,
+  top-level statement, a statement of a class's body such as a method, or statements of a method's
+  body, a method's last one aside: :func:`_spliced_in_method`), and spliced into the last tree,
   whose other nodes are immutable and stay; the spliced tree is the tree of the new text, so the
   analysis runs on it as on a parse of the text, replaying what the last analysis recorded of the
   entry points and calls that read nothing the edit changed (:mod:`dynalint.analysis.replay`), and
@@ -80,6 +81,7 @@ class Tree:
     statements: list[tuple[int, int]] = field(repr=False)
     """(first, last) 1-based lines of the code of each top-level statement (:func:`statement_lines`)."""
     _inner: dict[int, list[tuple[int, int]] | None] = field(default_factory=dict, repr=False)
+    _methods: dict[tuple[int, int], list[tuple[int, int]] | None] = field(default_factory=dict, repr=False)
     _exact: bool | None = None
 
     def exact(self) -> bool:
@@ -108,6 +110,24 @@ class Tree:
                     found = block_lines(node.body.body, parsed.body[0].body)
                     self._inner[k] = [(a + first - 1, b + first - 1) for a, b in found] if found else None
         return self._inner[k]
+
+    def method_inner(self, k: int, i: int) -> list[tuple[int, int]] | None:
+        """(first, last) lines of the code of each statement of the body of the method at ``i`` in the
+        body of the class at ``k`` (from CPython's parser, on first use); None for another statement."""
+        if (k, i) not in self._methods:
+            self._methods[k, i] = None
+            node, inner = self.module.body[k], self.inner(k)
+            method = node.body.body[i] if inner is not None and isinstance(node, cst.ClassDef) else None
+            if isinstance(method, cst.FunctionDef) and isinstance(method.body, cst.IndentedBlock):
+                first, last = inner[i]  # type: ignore[index]
+                parsed = cpython_tree("class _:\n" + "".join(self.lines[first - 1:last]))
+                wrapped = parsed.body[0].body if parsed is not None and len(parsed.body) == 1 \
+                    and isinstance(parsed.body[0], ast.ClassDef) else []
+                if len(wrapped) == 1 and isinstance(wrapped[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found = block_lines(method.body.body, wrapped[0].body)
+                    if found:
+                        self._methods[k, i] = [(a + first - 2, b + first - 2) for a, b in found]
+        return self._methods[k, i]
 
 
 @dataclass
@@ -244,8 +264,10 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
             else:
                 todo.append((f.node, f.statement, k))
         if todo:
-            blocks = [block for k in {k for _, _, k in todo if k is not None}
-                      if (block := moved.new_block(k)) is not None]
+            classes = {k for _, _, k in todo if k is not None}
+            # a method's statements before its class's (a statement is generated in the first that holds it)
+            blocks = [block for k in classes for block in moved.method_blocks(k)] + \
+                [block for k in classes if (block := moved.new_block(k)) is not None]
             out.update(ranges_within(module, text, [(n, s) for n, s, _ in todo],
                                      first_lines=[a for a, _ in statements], blocks=blocks))
         return out
@@ -333,13 +355,30 @@ class _Moves:
             return None
         return node.body.body, [a for a, _ in inner], node.body.indent or self.new.module.default_indent
 
+    def method_blocks(self, k: int) -> list[Block]:
+        """The bodies of the methods of the new tree's class at ``k`` that were parsed again in part
+        (:func:`_spliced_in_method`): their statements' positions are generated one by one."""
+        node = self.new.module.body[k]
+        if id(node) in self.old_tops or not isinstance(node, cst.ClassDef) \
+                or not isinstance(node.body, cst.IndentedBlock):
+            return []
+        default = self.new.module.default_indent
+        out: list[Block] = []
+        for (at, i), found in self.new._methods.items():
+            method = node.body.body[i] if at == k and found is not None and i < len(node.body.body) else None
+            if isinstance(method, cst.FunctionDef) and isinstance(method.body, cst.IndentedBlock) \
+                    and id(method) not in self.old_inner():
+                indent = (node.body.indent or default) + (method.body.indent or default)
+                out.append((method.body.body, [a for a, _ in found], indent))  # type: ignore[union-attr]
+        return out
+
 
 def _spliced(tree: Tree, lines: list[str]) -> Tree | None:
     """The tree of the text ``lines``: ``tree`` with the top-level statements whose text an edit
     touched replaced by a parse of their new text (or, for an edit inside a class, the statements of
-    its body the edit touched); None when unsure.  Changes far apart (a comment typed before a class,
-    the tree being of the text before it, and code in a method) are spliced one at a time, the last
-    first.
+    its body the edit touched, or of a method's body: :func:`_spliced_in_method`); None when unsure.
+    Changes far apart (a comment typed before a class, the tree being of the text before it, and code
+    in a method) are spliced one at a time, the last first.
 
     The stretch parsed again runs from the start of a statement's text (its leading comment lines) to
     the start of the next untouched one, and takes in the line on either side of each changed block (a
@@ -351,10 +390,11 @@ def _spliced(tree: Tree, lines: list[str]) -> Tree | None:
     indented block and first line, so the stretch is parsed after a small block written with the
     file's (the first indented block of the file must be before the stretch), and a class's
     statements inside a class written at column 0, whose body must have the indentation of the class
-    they go into.  Refused too: a stretch with a form feed (the parser may cut indentations) or a
-    ``__future__`` import, a continuation line at either end, one libcst does not write back; a
-    stretch whose last lines parse as a footer (of the module or the class) is widened by the next
-    statement."""
+    they go into (a method's statements inside a method of such a class, written at the method's
+    indentation; the lines before them hold the file's first indented one).  Refused too: a stretch
+    with a form feed (the parser may cut indentations) or a ``__future__`` import, a continuation line
+    at either end, one libcst does not write back; a stretch whose last lines parse as a footer (of the
+    module or the class) is widened by the next statement."""
     for _ in range(MAX_SPLICES + 1):  # the last time round finds nothing left to splice
         old = tree.lines
         blocks = changed_blocks(old, lines)
@@ -465,6 +505,11 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
     m = len(body)
     first = bisect.bisect_right(starts, low) - 1
     last = bisect.bisect_right(starts, max(high - 1, low)) - 1
+    if first == last:
+        end = starts[first + 1] if first + 1 < m else block_end
+        spliced = _spliced_in_method(tree, lines, k, first, low, high, end)
+        if spliced is not None:
+            return spliced
     if first == 0 and not first_may_change:
         return None
     delta = len(lines) - len(old)
@@ -511,6 +556,84 @@ def _spliced_in_class(tree: Tree, lines: list[str], k: int, low: int, high: int,
                                   has_trailing_newline=ends.has_trailing_newline)
     new_tree = Tree(spliced, lines, statements, _exact=True)
     new_tree._inner[k] = inner[:first] + new_lines + [(a + delta, b + delta) for a, b in inner[last + 1:]]
+    return new_tree
+
+
+def _spliced_in_method(tree: Tree, lines: list[str], k: int, i: int, low: int, high: int, end_of_method: int
+                       ) -> Tree | None:
+    """The statements of the body of the method at ``i`` of the class at ``k`` that the changed lines
+    ``low`` to ``high`` touch, parsed again inside a method written at the class's indentation (see
+    :func:`_spliced`); None when they reach the method's header or its last statement (whose text
+    runs into the lines after the method), or when unsure.  ``end_of_method``: the line where the text
+    after the method starts."""
+    module, old = tree.module, tree.lines
+    node = module.body[k]
+    assert isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock)
+    method = node.body.body[i]
+    inner, method_lines = tree.inner(k), tree.method_inner(k, i)
+    if inner is None or method_lines is None or not isinstance(method, cst.FunctionDef) \
+            or not isinstance(method.body, cst.IndentedBlock) or method.body.footer:
+        return None
+    body = method.body.body
+    starts = statement_extents(body, method_lines, None, end_of_method)
+    if starts is None or low < starts[0]:
+        return None  # the method's header (or a tree of another text)
+    m = len(body)
+    first = bisect.bisect_right(starts, low) - 1
+    last = bisect.bisect_right(starts, max(high - 1, low)) - 1
+    delta = len(lines) - len(old)
+    begin = starts[first]
+    newline = module.default_newline
+    heading = old[inner[i][0] - 1]
+    indent = heading[:len(heading) - len(heading.lstrip(" \t"))]
+    prefix = _opening(module) + f"class _:{newline}{indent}def _():{newline}"
+    for _ in range(MAX_WIDENINGS + 1):
+        if last + 1 >= m:
+            return None
+        end = starts[last + 1]
+        part = _parse_stretch(module, prefix, lines[begin:end + delta], old[begin - 1:end], False)
+        if part is None or len(part.body) != 2 or part.footer:
+            return None
+        wrapper = part.body[1]
+        if not isinstance(wrapper, cst.ClassDef) or not isinstance(wrapper.body, cst.IndentedBlock) \
+                or wrapper.body.indent != node.body.indent or len(wrapper.body.body) != 1:
+            return None
+        function = wrapper.body.body[0]
+        if not isinstance(function, cst.FunctionDef) or not isinstance(function.body, cst.IndentedBlock) \
+                or function.body.indent != method.body.indent:
+            return None
+        if function.body.footer or wrapper.body.footer:
+            last += 1
+            continue
+        break
+    else:
+        return None
+    parsed = cpython_tree(prefix + "".join(lines[begin:end + delta]))
+    wrapped = parsed.body[1] if parsed is not None and len(parsed.body) == 2 else None
+    wrapped_function = wrapped.body[0] if isinstance(wrapped, ast.ClassDef) and len(wrapped.body) == 1 \
+        else None
+    new = list(function.body.body)
+    part_lines = block_lines(new, wrapped_function.body) \
+        if isinstance(wrapped_function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if part_lines is None or not new:
+        return None
+    new_lines = [(a + begin - 4, b + begin - 4) for a, b in part_lines]
+    bounds = statement_extents(new, new_lines, begin, end + delta)
+    if bounds is None:
+        return None  # the stretch's statements do not start where they were written
+    new = _kept(new, bounds, lines, body[first:last + 1], starts[first:last + 1] + [end], old)
+    edited = method.with_changes(body=method.body.with_changes(body=[*body[:first], *new, *body[last + 1:]]))
+    block = node.body.body
+    cls = node.with_changes(body=node.body.with_changes(body=[*block[:i], edited, *block[i + 1:]]))
+    top_first, top_last = tree.statements[k]
+    statements = tree.statements[:k] + [(top_first, top_last + delta)] + \
+        [(a + delta, b + delta) for a, b in tree.statements[k + 1:]]
+    spliced = module.with_changes(body=[*module.body[:k], cls, *module.body[k + 1:]])
+    new_tree = Tree(spliced, lines, statements, _exact=True)
+    new_tree._inner[k] = inner[:i] + [(inner[i][0], inner[i][1] + delta)] + \
+        [(a + delta, b + delta) for a, b in inner[i + 1:]]
+    new_tree._methods[k, i] = method_lines[:first] + new_lines + \
+        [(a + delta, b + delta) for a, b in method_lines[last + 1:]]
     return new_tree
 
 

@@ -78,17 +78,25 @@ class ComprehensionFrames:
                 return "dict"
         return None
 
-    def note_top_statement(self: Any, index: int, seen: int, loop_broke: bool) -> None:
+    def note_top_statement(self: Any, index: int, seen: int, loop_broke: bool, broke: bool | None = None
+                           ) -> bool | None:
         """After top-level statement ``index`` ran (its events from ``seen`` on): whether it broke the
         graph inside a loop or at a context manager Dynamo cannot enter (the function then runs
-        eagerly), or elsewhere (what follows runs in a resumed frame)."""
+        eagerly), or elsewhere (what follows runs in a resumed frame).  ``broke``: whether one of those
+        events may break, when already asked; returns it when known (asked here or before), else None."""
         events = self.p.events[seen:]
         lock = any(isinstance(ev, E.ContextManagerEvent) and ev.function is self.fn
                    and self.p.may_break_at(ev) for ev in events)
         if loop_broke or lock:
             self.eager_at.append(index)
-        elif self.top_calls_broke or any(self.p.may_break_at(ev) for ev in events):
+        elif self.top_calls_broke:
             self.broke_at.append(index)
+        else:
+            if broke is None:
+                broke = any(map(self.p.may_break_at, events))
+            if broke:
+                self.broke_at.append(index)
+        return broke
 
     def report_eager_comprehensions(self: Any) -> None:
         """Report the kept comprehensions the function reaches in the frame that runs eagerly: before a

@@ -60,13 +60,17 @@ class StatementHandlers:
             self.stmt(stmt)
             self.calls_broke = self.calls_broke or self.callee_broke
             self.top_calls_broke = self.top_calls_broke or self.callee_broke
+            # whether an event of the statement (or of a function it called) may break: asked of its
+            # events once for the questions below (a call's events are many, and each enclosing block asks)
+            broke: bool | None = None
             if self.emit and self.loop_depth > 0 and not self.loop_broke \
-                    and (self.callee_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])):
+                    and (self.callee_broke or (broke := any(map(self.p.may_break_at, self.p.events[seen:])))):
                 self.loop_broke = True
             if top:
-                self.note_top_statement(i, seen, self.loop_broke)
+                broke = self.note_top_statement(i, seen, self.loop_broke, broke)
             if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 \
-                    and (self.callee_broke or any(self.p.may_break_at(ev) for ev in self.p.events[seen:])):
+                    and (self.callee_broke
+                         or (broke if broke is not None else any(map(self.p.may_break_at, self.p.events[seen:])))):
                 # the statement broke the graph (maybe inside a function it called): the rest runs
                 # in a resumed frame, which has the tensors alive now as inputs.  Also in a function
                 # called from a loop: the break makes Dynamo run the loop's frame eagerly, and this
