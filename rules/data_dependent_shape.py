@@ -24,7 +24,8 @@ class DataDependentShape(Rule):
 
         A custom op (`torch.library.custom_op`) is one opaque node to Dynamo: its body is never
         traced, but when its fake implementation asks for a fresh size (`ctx.new_dynamic_size()`,
-        `create_unbacked_symint()`) its output size depends on the data and a call breaks the same way.
+        `create_unbacked_symint()`) its output size depends on the data and a call breaks the same way,
+        also when the fake is registered in another module of the package (even one not checked).
 
         Writing a scalar through a mask (`x[mask] = 0`) is an in-place masked fill and does not break.
         With `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (the

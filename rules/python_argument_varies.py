@@ -31,7 +31,9 @@ class PythonArgumentVaries(Rule):
         a schedule bound once to such a tuple or list). A loop that makes the call on every iteration
         is replayed with the values it is known to take: a curriculum (`iters = 2 if epoch < 4 else
         3`), a ramp (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of
-        dicts (`for cfg in settings: f(x, **cfg)`, `scenes[i % 2]["far"]`). A parameter a call leaves
+        dicts (`for cfg in settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None`
+        before the loop, `f(x, prev)` then `prev = out[:, ::4]` in it: `None` at the first call, a
+        tensor at the next). A parameter a call leaves
         out passes its default; arithmetic of number literals (`1 + 0.5`) is its value; calls of
         `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
         `torch._dynamo.config.patch(...)`, count too. Values that change only together with the grad

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from dynalint.analysis.class_state import initial_keys, self_attribute
+from dynalint.analysis.entry_arguments import second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -30,7 +31,10 @@ class PythonAttributeMutation(Rule):
         dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries
         nothing across calls and is not reported. Lists and dicts kept on `self` are guarded on their
         length and keys: a list that compiled code appends to (collected features, a history) recompiles
-        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key.
+        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key. A dict it
+        stores literal keys into has them all after the first call, so it recompiles only the second,
+        and not at all on its own when every loop that calls the compiled entry changes a tensor's size
+        at its second iteration: that call recompiles anyway, for the size (measured on torch 2.13).
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
@@ -218,6 +222,9 @@ class PythonAttributeMutation(Rule):
                                                    or _literal_key(ev.node.slice) in initial_keys(cls, attr)):
                 continue  # an item of a list, or a key the dict was created with: its length and keys stay
             seen.add(key)
+            if declared.is_mapping and _constant_keys(changes, cls, attr) \
+                    and second_calls_recompile(ctx.program):
+                continue  # its keys are all in after the first call, whose successor recompiles anyway
             if declared.is_mapping:
                 what = "a dict that it adds keys to: Dynamo guards on its keys, so the function recompiles " \
                        "for every new key"
@@ -230,6 +237,14 @@ class PythonAttributeMutation(Rule):
                 hint="return the values instead, or build the container outside the compiled code",
                 node=target,
             )
+
+
+def _constant_keys(changes: "list[tuple[Event, cst.CSTNode]]", cls: object, attr: str) -> bool:
+    """Every change of ``self.<attr>`` in ``changes`` stores at a literal key (``self.stats["frac"] = v``):
+    the dict has all its keys after the first call."""
+    return all(isinstance(ev, SubscriptEvent) and _literal_key(ev.node.slice) is not _NO_KEY
+               for ev, target in changes
+               if ev.function.cls is cls and self_attribute(ev.function, target) == attr)
 
 
 #: List and dict methods that change the length or the keys of the container.

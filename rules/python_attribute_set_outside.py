@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.analysis.events import AttributeEvent
-from dynalint.analysis.entry_arguments import site_label
+from dynalint.analysis.entry_arguments import set_with_size_change, site_label
 from dynalint.analysis.mode_flips import mode_flips
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -21,7 +21,11 @@ class PythonAttributeSetOutside(Rule):
         A Python flag or number on a module (`self.use_cache`, `self.temperature`) is a constant of the
         compiled graph, guarded by Dynamo. When a setter, another method or a training loop in the same
         file assigns it a different value, the next call fails the guard and recompiles (and after 8
-        distinct values Dynamo falls back to eager).
+        distinct values Dynamo falls back to eager). A float that a setter method changes in a loop
+        only at the iteration where a tensor passed to the compiled module first changes size (made
+        there by `torch.randn(2, seq, 4)`-like factories of sizes the loop is known to take) adds no
+        recompile of its own: Dynamo recompiles once for both and makes both dynamic (an int attribute
+        of a module stays static and still recompiles at each new value).
 
         `.train()` and `.eval()` set `self.training` on the module and its submodules. A function that
         calls a compiled module, switches its mode and calls it again recompiles it once, when its
@@ -128,6 +132,9 @@ class PythonAttributeSetOutside(Rule):
             setters = [fn for _, fn in writes[ev.name] if fn is None or id(fn) not in compiled]
             if not setters:
                 continue
+            if None not in setters and ev.function.cls is not None and ev.function.cls.is_module \
+                    and set_with_size_change(ctx.program, setters, ev.name):  # type: ignore[arg-type]
+                continue  # each change comes with a size change that recompiles anyway
             key = (id(ev.cls), ev.name)
             if key in seen:
                 continue

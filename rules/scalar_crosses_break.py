@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.breaks import CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Cause, takes_tensor_data
-from dynalint.analysis.events import CallEvent, ScalarUseEvent
+from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, reads_data,
+                                      takes_tensor_data)
+from dynalint.analysis.entry_arguments import fresh_data_functions, guarded_read
+from dynalint.analysis.events import CallEvent, ScalarUseEvent, SubscriptEvent
 from dynalint.analysis.resume_paths import branch_may_skip
 from dynalint.analysis.value_uses import used_after
-from dynalint.analysis.values import Kind
+from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
@@ -42,8 +44,15 @@ class ScalarCrossesBreak(Rule):
         change. A tensor whose size comes from tensor data (`(x > 0).nonzero()`, `x[mask]`) breaks the
         same way and the resumed frame is guarded on its size, but whether that size changes between
         calls depends on the data alone (a mask that selects as many rows each time recompiles nothing),
-        so it is not reported. A `class` statement in compiled code breaks too, and builds a new class at
-        every call: when the code after it uses the class, the resumed frame is guarded on the class's
+        so it is reported only where the calls the project makes draw that data afresh
+        (`f(torch.randn(8))` in a loop, or at two calls): the resumed frame then recompiles once when
+        the size first changes, and the size is dynamic from then on. After a break inside a loop
+        Dynamo runs the rest of the function eagerly: nothing there breaks, but each function of the
+        project it calls is a frame of its own, guarded on a number taken from tensor data that the
+        call hands it (also inside a list, dict or dataclass) where it reads it, so it recompiles when
+        the data drawn afresh changes it (a number from a data test such as `torch.equal` is not
+        reported: it may well stay the same). A `class` statement in compiled
+        code breaks too, and builds a new class at every call: when the code after it uses the class, the resumed frame is guarded on the class's
         identity and recompiles at every call.
     """
     fix = """
@@ -197,6 +206,9 @@ class ScalarCrossesBreak(Rule):
                 ctx.settings.capture_scalar_outputs or ctx.program.capture.on(CAPTURE_SCALAR_OUTPUTS, origin.function))
             if at is None and not sizes_range:
                 continue
+            if at is not None and ctx.breaks.loop_break_before(origin):
+                continue  # Dynamo runs the frame eagerly there: no break (a helper it hands the value to is
+                # reported as a frame of its own)
             if at is not None and not sizes_range and (not ctx.breaks.resumed_frame_compiles(at)
                                                        or branch_may_skip(ctx.program, ctx.breaks, at)):
                 continue
@@ -219,6 +231,76 @@ class ScalarCrossesBreak(Rule):
         yield from self._pending_at_next_break(ctx, seen)
         yield from self._range_bounds(ctx)
         yield from self._class_objects(ctx)
+        yield from self._data_sizes(ctx)
+        yield from self._handed_from_eager_frames(ctx)
+
+    def _handed_from_eager_frames(self, ctx: RuleContext) -> Iterator[Finding]:
+        """A frame Dynamo runs eagerly (a break inside a loop before) calls a function of the project,
+        which Dynamo compiles as a frame of its own: a Python number taken from tensor data that the
+        call hands it (as an argument or inside a list, tuple, dict or dataclass) is an input of that
+        frame, guarded where the function reads it, and changes with the data the calls draw afresh
+        (measured on torch 2.13: ``p1[1] == 3`` fails, the helper recompiles).  A bool, or a number
+        computed from one (``torch.equal``), may well stay the same and is not reported."""
+        fresh: set[int] | None = None
+        calls = {id(c.node): c for c in ctx.events(CallEvent)}
+        for ev in ctx.events(CallEvent):
+            callee = ev.callee
+            if callee is None or callee.cls is not None or ev.module is not None \
+                    or any(a.star or a.keyword for a in ev.call.args):
+                continue
+            names = callee.param_names()
+            handed = [(i, v) for i, arg in enumerate(ev.args[:len(names)]) for v in _numbers_in(arg)
+                      if _data_number(v, calls)]
+            if not handed:
+                continue
+            if fresh is None:
+                fresh = fresh_data_functions(ctx.program)
+            if id(ev.function) not in fresh or not ctx.breaks.loop_break_before(ev):
+                continue
+            guarded = [(i, v) for i, v in handed if guarded_read(ctx.program, callee, names[i])]
+            if not guarded:
+                continue
+            i, v = guarded[0]
+            message = (f"`{ctx.code(ev.node)}` in `{ev.function.name}` hands `{callee.name}` a Python value from "
+                       f"`{ctx.code(v.origin)}`, taken from tensor data (in `{names[i]}`), in a frame Dynamo runs "
+                       f"eagerly (a graph break inside an earlier loop): `{callee.name}` is compiled as a frame "
+                       "of its own, guarded on that value, and recompiles when it changes with the data the "
+                       "calls draw afresh.")
+            hint = "keep it a tensor (no .item()), or move the loop's graph break out of the function"
+            if any(fn is callee for fn in ctx.program.index.functions.values()):
+                # on the `def` of the frame that recompiles (the call runs eagerly)
+                yield Finding(rule=type(self), node=callee.node.name, statement=callee.node, message=message,
+                              hint=hint)
+            else:
+                yield self.finding(ev, message, hint=hint)
+
+    def _data_sizes(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``(x > 0).nonzero()``, ``x[mask]``: a tensor whose size comes from tensor data breaks the graph,
+        and the frame resumed after the break is guarded on its size when the code after the break reads
+        it (measured on torch 2.13: ``tensor '___stack0' size mismatch``, once, then the size is dynamic;
+        nothing when the result is not used).  Whether the size changes depends on the data, so it is
+        reported only where the module's calls draw that data afresh (:func:`fresh_data_functions`)."""
+        fresh: set[int] | None = None
+        for brk in ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX):
+            if brk.in_loop or ctx.breaks.in_comprehension(brk) or not _from_inputs(brk):
+                continue
+            if fresh is None:
+                fresh = fresh_data_functions(ctx.program)
+            fn = brk.event.function
+            if ctx.breaks.loop_break_before(brk.event):
+                continue  # Dynamo runs the frame eagerly from that loop on: nothing breaks here
+            if id(fn) not in fresh or not used_after(brk.node, brk.statement, fn.node) \
+                    or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True) \
+                    or branch_may_skip(ctx.program, ctx.breaks, brk):
+                continue
+            yield self.finding(
+                brk.event,
+                f"`{ctx.code(brk.node)}` has a size taken from tensor data at a graph break, and the code "
+                "after the break uses it: the resumed frame is guarded on that size, and the calls draw new "
+                "random data each time, so it recompiles once when the size first changes (the size is "
+                "then dynamic).",
+                hint="keep a fixed size (mask with torch.where), or enable capture_dynamic_output_shape_ops",
+            )
 
     def _class_objects(self, ctx: RuleContext) -> Iterator[Finding]:
         """``class Box: ...`` in compiled code breaks, and builds a new class object on every call: when
@@ -274,3 +356,33 @@ class ScalarCrossesBreak(Rule):
                 "and recompiles once when it first changes (the number is then dynamic).",
                 hint="keep it a tensor (no .item()), or take the values in separate statements",
             )
+
+
+def _numbers_in(v: Value) -> list[Value]:
+    """``v`` and the elements of the tuples, lists, dicts and records it holds, one level deep."""
+    return [v, *(v.items or ())]
+
+
+def _data_number(v: Value, calls: dict[int, CallEvent]) -> bool:
+    """A Python number (not a bool) that a call took from tensor data that is not weights alone
+    (``x.sum().item()``, ``int(t)``); not one computed from a data test (``torch.equal``)."""
+    if v.kind is not Kind.SCALAR or v.is_bool or v.from_weights or v.origin is None or v.origin_in_loop:
+        return False
+    origin = calls.get(id(v.origin))
+    return origin is not None and takes_tensor_data(origin) and not reads_data(origin)
+
+
+def _from_inputs(brk: Break) -> bool:
+    """The data the size comes from is a tensor that is not computed from weights or Python numbers
+    alone (those are the same at every call)."""
+    ev = brk.event
+    if isinstance(ev, CallEvent):
+        receiver = ev.receiver if ev.receiver is not None and ev.receiver.is_tensor else None
+        data = receiver if receiver is not None else (ev.args[0] if ev.args else None)
+        sources = [data] if data is not None else []
+    elif isinstance(ev, SubscriptEvent):
+        sources = [ev.base, *ev.index]
+    else:
+        return False
+    return bool(sources) and sources[0].is_tensor \
+        and not any(v.from_weights or v.constant for v in sources if v.is_tensor)

@@ -37,6 +37,11 @@ class TensorCondition(Rule):
         break (Dynamo turns it into an in-graph assertion), but `assert not <tensor>`, a computed
         message (`assert ok, f"bad {x.shape}"`, `.format(...)`, a name) and every operand of an
         `and`/`or` chain before the last one do; `while` and loop exits are reported by DYN103.
+
+        A number `random.randint`/`randrange`/`uniform` draws in the graph is held by Dynamo as a
+        tensor: a branch on it, or on its comparison with a number (`if random.randint(1, 3) > n:`),
+        breaks the same way, unless a break between the draw and the branch hands the resumed frame
+        a plain number.
     """
     fix = """
         Make the code branch-free: compute both results and select with `torch.where(cond, a, b)`, or

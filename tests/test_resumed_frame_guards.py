@@ -2,9 +2,9 @@
 
 Measured on torch 2.13 (``backend="eager"``): a tensor whose size comes from tensor data
 (``nonzero``, a boolean mask, ``unique``) breaks, and when the code after the break uses it the
-resumed frame guards on its size and recompiles once when it changes (DYN204 leaves these alone:
-whether the size changes depends on the data alone); a result the code never reads again adds no
-guard.  So does a class a ``class`` statement builds: the resumed frame guards on its
+resumed frame guards on its size and recompiles once when it changes (DYN204 reports these only
+where the calls the code shows draw the data afresh: otherwise whether the size changes depends on
+data it cannot see); a result the code never reads again adds no guard.  So does a class a ``class`` statement builds: the resumed frame guards on its
 identity when it uses the class, and it is a new object at every call.  A resumed frame whose only
 work is a call of a helper that tests or returns Python values, or arithmetic on a number a skipped
 call returned, has no graph: Dynamo skips it and nothing recompiles.  A break inside a later loop
@@ -141,9 +141,9 @@ other numbers of rows, but data that selects as many rows each time recompiles n
 analysis cannot see the data, so DYN204 stays silent on them."""
 
 
-def _reported() -> set[str]:
+def _reported(cases: str = CASES) -> set[str]:
     """The functions DYN204 reports in (by the line of their body)."""
-    code = textwrap.dedent(CASES)
+    code = textwrap.dedent(cases)
     lines = code.splitlines()
     found = set()
     for d in check(code):
@@ -173,3 +173,202 @@ def test_the_cases_under_dynamo():
     resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
     assert {name for name in (f._torchdynamo_orig_callable.__name__ for f in namespace["FUNCTIONS"])
             if any(r == name or r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == RECOMPILED
+
+
+FRESH_CASES = """
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class Pack:
+        h: torch.Tensor
+        v: int
+
+
+    def unpack(h, p):
+        r = p.v
+        return h, r
+
+
+    def counted(x):
+        n = (x > 0).nonzero().shape[0]
+        return x * n
+
+
+    def masked(x):
+        m = x[x > 0]
+        return m.sum() + 1
+
+
+    def drawn(x):
+        n = (x > 0).nonzero().shape[0]
+        return x * n
+
+
+    def unused(x):
+        idx = (x > 0).nonzero()
+        return x * 2
+
+
+    def fixed(x):
+        n = (x > 0).nonzero().shape[0]
+        return x * n
+
+
+    def packed(x):
+        h = x.clone()
+        v = (x[0] > 0).nonzero().shape[0]
+        p = Pack(h, v)
+        return unpack(h, p)
+
+
+    def looped(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        n = (x > 0).nonzero().shape[0]
+        return h * n
+
+
+    def loop_later(x):
+        n = (x > 0).nonzero().shape[0]
+        h = x * n
+        torch._dynamo.graph_break()
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        return h
+
+
+    def run_counted():
+        f = torch.compile(counted, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    def run_masked():
+        f = torch.compile(masked, backend="eager")
+        f(torch.randn(8))
+        f(torch.randn(8))
+
+
+    def run_drawn():
+        f = torch.compile(drawn, backend="eager")
+        for _ in range(3):
+            x = torch.randn(8)
+            f(x)
+
+
+    def run_unused():
+        f = torch.compile(unused, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    def run_fixed():
+        f = torch.compile(fixed, backend="eager")
+        x = torch.randn(8)
+        for _ in range(3):
+            f(x)
+
+
+    def run_packed():
+        f = torch.compile(packed, backend="eager")
+        for _ in range(3):
+            f(torch.randn(4, 8))
+
+
+    def run_looped():
+        f = torch.compile(looped, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    def run_loop_later():
+        f = torch.compile(loop_later, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    RUNS = [run_counted, run_masked, run_drawn, run_unused, run_fixed, run_packed, run_looped, run_loop_later]
+"""
+
+FRESH_RECOMPILED = {"counted", "masked", "drawn", "loop_later"}
+"""The functions whose resumed frame recompiles when the calls the code shows draw new random data:
+the size taken from it changes (a result never used again, the same tensor at every call, or a
+resumed frame that only packs the size into a dataclass and hands it to a helper that returns it,
+which has no graph, does not; nor does a function with a break in a loop before the size is taken, which Dynamo runs eagerly from
+there; a loop after the break belongs to the resumed frame)."""
+
+
+def test_dyn204_reports_sizes_from_data_the_calls_draw_afresh():
+    assert _reported(FRESH_CASES) == FRESH_RECOMPILED
+
+
+@requires_torch
+def test_the_fresh_data_cases_under_dynamo():
+    import torch
+
+    namespace: dict = {}
+    torch.manual_seed(0)
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(FRESH_CASES), "<fresh>", "exec"), namespace)
+        for run in namespace["RUNS"]:
+            run()
+    resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
+    assert {name for name in ("counted", "masked", "drawn", "unused", "fixed", "packed", "looped", "loop_later")
+            if any(r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == FRESH_RECOMPILED
+
+
+EAGER_CASES = """
+    import torch
+
+
+    def scaled(h, p):
+        return h * p[1]
+
+
+    def passed(h, p):
+        return h
+
+
+    def step(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        v = x.sum().item()
+        h = scaled(h, [h, v])
+        return passed(h, [h, v])
+
+
+    def run():
+        f = torch.compile(step, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+"""
+"""A break inside a loop makes Dynamo run ``step`` eagerly from there: ``.item()`` does not break, and
+each helper it calls is a frame of its own, whose input the number is.  ``scaled`` reads it (a guard,
+which the next call's number fails); ``passed`` never does."""
+
+
+def test_dyn204_reports_the_helper_an_eager_frame_hands_a_number_from_data():
+    lines = textwrap.dedent(EAGER_CASES).lstrip("\n").splitlines()
+    found = [d for d in check(EAGER_CASES) if d.code == "DYN204"]
+    assert {lines[d.line - 1].split("def ")[1].split("(")[0] for d in found} == {"scaled"}
+    assert all("runs eagerly" in d.message for d in found)
+
+
+@requires_torch
+def test_the_eager_frame_case_under_dynamo():
+    import torch
+
+    namespace: dict = {}
+    torch.manual_seed(0)
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(EAGER_CASES), "<eager>", "exec"), namespace)
+        namespace["run"]()
+    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}

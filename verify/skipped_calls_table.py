@@ -231,11 +231,10 @@ def probe_modules() -> dict[str, dict[str, int]]:
     return found
 
 
-def table() -> dict[str, dict[str, Any]]:
-    """:func:`probe_all` run in a child process with its own working and temporary directories: a
-    probe that Dynamo traces through runs for real, and its effects stay there. ``functions``: what
-    :func:`probe_all` finds; ``methods``: what :func:`probe_methods` finds; ``modules``: what
-    :func:`probe_modules` finds."""
+def probe_in_child(module: str) -> Any:
+    """What ``python -m module --probe OUT`` writes to ``OUT`` as JSON, run in a child process with its
+    own working and temporary directories: a probe that Dynamo traces through runs for real, and its
+    effects stay there."""
     import json
     import os
     import subprocess
@@ -244,10 +243,18 @@ def table() -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch}
         out = os.path.join(scratch, "found.json")
-        subprocess.run([sys.executable, "-m", _MODULE, "--probe", out], cwd=scratch, env=env,
+        subprocess.run([sys.executable, "-m", module, "--probe", out], cwd=scratch, env=env,
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=600, check=True)
         with open(out, encoding="utf-8") as f:
             return json.load(f)
+
+
+def table() -> dict[str, dict[str, Any]]:
+    """:func:`probe_all` run in a child process with its own working and temporary directories: a
+    probe that Dynamo traces through runs for real, and its effects stay there. ``functions``: what
+    :func:`probe_all` finds; ``methods``: what :func:`probe_methods` finds; ``modules``: what
+    :func:`probe_modules` finds."""
+    return probe_in_child(_MODULE)
 
 
 def main() -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Protocol
+from typing import TYPE_CHECKING, Container, Iterator, Protocol
 
 import libcst as cst
 
 from dynalint.core import gb_types as GB
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.calls import DATA_PTR, TENSOR_TEXT
+from dynalint.analysis.calls import DATA_PTR, TENSOR_TEXT, python_number as _python_number, \
+    traced_random as _traced_random
 from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names, for the rules and fixers)
     CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
     CAPTURE_FLAGS,
@@ -26,10 +27,12 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
     NO_CAPTURE,
     OwnCapture,
 )
+from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
+    TensorAttributeReadEvent,
     CallEvent,
     ClassStatementEvent,
     ComparisonEvent,
@@ -45,6 +48,7 @@ from dynalint.analysis.events import (
     WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
+from dynalint.analysis.numpy_calls import BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS, BREAKING_NUMPY_CALLS
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
 from dynalint.analysis.syntax import children, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
@@ -54,7 +58,7 @@ from dynalint.config.settings import Settings, Version
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable
 
-    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
 
 
 class Analysed(Protocol):
@@ -64,6 +68,8 @@ class Analysed(Protocol):
     capture: OwnCapture
     """The capture flags the module's own code turns on."""
     events: list[Event]
+    project: OpSource | None
+    """The checked files as one program (asked for the custom ops other modules register)."""
 
 
 class Cause(enum.Enum):
@@ -113,10 +119,19 @@ class Cause(enum.Enum):
     TRACED_RANDOM = "traced-random"
     """Arithmetic on a number ``random.randint``/``randrange``/``uniform`` drew in traced code: Dynamo
     holds it as a tensor and has no rule for a Python operator on it and a number."""
+    ATTRIBUTE_READ = "attribute-read"
+    """An attribute of a tensor Dynamo cannot read: ``a.dtype`` on a NumPy array, which it holds as a tensor
+    (:data:`~dynalint.analysis.numpy_calls.BREAKING_NDARRAY_ATTRIBUTES`), ``t.__dict__`` on an instance of a
+    ``torch.Tensor`` subclass."""
+    SPARSE_RESUME = "sparse-resume"
+    """The first use of a sparse tensor made at a call Dynamo skips (``torch.sparse_coo_tensor``), in the
+    frame Dynamo resumes in after that call: it cannot take the tensor as an input there, and runs the rest
+    of the function eagerly (``knowledge.SPARSE_TENSOR``)."""
     FRESH_OBJECT_METHOD = "fresh-object-method"
     """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
     breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
-    resume after it ("Reconstruction failure") and runs the rest of the function eagerly."""
+    resume after it ("Reconstruction failure") and runs the rest of the function eagerly. The same for a
+    method of the class of a ``torch.Tensor`` subclass instance, passed in or not."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,6 +244,18 @@ class Breaks:
             if b.event.function is brk.event.function and b.statement is not brk.statement:
                 return True
         return False
+
+    def loop_break_before(self, ev: Event) -> bool:
+        """A break inside a loop of ``ev``'s own function, in a statement before ``ev``'s: Dynamo gives
+        up on the frame at that loop and runs the rest of it eagerly, so nothing at ``ev`` breaks and the
+        functions it calls are frames of their own (a loop after a break at ``ev`` is in the frame
+        resumed after it)."""
+        fn = ev.function
+        order = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
+        loops = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
+        at = order.get(id(ev.statement), -1)
+        return any(b.in_loop and b.event.function is fn and order.get(id(b.statement), -1) < at
+                   and any(encloses(loop, b.node) for loop in loops) for b in self.all)
 
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""
@@ -520,6 +547,9 @@ def _works(ev: Event) -> bool:
             return True
         if ev.result is not None and ev.result.kind in (Kind.TENSOR, Kind.MODULE):
             return True
+        if ev.qualname is None and ev.result is not None and _plain_record(ev.result.cls):
+            return False  # a dataclass of the checked code built: its fields are stored, no graph operation
+        # (measured on torch 2.13: `p = Pack(h, n)` after a break leaves the resumed frame without a graph)
         if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
             return False  # a method of a str/list/dict: no graph operation of its own
         if ev.qualname is None or not ev.qualname.startswith(("builtins.", "math.")):
@@ -533,22 +563,33 @@ def _works(ev: Event) -> bool:
     return False
 
 
+def _plain_record(cls: "ClassInfo | None") -> bool:
+    """A class of the checked code whose construction runs no code of its own: neither it nor a base
+    defines a method (a dataclass's generated ``__init__`` only stores the fields), and every base is a
+    class of the checked code."""
+    return cls is not None and not cls.is_module and all(
+        not c.methods and len(c.base_classes) == len(c.bases) for c in cls.mro())
+
+
 def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassifier | None" = None) -> Breaks:
     """Every graph break in the analysed code of ``program`` under ``settings``, in evaluation order.
     ``classifier``: the one the evaluator asked while it ran, under the same settings (the events it
     classified then are not classified again)."""
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
     found = [b for ev in program.events for b in classifier.breaks_of(ev)]
-    return Breaks(program, _eager_after_fresh_calls(_first_traced_random([_read_in_python(b, classifier)
-                                                                           for b in found])))
+    return Breaks(program, _eager_after_fresh_calls(_sparse_resumes(program.events, _first_traced_random(
+        [_read_in_python(b, classifier) for b in found]))))
 
 
 def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
     """``found`` without the breaks of a function that come after a break at a method call on an object
     it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume there and runs the rest
     of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print`` and a branch on a
-    tensor after such a call are not reported; the functions it calls are frames of their own)."""
-    fresh = [i for i, b in enumerate(found) if b.cause is Cause.FRESH_OBJECT_METHOD]
+    tensor after such a call are not reported; the functions it calls are frames of their own). So does a
+    break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
+    on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported)."""
+    fresh = [i for i, b in enumerate(found)
+             if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME)]
     if not fresh:
         return found
     dropped: set[int] = set()
@@ -558,6 +599,49 @@ def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
         dropped.update(j for j in range(i + 1, len(found)) if found[j].event is not brk.event
                        and found[j].event.function is brk.event.function and id(found[j].statement) in after)
     return [b for j, b in enumerate(found) if j not in dropped]
+
+
+def _sparse_resumes(events: list[Event], found: list[Break]) -> list[Break]:
+    """``found`` with a :attr:`Cause.SPARSE_RESUME` break at the first later event of its function that uses
+    a sparse tensor made at a call that breaks (the frame resumed after that call starts there or before)."""
+    made = [i for i, ev in enumerate(events) if isinstance(ev, CallEvent) and _sparse(ev.result)]
+    if not made:
+        return found
+    skipped = {id(b.event) for b in found if b.cause is Cause.UNTRACEABLE_CALL}
+    added = []
+    for i in made:
+        call = events[i]
+        if id(call) not in skipped:
+            continue
+        use = next((ev for ev in events[i + 1:] if ev.function is call.function and ev.statement is not call.statement
+                    and any(_sparse(v) for v in _used_values(ev))), None)
+        if use is not None:
+            added.append(Break(use, Cause.SPARSE_RESUME, GB.SPARSE_TENSOR,
+                               "the frame Dynamo resumes in after the call that made this sparse tensor cannot "
+                               "take it as an input"))
+    if not added:
+        return found
+    position = {id(ev): i for i, ev in enumerate(events)}
+    return sorted(found + added, key=lambda b: position.get(id(b.event), -1))
+
+
+def _sparse(v: Value | None) -> bool:
+    return v is not None and v.kind is Kind.TENSOR and v.qualname == K.SPARSE_TENSOR
+
+
+def _used_values(ev: Event) -> "tuple[Value | None, ...]":
+    """The values an event reads (a call's receiver and arguments, an operator's operands...)."""
+    if isinstance(ev, CallEvent):
+        return (ev.receiver, *ev.args, *ev.kwargs.values())
+    if isinstance(ev, SubscriptEvent):
+        return (ev.base, *ev.index)
+    if isinstance(ev, (ArithmeticEvent, ComparisonEvent)):
+        return ev.operands
+    if isinstance(ev, ConditionEvent):
+        return (ev.value,)
+    if isinstance(ev, ForLoopEvent):
+        return (ev.iterable,)
+    return ()
 
 
 def _read_in_python(brk: "Break", classifier: "BreakClassifier") -> "Break":
@@ -614,7 +698,7 @@ class BreakClassifier:
         at each statement of its callers)."""
         self.reorderable = {n if "." in n else f"builtins.{n}" for n in settings.reorderable_logging_functions} \
             | program.index.reorderable
-        self.dynamic_ops = program.index.dynamic_output_ops
+        self.dynamic_ops = KnownDynamicOps(program.index.dynamic_output_ops, program.project)
         self.events = program.events
         """The events reported so far (a loop over a data-dependent result looks back for the op)."""
         self._uses: dict[int, tuple[Event, tuple[cst.CSTNode, cst.CSTNode] | None]] = {}
@@ -702,7 +786,7 @@ class BreakClassifier:
             if _reads_length(ev.node, ""):
                 self.counted_length(ev)
             return
-        if not ev.value.is_tensor and self._resumed_with(ev):
+        if (not ev.value.is_tensor or ev.value.origin is not None) and self._resumed_with(ev):
             return
         if ev.construct == "while" or ev.exits_loop:
             self.found.append(Break(ev, Cause.LOOP_CONDITION, GB.DATA_DEPENDENT_BRANCHING))
@@ -740,6 +824,11 @@ class BreakClassifier:
             found.append(Break(call, Cause.FRESH_OBJECT_METHOD, GB.RECONSTRUCTION_FAILURE,
                                f"`{call.method}` breaks the graph inside, and Dynamo cannot rebuild the method "
                                "of an object made in the compiled function to resume after the call"))
+        elif call.callee_broke and call.method is not None and not call.in_loop and call.callee is not None \
+                and call.receiver is not None and _subclass_instance(call.receiver):
+            found.append(Break(call, Cause.FRESH_OBJECT_METHOD, GB.RECONSTRUCTION_FAILURE,
+                               f"`{call.method}` breaks the graph inside, and Dynamo cannot rebuild the method "
+                               "of a tensor subclass instance to resume after the call"))
 
     def _fresh_object_call(self, call: CallEvent) -> bool:
         """``call`` is a method call on an object its function made (:func:`fresh_receiver`) with no
@@ -839,7 +928,8 @@ class BreakClassifier:
     def _resumed_with(self, ev: ConditionEvent) -> bool:
         """A captured number ``ev`` tests that reaches it across a break: it enters the resumed frame as a
         Python value, and the branch is traced (measured on torch 2.13: ``n = t.item(); print(n); if n > 0:``
-        breaks at the ``print`` only)."""
+        breaks at the ``print`` only).  So does a traced random number, and what comparing one gives
+        (``s = k > 1; print(s); if s:`` breaks at the ``print`` only)."""
         origin = ev.value.origin
         made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is origin), None) \
             if origin is not None else None
@@ -875,6 +965,11 @@ class BreakClassifier:
         self._tensor_text(ev, (ev.container,))
 
     def comparison(self, ev: ComparisonEvent) -> None:
+        # two traced random numbers compared: Dynamo has no rule for the operator on them (measured on
+        # torch 2.13: ``random.uniform(0, 1) < random.uniform(0, 1)``); one and a number is traced
+        if sum(_traced_random(v) for v in ev.operands) > 1 \
+                and all(_traced_random(v) or _python_number(v) for v in ev.operands):
+            self.found.append(Break(ev, Cause.TRACED_RANDOM, GB.TENSOR_BUILTIN_OPERATOR, "comparison"))
         self._tensor_text(ev, ev.operands)
         if any(v.qualname == DATA_PTR for v in ev.operands):
             self.found.append(Break(ev, Cause.DATA_POINTER, GB.DATA_POINTER))
@@ -895,6 +990,14 @@ class BreakClassifier:
     def tensor_attribute(self, ev: TensorAttributeStoreEvent) -> None:
         self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.SETATTR_REQUIRES_GRAD,
                                 f"Dynamo does not set `Tensor.{ev.name}` while tracing"))
+
+    def attribute_read(self, ev: TensorAttributeReadEvent) -> None:
+        if ev.value.qualname == K.NUMPY_ARRAY and ev.name in BREAKING_NDARRAY_ATTRIBUTES:
+            self.found.append(Break(ev, Cause.ATTRIBUTE_READ, _GB_BY_TEXT[BREAKING_NDARRAY_ATTRIBUTES[ev.name]],
+                                    f"Dynamo's NumPy arrays (`torch._numpy`) have no `ndarray.{ev.name}`"))
+        elif ev.name == "__dict__" and _subclass_instance(ev.value):
+            self.found.append(Break(ev, Cause.ATTRIBUTE_READ, GB.SUBCLASS_ATTRIBUTE,
+                                    "Dynamo cannot read the `__dict__` of a tensor subclass instance"))
 
     def eager_comprehension(self, ev: EagerComprehensionEvent) -> None:
         why = "its body breaks the graph" if ev.why == "body" else "the function runs eagerly (it breaks " \
@@ -947,6 +1050,18 @@ class BreakClassifier:
                 return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
         elif q in BREAKING_CALLS:
             return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this standard-library function"
+        elif q in BREAKING_NUMPY_CALLS:
+            gb = _GB_BY_TEXT[BREAKING_NUMPY_CALLS[q]]
+            return gb, ("Dynamo traces NumPy through `torch._numpy`, whose version of this function returns no "
+                        "array" if gb is GB.NON_TENSOR_OP else "Dynamo traces NumPy through `torch._numpy`, "
+                        "which has no such function")
+        if call.method == "as_subclass" and call.receiver is not None and _subclass_instance(call.receiver) \
+                and _torch_dispatches(call.receiver):
+            return GB.AS_SUBCLASS, "Dynamo cannot call `as_subclass` on a tensor subclass instance"
+        if call.method in BREAKING_NDARRAY_METHODS and call.qualname is None and call.receiver is not None \
+                and call.receiver.is_tensor and call.receiver.qualname == K.NUMPY_ARRAY:
+            return _GB_BY_TEXT[BREAKING_NDARRAY_METHODS[call.method]], \
+                f"Dynamo's NumPy arrays (`torch._numpy`) have no `ndarray.{call.method}()`"
         if q is not None and q.startswith("numpy.random."):
             if "()." in q or f"{q}()" in _NUMPY_GENERATOR_OBJECTS:
                 return GB.DATA_DEPENDENT_OPERATOR, "NumPy's random generators are not traced"
@@ -1000,8 +1115,9 @@ class BreakClassifier:
 # --- conditions -----------------------------------------------------------------------------------
 
 def data_dependent_test(ev: ConditionEvent, capture_scalar_outputs: bool) -> bool:
-    """Whether converting this value to a Python bool needs the tensor's data."""
-    if ev.value.is_tensor:
+    """Whether converting this value to a Python bool needs the tensor's data (a traced random number
+    is such data: measured on torch 2.13, ``if random.randint(0, 1):`` breaks)."""
+    if ev.value.is_tensor or _traced_random(ev.value):
         return True
     # With capture_scalar_outputs, `.item()` stays in the graph as a symbolic
     # value, and branching on it is what breaks.
@@ -1016,6 +1132,7 @@ _HANDLERS = {
     ClassStatementEvent: BreakClassifier.class_statement, ForLoopEvent: BreakClassifier.for_loop,
     EagerComprehensionEvent: BreakClassifier.eager_comprehension,
     TensorAttributeStoreEvent: BreakClassifier.tensor_attribute,
+    TensorAttributeReadEvent: BreakClassifier.attribute_read,
     ContainmentEvent: BreakClassifier.containment,
 }
 
@@ -1152,19 +1269,6 @@ def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
     return any(ix.zero_dim and ix.data_dependent and not ix.is_bool for ix in sub.index)
 
 
-def _traced_random(v: Value) -> bool:
-    """A number ``random.randint``/``randrange``/``uniform`` (of the module or of a ``random.Random``)
-    drew in traced code."""
-    q = v.qualname or ""
-    return q.endswith("()") and q[:-2].rpartition(".")[2] in K.TRACED_RANDOM_FUNCS \
-        and q[:-2].rpartition(".")[0] in ("random", "random.Random()")
-
-
-def _python_number(v: Value) -> bool:
-    """A Python number or size: what Dynamo cannot combine with a traced random number (a tensor can)."""
-    return (v.kind is Kind.PYTHON and not v.is_bool and v.qualname is None) or v.kind is Kind.SIZE
-
-
 def zero_dim_mask_index(sub: SubscriptEvent) -> bool:
     """``x[m]``, ``x[m] = v``, ``x[m] += v`` with a 0-d boolean tensor ``m`` (``m = x.sum() > 0``): Dynamo
     needs the mask's value as a Python bool, under every capture setting and for a mask that entered the
@@ -1207,7 +1311,7 @@ def _op_name(qualname: str) -> str:
     return ".".join(parts[:4]) if len(parts) == 5 and parts[1] == "ops" else qualname
 
 
-def dynamic_shape_call(call: CallEvent, dynamic_ops: frozenset[str] | set[str] = frozenset()) -> str | None:
+def dynamic_shape_call(call: CallEvent, dynamic_ops: Container[str | None] = frozenset()) -> str | None:
     """Name of the data-dependent-shape op this call is, if it is one.  ``dynamic_ops`` are the
     custom ops whose fake implementation asks for a data-dependent size."""
     if call.callee is not None and call.callee.custom_op in dynamic_ops:
@@ -1536,6 +1640,26 @@ def _creates_parameters(call: CallEvent) -> bool:
     if switches is None or not isinstance(call.node, cst.Call) or any(a.star for a in call.node.args):
         return False
     return not (switches.keys() & call.kwargs.keys()) and all(len(call.args) <= i for i in switches.values())
+
+
+def _subclass_instance(v: Value) -> bool:
+    """``v`` is an instance of a ``torch.Tensor`` subclass of the checked code (a tensor with its class).
+    Dynamo holds one as a tensor but cannot read its ``__dict__``, call ``as_subclass`` on it, or resume
+    after a call of one of its methods whose body breaks ("Reconstruction failure"); measured on torch 2.13
+    with and without a ``__torch_function__`` of its own."""
+    return v.kind is Kind.TENSOR and v.cls is not None
+
+
+def _torch_dispatches(v: Value) -> bool:
+    """The torch function calls on instances of ``v``'s class go through torch's own ``Tensor.__torch_function__``
+    (the class defines none, or its own hands each call to ``super().__torch_function__``): where Dynamo
+    breaks inside it, its log puts the break at the call. A ``__torch_function__`` of the checked code that
+    calls the function itself holds the break (measured on torch 2.13)."""
+    assert v.cls is not None
+    own = v.cls.find_method("__torch_function__")
+    return own is None or any(
+        type(n) is cst.Attribute and n.attr.value == "__torch_function__" and type(n.value) is cst.Call
+        and type(n.value.func) is cst.Name and n.value.func.value == "super" for n in walk(own.node))
 
 
 def _breaking_tensor_method(call: CallEvent) -> bool:

@@ -67,6 +67,9 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
                 ev.forget_entries(func.value)  # `d.update(...)`, `d.pop(k)`
         elif receiver.qualname is not None and receiver.kind in (Kind.UNKNOWN, Kind.PYTHON):
             callee = ev.attribute(receiver, method, func)
+        elif receiver.kind is Kind.TENSOR and receiver.cls is not None:
+            # an instance of a tensor subclass of the checked code: its class's methods, else torch's
+            callee = ev.p.member(receiver, method) if receiver.cls.find_method(method) is not None else None
         elif receiver.cls is not None:
             callee = ev.p.member(receiver, method)
             if callee.kind is Kind.FUNCTION:
@@ -232,7 +235,7 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
     if kind is Kind.SEQUENCE and name in ("append", "extend", "insert", "clear"):
         return NONE_VALUE
     if recv.is_mapping:
-        return _mapping_method(recv, name)
+        return _mapping_method(recv, name, args, kwargs)
     if kind is Kind.PYTHON and recv.const is not None and isinstance(recv.const, str):
         return PYTHON_VALUE
     return UNKNOWN_VALUE
@@ -249,19 +252,31 @@ def _elementwise_comparison(func: cst.BaseExpression) -> bool:
     return len(comps) == 1 and isinstance(comps[0].operator, _ELEMENTWISE)
 
 
-def _mapping_method(recv: Value, name: str) -> Value:
+def _mapping_method(recv: Value, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     element = recv.element if recv.element is not None else UNKNOWN_VALUE
     if name == "values":
         return sequence(element=element)
     if name == "items":
         return sequence(element=sequence(items=(UNKNOWN_VALUE, element)))
     if name in ("get", "pop", "setdefault"):
-        return join(element, NONE_VALUE) if element.kind is Kind.TENSOR else UNKNOWN_VALUE
+        if element.kind is Kind.TENSOR:
+            return join(element, NONE_VALUE)
+        if name != "pop" and len(args) == 2 and not kwargs:
+            return _entry_or_default(element, args[1])
+        return UNKNOWN_VALUE
     if name == "keys":
         return sequence(element=UNKNOWN_VALUE)
     if name == "copy":
         return recv
     return UNKNOWN_VALUE
+
+
+def _entry_or_default(element: Value, default: Value) -> Value:
+    """``d.get(key, default)`` / ``d.setdefault(key, default)`` of a dict of functions or classes of the
+    checked code: one of its values or the default (:attr:`Value.choices`, followed as for ``d[key]``);
+    unknown for other values."""
+    either = join(element, default)
+    return either if either.choices or either.func is not None or either.cls is not None else UNKNOWN_VALUE
 
 
 def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value],
@@ -270,6 +285,9 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
     weights = recv.from_weights and all(
         v.from_weights or v.kind in (Kind.PYTHON, Kind.SIZE) for v in (*args, *kwargs.values()))
     if name in K.SCALAR_METHODS or name in K.DATA_READING_OPS:
+        if name == "numpy" and recv.qualname != K.NUMPY_ARRAY:
+            # traced: Dynamo holds the array as the same tensor, seen through ``torch._numpy``
+            return tensor(params=params, **derived((recv,))).with_(qualname=K.NUMPY_ARRAY)
         if name == "numpy" or recv.qualname == K.NUMPY_ARRAY:
             return UNKNOWN_VALUE
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
@@ -408,10 +426,24 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
         return numpy_array(last, args, kwargs)
     if q.startswith("random.") and last in K.TRACED_RANDOM_FUNCS:
-        return Value(Kind.PYTHON, qualname=q + "()")  # a number the breaks classifier recognises
+        # a number the breaks classifier recognises (:func:`traced_random`), made at ``node``
+        return Value(Kind.PYTHON, qualname=q + "()", origin=node)
     if q in ("os.getenv", "os.environ.get", "time.monotonic"):
         return PYTHON_VALUE
     return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+def traced_random(v: Value) -> bool:
+    """A number ``random.randint``/``randrange``/``uniform`` (of the module or of a ``random.Random``)
+    drew in traced code (see ``knowledge.TRACED_RANDOM_FUNCS``)."""
+    q = v.qualname or ""
+    return v.kind is Kind.PYTHON and q.endswith("()") and q[:-2].rpartition(".")[2] in K.TRACED_RANDOM_FUNCS \
+        and q[:-2].rpartition(".")[0] in ("random", "random.Random()")
+
+
+def python_number(v: Value) -> bool:
+    """A Python number or size: what Dynamo cannot combine with a traced random number (a tensor can)."""
+    return (v.kind is Kind.PYTHON and not v.is_bool and v.qualname is None) or v.kind is Kind.SIZE
 
 
 def numpy_array(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -437,6 +469,8 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
                node: cst.Call) -> Value:
     module = q.rsplit(".", 1)[0]
     params = merge_params(args) | merge_params(kwargs.values())
+    if q + "()" == K.SPARSE_TENSOR:
+        return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
     if q.startswith("torch.nn.") and module != "torch.nn.functional" and last[:1].isupper():
         if last in K.NN_TENSOR_CLASSES:
             return tensor(from_weights=True)

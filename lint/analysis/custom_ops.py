@@ -5,11 +5,13 @@ that depends on the data.
 An op's output size is data-dependent when its fake (meta) implementation, the function
 Dynamo runs to learn output shapes, asks for a fresh size: ``ctx.new_dynamic_size()`` or
 ``ctx.create_unbacked_symint()``.  Dynamo then breaks the graph at a call of the op
-("Dynamic shape operator"), as for ``torch.nonzero``.
+("Dynamic shape operator"), as for ``torch.nonzero``.  The fake may be registered in another module
+than the call (:class:`KnownDynamicOps`): the project index looks for it in the checked files and in
+the other modules of their packages.
 """
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from typing import AbstractSet, Mapping, Protocol, Sequence
 
 import libcst as cst
 
@@ -19,6 +21,7 @@ _DEFINE = frozenset({"torch.library.custom_op", "torch.library.triton_op", "torc
 _REGISTER_FAKE = frozenset({"torch.library.register_fake", "torch.library.impl_abstract",
                             "torch.library.register_meta"})
 _FRESH_SIZE = frozenset({"new_dynamic_size", "create_unbacked_symint"})
+_FRESH_SIZE_TEXT = tuple(name.encode() for name in sorted(_FRESH_SIZE))
 
 
 class _Function(Protocol):
@@ -82,3 +85,31 @@ def index_custom_ops(idx: _Index) -> None:
                 continue
             if op is not None and _asks_fresh_size(fn):  # the walk last: few functions get here
                 idx.dynamic_output_ops.add(op)
+
+
+def may_ask_fresh_size(text: bytes) -> bool:
+    """Whether a module's text may hold a fake implementation that asks for a fresh size (a quick
+    test before a module is parsed for its ops)."""
+    return any(name in text for name in _FRESH_SIZE_TEXT)
+
+
+class OpSource(Protocol):
+    """What :class:`KnownDynamicOps` asks of the project index."""
+
+    def dynamic_output_op(self, op: str) -> bool: ...
+
+
+class KnownDynamicOps:
+    """The custom ops a module may call whose output size depends on the data: those registered in the
+    module itself, then those the project finds in its other modules (torch registers a package's ops
+    when the package is imported, so an op is often called in one module and given its fake
+    implementation in another).  The project is asked only for an op the module calls."""
+
+    def __init__(self, own: AbstractSet[str], project: OpSource | None) -> None:
+        self.own = own
+        self.project = project
+
+    def __contains__(self, op: object) -> bool:
+        if op in self.own:
+            return True
+        return isinstance(op, str) and self.project is not None and self.project.dynamic_output_op(op)

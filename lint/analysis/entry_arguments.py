@@ -28,7 +28,7 @@ import libcst as cst
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import state_nodes
 from dynalint.analysis.number_callers import foreign_call_sites
-from dynalint.analysis.syntax import dotted_name, literal_value, parent_map, walk
+from dynalint.analysis.syntax import dotted_name, encloses, literal_value, parent_map, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
@@ -208,6 +208,212 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
             yield fn, on, off
 
 
+#: torch functions that draw a fresh tensor from the random generator at every call
+_RANDOM_TENSORS = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randn_like",
+                             "torch.rand_like", "torch.randint_like", "torch.randperm", "torch.normal",
+                             "torch.bernoulli"})
+
+
+def fresh_data_functions(program: "Program") -> set[int]:
+    """``id`` of the compiled functions that run on tensor data drawn afresh from the random generator
+    at each call: a compiled entry point that the module calls at least twice (two calls, or one in a
+    ``for`` over at least two values) with a tensor a ``torch.randn``-like call makes at that call (or
+    binds in the same loop body), and the functions of the module it calls, at any depth.  A size
+    computed from such data (``(x > 0).nonzero()``) is then known to change between calls; data the
+    code does not show being drawn anew (a fixed batch, a dataset) is not."""
+    entries: set[int] = set()
+    for fn, sites, _ in entry_call_sites(program):
+        fresh = [site for site in sites if _passes_fresh_tensor(program, site)]
+        if len(fresh) >= 2 or any(_repeating_loop(site) is not None for site in fresh):
+            entries.add(id(fn))
+    if not entries:
+        return entries
+    reached = set(entries)
+    grew = True
+    while grew:  # the functions of the module a reached function calls
+        grew = False
+        for fn in program.compiled:
+            if id(fn) not in reached and fn.cls is None and any(
+                    caller is not None and id(caller) in reached
+                    for _, caller in program.index.call_sites.get(fn.name, ())):
+                reached.add(id(fn))
+                grew = True
+    return reached
+
+
+def _passes_fresh_tensor(program: "Program", site: _Site) -> bool:
+    """The call passes a tensor drawn at that call: ``f(torch.randn(4))``, or a name the caller binds
+    to such a draw inside the loop that makes the call."""
+    call, caller, owner = site
+    if owner is not program:
+        return False
+    loop = _repeating_loop(site)
+    for arg in call.args:
+        value = arg.value
+        if isinstance(value, cst.Call) and program.index.resolve_expr(value.func) in _RANDOM_TENSORS:
+            return True
+        if isinstance(value, cst.Name) and loop is not None and _drawn_in(program, loop, value.value):
+            return True
+    return False
+
+
+def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
+    """Every binding of ``name`` in the body of ``loop`` is a plain assignment of a random draw, and
+    there is one."""
+    values = [n.value for n in walk(loop.body, into_scopes=False) if isinstance(n, cst.Assign)
+              and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
+    return bool(values) and all(
+        isinstance(v, cst.Call) and program.index.resolve_expr(v.func) in _RANDOM_TENSORS for v in values)
+
+
+def _repeating_loop(site: _Site, counted: bool = True) -> cst.For | None:
+    """The innermost ``for`` of the caller around the call; ``counted``: one that runs at least twice
+    (``range(N)``, a display or a name bound to one with two different values)."""
+    call, caller, _ = site
+    if caller is None:
+        return None
+    found = None
+    for n in walk(caller.node.body, into_scopes=False):
+        if isinstance(n, cst.For) and any(m is call for m in walk(n.body, into_scopes=False)) \
+                and (not counted or _counts_to_two(n.iter) or _takes_two_values(n.iter, caller)):
+            found = n  # walked outside in: the last is the innermost
+    return found
+
+
+#: torch factories whose size the replay can read: None when every positional argument is a size, else
+#: the position of the one that is (``torch.randint(low, high, size)``, ``torch.full(size, value)``)
+_SIZED_FACTORIES: dict[str, int | None] = {"torch.randn": None, "torch.rand": None, "torch.zeros": None,
+                                           "torch.ones": None, "torch.empty": None, "torch.randint": -1,
+                                           "torch.full": 0}
+
+
+def set_with_size_change(program: "Program", setters: list["FunctionInfo"], attribute: str) -> bool:
+    """Whether every change of ``attribute`` that the methods ``setters`` make comes with a recompile
+    Dynamo makes anyway: each call of a setter sits in a loop that also calls a compiled entry point,
+    passes the setter floats (the replay knows them all), and its value first changes at the iteration
+    where a tensor the entry call passes first changes size.  Dynamo then recompiles once for both, and
+    automatic dynamic makes the size and the float dynamic together: the float adds no recompile of its
+    own (measured on torch 2.13: the recompile names only the size; an int attribute of an
+    ``nn.Module`` stays static and recompiles at each later change)."""
+    entries = [site for _, sites, static in entry_call_sites(program) if not static for site in sites]
+    for setter in setters:
+        param = _stored_parameter(setter, attribute)
+        calls = program.index.call_sites.get(setter.name, ())
+        if param is None or not calls:
+            return False
+        names = [p.name.value for p in setter.node.params.params][1 if setter.is_method else 0:]
+        for call, caller in calls:
+            loop = _repeating_loop((call, caller, program), counted=False)  # the replay counts the iterations
+            if loop is None or caller is None:
+                return False
+            values = loop_argument_values(call, caller, names).get(param, [])
+            if not values or not all(type(v) is float for v in values):
+                return False
+            change = _first_change(values)
+            if change is None or not any(
+                    site[1] is caller and _repeating_loop(site, counted=False) is loop
+                    and first_size_change(program, site) == change
+                    for site in entries):
+                return False
+    return bool(setters)
+
+
+def second_calls_recompile(program: "Program") -> bool:
+    """Whether the second call of every compiled entry point the module calls recompiles whatever the
+    compiled code changes: its calls are all in one function, the first of them in a loop that makes
+    it on every iteration, and a tensor it passes changes size between the first two iterations
+    (:func:`first_size_change`).  What compiled code changes once, at its first call (a dict on
+    ``self`` that it gives its keys), then adds no recompile of its own (measured on torch 2.13:
+    the recompile names only the size)."""
+    called = False
+    for _, sites, _ in entry_call_sites(program):
+        if not sites:
+            continue
+        called = True
+        callers = {id(caller) for _, caller, _ in sites}
+        first = sites[0]
+        order = {id(n): i for i, n in enumerate(walk(first[1].node.body))} if first[1] is not None else {}
+        first = min(sites, key=lambda s: order.get(id(s[0]), 0))
+        loop = _repeating_loop(first, counted=False)
+        if len(callers) != 1 or first[1] is None or loop is None or not _every_iteration(loop, first[0]) \
+                or first_size_change(program, first) != 1:
+            return False
+    return called
+
+
+def _stored_parameter(setter: "FunctionInfo", attribute: str) -> str | None:
+    """The parameter of ``setter`` that every store of ``attribute`` in it writes as it is."""
+    writes = [n for n in walk(setter.node.body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+              and any(isinstance(t, cst.Attribute) and t.attr.value == attribute
+                      for t in ([a.target for a in n.targets] if isinstance(n, cst.Assign) else [n.target]))]
+    stored = {n.value.value for n in writes if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name)}
+    if len(stored) != 1 or len(writes) != sum(1 for n in writes if isinstance(n, cst.Assign)
+                                              and isinstance(n.value, cst.Name)):
+        return None
+    name = stored.pop()
+    return name if name in setter.param_names() else None
+
+
+def first_size_change(program: "Program", site: _Site) -> int | None:
+    """The first iteration (1: the second) of the loop around the call ``site`` at which a tensor it
+    passes has another size than at the first: one the loop body makes with a torch factory of sizes the
+    replay knows (``torch.randint(0, 96, (2, n + 1))``, ``torch.randn(b, t)``), passed as it is, sliced,
+    or through a name bound to it there.  None when no such size is known to change (or an unknown
+    size comes first)."""
+    call, caller, _ = site
+    loop = _repeating_loop(site, counted=False)
+    if caller is None or loop is None:
+        return None
+    found = [change for arg in call.args if not arg.keyword
+             for factory in [_factory_of(program, loop, arg.value)] if factory is not None
+             for change in [_first_change(_sizes(program, factory, caller))] if change is not None]
+    return min(found, default=None)
+
+
+def _factory_of(program: "Program", loop: cst.For, node: cst.BaseExpression) -> cst.Call | None:
+    """The factory call that makes the tensor ``node`` is (or a slice of), in the body of ``loop``."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Name):
+        values = [n.value for n in walk(loop.body, into_scopes=False) if isinstance(n, cst.Assign)
+                  and any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in n.targets)]
+        node = values[0] if len(values) == 1 else node
+    if isinstance(node, cst.Call) and program.index.resolve_expr(node.func) in _SIZED_FACTORIES:
+        return node
+    return None
+
+
+def _sizes(program: "Program", factory: cst.Call, caller: "FunctionInfo") -> list[Any]:
+    """The size ``factory`` is called with at each iteration the replay runs (UNKNOWN where not known)."""
+    if any(a.star for a in factory.args):
+        return []
+    position = _SIZED_FACTORIES[program.index.resolve_expr(factory.func) or ""]
+    names = [f"_{i}" for i, a in enumerate(factory.args) if a.keyword is None]
+    values = loop_argument_values(factory, caller, names)
+    if not names or any(n not in values for n in names):
+        return []
+    per_argument = [values[n] for n in names]
+    if position is not None:
+        return per_argument[position]
+    return [tuple(vs) for vs in zip(*per_argument)]
+
+
+def _first_change(values: list[Any]) -> int | None:
+    """The first index at which ``values`` differ from the first, all known up to there."""
+    if not values or _unknown_in(values[0]):
+        return None
+    for i, v in enumerate(values[1:], 1):
+        if _unknown_in(v):
+            return None
+        if v != values[0]:
+            return i
+    return None
+
+
+def _unknown_in(value: Any) -> bool:
+    return value is UNKNOWN or (isinstance(value, tuple) and any(_unknown_in(v) for v in value))
+
+
 def _caller_runs_with_grad(site: _Site, off: _Site) -> bool:
     """The function ``site`` sits in is never called from a no-grad context in its module, and it is
     called there or turns grad mode off itself around the call ``off`` (a function no call shows
@@ -260,6 +466,11 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             for name, keys in _replayed(call, caller, params).items():
                 looped.setdefault(name, (site, keys))
     for name, pending in undecided.items():
+        for arg, site in pending:
+            if _none_then_tensor(site, arg):  # a warm start: `prev = None`, then the loop rebinds it
+                note(name, ("NoneType", None), site, "`None` on the first iteration")
+                note(name, ("tensor", None), site, "another value on the next")
+                break
         # None at one call: is a tensor passed at another?
         if ("NoneType", None) in seen.get(name, {}):
             for arg, site in pending:
@@ -505,6 +716,73 @@ def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
         return False
     value = argument_values(owner, caller, [arg], MAX_CALL_DEPTH).get(id(arg))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _none_then_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
+    """``prev = None`` before a loop that calls ``f(x, prev)`` at every iteration and then rebinds
+    ``prev`` to a tensor in the same body: the first call passes ``None``, the next ones a tensor (a
+    warm start carried from one iteration to the next).  Only plain assignments bind the name, the
+    call and the rebinding run on every iteration (no ``if`` or inner loop around them), and the
+    rebinding comes after the call."""
+    call, caller, owner = site
+    loop = _repeating_loop(site)
+    if caller is None or loop is None or not isinstance(arg, cst.Name) \
+            or not (_every_iteration(loop, call) and _only_assigned(caller, arg.value)):
+        return False
+    bindings = [n for n in walk(caller.node.body, into_scopes=False) if isinstance(n, cst.Assign)
+                and any(isinstance(t.target, cst.Name) and t.target.value == arg.value for t in n.targets)]
+    inside = [n for n in bindings if encloses(loop.body, n)]
+    outside = [n for n in bindings if n not in inside]
+    if len(outside) != 1 or len(inside) != 1 \
+            or not (isinstance(outside[0].value, cst.Name) and outside[0].value.value == "None"):
+        return False
+    order = {id(n): i for i, n in enumerate(walk(caller.node.body, into_scopes=False))}
+    rebound = inside[0]
+    if not (order[id(outside[0])] < order[id(loop)] and order[id(rebound)] > order[id(call)]
+            and _every_iteration(loop, rebound)):
+        return False
+    if _never_none(rebound.value):
+        return True
+    from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
+    from dynalint.analysis.number_callers import argument_values
+    from dynalint.analysis.values import Kind
+
+    value = argument_values(owner, caller, [rebound.value], MAX_CALL_DEPTH).get(id(rebound.value))
+    return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _never_none(node: cst.BaseExpression) -> bool:
+    """A slice (``flows[-1][:, ::4]``: of a tensor, a tensor; of a list, a list) or arithmetic: never
+    ``None``, so the guard a ``None`` argument installs fails on it."""
+    return isinstance(node, cst.BinaryOperation) or (isinstance(node, cst.Subscript) and any(
+        isinstance(e.slice, cst.Slice) for e in node.slice))
+
+
+def _every_iteration(loop: cst.For, node: cst.CSTNode) -> bool:
+    """``node`` runs on every iteration of ``loop``: no ``if``, loop, ``try`` or early exit between."""
+    exits = (cst.Break, cst.Continue, cst.Return, cst.Raise)
+    if any(isinstance(n, exits) for n in walk(loop.body, into_scopes=False)):
+        return False
+    for stmt in walk(loop.body, into_scopes=False):
+        if isinstance(stmt, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.IfExp,
+                             cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                             cst.GeneratorExp)) and encloses(stmt, node):
+            return False
+    return True
+
+
+def _only_assigned(caller: "FunctionInfo", name: str) -> bool:
+    """``name`` is bound in ``caller`` by plain ``name = value`` statements only."""
+    for n in walk(caller.node, into_scopes=False):
+        if isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.AsName)):
+            bound = getattr(n, "target", None) or getattr(n, "name", n)
+            if any(isinstance(m, cst.Name) and m.value == name for m in walk(bound)):
+                return False
+        if isinstance(n, (cst.Global, cst.Nonlocal)) and any(a.name.value == name for a in n.names):
+            return False
+        if isinstance(n, cst.Param) and n.name.value == name:
+            return False
+    return True
 
 
 def _contents_guarded(fn: "FunctionInfo", name: str, values: frozenset[tuple[str, Any]]) -> bool:
@@ -780,6 +1058,12 @@ def _number_of(node: cst.BaseExpression, loop_vars: set[str]) -> bool:
             and not isinstance(constants[0], bool) \
             and (constants[0] != 0 or isinstance(node.operator, (cst.Add, cst.Subtract)))
     return False
+
+
+def guarded_read(program: "Program", fn: "FunctionInfo", name: str) -> bool:
+    """Whether ``fn``, run as a frame of its own, reads its parameter ``name`` where Dynamo guards on
+    it (see :func:`_specialising_read`)."""
+    return _specialising_read(program, fn, name)
 
 
 def _specialising_read(program: "Program", fn: "FunctionInfo", name: str, depth: int = 0) -> bool:

@@ -78,6 +78,8 @@ class EntryPoints:
                         and self.has_tensor_params(fn):
                     self._library_roots.add(id(fn))
                     add(fn)
+        if self.scope is Scope.ALL or (self.scope is Scope.AUTO and idx.imports_torch):
+            # a base's method run on a subclass's instance (:func:`_template_methods`): the widest scope too
             for cls in idx.classes.values():
                 for fn in _template_methods(cls) if not cls.is_module else ():
                     if self.has_tensor_params(fn):

@@ -265,6 +265,11 @@ class Interprocedural(CutReplay):
         for name, code in encoded.items():
             if name in env and self.project is not None:
                 value = decode_value(code, self.project)
+                if value == UNKNOWN_VALUE and value.cls is None and value.func is None and not value.choices \
+                        and env[name].kind is Kind.TENSOR and self.scope is not Scope.COMPILED:
+                    # the callers pass what the analysis cannot type: the parameter is what the function's
+                    # own use of it says, as for a helper no checked code calls (a library root)
+                    continue
                 prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
                 declared = annotation_value(self, self._ann(fn, prm)) \
                     if prm is not None and self._ann(fn, prm) is not None else None

@@ -254,6 +254,10 @@ NUMPY_REDUCTIONS = frozenset("sum prod mean std var max min amax amin any all ar
 #: Reading one as a Python number is not judged: whether Dynamo breaks there depends on its dtype
 #: (measured on torch 2.13: ``int(np.ceil(h / 4))`` is traced, ``int(np.prod(shape))`` breaks).
 NUMPY_ARRAY = "numpy.ndarray"
+#: The qualname of the tensor ``torch.sparse_coo_tensor`` makes: Dynamo skips the call, and the frame it resumes
+#: in cannot take a sparse tensor as an input (measured on torch 2.13: "Attempted to wrap sparse Tensor" at the
+#: first use of it there, after which the rest of the function runs eagerly).
+SPARSE_TENSOR = "torch.sparse_coo_tensor()"
 
 #: methods of torch objects that return the object itself (torch's stubs, ``torch/_C/__init__.pyi``:
 #: ``Generator.manual_seed(seed) -> Generator``), so ``g = torch.Generator().manual_seed(0)`` is the generator

@@ -107,10 +107,11 @@ class NameResolution:
         return result
 
     def _annotation_class(self, dotted: str) -> Value | None:
-        """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor."""
+        """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor, an instance of
+        that class (its own methods are analysed)."""
         v = self._static_dotted(dotted)
         if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
-            return tensor()
+            return tensor().with_(cls=v.cls)
         if v is not None and v.cls is not None and v.kind is Kind.FUNCTION and self.is_record(v.cls):
             return self.instance(v.cls)  # a dataclass or NamedTuple of the checked files
         return None

@@ -15,10 +15,11 @@ import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.custom_ops import may_ask_fresh_size
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index
 from dynalint.core.source import SourceError, parse_module, read_bytes, read_source
 
@@ -29,6 +30,8 @@ MAX_LOADED_SOURCE = 12_000_000
 """Characters of source whose parsed trees are kept in memory (about 50 bytes of tree per
 character; the least recently used trees are dropped beyond it)."""
 _MAX_RESOLVE_DEPTH = 8
+MAX_SCANNED_FILES = 5_000
+"""Python files read when looking for the custom ops of the checked files' packages."""
 _IMPORT_LINE = re.compile(
     r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[\w \t,*]+)"
     r"|import[ \t]+([.\w]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[.\w]+(?:[ \t]+as[ \t]+\w+)?)*))",
@@ -114,6 +117,8 @@ class SourceIndex:
         self._edges: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
         self._importers: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
         self._top_names: dict[str, frozenset[str]] = {}
+        self._dynamic_ops: dict[str, str] | None = None
+        """Custom op -> the file that gives it a fake implementation asking for a fresh size."""
         self._loaded_chars = 0
         """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
@@ -280,6 +285,40 @@ class SourceIndex:
         by_name = {self.module_of(p): p for p in paths}
         ordered = [by_name[n] for n in order if n in by_name]
         return ordered + [p for p in paths if self.module_of(p) is None]
+
+    def dynamic_output_op(self, op: str) -> bool:
+        """Whether the custom op ``op`` (``torch.ops.ns.name``) gets a fake implementation that asks for
+        a fresh size (:mod:`~dynalint.analysis.custom_ops`) in a checked file or in another module of
+        the packages that hold them: importing a package registers all its ops, so a call in one module
+        breaks on a registration in a module that is not checked."""
+        if self._dynamic_ops is None:
+            self._dynamic_ops = self._find_dynamic_ops()
+        path = self._dynamic_ops.get(op)
+        if path is not None:
+            self.read.add(path)  # what is found depends on its text
+        return path is not None
+
+    def _find_dynamic_ops(self) -> dict[str, str]:
+        """Read once per index: the checked files and the modules of their top packages (at most
+        :data:`MAX_SCANNED_FILES`), parsing only those whose text names a fresh size."""
+        found: dict[str, str] = {}
+        seen: set[str] = set()
+        packages = [self.packages[t] for t in sorted(self.tops) if t in self.packages]
+        for path in _scanned_files(self.paths.values(), packages):
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                data = read_bytes(path)
+                if not may_ask_fresh_size(data):
+                    continue
+                module, _ = parse_module(read_source(path), path)
+            except Exception:  # unreadable or invalid: its ops stay unknown
+                continue
+            for op in sorted(build_index(module).dynamic_output_ops):
+                found.setdefault(op, path)
+        return found
 
     def _package_exports(self, package: str) -> dict[str, str]:
         """Names an unchecked package ``__init__.py`` imports (its re-exports), by ast."""
@@ -534,3 +573,22 @@ def join_encoded(a: list | bool, b: list | bool) -> list | bool:
             el = join_encoded(x[1], y[1]) if x[1] is not None and y[1] is not None else None
             return ["L", el, None]
     return ["U"]
+
+
+def _scanned_files(checked: Iterable[str], packages: Iterable[str]) -> Iterator[str]:
+    """The checked files, then the Python files under the package folders (hidden folders and
+    ``__pycache__`` left out, links not followed), :data:`MAX_SCANNED_FILES` in all."""
+    count = 0
+    for path in checked:
+        yield path
+        count += 1
+    for top in packages:
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for name in sorted(filenames):
+                if not name.endswith(".py"):
+                    continue
+                if count >= MAX_SCANNED_FILES:
+                    return
+                count += 1
+                yield os.path.join(dirpath, name)

@@ -124,7 +124,9 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
         reason="a break on a data-dependent size hands the resumed frame a tensor whose size changes from "
                "call to call: the resume function recompiles (once, then the size is dynamic); whether the "
                "size changes depends on the data alone (a mask that selects as many rows on every call "
-               "recompiles nothing), so DYN204 does not report it"),
+               "recompiles nothing), so DYN204 reports it only where the calls draw the data afresh "
+               "(torch.randn at each call) and the size is taken in the compiled function or a helper "
+               "of its file"),
     KnownLimit(
         "recompile-fn", detail=r"\.item\(\) == N",
         reason="a 0-d tensor (an argument, or one computed before a break) used as an index or a Python "

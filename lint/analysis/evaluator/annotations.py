@@ -100,9 +100,14 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
 def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Value | None:
     """What ``isinstance(x, classes)`` being true says x is (tensor or plain Python value)."""
     parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    names = [dotted_name(p) for p in parts]
+    if all(n is not None and (program.index.resolve(n) or n) == K.NUMPY_ARRAY for n in names):
+        # an array Dynamo holds is a tensor seen through ``torch._numpy``
+        return tensor().with_(qualname=K.NUMPY_ARRAY)
     values = [annotation_value(program, p) for p in parts]
     if values and all(v is not None and v.kind is Kind.TENSOR for v in values):
-        return tensor()
+        # one tensor subclass of the checked code: an instance of it (its own methods are analysed)
+        return tensor().with_(cls=values[0].cls) if len(values) == 1 and values[0].cls is not None else tensor()
     if values and all(v is not None and v.kind is Kind.PYTHON and not v.is_mapping and v.const is not None
                       for v in values):
         return PYTHON_VALUE

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.annotations import _isinstance_value
 from dynalint.analysis.syntax import dotted_name
 from dynalint.analysis.values import NONE_VALUE, Kind, Value, python
@@ -79,8 +80,11 @@ class ConditionHandlers:
                 and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env:
             # ``isinstance(x, torch.Tensor)``: x is a tensor where the test holds
             declared = _isinstance_value(self.p, test.args[1].value)
-            if declared is not None:
-                true[test.args[0].value.value] = declared
+            name = test.args[0].value.value
+            annotated = self.p.declared_types(self.fn).get(name) if self.fn is not None else None
+            if declared is not None and not _known_otherwise(declared, self.env[name]) \
+                    and not (annotated is not None and _known_otherwise(declared, annotated)):
+                true[name] = declared
         return true, false
 
     def silent_expr(self, node: cst.BaseExpression) -> Value:
@@ -239,3 +243,15 @@ def _dtype_specialised(test: cst.BaseExpression) -> bool:
         return any(isinstance(o, cst.Attribute) and o.attr.value == "dtype" for o in operands) and not any(
             isinstance(c.operator, (cst.Is, cst.IsNot)) for c in test.comparisons)
     return False
+
+
+def _known_otherwise(declared: Value, v: Value) -> bool:
+    """``v`` is known to be something ``isinstance`` cannot narrow it to: where the test holds, the code may
+    not run, and what it would do there is not reported. A NumPy array is no torch tensor and no Python value;
+    a plain tensor the analysis knows of (declared, or computed) is not taken for an instance of a tensor
+    subclass. A tensor only assumed of an untyped parameter may be either; a parameter annotated as a plain
+    tensor is one, whatever its callers pass."""
+    if declared.qualname == K.NUMPY_ARRAY:
+        return (v.kind is Kind.TENSOR and v.qualname != K.NUMPY_ARRAY and not v.assumed) \
+            or v.kind in (Kind.PYTHON, Kind.SIZE, Kind.SEQUENCE)
+    return declared.cls is not None and v.kind is Kind.TENSOR and v.cls is None and not v.assumed

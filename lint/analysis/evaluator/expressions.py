@@ -98,6 +98,8 @@ class ExpressionHandlers:
     def _attribute(self, node: cst.Attribute) -> Value:
         base = self.expr(node.value)
         v = self.attribute(base, node.attr.value, node)
+        if base.kind is Kind.TENSOR and (base.qualname == K.NUMPY_ARRAY or base.cls is not None):
+            self.report(E.TensorAttributeReadEvent, node, name=node.attr.value, value=base)
         if self.is_self(node.value) and self.fn is not None:
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         return v
@@ -319,6 +321,11 @@ class ExpressionHandlers:
                             return python(is_not)
             return python(is_bool=True)
         self.report(E.ComparisonEvent, node, operands=tuple(values))
+        drawn = [v for v in values if calls.traced_random(v)]
+        if len(drawn) == 1 and all(v is drawn[0] or calls.python_number(v) for v in values):
+            # Dynamo holds a traced random number as a tensor: compared with a number, it gives a bool of
+            # data, and a branch on it breaks (measured on torch 2.13: `if random.randint(1, 3) > n:`)
+            return tensor(is_bool=True, zero_dim=True).with_(origin=drawn[0].origin)
         result = values[0]
         for v in values[1:]:
             result = arith(result, v, None)

@@ -1,0 +1,35 @@
+"""Dynamo skips ``torch.sparse_coo_tensor`` and resumes in a new frame after the call, which cannot take
+the sparse tensor as an input: the graph breaks again where that frame first uses it, and the rest of the
+function runs eagerly, so a tensor branch after it does not break (measured with real Dynamo, torch 2.13)."""
+from __future__ import annotations
+
+from conftest import requires_torch
+from dynalint.rules.base import Example
+
+from helpers import break_lines, marked_lines, run_example_under_dynamo
+
+CODE = """
+    import torch
+
+    def contingency(a, b, eps: float):
+        c = torch.sparse_coo_tensor(torch.stack((a, b)), torch.ones(a.shape[0]), (4, 4))  # breaks
+        n = a.shape[0]
+        if eps:
+            n = n + 1
+        c = c.to_dense()  # breaks
+        if c.sum() > 0:
+            c = c + 1
+        return c * n
+"""
+
+
+def test_flagged_lines() -> None:
+    assert break_lines(CODE, entry_points=("contingency",)) == marked_lines(CODE)
+
+
+@requires_torch
+def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
+    example = Example(CODE, target="contingency", inputs="[(torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3]), 0.0)]")
+    obs, _ = run_example_under_dynamo(example, tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines() == marked_lines(CODE)

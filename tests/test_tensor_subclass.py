@@ -1,0 +1,115 @@
+"""Instances of a ``torch.Tensor`` subclass of the checked code (known from ``isinstance`` or an annotation):
+Dynamo holds one as a tensor, but cannot call ``as_subclass`` on it or read its ``__dict__``, and a call of
+one of its own methods whose body breaks breaks at the call too ("Reconstruction failure"), after which the
+calling function runs eagerly. A value the analysis knows as a plain tensor (declared, or computed) is not
+taken for an instance where ``isinstance`` tests for one: the code handles both, and which one comes is not
+known. Each case is also run under real Dynamo: the lines flagged must be the lines
+where its graph-break log reports a break."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from conftest import requires_torch
+from dynalint.rules.base import Example
+
+from helpers import break_lines, marked_lines, run_example_under_dynamo
+
+_CLASS = """
+    import torch
+
+
+    class Meta(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+        def as_tensor(self):
+            return self.as_subclass(torch.Tensor)  # breaks
+
+        def info(self):
+            return self.__dict__  # breaks
+
+        def double(self):
+            return self * 2
+
+"""
+
+CASES = [
+    ("narrowed-by-isinstance", _CLASS + """
+    def convert(t):
+        if isinstance(t, Meta):
+            return t.as_tensor()  # breaks
+        return t
+
+
+    def info_of(t):
+        if isinstance(t, Meta):
+            y = t.double()
+            d = t.info()  # breaks
+            print("after")  # not traced: the rest of the function runs eagerly
+        return t
+
+
+    def keep(t: torch.Tensor):
+        return t.as_tensor() if isinstance(t, Meta) else t  # a tensor the code knows: not taken for a Meta
+
+
+    def f(x, m):
+        y = convert(m) + keep(x)
+        info_of(m)
+        return y * 2
+    """, "f", "[(torch.ones(2), torch.ones(2).as_subclass(Meta))]"),
+    ("annotated", _CLASS.replace("  # breaks", "") + """
+    def f(x, m: Meta):
+        y = m.double() + x
+        d = m.__dict__  # breaks
+        return y * 2
+    """, "f", "[(torch.ones(2), torch.ones(2).as_subclass(Meta))]"),
+]
+
+#: a class whose own ``__torch_function__`` calls the function: Dynamo's log puts the break of
+#: ``as_subclass`` there, not at the call, and the analysis does not report the call
+OWN_TORCH_FUNCTION = ("""
+    import torch
+    from torch._C import DisableTorchFunctionSubclass
+
+
+    class Boxes(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types=(), args=(), kwargs=None):
+            with DisableTorchFunctionSubclass():
+                return func(*args, **kwargs or {})  # breaks
+
+
+    def f(x, b: Boxes):
+        return b.as_subclass(torch.Tensor) + x  # the break is inside `__torch_function__`
+    """, "f", "[(torch.ones(2), torch.ones(2).as_subclass(Boxes))]")
+
+
+@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
+def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
+    assert break_lines(code, entry_points=(target,)) == marked_lines(code)
+
+
+@requires_torch
+@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
+def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
+    example = Example(textwrap.dedent(code), target=target, inputs=inputs)
+    obs, _ = run_example_under_dynamo(example, tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines() == marked_lines(code)
+
+
+def test_own_torch_function_is_not_reported_at_the_call() -> None:
+    code, target, _ = OWN_TORCH_FUNCTION
+    assert break_lines(code, entry_points=(target,)) == set()
+
+
+@requires_torch
+def test_own_torch_function_holds_the_break_under_dynamo(tmp_path) -> None:
+    code, target, inputs = OWN_TORCH_FUNCTION
+    obs, _ = run_example_under_dynamo(Example(textwrap.dedent(code), target=target, inputs=inputs), tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines() == marked_lines(code)

@@ -1,0 +1,160 @@
+"""Regenerates :mod:`dynalint.analysis.numpy_calls` from the installed torch and NumPy.
+
+    python -m dynalint.verify.numpy_calls_table > lint/analysis/numpy_calls.py
+
+Dynamo traces NumPy code through ``torch._numpy``: a call of a function of ``numpy``, ``numpy.linalg`` or
+``numpy.fft`` is looked up in its map of NumPy functions to ``torch._numpy`` ones
+(``torch._dynamo.variables.misc.get_np_to_tnp_map``), and an array it holds is a tensor whose attributes
+and methods are those of ``torch._numpy.ndarray``. What it cannot trace is measured here, each entry by
+compiling a tiny function with ``fullgraph=True`` (at a break Dynamo raises instead of running the call):
+
+- a NumPy function called with no argument breaks when Dynamo refuses the function itself (it is not in
+  the map, or NumPy's own Python code is skipped): the refusal comes before the arguments are looked at,
+  so any call of it breaks. A function it traces fails on the missing arguments instead, which says
+  nothing, and is probed again with one array argument, a float one and an integer one: it is listed
+  when both break because its result is not an array ("torch.* op returned non-Tensor", ``np.isscalar``),
+  which does not depend on the argument either;
+- an attribute of ``ndarray`` that is not a method is read on an array Dynamo holds (``a.dtype``);
+- a method of ``ndarray`` that NumPy lets be called without arguments is called so, on a float and on
+  an integer array (``a.tolist()`` breaks only on the first: not listed).
+
+``numpy.random`` is left out: the analysis knows its functions and generators already.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterator
+
+from dynalint.verify.skipped_calls_table import _probe_break, probe_in_child
+
+#: NumPy's namespaces whose functions Dynamo maps to ``torch._numpy``
+MODULES = ("numpy", "numpy.linalg", "numpy.fft")
+#: what an array is made from in a probe of a float tensor ``x``: a float array and an integer one
+_ARRAYS = ("x.numpy()", "x.long().numpy()")
+_MODULE = "dynalint.verify.numpy_calls_table"
+
+
+def _callables(module_name: str) -> Iterator[str]:
+    """Dotted names of the public callables of a NumPy namespace (functions, ufuncs, classes)."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    for name in sorted(dir(module)):
+        if not name.startswith("_") and callable(getattr(module, name, None)):
+            yield f"{module_name}.{name}"
+
+
+def _refusals() -> set[str]:
+    """The graph-break types that are Dynamo's refusal of a call itself, whatever its arguments."""
+    from dynalint.core import gb_types
+
+    return {gb_types.NUMPY_UNSUPPORTED.text, gb_types.SKIPPED_FUNCTION.text, gb_types.SKIPPED_INLINE.text}
+
+
+def probe_functions() -> dict[str, str]:
+    """dotted name -> graph-break type, for the NumPy functions any call of which breaks."""
+    import numpy
+
+    from dynalint.core import gb_types
+
+    namespace = {"numpy": numpy}
+    refusals = _refusals()
+    found: dict[str, str] = {}
+    for module_name in MODULES:
+        for dotted in _callables(module_name):
+            kind = _probe_break(f"{dotted}()", namespace)
+            if kind in refusals:
+                found[dotted] = kind  # type: ignore[assignment]
+                continue
+            kinds = {_probe_break(f"{dotted}({array})", namespace) for array in _ARRAYS}
+            if kinds == {gb_types.NON_TENSOR_OP.text}:
+                found[dotted] = gb_types.NON_TENSOR_OP.text
+    return found
+
+
+def _ndarray_members() -> Iterator[tuple[str, bool]]:
+    """(name, whether it is a method) for the public members of ``numpy.ndarray``."""
+    import numpy
+
+    for name in sorted(dir(numpy.ndarray)):
+        if not name.startswith("_"):  # a property is a descriptor of the class, not callable
+            yield name, callable(getattr(numpy.ndarray, name, None))
+
+
+def _callable_without_arguments(name: str) -> bool:
+    """Whether NumPy lets ``ndarray.name()`` be called with no argument (run eagerly on an array)."""
+    import numpy
+
+    try:
+        getattr(numpy.ones(2), name)()
+    except TypeError:
+        return False
+    except Exception:  # noqa: BLE001 - any other failure is the method's own, called as it may be
+        return True
+    return True
+
+
+def probe_ndarray() -> tuple[dict[str, str], dict[str, str]]:
+    """(attribute -> graph-break type, method -> graph-break type) for the members of ``ndarray`` that
+    break on every array of :data:`_ARRAYS`."""
+    import numpy
+
+    from dynalint.core import gb_types
+
+    known = {gb.text for gb in gb_types.ALL}
+    attributes: dict[str, str] = {}
+    methods: dict[str, str] = {}
+    for name, is_method in _ndarray_members():
+        if is_method and not _callable_without_arguments(name):
+            continue
+        use = f"{name}()" if is_method else name
+        kinds = [_probe_break(f"a = {array}; a.{use}", {"numpy": numpy}) for array in _ARRAYS]
+        if all(k in known for k in kinds):
+            (methods if is_method else attributes)[name] = kinds[0]  # type: ignore[assignment]
+    return attributes, methods
+
+
+def table() -> dict[str, dict[str, str]]:
+    """The probes, run in a child process with its own working and temporary directories (a probe that
+    Dynamo traces through runs for real)."""
+    return probe_in_child(_MODULE)
+
+
+def main() -> None:
+    import numpy
+    import torch
+
+    found = table()
+    w = sys.stdout.write
+    w('"""NumPy calls, array attributes and array methods Dynamo graph-breaks on in compiled code (generated from\n'
+      f'torch {torch.__version__.split("+")[0]} and NumPy {numpy.__version__} by '
+      '``python -m dynalint.verify.numpy_calls_table``; do not edit).\n\n'
+      "Dynamo traces NumPy code as tensor code through ``torch._numpy``; these are what it cannot trace.\n"
+      "``BREAKING_NUMPY_CALLS``: dotted name, as user code calls it -> the graph-break type of any call of it.\n"
+      "``BREAKING_NDARRAY_ATTRIBUTES``: attributes of an array Dynamo holds whose reading breaks.\n"
+      "``BREAKING_NDARRAY_METHODS``: array methods that break when called with no argument, on a float and on\n"
+      "an integer array alike.\n"
+      '"""\n\n')
+    for i, title in enumerate(("BREAKING_NUMPY_CALLS", "BREAKING_NDARRAY_ATTRIBUTES", "BREAKING_NDARRAY_METHODS")):
+        w("\n\n" if i else "")
+        w(f"{title}: dict[str, str] = {{\n")
+        for name, gb in sorted(found[title].items()):
+            w(f"    {name!r}: {gb!r},\n")
+        w("}\n")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--probe"]:
+        import json
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            attributes, methods = probe_ndarray()
+            result: dict[str, Any] = {"BREAKING_NUMPY_CALLS": probe_functions(),
+                                      "BREAKING_NDARRAY_ATTRIBUTES": attributes,
+                                      "BREAKING_NDARRAY_METHODS": methods}
+        with open(sys.argv[2], "w", encoding="utf-8") as f:
+            json.dump(result, f)
+    else:
+        main()
