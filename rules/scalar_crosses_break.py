@@ -1,17 +1,23 @@
 """DYN204: a Python value taken from tensor data at a graph break, used after it (a guard)."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
+import libcst as cst
+
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, reads_data,
                                       takes_tensor_data)
 from dynalint.analysis.entry_arguments import fresh_data_functions, guarded_read
-from dynalint.analysis.events import CallEvent, ScalarUseEvent, SubscriptEvent
+from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
 from dynalint.analysis.resume_paths import branch_may_skip
 from dynalint.analysis.value_uses import used_after
 from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import FunctionInfo
 
 
 @register
@@ -51,7 +57,11 @@ class ScalarCrossesBreak(Rule):
         project it calls is a frame of its own, guarded on a number taken from tensor data that the
         call hands it (also inside a list, dict or dataclass) where it reads it, so it recompiles when
         the data drawn afresh changes it (a number from a data test such as `torch.equal` is not
-        reported: it may well stay the same). A `class` statement in compiled
+        reported: it may well stay the same); so is one a skipped call makes anew at every call
+        (`t = time.perf_counter()`, `r = random.random()`), bound as it is and handed to a function
+        that runs a tensor operation (a frame without one has no graph and is skipped); one cut down
+        to a few values (`int(random.random() * 3)`, `int(time.time()) % 3`) may well repeat and is
+        not reported. A `class` statement in compiled
         code breaks too, and builds a new class at every call: when the code after it uses the class, the resumed frame is guarded on the class's
         identity and recompiles at every call.
     """
@@ -250,22 +260,25 @@ class ScalarCrossesBreak(Rule):
                 continue
             names = callee.param_names()
             handed = [(i, v) for i, arg in enumerate(ev.args[:len(names)]) for v in _numbers_in(arg)
-                      if _data_number(v, calls)]
-            if not handed:
+                      if _data_number(v, calls) or _new_number(v, calls)]
+            if not handed or not ctx.breaks.loop_break_before(ev):
                 continue
-            if fresh is None:
+            if fresh is None and not all(_new_number(v, calls) for _, v in handed):
                 fresh = fresh_data_functions(ctx.program)
-            if id(ev.function) not in fresh or not ctx.breaks.loop_break_before(ev):
-                continue
+            handed = [(i, v) for i, v in handed
+                      if (_new_number(v, calls) and _runs_graph_op(ctx, callee))
+                      or (_data_number(v, calls) and id(ev.function) in (fresh or ()))]
             guarded = [(i, v) for i, v in handed if guarded_read(ctx.program, callee, names[i])]
             if not guarded:
                 continue
             i, v = guarded[0]
+            new = _new_number(v, calls)
+            made = "made by a skipped call, new at every call" if new else "taken from tensor data"
+            changes = "when it changes" if new else "when it changes with the data the calls draw afresh"
             message = (f"`{ctx.code(ev.node)}` in `{ev.function.name}` hands `{callee.name}` a Python value from "
-                       f"`{ctx.code(v.origin)}`, taken from tensor data (in `{names[i]}`), in a frame Dynamo runs "
+                       f"`{ctx.code(v.origin)}`, {made} (in `{names[i]}`), in a frame Dynamo runs "
                        f"eagerly (a graph break inside an earlier loop): `{callee.name}` is compiled as a frame "
-                       "of its own, guarded on that value, and recompiles when it changes with the data the "
-                       "calls draw afresh.")
+                       f"of its own, guarded on that value, and recompiles {changes}.")
             hint = "keep it a tensor (no .item()), or move the loop's graph break out of the function"
             if any(fn is callee for fn in ctx.program.index.functions.values()):
                 # on the `def` of the frame that recompiles (the call runs eagerly)
@@ -370,6 +383,30 @@ def _data_number(v: Value, calls: dict[int, CallEvent]) -> bool:
         return False
     origin = calls.get(id(v.origin))
     return origin is not None and takes_tensor_data(origin) and not reads_data(origin)
+
+
+def _new_number(v: Value, calls: dict[int, CallEvent]) -> bool:
+    """A Python number a skipped call made that is new at every call (``random.random()``,
+    ``time.perf_counter()``, ``numpy.random.rand()``), bound to a name as it is
+    (``t = time.perf_counter()``): it changes whatever data the calls draw.  One assigned through
+    ``int(...)``, ``%`` or ``//`` takes a few values only, which a run may well repeat (under a fixed
+    seed, within one second): not known to change."""
+    if v.kind is not Kind.SCALAR or v.is_bool or v.origin is None or v.origin_in_loop:
+        return False
+    origin = calls.get(id(v.origin))
+    q = origin.qualname if origin is not None else None
+    return q is not None and (q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random.")) \
+        and isinstance(origin.statement, cst.Assign) and origin.statement.value is origin.node
+
+
+def _runs_graph_op(ctx: RuleContext, fn: FunctionInfo) -> bool:
+    """``fn`` runs a tensor operation (arithmetic on a tensor, a call that makes one): a frame without
+    one has no graph, and Dynamo skips it without guarding (measured on torch 2.13: a helper that only
+    asserts on the number does not recompile)."""
+    return any(e.function is fn and any(o.is_tensor for o in e.operands)
+               for e in ctx.events(ArithmeticEvent)) \
+        or any(e.function is fn and e.result is not None and e.result.is_tensor
+               for e in ctx.events(CallEvent))
 
 
 def _from_inputs(brk: Break) -> bool:

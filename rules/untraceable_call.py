@@ -401,10 +401,9 @@ class UntraceableCall(Rule):
             elif brk.cause is Cause.TRACED_RANDOM:
                 yield self.reported(
                     brk, f"`{code}`: Dynamo holds a number drawn by `random.randint`/`randrange`/`uniform` as "
-                         + ("a tensor and cannot compare two such numbers: the graph breaks here."
-                            if brk.detail == "comparison" else
-                            "a tensor and cannot apply a Python operator to it and a number: the graph breaks here "
-                            "and the rest of the function runs eagerly."),
+                         + _TRACED_RANDOM_USES.get(brk.detail, "a tensor and cannot apply a Python operator to it "
+                                                   "and a number: the graph breaks here and the rest of the "
+                                                   "function runs eagerly."),
                     hint="draw the number with torch (`torch.randint(...)`) or outside the compiled region and pass "
                          "it in")
             elif brk.cause is Cause.DATA_POINTER:
@@ -423,6 +422,13 @@ class UntraceableCall(Rule):
 
 
 OUTSIDE = "move it out of the compiled region"
+#: what a traced random number's break says, by the use that breaks (the detail of the break)
+_TRACED_RANDOM_USES = {
+    "comparison": "a tensor and cannot compare two such numbers: the graph breaks here.",
+    "index": "a tensor and needs its value to index or slice with it: the graph breaks here.",
+    "range": "a tensor and cannot step a `range` of it: the graph breaks here and the rest of the function "
+             "runs eagerly.",
+}
 _FRAME_HINT = ("build the list with a `for` loop, or over `range(len(...))` or a tuple (iterators Dynamo "
                "steps), or remove the graph break that makes it a frame of its own")
 LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"

@@ -76,6 +76,62 @@ def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
     assert dynamo_break_lines(tmp_path, COMPREHENSIONS, INPUTS) == BREAK_LINES
 
 
+#: a break in a `try` body (also in a function it calls) makes Dynamo run the function eagerly from the
+#: `try` on: the comprehensions of the `try` (in its body, an `if` in it, its `else`) and after it are
+#: frames of their own; one before the `try`, one in a handler that does not run, and one after a
+#: `try` that did not break (a resumed frame) are traced
+IN_TRY = """\
+    import torch
+
+
+    def shout(t):
+        print("t")
+        return t + 1
+
+
+    @torch.compile(backend="eager")
+    def broken_try(x):
+        ks = [1, 2]
+        before = [x * k for k in ks]
+        try:
+            first = [x + k for k in ks]
+            z = shout(x)
+            if z.shape[0] > 1:
+                second = [x - k for k in ks]
+        except ValueError:
+            second = [x / k for k in ks]
+        else:
+            third = [x * k for k in ks]
+        after = [x + k * 2 for k in ks]
+        return before, first, second, third, after
+
+
+    @torch.compile(backend="eager")
+    def quiet_try(x):
+        ks = [1, 2]
+        try:
+            y = x + 1
+        finally:
+            pass
+        print("q")
+        return [y * k for k in ks]
+
+
+    def main(x):
+        return broken_try(x), quiet_try(x)
+"""
+IN_TRY_BREAKS = {5, 14, 17, 21, 22, 33}
+
+
+def test_check_reports_the_comprehensions_after_a_break_in_a_try(tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, IN_TRY)} == IN_TRY_BREAKS
+
+
+@requires_torch
+def test_dynamo_breaks_on_the_comprehensions_after_a_break_in_a_try(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, IN_TRY, INPUTS) == IN_TRY_BREAKS
+
+
 DISABLED_INSIDE = """\
     import torch
 

@@ -372,3 +372,68 @@ def test_the_eager_frame_case_under_dynamo():
         exec(compile(textwrap.dedent(EAGER_CASES), "<eager>", "exec"), namespace)
         namespace["run"]()
     assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}
+
+
+NEW_NUMBER_CASES = """
+    import random
+    import time
+
+    import torch
+
+
+    def scaled(h, p):
+        return h * p[1]
+
+
+    def timed(h, p):
+        return h + p[1]
+
+
+    def checked(h, p):
+        assert p[1] >= 0
+        return h
+
+
+    def passed(h, p):
+        return h
+
+
+    def step(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        v = random.random()
+        t = time.perf_counter()
+        h = scaled(h, [h, v])
+        h = timed(h, (h, t))
+        h = checked(h, [h, v])
+        return passed(h, [h, v])
+
+
+    def run():
+        f = torch.compile(step, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+"""
+"""The same eager frame handing its helpers numbers that skipped calls make anew at every call
+(``random.random()``, ``time.perf_counter()``): whatever the data, the helper that reads one recompiles;
+``checked`` reads it too, but runs no tensor operation: a frame without a graph, which Dynamo skips."""
+
+
+def test_dyn204_reports_the_helper_an_eager_frame_hands_a_new_number():
+    lines = textwrap.dedent(NEW_NUMBER_CASES).lstrip("\n").splitlines()
+    found = [d for d in check(NEW_NUMBER_CASES) if d.code == "DYN204"]
+    assert {lines[d.line - 1].split("def ")[1].split("(")[0] for d in found} == {"scaled", "timed"}
+    assert all("runs eagerly" in d.message and "skipped call" in d.message for d in found)
+
+
+@requires_torch
+def test_the_new_number_case_under_dynamo():
+    import torch
+
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(NEW_NUMBER_CASES), "<new>", "exec"), namespace)
+        namespace["run"]()
+    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled", "timed"}

@@ -1,7 +1,7 @@
 """A number ``random.randint``/``randrange``/``uniform`` draws in traced code is held by Dynamo as a tensor:
 a branch on it, or on its comparison with a number, needs its data and breaks; two such numbers compared
 break at the comparison; a break between the draw and the branch hands the resumed frame a plain number,
-and the branch is traced.
+and the branch is traced.  As an index, a slice bound or the bound of a stepped ``range`` it breaks too.
 
 Each case is also run under real Dynamo: the lines flagged must be the lines its graph-break log reports.
 """
@@ -74,3 +74,64 @@ def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
         assert not obs.errors, obs.errors
         found |= obs.break_lines()
     assert found == marked_lines(CODE)
+
+
+#: a traced random number as an index of a tensor or a list, as a slice bound, and as the bound of a
+#: `range` that a loop steps (the function then runs eagerly: the slice after it does not break); a
+#: `range` never stepped is traced, and so is an index by a number that crossed a break
+USES = """
+    import random
+
+    import torch
+
+    def indexed(x: torch.Tensor):
+        k = random.randint(0, 1)
+        return x[k]  # breaks
+
+    def picked(x):
+        rows = [x, x + 1]
+        k = random.randrange(2)
+        return rows[k]  # breaks
+
+    def sliced(x: torch.Tensor):
+        k = random.randint(1, 2)
+        return x[:k]  # breaks
+
+    def looped(x: torch.Tensor):
+        k = random.randint(1, 2)
+        for i in range(k):  # breaks
+            x = x + i
+        return x[:k]
+
+    def unstepped(x):
+        k = random.randint(1, 2)
+        r = range(k)
+        return x + 1
+
+    def from_object(x: torch.Tensor):
+        rng = random.Random(0)
+        k = rng.randint(0, 1)
+        return x[k]  # breaks
+
+    def crossed(x: torch.Tensor):
+        k = random.randint(0, 1)
+        print("drawn")  # breaks
+        return x[k]
+"""
+
+USE_TARGETS = ("indexed", "picked", "sliced", "looped", "unstepped", "from_object", "crossed")
+
+
+def test_flagged_uses() -> None:
+    assert break_lines(USES, entry_points=USE_TARGETS) == marked_lines(USES)
+
+
+@requires_torch
+def test_flagged_uses_break_under_dynamo(tmp_path) -> None:
+    found: set[int] = set()
+    for target in USE_TARGETS:
+        obs, _ = run_example_under_dynamo(Example(USES, target=target, inputs="[(torch.randn(3),)]"),
+                                          tmp_path / target)
+        assert not obs.errors, obs.errors
+        found |= obs.break_lines()
+    assert found == marked_lines(USES)

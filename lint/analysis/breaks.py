@@ -860,6 +860,9 @@ class BreakClassifier:
             self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
         elif tensor_in_python_index(sub) and not self.captures(CAPTURE_SCALAR_OUTPUTS, sub):
             self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
+        gb = traced_random_index(sub)
+        if gb is not None:
+            self.found.append(Break(sub, Cause.TRACED_RANDOM, gb, "index"))
 
     def counted_length(self, ev: Event) -> None:
         """With ``capture_dynamic_output_shape_ops`` on, the break where Python reads the length of a
@@ -938,6 +941,11 @@ class BreakClassifier:
     def for_loop(self, ev: ForLoopEvent) -> None:
         if isinstance(ev.node, cst.Name):  # (a call over it is the call's event)
             self.counted_length(ev)
+        if ev.range_args and any(map(_traced_random, ev.range_args)):
+            # Dynamo cannot step a `range` of a number it holds as a tensor (measured on torch 2.13:
+            # "Unsupported python_type() call", and the function runs eagerly; a `range` never
+            # iterated is traced)
+            self.found.append(Break(ev, Cause.TRACED_RANDOM, GB.PYTHON_TYPE, "range"))
 
     def arithmetic(self, ev: ArithmeticEvent) -> None:
         if any(_traced_random(v) for v in ev.operands) \
@@ -1257,6 +1265,22 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     if any(b.is_tensor and not b.assumed for b in sub.bounds):
         return True
     return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.assumed for ix in sub.index)
+
+
+def traced_random_index(sub: SubscriptEvent) -> GraphBreakType | None:
+    """The break where a traced random number (:func:`~dynalint.analysis.calls.traced_random`) indexes a
+    tensor, a list, a tuple or a shape, or bounds a slice of one: Dynamo holds the number as a tensor and
+    needs its value (measured on torch 2.13: ``x[k]`` "Data dependent operator"; ``lst[k]`` and ``x[:k]``
+    "Unsupported Tensor.item() call", after which ``x[:k]`` runs the function eagerly)."""
+    base = sub.base
+    if base is None or base.maybe_none or base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) \
+            or (base.kind is Kind.TENSOR and (base.assumed or base.qualname == K.NUMPY_ARRAY)):
+        return None
+    if any(map(_traced_random, sub.bounds)):
+        return GB.ITEM
+    if any(map(_traced_random, sub.index)):
+        return GB.DATA_DEPENDENT_OPERATOR if base.kind is Kind.TENSOR else GB.ITEM
+    return None
 
 
 def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:

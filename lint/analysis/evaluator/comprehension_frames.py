@@ -7,9 +7,10 @@ handed to Dynamo on its own, and Dynamo cannot step most iterators it receives a
 torch 2.13, "Missing tp_iternext", then the comprehension runs eagerly):
 
 * the function runs eagerly after a graph break inside one of its loops ("graph break in loop") or a
-  context manager it cannot enter: ``next()`` fails on the iterator of ``enumerate``, ``zip``, ``map``,
-  ``reversed``, ``sorted``, a list or a dict view; the iterators of a ``range`` and of a tuple (also a
-  tensor's rows) are stepped;
+  context manager it cannot enter, or from a top-level ``try`` on when its body breaks ("Failed to
+  handle graph break gracefully"; a comprehension before the ``try`` ran in the graph): ``next()`` fails
+  on the iterator of ``enumerate``, ``zip``, ``map``, ``reversed``, ``sorted``, a list or a dict view;
+  the iterators of a ``range`` and of a tuple (also a tensor's rows) are stepped;
 * the comprehension's body breaks the graph: ``next()`` fails on ``enumerate`` and ``zip`` (a list's
   iterator is stepped, and the comprehension's loop then breaks at the body's break).
 
@@ -56,7 +57,10 @@ class ComprehensionFrames:
             return
         if body_broke and builtin in _UNSTEPPED_BODY:
             self.report(E.EagerComprehensionEvent, node, why="body")
-        elif self.loop_depth == 0 and self.top_index >= 0 and self.statement is self.top_statement:
+        elif self.loop_depth == 0 and self.top_index >= 0 and self.top_statement is not None \
+                and not _in_handler(self.top_statement, node):
+            # (also in a block of a top-level statement: an ``if`` or a ``try`` body runs in the same
+            # frame; an ``except`` handler runs only when something raised)
             self.pending_frames.append((node, self.statement, self.top_index))
 
     def _first_iterator(self: Any, it: cst.BaseExpression) -> str | None:
@@ -102,12 +106,18 @@ class ComprehensionFrames:
         """Report the kept comprehensions the function reaches in the frame that runs eagerly: before a
         statement that makes it run eagerly with no break or exit between, or after one with no exit
         between."""
-        if not self.pending_frames or not self.eager_at:
+        if not self.pending_frames or not (self.eager_at or self.eager_from):
             return
         top = simple_statements(self.fn.node.body)
         reported = {id(ev.node) for ev in self.p.events if isinstance(ev, E.EagerComprehensionEvent)}
         for node, statement, index in self.pending_frames:
             if id(node) in reported:
+                continue
+            if any(_runs_from(top, eager, index) for eager in self.eager_from):
+                saved, self.statement = self.statement, statement
+                self.report(E.EagerComprehensionEvent, node, why="eager", in_loop=False)
+                self.statement = saved
+                reported.add(id(node))
                 continue
             for eager in self.eager_at:
                 low, high = (index, eager) if index < eager else (eager, index)
@@ -182,6 +192,25 @@ def _bound_part(node: cst.CSTNode) -> cst.CSTNode:
 
 def _imported(node: cst.Import | cst.ImportFrom) -> set[str]:
     return set(import_bindings(node))
+
+
+def _runs_from(top: list[cst.CSTNode], eager: int, index: int) -> bool:
+    """A comprehension of top-level statement ``index`` runs eagerly after the ``try`` statement
+    ``eager`` broke the graph in its body: it is that statement, or a later one that the normal path
+    reaches (no exit in the ``try`` body or ``else``, nor in a statement between)."""
+    if index < eager:
+        return False
+    if index == eager:
+        return True
+    stmt = top[eager]
+    normal = [stmt.body] + ([stmt.orelse] if getattr(stmt, "orelse", None) is not None else [])
+    return not any(map(_exits, normal)) and not any(_exits(s) for s in top[eager + 1:index])
+
+
+def _in_handler(statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` lies in an ``except`` handler of the top-level ``statement``."""
+    handlers = getattr(statement, "handlers", ())
+    return any(n is node for h in handlers for n in walk(h, into_scopes=False))
 
 
 def _exits(statement: cst.CSTNode) -> bool:

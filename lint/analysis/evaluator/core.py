@@ -66,11 +66,15 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         """The index of the top-level statement of the function being run (-1 before the first)."""
         self.top_statement: cst.CSTNode | None = None
         self.pending_frames: list[tuple[cst.BaseComp, cst.CSTNode, int]] = []
-        """Comprehensions of top-level statements (node, statement, index) that break if the function
+        """Comprehensions of top-level statements and of their blocks but loops and ``except`` handlers
+        (node, statement, index) that break if the function
         runs eagerly (:mod:`~dynalint.analysis.evaluator.comprehension_frames`)."""
         self.eager_at: list[int] = []
         """Indexes of the top-level statements that broke the graph inside a loop (or at a context manager
         Dynamo cannot enter): Dynamo then runs the function eagerly."""
+        self.eager_from: list[int] = []
+        """Indexes of the top-level ``try`` statements whose body broke the graph: Dynamo cannot resume
+        inside a ``try`` block, so the function runs eagerly from that statement on."""
         self.broke_at: list[int] = []
         """Indexes of the top-level statements that broke the graph otherwise."""
         self.loop_broke = False

@@ -290,7 +290,12 @@ class StatementHandlers:
     def _try(self, node: cst.Try) -> None:
         start = dict(self.env)
         envs = []
+        seen, calls_broke, self.calls_broke = len(self.p.events), self.calls_broke, False
         ok = self._run_branch(node.body)
+        if self.emit and self.fn is not None and node is self.top_statement and self.loop_depth == 0 \
+                and (self.calls_broke or any(map(self.p.may_break_at, self.p.events[seen:]))):
+            self.eager_from.append(self.top_index)  # (a break in its body: the rest runs eagerly)
+        self.calls_broke = calls_broke or self.calls_broke
         if ok and node.orelse is not None:
             ok = self._run_branch(node.orelse.body)
         if ok:
