@@ -43,6 +43,14 @@ def marked_lines(code: str) -> set[int]:
     return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# breaks")}
 
 
+def assert_dynamo_breaks_on_marked_lines(code: str, target: str, inputs: str, tmp_path) -> None:
+    """Real Dynamo, compiling ``target`` of ``code`` over ``inputs``, reports no error and breaks exactly
+    on the lines :func:`marked_lines` reads."""
+    obs, _ = run_example_under_dynamo(Example(textwrap.dedent(code), target=target, inputs=inputs), tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines() == marked_lines(code)
+
+
 def lines_of(diagnostics: list[Diagnostic], code: str) -> set[int]:
     return {d.line for d in diagnostics if d.code == code}
 

@@ -3,15 +3,12 @@ function, an array attribute or method). The committed table matches the install
 on small cases ``dynalint check`` flags the lines where Dynamo's graph-break log reports a break."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from dynalint.rules.base import Example
 
 import dynalint.analysis.numpy_calls as committed
-from helpers import assert_generated_module_current, break_lines, marked_lines, run_example_under_dynamo
+from helpers import assert_dynamo_breaks_on_marked_lines, assert_generated_module_current, break_lines, marked_lines
 
 CASES = [
     ("functions-torch-numpy-lacks", """
@@ -109,7 +106,4 @@ def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
 def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    example = Example(textwrap.dedent(code), target=target, inputs=inputs)
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert not obs.errors, obs.errors
-    assert obs.break_lines() == marked_lines(code)
+    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)

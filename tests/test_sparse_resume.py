@@ -4,9 +4,8 @@ function runs eagerly, so a tensor branch after it does not break (measured with
 from __future__ import annotations
 
 from conftest import requires_torch
-from dynalint.rules.base import Example
 
-from helpers import break_lines, marked_lines, run_example_under_dynamo
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
 
 CODE = """
     import torch
@@ -29,7 +28,5 @@ def test_flagged_lines() -> None:
 
 @requires_torch
 def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
-    example = Example(CODE, target="contingency", inputs="[(torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3]), 0.0)]")
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert not obs.errors, obs.errors
-    assert obs.break_lines() == marked_lines(CODE)
+    assert_dynamo_breaks_on_marked_lines(
+        CODE, "contingency", "[(torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3]), 0.0)]", tmp_path)

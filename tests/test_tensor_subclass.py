@@ -7,14 +7,11 @@ known. Each case is also run under real Dynamo: the lines flagged must be the li
 where its graph-break log reports a break."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from dynalint.rules.base import Example
 
-from helpers import break_lines, marked_lines, run_example_under_dynamo
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
 
 _CLASS = """
     import torch
@@ -96,10 +93,7 @@ def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
 def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    example = Example(textwrap.dedent(code), target=target, inputs=inputs)
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert not obs.errors, obs.errors
-    assert obs.break_lines() == marked_lines(code)
+    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
 
 
 def test_own_torch_function_is_not_reported_at_the_call() -> None:
@@ -109,7 +103,4 @@ def test_own_torch_function_is_not_reported_at_the_call() -> None:
 
 @requires_torch
 def test_own_torch_function_holds_the_break_under_dynamo(tmp_path) -> None:
-    code, target, inputs = OWN_TORCH_FUNCTION
-    obs, _ = run_example_under_dynamo(Example(textwrap.dedent(code), target=target, inputs=inputs), tmp_path)
-    assert not obs.errors, obs.errors
-    assert obs.break_lines() == marked_lines(code)
+    assert_dynamo_breaks_on_marked_lines(*OWN_TORCH_FUNCTION, tmp_path)
