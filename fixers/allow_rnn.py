@@ -1,5 +1,5 @@
-"""A call of an ``nn.LSTM``/``GRU``/``RNN`` module -> Dynamo's ``allow_rnn``, scoped to the compile call
-that reaches it.
+"""A call of an ``nn.LSTM``/``GRU``/``RNN`` module (DYN105 ``untraceable-call``) -> Dynamo's ``allow_rnn``,
+scoped to the compile call that reaches it.
 
 Before::
 

@@ -1,4 +1,4 @@
-"""Data-dependent validation -> an assertion that stays in the graph.
+"""Data-dependent validation (DYN101 ``tensor-condition``) -> an assertion that stays in the graph.
 
 Before::
 

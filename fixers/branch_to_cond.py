@@ -1,4 +1,4 @@
-"""Tensor-valued ``if``/``else`` with richer branches -> ``torch.cond``.
+"""Tensor-valued ``if``/``else`` with richer branches (DYN101 ``tensor-condition``) -> ``torch.cond``.
 
 Before::
 

@@ -1,4 +1,5 @@
-"""Tensor-valued ``if``/``elif``/``else`` and conditional expressions -> ``torch.where``.
+"""Tensor-valued ``if``/``elif``/``else`` and conditional expressions (DYN101 ``tensor-condition``) ->
+``torch.where``.
 
 Before::
 

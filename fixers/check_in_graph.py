@@ -1,4 +1,4 @@
-"""A check that reads a tensor on the host -> the same check inside the graph.
+"""A check that reads a tensor on the host (DYN102 ``scalar-extraction``) -> the same check inside the graph.
 
 Before::
 

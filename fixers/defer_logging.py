@@ -1,4 +1,5 @@
-"""Side effects that break the graph: let Dynamo defer them, or skip them under compile.
+"""Side effects that break the graph (DYN105 ``untraceable-call``): let Dynamo defer them, or skip them under
+compile.
 
 ``print``, ``logging.<level>`` and ``warnings.warn`` can be *reordered* by Dynamo
 when their arguments are tensors, constants or format strings:

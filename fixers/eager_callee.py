@@ -1,5 +1,5 @@
-"""A compiled function that ends by calling a function Dynamo gives up on -> that end run outside the
-compiled code.
+"""A compiled function that ends by calling a function Dynamo gives up on (a graph break in a loop of the
+callee, which DYN101, DYN102, DYN103, DYN104 or DYN105 reports) -> that end run outside the compiled code.
 
 Before::
 
@@ -70,23 +70,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import libcst as cst
-
 from dynalint.analysis.events import CallEvent
-from dynalint.analysis.syntax import walk
-from dynalint.fixers.eager_tail import (
-    _always,
-    _calls_compiled_part,
-    _compile_site,
-    _instance_name,
-    _nested,
-    _passed_names,
-    _refuse_frame_dependence,
-    _refuse_moved_compute,
-    _runs_eagerly,
-    plan_split,
-)
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.split import (
+    always_evaluated,
+    calls_compiled_part,
+    passed_names,
+    plan_split,
+    refuse_frame_dependence,
+    refuse_moved_compute,
+    split_form_site,
+    split_target,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.fixers.support.context import FixContext
@@ -169,28 +164,22 @@ class EagerCallee(Fixer):
 def _plan_caller(ctx, call: CallEvent) -> FixPlan | None:
     """The split of the function that makes ``call``, from the statement of its body that holds it; None
     when that function is not compiled by this file, or the call is not at a statement every run reaches."""
-    function = call.function
-    fdef = function.node
-    if not isinstance(fdef, cst.FunctionDef) or not isinstance(fdef.body, cst.IndentedBlock) \
-            or _runs_eagerly(ctx, function, fdef):
+    target = split_target(ctx, call.function)
+    if target is None:
         return None
-    body = list(fdef.body.body)
-    start = next((i for i, stmt in enumerate(body) if any(n is call.node for n in _always(stmt))), None)
-    if start is None or _calls_compiled_part(ctx, body[:start]):
+    function, fdef, body = target.function, target.fdef, target.body
+    start = next((i for i, stmt in enumerate(body) if any(n is call.node for n in always_evaluated(stmt))), None)
+    if start is None or calls_compiled_part(ctx, body[:start]):
         return None  # in a branch or loop of the caller, or the caller is split already
     before, tail = body[:start], body[start:]
-    scope = ctx.parent(ctx.parent(fdef)) if isinstance(ctx.parent(fdef), cst.IndentedBlock) else None
-    method = isinstance(scope, cst.ClassDef)
-    self_name = _instance_name(function, fdef) if method else None
-    passed = _passed_names(fdef, before, tail, self_name)
-    site = _compile_site(ctx, function, fdef, before, tail, passed, self_name, decorated=True)
+    self_name = target.instance_name()
+    passed = passed_names(fdef, before, tail, self_name)
+    site = split_form_site(ctx, function, fdef, before, passed, self_name, decorated=True)
     if site is None:
         return None  # not compiled here in a form the split keeps: the callers choose what is compiled
     if start == 0:
         raise Refused("the call is the caller's first statement: the whole caller would run eagerly")
-    _refuse_frame_dependence(fdef, tail)
-    _refuse_moved_compute(ctx, before, tail)
-    if not method and any(isinstance(n, cst.Name) and n.value in ("super", "__class__")
-                          for s in tail for n in walk(s)):
-        raise Refused("the moved statements call `super()`, which needs a method of the class")
-    return plan_split(ctx, fdef, start, site, passed, self_name, 1, blank=1 if method or _nested(ctx, fdef) else 2)
+    refuse_frame_dependence(fdef, tail)
+    refuse_moved_compute(ctx, before, tail)
+    target.refuse_super(tail, "the moved statements call")
+    return plan_split(ctx, fdef, start, site, passed, self_name, 1, target.blank)

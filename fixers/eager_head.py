@@ -1,4 +1,5 @@
-"""A graph break in the Python prelude of a compiled function -> that prelude run before the compiled code.
+"""A graph break in the Python prelude of a compiled function (DYN101 ``tensor-condition``, DYN102
+``scalar-extraction``, DYN105 ``untraceable-call``) -> that prelude run before the compiled code.
 
 Before::
 
@@ -72,26 +73,21 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from dynalint.analysis import capture_settings
-from dynalint.analysis.syntax import decorator_target, walk
-from dynalint.fixers.eager_tail import (
-    _TENSOR_OPERATIONS,
-    _call_site,
-    _CompileSite,
-    _decorator_site,
-    _docstring_count,
-    _is_tensor,
-    _instance_name,
-    _marked_noqa,
-    _module_call,
-    _moved_compile_call,
-    _nested,
-    _passed_names,
-    _refuse_frame_dependence,
-    _runs_eagerly,
-    _shown,
-    split_at,
-)
+from dynalint.analysis.syntax import walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.split import (
+    compile_places,
+    compile_site,
+    computes,
+    docstring_count,
+    marked_noqa,
+    moved_compile_call,
+    passed_names,
+    refuse_frame_dependence,
+    shown,
+    split_at,
+    split_target,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.fixers.support.context import FixContext
@@ -150,17 +146,15 @@ class EagerHead(Fixer):
         brk = finding.brk
         if brk is None:
             return None
-        function = brk.event.function
-        fdef = function.node
-        if not isinstance(fdef, cst.FunctionDef) or not isinstance(fdef.body, cst.IndentedBlock) \
-                or _runs_eagerly(ctx, function, fdef):
+        target = split_target(ctx, brk.event.function)
+        if target is None:
             return None
-        calls, decorators = _compile_sites(ctx, function, fdef)
+        function, fdef, body = target.function, target.fdef, target.body
+        calls, decorators = compile_places(ctx, function, fdef)
         if not calls and not decorators:
             return None  # compiled by its callers (or not at all): they choose what is compiled
-        body = list(fdef.body.body)
-        doc = _docstring_count(body)
-        start = next((i for i in range(doc, len(body)) if _computes(ctx, body[i])), None)
+        doc = docstring_count(body)
+        start = next((i for i in range(doc, len(body)) if computes(ctx, body[i])), None)
         prelude = {id(n) for stmt in body[doc:start] for n in walk(stmt)}
         if id(brk.node) not in prelude:
             return None  # not a break of the prelude
@@ -169,37 +163,27 @@ class EagerHead(Fixer):
         if _already_split(ctx, body[start:]):
             return None
         own = [b for b in ctx.breaks if b.event.function is function and id(b.node) in prelude]
-        if _marked_noqa(ctx, own) is not None:
+        if marked_noqa(ctx, own) is not None:
             return None  # a break the user keeps (``# noqa``): the function stays as written
         head, tail = body[:start], body[start:]
-        _refuse_frame_dependence(fdef, tail)
-        scope = ctx.parent(ctx.parent(fdef)) if isinstance(ctx.parent(fdef), cst.IndentedBlock) else None
-        method = isinstance(scope, cst.ClassDef)
-        self_name = _instance_name(function, fdef) if method else None
-        if not method and any(isinstance(n, cst.Name) and n.value in ("super", "__class__")
-                              for s in tail for n in walk(s)):
-            raise Refused("the compiled part calls `super()`, which needs a method of the class")
-        passed = _passed_names(fdef, head, tail, self_name)
-        site = _site(ctx, function, fdef, self_name, calls, decorators)
+        refuse_frame_dependence(fdef, tail)
+        self_name = target.instance_name()
+        target.refuse_super(tail, "the compiled part calls")
+        passed = passed_names(fdef, head, tail, self_name)
+        site = compile_site(ctx, function, fdef, self_name, calls, decorators, decorated=True)
         if site is None:
             raise Refused("the file does not compile the function at exactly one place that the split can move "
                           "(`@torch.compile` innermost under patches only, or `f = torch.compile(f)` run once)")
         name = fdef.name.value
         compiled_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
-        plan = FixPlan(f"compile `{compiled_name}`, the statements of `{name}` from `{_shown(ctx, body[start])}` on, "
+        plan = FixPlan(f"compile `{compiled_name}`, the statements of `{name}` from `{shown(ctx, body[start])}` on, "
                        f"and run those before it as plain Python: no graph break instead of {len(own)}", self.safety)
-        blank = 1 if method or _nested(ctx, fdef) else 2
         kept = [] if site.decorators else list(fdef.decorators)
-        plan.replace(fdef, split_at(fdef, start, compiled_name, passed, self_name, site.decorators, kept, blank))
+        plan.replace(fdef, split_at(fdef, start, compiled_name, passed, self_name, site.decorators, kept,
+                                    target.blank))
         if site.line is not None:
-            plan.replace(site.line, _moved_compile_call(site, name, compiled_name))
+            plan.replace(site.line, moved_compile_call(site, name, compiled_name))
         return plan
-
-
-def _computes(ctx, stmt: cst.CSTNode) -> bool:
-    """``stmt`` computes with tensors: a tensor operation or a module call (a forward pass)."""
-    return any(isinstance(n, _TENSOR_OPERATIONS) and _is_tensor(ctx, n) for n in walk(stmt)) \
-        or _module_call(ctx, stmt) is not None
 
 
 def _already_split(ctx, tail: list[cst.BaseStatement]) -> bool:
@@ -223,25 +207,3 @@ def _bound_name(target: cst.BaseExpression) -> str | None:
     if isinstance(target, cst.Attribute):
         return target.attr.value
     return target.value if isinstance(target, cst.Name) else None
-
-
-def _compile_sites(ctx, function, fdef: cst.FunctionDef) -> tuple[list[cst.Call], list[cst.Decorator]]:
-    """The compile calls of this file that compile the function, and its compile decorators."""
-    index = ctx.program.index
-    calls = [call for call, where in index.compile_targets
-             if index.resolve_expr(call.func) in capture_settings.COMPILE_FUNCTIONS
-             and (ctx.program.compile_target(call, where) or (None,))[0] is function]
-    decorators = [d for d in fdef.decorators
-                  if index.resolve_expr(decorator_target(d)) in capture_settings.COMPILE_FUNCTIONS]
-    return calls, decorators
-
-
-def _site(ctx, function, fdef: cst.FunctionDef, self_name: str | None, calls: list[cst.Call],
-          decorators: list[cst.Decorator]) -> _CompileSite | None:
-    """The one place where this file compiles the function, in a form the split can move (see
-    :func:`dynalint.fixers.eager_tail._call_site`; the function keeps its own decorators there)."""
-    if len(calls) + len(decorators) != 1 or (function.compile_decorated and not decorators):
-        return None
-    if decorators:
-        return _decorator_site(ctx, fdef, decorators[0])
-    return _call_site(ctx, function, fdef, calls[0], self_name, decorated=True)

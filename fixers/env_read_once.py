@@ -1,4 +1,4 @@
-"""An environment read in compiled code -> read once, at import time.
+"""An environment read in compiled code (DYN202 ``environment-read``) -> read once, at import time.
 
 Before::
 

@@ -1,4 +1,5 @@
-"""A module-level number that setters rebind -> a 0-d tensor updated in place.
+"""A module-level number that setters rebind (DYN201 ``mutable-global-read``) -> a 0-d tensor updated in
+place.
 
 Before::
 

@@ -1,4 +1,5 @@
-"""A decision on the arguments of a compiled function -> taken in Python before entering it.
+"""A decision on the arguments of a compiled function (DYN101 ``tensor-condition``) -> taken in Python before
+entering it.
 
 Before::
 

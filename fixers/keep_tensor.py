@@ -1,4 +1,5 @@
-"""``.item()`` / ``float(t)`` / ``int(t)`` whose value only feeds tensor arithmetic -> keep the 0-d tensor.
+"""``.item()`` / ``float(t)`` / ``int(t)`` whose value only feeds tensor arithmetic (DYN102
+``scalar-extraction``) -> keep the 0-d tensor.
 
 Before::
 

@@ -1,4 +1,5 @@
-"""Rows at the last ``True`` of a mask, picked by boolean selection -> picked by index.
+"""Rows at the last ``True`` of a mask, picked by boolean selection (DYN104 ``data-dependent-shape``) ->
+picked by index.
 
 Before::
 

@@ -1,4 +1,5 @@
-"""An elementwise loss over boolean-mask selections -> the loss over the full shape, masked.
+"""An elementwise loss over boolean-mask selections (DYN104 ``data-dependent-shape``) -> the loss over the
+full shape, masked.
 
 Before::
 

@@ -1,4 +1,5 @@
-"""``F.cross_entropy(logits[m], labels[m])`` -> mark masked-out targets with ``ignore_index``.
+"""``F.cross_entropy(logits[m], labels[m])`` (DYN104 ``data-dependent-shape``) -> mark masked-out targets with
+``ignore_index``.
 
 Before::
 

@@ -1,4 +1,4 @@
-"""Boolean-mask indexing -> shape-static masked operations.
+"""Boolean-mask indexing (DYN104 ``data-dependent-shape``) -> shape-static masked operations.
 
 ``x[m]`` has as many elements as ``m`` has ``True`` values, so its size is data
 dependent.  When the selection is immediately reduced or updated, the same

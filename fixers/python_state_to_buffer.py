@@ -1,4 +1,5 @@
-"""A Python number changed in ``forward`` -> a tensor buffer updated in place.
+"""A Python number changed in ``forward`` (DYN203 ``python-attribute-mutation``) -> a tensor buffer updated in
+place.
 
 Before::
 

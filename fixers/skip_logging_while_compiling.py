@@ -1,4 +1,4 @@
-"""Logging Dynamo cannot defer -> skipped while compiling.
+"""Logging Dynamo cannot defer (DYN105 ``untraceable-call``) -> skipped while compiling.
 
 ``logger.info(...)``-style methods of a ``logging.Logger`` cannot be reordered
 on torch 2.13, nor can ``print``, ``logging.<level>`` and ``warnings.warn`` when an

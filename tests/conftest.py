@@ -1,3 +1,4 @@
+import functools
 import importlib.util
 import os
 import sys
@@ -13,25 +14,60 @@ requires_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """A fixer's tests answer to ``-k`` with the codes of the rules it serves, as a rule's tests answer to
-    its code (their ids carry it): the tests of ``test_fixer_<fixer>.py``, those whose ``fixer``
-    parameter is one, and those of the fixing tests whose name names one (``test_check_in_graph_refusals``)."""
-    from dynalint.fixers.support.base import all_fixers
-
-    fixers = {f.name: f for f in all_fixers()}
-    snakes = {name.replace("-", "_"): f for name, f in fixers.items()}
+    """A test answers to ``-k`` with the codes of the rules it is about, as ruff keys its fixtures by
+    code, so ``-k DYN102`` finds the rule's tests and those of every fixer that serves it, whatever
+    their file (:func:`codes_under_test`)."""
     for item in items:
-        callspec = getattr(item, "callspec", None)
-        param = callspec.params.get("fixer") if callspec is not None else None
-        fixer = fixers.get(param) if isinstance(param, str) else param if isinstance(param, type) else None
-        stem = item.path.stem
-        if fixer is None and stem.startswith("test_fixer_"):
-            fixer = snakes.get(stem[len("test_fixer_"):])
-        if fixer is None and stem.startswith("test_fix"):
-            name = getattr(item, "originalname", item.name)
-            fixer = next((f for snake, f in snakes.items() if snake in name), None)
-        if fixer is not None and hasattr(fixer, "codes"):
-            item.extra_keyword_matches.update(fixer.codes)
+        item.extra_keyword_matches.update(codes_under_test(item))
+
+
+@functools.lru_cache(maxsize=None)
+def _subjects() -> dict[object, tuple[str, ...]]:
+    """Each fixer and rule - the class, its name (as written and in snake case), a rule's code and
+    module name - to the codes it serves."""
+    from dynalint.fixers.support.base import all_fixers
+    from dynalint.rules.base import all_rules
+
+    subjects: dict[object, tuple[str, ...]] = {}
+    for fixer in all_fixers():
+        for key in (fixer, fixer.name, fixer.name.replace("-", "_")):
+            subjects[key] = tuple(fixer.codes)
+    for rule in all_rules():
+        for key in (rule, rule.code, rule.name, rule.name.replace("-", "_"), rule.__module__.rpartition(".")[2]):
+            subjects[key] = (rule.code,)
+    return subjects
+
+
+def _served(value: object) -> tuple[str, ...]:
+    """The codes ``value`` serves when it is a fixer or a rule (:func:`_subjects`), or a string
+    ``<fixer>:<variant>`` naming a variant of a fixer's case."""
+    if not isinstance(value, (str, type)):
+        return ()
+    subjects = _subjects()
+    found = subjects.get(value)
+    if found is None and isinstance(value, str):
+        found = subjects.get(value.partition(":")[0])
+    return found or ()
+
+
+def codes_under_test(item) -> set[str]:
+    """The codes of the fixers and rules ``item`` tests: each parameter that is one or holds one in a
+    ``fixer`` or ``rule`` attribute (a differential case); the module ``test_<rule>.py`` or
+    ``test_fixer_<fixer>.py`` (snake case); and, in the fixing tests (``test_fix*.py``) when nothing
+    else names one, a test whose name names a fixer (``test_check_in_graph_refusals``)."""
+    codes: set[str] = set()
+    callspec = getattr(item, "callspec", None)
+    for value in (callspec.params.values() if callspec is not None else ()):
+        codes.update(_served(value))
+        if not isinstance(value, (str, type)):
+            codes.update(c for attr in ("fixer", "rule") for c in _served(getattr(value, attr, None)))
+    stem = item.path.stem
+    codes.update(_served(stem[len("test_fixer_"):] if stem.startswith("test_fixer_") else stem[len("test_"):]))
+    if not codes and stem.startswith("test_fix"):
+        name = getattr(item, "originalname", item.name)
+        codes.update(next((served for key, served in _subjects().items()
+                           if isinstance(key, str) and key in name), ()))
+    return codes
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ import pytest
 from conftest import requires_torch
 from dynalint.config.settings import Settings
 from dynalint.engine.runner import check_files
-from dynalint.rules.base import Example
 
-from helpers import break_lines, marked_lines, run_example_under_dynamo
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
 
 
 CASES = [
@@ -86,9 +85,7 @@ def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
 def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    example = Example(code, target=target, inputs=inputs)
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert obs.break_lines() == marked_lines(code)
+    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
 
 
 def test_annotated_dict_of_tensors_gives_its_entries_type() -> None:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from dynalint.rules.base import Example
 
-from helpers import break_lines, marked_lines, run_example_under_dynamo
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
 
 
 # (name, code, compiled function, its input sets, entry points given to the analysis)
@@ -126,9 +125,7 @@ def test_flagged_lines(name: str, code: str, target: str, inputs: str, entries: 
 @pytest.mark.parametrize("name, code, target, inputs, entries", CASES, ids=[c[0] for c in CASES])
 def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str,
                                           entries: tuple[str, ...], tmp_path) -> None:
-    example = Example(code, target=target, inputs=inputs)
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert obs.break_lines() == marked_lines(code)
+    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
 
 
 CLASSES = """
@@ -171,11 +168,8 @@ def test_dict_of_classes_with_an_unknown_key_reaches_each_class() -> None:
 def test_dict_of_classes_lines_break_under_dynamo(tmp_path) -> None:
     # the call of the method of an object made in the frame breaks too: Dynamo cannot rebuild the bound
     # method to resume after the callee's break
-    example = Example(CLASSES, target="solve",
-                      inputs='[(torch.randn(3), torch.randn(3), "doubling"), '
-                             '(torch.randn(3), torch.randn(3), "tolerant")]')
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert marked_lines(CLASSES) == obs.break_lines()
+    assert_dynamo_breaks_on_marked_lines(CLASSES, "solve", '[(torch.randn(3), torch.randn(3), "doubling"), '
+                                         '(torch.randn(3), torch.randn(3), "tolerant")]', tmp_path)
 
 
 def test_one_unknown_candidate_leaves_the_result_unknown() -> None:

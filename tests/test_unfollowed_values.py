@@ -8,15 +8,12 @@ graph-break log reports a break.
 """
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
 from dynalint.analysis import knowledge as K
-from dynalint.rules.base import Example
 
-from helpers import break_lines, marked_lines, run_example_under_dynamo
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
 
 _REGISTRY = """
     import torch
@@ -149,9 +146,7 @@ def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
 def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    example = Example(textwrap.dedent(code), target=target, inputs=inputs)
-    obs, _ = run_example_under_dynamo(example, tmp_path)
-    assert obs.break_lines() == marked_lines(code)
+    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
 
 
 @requires_torch
