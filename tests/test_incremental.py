@@ -826,3 +826,209 @@ def test_an_edit_inside_a_method_parses_again_only_the_statements_it_touched(tmp
         assert answer.diagnostics == check_document(version, text, path, path, session, None).diagnostics
         assert parsed and any("def forward" in t for t in parsed) == whole
         assert whole or not any("self.proj(x)" in t for t in parsed)
+
+
+def test_the_nesting_scan_of_an_edited_text_is_the_scan_of_the_whole_text() -> None:
+    """An edit of code is answered only when the cheap nesting scan clears the new text, as the full
+    analysis asks; the scan is kept by stretch between definitions and only the stretches an edit
+    changed are scanned again: on random edits (brackets nested past the limit, in code, strings and
+    comments, statements past the length limit, strings left open across definitions) its verdict
+    is the scan's of the whole text."""
+    from dynalint.core.source import MAX_SCAN_DEPTH, MAX_SCAN_STATEMENT, needs_exact_check
+    from dynalint.engine.incremental import _scan_clears
+
+    deep = MAX_SCAN_DEPTH + 1
+    inserted = ("h = " + "(" * deep + "h" + ")" * deep, "h = " + "(" * (deep - 40) + "h" + ")" * (deep - 40),
+                "h = " + "h + " * (MAX_SCAN_STATEMENT // 4) + "h", "'''", '"""', "# " + "(" * 60,
+                "s = '" + "[" * 70 + "'", "h = [", "]", "s = 'a\\", "def f(x):", "class A:", "@decorated",
+                "x = f(", "    def g(self):", ")")
+    rng = random.Random(7)
+    checked = cleared = 0
+    for text in (synthetic_model(60), open(EXAMPLE, encoding="utf-8").read()):
+        known: dict = {}
+        for _ in range(120):
+            lines = text.splitlines(keepends=True)
+            at = rng.randrange(len(lines) + 1)
+            if rng.random() < 0.3 and lines:
+                del lines[min(at, len(lines) - 1)]
+            else:
+                lines[at:at] = [rng.choice(("", "    ", "        ")) + rng.choice(inserted) + "\n"]
+            text = "".join(lines)
+            clears, known = _scan_clears(text, known)
+            assert clears == (not needs_exact_check(text))
+            checked += 1
+            cleared += clears
+    assert 0 < cleared < checked
+    # brackets left open in a string of one stretch count for the brackets of a later one
+    model = synthetic_model(60)
+    opened = "s = '" + "[" * 70 + "'\n" + model
+    deeper = opened.replace("        return ", "        h = " + "(" * 40 + "h" + ")" * 40 + "\n        return ", 1)
+    assert _scan_clears(opened, {})[0] and not needs_exact_check(opened)
+    assert not _scan_clears(deeper, _scan_clears(opened, {})[1])[0] and needs_exact_check(deeper)
+
+
+def _answers(tmp_path, text: str, edits: list[tuple[str, str]]) -> list:
+    """The analyses answering ``edits`` of ``text`` (each ``(old, new)``, applied in turn) from the last
+    analysis, each checked against a full analysis of its text."""
+    path, session, baselines, _ = _opened(tmp_path, text)
+    answers = []
+    for version, (old, new) in enumerate(edits, 1):
+        assert old in text
+        text = text.replace(old, new, 1)
+        answer = check_document(version, text, path, "model.py", session, baselines)
+        full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
+        assert answer.diagnostics == full.diagnostics, (version, text)
+        assert answer._full is not None and answer.analysis.module is not None
+        answers.append(answer.analysis)
+    return answers
+
+
+def test_an_edit_of_a_body_that_leaves_its_result_replays_its_direct_callers(tmp_path) -> None:
+    """A caller reads of the function it calls the header (to find and bind it) and what the call gives:
+    an edit of the body alone keeps the function (the same object, with the new definition), so its
+    direct caller ``Inner.forward`` is replayed like the callers above it, with only the calls of
+    ``helper`` analysed again; an edit of the header (a parameter added) makes a new function, whose
+    callers are evaluated."""
+    body, header = (a.program for a in _answers(tmp_path, CHAIN, [
+        ("    return h * 2", "    h = h + 0\n    return h * 3"), ("def helper(h):", "def helper(h, k=1):")]))
+    helper = body.index.functions["helper"]
+    tracker = body.tracker
+    assert tracker.cut >= 1 and tracker.evaluated == sum(1 for key in tracker.records if key[0] == id(helper))
+    assert header.index.functions["helper"] is not helper
+    assert header.tracker.evaluated > sum(1 for key in header.tracker.records if key[0] == id(helper))
+
+
+CLOSURE = '''import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x):
+        f = make(2)
+        h = f(x)
+        if h.sum() > 0:
+            h = h + 1
+        return h
+
+
+def make(k):
+    def step(h):
+        return h * k
+    return step
+'''
+
+
+def test_an_edit_of_a_function_that_makes_a_closure_analyses_the_new_closure(tmp_path) -> None:
+    """A function defined in an edited body is made again by the call that defines it: its calls are
+    analysed in its new definition (a graph break added to it is found), never the old one's."""
+    _answers(tmp_path, CLOSURE, [("        return h * k", "        return h * k.item()"),
+                                 ("        return h * k.item()", "        print(h)\n        return h * k"),
+                                 ("        print(h)\n", "")])
+
+
+WRAPPER = '''import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x):
+        if not is_compiling():
+            print(x)
+        return x * 2
+
+
+def is_compiling():
+    return False
+'''
+
+
+def test_an_edit_of_the_body_of_a_compiling_query_wrapper_updates_its_callers(tmp_path) -> None:
+    """A call of a project's own ``is_compiling()`` reads the body of the function (whether it asks torch):
+    an edit of that body alone that leaves what the call gives changes what its callers find (the
+    ``print`` that runs only outside Dynamo)."""
+    before, after = _answers(tmp_path, WRAPPER, [("    return False", "    x = 0\n    return False"),
+                                                 ("    x = 0", "    x = torch.compiler.is_compiling()")])
+    assert [d.code for d in before.diagnostics] == ["DYN105"] and after.diagnostics == []
+
+
+CALLEES = '''import torch
+from torch import nn
+
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.step = make(2)
+
+    def forward(self, x):
+        for _ in range(2):
+            x = self.inner(x, 1)
+        h = self.step(x)
+        if is_compiling():
+            h = h + 1
+        return self.inner.scale(h)
+
+
+class Inner(nn.Module):
+    def forward(self, x, k):
+        h = helper(x, k)
+        if h.sum() > 0:
+            h = h + 1
+        return h
+
+    def scale(self, h):
+        return h * 2
+
+
+def helper(h, k):
+    return h * k
+
+
+def make(k):
+    def step(h):
+        return h * k
+    return step
+
+
+def is_compiling():
+    return False
+'''
+#: Edits of the callees: bodies that keep what a call gives or change it (a number, a list, a graph
+#: break, the closure made, a query of torch), and headers (a parameter, a default, a decorator).
+CALLEE_EDITS = (
+    ("    return h * k\n", "    h = h + 0\n    return h * k\n"), ("    return h * k\n", "    return h.tolist()\n"),
+    ("    return h * k\n", "    return (h * k).sum().item()\n"), ("    return h * k\n", "    print(k)\n    return h\n"),
+    ("        return h * 2\n", "        h = h.relu()\n        return h * 2\n"),
+    ("        return h * 2\n", "        return h.item()\n"), ("        return h * k\n", "        return h * k.item()\n"),
+    ("        return h * k\n", "        return torch.relu(h)\n"), ("    return step\n", "    return helper\n"),
+    ("    return False\n", "    x = torch.compiler.is_compiling()\n    return False\n"),
+    ("    return False\n", "    return True\n"), ("def helper(h, k):", "def helper(h, k=1):"),
+    ("def helper(h, k):", "@torch.compiler.disable\ndef helper(h, k):"),
+    ("    def scale(self, h):", "    def scale(self, h, n=2):"),
+    ("def make(k):", "def make(k):  # a note"), ("def is_compiling():", "def is_compiling(x=None):"))
+
+
+def test_random_edits_of_the_functions_a_caller_calls(tmp_path) -> None:
+    """Edits of the bodies and headers of the functions others call, undone at random: a body edit keeps
+    the function, so its callers replay where what its calls give is unchanged; each answer is a full
+    analysis'."""
+    path, session, baselines, _ = _opened(tmp_path, CALLEES)
+    rng = random.Random(11)
+    text, done, cut = CALLEES, [], 0
+    for version in range(1, 41):
+        if done and rng.random() < 0.4:
+            old, new = done.pop(rng.randrange(len(done)))
+            edit = (new, old)
+        else:
+            edit = rng.choice([e for e in CALLEE_EDITS if e[0] in text and e not in done] or [("", "")])
+            if not edit[0]:
+                continue
+            done.append(edit)
+        text = text.replace(edit[0], edit[1], 1)
+        answer = check_document(version, text, path, "model.py", session, baselines)
+        full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
+        assert answer.diagnostics == full.diagnostics, (version, text)
+        if answer._full is not None and answer.analysis.module is not None:
+            cut += answer.analysis.program.tracker.cut
+    assert cut >= 3  # callers replayed with the calls of an edited function analysed again

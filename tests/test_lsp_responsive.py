@@ -246,3 +246,58 @@ def test_a_process_keeps_what_it_analysed_of_open_documents_only(tmp_path: Path,
     assert documents.baselines.get(str(tmp_path / "c.py")) is None
     with pytest.raises(ValueError):
         documents.call("sessions", uris, 0, ())  # only the calls the server makes
+
+
+def test_an_edit_finds_the_configuration_again_only_after_a_save(tmp_path: Path, monkeypatch) -> None:
+    """Finding a document's configuration reads files and the installed torch's metadata (a few
+    milliseconds): found once per document, and again after a save (which may have changed it)."""
+    from dynalint.adapters.cli import build_parser
+    from dynalint.adapters.lsp import documents as module
+
+    found: list[list[str]] = []
+    real = module.resolve_args
+
+    def counting(args, paths):
+        found.append(paths)
+        return real(args, paths)
+
+    monkeypatch.setattr(module, "resolve_args", counting)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
+    documents = module.Documents(build_parser().parse_args(["lsp"]), str(tmp_path))
+    uri = (tmp_path / "model.py").as_uri()
+    for version in range(1, 4):
+        documents.call("report", [uri], 0, (uri, version, synthetic_model(20 + version)))
+    assert len(found) == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.dynalint]\nignore = ["DYN101"]\n')
+    report = documents.call("report", [uri], 1, (uri, 4, synthetic_model(30)))
+    assert len(found) == 2 and not any(d.code == "DYN101" for d in report.diagnostics)
+
+
+def test_a_process_with_nothing_to_answer_prepares_the_first_edit(tmp_path: Path, monkeypatch) -> None:
+    """While it waits, an analysis process computes what the first edit after a full analysis would: the
+    check that the tree writes its text back (a code generation of the whole tree) and the nesting scan
+    of the text; the edit then computes neither, and is answered as a full analysis answers it."""
+    from dynalint.adapters.cli import build_parser
+    from dynalint.adapters.lsp.documents import Documents
+    from dynalint.engine import incremental
+
+    monkeypatch.chdir(tmp_path)
+    documents = Documents(build_parser().parse_args(["lsp"]), str(tmp_path))
+    path = tmp_path / "model.py"
+    text = synthetic_model(60)
+    path.write_text(text)
+    uri = path.as_uri()
+    documents.call("report", [uri], 0, (uri, 1, text))
+    assert documents.idle() and not documents.idle()  # one document: prepared once
+    generated, scanned = [], []
+    real_exact, real_scan = incremental.Tree.exact, incremental.scan_part
+    monkeypatch.setattr(incremental.Tree, "exact", lambda tree: generated.append(tree._exact) or real_exact(tree))
+    monkeypatch.setattr(incremental, "scan_part", lambda *a: scanned.append(a) or real_scan(*a))
+    at = text.index("        return ")
+    edited = text[:at] + "        h = h + 0\n" + text[at:]
+    quick = documents.call("report", [uri], 0, (uri, 2, edited))
+    assert documents.checked[uri]._full is not None  # answered from the last analysis
+    assert generated == [True] and len(scanned) <= 2  # known before the edit; its own stretch scanned
+    full = Documents(build_parser().parse_args(["lsp"]), str(tmp_path)).call("report", [uri], 0, (uri, 2, edited))
+    assert quick.diagnostics == full.diagnostics

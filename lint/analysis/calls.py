@@ -9,6 +9,7 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
+from dynalint.analysis.replay import function_token
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -148,8 +149,9 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
     run), or None when ``callee`` is none of them."""
     if callee.kind is Kind.FUNCTION and callee.func is not None:
         result = ev.p.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
-        if not args and not kwargs and _wraps_compiling_query(
-                callee.func.node, getattr(ev.p.program_for(callee.func.owner), "module", None)):
+        fn = callee.func
+        if not args and not kwargs and fn.name in K.COMPILING_TRUE_SUFFIXES and _body_read(ev, fn) \
+                and _wraps_compiling_query(fn.node, getattr(ev.p.program_for(fn.owner), "module", None)):
             # a project's own `is_compiling()` wraps torch's query (through a fallback the analysis cannot
             # follow, `getattr(torch.compiler, "is_compiling", None) or ...`): true while Dynamo traces
             result = python(True)
@@ -671,6 +673,15 @@ def _name_pattern(node: cst.BaseExpression) -> tuple[str, str] | None:
 
 
 _TENSOR_RETURNING_BUILTINS_SET = frozenset({"max", "min", "abs", "sum", "round", "pow"})
+
+
+def _body_read(ev: "EvaluatorView", fn: "FunctionInfo") -> bool:
+    """The caller reads the body of ``fn`` (an edit of it changes what the caller found: see
+    :mod:`dynalint.analysis.replay`); true."""
+    tracker = ev.p.tracker
+    if tracker is not None:
+        tracker.touch(function_token(fn))
+    return True
 
 
 def _wraps_compiling_query(fn: cst.FunctionDef, module: cst.Module | None) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
-from dynalint.analysis.replay import function_token
+from dynalint.analysis.replay import interface_token
 from dynalint.analysis.signatures import _entering
 from dynalint.analysis.syntax import decorator_target, dotted_name
 from dynalint.analysis.values import (
@@ -93,7 +93,7 @@ class ClassModel:
         method = cls.find_method(attr)
         if method is not None:
             if self.tracker is not None:
-                self.tracker.touch(function_token(method))
+                self.tracker.touch(interface_token(method))
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
                 return UNKNOWN_VALUE
             if any(d in _PROPERTY_DECORATORS for d in method.decorators):

@@ -28,6 +28,7 @@ from dynalint.analysis.replay import (
     REMEMBERED,
     Record,
     function_token,
+    interface_token,
 )
 from dynalint.analysis.values import Value
 
@@ -140,8 +141,12 @@ class CutReplay:
         if sub.call is None:
             return False
         fn, env, bound_self = sub.call
-        if function_token(fn) in tracker.changed:
+        if function_token(fn) in tracker.changed or interface_token(fn) in tracker.changed:
             return False  # a definition the edit replaced (its caller looks it up again)
+        outer = fn.outer
+        if outer is not None and tracker.old is not None \
+                and tracker.old.nodes.get(id(outer), outer.node) is not outer.node:
+            return False  # a function defined in the body of one the edit changed: the caller makes it again
         caller = _Caller(sub.depth - 1, bool(sub.key[2]), bool(sub.key[1]))
         value = self._keyed_call(caller, fn, env, bound_self, sub.key)
         return same_value(value, sub.value) and caller.callee_broke == (sub.key in tracker.old_broke)

@@ -154,9 +154,10 @@ class ModuleIndex:
 
 def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None) -> ModuleIndex:
     """The index of ``module``.  ``reuse``: the index of the module an edit was spliced from
-    (:mod:`dynalint.engine.incremental`): its classes (by name) and the functions whose nodes the new module
-    still holds are the same objects in the new index, filled again, so that what an analysis of
-    the old module remembered about them still names them (:mod:`dynalint.analysis.replay`)."""
+    (:mod:`dynalint.engine.incremental`): its classes (by name), the functions whose nodes the new module
+    still holds and those whose body alone was edited (with the new node) are the same objects in the
+    new index, filled again, so that what an analysis of the old module remembered about them still
+    names them (:mod:`dynalint.analysis.replay`)."""
     _BINDINGS.begin()
     idx = ModuleIndex(module=module)
     _REUSE.begin(reuse)
@@ -315,15 +316,30 @@ class _Reused:
     def __init__(self) -> None:
         self.functions: dict[int, FunctionInfo] = {}
         self.classes: dict[str, ClassInfo] = {}
+        self.named: dict[tuple[int, str], FunctionInfo] = {}
 
     def begin(self, old: "ModuleIndex | None") -> None:
         self.functions = {id(fn.node): fn for fn in old.all_functions} if old is not None else {}
         self.classes = dict(old.classes) if old is not None else {}
+        named: dict[tuple[int, str], FunctionInfo | None] = {}
+        for fn in old.all_functions if old is not None else ():
+            key = (id(fn.cls), fn.name)
+            named[key] = None if key in named else fn  # a name defined twice: not found by name
+        self.named = {key: fn for key, fn in named.items() if fn is not None}
 
     def function(self, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo | None:
+        """The old index's function of ``node``: the same node, or, for a definition whose body alone
+        was edited (its header, the lines that callers read, unchanged), the function of the same name
+        of the same class, which takes the new node (:func:`same_header`)."""
         fn = self.functions.pop(id(node), None)
         if fn is None or fn.node is not node or fn.cls is not cls:
-            return None
+            fn = self.named.get((id(cls), node.name.value))
+            if fn is None or fn.cls is not cls or id(fn.node) not in self.functions \
+                    or not same_header(fn.node, node):
+                return None
+            del self.functions[id(fn.node)]
+            fn.node = node
+        self.named.pop((id(cls), fn.name), None)
         fn.custom_op = None  # filled again by index_custom_ops
         return fn
 
@@ -338,6 +354,19 @@ class _Reused:
 
 
 _REUSE = _Reused()
+
+
+def same_header(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:
+    """Whether two definitions differ in the statements of their bodies at most: the same decorators,
+    name, parameters, annotations and the rest of the ``def`` line (its comment too, where a ``# type:``
+    comment is read)."""
+    if a is b:
+        return True
+    if type(a.body) is not cst.IndentedBlock or type(b.body) is not cst.IndentedBlock:
+        return False
+    empty = cst.IndentedBlock(body=())
+    return a.with_changes(body=empty.with_changes(header=a.body.header, indent=a.body.indent)).deep_equals(
+        b.with_changes(body=empty.with_changes(header=b.body.header, indent=b.body.indent)))
 
 
 def decorated(idx: ModuleIndex, node: cst.FunctionDef) -> tuple[tuple[str, ...], bool, bool]:

@@ -7,7 +7,7 @@ from dynalint.analysis.class_model import _strip_const
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
 from dynalint.analysis.project import absolute
-from dynalint.analysis.replay import function_token
+from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     PYTHON_VALUE,
     UNKNOWN_VALUE,
@@ -35,7 +35,7 @@ class NameResolution:
         if name in idx.functions:
             fn = idx.functions[name]
             if self.tracker is not None:
-                self.tracker.touch(function_token(fn))
+                self.tracker.touch(interface_token(fn))
             return Value(Kind.FUNCTION, func=fn)
         if name in idx.classes:
             self.touch_class(idx.classes[name])

@@ -7,8 +7,11 @@ the module, analysed once per calling context and remembered (:class:`~dynalint.
 What one such computation produced depends only on what it read, so an analysis can record, for
 each unit and each call it analysed (:class:`Record`):
 
-- the *tokens* it read: the definition of each function it ran, looked at or named (its
-  ``FunctionDef`` node, which an edit replaces), and the *shell* of each class it looked into (its
+- the *tokens* it read: the definition of each function it ran or whose body it read (its
+  ``FunctionDef`` node, which an edit replaces: :func:`function_token`), the function itself for one
+  it only found and called (:func:`interface_token`: its header, which an edit of the body alone
+  leaves, so that the direct callers of an edited function replay as the callers above them do,
+  its calls analysed again), and the *shell* of each class it looked into (its
   bases, decorators, body statements other than methods, method names, and what its methods write on
   ``self`` outside ``__init__``: :func:`class_shell`), and the names whose uses in the module a search
   for a function's callers looked for (:func:`name_token`: changed by an edit of a function, or of a
@@ -24,8 +27,9 @@ context counts stay under or over their limit as they were), it applies the log 
 evaluating: the same events, in the same place of the event list, and the same state after.  Every
 other unit and call is evaluated, and recorded in turn.
 
-The index of the edited text keeps the objects of the old one (:func:`build_index` with ``reuse``),
-so the keys of remembered results, which name functions and classes by identity, stay valid.  A
+The index of the edited text keeps the objects of the old one (:func:`build_index` with ``reuse``;
+a function whose body alone was edited is the same object with the new definition), so the keys of
+remembered results, which name functions and classes by identity, stay valid.  A
 replay is attempted only when the edit changed definitions (functions, methods, classes), not
 module-level statements, imports or the set of names the module defines (:func:`changed_tokens`), and
 when the analysis stayed in the module (a call into another checked module runs in that module's
@@ -39,6 +43,7 @@ and an END entry in the log of whatever made it.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Hashable, Iterator
 
@@ -126,6 +131,9 @@ class Tracker:
         self.broke: frozenset = frozenset()
         """Keys of the calls whose analysis broke the graph (as the analysis left them)."""
         self.old_broke: frozenset = old.broke if old is not None else frozenset()
+        self.nodes: dict[int, cst.FunctionDef] = {}
+        """``id`` of each function of the module -> its definition when the analysis ended (an edit of a
+        function's body alone gives the same function the new definition: :func:`changed_tokens`)."""
         self.classifier: Any = None
         """The break classifier of the analysis (:class:`~dynalint.analysis.breaks.BreakClassifier`, not
         imported here), whose classifications of replayed events the next analysis takes over."""
@@ -140,6 +148,7 @@ class Tracker:
         if usable:
             self.shells = {id(c): (class_shell(c, index), c.node) for c in index.classes.values()}
             self.facts = module_facts(index)
+            self.nodes = {id(fn): fn.node for fn in index.all_functions}
         else:
             self.records.clear()
 
@@ -188,6 +197,14 @@ def function_token(fn: "FunctionInfo") -> object:
     return fn.outer.node if fn.outer is not None else fn.node
 
 
+def interface_token(fn: "FunctionInfo") -> object:
+    """What an edit of a function's header changes (its decorators, name and parameters: what a caller
+    reads to find and call it), not an edit of its body alone: the function itself, which such an edit
+    leaves (:func:`~dynalint.analysis.module_index.build_index` with ``reuse``); for a function defined
+    inside another, the definition that holds it (:func:`function_token`)."""
+    return fn if fn.outer is None else function_token(fn)
+
+
 def name_token(name: str, attribute: bool = False) -> tuple[str, str]:
     """What an edit of a function changes for a search of the module's uses of a name (the calls of a
     function, of a class's instances) or of an attribute (``.name``, the calls of the instances stored
@@ -230,19 +247,32 @@ def module_facts(index: "ModuleIndex") -> tuple:
 
 
 def changed_tokens(old: "ModuleIndex", old_shells: dict[int, tuple[tuple, cst.ClassDef]], old_facts: tuple,
-                   new: "ModuleIndex") -> frozenset | None:
+                   new: "ModuleIndex", old_nodes: dict[int, cst.FunctionDef] | None = None
+                   ) -> frozenset | None:
     """The tokens an edit changed, from the index before it (with the shells, and definitions, of its
     classes and the facts it had then) and the index after it (built with ``reuse``); None when the
     edit changed more than definitions.  The name tokens (:func:`name_token`) are those of the text of
     the functions the edit replaced, and of the parts of a class other than its methods when its
-    shell changed, before and after the edit."""
+    shell changed, before and after the edit.  ``old_nodes``: the definition of each old function when
+    the analysis before ended (:attr:`Tracker.nodes`: a function whose body alone was edited is the same
+    object, with the new definition); the functions the new index does not hold are changed too (their
+    :func:`interface_token`)."""
     if module_facts(new) != old_facts:
         return None
+    nodes = old_nodes or {}
+    before = [nodes.get(id(fn), fn.node) for fn in old.all_functions]
     kept = {id(fn.node) for fn in new.all_functions}
-    changed: set[object] = {fn.node for fn in old.all_functions if id(fn.node) not in kept}
-    known = {id(fn.node) for fn in old.all_functions}
+    changed: set[object] = {node for node in before if id(node) not in kept}
+    held = {id(fn) for fn in new.all_functions}
+    changed.update(fn for fn in old.all_functions if id(fn) not in held)
+    names = Counter((id(fn.cls), fn.name) for fn in new.all_functions)
+    # a function given a new definition of its name is the one its name finds only when defined once
+    # (a name defined again changes the module's facts too: this holds without them)
+    changed.update(fn for fn in new.all_functions
+                   if nodes.get(id(fn), fn.node) is not fn.node and names[id(fn.cls), fn.name] > 1)
+    known = {id(node) for node in before}
     edited = [fn.node for fn in new.all_functions if fn.outer is None and id(fn.node) not in known] + \
-        [fn.node for fn in old.all_functions if fn.outer is None and id(fn.node) not in kept]
+        [node for fn, node in zip(old.all_functions, before) if fn.outer is None and id(node) not in kept]
     for node in edited:
         changed.update(_name_tokens(node))
     for cls in new.classes.values():

@@ -9,7 +9,7 @@ from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.number_callers import number_params
-from dynalint.analysis.replay import function_token
+from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -29,7 +29,7 @@ class Signatures:
 
     def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
         if self.tracker is not None:
-            self.tracker.touch(function_token(fn))
+            self.tracker.touch(interface_token(fn))
         p = fn.node.params
         return [*p.posonly_params, *p.params, *p.kwonly_params]
 

@@ -26,6 +26,7 @@ import stat
 import sys
 import threading
 import tokenize
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 from dynalint.core.text_lines import split_lines
@@ -260,14 +261,42 @@ def needs_exact_check(source: str) -> bool:
     :data:`MAX_SCAN_DEPTH` deep, or a statement longer than :data:`MAX_SCAN_STATEMENT` characters."""
     if len(source) <= MAX_SCAN_DEPTH:
         return False
-    if bracket_depth(source) > MAX_SCAN_DEPTH:
-        return True
-    code = _NOT_CODE.sub("", source) if ("#" in source or "'" in source or '"' in source) else source
+    return scan_exceeds([scan_part(source, first=True)])
+
+
+@dataclass(frozen=True)
+class ScanPart:
+    """What the scan of :func:`needs_exact_check` finds in a stretch of a text scanned alone: the scan
+    of a text cut into stretches, each ``closed`` but the last, is the scan of the whole text
+    (:func:`scan_exceeds`), so an edit of one stretch is scanned again alone."""
+
+    net: int
+    """Brackets opened less brackets closed, those of strings and comments counted too."""
+    peak: int | None
+    """The highest of that balance after each bracket (None: no bracket)."""
+    deepest: int
+    """The deepest nesting of the brackets of the code (strings and comments left out)."""
+    longest: int
+    """Characters of the longest statement that ends in the stretch (with the line break before it)."""
+    tail: int
+    """Characters of the code after the last line break that ends a statement."""
+    closed: bool
+    """The stretch ends with a line break that ends a statement, and no quote is left outside the
+    strings the scan found: the scan of the text after it starts as the scan of a text does."""
+
+
+def scan_part(text: str, first: bool = False) -> ScanPart:
+    """The scan of ``text`` alone (``first``: the start of the text; else the stretch follows a
+    ``closed`` one, whose last line break started the statement)."""
+    peak = max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", text))), default=None)
+    net = sum(map(text.count, "([{")) - sum(map(text.count, ")]}")) if peak is not None else 0
+    code = _NOT_CODE.sub("", text) if ("#" in text or "'" in text or '"' in text) else text
     depth = deepest = 0
-    start = 0  # where the current statement began
+    start = 0 if first else -1  # where the current statement began
     longest = 0
+    last = ""
     for m in _STRUCTURE.finditer(code):
-        tok = m.group()
+        tok = last = m.group()
         if tok in _OPEN:
             depth += 1
             if depth > deepest:
@@ -280,8 +309,20 @@ def needs_exact_check(source: str) -> bool:
                 start = pos
         elif tok[0] != "\\":
             depth = depth - 1 if depth else 0
-    longest = max(longest, len(code) - start)
-    return deepest > MAX_SCAN_DEPTH or longest > MAX_SCAN_STATEMENT
+    closed = last == "\n" and depth == 0 and code.endswith("\n") and "'" not in code and '"' not in code
+    return ScanPart(net, peak, deepest, longest, len(code) - start, closed)
+
+
+def scan_exceeds(parts: list[ScanPart]) -> bool:
+    """Whether the scan of a text cut into ``parts`` (each ``closed`` but the last) cannot clear it."""
+    balance = 0
+    for part in parts:
+        if part.peak is not None and balance + part.peak > MAX_SCAN_DEPTH:
+            return True
+        if part.deepest > MAX_SCAN_DEPTH or part.longest > MAX_SCAN_STATEMENT:
+            return True
+        balance += part.net
+    return bool(parts) and parts[-1].tail > MAX_SCAN_STATEMENT
 
 
 def check_nesting(source: str, path: str = "<unknown>") -> None:

@@ -56,7 +56,7 @@ from dynalint.core.positions import (
 from dynalint.core.text_lines import split_lines
 from dynalint.rules.base import Finding
 from dynalint.config.settings import Settings
-from dynalint.core.source import needs_exact_check, parse_unchecked
+from dynalint.core.source import MAX_SCAN_DEPTH, ScanPart, parse_unchecked, scan_exceeds, scan_part
 
 _TRIVIA = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
 """A line that holds nothing but spaces and a comment (a form feed makes it a line to parse)."""
@@ -69,6 +69,10 @@ MAX_WIDENINGS = 3
 
 MAX_SPLICES = 4
 """Stretches of one edit parsed again apart (see :func:`_spliced`)."""
+
+_DEFINITION = re.compile(r"\n[ \t]*(?:async[ \t]+def|def|class|@)\b")
+"""Where the text is cut for the nesting scan (see :func:`_scan_clears`): after the line break before a
+line that starts a definition."""
 
 
 @dataclass
@@ -153,6 +157,9 @@ class Baseline:
     """The analysis of that tree, whose records an analysis of an edit replays where it can."""
     tops: dict[int, cst.CSTNode] = field(default_factory=dict, repr=False)
     """``id`` of the statement of each finding -> the top-level statement of the tree that holds it."""
+    scans: dict[tuple[str, bool], ScanPart] = field(default_factory=dict, repr=False)
+    """The nesting scan of each stretch of the text, by (stretch, whether it starts the text): see
+    :func:`_scan_clears`."""
 
 
 def baseline(analysis: Analysis, text: str, key: Hashable) -> Baseline | None:
@@ -217,7 +224,7 @@ def answered(base: Baseline, analysis: Analysis, text: str, path: str, key: Hash
     result = replace(analysis, findings=list(base.findings), ranges=ranges, rule_codes=base.rule_codes)
     report(result, text, path, noqa)
     return result, Baseline(key, lines, owner, base.findings, ranges, base.rule_codes, statements, base.tree,
-                            base.program)
+                            base.program, scans=base.scans)
 
 
 def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Hashable,
@@ -238,7 +245,8 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
         return None
     if project is not None and project.cached_index(path, text) is not None:
         return None  # the full analysis would analyse the tree the project holds
-    if needs_exact_check(text):
+    clears, scans = _scan_clears(text, base.scans)
+    if not clears:
         return None  # the full analysis asks CPython's parser about the file's nesting first
     lines = split_lines(text, keepends=True)
     new_tree = _spliced(tree, lines)
@@ -277,8 +285,35 @@ def reanalysed(base: Baseline, settings: Settings, text: str, path: str, key: Ha
     if not analysis.rule_codes:
         return analysis, None
     new_base = Baseline(key, lines, _owners(statements, len(lines)), list(analysis.findings),
-                        dict(analysis.ranges), analysis.rule_codes, statements, new_tree, analysis.program, holders)
+                        dict(analysis.ranges), analysis.rule_codes, statements, new_tree, analysis.program,
+                        holders, scans)
     return analysis, new_base
+
+
+Scans = dict[tuple[str, bool], ScanPart]
+"""The nesting scan of stretches of a text, by (stretch, whether it starts the text)."""
+
+
+def _scan_clears(text: str, known: Scans) -> tuple[bool, Scans]:
+    """Whether the cheap nesting scan clears ``text`` (:func:`dynalint.core.source.needs_exact_check`
+    is false), and the scans of its stretches: the text is cut where a line starts a definition, and
+    each stretch is scanned alone, or found in ``known`` (the scans of the text before the edit); a
+    stretch that does not end where the scan of the whole text would start afresh (inside a string or
+    brackets) goes on into the next one, so the verdict is the scan's of the whole text."""
+    if len(text) <= MAX_SCAN_DEPTH:
+        return True, {}
+    scans: Scans = {}
+    parts: list[ScanPart] = []
+    begin, first = 0, True
+    ends = [m.start() + 1 for m in _DEFINITION.finditer(text)] + [len(text)]
+    for end in ends:
+        key = (text[begin:end], first)
+        part = known.get(key) or scan_part(*key)
+        scans[key] = part
+        if part.closed or end == len(text):
+            parts.append(part)
+            begin, first = end, False
+    return not scan_exceeds(parts), scans
 
 
 def _top_indices(module: cst.Module, wanted: set[int], known: dict[int, cst.CSTNode]) -> dict[int, int]:
@@ -715,3 +750,29 @@ class Baselines:
 
     def drop(self, path: str) -> None:
         self._by_path.pop(path, None)
+
+    def prepare(self) -> bool:
+        """Compute ahead, for one baseline, what the first edit of its text would otherwise compute (see
+        :func:`prepared`): for a process with nothing else to do.  False when every one is prepared."""
+        for base in reversed(self._by_path.values()):
+            if prepared(base):
+                return True
+        return False
+
+
+def prepared(base: Baseline) -> bool:
+    """Compute what answering the first edit of a full analysis' text computes of the text alone: whether
+    its tree writes it back (a code generation of the whole tree, the cost of a third of a parse) and
+    the nesting scan of its stretches.  False when both were known."""
+    tree = base.tree
+    done = False
+    if tree is not None and tree._exact is None:
+        try:
+            tree.exact()
+        except Exception:  # (a tree too deep for code generation here) its edits are analysed in full
+            tree._exact = False
+        done = True
+    if not base.scans:
+        base.scans = _scan_clears("".join(base.lines), {})[1]
+        done = done or bool(base.scans)
+    return done

@@ -29,7 +29,7 @@ from pygls.uris import to_fs_path
 
 from dynalint.adapters.lsp.analysis import Checked, check_document
 from dynalint.adapters.lsp.worker import Report, read_message, write_message
-from dynalint.config.resolver import ConfigError, resolve_args
+from dynalint.config.resolver import ConfigError, Configuration, resolve_args
 from dynalint.core.diagnostics import Diagnostic
 from dynalint.engine.incremental import Baselines
 from dynalint.engine.runner import CACHE_DIR_NAME
@@ -40,6 +40,8 @@ log = logging.getLogger("dynalint.adapters.lsp")
 
 MAX_SESSIONS = 8
 """Sessions kept (one per configuration: editing the configuration file starts a new one)."""
+MAX_CONFIGURATIONS = 64
+"""Paths whose configuration is kept (see :meth:`Documents.session`)."""
 CALLS = frozenset({"report", "with_fixes", "safeties", "fixed", "fix_all_texts", "saved"})
 """What the server may call."""
 
@@ -57,6 +59,9 @@ class Documents:
         """The last analysed version of each open document (its fixes are computed from it)."""
         self.saves = 0
         """How many saves the server had announced when this process last found the projects' files."""
+        self.configurations: dict[str, Configuration] = {}
+        """The configuration found from each document's path since the last save (finding it reads the
+        configuration file and the installed torch's metadata: a few milliseconds on every edit)."""
 
     def call(self, method: str, open_uris: Iterable[str], saves: int, args: tuple[Any, ...]) -> Any:
         """What the server sends: :meth:`sync`, then one of :data:`CALLS`."""
@@ -76,6 +81,7 @@ class Documents:
         if saves != self.saves:
             self.saves = saves
             self.checked.clear()
+            self.configurations.clear()
             for session in self.sessions.values():
                 session.refresh()
 
@@ -83,9 +89,15 @@ class Documents:
         """The session of the configuration found from the document's path (as ``dynalint check``
         finds it, the command line's overrides on top; one per configuration, so that an edited
         configuration file starts a new one), and the path to report the document under (relative
-        to the configuration root)."""
+        to the configuration root).  Found once per path until a save (the configuration file, or the
+        file that says where it is, may be what was saved)."""
         start = path or self.root or os.getcwd()
-        config = resolve_args(self.args, [start])
+        config = self.configurations.get(start)
+        if config is None:
+            config = resolve_args(self.args, [start])
+            if len(self.configurations) >= MAX_CONFIGURATIONS:
+                self.configurations.pop(next(iter(self.configurations)))
+            self.configurations[start] = config
         key = (config.root, config.source.path if config.source else "", config.settings.fingerprint())
         session = self.sessions.get(key)
         if session is None:
@@ -115,6 +127,11 @@ class Documents:
             checked = check_document(version, text, path, shown, session, self.baselines)
         self.checked[uri] = checked
         return checked
+
+    def idle(self) -> bool:
+        """Nothing to answer: compute ahead what the first edit of a document just analysed in full would
+        compute (:meth:`Baselines.prepare`), one document at a time; False when there is nothing left."""
+        return self.baselines.prepare()
 
     def report(self, uri: str, version: int | None, text: str) -> Report:
         """What the server publishes of an analysis (the tree and the text stay here)."""
@@ -184,6 +201,11 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
     documents = Documents(*calls.get())
     write_message(stdout, (None, True, "ready"))
     while True:
+        try:
+            while calls.empty() and documents.idle():
+                pass
+        except Exception:  # work ahead only: the calls still get their answers
+            log.exception("preparing for the next edit failed")
         job_id, method, args = calls.get()
         try:
             result, ok = getattr(documents, method)(*args), True
