@@ -54,7 +54,11 @@ continue``, dropped: the body does nothing for it anyway); a call with effects t
 into (a module, a function of unknown effect, a random op) must take the selected rows; a break left
 in the body needs a capture flag, which the same patch then carries.  A compile call of this file must
 reach the loop (see the capture-flags fix: a file that compiles nothing, or a compiled module used
-other than by calling it, is refused).
+other than by calling it, is refused), or the configuration must declare every flag the loop needs
+(``capture-dynamic-output-shape-ops = true``, as a library states that its callers compile it with
+the flag on): the flag is then the precondition and nothing is patched.  So a library's loop, whose
+compile call lies in its users' code, is rewritten only where that is declared (measured on torch
+2.13: the flags alone leave "graph break in loop" at such a loop; the flags with the rewrite, none).
 
 Unsafe (hazards): the capture flag's own (checks in the graph raise ``RuntimeError``, sizes computed
 from data are unbacked).  The body runs for every index: a module or function it calls runs once more
@@ -216,18 +220,58 @@ class FullRangeLoop(Fixer):
                 raise Refused(f"`{ctx.code(old).strip().splitlines()[0]}`, which the loop over the range no longer "
                               "needs, carries a comment")
         plan = FixPlan("", "unsafe")
-        patch_compile_calls(plan, ctx, info, lambda _reach: flags,
-                            rewritten=lambda b: b.statement is loop or hit.assignment is not None and (
-                                b.statement is hit.assignment or b.statement in hit.assignment.body))
-        for old, new in body.replacements.items():
-            plan.replace(old, new)
-        plan.replace(loop.iter, cst.parse_expression(f"range({body.bound})"))
-        if hit.assignment is not None and _removable(hit.assignment, hit.name, function, loop, ctx):
+        declared = all(getattr(ctx.settings, f) for f in flags)
+        if not declared:
+            try:
+                patch_compile_calls(plan, ctx, info, lambda _reach: flags,
+                                    rewritten=lambda b: b.statement is loop or hit.assignment is not None and (
+                                        b.statement is hit.assignment or b.statement in hit.assignment.body))
+            except Refused as refusal:
+                wanted = " and ".join(f"`{f.replace('_', '-')} = true`" for f in flags)
+                raise Refused(f"{refusal}; the loop over the range needs {wanted} declared in the configuration "
+                              "when the code that compiles this file turns the flags on") from None
+        rewrites = {id(old): new for old, new in body.replacements.items()}
+        rewrites[id(loop.iter)] = cst.parse_expression(f"range({body.bound})")
+        removed = hit.assignment is not None and _removable(hit.assignment, hit.name, function, loop, ctx)
+        carried = _blank_lines_before(hit.assignment, loop, ctx) if removed else []
+        if carried:  # the blank lines above the removed statement stay above the loop
+            plan.replace(loop, loop.visit(_Rewrite(rewrites)).with_changes(
+                leading_lines=[*carried, *loop.leading_lines]))
+        else:
+            for old, new in body.replacements.items():
+                plan.replace(old, new)
+            plan.replace(loop.iter, rewrites[id(loop.iter)])
+        if removed:
             plan.replace(hit.assignment, cst.RemoveFromParent())
+        where = ("as the configuration declares for the code that compiles this file" if declared
+                 else "for the compiled code only")
         plan.description = (f"loop over every index of `range({body.bound})` instead of those the mask selects, "
-                            f"with {', '.join(f'`{f}`' for f in flags)} on for the compiled code only: an index "
+                            f"with {', '.join(f'`{f}`' for f in flags)} on, {where}: an index "
                             "that selects no rows adds zero rows; the calls of the body run once per index")
         return plan
+
+
+class _Rewrite(cst.CSTTransformer):
+    """Swap nodes (by the id of the original) for their replacements."""
+
+    def __init__(self, replacements: dict[int, cst.CSTNode | cst.RemovalSentinel]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _blank_lines_before(statement: cst.SimpleStatementLine, loop: cst.For, ctx) -> list[cst.EmptyLine]:
+    """The blank lines above ``statement`` when the loop follows it in the same block (removing the
+    statement would take them along and join the loop to the code above)."""
+    block = ctx.parent(statement)
+    body = list(getattr(block, "body", ()))
+    at = next((i for i, s in enumerate(body) if s is statement), None)
+    if at is None or at + 1 >= len(body) or body[at + 1] is not loop or \
+            any(line.comment is not None for line in statement.leading_lines):
+        return []
+    return list(statement.leading_lines)
 
 
 @dataclass
@@ -1183,9 +1227,7 @@ class _Body:
             selected = _method(selected)[1]  # `M[i].squeeze(0)`: the same elements
         return isinstance(selected, cst.Subscript) and isinstance(selected.value, cst.Name) and \
             selected.value.value == self.hit.mask and len(selected.slice) == 1 and \
-            isinstance(selected.slice[0].slice, cst.Index) and \
-            isinstance(selected.slice[0].slice.value, cst.Name) and \
-            selected.slice[0].slice.value.value in self.aliases
+            isinstance(selected.slice[0].slice, cst.Index) and self._is_index(selected.slice[0].slice.value)
 
     def _scatter_target(self, target: cst.Subscript, state: _State, code: str) -> None:
         first = target.slice[0].slice if target.slice else None

@@ -267,3 +267,92 @@ def test_refuses_to_drop_a_line_with_a_comment():
 """)
     _refused(code, "`if rows.numel() == 0:  # nothing routed here`, which the loop over the range no longer needs, "
                    "carries a comment")
+
+
+LIBRARY = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class StackedExperts(nn.Module):
+    \"\"\"Experts with stacked weights, compiled by the code that uses them.\"\"\"
+
+    def __init__(self, dim, count):
+        super().__init__()
+        self.count = count
+        self.weight = nn.Parameter(torch.randn(count, dim, dim) / dim ** 0.5)
+
+    def forward(self, x, top, w):
+        out = torch.zeros_like(x)
+        routed = F.one_hot(top, num_classes=self.count).permute(2, 1, 0)
+        experts = (routed.sum(dim=(1, 2)) > 0).nonzero()
+        for e in experts:
+            slot, rows = torch.where(routed[e[0]])
+            # each routed row through its expert, weighted
+            h = F.silu(F.linear(x[rows], self.weight[e[0]]))
+            out.index_add_(0, rows, h * w[rows, slot, None])
+        return out
+
+
+torch.manual_seed(0)
+model = StackedExperts(8, 6)
+"""
+LIBRARY_LOOP = """\
+        experts = (routed.sum(dim=(1, 2)) > 0).nonzero()
+        for e in experts:
+            slot, rows = torch.where(routed[e[0]])
+            # each routed row through its expert, weighted
+            h = F.silu(F.linear(x[rows], self.weight[e[0]]))
+"""
+LIBRARY_FULL = """\
+        for e in range(min(self.count, len(self.weight))):
+            slot, rows = torch.where(routed[e])
+            # each routed row through its expert, weighted
+            h = F.silu(F.linear(x[rows], self.weight[e]))
+"""
+BOTH_FLAGS = {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": True}
+
+
+def test_flags_the_configuration_declares_stand_for_the_patch():
+    """In a file that compiles nothing the flags come from the code that compiles it: declared in the
+    configuration, they are the precondition, and nothing is patched."""
+    declared = fix_source(LIBRARY, "experts.py", Settings(**BOTH_FLAGS), unsafe=True)
+    assert declared.source == LIBRARY.replace(LIBRARY_LOOP, LIBRARY_FULL)
+    assert [f.fixer for f in declared.applied] == ["full-range-loop"]
+    assert "as the configuration declares" in declared.applied[0].description
+    again = fix_source(declared.source, "experts.py", Settings(**BOTH_FLAGS), unsafe=True)
+    assert again.source == declared.source and not again.applied
+    assert any("`capture-dynamic-output-shape-ops = true` declared in the configuration" in r
+               for r in refusals(LIBRARY))
+    compiled = fix_source(MOE, "moe.py", Settings(**BOTH_FLAGS), unsafe=True)
+    assert compiled.source == MOE.replace(LOOP, FULL)  # the compile call keeps its configuration
+
+
+@requires_torch
+def test_with_the_declared_flags_the_library_loop_compiles_to_one_graph(tmp_path):
+    import torch
+
+    from dynalint.rules.base import Example
+    from helpers import eager_outputs, run_example_under_dynamo
+
+    # experts 2, 4 and 5 get no row
+    inputs = "[(torch.randn(4, 8), torch.tensor([[0, 1], [1, 3], [3, 0], [1, 0]]), torch.rand(4, 2))] * 2"
+    after = fix_source(LIBRARY, "experts.py", Settings(**BOTH_FLAGS), unsafe=True).source
+    runs = {}
+    for tag, code in (("before", LIBRARY), ("after", after)):
+        example = Example(code, inputs=inputs, target="model", settings=BOTH_FLAGS)
+        obs, _ = run_example_under_dynamo(example, tmp_path / tag)
+        assert not obs.errors, obs.errors
+        runs[tag] = (obs, eager_outputs(example, tmp_path / f"eager_{tag}"))
+    (before, before_eager), (after_obs, after_eager) = runs["before"], runs["after"]
+    assert len(before.breaks) > 0 and len(after_obs.breaks) == 0, (before.breaks, after_obs.breaks)
+    for outputs in (before.outputs, after_obs.outputs, after_eager):
+        assert all(torch.equal(a, b) for a, b in zip(before_eager, outputs))
+
+
+def test_the_blank_lines_above_a_removed_selection_stay_above_the_loop():
+    spaced = MOE.replace(LOOP, "\n" + LOOP)
+    result = fixed(spaced)
+    assert result.source == FIXED.replace(FULL, "\n" + FULL)
+    assert fixed(result.source).source == result.source
