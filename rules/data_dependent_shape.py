@@ -18,7 +18,8 @@ class DataDependentShape(Rule):
         in a tensor - `nonzero`, `argwhere`, single-argument `torch.where`, `masked_select`, `unique`,
         `unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats, and reading through a
         boolean mask `x[mask]` (also `x[mask] += v`, which reads; whatever `x` is: a NumPy array is
-        traced as a tensor too) - cannot be sized at trace time, so
+        traced as a tensor too), and NumPy's `np.argwhere`, `np.nonzero`, `np.flatnonzero`, `np.unique`,
+        single-argument `np.where` of an array, tensor or list - cannot be sized at trace time, so
         Dynamo breaks the graph ("Dynamic shape operator"). The resumed graph then sees a new size on
         most calls and recompiles once before going dynamic.
 

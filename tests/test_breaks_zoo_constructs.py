@@ -132,6 +132,59 @@ def test_dynamo_breaks_on_the_comprehensions_after_a_break_in_a_try(tmp_path) ->
     assert dynamo_break_lines(tmp_path, IN_TRY, INPUTS) == IN_TRY_BREAKS
 
 
+#: an attribute its class binds only to lists is a list: a comprehension over it in a function that runs
+#: eagerly is a frame of its own that cannot step it; one over an attribute bound to a tuple is traced
+ATTRIBUTE_LIST = """\
+    import torch
+
+
+    def shout(t):
+        print("t")
+        return t + 1
+
+
+    class Buffers:
+        def __init__(self):
+            self.parts = None
+            self.pair = (1, 2)
+
+        def fill(self, x):
+            self.parts = [x, x + 1]
+
+        def sync(self, x):
+            try:
+                z = shout(x)
+                joined = [torch.relu(p) for p in self.parts]
+                paired = [z * k for k in self.pair]
+            except ValueError:
+                joined = paired = []
+            return joined, paired
+
+
+    buffers = Buffers()
+
+
+    @torch.compile(backend="eager")
+    def run(x):
+        buffers.fill(x)
+        return buffers.sync(x)
+
+
+    def main(x):
+        return run(x)
+"""
+ATTRIBUTE_LIST_BREAKS = {5, 20}
+
+
+def test_check_reports_a_comprehension_over_a_list_attribute(tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, ATTRIBUTE_LIST)} == ATTRIBUTE_LIST_BREAKS
+
+
+@requires_torch
+def test_dynamo_breaks_on_the_comprehension_over_a_list_attribute(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, ATTRIBUTE_LIST, INPUTS) == ATTRIBUTE_LIST_BREAKS
+
+
 DISABLED_INSIDE = """\
     import torch
 

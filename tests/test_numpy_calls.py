@@ -83,6 +83,69 @@ CASES = [
     def f(x: torch.Tensor, arr):
         return same(x) + convert(arr).sum()
     """, "f", "[(torch.ones(3), np.ones(2, dtype=np.float32))]"),
+    ("data-dependent-size", """
+    import numpy as np
+    import torch
+
+
+    def as_array(data):
+        return data.detach().numpy()
+
+
+    def coords(x):
+        return np.argwhere(as_array(x))  # breaks
+
+
+    def values(labels):
+        return np.unique(labels)  # breaks
+
+
+    def f(x):
+        picked = np.where(x.numpy() > 0, 1.0, 0.0)
+        return x + coords(x).shape[0] + values([1, 2, 2]).size + picked.sum()
+    """, "f", "[(torch.ones(3),)]"),
+    ("array-data-read-in-python", """
+    import numpy as np
+    import torch
+
+
+    def pads(box_start, box_end, shape):
+        start = np.maximum(-box_start, 0)
+        end = np.maximum(box_end - np.asarray(shape), 0)
+        return list(zip(start.tolist(), end.tolist()))  # breaks
+
+
+    def total(x):
+        s = x.numpy().sum()
+        return s.item()  # breaks
+
+
+    def f(x):
+        p = pads(np.array([1, -2]), np.array([3, 4]), x.shape)
+        return x + len(p) + total(x)
+    """, "f", "[(torch.ones(3),)]"),
+    # an array or a tensor, as the annotations say: either is a tensor to Dynamo, and each branch runs
+    ("array-or-tensor-annotation", """
+    import numpy as np
+    import torch
+
+
+    def flat(x: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
+        if isinstance(x, np.ndarray):
+            return np.ravel(x)
+        return x.reshape(-1)
+
+
+    def positions(x: "np.ndarray | torch.Tensor"):
+        if isinstance(x, np.ndarray):
+            return np.flatnonzero(x)  # breaks
+        return torch.nonzero(x).flatten()  # breaks
+
+
+    def f(x, options):
+        mask = flat(options.get("mask"))
+        return x + positions(mask).shape[0]
+    """, "f", "[(torch.ones(3), {'mask': torch.tensor([1., 0., 1.])}), (torch.ones(3), {'mask': np.ones(3)})]"),
 ]
 
 
@@ -96,6 +159,8 @@ def test_the_table_lists_what_torch_numpy_lacks_and_not_what_it_has() -> None:
     assert not {"numpy.sum", "numpy.where", "numpy.array", "numpy.shape"} & committed.BREAKING_NUMPY_CALLS.keys()
     assert "dtype" in committed.BREAKING_NDARRAY_ATTRIBUTES and "shape" not in committed.BREAKING_NDARRAY_ATTRIBUTES
     assert "tobytes" in committed.BREAKING_NDARRAY_METHODS and "sum" not in committed.BREAKING_NDARRAY_METHODS
+    assert {"numpy.argwhere", "numpy.unique"} <= committed.DYNAMIC_SHAPE_NUMPY_CALLS
+    assert not {"numpy.sum", "numpy.ones_like"} & committed.DYNAMIC_SHAPE_NUMPY_CALLS
 
 
 @pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])

@@ -12,9 +12,11 @@ import dynalint.analysis.skipped_calls as committed
 from helpers import assert_generated_module_current, run, run_example_under_dynamo, write
 
 CODE = """\
+    import collections
     import math
     import operator
     import os
+    import threading
     import time
     import torch
 
@@ -24,10 +26,12 @@ CODE = """\
         os.getcwd()
         y = y + 1
         time.perf_counter()
+        seen = collections.OrderedDict()
+        state = threading.local()
         return y * 2
 """
 INPUTS = "[(torch.randn(4),)]"
-BREAK_LINES = {10, 12}
+BREAK_LINES = {12, 14, 16}
 
 
 @requires_torch
@@ -39,6 +43,8 @@ def test_the_table_lists_skipped_calls_and_not_handled_ones() -> None:
     assert {"os.getcwd", "time.perf_counter", "warnings.warn"} <= committed.BREAKING_CALLS.keys()
     # in Dynamo's skip rules, but handled before they are asked
     assert not {"math.sqrt", "operator.add", "os.path.join"} & committed.BREAKING_CALLS.keys()
+    # classes: one Dynamo cannot construct, and one it can
+    assert "threading.local" in committed.BREAKING_CALLS and "collections.OrderedDict" not in committed.BREAKING_CALLS
 
 
 def test_check_reports_listed_calls_only(tmp_path, capsys) -> None:

@@ -64,6 +64,17 @@ CASES = [
         d = m.__dict__  # breaks
         return y * 2
     """, "f", "[(torch.ones(2), torch.ones(2).as_subclass(Meta))]"),
+    # a parameter annotated as a plain tensor is one, whatever a caller's annotation says: the branch for an
+    # instance is not reported (here the caller's annotation is wrong, and a plain tensor comes)
+    ("parameter-annotated-plain", _CLASS.replace("  # breaks", "") + """
+    def shape_of(t: torch.Tensor):
+        size = t.info() if isinstance(t, Meta) else t.shape
+        return t.sum() * size[0]
+
+
+    def f(x, m: Meta):
+        return shape_of(m) * 2 + x
+    """, "f", "[(torch.ones(2), torch.ones(2))]"),
 ]
 
 #: a class whose own ``__torch_function__`` calls the function: Dynamo's log puts the break of

@@ -74,6 +74,24 @@ CASES = [
             mat = to_dtype(emb @ emb.t(), emb.dtype)
             return mat[mat > 0.5]  # breaks
     """, "f", "[(torch.randn(4, 3),)]"),
+    # a return annotation through a type variable's bound, unpacked around a starred name
+    ("type-variable-bound", """
+        from typing import TypeVar
+
+        import numpy as np
+        import torch
+
+        ArrayOrTensor = TypeVar("ArrayOrTensor", bound=np.ndarray | torch.Tensor)
+        CONVERTERS = {"float": lambda t: t.float(), "long": lambda t: t.long()}
+
+        def convert(data, kind="float") -> tuple[ArrayOrTensor, type]:
+            return CONVERTERS[kind](data), type(data)
+
+        def f(x):
+            img, *_ = convert(x * 2)
+            keep = img != 0
+            return img[keep].sum()  # breaks
+    """, "f", "[(torch.randn(4),)]"),
 ]
 
 

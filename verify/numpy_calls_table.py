@@ -16,7 +16,12 @@ compiling a tiny function with ``fullgraph=True`` (at a break Dynamo raises inst
   which does not depend on the argument either;
 - an attribute of ``ndarray`` that is not a method is read on an array Dynamo holds (``a.dtype``);
 - a method of ``ndarray`` that NumPy lets be called without arguments is called so, on a float and on
-  an integer array (``a.tolist()`` breaks only on the first: not listed).
+  an integer array (``a.tolist()`` breaks only on the first under ``fullgraph``: not listed, the analysis
+  knows it reads the array's data);
+- a function traced with one array argument is probed again without ``fullgraph`` (which lets Dynamo keep
+  an op of data-dependent size in the graph): it is listed among the calls of data-dependent size when
+  both arrays make Dynamo break with "Dynamic shape operator" (``np.argwhere``, ``np.unique``). These
+  probes run the function for real, on a two-element array.
 
 ``numpy.random`` is left out: the analysis knows its functions and generators already.
 """
@@ -51,8 +56,27 @@ def _refusals() -> set[str]:
     return {gb_types.NUMPY_UNSUPPORTED.text, gb_types.SKIPPED_FUNCTION.text, gb_types.SKIPPED_INLINE.text}
 
 
-def probe_functions() -> dict[str, str]:
-    """dotted name -> graph-break type, for the NumPy functions any call of which breaks."""
+def _graph_break_types(statement: str, namespace: dict[str, Any]) -> set[str]:
+    """The graph-break types Dynamo logs for ``r = statement`` in a function of a float tensor ``x`` that
+    returns ``r``, compiled without ``fullgraph`` and run (an error that is not a graph break: none)."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    exec(f"def probe(x):\n    r = {statement}\n    return x + 1, r\n", namespace)
+    torch._dynamo.reset()
+    counters.clear()
+    try:
+        torch.compile(namespace["probe"], backend="eager")(torch.ones(2))
+    except Exception:  # noqa: BLE001 - an error that is not a graph break says nothing
+        return set()
+    finally:
+        torch._dynamo.reset()
+    return {reason.split("\n", 1)[0] for reason in counters["graph_break"]}
+
+
+def probe_functions() -> tuple[dict[str, str], list[str]]:
+    """(dotted name -> graph-break type, for the NumPy functions any call of which breaks; the functions
+    whose call with one array has a data-dependent size)."""
     import numpy
 
     from dynalint.core import gb_types
@@ -60,6 +84,7 @@ def probe_functions() -> dict[str, str]:
     namespace = {"numpy": numpy}
     refusals = _refusals()
     found: dict[str, str] = {}
+    dynamic: list[str] = []
     for module_name in MODULES:
         for dotted in _callables(module_name):
             kind = _probe_break(f"{dotted}()", namespace)
@@ -69,7 +94,10 @@ def probe_functions() -> dict[str, str]:
             kinds = {_probe_break(f"{dotted}({array})", namespace) for array in _ARRAYS}
             if kinds == {gb_types.NON_TENSOR_OP.text}:
                 found[dotted] = gb_types.NON_TENSOR_OP.text
-    return found
+            elif kinds == {None} and all(_graph_break_types(f"{dotted}({array})", namespace)
+                                         == {gb_types.DYNAMIC_SHAPE_OPERATOR.text} for array in _ARRAYS):
+                dynamic.append(dotted)
+    return found, dynamic
 
 
 def _ndarray_members() -> Iterator[tuple[str, bool]]:
@@ -134,6 +162,8 @@ def main() -> None:
       "``BREAKING_NDARRAY_ATTRIBUTES``: attributes of an array Dynamo holds whose reading breaks.\n"
       "``BREAKING_NDARRAY_METHODS``: array methods that break when called with no argument, on a float and on\n"
       "an integer array alike.\n"
+      "``DYNAMIC_SHAPE_NUMPY_CALLS``: functions whose call with one array makes an array of data-dependent size\n"
+      "(Dynamo breaks unless ``capture_dynamic_output_shape_ops`` is on, or ``fullgraph``).\n"
       '"""\n\n')
     for i, title in enumerate(("BREAKING_NUMPY_CALLS", "BREAKING_NDARRAY_ATTRIBUTES", "BREAKING_NDARRAY_METHODS")):
         w("\n\n" if i else "")
@@ -141,6 +171,10 @@ def main() -> None:
         for name, gb in sorted(found[title].items()):
             w(f"    {name!r}: {gb!r},\n")
         w("}\n")
+    w("\n\nDYNAMIC_SHAPE_NUMPY_CALLS: frozenset[str] = frozenset({\n")
+    for name in sorted(found["DYNAMIC_SHAPE_NUMPY_CALLS"]):
+        w(f"    {name!r},\n")
+    w("})\n")
 
 
 if __name__ == "__main__":
@@ -151,9 +185,11 @@ if __name__ == "__main__":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             attributes, methods = probe_ndarray()
-            result: dict[str, Any] = {"BREAKING_NUMPY_CALLS": probe_functions(),
+            functions, dynamic = probe_functions()
+            result: dict[str, Any] = {"BREAKING_NUMPY_CALLS": functions,
                                       "BREAKING_NDARRAY_ATTRIBUTES": attributes,
-                                      "BREAKING_NDARRAY_METHODS": methods}
+                                      "BREAKING_NDARRAY_METHODS": methods,
+                                      "DYNAMIC_SHAPE_NUMPY_CALLS": dynamic}
         with open(sys.argv[2], "w", encoding="utf-8") as f:
             json.dump(result, f)
     else:

@@ -16,6 +16,10 @@ string and then a placeholder integer for each required parameter; one that Dyna
 probed only when it needs no argument (the others would need real arguments, which are not guessed).
 A function is listed only when every probe breaks, with the graph-break type of the first probe.
 
+The classes of the standard-library modules are candidates too, as user code calls them (``threading.local()``):
+one that can be built with no argument (built eagerly first, in the probing process) is listed when
+constructing it so in a compiled function breaks; the trace rules say nothing of a class.
+
 Two more tables come from probes of the same kind: the ``Tensor`` methods that break when called with no
 argument (:func:`probe_methods`), and the ``torch.nn`` modules whose construction creates parameters,
 which Dynamo breaks on inside compiled code (:func:`probe_modules`).
@@ -38,6 +42,8 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
            # functions would fail for want of one, not for Dynamo
            "torch", "torch.random", "torch.autograd", "torch.jit")
+#: the standard-library modules among them (their classes are probed too; torch's are built from arguments)
+_STANDARD_LIBRARY = frozenset(m.split(".")[0] for m in MODULES if not m.startswith("torch"))
 _MODULE = "dynalint.verify.skipped_calls_table"
 _FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
@@ -51,6 +57,22 @@ def _functions(module_name: str) -> Iterator[tuple[str, Any]]:
         fn = getattr(module, name, None)
         if isinstance(fn, _FUNCTION_TYPES):
             yield f"{module_name}.{name}", fn
+
+
+def _classes(module_name: str) -> Iterator[tuple[str, type]]:
+    """(dotted name, class) for the public classes of a standard-library module, exceptions aside, which can
+    be built with no argument (tried eagerly: a class needing arguments is not probed, as they are not
+    guessed)."""
+    module = importlib.import_module(module_name)
+    for name in sorted(dir(module)):
+        cls = getattr(module, name, None)
+        if name.startswith("_") or not isinstance(cls, type) or issubclass(cls, BaseException):
+            continue
+        try:
+            cls()
+        except Exception:  # noqa: BLE001 - one that needs arguments, or cannot be built, is not probed
+            continue
+        yield f"{module_name}.{name}", cls
 
 
 def _required(fn: Any) -> int | None:
@@ -132,6 +154,11 @@ def probe_all() -> dict[str, str]:
                 kinds = [_break(dotted, args) for args in probes]
                 if _confirmed(skipped, kinds):
                     found[dotted] = kinds[0]
+            if module_name.split(".")[0] in _STANDARD_LIBRARY:
+                for dotted, _ in _classes(module_name):
+                    kind = _break(dotted, ())
+                    if _confirmed(False, [kind]):
+                        found[dotted] = kind  # type: ignore[assignment]
     return dict(sorted(found.items()))
 
 
@@ -267,7 +294,8 @@ def main() -> None:
       f'torch {torch.__version__.split("+")[0]} by ``python -m dynalint.verify.skipped_calls_table``; '
       'do not edit).\n\n'
       "``BREAKING_CALLS``: dotted name, as user code calls it -> the graph-break type Dynamo reports.\n"
-      'Each was confirmed by compiling a call to it; functions Dynamo handles are not listed.\n'
+      'Each was confirmed by compiling a call to it (a class: built with no argument); functions Dynamo\n'
+      'handles are not listed.\n'
       "``BREAKING_TENSOR_METHODS``: ``torch.Tensor`` methods that break when called with no argument\n"
       '(``t.storage_offset()``), on a graph input and on a tensor computed in the graph alike.\n'
       "``PARAMETER_MODULES``: ``torch.nn`` modules whose construction in compiled code breaks (it creates\n"

@@ -48,7 +48,8 @@ from dynalint.analysis.events import (
     WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
-from dynalint.analysis.numpy_calls import BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS, BREAKING_NUMPY_CALLS
+from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
+                                            BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
 from dynalint.analysis.syntax import children, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
@@ -1182,6 +1183,8 @@ def _constant_string(node: cst.BaseExpression) -> bool:
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
 _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
+#: the methods of :data:`_EXTRACTING_METHODS` that read a NumPy array's data whatever its dtype
+_ARRAY_EXTRACTING = frozenset({"item", "tolist"})
 
 
 def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBreakType | None:
@@ -1190,10 +1193,13 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
         return GB.DATA_DEPENDENT_OPERATOR
     recv = call.receiver
     if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
-            and call.qualname is None and recv.qualname != K.NUMPY_ARRAY:
-        if capture_scalar_outputs:
+            and call.qualname is None:
+        if capture_scalar_outputs or (recv.qualname == K.NUMPY_ARRAY and call.method not in _ARRAY_EXTRACTING):
             return None
-        return _EXTRACTING_METHODS[call.method]
+        # an array Dynamo holds is a tensor: ``a.item()``/``a.tolist()`` read its data whatever its dtype
+        # (measured on torch 2.13: "Data dependent operator", "Tensor.tolist() with non-integer tensor" for a
+        # float array's ``tolist``; with ``capture_scalar_outputs`` an integer array's ``tolist`` is traced)
+        return GB.DATA_DEPENDENT_OPERATOR if recv.qualname == K.NUMPY_ARRAY else _EXTRACTING_METHODS[call.method]
     if call.qualname in K.TENSOR_CHECKS:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant \
@@ -1358,6 +1364,8 @@ def dynamic_shape_call(call: CallEvent, dynamic_ops: Container[str | None] = fro
         if name == "repeat_interleave" and _repeats_tensor(call):
             return "torch.repeat_interleave"
         return None
+    if call.qualname in DYNAMIC_SHAPE_NUMPY_CALLS and len(call.args) == 1 and _array_like(call.args[0]):
+        return call.qualname.replace("numpy.", "np.", 1)
     recv = call.receiver
     if call.method is not None and recv is not None and recv.is_tensor and call.qualname is None:
         if call.method in DYNAMIC_SHAPE_OPS:
@@ -1365,6 +1373,15 @@ def dynamic_shape_call(call: CallEvent, dynamic_ops: Container[str | None] = fro
         if call.method == "repeat_interleave" and _repeats_tensor(call):
             return ".repeat_interleave()"
     return None
+
+
+def _array_like(v: Value) -> bool:
+    """``v`` may be what a NumPy function turns into an array of its own elements: an array, a tensor, a
+    sequence, or a value the analysis does not know. Dynamo makes each a tensor, so ``np.argwhere(v)``
+    traces ``nonzero`` on its data; only a Python number (which it need not look into) is left out
+    (measured on torch 2.13, for arrays, tensors and lists, literal or passed in)."""
+    return v.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.UNKNOWN) and not any(
+        a.kind in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE) for a in v.alternatives)
 
 
 def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[cst.CSTNode, cst.CSTNode] | None:

@@ -6,6 +6,8 @@ Dynamo traces NumPy code as tensor code through ``torch._numpy``; these are what
 ``BREAKING_NDARRAY_ATTRIBUTES``: attributes of an array Dynamo holds whose reading breaks.
 ``BREAKING_NDARRAY_METHODS``: array methods that break when called with no argument, on a float and on
 an integer array alike.
+``DYNAMIC_SHAPE_NUMPY_CALLS``: functions whose call with one array makes an array of data-dependent size
+(Dynamo breaks unless ``capture_dynamic_output_shape_ops`` is on, or ``fullgraph``).
 """
 
 BREAKING_NUMPY_CALLS: dict[str, str] = {
@@ -198,3 +200,12 @@ BREAKING_NDARRAY_ATTRIBUTES: dict[str, str] = {
 BREAKING_NDARRAY_METHODS: dict[str, str] = {
     'tobytes': 'Unsupported ndarray method call',
 }
+
+
+DYNAMIC_SHAPE_NUMPY_CALLS: frozenset[str] = frozenset({
+    'numpy.argwhere',
+    'numpy.flatnonzero',
+    'numpy.nonzero',
+    'numpy.unique',
+    'numpy.where',
+})

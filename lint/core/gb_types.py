@@ -72,5 +72,6 @@ NDARRAY_METHOD = _gb("GB0158", "Unsupported ndarray method call")
 NUMPY_UNSUPPORTED = _gb("GB0294", "attempted to trace numpy function unsupported by PyTorch")
 AS_SUBCLASS = _gb("GB0001", "Argument of `as_subclass` must be a non-dispatcher-style tensor subclass")
 SUBCLASS_ATTRIBUTE = _gb("GB0164", "Unsupported tensor subclass overridden attribute access")
+UNSUPPORTED_FUNCTION = _gb("GB0147", "Unsupported function call")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

@@ -53,7 +53,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         if base in ("Optional", "typing.Optional") and len(inner) == 1:
             return _optional(inner[0])
         if base in ("Union", "typing.Union"):
-            return _union(inner)
+            return _union([_union_part(program, el.slice.value) if isinstance(el.slice, cst.Index) else None
+                           for el in ann.slice])
         if base in _SEQUENCE_ANNOTATIONS:
             known = [v for v in inner if v is not None]
             if base.endswith(("tuple", "Tuple")) and len(inner) == 2 and isinstance(ann.slice[1].slice, cst.Index) \
@@ -73,7 +74,9 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
             return PYTHON_VALUE
         return None
     if tp is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
-        return _union([annotation_value(program, ann.left), annotation_value(program, ann.right)])
+        return _union([_union_part(program, ann.left), _union_part(program, ann.right)])
+    if tp is cst.Call:
+        return _type_variable_bound(program, ann)
     text = dotted_name(ann)
     if text is None:
         return None
@@ -114,6 +117,26 @@ def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Va
     return None
 
 
+def _type_variable_bound(program: "ProgramView", call: cst.Call) -> Value | None:
+    """What a type variable promises, ``T = TypeVar("T", bound=np.ndarray | Tensor)`` used as an annotation:
+    what its bound promises (a value of ``T`` is one of the bound's types); None without a bound."""
+    name = dotted_name(call.func) or ""
+    if (program.index.resolve(name) or name) not in ("typing.TypeVar", "typing_extensions.TypeVar"):
+        return None
+    bound = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "bound"), None)
+    return annotation_value(program, bound) if bound is not None else None
+
+
+def _union_part(program: "ProgramView", ann: cst.BaseExpression) -> Value | None:
+    """What one member of a union promises; a NumPy array among tensors too (see :func:`_union`)."""
+    text = dotted_name(ann)
+    if text is not None and (program.index.resolve(text) or text) == K.NUMPY_ARRAY:
+        return tensor(assumed=True).with_(qualname=K.NUMPY_ARRAY)
+    if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
+        return _union([_union_part(program, ann.left), _union_part(program, ann.right)])
+    return annotation_value(program, ann)
+
+
 def _optional(inner: Value | None) -> Value | None:
     if inner is None:
         return None
@@ -121,8 +144,17 @@ def _optional(inner: Value | None) -> Value | None:
 
 
 def _union(parts: list[Value | None]) -> Value | None:
+    """What ``A | B | ...`` promises. A NumPy array is only promised with a tensor (``np.ndarray | Tensor``):
+    Dynamo holds either as a tensor, so the value is a tensor that may be an array (an assumed one, as an
+    untyped argument of compiled code is: ``isinstance(x, np.ndarray)`` narrows it); an array alone promises
+    nothing."""
     rest = [p for p in parts if not (p is not None and p.kind is Kind.PYTHON and p.const is None)]
     has_none = len(rest) < len(parts)
+    arrays = [p for p in rest if p is not None and p.qualname == K.NUMPY_ARRAY and p.assumed]
+    if arrays:
+        if len(arrays) == len(rest) or not all(p is not None and p.kind is Kind.TENSOR for p in rest):
+            return None
+        return tensor(assumed=True, maybe_none=has_none or any(p.maybe_none for p in rest if p is not None))
     if len(rest) == 1:
         return _optional(rest[0]) if has_none else rest[0]
     if rest and all(p is not None and p.kind is Kind.PYTHON for p in rest):

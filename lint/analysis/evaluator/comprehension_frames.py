@@ -67,7 +67,8 @@ class ComprehensionFrames:
         """What the comprehension steps, when Dynamo cannot step it as a frame's input: the builtin
         that makes it, ``list`` or ``dict``; None for anything else (a tuple, a range, unknown)."""
         if isinstance(it, (cst.List, cst.ListComp)) \
-                or (isinstance(it, cst.Name) and _local_list(self, it.value)):
+                or (isinstance(it, cst.Name) and _local_list(self, it.value)) \
+                or (isinstance(it, cst.Attribute) and _attribute_list(self, it)):
             return "list"
         if not isinstance(it, cst.Call):
             return None
@@ -172,6 +173,41 @@ def _local_list(evaluator: Any, name: str) -> bool:
             return False
         elif isinstance(n, (cst.Import, cst.ImportFrom)) and name in _imported(n):
             return False
+    return bound
+
+
+def _attribute_list(evaluator: Any, node: cst.Attribute) -> bool:
+    """``node`` is ``self.name`` in a method, and the methods of its class and of the bases the checked
+    code defines bind that attribute only to lists or None (``self.buffers = [[] for _ in data]``; ``+=`` keeps
+    it one), at least once to a list, and no class-level assignment names it."""
+    fn = evaluator.fn
+    if not (fn.is_method and not fn.is_classmethod and isinstance(node.value, cst.Name)) \
+            or not fn.param_names() or node.value.value != fn.param_names()[0]:
+        return False
+    attr = node.attr.value
+    bound = False
+    for cls in fn.cls.mro():
+        if attr in cls.body_assigns or attr in cls.field_annotations:
+            return False
+        for method in cls.methods.values():
+            names = method.param_names()
+            if method.is_static or method.is_classmethod or not names:
+                continue
+            this = names[0]
+            for n in walk(method.node.body, into_scopes=False):
+                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else \
+                    [n.target] if isinstance(n, (cst.AnnAssign, cst.AugAssign)) else []
+                for t in targets:
+                    if isinstance(t, cst.Attribute) and t.attr.value == attr and isinstance(t.value, cst.Name) \
+                            and t.value.value == this:
+                        value = getattr(n, "value", None)
+                        if isinstance(n, cst.AugAssign) or (isinstance(value, cst.Name) and value.value == "None"):
+                            continue
+                        if not _makes_list(evaluator, value):
+                            return False
+                        bound = True
+                    elif any(isinstance(m, cst.Attribute) and m.attr.value == attr for m in walk(t)):
+                        return False  # bound by unpacking, or through another object: not followed
     return bound
 
 

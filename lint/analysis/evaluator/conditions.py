@@ -87,6 +87,24 @@ class ConditionHandlers:
                 true[name] = declared
         return true, false
 
+    def type_test_fails(self, test: cst.BaseExpression) -> bool:
+        """``test`` (or a link of its ``and`` chain) is ``isinstance(x, C)`` with ``x`` known to be something
+        ``C`` cannot narrow it to (:func:`_known_otherwise`): where the test holds, the code may never run, and
+        what it would do there is not reported (``np.nonzero(x)`` under ``isinstance(x, np.ndarray)`` when x
+        is known to be a torch tensor)."""
+        while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            if self.type_test_fails(test.left):
+                return True
+            test = test.right
+        if not (isinstance(test, cst.Call) and self.is_builtin(test.func, "isinstance") and len(test.args) == 2
+                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env):
+            return False
+        declared = _isinstance_value(self.p, test.args[1].value)
+        name = test.args[0].value.value
+        annotated = self.p.declared_types(self.fn).get(name) if self.fn is not None else None
+        return declared is not None and (_known_otherwise(declared, self.env[name])
+                                         or (annotated is not None and _known_otherwise(declared, annotated)))
+
     def silent_expr(self, node: cst.BaseExpression) -> Value:
         """The value of an expression evaluated again without reporting anything."""
         emit, evidence = self.emit, self.evidence
@@ -186,8 +204,8 @@ class ConditionHandlers:
         saved = {name: self.env.get(name) for name in narrowed}
         self.env.update(narrowed)
         emit = self.emit
-        if when and _dtype_specialised(test):
-            self.emit = False  # evaluated only for some dtypes: not known statically
+        if when and (_dtype_specialised(test) or self.type_test_fails(test)):
+            self.emit = False  # evaluated only for some dtypes, or maybe never: not known statically
         try:
             return run()
         finally:

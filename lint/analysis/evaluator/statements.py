@@ -163,8 +163,8 @@ class StatementHandlers:
         if truth is not False:
             self.env = {**start, **narrowed_true}
             emit = self.emit
-            if truth is None and _dtype_specialised(node.test):
-                self.emit = False  # a path taken only for some dtypes: not known statically
+            if truth is None and (_dtype_specialised(node.test) or self.type_test_fails(node.test)):
+                self.emit = False  # a path taken only for some dtypes, or maybe never: not known statically
             try:
                 if self._run_branch(node.body):
                     branches.append(self.env)
@@ -375,6 +375,16 @@ class StatementHandlers:
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
             if value.items is not None and len(value.items) == len(elems) and not starred:
                 for e, v in zip(elems, value.items):
+                    self.bind(e.value, v, stmt)
+            elif value.items is not None and starred and len(value.items) >= len(elems) - 1:
+                # `img, *_ = convert(img)`: the names around the starred one take the items at their ends
+                at = next(i for i, e in enumerate(elems) if isinstance(e, cst.StarredElement))
+                after = len(elems) - at - 1
+                for e, v in zip(elems[:at], value.items):
+                    self.bind(e.value, v, stmt)
+                rest = value.items[at:len(value.items) - after]
+                self.bind(elems[at].value, sequence(items=list(rest), element=join_all(rest) if rest else None), stmt)
+                for e, v in zip(elems[at + 1:], value.items[len(value.items) - after:]):
                     self.bind(e.value, v, stmt)
             else:
                 el = value.elements()
