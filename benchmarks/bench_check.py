@@ -190,10 +190,10 @@ PARSE_LOOP = "import sys, libcst\nfor p in sys.argv[1:]:\n    libcst.parse_modul
 """The floor of a whole process: start Python, import libcst, parse every file."""
 
 
-def child_cpu(command: list[str]) -> float:
+def child_cpu(command: list[str], env: dict[str, str] | None = None) -> float:
     """CPU seconds (user + system) ``command`` and the processes it waited for took."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
@@ -202,22 +202,33 @@ def process_runs(paths: list[str], jobs: int, repeat: int) -> int:
     """``--process``: whole processes, by CPU time: a libcst parse loop, ``check --no-cache``, a first
     run filling a cache, the cached re-run, and the cached re-run of one file (start-up cost).  Each
     round runs them all in turn, so that load from other processes weighs on each alike; the median
-    of ``repeat`` rounds is reported, per row and for each row's ratio to the parse loop of its round."""
+    of ``repeat`` rounds is reported, per row and for each row's ratio to the parse loop of its round.
+
+    Every process finds the bytecode of the modules it imports, as an installed package has it (pip
+    compiles it): with ``PYTHONDONTWRITEBYTECODE`` set, a package installed in editable mode would
+    otherwise compile its sources again in each process, which libcst, compiled in site-packages,
+    does not.  The bytecode is written once, by a first run of each command, under a temporary
+    ``PYTHONPYCACHEPREFIX``."""
     dynalint = [sys.executable, "-m", "dynalint", "check", "-q", "--jobs", str(jobs)]
     names = ["libcst parse loop (one process)", "`check --no-cache`", "`check`, first run (empty cache)",
              "`check`, cached re-run", "`check` of one file, cached"]
     rounds: list[list[float]] = []
-    for _ in range(repeat):
-        row = [child_cpu([sys.executable, "-c", PARSE_LOOP, *paths]),
-               child_cpu(dynalint + ["--no-cache", *paths])]
-        with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
-            row.append(child_cpu(dynalint + ["--cache-dir", cache, *paths]))
-            row.append(child_cpu(dynalint + ["--cache-dir", cache, *paths]))
-            child_cpu(dynalint + ["--cache-dir", cache, paths[0]])
-            row.append(child_cpu(dynalint + ["--cache-dir", cache, paths[0]]))
-        rounds.append(row)
+    with tempfile.TemporaryDirectory(prefix="dynalint-bench-bytecode-") as bytecode:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = bytecode
+        child_cpu([sys.executable, "-c", PARSE_LOOP, paths[0]], env)
+        child_cpu(dynalint + ["--no-cache", paths[0]], env)
+        for _ in range(repeat):
+            row = [child_cpu([sys.executable, "-c", PARSE_LOOP, *paths], env),
+                   child_cpu(dynalint + ["--no-cache", *paths], env)]
+            with tempfile.TemporaryDirectory(prefix="dynalint-bench-") as cache:
+                row.append(child_cpu(dynalint + ["--cache-dir", cache, *paths], env))
+                row.append(child_cpu(dynalint + ["--cache-dir", cache, *paths], env))
+                child_cpu(dynalint + ["--cache-dir", cache, paths[0]], env)
+                row.append(child_cpu(dynalint + ["--cache-dir", cache, paths[0]], env))
+            rounds.append(row)
     print(f"{len(paths)} files, --jobs {jobs}; CPU seconds of the whole process (getrusage of children), "
-          f"median of {repeat} rounds")
+          f"median of {repeat} rounds; bytecode cached")
     for i, name in enumerate(names):
         secs = statistics.median(r[i] for r in rounds)
         ratio = statistics.median(r[i] / r[0] for r in rounds)

@@ -104,6 +104,43 @@ def test_a_statement_of_a_method_is_generated_alone(monkeypatch: pytest.MonkeyPa
     assert found == node_ranges(module, text, [item])
 
 
+DEFINITIONS = ("import torch\n\n\n@torch.compile  # a\n@staticmethod\ndef f(x):\n    return x.item()\n\n\n"
+               "class A(\n    torch.nn.Module,\n):\n    \"\"\"doc\nat the first column\n\"\"\"\n    k = (1,\n2)\n\n"
+               "    # c\n    @property\n    def p(self):\n        return self.k\n\n"
+               "    def forward(\n        self, x\n    ):\n        y = x + 1\n        if y.sum():\n"
+               "            return y.item()\n        return y\n\n\n"
+               "async def g(a):\n    await a\n\n\nclass B: pass\n")
+
+
+@pytest.mark.parametrize("ends", ["\n", "\r\n"])
+@pytest.mark.parametrize("seed", range(3))
+def test_definitions_have_their_own_text_parsed(ends: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes inside top-level functions and classes: CPython parses the text of those classes alone, not
+    the file (a function needs no parse), and the ranges are those of generating the whole module; a
+    statement that is no definition, or a name defined twice, has the file parsed."""
+    parsed: list[str] = []
+    real = positions.cpython_tree
+
+    def spy(source: str):
+        parsed.append(source)
+        return real(source)
+
+    monkeypatch.setattr(positions, "cpython_tree", spy)
+    text = DEFINITIONS.replace("\n", ends)
+    module = cst.parse_module(text)
+    first = {id(n) for n in walk(module.body[0])}  # the import: no definition
+    pairs = [(n, s) for n, s in _pairs(module, random.Random(seed), 200) if id(s) not in first]
+    assert pairs
+    assert ranges_within(module, text, pairs) == node_ranges(module, text, [n for n, _ in pairs])
+    assert parsed and text not in parsed
+    parsed.clear()
+    twice = text + "def f(x):" + ends + "    return x" + ends
+    module = cst.parse_module(twice)
+    function = module.body[1]
+    assert ranges_within(module, twice, [(function.body, function)]) == node_ranges(module, twice, [function.body])
+    assert parsed == [twice]
+
+
 LITERALS = ("''", "''''''", "'x'", "'''a\r\nb'''", "'''a\nb'''", "r'\\d'", "R'\\n'", "u'x'", "b'x'", "rb'x'",
             "'\\n'", "'\\N{EM DASH}'", "'\"'", "\"'\"", "'ü'", "0", "00", "7", "1_000", "0x1f", "0o7", "1.5",
             "1e3",

@@ -215,3 +215,29 @@ def test_the_binding_walk_asks_only_the_nodes_that_bind_names() -> None:
             found.add(type(n))
             assert type(n) in _BINDERS
     assert found == _BINDERS  # (the sample binds through each of them)
+
+
+@pytest.mark.parametrize("code", SAMPLES + [open(p, encoding="utf-8").read() for p in _tree_files()])
+def test_the_parse_builds_libcsts_tree_through_plain_constructors(code: str, monkeypatch) -> None:
+    """While the parse runs, libcst's node classes construct through constructors that store the fields
+    and nothing else (defaults and default factories as libcst declares them); the tree is the one
+    libcst's own parse makes, and after the parse a node built by hand is checked again."""
+    from dynalint.core.source import parse_unchecked
+
+    during: dict[str, object] = {}
+    real = cst.parse_module
+
+    def parse(text: str) -> cst.Module:
+        during.update(init=cst.Name.__init__, comma=cst.Comma(), name=cst.Name("x"))
+        return real(text)
+
+    monkeypatch.setattr(cst, "parse_module", parse)
+    module = parse_unchecked(code)
+    monkeypatch.undo()
+    assert during["init"] is not cst.Name.__init__
+    comma, name = during["comma"], during["name"]
+    assert isinstance(comma, cst.Comma) and comma.deep_equals(cst.Comma())
+    assert isinstance(name, cst.Name) and name.deep_equals(cst.Name("x"))
+    assert module.code == code and module.deep_equals(cst.parse_module(code))
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")

@@ -208,6 +208,10 @@ class Breaks:
         self._python_ops: set[int] | None = None
         self._frame_events: dict[int, list[Event]] | None = None
         """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
+        self._loop_breaks: dict[int, tuple[dict[int, int], int | None]] = {}
+        """By ``id`` of a function: the position of each node in a walk of it, and the earliest position
+        of a statement holding a break inside one of its loops (:meth:`loop_break_before`); integers
+        only, no nodes, so that the memo holds no tree alive."""
         for b in breaks:
             self._by_node.setdefault(id(b.node), []).append(b)
             self._by_statement.setdefault(id(b.statement), []).append(b)
@@ -252,11 +256,15 @@ class Breaks:
         functions it calls are frames of their own (a loop after a break at ``ev`` is in the frame
         resumed after it)."""
         fn = ev.function
-        order = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
-        loops = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
-        at = order.get(id(ev.statement), -1)
-        return any(b.in_loop and b.event.function is fn and order.get(id(b.statement), -1) < at
-                   and any(encloses(loop, b.node) for loop in loops) for b in self.all)
+        known = self._loop_breaks.get(id(fn))
+        if known is None:  # once per function: the rules ask about many of its events
+            order = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
+            loops = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
+            first = min((order.get(id(b.statement), -1) for b in self.all if b.in_loop and b.event.function is fn
+                         and any(encloses(loop, b.node) for loop in loops)), default=None)
+            known = self._loop_breaks[id(fn)] = (order, first)
+        order, first = known
+        return first is not None and first < order.get(id(ev.statement), -1)
 
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""

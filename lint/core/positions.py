@@ -13,7 +13,7 @@ import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -120,7 +120,8 @@ Block = tuple[Sequence[cst.BaseStatement], Sequence[int], str]
 
 
 def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CSTNode, cst.CSTNode]],
-                  first_lines: list[int] | None = None, blocks: Sequence[Block] = ()) -> dict[int, Range]:
+                  first_lines: Sequence[int] | Mapping[int, int] | None = None, blocks: Sequence[Block] = ()
+                  ) -> dict[int, Range]:
     """The ranges :func:`node_ranges` gives, of nodes each given with a statement that holds it.
 
     Generating the whole module to count characters costs a third of parsing it; findings sit in a
@@ -128,11 +129,12 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
     its first line of code (from CPython's parser, a tenth of libcst's cost) less its leading blank
     and comment lines.  A node whose text at that range is not the text it wrote (a statement found
     nowhere, a file CPython reads otherwise) gets its range from :func:`node_ranges`.
-    ``first_lines``: the first lines of code of the top-level statements, when already known;
+    ``first_lines``: the first lines of code of the top-level statements (by index), when already known;
     ``blocks``: bodies of classes (or of their methods) whose statements are each generated alone when
     they hold a wanted one (a class is as long as a file, a method is not), the first block holding a
     statement taking it; when not given, those of the top-level classes holding wanted nodes and of
-    their methods, from CPython's tree."""
+    their methods, from CPython's tree of those classes alone when the statements holding wanted
+    nodes are definitions found by their names (:func:`_definition_lines`), else of the file."""
     wanted = list(wanted)
     if not wanted:
         return {}
@@ -146,6 +148,10 @@ def ranges_within(module: cst.Module, source: str, wanted: Iterable[tuple[cst.CS
                 groups.setdefault((1 + b, inner[id(statement)]), []).append(node)
         rest = [(node, statement) for node, statement in rest if id(statement) not in inner]
     tops = top_statements(module, {id(statement) for _, statement in rest}) if rest else {}
+    if first_lines is None and tops and not blocks:
+        known = _definition_lines(module, source, sorted(set(tops.values())))
+        if known is not None:
+            return ranges_within(module, source, wanted, *known)
     if first_lines is None and tops:
         parsed = cpython_tree(source)
         first_lines = None
@@ -257,13 +263,80 @@ def _class_blocks(module: cst.Module, parsed: ast.Module | None, tops: list[int]
         if not isinstance(node, cst.ClassDef) or not isinstance(node.body, cst.IndentedBlock) \
                 or at[k] >= len(parsed.body):
             continue
-        cls = parsed.body[at[k]]
-        found = block_lines(node.body.body, cls.body) if isinstance(cls, ast.ClassDef) else None
-        if found is not None:
-            indent = node.body.indent or module.default_indent
-            out += _method_blocks(module, node.body.body, cls.body, indent)
-            out.append((node.body.body, [first for first, _ in found], indent))
+        out += _class_block(module, node, parsed.body[at[k]])
     return out
+
+
+def _class_block(module: cst.Module, node: cst.ClassDef, cls: ast.stmt) -> list[Block]:
+    """The body of the class ``node`` (after the bodies of its methods), from ``cls``, CPython's statement
+    of the same class; none when they do not agree."""
+    found = block_lines(node.body.body, cls.body) if isinstance(cls, ast.ClassDef) \
+        and isinstance(node.body, cst.IndentedBlock) else None
+    if found is None:
+        return []
+    indent = node.body.indent or module.default_indent
+    return _method_blocks(module, node.body.body, cls.body, indent) + \
+        [(node.body.body, [first for first, _ in found], indent)]
+
+
+_NEXT_CODE = re.compile(r"^[^ \t\f\r\n#)\]}]", re.M)
+"""A line that starts with code at the first column (a closing bracket ends a statement, starts none)."""
+_CUTS = 4
+"""Lines starting with code at the first column tried as the end of a class's text (each cut before the
+class's end, on a line of a string, makes the text invalid; the next one is tried)."""
+
+
+def _definition_lines(module: cst.Module, source: str, tops: list[int]
+                      ) -> tuple[dict[int, int], list[Block]] | None:
+    """The first lines of the top-level statements ``tops`` (indices of ``module.body``), and the bodies
+    of the classes among them (:func:`_class_blocks`), without CPython's parse of the whole file (a
+    tenth of libcst's, for a few statements): each is a definition whose ``def`` or ``class`` line is
+    the one line of the file that opens a definition of its name at the first column, right after the
+    text its decorators write; a class's statements are found by CPython's parse of its text alone (up
+    to a line starting with code at the first column: one inside the class, in a string, makes that
+    text invalid, and the next is tried).  None when one is not found so (the caller parses the file).
+    A line found wrong anyway is caught where the text at each range is compared with the text its
+    node writes."""
+    if "\r" in source and source.count("\r") != source.count("\r\n"):
+        return None  # a line ended by a lone carriage return: the first column is not after a newline
+    first: dict[int, int] = {}
+    blocks: list[Block] = []
+    for k in tops:
+        node = module.body[k]
+        if type(node) is cst.ClassDef:
+            opens = rf"class[ \t]+{re.escape(node.name.value)}\b"
+        elif type(node) is cst.FunctionDef:
+            opens = ("async[ \t]+" if node.asynchronous is not None else "") + \
+                rf"def[ \t]+{re.escape(node.name.value)}\b"
+        else:
+            return None
+        found = [m.start() for m in re.finditer("^" + opens, source, re.M)]
+        if len(found) != 1:
+            return None
+        header = found[0]
+        written = "".join(map(module.code_for_node, [*node.decorators, *node.lines_after_decorators]))
+        start = header - len(written)  # where the decorators' text starts (their leading lines too)
+        if start < 0 or source[start:header] != written:
+            return None
+        at = start + sum(len(module.code_for_node(line)) for line in node.decorators[0].leading_lines) \
+            if node.decorators else header  # the first decorator's ``@``
+        line = source.count("\n", 0, at) + 1
+        first[k] = line
+        if type(node) is cst.ClassDef and isinstance(node.body, cst.IndentedBlock):
+            parsed, after = None, header
+            for _ in range(_CUTS):  # a cut inside the class (a string's line at the first column) is invalid
+                cut = _NEXT_CODE.search(source, after + 1)
+                after = cut.start() if cut is not None else len(source)
+                parsed = cpython_tree("\n" * (line - 1) + source[at:after])
+                if parsed is not None or cut is None:
+                    break
+            cls = parsed.body[0] if parsed is not None and parsed.body else None
+            made = _class_block(module, node, cls) if isinstance(cls, ast.ClassDef) and cls.lineno == \
+                source.count("\n", 0, header) + 1 and cls.name == node.name.value else []
+            if not made:
+                return None
+            blocks += made
+    return first, blocks
 
 
 def _method_blocks(module: cst.Module, statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt],

@@ -412,7 +412,10 @@ def parse_unchecked(text: str) -> "cst.Module":
     fields (a regular expression per whitespace node, and more): a fifth of the parse, and only of use
     for a node a program writes by hand, since the parser's nodes are valid by construction.  They are
     switched off for the parse alone; nodes built meanwhile on another thread go unchecked too (they
-    are checked to catch a bug early, not to change what the tree holds)."""
+    are checked to catch a bug early, not to change what the tree holds).  For the parse alone too,
+    each node class's constructor is one that stores the fields and nothing else
+    (:func:`_plain_constructors`): the frozen dataclass's own stores each field through
+    ``object.__setattr__`` and then calls the check, a tenth of the parse."""
     import libcst as cst
 
     global _UNCHECKED_DEPTH, _CHECKED_INIT
@@ -421,14 +424,85 @@ def parse_unchecked(text: str) -> "cst.Module":
             _CHECKED_INIT = cst.CSTNode.__dict__.get("__post_init__")
             if _CHECKED_INIT is not None:  # a libcst that checks elsewhere is left as it is
                 cst.CSTNode.__post_init__ = _no_checks  # type: ignore[method-assign]
+            for cls, (fast, _) in _plain_constructors().items():  # (read under the lock: none swapped)
+                cls.__init__ = fast  # type: ignore[misc]
         _UNCHECKED_DEPTH += 1
     try:
         return cst.parse_module(text)
     finally:
         with _UNCHECKED_LOCK:
             _UNCHECKED_DEPTH -= 1
-            if _UNCHECKED_DEPTH == 0 and _CHECKED_INIT is not None:
-                cst.CSTNode.__post_init__ = _CHECKED_INIT  # type: ignore[method-assign]
+            if _UNCHECKED_DEPTH == 0:
+                for cls, (_, own) in (_PLAIN or {}).items():
+                    cls.__init__ = own  # type: ignore[misc]
+                if _CHECKED_INIT is not None:
+                    cst.CSTNode.__post_init__ = _CHECKED_INIT  # type: ignore[method-assign]
+
+
+_PLAIN: "dict[type, tuple[Callable[..., None], Callable[..., None]]] | None" = None
+
+
+def _plain_constructors() -> "dict[type, tuple[Callable[..., None], Callable[..., None]]]":
+    """(plain constructor, own constructor) of each of libcst's node classes whose constructor is the
+    one :mod:`dataclasses` wrote, with the same parameters (:func:`_plain_constructor`); made once."""
+    global _PLAIN
+    if _PLAIN is None:
+        import dataclasses
+
+        import libcst as cst
+
+        found: dict[type, tuple[Callable[..., None], Callable[..., None]]] = {}
+        stack: list[type] = [cst.CSTNode]
+        while stack:
+            for cls in stack.pop().__subclasses__():
+                stack.append(cls)
+                own = cls.__dict__.get("__init__")
+                if cls in found or own is None or not dataclasses.is_dataclass(cls) \
+                        or getattr(getattr(own, "__code__", None), "co_filename", None) != "<string>":
+                    continue  # not a dataclass's own constructor: left as it is
+                fast = _plain_constructor(cls, own)
+                if fast is not None:
+                    found[cls] = (fast, own)
+        _PLAIN = found
+    return _PLAIN
+
+
+def _plain_constructor(cls: type, own: Callable[..., None]) -> Callable[..., None] | None:
+    """A constructor of ``cls`` that takes the parameters ``own`` (its dataclass constructor) takes, with
+    the same defaults, and stores each through its slot; None when a field is not a slot (a class
+    without ``__slots__``), keyword-only, or not a parameter."""
+    import dataclasses
+    import inspect
+    import types
+
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    parameters = list(inspect.signature(own).parameters.values())[1:]
+    if [p.name for p in parameters] != [f.name for f in fields] \
+            or any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters):
+        return None
+    factory = object()
+    scope: dict[str, object] = {"_factory": factory}
+    head, body = [], []
+    for k, f in enumerate(fields):
+        slot = next((c.__dict__[f.name] for c in cls.__mro__ if f.name in c.__dict__), None)
+        if not isinstance(slot, types.MemberDescriptorType):
+            return None
+        scope[f"_set{k}"] = slot.__set__
+        if f.default is not dataclasses.MISSING:
+            scope[f"_default{k}"] = f.default
+            head.append(f"{f.name}=_default{k}")
+        elif f.default_factory is not dataclasses.MISSING:
+            scope[f"_make{k}"] = f.default_factory
+            head.append(f"{f.name}=_factory")
+            body.append(f"    if {f.name} is _factory:\n        {f.name} = _make{k}()")
+        else:
+            head.append(f.name)
+        body.append(f"    _set{k}(self, {f.name})")
+    text = f"def __init__(self, {', '.join(head)}):\n" + "\n".join(body or ["    pass"]) + "\n"
+    exec(compile(text, "<plain constructor>", "exec"), scope)  # noqa: S102 (made of the dataclass's field names)
+    made = scope["__init__"]
+    made.__qualname__ = own.__qualname__  # type: ignore[attr-defined]
+    return made  # type: ignore[return-value]
 
 
 def _no_checks(self: object) -> None:

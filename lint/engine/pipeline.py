@@ -163,7 +163,7 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
         index = build_index(module, reuse) if reuse is not None else None
     tracker = None
     if track:
-        changed = changed_tokens(reuse, old.shells, old.facts, index) \
+        changed = changed_tokens(reuse, old.shells, old.facts, index, old.nodes) \
             if old is not None and reuse is not None and index is not None else None
         tracker = Tracker(old, replay.memos, changed) if changed is not None and replay is not None else Tracker()
     program = Program(module, scope=settings.scope, values={} if record_values else None, index=index,

@@ -11,10 +11,13 @@ import contextlib
 import os
 import signal
 import threading
-from concurrent.futures import InvalidStateError, ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Iterator, TypeVar
+from concurrent.futures import InvalidStateError
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
 
 from dynalint.core.processes import die_with_parent
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -31,7 +34,10 @@ def _initialise(parent: int, initializer: Callable[..., Any] | None, initargs: t
 def worker_pool(workers: int, initializer: Callable[..., Any] | None = None,
                 initargs: tuple = ()) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers die with this process.  Leaving the block by an exception (an
-    interrupt) ends the workers at once instead of waiting for the work in flight."""
+    interrupt) ends the workers at once instead of waiting for the work in flight.  (The executor's
+    module, with :mod:`multiprocessing`, is imported here: a run in one process does without it.)"""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_initialise,
                                initargs=(os.getpid(), initializer, initargs))
     try:
