@@ -1,11 +1,19 @@
 """DYN206: callers pass different Python values to a compiled entry point."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from dynalint.analysis.entry_arguments import ParameterValues, entry_argument_values, handed_on, in_own_loop
+import libcst as cst
+
+from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, guarded_read, handed_on,
+                                               read_before)
+from dynalint.analysis.events import CallEvent
+from dynalint.analysis.resume_paths import FrameGraphs, eager_part
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import FunctionInfo
 
 
 @register
@@ -33,7 +41,12 @@ class PythonArgumentVaries(Rule):
         3`), a ramp (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of
         dicts (`for cfg in settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None`
         before the loop, `f(x, prev)` then `prev = out[:, ::4]` in it: `None` at the first call, a
-        tensor at the next). A parameter a call leaves
+        tensor at the next). A 0-d integer tensor counts too when the calls pass `torch.tensor(n)` of
+        different numbers and the function uses it as an index (`x[i]`, `x[:, i] = v`, also through a
+        copy, a list or record that carries it, or a helper it hands it to) or as the size of a tensor
+        it iterates over (`for e in x.new_ones(i)`): Dynamo reads its value there and guards on it
+        (`i.item() == 1`), so every new value recompiles, with no automatic dynamic; arithmetic with
+        it guards on nothing. A parameter a call leaves
         out passes its default; arithmetic of number literals (`1 + 0.5`) is its value; calls of
         `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
         `torch._dynamo.config.patch(...)`, count too. Values that change only together with the grad
@@ -43,7 +56,13 @@ class PythonArgumentVaries(Rule):
         calls run eagerly without recompiling. The message names a call that passes each value,
         and every parameter that varies. A function with a graph break inside
         one of its loops runs eagerly (Dynamo gives up on the frame): only a value it hands to a
-        function of the project (compiled as a frame of its own) is guarded there. A number the compiled code only passes on (stores in a tuple, list or dict, returns),
+        function of the project (compiled as a frame of its own), also as a number computed from it
+        and packed in a tuple, list, dict or record (`p = (h, int(k)); helper(h, p)`), is guarded
+        there; when a break outside any loop comes first, the part of the function before that
+        break is compiled and guarded on what it reads, and only the frame resumed after it runs
+        eagerly; a break inside a `try` statement, or at the context manager a `with` statement
+        enters (`with open(...)`), cannot be resumed from either. A number the compiled code only passes
+        on (stores in a tuple, list or dict, returns),
         and any argument it never reads, installs no guard and does not recompile (all measured on
         torch 2.13).
     """
@@ -188,13 +207,17 @@ class PythonArgumentVaries(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         # one finding per entry point (one per statement is kept), naming every parameter that varies
         grouped: dict[int, list[ParameterValues]] = {}
-        for entry in entry_argument_values(ctx.program):
+        graphs = FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
+        for entry in entry_argument_values(ctx.program, graphs.eager):
             grouped.setdefault(id(entry.function), []).append(entry)
-        skipped = {id(b.event.function) for b in ctx.breaks if b.in_loop and in_own_loop(b.event.function, b.node)}
+        reads = {id(ev.node): _reader(ctx, graphs, ev.call, ev.callee) for ev in ctx.events(CallEvent)
+                 if ev.callee is not None and ev.callee.cls is None and ev.module is None}
         for entries in grouped.values():
             fn = entries[0].function
-            if id(fn) in skipped:  # Dynamo runs the frame eagerly: only what it hands on is guarded
-                entries = [e for e in entries if handed_on(e.function, e.param.name.value)]
+            eager = eager_part(ctx.breaks, fn)
+            if eager is not None:  # Dynamo runs (part of) the frame eagerly: only what it hands on is guarded
+                entries = [e for e in entries if e.indexes or handed_on(fn, e.param.name.value, reads)
+                           or read_before(fn, e.param.name.value, eager)]
                 if not entries:
                     continue
             if len(entries) == 1:
@@ -205,8 +228,21 @@ class PythonArgumentVaries(Rule):
                 names = ", ".join(f"`{e.param.name.value}`" for e in entries)
                 each = "; ".join(f"`{e.param.name.value}` ({_shown(e)}), {_effect(e)}" for e in entries)
                 message = f"{names} vary between calls: Dynamo specialises `{fn.name}` on Python arguments. {each}."
-            yield Finding(rule=type(self), node=entries[0].param.name, statement=fn.node, message=message,
-                          hint="pass the value as a tensor, or split the entry point per mode")
+            hint = ("index with a 1-element tensor instead (`x[i.view(1)]`, `x.index_select(0, i.view(1))`: no guard "
+                    "on its value)") if all(e.indexes for e in entries) else \
+                "pass the value as a tensor, or split the entry point per mode"
+            yield Finding(rule=type(self), node=entries[0].param.name, statement=fn.node, message=message, hint=hint)
+
+
+def _reader(ctx: RuleContext, graphs: FrameGraphs, call: cst.Call, callee: "FunctionInfo") -> Callable[[int], bool]:
+    """Whether ``callee``, called at ``call`` as a frame of its own, reads its ``i``-th argument where
+    Dynamo guards on it, and has a graph (a frame without one is skipped, guarding nothing)."""
+    def reads(i: int) -> bool:
+        names = callee.param_names()
+        if i >= len(names) or any(a.star or a.keyword for a in call.args):
+            return False
+        return guarded_read(ctx.program.program_for(callee.owner), callee, names[i]) and graphs.has_graph(callee)
+    return reads
 
 
 def _shown(entry: ParameterValues) -> str:
@@ -217,6 +253,9 @@ def _shown(entry: ParameterValues) -> str:
 def _effect(entry: ParameterValues) -> str:
     """What the values passed do to the compiled code (measured on torch 2.13)."""
     kinds = {t for t, _ in entry.values}
+    if entry.indexes:
+        return ("and it uses the 0-d tensor as an index (or as the size of a tensor it iterates over), where "
+                f"Dynamo reads its value and guards on it, so each new value recompiles it; {RECOMPILE_LIMIT}")
     if kinds == {"bool"}:
         return "so it compiles one graph per value"
     if kinds & {"str", "device"}:

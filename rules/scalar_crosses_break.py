@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, reads_data,
-                                      takes_tensor_data)
-from dynalint.analysis.entry_arguments import fresh_data_functions, guarded_read
-from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
-from dynalint.analysis.resume_paths import branch_may_skip
+from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, capture_flag,
+                                      reads_data, takes_tensor_data)
+from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read
+from dynalint.analysis.events import CallEvent, ScalarUseEvent, SubscriptEvent
+from dynalint.analysis.resume_paths import FrameGraphs, branch_may_skip, eager_part, runs_eagerly, runs_graph_op
 from dynalint.analysis.value_uses import used_after
 from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -52,7 +52,10 @@ class ScalarCrossesBreak(Rule):
         calls depends on the data alone (a mask that selects as many rows each time recompiles nothing),
         so it is reported only where the calls the project makes draw that data afresh
         (`f(torch.randn(8))` in a loop, or at two calls): the resumed frame then recompiles once when
-        the size first changes, and the size is dynamic from then on. After a break inside a loop
+        the size first changes, and the size is dynamic from then on. An op that takes a size, given a
+        0-d tensor computed from data (`torch.arange(n)`, `h.new_zeros(n, 8)`, `x.narrow(0, 0, n)`),
+        breaks the same way and returns a tensor of that size, guarded the same way where the code
+        after the break uses it (in a helper Dynamo inlines, nothing recompiles). After a break inside a loop
         Dynamo runs the rest of the function eagerly: nothing there breaks, but each function of the
         project it calls is a frame of its own, guarded on a number taken from tensor data that the
         call hands it (also inside a list, dict or dataclass) where it reads it, so it recompiles when
@@ -61,7 +64,12 @@ class ScalarCrossesBreak(Rule):
         (`t = time.perf_counter()`, `r = random.random()`), bound as it is and handed to a function
         that runs a tensor operation (a frame without one has no graph and is skipped); one cut down
         to a few values (`int(random.random() * 3)`, `int(time.time()) % 3`) may well repeat and is
-        not reported. A `class` statement in compiled
+        not reported.
+        A number from tensor data handed after its break to a function of another module of the
+        project (also inside a list, tuple, dict or dataclass) is guarded where that function reads
+        it, in the resumed frame that inlines it; so is a size taken from data in a part of the
+        function that Dynamo runs eagerly and handed to a function of the project, in that function's
+        own frame. A `class` statement in compiled
         code breaks too, and builds a new class at every call: when the code after it uses the class, the resumed frame is guarded on the class's
         identity and recompiles at every call.
     """
@@ -216,7 +224,7 @@ class ScalarCrossesBreak(Rule):
                 ctx.settings.capture_scalar_outputs or ctx.program.capture.on(CAPTURE_SCALAR_OUTPUTS, origin.function))
             if at is None and not sizes_range:
                 continue
-            if at is not None and ctx.breaks.loop_break_before(origin):
+            if at is not None and (ctx.breaks.loop_break_before(origin) or runs_eagerly(ctx.breaks, origin)):
                 continue  # Dynamo runs the frame eagerly there: no break (a helper it hands the value to is
                 # reported as a frame of its own)
             if at is not None and not sizes_range and (not ctx.breaks.resumed_frame_compiles(at)
@@ -243,9 +251,96 @@ class ScalarCrossesBreak(Rule):
         yield from self._class_objects(ctx)
         yield from self._data_sizes(ctx)
         yield from self._handed_from_eager_frames(ctx)
+        yield from self._handed_to_other_modules(ctx, seen)
+        yield from self._sizes_handed_from_eager_frames(ctx)
+
+    def _sizes_handed_from_eager_frames(self, ctx: RuleContext) -> Iterator[Finding]:
+        """A tensor whose size comes from tensor data (``(x > 0).nonzero()``) has its size bound to a name
+        (``n = idx.shape[0]``, ``len(idx)``), and a part of the function that Dynamo runs eagerly
+        (:func:`runs_eagerly`) hands that number, as it is or packed in a tuple, list, dict or record,
+        to a function of the project after that: the function is a frame of its own, guarded on
+        the number where it reads it, and recompiles when the data the calls draw afresh changes it
+        (measured on torch 2.13: ``p1.v == 2`` fails, the helper recompiles)."""
+        sized = [(b, name) for b in ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX)
+                 if (name := _size_bound(b)) is not None and _from_inputs(b)
+                 and eager_part(ctx.breaks, b.event.function) is not None]
+        if not sized:
+            return
+        fresh = fresh_data_functions(ctx.program)
+        graphs = FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
+        functions = {id(ev.node): ev for ev in ctx.events(CallEvent)
+                     if ev.callee is not None and ev.callee.cls is None and ev.module is None}
+        reported: set[int] = set()
+        for brk, name in sized:
+            fn = brk.event.function
+            if id(fn) not in fresh:
+                continue
+            for call, positions in calls_handing(fn, name, frozenset(functions), brk.statement):
+                ev = functions[id(call)]
+                if ev.function is not fn or not runs_eagerly(ctx.breaks, ev) \
+                        or any(a.star or a.keyword for a in ev.call.args):
+                    continue
+                callee = ev.callee
+                names = callee.param_names()
+                owner = ctx.program.program_for(callee.owner)
+                held = [i for i in positions if i < len(names) and guarded_read(owner, callee, names[i])]
+                if not held or id(callee) in reported or not graphs.has_graph(callee):
+                    continue
+                reported.add(id(callee))
+                message = (f"`{ctx.code(ev.node)}` in `{fn.name}` hands `{callee.name}` the size of "
+                           f"`{ctx.code(brk.node)}`, taken from tensor data (in `{names[held[0]]}`), in a "
+                           f"frame Dynamo runs eagerly (a graph break inside a loop): `{callee.name}` is "
+                           "compiled as a frame of its own, guarded on that size, and recompiles when it "
+                           "changes with the data the calls draw afresh.")
+                hint = "keep a fixed size (mask with torch.where), or move the loop's graph break out of the function"
+                if any(f is callee for f in ctx.program.index.functions.values()):
+                    yield Finding(rule=type(self), node=callee.node.name, statement=callee.node, message=message,
+                                  hint=hint)
+                else:
+                    yield self.finding(ev, message, hint=hint)
+
+    def _handed_to_other_modules(self, ctx: RuleContext, seen: set[int]) -> Iterator[Finding]:
+        """A Python number taken from tensor data at a break, handed after the break (as an argument or
+        inside a list, tuple, dict or dataclass) to a function of another module of the project: Dynamo
+        inlines that function into the resumed frame (or into the frame resumed after a break inside
+        it), which receives the number and guards on it where the function reads it (measured on torch
+        2.13: ``p0[1] == 2`` fails, the resumed frame recompiles).  The function's body is read in its
+        own module, so the uses of the value there are found through the call."""
+        calls = {id(c.node): c for c in ctx.events(CallEvent)}
+        local = {id(fn) for fn in ctx.program.index.functions.values()}
+        for ev in ctx.events(CallEvent):
+            callee = ev.callee
+            if callee is None or callee.cls is not None or ev.module is not None or id(callee) in local \
+                    or callee.owner is None or any(a.star or a.keyword for a in ev.call.args):
+                continue
+            names = callee.param_names()
+            handed = [(i, v) for i, arg in enumerate(ev.args[:len(names)]) for v in _numbers_in(arg)
+                      if _data_number(v, calls) and id(v.origin) not in seen]
+            if not handed or runs_eagerly(ctx.breaks, ev):
+                continue  # (a frame run eagerly: the callee is a frame of its own, see above)
+            owner = ctx.program.program_for(callee.owner)
+            for i, v in handed:
+                origin = calls[id(v.origin)]
+                at = next((b for b in ctx.breaks.at(origin.node) if b.event is origin and b.cause in VALUE_CAUSES),
+                          None)
+                if at is None or at.in_loop or origin.function is not ev.function \
+                        or not ctx.breaks.resumed_frame_compiles(at) or branch_may_skip(ctx.program, ctx.breaks, at) \
+                        or not guarded_read(owner, callee, names[i]):
+                    continue
+                seen.add(id(v.origin))
+                yield self.finding(
+                    origin,
+                    f"`{ctx.code(v.origin)}` is a Python value taken from tensor data at a graph break, handed "
+                    f"to `{callee.name}` by `{ctx.code(ev.node)}` (in `{names[i]}`), which reads it: the resumed "
+                    "code is specialised on it and recompiles once when it first changes (the number is then "
+                    "dynamic).",
+                    hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
+                )
+                break
 
     def _handed_from_eager_frames(self, ctx: RuleContext) -> Iterator[Finding]:
-        """A frame Dynamo runs eagerly (a break inside a loop before) calls a function of the project,
+        """A frame Dynamo runs eagerly (one that reaches a break inside a loop: :func:`runs_eagerly`) calls
+        a function of the project,
         which Dynamo compiles as a frame of its own: a Python number taken from tensor data that the
         call hands it (as an argument or inside a list, tuple, dict or dataclass) is an input of that
         frame, guarded where the function reads it, and changes with the data the calls draw afresh
@@ -261,12 +356,12 @@ class ScalarCrossesBreak(Rule):
             names = callee.param_names()
             handed = [(i, v) for i, arg in enumerate(ev.args[:len(names)]) for v in _numbers_in(arg)
                       if _data_number(v, calls) or _new_number(v, calls)]
-            if not handed or not ctx.breaks.loop_break_before(ev):
+            if not handed or not runs_eagerly(ctx.breaks, ev):
                 continue
             if fresh is None and not all(_new_number(v, calls) for _, v in handed):
                 fresh = fresh_data_functions(ctx.program)
             handed = [(i, v) for i, v in handed
-                      if (_new_number(v, calls) and _runs_graph_op(ctx, callee))
+                      if (_new_number(v, calls) and runs_graph_op(ctx.program, callee))
                       or (_data_number(v, calls) and id(ev.function) in (fresh or ()))]
             guarded = [(i, v) for i, v in handed if guarded_read(ctx.program, callee, names[i])]
             if not guarded:
@@ -288,31 +383,36 @@ class ScalarCrossesBreak(Rule):
                 yield self.finding(ev, message, hint=hint)
 
     def _data_sizes(self, ctx: RuleContext) -> Iterator[Finding]:
-        """``(x > 0).nonzero()``, ``x[mask]``: a tensor whose size comes from tensor data breaks the graph,
+        """``(x > 0).nonzero()``, ``x[mask]``, ``torch.arange(n)`` of a 0-d tensor ``n`` computed from data: a
+        tensor whose size comes from tensor data breaks the graph,
         and the frame resumed after the break is guarded on its size when the code after the break reads
         it (measured on torch 2.13: ``tensor '___stack0' size mismatch``, once, then the size is dynamic;
         nothing when the result is not used).  Whether the size changes depends on the data, so it is
         reported only where the module's calls draw that data afresh (:func:`fresh_data_functions`)."""
         fresh: set[int] | None = None
-        for brk in ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX):
+        for brk in ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX, Cause.NUMBER_ARGUMENT):
             if brk.in_loop or ctx.breaks.in_comprehension(brk) or not _from_inputs(brk):
                 continue
+            if brk.cause is Cause.NUMBER_ARGUMENT and not (_sized_by_data(brk) and not _inlined(ctx, brk.event.function)):
+                continue  # (in a helper Dynamo inlines, the helper ends up a frame of its own, whose input the
+                # 0-d tensor is: nothing recompiles, measured)
             if fresh is None:
                 fresh = fresh_data_functions(ctx.program)
             fn = brk.event.function
-            if ctx.breaks.loop_break_before(brk.event):
+            if ctx.breaks.loop_break_before(brk.event) or runs_eagerly(ctx.breaks, brk.event):
                 continue  # Dynamo runs the frame eagerly from that loop on: nothing breaks here
             if id(fn) not in fresh or not used_after(brk.node, brk.statement, fn.node) \
                     or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True) \
                     or branch_may_skip(ctx.program, ctx.breaks, brk):
                 continue
+            flag = capture_flag(brk)
             yield self.finding(
                 brk.event,
                 f"`{ctx.code(brk.node)}` has a size taken from tensor data at a graph break, and the code "
                 "after the break uses it: the resumed frame is guarded on that size, and the calls draw new "
                 "random data each time, so it recompiles once when the size first changes (the size is "
                 "then dynamic).",
-                hint="keep a fixed size (mask with torch.where), or enable capture_dynamic_output_shape_ops",
+                hint="keep a fixed size (mask with torch.where)" + (f", or enable {flag}" if flag else ""),
             )
 
     def _class_objects(self, ctx: RuleContext) -> Iterator[Finding]:
@@ -399,14 +499,55 @@ def _new_number(v: Value, calls: dict[int, CallEvent]) -> bool:
         and isinstance(origin.statement, cst.Assign) and origin.statement.value is origin.node
 
 
-def _runs_graph_op(ctx: RuleContext, fn: FunctionInfo) -> bool:
-    """``fn`` runs a tensor operation (arithmetic on a tensor, a call that makes one): a frame without
-    one has no graph, and Dynamo skips it without guarding (measured on torch 2.13: a helper that only
-    asserts on the number does not recompile)."""
-    return any(e.function is fn and any(o.is_tensor for o in e.operands)
-               for e in ctx.events(ArithmeticEvent)) \
-        or any(e.function is fn and e.result is not None and e.result.is_tensor
-               for e in ctx.events(CallEvent))
+def _size_bound(brk: Break) -> str | None:
+    """The name a statement ``n = <brk>.shape[i]`` / ``.size(i)`` / ``len(<brk>)`` binds the size of the
+    tensor the break makes to; None for any other statement."""
+    statement = brk.statement
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        else statement
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1 \
+            or not isinstance(small.targets[0].target, cst.Name):
+        return None
+    value = small.value
+    sized = None
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) \
+            and value.value.attr.value == "shape":
+        sized = value.value.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "size" \
+            and value.args:
+        sized = value.func.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len" \
+            and len(value.args) == 1:
+        sized = value.args[0].value
+    return small.targets[0].target.value if sized is brk.node else None
+
+
+#: functions and tensor methods whose arguments are the sizes of the tensor they return
+_SIZED_BY_ARGUMENTS = frozenset({"torch.arange", "torch.zeros", "torch.ones", "torch.empty", "torch.full",
+                                 "torch.rand", "torch.randn"})
+_SIZED_BY_METHOD_ARGUMENTS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full", "narrow", "view",
+                                        "reshape", "expand", "repeat"})
+
+
+def _sized_by_data(brk: Break) -> bool:
+    """A break at an op that takes a size, given a tensor computed from data (``torch.arange(n)``,
+    ``h.new_zeros(n, 8)``, ``h.view(n, 4)``): Dynamo runs the op outside the graph, and the tensor it
+    returns has a size read from that data (measured on torch 2.13: the resumed frame fails ``tensor
+    '___stack1' size mismatch`` when the data changes)."""
+    ev = brk.event
+    if not isinstance(ev, CallEvent):
+        return False
+    sized = ev.method in _SIZED_BY_METHOD_ARGUMENTS if ev.method is not None and ev.receiver is not None \
+        and ev.receiver.is_tensor else ev.qualname in _SIZED_BY_ARGUMENTS
+    return sized and any(a is not None and a.is_tensor and not (a.from_weights or a.constant)
+                         for a in (*ev.args, *ev.kwargs.values()))
+
+
+def _inlined(ctx: RuleContext, fn: "FunctionInfo") -> bool:
+    """A compiled function of the module calls ``fn``: Dynamo inlines it there."""
+    compiled = {id(f) for f in ctx.program.compiled}
+    return any(caller is not None and id(caller) in compiled
+               for _, caller in ctx.program.index.call_sites.get(fn.name, ()))
 
 
 def _from_inputs(brk: Break) -> bool:

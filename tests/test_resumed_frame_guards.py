@@ -243,6 +243,44 @@ FRESH_CASES = """
         return h
 
 
+    def ranged(x):
+        n = (x > 0).sum()
+        return x + torch.arange(n).sum()
+
+
+    def ranged_unused(x):
+        n = (x > 0).sum()
+        torch.arange(n)
+        return x * 2
+
+
+    def ranged_in(h, n):
+        return h + torch.arange(n).sum()
+
+
+    def via_helper(x):
+        n = (x > 0).sum()
+        return ranged_in(x, n)
+
+
+    def run_via_helper():
+        f = torch.compile(via_helper, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    def run_ranged():
+        f = torch.compile(ranged, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    def run_ranged_unused():
+        f = torch.compile(ranged_unused, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
     def run_counted():
         f = torch.compile(counted, backend="eager")
         for _ in range(3):
@@ -293,15 +331,19 @@ FRESH_CASES = """
             f(torch.randn(8))
 
 
-    RUNS = [run_counted, run_masked, run_drawn, run_unused, run_fixed, run_packed, run_looped, run_loop_later]
+    RUNS = [run_counted, run_masked, run_drawn, run_unused, run_fixed, run_packed, run_looped, run_loop_later,
+            run_ranged, run_ranged_unused, run_via_helper]
 """
 
-FRESH_RECOMPILED = {"counted", "masked", "drawn", "loop_later"}
+FRESH_RECOMPILED = {"counted", "masked", "drawn", "loop_later", "ranged"}
 """The functions whose resumed frame recompiles when the calls the code shows draw new random data:
 the size taken from it changes (a result never used again, the same tensor at every call, or a
 resumed frame that only packs the size into a dataclass and hands it to a helper that returns it,
 which has no graph, does not; nor does a function with a break in a loop before the size is taken, which Dynamo runs eagerly from
-there; a loop after the break belongs to the resumed frame)."""
+there; a loop after the break belongs to the resumed frame).  ``torch.arange(n)`` of a 0-d tensor
+computed from the data breaks, and the range it returns has that many elements: used after the
+break, the resumed frame guards on its size; in a helper Dynamo inlines (``ranged_in``) nothing
+recompiles."""
 
 
 def test_dyn204_reports_sizes_from_data_the_calls_draw_afresh():
@@ -319,7 +361,8 @@ def test_the_fresh_data_cases_under_dynamo():
         for run in namespace["RUNS"]:
             run()
     resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert {name for name in ("counted", "masked", "drawn", "unused", "fixed", "packed", "looped", "loop_later")
+    assert {name for name in ("counted", "masked", "drawn", "unused", "fixed", "packed", "looped", "loop_later",
+                              "ranged", "ranged_unused", "via_helper", "ranged_in")
             if any(r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == FRESH_RECOMPILED
 
 

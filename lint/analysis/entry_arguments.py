@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import libcst as cst
 
+from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import state_nodes
 from dynalint.analysis.number_callers import foreign_call_sites
@@ -33,6 +34,7 @@ from dynalint.analysis.syntax import dotted_name, encloses, literal_value, paren
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
     from dynalint.analysis.program import Program
+    from dynalint.analysis.resume_paths import EagerPart
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,9 @@ class ParameterValues:
     ```run` line 12`` in another module)."""
     static: bool = False
     """Compiled with ``dynamic=False``: every new number recompiles."""
+    indexes: bool = False
+    """0-d tensors of different integers, which the function uses as an index (Dynamo guards on their
+    value: :func:`index_tensor_arguments`)."""
 
     @property
     def varies(self) -> bool:
@@ -63,9 +68,19 @@ class ParameterValues:
 _Site = tuple[cst.Call, "FunctionInfo | None", "Program"]
 
 
-def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
+def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cst.CSTNode], bool] | None" = None
+                          ) -> Iterator[ParameterValues]:
     """Each parameter of each compiled entry point that callers pass different values and that the
-    entry point reads where Dynamo specialises on it, in definition order."""
+    entry point reads where Dynamo specialises on it, in definition order; with ``eager`` (whether a
+    node of a function lies in a part Dynamo runs eagerly), also the 0-d tensors used as an index
+    (:func:`_index_tensor_values`)."""
+    callees: dict[int, "FunctionInfo"] = {}
+
+    def resolved() -> dict[int, "FunctionInfo"]:
+        if not callees:
+            callees.update(_callees(program))
+        return callees
+
     for fn, sites, static in entry_call_sites(program):
         params = list(fn.node.params.params)
         if fn.is_method:
@@ -73,6 +88,8 @@ def entry_argument_values(program: "Program") -> Iterator[ParameterValues]:
         if sites and _skipped_from_first_call(fn, params, sites[0]):
             continue
         yield from _varying(program, fn, params, sites, static)
+        if eager is not None and sites:
+            yield from _index_tensor_values(program, fn, params, sites, static, eager, resolved)
 
 
 def _skipped_from_first_call(fn: "FunctionInfo", params: list[cst.Param], first: _Site) -> bool:
@@ -1148,17 +1165,19 @@ def _through_call(program: "Program", call: cst.Call, arg: cst.Arg, depth: int) 
     return positions
 
 
-def in_own_loop(fn: "FunctionInfo", node: cst.CSTNode) -> bool:
-    """``node`` is inside a ``for`` or ``while`` of ``fn`` itself (not only of a caller that inlines it)."""
-    return any(isinstance(loop, (cst.For, cst.While)) and any(n is node for n in walk(loop))
-               for loop in walk(fn.node.body, into_scopes=False))
-
-
-def handed_on(fn: "FunctionInfo", name: str) -> bool:
+def handed_on(fn: "FunctionInfo", name: str, reads: "Mapping[int, Callable[[int], bool]] | None" = None) -> bool:
     """Whether ``fn`` passes its parameter ``name`` (or a value computed from it) to a function that
     Dynamo compiles as a frame of its own when it runs the entry point eagerly: a call of a name that is
     not a builtin, or a method of ``self``. Tensor methods and library functions (``torch.exp(x * t)``,
-    ``F.relu``) are not: in a frame that runs eagerly they install no guard."""
+    ``F.relu``) are not: in a frame that runs eagerly they install no guard.
+
+    ``reads`` maps the calls of functions of the project (by ``id``) to whether that function reads its
+    ``i``-th argument where Dynamo guards on it in a frame with a graph.  At such calls a number bound
+    to a name first, or packed in a tuple, list, dict or record (``v = int(k); p = (h, v); helper(h,
+    p)``), counts too, and an argument the function does not read does not."""
+    reads = reads or {}
+    functions = frozenset(reads)
+    carried = _number_names(fn, name, functions)
     for node in walk(fn.node.body):
         if not isinstance(node, cst.Call):
             continue
@@ -1168,9 +1187,241 @@ def handed_on(fn: "FunctionInfo", name: str) -> bool:
                 continue
         elif not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
             continue
-        if any(isinstance(n, cst.Name) and n.value == name for a in node.args for n in walk(a.value)):
-            return True
+        known = carried if id(node) in functions else {name}
+        for i, a in enumerate(node.args):
+            if any(isinstance(n, cst.Name) and n.value in known for n in walk(a.value)) \
+                    and (id(node) not in functions or reads[id(node)](i)):
+                return True
     return False
 
 
+def calls_handing(fn: "FunctionInfo", name: str, functions: frozenset[int], after: cst.CSTNode
+                  ) -> Iterator[tuple[cst.Call, list[int]]]:
+    """The calls in ``functions`` (ids of calls of functions of the project) that ``fn`` makes after the
+    statement ``after`` and hand the number bound to ``name`` (as it is, or in a name, display or record
+    that carries it: :func:`_number_names`), with the positions of the arguments that carry it."""
+    carried = _number_names(fn, name, functions)
+    started = False
+    for node in walk(fn.node.body, into_scopes=False):
+        started = started or node is after
+        if not started or not isinstance(node, cst.Call) or id(node) not in functions:
+            continue
+        held = [i for i, a in enumerate(node.args)
+                if any(isinstance(n, cst.Name) and n.value in carried for n in walk(a.value))]
+        if held:
+            yield node, held
+
+
+def _number_names(fn: "FunctionInfo", name: str, functions: frozenset[int]) -> set[str]:
+    """``name`` and the local names ``fn`` binds to numbers computed from it (arithmetic, ``int()``,
+    ``round()``...) or to tuples, lists, dicts and records that hold one (``Pack(h, v)``: a call of a
+    name that is no builtin and not among the calls of functions, ``functions``); a value mixed with
+    anything else (a tensor, an unknown call) is not followed, since a tensor handed on installs no
+    value guard."""
+    names = {name}
+    assigns = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Assign)]
+    grown = True
+    while grown:
+        grown = False
+        for a in assigns:
+            if not _carries_number(a.value, names, functions):
+                continue
+            for t in a.targets:
+                if isinstance(t.target, cst.Name) and t.target.value not in names:
+                    names.add(t.target.value)
+                    grown = True
+    return names
+
+
+def _carries_number(node: cst.BaseExpression, names: set[str], functions: frozenset[int]) -> bool:
+    """``node`` is a number computed from ``names`` alone, or a display or record with such an element."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value not in _BUILTIN_NAMES \
+            and id(node) not in functions:
+        return any(_number_of_names(a.value, names) for a in node.args if not a.star)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(_number_of_names(e.value, names) for e in node.elements if isinstance(e, cst.Element))
+    if isinstance(node, cst.Dict):
+        return any(_number_of_names(e.value, names) for e in node.elements if isinstance(e, cst.DictElement))
+    return _number_of_names(node, names)
+
+
+def _number_of_names(node: cst.BaseExpression, names: set[str], seen: bool = False) -> bool:
+    """Arithmetic of ``names``, number literals and ``int``/``float``/``round``/``abs``/``min``/``max``
+    that mentions at least one of ``names``."""
+    if isinstance(node, cst.Name):
+        return node.value in names
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return seen
+    if isinstance(node, cst.UnaryOperation):
+        return _number_of_names(node.expression, names, seen)
+    if isinstance(node, cst.BinaryOperation):
+        parts = (node.left, node.right)
+        return (all(isinstance(p, (cst.Integer, cst.Float)) or _number_of_names(p, names, True) for p in parts)
+                and any(_number_of_names(p, names) for p in parts))
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS:
+        args = [a.value for a in node.args if not a.star and a.keyword is None]
+        return (bool(args) and all(isinstance(p, (cst.Integer, cst.Float)) or _number_of_names(p, names, True)
+                                   for p in args) and any(_number_of_names(p, names) for p in args))
+    return False
+
+
+_NUMBER_BUILTINS = frozenset({"int", "float", "round", "abs", "min", "max"})
+
+
+def read_before(fn: "FunctionInfo", name: str, part: "EagerPart") -> bool:
+    """``fn`` mentions its parameter ``name`` before the part of it that Dynamo runs eagerly: that
+    part of ``fn`` is compiled (a break outside any loop ends its graph), and guarded on what it
+    reads (measured on torch 2.13)."""
+    return any(isinstance(n, cst.Name) and n.value == name and not part.eager(n)
+               for n in walk(fn.node.body, into_scopes=False))
+
+
 _BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _callees(program: "Program") -> dict[int, "FunctionInfo"]:
+    """Call node id -> the function of the project it calls (not a class), as the evaluation resolved it."""
+    return {id(ev.node): ev.callee for ev in program.events
+            if isinstance(ev, CallEvent) and ev.callee is not None and ev.callee.cls is None}
+
+
+def _index_tensor_values(program: "Program", fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site],
+                         static: bool, eager: "Callable[[FunctionInfo, cst.CSTNode], bool]",
+                         callees: "Callable[[], dict[int, FunctionInfo]]") -> Iterator[ParameterValues]:
+    """The parameters of ``fn`` to which every call passes ``torch.tensor(n)`` of an integer ``n`` that
+    differs between the calls (literals, or a number computed from the variable of the loop that makes
+    the calls), and which ``fn`` uses as an index (``x[i]``, ``x[:, i] = v``) or as the size of a tensor
+    it iterates over (``for e in x.new_ones(i)``), as it is, through the names, displays and records
+    that carry it, ``copy.deepcopy`` of it, or the functions of the project it hands it to.  Dynamo
+    reads such a 0-d tensor's value there and guards on it (``i.item() == 1``), so each new value
+    recompiles: no automatic dynamic (measured on torch 2.13).  A use in a part that Dynamo runs
+    eagerly (``eager``) installs no guard."""
+    for prm in params:
+        name = prm.name.value
+        passed: dict[int, _Site] = {}
+        looped: _Site | None = None
+        for site in sites:
+            call, caller, owner = site
+            arg = dict(_bound_arguments(call, params)).get(name)
+            number = _tensor_of_number(owner, arg) if arg is not None else None
+            if number is None:
+                break
+            value = _literal(number)
+            if isinstance(value, int) and not isinstance(value, bool):
+                passed.setdefault(value, site)
+            elif caller is not None and _number_of(number, _loop_variables(call, caller)):
+                looped = looped or site
+            else:
+                break
+        else:
+            if (len(passed) >= 2 or looped is not None) \
+                    and _indexes_with(program, fn, name, callees(), eager, 0):
+                shown = [(_where(site, program), f"`torch.tensor({value})`") for value, site in passed.items()]
+                if looped is not None:
+                    shown.append((_where(looped, program), "0-d tensors of numbers that change from one loop "
+                                                           "iteration to the next"))
+                yield ParameterValues(fn, prm, frozenset(("tensor", v) for v in passed), looped is not None,
+                                      tuple(dict.fromkeys(shown)), static, indexes=True)
+
+
+def _tensor_of_number(owner: "Program", node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``n`` of ``torch.tensor(n)`` (no dtype, or an integer one), else None."""
+    if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    name = dotted_name(node.func) or ""
+    head, _, rest = name.partition(".")
+    if owner.index.imports.get(head) != "torch" or rest != "tensor":
+        return None
+    for arg in node.args[1:]:
+        if arg.keyword is None or arg.keyword.value != "dtype" or \
+                (dotted_name(arg.value) or "").rpartition(".")[2] not in _INT_DTYPES:
+            if arg.keyword is None or arg.keyword.value not in ("device", "requires_grad"):
+                return None
+    return node.args[0].value
+
+
+_INT_DTYPES = frozenset({"int64", "long", "int32", "int", "int16", "int8", "uint8"})
+
+
+def _loop_variables(call: cst.Call, caller: "FunctionInfo") -> set[str]:
+    """The names the loops of ``caller`` around ``call`` bind to values that change between their
+    iterations."""
+    out: set[str] = set()
+    for n in walk(caller.node.body, into_scopes=False):
+        if isinstance(n, cst.For) and any(m is call for m in walk(n.body, into_scopes=False)):
+            out |= _varying_targets(n, caller)
+    return out
+
+
+def _indexes_with(program: "Program", fn: "FunctionInfo", name: str, callees: dict[int, "FunctionInfo"],
+                  eager: "Callable[[FunctionInfo, cst.CSTNode], bool]", depth: int) -> bool:
+    """``fn`` uses the 0-d tensor its parameter ``name`` holds as an index, or as the size of a tensor
+    it iterates over, outside the part Dynamo runs eagerly, or hands it to a function of the project
+    that does (see :func:`index_tensor_arguments`)."""
+    carried = _tensor_carriers(fn, name, callees)
+    for node in walk(fn.node.body, into_scopes=False):
+        if isinstance(node, cst.Subscript):
+            if any(isinstance(e.slice, cst.Index) and _root(e.slice.value) in carried for e in node.slice) \
+                    and not eager(fn, node):
+                return True
+        elif isinstance(node, cst.For):
+            it = node.iter
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) \
+                    and any(_root(a.value) in carried for a in it.args) and not eager(fn, node):
+                return True
+        elif isinstance(node, cst.Call) and id(node) in callees and depth < 2:
+            callee = callees[id(node)]
+            names = callee.param_names()
+            if callee.is_method or any(a.star or a.keyword for a in node.args):
+                continue
+            for i, a in enumerate(node.args[:len(names)]):
+                if _root(a.value) in carried:
+                    owner = program.program_for(callee.owner)
+                    inner = {id(ev.node): ev.callee for ev in owner.events
+                             if isinstance(ev, CallEvent) and ev.callee is not None and ev.callee.cls is None} \
+                        if owner is not program else callees
+                    if _indexes_with(owner, callee, names[i], inner, eager, depth + 1):
+                        return True
+    return False
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    """The name an access chain starts from (``p`` of ``p[1]``, ``p.v``, ``p["v"]``)."""
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _tensor_carriers(fn: "FunctionInfo", name: str, callees: dict[int, "FunctionInfo"]) -> set[str]:
+    """``name`` and the local names ``fn`` binds to it, to ``copy.deepcopy`` of it, or to tuples, lists,
+    dicts and records (a call of a name that is no builtin and no function of the project) that hold
+    one of those names."""
+    names = {name}
+    assigns = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Assign)]
+    grown = True
+    while grown:
+        grown = False
+        for a in assigns:
+            v = a.value
+            if isinstance(v, cst.Name):
+                hit = v.value in names
+            elif isinstance(v, (cst.Tuple, cst.List)):
+                hit = any(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) and e.value.value in names
+                          for e in v.elements)
+            elif isinstance(v, cst.Dict):
+                hit = any(isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and e.value.value in names
+                          for e in v.elements)
+            elif isinstance(v, cst.Call):
+                args = [x.value for x in v.args if not x.star and x.keyword is None]
+                copy = (dotted_name(v.func) or "") in ("copy.deepcopy", "copy.copy") and len(args) == 1
+                record = isinstance(v.func, cst.Name) and v.func.value not in _BUILTIN_NAMES and id(v) not in callees
+                hit = (copy or record) and any(isinstance(x, cst.Name) and x.value in names for x in args)
+            else:
+                hit = False
+            if not hit:
+                continue
+            for t in a.targets:
+                if isinstance(t.target, cst.Name) and t.target.value not in names:
+                    names.add(t.target.value)
+                    grown = True
+    return names

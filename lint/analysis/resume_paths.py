@@ -5,19 +5,28 @@ frame without a graph operation, Dynamo skips the frame from then on and guards 
 receives (measured on torch 2.13).  Which branch of an ``if`` the first run takes is in general not
 known, so a branch that returns at once without a graph operation makes what the frame guards on
 uncertain.
+
+A graph break inside a loop is another matter: Dynamo cannot resume inside the loop, so it gives up
+on the frame it is tracing and runs that frame eagerly (:func:`eager_part`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from dynalint.analysis.events import AttributeEvent, CallEvent
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.breaks import find_breaks
+from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
+from dynalint.analysis.syntax import encloses, walk
 from dynalint.analysis.values import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.breaks import Analysed, Break, Breaks
+    from dynalint.analysis.events import Event
+    from dynalint.analysis.module_index import FunctionInfo
+    from dynalint.analysis.program import Program
+    from dynalint.config.settings import Settings
 
 
 def branch_may_skip(program: "Analysed", breaks: "Breaks", brk: "Break") -> bool:
@@ -62,3 +71,109 @@ def _python_only(program: "Analysed", breaks: "Breaks", node: cst.CSTNode) -> bo
         else:
             return False
     return True
+
+
+@dataclass(frozen=True)
+class EagerPart:
+    """Where a function starts to run eagerly: after the statement at ``start`` (``-1``: from its
+    first statement), to its end."""
+
+    order: dict[int, int]
+    """Node id -> its position in a walk of the function's body (nested scopes not entered)."""
+    start: int
+    loop: cst.CSTNode
+    """The first loop, ``try`` or ``with`` statement of the function with a break Dynamo cannot resume
+    from."""
+
+    def eager(self, node: cst.CSTNode) -> bool:
+        """``node`` (a statement of the function) runs eagerly."""
+        return self.order.get(id(node), -1) > self.start
+
+
+def eager_part(breaks: "Breaks", fn: "FunctionInfo") -> EagerPart | None:
+    """The part of ``fn`` that Dynamo runs eagerly because of a graph break it cannot resume from; None
+    when ``fn`` has no such break.
+
+    Dynamo traces a frame until its first break.  A break outside any loop ends a graph and the rest
+    of the function is a resumed frame, traced the same way; a break inside a loop cannot be resumed
+    from, so Dynamo gives up on the whole frame it is tracing and runs it eagerly (measured on torch
+    2.13).  The eager part thus starts after the last resumable break that comes before the first
+    loop with a break (at the function's start when there is none).  Nor can Dynamo resume after a
+    break inside a ``try`` statement, or one at the context manager a ``with`` statement enters
+    (``with open(...)``), but there it compiles the graph before the break, guarded on what it read,
+    and runs the rest eagerly; a break inside the body of a ``with torch.no_grad():`` is resumed from
+    (measured).  Everything in the eager part is left to Python: the functions it calls are compiled
+    as frames of their own, and nothing that the part reads is guarded."""
+    body = fn.node.body
+    blocks = [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
+    mine = [b for b in breaks if b.event.function is fn]
+    looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block)]
+    if not looped:
+        return None
+    order = {id(n): i for i, n in enumerate(walk(body, into_scopes=False))}
+    first = min((block for _, block in looped), key=lambda block: order.get(id(block), -1))
+    in_loops = {id(b) for b, _ in looped}
+    before = [b for b in mine if id(b) not in in_loops and order.get(id(b.statement), -1) < order.get(id(first), -1)]
+    last = max(before, key=lambda b: order.get(id(b.statement), -1), default=None)
+    start = -1
+    if last is not None:  # the frame resumed after that break begins past its statement (or its header)
+        ends = last.statement if isinstance(last.statement, (cst.SimpleStatementLine, cst.BaseSmallStatement)) \
+            else last.node
+        start = max(order.get(id(n), -1) for n in walk(ends, into_scopes=False))
+    if isinstance(first, (cst.With, cst.Try)):
+        start = order.get(id(first), 0) - 1  # the graph before such a break is compiled (and guarded)
+    return EagerPart(order, start, first)
+
+
+def _unresumable(brk: "Break", block: cst.CSTNode) -> bool:
+    """``brk`` lies inside ``block`` where Dynamo cannot resume after it: in the body of a loop, of a
+    ``try`` statement, or in the context managers a ``with`` statement enters."""
+    if isinstance(block, cst.With):
+        return any(encloses(item, brk.node) for item in block.items)
+    return encloses(block, brk.node) and (brk.in_loop or isinstance(block, cst.Try))
+
+
+def runs_eagerly(breaks: "Breaks", ev: "Event") -> bool:
+    """``ev`` lies in the part of its function that Dynamo runs eagerly (:func:`eager_part`)."""
+    part = eager_part(breaks, ev.function)
+    return part is not None and part.eager(ev.statement)
+
+
+def runs_graph_op(program: "Analysed", fn: "FunctionInfo") -> bool:
+    """``fn`` (of ``program``'s module) runs a tensor operation (arithmetic on a tensor, a call that
+    makes one): a frame without one has no graph, and Dynamo skips it without guarding (measured on
+    torch 2.13: a helper that only asserts on a number, or returns it, does not recompile)."""
+    return any(e.function is fn and (
+        isinstance(e, ArithmeticEvent) and any(o.is_tensor for o in e.operands)
+        or isinstance(e, CallEvent) and e.result is not None and e.result.is_tensor) for e in program.events)
+
+
+class FrameGraphs:
+    """Whether a function of the project, run as a frame of its own, has a graph for Dynamo to compile
+    (and so guards on what it reads): it runs a tensor operation (:func:`runs_graph_op`) or breaks
+    (the part before the break is compiled, measured on torch 2.13: ``logger.info("%s", p[1])`` in
+    the helper guards on ``p[1]``).  The breaks of another module are found once, when first asked."""
+
+    def __init__(self, program: "Program", breaks: "Breaks", settings: "Settings") -> None:
+        self._program = program
+        self._settings = settings
+        self._breaks: dict[int, Breaks] = {id(program): breaks}
+
+    def has_graph(self, fn: "FunctionInfo") -> bool:
+        owner = self._program.program_for(fn.owner)
+        return runs_graph_op(owner, fn) or any(b.event.function is fn for b in self.breaks_of(fn))
+
+    def breaks_of(self, fn: "FunctionInfo") -> "Breaks":
+        """The graph breaks of the module that defines ``fn``."""
+        owner = self._program.program_for(fn.owner)
+        found = self._breaks.get(id(owner))
+        if found is None:
+            same = (owner.settings or self._settings) == self._settings
+            found = self._breaks[id(owner)] = find_breaks(owner, self._settings,
+                                                          owner.break_classifier() if same else None)
+        return found
+
+    def eager(self, fn: "FunctionInfo", node: cst.CSTNode) -> bool:
+        """``node`` of ``fn`` lies in the part of ``fn`` that Dynamo runs eagerly (:func:`eager_part`)."""
+        part = eager_part(self.breaks_of(fn), fn)
+        return part is not None and part.eager(node)

@@ -1,0 +1,260 @@
+"""Which part of a function Dynamo runs eagerly after a graph break inside a loop, and what the
+compiled parts guard on (DYN206, DYN204), checked against Dynamo.
+
+Measured on torch 2.13 (``backend="eager"``): a break inside a loop makes Dynamo give up on the frame
+it is tracing, but when a break outside any loop comes first, that frame is the one resumed after
+it: the part of the function before that break is compiled and guarded on the arguments it reads
+(``mixed``), while an argument read only in the part run eagerly installs no guard (``late``); a
+break inside a ``try`` statement, or at the context manager ``with open(...)`` enters, cannot be
+resumed from either (``tried``, ``opened``), though the graph before such a break is compiled and
+guarded (``read_first``).  A
+number computed from an argument and packed in a tuple that the eager part hands to a function of
+the project is an input of that function's own frame (``packed``), unless that function only
+passes it on and runs no tensor operation (``returned``); so is the size of a tensor whose size
+comes from data that the eager part makes and hands on (``SIZE_CASES``).  A number taken from tensor
+data at a break and handed to a function of another module is guarded in the resumed frame that
+inlines the function, where the function reads it (``scaled``), not where it only passes it on
+(``passed``)."""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from conftest import requires_torch
+from dynalint.config.resolver import resolve
+from dynalint.engine.session import Session
+from helpers import check, dynamo_recompile_log
+
+ENTRY_CASES = """
+    import os
+
+    import torch
+
+
+    def scaled(h, p):
+        return h * p[1]
+
+
+    def mixed(x, k):
+        h = x * k
+        torch._dynamo.graph_break()
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        return h
+
+
+    def late(x, k):
+        h = x * 2
+        torch._dynamo.graph_break()
+        h = h * k
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        return h
+
+
+    def packed(x, k):
+        h = x * 2
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        v = int(k)
+        p = (h, v)
+        return scaled(h, p)
+
+
+    def passed_on(h, p):
+        r = p[1]
+        return h, r
+
+
+    def returned(x, k):
+        h = x * 2
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        p = (h, int(k))
+        return passed_on(h, p)
+
+
+    def tried(x, k):
+        h = x * 2
+        try:
+            torch._dynamo.graph_break()
+            h = h + 1
+        except ValueError:
+            pass
+        return h * k
+
+
+    def opened(x, k):
+        h = x * 2
+        with open(os.devnull, "w") as fh:
+            fh.write("a")
+        return h * k
+
+
+    def read_first(x, k):
+        h = x * k
+        with open(os.devnull, "w") as fh:
+            fh.write("a")
+        return h + 1
+
+
+    compiled_mixed = torch.compile(mixed, backend="eager")
+    compiled_read_first = torch.compile(read_first, backend="eager")
+    compiled_tried = torch.compile(tried, backend="eager")
+    compiled_opened = torch.compile(opened, backend="eager")
+    compiled_returned = torch.compile(returned, backend="eager")
+    compiled_late = torch.compile(late, backend="eager")
+    compiled_packed = torch.compile(packed, backend="eager")
+
+
+    def run():
+        for n in range(3):
+            compiled_mixed(torch.randn(4), n + 1)
+            compiled_late(torch.randn(4), n + 1)
+            compiled_packed(torch.randn(4), n + 1)
+            compiled_returned(torch.randn(4), n + 1)
+            compiled_tried(torch.randn(4), n + 1)
+            compiled_opened(torch.randn(4), n + 1)
+            compiled_read_first(torch.randn(4), n + 1)
+"""
+
+ENTRY_RECOMPILED = {"mixed", "scaled", "read_first"}
+"""``packed`` hands the number on: its frame runs eagerly, ``scaled``'s frame recompiles; ``passed_on``
+only returns it and runs no tensor operation, a frame Dynamo skips."""
+
+
+def _dyn206_functions(code: str) -> set[str]:
+    lines = textwrap.dedent(code).lstrip("\n").splitlines()
+    return {lines[d.line - 1].split("def ")[1].split("(")[0] for d in check(code) if d.code == "DYN206"}
+
+
+def test_dyn206_reports_what_the_compiled_part_before_an_eager_loop_reads():
+    assert _dyn206_functions(ENTRY_CASES) == {"mixed", "packed", "read_first"}
+
+
+@requires_torch
+def test_the_entry_cases_under_dynamo():
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(ENTRY_CASES), "<eager_parts>", "exec"), namespace)
+        namespace["run"]()
+    recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
+    assert {name.split("torch_dynamo_resume_in_")[-1].rsplit("_at_", 1)[0] for name in recompiled} \
+        == ENTRY_RECOMPILED
+
+
+SIZE_CASES = """
+    import torch
+
+
+    def scaled(h, p):
+        return h * p[1]
+
+
+    def step(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        n = (x > 0).nonzero().shape[0]
+        return scaled(h, (h, n))
+
+
+    def run():
+        torch.manual_seed(0)
+        f = torch.compile(step, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+"""
+"""``step`` runs eagerly from its loop on: ``nonzero`` does not break, and ``scaled``, a frame of its own,
+is guarded on the number of rows, which the data drawn afresh changes."""
+
+
+def test_dyn204_reports_the_helper_an_eager_frame_hands_a_size_from_data():
+    lines = textwrap.dedent(SIZE_CASES).lstrip("\n").splitlines()
+    found = [d for d in check(SIZE_CASES) if d.code == "DYN204"]
+    assert [lines[d.line - 1].split("def ")[1].split("(")[0] for d in found] == ["scaled"]
+    assert "the size of `(x > 0).nonzero()`" in found[0].message
+
+
+@requires_torch
+def test_the_size_case_under_dynamo():
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(SIZE_CASES), "<eager_sizes>", "exec"), namespace)
+        namespace["run"]()
+    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}
+
+
+HELPERS = """
+    def scaled(h, p):
+        return h * p[1]
+
+
+    def passed(h, p):
+        return h + 1
+"""
+
+MODEL = """
+    import torch
+
+    from pkg.helpers import passed, scaled
+
+
+    def read(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        return scaled(h, [h, v])
+
+
+    def unread(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        return passed(h, [h, v])
+
+
+    def run():
+        for f in (read, unread):
+            compiled = torch.compile(f, backend="eager")
+            for values in ([1.0, -1.0, 2.0], [1.0, 2.0, 3.0], [-1.0, -2.0, 3.0]):
+                compiled(torch.tensor(values))
+"""
+
+
+def _project(tmp_path, monkeypatch) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.dynalint]\n")
+    for name, text in {"pkg/__init__.py": "", "pkg/helpers.py": HELPERS, "pkg/model.py": MODEL}.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_dyn204_follows_a_number_from_data_into_a_function_of_another_module(tmp_path, monkeypatch):
+    _project(tmp_path, monkeypatch)
+    results = list(Session(resolve(["."])).check(["pkg/model.py"]))
+    assert not [r.error for r in results if r.error]
+    lines = textwrap.dedent(MODEL).lstrip("\n").splitlines()
+    found = [(d.line, d.message) for r in results for d in r.diagnostics if d.code == "DYN204"]
+    assert [line for line, _ in found] == [lines.index("def read(x):") + 3]
+    assert "handed to `scaled`" in found[0][1]
+
+
+@requires_torch
+def test_the_module_cases_under_dynamo(tmp_path, monkeypatch):
+    _project(tmp_path, monkeypatch)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with dynamo_recompile_log() as messages:
+            from pkg import model
+
+            model.run()
+    finally:
+        for name in ("pkg", "pkg.helpers", "pkg.model"):
+            sys.modules.pop(name, None)
+    recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
+    assert recompiled and all(name.startswith("torch_dynamo_resume_in_read_") for name in recompiled)
