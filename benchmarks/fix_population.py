@@ -26,9 +26,14 @@ code that a fix moves out of the graph computes as eager code does, so where the
 differs from eager in rounding (an optimizer step traced by Dynamo does), that column tells a fix that
 changed the results from one that restored eager's.
 
+With ``--inductor-timing``, the runs a column makes break-free are timed too: the original's compiled
+steps under the default backend (Inductor) against the fixed script's steps of the same names
+(:class:`StepTimer`: steady state, after the script's own run as warm-up), the original run eagerly as
+the reference.
+
 Usage:
-  python benchmarks/fix_population.py [SCRIPT.py ...] [--work DIR] [--timeout 300]
-  python benchmarks/fix_population.py --report --work DIR      # the table again, no run
+  python benchmarks/fix_population.py [SCRIPT.py ...] [--work DIR] [--timeout 300] [--inductor-timing]
+  python benchmarks/fix_population.py --report --work DIR [--inductor-timing]   # the tables again, no run
 """
 from __future__ import annotations
 
@@ -100,10 +105,134 @@ def _snapshot(value: Any) -> Any:
     return out
 
 
-def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: bool = False) -> None:
+def timer_path(outputs: str | Path) -> Path:
+    """Where a timed run writes its step times: next to its outputs."""
+    return Path(outputs).with_suffix(".timing.json")
+
+
+class StepTimer:
+    """Steady-state time of a script's steps, by replaying the calls the script made.
+
+    A step is a callable the original script compiles, by name (``_callable_name``).  While the script
+    runs, each call of a step is kept with its arguments and grad mode: a call of what ``torch.compile``
+    returned, or, for a name the script does not compile (a fixed script whose ``train_step`` now runs
+    its compiled part and then an eager tail), a call of the script's own function of that qualified
+    name, seen by a trace function on the script's frames (its arguments read from the frame).  The
+    script's run is the warm-up (compiles, recompiles); once it ends the kept calls are replayed in order,
+    one pass more as warm-up (the state the run left can be new to the guards), then ``passes`` timed
+    passes.  A step's time is the sum over its calls of the median over the timed passes: CPU time of
+    the calling thread (``time.thread_time``, one thread: robust to a loaded machine) and wall time.
+    Graphs Dynamo compiled during the timed passes are counted: a step that still compiles is not in a
+    steady state."""
+
+    def __init__(self, script: str, names: set[str] | None, passes: int = 20) -> None:
+        self.script = str(Path(script).resolve())
+        self.names = names  # None: every compiled callable
+        self.passes = passes
+        self.compiled_names: set[str] = set()
+        self.stream: list[tuple[str, Any, tuple, dict, bool]] = []
+        self.replaying = False
+        self.depth = 0  # steps running: a module step called inside another step is not a step call
+        self._functions: dict[Any, Any] = {}
+
+    def called(self, name: str, fn: Any, args: tuple, kwargs: dict) -> None:
+        """A call of a compiled callable (kept when it is a step and the script is running)."""
+        import torch
+
+        if not self.replaying and not self.depth and (self.names is None or name in self.names):
+            self.stream.append((name, fn, tuple(args), dict(kwargs), torch.is_grad_enabled()))
+
+    def start(self) -> None:
+        if self.names is not None:
+            sys.settrace(self._trace)
+
+    def stop(self) -> None:
+        sys.settrace(None)
+
+    def _trace(self, frame: Any, event: str, _arg: Any) -> None:
+        """A call of the script's function named as a step the script does not compile: kept."""
+        code = frame.f_code
+        if (event == "call" and code.co_filename == self.script and code.co_qualname in self.names
+                and code.co_qualname not in self.compiled_names):
+            fn = self._function(code)
+            if fn is not None:
+                import torch
+
+                args, kwargs = _frame_arguments(frame)
+                self.stream.append((code.co_qualname, fn, args, kwargs, torch.is_grad_enabled()))
+        return None
+
+    def _function(self, code: Any) -> Any:
+        """The function object running ``code`` (None when there is not exactly one)."""
+        if code not in self._functions:
+            import gc
+            import types
+
+            fns = [r for r in gc.get_referrers(code) if isinstance(r, types.FunctionType)]
+            self._functions[code] = fns[0] if len(fns) == 1 else None
+        return self._functions[code]
+
+    def replay(self) -> dict:
+        """Per step: calls, CPU and wall seconds (sums of per-call medians), graphs compiled while timed."""
+        import statistics
+        import time
+
+        import torch
+        from torch._dynamo.utils import counters
+
+        self.replaying = True
+        times: list[list[tuple[float, float]]] = [[] for _ in self.stream]
+        error = ""
+        graphs = 0
+        try:
+            for n in range(self.passes + 1):
+                before = counters["stats"].get("unique_graphs", 0)
+                for i, (_name, fn, args, kwargs, grad) in enumerate(self.stream):
+                    with torch.set_grad_enabled(grad):
+                        cpu, wall = time.thread_time(), time.perf_counter()
+                        fn(*args, **kwargs)
+                        cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+                    if n:
+                        times[i].append((cpu, wall))
+                if n:
+                    graphs += counters["stats"].get("unique_graphs", 0) - before
+        except Exception as e:  # the run's times are not comparable then
+            error = f"{type(e).__name__}: {str(e)[:300]}"
+        steps: dict[str, dict] = {}
+        for (name, *_), t in zip(self.stream, times):
+            step = steps.setdefault(name, {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0})
+            step["calls"] += 1
+            if t:
+                step["cpu_s"] += statistics.median(c for c, _ in t)
+                step["wall_s"] += statistics.median(w for _, w in t)
+        return {"steps": steps, "passes": self.passes, "graphs_while_timed": graphs, "error": error}
+
+
+def _frame_arguments(frame: Any) -> tuple[tuple, dict]:
+    """The arguments a frame was called with, read from its locals at its ``call`` event."""
+    import inspect
+
+    code = frame.f_code
+    names = code.co_varnames
+    local = frame.f_locals
+    args = [local[n] for n in names[:code.co_argcount]]
+    kwargs = {n: local[n] for n in names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]}
+    at = code.co_argcount + code.co_kwonlyargcount
+    if code.co_flags & inspect.CO_VARARGS:
+        args.extend(local[names[at]])
+        at += 1
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        kwargs.update(local[names[at]])
+    return tuple(args), kwargs
+
+
+def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: bool = False,
+              timer: StepTimer | None = None) -> None:
     """Label ``script`` with userfiles' ``run_one`` (its folder taken for the labelled one), keeping the
     outputs of the compiled callables, with the capture flags on when ``flags``; with ``uncompiled``,
-    ``torch.compile`` returns what it is given (the eager reference, same calls recorded)."""
+    ``torch.compile`` returns what it is given (the eager reference, same calls recorded).  With a
+    ``timer``, ``torch.compile`` keeps its default backend (Inductor) and the timer's steps are timed
+    once the script has run (written next to ``outputs``, see :class:`StepTimer`)."""
     import torch
 
     lab = load_labeller()
@@ -116,17 +245,35 @@ def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: b
     eager = lab.force_eager_backend
 
     def recording_backend() -> None:
+        compile_default = torch.compile
         eager()
-        compile_eager = torch.compile
+        compile_eager = compile_default if timer else torch.compile
+
+        def recording() -> bool:
+            return timer is None or not timer.replaying
 
         def keep(compiled: Any, name: str) -> Any:
+            if timer:
+                timer.compiled_names.add(name)
             if isinstance(compiled, torch.nn.Module):
-                compiled.register_forward_hook(lambda _m, _i, o: calls.append((name, _snapshot(o))))
+                if timer:
+                    compiled.register_forward_pre_hook(
+                        lambda m, a, k: timer.called(name, m, a, k), with_kwargs=True)
+                compiled.register_forward_hook(
+                    lambda _m, _i, o: calls.append((name, _snapshot(o))) if recording() else None)
                 return compiled
 
             def call(*args: Any, **kwargs: Any) -> Any:
-                result = compiled(*args, **kwargs)
-                calls.append((name, _snapshot(result)))
+                if timer:
+                    timer.called(name, compiled, args, kwargs)
+                    timer.depth += 1
+                try:
+                    result = compiled(*args, **kwargs)
+                finally:
+                    if timer:
+                        timer.depth -= 1
+                if recording():
+                    calls.append((name, _snapshot(result)))
                 return result
 
             for attr in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
@@ -147,6 +294,8 @@ def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: b
         if flags:
             for flag in FLAGS:
                 setattr(torch._dynamo.config, flag, True)
+        if timer:
+            timer.start()
 
     optimizers: list[Any] = []
     init = torch.optim.Optimizer.__init__
@@ -160,9 +309,13 @@ def label_one(script: str, record: str, outputs: str, flags: bool, uncompiled: b
     try:
         lab.run_one(script, record)
     finally:
+        if timer:
+            timer.stop()
         state = [_snapshot([[p for g in opt.param_groups for p in g["params"]], list(opt.state.values())])
                  for opt in optimizers]
         torch.save({"calls": calls, "state": state}, outputs)
+    if timer:
+        Path(timer_path(outputs)).write_text(json.dumps(timer.replay(), indent=1))
 
 
 def _callable_name(compiled: Any) -> str:
@@ -178,14 +331,18 @@ def _callable_name(compiled: Any) -> str:
 # --------------------------------------------------------------------------------------------------------
 
 
-def _digest(path: Path, flags: bool, eager: bool = False) -> str:
+def _digest(path: Path, flags: bool, eager: bool = False, timing: list[str] | None = None) -> str:
     return hashlib.sha256(b"calls+state" + path.read_bytes() + (b"flags" if flags else b"")
-                          + (b"eager" if eager else b"")).hexdigest()[:16]
+                          + (b"eager" if eager else b"")
+                          + (b"timing:" + ",".join(timing).encode() if timing is not None else b"")).hexdigest()[:16]
 
 
-def labelled(script: Path, flags: bool, work: Path, timeout: float, eager: bool = False) -> tuple[dict, Path]:
-    """The label record and the outputs file of ``script`` (run again only when its text changed)."""
-    key = _digest(script, flags, eager)
+def labelled(script: Path, flags: bool, work: Path, timeout: float, eager: bool = False,
+             timing: list[str] | None = None) -> tuple[dict, Path]:
+    """The label record and the outputs file of ``script`` (run again only when its text changed).  With
+    ``timing`` (step names; empty: every compiled callable), the run is compiled by Inductor (eagerly
+    with ``eager``) and its steps are timed (:class:`StepTimer`, the times in :func:`timer_path`)."""
+    key = _digest(script, flags, eager, timing)
     record, outputs = work / "runs" / f"{key}.json", work / "runs" / f"{key}.pt"
     if not record.exists():
         record.parent.mkdir(parents=True, exist_ok=True)
@@ -193,6 +350,8 @@ def labelled(script: Path, flags: bool, work: Path, timeout: float, eager: bool 
         env.pop("TORCH_LOGS", None)
         cmd = [sys.executable, str(Path(__file__).resolve()), "--label", str(script), "--record", str(record),
                "--outputs", str(outputs)] + (["--flags"] if flags else []) + (["--eager"] if eager else [])
+        if timing is not None:
+            cmd += ["--timing", ",".join(timing)]
         try:
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, env=env,
                            cwd=str(script.parent))
@@ -342,6 +501,89 @@ def report(rows: list[dict]) -> None:
               f"scripts changed {sum(v['changed'] for v in vs)}")
 
 
+def inductor_timing(rows: list[dict], work: Path, timeout: float) -> list[dict]:
+    """For each run a column makes break-free: the steady-state times of the original's compiled steps
+    (compiled by Inductor, and run eagerly) and of the fixed script's steps of the same names, compiled by
+    Inductor (:class:`StepTimer`); written to ``timing.json``."""
+    out = []
+    for row in rows:
+        columns = [v for v in VARIANTS[1:] if row[v]["break_free"]]
+        if not columns:
+            continue
+        original = work / "original" / row["script"]
+        times = {}
+        for run, (path, flags, eager, names) in {"original": (original, False, False, []),
+                                                 "eager": (original, False, True, [])}.items():
+            record, outputs = labelled(path, flags, work, timeout, eager=eager, timing=names)
+            times[run] = _timing(record, outputs)
+        names = sorted(times["original"].get("steps", {}))
+        for column in columns:
+            record, outputs = labelled(work / column / row["script"], column == "flags", work, timeout,
+                                       timing=names)
+            fixed = _timing(record, outputs)
+            fixed["break_lines"] = sorted(break_lines(record))
+            out.append({"script": row["script"], "column": column, "steps": names, **times, "fixed": fixed})
+    (work / "timing.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
+def _timing(record: dict, outputs: Path) -> dict:
+    """A timed run's step times, with its status (and an error when it raised or has no times)."""
+    path = timer_path(outputs)
+    timing = json.loads(path.read_text()) if path.exists() else {"steps": {}, "error": "no times written"}
+    if record.get("status") != "ok":
+        timing["error"] = timing.get("error") or f"{record.get('status')}: {(record.get('error') or '')[:160]}"
+    return timing
+
+
+def timing_report(out: list[dict]) -> None:
+    """Per break-free run: each step's calls and times (CPU seconds of the calling thread, medians summed),
+    and the ratios original/fixed under Inductor and eager/fixed."""
+    print("inductor steady state, CPU time of the calling thread (ms per pass over the calls the script made; "
+          "wall in brackets); x = original compiled / fixed compiled")
+    print(f"{'script':20s} {'column':8s} {'step':22s} {'calls':>5s} {'eager':>15s} {'original':>15s} "
+          f"{'fixed':>15s} {'x':>6s} {'eager/fixed':>11s}")
+
+    def cell(run: dict, step: str, key: str = "cpu_s") -> float | None:
+        s = run.get("steps", {}).get(step)
+        return s[key] if s and s["calls"] and not run.get("error") else None
+
+    def ms(run: dict, step: str) -> str:
+        cpu, wall = cell(run, step), cell(run, step, "wall_s")
+        return "n/a" if cpu is None else f"{cpu * 1e3:6.1f} ({wall * 1e3:6.1f})"
+
+    def ratio(a: float | None, b: float | None) -> str:
+        return "n/a" if not a or not b else f"{a / b:.2f}"
+
+    for r in out:
+        for step in r["steps"] + ["(all)"]:
+            runs = {k: r[k] for k in ("eager", "original", "fixed")}
+            if step == "(all)":
+                if len(r["steps"]) < 2:
+                    continue
+                runs = {k: {"error": v.get("error"), "steps": {"(all)": {
+                    "calls": sum(v.get("steps", {}).get(s, {}).get("calls", 0) for s in r["steps"]),
+                    "cpu_s": sum(v.get("steps", {}).get(s, {}).get("cpu_s", 0.0) for s in r["steps"]),
+                    "wall_s": sum(v.get("steps", {}).get(s, {}).get("wall_s", 0.0) for s in r["steps"])}}}
+                    for k, v in runs.items()}
+                if any(not all(v.get("steps", {}).get(s, {}).get("calls") for s in r["steps"])
+                       for v in (r["original"], r["fixed"])):
+                    runs = {k: {"error": "a step has no calls"} for k in runs}
+            calls = runs["original"].get("steps", {}).get(step, {}).get("calls", 0)
+            print(f"{r['script']:20s} {r['column']:8s} {step[:22]:22s} {calls:5d} {ms(runs['eager'], step):>15s} "
+                  f"{ms(runs['original'], step):>15s} {ms(runs['fixed'], step):>15s} "
+                  f"{ratio(cell(runs['original'], step), cell(runs['fixed'], step)):>6s} "
+                  f"{ratio(cell(runs['eager'], step), cell(runs['fixed'], step)):>11s}")
+        notes = [f"{k}: {r[k]['error'].splitlines()[0][:150]}" for k in ("eager", "original", "fixed")
+                 if r[k].get("error")]
+        notes += [f"{k}: {r[k]['graphs_while_timed']} graphs compiled while timed"
+                  for k in ("original", "fixed") if r[k].get("graphs_while_timed")]
+        if r["fixed"].get("break_lines"):
+            notes.append(f"fixed breaks under inductor at {r['fixed']['break_lines']}")
+        for note in notes:
+            print(f"{'':30s} {note}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="*", help="userfiles scripts (default: all ten)")
@@ -355,20 +597,32 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--outputs")
     ap.add_argument("--flags", action="store_true")
     ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--timing", help=argparse.SUPPRESS)  # child: the steps to time, comma-separated
+    ap.add_argument("--inductor-timing", action="store_true",
+                    help="also time the steps of the runs a column makes break-free, compiled by Inductor")
     a = ap.parse_args(argv)
     if a.fix:
         fix_file(a.fix, a.variant)
         return
     if a.label:
-        label_one(a.label, a.record, a.outputs, a.flags, a.eager)
+        timer = None
+        if a.timing is not None:
+            timer = StepTimer(a.label, set(a.timing.split(",")) if a.timing else None)
+        label_one(a.label, a.record, a.outputs, a.flags, a.eager, timer)
         return
     work = Path(a.work)
     if a.report:
-        report(json.loads((work / "results.json").read_text()))
+        rows = json.loads((work / "results.json").read_text())
+        report(rows)
+        if a.inductor_timing and (work / "timing.json").exists():
+            timing_report(json.loads((work / "timing.json").read_text()))
         return
     lab = load_labeller()
     scripts = [Path(f).resolve() for f in a.files] if a.files else lab.scripts()
-    report(measure(scripts, work, a.timeout))
+    rows = measure(scripts, work, a.timeout)
+    report(rows)
+    if a.inductor_timing:
+        timing_report(inductor_timing(rows, work, a.timeout))
 
 
 if __name__ == "__main__":

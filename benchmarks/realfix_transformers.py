@@ -31,17 +31,21 @@ audio models.  Models whose configuration or inputs do not fit these builders
 fail to run and are left out (the scan lists them with their error)::
 
     OMP_NUM_THREADS=1 nice python benchmarks/realfix_transformers.py [--kinds causal-lm,seq-cls]
-        [--models image-text:llava,seq-cls:bart] [--limit N] [--scan-dir DIR] [--scan-only] [--labels OUT] [-v]
+        [--models image-text:llava,seq-cls:bart] [--every K] [--limit N] [--scan-dir DIR] [--scan-only]
+        [--labels OUT] [--json OUT] [-v]
 
 The original runs (the scan) are kept in ``--scan-dir`` (default
 ``$TMPDIR/dynalint-realfix-scan``) and not repeated; ``breaking.json`` there
 lists the breaking entries and their break lines, ``scan.json`` every entry with
-its lines or error.  Prints the table GraphMend reports: break lines before ->
-after, the share removed, models fully fixed, models whose outputs stayed equal
-(bitwise, compiled and eager), models that gained a break line, the same
-original code run with Dynamo's capture settings instead
-(``capture_scalar_outputs``, ``capture_dynamic_output_shape_ops``), and the
-unique break lines by Dynamo category before and after.  Each model runs in its
+its lines or error.  Prints, in three columns, the table GraphMend reports: the
+fixed copy (``rewrites``), the original code run with Dynamo's capture settings
+instead (``flags``: ``capture_scalar_outputs``, ``capture_dynamic_output_shape_ops``)
+and the fixed copy under them (``both``): break lines before -> after (a line of
+the fixed copy mapped back to the original line it comes from), the share
+removed, models break-free, models that raised, models that gained a break line,
+outputs within ``assert_close`` (bitwise count beside; compiled and eager); then the
+unique break lines by Dynamo category before and in each column.  ``--no-whatif``
+runs the ``rewrites`` column only; ``--json`` writes the rows.  Each model runs in its
 own process with a timeout, on one thread.
 
 With `--labels OUT` the scan is also written as eval-zoo labels (every library line Dynamo traced,
@@ -61,6 +65,11 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                         "realcode")]
+from fix import LineMap  # noqa: E402  (realcode's: lines of a fixed copy -> the original's)
+from fix_population import FLAGS  # noqa: E402
 
 #: Sizes shrunk in every configuration and sub-configuration that has them (absent keys are left alone).
 TINY = {
@@ -447,9 +456,53 @@ def copy_library(dest: str) -> str:
     return root
 
 
-def print_inventory(before: dict[str, dict], afters: dict[str, dict]) -> None:
-    """Unique break lines (one ``file:line`` across all models) by Dynamo's category, before and
-    after the fix, with the lines most models share."""
+def judge(model: str, res: dict, runs: dict[str, dict], lines) -> dict:  # type: ignore[no-untyped-def]
+    """One breaking model: its break lines and, per column, the lines left (as lines of the original files),
+    whether the run raised, the lines it gained, and its outputs against the original's."""
+    before = {(f, ln) for f, ln, *_ in res["breaks"]}
+    row: dict = {"model": model, "before": len(before)}
+    for column, run in runs.items():
+        raised = "error" in run
+        fixed = column != "flags"
+        left = before if raised else {lines.original(f, ln) if fixed else (f, ln) for f, ln, *_ in run["breaks"]}
+        close, bitwise = (None, None) if raised else same_outputs(res["outputs"], run["outputs"])
+        row[column] = {"after": len(left), "raised": raised, "error": run.get("error", ""),
+                       "break_free": not raised and not left, "gained": sorted(f"{f}:{ln}" for f, ln in left - before),
+                       "close": close, "bitwise": bitwise,
+                       "categories": sorted(gb for *_, gb, _ in res["breaks"]) if raised
+                       else sorted(gb for *_, gb, _ in run["breaks"])}
+    return row
+
+
+def print_columns(rows: list[dict], columns: list[str], verbose: bool) -> None:
+    """Per model and in all, per column: break lines left, break-free, raised, gained, outputs."""
+    print(f"{'model':34} {'before':>6} | " + " | ".join(f"{c:16}" for c in columns))
+    for row in rows:
+        cells = []
+        for c in columns:
+            v = row[c]
+            out = "RAISED" if v["raised"] else "bit" if v["bitwise"] else "close" if v["close"] else "DIFFER"
+            cells.append(f"{v['after']:4} {out:6}{' +' + str(len(v['gained'])) if v['gained'] else ''}")
+        print(f"{row['model']:34} {row['before']:6} | " + " | ".join(f"{x:16}" for x in cells))
+        if verbose:
+            for c in columns:
+                if row[c]["raised"]:
+                    print(f"    {c}: {row[c]['error']}")
+    n, total = len(rows), sum(r["before"] for r in rows)
+    print(f"\n{n} breaking models, {total} break lines")
+    for c in columns:
+        vs = [r[c] for r in rows]
+        left, free = sum(v["after"] for v in vs), sum(v["break_free"] for v in vs)
+        ran = sum(not v["raised"] for v in vs)
+        print(f"  {c:9} {total} -> {left} ({100.0 * (total - left) / max(total, 1):.0f}% removed), break-free "
+              f"{free}/{n} ({100.0 * free / max(n, 1):.0f}%), raised {n - ran}, gained a break "
+              f"{sum(bool(v['gained']) for v in vs)}, outputs close {sum(bool(v['close']) for v in vs)}/{ran} "
+              f"bitwise {sum(bool(v['bitwise']) for v in vs)}")
+
+
+def print_inventory(before: dict[str, dict], columns: dict[str, dict[str, dict]]) -> None:
+    """Unique break lines (one ``file:line`` across all models) by Dynamo's category, before and in each
+    column (a run that raised is left out there), with the lines most models share after the rewrites."""
     def lines(results) -> dict[tuple[str, int], tuple[str, set[str]]]:
         out: dict[tuple[str, int], tuple[str, set[str]]] = {}
         for mt, res in results.items():
@@ -457,14 +510,18 @@ def print_inventory(before: dict[str, dict], afters: dict[str, dict]) -> None:
                 out.setdefault((f, ln), (gb, set()))[1].add(mt)
         return out
 
-    b, a = lines(before), lines({mt: r for mt, r in afters.items() if "error" not in r})
-    cats = sorted({gb for gb, _ in (*b.values(), *a.values())},
+    b = lines(before)
+    after = {c: lines({mt: r for mt, r in runs.items() if "error" not in r}) for c, runs in columns.items()}
+    cats = sorted({gb for gb, _ in b.values()} | {gb for a in after.values() for gb, _ in a.values()},
                   key=lambda c: -sum(gb == c for gb, _ in b.values()))
-    print(f"{'unique break lines by category':52} {'before':>6} {'after':>6}")
-    for c in cats:
-        print(f"{c[:52]:52} {sum(gb == c for gb, _ in b.values()):6} {sum(gb == c for gb, _ in a.values()):6}")
-    print(f"{'total':52} {len(b):6} {len(a):6}")
-    shared = sorted(((len(ms), f"{f}:{ln}", gb) for (f, ln), (gb, ms) in a.items() if len(ms) > 1), reverse=True)
+    print(f"{'unique break lines by category':52} {'before':>6} " + " ".join(f"{c:>8}" for c in columns))
+    for cat in cats:
+        print(f"{cat[:52]:52} {sum(gb == cat for gb, _ in b.values()):6} "
+              + " ".join(f"{sum(gb == cat for gb, _ in a.values()):8}" for a in after.values()))
+    print(f"{'total':52} {len(b):6} " + " ".join(f"{len(a):8}" for a in after.values()))
+    rewrites = after.get("rewrites", {})
+    shared = sorted(((len(ms), f"{f}:{ln}", gb) for (f, ln), (gb, ms) in rewrites.items() if len(ms) > 1),
+                    reverse=True)
     for n, where, gb in shared[:8]:
         print(f"  left in {n} models: {where} ({gb})")
 
@@ -477,7 +534,10 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"comma-separated head kinds (default: all of {', '.join(KINDS)})")
     ap.add_argument("--models", help="comma-separated entries `kind:model_type` (a bare model type is a causal "
                                      "LM); default: every model of --kinds")
+    ap.add_argument("--every", type=int, default=1, metavar="K",
+                    help="every K-th entry only (a sample across the heads, the same on every run)")
     ap.add_argument("--limit", type=int, default=0, help="at most N entries")
+    ap.add_argument("--json", help="write the breaking models' rows (every column) here")
     ap.add_argument("--timeout", type=float, default=240.0, help="seconds per model run")
     ap.add_argument("--scan-dir", default=None,
                     help="where the original runs are kept (default: dynalint-realfix-scan[-eager] in the "
@@ -507,9 +567,10 @@ def main(argv: list[str] | None = None) -> int:
 
     types = args.models.split(",") if args.models else entries(args.kinds.split(","))
     types = [t if ":" in t else f"causal-lm:{t}" for t in types]
+    if args.every > 1:
+        types = types[:: args.every]
     if args.limit:
         types = types[: args.limit]
-    tmp = tempfile.mkdtemp(prefix="dynalint-realfix-")
     impl = args.implementations
     scan = args.scan_dir or os.path.join(tempfile.gettempdir(),
                                          "dynalint-realfix-scan" + ("-eager" if impl == "eager" else ""))
@@ -534,72 +595,35 @@ def main(argv: list[str] | None = None) -> int:
     if args.scan_only:
         return 0
 
+    tmp = tempfile.mkdtemp(prefix="dynalint-realfix-")
     root = copy_library(tmp)
     # every library file a breaking model loaded (its modeling file and the shared helpers it uses)
     loaded = sorted({f for res in before.values() for f in res["files"]})
     files = [os.path.join(root, "transformers", f) for f in loaded]
+    # run inside the copy: with no file named, ``fix`` would take the current folder
     fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
                           "--exit-zero", "--scope", "all", "-j", "1",
-                          *args.fix_args.split(), *files], capture_output=True, text=True)
+                          *args.fix_args.split(), *(files or [root])], capture_output=True, text=True, cwd=root)
     print(f"fixed {len(loaded)} library files the breaking models load", file=sys.stderr)
     if args.verbose:
         print(fix.stderr.strip()[-1500:], file=sys.stderr)
 
-    whatif = {} if args.no_whatif else run_models(
-        sorted(before), None, args.timeout, tmp, "flags", args.verbose,
-        flags="capture_scalar_outputs,capture_dynamic_output_shape_ops", implementations=impl)
+    flags = ",".join(FLAGS)
+    columns = {"rewrites": run_models(sorted(before), root, args.timeout, tmp, "after", args.verbose,
+                                      implementations=impl)}
+    if not args.no_whatif:
+        columns["flags"] = run_models(sorted(before), None, args.timeout, tmp, "flags", args.verbose, flags=flags,
+                                      implementations=impl)
+        columns["both"] = run_models(sorted(before), root, args.timeout, tmp, "both", args.verbose, flags=flags,
+                                     implementations=impl)
     defaults = {} if args.no_whatif or impl == "defaults" else run_models(
         sorted(before), None, args.timeout, tmp, "defaults", args.verbose)
-    rows, lines_before, lines_after, fully, equal, gained, failed = [], 0, 0, 0, 0, [], []
-    afters = run_models(sorted(before), root, args.timeout, tmp, "after", args.verbose, implementations=impl)
-    bitwise = 0
-    for mt, res in sorted(before.items()):
-        after = afters[mt]
-        nb = len({(f, ln) for f, ln, *_ in res["breaks"]})
-        if "error" in after:
-            failed.append(mt)
-            rows.append((mt, nb, None, None, after["error"], _lines(whatif.get(mt))))
-            lines_before += nb
-            lines_after += nb
-            continue
-        na = len({(f, ln) for f, ln, *_ in after["breaks"]})
-        eq, bits = same_outputs(res["outputs"], after["outputs"])
-        bitwise += bits
-        lines_before += nb
-        lines_after += na
-        fully += na == 0
-        equal += eq
-        if na > nb:
-            gained.append(mt)
-        rows.append((mt, nb, na, eq, "", _lines(whatif.get(mt))))
-        if args.verbose:
-            for f, ln, gb, fn in after["breaks"]:
-                print(f"    {mt}: {f}:{ln} {fn}: {gb}", file=sys.stderr)
-
-    print(f"{'model':28} {'before':>6} {'after':>6} {'flags':>6}  outputs (fixed vs original)")
-    for mt, nb, na, eq, err, nf in rows:
-        status = err or ("close" if eq else "DIFFER")
-        print(f"{mt:28} {nb:6} {'-' if na is None else na:>6} {'-' if nf is None else nf:>6}  {status}")
-    n = len(before)
-    removed = lines_before - lines_after
-    print()
-    print(f"breaking models          {n}")
-    print(f"break lines before       {lines_before}")
-    print(f"break lines after        {lines_after}")
-    print(f"removed                  {removed} ({100.0 * removed / max(lines_before, 1):.0f}%)")
-    print(f"models fully fixed       {fully}/{n} ({100.0 * fully / max(n, 1):.0f}%)")
-    print(f"outputs within assert_close {equal}/{n - len(failed)} (bitwise equal {bitwise})")
-    print(f"models gaining a break   {len(gained)} {' '.join(gained)}")
-    if whatif:
-        ok = [r for r in rows if r[5] is not None]
-        nf = sum(r[5] for r in ok)
-        nb_ok = sum(r[1] for r in ok)
-        same = sum(1 for mt in before if "error" not in whatif.get(mt, {"error": 1})
-                   and same_outputs(before[mt]["outputs"], whatif[mt]["outputs"])[0])
-        print(f"with capture flags       {nb_ok} -> {nf} break lines on {len(ok)} models "
-              f"({100.0 * (nb_ok - nf) / max(nb_ok, 1):.0f}% removed), {sum(r[5] == 0 for r in ok)} break-free, "
-              f"outputs equal {same}/{len(ok)} (original code, capture_scalar_outputs + "
-              f"capture_dynamic_output_shape_ops)")
+    lines = LineMap(next(iter(before.values()))["lib"], os.path.join(root, "transformers")) if before else None
+    rows = [judge(mt, res, {c: runs[mt] for c, runs in columns.items()}, lines) for mt, res in sorted(before.items())]
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    print_columns(rows, list(columns), args.verbose)
     if defaults:
         ok = {mt: r for mt, r in defaults.items() if "error" not in r}
         nd = sum(_lines(r) for r in ok.values())
@@ -609,9 +633,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{sum(_lines(r) == 0 for r in ok.values())} break-free, outputs within assert_close "
               f"{close}/{len(ok)} (original code, the library's default attention and experts implementations)")
     print()
-    print_inventory(before, afters)
-    if failed:
-        print(f"fixed copy failed to run {len(failed)} {' '.join(failed)}")
+    print_inventory(before, columns)
     if not args.keep:
         shutil.rmtree(tmp, ignore_errors=True)
     else:

@@ -13,7 +13,7 @@ Usage:
   python label.py [--specs runspecs.py] [--spec PREFIX ...] [--out labels.json] [--timeout 240] [--jobs 1]
   python label.py --list
   python label.py --summary [--out labels.json]
-  python label.py --one SPEC --record OUT.json [--outputs OUT.pt]   # what each subprocess runs
+  python label.py --one SPEC --record OUT.json [--outputs OUT.pt] [--flag NAME ...]   # what each subprocess runs
 """
 
 from __future__ import annotations
@@ -249,9 +249,11 @@ def load_specs(path: str):  # type: ignore[no-untyped-def]
     return mod
 
 
-def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str | None = None) -> None:
+def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str | None = None,
+            flags: tuple[str, ...] = ()) -> None:
     """One spec in this process; with ``outputs_path``, its eager and compiled outputs are saved there
-    (flattened to tensors and numbers) for ``fix.py`` to compare."""
+    (flattened to tensors and numbers) for ``fix.py`` to compare.  ``flags``: Dynamo settings turned on
+    for the compiled calls besides the spec's own (``fix.py`` measures the capture flags this way)."""
     t_proc = time.time()
     import torch
 
@@ -261,6 +263,7 @@ def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str
 
     spec = runspecs.SPECS[spec_name]
     versions = runspecs.versions()
+    dynamo_config = {**spec.dynamo_config, **{flag: True for flag in flags}}
     import_s = time.time() - t0
     record: dict[str, Any] = {
         "spec": spec.name,
@@ -272,7 +275,7 @@ def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str
         "config": spec.config,
         "notes": spec.notes,
         "import_s": round(import_s, 2),
-        "dynamo_config": spec.dynamo_config,
+        "dynamo_config": dynamo_config,
     }
 
     def dump() -> None:
@@ -331,7 +334,7 @@ def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str
     comp_out = []
     t_c = time.time()
     record["status"] = "partial"
-    with torch._dynamo.config.patch(**spec.dynamo_config):
+    with torch._dynamo.config.patch(**dynamo_config):
         for i, (a, k) in enumerate(inputs):
             g0 = counters["stats"].get("unique_graphs", 0)
             r0 = len(rec.recompiles)
@@ -380,9 +383,10 @@ def run_one(spec_name: str, record_path: str, specs_path: str, outputs_path: str
 
 
 def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str, *, outputs: bool = False,
-           pythonpath: str | None = None) -> dict:
+           pythonpath: str | None = None, flags: tuple[str, ...] = ()) -> dict:
     """Runs one spec in a subprocess (``pythonpath`` first on its path: where the libraries are imported
-    from); with ``outputs``, its outputs are saved beside the record (``rec["outputs"]``)."""
+    from); with ``outputs``, its outputs are saved beside the record (``rec["outputs"]``); ``flags``:
+    Dynamo settings the compiled calls run with besides the spec's own."""
     out = tmpdir / (re.sub(r"[^A-Za-z0-9_.-]", "_", spec) + ".json")
     log = tmpdir / (out.stem + ".log")
     saved = tmpdir / (out.stem + ".pt")
@@ -404,6 +408,7 @@ def launch(spec: str, timeout: float, tmpdir: Path, specs_path: str, *, outputs:
                     "--specs",
                     specs_path,
                     *(["--outputs", str(saved)] if outputs else []),
+                    *(arg for flag in flags for arg in ("--flag", flag)),
                 ],
                 stdout=lf,
                 stderr=subprocess.STDOUT,
@@ -442,6 +447,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--one")
     ap.add_argument("--record")
     ap.add_argument("--outputs", help="with --one: save the run's eager and compiled outputs here")
+    ap.add_argument("--flag", action="append", default=[],
+                    help="with --one: a Dynamo setting to turn on for the compiled calls (repeatable)")
     ap.add_argument("--spec", nargs="*", help="only specs starting with these prefixes")
     ap.add_argument("--out", default=str(HERE / "labels.json"))
     ap.add_argument("--timeout", type=float, default=240)
@@ -453,7 +460,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     a = ap.parse_args(argv)
     if a.one:
-        run_one(a.one, a.record, a.specs, a.outputs)
+        run_one(a.one, a.record, a.specs, a.outputs, tuple(a.flag))
         return
     if a.summary:
         with open(a.out) as fh:
