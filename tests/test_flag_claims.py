@@ -208,3 +208,80 @@ def test_the_break_lines_of_a_number_branched_on_are_dynamos(code, flag, tmp_pat
     obs, module = run_example_under_dynamo(ex, tmp_path)
     assert not obs.errors, obs.errors
     assert obs.break_lines(module.__file__) == {line for line, _ in breaks(ex.source, **ex.settings)}
+
+
+#: the op written in the use itself: Dynamo breaks on line 6 with the flag on, as for a named result
+INLINE = {
+    "iterate": "for e in (x > 0).nonzero():\n        acc = acc + e.sum()",
+    "view": "for e in (x > 0).nonzero().flatten():\n        acc = acc + e",
+    "enumerate": "for i, e in enumerate(torch.nonzero(x > 0)[:, 0]):\n        acc = acc + e * i",
+    "range-len": "for i in range(len(x[x > 0])):\n        acc = acc + i",
+    "branch": "if len((x > 0).nonzero()) > 0:\n        acc = acc + 1",
+}
+INLINE_TOLIST = {
+    "loop": "for e in (x > 0).nonzero().flatten().tolist():\n        acc = acc + e",
+    "assigned": "hit = (x > 0).nonzero().flatten().tolist()\n    acc = acc + len(hit)",
+}
+BOTH = {FLAG: True, SCALAR: True}
+
+
+def inline(use: str) -> str:
+    """The op and its use on line 6."""
+    return f"import torch\n\n@torch.compile\ndef f(x):\n    acc = x.sum()\n    {use}\n    return acc\n"
+
+
+@pytest.mark.parametrize("use", [*INLINE, *INLINE_TOLIST])
+def test_an_op_read_in_its_own_statement_names_no_flag(use):
+    code = inline({**INLINE, **INLINE_TOLIST}[use])
+    assert breaks(code) == [(6, None)]
+    assert breaks(code, **{FLAG: True}) == breaks(code, **BOTH) == [(6, None)]
+
+
+@requires_torch
+@pytest.mark.parametrize("flags", [{}, BOTH], ids=["default", "flags"])
+@pytest.mark.parametrize("use", INLINE)
+def test_the_break_lines_of_an_op_read_in_its_own_statement_are_dynamos(use, flags, tmp_path):
+    ex = Example(inline(INLINE[use]), inputs="[(torch.tensor([1.0, -2.0, 3.0, 0.5, -1.0]),)]", settings=flags)
+    obs, module = run_example_under_dynamo(ex, tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == {line for line, _ in breaks(ex.source, **ex.settings)} == {6}
+
+
+@requires_torch
+@pytest.mark.parametrize("use", INLINE_TOLIST)
+def test_dynamo_raises_at_tolist_of_an_op_in_its_own_statement(use, tmp_path):
+    ex = Example(inline(INLINE_TOLIST[use]), inputs="[(torch.tensor([1.0, -2.0, 3.0]),)]", settings=BOTH)
+    obs, _ = run_example_under_dynamo(ex, tmp_path)
+    assert any("GuardOnDataDependentSymNode" in e for e in obs.errors), obs.errors
+
+
+ROUTER = """\
+import torch
+
+class Router(torch.nn.Module):
+    def forward(self, m):
+        out = m.new_zeros(())
+        for e in (m.sum(1) > 0).nonzero():  # break
+            out = out + e.sum()
+        return out
+"""
+
+
+@requires_torch
+def test_a_loop_over_a_routing_mask_in_the_header_breaks_with_both_flags(tmp_path):
+    ex = Example(ROUTER, target="Router", inputs="[(torch.tensor([[1.0, 0.0], [0.0, 0.0], [2.0, 1.0]]),)]",
+                 settings=BOTH)
+    obs, module = run_example_under_dynamo(ex, tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == {line for line, _ in breaks(ROUTER, **BOTH)} == {6}
+
+
+@pytest.mark.parametrize("use", INLINE_TOLIST)
+def test_the_capture_flags_fix_leaves_tolist_of_an_op_in_its_own_statement(use):
+    """The flag would make that ``.tolist()`` raise (above): the fix does not turn it on."""
+    from dynalint.config.settings import Settings
+    from dynalint.engine.fixing import fix_source
+
+    code = inline(INLINE_TOLIST[use])
+    result = fix_source(code, "train.py", Settings(), unsafe=True)
+    assert result.source == code and not any(a.fixer == "capture-flags" for a in result.applied)

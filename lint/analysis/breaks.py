@@ -792,7 +792,7 @@ class BreakClassifier:
 
     def condition(self, ev: ConditionEvent) -> None:
         if not data_dependent_test(ev, self.captures(CAPTURE_SCALAR_OUTPUTS, ev)):
-            if _reads_length(ev.node, ""):
+            if _reads_length(ev.node, None):
                 self.counted_length(ev)
             return
         if (not ev.value.is_tensor or ev.value.origin is not None) and self._resumed_with(ev):
@@ -915,7 +915,11 @@ class BreakClassifier:
         if use is None:
             return None
         node, statement = use
-        return node if self._unbroken(made, lambda ev: ev.node is node or ev.statement is statement) else None
+        if node is made.node:  # `[e for e in m.nonzero()]`: read where it is made
+            return node
+        later = statement is not made.statement  # (in the op's own statement: at the use's own event)
+        reached = self._unbroken(made, lambda ev: ev.node is node or (later and ev.statement is statement))
+        return node if reached else None
 
     def _unbroken(self, made: Event, until: "Callable[[Event], bool]") -> bool:
         """Whether an event ``until`` accepts follows ``made`` with no break between them that a capture
@@ -948,7 +952,9 @@ class BreakClassifier:
         return made is not None and not self._unbroken(made, lambda e: e is ev)
 
     def for_loop(self, ev: ForLoopEvent) -> None:
-        if isinstance(ev.node, cst.Name):  # (a call over it is the call's event)
+        # (a call that iterates or counts is the call's event; a view of an op's result, ``for e in
+        # m.nonzero().flatten():``, the loop's)
+        if isinstance(ev.node, (cst.Name, cst.Call, cst.Subscript)) and not _may_count(ev.node):
             self.counted_length(ev)
         if ev.range_args and any(map(_traced_random, ev.range_args)):
             # Dynamo cannot step a `range` of a number it holds as a tensor (measured on torch 2.13:
@@ -1406,9 +1412,16 @@ def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[c
     an op, or arithmetic on them, stays in the graph.  So the flag moves such a break and does not remove
     it.  The result is followed only through ``name = <op>`` (or ``torch.where(c)[i]``, a ``squeeze(d)``,
     ``flatten()``, ``view(-1)``/``reshape(-1)``, ``[:, k]`` of it), in the code that runs after it up to a
-    statement that may bind the name again (a ``global``/``nonlocal`` name is not followed)."""
+    statement that may bind the name again (a ``global``/``nonlocal`` name is not followed), or in the op's
+    own statement: ``for e in m.nonzero():``, ``zip(m.nonzero(), ...)``, ``m.nonzero().flatten().tolist()``
+    break or raise there the same (measured on torch 2.13)."""
     stmt, fn = ev.statement, ev.function
-    if fn is None or not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
+    if fn is None:
+        return None
+    inline = _counted_use(stmt, ev.node)
+    if inline is not None:
+        return inline, stmt
+    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
             or not isinstance(stmt.targets[0].target, cst.Name) or not _keeps_rows(stmt.value, ev.node):
         return None
     name = stmt.targets[0].target.value
@@ -1419,15 +1432,25 @@ def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[c
         return None
     for later in _code_after(fn.node, stmt)[1:]:
         for statement in _nested_statements(later):
-            for node in _own_nodes(statement):
-                if isinstance(node, (cst.For, cst.CompFor)) and _iterates(node.iter, name):
-                    return node.iter, statement
-                if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and _reads_length(node.test, name):
-                    return node.test, statement
-                if isinstance(node, cst.Call) and (_counts(node, name) or _calls_method(node, name, "tolist")):
-                    return node, statement
+            use = _counted_use(statement, name)
+            if use is not None:
+                return use, statement
             if _binds(statement, name):
                 return None
+    return None
+
+
+def _counted_use(statement: cst.CSTNode, rows: "str | cst.CSTNode") -> cst.CSTNode | None:
+    """The first node of ``statement`` (outside its blocks) that reads the length of ``rows`` in Python
+    (:func:`counted_rows`): a loop header over them, a condition on their length, a ``range`` counting
+    them, ``.tolist()`` of them; ``rows`` is a name, or an op's node (:func:`_is_rows`)."""
+    for node in _own_nodes(statement):
+        if isinstance(node, (cst.For, cst.CompFor)) and _iterates(node.iter, rows):
+            return node.iter
+        if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and _reads_length(node.test, rows):
+            return node.test
+        if isinstance(node, cst.Call) and (_counts(node, rows) or _calls_method(node, rows, "tolist")):
+            return node
     return None
 
 
@@ -1516,57 +1539,66 @@ def _is_name(node: cst.CSTNode, name: str) -> bool:
     return type(node) is cst.Name and node.value == name
 
 
+def _is_rows(node: cst.CSTNode, rows: "str | cst.CSTNode | None") -> bool:
+    """``node`` is the name ``rows`` (any name: ``rows`` empty; any expression: None), or, ``rows`` an op's
+    node, that op's result or a view keeping its rows (:func:`_keeps_rows`)."""
+    if rows is None:
+        return True
+    if isinstance(rows, str):
+        return type(node) is cst.Name and node.value == (rows or node.value)
+    return _keeps_rows(node, rows)
+
+
 def _calls_builtin(node: cst.CSTNode, builtin: str) -> bool:
     return type(node) is cst.Call and _is_name(node.func, builtin)
 
 
-def _calls_method(node: cst.CSTNode, name: str, method: str) -> bool:
-    """``name.method(...)``; ``name`` empty: on any name."""
+def _calls_method(node: cst.CSTNode, name: "str | cst.CSTNode | None", method: str) -> bool:
+    """``name.method(...)``; ``name`` empty: on any name (:func:`_is_rows`)."""
     return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == method \
-        and type(node.func.value) is cst.Name and node.func.value.value == (name or node.func.value.value)
+        and _is_rows(node.func.value, name)
 
 
 def _may_count(node: cst.CSTNode) -> bool:
     """A call :func:`counted_rows` may return: a builtin that iterates or counts, ``.tolist()``."""
-    return _calls_method(node, "", "tolist") or (
+    return _calls_method(node, None, "tolist") or (
         type(node) is cst.Call and type(node.func) is cst.Name
         and node.func.value in ("enumerate", "zip", "list", "range"))
 
 
-def _iterates(it: cst.BaseExpression, name: str) -> bool:
+def _iterates(it: cst.BaseExpression, name: "str | cst.CSTNode | None") -> bool:
     """A ``for`` over ``name``'s rows: ``name``, ``enumerate(name)``, ``zip(..., name, ...)``,
-    ``list(name)``, or a ``range`` counting them."""
-    if _is_name(it, name):
+    ``list(name)``, or a ``range`` counting them (:func:`_is_rows`)."""
+    if _is_rows(it, name):
         return True
     if isinstance(it, cst.Call) and any(_calls_builtin(it, b) for b in ("enumerate", "list")):
-        return bool(it.args) and _is_name(it.args[0].value, name)
+        return bool(it.args) and _is_rows(it.args[0].value, name)
     if _calls_builtin(it, "zip"):
-        return any(_is_name(a.value, name) for a in it.args)
+        return any(_is_rows(a.value, name) for a in it.args)
     return _counts(it, name)
 
 
-def _counts(call: cst.CSTNode, name: str) -> bool:
+def _counts(call: cst.CSTNode, name: "str | cst.CSTNode | None") -> bool:
     """``range(len(name))``, ``range(name.shape[0])``, ``range(name.size(0))``."""
     return _calls_builtin(call, "range") and len(call.args) == 1 and _length_of(call.args[0].value, name)
 
 
-def _length_of(n: cst.CSTNode, name: str) -> bool:
-    """``len(name)``, ``name.size(0)``, ``name.shape[0]``, ``name.numel()`` (``name`` empty: of any name)."""
+def _length_of(n: cst.CSTNode, name: "str | cst.CSTNode | None") -> bool:
+    """``len(name)``, ``name.size(0)``, ``name.shape[0]``, ``name.numel()`` (``name`` empty: of any name;
+    :func:`_is_rows`)."""
     if _calls_builtin(n, "len"):
-        return len(n.args) == 1 and isinstance(n.args[0].value, cst.Name) and (
-            not name or n.args[0].value.value == name)
+        return len(n.args) == 1 and _is_rows(n.args[0].value, name)
     if _calls_method(n, name, "numel"):
         return not n.args
     if _calls_method(n, name, "size"):
         return len(n.args) == 1 and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "0"
     return isinstance(n, cst.Subscript) and len(n.slice) == 1 and isinstance(n.value, cst.Attribute) \
-        and n.value.attr.value == "shape" and isinstance(n.value.value, cst.Name) \
-        and (not name or n.value.value.value == name) \
+        and n.value.attr.value == "shape" and _is_rows(n.value.value, name) \
         and isinstance(n.slice[0].slice, cst.Index) and isinstance(n.slice[0].slice.value, cst.Integer) \
         and n.slice[0].slice.value.value == "0"
 
 
-def _reads_length(test: cst.CSTNode, name: str) -> bool:
+def _reads_length(test: cst.CSTNode, name: "str | cst.CSTNode | None") -> bool:
     """A condition that reads ``name``'s length (:func:`_length_of`), or is ``name`` itself or its length
     (``if len(hit):``: Python needs the number as a bool)."""
     return any(_length_of(n, name) for n in walk(test, into_scopes=False))
