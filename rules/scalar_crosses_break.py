@@ -293,11 +293,14 @@ class ScalarCrossesBreak(Rule):
                            "compiled as a frame of its own, guarded on that size, and recompiles when it "
                            "changes with the data the calls draw afresh.")
                 hint = "keep a fixed size (mask with torch.where), or move the loop's graph break out of the function"
-                if any(f is callee for f in ctx.program.index.functions.values()):
-                    yield Finding(rule=type(self), node=callee.node.name, statement=callee.node, message=message,
-                                  hint=hint)
-                else:
-                    yield self.finding(ev, message, hint=hint)
+                yield self._at_frame(ctx, ev, callee, message, hint)
+
+    def _at_frame(self, ctx: RuleContext, ev: CallEvent, callee: "FunctionInfo", message: str, hint: str) -> Finding:
+        """The finding on the ``def`` of ``callee``, the frame that recompiles, where it is in this module (the
+        call runs eagerly, so Dynamo never traces the call's line); else on the call."""
+        if any(fn is callee for fn in ctx.program.index.functions.values()):
+            return Finding(rule=type(self), node=callee.node.name, statement=callee.node, message=message, hint=hint)
+        return self.finding(ev, message, hint=hint)
 
     def _handed_to_other_modules(self, ctx: RuleContext, seen: set[int]) -> Iterator[Finding]:
         """A Python number taken from tensor data at a break, handed after the break (as an argument or
@@ -375,12 +378,7 @@ class ScalarCrossesBreak(Rule):
                        f"eagerly (a graph break inside an earlier loop): `{callee.name}` is compiled as a frame "
                        f"of its own, guarded on that value, and recompiles {changes}.")
             hint = "keep it a tensor (no .item()), or move the loop's graph break out of the function"
-            if any(fn is callee for fn in ctx.program.index.functions.values()):
-                # on the `def` of the frame that recompiles (the call runs eagerly)
-                yield Finding(rule=type(self), node=callee.node.name, statement=callee.node, message=message,
-                              hint=hint)
-            else:
-                yield self.finding(ev, message, hint=hint)
+            yield self._at_frame(ctx, ev, callee, message, hint)
 
     def _data_sizes(self, ctx: RuleContext) -> Iterator[Finding]:
         """``(x > 0).nonzero()``, ``x[mask]``, ``torch.arange(n)`` of a 0-d tensor ``n`` computed from data: a

@@ -1218,13 +1218,20 @@ def _number_names(fn: "FunctionInfo", name: str, functions: frozenset[int]) -> s
     name that is no builtin and not among the calls of functions, ``functions``); a value mixed with
     anything else (a tensor, an unknown call) is not followed, since a tensor handed on installs no
     value guard."""
+    return _names_bound_from(fn, name, lambda v, names: _carries_number(v, names, functions))
+
+
+def _names_bound_from(fn: "FunctionInfo", name: str,
+                      carries: "Callable[[cst.BaseExpression, set[str]], bool]") -> set[str]:
+    """``name`` and every local name ``fn`` assigns a value that ``carries`` one of the names found so far
+    (to a fixed point: in a loop, an assignment may read a name that a later one binds)."""
     names = {name}
     assigns = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Assign)]
     grown = True
     while grown:
         grown = False
         for a in assigns:
-            if not _carries_number(a.value, names, functions):
+            if not carries(a.value, names):
                 continue
             for t in a.targets:
                 if isinstance(t.target, cst.Name) and t.target.value not in names:
@@ -1396,32 +1403,20 @@ def _tensor_carriers(fn: "FunctionInfo", name: str, callees: dict[int, "Function
     """``name`` and the local names ``fn`` binds to it, to ``copy.deepcopy`` of it, or to tuples, lists,
     dicts and records (a call of a name that is no builtin and no function of the project) that hold
     one of those names."""
-    names = {name}
-    assigns = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Assign)]
-    grown = True
-    while grown:
-        grown = False
-        for a in assigns:
-            v = a.value
-            if isinstance(v, cst.Name):
-                hit = v.value in names
-            elif isinstance(v, (cst.Tuple, cst.List)):
-                hit = any(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) and e.value.value in names
-                          for e in v.elements)
-            elif isinstance(v, cst.Dict):
-                hit = any(isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and e.value.value in names
-                          for e in v.elements)
-            elif isinstance(v, cst.Call):
-                args = [x.value for x in v.args if not x.star and x.keyword is None]
-                copy = (dotted_name(v.func) or "") in ("copy.deepcopy", "copy.copy") and len(args) == 1
-                record = isinstance(v.func, cst.Name) and v.func.value not in _BUILTIN_NAMES and id(v) not in callees
-                hit = (copy or record) and any(isinstance(x, cst.Name) and x.value in names for x in args)
-            else:
-                hit = False
-            if not hit:
-                continue
-            for t in a.targets:
-                if isinstance(t.target, cst.Name) and t.target.value not in names:
-                    names.add(t.target.value)
-                    grown = True
-    return names
+    def carries(v: cst.BaseExpression, names: set[str]) -> bool:
+        if isinstance(v, cst.Name):
+            return v.value in names
+        if isinstance(v, (cst.Tuple, cst.List)):
+            return any(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) and e.value.value in names
+                       for e in v.elements)
+        if isinstance(v, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and isinstance(e.value, cst.Name) and e.value.value in names
+                       for e in v.elements)
+        if isinstance(v, cst.Call):
+            args = [x.value for x in v.args if not x.star and x.keyword is None]
+            copy = (dotted_name(v.func) or "") in ("copy.deepcopy", "copy.copy") and len(args) == 1
+            record = isinstance(v.func, cst.Name) and v.func.value not in _BUILTIN_NAMES and id(v) not in callees
+            return (copy or record) and any(isinstance(x, cst.Name) and x.value in names for x in args)
+        return False
+
+    return _names_bound_from(fn, name, carries)
