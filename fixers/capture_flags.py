@@ -49,10 +49,12 @@ Unsafe (hazards): the flags change what the compiled code does with data-depende
 inside the graph raises ``RuntimeError`` rather than its own exception type (measured:
 ``torch._check_value(n > 100)`` on a captured ``n`` raises ``ValueError`` eagerly, ``RuntimeError``
 patched), and sizes computed from data become unbacked symbols, so code that branches on them may fail
-to compile where it used to break the graph and run.  The patched callable cannot be compiled again:
-``torch.compile`` of it raises ``AssertionError`` (torch 2.13: the patch copies the compiled
-function's attributes onto its wrapper).  A module-level compiled module that another module imports
-by name is a plain function there.
+to compile where it used to break the graph and run.  Refused where that is known: a size the code then
+reads in Python under ``capture_dynamic_output_shape_ops``, a number it then uses where Python needs its
+value (an index into a Python list, ``random.Random(n)``) under ``capture_scalar_outputs``.  The patched
+callable cannot be compiled again: ``torch.compile`` of it raises ``AssertionError`` (torch 2.13: the
+patch copies the compiled function's attributes onto its wrapper).  A module-level compiled module that
+another module imports by name is a plain function there.
 """
 from __future__ import annotations
 
@@ -60,7 +62,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from dynalint.analysis.breaks import CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_FLAGS, Break, Cause, capture_flag
+from dynalint.analysis.breaks import (CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_FLAGS, CAPTURE_SCALAR_OUTPUTS, Break,
+                                      Breaks, Cause, capture_flag)
 from dynalint.analysis import capture_settings
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
@@ -166,6 +169,8 @@ def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
             continue
         if CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS in needed:
             _refuse_read_sizes(ctx, reach, rewritten)
+        if CAPTURE_SCALAR_OUTPUTS in needed:
+            _refuse_constant_uses(ctx, reach, rewritten)
         if isinstance(node, cst.Decorator):
             added |= _patch_decorator(plan, ctx, node, target, needed)
         else:
@@ -173,12 +178,19 @@ def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
     return added
 
 
+def _with_untraced(breaks: Breaks) -> list[Break]:
+    """The breaks, and those Dynamo never reaches today because an earlier break makes the rest of the
+    function run eagerly (:attr:`Breaks.untraced`): with the flag on, the earlier break may be gone and
+    that code traced."""
+    return [*breaks, *breaks.untraced]
+
+
 def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool] | None") -> None:
     """Refused when the reached code reads in Python the length of a data-dependent size that stays in
     the graph under ``capture_dynamic_output_shape_ops`` (:attr:`Break.read_in_python`): with the flag
     on, ``.tolist()`` of it or ``if len(it):`` fails to compile (``GuardOnDataDependentSymNode``,
     measured on torch 2.13) where the original broke the graph and ran."""
-    for b in ctx.breaks:
+    for b in _with_untraced(ctx.breaks):
         if id(b.event.function) in reach and b.read_in_python \
                 and b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) and not (rewritten is not None and rewritten(b)):
             code = ctx.program.module.code_for_node(b.node).strip()
@@ -186,6 +198,20 @@ def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool]
             raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{shown}` in the graph, and the code then "
                           "reads its length in Python: Dynamo can fail to compile there "
                           "(GuardOnDataDependentSymNode) instead of breaking the graph")
+
+
+def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bool] | None") -> None:
+    """Refused when the reached code uses a number it takes from tensor data where Python needs its value
+    (:attr:`Break.needs_constant`: an index into a Python list, ``random.Random(n)``): with
+    ``capture_scalar_outputs`` on, Dynamo fails to compile there (``GuardOnDataDependentSymNode``,
+    measured on torch 2.13) where the original broke the graph and ran."""
+    for b in _with_untraced(ctx.breaks):
+        if id(b.event.function) in reach and b.needs_constant and not (rewritten is not None and rewritten(b)):
+            code = ctx.program.module.code_for_node(b.node).strip()
+            shown = code if len(code) <= 40 else code[:37] + "..."
+            raise Refused(f"`capture_scalar_outputs` would keep the number from `{shown}` symbolic, and the code "
+                          "then uses it where Python needs its value (an index into a Python list, a seed): "
+                          "Dynamo can fail to compile there instead of breaking the graph")
 
 
 def _compile_sites(ctx) -> "list[Site]":

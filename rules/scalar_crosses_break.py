@@ -261,7 +261,8 @@ class ScalarCrossesBreak(Rule):
         to a function of the project after that: the function is a frame of its own, guarded on
         the number where it reads it, and recompiles when the data the calls draw afresh changes it
         (measured on torch 2.13: ``p1.v == 2`` fails, the helper recompiles)."""
-        sized = [(b, name) for b in ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX)
+        sized = [(b, name) for b in [*ctx.breaks, *ctx.breaks.untraced]
+                 if b.cause in (Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX)
                  if (name := _size_bound(b)) is not None and _from_inputs(b)
                  and eager_part(ctx.breaks, b.event.function) is not None]
         if not sized:

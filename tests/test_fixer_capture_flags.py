@@ -239,3 +239,45 @@ def test_dynamo_the_refused_flag_would_make_the_decoder_raise(tmp_path):
     after = load_module_from_source(patched, directory=str(tmp_path))
     assert not observe(before.decode_c, inputs, compile=False).errors
     assert observe(after.decode_c, inputs, compile=False).errors
+
+
+PICK = """\
+import torch
+
+STEPS = (torch.relu, torch.tanh, torch.sigmoid)
+
+
+def pick(x, order):
+    n = x.sum().item()
+    y = torch.full((3,), n) + x
+    for i in order.tolist():
+        y = STEPS[i](y)
+    return y
+
+
+pick_c = torch.compile(pick, backend="eager")
+"""
+
+
+def test_refused_when_the_flag_keeps_a_number_python_needs_as_a_value():
+    """``n``'s break is one ``capture_scalar_outputs`` removes, but the flag also keeps ``.tolist()``'s
+    numbers symbolic, and ``STEPS[i]`` then fails to compile."""
+    result = fixed(PICK)
+    assert result.source == PICK and not result.applied
+    assert any(r.fixer == "capture-flags" and "where Python needs its value" in r.reason for r in result.refused)
+
+
+@requires_torch
+def test_dynamo_the_refused_scalar_flag_would_make_the_pick_raise(tmp_path):
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, observe
+
+    patched = PICK.replace("torch.compile(pick, backend=\"eager\")",
+                           "torch._dynamo.config.patch(capture_scalar_outputs=True)"
+                           "(torch.compile(pick, backend=\"eager\"))")
+    inputs = [(torch.randn(3), torch.tensor([2, 0, 1]))]
+    before = load_module_from_source(PICK, directory=str(tmp_path))
+    after = load_module_from_source(patched, directory=str(tmp_path))
+    assert not observe(before.pick_c, inputs, compile=False).errors
+    assert any("GuardOnDataDependentSymNode" in e for e in observe(after.pick_c, inputs, compile=False).errors)

@@ -285,3 +285,94 @@ def test_the_capture_flags_fix_leaves_tolist_of_an_op_in_its_own_statement(use):
     code = inline(INLINE_TOLIST[use])
     result = fix_source(code, "train.py", Settings(), unsafe=True)
     assert result.source == code and not any(a.fixer == "capture-flags" for a in result.applied)
+
+
+#: a number from tensor data used where Python needs its value (line 7): with ``capture_scalar_outputs``
+#: Dynamo fails to compile there (the error named) or breaks the graph there (None) instead of at line 6
+CONSTANT_USES = {
+    "list-index": ("n = int(o[0])", "return x + WEIGHTS[n]", "GuardOnDataDependentSymNode"),
+    "tuple-index": ("n = o[0].item()", "return STEPS[n](x)", "GuardOnDataDependentSymNode"),
+    "index-of-arithmetic": ("n = o[0].item()", "return x + WEIGHTS[n - 1]", "GuardOnDataDependentSymNode"),
+    "local-list": ("n = o[0].item()", "return x + [x, x * 2, x * 3][n]", "GuardOnDataDependentSymNode"),
+    "tolist-elements": ("for n in o.tolist():", "    x = x + WEIGHTS[n]\n    return x",
+                        "GuardOnDataDependentSymNode"),
+    "seed": ("n = o[0].item()", "return x + random.Random(n).random()", "AsPythonConstantNotImplementedError"),
+    "dict-key": ("n = o[0].item()", "return x + {0: 1.0, 1: 2.0, 2: 3.0}[n]", None),
+    "slice-bound": ("n = o[0].item()", "return x + sum(WEIGHTS[:n])", None),
+    "range": ("n = o[0].item()", "for _ in range(n):\n        x = x + 1\n    return x", None),
+}
+#: uses the flag keeps in the graph: it removes the break
+CONSTANT_FREE_USES = {
+    "arithmetic": ("n = o[0].item()", "return x + n * 2"),
+    "math": ("n = o[0].item()", "return x + math.sqrt(n)"),
+    "tensor-index": ("n = o[0].item()", "return x[n]"),
+}
+
+
+def numbered(made: str, use: str) -> str:
+    """The extraction on line 7, the use on line 8."""
+    return ("import math\nimport random\nimport torch\nWEIGHTS, STEPS = [1.0, 2.0, 3.0], (abs, abs, abs)\n"
+            f"@torch.compile\ndef f(x, o):\n    {made}\n    {use}\n")
+
+
+CONSTANT_INPUTS = "[(torch.ones(3), torch.tensor([1, 0, 2]))]"
+
+
+@pytest.mark.parametrize("use", CONSTANT_USES)
+def test_a_number_python_needs_as_a_value_names_no_flag(use):
+    made, used, _ = CONSTANT_USES[use]
+    assert breaks(numbered(made, used)) == [(7, None)]
+
+
+@pytest.mark.parametrize("use", CONSTANT_FREE_USES)
+def test_a_number_the_graph_keeps_names_the_flag(use):
+    assert breaks(numbered(*CONSTANT_FREE_USES[use])) == [(7, SCALAR)]
+
+
+def test_a_number_used_as_a_value_after_a_break_names_the_flag():
+    """After the ``print``'s break the number enters the resumed frame as a Python value."""
+    code = numbered("n = int(o[0])", "print(n)\n    return x + WEIGHTS[n]")
+    assert breaks(code) == [(7, SCALAR), (8, None)]
+
+
+#: a break between the number and its use that runs only on some paths (not on Dynamo's: ``x`` is 1-d)
+BREAK_ON_SOME_PATHS = ("n = int(o[0])", "if x.dim() > 5:\n        print(n)\n    return x + WEIGHTS[n]")
+
+
+def test_a_break_on_some_paths_between_does_not_name_the_flag():
+    """The flag's claim must hold on every path: where the ``print`` does not run, Dynamo raises at the use."""
+    assert (7, None) in breaks(numbered(*BREAK_ON_SOME_PATHS))
+    assert (7, SCALAR) not in breaks(numbered(*BREAK_ON_SOME_PATHS))
+
+
+@requires_torch
+def test_dynamo_raises_past_a_break_on_some_paths_with_the_flag(tmp_path):
+    code = numbered(*BREAK_ON_SOME_PATHS)
+    obs, _ = run_example_under_dynamo(Example(code, inputs=CONSTANT_INPUTS, settings={SCALAR: True}), tmp_path)
+    assert any("GuardOnDataDependentSymNode" in e for e in obs.errors), obs.errors
+
+
+@requires_torch
+@pytest.mark.parametrize("use", CONSTANT_USES)
+def test_dynamo_breaks_at_the_use_or_raises_with_the_flag(use, tmp_path):
+    made, used, error = CONSTANT_USES[use]
+    code = numbered(made, used)
+    obs, module = run_example_under_dynamo(Example(code, inputs=CONSTANT_INPUTS), tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == {7}
+    obs, module = run_example_under_dynamo(Example(code, inputs=CONSTANT_INPUTS, settings={SCALAR: True}),
+                                           tmp_path / "flag")
+    if error is None:
+        assert not obs.errors, obs.errors
+        assert obs.break_lines(module.__file__) == {8}
+    else:
+        assert any(error in e for e in obs.errors), obs.errors
+
+
+@requires_torch
+@pytest.mark.parametrize("use", CONSTANT_FREE_USES)
+def test_dynamo_keeps_the_number_in_the_graph_with_the_flag(use, tmp_path):
+    code = numbered(*CONSTANT_FREE_USES[use])
+    obs, module = run_example_under_dynamo(Example(code, inputs=CONSTANT_INPUTS, settings={SCALAR: True}), tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == set()

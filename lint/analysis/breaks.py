@@ -29,6 +29,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 )
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
+from dynalint.analysis.eager_part import split_untraced
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -150,6 +151,10 @@ class Break:
     """A data-dependent size whose length the code reads in Python later in the same graph
     (:func:`counted_rows`), or a number a later condition of the same graph tests: the capture flag
     moves the break there."""
+    needs_constant: bool = False
+    """A number the code then uses where Python needs its value, later in the same graph (an index into a
+    Python list or tuple, ``range(n)``, ``random.Random(n)``: :func:`needs_constant`): with
+    ``capture_scalar_outputs`` Dynamo fails to compile or breaks the graph there."""
 
     @property
     def node(self) -> cst.CSTNode:
@@ -182,7 +187,8 @@ def capture_flag(brk: Break) -> str | None:
     Nor for ``.tolist()``: the flag keeps an integer tensor's in the graph, a floating one's still
     breaks ("Tensor.tolist() with non-integer tensor", measured on torch 2.13), and the analysis does
     not know the dtype.  Nor for a data-dependent size whose length the code then reads in Python
-    (:func:`counted_rows`): the flag moves that break to the loop, or makes ``.tolist()`` raise."""
+    (:func:`counted_rows`): the flag moves that break to the loop, or makes ``.tolist()`` raise.  Nor for
+    a number the code then uses where Python needs its value (:attr:`Break.needs_constant`)."""
     if brk.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP):
         if brk.gb is not GB.DYNAMIC_SHAPE_OPERATOR or brk.read_in_python \
                 or (isinstance(brk.event, CallEvent) and uncaptured_shape_call(brk.event)):
@@ -191,7 +197,7 @@ def capture_flag(brk: Break) -> str | None:
     if brk.cause is Cause.PYTHON_INDEX:
         return CAPTURE_SCALAR_OUTPUTS
     if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) and not brk.read_in_python \
-            and brk.event.method != "tolist" and scalar_extraction(brk.event, True) is None:
+            and not brk.needs_constant and brk.event.method != "tolist" and scalar_extraction(brk.event, True) is None:
         return CAPTURE_SCALAR_OUTPUTS
     return None
 
@@ -199,9 +205,13 @@ def capture_flag(brk: Break) -> str | None:
 class Breaks:
     """The breaks of one analysed module, in evaluation order, and what follows from their order."""
 
-    def __init__(self, program: Analysed, breaks: list[Break]) -> None:
+    def __init__(self, program: Analysed, breaks: list[Break], untraced: list[Break] | None = None) -> None:
         self.program = program
         self.all = breaks
+        self.untraced = untraced or []
+        """What would break in the parts of functions Dynamo runs eagerly
+        (:mod:`dynalint.analysis.eager_part`), which it never traces: not reported, but what the code there
+        makes (a size taken from tensor data handed to a frame of its own) still matters."""
         self._by_node: dict[int, list[Break]] = {}
         self._by_statement: dict[int, list[Break]] = {}
         self._loops: dict[int, WhileLoopEvent] | None = None
@@ -586,8 +596,9 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     classified then are not classified again)."""
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
     found = [b for ev in program.events for b in classifier.breaks_of(ev)]
-    return Breaks(program, _eager_after_fresh_calls(_sparse_resumes(program.events, _first_traced_random(
-        [_read_in_python(b, classifier) for b in found]))))
+    traced, untraced = split_untraced(_eager_after_fresh_calls(_sparse_resumes(
+        program.events, _first_traced_random([_read_in_python(b, classifier) for b in found]))))
+    return Breaks(program, traced, untraced)
 
 
 def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
@@ -656,12 +667,61 @@ def _used_values(ev: Event) -> "tuple[Value | None, ...]":
 def _read_in_python(brk: "Break", classifier: "BreakClassifier") -> "Break":
     """``brk`` marked :attr:`Break.read_in_python` when it is a data-dependent size the code then reads in
     Python (:meth:`BreakClassifier.counted_after`), or a number a condition then tests
-    (:meth:`BreakClassifier.branched_on`), the graph unbroken in between."""
+    (:meth:`BreakClassifier.branched_on`), the graph unbroken in between; marked
+    :attr:`Break.needs_constant` when it is a number the code then uses where Python needs its value
+    (:meth:`BreakClassifier.used_as_constant`)."""
     if (brk.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) and brk.gb is GB.DYNAMIC_SHAPE_OPERATOR
             and classifier.counted_after(brk.event) is not None) \
             or (brk.cause is Cause.SCALAR_EXTRACTION and classifier.branched_on(brk.event)):
         return dataclasses.replace(brk, read_in_python=True)
+    if brk.cause is Cause.SCALAR_EXTRACTION and classifier.used_as_constant(brk.event):
+        return dataclasses.replace(brk, needs_constant=True)
     return brk
+
+
+#: calls whose argument Dynamo needs as a Python value: given a captured number, ``random.Random(n)``
+#: raises ``AsPythonConstantNotImplementedError`` and ``range(n)`` breaks (measured on torch 2.13)
+CONSTANT_ARGUMENT_CALLS = frozenset({"random.Random", "builtins.range"})
+
+#: containers whose subscript by a captured number Dynamo does not trace: a list or tuple (an index raises
+#: ``GuardOnDataDependentSymNode``, a slice bound or a store breaks), a dict, an ``nn.ModuleList`` (break)
+_PYTHON_CONTAINERS = (Kind.SEQUENCE, Kind.MODULE, Kind.PYTHON)
+
+
+def needs_constant(ev: Event, origin: cst.CSTNode) -> bool:
+    """``ev`` uses the number ``origin`` extracts where Python needs its value: with
+    ``capture_scalar_outputs`` the number is an unbacked symbol there, and Dynamo raises or breaks the
+    graph instead of tracing (measured on torch 2.13: ``seq[n]`` of a Python list or tuple, also of
+    ``.tolist()``'s elements, and ``x.shape[n]`` raise ``GuardOnDataDependentSymNode``; ``d[n]``,
+    ``seq[:n]``, ``seq[n] = v``, ``modules[n]`` and ``range(n)`` break; arithmetic, ``math`` functions and
+    a tensor's ``x[n]`` are traced)."""
+    def captured(v: "Value | None") -> bool:
+        return v is not None and v.kind is Kind.SCALAR and v.origin is origin
+
+    if isinstance(ev, SubscriptEvent):
+        return ev.base is not None and ev.base.kind in _PYTHON_CONTAINERS \
+            and any(map(captured, (*ev.index, *ev.bounds)))
+    if isinstance(ev, CallEvent):
+        return ev.qualname in CONSTANT_ARGUMENT_CALLS and any(map(captured, (*ev.args, *ev.kwargs.values())))
+    if isinstance(ev, ForLoopEvent):
+        return ev.range_args is not None and any(map(captured, ev.range_args))
+    return False
+
+
+def _runs_whenever(ev: Event, other: Event) -> bool:
+    """``ev`` is in ``other``'s function and in no block of it that ``other`` is outside of (the body or
+    ``else`` of an ``if``, a loop, a ``try``...): it runs whenever ``other`` does."""
+    if ev.function is not other.function or ev.function is None:
+        return False
+    blocks = (b for n in walk(ev.function.node) if isinstance(n, _BRANCHING)
+              for b in (getattr(n, "body", None), getattr(n, "orelse", None), *getattr(n, "handlers", ()),
+                        getattr(n, "finalbody", None), *getattr(n, "cases", ()))
+              if b is not None)
+    return all(encloses(b, other.statement) for b in blocks if encloses(b, ev.statement))
+
+
+#: statements whose blocks may not run
+_BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 
 
 def _first_traced_random(found: list[Break]) -> list[Break]:
@@ -940,6 +1000,24 @@ class BreakClassifier:
         torch 2.13: ``n = t.item(); if n > 0:`` breaks at the ``if``)."""
         return self._unbroken(made, lambda ev: isinstance(ev, ConditionEvent) and ev.value is not None
                               and ev.value.kind is Kind.SCALAR and ev.value.origin is made.node)
+
+    def used_as_constant(self, made: Event) -> bool:
+        """Whether the code may use the number ``made`` extracts where Python needs its value
+        (:func:`needs_constant`) later in the same graph.  A break that runs whenever both do separates
+        them: the number enters the resumed frame as a Python value (measured on torch 2.13:
+        ``n = t.item(); print(n); seq[n]`` breaks at the ``print`` only); one in a block that may not run
+        (an ``if`` around an ``assert`` on a tensor) does not, as the flag's claim must hold on every path."""
+        between: list[Event] = []
+        after = False
+        for ev in self.events:
+            if not after:
+                after = ev is made
+            elif needs_constant(ev, made.node):
+                if not any(_runs_whenever(b, made) or _runs_whenever(b, ev) for b in between):
+                    return True
+            elif any(capture_flag(b) is None for b in self.breaks_of(ev)):
+                between.append(ev)
+        return False
 
     def _resumed_with(self, ev: ConditionEvent) -> bool:
         """A captured number ``ev`` tests that reaches it across a break: it enters the resumed frame as a

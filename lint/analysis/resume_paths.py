@@ -7,18 +7,19 @@ known, so a branch that returns at once without a graph operation makes what the
 uncertain.
 
 A graph break inside a loop is another matter: Dynamo cannot resume inside the loop, so it gives up
-on the frame it is tracing and runs that frame eagerly (:func:`eager_part`).
+on the frame it is tracing and runs that frame eagerly (:mod:`dynalint.analysis.eager_part`, which
+the break list and the recompile rules share).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from dynalint.analysis.breaks import find_breaks
+from dynalint.analysis.eager_part import EagerPart, eager_part  # noqa: F401 (for the recompile rules)
 from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
-from dynalint.analysis.syntax import encloses, walk
+from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,66 +72,6 @@ def _python_only(program: "Analysed", breaks: "Breaks", node: cst.CSTNode) -> bo
         else:
             return False
     return True
-
-
-@dataclass(frozen=True)
-class EagerPart:
-    """Where a function starts to run eagerly: after the statement at ``start`` (``-1``: from its
-    first statement), to its end."""
-
-    order: dict[int, int]
-    """Node id -> its position in a walk of the function's body (nested scopes not entered)."""
-    start: int
-    loop: cst.CSTNode
-    """The first loop, ``try`` or ``with`` statement of the function with a break Dynamo cannot resume
-    from."""
-
-    def eager(self, node: cst.CSTNode) -> bool:
-        """``node`` (a statement of the function) runs eagerly."""
-        return self.order.get(id(node), -1) > self.start
-
-
-def eager_part(breaks: "Breaks", fn: "FunctionInfo") -> EagerPart | None:
-    """The part of ``fn`` that Dynamo runs eagerly because of a graph break it cannot resume from; None
-    when ``fn`` has no such break.
-
-    Dynamo traces a frame until its first break.  A break outside any loop ends a graph and the rest
-    of the function is a resumed frame, traced the same way; a break inside a loop cannot be resumed
-    from, so Dynamo gives up on the whole frame it is tracing and runs it eagerly (measured on torch
-    2.13).  The eager part thus starts after the last resumable break that comes before the first
-    loop with a break (at the function's start when there is none).  Nor can Dynamo resume after a
-    break inside a ``try`` statement, or one at the context manager a ``with`` statement enters
-    (``with open(...)``), but there it compiles the graph before the break, guarded on what it read,
-    and runs the rest eagerly; a break inside the body of a ``with torch.no_grad():`` is resumed from
-    (measured).  Everything in the eager part is left to Python: the functions it calls are compiled
-    as frames of their own, and nothing that the part reads is guarded."""
-    body = fn.node.body
-    blocks = [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
-    mine = [b for b in breaks if b.event.function is fn]
-    looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block)]
-    if not looped:
-        return None
-    order = {id(n): i for i, n in enumerate(walk(body, into_scopes=False))}
-    first = min((block for _, block in looped), key=lambda block: order.get(id(block), -1))
-    in_loops = {id(b) for b, _ in looped}
-    before = [b for b in mine if id(b) not in in_loops and order.get(id(b.statement), -1) < order.get(id(first), -1)]
-    last = max(before, key=lambda b: order.get(id(b.statement), -1), default=None)
-    start = -1
-    if last is not None:  # the frame resumed after that break begins past its statement (or its header)
-        ends = last.statement if isinstance(last.statement, (cst.SimpleStatementLine, cst.BaseSmallStatement)) \
-            else last.node
-        start = max(order.get(id(n), -1) for n in walk(ends, into_scopes=False))
-    if isinstance(first, (cst.With, cst.Try)):
-        start = order.get(id(first), 0) - 1  # the graph before such a break is compiled (and guarded)
-    return EagerPart(order, start, first)
-
-
-def _unresumable(brk: "Break", block: cst.CSTNode) -> bool:
-    """``brk`` lies inside ``block`` where Dynamo cannot resume after it: in the body of a loop, of a
-    ``try`` statement, or in the context managers a ``with`` statement enters."""
-    if isinstance(block, cst.With):
-        return any(encloses(item, brk.node) for item in block.items)
-    return encloses(block, brk.node) and (brk.in_loop or isinstance(block, cst.Try))
 
 
 def runs_eagerly(breaks: "Breaks", ev: "Event") -> bool:

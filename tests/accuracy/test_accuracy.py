@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from accuracy.compare import Disagreement  # noqa: E402
+from accuracy.compare import Disagreement, compare, run_dynalint  # noqa: E402
 from accuracy.dynamo_run import observe  # noqa: E402
 from accuracy.fuzz import group_key, run_corpus  # noqa: E402
 from accuracy.generate import ProgramSpec, Snippet, build, draw_specs  # noqa: E402
@@ -104,14 +104,21 @@ def test_known_limits_each_match_something_specific():
         assert any(f is not None for f in fields), limit
 
 
-def test_lines_dynamo_never_traced_are_not_scored():
+def test_lines_dynamo_never_traced_are_not_scored(tmp_path):
     """A break in a loop makes Dynamo run the whole frame eagerly: a `print` after the loop is never
-    traced, so a diagnostic there is neither a hit nor a false alarm."""
+    traced, so `check` does not report it, and a diagnostic there would be neither a hit nor a false
+    alarm."""
     spec = ProgramSpec(snippets=(Snippet("random", "arith", "loop", "none"),
                                  Snippet("module_const", "print", "top", "none")), k_varies=False)
-    programs, result = run_corpus([spec], prefix="shadow_probe")
-    lines = programs[0].files["model.py"].splitlines()
+    program = build(spec, "shadow_probe")
+    program.write(str(tmp_path))
+    observed = {program.name: observe(program, str(tmp_path))}
+    diags = run_dynalint(str(tmp_path))
+    lines = program.files["model.py"].splitlines()
     printed = next(i for i, ln in enumerate(lines, 1) if "print(" in ln)
+    assert printed not in {d["line"] for d in diags[program.name]["model.py"] if d["kind"] == "graph-break"}
+    diags[program.name]["model.py"].append({"line": printed, "code": "DYN105", "kind": "graph-break"})
+    result = compare([program], observed, diags)
     assert result.shadowed >= 1
     assert not [d for d in result.disagreements if d.kind == "break-fp" and d.line == printed]
 

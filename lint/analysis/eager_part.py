@@ -1,0 +1,232 @@
+"""The part of a function that Dynamo runs eagerly because of a graph break it cannot resume from.
+
+Dynamo traces a frame until its first break.  A break outside any loop ends a graph and the rest of
+the function is a resumed frame, traced the same way; a break inside a loop cannot be resumed from, so
+Dynamo gives up on the whole frame it is tracing and runs it eagerly (measured on torch 2.13: "Failed
+to handle graph break gracefully. Skipping the function and falling back to eager").  Nor can it
+resume after a break inside a ``try`` statement, or one at the context manager a ``with`` statement
+enters (``with open(...)``), but there it compiles the graph before the break and runs the rest
+eagerly; a break inside the body of a ``with torch.no_grad():`` is resumed from (measured).
+
+One notion for both kinds of findings: nothing in the eager part breaks, since Dynamo never traces it
+(:func:`split_untraced`), and nothing it reads is guarded (the recompile rules ask :func:`eager_part`).
+The functions it calls are compiled as frames of their own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Protocol, TypeVar
+
+import libcst as cst
+
+from dynalint.analysis.events import CallEvent
+from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
+from dynalint.analysis.syntax import encloses, simple_statements, walk
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.events import Event
+    from dynalint.analysis.module_index import FunctionInfo
+
+
+class _Break(Protocol):
+    """What the eager part reads of a graph break (a ``breaks.Break``, which imports this module)."""
+
+    @property
+    def event(self) -> "Event": ...
+
+    @property
+    def node(self) -> cst.CSTNode: ...
+
+    @property
+    def statement(self) -> cst.CSTNode: ...
+
+    @property
+    def in_loop(self) -> bool: ...
+
+
+B = TypeVar("B", bound=_Break)
+
+
+@dataclass(frozen=True)
+class EagerPart:
+    """Where a function starts to run eagerly: after the statement at ``start`` (``-1``: from its
+    first statement), to its end."""
+
+    order: dict[int, int]
+    """Node id -> its position in a walk of the function's body (nested scopes not entered)."""
+    start: int
+    loop: cst.CSTNode
+    """The first loop, ``try`` or ``with`` statement of the function with a break Dynamo cannot resume
+    from."""
+
+    def eager(self, node: cst.CSTNode) -> bool:
+        """``node`` (a statement of the function) runs eagerly."""
+        return self.order.get(id(node), -1) > self.start
+
+
+def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None:
+    """The part of ``fn`` that Dynamo runs eagerly because of a graph break it
+    cannot resume from; None when ``fn`` has no such break.
+
+    The eager part starts after the last resumable break that comes before the first loop with a break
+    (at the function's start when there is none), or at the ``try``/``with`` statement whose break
+    comes first: the graph before that break is compiled (and guarded)."""
+    body = fn.node.body
+    blocks = [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
+    mine = [b for b in breaks if b.event.function is fn]
+    looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block)]
+    if not looped:
+        return None
+    order = {id(n): i for i, n in enumerate(walk(body, into_scopes=False))}
+    first = min((block for _, block in looped), key=lambda block: order.get(id(block), -1))
+    in_loops = {id(b) for b, _ in looped}
+    before = [b for b in mine if id(b) not in in_loops and order.get(id(b.statement), -1) < order.get(id(first), -1)]
+    last = max(before, key=lambda b: order.get(id(b.statement), -1), default=None)
+    start = -1
+    if last is not None:  # the frame resumed after that break begins past its statement (or its header)
+        ends = last.statement if isinstance(last.statement, (cst.SimpleStatementLine, cst.BaseSmallStatement)) \
+            else last.node
+        start = max(order.get(id(n), -1) for n in walk(ends, into_scopes=False))
+    if isinstance(first, (cst.With, cst.Try)):
+        start = order.get(id(first), 0) - 1  # the graph before such a break is compiled (and guarded)
+    return EagerPart(order, start, first)
+
+
+def _unresumable(brk: _Break, block: cst.CSTNode) -> bool:
+    """``brk`` lies inside ``block`` where Dynamo cannot resume after it: in the body of a loop, of a
+    ``try`` statement, or in the context managers a ``with`` statement enters."""
+    if isinstance(block, cst.With):
+        return any(encloses(item, brk.node) for item in block.items)
+    return encloses(block, brk.node) and (brk.in_loop or isinstance(block, cst.Try))
+
+
+def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
+    """``found`` (breaks in evaluation order) split into those Dynamo meets and those in the eager part
+    of their function, which it never traces (measured on torch 2.13: a ``.nonzero()``, a ``print`` or
+    an ``open()`` after a loop whose body breaks, after a ``try`` whose body breaks or after
+    ``with open(...)`` are not reported, nor is a ``finally`` block or the body of that ``with``).
+    Met: the breaks of the first unresumable statement on Dynamo's way there, its header included,
+    except those after one of its unresumable breaks in the same block (tracing has stopped there); and
+    in the eager part, those of its comprehensions and of its logging calls given a tensor, which run
+    as frames of their own that Dynamo compiles.
+    A break is left out only where every run that reaches it passed that statement's break first: not
+    after a loop whose break sits in a branch, nor after an ``if`` whose branch holds that statement
+    (measured: with the branch not taken, a ``print`` after it breaks)."""
+    functions: dict[int, list[B]] = {}
+    for b in found:
+        functions.setdefault(id(b.event.function), []).append(b)
+    dropped: set[int] = set()
+    for mine in functions.values():
+        fn = mine[0].event.function
+        part = eager_part(mine, fn)
+        if part is None:
+            continue
+        body, block = fn.node.body, part.loop
+        stops = [b for b in mine if _unresumable(b, block)]
+        surely = any(_surely_reached(body, block, s.node) for s in stops)
+        for b in mine:
+            if not part.eager(b.statement) or _own_frame(b) or _logs_tensor(b):
+                continue
+            if _met_in(block, b):
+                if any(s is not b and _dominates(body, s.node, b.node) for s in stops):
+                    dropped.add(id(b))
+            elif surely and (encloses(block, b.node) or _dominates(body, block, b.node)):
+                dropped.add(id(b))
+    if not dropped:
+        return found, []
+    return [b for b in found if id(b) not in dropped], [b for b in found if id(b) in dropped]
+
+
+def _own_frame(brk: _Break) -> bool:
+    """``brk`` is at or inside a comprehension, which the eager part runs as a frame of its own that
+    Dynamo compiles (measured on torch 2.13: "Missing tp_iternext" at a comprehension over a local
+    list after a loop whose body breaks)."""
+    return any(isinstance(n, _COMPREHENSIONS) and encloses(n, brk.node)
+               for n in walk(brk.statement, into_scopes=False))
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _logs_tensor(brk: _Break) -> bool:
+    """``brk`` is at a logging call given a tensor (``logger.info("%s", t)``, ``logging.info(...)``): the
+    logging functions are Python code that Dynamo compiles as a frame of its own when the eager part
+    hands them a tensor, and the graph breaks inside, reported at the call (measured on torch 2.13: at
+    ``isEnabledFor``; not for ``print(t)`` or ``warnings.warn``, nor without a tensor)."""
+    ev = brk.event
+    if not isinstance(ev, CallEvent):
+        return False
+    q = ev.qualname or ""
+    logging_call = is_logger_call(ev) or (q.startswith("logging.") and q.count(".") == 1
+                                          and q.split(".")[1] in LOGGING_FUNCTIONS)
+    return logging_call and any(v is not None and v.is_tensor for v in (*ev.args, *ev.kwargs.values()))
+
+
+def _met_in(block: cst.CSTNode, brk: _Break) -> bool:
+    """``brk`` is in the part of ``block`` that Dynamo traces until its first unresumable break: not
+    the body of a ``with`` (its managers break first) nor the handlers, ``else`` or ``finally`` of a
+    ``try`` (they run after the body)."""
+    if isinstance(block, cst.With):
+        return any(encloses(item, brk.node) for item in block.items)
+    if isinstance(block, cst.Try):
+        return encloses(block.body, brk.node)
+    return encloses(block, brk.node)
+
+
+#: how a block of a compound statement is entered whenever the statement runs: always (the body of a
+#: ``with``, of a ``try``, its ``finally``), as a loop's body, or maybe (a branch, a handler, an ``else``)
+_ALWAYS, _LOOP, _MAYBE = "always", "loop", "maybe"
+_SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
+
+
+def _path(body: cst.BaseSuite, node: cst.CSTNode) -> list[tuple[cst.CSTNode, int, str]]:
+    """The blocks from the function's ``body`` down to the statement holding ``node``: each block, the
+    position in it of the statement on the way, and how that block is entered."""
+    out: list[tuple[cst.CSTNode, int, str]] = []
+    suite: cst.CSTNode | None = body
+    entered = _ALWAYS
+    while suite is not None:
+        statements = simple_statements(suite)  # type: ignore[arg-type]
+        at = next((i for i, s in enumerate(statements) if encloses(s, node)), None)
+        if at is None:
+            break
+        out.append((suite, at, entered))
+        stmt = statements[at]
+        suite = next((n for n in walk(stmt, into_scopes=False) if n is not stmt and isinstance(n, _SUITES)
+                      and encloses(n, node)), None)
+        if suite is not None:
+            entered = _entered(stmt, suite)
+    return out
+
+
+def _entered(stmt: cst.CSTNode, suite: cst.CSTNode) -> str:
+    """How ``suite``, a block of the compound statement ``stmt``, is entered when ``stmt`` runs."""
+    if isinstance(stmt, cst.With) and suite is stmt.body:
+        return _ALWAYS
+    if isinstance(stmt, cst.Try) and (suite is stmt.body or suite is getattr(stmt.finalbody, "body", None)):
+        return _ALWAYS
+    if isinstance(stmt, (cst.For, cst.While)) and suite is stmt.body:
+        return _LOOP
+    return _MAYBE
+
+
+def _dominates(body: cst.BaseSuite, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Every run that reaches the statement holding ``later`` ran the one holding ``first`` before: a
+    later statement of a block that holds ``first``, always entered down to it (a ``with`` or ``try``
+    body; not a branch or a loop, which may not run)."""
+    outer, inner = _path(body, first), _path(body, later)
+    for level, ((suite, at, _), (other, position, _)) in enumerate(zip(outer, inner)):
+        if suite is not other:
+            return False
+        if position != at:
+            return position > at and all(how == _ALWAYS for _, _, how in outer[level + 1:])
+    return False
+
+
+def _surely_reached(body: cst.BaseSuite, block: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whenever ``block`` runs, so does the statement holding ``node`` inside it: in its header, or in
+    blocks always entered from it (a loop's body counts: it is taken to run once)."""
+    path = _path(body, node)
+    depth = len(_path(body, block))
+    return all(how == _ALWAYS or how == _LOOP and level == depth for level, (_, _, how) in enumerate(path)
+               if level >= depth)

@@ -1,0 +1,117 @@
+"""Nothing breaks in the part of a function that Dynamo runs eagerly, since it never traces it: after
+a graph break inside a loop, inside a ``try`` body, or at the context manager ``with open(...)``
+enters, Dynamo gives up on the frame (measured with real Dynamo, torch 2.13: "Failed to handle graph
+break gracefully"), so a ``.nonzero()``, a ``print`` or an ``open()`` after it, a ``finally`` block
+and the body of that ``with`` are not reported, nor is a second break later in the same loop body.
+What that part calls is a frame of its own that Dynamo compiles: a logging call given a tensor breaks
+inside the logging code, reported at the call (measured standalone, TORCH_LOGS=graph_breaks).
+A break in a branch of the loop body does not hide one after that branch, nor does a loop in a branch
+hide what follows the branch: both run when the branch is not taken; and a break outside any loop
+before the loop is resumed from, so the loop breaks too."""
+from __future__ import annotations
+
+from conftest import requires_torch
+
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
+
+CODE = """
+    import os
+
+    import torch
+
+
+    def looped(x):
+        h = x.clone()
+        for _ in range(2):
+            h = h + len(os.getcwd())  # breaks
+            print("again")
+        n = (x[0] > 0).nonzero()
+        print("after")
+        return h + n.sum()
+
+
+    def tried(x):
+        h = x + 1
+        try:
+            h = h + len(os.getcwd())  # breaks
+            m = (x[0] > 0).nonzero()
+        finally:
+            print("done")
+        n = (x[0] > 0).nonzero()
+        return h + n.sum() + m.sum()
+
+
+    def opened(x):
+        h = x + 1
+        with open(os.devnull, "w") as fh:  # breaks
+            fh.write("a")
+            m = (x[0] > 0).nonzero()
+        n = (x[0] > 0).nonzero()
+        return h + n.sum() + m.sum()
+
+
+    def branched(x, flag: bool):
+        h = x + 1
+        for _ in range(2):
+            if flag:
+                h = h + len(os.getcwd())
+            print("each")  # breaks
+        return h
+
+
+    def resumed(x):
+        h = x + 1
+        print("first")  # breaks
+        for _ in range(2):
+            h = h + len(os.getcwd())  # breaks
+        n = (x[0] > 0).nonzero()
+        return h + n.sum()
+
+
+    def either(x, masks: bool):
+        h = x + 1
+        if masks:
+            for _ in range(2):
+                h = h + len(os.getcwd())
+        n = (x[0] > 0).nonzero()  # breaks
+        return h + n.sum()
+
+
+    def step(x):
+        return looped(x) + tried(x) + opened(x) + branched(x, False) + resumed(x) + either(x, False)
+"""
+
+
+def test_flagged_lines() -> None:
+    assert break_lines(CODE, entry_points=("step",)) == marked_lines(CODE)
+
+
+@requires_torch
+def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
+    assert_dynamo_breaks_on_marked_lines(CODE, "step", "[(torch.randn(4, 8),)]", tmp_path)
+
+
+LOGGED = """
+    import logging
+    import os
+
+    import torch
+
+    logger = logging.getLogger(__name__)
+
+
+    def logged(x):
+        h = x.clone()
+        for _ in range(2):
+            h = h + len(os.getcwd())  # breaks
+        n = (x[0] > 0).nonzero()
+        logger.info("rows %s", 2)
+        logger.info("rows %s", n)  # breaks
+        logging.info("rows %s", n)  # breaks
+        print(n)
+        return h + n.sum()
+"""
+
+
+def test_a_logging_call_given_a_tensor_breaks_in_the_eager_part() -> None:
+    assert break_lines(LOGGED, entry_points=("logged",)) == marked_lines(LOGGED)
