@@ -460,7 +460,8 @@ def test_breaks_inside_a_loop_say_the_whole_function_runs_eagerly():
             return x
     """)
     messages = {d.code: d.message for d in found if d.kind == "graph-break"}
-    assert set(messages) == {"DYN102", "DYN104"}
+    # Dynamo gives up the frame at the first break in the loop and never traces the line after it
+    assert set(messages) == {"DYN104"}
     assert all("runs it eagerly" in m for m in messages.values())
 
 

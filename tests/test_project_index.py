@@ -194,12 +194,17 @@ def test_containers_of_tensors():
                 for t in targets:
                     if t["boxes"].sum() > 0:
                         preds = preds + 1
+                return preds
+
+
+        class Peak(nn.Module):
+            def forward(self, preds):
                 by_name = {"a": preds}
                 for v in by_name.values():
                     n = v.max().item()
                 return preds
     ''')
-    assert _breaks(found) == [(7, "DYN101"), (11, "DYN102")]
+    assert _breaks(found) == [(7, "DYN101"), (16, "DYN102")]
 
 
 def test_isinstance_narrowing_and_type_comments():
