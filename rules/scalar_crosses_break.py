@@ -244,7 +244,7 @@ class ScalarCrossesBreak(Rule):
             yield self.finding(
                 use,
                 f"{what} at a graph break: {detail}.",
-                hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
+                hint=_keep_tensor_hint(at),
             )
         yield from self._pending_at_next_break(ctx, seen)
         yield from self._range_bounds(ctx)
@@ -338,7 +338,7 @@ class ScalarCrossesBreak(Rule):
                     f"to `{callee.name}` by `{ctx.code(ev.node)}` (in `{names[i]}`), which reads it: the resumed "
                     "code is specialised on it and recompiles once when it first changes (the number is then "
                     "dynamic).",
-                    hint="keep it a tensor (no .item()), or enable capture_scalar_outputs",
+                    hint=_keep_tensor_hint(at),
                 )
                 break
 
@@ -468,6 +468,15 @@ class ScalarCrossesBreak(Rule):
                 "and recompiles once when it first changes (the number is then dynamic).",
                 hint="keep it a tensor (no .item()), or take the values in separate statements",
             )
+
+
+def _keep_tensor_hint(brk: Break | None) -> str:
+    """The remedy for a number that crosses the break at ``brk``: kept a tensor, or the capture flag where
+    it keeps the number in the graph (:func:`capture_flag`). A number a skipped call makes (``time.time()``)
+    the flag does not touch, and one Python then needs as a value (an index into a Python list) makes the
+    compile fail with the flag on, so neither is offered it."""
+    flag = capture_flag(brk) if brk is not None else CAPTURE_SCALAR_OUTPUTS
+    return "keep it a tensor (no .item())" + (f", or enable {flag}" if flag else "")
 
 
 def _numbers_in(v: Value) -> list[Value]:

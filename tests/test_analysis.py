@@ -478,6 +478,29 @@ def test_a_number_from_a_skipped_clock_or_rng_call_is_guarded_by_the_resumed_fra
     """)
     guarded = [d for d in found if d.code == "DYN204"]
     assert guarded and all("skipped call" in d.message for d in guarded)
+    assert not any("capture_scalar_outputs" in (d.hint or "") for d in guarded)  # the flag leaves a clock call
+
+
+def test_the_scalar_flag_is_offered_only_where_it_keeps_the_number_in_the_graph():
+    found = check("""
+        import torch
+
+        STEPS = [torch.relu, torch.tanh, torch.sigmoid]
+
+        @torch.compile
+        def pick(x):
+            n = int(x.sum().item()) % 3
+            return STEPS[n](x)
+
+        @torch.compile
+        def scale(x):
+            n = x.sum().item()
+            return x * n
+    """)
+    hints = {d.line: d.hint or "" for d in found if d.code == "DYN204"}
+    # with the flag on, indexing a Python list with the number fails to compile (GuardOnDataDependentSymNode)
+    assert 7 in hints and "capture_scalar_outputs" not in hints[7]
+    assert 13 in hints and "capture_scalar_outputs" in hints[13]
 
 
 def test_a_math_function_of_the_extracted_number_compiles_no_resumed_frame():
