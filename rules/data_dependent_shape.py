@@ -21,7 +21,9 @@ class DataDependentShape(Rule):
         traced as a tensor too), and NumPy's `np.argwhere`, `np.nonzero`, `np.flatnonzero`, `np.unique`,
         single-argument `np.where` of an array, tensor or list - cannot be sized at trace time, so
         Dynamo breaks the graph ("Dynamic shape operator"). The resumed graph then sees a new size on
-        most calls and recompiles once before going dynamic.
+        most calls and recompiles once before going dynamic. `torch.nonzero(x)` and the other `torch.`
+        functions of the list take nothing but a tensor, so they are reported also where the analysis
+        could not type `x`.
 
         A custom op (`torch.library.custom_op`) is one opaque node to Dynamo: its body is never
         traced, but when its fake implementation asks for a fresh size (`ctx.new_dynamic_size()`,

@@ -38,7 +38,8 @@ class ScalarExtraction(Rule):
         `bool(t)`, at `math.sqrt(t)`-style calls and at torch's own checks of a bool tensor
         (`torch._check_tensor_all`, which reads the tensor in Python), runs them eagerly and resumes in a new graph. The
         Python value then becomes a constant of the resumed graph, so a different value next call
-        recompiles it (see DYN204).
+        recompiles it (see DYN204). Only tensors and NumPy arrays (tensors under Dynamo) have `.item()`
+        and `.tolist()`, so these are reported also on a value the analysis could not type.
 
         With `torch._dynamo.config.capture_scalar_outputs = True` (the `capture-scalar-outputs`
         setting) `.item()`, `int()`, `float()`, `bool()` and integer `.tolist()` stay in the graph as

@@ -31,7 +31,12 @@ class UntraceableCall(Rule):
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
         comparing `t.data_ptr()` values or doing arithmetic on one (`t.data_ptr() % 16`),
         `json.dumps`/`loads`/`dump`/`load`, `torch.nested.nested_tensor([...])`, the methods of a NumPy
-        generator (`np.random.default_rng()`), `ExitStack.enter_context(...)`, using an f-string that formats
+        generator (`np.random.default_rng()`, a parameter annotated `np.random.RandomState`, the global one
+        `np.random.random.__self__`; a name bound to `np.random.randint` on one path and to a generator's
+        `randint` on another breaks either way), importing a module (`__import__(name)`,
+        `importlib.import_module(name)`), `globals()`, `exec(...)`, building an instance of a `torch.Tensor`
+        subclass of the checked code whose `__init__` requires an argument besides the instance (Dynamo
+        passes it none: "failed to bind arguments when attempting to inline"), `ExitStack.enter_context(...)`, using an f-string that formats
         a tensor (its `len`, `+`, `==`, `in`, a method; formatting it, or a shape, and passing it on are
         traced), setting `t.requires_grad` on a tensor (`t.grad = None` and `param.data = ...` are
         traced), and registering hooks on a module (`module.register_forward_hook`
@@ -107,7 +112,7 @@ class UntraceableCall(Rule):
                 GB.TENSOR_BUILTIN_OPERATOR, GB.AUTOGRAD_GRAD, GB.ONE_HOT_DYNAMIC, GB.PARAMETER_CONSTRUCTOR,
                 GB.RETAIN_GRAD, GB.DATA_DEPENDENT_OPERATOR, GB.IS_INFERENCE, GB.RANDOM_OP,
                 GB.SPARSE_TENSOR, GB.MISSING_TP_ITERNEXT, GB.OBSERVED_EXCEPTION, GB.SETATTR_REQUIRES_GRAD,
-                GB.FAKE_TENSOR_UNSUPPORTED, GB.RECONSTRUCTION_FAILURE)
+                GB.FAKE_TENSOR_UNSUPPORTED, GB.RECONSTRUCTION_FAILURE, GB.INLINE_BINDING)
     INVALID = [
         Example("""
             import torch

@@ -1,9 +1,10 @@
 """Instances of a ``torch.Tensor`` subclass of the checked code (known from ``isinstance`` or an annotation):
 Dynamo holds one as a tensor, but cannot call ``as_subclass`` on it or read its ``__dict__``, and a call of
 one of its own methods whose body breaks breaks at the call too ("Reconstruction failure"), after which the
-calling function runs eagerly. A value the analysis knows as a plain tensor (declared, or computed) is not
-taken for an instance where ``isinstance`` tests for one: the code handles both, and which one comes is not
-known. Each case is also run under real Dynamo: the lines flagged must be the lines
+calling function runs eagerly. Building one in compiled code breaks where its ``__init__`` requires an
+argument besides the instance (Dynamo passes it none). A value the analysis knows as a plain tensor
+(declared, or computed) is not taken for an instance where ``isinstance`` tests for one: the code handles
+both, and which one comes is not known. Each case is also run under real Dynamo: the lines flagged must be the lines
 where its graph-break log reports a break."""
 from __future__ import annotations
 
@@ -75,6 +76,43 @@ CASES = [
     def f(x, m: Meta):
         return shape_of(m) * 2 + x
     """, "f", "[(torch.ones(2), torch.ones(2))]"),
+    # building an instance in compiled code: Dynamo runs `__init__` with the instance alone, which binds only
+    # where `__init__` requires nothing more (its own, a base's, or torch's)
+    ("built-in-compiled-code", """
+    import torch
+
+
+    class Wrapped(torch.Tensor):
+        @staticmethod
+        def __new__(cls, x, *args, **kwargs):
+            return torch.as_tensor(x).as_subclass(cls)
+
+        def __init__(self, x, meta=None):
+            self.meta = meta
+
+
+    class Derived(Wrapped):
+        pass
+
+
+    class Plain(torch.Tensor):
+        @staticmethod
+        def __new__(cls, x):
+            return torch.as_tensor(x).as_subclass(cls)
+
+
+    class Open(torch.Tensor):
+        def __init__(self, *args, **kwargs):
+            self.meta = None
+
+
+    def f(x):
+        a = Wrapped(x)  # breaks
+        b = Derived(x, meta=1)  # breaks
+        c = Plain(x)
+        d = Open(x)
+        return x * 2
+    """, "f", "[(torch.ones(2),)]"),
 ]
 
 #: a class whose own ``__torch_function__`` calls the function: Dynamo's log puts the break of

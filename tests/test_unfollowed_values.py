@@ -135,6 +135,33 @@ CASES = [
     def f(emb):
         return MarginMiner()(emb)
     """, "f", "[(torch.randn(4, 3),)]"),
+    # torch's functions of a data-dependent size take nothing but a tensor: the value is one where they run
+    ("tensor-only-function", _REGISTRY + """
+    import numpy as np
+
+
+    def positions(x):
+        if isinstance(x, np.ndarray):
+            return x
+        return torch.nonzero(x).flatten()  # breaks
+
+
+    def f(x, mask):
+        return positions(REGISTRY["identity"](mask)).sum() + x
+    """, "f", "[(torch.ones(3), torch.tensor([True, False, True]))]"),
+    # only a tensor or a NumPy array (a tensor under Dynamo) has `.tolist()`/`.item()`: the value is one;
+    # a NumPy integer scalar the analysis knows of is a constant to Dynamo
+    ("array-extraction-of-unknown", _REGISTRY + """
+    import numpy as np
+
+    COUNT = np.int64(3)
+
+
+    def f(x):
+        picked = REGISTRY["identity"](x)
+        rows = picked.tolist()  # breaks
+        return x * len(rows) * COUNT.item()
+    """, "f", "[(torch.ones(3),)]"),
 ]
 
 
@@ -158,3 +185,13 @@ def test_tensor_only_methods_are_only_tensor_methods() -> None:
               torch.nn.Module)
     assert all(hasattr(torch.Tensor, name) for name in K.TENSOR_ONLY_METHODS)
     assert not {name for name in K.TENSOR_ONLY_METHODS if any(hasattr(t, name) for t in others)}
+
+
+@requires_torch
+def test_array_extractions_are_only_array_methods() -> None:
+    import numpy as np
+    import torch
+
+    others = (int, float, complex, bool, str, bytes, list, tuple, dict, set, torch.nn.Module)
+    assert all(hasattr(torch.Tensor, name) and hasattr(np.ndarray, name) for name in K.ARRAY_EXTRACTIONS)
+    assert not {name for name in K.ARRAY_EXTRACTIONS if any(hasattr(t, name) for t in others)}

@@ -1123,6 +1123,10 @@ class BreakClassifier:
                                         "whose arguments are tensors, constants or format strings")
         if call.module is not None and self._is_rnn(call.module):
             return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
+        built = call.built_tensor_class
+        if built is not None and _init_needs_arguments(built):
+            return GB.INLINE_BINDING, (f"Dynamo runs the `__init__` of the tensor subclass `{built.name}` with the "
+                                       "new instance alone, and this one requires more arguments")
         if call.method is not None and call.receiver is not None and call.receiver.kind is Kind.MODULE \
                 and self._is_rnn(call.receiver):
             return GB.RNN_MODULE, f"Dynamo does not trace nn.LSTM/GRU/RNN modules, their `{call.method}()` included"
@@ -1164,7 +1168,7 @@ class BreakClassifier:
             return _GB_BY_TEXT[BREAKING_NDARRAY_METHODS[call.method]], \
                 f"Dynamo's NumPy arrays (`torch._numpy`) have no `ndarray.{call.method}()`"
         if q is not None and q.startswith("numpy.random."):
-            if "()." in q or f"{q}()" in _NUMPY_GENERATOR_OBJECTS:
+            if "()." in q or f"{q}()" in K.NUMPY_GENERATOR_OBJECTS:
                 return GB.DATA_DEPENDENT_OPERATOR, "NumPy's random generators are not traced"
             return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
         if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
@@ -1449,7 +1453,9 @@ def dynamic_shape_call(call: CallEvent, dynamic_ops: Container[str | None] = fro
         name = call.qualname.rsplit(".", 1)[-1]
         if call.qualname.count(".") != 1:
             return None
-        if name in DYNAMIC_SHAPE_OPS and any(a.is_tensor for a in call.args[:1]):
+        if name in DYNAMIC_SHAPE_OPS and any(a.is_tensor or a.kind is Kind.UNKNOWN for a in call.args[:1]):
+            # the function takes nothing but a tensor (or, under Dynamo, a NumPy array): what the analysis
+            # could not type is one wherever the call runs, as for ``torch.where(cond)``
             return f"torch.{name}"
         if name == "where" and len(call.args) == 1 and not call.kwargs:
             return "torch.where(cond)"
@@ -1716,6 +1722,10 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("torch.nn.utils.rnn.pad_packed_sequence", GB.SKIPPED_FUNCTION,
                 why="unpacking packed sequences is skipped"),
     SkippedCall("builtins.open", GB.BUILTIN_OPERATOR, why="opening a file is not traced"),
+    *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="importing a module is skipped")
+      for q in ("builtins.__import__", "importlib.import_module")),
+    SkippedCall("builtins.exec", GB.BUILTIN_OPERATOR, why="executing source text is not traced"),
+    SkippedCall("builtins.globals", GB.BUILTIN_OPERATOR, why="reading the module's globals as a dict is not traced"),
     *(SkippedCall(q, GB.UNSUPPORTED_METHOD, why="the json module's C encoder and decoder are not traced")
       for q in ("json.dumps", "json.loads", "json.dump", "json.load")),
     *(SkippedCall(q, GB.FAKE_TENSOR_UNSUPPORTED, why="building a nested tensor from a list has no fake-tensor "
@@ -1733,10 +1743,6 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
       for q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")),
 )}
 
-
-#: what NumPy's generator constructors return (see :mod:`dynalint.analysis.calls`)
-_NUMPY_GENERATOR_OBJECTS = frozenset({"numpy.random.default_rng()", "numpy.random.RandomState()",
-                                      "numpy.random.Generator()"})
 
 #: the graph-break types by Dynamo's text, as the generated tables name them
 _GB_BY_TEXT: dict[str, GraphBreakType] = {gb.text: gb for gb in GB.ALL}
@@ -1819,6 +1825,26 @@ def _torch_dispatches(v: Value) -> bool:
     return own is None or any(
         type(n) is cst.Attribute and n.attr.value == "__torch_function__" and type(n.value) is cst.Call
         and type(n.value.func) is cst.Name and n.value.func.value == "super" for n in walk(own.node))
+
+
+def _init_needs_arguments(cls: "ClassInfo") -> bool:
+    """Building an instance of ``cls``, a ``torch.Tensor`` subclass of the checked files, in compiled code:
+    Dynamo inlines the class's ``__init__`` with the new instance as its only argument, so an ``__init__`` that
+    requires another one cannot bind (measured on torch 2.13: ``Meta(x)`` breaks, "failed to bind arguments
+    when attempting to inline", with ``def __init__(self, x)`` of the class or of a base, with or without a
+    ``__new__`` of its own; not with ``*args``, defaults, or no ``__init__`` but torch's). False where a base
+    outside the checked files (other than ``torch.Tensor`` itself) may define the ``__init__`` that runs."""
+    for c in cls.mro():
+        init = c.methods.get("__init__")
+        if init is not None:
+            p = init.node.params
+            positional = [*p.posonly_params, *p.params][1:]
+            return any(a.default is None for a in positional) or any(a.default is None for a in p.kwonly_params)
+        owner = c.owner
+        outside = [b for b in c.bases if owner is None or (owner.resolve(b) or b) not in ("torch.Tensor", "object")]
+        if len(outside) > len(c.base_classes):
+            return False
+    return False
 
 
 def _breaking_tensor_method(call: CallEvent) -> bool:

@@ -49,7 +49,7 @@ TENSOR_TEXT = "builtins.str (formatted from a tensor)"
 _READING_DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
 #: NumPy's random generator constructors (their result is an object, not a number)
-_NUMPY_GENERATORS = frozenset({"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"})
+_NUMPY_GENERATORS = K.NUMPY_GENERATOR_CLASSES | {"numpy.random.default_rng"}
 
 
 def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
@@ -124,6 +124,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
         if receiver is not None and qualname in K.RETURNS_RECEIVER:
             result = receiver
     elif receiver is not None and method is not None:
+        if method in K.ARRAY_EXTRACTIONS and _untyped(receiver):
+            # only a tensor or a NumPy array (a tensor under Dynamo) has the method: where the call runs, the
+            # value the analysis could not follow is one
+            ev.tensor_evidence(receiver)
+            receiver = tensor(params=receiver.params, assumed=bool(receiver.params))
         result = method_call(ev, receiver, method, args, kwargs, node)
     else:
         if callee is not None and callee.kind is Kind.UNKNOWN and callee.params:
@@ -138,8 +143,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     if method == "forward" and receiver is not None and receiver.kind is Kind.MODULE:
         module = receiver  # `self.rnn.forward(x)` runs the module too
     ev.callee_broke = broke_before or ev.callee_broke
+    built = callee.cls if callee is not None and callee.kind is Kind.FUNCTION and callee.func is None \
+        and callee.cls is not None and ev.p.is_tensor_class(callee.cls) else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
-              kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke)
+              kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
+              built_tensor_class=built)
     return result
 
 
@@ -167,6 +175,11 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         fn = callee.cls.find_method("__call__")
         return ev.p.call_function(ev, fn, args, kwargs, callee, opaque), fn
     return None
+
+
+def _untyped(v: Value) -> bool:
+    """Nothing is known of ``v``: not an object, function or class the analysis knows, nor a choice of them."""
+    return v.kind is Kind.UNKNOWN and v.qualname is None and v.cls is None and v.func is None and not v.choices
 
 
 def _has_call(ev: "EvaluatorView", cls: "ClassInfo") -> bool:

@@ -61,6 +61,8 @@ class CallEvent(Event):
     callee_broke: bool = False
     """The function the call runs (each of them, when it may be one of several) breaks the graph in its
     body or in what it calls."""
+    built_tensor_class: "ClassInfo | None" = None
+    """The ``torch.Tensor`` subclass of the checked files the call builds an instance of (``Meta(x)``)."""
 
     @property
     def call(self) -> cst.Call:

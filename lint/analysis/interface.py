@@ -31,6 +31,9 @@ class ProgramView(Protocol):
     def touch_class(self, cls: "ClassInfo") -> None:
         """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`)."""
 
+    def is_tensor_class(self, cls: "ClassInfo") -> bool:
+        """A class deriving (through checked files) from ``torch.Tensor``."""
+
     def global_value(self, name: str) -> "Value | None":
         """Value of a module-level name, or None when the module does not bind it."""
 

@@ -51,6 +51,11 @@ TENSOR_CHECKS = frozenset({"torch._check_tensor_all", "torch._check_tensor_all_w
 
 #: Reductions of a boolean array to one element (tensors and NumPy arrays alike).
 ARRAY_REDUCTIONS = frozenset({"all", "any"})
+#: Methods that move an array's data into Python values, which only tensors and NumPy arrays (and NumPy's
+#: scalars) have among the values code passes around: Dynamo holds an array as a tensor, so the call reads
+#: tensor data (measured on torch 2.13: ``a.tolist()`` breaks for an array argument, one made in the compiled
+#: code, a module's attribute or a global; a global NumPy integer scalar is a constant).
+ARRAY_EXTRACTIONS = frozenset({"item", "tolist"})
 
 #: Tensor attributes that are tensors.
 TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
@@ -254,6 +259,36 @@ NUMPY_REDUCTIONS = frozenset("sum prod mean std var max min amax amin any all ar
 #: Reading one as a Python number is not judged: whether Dynamo breaks there depends on its dtype
 #: (measured on torch 2.13: ``int(np.ceil(h / 4))`` is traced, ``int(np.prod(shape))`` breaks).
 NUMPY_ARRAY = "numpy.ndarray"
+#: NumPy's random generator classes. Dynamo calls none of an instance's methods (measured on torch 2.13:
+#: ``rs.rand()`` of a ``RandomState`` breaks, "Unsupported method call"), so an instance is a value of its own,
+#: whose qualname is the class's followed by ``()`` (as if made by calling the class with no argument).
+NUMPY_GENERATOR_CLASSES = frozenset({"numpy.random.RandomState", "numpy.random.Generator"})
+#: The value the functions of ``numpy.random`` are methods of (``np.random.random.__self__``): the global
+#: ``RandomState``, whose methods Dynamo does not call either (measured on torch 2.13).
+NUMPY_GLOBAL_GENERATOR = "numpy.random.RandomState()"
+#: the qualnames of NumPy generator objects (made by a class, or by ``np.random.default_rng``)
+NUMPY_GENERATOR_OBJECTS = frozenset({f"{c}()" for c in NUMPY_GENERATOR_CLASSES} | {"numpy.random.default_rng()"})
+
+
+def joined_numpy_draw(a: str | None, b: str | None) -> str | None:
+    """The qualname of a value that is the NumPy draw function ``a`` on one path and ``b`` on another
+    (``np.random.randint if rs is None else rs.randint``): a function of ``numpy.random`` is a method of the
+    global ``RandomState``, so either is a generator's method, which Dynamo does not call (measured on torch
+    2.13: the call breaks with either); None unless both are such functions."""
+    draws = [q for q in (a, b) if q is not None and _numpy_draw(q)]
+    if len(draws) < 2:
+        return None
+    return next((q for q in draws if "()." in q), draws[0])
+
+
+def _numpy_draw(q: str) -> bool:
+    """``numpy.random.randint``, or ``numpy.random.RandomState().rand``: not a generator class or object."""
+    head, _, last = q.rpartition(".")
+    if head == "numpy.random":
+        return not last.endswith("()") and last not in ("RandomState", "Generator", "default_rng", "__self__")
+    return head in NUMPY_GENERATOR_OBJECTS
+
+
 #: The qualname of the tensor ``torch.sparse_coo_tensor`` makes: Dynamo skips the call, and the frame it resumes
 #: in cannot take a sparse tensor as an input (measured on torch 2.13: "Attempted to wrap sparse Tensor" at the
 #: first use of it there, after which the rest of the function runs eagerly).

@@ -3,6 +3,7 @@ project, else as library names) and annotation aliases.
 """
 from __future__ import annotations
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.class_model import _strip_const
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
@@ -68,6 +69,8 @@ class NameResolution:
             return python(is_bool=False).with_(qualname=q)
         if head == "math" and last in ("pi", "e", "inf", "nan", "tau"):
             return PYTHON_VALUE
+        if last == "__self__" and head.rpartition(".")[0] == "numpy.random":
+            return Value(Kind.UNKNOWN, qualname=K.NUMPY_GLOBAL_GENERATOR)  # `np.random.random.__self__`
         return Value(Kind.UNKNOWN, qualname=q)
 
     def _absolute(self, q: str) -> str:

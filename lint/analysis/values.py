@@ -11,6 +11,8 @@ import enum
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Iterable
 
+from dynalint.analysis.knowledge import joined_numpy_draw
+
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
 
@@ -329,7 +331,7 @@ def join(a: Value, b: Value) -> Value:
             items=tuple(join(x, y) for x, y in zip(a.items, b.items)) if same_keys else None,  # type: ignore[arg-type]
             is_bool=a.is_bool and b.is_bool,
             const=a.const if (a.has_const and b.has_const and _same_const(a.const, b.const)) else NO_CONST,
-            qualname=a.qualname if a.qualname == b.qualname else None,
+            qualname=a.qualname if a.qualname == b.qualname else joined_numpy_draw(a.qualname, b.qualname),
             cls=a.cls if a.cls is b.cls else None,
             func=a.func if a.func is b.func else None,
             element=join(a.element, b.element) if a.element is not None and b.element is not None else None,

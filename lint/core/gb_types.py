@@ -73,5 +73,6 @@ NUMPY_UNSUPPORTED = _gb("GB0294", "attempted to trace numpy function unsupported
 AS_SUBCLASS = _gb("GB0001", "Argument of `as_subclass` must be a non-dispatcher-style tensor subclass")
 SUBCLASS_ATTRIBUTE = _gb("GB0164", "Unsupported tensor subclass overridden attribute access")
 UNSUPPORTED_FUNCTION = _gb("GB0147", "Unsupported function call")
+INLINE_BINDING = _gb("GB7312", "failed to bind arguments when attempting to inline")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

@@ -96,6 +96,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         return PYTHON_VALUE
     if resolved.startswith("torch.optim.") and resolved.rpartition(".")[2][:1].isupper():
         return Value(Kind.UNKNOWN, qualname=resolved + "()")  # an instance of a torch.optim class
+    if resolved in K.NUMPY_GENERATOR_CLASSES:
+        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy random generator
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
     return program.annotation_alias(text)
 
