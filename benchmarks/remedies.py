@@ -130,6 +130,21 @@ PROGRAMS = [
                 x = torch.nan_to_num(x)
             return x * 2
     """, "[(torch.tensor([1.0, float('nan')]),), (torch.ones(2),)]"),
+    Program("if on .any() guarding a warning", "Data-dependent branching", """
+        import warnings
+
+        def f(x: torch.Tensor):
+            y = x.clamp(-1, 1)
+            if (y != x).any():
+                warnings.warn("values outside [-1, 1] were clipped")
+            return y * 2
+    """, "[(torch.tensor([0.5, 3.0]),), (torch.zeros(2),)]"),
+    Program("if on tensor data raising a formatted RuntimeError", "Data-dependent branching", """
+        def f(x: torch.Tensor):
+            if (x < 0).any():
+                raise RuntimeError(f"negative values in {tuple(x.shape)}")
+            return x.sqrt()
+    """, "[(torch.ones(4),), (torch.rand(3),)]"),
     Program("assert on tensor data", "Data-dependent branching", """
         def f(x: torch.Tensor):
             assert torch.isfinite(x).all(), "non-finite values"

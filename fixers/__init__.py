@@ -35,10 +35,12 @@ FIXER_MODULES = (
 #: move the decision or the check out of the graph.  The expert loop over the whole range (exact, with a
 #: flag) comes before its gather form (no flag, sums in another order).  The splits that run Python code
 #: outside the compiled part (a callee Dynamo runs eagerly anyway, a prelude) come after the rewrites that
-#: keep the work in the graph.  A Dynamo flag, which changes how the whole compiled function treats
+#: keep the work in the graph.  A branch that only logs is skipped while compiling when no rewrite keeps its
+#: message.  A Dynamo flag, which changes how the whole compiled function treats
 #: data-dependent values (or recurrent modules), is the last resort.
 PREFERENCE: dict[str, tuple[str, ...]] = {
-    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision", "eager-callee", "eager-head"),
+    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision", "eager-callee", "eager-head",
+               "skip-logging-while-compiling"),
     "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "expert-gather", "eager-callee", "eager-head",
                "capture-flags"),
     "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "full-range-loop",

@@ -12,25 +12,48 @@ After::
 ``torch._assert_async`` checks the condition inside the graph instead of
 branching on it in Python (measured on torch 2.13: no break, and a failing
 check raises).  Also applies to ``assert not <tensor>``, which breaks the graph
-where ``assert <tensor>`` does not.
+where ``assert <tensor>`` does not.  An ``elif`` check becomes the ``else`` of
+the branches above it (it is tested only where they did not run).
+
+A ``RuntimeError`` whose message formats values (an f-string, a literal's
+``.format(...)``) is the exception ``torch._assert_async`` raises, so the check
+moves into the graph only while compiling and keeps its own message otherwise::
+
+    if torch.compiler.is_compiling():
+        torch._assert_async(~check, "Detected the values ... in `target`")
+    elif check:
+        raise RuntimeError(f"Detected the values {values} in `target`")
+
+Eager runs are unchanged (same exception, same message); compiled, Dynamo
+takes the first branch (``torch.compiler.is_compiling()`` is true while it
+traces), checks the same condition in the graph (measured on torch 2.13: no
+break, with or without the capture flags, and a failing check raises
+``RuntimeError``) and reports the message's text with each formatted value
+written ``...`` (formatting a tensor in the graph would break it again).
 
 Proves, or refuses: the condition is a tensor for certain; the message is a
 string literal (an f-string or a computed message would format tensors - which
-breaks the graph again - or be lost); the raised exception is a plain
-``Name`` or ``Name("literal")``.
+breaks the graph again - or be lost), or the exception is the builtin
+``RuntimeError`` and its one argument an f-string or a string literal's
+``.format(...)`` (any other exception raised that way would change type under
+compile); the raised exception is a plain ``Name`` or ``Name("literal")``.
 
 Unsafe (hazards): the error becomes a ``RuntimeError`` (not the original
 exception type, so an ``except ValueError`` no longer catches it); on
 accelerators it is raised asynchronously, at a later synchronisation point; an
-``assert`` rewritten this way still runs under ``python -O``.
+``assert`` rewritten this way still runs under ``python -O``; a compiled
+``RuntimeError`` whose message formatted values shows ``...`` in their place.
 """
 from __future__ import annotations
+
+import ast
+import string
 
 import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.support.codegen import bound_names, paren, tensor_condition, use_torch
 
 
 @register
@@ -78,6 +101,30 @@ class AsyncAssert(Fixer):
                     return w + 1
             """,
         ),
+        FixExample(
+            before="""
+                import torch
+
+                @torch.compile
+                def normalised(x):
+                    total = x.abs().sum()
+                    if total == 0:  # nothing to scale
+                        raise RuntimeError(f"cannot normalise {x.shape[0]} zeros")
+                    return x / total
+            """,
+            after="""
+                import torch
+
+                @torch.compile
+                def normalised(x):
+                    total = x.abs().sum()
+                    if torch.compiler.is_compiling():
+                        torch._assert_async(~(total == 0), "cannot normalise ... zeros")
+                    elif total == 0:  # nothing to scale
+                        raise RuntimeError(f"cannot normalise {x.shape[0]} zeros")
+                    return x / total
+            """,
+        ),
     ]
 
     def plan(self, finding, ctx) -> FixPlan | None:
@@ -92,10 +139,34 @@ class AsyncAssert(Fixer):
             ok = _negated(stmt.test, ctx)
             if ok is None:
                 raise Refused("the condition is not certainly a tensor")
-            message = raise_message(body[0], ctx)
-            new: cst.CSTNode = cst.parse_statement(f"{torch}._assert_async({ok}{message})")
-            new = new.with_changes(leading_lines=stmt.leading_lines)
             target: cst.CSTNode = stmt
+            formatted = _formatted_runtime_error(body[0], ctx)
+            if formatted is not None:
+                check = cst.parse_statement(f"{torch}._assert_async({ok}, {formatted})")
+                new: cst.CSTNode = stmt.with_changes(
+                    test=cst.parse_expression(f"{torch}.compiler.is_compiling()"),
+                    body=cst.IndentedBlock(body=[check]),
+                    orelse=stmt.with_changes(leading_lines=[]),
+                )
+                plan.description = ("check the condition inside the graph with torch._assert_async while "
+                                    "compiling (the same RuntimeError, its formatted values written `...`)")
+                return plan.replace(target, new)
+            message = raise_message(body[0], ctx)
+            new = cst.parse_statement(f"{torch}._assert_async({ok}{message})")
+            parent = ctx.parent(stmt)
+            if isinstance(parent, cst.If) and parent.orelse is stmt:
+                # an `elif`: the check runs only where the branches above did not, as the `else` of them
+                # (with the comments of the `elif` line and of its body)
+                block = stmt.body
+                line = block.body[0] if isinstance(block, cst.IndentedBlock) else None
+                if isinstance(line, cst.SimpleStatementLine):
+                    new = new.with_changes(leading_lines=line.leading_lines,
+                                           trailing_whitespace=line.trailing_whitespace)
+                body = block.with_changes(body=[new]) if isinstance(block, cst.IndentedBlock) \
+                    else cst.IndentedBlock(body=[new])
+                new = cst.Else(body=body, leading_lines=stmt.leading_lines)
+            else:
+                new = new.with_changes(leading_lines=stmt.leading_lines)
         elif isinstance(stmt, cst.Assert):
             cond = tensor_condition(stmt.test, ctx)
             if cond is None:
@@ -119,6 +190,67 @@ def _negated(test: cst.BaseExpression, ctx) -> str | None:
         return tensor_condition(test.expression, ctx)
     cond = tensor_condition(test, ctx)
     return None if cond is None else f"~{paren(cond)}"
+
+
+def _formatted_runtime_error(raise_stmt: cst.Raise, ctx) -> str | None:
+    """For ``raise RuntimeError(<f-string or "...".format(...)>)``: a string literal of the message's
+    text with each formatted value written ``...``, which ``torch._assert_async`` can raise in the graph
+    (the same exception type; formatting the values would break the graph).  Refused for another
+    exception with such a message; None for any other raise (a literal message, a message computed
+    otherwise)."""
+    exc = raise_stmt.exc
+    if not (isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None
+            and not exc.args[0].star):
+        return None
+    text = _message_text(ctx.code(exc.args[0].value).strip())
+    if text is None:
+        return None
+    if not (isinstance(exc.func, cst.Name) and exc.func.value == "RuntimeError"
+            and not _binds(ctx, raise_stmt, "RuntimeError")):
+        raise Refused(f"the exception's message is not a string literal (it formats values), and "
+                      f"`{ctx.code(exc.func).strip()}` is not the builtin RuntimeError that torch._assert_async "
+                      "raises: the check kept in the graph would raise another type")
+    return _string_literal(text)
+
+
+def _binds(ctx, at: cst.CSTNode, name: str) -> bool:
+    """Whether the module, or a function around ``at``, binds ``name`` (shadowing the builtin)."""
+    index = ctx.program.index
+    if name in index.imports or name in index.globals or name in index.classes or name in index.functions:
+        return True
+    function = ctx.enclosing_function(at)
+    while function is not None:
+        if name in bound_names(function):
+            return True
+        function = ctx.enclosing_function(function)
+    return False
+
+
+def _message_text(code: str) -> str | None:
+    """The text of an f-string or of a string literal's ``.format(...)`` with each replacement field
+    written ``...``; None for any other expression (or a format string that is not well formed)."""
+    try:
+        node = ast.parse(f"({code})", mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "..." for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+        try:
+            fields = list(string.Formatter().parse(node.func.value.value))
+        except ValueError:
+            return None
+        return "".join(literal + ("" if field is None else "...") for literal, field, _, _ in fields)
+    return None
+
+
+def _string_literal(text: str) -> str:
+    """``text`` as a Python string literal, in double quotes where it holds none."""
+    code = repr(text)
+    if '"' not in text and code.startswith("'"):
+        code = '"' + code[1:-1].replace("\\'", "'") + '"'
+    return code
 
 
 def raise_message(raise_stmt: cst.Raise, ctx) -> str:

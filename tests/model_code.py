@@ -176,8 +176,10 @@ def _if_call(draw, scope):  # DYN101: branch-to-cond
 
 
 def _raise(draw, scope):  # DYN101: async-assert
-    return [(0, f"if {draw(condition(scope))}:{_comment(draw)}"),
-            (1, f"raise ValueError({draw(st.sampled_from(['bad input', 'NaN']))!r}){_comment(draw)}")], False
+    x = draw(st.sampled_from(scope.tensors))
+    exc = draw(st.sampled_from(["ValueError('bad input')", "ValueError('NaN')",
+                                f"RuntimeError(f'bad {{{x}.shape}}')"]))
+    return [(0, f"if {draw(condition(scope))}:{_comment(draw)}"), (1, f"raise {exc}{_comment(draw)}")], False
 
 
 def _assert(draw, scope):  # DYN101: async-assert
@@ -284,7 +286,7 @@ def _loop(draw, scope):  # DYN103; DYN207 when the while loop counts its iterati
 
 def _logging(draw, scope):  # DYN105: defer-logging, skip-logging-while-compiling
     x = draw(st.sampled_from(scope.tensors))
-    form = draw(st.integers(0, 4))
+    form = draw(st.integers(0, 5))
     if form == 0:
         return [(0, f"print('{x}:', {x}.sum()){_comment(draw)}")], False
     if form == 1:
@@ -296,6 +298,10 @@ def _logging(draw, scope):  # DYN105: defer-logging, skip-logging-while-compilin
     if form == 3:
         scope.imports.add("logger")
         return [(0, f"logger.info('shape %s', tuple({x}.shape)){_comment(draw)}")], False
+    if form == 4:
+        scope.imports.add("import warnings")
+        return [(0, f"if {draw(condition(scope))}:{_comment(draw)}"),
+                (1, f"warnings.warn('suspicious values'){_comment(draw)}")], False
     return [(0, f"label = 'peak=' + str({x}.max())")], False
 
 

@@ -72,7 +72,16 @@ REFUSALS = [
             if torch.isnan(x).any():
                 raise ValueError(f"bad {x.shape}")
             return x
-    """, "not a string literal"),
+    """, "`ValueError` is not the builtin RuntimeError that torch._assert_async raises"),
+    ("async-assert", """
+        class RuntimeError(Exception):
+            pass
+
+        def f(x):
+            if torch.isnan(x).any():
+                raise RuntimeError(f"bad {x.shape}")
+            return x
+    """, "`RuntimeError` is not the builtin RuntimeError"),
     ("env-read-once", """
         class M(nn.Module):
             def forward(self, x):
@@ -129,6 +138,34 @@ REFUSALS = [
                 y = torch.nan_to_num(y)
             return y + 1
     """, "inside a branch on a tensor (`torch.isnan(y).any()`)"),
+    ("skip-logging-while-compiling", """
+        import logging
+
+        logger = logging.getLogger(__name__)
+
+        def f(x):
+            y = x * 2
+            if (y < 0).any() or (y > 5).any():
+                logger.warning("y out of range")
+                y = y.clamp(0, 5)
+            return y
+    """, "inside a branch on a tensor (`(y < 0).any() or (y > 5).any()`)"),
+    ("skip-logging-while-compiling", """
+        import warnings
+
+        def f(x):
+            y = x * 2
+            if y.add_(1).sum() > 100:
+                warnings.warn("large")
+            return y
+    """, "the condition is not pure (`.add_()` updates in place)"),
+    ("skip-logging-while-compiling", """
+        def f(x, pending: list):
+            y = x * 2
+            if (y < 0).any():
+                print("dropped", pending.pop())
+            return y
+    """, "an argument of the logging call is not pure (`pending.pop` is a call the analysis cannot see into)"),
     ("defer-logging", """
         def f(x):
             print("start", x.sum())

@@ -168,7 +168,7 @@ def use_torch(plan, ctx, at: cst.CSTNode) -> str:
     name = torch_name(ctx) or "torch"
     function = ctx.enclosing_function(at)
     while function is not None:
-        if name in _bound_names(function):
+        if name in bound_names(function):
             if name == "torch" and _imports_torch_before(function, at, ctx):
                 return name
             raise Refused(f"`{name}` is bound inside `{function.name.value}`, so the rewrite cannot refer "
@@ -183,7 +183,7 @@ def use_torch(plan, ctx, at: cst.CSTNode) -> str:
     return name
 
 
-def _bound_names(function: cst.FunctionDef) -> set[str]:
+def bound_names(function: cst.FunctionDef) -> set[str]:
     """Names a function binds anywhere in its body, imports included."""
     names = set(local_names_of(function)[0])
     for n in walk(function.body):
