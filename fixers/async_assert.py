@@ -3,7 +3,7 @@
 Before::
 
     if torch.isnan(x).any():
-        raise ValueError("NaN in input")
+        raise RuntimeError("NaN in input")
 
 After::
 
@@ -31,17 +31,20 @@ break, with or without the capture flags, and a failing check raises
 ``RuntimeError``) and reports the message's text with each formatted value
 written ``...`` (formatting a tensor in the graph would break it again).
 
-Proves, or refuses: the condition is a tensor for certain; the message is a
-string literal (an f-string or a computed message would format tensors - which
-breaks the graph again - or be lost), or the exception is the builtin
-``RuntimeError`` and its one argument an f-string or a string literal's
-``.format(...)`` (any other exception raised that way would change type under
-compile); the raised exception is a plain ``Name`` or ``Name("literal")``.
+Proves, or refuses: the condition is a tensor for certain; the raised exception
+is the builtin ``RuntimeError`` (``raise RuntimeError`` or
+``RuntimeError(msg)``), the type ``torch._assert_async`` raises: a
+``ValueError`` check is refused, since its callers' ``except ValueError`` would
+no longer catch it; its one argument is a string literal (eager runs then raise
+the same exception with the same message), an f-string or a string literal's
+``.format(...)`` (a computed message would format tensors - which breaks the
+graph again - or be lost).  ``assert not <tensor>`` raises ``RuntimeError`` in
+place of ``AssertionError``, as Dynamo itself makes a failed
+``assert <tensor>`` in compiled code raise (measured on torch 2.13).
 
-Unsafe (hazards): the error becomes a ``RuntimeError`` (not the original
-exception type, so an ``except ValueError`` no longer catches it); on
-accelerators it is raised asynchronously, at a later synchronisation point; an
-``assert`` rewritten this way still runs under ``python -O``; a compiled
+Unsafe (hazards): on accelerators the error is raised asynchronously, at a
+later synchronisation point; an ``assert`` rewritten this way raises
+``RuntimeError`` and still runs under ``python -O``; a compiled
 ``RuntimeError`` whose message formatted values shows ``...`` in their place.
 """
 from __future__ import annotations
@@ -61,7 +64,7 @@ class AsyncAssert(Fixer):
     name = "async-assert"
     codes = ("DYN101",)
     safety = "unsafe"
-    summary = "Rewrite `if <tensor>: raise ...` and `assert not <tensor>` into `torch._assert_async`."
+    summary = "Rewrite `if <tensor>: raise RuntimeError(...)` and `assert not <tensor>` into `torch._assert_async`."
     reasoning = __doc__ or ""
     EXAMPLES = [
         FixExample(
@@ -71,7 +74,7 @@ class AsyncAssert(Fixer):
                 @torch.compile
                 def checked(x):
                     if torch.isnan(x).any():
-                        raise ValueError("NaN in input")
+                        raise RuntimeError("NaN in input")
                     return x * 2
             """,
             after="""
@@ -254,9 +257,15 @@ def _string_literal(text: str) -> str:
 
 
 def raise_message(raise_stmt: cst.Raise, ctx) -> str:
-    """The message argument (``", msg"`` or ``""``) of ``raise E`` / ``raise E("literal")``; anything
-    else is refused."""
+    """The message argument (``", msg"`` or ``""``) of ``raise RuntimeError`` /
+    ``raise RuntimeError("literal")``, the builtin exception ``torch._assert_async`` raises; anything else
+    is refused (the check would raise another type: an ``except ValueError`` would no longer catch it)."""
     exc = raise_stmt.exc
+    raised = exc.func if isinstance(exc, cst.Call) else exc
+    if not (isinstance(raised, cst.Name) and raised.value == "RuntimeError"
+            and not _binds(ctx, raise_stmt, "RuntimeError")):
+        raise Refused(f"`{ctx.code(raised).strip() if raised is not None else 'raise'}` is not the builtin "
+                      "RuntimeError that torch._assert_async raises: the check would raise another type")
     if isinstance(exc, (cst.Name, cst.Attribute)) or isinstance(exc, cst.Call) and not exc.args:
         return ""
     if isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None \

@@ -5,7 +5,7 @@ Before::
 
     eos = ids.eq(eos_id)
     if len(torch.unique_consecutive(eos.sum(1))) > 1:
-        raise ValueError("every row needs the same number of <eos>")
+        raise RuntimeError("every row needs the same number of <eos>")
     pooled = h[eos, :].view(h.size(0), -1, h.size(-1))[:, -1, :]
 
 After::
@@ -44,16 +44,18 @@ last ``, :``), the whole value of an assignment or a ``return``; the mask is a
 local name that is certainly a boolean tensor, and ``x`` is pure; the statement
 right before is a check that raises unless every row holds the same count:
 ``if len(torch.unique_consecutive(m.sum(1))) > 1: raise ...`` (or ``!= 1``, or
-``.numel()``), or ``assert ... == 1`` (or ``<= 1``), with a literal message.  A
+``.numel()``), raising the builtin ``RuntimeError`` (a ``ValueError`` check
+is refused: compiled, it would raise another type), or ``assert ... == 1`` (or
+``<= 1``), with a literal message.  A
 check made by calling another function (``check(cond, message)``) is refused:
 whether it raises is not known (it may be switched off), and where it does not,
 the original's rows are not the rows at the last ``True``.
 
-Unsafe (hazards): a failing count check raises ``RuntimeError``, not the
-original exception type (measured on torch 2.13: ``torch._check_with(ValueError,
-...)`` and ``torch._check_tensor_all_with`` keep the type but read the
-condition on the host, one break each; with ``capture_scalar_outputs`` they
-stay in the graph but raise ``RuntimeError`` too); a mask with no ``True``
+Unsafe (hazards): a failing ``assert`` count check raises ``RuntimeError``
+(measured on torch 2.13: ``torch._check_with(ValueError, ...)`` and
+``torch._check_tensor_all_with`` would keep another type but read the condition
+on the host, one break each; with ``capture_scalar_outputs`` they stay in the
+graph but raise ``RuntimeError``); a mask with no ``True``
 raises ``RuntimeError`` where the original's ``[:, -1]`` of no rows raises
 ``IndexError``; on accelerators both are raised asynchronously; an ``assert``
 rewritten this way still runs under ``python -O``; a mask of more than two
@@ -91,7 +93,7 @@ class LastTruePooling(Fixer):
                 def pool_last_eos(hidden, input_ids):
                     eos_mask = input_ids.eq(2)
                     if len(torch.unique_consecutive(eos_mask.sum(1))) > 1:
-                        raise ValueError("All examples must have the same number of <eos> tokens.")
+                        raise RuntimeError("All examples must have the same number of <eos> tokens.")
                     return hidden[eos_mask, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
             """,
             after="""

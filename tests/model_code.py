@@ -177,7 +177,7 @@ def _if_call(draw, scope):  # DYN101: branch-to-cond
 
 def _raise(draw, scope):  # DYN101: async-assert
     x = draw(st.sampled_from(scope.tensors))
-    exc = draw(st.sampled_from(["ValueError('bad input')", "ValueError('NaN')",
+    exc = draw(st.sampled_from(["RuntimeError('bad input')", "ValueError('NaN')",
                                 f"RuntimeError(f'bad {{{x}.shape}}')"]))
     return [(0, f"if {draw(condition(scope))}:{_comment(draw)}"), (1, f"raise {exc}{_comment(draw)}")], False
 
@@ -249,7 +249,7 @@ def _pooling(draw, scope):  # DYN104: last-true-pooling
     last = draw(st.sampled_from([", :", ""]))
     return [(0, f"{m} = {ids} == 2{_comment(draw)}"),
             (0, f"if {count}:{_comment(draw)}"),
-            (1, f"raise ValueError('rows differ in count'){_comment(draw)}"),
+            (1, f"raise RuntimeError('rows differ in count'){_comment(draw)}"),
             (0, f"{_target(draw, scope)} = {x}[{m}, :].view({x}.size(0), -1, {x}.size(-1))[:, -1{last}]"
                 f"{_comment(draw)}")], False
 

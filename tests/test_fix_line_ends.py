@@ -58,7 +58,7 @@ import torch
 @torch.compile
 def f(x):
     if torch.isnan(x).any():
-        raise ValueError("NaN")""",
+        raise RuntimeError("NaN")""",
     "async-assert:assert": """\
 import torch
 

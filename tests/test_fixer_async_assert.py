@@ -18,7 +18,7 @@ ELIF_CHECK = """
         if mode == "skip":
             pass
         elif (x < 0).any():  # no negatives
-            raise ValueError("negative values")
+            raise RuntimeError("negative values")
         return x + 1
 """
 

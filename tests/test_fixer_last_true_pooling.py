@@ -30,7 +30,7 @@ HEAD = textwrap.dedent("""
         def forward(self, hidden, input_ids):
             eos_mask = input_ids.eq(self.eos)
             if len(torch.unique_consecutive(eos_mask.sum(1))) > 1:
-                raise ValueError("All examples must have the same number of <eos> tokens.")
+                raise RuntimeError("All examples must have the same number of <eos> tokens.")
             sentence = hidden[eos_mask, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
             return self.out(torch.tanh(self.dense(sentence)))
 """)
@@ -105,7 +105,7 @@ def test_breaks_go_and_outputs_and_gradients_stay_bitwise():
 
 @requires_torch
 @pytest.mark.parametrize("ids, original, fixed", [
-    ("[[2, 3, 2, 3], [3, 3, 3, 2]]", "ValueError", "RuntimeError"),  # rows of different counts
+    ("[[2, 3, 2, 3], [3, 3, 3, 2]]", "RuntimeError", "RuntimeError"),  # rows of different counts
     ("[[3, 3, 3, 3], [4, 4, 4, 4]]", "IndexError", "RuntimeError"),  # no end-of-sequence token
     ("[[2, 3, 3], [3, 2, 3]]", "IndexError", "IndexError"),  # a mask shorter than the sequence
     ("[[3, 2, 3, 2]]", "IndexError", "IndexError"),  # one mask row for three sequences

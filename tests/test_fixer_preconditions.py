@@ -74,6 +74,19 @@ REFUSALS = [
             return x
     """, "`ValueError` is not the builtin RuntimeError that torch._assert_async raises"),
     ("async-assert", """
+        def f(x):
+            if torch.isnan(x).any():
+                raise ValueError("bad input")
+            return x
+    """, "`ValueError` is not the builtin RuntimeError that torch._assert_async raises"),
+    ("last-true-pooling", """
+        def f(hidden, input_ids):
+            eos = input_ids == 2
+            if len(torch.unique_consecutive(eos.sum(1))) > 1:
+                raise ValueError("same number of <eos> in every row")
+            return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
+    """, "`ValueError` is not the builtin RuntimeError that torch._assert_async raises"),
+    ("async-assert", """
         class RuntimeError(Exception):
             pass
 
@@ -102,7 +115,7 @@ REFUSALS = [
         def f(hidden, input_ids):
             eos = input_ids == 2
             if len(torch.unique_consecutive(eos.sum(1))) > 1:
-                raise ValueError(f"counts {eos.sum(1)}")
+                raise RuntimeError(f"counts {eos.sum(1)}")
             return hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
     """, "not a string literal"),
     ("python-state-to-buffer", """

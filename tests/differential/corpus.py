@@ -572,15 +572,21 @@ case("ce-mask-from-elsewhere", """
 case("assert-raise", """
     def f(x):
         if torch.isnan(x).any():
-            raise ValueError("NaN in input")
+            raise RuntimeError("NaN in input")
         return x * 2
 """, "[(torch.randn(4),), (torch.tensor([1.0, 2.0]),)]", "async-assert")
 case("assert-raise-nan", """
     def f(x):
         if torch.isnan(x).any():
+            raise RuntimeError("NaN in input")
+        return x * 2
+""", "[(torch.tensor([nan, 1.0]),)]", "async-assert")
+case("assert-raise-value-error", """
+    def f(x):
+        if torch.isnan(x).any():
             raise ValueError("NaN in input")
         return x * 2
-""", "[(torch.tensor([nan, 1.0]),)]", "async-assert", hazard="the error becomes a ``RuntimeError``")
+""", "[(torch.tensor([nan, 1.0]),)]", None)
 case("assert-not", """
     def f(w):
         assert not torch.isnan(w).any(), "bad weights"
@@ -1000,14 +1006,15 @@ _EOS_HEAD = """
         def forward(self, hidden, input_ids):
             eos_mask = input_ids.eq(self.eos)
             if len(torch.unique_consecutive(eos_mask.sum(1))) > 1:
-                raise ValueError("All examples must have the same number of <eos> tokens.")
+                raise RuntimeError("All examples must have the same number of <eos> tokens.")
             sentence = hidden[eos_mask, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
             return self.dense(sentence.float())
 """
 variants("eos-pool-head", _EOS_HEAD, "last-true-pooling",
          {k: v for k, v in EOS_ROWS.items() if k not in ("unequal", "no-eos", "empty-batch")}, target="Head")
-case("eos-pool-head-unequal", _EOS_HEAD, EOS_ROWS["unequal"], "last-true-pooling", target="Head",
-     hazard="a failing count check raises ``RuntimeError``, not the original exception type")
+case("eos-pool-head-unequal", _EOS_HEAD, EOS_ROWS["unequal"], "last-true-pooling", target="Head")
+case("eos-pool-head-value-error", _EOS_HEAD.replace("raise RuntimeError", "raise ValueError"), EOS_ROWS["unequal"],
+     None, target="Head")
 case("eos-pool-head-no-eos", _EOS_HEAD, EOS_ROWS["no-eos"], "last-true-pooling", target="Head",
      hazard="a mask with no ``True`` raises ``RuntimeError``")
 case("eos-pool-head-empty-batch", _EOS_HEAD, EOS_ROWS["empty-batch"], "last-true-pooling", target="Head",
@@ -1016,7 +1023,7 @@ case("eos-pool-4d", """
     def f(hidden, input_ids):
         eos = input_ids == 2
         if torch.unique_consecutive(eos.sum(dim=1)).numel() != 1:
-            raise ValueError
+            raise RuntimeError
         return hidden[eos, :].view(hidden.shape[0], -1, hidden.shape[-1])[:, -1]
 """, "[(torch.randn(2, 5, 3, 4), torch.tensor([[2, 0, 2, 0, 0], [0, 2, 0, 0, 2]])),"
      " (torch.randn(1, 3, 2, 2), torch.tensor([[2, 2, 2]]))]", "last-true-pooling")
