@@ -90,7 +90,7 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
     print(f"programs: {len(programs)} generated, {result.measured} measured, {len(result.invalid)} invalid")
     print(f"graph breaks (lines):     {result.breaks}")
     print(f"recompiles (programs):    {result.recompiles}")
-    print(f"diagnostics on lines Dynamo skipped after an earlier break (not scored): {result.shadowed}")
+    print(f"graph-break diagnostics on lines Dynamo skipped after an earlier break (not scored): {result.shadowed}")
     table = production_table(result)
     print("\n".join(table))
     md = ["# Disagreements with Dynamo found by the accuracy fuzzer", "",
@@ -98,7 +98,7 @@ def report(programs: list[Program], result: Result, minimal: bool, markdown: str
           f"{result.measured} generated programs (torch 2.13, backend eager).", "",
           f"- graph breaks (lines): {result.breaks}",
           f"- recompiles (programs): {result.recompiles}",
-          f"- diagnostics on lines Dynamo never traced after an earlier break (not scored): "
+          f"- graph-break diagnostics on lines Dynamo never traced after an earlier break (not scored): "
           f"{result.shadowed}",
           "",
           "Per production (a snippet's provenance, use, context and container, the program's entry, call "

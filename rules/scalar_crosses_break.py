@@ -8,9 +8,11 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, capture_flag,
                                       reads_data, takes_tensor_data)
-from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read
-from dynalint.analysis.events import CallEvent, ScalarUseEvent, SubscriptEvent
-from dynalint.analysis.resume_paths import FrameGraphs, branch_may_skip, eager_part, runs_eagerly, runs_graph_op
+from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read, read_before
+from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
+from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between, eager_part, resumable,
+                                           runs_eagerly, runs_graph_op)
+from dynalint.analysis.syntax import encloses
 from dynalint.analysis.value_uses import used_after
 from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -18,6 +20,7 @@ from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
+    from dynalint.analysis.program import Program
 
 
 @register
@@ -37,13 +40,17 @@ class ScalarCrossesBreak(Rule):
         one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor
         operation (arithmetic, tests and `math` functions of Python numbers are none), a traced call or another break
         (a frame without a graph is skipped), or a break inside a later loop makes Dynamo run the
-        whole resumed frame eagerly; nor when the value is tested by an `if` one of whose branches
+        whole resumed frame eagerly (when another break outside any loop comes first, the resumed
+        frame ends there, compiled and guarded on the value it received, and only the frame after it
+        runs eagerly); nor when the value is tested by an `if` one of whose branches
         returns at once without a graph operation (`return random.randrange(n)`): a first call that
         takes it leaves the resumed frame without a graph, skipped from then on. Values
         computed only from parameters and buffers (constant between optimizer steps) and booleans (at most
         one extra graph) are not reported; a buffer that the module updates in place (a step counter,
         running statistics) changes every call and is reported. With `capture_scalar_outputs` the extraction stays in the graph, but a
-        `range()` sized by it still recompiles for every new value. `range(t)` of a tensor breaks at
+        `range()` sized by it still recompiles for every new value, and a number still live at a later
+        break (and used after it) reaches the frame resumed there as a Python number, guarded the same way.
+        `range(t)` of a tensor breaks at
         `range` itself (DYN103) and hands the resumed frame the range object, whose bound it guards on:
         the loop recompiles when the bound first changes (measured), unless a break in the loop makes
         Dynamo run it eagerly; a bound computed from sizes alone (`torch.div(x.shape[1], 4)`) does not
@@ -59,8 +66,11 @@ class ScalarCrossesBreak(Rule):
         Dynamo runs the rest of the function eagerly: nothing there breaks, but each function of the
         project it calls is a frame of its own, guarded on a number taken from tensor data that the
         call hands it (also inside a list, dict or dataclass) where it reads it, so it recompiles when
-        the data drawn afresh changes it (a number from a data test such as `torch.equal` is not
-        reported: it may well stay the same); so is one a skipped call makes anew at every call
+        the data drawn afresh changes it (also a number computed from a data test on that data,
+        `int(torch.equal(a, b))`; not a bool itself, nor a read only in a part of that function
+        Dynamo runs eagerly, such as the body of a `with open(...)`, nor one by a function without a
+        graph, which only tests it); so is one a skipped call makes anew
+        at every call
         (`t = time.perf_counter()`, `r = random.random()`), bound as it is and handed to a function
         that runs a tensor operation (a frame without one has no graph and is skipped); one cut down
         to a few values (`int(random.random() * 3)`, `int(time.time()) % 3`) may well repeat and is
@@ -71,7 +81,10 @@ class ScalarCrossesBreak(Rule):
         function that Dynamo runs eagerly and handed to a function of the project, in that function's
         own frame. A `class` statement in compiled
         code breaks too, and builds a new class at every call: when the code after it uses the class, the resumed frame is guarded on the class's
-        identity and recompiles at every call.
+        identity and recompiles at every call. So does `str(t)` of a tensor (it breaks) whose string the
+        code after the break joins to another (`"value " + str(t)`): the resumed frame is guarded on the
+        text, so every new value recompiles; reported where the calls draw the data afresh (a string
+        only handed to a call such as `print` is not guarded).
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
@@ -222,12 +235,16 @@ class ScalarCrossesBreak(Rule):
             at = next((b for b in ctx.breaks.at(origin.node) if b.event is origin and b.cause in VALUE_CAUSES), None)
             sizes_range = use.context == "range" and (
                 ctx.settings.capture_scalar_outputs or ctx.program.capture.on(CAPTURE_SCALAR_OUTPUTS, origin.function))
-            if at is None and not sizes_range:
-                continue
-            if at is not None and (ctx.breaks.loop_break_before(origin) or runs_eagerly(ctx.breaks, origin)):
+            captured = at is None and not sizes_range
+            if captured:
+                at = _captured_crossing(ctx, origin, use)
+                if at is None:
+                    continue
+            if at is not None and (ctx.breaks.loop_break_before(origin) or runs_eagerly(ctx.breaks, origin)
+                                   or captured and (at.in_loop or runs_eagerly(ctx.breaks, at.event))):
                 continue  # Dynamo runs the frame eagerly there: no break (a helper it hands the value to is
                 # reported as a frame of its own)
-            if at is not None and not sizes_range and (not ctx.breaks.resumed_frame_compiles(at)
+            if at is not None and not sizes_range and (not _frame_guards(ctx, at, use)
                                                        or branch_may_skip(ctx.program, ctx.breaks, at)):
                 continue
             seen.add(id(v.origin))
@@ -241,6 +258,14 @@ class ScalarCrossesBreak(Rule):
             made = "taken from tensor data" if takes_tensor_data(origin) else "made by a skipped call"
             what = f"`{used}` is a Python value from `{source}`, {made}" if used != source else \
                 f"`{source}` is a Python value {made}"
+            if captured:
+                yield self.finding(
+                    use,
+                    f"{what} in the graph (`{CAPTURE_SCALAR_OUTPUTS}`), and still live at the graph break at "
+                    f"`{ctx.code(at.node)}`: the frame resumed there receives it as a Python number, so {detail}.",
+                    hint="keep it a tensor across the break (no .item()), or remove the break",
+                )
+                continue
             yield self.finding(
                 use,
                 f"{what} at a graph break: {detail}.",
@@ -253,6 +278,36 @@ class ScalarCrossesBreak(Rule):
         yield from self._handed_from_eager_frames(ctx)
         yield from self._handed_to_other_modules(ctx, seen)
         yield from self._sizes_handed_from_eager_frames(ctx)
+        yield from self._strings_of_data(ctx)
+
+    def _strings_of_data(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``"value " + str(t)``: ``str()`` of a tensor breaks the graph, and the frame resumed after the
+        break receives the string it made; an operator that combines that string right there guards on
+        its exact text, so every new value recompiles (measured on torch 2.13: ``___stack2 ==
+        'tensor(2)'`` fails at each new value; a string only handed to a call such as ``print``, or only
+        stored, installs no guard).  Whether the value changes depends on the data, so it is reported
+        only where the module's calls draw that data afresh (:func:`fresh_data_functions`)."""
+        combined = {id(side) for ev in ctx.events(ArithmeticEvent) if isinstance(ev.node, cst.BinaryOperation)
+                    for side in (ev.node.left, ev.node.right)}
+        fresh: set[int] | None = None
+        for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL):
+            ev = brk.event
+            if not isinstance(ev, CallEvent) or ev.qualname != "builtins.str" or id(brk.node) not in combined \
+                    or brk.in_loop or ctx.breaks.in_comprehension(brk) or not _from_inputs(brk) \
+                    or ctx.breaks.loop_break_before(ev) or runs_eagerly(ctx.breaks, ev):
+                continue
+            if fresh is None:
+                fresh = fresh_data_functions(ctx.program)
+            if id(ev.function) not in fresh or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True) \
+                    or branch_may_skip(ctx.program, ctx.breaks, brk):
+                continue
+            yield self.finding(
+                ev,
+                f"`{ctx.code(brk.node)}` makes a Python string of tensor data at a graph break, and the code "
+                "after the break combines it: the resumed frame is guarded on that exact text, and the calls "
+                f"draw new random data each time, so each new value recompiles it; {RECOMPILE_LIMIT}.",
+                hint="format the value outside the compiled region, or log the tensor itself",
+            )
 
     def _sizes_handed_from_eager_frames(self, ctx: RuleContext) -> Iterator[Finding]:
         """A tensor whose size comes from tensor data (``(x > 0).nonzero()``) has its size bound to a name
@@ -284,7 +339,7 @@ class ScalarCrossesBreak(Rule):
                 callee = ev.callee
                 names = callee.param_names()
                 owner = ctx.program.program_for(callee.owner)
-                held = [i for i in positions if i < len(names) and guarded_read(owner, callee, names[i])]
+                held = [i for i in positions if i < len(names) and _frame_reads(graphs, owner, callee, names[i])]
                 if not held or id(callee) in reported or not graphs.has_graph(callee):
                     continue
                 reported.add(id(callee))
@@ -348,10 +403,12 @@ class ScalarCrossesBreak(Rule):
         which Dynamo compiles as a frame of its own: a Python number taken from tensor data that the
         call hands it (as an argument or inside a list, tuple, dict or dataclass) is an input of that
         frame, guarded where the function reads it, and changes with the data the calls draw afresh
-        (measured on torch 2.13: ``p1[1] == 3`` fails, the helper recompiles).  A bool, or a number
-        computed from one (``torch.equal``), may well stay the same and is not reported."""
+        (measured on torch 2.13: ``p1[1] == 3`` fails, the helper recompiles), also a number computed from a
+        data test (``int(torch.equal(a, b)) + 1``), as the frames resumed after such a test are guarded on
+        it; a bool itself is not reported (at most one more graph)."""
         fresh: set[int] | None = None
         calls = {id(c.node): c for c in ctx.events(CallEvent)}
+        graphs = FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
         for ev in ctx.events(CallEvent):
             callee = ev.callee
             if callee is None or callee.cls is not None or ev.module is not None \
@@ -359,15 +416,15 @@ class ScalarCrossesBreak(Rule):
                 continue
             names = callee.param_names()
             handed = [(i, v) for i, arg in enumerate(ev.args[:len(names)]) for v in _numbers_in(arg)
-                      if _data_number(v, calls) or _new_number(v, calls)]
+                      if _data_number(v, calls, tests=True) or _new_number(v, calls)]
             if not handed or not runs_eagerly(ctx.breaks, ev):
                 continue
             if fresh is None and not all(_new_number(v, calls) for _, v in handed):
                 fresh = fresh_data_functions(ctx.program)
             handed = [(i, v) for i, v in handed
                       if (_new_number(v, calls) and runs_graph_op(ctx.program, callee))
-                      or (_data_number(v, calls) and id(ev.function) in (fresh or ()))]
-            guarded = [(i, v) for i, v in handed if guarded_read(ctx.program, callee, names[i])]
+                      or (_data_number(v, calls, tests=True) and id(ev.function) in (fresh or ()))]
+            guarded = [(i, v) for i, v in handed if _frame_reads(graphs, ctx.program, callee, names[i])]
             if not guarded:
                 continue
             i, v = guarded[0]
@@ -470,6 +527,52 @@ class ScalarCrossesBreak(Rule):
             )
 
 
+def _captured_crossing(ctx: RuleContext, origin: CallEvent, use: ScalarUseEvent) -> Break | None:
+    """The first break between ``origin`` and ``use`` (of one function) when ``origin`` takes a number from
+    tensor data that ``capture_scalar_outputs`` keeps in the graph: the graph ends at that break with the
+    number live, and the frame resumed there receives it as a Python number, guarded like one taken at a
+    break (measured on torch 2.13: ``v == 4`` fails in the resumed frame; without a later break, or with the
+    number only returned after it, nothing recompiles)."""
+    fn = origin.function
+    if not takes_tensor_data(origin) or use.function is not fn or not (
+            ctx.settings.capture_scalar_outputs or ctx.program.capture.on(CAPTURE_SCALAR_OUTPUTS, fn)):
+        return None
+    crossing = [b for b in breaks_between(ctx.breaks, fn, origin.node, use.node)
+                if not encloses(b.node, use.node)]  # (a break at a call given the number hands it on, unguarded)
+    return crossing[0] if crossing else None
+
+
+def _frame_guards(ctx: RuleContext, at: Break, use: ScalarUseEvent) -> bool:
+    """The frame resumed after ``at`` is compiled and guards on the value: the rest of the function is
+    compiled, or the frame ends at a later break outside any loop, compiled, and either ``use`` comes
+    before that break or reads the value by the name it was bound to, which that frame hands the frame
+    resumed at that break as a constant, when there is one (a break at a ``with open(...)`` runs the rest
+    eagerly in the same frame).  Measured on torch 2.13: ``___stack0 == 6`` fails even where a later
+    loop's break makes Dynamo run the next frame eagerly; a value read there only back from a tuple the
+    earlier frame packed installs no guard."""
+    breaks = ctx.breaks
+    if breaks.resumed_frame_compiles(at) and not runs_eagerly(breaks, use):
+        return True
+    if not breaks.resumed_frame_compiles(at, stop_at_break=True):
+        return False
+    later = [b for b in breaks_between(breaks, at.event.function, at.node, use.node) if b is not at]
+    if not later:
+        return not runs_eagerly(breaks, use)
+    return isinstance(use.node, cst.Name) and resumable(later[0])
+
+
+def _frame_reads(graphs: FrameGraphs, program: "Program", callee: "FunctionInfo", name: str) -> bool:
+    """``callee``, compiled as a frame of its own, reads its parameter ``name`` where Dynamo guards on it
+    (:func:`guarded_read`), in the part of it that Dynamo compiles: a read only in a part it runs eagerly
+    (the body of a ``with open(...)`` that breaks at its entry, what follows a loop that breaks) installs
+    no guard (measured on torch 2.13: ``fh.write(str(p[1]))`` in such a body recompiles nothing), nor does
+    a frame without a graph, which Dynamo skips (:meth:`FrameGraphs.has_graph`: ``assert v >= 0`` alone)."""
+    if not guarded_read(program, callee, name) or not graphs.has_graph(callee):
+        return False
+    part = eager_part(graphs.breaks_of(callee), callee)
+    return part is None or read_before(callee, name, part)
+
+
 def _keep_tensor_hint(brk: Break | None) -> str:
     """The remedy for a number that crosses the break at ``brk``: kept a tensor, or the capture flag where
     it keeps the number in the graph (:func:`capture_flag`). A number a skipped call makes (``time.time()``)
@@ -484,13 +587,15 @@ def _numbers_in(v: Value) -> list[Value]:
     return [v, *(v.items or ())]
 
 
-def _data_number(v: Value, calls: dict[int, CallEvent]) -> bool:
+def _data_number(v: Value, calls: dict[int, CallEvent], tests: bool = False) -> bool:
     """A Python number (not a bool) that a call took from tensor data that is not weights alone
-    (``x.sum().item()``, ``int(t)``); not one computed from a data test (``torch.equal``)."""
+    (``x.sum().item()``, ``int(t)``); one computed from a data test (``int(torch.equal(a, b))``) only
+    with ``tests``."""
     if v.kind is not Kind.SCALAR or v.is_bool or v.from_weights or v.origin is None or v.origin_in_loop:
         return False
     origin = calls.get(id(v.origin))
-    return origin is not None and takes_tensor_data(origin) and not reads_data(origin)
+    tested = reads_data(origin) if origin is not None else False
+    return origin is not None and (tests and tested or takes_tensor_data(origin) and not tested)
 
 
 def _new_number(v: Value, calls: dict[int, CallEvent]) -> bool:

@@ -14,7 +14,10 @@ passes it on and runs no tensor operation (``returned``); so is the size of a te
 comes from data that the eager part makes and hands on (``SIZE_CASES``).  A number taken from tensor
 data at a break and handed to a function of another module is guarded in the resumed frame that
 inlines the function, where the function reads it (``scaled``), not where it only passes it on
-(``passed``)."""
+(``passed``).  A frame resumed after a value's break that ends at another break outside any loop is
+compiled and guarded on the value, even where a later loop's break makes the rest run eagerly
+(``RESUMED_CASES``); a number computed from a data test (``torch.equal``) that the eager part hands on
+is guarded in the helper's frame where the helper reads it in the part it compiles (``HANDED_CASES``)."""
 from __future__ import annotations
 
 import sys
@@ -26,6 +29,7 @@ from dynalint.engine.session import Session
 from helpers import check, dynamo_recompile_log
 
 ENTRY_CASES = """
+    import operator
     import os
 
     import torch
@@ -33,6 +37,19 @@ ENTRY_CASES = """
 
     def scaled(h, p):
         return h * p[1]
+
+
+    def shifted(h, p):
+        return h + p[1]
+
+
+    def operated(x, k):
+        h = x * 2
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        p = (h, operator.add(k, 1))
+        return shifted(h, p)
 
 
     def mixed(x, k):
@@ -109,6 +126,7 @@ ENTRY_CASES = """
     compiled_returned = torch.compile(returned, backend="eager")
     compiled_late = torch.compile(late, backend="eager")
     compiled_packed = torch.compile(packed, backend="eager")
+    compiled_operated = torch.compile(operated, backend="eager")
 
 
     def run():
@@ -116,15 +134,17 @@ ENTRY_CASES = """
             compiled_mixed(torch.randn(4), n + 1)
             compiled_late(torch.randn(4), n + 1)
             compiled_packed(torch.randn(4), n + 1)
+            compiled_operated(torch.randn(4), n + 1)
             compiled_returned(torch.randn(4), n + 1)
             compiled_tried(torch.randn(4), n + 1)
             compiled_opened(torch.randn(4), n + 1)
             compiled_read_first(torch.randn(4), n + 1)
 """
 
-ENTRY_RECOMPILED = {"mixed", "scaled", "read_first"}
-"""``packed`` hands the number on: its frame runs eagerly, ``scaled``'s frame recompiles; ``passed_on``
-only returns it and runs no tensor operation, a frame Dynamo skips."""
+ENTRY_RECOMPILED = {"mixed", "scaled", "shifted", "read_first"}
+"""``packed`` hands the number on: its frame runs eagerly, ``scaled``'s frame recompiles (so does
+``shifted``'s, handed ``operator.add(k, 1)`` by ``operated``); ``passed_on`` only returns it and runs no
+tensor operation, a frame Dynamo skips."""
 
 
 def _dyn206_functions(code: str) -> set[str]:
@@ -133,7 +153,7 @@ def _dyn206_functions(code: str) -> set[str]:
 
 
 def test_dyn206_reports_what_the_compiled_part_before_an_eager_loop_reads():
-    assert _dyn206_functions(ENTRY_CASES) == {"mixed", "packed", "read_first"}
+    assert _dyn206_functions(ENTRY_CASES) == {"mixed", "packed", "operated", "read_first"}
 
 
 @requires_torch
@@ -258,3 +278,170 @@ def test_the_module_cases_under_dynamo(tmp_path, monkeypatch):
             sys.modules.pop(name, None)
     recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
     assert recompiled and all(name.startswith("torch_dynamo_resume_in_read_") for name in recompiled)
+
+
+RESUMED_CASES = """
+    import torch
+
+
+    def counted(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        torch._dynamo.graph_break()
+        h = h * v
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        return h
+
+
+    def uncounted(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        h = h * v
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        return h
+
+
+    def packed(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        p = (h, v)
+        torch._dynamo.graph_break()
+        h = h * p[1]
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        return h
+
+
+    def classed(x):
+        h = x * 2
+        v = (x > 0).sum().item() + 1
+        torch._dynamo.graph_break()
+
+        class Box:
+            pass
+
+        h = h * v
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + Box.__name__.count("B")
+        return h
+
+
+    def run():
+        for f in (counted, uncounted, packed, classed):
+            compiled = torch.compile(f, backend="eager")
+            for values in ([1.0, -1.0, 2.0], [1.0, 2.0, 3.0], [-1.0, -2.0, 3.0]):
+                compiled(torch.tensor(values))
+"""
+"""In ``counted`` the frame resumed after ``.item()`` ends at the next break, outside any loop: it is
+compiled and guarded on the number it hands on by name, and only the frame after it runs eagerly; in
+``uncounted`` the loop's break comes first and Dynamo runs the whole function eagerly; in ``packed`` the
+number is read only after the next break, back from a tuple, in the frame that runs eagerly; in
+``classed`` the part of the function before the loop ends with a ``class`` statement, which breaks outside
+any loop (the frame resumed after it runs eagerly)."""
+
+
+def test_dyn204_reports_a_number_whose_resumed_frame_ends_before_an_eager_loop():
+    lines = textwrap.dedent(RESUMED_CASES).lstrip("\n").splitlines()
+    found = [d.line for d in check(RESUMED_CASES) if d.code == "DYN204"]
+    inside = {name: (lines.index(f"def {name}(x):"), lines.index(f"def {name}(x):") + 12)
+              for name in ("counted", "uncounted", "packed", "classed")}
+    assert {name for name, (lo, hi) in inside.items() for line in found if lo < line < hi} == {"counted", "classed"}
+
+
+@requires_torch
+def test_the_resumed_cases_under_dynamo():
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(RESUMED_CASES), "<eager_resumed>", "exec"), namespace)
+        namespace["run"]()
+    recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
+    assert {name.split("torch_dynamo_resume_in_")[-1].rsplit("_at_", 1)[0] for name in recompiled} \
+        == {"counted", "classed"}
+
+
+HANDED_CASES = """
+    import os
+
+    import torch
+
+
+    def scaled(h, p):
+        return h * p[1]
+
+
+    def written(h, p):
+        with open(os.devnull, "w") as fh:
+            fh.write(str(p[1]))
+        return h + 1
+
+
+    def checked(h, p):
+        assert p[1] >= 0
+        return h
+
+
+    def asserted(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        n = (x > 0).sum().item()
+        return checked(h, (h, n))
+
+
+    def tested(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        n = int(torch.equal(x[0] > 0, x[1] > 0)) + 1
+        return scaled(h, (h, n))
+
+
+    def unwritten(x):
+        h = x * 1
+        for _ in range(2):
+            torch._dynamo.graph_break()
+            h = h + 1
+        n = (x > 0).sum().item()
+        return written(h, (h, n))
+
+
+    def run():
+        torch.manual_seed(0)
+        first = torch.compile(tested, backend="eager")
+        for _ in range(4):
+            first(torch.randn(8))
+        second = torch.compile(unwritten, backend="eager")
+        for _ in range(4):
+            second(torch.randn(8))
+        third = torch.compile(asserted, backend="eager")
+        for _ in range(4):
+            third(torch.randn(8))
+"""
+"""``tested`` runs eagerly from its loop on and hands ``scaled``, a frame of its own, a number computed
+from a data test on data drawn afresh: ``scaled`` recompiles when the outcome changes.  ``written`` reads
+the number it is handed only in the body of a ``with open(...)``, which breaks at its entry: Dynamo runs
+that body eagerly, so nothing is guarded on the number; nor in ``checked``, which only tests it: a frame
+without a graph, which Dynamo skips."""
+
+
+def test_dyn204_reports_a_data_test_handed_from_an_eager_frame_where_the_frame_reads_it():
+    lines = textwrap.dedent(HANDED_CASES).lstrip("\n").splitlines()
+    found = [d for d in check(HANDED_CASES) if d.code == "DYN204"]
+    assert [lines[d.line - 1].split("def ")[1].split("(")[0] for d in found] == ["scaled"]
+
+
+@requires_torch
+def test_the_handed_cases_under_dynamo():
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(HANDED_CASES), "<eager_handed>", "exec"), namespace)
+        namespace["run"]()
+    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}

@@ -263,6 +263,30 @@ FRESH_CASES = """
         return ranged_in(x, n)
 
 
+    def stringed(x):
+        n = (x > 0).sum()
+        print("value " + str(n))
+        return x * 2
+
+
+    def printed(x):
+        n = (x > 0).sum()
+        print("value", str(n))
+        return x * 2
+
+
+    def run_stringed():
+        f = torch.compile(stringed, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
+    def run_printed():
+        f = torch.compile(printed, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
     def run_via_helper():
         f = torch.compile(via_helper, backend="eager")
         for _ in range(3):
@@ -332,10 +356,10 @@ FRESH_CASES = """
 
 
     RUNS = [run_counted, run_masked, run_drawn, run_unused, run_fixed, run_packed, run_looped, run_loop_later,
-            run_ranged, run_ranged_unused, run_via_helper]
+            run_ranged, run_ranged_unused, run_via_helper, run_stringed, run_printed]
 """
 
-FRESH_RECOMPILED = {"counted", "masked", "drawn", "loop_later", "ranged"}
+FRESH_RECOMPILED = {"counted", "masked", "drawn", "loop_later", "ranged", "stringed"}
 """The functions whose resumed frame recompiles when the calls the code shows draw new random data:
 the size taken from it changes (a result never used again, the same tensor at every call, or a
 resumed frame that only packs the size into a dataclass and hands it to a helper that returns it,
@@ -343,7 +367,8 @@ which has no graph, does not; nor does a function with a break in a loop before 
 there; a loop after the break belongs to the resumed frame).  ``torch.arange(n)`` of a 0-d tensor
 computed from the data breaks, and the range it returns has that many elements: used after the
 break, the resumed frame guards on its size; in a helper Dynamo inlines (``ranged_in``) nothing
-recompiles."""
+recompiles.  ``str(n)`` of a tensor breaks too, and the resumed frame that joins the string to another
+guards on its text, which the new data changes (``print`` given the string alone guards on nothing)."""
 
 
 def test_dyn204_reports_sizes_from_data_the_calls_draw_afresh():
@@ -362,7 +387,7 @@ def test_the_fresh_data_cases_under_dynamo():
             run()
     resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
     assert {name for name in ("counted", "masked", "drawn", "unused", "fixed", "packed", "looped", "loop_later",
-                              "ranged", "ranged_unused", "via_helper", "ranged_in")
+                              "ranged", "ranged_unused", "via_helper", "ranged_in", "stringed", "printed")
             if any(r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == FRESH_RECOMPILED
 
 
@@ -480,3 +505,57 @@ def test_the_new_number_case_under_dynamo():
         exec(compile(textwrap.dedent(NEW_NUMBER_CASES), "<new>", "exec"), namespace)
         namespace["run"]()
     assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled", "timed"}
+
+
+CAPTURED_CASES = """
+    import torch
+
+
+    def crossed(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        torch._dynamo.graph_break()
+        return h * v
+
+
+    def kept(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        return h * v
+
+
+    def returned(x):
+        h = x * 2
+        v = (x > 0).sum().item()
+        torch._dynamo.graph_break()
+        return h + 1, v
+
+
+    def run():
+        torch.manual_seed(0)
+        first = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(crossed, backend="eager"))
+        second = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(kept, backend="eager"))
+        third = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(returned, backend="eager"))
+        for _ in range(3):
+            first(torch.randn(8))
+            second(torch.randn(8))
+            third(torch.randn(8))
+"""
+"""With ``capture_scalar_outputs`` ``.item()`` stays in the graph; in ``crossed`` the graph ends at a later
+break with the number live, and the resumed frame receives it as a Python number and guards on it where it
+uses it; ``kept`` has no later break, and ``returned`` only returns it after the break."""
+
+
+def test_dyn204_reports_a_captured_number_live_across_a_later_break():
+    assert _reported(CAPTURED_CASES) == {"crossed"}
+
+
+@requires_torch
+def test_the_captured_cases_under_dynamo():
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(CAPTURED_CASES), "<captured>", "exec"), namespace)
+        namespace["run"]()
+    resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
+    assert {name for name in ("crossed", "kept", "returned")
+            if any(r == name or r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == {"crossed"}

@@ -86,7 +86,9 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     if last is not None:  # the frame resumed after that break begins past its statement (or its header)
         ends = last.statement if isinstance(last.statement, (cst.SimpleStatementLine, cst.BaseSmallStatement)) \
             else last.node
-        start = max(order.get(id(n), -1) for n in walk(ends, into_scopes=False))
+        start = max(order.get(id(n), -1) for n in (last.statement, *walk(ends, into_scopes=False)))
+        # (the statement itself counts: the node of a ``class`` statement's break, its name, lies in the
+        # scope the statement opens, which the walk does not enter)
     if isinstance(first, (cst.With, cst.Try)):
         start = order.get(id(first), 0) - 1  # the graph before such a break is compiled (and guarded)
     return EagerPart(order, start, first)

@@ -1254,7 +1254,7 @@ def _carries_number(node: cst.BaseExpression, names: set[str], functions: frozen
 
 def _number_of_names(node: cst.BaseExpression, names: set[str], seen: bool = False) -> bool:
     """Arithmetic of ``names``, number literals and ``int``/``float``/``round``/``abs``/``min``/``max``
-    that mentions at least one of ``names``."""
+    (or ``operator.add`` and its kin) that mentions at least one of ``names``."""
     if isinstance(node, cst.Name):
         return node.value in names
     if isinstance(node, (cst.Integer, cst.Float)):
@@ -1265,7 +1265,8 @@ def _number_of_names(node: cst.BaseExpression, names: set[str], seen: bool = Fal
         parts = (node.left, node.right)
         return (all(isinstance(p, (cst.Integer, cst.Float)) or _number_of_names(p, names, True) for p in parts)
                 and any(_number_of_names(p, names) for p in parts))
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS:
+    if isinstance(node, cst.Call) and (isinstance(node.func, cst.Name) and node.func.value in _NUMBER_BUILTINS
+                                       or dotted_name(node.func) in _OPERATOR_FUNCTIONS):
         args = [a.value for a in node.args if not a.star and a.keyword is None]
         return (bool(args) and all(isinstance(p, (cst.Integer, cst.Float)) or _number_of_names(p, names, True)
                                    for p in args) and any(_number_of_names(p, names) for p in args))
@@ -1273,6 +1274,9 @@ def _number_of_names(node: cst.BaseExpression, names: set[str], seen: bool = Fal
 
 
 _NUMBER_BUILTINS = frozenset({"int", "float", "round", "abs", "min", "max"})
+#: the functions of the ``operator`` module that compute a number from numbers, as arithmetic does
+_OPERATOR_FUNCTIONS = frozenset(f"operator.{name}" for name in ("add", "sub", "mul", "truediv", "floordiv", "mod",
+                                                                 "pow", "neg", "pos", "abs"))
 
 
 def read_before(fn: "FunctionInfo", name: str, part: "EagerPart") -> bool:

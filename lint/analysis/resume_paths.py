@@ -19,7 +19,7 @@ import libcst as cst
 from dynalint.analysis.breaks import find_breaks
 from dynalint.analysis.eager_part import EagerPart, eager_part  # noqa: F401 (for the recompile rules)
 from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import encloses, walk
 from dynalint.analysis.values import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +70,27 @@ def _python_only(program: "Analysed", breaks: "Breaks", node: cst.CSTNode) -> bo
                     or ev.receiver is not None and ev.receiver.kind in (Kind.TENSOR, Kind.MODULE):
                 return False  # (the receiver of a module's function, `random`, is not known)
         else:
+            return False
+    return True
+
+
+def breaks_between(breaks: "Breaks", fn: "FunctionInfo", start: cst.CSTNode, end: cst.CSTNode) -> list["Break"]:
+    """The breaks of ``fn`` after ``start`` and before ``end`` (nodes of ``fn``), in source order."""
+    order = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
+    lo, hi = order.get(id(start), -1), order.get(id(end), -1)
+    return sorted((b for b in breaks.all if b.event.function is fn and lo < order.get(id(b.node), -1) < hi),
+                  key=lambda b: order[id(b.node)])
+
+
+def resumable(brk: "Break") -> bool:
+    """Dynamo resumes after ``brk`` in a frame of its own, handed what is live there: a break outside any
+    loop, ``try`` body and the context managers a ``with`` statement enters (after those, it runs the rest
+    of the frame eagerly: :mod:`dynalint.analysis.eager_part`)."""
+    if brk.in_loop:
+        return False
+    for n in walk(brk.event.function.node.body, into_scopes=False):
+        if isinstance(n, cst.With) and any(encloses(item, brk.node) for item in n.items) \
+                or isinstance(n, cst.Try) and encloses(n.body, brk.node):
             return False
     return True
 

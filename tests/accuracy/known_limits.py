@@ -147,7 +147,9 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
         "recompile-fn", detail=r"== 'tensor\(N\)'",
         reason="`str()` of a tensor passed to a call Dynamo skips (warnings.warn, a file's write) is "
                "computed in the frame by reading the tensor's value, and the resumed frame guards on the "
-               "string: a new value recompiles; the analysis reports the break only"),
+               "string: a new value recompiles; DYN204 reports it where the string is joined to another "
+               "and the calls draw the data afresh (not for an argument tensor the calls pass, nor in a "
+               "helper of another file)"),
     KnownLimit(
         "recompile-fn", detail=r"___check_obj_id\(.*<locals>\.Box",
         reason="a `class` statement in compiled code breaks, and the class it builds is a new object on "
@@ -169,6 +171,12 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "resumes there does no graph operation (the number is packed and returned through a "
                "dataclass or a helper of another module, which the analysis counts as work), so Dynamo "
                "skips it; or the three calls happened to find as many rows"),
+    KnownLimit(
+        "recompile-fp", detail="DYN207",
+        reason="a slice bounded by a 0-d tensor (`h.reshape(-1)[:p.v]`) breaks at the `.item()` Dynamo needs "
+               "for the bound, and Dynamo traces nothing of the frame after it (it runs the rest eagerly), "
+               "so a later `while` whose test compares a counter with a tensor guards on nothing; the "
+               "analysis takes that break for one Dynamo resumes after, and DYN207 reports the loop"),
     KnownLimit(
         "recompile-fp", detail="DYN206",
         reason="a graph break inside a loop of the entry point makes Dynamo run its whole frame eagerly, "

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("torch")
 
 from accuracy.compare import Disagreement, compare, run_dynalint  # noqa: E402
-from accuracy.dynamo_run import observe  # noqa: E402
+from accuracy.dynamo_run import Observed, Recompiled, observe  # noqa: E402
 from accuracy.fuzz import group_key, run_corpus  # noqa: E402
 from accuracy.generate import ProgramSpec, Snippet, build, draw_specs  # noqa: E402
 from accuracy.known_limits import KNOWN_LIMITS, explain  # noqa: E402
@@ -121,6 +121,26 @@ def test_lines_dynamo_never_traced_are_not_scored(tmp_path):
     result = compare([program], observed, diags)
     assert result.shadowed >= 1
     assert not [d for d in result.disagreements if d.kind == "break-fp" and d.line == printed]
+
+
+def test_a_recompile_finding_on_a_line_dynamo_never_traced_is_scored():
+    """A helper of another file that the compiled function calls after a loop whose body breaks is a
+    frame of its own, and the finding about its recompile lies at the call, in the part of the function
+    Dynamo runs eagerly: the program's recompile still counts it (as a false alarm where nothing
+    recompiles)."""
+    spec = ProgramSpec(snippets=(Snippet("random", "arith", "loop", "none"),
+                                 Snippet("item", "arith", "helper_other", "tuple")), k_varies=False)
+    program = build(spec, "eager_call_probe")
+    lines = program.files["model.py"].splitlines()
+    loop = next(i for i, ln in enumerate(lines, 1) if "random.random()" in ln)
+    call = next(i for i, ln in enumerate(lines, 1) if "= helper1(" in ln)
+    assert loop < call
+    diags = {program.name: {"model.py": [{"line": call, "code": "DYN204", "kind": "recompile"}]}}
+    observed = Observed(program.name, breaks={"model.py": {loop}}, traced={"model.py": set(range(1, loop + 1))},
+                        recompiles=[Recompiled("helper1", "helpers.py", ("p1[1] == 2",))])
+    assert compare([program], {program.name: observed}, diags).recompiles.tp == 1
+    observed.recompiles.clear()
+    assert compare([program], {program.name: observed}, diags).recompiles.fp == 1
 
 
 def test_scores_per_production_add_up(measured):
