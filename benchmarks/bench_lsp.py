@@ -27,7 +27,10 @@ processes (from ``/proc``) every ``--every`` edits.
 
 ``--in-process``: only the code edits, answered by the server's engine side (the analysis process's
 ``Documents``) in this process, by CPU time against a libcst parse of the file: the figure the
-server's own work on an edit comes to, without the transport or the machine's other load.  Between
+server's own work on an edit comes to, without the transport or the machine's other load.  With
+``--in-place``, the file is edited where it is (in memory only), as a file of the project around it
+(run from the project's root; the server's ``.dynalint_cache`` is written there, as ``dynalint lsp``
+writes it): what an edit costs in a large project.  Between
 two calls the process does what it does while it waits (``Documents.idle``: what the first edit after
 a full analysis would compute, computed ahead), reported apart and not counted in the edits.
 
@@ -39,6 +42,8 @@ fixes in every block).  A measurement script, not a test: it asserts nothing.
     python benchmarks/bench_lsp.py --huge 2000000
     python benchmarks/bench_lsp.py --lines 600 --memory-edits 20000 --every 1000
     python benchmarks/bench_lsp.py --file path/to/modeling_longformer.py --in-process
+    cd site-packages && python /path/to/bench_lsp.py --file transformers/models/longformer/modeling_longformer.py \
+        --in-process --in-place --edits 6
 """
 from __future__ import annotations
 
@@ -401,7 +406,17 @@ def main() -> None:
     p.add_argument("--every", type=int, default=1000, help="edits between memory samples (default 1000)")
     p.add_argument("--in-process", action="store_true",
                    help="only the code edits, answered in this process by CPU time (no server, no transport)")
+    p.add_argument("--in-place", action="store_true",
+                   help="with --in-process and --file: edit the file where it is (never written), with the project "
+                        "around it (run from the project's root), instead of a copy alone in a folder")
     args = p.parse_args()
+    if args.in_process and args.in_place:
+        if not args.file:
+            p.error("--in-place needs --file")
+        path = args.file.resolve()
+        print(f"file: {args.file}, {path.read_text().count(chr(10))} lines, in its project ({Path.cwd()})")
+        _in_process(Path.cwd(), path, args.edits)
+        return
     if args.in_process:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / (args.file.name if args.file else "model.py")

@@ -137,3 +137,34 @@ def test_saving_the_configuration_updates_the_open_documents(project: Path) -> N
             editor.kill()
 
     run(session())
+
+
+def test_each_version_of_a_document_gets_an_index_of_its_own_without_reading_the_project_again(
+        project: Path, monkeypatch) -> None:
+    """An edit of a document is analysed with an index of its own (no tree an earlier version's analysis
+    parsed), which knows what a new index of the project's files knows, without reading them again."""
+    import dynalint.analysis.project as project_module
+    from dynalint.adapters.lsp.analysis import check_document, project_of
+    from dynalint.analysis.project import SourceIndex
+    from dynalint.config.resolver import resolve
+    from dynalint.engine.session import Session
+
+    monkeypatch.chdir(project)
+    helper = str(project / "pkg" / "helpers.py")
+    session = Session(resolve([helper]))
+    first, entries = project_of(session, helper)
+    first.load("pkg.model")  # a tree this version's analysis parsed
+    reads: list[str] = []
+    read = project_module.read_bytes
+    monkeypatch.setattr(project_module, "read_bytes", lambda path, *a, **k: reads.append(path) or read(path, *a, **k))
+    second, again = project_of(session, helper)
+    assert second is not first and again == entries
+    assert "pkg.model" in first._loaded and not second._loaded
+    anew = SourceIndex(session.scope([helper])[1])
+    assert (second.paths, second.names, second.packages, second.tops) == (anew.paths, anew.names, anew.packages,
+                                                                           anew.tops)
+    assert second.importers_of("pkg.helpers") == [("pkg.model", frozenset({"scale"}))]
+    assert not reads  # nothing read again: the scan of the import lines is the session's
+    assert anew.importers_of("pkg.helpers") == second.importers_of("pkg.helpers") and reads  # (a new one reads)
+    checked = check_document(1, HELPERS, helper, "pkg/helpers.py", session)
+    assert [d.code for d in checked.diagnostics] == ["DYN101"]  # the caller's compiled code still reaches it

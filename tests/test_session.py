@@ -160,3 +160,28 @@ def test_the_files_analysed_around_one_file_are_bounded(tmp_path, monkeypatch):
     bounded = callers_of(source, start, limit=3)
     assert len(bounded) == 1 + 3 and start[0] in bounded
     assert {m for m in bounded if m.startswith("pkg.user")} <= {f"pkg.user{i}" for i in range(6)}
+
+
+def test_the_search_for_callers_is_made_again_only_when_a_file_changes(tmp_path, monkeypatch):
+    """An editor asks for the scope of a document on each edit: the same answer, found once while the
+    project's files are as they were, and found again once a file changes on disk."""
+    import dynalint.engine.session as session_module
+
+    helper = _hub_package(tmp_path, monkeypatch, unrelated=0)
+    searches = []
+    search = session_module.callers_of
+    monkeypatch.setattr(session_module, "callers_of", lambda *a, **k: searches.append(a) or search(*a, **k))
+    session = Session(resolve(["."]))
+    first = session.scope([helper])
+    first[0].append("scratch")  # what a caller does with the lists is not kept
+    assert session.scope([helper]) == session.scope([helper]) != first
+    assert len(searches) == 1
+    user = tmp_path / "pkg" / "user.py"
+    user.write_text("from .helpers import scale\n\n\ndef f(x):\n    return scale(x)\n")
+    session.refresh()
+    analysed, _ = session.scope([helper])
+    assert len(searches) == 2 and str(user) in analysed  # a new caller
+    user.write_text("def f(x):\n    return x\n")
+    os.utime(user, ns=(1, 1))  # the stamp changes even within the clock's resolution
+    analysed, _ = session.scope([helper])
+    assert len(searches) == 3 and str(user) not in analysed

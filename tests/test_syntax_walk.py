@@ -8,8 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from dynalint.analysis.syntax import (child_list, children, nodes_and_parents, parent_map, walk,
-                                      walk_with_parents)
+from dynalint.analysis.syntax import (Spans, child_list, children, encloses, nodes_and_parents, parent_map,
+                                      walk, walk_with_parents)
 
 CODE = textwrap.dedent('''
     import torch
@@ -100,6 +100,34 @@ def test_walk_without_scopes_stops_at_nested_definitions() -> None:
     inner = list(walk(fn, into_scopes=False))  # the root itself is entered even when it is a scope
     assert inner[0] is fn and len(inner) > 1
 
+
+
+def test_spans_answer_encloses_for_every_pair_of_nodes() -> None:
+    """The positions of a pre-order walk answer what a walk of ``outer`` answers, for every pair of nodes
+    of a function (the bodies of its class and lambda included), and for nodes of another tree."""
+    fn = cst.parse_module(CODE).body[-1]
+    assert isinstance(fn, cst.FunctionDef)
+    spans = Spans(fn.body)
+    nodes = list(walk(fn.body))
+    foreign = list(walk(cst.parse_module(CODE).body[-1]))[:40]  # equal nodes, other objects
+    pairs = [(o, i) for o in nodes for i in nodes] + [(o, i) for o in nodes[:40] for i in foreign] \
+        + [(o, i) for o in foreign for i in nodes[:40]]
+    assert [spans.encloses(o, i) for o, i in pairs] == [encloses(o, i) for o, i in pairs]
+    assert sum(spans.encloses(o, i) for o, i in pairs) > len(nodes)  # not only each node in itself
+
+
+def test_spans_answer_encloses_where_a_node_object_is_met_twice() -> None:
+    """A tree built by hand may hold one node object in two places: its position is not one place, and
+    the answer is the walk's."""
+    a, b = cst.Name("a"), cst.Name("b")
+    inner = cst.BinaryOperation(left=a, operator=cst.Add(), right=b)
+    call = cst.Call(func=cst.Name("f"), args=[cst.Arg(a)])
+    tree = cst.BinaryOperation(left=inner, operator=cst.Add(), right=call)
+    spans = Spans(tree)
+    nodes = list(walk(tree))
+    pairs = [(o, i) for o in nodes for i in nodes]
+    assert [spans.encloses(o, i) for o, i in pairs] == [encloses(o, i) for o, i in pairs]
+    assert spans.encloses(inner, a) and spans.encloses(call, a) and not spans.encloses(inner, call)
 
 NUMBERS = textwrap.dedent('''
     import torch

@@ -21,7 +21,7 @@ import libcst as cst
 
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
-from dynalint.analysis.syntax import encloses, simple_statements, walk
+from dynalint.analysis.syntax import Spans, encloses, simple_statements, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.events import Event
@@ -71,10 +71,12 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     The eager part starts after the last resumable break that comes before the first loop with a break
     (at the function's start when there is none), or at the ``try``/``with`` statement whose break
     comes first: the graph before that break is compiled (and guarded)."""
+    mine = [b for b in breaks if b.event.function is fn]
+    if not mine:
+        return None  # (without a walk of the function)
     body = fn.node.body
     blocks = [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
-    mine = [b for b in breaks if b.event.function is fn]
-    looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block)]
+    looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block, body)]
     if not looped:
         return None
     order = {id(n): i for i, n in enumerate(walk(body, into_scopes=False))}
@@ -94,12 +96,31 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     return EagerPart(order, start, first)
 
 
-def _unresumable(brk: _Break, block: cst.CSTNode) -> bool:
+def _unresumable(brk: _Break, block: cst.CSTNode, body: cst.BaseSuite) -> bool:
     """``brk`` lies inside ``block`` where Dynamo cannot resume after it: in the body of a loop, of a
-    ``try`` statement, or in the context managers a ``with`` statement enters."""
+    ``try`` statement, or in the context managers a ``with`` statement enters (``body``: the function's)."""
     if isinstance(block, cst.With):
-        return any(encloses(item, brk.node) for item in block.items)
-    return encloses(block, brk.node) and (brk.in_loop or isinstance(block, cst.Try))
+        return any(_encloses(body, item, brk.node) for item in block.items)
+    return (brk.in_loop or isinstance(block, cst.Try)) and _encloses(body, block, brk.node)
+
+
+_LAST_SPANS: tuple[cst.CSTNode | None, Spans | None] = (None, None)
+"""The function body :func:`_encloses` was last asked about, with its spans once asked twice."""
+
+
+def _encloses(body: cst.CSTNode, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """:func:`encloses` for nodes of a function's ``body``: its first question is answered by a walk of
+    ``outer``, the next ones by the :class:`Spans` of ``body`` (a function with many breaks, loops and
+    statements asks it of each pair: a walk each)."""
+    global _LAST_SPANS
+    last, spans = _LAST_SPANS
+    if last is not body:
+        _LAST_SPANS = (body, None)
+        return encloses(outer, inner)
+    if spans is None:
+        spans = Spans(body)
+        _LAST_SPANS = (body, spans)
+    return spans.encloses(outer, inner)
 
 
 def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
@@ -124,26 +145,26 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
         if part is None:
             continue
         body, block = fn.node.body, part.loop
-        stops = [b for b in mine if _unresumable(b, block)]
+        stops = [b for b in mine if _unresumable(b, block, body)]
         surely = any(_surely_reached(body, block, s.node) for s in stops)
         for b in mine:
-            if not part.eager(b.statement) or _own_frame(b) or _logs_tensor(b):
+            if not part.eager(b.statement) or _own_frame(b, body) or _logs_tensor(b):
                 continue
-            if _met_in(block, b):
+            if _met_in(block, b, body):
                 if any(s is not b and _dominates(body, s.node, b.node) for s in stops):
                     dropped.add(id(b))
-            elif surely and (encloses(block, b.node) or _dominates(body, block, b.node)):
+            elif surely and (_encloses(body, block, b.node) or _dominates(body, block, b.node)):
                 dropped.add(id(b))
     if not dropped:
         return found, []
     return [b for b in found if id(b) not in dropped], [b for b in found if id(b) in dropped]
 
 
-def _own_frame(brk: _Break) -> bool:
+def _own_frame(brk: _Break, body: cst.BaseSuite) -> bool:
     """``brk`` is at or inside a comprehension, which the eager part runs as a frame of its own that
     Dynamo compiles (measured on torch 2.13: "Missing tp_iternext" at a comprehension over a local
     list after a loop whose body breaks)."""
-    return any(isinstance(n, _COMPREHENSIONS) and encloses(n, brk.node)
+    return any(isinstance(n, _COMPREHENSIONS) and _encloses(body, n, brk.node)
                for n in walk(brk.statement, into_scopes=False))
 
 
@@ -164,15 +185,15 @@ def _logs_tensor(brk: _Break) -> bool:
     return logging_call and any(v is not None and v.is_tensor for v in (*ev.args, *ev.kwargs.values()))
 
 
-def _met_in(block: cst.CSTNode, brk: _Break) -> bool:
+def _met_in(block: cst.CSTNode, brk: _Break, body: cst.BaseSuite) -> bool:
     """``brk`` is in the part of ``block`` that Dynamo traces until its first unresumable break: not
     the body of a ``with`` (its managers break first) nor the handlers, ``else`` or ``finally`` of a
     ``try`` (they run after the body)."""
     if isinstance(block, cst.With):
-        return any(encloses(item, brk.node) for item in block.items)
+        return any(_encloses(body, item, brk.node) for item in block.items)
     if isinstance(block, cst.Try):
-        return encloses(block.body, brk.node)
-    return encloses(block, brk.node)
+        return _encloses(body, block.body, brk.node)
+    return _encloses(body, block, brk.node)
 
 
 #: how a block of a compound statement is entered whenever the statement runs: always (the body of a
@@ -189,13 +210,13 @@ def _path(body: cst.BaseSuite, node: cst.CSTNode) -> list[tuple[cst.CSTNode, int
     entered = _ALWAYS
     while suite is not None:
         statements = simple_statements(suite)  # type: ignore[arg-type]
-        at = next((i for i, s in enumerate(statements) if encloses(s, node)), None)
+        at = next((i for i, s in enumerate(statements) if _encloses(body, s, node)), None)
         if at is None:
             break
         out.append((suite, at, entered))
         stmt = statements[at]
         suite = next((n for n in walk(stmt, into_scopes=False) if n is not stmt and isinstance(n, _SUITES)
-                      and encloses(n, node)), None)
+                      and _encloses(body, n, node)), None)
         if suite is not None:
             entered = _entered(stmt, suite)
     return out

@@ -124,6 +124,17 @@ class SourceIndex:
         self.read: set[str] = set()
         """Paths of other files the current analysis looked into (its dependencies)."""
 
+    def fresh(self) -> "SourceIndex":
+        """An index of the same files that shares what this one read of them (their module names, the
+        scan of their import lines and the names they define: none is changed once read), and none of
+        the trees it parsed or the names it resolved.  An editor analyses each version of a document
+        with an index of its own; made anew, that index read every file of the project again, per edit."""
+        other = SourceIndex(())
+        other.paths, other.names, other.packages, other.tops = self.paths, self.names, self.packages, self.tops
+        other._edges, other._importers = self.import_edges(), self._importers
+        other._top_names = self._top_names
+        return other
+
     # ------------------------------------------------------------------ modules
     def module_of(self, path: str) -> str | None:
         return self.names.get(os.path.abspath(path))

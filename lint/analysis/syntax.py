@@ -137,6 +137,51 @@ def encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(n is inner for n in walk(outer))
 
 
+class Spans:
+    """Where each node under ``root`` sits in a pre-order walk of it and how many nodes its subtree
+    holds: :meth:`encloses` answers :func:`encloses` for a node under ``root`` by comparing two
+    positions, where :func:`encloses` walks ``outer`` for each question (code that asks it of every
+    pair of breaks and blocks of a function walked the function again and again)."""
+
+    __slots__ = ("root", "_start", "_size", "_shared")
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        self.root = root  # keeps the nodes whose ids are the keys alive
+        nodes: list[cst.CSTNode] = []
+        up: list[int] = []
+        stack: list[tuple[cst.CSTNode, int]] = [(root, -1)]
+        pop, push, add, add_up = stack.pop, stack.append, nodes.append, up.append
+        readers = _READERS.get
+        while stack:
+            current, parent = pop()
+            at = len(nodes)
+            add(current)
+            add_up(parent)
+            tp = type(current)
+            kids = (readers(tp) or _reader(tp))(current)
+            for i in range(len(kids) - 1, -1, -1):
+                push((kids[i], at))
+        size = [1] * len(nodes)
+        for at in range(len(nodes) - 1, 0, -1):
+            size[up[at]] += size[at]
+        start: dict[int, int] = {}
+        shared: set[int] = set()  # a node object met twice: its position is not one place
+        for at, node in enumerate(nodes):
+            if id(node) in start:
+                shared.add(id(node))
+            start[id(node)] = at
+        self._start, self._size, self._shared = start, size, shared
+
+    def encloses(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        """:func:`encloses` (``outer`` not under ``root``: answered by that walk)."""
+        at = self._start.get(id(outer))
+        if at is None or (self._shared and (id(outer) in self._shared or id(inner) in self._shared)):
+            return encloses(outer, inner)
+        where = self._start.get(id(inner))
+        # a node the walk of ``root`` never met is not met by the walk of ``outer``, a part of it
+        return where is not None and at <= where < at + self._size[at]
+
+
 def walk_with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode | None]]:
     """:func:`walk` of ``node`` (into scopes), each node with its parent (None for ``node``): one walk
     where a parent map would otherwise list each node's children twice."""

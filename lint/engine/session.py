@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
@@ -86,6 +87,10 @@ class Session:
         self._files: dict[tuple[str, ...], list[str]] = {}
         self._settled: dict[tuple, dict[str, str]] = {}
         self._index: tuple[tuple, SourceIndex] | None = None
+        self._scopes: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
+        """:meth:`scope` of the given files, found from the index :attr:`_scopes_of` refers to: valid while
+        :meth:`index` gives that same index (no file of the project changed on disk)."""
+        self._scopes_of: weakref.ref[SourceIndex] | None = None
         self._kept: dict[str, Kept] = {}
         """Analyses the project pass kept for the fixes, by path as given (see :meth:`kept`)."""
 
@@ -139,10 +144,19 @@ class Session:
         # the project's files in the walk's order (as ``check .`` indexes them), then given files elsewhere
         modules = files + [_abs(p) for p in given if _abs(p) not in known and p.endswith(MODULE_SUFFIXES)]
         source = self.index(modules)
-        reached = callers_of(source, [m for m in (source.module_of(p) for p in given) if m])
-        spelt = {_abs(p) for p in given}
-        others = [p for p in modules if p not in spelt and source.module_of(p) in reached]
-        return given + others, modules
+        # an editor asks this twice per edit of a document: the search for callers, which follows every
+        # import of a large project (a second or so), is made again only when a file changed on disk
+        if self._scopes_of is None or self._scopes_of() is not source:
+            self._scopes, self._scopes_of = {}, weakref.ref(source)  # (holds no index alive)
+        found = self._scopes.get(tuple(given))
+        if found is None:
+            reached = callers_of(source, [m for m in (source.module_of(p) for p in given) if m])
+            spelt = {_abs(p) for p in given}
+            others = [p for p in modules if p not in spelt and source.module_of(p) in reached]
+            if len(self._scopes) >= MAX_SETTLED:
+                self._scopes.pop(next(iter(self._scopes)))
+            found = self._scopes[tuple(given)] = (given + others, modules)
+        return list(found[0]), list(found[1])
 
     # ------------------------------------------------------------------ files on disk
     def check(self, paths: Iterable[str], *, with_fixes: bool = False,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from dynalint.analysis.project import SourceIndex
+from dynalint.core.notebooks import is_notebook
 from dynalint.core.diagnostics import Diagnostic
 from dynalint.engine.pipeline import Analysis, analyse
 from dynalint.fixers.support.base import fixers_for
@@ -133,7 +134,11 @@ def project_of(session: Session, path: str) -> tuple[SourceIndex, dict[str, dict
     compiled code of other files hands any), so the project is not analysed for it."""
     analysed, index = session.scope([path])
     entries = session.entries_for(path) if len(analysed) > 1 else {}
-    return SourceIndex(index), entries
+    if any(map(is_notebook, index)):  # (the session's index leaves notebooks out)
+        return SourceIndex(index), entries
+    # an index of its own, which reads no file again: the session's index of the same files (kept while
+    # none changes on disk) lends what it read of them
+    return session.index(index).fresh(), entries
 
 
 def check_document(version: int | None, text: str, path: str | None, shown: str, session: Session,
