@@ -75,7 +75,7 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     if not mine:
         return None  # (without a walk of the function)
     body = fn.node.body
-    blocks = [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
+    blocks = _blocks(body)
     looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block, body)]
     if not looped:
         return None
@@ -94,6 +94,19 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     if isinstance(first, (cst.With, cst.Try)):
         start = order.get(id(first), 0) - 1  # the graph before such a break is compiled (and guarded)
     return EagerPart(order, start, first)
+
+
+def resumable(brk: _Break) -> bool:
+    """Dynamo resumes after ``brk`` in a frame of its own, handed what is live there: a break outside any
+    loop, ``try`` body and the context managers a ``with`` statement enters (after those, it runs the rest
+    of the frame eagerly)."""
+    body = brk.event.function.node.body
+    return not any(_unresumable(brk, block, body) for block in _blocks(body))
+
+
+def _blocks(body: cst.BaseSuite) -> list[cst.CSTNode]:
+    """The loops, ``try`` and ``with`` statements of a function's body (nested scopes not entered)."""
+    return [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
 
 
 def _unresumable(brk: _Break, block: cst.CSTNode, body: cst.BaseSuite) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from dynalint.analysis.breaks import find_breaks
-from dynalint.analysis.eager_part import EagerPart, eager_part  # noqa: F401 (for the recompile rules)
+from dynalint.analysis.eager_part import EagerPart, eager_part, resumable  # noqa: F401 (for the recompile rules)
 from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
 from dynalint.analysis.syntax import encloses, walk
 from dynalint.analysis.values import Kind
@@ -80,19 +80,6 @@ def breaks_between(breaks: "Breaks", fn: "FunctionInfo", start: cst.CSTNode, end
     lo, hi = order.get(id(start), -1), order.get(id(end), -1)
     return sorted((b for b in breaks.all if b.event.function is fn and lo < order.get(id(b.node), -1) < hi),
                   key=lambda b: order[id(b.node)])
-
-
-def resumable(brk: "Break") -> bool:
-    """Dynamo resumes after ``brk`` in a frame of its own, handed what is live there: a break outside any
-    loop, ``try`` body and the context managers a ``with`` statement enters (after those, it runs the rest
-    of the frame eagerly: :mod:`dynalint.analysis.eager_part`)."""
-    if brk.in_loop:
-        return False
-    for n in walk(brk.event.function.node.body, into_scopes=False):
-        if isinstance(n, cst.With) and any(encloses(item, brk.node) for item in n.items) \
-                or isinstance(n, cst.Try) and encloses(n.body, brk.node):
-            return False
-    return True
 
 
 def runs_eagerly(breaks: "Breaks", ev: "Event") -> bool:
