@@ -4,7 +4,9 @@ from __future__ import annotations
 import inspect
 import textwrap
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+import pytest
 
 from dynalint.core.diagnostics import Diagnostic
 from dynalint.engine.pipeline import check_source
@@ -49,6 +51,27 @@ def assert_dynamo_breaks_on_marked_lines(code: str, target: str, inputs: str, tm
     obs, _ = run_example_under_dynamo(Example(textwrap.dedent(code), target=target, inputs=inputs), tmp_path)
     assert not obs.errors, obs.errors
     assert obs.break_lines() == marked_lines(code)
+
+
+def marked_case_tests(cases: list[tuple[str, str, str, str]]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The two tests of a module of ``(name, code, target, inputs)`` cases whose break lines are marked
+    ``# breaks``: ``check`` reports exactly the marked lines, and real Dynamo, compiling ``target`` over
+    ``inputs``, breaks exactly there.  Bind them to module names so that pytest collects them:
+    ``test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)``."""
+    from conftest import requires_torch
+
+    parametrize = pytest.mark.parametrize("name, code, target, inputs", cases, ids=[c[0] for c in cases])
+
+    @parametrize
+    def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
+        assert break_lines(code, entry_points=(target,)) == marked_lines(code)
+
+    @requires_torch
+    @parametrize
+    def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
+        assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
+
+    return test_flagged_lines, test_flagged_lines_break_under_dynamo
 
 
 def lines_of(diagnostics: list[Diagnostic], code: str) -> set[int]:

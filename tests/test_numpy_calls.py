@@ -3,12 +3,10 @@ function, an array attribute or method). The committed table matches the install
 on small cases ``dynalint check`` flags the lines where Dynamo's graph-break log reports a break."""
 from __future__ import annotations
 
-import pytest
-
 from conftest import requires_torch
 
 import dynalint.analysis.numpy_calls as committed
-from helpers import assert_dynamo_breaks_on_marked_lines, assert_generated_module_current, break_lines, marked_lines
+from helpers import assert_generated_module_current, marked_case_tests
 
 CASES = [
     ("functions-torch-numpy-lacks", """
@@ -163,12 +161,4 @@ def test_the_table_lists_what_torch_numpy_lacks_and_not_what_it_has() -> None:
     assert not {"numpy.sum", "numpy.ones_like"} & committed.DYNAMIC_SHAPE_NUMPY_CALLS
 
 
-@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
-def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
-    assert break_lines(code, entry_points=(target,)) == marked_lines(code)
-
-
-@requires_torch
-@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
-def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
