@@ -59,6 +59,22 @@ CASES = [
         info_of(m)
         return y * 2
     """, "f", "[(torch.ones(2), torch.ones(2).as_subclass(Meta))]"),
+    # `isinstance(t, torch.Tensor)` holds for an instance of a subclass too: the value it narrows may be one
+    ("narrowed-to-a-tensor-first", _CLASS.replace("self.__dict__  # breaks", "self.__dict__") + """
+    from typing import Any
+
+
+    def widen(t: Any):
+        if not isinstance(t, torch.Tensor):
+            t = torch.as_tensor(t)
+        if isinstance(t, Meta):
+            return t.as_tensor()  # breaks
+        return t
+
+
+    def f(m: Any):
+        return widen(m) * 2
+    """, "f", "[(torch.ones(2).as_subclass(Meta),)]"),
     ("annotated", _CLASS.replace("  # breaks", "") + """
     def f(x, m: Meta):
         y = m.double() + x

@@ -8,6 +8,7 @@ from typing import Any, Hashable, TypeVar
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
+from dynalint.analysis.events import CallEvent
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
 from dynalint.analysis.project import bound_entry, decode_value, encode_value, split_entry
 from dynalint.analysis.cut import CutReplay
@@ -414,7 +415,10 @@ class Interprocedural(CutReplay):
             for k, v in sink.items():
                 if v.has_const:
                     sink[k] = v.with_(const=NO_CONST)
-        if caller.emit and any(self.may_break_at(ev) for ev in self.events[seen:]):
+        if caller.emit and any(self.may_break_at(ev) or (isinstance(ev, CallEvent) and ev.callee_broke)
+                               for ev in self.events[seen:]):
+            # a call into a function of another module that broke keeps its events in that module's
+            # program: here only the call's event says so (a base's method running a subclass's override)
             self._broke.add(key)
             if self.tracker is not None:
                 self.tracker.log.append((BROKE, key))
@@ -513,7 +517,7 @@ def _signature(v: Value) -> Any:
     const = v.const if isinstance(v.const, (bool, int, float, str, type(None))) else "?"
     return (v.kind.value, v.is_bool, v.maybe_none, const if v.has_const else "-", v.qualname,
             id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights, v.entered, v.assumed,
-            v.constant,
+            v.constant, v.open_class,
             tuple(_signature(i) for i in v.items) if v.items else None, v.keys,
             _signature(v.element) if v.element is not None else None,
             tuple(_signature(c) for c in v.choices) if v.choices else None)

@@ -500,7 +500,11 @@ def encode_value(v: "Value") -> list:
 
     k = v.kind
     if k is Kind.TENSOR:
-        return ["T", *(int(getattr(v, f)) for f in TENSOR_FLAGS)]
+        # an instance of a tensor subclass of the checked code also carries its class: what Dynamo cannot
+        # do with one (read its `__dict__`, resume in its methods) holds in the other file too
+        made = [v.cls.owner.name, v.cls.name] if v.cls is not None and v.cls.owner is not None \
+            and v.cls.owner.name else []
+        return ["T", *(int(getattr(v, f)) for f in TENSOR_FLAGS), *made]
     if k is Kind.PYTHON:
         if v.has_const and v.const is None:
             return ["N"]
@@ -530,7 +534,13 @@ def decode_value(code: list, project: SourceIndex) -> "Value":
     try:
         tag = code[0]
         if tag == "T":
-            return tensor(**{f: bool(x) for f, x in zip(TENSOR_FLAGS, code[1:], strict=True)})
+            n = len(TENSOR_FLAGS) + 1
+            value = tensor(**{f: bool(x) for f, x in zip(TENSOR_FLAGS, code[1:n], strict=True)})
+            if len(code) == n + 2:
+                idx = project.load(code[n])
+                cls = idx.classes.get(code[n + 1]) if idx is not None else None
+                return value.with_(cls=cls) if cls is not None else value
+            return value
         if tag == "N":
             return NONE_VALUE
         if tag == "P":
@@ -565,11 +575,12 @@ def join_encoded(a: list | bool, b: list | bool) -> list | bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return True
     for x, y in ((a, b), (b, a)):
+        n = len(TENSOR_FLAGS) + 1
         if x[0] == "T" and y[0] == "N":
-            return ["T", *(1 if f == "maybe_none" else x[i] for i, f in enumerate(TENSOR_FLAGS, 1))]
+            return ["T", *(1 if f == "maybe_none" else x[i] for i, f in enumerate(TENSOR_FLAGS, 1)), *x[n:]]
         if x[0] == "T" and y[0] == "T":
             return ["T", *(int((x[i] or y[i]) if f in _JOIN_ANY else (x[i] and y[i]))
-                           for i, f in enumerate(TENSOR_FLAGS, 1))]
+                           for i, f in enumerate(TENSOR_FLAGS, 1)), *(x[n:] if x[n:] == y[n:] else [])]
         if x[0] == "P" and y[0] in ("P", "N"):
             return ["P", int(x[1] and y[0] == "P" and y[1])]
         if x[0] == "R" and y[0] == "R" and x[1:3] == y[1:3]:

@@ -96,6 +96,10 @@ class Value:
     assumed: bool = False
     """A tensor only because an untyped parameter was taken for one (or computed from such a value):
     whether it needs tensor data is not known."""
+    open_class: bool = False
+    """A tensor only by ``isinstance(x, torch.Tensor)`` holding for a value the analysis could not type: it
+    may be an instance of a tensor subclass (a later ``isinstance(x, Sub)`` may hold), unlike a tensor the
+    analysis computed or a parameter annotated as one."""
     zero_dim: bool = False
     """A 0-d tensor: a full reduction (``scores.argmax()``, ``x.sum()``) or arithmetic of such tensors
     with numbers."""
@@ -341,6 +345,7 @@ def join(a: Value, b: Value) -> Value:
             maybe_none=a.maybe_none or b.maybe_none,
             entered=a.entered and b.entered,
             assumed=a.assumed or b.assumed,
+            open_class=a.open_class or b.open_class,
             guessed=a.guessed or b.guessed,
             constant=a.constant and b.constant,
             zero_dim=a.zero_dim and b.zero_dim,

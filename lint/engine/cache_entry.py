@@ -146,8 +146,10 @@ def _valid_value(v: Any, depth: int) -> bool:
     if not isinstance(v, list) or not v or depth > MAX_VALUE_DEPTH:
         return False
     tag, rest = v[0], v[1:]
-    if tag == "T":
-        return len(rest) == TENSOR_FLAG_COUNT and all(x in (0, 1) and type(x) is int for x in rest)
+    if tag == "T":  # the flags, then the module and name of a tensor subclass when known
+        flags, made = rest[:TENSOR_FLAG_COUNT], rest[TENSOR_FLAG_COUNT:]
+        return len(flags) == TENSOR_FLAG_COUNT and all(x in (0, 1) and type(x) is int for x in flags) \
+            and len(made) in (0, 2) and all(isinstance(x, str) for x in made)
     if tag == "P":
         return len(rest) == 1 and rest[0] in (0, 1) and type(rest[0]) is int
     if tag in ("N", "S", "U"):

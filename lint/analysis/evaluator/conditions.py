@@ -84,7 +84,10 @@ class ConditionHandlers:
             annotated = self.p.declared_types(self.fn).get(name) if self.fn is not None else None
             if declared is not None and not _known_otherwise(declared, self.env[name]) \
                     and not (annotated is not None and _known_otherwise(declared, annotated)):
-                true[name] = declared
+                untyped = (self.env[name].kind is Kind.UNKNOWN or self.env[name].assumed) \
+                    and declared.kind is Kind.TENSOR \
+                    and declared.cls is None and declared.qualname is None
+                true[name] = declared.with_(open_class=True) if untyped else declared
         return true, false
 
     def type_test_fails(self, test: cst.BaseExpression) -> bool:
@@ -267,9 +270,10 @@ def _known_otherwise(declared: Value, v: Value) -> bool:
     """``v`` is known to be something ``isinstance`` cannot narrow it to: where the test holds, the code may
     not run, and what it would do there is not reported. A NumPy array is no torch tensor and no Python value;
     a plain tensor the analysis knows of (declared, or computed) is not taken for an instance of a tensor
-    subclass. A tensor only assumed of an untyped parameter may be either; a parameter annotated as a plain
-    tensor is one, whatever its callers pass."""
+    subclass. A tensor only assumed of an untyped parameter, or one an ``isinstance(x, torch.Tensor)`` made of
+    an untyped value, may be either; a parameter annotated as a plain tensor is one, whatever its callers pass."""
     if declared.qualname == K.NUMPY_ARRAY:
         return (v.kind is Kind.TENSOR and v.qualname != K.NUMPY_ARRAY and not v.assumed) \
             or v.kind in (Kind.PYTHON, Kind.SIZE, Kind.SEQUENCE)
-    return declared.cls is not None and v.kind is Kind.TENSOR and v.cls is None and not v.assumed
+    return declared.cls is not None and v.kind is Kind.TENSOR and v.cls is None and not v.assumed \
+        and not v.open_class
