@@ -8,11 +8,9 @@ both, and which one comes is not known. Each case is also run under real Dynamo:
 where its graph-break log reports a break."""
 from __future__ import annotations
 
-import pytest
-
 from conftest import requires_torch
 
-from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
+from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_case_tests
 
 _CLASS = """
     import torch
@@ -150,15 +148,7 @@ OWN_TORCH_FUNCTION = ("""
     """, "f", "[(torch.ones(2), torch.ones(2).as_subclass(Boxes))]")
 
 
-@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
-def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
-    assert break_lines(code, entry_points=(target,)) == marked_lines(code)
-
-
-@requires_torch
-@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
-def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
 
 
 def test_own_torch_function_is_not_reported_at_the_call() -> None:

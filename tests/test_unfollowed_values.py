@@ -8,12 +8,10 @@ graph-break log reports a break.
 """
 from __future__ import annotations
 
-import pytest
-
 from conftest import requires_torch
 from dynalint.analysis import knowledge as K
 
-from helpers import assert_dynamo_breaks_on_marked_lines, break_lines, marked_lines
+from helpers import marked_case_tests
 
 _REGISTRY = """
     import torch
@@ -165,15 +163,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
-def test_flagged_lines(name: str, code: str, target: str, inputs: str) -> None:
-    assert break_lines(code, entry_points=(target,)) == marked_lines(code)
-
-
-@requires_torch
-@pytest.mark.parametrize("name, code, target, inputs", CASES, ids=[c[0] for c in CASES])
-def test_flagged_lines_break_under_dynamo(name: str, code: str, target: str, inputs: str, tmp_path) -> None:
-    assert_dynamo_breaks_on_marked_lines(code, target, inputs, tmp_path)
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
 
 
 @requires_torch
