@@ -1,6 +1,6 @@
 """Types the analysis follows through the program: casts returned by helpers of other modules, boolean
-masks made by products, 0-d masks, annotated dicts of tensors, and NumPy arrays (which Dynamo traces as
-tensors).
+masks made by products, 0-d masks, annotated dicts of tensors, NumPy arrays (which Dynamo traces as
+tensors), and copies (``copy.deepcopy(t)`` is a tensor, made where the graph breaks).
 
 Each single-file case is also run under real Dynamo: the lines flagged must be the lines where its
 graph-break log reports a break.
@@ -89,6 +89,17 @@ CASES = [
             keep = img != 0
             return img[keep].sum()  # breaks
     """, "f", "[(torch.randn(4),)]"),
+    ("copies-keep-their-type", """
+        import copy
+
+        import torch
+
+        def f(x, c):
+            v = copy.deepcopy(c)  # breaks
+            if v > 2:  # breaks
+                x = x + 1
+            return x * v
+    """, "f", "[(torch.randn(4), torch.tensor(3))]"),
 ]
 
 

@@ -445,6 +445,11 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         return Value(Kind.PYTHON, qualname=q + "()", origin=node)
     if q in ("os.getenv", "os.environ.get", "time.monotonic"):
         return PYTHON_VALUE
+    if q in ("copy.copy", "copy.deepcopy") and len(args) == 1 and not kwargs:
+        # a copy has the kind, dtype and shape of what it copies; Dynamo makes a tensor's copy outside the
+        # graph (the call breaks it), so the frame resumed there receives the copy as an input
+        copied = args[0].with_(param=None)
+        return copied.with_(entered=True) if copied.kind is Kind.TENSOR else copied
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 

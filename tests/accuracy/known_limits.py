@@ -75,12 +75,6 @@ KNOWN_LIMITS: tuple[KnownLimit, ...] = (
                "breaking on a test; the analysis keeps it data-dependent across the break"),
     # ---- misses: a graph break Dynamo has and the analysis does not report
     KnownLimit(
-        "break-fn", provenance="deepcopy",
-        detail=DATA_DEPENDENT + "|Failed to trace builtin operator|Data-dependent",
-        reason="copy.deepcopy of a tensor breaks, and the copy it returns is a tensor input of the resumed "
-               "frame: used there as a test, a range() bound or a size it breaks again; the analysis "
-               "reports the deep copy and takes its result for a plain Python value"),
-    KnownLimit(
         "break-fn", provenance=("item", "nonzero"), use=("if", "while", "range", "iterate"),
         detail="Encountered graph break when attempting to trace CALL",
         reason="with a capture flag on, `.item()` (or the length of nonzero()'s result) stays in the graph "
