@@ -98,7 +98,9 @@ CASES = [
             v = copy.deepcopy(c)  # breaks
             if v > 2:  # breaks
                 x = x + 1
-            return x * v
+            scales = copy.copy({"a": 2})  # breaks
+            same = copy.copy((2, 2))[0] + {"a": 2}.copy()["a"]
+            return x * v * scales["a"] * same
     """, "f", "[(torch.randn(4), torch.tensor(3))]"),
 ]
 

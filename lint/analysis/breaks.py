@@ -1175,6 +1175,10 @@ class BreakClassifier:
             return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
         if q == "copy.copy" and call.args and call.args[0].is_tensor:
             return GB.NON_TENSOR_OP, "copy.copy of a tensor is not traced"
+        if q == "copy.copy" and call.args and call.args[0].is_mapping:
+            # `copy` dispatches a dict to the unbound `dict.copy`, a builtin Dynamo skips (measured on torch
+            # 2.13; `d.copy()` itself is traced, and so are `copy.copy` of a tuple or an object)
+            return GB.SKIPPED_FUNCTION, "copy.copy of a dict calls the unbound `dict.copy`, which Dynamo skips"
         if q == "builtins.str" and call.args and call.args[0].is_tensor:
             return GB.BUILTIN_OPERATOR, "str() of a tensor needs its data"
         if q == "builtins.repr" and call.args and call.args[0].is_tensor:
