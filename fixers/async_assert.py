@@ -56,7 +56,7 @@ import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import bound_names, paren, tensor_condition, use_torch
+from dynalint.fixers.support.codegen import paren, tensor_condition, use_torch
 
 
 @register
@@ -208,25 +208,18 @@ def _formatted_runtime_error(raise_stmt: cst.Raise, ctx) -> str | None:
     text = _message_text(ctx.code(exc.args[0].value).strip())
     if text is None:
         return None
-    if not (isinstance(exc.func, cst.Name) and exc.func.value == "RuntimeError"
-            and not _binds(ctx, raise_stmt, "RuntimeError")):
+    if not _builtin_runtime_error(exc.func, ctx):
         raise Refused(f"the exception's message is not a string literal (it formats values), and "
                       f"`{ctx.code(exc.func).strip()}` is not the builtin RuntimeError that torch._assert_async "
                       "raises: the check kept in the graph would raise another type")
     return _string_literal(text)
 
 
-def _binds(ctx, at: cst.CSTNode, name: str) -> bool:
-    """Whether the module, or a function around ``at``, binds ``name`` (shadowing the builtin)."""
-    index = ctx.program.index
-    if name in index.imports or name in index.globals or name in index.classes or name in index.functions:
-        return True
-    function = ctx.enclosing_function(at)
-    while function is not None:
-        if name in bound_names(function):
-            return True
-        function = ctx.enclosing_function(function)
-    return False
+def _builtin_runtime_error(node: cst.CSTNode | None, ctx) -> bool:
+    """``node`` is the builtin ``RuntimeError`` (not a name the module or a function binds), by the value
+    the analysis gave it."""
+    v = ctx.value(node) if isinstance(node, cst.Name) else None
+    return v is not None and v.qualname == "builtins.RuntimeError"
 
 
 def _message_text(code: str) -> str | None:
@@ -262,8 +255,7 @@ def raise_message(raise_stmt: cst.Raise, ctx) -> str:
     is refused (the check would raise another type: an ``except ValueError`` would no longer catch it)."""
     exc = raise_stmt.exc
     raised = exc.func if isinstance(exc, cst.Call) else exc
-    if not (isinstance(raised, cst.Name) and raised.value == "RuntimeError"
-            and not _binds(ctx, raise_stmt, "RuntimeError")):
+    if not _builtin_runtime_error(raised, ctx):
         raise Refused(f"`{ctx.code(raised).strip() if raised is not None else 'raise'}` is not the builtin "
                       "RuntimeError that torch._assert_async raises: the check would raise another type")
     if isinstance(exc, (cst.Name, cst.Attribute)) or isinstance(exc, cst.Call) and not exc.args:
