@@ -218,10 +218,12 @@ class Breaks:
         self._python_ops: set[int] | None = None
         self._frame_events: dict[int, list[Event]] | None = None
         """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
-        self._loop_breaks: dict[int, tuple[dict[int, int], int | None]] = {}
-        """By ``id`` of a function: the position of each node in a walk of it, and the earliest position
-        of a statement holding a break inside one of its loops (:meth:`loop_break_before`); integers
-        only, no nodes, so that the memo holds no tree alive."""
+        self._positions: dict[int, dict[int, int]] = {}
+        """By ``id`` of a function: the position of each node in a walk of it (:meth:`positions`);
+        integers only, no nodes, so that the memo holds no tree alive."""
+        self._loop_breaks: dict[int, int | None] = {}
+        """By ``id`` of a function: the earliest position of a statement holding a break inside one of
+        its loops (:meth:`loop_break_before`)."""
         for b in breaks:
             self._by_node.setdefault(id(b.node), []).append(b)
             self._by_statement.setdefault(id(b.statement), []).append(b)
@@ -266,15 +268,21 @@ class Breaks:
         functions it calls are frames of their own (a loop after a break at ``ev`` is in the frame
         resumed after it)."""
         fn = ev.function
-        known = self._loop_breaks.get(id(fn))
-        if known is None:  # once per function: the rules ask about many of its events
-            order = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
+        order = self.positions(fn)
+        if id(fn) not in self._loop_breaks:  # once per function: the rules ask about many of its events
             loops = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
-            first = min((order.get(id(b.statement), -1) for b in self.all if b.in_loop and b.event.function is fn
-                         and any(encloses(loop, b.node) for loop in loops)), default=None)
-            known = self._loop_breaks[id(fn)] = (order, first)
-        order, first = known
+            self._loop_breaks[id(fn)] = min(
+                (order.get(id(b.statement), -1) for b in self.all if b.in_loop and b.event.function is fn
+                 and any(encloses(loop, b.node) for loop in loops)), default=None)
+        first = self._loop_breaks[id(fn)]
         return first is not None and first < order.get(id(ev.statement), -1)
+
+    def positions(self, fn: "FunctionInfo") -> dict[int, int]:
+        """Node id -> its position in a walk of ``fn`` (nested scopes not entered), made once per function."""
+        order = self._positions.get(id(fn))
+        if order is None:
+            order = self._positions[id(fn)] = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
+        return order
 
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""

@@ -19,7 +19,7 @@ import libcst as cst
 from dynalint.analysis.breaks import find_breaks
 from dynalint.analysis.eager_part import EagerPart, eager_part, resumable  # noqa: F401 (for the recompile rules)
 from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
-from dynalint.analysis.syntax import encloses, walk
+from dynalint.analysis.syntax import walk
 from dynalint.analysis.values import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +76,7 @@ def _python_only(program: "Analysed", breaks: "Breaks", node: cst.CSTNode) -> bo
 
 def breaks_between(breaks: "Breaks", fn: "FunctionInfo", start: cst.CSTNode, end: cst.CSTNode) -> list["Break"]:
     """The breaks of ``fn`` after ``start`` and before ``end`` (nodes of ``fn``), in source order."""
-    order = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
+    order = breaks.positions(fn)
     lo, hi = order.get(id(start), -1), order.get(id(end), -1)
     return sorted((b for b in breaks.all if b.event.function is fn and lo < order.get(id(b.node), -1) < hi),
                   key=lambda b: order[id(b.node)])
