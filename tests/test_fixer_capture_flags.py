@@ -225,20 +225,26 @@ def test_refused_when_the_flag_keeps_a_size_the_code_then_reads_in_python():
     assert any(r.fixer == "capture-flags" and "reads its length in Python" in r.reason for r in result.refused)
 
 
-@requires_torch
-def test_dynamo_the_refused_flag_would_make_the_decoder_raise(tmp_path):
+def _errors_under_flag(tmp_path, source: str, name: str, flag: str, inputs: str) -> list[str]:
+    """The errors of ``{name}_c``, compiled by ``source`` with ``flag`` patched on around the compile, over
+    ``inputs``; the module as written runs them without one."""
     import torch
 
     from dynalint.verify.probe import load_module_from_source, observe
 
-    patched = DECODE.replace("torch.compile(decode, backend=\"eager\")",
-                             "torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)"
-                             "(torch.compile(decode, backend=\"eager\"))")
-    inputs = [(torch.randn(2, 5, 4),)]
-    before = load_module_from_source(DECODE, directory=str(tmp_path))
+    compile_call = f"torch.compile({name}, backend=\"eager\")"
+    patched = source.replace(compile_call, f"torch._dynamo.config.patch({flag}=True)({compile_call})")
+    args = eval(inputs, {"torch": torch})
+    before = load_module_from_source(source, directory=str(tmp_path))
     after = load_module_from_source(patched, directory=str(tmp_path))
-    assert not observe(before.decode_c, inputs, compile=False).errors
-    assert observe(after.decode_c, inputs, compile=False).errors
+    assert not observe(getattr(before, f"{name}_c"), args, compile=False).errors
+    return observe(getattr(after, f"{name}_c"), args, compile=False).errors
+
+
+@requires_torch
+def test_dynamo_the_refused_flag_would_make_the_decoder_raise(tmp_path):
+    assert _errors_under_flag(tmp_path, DECODE, "decode", "capture_dynamic_output_shape_ops",
+                              "[(torch.randn(2, 5, 4),)]")
 
 
 PICK = """\
@@ -269,15 +275,6 @@ def test_refused_when_the_flag_keeps_a_number_python_needs_as_a_value():
 
 @requires_torch
 def test_dynamo_the_refused_scalar_flag_would_make_the_pick_raise(tmp_path):
-    import torch
-
-    from dynalint.verify.probe import load_module_from_source, observe
-
-    patched = PICK.replace("torch.compile(pick, backend=\"eager\")",
-                           "torch._dynamo.config.patch(capture_scalar_outputs=True)"
-                           "(torch.compile(pick, backend=\"eager\"))")
-    inputs = [(torch.randn(3), torch.tensor([2, 0, 1]))]
-    before = load_module_from_source(PICK, directory=str(tmp_path))
-    after = load_module_from_source(patched, directory=str(tmp_path))
-    assert not observe(before.pick_c, inputs, compile=False).errors
-    assert any("GuardOnDataDependentSymNode" in e for e in observe(after.pick_c, inputs, compile=False).errors)
+    errors = _errors_under_flag(tmp_path, PICK, "pick", "capture_scalar_outputs",
+                                "[(torch.randn(3), torch.tensor([2, 0, 1]))]")
+    assert any("GuardOnDataDependentSymNode" in e for e in errors)

@@ -235,25 +235,31 @@ def test_applied_with_the_flag_or_not_at_all():
     _refused(trained, "wrapped by `torch._dynamo.config.patch` it would be a plain function")
 
 
-@requires_torch
-def test_the_rewrite_compiles_to_one_graph_with_the_same_outputs(tmp_path):
+def _assert_one_graph_and_bitwise(tmp_path, before_code: str, after_code: str, inputs: str, **example) -> None:
+    """Under real Dynamo ``model`` breaks before the rewrite and not after, and the outputs of the
+    original (eager), of both compiled runs and of the rewrite run eagerly are bitwise equal."""
     import torch
 
     from dynalint.rules.base import Example
     from helpers import eager_outputs, run_example_under_dynamo
 
-    # six experts, two per token, four tokens: at least two experts get no token
-    inputs = "[(torch.randn(4, 8),), (torch.randn(4, 8),)]"
     runs = {}
-    for tag, code in (("before", MOE), ("after", fixed(MOE).source)):
-        example = Example(code, inputs=inputs, target="model", compile_target=False)
-        obs, _ = run_example_under_dynamo(example, tmp_path / tag)
+    for tag, code in (("before", before_code), ("after", after_code)):
+        ex = Example(code, inputs=inputs, target="model", **example)
+        obs, _ = run_example_under_dynamo(ex, tmp_path / tag)
         assert not obs.errors, obs.errors
-        runs[tag] = (obs, eager_outputs(example, tmp_path / f"eager_{tag}"))
+        runs[tag] = (obs, eager_outputs(ex, tmp_path / f"eager_{tag}"))
     (before, before_eager), (after, after_eager) = runs["before"], runs["after"]
     assert len(before.breaks) > 0 and len(after.breaks) == 0, (before.breaks, after.breaks)
     for outputs in (before.outputs, after.outputs, after_eager):
         assert all(torch.equal(a, b) for a, b in zip(before_eager, outputs))
+
+
+@requires_torch
+def test_the_rewrite_compiles_to_one_graph_with_the_same_outputs(tmp_path):
+    # six experts, two per token, four tokens: at least two experts get no token
+    _assert_one_graph_and_bitwise(tmp_path, MOE, fixed(MOE).source, "[(torch.randn(4, 8),), (torch.randn(4, 8),)]",
+                                  compile_target=False)
 
 
 def test_refuses_to_drop_a_line_with_a_comment():
@@ -331,24 +337,10 @@ def test_flags_the_configuration_declares_stand_for_the_patch():
 
 @requires_torch
 def test_with_the_declared_flags_the_library_loop_compiles_to_one_graph(tmp_path):
-    import torch
-
-    from dynalint.rules.base import Example
-    from helpers import eager_outputs, run_example_under_dynamo
-
     # experts 2, 4 and 5 get no row
     inputs = "[(torch.randn(4, 8), torch.tensor([[0, 1], [1, 3], [3, 0], [1, 0]]), torch.rand(4, 2))] * 2"
     after = fix_source(LIBRARY, "experts.py", Settings(**BOTH_FLAGS), unsafe=True).source
-    runs = {}
-    for tag, code in (("before", LIBRARY), ("after", after)):
-        example = Example(code, inputs=inputs, target="model", settings=BOTH_FLAGS)
-        obs, _ = run_example_under_dynamo(example, tmp_path / tag)
-        assert not obs.errors, obs.errors
-        runs[tag] = (obs, eager_outputs(example, tmp_path / f"eager_{tag}"))
-    (before, before_eager), (after_obs, after_eager) = runs["before"], runs["after"]
-    assert len(before.breaks) > 0 and len(after_obs.breaks) == 0, (before.breaks, after_obs.breaks)
-    for outputs in (before.outputs, after_obs.outputs, after_eager):
-        assert all(torch.equal(a, b) for a, b in zip(before_eager, outputs))
+    _assert_one_graph_and_bitwise(tmp_path, LIBRARY, after, inputs, settings=BOTH_FLAGS)
 
 
 def test_the_blank_lines_above_a_removed_selection_stay_above_the_loop():
