@@ -17,6 +17,7 @@ FIXER_MODULES = (
     "eager_head",
     "eager_callee",
     "async_assert",
+    "size_check",
     "check_in_graph",
     "hoist_decision",
     "python_state_to_buffer",
@@ -39,12 +40,12 @@ FIXER_MODULES = (
 #: message.  A Dynamo flag, which changes how the whole compiled function treats
 #: data-dependent values (or recurrent modules), is the last resort.
 PREFERENCE: dict[str, tuple[str, ...]] = {
-    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "hoist-decision", "eager-callee", "eager-head",
-               "skip-logging-while-compiling"),
+    "DYN101": ("branch-to-where", "branch-to-cond", "async-assert", "size-check", "hoist-decision", "eager-callee",
+               "eager-head", "skip-logging-while-compiling"),
     "DYN102": ("check-in-graph", "keep-tensor", "full-range-loop", "expert-gather", "eager-callee", "eager-head",
                "capture-flags"),
     "DYN104": ("masked-loss", "masked-elementwise-loss", "masked-reduction", "last-true-pooling", "full-range-loop",
-               "expert-gather", "eager-callee", "capture-flags"),
+               "expert-gather", "size-check", "eager-callee", "capture-flags"),
     "DYN105": ("defer-logging", "skip-logging-while-compiling", "eager-tail", "eager-callee", "eager-head",
                "allow-rnn"),
 }

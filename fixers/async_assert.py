@@ -49,14 +49,12 @@ later synchronisation point; an ``assert`` rewritten this way raises
 """
 from __future__ import annotations
 
-import ast
-import string
-
 import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import paren, tensor_condition, use_torch
+from dynalint.fixers.support.codegen import (builtin_class, message_text, paren, string_literal_code,
+                                              tensor_condition, use_torch)
 
 
 @register
@@ -205,48 +203,19 @@ def _formatted_runtime_error(raise_stmt: cst.Raise, ctx) -> str | None:
     if not (isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None
             and not exc.args[0].star):
         return None
-    text = _message_text(ctx.code(exc.args[0].value).strip())
+    text = message_text(ctx.code(exc.args[0].value).strip())
     if text is None:
         return None
     if not _builtin_runtime_error(exc.func, ctx):
         raise Refused(f"the exception's message is not a string literal (it formats values), and "
                       f"`{ctx.code(exc.func).strip()}` is not the builtin RuntimeError that torch._assert_async "
                       "raises: the check kept in the graph would raise another type")
-    return _string_literal(text)
+    return string_literal_code(text)
 
 
 def _builtin_runtime_error(node: cst.CSTNode | None, ctx) -> bool:
-    """``node`` is the builtin ``RuntimeError`` (not a name the module or a function binds), by the value
-    the analysis gave it."""
-    v = ctx.value(node) if isinstance(node, cst.Name) else None
-    return v is not None and v.qualname == "builtins.RuntimeError"
-
-
-def _message_text(code: str) -> str | None:
-    """The text of an f-string or of a string literal's ``.format(...)`` with each replacement field
-    written ``...``; None for any other expression (or a format string that is not well formed)."""
-    try:
-        node = ast.parse(f"({code})", mode="eval").body
-    except SyntaxError:
-        return None
-    if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "..." for v in node.values)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
-            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
-        try:
-            fields = list(string.Formatter().parse(node.func.value.value))
-        except ValueError:
-            return None
-        return "".join(literal + ("" if field is None else "...") for literal, field, _, _ in fields)
-    return None
-
-
-def _string_literal(text: str) -> str:
-    """``text`` as a Python string literal, in double quotes where it holds none."""
-    code = repr(text)
-    if '"' not in text and code.startswith("'"):
-        code = '"' + code[1:-1].replace("\\'", "'") + '"'
-    return code
+    """``node`` is the builtin ``RuntimeError`` (not a name the module or a function binds)."""
+    return builtin_class(node, ctx, "RuntimeError")
 
 
 def raise_message(raise_stmt: cst.Raise, ctx) -> str:

@@ -32,7 +32,10 @@ class DataDependentShape(Rule):
 
         Writing a scalar through a mask (`x[mask] = 0`) is an in-place masked fill and does not break.
         With `torch._dynamo.config.capture_dynamic_output_shape_ops = True` (the
-        `capture-dynamic-output-shape-ops` setting) these ops stay in the graph with unbacked sizes.
+        `capture-dynamic-output-shape-ops` setting) these ops stay in the graph with unbacked sizes,
+        and the break moves to where Python needs such a size: a loop over the result, its
+        `.tolist()`, or a branch on its length or on a number computed from it (`k = len(u)`,
+        `check = k > n`, `if check:`), reported there.
     """
     fix = """
         Keep shapes static: replace `x[mask].sum()` by `(x * mask).sum()` or

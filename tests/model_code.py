@@ -260,6 +260,19 @@ def _nonzero(draw, scope):  # DYN104: capture-flags (no rewrite of the code itse
             (0, f"{_target(draw, scope)} = {x}.index_select(0, idx)")], False
 
 
+def _counted(draw, scope):  # DYN104 with capture_dynamic_output_shape_ops: size-check
+    x = draw(st.sampled_from(scope.tensors))
+    count = draw(st.sampled_from([f"len(torch.unique({x}))", f"torch.nonzero({x} > 0).size(0)"]))
+    test = draw(st.sampled_from(["count > 3", "count == 0", "too_many"]))
+    message = draw(st.sampled_from(["'too many values'", "f'{count} values'"]))
+    # a header line, so the flag is on for the module's code from its import on
+    scope.imports.add("torch._dynamo.config.capture_dynamic_output_shape_ops = True")
+    lines: list[Line] = [(0, f"count = {count}{_comment(draw)}")]
+    if test == "too_many":
+        lines.append((0, "too_many = count > 3"))
+    return lines + [(0, f"if {test}:{_comment(draw)}"), (1, f"raise RuntimeError({message}){_comment(draw)}")], False
+
+
 def _experts(draw, scope):  # DYN104: full-range-loop (a loop over the experts a router mask selects)
     x = draw(st.sampled_from(scope.tensors))
     return [(0, f"top = {x}.reshape({x}.shape[0], -1)[:, :2].abs().long() % 4"),
@@ -393,7 +406,8 @@ SNIPPETS: dict[str, Snippet] = {
     "assign": _assign, "if-assign": _if_assign, "decision": _decision, "if-return": _if_return,
     "ternary": _ternary,
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
-    "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "experts": _experts, "loop": _loop, "logging": _logging,
+    "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "counted": _counted,
+    "experts": _experts, "loop": _loop, "logging": _logging,
     "update": _update, "prelude": _prelude, "callee": _callee, "rnn": _rnn,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,

@@ -216,7 +216,7 @@ FIXER_SNIPPETS = {
     "masked-elementwise-loss": ("masked-loss",), "defer-logging": ("logging",),
     "skip-logging-while-compiling": ("logging",), "global-to-tensor": ("global",),
     "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
-    "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",),
+    "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",), "size-check": ("counted",),
     "full-range-loop": ("experts",), "expert-gather": ("experts",), "eager-tail": ("update",),
     "eager-head": ("prelude",), "eager-callee": ("callee",), "allow-rnn": ("rnn",),
 }

@@ -1,6 +1,8 @@
 """Shared helpers of the fixers: renaming, the torch import, certain tensor conditions, masked means."""
 from __future__ import annotations
 
+import ast
+import string
 from typing import Iterator
 
 import libcst as cst
@@ -230,6 +232,40 @@ def _imports_torch_before(function: cst.FunctionDef, at: cst.CSTNode, ctx) -> bo
     return index is not None and any(
         isinstance(s, cst.SimpleStatementLine) and any(_plain_torch_import(x) for x in s.body)
         for s in body.body[:index])
+
+
+def builtin_class(node: cst.CSTNode | None, ctx, name: str) -> bool:
+    """``node`` is the builtin ``name`` (an exception class: not a name the module or a function binds), by
+    the value the analysis gave it."""
+    v = ctx.value(node) if isinstance(node, cst.Name) else None
+    return v is not None and v.qualname == f"builtins.{name}"
+
+
+def message_text(code: str) -> str | None:
+    """The text of an f-string or of a string literal's ``.format(...)`` with each replacement field
+    written ``...``; None for any other expression (or a format string that is not well formed)."""
+    try:
+        node = ast.parse(f"({code})", mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "..." for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format" \
+            and isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+        try:
+            fields = list(string.Formatter().parse(node.func.value.value))
+        except ValueError:
+            return None
+        return "".join(literal + ("" if field is None else "...") for literal, field, _, _ in fields)
+    return None
+
+
+def string_literal_code(text: str) -> str:
+    """``text`` as a Python string literal, in double quotes where it holds none."""
+    code = repr(text)
+    if '"' not in text and code.startswith("'"):
+        code = '"' + code[1:-1].replace("\\'", "'") + '"'
+    return code
 
 
 def resolves_to(ctx, node: cst.CSTNode, qualname: str) -> bool:

@@ -852,6 +852,9 @@ class BreakClassifier:
         kept = {id(ev) for ev in earlier.events}
         self._at.update((k, v) for k, v in earlier._at.items() if k in kept)
         self._may.update((k, v) for k, v in earlier._may.items() if k in kept)
+        # where the code reads a size an event makes: of the event's function's text alone, which a
+        # replayed event's function keeps
+        self._uses.update((k, v) for k, v in earlier._uses.items() if k in kept)
 
     def captures(self, flag: str, ev: Event) -> bool:
         """Whether Dynamo traces ``ev`` with ``flag`` on: set in the settings, or by the module's own code
@@ -860,8 +863,8 @@ class BreakClassifier:
 
     def condition(self, ev: ConditionEvent) -> None:
         if not data_dependent_test(ev, self.captures(CAPTURE_SCALAR_OUTPUTS, ev)):
-            if _reads_length(ev.node, None):
-                self.counted_length(ev)
+            if _reads_length(ev.node, None) or any(type(n) is cst.Name for n in walk(ev.node, into_scopes=False)):
+                self.counted_length(ev)  # (a name: maybe a number computed from a length, _count_bound)
             return
         if (not ev.value.is_tensor or ev.value.origin is not None) and self._resumed_with(ev):
             return
@@ -951,11 +954,15 @@ class BreakClassifier:
             if made is ev:
                 return
             what = made.function is ev.function and self._dynamic_result(made)
-            if what and self.counted_after(made) is ev.node:
+            use = self._use_of(made) if what else None
+            # (the use first: a condition between them is classified while the graph is followed to it)
+            if use is not None and use[0] is ev.node and self.counted_after(made) is ev.node:
                 gb = GB.DATA_DEPENDENT_BRANCHING if isinstance(ev, ConditionEvent) else GB.LOOP \
                     if isinstance(ev, ForLoopEvent) or not _calls_method(ev.node, "", "tolist") \
                     else GB.DATA_DEPENDENT_OPERATOR
-                detail = f"its length is read in Python here, and {what}"
+                read = "its length is read" if not isinstance(ev, ConditionEvent) or _reads_length(ev.node, None) \
+                    else "a number computed from its length is tested"
+                detail = f"{read} in Python here, and {what}"
                 self.found.append(Break(ev, Cause.DYNAMIC_SHAPE_OP, gb, detail))
                 return
 
@@ -970,16 +977,7 @@ class BreakClassifier:
         between breaks but where a capture flag removes the break.  After a break the result enters the
         resumed frame with a known length, and a loop over it is traced (measured on torch 2.13: a
         ``print`` between ``hit = m.nonzero()`` and ``for e in hit:``, the flag on, breaks at the print only)."""
-        known = self._uses.get(id(made))
-        if known is not None and known[0] is made:
-            use = known[1]
-        else:
-            fn = made.function
-            names = self._names.get(id(fn.node)) if fn is not None else None
-            if fn is not None and (names is None or names[0] is not fn.node):
-                names = self._names[id(fn.node)] = (fn.node, counting_names(fn.node))
-            use = counted_rows(made, names[1] if names is not None else None)
-            self._uses[id(made)] = (made, use)
+        use = self._use_of(made)
         if use is None:
             return None
         node, statement = use
@@ -988,6 +986,19 @@ class BreakClassifier:
         later = statement is not made.statement  # (in the op's own statement: at the use's own event)
         reached = self._unbroken(made, lambda ev: ev.node is node or (later and ev.statement is statement))
         return node if reached else None
+
+    def _use_of(self, made: Event) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """:func:`counted_rows` of ``made`` (remembered)."""
+        known = self._uses.get(id(made))
+        if known is not None and known[0] is made:
+            return known[1]
+        fn = made.function
+        names = self._names.get(id(fn.node)) if fn is not None else None
+        if fn is not None and (names is None or names[0] is not fn.node):
+            names = self._names[id(fn.node)] = (fn.node, counting_names(fn.node))
+        use = counted_rows(made, names[1] if names is not None else None)
+        self._uses[id(made)] = (made, use)
+        return use
 
     def _unbroken(self, made: Event, until: "Callable[[Event], bool]") -> bool:
         """Whether an event ``until`` accepts follows ``made`` with no break between them that a capture
@@ -1510,29 +1521,124 @@ def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[c
     ``flatten()``, ``view(-1)``/``reshape(-1)``, ``[:, k]`` of it), in the code that runs after it up to a
     statement that may bind the name again (a ``global``/``nonlocal`` name is not followed), or in the op's
     own statement: ``for e in m.nonzero():``, ``zip(m.nonzero(), ...)``, ``m.nonzero().flatten().tolist()``
-    break or raise there the same (measured on torch 2.13)."""
+    break or raise there the same (measured on torch 2.13).
+
+    The length is followed into numbers too (:func:`_count_bound`): ``k = len(r)`` (or ``r.shape[0]``,
+    ``r.size(0) + 1``, ``len(m.nonzero())``...), ``check = k > n``; a branch that tests one of them,
+    ``if check:``, ``if k > n:``, ``y = a if k > n else b``, breaks there the same ("Data-dependent
+    branching", measured on torch 2.13 for ``unique``, ``nonzero``, a boolean mask, the flag on).  Not
+    modelled: a test Dynamo decides from the op's bounds (a count of at most the input's ``numel()``
+    compared with a larger constant) is traced without a break."""
     stmt, fn = ev.statement, ev.function
     if fn is None:
         return None
     inline = _counted_use(stmt, ev.node)
     if inline is not None:
         return inline, stmt
-    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
-            or not isinstance(stmt.targets[0].target, cst.Name) or not _keeps_rows(stmt.value, ev.node):
-        return None
-    name = stmt.targets[0].target.value
-    if candidates is not None and name not in candidates:
-        return None
-    if any(isinstance(n, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in n.names)
-           for n in walk(fn.node)):
+    name: str | None = None
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name) \
+            and _keeps_rows(stmt.value, ev.node):
+        name = stmt.targets[0].target.value
+        if (candidates is not None and name not in candidates) or _declared_outside(fn.node, name):
+            name = None
+    counts = _count_bound(stmt, ev.node, frozenset(), fn.node)
+    if name is None and not counts:
         return None
     for later in _code_after(fn.node, stmt)[1:]:
         for statement in _nested_statements(later):
-            use = _counted_use(statement, name)
+            use = _counted_use(statement, name) if name is not None else None
+            if use is None and counts:
+                use = _count_tested(statement, counts)
             if use is not None:
                 return use, statement
-            if _binds(statement, name):
+            counts = frozenset(c for c in counts if not _binds(statement, c)) \
+                | _count_bound(statement, name, counts, fn.node)
+            if name is not None and _binds(statement, name):
+                name = None
+            if name is None and not counts:
                 return None
+    return None
+
+
+def _declared_outside(function: cst.CSTNode, name: str) -> bool:
+    """``function`` declares ``name`` ``global`` or ``nonlocal`` (a binding the analysis does not follow)."""
+    return any(isinstance(n, (cst.Global, cst.Nonlocal)) and any(item.name.value == name for item in n.names)
+               for n in walk(function))
+
+
+#: comparisons of numbers (``in`` and ``is`` test something else)
+_NUMBER_COMPARISONS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal,
+                       cst.NotEqual)
+
+
+def _count_expression(expr: cst.CSTNode, rows: "str | cst.CSTNode | None", counts: frozenset[str]) -> bool | None:
+    """Whether ``expr``, a number or a bool computed from the length of ``rows`` (:func:`_length_of`) or from
+    the names in ``counts``, reads one of them: built of those reads, other names and attributes, numbers,
+    arithmetic, comparisons of numbers and conditional expressions whose test reads none of them; None for
+    any other expression (a call, a subscript, ``not``, ``and``/``or``: what Python does with the number
+    there is not followed)."""
+    if rows is not None and _length_of(expr, rows):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in counts
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return False
+    if isinstance(expr, cst.Attribute):  # `self.num_classes`
+        readable = isinstance(expr.value, (cst.Name, cst.Attribute))
+        return False if readable and not _reads_count(expr.value, rows, counts) else None
+    parts: list[cst.CSTNode]
+    if isinstance(expr, cst.BinaryOperation):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        parts = [expr.expression]
+    elif isinstance(expr, cst.Comparison) and all(isinstance(c.operator, _NUMBER_COMPARISONS)
+                                                  for c in expr.comparisons):
+        parts = [expr.left, *(c.comparator for c in expr.comparisons)]
+    elif isinstance(expr, cst.IfExp):  # (a test that reads them is a branch of its own: _count_tested)
+        if _reads_count(expr.test, rows, counts):
+            return None
+        parts = [expr.body, expr.orelse]
+    else:
+        return None
+    reads = [_count_expression(p, rows, counts) for p in parts]
+    return None if None in reads else any(reads)
+
+
+def _reads_count(node: cst.CSTNode, rows: "str | cst.CSTNode | None", counts: frozenset[str]) -> bool:
+    """``node`` reads one of ``counts`` or the length of ``rows``, or may (a name ``rows``)."""
+    return any((type(n) is cst.Name and (n.value in counts or n.value == rows))
+               or (rows is not None and _length_of(n, rows)) for n in walk(node, into_scopes=False))
+
+
+def _count_bound(statement: cst.CSTNode, rows: "str | cst.CSTNode | None", counts: frozenset[str],
+                 function: cst.CSTNode) -> frozenset[str]:
+    """The name ``statement`` binds to a number computed from the length of ``rows`` or from ``counts``
+    (:func:`_count_expression`): ``k = len(rows)``, ``check = k > n``; only a name the function binds
+    nowhere else (so every later read of it is that number)."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        else statement
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)):
+        return frozenset()
+    name = small.targets[0].target.value
+    if not _count_expression(small.value, rows, counts) or _declared_outside(function, name):
+        return frozenset()
+    bindings = sum(1 for s in walk(function, into_scopes=False)
+                   if isinstance(s, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and _binds(s, name))
+    return frozenset({name}) if bindings == 1 else frozenset()
+
+
+def _count_tested(statement: cst.CSTNode, counts: frozenset[str]) -> cst.CSTNode | None:
+    """The test of an ``if``/``while``/conditional expression of ``statement`` (outside its blocks) that
+    Python decides from one of ``counts`` (:func:`_count_bound`), or from ``not`` of one (measured on
+    torch 2.13: ``if not ok:`` breaks at the ``if`` the same)."""
+    for node in _own_nodes(statement):
+        if isinstance(node, (cst.If, cst.While, cst.IfExp)):
+            test = node.test
+            while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+            if _count_expression(test, None, counts):
+                return test  # (the node of the condition's event: what `not` applies to)
     return None
 
 
@@ -1562,6 +1668,8 @@ def counting_names(function: cst.FunctionDef) -> frozenset[str]:
         elif _calls_method(node, "", "tolist"):
             out.add(node.func.value.value)
         elif _calls_builtin(node, "range"):
+            out.update(n.value for n in walk(node) if isinstance(n, cst.Name))
+        elif _length_of(node, ""):  # `k = len(hit)`: a number a condition may test (_count_bound)
             out.update(n.value for n in walk(node) if isinstance(n, cst.Name))
     return frozenset(out)
 
