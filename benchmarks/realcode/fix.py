@@ -10,7 +10,9 @@ weights and inputs), each in its own process: the original twice, and three colu
 - ``rewrites``: from the fixed copy;
 - ``flags``: from the original sources with ``capture_scalar_outputs`` and
   ``capture_dynamic_output_shape_ops`` on for the compiled calls (on top of the run's own settings);
-- ``both``: from the fixed copy with those flags on.
+- ``both``: from a second copy fixed with those flags declared (``fix --capture-scalar-outputs
+  --capture-dynamic-output-shape-ops``: the rewrites a user who compiles with the flags gets, those that
+  need the flags included), run with the flags on.
 
 Per column: break lines before -> after (inside the libraries, one ``file:line`` each; a line of the fixed
 copy is mapped back to the original line it comes from), runs break-free, runs that raised (ended
@@ -72,19 +74,23 @@ def breaking_runs(labels: list[dict], prefixes: list[str] | None) -> list[str]:
             and (not prefixes or any(r["spec"].startswith(p) for p in prefixes))]
 
 
-def fixed_copy(site: str, files: list[str], dest: str, verbose: bool) -> str:
-    """A copy of the libraries' packages with their labelled files fixed; returns the copy's root."""
-    root = os.path.join(dest, "site-packages")
+def fixed_copy(site: str, files: list[str], dest: str, verbose: bool, flags: bool = False) -> str:
+    """A copy of the libraries' packages with their labelled files fixed; returns the copy's root.  ``flags``:
+    fixed with Dynamo's capture flags declared (the copy the ``both`` column runs)."""
+    # the copy's root is named ``site-packages``: the labeller places a break by the path under that name
+    root = os.path.join(dest, "flags", "site-packages") if flags else os.path.join(dest, "site-packages")
     for package in sorted({f.split("/", 1)[0] for f in files}):
         src = os.path.join(site, package)
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(root, package), ignore=shutil.ignore_patterns("__pycache__"))
     targets = [os.path.join(root, f) for f in files if os.path.isfile(os.path.join(root, f))]
     # run inside the copy: with no file named, ``fix`` would take the current folder
+    declared = ["--capture-scalar-outputs", "--capture-dynamic-output-shape-ops"] if flags else []
     done = subprocess.run([sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes", "--exit-zero",
-                           "--scope", "all", "-j", "1", *(targets or [root])], capture_output=True, text=True,
-                          cwd=root)
-    print(f"fixed {len(targets)} labelled files in a copy (exit {done.returncode})", file=sys.stderr)
+                           "--scope", "all", "-j", "1", *declared, *(targets or [root])], capture_output=True,
+                          text=True, cwd=root)
+    print(f"fixed {len(targets)} labelled files in a copy{' (flags declared)' if flags else ''} "
+          f"(exit {done.returncode})", file=sys.stderr)
     if verbose:
         print(done.stderr.strip()[-2000:], file=sys.stderr)
     return root
@@ -101,16 +107,18 @@ def same_outputs(fixed: str, original: str) -> tuple[bool, bool]:
     return all(d.equal for d in diffs), all(d.equal and d.bitwise for d in diffs)
 
 
-def run_spec(spec: str, site: str, root: str, tmp: Path, timeout: float) -> dict[str, dict]:
+def run_spec(spec: str, site: str, root: str, tmp: Path, timeout: float,
+             specs_path: str = str(HERE / "runspecs.py"), flags_root: str | None = None) -> dict[str, dict]:
     """The runs of one spec, each in its own subprocess (:data:`VARIANTS`); none but the original's when
-    the original does not run."""
-    specs_path = str(HERE / "runspecs.py")
+    the original does not run.  ``specs_path``: the run-spec module ``label.py`` builds the spec from;
+    ``flags_root``: the copy fixed with the flags declared, which the ``both`` column runs (else ``root``)."""
     runs: dict[str, dict] = {}
     for variant, (fixed, flags) in VARIANTS.items():
         folder = tmp / variant
         folder.mkdir(parents=True, exist_ok=True)
+        path = ((flags_root or root) if flags else root) if fixed else site
         runs[variant] = label.launch(spec, timeout, folder, specs_path, outputs=True,
-                                     pythonpath=root if fixed else site, flags=FLAGS if flags else ())
+                                     pythonpath=path, flags=FLAGS if flags else ())
         if variant == "original" and (runs[variant].get("status") not in label.SCORED
                                       or "outputs" not in runs[variant]):
             break
@@ -152,9 +160,10 @@ def categorized(record: dict, to_original=None) -> dict[tuple[str, int], str]:
     return out
 
 
-def judge(spec: str, runs: dict[str, dict], lines: LineMap) -> dict:
+def judge(spec: str, runs: dict[str, dict], lines: LineMap, flags_lines: LineMap | None = None) -> dict:
     """One row: the original's break lines and, per column, what is left, whether the run raised, gained a
-    break line, and kept the original's outputs (``close``, ``bitwise``; None when not judged)."""
+    break line, and kept the original's outputs (``close``, ``bitwise``; None when not judged).
+    ``flags_lines``: the line map of the copy fixed with the flags declared (else ``lines``)."""
     b = runs["original"]
     row: dict = {"spec": spec, "library": b.get("library") or spec.split(".", 1)[0], "status": b.get("status")}
     if b.get("status") not in label.SCORED or "outputs" not in b:
@@ -168,9 +177,10 @@ def judge(spec: str, runs: dict[str, dict], lines: LineMap) -> dict:
     row.update(before=len(before), before_categories=sorted(before.values()), repeatable=repeatable)
     for column in COLUMNS:
         a = runs[column]
-        fixed, _ = VARIANTS[column]
+        fixed, flags = VARIANTS[column]
+        mapped = (flags_lines or lines) if flags else lines
         raised = a.get("status") != b.get("status") or "outputs" not in a
-        left = before if raised else categorized(a, lines.original if fixed else None)
+        left = before if raised else categorized(a, mapped.original if fixed else None)
         close, bitwise = (None, None) if raised or not repeatable else same_outputs(a["outputs"], b["outputs"])
         row[column] = {
             "after": len(left), "categories": sorted(left.values()), "break_free": not left and not raised,
@@ -266,12 +276,14 @@ def main(argv: list[str] | None = None) -> int:
         specs = [s for s in specs if wall[s] <= args.max_wall]
     tmp = Path(tempfile.mkdtemp(prefix="dynalint-realcode-fix-"))
     root = fixed_copy(args.site, files, str(tmp), args.verbose)
-    lines = LineMap(args.site, root)
+    flags_root = fixed_copy(args.site, files, str(tmp), args.verbose, flags=True)
+    lines, flags_lines = LineMap(args.site, root), LineMap(args.site, flags_root)
     print(f"{len(specs)} breaking runs, {len(VARIANTS)} runs each", file=sys.stderr, flush=True)
     rows: list[dict] = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        for spec, runs in zip(specs, ex.map(lambda s: run_spec(s, args.site, root, tmp, args.timeout), specs)):
-            rows.append(judge(spec, runs, lines))
+        for spec, runs in zip(specs, ex.map(lambda s: run_spec(s, args.site, root, tmp / s.replace(":", "_"),
+                                                               args.timeout, flags_root=flags_root), specs)):
+            rows.append(judge(spec, runs, lines, flags_lines))
             print(row_text(rows[-1]), file=sys.stderr, flush=True)
             if args.json:
                 with open(args.json, "w") as fh:
