@@ -87,9 +87,12 @@ def run_example_under_dynamo(example: Example, tmp_path) -> Any:
     import os
 
     os.makedirs(tmp_path, exist_ok=True)
-    # importing an example may change Dynamo's global config (e.g. reorderable logging
-    # functions): keep that change local to this run
-    with dynamo_config(reorderable_logging_functions=set(torch._dynamo.config.reorderable_logging_functions)):
+    # importing an example may change Dynamo's global config (reorderable logging functions, a capture
+    # flag set in its header): keep that change local to this run
+    config = torch._dynamo.config
+    with dynamo_config(reorderable_logging_functions=set(config.reorderable_logging_functions),
+                       capture_scalar_outputs=config.capture_scalar_outputs,
+                       capture_dynamic_output_shape_ops=config.capture_dynamic_output_shape_ops):
         return _run_example(example, tmp_path)
 
 
