@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from dynalint.analysis.breaks import (CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_FLAGS, CAPTURE_SCALAR_OUTPUTS, Break,
-                                      Breaks, Cause, capture_flag)
+                                      Breaks, Cause, capture_flag, constant_failure, needs_constant)
 from dynalint.analysis import capture_settings
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
@@ -73,6 +73,7 @@ from dynalint.fixers.support.codegen import is_variable, use_torch
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable
 
+    from dynalint.analysis.events import Event
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 
     Site = tuple[cst.CSTNode, tuple[FunctionInfo, ClassInfo | None], set[int]]
@@ -193,10 +194,8 @@ def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool]
     for b in _with_untraced(ctx.breaks):
         if id(b.event.function) in reach and b.read_in_python \
                 and b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) and not (rewritten is not None and rewritten(b)):
-            code = ctx.program.module.code_for_node(b.node).strip()
-            shown = code if len(code) <= 40 else code[:37] + "..."
-            raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{shown}` in the graph, and the code then "
-                          "reads its length in Python: Dynamo can fail to compile there "
+            raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{_shown(ctx, b.node)}` in the graph, and "
+                          "the code then reads its length in Python: Dynamo can fail to compile there "
                           "(GuardOnDataDependentSymNode) instead of breaking the graph")
 
 
@@ -204,14 +203,37 @@ def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bo
     """Refused when the reached code uses a number it takes from tensor data where Python needs its value
     (:attr:`Break.needs_constant`: an index into a Python list, ``random.Random(n)``): with
     ``capture_scalar_outputs`` on, Dynamo fails to compile there (``GuardOnDataDependentSymNode``,
-    measured on torch 2.13) where the original broke the graph and ran."""
+    measured on torch 2.13) where the original broke the graph and ran.  The reason names the use, and
+    whether Dynamo raises or breaks there (:func:`constant_failure`)."""
     for b in _with_untraced(ctx.breaks):
         if id(b.event.function) in reach and b.needs_constant and not (rewritten is not None and rewritten(b)):
-            code = ctx.program.module.code_for_node(b.node).strip()
-            shown = code if len(code) <= 40 else code[:37] + "..."
-            raise Refused(f"`capture_scalar_outputs` would keep the number from `{shown}` symbolic, and the code "
-                          "then uses it where Python needs its value (an index into a Python list, a seed): "
-                          "Dynamo can fail to compile there instead of breaking the graph")
+            use = _constant_use(ctx, b)
+            at = ""
+            outcome = "can fail to compile there instead of breaking the graph"
+            if use is not None:
+                line = ctx.ranges([use.node]).get(id(use.node))
+                at = f" at line {line.line} (`{_shown(ctx, use.node)}`)" if line is not None else ""
+                failure = constant_failure(use)
+                if failure is not None and failure[0] is b.node:
+                    outcome = "fails to compile there (GuardOnDataDependentSymNode)" if failure[1] \
+                        else "breaks the graph there instead"
+            raise Refused(f"`capture_scalar_outputs` would keep the number from `{_shown(ctx, b.node)}` symbolic, "
+                          f"and the code then uses it where Python needs its value{at}: Dynamo {outcome}")
+
+
+def _constant_use(ctx, made: Break) -> "Event | None":
+    """The first event after ``made``'s, in this file, that uses its number where Python needs its value."""
+    events = ctx.program.events
+    index = ctx.program.index
+    start = next((i for i, ev in enumerate(events) if ev is made.event), len(events))
+    return next((ev for ev in events[start + 1:] if ev.function is not None and ev.function.owner is index
+                 and needs_constant(ev, made.node)), None)
+
+
+def _shown(ctx, node: cst.CSTNode) -> str:
+    """A node's code for a message, cut at 40 characters."""
+    code = ctx.program.module.code_for_node(node).strip()
+    return code if len(code) <= 40 else code[:37] + "..."
 
 
 def _compile_sites(ctx) -> "list[Site]":

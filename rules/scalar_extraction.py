@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.core import gb_types as GB
-from dynalint.analysis.breaks import Cause
+from dynalint.analysis.breaks import Cause, fails_to_compile
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 #: what each cause of the rule tells the user
@@ -22,6 +22,9 @@ _MESSAGES = {
                          "int, so Dynamo calls `.item()`: the graph breaks here.",
                          "index with Python ints (from shapes), or use torch ops: narrow with sizes, gather, "
                          "index_select, masks"),
+    Cause.CAPTURED_CONSTANT: ("`{code}`: {detail}.",
+                              "keep the number a 0-d tensor and index with torch ops (index_select, gather), or "
+                              "leave `capture_scalar_outputs` off for this code"),
 }
 
 
@@ -44,7 +47,11 @@ class ScalarExtraction(Rule):
         With `torch._dynamo.config.capture_scalar_outputs = True` (the `capture-scalar-outputs`
         setting) `.item()`, `int()`, `float()`, `bool()` and integer `.tolist()` stay in the graph as
         symbolic values; `math.*` on them still breaks, and so does branching on them (DYN101), and
-        `t.is_nonzero()` breaks with or without the flag. On
+        `t.is_nonzero()` breaks with or without the flag. A symbolic number used where Python needs its
+        value is then reported where it is used, in the same graph: as the index of a Python list or tuple
+        (`sizes[n]`) or the seed of `random.Random(n)` Dynamo fails to compile (`GuardOnDataDependentSymNode`)
+        where the code without the flag broke at `.item()` and ran; a store at it (`seq[n] = v`), a slice
+        bound of a list (`seq[:n]`) and `range(n)` break there. On
         torch 2.13 `.numpy()` and `.cpu().numpy()` are traced and do not break.
 
         The same conversion happens implicitly when a tensor is passed where a number is needed: a
@@ -220,5 +227,6 @@ class ScalarExtraction(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Finding]:
         for brk in ctx.breaks.of(*_MESSAGES):
             message, hint = _MESSAGES[brk.cause]
-            yield self.reported(brk, message.format(code=ctx.code(brk.node), detail=brk.detail) + ctx.loop_note(brk),
+            note = "" if fails_to_compile(brk) else ctx.loop_note(brk)  # (no graph to give up on)
+            yield self.reported(brk, message.format(code=ctx.code(brk.node), detail=brk.detail) + note,
                                 hint=hint)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Container, Iterator, Protocol
+from typing import TYPE_CHECKING, Container, Iterable, Iterator, Protocol
 
 import libcst as cst
 
@@ -93,6 +93,10 @@ class Cause(enum.Enum):
     """A tensor read at a 0-d index computed from data (``boxes[scores.argmax()]``)."""
     PYTHON_INDEX = "python-index"
     """A tensor as a slice bound or as the index of a tuple/list/shape."""
+    CAPTURED_CONSTANT = "captured-constant"
+    """A number ``capture_scalar_outputs`` keeps symbolic, used where Python needs its value (a list
+    index, ``range(n)``, ``random.Random(n)``: :func:`constant_failure`): Dynamo fails to compile there, or
+    breaks the graph."""
     MASK_INDEX = "mask-index"
     """Reading through a boolean mask (``x[mask]``): a data-dependent size."""
     DYNAMIC_SHAPE_OP = "dynamic-shape-op"
@@ -716,6 +720,42 @@ def needs_constant(ev: Event, origin: cst.CSTNode) -> bool:
     return False
 
 
+def constant_failure(ev: Event) -> "tuple[cst.CSTNode, bool] | None":
+    """Where ``ev`` uses a data-dependent number as a Python value in a way Dynamo cannot trace once
+    ``capture_scalar_outputs`` makes it symbolic: the number's origin, and whether Dynamo then fails to
+    compile (True) or breaks the graph (False).  Measured on torch 2.13: ``seq[n]`` of a Python list or
+    tuple (also ``seq[-n]``, ``seq[n % k]``, ``seq[int(f)]``) raises ``GuardOnDataDependentSymNode``,
+    ``random.Random(n)`` raises ``AsPythonConstantNotImplementedError``; ``seq[n] = v``, ``seq[:n]``,
+    ``range(n)`` and a loop over it break; a tensor's ``x[n]``, ``x[:n]``, arithmetic and sizes of torch ops
+    are traced.  Not claimed: ``[0] * n``, a dict key, a string index, an ``nn.ModuleList`` index (they
+    break, but the analysis does not tell those values apart from other Python values)."""
+    def origin(values: "Iterable[Value | None]") -> cst.CSTNode | None:
+        return next((v.origin for v in values if v is not None and v.kind is Kind.SCALAR and v.origin is not None),
+                    None)
+
+    found: cst.CSTNode | None = None
+    raises = False
+    if isinstance(ev, SubscriptEvent):
+        if ev.base is not None and ev.base.kind is Kind.SEQUENCE and not ev.augmented:
+            found, raises = origin(ev.index), not ev.store
+            if found is None:
+                found, raises = origin(ev.bounds), False
+    elif isinstance(ev, CallEvent) and ev.qualname in CONSTANT_ARGUMENT_CALLS:
+        found, raises = origin((*ev.args, *ev.kwargs.values())), ev.qualname == "random.Random"
+    elif isinstance(ev, ForLoopEvent) and ev.range_args:
+        found = origin(ev.range_args)
+    return (found, raises) if found is not None else None
+
+
+def fails_to_compile(brk: Break) -> bool:
+    """A :attr:`Cause.CAPTURED_CONSTANT` break where Dynamo raises rather than breaks
+    (:func:`constant_failure`): the compile fails, nothing runs after it."""
+    if brk.cause is not Cause.CAPTURED_CONSTANT:
+        return False
+    failure = constant_failure(brk.event)
+    return failure is not None and failure[1]
+
+
 def _runs_whenever(ev: Event, other: Event) -> bool:
     """``ev`` is in ``other``'s function and in no block of it that ``other`` is outside of (the body or
     ``else`` of an ``if``, a loop, a ``try``...): it runs whenever ``other`` does."""
@@ -909,6 +949,7 @@ class BreakClassifier:
             found.append(Break(call, Cause.FRESH_OBJECT_METHOD, GB.RECONSTRUCTION_FAILURE,
                                f"`{call.method}` breaks the graph inside, and Dynamo cannot rebuild the method "
                                "of a tensor subclass instance to resume after the call"))
+        self.captured_constant(call)
 
     def _fresh_object_call(self, call: CallEvent) -> bool:
         """``call`` is a method call on an object its function made (:func:`fresh_receiver`) with no
@@ -943,6 +984,7 @@ class BreakClassifier:
         gb = traced_random_index(sub)
         if gb is not None:
             self.found.append(Break(sub, Cause.TRACED_RANDOM, gb, "index"))
+        self.captured_constant(sub)
 
     def counted_length(self, ev: Event) -> None:
         """With ``capture_dynamic_output_shape_ops`` on, the break where Python reads the length of a
@@ -1048,6 +1090,30 @@ class BreakClassifier:
             if origin is not None else None
         return made is not None and not self._unbroken(made, lambda e: e is ev)
 
+    def captured_constant(self, ev: Event) -> None:
+        """The failure where ``ev`` uses a number ``capture_scalar_outputs`` keeps symbolic as a Python value
+        (:func:`constant_failure`): the number comes from an extraction the flag keeps in the graph, with no
+        break between them (after one, the number enters the resumed frame as a Python value: measured on
+        torch 2.13, ``n = t.item(); print(n); seq[n]`` is traced).  Not for ``.tolist()``, which a floating
+        tensor's still breaks at."""
+        failure = constant_failure(ev)
+        if failure is None:
+            return
+        origin, raises = failure
+        made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is origin), None)
+        if made is None or made.method == "tolist" or not self.captures(CAPTURE_SCALAR_OUTPUTS, made) \
+                or scalar_extraction(made, False) is None or scalar_extraction(made, True) is not None \
+                or not self._unbroken(made, lambda e: e is ev):
+            return
+        code = self.index.module.code_for_node(origin).strip()
+        shown = code if len(code) <= 50 else code[:47] + "..."
+        error = "AsPythonConstantNotImplementedError" if isinstance(ev, CallEvent) else "GuardOnDataDependentSymNode"
+        outcome = f"Dynamo fails to compile here ({error}) instead of breaking the graph" \
+            if raises else "the graph breaks here"
+        self.found.append(Break(ev, Cause.CAPTURED_CONSTANT, GB.DATA_DEPENDENT_OPERATOR,
+                                f"the number from `{shown}`, which `capture_scalar_outputs` keeps symbolic, is used "
+                                f"where Python needs its value: {outcome}"))
+
     def for_loop(self, ev: ForLoopEvent) -> None:
         # (a call that iterates or counts is the call's event; a view of an op's result, ``for e in
         # m.nonzero().flatten():``, the loop's)
@@ -1058,6 +1124,7 @@ class BreakClassifier:
             # "Unsupported python_type() call", and the function runs eagerly; a `range` never
             # iterated is traced)
             self.found.append(Break(ev, Cause.TRACED_RANDOM, GB.PYTHON_TYPE, "range"))
+        self.captured_constant(ev)
 
     def arithmetic(self, ev: ArithmeticEvent) -> None:
         if any(_traced_random(v) for v in ev.operands) \
