@@ -518,7 +518,8 @@ def test_an_edit_replays_the_analysis_of_the_code_it_does_not_reach(tmp_path) ->
 def test_an_edit_of_one_method_walks_only_its_class_for_the_callers_search(tmp_path, monkeypatch) -> None:
     """The search for the numbers every caller passes reads the whole module; after an edit it reads
     again only the top-level statement the edit touched (the spliced tree keeps the others' nodes),
-    not the module, which made a code edit cost more than a parse of a large file."""
+    not the module, which made a code edit cost more than a parse of a large file.  (An edit of a
+    method's header, which the search reads: one of its body alone does not search again.)"""
     import libcst as cst
     from dynalint.analysis import number_callers
 
@@ -557,7 +558,7 @@ def run(x):
         return nodes_and_parents(node)
 
     monkeypatch.setattr(number_callers, "nodes_and_parents", counting_with_parents)
-    edited = _replace_nth(text, "        y = self.proj(x)\n", "        y = self.proj(x) + 0\n", 4)
+    edited = _replace_nth(text, "    def forward(self, x, scale):\n", "    def forward(self, x, scale, k=0):\n", 4)
     after = check_document(2, edited, path, path, session, baselines)
     walked = list(roots)
     assert after.diagnostics == check_document(3, edited, path, path, session, None).diagnostics
@@ -1032,3 +1033,154 @@ def test_random_edits_of_the_functions_a_caller_calls(tmp_path) -> None:
         if answer._full is not None and answer.analysis.module is not None:
             cut += answer.analysis.program.tracker.cut
     assert cut >= 3  # callers replayed with the calls of an edited function analysed again
+
+
+def test_an_edit_derives_again_the_syntax_facts_of_the_definitions_it_changed_only(tmp_path, monkeypatch) -> None:
+    """What the rules derive from a definition alone (its loops, ``try`` and ``with`` statements, where a
+    break makes Dynamo run the rest eagerly) is kept with the function across edits: an edit derives it
+    again for the definition it changed, not for the others, and a loop that now breaks makes the rest
+    of that function eager (its ``print`` no longer reported), as a full analysis finds."""
+    from dynalint.analysis import eager_part
+
+    text = "import torch\n" + "".join(f'''
+
+@torch.compile
+def step{k}(x):
+    y = x * 2
+    print(y)
+    return y
+''' for k in range(4))
+    path, session, baselines, checked = _opened(tmp_path, text)
+    derived: list[str] = []
+    real = eager_part._blocks
+
+    def recording(node):
+        derived.append(node.name.value)
+        return real(node)
+
+    monkeypatch.setattr(eager_part, "_blocks", recording)
+    looped = _replace_nth(text, "    print(y)\n", "    for _ in range(2):\n        y = y + y.sum().item()\n"
+                                                 "    print(y)\n", 1)
+    relit = _replace_nth(looped, "y = x * 2", "y = x * 3", 2)
+    printed = [line + 1 for line, code in enumerate(text.splitlines()) if code == "    print(y)"]
+    for version, edited, changed in ((1, looped, "step1"), (2, relit, "step2")):
+        derived.clear()
+        answer = check_document(version, edited, path, path, session, baselines)
+        assert answer._full is not None and answer.analysis.module is not None  # answered from the last
+        assert derived == [changed]
+        assert answer.diagnostics == check_document(version, edited, path, path, session, None).diagnostics
+        reported = {d.line for d in answer.diagnostics if d.code == "DYN105"}
+        assert len(reported) == 3 and printed[1] + 2 not in reported  # step1's print runs eagerly
+
+
+def test_an_edit_of_a_body_puts_back_what_the_searches_and_silent_passes_found(tmp_path, monkeypatch) -> None:
+    """What the analysis remembers outside the calls it records (the numbers every caller passes a
+    function, what the uses of a function's untyped parameters say about them) is put back after an edit
+    that changed nothing it read: an edit of a method's body searches its callers again for nobody (the
+    search reads the method's header and its callers) and makes the silent pass of that method only;
+    an edit of the caller searches again, and the callee's test of what it now passes breaks."""
+    from dynalint.analysis import number_callers, signatures
+
+    searched: list[str] = []
+    collected: list[str] = []
+    search, collect = number_callers._number_params, signatures.Signatures._collect_evidence
+    monkeypatch.setattr(number_callers, "_number_params",
+                        lambda program, fn, depth: searched.append(fn.qualname) or search(program, fn, depth))
+    monkeypatch.setattr(signatures.Signatures, "_collect_evidence",
+                        lambda self, fn: collected.append(fn.qualname) or collect(self, fn))
+    path, session, baselines, checked = _opened(tmp_path, NUMBER_CALLERS)
+    assert "Block.forward" in searched and "Model.forward" in collected
+    test_line = NUMBER_CALLERS.splitlines().index("        if scale > 1.0:") + 1
+    body = NUMBER_CALLERS.replace("            x = x * scale\n", "            x = x * scale + 1\n")
+    caller = body.replace("self.block(x, 2.0)", "self.block(x, x.sum())")
+    for version, edited, search_again, codes in ((1, body, False, []), (2, caller, True, ["DYN101"])):
+        searched.clear()
+        collected.clear()
+        answer = check_document(version, edited, path, path, session, baselines)
+        assert ("Block.forward" in searched) == search_again
+        assert collected == (["Block.forward"] if version == 1 else ["Model.forward"])
+        assert answer._full is not None and answer.analysis.module is not None  # answered from the last
+        assert answer.diagnostics == check_document(version, edited, path, path, session, None).diagnostics
+        assert [d.code for d in answer.diagnostics if d.line == test_line] == codes
+        assert answer.analysis.program.tracker.reuses >= 1
+
+
+SEEN_ELSEWHERE = '''import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    """The first indented block of the file (which an edit of its first statement would change)."""
+
+    flag = True
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, k):
+        h = self.proj(x)
+        n = helper(h)
+        if self.flag:
+            h = h + 1
+        if k > 1:
+            h = h * k
+        if n > 0:
+            h = h - 1
+        return h
+
+
+LIMIT = 3
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        y = self.block(x, 2)
+        if LIMIT > 2:
+            y = y - 1
+        return y
+
+
+def helper(h):
+    h = h * 2
+    return h
+'''
+
+
+def test_edits_that_change_what_other_functions_see_are_answered_as_a_full_analysis(tmp_path) -> None:
+    """Each edit changes what a function it does not touch sees, and is undone: a callee's result (a
+    number instead of a tensor: the caller's test of it no longer breaks), a break added in a callee, a
+    class attribute (a tensor: the test of it breaks), the value a caller passes (a tensor: the callee's
+    test of it breaks), a module constant.  After each, the answer from the last analysis (replaying what
+    the edit left, analysing again the calls it reached, putting back the results it did not change) is
+    a full analysis' answer."""
+    lines = SEEN_ELSEWHERE.splitlines()
+
+    def line(text: str) -> int:
+        return lines.index(text) + 1
+
+    edits = (("    h = h * 2\n    return h", "    h = float(h.shape[0])\n    return h", line("        if n > 0:"), False),
+             ("    h = h * 2\n    return h", "    h = h * 2\n    print(h)\n    return h", line("    h = h * 2"), True),
+             ("    flag = True", "    flag = torch.ones(1)", line("        if self.flag:"), True),
+             ("self.block(x, 2)", "self.block(x, x.sum())", line("        if k > 1:"), True),
+             ("LIMIT = 3", "LIMIT = torch.ones(1)", line("        if LIMIT > 2:"), True))
+    path, session, baselines, checked = _opened(tmp_path, SEEN_ELSEWHERE)
+    before = {d.line for d in checked.diagnostics}
+    version, reused = 0, 0
+    for old, new, at, reported in edits:
+        assert (at in before) != reported
+        # the edit, then the edit undone (a tree spliced twice, each time from the analysis of the other)
+        for text, there in ((SEEN_ELSEWHERE.replace(old, new, 1), reported), (SEEN_ELSEWHERE, not reported)):
+            version += 1
+            moved = 1 if new.count("\n") > old.count("\n") and text != SEEN_ELSEWHERE else 0
+            answer = check_document(version, text, path, "model.py", session, baselines)
+            full = check_document(version, text, path, "model.py", Session(resolve([path]), cache_dir=None))
+            assert answer.diagnostics == full.diagnostics, (version, text)
+            assert answer._full is not None and answer.analysis.module is not None  # answered from the last
+            assert any(d.line == at + moved for d in answer.diagnostics) == there
+            reused += answer.analysis.program.tracker.reuses
+    assert reused >= 10

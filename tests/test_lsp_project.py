@@ -141,8 +141,8 @@ def test_saving_the_configuration_updates_the_open_documents(project: Path) -> N
 
 def test_each_version_of_a_document_gets_an_index_of_its_own_without_reading_the_project_again(
         project: Path, monkeypatch) -> None:
-    """An edit of a document is analysed with an index of its own (no tree an earlier version's analysis
-    parsed), which knows what a new index of the project's files knows, without reading them again."""
+    """An edit of a document is analysed with an index of its own (no module an earlier version's analysis
+    indexed), which knows what a new index of the project's files knows, without reading them again."""
     import dynalint.analysis.project as project_module
     from dynalint.adapters.lsp.analysis import check_document, project_of
     from dynalint.analysis.project import SourceIndex
@@ -168,3 +168,61 @@ def test_each_version_of_a_document_gets_an_index_of_its_own_without_reading_the
     assert anew.importers_of("pkg.helpers") == second.importers_of("pkg.helpers") and reads  # (a new one reads)
     checked = check_document(1, HELPERS, helper, "pkg/helpers.py", session)
     assert [d.code for d in checked.diagnostics] == ["DYN101"]  # the caller's compiled code still reaches it
+
+
+def test_the_versions_of_a_document_share_the_trees_of_the_files_it_reaches(project: Path, monkeypatch) -> None:
+    """Each version's analysis parses a file of the project it reaches (the module it imports) only once
+    while the file stays as it is on disk: the next versions take that tree (immutable) and index it
+    anew, without walking its functions again for their bindings; a change on disk makes the next
+    version parse the file again."""
+    import dynalint.analysis.module_index as module_index
+    import dynalint.analysis.project as project_module
+    from dynalint.adapters.lsp.analysis import check_document
+    from dynalint.config.resolver import resolve
+    from dynalint.engine.incremental import Baselines
+    from dynalint.engine.session import Session
+
+    monkeypatch.chdir(project)
+    model = str(project / "pkg" / "model.py")
+    parsed: list[str] = []
+    parse = project_module.parse_module
+    monkeypatch.setattr(project_module, "parse_module",
+                        lambda text, path, *a, **k: parsed.append(os.path.basename(path)) or parse(text, path, *a, **k))
+    walked: list[str] = []
+    walk = module_index._walk_bindings
+    monkeypatch.setattr(module_index, "_walk_bindings", lambda node: walked.append(node.name.value) or walk(node))
+    session, baselines = Session(resolve([model])), Baselines()
+    for version in range(1, 4):
+        walked.clear()
+        text = MODEL.replace("return scale(x)", f"return scale(x) + {version}")
+        checked = check_document(version, text, model, "pkg/model.py", session, baselines)
+        assert checked.error is None and checked.analysis is not None
+        assert parsed == ["helpers.py"]  # by the first version's analysis only
+        assert ("scale" in walked) == (version == 1)
+    (project / "pkg" / "helpers.py").write_text(HELPERS.replace("return x * 2", "return x * 2.0"))
+    checked = check_document(4, MODEL, model, "pkg/model.py", session, baselines)
+    assert checked.error is None and parsed == ["helpers.py", "helpers.py"]
+
+
+def test_a_check_of_a_version_reads_each_files_stamp_once(project: Path, monkeypatch) -> None:
+    """The check of a version asks whether the project's files changed on disk in several places (the
+    index, the search for callers, the settled entries, the document's key): each file's stamp is read
+    once per check, and a change on disk between two checks is still seen by the next."""
+    import dynalint.engine.session as session_module
+    from dynalint.adapters.lsp.analysis import check_document
+    from dynalint.config.resolver import resolve
+    from dynalint.engine.session import Session
+
+    monkeypatch.chdir(project)
+    helper = str(project / "pkg" / "helpers.py")
+    read: list[str] = []
+    stamp = session_module.file_stamp
+    monkeypatch.setattr(session_module, "file_stamp", lambda path: read.append(path) or stamp(path))
+    session = Session(resolve([helper]))
+    checked = check_document(1, HELPERS, helper, "pkg/helpers.py", session)
+    assert [d.code for d in checked.diagnostics] == ["DYN101"]  # the caller's compiled code reaches it
+    assert read and len(read) == len(set(read))
+    (project / "pkg" / "model.py").write_text(UNCALLED)  # the caller no longer calls it
+    read.clear()
+    checked = check_document(2, HELPERS, helper, "pkg/helpers.py", session)
+    assert not checked.diagnostics and read and len(read) == len(set(read))

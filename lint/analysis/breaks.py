@@ -206,6 +206,16 @@ def capture_flag(brk: Break) -> str | None:
     return None
 
 
+def _loops(node: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The ``for`` and ``while`` loops of a function's body (nested scopes not entered)."""
+    return [n for n in walk(node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
+
+
+def _walk_order(node: cst.FunctionDef) -> dict[int, int]:
+    """Node id -> its position in a walk of a function's definition (nested scopes not entered)."""
+    return {id(n): i for i, n in enumerate(walk(node, into_scopes=False))}
+
+
 class Breaks:
     """The breaks of one analysed module, in evaluation order, and what follows from their order."""
 
@@ -222,9 +232,6 @@ class Breaks:
         self._python_ops: set[int] | None = None
         self._frame_events: dict[int, list[Event]] | None = None
         """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
-        self._positions: dict[int, dict[int, int]] = {}
-        """By ``id`` of a function: the position of each node in a walk of it (:meth:`positions`);
-        integers only, no nodes, so that the memo holds no tree alive."""
         self._loop_breaks: dict[int, int | None] = {}
         """By ``id`` of a function: the earliest position of a statement holding a break inside one of
         its loops (:meth:`loop_break_before`)."""
@@ -274,7 +281,7 @@ class Breaks:
         fn = ev.function
         order = self.positions(fn)
         if id(fn) not in self._loop_breaks:  # once per function: the rules ask about many of its events
-            loops = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
+            loops = fn.derived("loops", _loops)
             self._loop_breaks[id(fn)] = min(
                 (order.get(id(b.statement), -1) for b in self.all if b.in_loop and b.event.function is fn
                  and any(encloses(loop, b.node) for loop in loops)), default=None)
@@ -282,11 +289,9 @@ class Breaks:
         return first is not None and first < order.get(id(ev.statement), -1)
 
     def positions(self, fn: "FunctionInfo") -> dict[int, int]:
-        """Node id -> its position in a walk of ``fn`` (nested scopes not entered), made once per function."""
-        order = self._positions.get(id(fn))
-        if order is None:
-            order = self._positions[id(fn)] = {id(n): i for i, n in enumerate(walk(fn.node, into_scopes=False))}
-        return order
+        """Node id -> its position in a walk of ``fn`` (nested scopes not entered), made once per definition
+        (:meth:`FunctionInfo.derived`)."""
+        return fn.derived("order", _walk_order)
 
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""

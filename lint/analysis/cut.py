@@ -148,7 +148,7 @@ class CutReplay:
                 and tracker.old.nodes.get(id(outer), outer.node) is not outer.node:
             return False  # a function defined in the body of one the edit changed: the caller makes it again
         caller = _Caller(sub.depth - 1, bool(sub.key[2]), bool(sub.key[1]))
-        value = self._keyed_call(caller, fn, env, bound_self, sub.key)
+        value = self._keyed_call(caller, fn, dict(env), bound_self, sub.key)  # (the body assigns in it)
         return same_value(value, sub.value) and caller.callee_broke == (sub.key in tracker.old_broke)
 
     def _cut_entry(self, rec: Record, e: tuple, made: set) -> bool:
@@ -170,6 +170,7 @@ class CutReplay:
                 memo.tokens[e[2]] = tokens
                 if e[1] == "calls" and tracker.old is not None and e[2] in tracker.old.records:
                     tracker.records[e[2]] = tracker.old.records[e[2]]
+                tracker.carry(e[1], e[2])
             else:
                 # read what the edit changed only through the calls and found results checked above
                 # (what it read itself is the replayed record's own reading): what it read now

@@ -75,11 +75,10 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     if not mine:
         return None  # (without a walk of the function)
     body = fn.node.body
-    blocks = _blocks(body)
-    looped = [(b, block) for b in mine for block in blocks if _unresumable(b, block, body)]
+    looped = [(b, block) for b in mine for block in _function_blocks(fn) if _unresumable(b, block, body)]
     if not looped:
         return None
-    order = {id(n): i for i, n in enumerate(walk(body, into_scopes=False))}
+    order = fn.derived("body order", _body_order)
     first = min((block for _, block in looped), key=lambda block: order.get(id(block), -1))
     in_loops = {id(b) for b, _ in looped}
     before = [b for b in mine if id(b) not in in_loops and order.get(id(b.statement), -1) < order.get(id(first), -1)]
@@ -100,13 +99,30 @@ def resumable(brk: _Break) -> bool:
     """Dynamo resumes after ``brk`` in a frame of its own, handed what is live there: a break outside any
     loop, ``try`` body and the context managers a ``with`` statement enters (after those, it runs the rest
     of the frame eagerly)."""
-    body = brk.event.function.node.body
-    return not any(_unresumable(brk, block, body) for block in _blocks(body))
+    fn = brk.event.function
+    body = fn.node.body
+    return not any(_unresumable(brk, block, body) for block in _function_blocks(fn))
 
 
-def _blocks(body: cst.BaseSuite) -> list[cst.CSTNode]:
-    """The loops, ``try`` and ``with`` statements of a function's body (nested scopes not entered)."""
-    return [n for n in walk(body, into_scopes=False) if isinstance(n, (cst.For, cst.While, cst.With, cst.Try))]
+def _function_blocks(fn: "FunctionInfo") -> list[cst.CSTNode]:
+    """The loops, ``try`` and ``with`` statements of ``fn``'s body (nested scopes not entered), found once
+    per definition (:meth:`FunctionInfo.derived`)."""
+    return fn.derived("blocks", _blocks)
+
+
+_BLOCK_TYPES = frozenset({cst.For, cst.While, cst.With, cst.Try})
+"""(libcst's node classes are not subclassed: a type test is enough, where ``isinstance`` asks libcst's
+abstract base classes about each node of the function that is none of them.)"""
+
+
+def _blocks(node: cst.FunctionDef) -> list[cst.CSTNode]:
+    """What :func:`_function_blocks` finds, of the definition ``node``."""
+    return [n for n in walk(node.body, into_scopes=False) if type(n) in _BLOCK_TYPES]
+
+
+def _body_order(node: cst.FunctionDef) -> dict[int, int]:
+    """Node id -> its position in a walk of the function's body (nested scopes not entered)."""
+    return {id(n): i for i, n in enumerate(walk(node.body, into_scopes=False))}
 
 
 def _unresumable(brk: _Break, block: cst.CSTNode, body: cst.BaseSuite) -> bool:
@@ -215,9 +231,27 @@ _ALWAYS, _LOOP, _MAYBE = "always", "loop", "maybe"
 _SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
 
 
+_LAST_PATHS: tuple[cst.CSTNode | None, dict[int, tuple[cst.CSTNode, list[tuple[cst.CSTNode, int, str]]]]] = \
+    (None, {})
+"""The function body :func:`_path` was last asked about, with the paths found in it by ``id`` of their
+node: the breaks of a function are compared pair by pair (:func:`_dominates`), each pair asking for the
+path to both."""
+
+
 def _path(body: cst.BaseSuite, node: cst.CSTNode) -> list[tuple[cst.CSTNode, int, str]]:
     """The blocks from the function's ``body`` down to the statement holding ``node``: each block, the
     position in it of the statement on the way, and how that block is entered."""
+    global _LAST_PATHS
+    if _LAST_PATHS[0] is not body:
+        _LAST_PATHS = (body, {})
+    paths = _LAST_PATHS[1]
+    known = paths.get(id(node))
+    if known is None or known[0] is not node:
+        known = paths[id(node)] = (node, _find_path(body, node))
+    return known[1]
+
+
+def _find_path(body: cst.BaseSuite, node: cst.CSTNode) -> list[tuple[cst.CSTNode, int, str]]:
     out: list[tuple[cst.CSTNode, int, str]] = []
     suite: cst.CSTNode | None = body
     entered = _ALWAYS

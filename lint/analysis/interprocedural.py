@@ -185,6 +185,7 @@ class Interprocedural(CutReplay):
                 memo.tokens[e[2]] = before.tokens[e[2]]
                 if e[1] == "calls" and e[2] in records:
                     tracker.records[e[2]] = records[e[2]]
+                tracker.carry(e[1], e[2])
             else:
                 self._apply(e)
         tracker.log.extend(rec.log if not shift else [(e[0], e[1], e[2] + shift) if e[0] is CALL or e[0] is END else e
@@ -390,7 +391,8 @@ class Interprocedural(CutReplay):
         shell = tracker.old_record(key, depth, own=True)
         if shell is not None and self._cut(shell):
             return self._calls.done[key]
-        return self._recorded(key, depth, _identities(fn, env), analyse, (fn, env, bound_self))
+        # (the environment as the call hands it over: the analysis of the body assigns its locals in it)
+        return self._recorded(key, depth, _identities(fn, env), analyse, (fn, dict(env), bound_self))
 
     def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
                       bound_self: Value | None, key: tuple) -> Value:
@@ -460,6 +462,22 @@ class Interprocedural(CutReplay):
         local, global_decls = local_names_of(info.node)
         info.local_names = frozenset(local)
         info.global_decls = frozenset(global_decls)
+
+    def let_go(self) -> None:
+        """Nothing reads this analysis again: undo the links that make it cycles, so that it goes (with
+        the trees it holds) as its last reference does, not at a garbage collection, which would walk
+        every tree still alive to find it.  The closures of the functions it met defined inside analysed
+        code go (a closure holds the value naming its own function), here and in the programs of the
+        other modules it reached, and those programs leave the run that holds them (each holds it)."""
+        run = self.run_state
+        others = list(run.programs.values()) if run is not None else []
+        for program in (self, *others):
+            for fn in program._closures:
+                fn.closure = None
+        for program in others:
+            program.run_state = None
+        if run is not None:
+            run.programs.clear()
 
 
 def _base_init(caller: FunctionEvaluator, fn: FunctionInfo, sink: dict[str, Value] | None) -> bool:

@@ -6,7 +6,9 @@ function): the inner request gets a fallback instead of looping.
 
 With a :class:`~dynalint.analysis.replay.Tracker`, a memo also records what each result read (the
 tokens collected while computing it, handed on to whoever finds it remembered) and logs each result
-computed, found or guarded, so that an analysis after an edit can replay it.
+computed, found or guarded, so that an analysis after an edit can replay it; a result the analysis
+before the edit computed, reading nothing the edit changed, is put back instead of computed again
+(:meth:`~dynalint.analysis.replay.Tracker.reused`).
 """
 from __future__ import annotations
 
@@ -57,8 +59,14 @@ class Memo(Generic[K, V]):
             return busy[key]()
         if not start:
             return fallback()
+        replays = tracker is not None and self._remember and self.name != "calls"  # (calls: records)
+        if replays and tracker.old is not None:  # type: ignore[union-attr]
+            reused = tracker.reused(self.name, key)  # type: ignore[union-attr]
+            if reused is not None:
+                return reused[0]
         busy[key] = fallback
         if tracker is not None:
+            log, events = len(tracker.log), len(tracker.events) if tracker.events is not None else 0
             tracker.push()
         try:
             result = compute()
@@ -70,4 +78,6 @@ class Memo(Generic[K, V]):
             if tracker is not None and tokens is not None:
                 self.tokens[key] = tokens
                 tracker.log.append((REMEMBERED, self.name, key))
+                if replays:
+                    tracker.computed(self.name, key, log, events)
         return result

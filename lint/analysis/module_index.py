@@ -8,12 +8,14 @@ bodies; no libcst metadata providers are involved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import libcst as cst
 
 from dynalint.analysis.custom_ops import index_custom_ops
 from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, root_name, walk
+
+T = TypeVar("T")
 
 #: Method calls that mutate a container in place.
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
@@ -45,10 +47,23 @@ class FunctionInfo:
     """For functions nested in analysed code: the module-level function or method that holds them."""
     owner: "ModuleIndex | None" = field(default=None, repr=False)
     """The module that defines the function."""
+    _derived: dict[str, tuple[cst.FunctionDef, object]] = field(default_factory=dict, repr=False)
 
     @property
     def is_method(self) -> bool:
         return self.cls is not None and not self.is_static
+
+    def derived(self, name: str, compute: Callable[[cst.FunctionDef], T]) -> T:
+        """``compute(node)`` of the function's definition, computed once per definition: a fact of its
+        syntax alone (its loops, the order of its nodes) that the rules ask of many events.  The index of
+        an edited text keeps this object for a definition the edit left (:func:`build_index` with
+        ``reuse``), so the analysis of an edit computes it again only for the definitions it changed."""
+        known = self._derived.get(name)
+        if known is None or known[0] is not self.node:
+            if known is not None:  # the definition was replaced: what was derived of the old one goes
+                self._derived.clear()
+            known = self._derived[name] = (self.node, compute(self.node))
+        return known[1]  # type: ignore[return-value]
 
     def param_names(self) -> list[str]:
         p = self.node.params
@@ -152,13 +167,15 @@ class ModuleIndex:
         return self.resolve(dotted_name(node))
 
 
-def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None) -> ModuleIndex:
+def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None,
+                bindings: "dict[int, tuple[cst.FunctionDef, Bindings]] | None" = None) -> ModuleIndex:
     """The index of ``module``.  ``reuse``: the index of the module an edit was spliced from
     (:mod:`dynalint.engine.incremental`): its classes (by name), the functions whose nodes the new module
     still holds and those whose body alone was edited (with the new node) are the same objects in the
     new index, filled again, so that what an analysis of the old module remembered about them still
-    names them (:mod:`dynalint.analysis.replay`)."""
-    _BINDINGS.begin()
+    names them (:mod:`dynalint.analysis.replay`).  ``bindings``: where the bindings of the module's
+    functions are kept, by node, across indexes of the same tree (filled here)."""
+    _BINDINGS.begin(bindings)
     idx = ModuleIndex(module=module)
     _REUSE.begin(reuse)
     try:
@@ -434,9 +451,10 @@ class _Remembered:
         self.last: dict[int, tuple[cst.FunctionDef, Bindings]] = {}
         self.now: dict[int, tuple[cst.FunctionDef, Bindings]] = {}
 
-    def begin(self) -> None:
-        """A module is indexed: the functions of the one before are looked up, this one's kept."""
-        self.last, self.now = self.now, {}
+    def begin(self, known: dict[int, tuple[cst.FunctionDef, Bindings]] | None = None) -> None:
+        """A module is indexed: the functions of the one before are looked up, this one's kept (in
+        ``known``, when given: those of an earlier index of the same tree)."""
+        self.last, self.now = self.now, known if known is not None else {}
 
     def get(self, node: cst.FunctionDef) -> Bindings:
         key = id(node)

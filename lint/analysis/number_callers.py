@@ -24,7 +24,7 @@ from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.project import absolute
-from dynalint.analysis.replay import function_token, name_token
+from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import nodes_and_parents, walk
 from dynalint.analysis.values import Kind, Value, join
 
@@ -54,7 +54,9 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
     a call cannot be found or read).
 
     What the answer read, for replaying it after an edit (:mod:`dynalint.analysis.replay`): ``fn``'s
-    definition and its class's shell, the callers (their evaluations below record that), and the uses
+    header (its name and parameters: :func:`interface_token`, which an edit of its body alone leaves,
+    the body holding a call of ``fn`` only among the uses below) and its class's shell, the callers
+    (their evaluations below record that), and the uses
     in the module of each name the search looked for (the function's name, its class's, the names and
     attributes instances are stored in): every call found holds one, so an edit of a caller, or one
     that adds or removes a use (in a function, or in a class outside its methods), changes one of
@@ -66,7 +68,7 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
         searched = _SEARCHED.pop()
     tracker = program.tracker
     if tracker is not None:
-        tracker.touch(function_token(fn))
+        tracker.touch(interface_token(fn))
         for name, attribute in searched:
             tracker.touch(name_token(name, attribute))
         if fn.cls is not None:
@@ -442,6 +444,18 @@ def _forget_old_statements(module: str) -> None:
         for key, uses in _BY_BUILD.pop(build, {}).items():
             if _STATEMENTS.get(key) is uses:
                 del _STATEMENTS[key]
+
+
+def forget_kept_uses() -> None:
+    """Let go of every statement's uses kept for later analyses, and of the trees they hold: what a run
+    over many files does before it collects garbage (:class:`dynalint.core.source.Collections`), which
+    would otherwise walk the trees of the last :data:`KEEP_MODULES` modules again, most of the heap.
+    The run's next files are other modules, whose statements are walked anyway."""
+    _STATEMENTS.clear()
+    _BY_BUILD.clear()
+    _RECENT.clear()
+    _LAST_USES.clear()
+    _IMPORTER_USES.clear()
 
 
 _SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})

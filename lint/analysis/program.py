@@ -119,6 +119,8 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._properties: Memo[tuple[int, int], Value] = memo("properties")
         self._set_later: Memo[tuple[int, str], Value | None] = memo("set_later", remember=False)
         self._calls: Memo[tuple, Value] = memo("calls")
+        if tracker is not None:
+            tracker.memos, tracker.events = self.memos, self.events
         self._closures: list[FunctionInfo] = []
         """Functions defined inside analysed code (kept: remembered results name them by identity)."""
         self._broke: set[tuple] = set()

@@ -78,6 +78,31 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
 
+class _Trees:
+    """Parsed files by path (the least recently used dropped beyond :data:`MAX_LOADED_SOURCE`
+    characters), for the indexes of one state of the files on disk."""
+
+    def __init__(self) -> None:
+        self._by_path: OrderedDict[str, tuple[cst.Module, str, dict]] = OrderedDict()
+        """Path -> (tree, text, the bindings of its functions: see :func:`build_index`)."""
+        self._chars = 0
+
+    def get(self, path: str) -> tuple[cst.Module, str, dict] | None:
+        found = self._by_path.get(path)
+        if found is not None:
+            self._by_path.move_to_end(path)
+        return found
+
+    def put(self, path: str, parsed: tuple[cst.Module, str]) -> tuple[cst.Module, str, dict]:
+        before = self._by_path.pop(path, None)
+        self._chars += len(parsed[1]) - (len(before[1]) if before is not None else 0)
+        kept = self._by_path[path] = (*parsed, {})
+        while len(self._by_path) > 1 and self._chars > MAX_LOADED_SOURCE:
+            _, dropped = self._by_path.popitem(last=False)
+            self._chars -= len(dropped[1])
+        return kept
+
+
 class SourceIndex:
     """The source index: the checked files as one program (module names, paths, parsed modules)."""
 
@@ -119,6 +144,9 @@ class SourceIndex:
         self._top_names: dict[str, frozenset[str]] = {}
         self._dynamic_ops: dict[str, str] | None = None
         """Custom op -> the file that gives it a fake implementation asking for a fresh size."""
+        self._trees: _Trees | None = None
+        """The trees parsed of the files, shared with the indexes :meth:`fresh` made (None: not kept
+        beyond :attr:`_loaded`)."""
         self._loaded_chars = 0
         """Modules remembered only while their own analysis runs."""
         self.read: set[str] = set()
@@ -133,6 +161,11 @@ class SourceIndex:
         other.paths, other.names, other.packages, other.tops = self.paths, self.names, self.packages, self.tops
         other._edges, other._importers = self.import_edges(), self._importers
         other._top_names = self._top_names
+        # the trees its analyses parse too (immutable; each index builds its own index of a tree): the
+        # modules a document imports were parsed again on every edit, most of an edit's cost in a project
+        if self._trees is None:
+            self._trees = _Trees()
+        other._trees = self._trees
         return other
 
     # ------------------------------------------------------------------ modules
@@ -249,13 +282,20 @@ class SourceIndex:
         path = path or self.paths.get(name)
         if path is None:
             return None
+        bindings = None
         try:
-            module, source = parse_module(read_source(path), path)  # as the engine reads and parses
+            kept = self._trees.get(path) if self._trees is not None else None
+            if kept is None:
+                module, source = parse_module(read_source(path), path)  # as the engine reads and parses
+                if self._trees is not None:
+                    kept = self._trees.put(path, (module, source))
+            if kept is not None:
+                module, source, bindings = kept
         except Exception:  # unreadable or invalid: the name stays unresolved
             self._loaded[name] = idx = ModuleIndex(module=cst.Module(body=[]))
             idx.name, idx.path = name, path
             return idx
-        idx = build_index(module)
+        idx = build_index(module, bindings=bindings)
         idx.name, idx.path, idx.source = name, path, source
         self.read.add(path)
         self._transient.discard(name)

@@ -40,6 +40,12 @@ A record whose calls read what the edit changed, but which itself read nothing i
 tokens), is replayed entry by entry with those calls analysed again, as long as each gives its caller
 what it gave before (:mod:`dynalint.analysis.cut`): the log of a recorded call sits between a CALL
 and an END entry in the log of whatever made it.
+
+A result remembered outside any record that is replayed (an entry point's silent pass over its
+parameters, asked before the entry points run; the numbers every caller passes a function, asked
+while the edited function is evaluated) is a record of its own when its computation changed nothing
+but memos: kept with its log (:meth:`Tracker.computed`), it is put back when it read nothing the edit
+changed and its log applies as a record's does (:meth:`Tracker.reused`).
 """
 from __future__ import annotations
 
@@ -123,6 +129,8 @@ class Tracker:
         """Units and calls evaluated."""
         self.cut = 0
         """Units and calls replayed with some of their calls analysed again (:mod:`dynalint.analysis.cut`)."""
+        self.reuses = 0
+        """Remembered results put back outside a replayed record (:meth:`reused`)."""
         self.usable = False
         """Whether the records may be replayed after an edit (see :meth:`seal`)."""
         self.shells: dict[int, tuple[tuple, cst.ClassDef]] = {}
@@ -137,6 +145,14 @@ class Tracker:
         self.classifier: Any = None
         """The break classifier of the analysis (:class:`~dynalint.analysis.breaks.BreakClassifier`, not
         imported here), whose classifications of replayed events the next analysis takes over."""
+        self.memos: dict[str, Any] = {}
+        """The memos of this analysis, by name (set by the program that owns them)."""
+        self.events: list | None = None
+        """The event list of this analysis (set by the program that owns it)."""
+        self.segments: dict[tuple[str, Hashable], tuple] = {}
+        """(memo name, key) -> the log of the computation of a remembered result that changed nothing but
+        memos (no event, no context counted, no call recorded): what :meth:`reused` replays after an
+        edit."""
 
     def seal(self, index: "ModuleIndex", usable: bool, broke: "set | None" = None) -> None:
         """The analysis is over: note what of the module it read besides the definitions, which the
@@ -151,6 +167,7 @@ class Tracker:
             self.nodes = {id(fn): fn.node for fn in index.all_functions}
         else:
             self.records.clear()
+            self.segments.clear()
 
     def touch(self, token: object) -> None:
         self.stack[-1].add(token)
@@ -180,6 +197,67 @@ class Tracker:
         self.stack[-1] |= tokens
         if name != "calls":
             self.own[-1] |= tokens
+
+    def computed(self, name: str, key: Hashable, log: int, events: int) -> None:
+        """The result of ``key`` in the memo ``name`` was computed and remembered, its computation logged
+        from ``log`` on (its own REMEMBERED entry last) with ``events`` events before it: kept for
+        :meth:`reused` when it changed nothing but memos."""
+        segment = tuple(self.log[log:])
+        if self.events is not None and len(self.events) == events and all(
+                (e[0] is REMEMBERED or e[0] is FOUND or e[0] is BUSY) and e[1] != "calls" for e in segment):
+            self.segments[name, key] = segment
+        else:
+            self.segments.pop((name, key), None)
+
+    def carry(self, name: str, key: Hashable) -> None:
+        """The result of ``key`` in the memo ``name`` was put back from the analysis before the edit (a
+        replay): its computation's log too, for the next edit's :meth:`reused`."""
+        segment = self.old.segments.get((name, key)) if self.old is not None else None
+        if segment is not None:
+            self.segments[name, key] = segment
+
+    def reused(self, name: str, key: Hashable) -> tuple[Any] | None:
+        """The result of ``key`` in the memo ``name`` as the analysis before the edit remembered it, when
+        that computation read nothing the edit changed, changed nothing but memos, and its log applies
+        now as it did then (as a record's: see :meth:`~dynalint.analysis.interprocedural.Interprocedural._replays`):
+        the results it remembered are put back, its log appended and its tokens read, as computing it
+        again would do.  (the result,) or None when it is to be computed."""
+        old = self.old
+        before = self.old_memos.get(name)
+        if old is None or before is None or key not in before.done:
+            return None
+        segment, tokens = old.segments.get((name, key)), before.tokens.get(key)
+        if segment is None or tokens is None or not tokens.isdisjoint(self.changed):
+            return None
+        memos, olds = self.memos, self.old_memos
+        made = {(e[1], e[2]) for e in segment if e[0] is REMEMBERED}
+        seen: set[tuple[str, Hashable]] = set()
+        for e in segment:
+            memo = memos.get(e[1])
+            if memo is None:
+                return None
+            if e[0] is REMEMBERED:
+                was = olds.get(e[1])
+                if e[2] in memo.done or e[2] in memo._busy or was is None or e[2] not in was.done \
+                        or e[2] not in was.tokens:
+                    return None
+                seen.add((e[1], e[2]))
+            elif e[0] is FOUND:
+                if e[2] not in memo.done and (e[1], e[2]) not in seen:
+                    return None
+            elif (e[1], e[2]) not in made and e[2] not in memo._busy:  # BUSY
+                return None
+        for e in segment:
+            if e[0] is REMEMBERED:
+                memo, was = memos[e[1]], olds[e[1]]
+                memo.done[e[2]] = was.done[e[2]]
+                memo.tokens[e[2]] = was.tokens[e[2]]
+                self.carry(e[1], e[2])
+        self.log.extend(segment)
+        self.stack[-1] |= tokens
+        self.own[-1] |= tokens
+        self.reuses += 1
+        return (before.done[key],)
 
     def old_record(self, key: Hashable, depth: int, own: bool = False) -> Record | None:
         """The record of ``key`` in the analysis before the edit, when the edit left what it read

@@ -24,6 +24,7 @@ import json
 import os
 import weakref
 from collections import deque
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from dynalint.config.resolver import Configuration, resolve
@@ -93,6 +94,34 @@ class Session:
         self._scopes_of: weakref.ref[SourceIndex] | None = None
         self._kept: dict[str, Kept] = {}
         """Analyses the project pass kept for the fixes, by path as given (see :meth:`kept`)."""
+        self._stamps: dict[str, tuple[str, int, int]] | None = None
+        """Inside :meth:`stamps_once`: the stamp of each file read so far."""
+
+    @contextmanager
+    def stamps_once(self) -> Iterator[None]:
+        """Inside, each file's stamp (:func:`file_stamp`) is read once, the files taken as they were then:
+        an editor's check of one version asks for the stamps of every file of the project five times
+        (the index, the search for callers, the settled entries and their key, the document's key), a
+        system call and a tuple per file each time, which made a tenth of an edit's cost in a large
+        project."""
+        outer = self._stamps is None
+        if outer:
+            self._stamps = {}
+        try:
+            yield
+        finally:
+            if outer:
+                self._stamps = None
+
+    def stamp(self, path: str) -> tuple[str, int, int]:
+        """:func:`file_stamp`, read once inside :meth:`stamps_once`."""
+        stamps = self._stamps
+        if stamps is None:
+            return file_stamp(path)
+        found = stamps.get(path)
+        if found is None:
+            found = stamps[path] = file_stamp(path)
+        return found
 
     @classmethod
     def for_path(cls, path: str, **kwargs) -> "Session":
@@ -220,10 +249,9 @@ class Session:
             self._remember(key, settled, outcomes)
         return {p: settled[p] for p in paths if p in settled}
 
-    @staticmethod
-    def _settled_key(analysed: list[str], index: list[str]) -> tuple:
+    def _settled_key(self, analysed: list[str], index: list[str]) -> tuple:
         """What the settled entries of a pass depend on: the files analysed, and every indexed file's stamp."""
-        return tuple(analysed), tuple(file_stamp(p) for p in index)
+        return tuple(analysed), tuple(map(self.stamp, index))
 
     @staticmethod
     def _to_keep(paths: list[str]) -> list[str]:
@@ -263,7 +291,7 @@ class Session:
         """The index of these files, kept while none of them changes on disk (its import scan and the
         trees it parsed serve every analysis of the session; an unsaved buffer gets its own)."""
         paths = [p for p in paths if not is_notebook(p)]
-        key = tuple(file_stamp(p) for p in paths)
+        key = tuple(map(self.stamp, paths))
         if self._index is None or self._index[0] != key:
             from dynalint.engine.runner import ProjectView
 

@@ -147,14 +147,22 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
     yet, analysed alone) as a file of ``session``'s project (``shown``: its path as ``dynalint check``
     reports it, for messages).  ``baselines``: the last analyses of the documents, from which an edit
     is answered: one that changes no statement, from the last findings; one that changes code, by
-    parsing again the statements it touched only (and where this one is kept)."""
+    parsing again the statements it touched only (and where this one is kept).  The files of the
+    project are taken as they are on disk when the check starts (:meth:`Session.stamps_once`)."""
+    with session.stamps_once():
+        return _checked(version, text, path, shown, session, baselines)
+
+
+def _checked(version: int | None, text: str, path: str | None, shown: str, session: Session,
+             baselines: Baselines | None = None) -> Checked:
+    """See :func:`check_document`."""
     settings = session.config.settings_for(path or shown)
     project, entries = None, None
     name = path or shown
     try:
         if path is not None:
             project, entries = project_of(session, path)
-        key = _key(settings, project, entries)
+        key = _key(settings, project, entries, session.stamp)
 
         def full(parse: bool = False) -> Analysis:
             # the index lives as long as this version (its fixes resolve through it): not released here,
@@ -196,8 +204,9 @@ def check_document(version: int | None, text: str, path: str | None, shown: str,
                    entries=entries)
 
 
-def _key(settings: Settings, project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None) -> tuple:
+def _key(settings: Settings, project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None,
+         stamp: Callable[[str], tuple] = file_stamp) -> tuple:
     """What an analysis of a document reads besides its text: the settings, the entries the project hands
-    it and the project's files as they are on disk."""
-    files = tuple(file_stamp(p) for p in project.paths.values()) if project is not None else ()
+    it and the project's files as they are on disk (``stamp``: of one file)."""
+    files = tuple(map(stamp, project.paths.values())) if project is not None else ()
     return settings.fingerprint(), json.dumps(entries or {}, sort_keys=True), files
