@@ -141,6 +141,20 @@ def test_definitions_have_their_own_text_parsed(ends: str, seed: int, monkeypatc
     assert parsed == [twice]
 
 
+def test_a_name_with_a_combining_mark_is_found_at_its_definition(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lines that open definitions are read in one pass, by the word characters of their names; a name
+    holding another character (a combining accent) is looked for on its own, and still needs no parse."""
+    parsed: list[str] = []
+    real = positions.cpython_tree
+    monkeypatch.setattr(positions, "cpython_tree", lambda source: parsed.append(source) or real(source))
+    text = "import torch\n\n\ndef sca\u0301le(x):\n    return x.item()\n\n\nasync def sca\u0301le(x):\n    return x\n" \
+        "\n\ndef scale(x):\n    return x\n"
+    module = cst.parse_module(text)
+    pairs = [(f.body, f) for f in module.body[1:3]]
+    assert ranges_within(module, text, pairs) == node_ranges(module, text, [n for n, _ in pairs])
+    assert not parsed
+
+
 LITERALS = ("''", "''''''", "'x'", "'''a\r\nb'''", "'''a\nb'''", "r'\\d'", "R'\\n'", "u'x'", "b'x'", "rb'x'",
             "'\\n'", "'\\N{EM DASH}'", "'\"'", "\"'\"", "'ü'", "0", "00", "7", "1_000", "0x1f", "0o7", "1.5",
             "1e3",

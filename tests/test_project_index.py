@@ -560,3 +560,36 @@ def test_the_project_pass_leaves_its_trees_to_reference_counting(tmp_path) -> No
     assert found == "True"
     nodes = text.count("\n") * 10  # a tree has tens of nodes per line
     assert int(left) < nodes, (left, nodes)
+
+
+def test_a_nested_function_leaves_no_cycle_behind(tmp_path) -> None:
+    """A function defined inside analysed code keeps the names around its definition (its closure),
+    and they name it in turn: the pass lets go of the closures as each analysis ends, so a garbage
+    collection after it finds nothing of the nested functions' trees (hundreds of nodes each).  More
+    files than the callers search keeps the trees of, so that the trees are not alive anyway."""
+    import subprocess
+
+    from dynalint.analysis.number_callers import KEEP_MODULES
+
+    body = "\n".join(f"        y = y * {k} + {k}" for k in range(40))
+    text = f"import torch\n\n\n@torch.compile\ndef step(x):\n    def inner(y):\n{body}\n        return y\n\n" \
+        "    return inner(x).sum().item()\n"
+    paths = []
+    for k in range(KEEP_MODULES + 4):
+        p = tmp_path / f"nested{k}.py"
+        p.write_text(text)
+        paths.append(str(p))
+    script = textwrap.dedent("""
+        import gc, sys
+        from dynalint.config.settings import Settings
+        from dynalint.engine.runner import check_files
+        gc.collect()
+        gc.disable()
+        results = list(check_files(sys.argv[1:], Settings(), cache_dir=None))
+        print(all(r.diagnostics for r in results), gc.collect())
+    """)
+    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found, left = done.stdout.split()
+    assert found == "True"  # the `.item()` in each compiled function
+    assert int(left) < 10 * len(paths), left

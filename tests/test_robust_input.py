@@ -434,6 +434,21 @@ def test_nesting_raises_the_estimated_parse_memory():
     assert source_module.parse_memory(nested * 100) > 5 * source_module.parse_memory(flat * 100)
 
 
+@pytest.mark.parametrize("code", [
+    "value_1 = other_two(x, y)  \t# c\n", "a\x1cb\x1fc d\x0be\x0cf\r\n__x__ = 0x1F + 1e5", "aaa a  a\na",
+    "välue_öne = öther(x)\u3000y", "", "  \n\t", "(((a)))[b]{c}",
+])
+def test_the_estimate_counts_a_word_as_one_token_and_no_space(code):
+    """The scan before a parse makes each word one letter and drops the spaces: an ASCII text mapped
+    character by character gives what the regular expressions of words and spaces give (a control
+    character such as ``\\x1c`` is a space to them), and a text of the same shape with other letters
+    costs the same."""
+    expected = source_module._SPACE.sub("", source_module._WORD.sub("a", code))
+    assert source_module._compact(code) == expected
+    ascii_twin = "".join("q" if ch.isalpha() and not ch.isascii() else ch for ch in code)
+    assert source_module.parse_memory(ascii_twin) == source_module.parse_memory(code)
+
+
 def test_max_file_memory_is_a_whole_number(tmp_path, capsys):
     from dynalint.adapters.cli import main
 

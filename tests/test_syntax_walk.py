@@ -163,6 +163,28 @@ def test_the_callers_search_keeps_the_trees_of_the_last_modules_only() -> None:
     assert len(number_callers._STATEMENTS) <= number_callers.KEEP_MODULES * per_module
 
 
+def test_a_run_lets_go_of_the_kept_uses_before_it_collects_garbage(tmp_path, monkeypatch) -> None:
+    """A run over many files collects garbage every so many files; the uses of the statements kept for
+    later analyses hold the trees of the last modules, which the collection would walk again: the run
+    lets go of them first (the next files are other modules)."""
+    from dynalint.analysis import number_callers
+    from dynalint.config.settings import Settings
+    from dynalint.core import source
+    from dynalint.engine.runner import check_files
+
+    monkeypatch.setattr(source, "COLLECT_EVERY", 2)
+    paths = []
+    for k in range(2):
+        p = tmp_path / f"collected_{k}.py"
+        p.write_text(NUMBERS)
+        paths.append(str(p))
+    builds = number_callers._BUILDS[0]
+    results = list(check_files(paths, Settings(), cache_dir=None))
+    assert all(r.error is None for r in results)
+    assert number_callers._BUILDS[0] > builds  # the search kept the uses of the modules it read
+    assert not number_callers._STATEMENTS  # and the collection after the second file let go of them
+
+
 def test_the_callers_search_makes_parents_only_of_the_statements_holding_a_use(monkeypatch) -> None:
     """The search for the numbers every caller passes looks at the parents of the uses of one name: it
     makes the parent map of the top-level statements that hold a use, not of every statement (a walk

@@ -281,6 +281,10 @@ def _class_block(module: cst.Module, node: cst.ClassDef, cls: ast.stmt) -> list[
 
 _NEXT_CODE = re.compile(r"^[^ \t\f\r\n#)\]}]", re.M)
 """A line that starts with code at the first column (a closing bracket ends a statement, starts none)."""
+_OPENS = re.compile(r"^(async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+"""The lines that open a definition at the first column (``async``, ``def`` or ``class``, its name): read
+in one pass for every definition asked about (a pass per name read the file again for each)."""
+_WORD = re.compile(r"\w+")
 _CUTS = 4
 """Lines starting with code at the first column tried as the end of a class's text (each cut before the
 class's end, on a line of a string, makes the text invalid; the next one is tried)."""
@@ -301,16 +305,18 @@ def _definition_lines(module: cst.Module, source: str, tops: list[int]
         return None  # a line ended by a lone carriage return: the first column is not after a newline
     first: dict[int, int] = {}
     blocks: list[Block] = []
+    opened: dict[tuple[bool, str, str], list[int]] = {}
+    for m in _OPENS.finditer(source):
+        opened.setdefault((m.group(1) is not None, m.group(2), m.group(3)), []).append(m.start())
     for k in tops:
         node = module.body[k]
         if type(node) is cst.ClassDef:
-            opens = rf"class[ \t]+{re.escape(node.name.value)}\b"
+            key = (False, "class", node.name.value)
         elif type(node) is cst.FunctionDef:
-            opens = ("async[ \t]+" if node.asynchronous is not None else "") + \
-                rf"def[ \t]+{re.escape(node.name.value)}\b"
+            key = (node.asynchronous is not None, "def", node.name.value)
         else:
             return None
-        found = [m.start() for m in re.finditer("^" + opens, source, re.M)]
+        found = opened.get(key, []) if _WORD.fullmatch(key[2]) else _opening(source, *key)
         if len(found) != 1:
             return None
         header = found[0]
@@ -337,6 +343,13 @@ def _definition_lines(module: cst.Module, source: str, tops: list[int]
                 return None
             blocks += made
     return first, blocks
+
+
+def _opening(source: str, asynchronous: bool, keyword: str, name: str) -> list[int]:
+    """Where the lines that open a definition of ``name`` at the first column start (a name with a
+    character that is no word character to :data:`_OPENS`, a combining mark, is looked for alone)."""
+    opens = ("async[ \t]+" if asynchronous else "") + rf"{keyword}[ \t]+{re.escape(name)}\b"
+    return [m.start() for m in re.finditer("^" + opens, source, re.M)]
 
 
 def _method_blocks(module: cst.Module, statements: Sequence[cst.BaseStatement], parsed: Sequence[ast.stmt],

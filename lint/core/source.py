@@ -202,10 +202,10 @@ def parse_memory(source: str) -> int:
     """An upper estimate of the bytes of memory that parsing ``source`` with libcst takes, from a
     scan that costs a few percent of the parse: its tokens (words, strings, comments and operator
     characters) and the bracket depth of each."""
-    # a string or a comment is one token (its brackets nest nothing): one letter each (a text, not a
-    # function, as the replacement: none is called per match)
-    code = _NOT_CODE.sub("s", source) if ("#" in source or "'" in source or '"' in source) else source
-    compact = _SPACE.sub("", _WORD.sub("a", code))  # words first: spaces keep them apart
+    # a string or a comment is one token (its brackets nest nothing): one letter each
+    pieces = _code_pieces(source)
+    code = "s".join(pieces) if pieces is not None else source
+    compact = _compact(code)
     size = len(compact)
     # the sum, over tokens, of the brackets enclosing each: an opening bracket at position p
     # encloses the tokens after it, a closing one ends that
@@ -249,7 +249,58 @@ def _megabytes(n: int) -> str:
 def bracket_depth(source: str) -> int:
     """The deepest nesting of brackets in ``source``, those of strings and comments counted too (an
     upper bound of the code's)."""
-    return max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", source))), default=0)
+    peak = _peak(source)
+    return peak if peak is not None else 0
+
+
+_LAST_PEAK: tuple[str | None, int | None] = (None, None)
+_LAST_PIECES: tuple[str | None, list[str] | None] = (None, None)
+"""The last text :func:`_peak` and :func:`_code_pieces` were asked about, with the answer: the checks
+before a parse ask about the same text twice (:func:`parse_module`: :func:`bracket_depth`,
+:func:`parse_memory`, :func:`scan_part`).  One tuple each, replaced whole (a reader on another thread
+sees a text with its own answer)."""
+
+
+def _peak(text: str) -> int | None:
+    """The highest balance of brackets opened less brackets closed after each bracket of ``text``,
+    strings and comments counted too (None: no bracket)."""
+    global _LAST_PEAK
+    last = _LAST_PEAK
+    if last[0] is text:
+        return last[1]
+    peak = max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", text))), default=None)
+    _LAST_PEAK = (text, peak)
+    return peak
+
+
+def _code_pieces(text: str) -> list[str] | None:
+    """``text`` cut at its comments and string literals (:data:`_NOT_CODE`): the code between them, which
+    joined by one letter is the text with each of those a token of one letter, and joined by nothing the
+    text without them; None when ``text`` has no ``#`` or quote (nothing to cut)."""
+    global _LAST_PIECES
+    if not ("#" in text or "'" in text or '"' in text):
+        return None
+    last = _LAST_PIECES
+    if last[0] is text:
+        return last[1]
+    pieces = _NOT_CODE.split(text)  # (no group in the pattern: the matches are left out)
+    _LAST_PIECES = (text, pieces)
+    return pieces
+
+
+_ASCII_WORD = {i: "a" for i in range(128) if _WORD.fullmatch(chr(i))}
+_ASCII_SPACE = {i: None for i in range(128) if _SPACE.fullmatch(chr(i))}
+_LETTERS = re.compile("a+")
+
+
+def _compact(code: str) -> str:
+    """``code`` with each word one letter ``a`` and without its spaces (words first: spaces keep them
+    apart).  An ASCII text is mapped character by character: its word characters become ``a``, whose
+    runs (the words, and only them) become one, and its spaces go; the regular expressions of words and
+    spaces, which look up each character's Unicode class, take twice as long."""
+    if not code.isascii():
+        return _SPACE.sub("", _WORD.sub("a", code))
+    return _LETTERS.sub("a", code.translate(_ASCII_WORD)).translate(_ASCII_SPACE)
 
 
 CPYTHON_MAX_BRACKETS = 200
@@ -288,9 +339,10 @@ class ScanPart:
 def scan_part(text: str, first: bool = False) -> ScanPart:
     """The scan of ``text`` alone (``first``: the start of the text; else the stretch follows a
     ``closed`` one, whose last line break started the statement)."""
-    peak = max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", text))), default=None)
+    peak = _peak(text)
     net = sum(map(text.count, "([{")) - sum(map(text.count, ")]}")) if peak is not None else 0
-    code = _NOT_CODE.sub("", text) if ("#" in text or "'" in text or '"' in text) else text
+    pieces = _code_pieces(text)
+    code = "".join(pieces) if pieces is not None else text
     depth = deepest = 0
     start = 0 if first else -1  # where the current statement began
     longest = 0
@@ -539,11 +591,13 @@ class Collections:
     tree and index are freed as it ends: :meth:`~dynalint.analysis.module_index.ModuleIndex.dispose`),
     and those wait for the next collection.  ``with Collections() as c:``
     then ``c.done()`` after each file; a process that runs files one at a time (a pool's worker) calls
-    :meth:`start` once and :meth:`done` after each."""
+    :meth:`start` once and :meth:`done` after each.  ``before_collect``: called before each collection
+    (what lets go of trees kept for later analyses, which the collection would otherwise walk)."""
 
-    def __init__(self) -> None:
+    def __init__(self, before_collect: Callable[[], None] | None = None) -> None:
         self.files = 0
         self._enabled = False
+        self._before_collect = before_collect
 
     def start(self) -> "Collections":
         self._enabled = gc.isenabled()
@@ -553,6 +607,8 @@ class Collections:
     def done(self) -> None:
         self.files += 1
         if self.files % COLLECT_EVERY == 0:
+            if self._before_collect is not None:
+                self._before_collect()
             gc.collect()
 
     def __enter__(self) -> "Collections":

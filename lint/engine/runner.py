@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from dynalint import __version__
+from dynalint.analysis.number_callers import forget_kept_uses
 from dynalint.analysis.project import SourceIndex
 from dynalint.analysis.project import join_encoded
 from dynalint.engine.cache_entry import (  # noqa: F401 (cache_warnings, code_fingerprint: also imported from here)
@@ -340,7 +341,7 @@ def _check_in_worker(job: _Job) -> _Outcome:
         _WORKER_COLLECTIONS.done()
 
 
-_WORKER_COLLECTIONS = Collections()
+_WORKER_COLLECTIONS = Collections(forget_kept_uses)
 
 
 def _check_one(job: _Job, project: ProjectView | None = None) -> _Outcome:
@@ -409,6 +410,8 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
     begun = _begun(source, analysis, fix) if fix is not None else None
     if keep:
         return diagnostics, outgoing, analysis, begun  # its index is read again: not disposed
+    if analysis.program is not None:
+        analysis.program.let_go()
     if released is not None:
         released.dispose()
     return diagnostics, outgoing, None, begun
@@ -499,7 +502,7 @@ def project_pass(paths: list[str], config: Configuration, *, jobs: int = 1, cach
                                 pool.map(_check_in_worker, away, chunksize=chunk_size(len(away), workers, 16))))
             here = [j for j in job_list if j.path not in done]
             if here:
-                with Collections() as collections:
+                with Collections(forget_kept_uses) as collections:
                     for job in here:
                         done[job.path] = _check_one(job, project)
                         collections.done()
