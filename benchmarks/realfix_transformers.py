@@ -40,7 +40,8 @@ lists the breaking entries and their break lines, ``scan.json`` every entry with
 its lines or error.  Prints, in three columns, the table GraphMend reports: the
 fixed copy (``rewrites``), the original code run with Dynamo's capture settings
 instead (``flags``: ``capture_scalar_outputs``, ``capture_dynamic_output_shape_ops``)
-and the fixed copy under them (``both``): break lines before -> after (a line of
+and a second copy, fixed with those flags declared, run under them (``both``: the rewrites a user who
+compiles with the flags gets, those that need the flags included): break lines before -> after (a line of
 the fixed copy mapped back to the original line it comes from), the share
 removed, models break-free, models that raised, models that gained a break line,
 outputs within ``assert_close`` (bitwise count beside; compiled and eager); then the
@@ -456,15 +457,30 @@ def copy_library(dest: str) -> str:
     return root
 
 
-def judge(model: str, res: dict, runs: dict[str, dict], lines) -> dict:  # type: ignore[no-untyped-def]
-    """One breaking model: its break lines and, per column, the lines left (as lines of the original files),
-    whether the run raised, the lines it gained, and its outputs against the original's."""
+def fixed_library(dest: str, loaded: list[str], fix_args: list[str], verbose: bool) -> str:
+    """A copy of the library with every file in ``loaded`` fixed (``fix_args`` added to the command); its root."""
+    root = copy_library(dest)
+    files = [os.path.join(root, "transformers", f) for f in loaded]
+    # run inside the copy: with no file named, ``fix`` would take the current folder
+    fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
+                          "--exit-zero", "--scope", "all", "-j", "1", *fix_args, *(files or [root])],
+                         capture_output=True, text=True, cwd=root)
+    print(f"fixed {len(loaded)} library files the breaking models load {' '.join(fix_args)}", file=sys.stderr)
+    if verbose:
+        print(fix.stderr.strip()[-1500:], file=sys.stderr)
+    return root
+
+
+def judge(model: str, res: dict, runs: dict[str, dict], maps: dict) -> dict:  # type: ignore[no-untyped-def]
+    """One breaking model: its break lines and, per column, the lines left (as lines of the original files,
+    through ``maps``: the column's copy's line map; none for the original code), whether the run raised, the
+    lines it gained, and its outputs against the original's."""
     before = {(f, ln) for f, ln, *_ in res["breaks"]}
     row: dict = {"model": model, "before": len(before)}
     for column, run in runs.items():
         raised = "error" in run
-        fixed = column != "flags"
-        left = before if raised else {lines.original(f, ln) if fixed else (f, ln) for f, ln, *_ in run["breaks"]}
+        lines = maps.get(column)
+        left = before if raised else {lines.original(f, ln) if lines else (f, ln) for f, ln, *_ in run["breaks"]}
         close, bitwise = (None, None) if raised else same_outputs(res["outputs"], run["outputs"])
         row[column] = {"after": len(left), "raised": raised, "error": run.get("error", ""),
                        "break_free": not raised and not left, "gained": sorted(f"{f}:{ln}" for f, ln in left - before),
@@ -596,17 +612,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     tmp = tempfile.mkdtemp(prefix="dynalint-realfix-")
-    root = copy_library(tmp)
     # every library file a breaking model loaded (its modeling file and the shared helpers it uses)
     loaded = sorted({f for res in before.values() for f in res["files"]})
-    files = [os.path.join(root, "transformers", f) for f in loaded]
-    # run inside the copy: with no file named, ``fix`` would take the current folder
-    fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
-                          "--exit-zero", "--scope", "all", "-j", "1",
-                          *args.fix_args.split(), *(files or [root])], capture_output=True, text=True, cwd=root)
-    print(f"fixed {len(loaded)} library files the breaking models load", file=sys.stderr)
-    if args.verbose:
-        print(fix.stderr.strip()[-1500:], file=sys.stderr)
+    root = fixed_library(tmp, loaded, args.fix_args.split(), args.verbose)
+    lib = next(iter(before.values()))["lib"] if before else ""
+    maps = {"rewrites": LineMap(lib, os.path.join(root, "transformers"))}
 
     flags = ",".join(FLAGS)
     columns = {"rewrites": run_models(sorted(before), root, args.timeout, tmp, "after", args.verbose,
@@ -614,12 +624,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_whatif:
         columns["flags"] = run_models(sorted(before), None, args.timeout, tmp, "flags", args.verbose, flags=flags,
                                       implementations=impl)
-        columns["both"] = run_models(sorted(before), root, args.timeout, tmp, "both", args.verbose, flags=flags,
-                                     implementations=impl)
+        declared = ["--capture-scalar-outputs", "--capture-dynamic-output-shape-ops"]
+        flags_root = fixed_library(os.path.join(tmp, "flags"), loaded, [*args.fix_args.split(), *declared],
+                                   args.verbose)
+        maps["both"] = LineMap(lib, os.path.join(flags_root, "transformers"))
+        columns["both"] = run_models(sorted(before), flags_root, args.timeout, tmp, "both", args.verbose,
+                                     flags=flags, implementations=impl)
     defaults = {} if args.no_whatif or impl == "defaults" else run_models(
         sorted(before), None, args.timeout, tmp, "defaults", args.verbose)
-    lines = LineMap(next(iter(before.values()))["lib"], os.path.join(root, "transformers")) if before else None
-    rows = [judge(mt, res, {c: runs[mt] for c, runs in columns.items()}, lines) for mt, res in sorted(before.items())]
+    rows = [judge(mt, res, {c: runs[mt] for c, runs in columns.items()}, maps) for mt, res in sorted(before.items())]
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)
