@@ -35,8 +35,9 @@ decorator above it.
 
 Applies only where the file itself calls ``torch.compile`` (a script, a training loop), with the flags
 of the breaks in the code that compile call reaches (the compiled function and the functions of this
-file it calls).  A file that compiles nothing (a library) is left alone: its callers choose Dynamo's
-configuration where they compile.
+file it calls; the refusals below also read the functions of other files of the project it calls).
+A file that compiles nothing (a library) is left alone: its callers choose Dynamo's configuration where
+they compile.
 
 Proves, or refuses: the compile call's result is assigned (``f = torch.compile(f)``), or
 ``@torch.compile`` is the outermost decorator; the file refers to the torch module by a name it can
@@ -58,15 +59,18 @@ another module imports by name is a plain function there.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from dynalint.analysis.breaks import (CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_FLAGS, CAPTURE_SCALAR_OUTPUTS, Break,
-                                      Breaks, Cause, capture_flag, constant_failure, needs_constant)
+                                      Breaks, Cause, capture_flag, constant_failure, fails_to_compile, find_breaks,
+                                      needs_constant)
 from dynalint.analysis import capture_settings
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
+from dynalint.core.positions import node_ranges
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import is_variable, use_torch
 
@@ -219,6 +223,37 @@ def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bo
                         else "breaks the graph there instead"
             raise Refused(f"`capture_scalar_outputs` would keep the number from `{_shown(ctx, b.node)}` symbolic, "
                           f"and the code then uses it where Python needs its value{at}: Dynamo {outcome}")
+    _refuse_constant_uses_elsewhere(ctx, reach)
+
+
+def _refuse_constant_uses_elsewhere(ctx, reach: set[int]) -> None:
+    """Refused when a reached function of another file of the project (a model the compiled step of
+    this file calls) uses a number where Python needs its value once ``capture_scalar_outputs`` is on:
+    that file's events, as this analysis made them with the arguments of the calls, classified with the
+    flag on (:attr:`Cause.CAPTURED_CONSTANT`, as ``check`` reports them under the flag).  Its own findings
+    without the flag say nothing of this: there the extraction breaks first and the use is traced."""
+    flagged = dataclasses.replace(ctx.settings, capture_scalar_outputs=True)
+    for other in _other_programs(ctx):
+        if not any(id(ev.function) in reach for ev in other.events if ev.function is not None):
+            continue
+        found = find_breaks(other, flagged)
+        for b in _with_untraced(found):
+            if b.cause is Cause.CAPTURED_CONSTANT and id(b.event.function) in reach:
+                module = other.module
+                line = node_ranges(module, module.code, [b.node]).get(id(b.node))
+                where = f"{other.index.path}:{line.line}" if line is not None else other.index.path
+                code = module.code_for_node(b.node).strip()
+                shown = code if len(code) <= 40 else code[:37] + "..."
+                outcome = "fails to compile there" if fails_to_compile(b) else "breaks the graph there instead"
+                raise Refused(f"`capture_scalar_outputs` would keep a number symbolic that `{b.event.function.name}` "
+                              f"({where}) then uses where Python needs its value (`{shown}`): Dynamo {outcome}")
+
+
+def _other_programs(ctx) -> list:
+    """The analyses of the other files of the project this file's analysis reached (its calls into them
+    are analysed there, with their arguments)."""
+    run = ctx.program.run_state
+    return [p for p in run.programs.values() if p is not ctx.program] if run is not None else []
 
 
 def _constant_use(ctx, made: Break) -> "Event | None":
@@ -262,9 +297,10 @@ def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _reach(ctx, fn: "FunctionInfo") -> set[int]:
-    """Ids of ``fn`` and of the functions of this file its analysed calls reach (as ``check`` reads a
-    patch: :mod:`dynalint.analysis.capture_settings`)."""
-    return capture_settings.reach(capture_settings.call_edges(ctx.program.events), fn)
+    """Ids of ``fn`` and of the functions its analysed calls reach, in this file and in the other files of
+    the project the analysis reached (as ``check`` reads a patch: :mod:`dynalint.analysis.capture_settings`)."""
+    events = [ev for p in (ctx.program, *_other_programs(ctx)) for ev in p.events]
+    return capture_settings.reach(capture_settings.call_edges(events), fn)
 
 
 def _flags(ctx, reach: set[int]) -> list[str]:

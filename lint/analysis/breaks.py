@@ -752,6 +752,12 @@ def constant_failure(ev: Event) -> "tuple[cst.CSTNode, bool] | None":
     return (found, raises) if found is not None else None
 
 
+#: tensor methods whose result is an integer tensor whatever the receiver's dtype
+_INTEGER_RESULT_METHODS = frozenset({"argsort", "argmax", "argmin", "long", "int"})
+#: torch functions whose result is an integer tensor (without a ``dtype`` argument)
+_INTEGER_RESULT_FUNCTIONS = frozenset({"torch.randperm", "torch.argsort", "torch.argmax", "torch.argmin"})
+
+
 def fails_to_compile(brk: Break) -> bool:
     """A :attr:`Cause.CAPTURED_CONSTANT` break where Dynamo raises rather than breaks
     (:func:`constant_failure`): the compile fails, nothing runs after it."""
@@ -1099,14 +1105,17 @@ class BreakClassifier:
         """The failure where ``ev`` uses a number ``capture_scalar_outputs`` keeps symbolic as a Python value
         (:func:`constant_failure`): the number comes from an extraction the flag keeps in the graph, with no
         break between them (after one, the number enters the resumed frame as a Python value: measured on
-        torch 2.13, ``n = t.item(); print(n); seq[n]`` is traced).  Not for ``.tolist()``, which a floating
-        tensor's still breaks at."""
+        torch 2.13, ``n = t.item(); print(n); seq[n]`` is traced).  ``.tolist()`` counts only for an index
+        read into a Python list or tuple and a tensor the analysis proves integer (:meth:`_integer_list`): a
+        floating tensor's still breaks at ``.tolist()``."""
         failure = constant_failure(ev)
         if failure is None:
             return
         origin, raises = failure
         made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is origin), None)
-        if made is None or made.method == "tolist" or not self.captures(CAPTURE_SCALAR_OUTPUTS, made) \
+        if made is None or (made.method == "tolist" and not (raises and isinstance(ev, SubscriptEvent)
+                                                             and self._integer_list(made))) \
+                or not self.captures(CAPTURE_SCALAR_OUTPUTS, made) \
                 or scalar_extraction(made, False) is None or scalar_extraction(made, True) is not None \
                 or not self._unbroken(made, lambda e: e is ev):
             return
@@ -1118,6 +1127,25 @@ class BreakClassifier:
         self.found.append(Break(ev, Cause.CAPTURED_CONSTANT, GB.DATA_DEPENDENT_OPERATOR,
                                 f"the number from `{shown}`, which `capture_scalar_outputs` keeps symbolic, is used "
                                 f"where Python needs its value: {outcome}"))
+
+    def _integer_list(self, tolist: CallEvent) -> bool:
+        """``tolist`` is ``.tolist()`` called right on the result of an op whose tensor is integer
+        (:data:`_INTEGER_RESULT_METHODS`, :data:`_INTEGER_RESULT_FUNCTIONS`): with ``capture_scalar_outputs``
+        its elements are symbolic ints (measured on torch 2.13: ``seq[torch.randperm(3).tolist()[0]]``,
+        ``seq[x.argsort().tolist()[0]]``, ``.long()``, ``.int()``, ``argmax`` and a loop over them raise
+        ``GuardOnDataDependentSymNode``).  A receiver of unknown dtype (a name, a parameter, a NumPy array, a
+        value only taken for a tensor) is not claimed."""
+        func = tolist.node.func if isinstance(tolist.node, cst.Call) else None
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is receiver), None) \
+            if isinstance(receiver, cst.Call) else None
+        if made is None or "dtype" in made.kwargs:
+            return False
+        if made.qualname is None:
+            recv = made.receiver
+            return made.method in _INTEGER_RESULT_METHODS and recv is not None and recv.is_tensor \
+                and not recv.assumed and recv.qualname != K.NUMPY_ARRAY
+        return made.qualname in _INTEGER_RESULT_FUNCTIONS
 
     def for_loop(self, ev: ForLoopEvent) -> None:
         # (a call that iterates or counts is the call's event; a view of an op's result, ``for e in
