@@ -164,7 +164,7 @@ class PythonAttributeMutation(Rule):
         for ev in events:
             if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:
                 continue
-            declared = ctx.program.class_attrs(ev.cls).get(ev.name)
+            declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is not None and declared.kind in (Kind.TENSOR, Kind.MODULE):
                 continue
             value = ev.value
@@ -212,7 +212,7 @@ class PythonAttributeMutation(Rule):
             key = (id(cls), attr)
             if key in seen or key in rebound_first:
                 continue
-            declared = ctx.program.class_attrs(cls).get(attr)
+            declared = ctx.program.classes.class_attrs(cls).get(attr)
             if declared is None or not (declared.kind is Kind.SEQUENCE or declared.is_mapping):
                 continue
             if declared.is_mapping and not isinstance(ev, SubscriptEvent) and \

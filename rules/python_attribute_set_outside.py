@@ -126,7 +126,7 @@ class PythonAttributeSetOutside(Rule):
         for ev in ctx.events(AttributeEvent):
             if ev.write or ev.cls is None or ev.name not in writes or ev.name == "training":
                 continue
-            declared = ctx.program.class_attrs(ev.cls).get(ev.name)
+            declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is None or declared.kind is not Kind.PYTHON:
                 continue
             setters = [fn for _, fn in writes[ev.name] if fn is None or id(fn) not in compiled]

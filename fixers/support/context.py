@@ -86,7 +86,7 @@ class FixContext:
         info = self.program.index.classes.get(cls.name.value)
         if info is None or info.node is not cls:
             return None
-        return self.program.class_attrs(info).get(node.attr.value)
+        return self.program.classes.class_attrs(info).get(node.attr.value)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         if self._parents is None:

@@ -117,7 +117,7 @@ def called_module(call: cst.Call, ctx) -> str | None:
     event = ctx.event(call, CallEvent)
     if callee is None and event is not None and event.receiver is not None and event.method is not None \
             and event.receiver.kind is Kind.MODULE and event.receiver.cls is not None:
-        callee = ctx.program.class_attrs(event.receiver.cls).get(event.method)
+        callee = ctx.program.classes.class_attrs(event.receiver.cls).get(event.method)
     if callee is None or callee.kind is not Kind.MODULE:
         return None
     return callee.qualname or ""

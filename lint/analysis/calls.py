@@ -70,9 +70,10 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             callee = ev.attribute(receiver, method, func)
         elif receiver.kind is Kind.TENSOR and receiver.cls is not None:
             # an instance of a tensor subclass of the checked code: its class's methods, else torch's
-            callee = ev.p.member(receiver, method) if receiver.cls.find_method(method) is not None else None
+            callee = ev.p.classes.member(receiver, method) \
+                if receiver.cls.find_method(method) is not None else None
         elif receiver.cls is not None:
-            callee = ev.p.member(receiver, method)
+            callee = ev.p.classes.member(receiver, method)
             if callee.kind is Kind.FUNCTION:
                 ev.forget_entries(func.value)  # a method may set the record's fields
             if ev.is_self(func.value) and ev.fn is not None:
@@ -144,7 +145,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
         module = receiver  # `self.rnn.forward(x)` runs the module too
     ev.callee_broke = broke_before or ev.callee_broke
     built = callee.cls if callee is not None and callee.kind is Kind.FUNCTION and callee.func is None \
-        and callee.cls is not None and ev.p.is_tensor_class(callee.cls) else None
+        and callee.cls is not None and ev.p.classes.is_tensor_class(callee.cls) else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
               built_tensor_class=built)
@@ -166,8 +167,8 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         return result, callee.func
     if callee.kind is Kind.FUNCTION and callee.cls is not None:
         if ev.attr_sink is None:
-            ev.p.class_attrs(callee.cls)  # make sure the class is understood
-        return ev.p.construct(callee.cls, args, kwargs, opaque), None
+            ev.p.classes.class_attrs(callee.cls)  # make sure the class is understood
+        return ev.p.classes.construct(callee.cls, args, kwargs, opaque), None
     if callee.kind is Kind.MODULE and not callee.choices:
         return ev.p.call_module(ev, callee, args, kwargs, opaque), None
     if callee.cls is not None and callee.kind is Kind.UNKNOWN and _has_call(ev, callee.cls):
@@ -183,7 +184,7 @@ def _untyped(v: Value) -> bool:
 
 
 def _has_call(ev: "EvaluatorView", cls: "ClassInfo") -> bool:
-    ev.p.touch_class(cls)
+    ev.p.classes.touch_class(cls)
     return cls.find_method("__call__") is not None
 
 
@@ -204,7 +205,7 @@ def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None
                           and isinstance(call.args[1].value, cst.Name)
                           and call.args[1].value.value == ev.self_name):
         return None
-    ev.p.touch_class(fn.cls)
+    ev.p.classes.touch_class(fn.cls)
     for cls in list(fn.cls.mro())[1:]:
         method = cls.methods.get(func.attr.value)
         if method is not None:
@@ -670,7 +671,7 @@ def _named_method(ev: "EvaluatorView", obj: Value, cls: "ClassInfo", name: cst.B
     if pattern is None:
         return UNKNOWN_VALUE
     prefix, suffix = pattern
-    ev.p.touch_class(cls)
+    ev.p.classes.touch_class(cls)
     names = sorted({m for c in cls.mro() for m in c.methods
                     if m.startswith(prefix) and m.endswith(suffix) and len(m) > len(prefix) + len(suffix)})
     if not names or not (prefix or suffix):

@@ -3,7 +3,9 @@ and ``__init__`` or set later by other methods, and which classes are records or
 """
 from __future__ import annotations
 
-from typing import Iterable
+import weakref
+
+from typing import TYPE_CHECKING, Iterable, Protocol
 
 import libcst as cst
 
@@ -11,7 +13,7 @@ from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 from dynalint.analysis.replay import interface_token
-from dynalint.analysis.signatures import _entering
+from dynalint.analysis.signatures import Signatures, _entering
 from dynalint.analysis.syntax import decorator_target, dotted_name
 from dynalint.analysis.values import (
     NO_CONST,
@@ -24,17 +26,57 @@ from dynalint.analysis.values import (
     join,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.memo import Memo
+    from dynalint.analysis.module_index import ModuleIndex
+    from dynalint.analysis.replay import Tracker
+
+
+class Program(Protocol):
+    """What the class model reads of the program it belongs to (the module's
+    :class:`~dynalint.analysis.program.Program`, which imports this module)."""
+
+    index: "ModuleIndex"
+    tracker: "Tracker | None"
+    classes: "ClassModel"
+    signatures: Signatures
+
+    def program_for(self, owner: "ModuleIndex | None") -> "Program": ...
+
+    def memo(self, name: str, remember: bool = True) -> "Memo": ...
+
 
 class ClassModel:
-    """The class part of :class:`~dynalint.analysis.program.Program`."""
+    """The classes of one module as its :class:`~dynalint.analysis.program.Program` sees them: instances,
+    their members and properties, the attributes bound in the class body and ``__init__`` or set later
+    by other methods, and which classes are records or tensors.  Owns the memos ``class_attrs``
+    (class -> its attributes), ``properties`` ((getter, class) -> what the property returns) and
+    ``set_later`` ((class, attribute) -> what other methods set it to; a guard only), registered in the
+    program's memos so that a replay finds them by name, and the ``self.<attr> = ...`` places of each
+    class's methods (read from the module indexes)."""
+
+    def __init__(self, program: "Program") -> None:
+        self._program = weakref.ref(program)  # the program holds this: no cycle to wait for a collection
+        self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
+        self._class_attrs: "Memo[int, dict[str, Value]]" = program.memo("class_attrs")
+        self._properties: "Memo[tuple[int, int], Value]" = program.memo("properties")
+        self._set_later: "Memo[tuple[int, str], Value | None]" = program.memo("set_later", remember=False)
+
+    @property
+    def program(self) -> "Program":
+        """The program whose classes these are (and through which the other parts are reached)."""
+        program = self._program()
+        assert program is not None
+        return program
 
     def touch_class(self, cls: ClassInfo) -> None:
         """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`):
         recorded for the classes of this module (another module's do not change with its edits)."""
-        tracker = self.tracker
+        program = self.program
+        tracker = program.tracker
         if tracker is not None:
             for c in cls.mro():
-                if c.owner is self.index:
+                if c.owner is program.index:
                     tracker.touch(c)
 
     def instance(self, cls: ClassInfo | None) -> Value:
@@ -92,8 +134,9 @@ class ClassModel:
             return _entering(stored)  # state of the object: read as a graph input
         method = cls.find_method(attr)
         if method is not None:
-            if self.tracker is not None:
-                self.tracker.touch(interface_token(method))
+            tracker = self.program.tracker
+            if tracker is not None:
+                tracker.touch(interface_token(method))
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
                 return UNKNOWN_VALUE
             if any(d in _PROPERTY_DECORATORS for d in method.decorators):
@@ -101,24 +144,25 @@ class ClassModel:
             return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
-        later = self.program_for(cls.owner).attr_set_later(cls, attr)
+        later = self.program.program_for(cls.owner).classes.attr_set_later(cls, attr)
         return _entering(later) if later is not None else UNKNOWN_VALUE
 
     def property_value(self, getter: FunctionInfo, base: Value) -> Value:
         """What a property's getter returns for this instance (analysed silently)."""
-        owner = self.program_for(getter.owner)
-        if owner is not self:
-            return owner.property_value(getter, base)
+        owner = self.program.program_for(getter.owner)
+        if owner is not self.program:
+            return owner.classes.property_value(getter, base)
         return self._properties.get((id(getter), id(base.cls)), lambda: self._property_result(getter, base),
                                     lambda: UNKNOWN_VALUE)
 
     def _property_result(self, getter: FunctionInfo, base: Value) -> Value:
         names = getter.param_names()
         env = {names[0]: base} if names else {}
-        evaluator = FunctionEvaluator(self, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
+        program = self.program
+        evaluator = FunctionEvaluator(program, getter, env, emit=False, depth=MAX_CALL_DEPTH - 1)
         evaluator.run_body(getter.node.body)
         result = join_all(evaluator.returns) if evaluator.returns else NONE_VALUE
-        return _strip_const(_refine(result, self.declared_return(getter)))
+        return _strip_const(_refine(result, program.signatures.declared_return(getter)))
 
     def attr_set_later(self, cls: ClassInfo, attr: str) -> Value | None:
         """An attribute that methods other than ``__init__`` set on ``self`` (a cache built on
@@ -135,8 +179,8 @@ class ClassModel:
                         ) -> Value | None:
         found: Value | None = None
         for method, expr in places:
-            owner = self.program_for(method.owner)
-            env = owner._init_env(method)
+            owner = self.program.program_for(method.owner)
+            env = owner.signatures.init_env(method)
             env[method.param_names()[0]] = self.instance(cls)
             evaluator = FunctionEvaluator(owner, method, env, emit=False, depth=MAX_CALL_DEPTH)
             v = _strip_const(evaluator.expr(expr))
@@ -145,9 +189,9 @@ class ClassModel:
 
     def class_attrs(self, cls: ClassInfo) -> dict[str, Value]:
         """Attributes bound in the class body and in ``__init__`` (bases first)."""
-        owner = self.program_for(cls.owner)
-        if owner is not self:
-            return owner.class_attrs(cls)
+        owner = self.program.program_for(cls.owner)
+        if owner is not self.program:
+            return owner.classes.class_attrs(cls)
         attrs: dict[str, Value] = {}  # what a recursive request sees: the attributes bound so far
         return self._class_attrs.get(id(cls), lambda: self._bind_class_attrs(cls, attrs), lambda: attrs)
 
@@ -156,7 +200,8 @@ class ClassModel:
         for base in reversed(list(cls.mro())):
             if base is not cls:
                 attrs.update(self.class_attrs(base))
-        ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+        program = self.program
+        ev = FunctionEvaluator(program, None, {}, emit=False, depth=MAX_CALL_DEPTH)
         for name, expr in cls.body_assigns.items():
             v = ev.expr(expr)
             if v.kind is not Kind.FUNCTION:
@@ -164,13 +209,13 @@ class ClassModel:
         if self.is_record(cls):
             # a dataclass or NamedTuple: its fields hold what they are annotated with
             for name, ann in cls.field_annotations.items():
-                declared = annotation_value(self, ann)
+                declared = annotation_value(program, ann)
                 if declared is not None:
                     attrs[name] = declared
         init = cls.methods.get("__init__")
         if init is not None:
-            env = self._init_env(init)
-            evaluator = FunctionEvaluator(self, init, env, emit=False, depth=MAX_CALL_DEPTH - 2)
+            env = program.signatures.init_env(init)
+            evaluator = FunctionEvaluator(program, init, env, emit=False, depth=MAX_CALL_DEPTH - 2)
             evaluator.attr_sink = attrs
             evaluator.run_body(init.node.body)
         # a buffer the methods update in place (a counter, running statistics) changes between calls
@@ -184,7 +229,7 @@ class ClassModel:
         """A dataclass or NamedTuple (or a subclass of one): its instances are its annotated fields."""
         self.touch_class(cls)
         for c in cls.mro():
-            owner = c.owner if c.owner is not None else self.index
+            owner = c.owner if c.owner is not None else self.program.index
             if c.is_module:
                 return False
             if any(owner.resolve(b) in _RECORD_BASES for b in c.bases):
@@ -199,7 +244,7 @@ class ClassModel:
         """A class deriving (through checked files) from ``torch.Tensor``."""
         self.touch_class(cls)
         for c in cls.mro():
-            owner = c.owner if c.owner is not None else self.index
+            owner = c.owner if c.owner is not None else self.program.index
             for base in c.bases:
                 if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
                     return True

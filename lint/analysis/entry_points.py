@@ -75,14 +75,14 @@ class EntryPoints:
                            for name, m in c.methods.items() if name == "__call__" or _public_method(m)]
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
-                        and self.has_tensor_params(fn):
+                        and self.signatures.has_tensor_params(fn):
                     self._library_roots.add(id(fn))
                     add(fn)
         if self.scope is Scope.ALL or (self.scope is Scope.AUTO and idx.imports_torch):
             # a base's method run on a subclass's instance (:func:`_template_methods`): the widest scope too
             for cls in idx.classes.values():
                 for fn in _template_methods(cls) if not cls.is_module else ():
-                    if self.has_tensor_params(fn):
+                    if self.signatures.has_tensor_params(fn):
                         self._library_roots.add(id(fn))
                         add(fn, cls)
         return roots
@@ -114,7 +114,7 @@ class EntryPoints:
             method, arg = arg.attr.value, arg.value
         if isinstance(arg, cst.Call) and method is None:
             made = self._static_name_of(arg.func)  # `torch.compile(Model(...))`
-            v = self.instance(made.cls) if made is not None and made.cls is not None else None
+            v = self.classes.instance(made.cls) if made is not None and made.cls is not None else None
         elif isinstance(arg, cst.Name):
             v = self._static_name(arg.value, where)
         else:
@@ -134,7 +134,7 @@ class EntryPoints:
         unpacked: ``env, agent = Env(), Agent()``) and a method's ``self``."""
         if where is not None and where.is_method and not where.is_classmethod \
                 and where.param_names()[:1] == [name]:
-            return self.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
+            return self.classes.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
         scopes: list[Any] = [where.node.body] if where is not None else []
         scopes.append(self.index.module)
         for scope in scopes:
@@ -142,7 +142,7 @@ class EntryPoints:
                 if isinstance(value, cst.Call):
                     callee = self._static_name_of(value.func)
                     if callee is not None and callee.cls is not None:
-                        return self.instance(callee.cls)
+                        return self.classes.instance(callee.cls)
         return self._static_dotted(name)
 
     def _static_name_of(self, node: cst.BaseExpression) -> Value | None:
@@ -154,11 +154,11 @@ class EntryPoints:
     def _static_dotted(self, dotted: str) -> Value | None:
         """The class, function or value a dotted name denotes, without evaluating code."""
         head, _, rest = dotted.partition(".")
-        v = self.global_value(head)
+        v = self.names.global_value(head)
         for part in rest.split(".") if rest else ():
             if v is None or v.qualname is None:
                 return None
-            v = self.qualified_value(f"{v.qualname}.{part}")
+            v = self.names.qualified_value(f"{v.qualname}.{part}")
         if v is not None and v.kind is Kind.FUNCTION and v.cls is not None:
             return Value(Kind.FUNCTION, cls=v.cls)
         return v

@@ -19,20 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
 
 
-class ProgramView(Protocol):
-    """The module a function belongs to, as the evaluator sees it."""
-
-    index: "ModuleIndex"
-    events: "list[Event]"
-    values: "dict[int, Value] | None"
-    tracker: "Tracker | None"
-    """Records what the analysis reads, for replaying it after an edit (None: not recorded)."""
-
-    def touch_class(self, cls: "ClassInfo") -> None:
-        """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`)."""
-
-    def is_tensor_class(self, cls: "ClassInfo") -> bool:
-        """A class deriving (through checked files) from ``torch.Tensor``."""
+class NamesView(Protocol):
+    """The names of the module (:class:`~dynalint.analysis.name_resolution.NameResolution`)."""
 
     def global_value(self, name: str) -> "Value | None":
         """Value of a module-level name, or None when the module does not bind it."""
@@ -43,8 +31,15 @@ class ProgramView(Protocol):
     def annotation_alias(self, name: str) -> "Value | None":
         """What a module-level type alias (``OptTensor = Optional[Tensor]``) promises, if it is one."""
 
-    def declared_types(self, fn: "FunctionInfo") -> "dict[str, Value]":
-        """Types a function's parameter annotations (or type comment) declare, by name."""
+
+class ClassesView(Protocol):
+    """The classes of the module (:class:`~dynalint.analysis.class_model.ClassModel`)."""
+
+    def touch_class(self, cls: "ClassInfo") -> None:
+        """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`)."""
+
+    def is_tensor_class(self, cls: "ClassInfo") -> bool:
+        """A class deriving (through checked files) from ``torch.Tensor``."""
 
     def instance(self, cls: "ClassInfo | None") -> "Value": ...
 
@@ -54,6 +49,26 @@ class ProgramView(Protocol):
     def member(self, base: "Value", attr: str) -> "Value": ...
 
     def class_attrs(self, cls: "ClassInfo") -> "dict[str, Value]": ...
+
+
+class SignaturesView(Protocol):
+    """The signatures of the module's functions (:class:`~dynalint.analysis.signatures.Signatures`)."""
+
+    def declared_types(self, fn: "FunctionInfo") -> "dict[str, Value]":
+        """Types a function's parameter annotations (or type comment) declare, by name."""
+
+
+class ProgramView(Protocol):
+    """The module a function belongs to, as the evaluator sees it."""
+
+    index: "ModuleIndex"
+    events: "list[Event]"
+    values: "dict[int, Value] | None"
+    tracker: "Tracker | None"
+    """Records what the analysis reads, for replaying it after an edit (None: not recorded)."""
+    names: NamesView
+    classes: ClassesView
+    signatures: SignaturesView
 
     def call_function(self, caller: "EvaluatorView", fn: "FunctionInfo", args: "list[Value]",
                       kwargs: "dict[str, Value]", bound_self: "Value | None", opaque: bool) -> "Value": ...

@@ -225,10 +225,10 @@ class Interprocedural(CutReplay):
     def analyze_root(self, fn: FunctionInfo, bound: ClassInfo | None = None) -> None:
         """Analyse an entry point; ``bound``: the subclass whose instance runs an inherited method."""
         owner = self.program_for(fn.owner)
-        ev = owner.evidence(fn)
-        env = owner.param_env(fn, ev, forward=id(fn) in self._entries)
+        ev = owner.signatures.evidence(fn)
+        env = owner.signatures.param_env(fn, ev, forward=id(fn) in self._entries)
         if bound is not None and fn.is_method and not fn.is_classmethod:
-            env[fn.param_names()[0]] = self.instance(bound)
+            env[fn.param_names()[0]] = self.classes.instance(bound)
         owner._mark_compiled(fn)
         FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
 
@@ -262,7 +262,7 @@ class Interprocedural(CutReplay):
                 self.tracker.log.append((ENTRY, fn))
             self.analyze_root(fn)
             return
-        env = self.param_env(fn, self.evidence(fn))
+        env = self.signatures.param_env(fn, self.signatures.evidence(fn))
         assert self.project is not None or not encoded
         for name, code in encoded.items():
             if name in env and self.project is not None:
@@ -272,9 +272,9 @@ class Interprocedural(CutReplay):
                     # the callers pass what the analysis cannot type: the parameter is what the function's
                     # own use of it says, as for a helper no checked code calls (a library root)
                     continue
-                prm = next((p for p in self._param_nodes(fn) if p.name.value == name), None)
-                declared = annotation_value(self, self._ann(fn, prm)) \
-                    if prm is not None and self._ann(fn, prm) is not None else None
+                prm = next((p for p in self.signatures.param_nodes(fn) if p.name.value == name), None)
+                declared = annotation_value(self, self.signatures.annotation_of(fn, prm)) \
+                    if prm is not None and self.signatures.annotation_of(fn, prm) is not None else None
                 env[name] = bound_parameter(_refine(value, declared), declared)
         self._mark_compiled(fn)
         FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
@@ -341,7 +341,7 @@ class Interprocedural(CutReplay):
         owner = self.program_for(fn.owner)
         if owner is not self:
             return owner.call_function(caller, fn, args, kwargs, bound_self, opaque)
-        env = self._bind_args(fn, args, kwargs, bound_self, opaque)
+        env = self.signatures.bind_args(fn, args, kwargs, bound_self, opaque)
         if caller.emit and not self.is_root:
             self._note_outgoing(fn, env)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
@@ -425,12 +425,12 @@ class Interprocedural(CutReplay):
             if self.tracker is not None:
                 self.tracker.log.append((BROKE, key))
         result = join_all(callee.returns) if callee.returns else NONE_VALUE
-        return _refine(result, self.declared_return(fn))
+        return _refine(result, self.signatures.declared_return(fn))
 
     def _unanalysed(self, fn: FunctionInfo) -> Value:
         """The result of a call not analysed (too deep, recursive): what its annotation promises,
         else the call by its qualified name, as if the function were not in the checked files."""
-        declared = self.declared_return(fn)
+        declared = self.signatures.declared_return(fn)
         if declared is not None:
             return declared
         if fn.owner is not None and fn.owner.name and fn.closure is None:
@@ -441,7 +441,7 @@ class Interprocedural(CutReplay):
                     kwargs: dict[str, Value], opaque: bool) -> Value:
         """Calling an ``nn.Module`` instance runs its ``forward``."""
         if module.cls is not None:
-            self.touch_class(module.cls)
+            self.classes.touch_class(module.cls)
             fwd = module.cls.find_method("forward")
             if fwd is None:
                 return UNKNOWN_VALUE

@@ -3,8 +3,12 @@ project, else as library names) and annotation aliases.
 """
 from __future__ import annotations
 
+import weakref
+
+from typing import TYPE_CHECKING, Protocol
+
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.class_model import _strip_const
+from dynalint.analysis.class_model import ClassModel, _strip_const
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
 from dynalint.analysis.project import absolute
@@ -19,6 +23,29 @@ from dynalint.analysis.values import (
     tensor,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.memo import Memo
+    from dynalint.analysis.module_index import ModuleIndex
+    from dynalint.analysis.project import SourceIndex
+    from dynalint.analysis.replay import Tracker
+
+
+class Program(Protocol):
+    """What name resolution reads of the program it belongs to (the module's
+    :class:`~dynalint.analysis.program.Program`, which imports this module)."""
+
+    index: "ModuleIndex"
+    tracker: "Tracker | None"
+    project: "SourceIndex | None"
+    names: "NameResolution"
+    classes: ClassModel
+
+    def program_for(self, owner: "ModuleIndex | None") -> "Program": ...
+
+    def memo(self, name: str, remember: bool = True) -> "Memo": ...
+
+    def _static_dotted(self, dotted: str) -> Value | None: ...
+
 _TORCH_DTYPES = frozenset({
     "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16", "int32",
     "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
@@ -28,18 +55,35 @@ _TORCH_DTYPES = frozenset({
 
 
 class NameResolution:
-    """The name part of :class:`~dynalint.analysis.program.Program`."""
+    """Resolves the names of one module for its :class:`~dynalint.analysis.program.Program`:
+    module-level names, qualified names (in other checked files through the project, else as library
+    names) and annotation aliases.  Owns the memos ``globals`` (name -> the join of what its
+    assignments bind) and ``aliases`` (name -> what it promises as an annotation), registered in the
+    program's memos so that a replay finds them by name."""
+
+    def __init__(self, program: "Program") -> None:
+        self._program = weakref.ref(program)  # the program holds this: no cycle to wait for a collection
+        self._globals: "Memo[str, Value]" = program.memo("globals")
+        self._aliases: "Memo[str, Value | None]" = program.memo("aliases")
+
+    @property
+    def program(self) -> "Program":
+        """The program whose names these are (and through which the other parts are reached)."""
+        program = self._program()
+        assert program is not None
+        return program
 
     def global_value(self, name: str) -> Value | None:
         """Value of a module-level name, or None if the module does not bind it."""
-        idx = self.index
+        program = self.program
+        idx = program.index
         if name in idx.functions:
             fn = idx.functions[name]
-            if self.tracker is not None:
-                self.tracker.touch(interface_token(fn))
+            if program.tracker is not None:
+                program.tracker.touch(interface_token(fn))
             return Value(Kind.FUNCTION, func=fn)
         if name in idx.classes:
-            self.touch_class(idx.classes[name])
+            program.classes.touch_class(idx.classes[name])
             return Value(Kind.FUNCTION, cls=idx.classes[name])
         if name in idx.imports:
             return self.qualified_value(idx.imports[name])
@@ -49,8 +93,9 @@ class NameResolution:
 
     def _assigned_global(self, name: str) -> Value:
         """The join of what a module-level name's assignments bind."""
-        idx = self.index
-        ev = FunctionEvaluator(self, None, {}, emit=False, depth=MAX_CALL_DEPTH)
+        program = self.program
+        idx = program.index
+        ev = FunctionEvaluator(program, None, {}, emit=False, depth=MAX_CALL_DEPTH)
         values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
         v = join_all(values)
         if not (len(values) == 1 and isinstance(v.const, bool) and name not in idx.mutated_globals):
@@ -60,7 +105,7 @@ class NameResolution:
         return v
 
     def qualified_value(self, q: str) -> Value:
-        if self.project is not None:
+        if self.program.project is not None:
             found = self._project_value(q)
             if found is not None:
                 return found
@@ -74,20 +119,22 @@ class NameResolution:
         return Value(Kind.UNKNOWN, qualname=q)
 
     def _absolute(self, q: str) -> str:
-        return absolute(q, self.index.name, self.index.path.endswith("__init__.py"))
+        index = self.program.index
+        return absolute(q, index.name, index.path.endswith("__init__.py"))
 
     def _project_value(self, q: str) -> Value | None:
         """An imported name defined in another checked module: its function, class or value."""
-        assert self.project is not None
+        program = self.program
+        assert program.project is not None
         full = self._absolute(q)
-        r = self.project.resolve(full)
+        r = program.project.resolve(full)
         if r is None:
             return Value(Kind.UNKNOWN, qualname=full) if full != q else None
         if r.index is None:
             return Value(Kind.UNKNOWN, qualname=r.module)  # a module: its attributes resolve in turn
-        if r.index is self.index:
+        if r.index is program.index:
             return self.global_value(r.name)
-        return self.program_for(r.index).global_value(r.name)
+        return program.program_for(r.index).names.global_value(r.name)
 
     def annotation_alias(self, name: str) -> Value | None:
         """What a module-level alias (``OptTensor = Optional[Tensor]``, or one imported) promises."""
@@ -95,16 +142,18 @@ class NameResolution:
 
     def _alias_value(self, name: str) -> Value | None:
         result: Value | None = None
-        exprs = self.index.globals.get(name)
-        if "." in name or name in self.index.classes:
+        program = self.program
+        index = program.index
+        exprs = index.globals.get(name)
+        if "." in name or name in index.classes:
             return self._annotation_class(name)
-        if exprs and len(exprs) == 1 and exprs[0] is not None and name not in self.index.functions \
-                and name not in self.index.classes:
-            result = annotation_value(self, exprs[0])
-        elif name in self.index.imports and self.project is not None:
-            r = self.project.resolve(self._absolute(self.index.imports[name]))
+        if exprs and len(exprs) == 1 and exprs[0] is not None and name not in index.functions \
+                and name not in index.classes:
+            result = annotation_value(program, exprs[0])
+        elif name in index.imports and program.project is not None:
+            r = program.project.resolve(self._absolute(index.imports[name]))
             if r is not None and r.index is not None and r.name in r.index.globals:
-                result = self.program_for(r.index).annotation_alias(r.name)
+                result = program.program_for(r.index).names.annotation_alias(r.name)
             else:
                 result = self._annotation_class(name)
         return result
@@ -112,9 +161,11 @@ class NameResolution:
     def _annotation_class(self, dotted: str) -> Value | None:
         """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor, an instance of
         that class (its own methods are analysed)."""
-        v = self._static_dotted(dotted)
-        if v is not None and v.cls is not None and self.is_tensor_class(v.cls):
+        program = self.program
+        v = program._static_dotted(dotted)
+        if v is not None and v.cls is not None and program.classes.is_tensor_class(v.cls):
             return tensor().with_(cls=v.cls)
-        if v is not None and v.cls is not None and v.kind is Kind.FUNCTION and self.is_record(v.cls):
-            return self.instance(v.cls)  # a dataclass or NamedTuple of the checked files
+        if v is not None and v.cls is not None and v.kind is Kind.FUNCTION \
+                and program.classes.is_record(v.cls):
+            return program.classes.instance(v.cls)  # a dataclass or NamedTuple of the checked files
         return None

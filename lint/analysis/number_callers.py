@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 import libcst as cst
 
 from dynalint.analysis.evaluator import FunctionEvaluator
-from dynalint.analysis.interface import ProgramView
+from dynalint.analysis.interface import ProgramView, SignaturesView
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
@@ -38,8 +38,14 @@ class Program(ProgramView, Protocol):
     """What the search reads of the program (the module's :class:`Program`, which imports this one)."""
 
     project: "SourceIndex | None"
+    signatures: "_Signatures"
 
     def program_for(self, owner: "ModuleIndex | None") -> "Program": ...
+
+
+class _Signatures(SignaturesView, Protocol):
+    """What the search reads of the program's signatures
+    (:class:`~dynalint.analysis.signatures.Signatures`)."""
 
     def param_env(self, fn: "FunctionInfo", evidence: "Evidence | None") -> dict[str, Value]: ...
 
@@ -72,7 +78,7 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
         for name, attribute in searched:
             tracker.touch(name_token(name, attribute))
         if fn.cls is not None:
-            program.touch_class(fn.cls)
+            program.classes.touch_class(fn.cls)
     return out
 
 
@@ -110,7 +116,7 @@ def _number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozense
         return frozenset()
     seen: dict[int, Value] = {}
     for caller, owner in {id(c): (c, p) for _, c, p in sites}.values():
-        env = owner.param_env(caller, owner.evidence(caller))
+        env = owner.signatures.param_env(caller, owner.signatures.evidence(caller))
         probe = _Probe(owner, caller, env, depth, wanted, seen)
         probe.run_body(caller.node.body)
     out = set()
@@ -126,7 +132,7 @@ def argument_values(program: Program, caller: "FunctionInfo", args: list[cst.Bas
     """The values a silent evaluation of ``caller`` gives the expressions ``args`` (by ``id``; joined
     over a loop's iterations as :class:`_Probe` keeps them)."""
     seen: dict[int, Value] = {}
-    env = program.param_env(caller, program.evidence(caller))
+    env = program.signatures.param_env(caller, program.signatures.evidence(caller))
     _Probe(program, caller, env, depth, {id(a): a for a in args}, seen).run_body(caller.node.body)
     return seen
 

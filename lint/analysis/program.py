@@ -12,9 +12,11 @@ kept.  Functions of other modules reached from compiled code are recorded as
 project pass (:func:`dynalint.engine.runner.project_pass`) hands them to their module's
 analysis as *incoming entries*.
 
-The class composes its parts, one module each: :mod:`~dynalint.analysis.entry_points`,
-:mod:`~dynalint.analysis.signatures`, :mod:`~dynalint.analysis.class_model`,
-:mod:`~dynalint.analysis.name_resolution` and :mod:`~dynalint.analysis.interprocedural`.
+The class composes its parts, one module each.  Three are objects the program holds, each owning its
+memos: :attr:`Program.names` (:mod:`~dynalint.analysis.name_resolution`), :attr:`Program.classes`
+(:mod:`~dynalint.analysis.class_model`) and :attr:`Program.signatures`
+(:mod:`~dynalint.analysis.signatures`); :mod:`~dynalint.analysis.entry_points` and
+:mod:`~dynalint.analysis.interprocedural` are still mixed into the class.
 """
 from __future__ import annotations
 
@@ -29,7 +31,6 @@ from dynalint.analysis.breaks import BreakClassifier
 from dynalint.analysis.capture_settings import CaptureSites, OwnCapture, capture_sites, own_capture
 from dynalint.analysis.class_model import ClassModel
 from dynalint.analysis.entry_points import EntryPoints
-from dynalint.analysis.evaluator import Evidence
 from dynalint.analysis.events import Event
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, Interprocedural
 from dynalint.analysis.memo import Memo
@@ -66,7 +67,7 @@ class _Run:
 
 
 @dataclass
-class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedural):
+class Program(EntryPoints, Interprocedural):
     """The analysis of one module."""
 
     module: cst.Module
@@ -99,26 +100,15 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
             self.run_state = _Run(self, self.tracker)
         tracker = self.run_state.tracker if self.run_state.root is self else None
         self.tracker = tracker
-
-        def memo(name: str, remember: bool = True) -> Memo:
-            made: Memo = Memo(remember, name, tracker)
-            self.memos[name] = made
-            return made
-
         self.memos: dict[str, Memo] = {}
-        """The memos by name (what a replay puts back)."""
-        self._globals: Memo[str, Value] = memo("globals")
-        self._aliases: Memo[str, Value | None] = memo("aliases")
-        self._annotations: Memo[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]] = \
-            memo("annotations")
-        self._declared: Memo[int, dict[str, Value]] = memo("declared")
-        self._evidence: Memo[int, Evidence] = memo("evidence")
-        self._numbers: Memo[int, frozenset[str]] = memo("numbers")
-        self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
-        self._class_attrs: Memo[int, dict[str, Value]] = memo("class_attrs")
-        self._properties: Memo[tuple[int, int], Value] = memo("properties")
-        self._set_later: Memo[tuple[int, str], Value | None] = memo("set_later", remember=False)
-        self._calls: Memo[tuple, Value] = memo("calls")
+        """The memos by name (what a replay puts back), the parts' as well as the program's own."""
+        self.names = NameResolution(self)
+        """Module-level, qualified and alias names."""
+        self.signatures = Signatures(self)
+        """Parameters, annotations and the binding of arguments."""
+        self.classes = ClassModel(self)
+        """Instances, members, properties and class attributes."""
+        self._calls: Memo[tuple, Value] = self.memo("calls")
         if tracker is not None:
             tracker.memos, tracker.events = self.memos, self.events
         self._closures: list[FunctionInfo] = []
@@ -147,6 +137,13 @@ class Program(EntryPoints, Signatures, ClassModel, NameResolution, Interprocedur
         self._compiled_nodes: set[int] = set()
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
+
+    def memo(self, name: str, remember: bool = True) -> Memo:
+        """A new memo, registered under ``name`` (see :mod:`dynalint.analysis.memo`): the part that
+        asks for it owns it, and a replay finds it by name in :attr:`memos`."""
+        made: Memo = Memo(remember, name, self.tracker)
+        self.memos[name] = made
+        return made
 
     def run(self) -> "Program":
         """Analyse the module.  The capture flags its code turns on for one compile call cover the

@@ -3,6 +3,10 @@ and the binding of a call's arguments or of an entry point's inputs to them.
 """
 from __future__ import annotations
 
+import weakref
+
+from typing import TYPE_CHECKING, Any, Protocol
+
 import libcst as cst
 
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
@@ -23,22 +27,71 @@ from dynalint.analysis.values import (
     tensor,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.memo import Memo
+    from dynalint.analysis.module_index import ClassInfo
+    from dynalint.analysis.replay import Tracker
+
+
+class _Classes(Protocol):
+    """What the signatures read of the class model (:class:`~dynalint.analysis.class_model.ClassModel`)."""
+
+    def instance(self, cls: "ClassInfo | None") -> Value: ...
+
+    def is_record(self, cls: "ClassInfo") -> bool: ...
+
+    def class_attrs(self, cls: "ClassInfo") -> dict[str, Value]: ...
+
+
+class Program(Protocol):
+    """What the signatures read of the program they belong to (the module's
+    :class:`~dynalint.analysis.program.Program`, which imports this module)."""
+
+    tracker: "Tracker | None"
+    entries: dict[str, Any]
+    _entries: set[int]
+    classes: _Classes
+
+    def memo(self, name: str, remember: bool = True) -> "Memo": ...
+
 
 class Signatures:
-    """The parameter part of :class:`~dynalint.analysis.program.Program`."""
+    """The signatures of one module's functions for its :class:`~dynalint.analysis.program.Program`:
+    parameters and annotations (or PEP 484 type comment), what they promise, and the binding of a
+    call's arguments or of an entry point's inputs to them.  Owns the memos ``annotations`` (function
+    -> its annotation nodes), ``declared`` (function -> what they promise), ``evidence`` (function ->
+    what the uses of its untyped parameters say) and ``numbers`` (function -> the parameters every
+    caller passes a number), registered in the program's memos so that a replay finds them by name."""
 
-    def _param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
-        if self.tracker is not None:
-            self.tracker.touch(interface_token(fn))
+    def __init__(self, program: "Program") -> None:
+        self._program = weakref.ref(program)  # the program holds this: no cycle to wait for a collection
+        self._annotations: "Memo[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]]" = \
+            program.memo("annotations")
+        self._declared: "Memo[int, dict[str, Value]]" = program.memo("declared")
+        self._evidence: "Memo[int, Evidence]" = program.memo("evidence")
+        self._numbers: "Memo[int, frozenset[str]]" = program.memo("numbers")
+
+    @property
+    def program(self) -> "Program":
+        """The program whose functions these are (and through which the other parts are reached)."""
+        program = self._program()
+        assert program is not None
+        return program
+
+    def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
+        """The named parameters of ``fn`` (its header is read: recorded for a replay)."""
+        tracker = self.program.tracker
+        if tracker is not None:
+            tracker.touch(interface_token(fn))
         p = fn.node.params
         return [*p.posonly_params, *p.params, *p.kwonly_params]
 
     def _untyped(self, fn: FunctionInfo) -> list[str]:
         out = []
-        for i, prm in enumerate(self._param_nodes(fn)):
+        for i, prm in enumerate(self.param_nodes(fn)):
             if i == 0 and fn.is_method:
                 continue
-            if self._ann(fn, prm) is not None:
+            if self.annotation_of(fn, prm) is not None:
                 continue
             if prm.default is not None and _python_default(prm.default):
                 continue
@@ -54,7 +107,8 @@ class Signatures:
         untyped = set(self._untyped(fn))
         if untyped:
             env = self.param_env(fn, evidence=None, candidates=untyped)
-            evaluator = FunctionEvaluator(self, fn, env, emit=False, evidence=ev, depth=MAX_CALL_DEPTH)
+            evaluator = FunctionEvaluator(self.program, fn, env, emit=False, evidence=ev,
+                                          depth=MAX_CALL_DEPTH)
             evaluator.run_body(fn.node.body)
         return ev
 
@@ -62,18 +116,19 @@ class Signatures:
         """The parameters of ``fn`` every call in the project passes a Python number (see
         :mod:`dynalint.analysis.number_callers`); none for a function that compiled code of other
         modules calls (its incoming entry carries the arguments)."""
-        if fn.qualname in self.entries:
+        if fn.qualname in self.program.entries:
             return frozenset()
-        return self._numbers.get(id(fn), lambda: number_params(self, fn, MAX_CALL_DEPTH), frozenset)
+        return self._numbers.get(id(fn), lambda: number_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
-        for prm in self._param_nodes(fn):
-            if self._ann(fn, prm) is not None:
-                v = annotation_value(self, self._ann(fn, prm))
+        program = self.program
+        for prm in self.param_nodes(fn):
+            if self.annotation_of(fn, prm) is not None:
+                v = annotation_value(program, self.annotation_of(fn, prm))
                 if v is not None and v.kind is Kind.TENSOR:
                     return True
-                if v is not None and v.cls is not None and self.is_record(v.cls) and any(
-                        a.kind is Kind.TENSOR for a in self.class_attrs(v.cls).values()):
+                if v is not None and v.cls is not None and program.classes.is_record(v.cls) and any(
+                        a.kind is Kind.TENSOR for a in program.classes.class_attrs(v.cls).values()):
                     return True  # a record of tensors (a batch, a model output)
         return bool(self.evidence(fn).tensor_params())
 
@@ -81,23 +136,24 @@ class Signatures:
                   forward: bool = False) -> dict[str, Value]:
         """Initial environment of a root function (``forward``: its parameters are graph inputs)."""
         env: dict[str, Value] = {}
+        program = self.program
         is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or \
-            id(fn) in self._entries or forward
+            id(fn) in program._entries or forward
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
         # only the arguments of the compiled function itself enter the frame as they are; a helper's or
         # a submodule's are usually computed by its caller in the same graph
-        entered = id(fn) in self._entries or forward
-        for i, prm in enumerate(self._param_nodes(fn)):
+        entered = id(fn) in program._entries or forward
+        for i, prm in enumerate(self.param_nodes(fn)):
             name = prm.name.value
             if i == 0 and fn.is_method:
-                env[name] = self.instance(fn.cls) if not fn.is_classmethod else UNKNOWN_VALUE
+                env[name] = program.classes.instance(fn.cls) if not fn.is_classmethod else UNKNOWN_VALUE
                 continue
             if candidates is not None and name in candidates:
                 env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
                 continue
-            ann_node = self._ann(fn, prm)
-            ann = annotation_value(self, ann_node) if ann_node is not None else None
+            ann_node = self.annotation_of(fn, prm)
+            ann = annotation_value(program, ann_node) if ann_node is not None else None
             if ann is not None:
                 env[name] = _entering(ann) if entered else ann
             elif ann_node is not None:
@@ -135,13 +191,13 @@ class Signatures:
 
     def _read_annotations(self, fn: FunctionInfo
                           ) -> tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]:
-        params = {p.name.value: p.annotation.annotation for p in self._param_nodes(fn)
+        params = {p.name.value: p.annotation.annotation for p in self.param_nodes(fn)
                   if p.annotation is not None}
         ret = fn.node.returns.annotation if fn.node.returns is not None else None
         comment = type_comment(fn.node)
         if comment is not None:
             args, comment_ret = comment
-            names = [p.name.value for p in self._param_nodes(fn)]
+            names = [p.name.value for p in self.param_nodes(fn)]
             if fn.is_method and not fn.is_static and len(args) == len(names) - 1:
                 names = names[1:]
             if len(args) == len(names):
@@ -151,7 +207,8 @@ class Signatures:
                 ret = comment_ret
         return params, ret
 
-    def _ann(self, fn: FunctionInfo, prm: cst.Param) -> cst.BaseExpression | None:
+    def annotation_of(self, fn: FunctionInfo, prm: cst.Param) -> cst.BaseExpression | None:
+        """The annotation of one parameter of ``fn`` (from the signature or the type comment)."""
         return self.annotations(fn)[0].get(prm.name.value)
 
     def declared_types(self, fn: FunctionInfo) -> dict[str, Value]:
@@ -162,7 +219,7 @@ class Signatures:
     def _read_declared(self, fn: FunctionInfo) -> dict[str, Value]:
         out = {}
         for name, ann in self.annotations(fn)[0].items():
-            v = annotation_value(self, ann)
+            v = annotation_value(self.program, ann)
             if v is not None:
                 out[name] = v
         return out
@@ -170,11 +227,12 @@ class Signatures:
     def declared_return(self, fn: FunctionInfo) -> Value | None:
         """What the return annotation promises."""
         ret = self.annotations(fn)[1]
-        return annotation_value(self, ret) if ret is not None else None
+        return annotation_value(self.program, ret) if ret is not None else None
 
-    def _bind_args(self, fn: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
-                   bound_self: Value | None, opaque: bool) -> dict[str, Value]:
-        params = self._param_nodes(fn)
+    def bind_args(self, fn: FunctionInfo, args: list[Value], kwargs: dict[str, Value],
+                  bound_self: Value | None, opaque: bool) -> dict[str, Value]:
+        """The environment a call of ``fn`` with these arguments starts with."""
+        params = self.param_nodes(fn)
         env: dict[str, Value] = {}
         positional = list(args)
         start = 0
@@ -199,7 +257,8 @@ class Signatures:
                 value = self.default_value(prm.default)
             else:
                 value = UNKNOWN_VALUE
-            declared = annotation_value(self, self._ann(fn, prm)) if self._ann(fn, prm) is not None else None
+            declared = annotation_value(self.program, self.annotation_of(fn, prm)) \
+                if self.annotation_of(fn, prm) is not None else None
             env[name] = bound_parameter(_refine(value, declared), declared)
         if isinstance(p.star_arg, cst.Param):
             env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
@@ -220,15 +279,18 @@ class Signatures:
             return python(node.value == "True")
         return UNKNOWN_VALUE
 
-    def _init_env(self, init: FunctionInfo) -> dict[str, Value]:
+    def init_env(self, init: FunctionInfo) -> dict[str, Value]:
+        """The environment of an ``__init__`` analysed on its own (what its annotations and defaults say)."""
         env: dict[str, Value] = {}
-        for i, prm in enumerate(self._param_nodes(init)):
+        program = self.program
+        for i, prm in enumerate(self.param_nodes(init)):
             name = prm.name.value
             if i == 0:
-                env[name] = self.instance(init.cls)
-            elif self._ann(init, prm) is not None and \
-                    annotation_value(self, self._ann(init, prm)) is not None:  # type: ignore[arg-type]
-                env[name] = annotation_value(self, self._ann(init, prm))  # type: ignore[arg-type,assignment]
+                env[name] = program.classes.instance(init.cls)
+            elif self.annotation_of(init, prm) is not None and annotation_value(
+                    program, self.annotation_of(init, prm)) is not None:  # type: ignore[arg-type]
+                env[name] = annotation_value(  # type: ignore[assignment]
+                    program, self.annotation_of(init, prm))  # type: ignore[arg-type]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             else:

@@ -99,7 +99,7 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
     if resolved in K.NUMPY_GENERATOR_CLASSES:
         return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy random generator
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
-    return program.annotation_alias(text)
+    return program.names.annotation_alias(text)
 
 
 def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Value | None:

@@ -81,7 +81,7 @@ class ConditionHandlers:
             # ``isinstance(x, torch.Tensor)``: x is a tensor where the test holds
             declared = _isinstance_value(self.p, test.args[1].value)
             name = test.args[0].value.value
-            annotated = self.p.declared_types(self.fn).get(name) if self.fn is not None else None
+            annotated = self.p.signatures.declared_types(self.fn).get(name) if self.fn is not None else None
             if declared is not None and not _known_otherwise(declared, self.env[name]) \
                     and not (annotated is not None and _known_otherwise(declared, annotated)):
                 untyped = (self.env[name].kind is Kind.UNKNOWN or self.env[name].assumed) \
@@ -104,7 +104,7 @@ class ConditionHandlers:
             return False
         declared = _isinstance_value(self.p, test.args[1].value)
         name = test.args[0].value.value
-        annotated = self.p.declared_types(self.fn).get(name) if self.fn is not None else None
+        annotated = self.p.signatures.declared_types(self.fn).get(name) if self.fn is not None else None
         return declared is not None and (_known_otherwise(declared, self.env[name])
                                          or (annotated is not None and _known_otherwise(declared, annotated)))
 

@@ -126,7 +126,7 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
 
     def is_builtin(self, func: cst.CSTNode, name: str) -> bool:
         return isinstance(func, cst.Name) and func.value == name and name not in self.env and (
-            self.fn is None or name not in self.fn.local_names) and self.p.global_value(name) is None
+            self.fn is None or name not in self.fn.local_names) and self.p.names.global_value(name) is None
 
 
 def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:

@@ -54,7 +54,7 @@ class ExpressionHandlers:
             return UNKNOWN_VALUE  # assigned later (e.g. in a loop) or conditionally
         if fn is not None and fn.closure is not None and name in fn.closure:
             return fn.closure[name]
-        v = self.p.global_value(name)
+        v = self.p.names.global_value(name)
         if v is not None:
             if record and name in self.p.index.globals:
                 self.report(E.GlobalReadEvent, node, name=name, value=v)
@@ -109,7 +109,7 @@ class ExpressionHandlers:
             q = f"{base.qualname}.{attr}"
             if base.qualname.endswith("()"):
                 return Value(Kind.UNKNOWN, qualname=q)
-            return self.p.qualified_value(q)
+            return self.p.names.qualified_value(q)
         if base.kind is Kind.TENSOR:
             if attr in K.SIZE_ATTRS:
                 return SIZE_VALUE
@@ -127,7 +127,7 @@ class ExpressionHandlers:
         if base.kind is Kind.SEQUENCE and attr in ("values", "indices") and base.element is not None:
             return base.element
         if base.cls is not None:
-            return self.p.member(base, attr)
+            return self.p.classes.member(base, attr)
         if base.choices:
             return join_all(self.attribute(c, attr, node) for c in base.choices)
         if base.kind is Kind.MODULE:

@@ -152,7 +152,7 @@ class StatementHandlers:
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         for name, q in import_bindings(node).items():
-            self.env[name] = self.p.qualified_value(q)
+            self.env[name] = self.p.names.qualified_value(q)
 
     def _if(self, node: cst.If, construct: str = "if") -> None:
         self.statement = node
@@ -365,7 +365,7 @@ class StatementHandlers:
         if isinstance(target, cst.Name):
             if value.kind is Kind.UNKNOWN and not value.params and value.cls is None and not value.choices \
                     and self.fn is not None:
-                declared = self.p.declared_types(self.fn).get(target.value)
+                declared = self.p.signatures.declared_types(self.fn).get(target.value)
                 if declared is not None:
                     value = declared  # an annotated parameter keeps its type (``x = helper(x)``)
             self.env[target.value] = value
