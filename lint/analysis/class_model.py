@@ -3,12 +3,12 @@ and ``__init__`` or set later by other methods, and which classes are records or
 """
 from __future__ import annotations
 
-import weakref
 
 from typing import TYPE_CHECKING, Iterable, Protocol
 
 import libcst as cst
 
+from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
@@ -46,7 +46,7 @@ class Program(Protocol):
     def memo(self, name: str, remember: bool = True) -> "Memo": ...
 
 
-class ClassModel:
+class ClassModel(ProgramPart["Program"]):
     """The classes of one module as its :class:`~dynalint.analysis.program.Program` sees them: instances,
     their members and properties, the attributes bound in the class body and ``__init__`` or set later
     by other methods, and which classes are records or tensors.  Owns the memos ``class_attrs``
@@ -56,18 +56,12 @@ class ClassModel:
     class's methods (read from the module indexes)."""
 
     def __init__(self, program: "Program") -> None:
-        self._program = weakref.ref(program)  # the program holds this: no cycle to wait for a collection
+        super().__init__(program)
         self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
         self._class_attrs: "Memo[int, dict[str, Value]]" = program.memo("class_attrs")
         self._properties: "Memo[tuple[int, int], Value]" = program.memo("properties")
         self._set_later: "Memo[tuple[int, str], Value | None]" = program.memo("set_later", remember=False)
 
-    @property
-    def program(self) -> "Program":
-        """The program whose classes these are (and through which the other parts are reached)."""
-        program = self._program()
-        assert program is not None
-        return program
 
     def touch_class(self, cls: ClassInfo) -> None:
         """The analysis reads the shell of ``cls`` and of its bases (see :mod:`dynalint.analysis.replay`):

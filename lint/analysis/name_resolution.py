@@ -3,10 +3,10 @@ project, else as library names) and annotation aliases.
 """
 from __future__ import annotations
 
-import weakref
 
 from typing import TYPE_CHECKING, Protocol
 
+from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.class_model import ClassModel, _strip_const
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
@@ -54,7 +54,7 @@ _TORCH_DTYPES = frozenset({
 })
 
 
-class NameResolution:
+class NameResolution(ProgramPart["Program"]):
     """Resolves the names of one module for its :class:`~dynalint.analysis.program.Program`:
     module-level names, qualified names (in other checked files through the project, else as library
     names) and annotation aliases.  Owns the memos ``globals`` (name -> the join of what its
@@ -62,16 +62,10 @@ class NameResolution:
     program's memos so that a replay finds them by name."""
 
     def __init__(self, program: "Program") -> None:
-        self._program = weakref.ref(program)  # the program holds this: no cycle to wait for a collection
+        super().__init__(program)
         self._globals: "Memo[str, Value]" = program.memo("globals")
         self._aliases: "Memo[str, Value | None]" = program.memo("aliases")
 
-    @property
-    def program(self) -> "Program":
-        """The program whose names these are (and through which the other parts are reached)."""
-        program = self._program()
-        assert program is not None
-        return program
 
     def global_value(self, name: str) -> Value | None:
         """Value of a module-level name, or None if the module does not bind it."""

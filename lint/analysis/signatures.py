@@ -3,12 +3,12 @@ and the binding of a call's arguments or of an entry point's inputs to them.
 """
 from __future__ import annotations
 
-import weakref
 
 from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
+from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
@@ -55,7 +55,7 @@ class Program(Protocol):
     def memo(self, name: str, remember: bool = True) -> "Memo": ...
 
 
-class Signatures:
+class Signatures(ProgramPart["Program"]):
     """The signatures of one module's functions for its :class:`~dynalint.analysis.program.Program`:
     parameters and annotations (or PEP 484 type comment), what they promise, and the binding of a
     call's arguments or of an entry point's inputs to them.  Owns the memos ``annotations`` (function
@@ -64,19 +64,13 @@ class Signatures:
     caller passes a number), registered in the program's memos so that a replay finds them by name."""
 
     def __init__(self, program: "Program") -> None:
-        self._program = weakref.ref(program)  # the program holds this: no cycle to wait for a collection
+        super().__init__(program)
         self._annotations: "Memo[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]]" = \
             program.memo("annotations")
         self._declared: "Memo[int, dict[str, Value]]" = program.memo("declared")
         self._evidence: "Memo[int, Evidence]" = program.memo("evidence")
         self._numbers: "Memo[int, frozenset[str]]" = program.memo("numbers")
 
-    @property
-    def program(self) -> "Program":
-        """The program whose functions these are (and through which the other parts are reached)."""
-        program = self._program()
-        assert program is not None
-        return program
 
     def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
         """The named parameters of ``fn`` (its header is read: recorded for a replay)."""
