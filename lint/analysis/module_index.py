@@ -176,6 +176,13 @@ def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None,
     names them (:mod:`dynalint.analysis.replay`).  ``bindings``: where the bindings of the module's
     functions are kept, by node, across indexes of the same tree (filled here)."""
     _BINDINGS.begin(bindings)
+    try:
+        return _build_index(module, reuse)
+    finally:
+        _BINDINGS.end()
+
+
+def _build_index(module: cst.Module, reuse: "ModuleIndex | None") -> ModuleIndex:
     idx = ModuleIndex(module=module)
     _REUSE.begin(reuse)
     try:
@@ -450,11 +457,20 @@ class _Remembered:
     def __init__(self) -> None:
         self.last: dict[int, tuple[cst.FunctionDef, Bindings]] = {}
         self.now: dict[int, tuple[cst.FunctionDef, Bindings]] = {}
+        self._borrowed = False
 
     def begin(self, known: dict[int, tuple[cst.FunctionDef, Bindings]] | None = None) -> None:
         """A module is indexed: the functions of the one before are looked up, this one's kept (in
         ``known``, when given: those of an earlier index of the same tree)."""
         self.last, self.now = self.now, known if known is not None else {}
+        self._borrowed = known is not None
+
+    def end(self) -> None:
+        """The module is indexed: a dict borrowed from its tree is given back (later look-ups, of any
+        module's functions, go to a copy of it), so that the tree keeps the bindings of its own
+        functions only."""
+        if self._borrowed:
+            self.now, self._borrowed = dict(self.now), False
 
     def get(self, node: cst.FunctionDef) -> Bindings:
         key = id(node)
