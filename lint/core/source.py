@@ -27,6 +27,7 @@ import sys
 import threading
 import tokenize
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import TYPE_CHECKING, Callable, Iterator, TypeVar
 
 from dynalint.core.text_lines import split_lines
@@ -198,12 +199,14 @@ the estimate is above libcst's measured peak for each, and a whole ``check`` pro
 under the default limit stays under 500 MB."""
 
 
-def parse_memory(source: str) -> int:
+def parse_memory(source: str, pieces: list[str] | None | EllipsisType = ...) -> int:
     """An upper estimate of the bytes of memory that parsing ``source`` with libcst takes, from a
     scan that costs a few percent of the parse: its tokens (words, strings, comments and operator
-    characters) and the bracket depth of each."""
+    characters) and the bracket depth of each (``pieces``: :func:`_code_pieces` of ``source``, when
+    the caller has them)."""
     # a string or a comment is one token (its brackets nest nothing): one letter each
-    pieces = _code_pieces(source)
+    if pieces is ...:
+        pieces = _code_pieces(source)
     code = "s".join(pieces) if pieces is not None else source
     compact = _compact(code)
     size = len(compact)
@@ -225,13 +228,14 @@ class TooLargeError(SourceError):
     """A file whose parse would take more memory than allowed (reported as DYN001, not analysed)."""
 
 
-def check_memory(source: str, limit_mb: int) -> None:
+def check_memory(source: str, limit_mb: int, pieces: list[str] | None | EllipsisType = ...) -> None:
     """Raise :class:`TooLargeError` when parsing ``source`` would take more than ``limit_mb`` MiB
     (0: no limit), before any parser sees it: a generated file of a few megabytes, one line of
-    nested literals, takes gigabytes, and a few of them at once would exhaust a machine."""
+    nested literals, takes gigabytes, and a few of them at once would exhaust a machine
+    (``pieces``: as for :func:`parse_memory`)."""
     if limit_mb <= 0:
         return
-    needed = parse_memory(source)
+    needed = parse_memory(source, pieces)
     if needed <= limit_mb << 20:
         return
     longest = max(map(len, split_lines(source)), default=0)
@@ -246,46 +250,29 @@ def _megabytes(n: int) -> str:
     return f"{n / (1 << 20):.2g}" if n < 10 << 20 else str(round(n / (1 << 20)))
 
 
-def bracket_depth(source: str) -> int:
+def bracket_depth(source: str, peak: int | None | EllipsisType = ...) -> int:
     """The deepest nesting of brackets in ``source``, those of strings and comments counted too (an
-    upper bound of the code's)."""
-    peak = _peak(source)
+    upper bound of the code's; ``peak``: :func:`_peak` of ``source``, when the caller has it)."""
+    if peak is ...:
+        peak = _peak(source)
     return peak if peak is not None else 0
-
-
-_LAST_PEAK: tuple[str | None, int | None] = (None, None)
-_LAST_PIECES: tuple[str | None, list[str] | None] = (None, None)
-"""The last text :func:`_peak` and :func:`_code_pieces` were asked about, with the answer: the checks
-before a parse ask about the same text twice (:func:`parse_module`: :func:`bracket_depth`,
-:func:`parse_memory`, :func:`scan_part`).  One tuple each, replaced whole (a reader on another thread
-sees a text with its own answer)."""
 
 
 def _peak(text: str) -> int | None:
     """The highest balance of brackets opened less brackets closed after each bracket of ``text``,
-    strings and comments counted too (None: no bracket)."""
-    global _LAST_PEAK
-    last = _LAST_PEAK
-    if last[0] is text:
-        return last[1]
-    peak = max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", text))), default=None)
-    _LAST_PEAK = (text, peak)
-    return peak
+    strings and comments counted too (None: no bracket).  :func:`parse_module` asks it once of a
+    text and hands the answer to the checks that need it (``...`` there: not known yet)."""
+    return max(itertools.accumulate(map(_DELTA.__getitem__, _NOT_BRACKET.sub("", text))), default=None)
 
 
 def _code_pieces(text: str) -> list[str] | None:
     """``text`` cut at its comments and string literals (:data:`_NOT_CODE`): the code between them, which
     joined by one letter is the text with each of those a token of one letter, and joined by nothing the
-    text without them; None when ``text`` has no ``#`` or quote (nothing to cut)."""
-    global _LAST_PIECES
+    text without them; None when ``text`` has no ``#`` or quote (nothing to cut).  Asked once of a text
+    by :func:`parse_module`, like :func:`_peak`."""
     if not ("#" in text or "'" in text or '"' in text):
         return None
-    last = _LAST_PIECES
-    if last[0] is text:
-        return last[1]
-    pieces = _NOT_CODE.split(text)  # (no group in the pattern: the matches are left out)
-    _LAST_PIECES = (text, pieces)
-    return pieces
+    return _NOT_CODE.split(text)  # (no group in the pattern: the matches are left out)
 
 
 _ASCII_WORD = {i: "a" for i in range(128) if _WORD.fullmatch(chr(i))}
@@ -307,12 +294,14 @@ CPYTHON_MAX_BRACKETS = 200
 """CPython's tokenizer refuses deeper brackets ("too many nested parentheses"), at once."""
 
 
-def needs_exact_check(source: str) -> bool:
+def needs_exact_check(source: str, peak: int | None | EllipsisType = ...,
+                      pieces: list[str] | None | EllipsisType = ...) -> bool:
     """Whether the cheap scan cannot clear ``source``: brackets nested more than
-    :data:`MAX_SCAN_DEPTH` deep, or a statement longer than :data:`MAX_SCAN_STATEMENT` characters."""
+    :data:`MAX_SCAN_DEPTH` deep, or a statement longer than :data:`MAX_SCAN_STATEMENT` characters
+    (``peak``, ``pieces``: as for :func:`scan_part`)."""
     if len(source) <= MAX_SCAN_DEPTH:
         return False
-    return scan_exceeds([scan_part(source, first=True)])
+    return scan_exceeds([scan_part(source, True, peak, pieces)])
 
 
 @dataclass(frozen=True)
@@ -336,12 +325,16 @@ class ScanPart:
     strings the scan found: the scan of the text after it starts as the scan of a text does."""
 
 
-def scan_part(text: str, first: bool = False) -> ScanPart:
+def scan_part(text: str, first: bool = False, peak: int | None | EllipsisType = ...,
+              pieces: list[str] | None | EllipsisType = ...) -> ScanPart:
     """The scan of ``text`` alone (``first``: the start of the text; else the stretch follows a
-    ``closed`` one, whose last line break started the statement)."""
-    peak = _peak(text)
+    ``closed`` one, whose last line break started the statement).  ``peak`` and ``pieces``:
+    :func:`_peak` and :func:`_code_pieces` of ``text``, when the caller has them."""
+    if peak is ...:
+        peak = _peak(text)
     net = sum(map(text.count, "([{")) - sum(map(text.count, ")]}")) if peak is not None else 0
-    pieces = _code_pieces(text)
+    if pieces is ...:
+        pieces = _code_pieces(text)
     code = "".join(pieces) if pieces is not None else text
     depth = deepest = 0
     start = 0 if first else -1  # where the current statement began
@@ -377,10 +370,12 @@ def scan_exceeds(parts: list[ScanPart]) -> bool:
     return bool(parts) and parts[-1].tail > MAX_SCAN_STATEMENT
 
 
-def check_nesting(source: str, path: str = "<unknown>") -> None:
+def check_nesting(source: str, path: str = "<unknown>", peak: int | None | EllipsisType = ...,
+                  pieces: list[str] | None | EllipsisType = ...) -> None:
     """Raise :class:`NestingError` when CPython's parser rejects ``source`` for its nesting (or for
-    any other reason, once the scan has found it deep: then libcst is not given it at all)."""
-    if not needs_exact_check(source):
+    any other reason, once the scan has found it deep: then libcst is not given it at all; ``peak``,
+    ``pieces``: as for :func:`scan_part`)."""
+    if not needs_exact_check(source, peak, pieces):
         return
     try:
         tree = compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
@@ -430,11 +425,12 @@ def parse_module(source: str, path: str = "<unknown>", memory_mb: int = MAX_FILE
     indentation is dropped (lines keep their numbers) and the file parsed again.
     """
     check_null_bytes(source)
-    if bracket_depth(source) > CPYTHON_MAX_BRACKETS and bracket_depth(_NOT_CODE.sub("", source)) > \
+    peak, pieces = _peak(source), _code_pieces(source)  # once: the checks below share them
+    if bracket_depth(source, peak) > CPYTHON_MAX_BRACKETS and bracket_depth(_NOT_CODE.sub("", source)) > \
             CPYTHON_MAX_BRACKETS:  # a syntax error CPython finds at little cost
-        check_nesting(source, path)
-    check_memory(source, memory_mb)  # before CPython's parser too, which takes a sixth of it
-    check_nesting(source, path)
+        check_nesting(source, path, peak, pieces)
+    check_memory(source, memory_mb, pieces)  # before CPython's parser too, which takes a sixth of it
+    check_nesting(source, path, peak, pieces)
     import libcst as cst
 
     try:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import weakref
 from collections import deque
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
@@ -89,9 +88,8 @@ class Session:
         self._settled: dict[tuple, dict[str, str]] = {}
         self._index: tuple[tuple, SourceIndex] | None = None
         self._scopes: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
-        """:meth:`scope` of the given files, found from the index :attr:`_scopes_of` refers to: valid while
-        :meth:`index` gives that same index (no file of the project changed on disk)."""
-        self._scopes_of: weakref.ref[SourceIndex] | None = None
+        """:meth:`scope` of the given files, found from the index :meth:`index` keeps: emptied when it
+        makes another (a file of the project changed on disk)."""
         self._kept: dict[str, Kept] = {}
         """Analyses the project pass kept for the fixes, by path as given (see :meth:`kept`)."""
         self._stamps: dict[str, tuple[str, int, int]] | None = None
@@ -175,8 +173,6 @@ class Session:
         source = self.index(modules)
         # an editor asks this twice per edit of a document: the search for callers, which follows every
         # import of a large project (a second or so), is made again only when a file changed on disk
-        if self._scopes_of is None or self._scopes_of() is not source:
-            self._scopes, self._scopes_of = {}, weakref.ref(source)  # (holds no index alive)
         found = self._scopes.get(tuple(given))
         if found is None:
             reached = callers_of(source, [m for m in (source.module_of(p) for p in given) if m])
@@ -296,6 +292,7 @@ class Session:
             from dynalint.engine.runner import ProjectView
 
             self._index = (key, ProjectView(paths))
+            self._scopes = {}  # found from the index replaced
         return self._index[1]
 
     def index_paths(self, paths: Iterable[str]) -> list[str]:

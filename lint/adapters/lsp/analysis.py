@@ -30,7 +30,7 @@ from dynalint.engine.pipeline import Analysis, analyse
 from dynalint.fixers.support.base import fixers_for
 from dynalint.engine.fixing import diagnostics_with_fixes, fix_source
 from dynalint.engine.incremental import Baseline, Baselines, answered, baseline, reanalysed
-from dynalint.engine.session import Session, file_stamp
+from dynalint.engine.session import Session
 from dynalint.config.settings import Settings
 
 log = logging.getLogger("dynalint.adapters.lsp")
@@ -205,7 +205,7 @@ def _checked(version: int | None, text: str, path: str | None, shown: str, sessi
 
 
 def _key(settings: Settings, project: SourceIndex | None, entries: dict[str, dict[str, Any]] | None,
-         stamp: Callable[[str], tuple] = file_stamp) -> tuple:
+         stamp: Callable[[str], tuple]) -> tuple:
     """What an analysis of a document reads besides its text: the settings, the entries the project hands
     it and the project's files as they are on disk (``stamp``: of one file)."""
     files = tuple(map(stamp, project.paths.values())) if project is not None else ()
