@@ -29,7 +29,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 )
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
-from dynalint.analysis.eager_part import split_untraced
+from dynalint.analysis.eager_part import body_order, function_blocks, split_untraced
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -206,16 +206,6 @@ def capture_flag(brk: Break) -> str | None:
     return None
 
 
-def _loops(node: cst.FunctionDef) -> list[cst.CSTNode]:
-    """The ``for`` and ``while`` loops of a function's body (nested scopes not entered)."""
-    return [n for n in walk(node.body, into_scopes=False) if isinstance(n, (cst.For, cst.While))]
-
-
-def _walk_order(node: cst.FunctionDef) -> dict[int, int]:
-    """Node id -> its position in a walk of a function's definition (nested scopes not entered)."""
-    return {id(n): i for i, n in enumerate(walk(node, into_scopes=False))}
-
-
 class Breaks:
     """The breaks of one analysed module, in evaluation order, and what follows from their order."""
 
@@ -281,7 +271,7 @@ class Breaks:
         fn = ev.function
         order = self.positions(fn)
         if id(fn) not in self._loop_breaks:  # once per function: the rules ask about many of its events
-            loops = fn.derived("loops", _loops)
+            loops = [b for b in function_blocks(fn) if type(b) in (cst.For, cst.While)]
             self._loop_breaks[id(fn)] = min(
                 (order.get(id(b.statement), -1) for b in self.all if b.in_loop and b.event.function is fn
                  and any(encloses(loop, b.node) for loop in loops)), default=None)
@@ -289,9 +279,9 @@ class Breaks:
         return first is not None and first < order.get(id(ev.statement), -1)
 
     def positions(self, fn: "FunctionInfo") -> dict[int, int]:
-        """Node id -> its position in a walk of ``fn`` (nested scopes not entered), made once per definition
-        (:meth:`FunctionInfo.derived`)."""
-        return fn.derived("order", _walk_order)
+        """Node id -> its position in a walk of ``fn``'s body (nested scopes not entered), made once per
+        definition (:meth:`FunctionInfo.derived`)."""
+        return body_order(fn)
 
     def inside(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at events within ``node`` (a loop body, say), in order."""
@@ -914,8 +904,7 @@ class BreakClassifier:
 
     def condition(self, ev: ConditionEvent) -> None:
         if not data_dependent_test(ev, self.captures(CAPTURE_SCALAR_OUTPUTS, ev)):
-            if _reads_length(ev.node, None) or any(type(n) is cst.Name for n in walk(ev.node, into_scopes=False)):
-                self.counted_length(ev)  # (a name: maybe a number computed from a length, _count_bound)
+            self.counted_length(ev)  # (a length read, or a number computed from one: _count_bound)
             return
         if (not ev.value.is_tensor or ev.value.origin is not None) and self._resumed_with(ev):
             return
@@ -1091,14 +1080,17 @@ class BreakClassifier:
                 between.append(ev)
         return False
 
+    def _call_at(self, node: cst.CSTNode) -> CallEvent | None:
+        """The first call event at ``node``: where a number or tensor the rules follow was made."""
+        return next((e for e in self.events if isinstance(e, CallEvent) and e.node is node), None)
+
     def _resumed_with(self, ev: ConditionEvent) -> bool:
         """A captured number ``ev`` tests that reaches it across a break: it enters the resumed frame as a
         Python value, and the branch is traced (measured on torch 2.13: ``n = t.item(); print(n); if n > 0:``
         breaks at the ``print`` only).  So does a traced random number, and what comparing one gives
         (``s = k > 1; print(s); if s:`` breaks at the ``print`` only)."""
         origin = ev.value.origin
-        made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is origin), None) \
-            if origin is not None else None
+        made = self._call_at(origin) if origin is not None else None
         return made is not None and not self._unbroken(made, lambda e: e is ev)
 
     def captured_constant(self, ev: Event) -> None:
@@ -1112,7 +1104,7 @@ class BreakClassifier:
         if failure is None:
             return
         origin, raises = failure
-        made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is origin), None)
+        made = self._call_at(origin)
         if made is None or (made.method == "tolist" and not (raises and isinstance(ev, SubscriptEvent)
                                                              and self._integer_list(made))) \
                 or not self.captures(CAPTURE_SCALAR_OUTPUTS, made) \
@@ -1137,8 +1129,7 @@ class BreakClassifier:
         value only taken for a tensor) is not claimed."""
         func = tolist.node.func if isinstance(tolist.node, cst.Call) else None
         receiver = func.value if isinstance(func, cst.Attribute) else None
-        made = next((e for e in self.events if isinstance(e, CallEvent) and e.node is receiver), None) \
-            if isinstance(receiver, cst.Call) else None
+        made = self._call_at(receiver) if isinstance(receiver, cst.Call) else None
         if made is None or "dtype" in made.kwargs:
             return False
         if made.qualname is None:

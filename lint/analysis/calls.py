@@ -563,17 +563,22 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 
-def _instance_of(obj: Value, classes: Value) -> bool:
+def _instance_of(ev: "EvaluatorView", obj: Value, classes: Value) -> bool:
     """``isinstance(obj, classes)`` is true whatever ``obj`` is at run time: each of its alternatives is an
     instance (never None) of a class of the checked code that has one of ``classes`` (classes of the checked
     code) among its bases.  Dynamo decides the test while tracing, so only the branch it holds runs.  A
     value's class is the least it is (a subclass may come instead), so a test that fails for that class
-    is not known to fail."""
+    is not known to fail.  Each class whose bases are read is touched first (an edit of them changes the
+    answer)."""
     targets = classes.items if classes.kind is Kind.SEQUENCE and classes.items is not None else (classes,)
     wanted = {id(t.cls) for t in targets if t.kind is Kind.FUNCTION and t.func is None and t.cls is not None}
+
+    def derives(cls: "ClassInfo") -> bool:
+        ev.p.classes.touch_class(cls)
+        return any(id(c) in wanted for c in cls.mro())
+
     return bool(wanted) and all(
-        v.cls is not None and v.kind is not Kind.FUNCTION and not v.maybe_none
-        and any(id(c) in wanted for c in v.cls.mro())
+        v.cls is not None and v.kind is not Kind.FUNCTION and not v.maybe_none and derives(v.cls)
         for v in obj.alternatives)
 
 
@@ -606,7 +611,7 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
     if name in ("isinstance", "issubclass", "hasattr", "callable"):
         if name == "isinstance" and first is not None:
             ev.not_tensor_evidence(first)
-            if len(args) == 2 and _instance_of(first, args[1]):
+            if len(args) == 2 and _instance_of(ev, first, args[1]):
                 return python(True)
         return python(is_bool=True)
     if name in ("id", "hash"):

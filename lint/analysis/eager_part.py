@@ -21,7 +21,7 @@ import libcst as cst
 
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
-from dynalint.analysis.syntax import Spans, encloses, simple_statements, walk
+from dynalint.analysis.syntax import Spans, simple_statements, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.events import Event
@@ -74,11 +74,10 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     mine = [b for b in breaks if b.event.function is fn]
     if not mine:
         return None  # (without a walk of the function)
-    body = fn.node.body
-    looped = [(b, block) for b in mine for block in _function_blocks(fn) if _unresumable(b, block, body)]
+    looped = [(b, block) for b in mine for block in function_blocks(fn) if _unresumable(b, block, fn)]
     if not looped:
         return None
-    order = fn.derived("body order", _body_order)
+    order = body_order(fn)
     first = min((block for _, block in looped), key=lambda block: order.get(id(block), -1))
     in_loops = {id(b) for b, _ in looped}
     before = [b for b in mine if id(b) not in in_loops and order.get(id(b.statement), -1) < order.get(id(first), -1)]
@@ -100,11 +99,10 @@ def resumable(brk: _Break) -> bool:
     loop, ``try`` body and the context managers a ``with`` statement enters (after those, it runs the rest
     of the frame eagerly)."""
     fn = brk.event.function
-    body = fn.node.body
-    return not any(_unresumable(brk, block, body) for block in _function_blocks(fn))
+    return not any(_unresumable(brk, block, fn) for block in function_blocks(fn))
 
 
-def _function_blocks(fn: "FunctionInfo") -> list[cst.CSTNode]:
+def function_blocks(fn: "FunctionInfo") -> list[cst.CSTNode]:
     """The loops, ``try`` and ``with`` statements of ``fn``'s body (nested scopes not entered), found once
     per definition (:meth:`FunctionInfo.derived`)."""
     return fn.derived("blocks", _blocks)
@@ -116,8 +114,14 @@ abstract base classes about each node of the function that is none of them.)"""
 
 
 def _blocks(node: cst.FunctionDef) -> list[cst.CSTNode]:
-    """What :func:`_function_blocks` finds, of the definition ``node``."""
+    """What :func:`function_blocks` finds, of the definition ``node``."""
     return [n for n in walk(node.body, into_scopes=False) if type(n) in _BLOCK_TYPES]
+
+
+def body_order(fn: "FunctionInfo") -> dict[int, int]:
+    """Node id -> its position in a walk of ``fn``'s body (nested scopes not entered), made once per
+    definition (:meth:`FunctionInfo.derived`)."""
+    return fn.derived("body order", _body_order)
 
 
 def _body_order(node: cst.FunctionDef) -> dict[int, int]:
@@ -125,31 +129,23 @@ def _body_order(node: cst.FunctionDef) -> dict[int, int]:
     return {id(n): i for i, n in enumerate(walk(node.body, into_scopes=False))}
 
 
-def _unresumable(brk: _Break, block: cst.CSTNode, body: cst.BaseSuite) -> bool:
+def _unresumable(brk: _Break, block: cst.CSTNode, fn: "FunctionInfo") -> bool:
     """``brk`` lies inside ``block`` where Dynamo cannot resume after it: in the body of a loop, of a
-    ``try`` statement, or in the context managers a ``with`` statement enters (``body``: the function's)."""
+    ``try`` statement, or in the context managers a ``with`` statement enters (``block``: of ``fn``)."""
     if isinstance(block, cst.With):
-        return any(_encloses(body, item, brk.node) for item in block.items)
-    return (brk.in_loop or isinstance(block, cst.Try)) and _encloses(body, block, brk.node)
+        return any(_encloses(fn, item, brk.node) for item in block.items)
+    return (brk.in_loop or isinstance(block, cst.Try)) and _encloses(fn, block, brk.node)
 
 
-_LAST_SPANS: tuple[cst.CSTNode | None, Spans | None] = (None, None)
-"""The function body :func:`_encloses` was last asked about, with its spans once asked twice."""
+def _encloses(fn: "FunctionInfo", outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """:func:`encloses` for nodes of ``fn``'s body, answered by the :class:`Spans` of that body, made once
+    per definition (a function with many breaks, loops and statements asks it of each pair: a walk each)."""
+    return fn.derived("spans", _body_spans).encloses(outer, inner)
 
 
-def _encloses(body: cst.CSTNode, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    """:func:`encloses` for nodes of a function's ``body``: its first question is answered by a walk of
-    ``outer``, the next ones by the :class:`Spans` of ``body`` (a function with many breaks, loops and
-    statements asks it of each pair: a walk each)."""
-    global _LAST_SPANS
-    last, spans = _LAST_SPANS
-    if last is not body:
-        _LAST_SPANS = (body, None)
-        return encloses(outer, inner)
-    if spans is None:
-        spans = Spans(body)
-        _LAST_SPANS = (body, spans)
-    return spans.encloses(outer, inner)
+def _body_spans(node: cst.FunctionDef) -> Spans:
+    """What :func:`_encloses` reads, of the definition ``node``."""
+    return Spans(node.body)
 
 
 def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
@@ -173,27 +169,28 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
         part = eager_part(mine, fn)
         if part is None:
             continue
-        body, block = fn.node.body, part.loop
-        stops = [b for b in mine if _unresumable(b, block, body)]
-        surely = any(_surely_reached(body, block, s.node) for s in stops)
+        block = part.loop
+        paths: _Paths = {}  # (the breaks of a function are compared pair by pair, each asking for both paths)
+        stops = [b for b in mine if _unresumable(b, block, fn)]
+        surely = any(_surely_reached(fn, paths, block, s.node) for s in stops)
         for b in mine:
-            if not part.eager(b.statement) or _own_frame(b, body) or _logs_tensor(b):
+            if not part.eager(b.statement) or _own_frame(b, fn) or _logs_tensor(b):
                 continue
-            if _met_in(block, b, body):
-                if any(s is not b and _dominates(body, s.node, b.node) for s in stops):
+            if _met_in(block, b, fn):
+                if any(s is not b and _dominates(fn, paths, s.node, b.node) for s in stops):
                     dropped.add(id(b))
-            elif surely and (_encloses(body, block, b.node) or _dominates(body, block, b.node)):
+            elif surely and (_encloses(fn, block, b.node) or _dominates(fn, paths, block, b.node)):
                 dropped.add(id(b))
     if not dropped:
         return found, []
     return [b for b in found if id(b) not in dropped], [b for b in found if id(b) in dropped]
 
 
-def _own_frame(brk: _Break, body: cst.BaseSuite) -> bool:
+def _own_frame(brk: _Break, fn: "FunctionInfo") -> bool:
     """``brk`` is at or inside a comprehension, which the eager part runs as a frame of its own that
     Dynamo compiles (measured on torch 2.13: "Missing tp_iternext" at a comprehension over a local
     list after a loop whose body breaks)."""
-    return any(isinstance(n, _COMPREHENSIONS) and _encloses(body, n, brk.node)
+    return any(isinstance(n, _COMPREHENSIONS) and _encloses(fn, n, brk.node)
                for n in walk(brk.statement, into_scopes=False))
 
 
@@ -214,15 +211,15 @@ def _logs_tensor(brk: _Break) -> bool:
     return logging_call and any(v is not None and v.is_tensor for v in (*ev.args, *ev.kwargs.values()))
 
 
-def _met_in(block: cst.CSTNode, brk: _Break, body: cst.BaseSuite) -> bool:
+def _met_in(block: cst.CSTNode, brk: _Break, fn: "FunctionInfo") -> bool:
     """``brk`` is in the part of ``block`` that Dynamo traces until its first unresumable break: not
     the body of a ``with`` (its managers break first) nor the handlers, ``else`` or ``finally`` of a
     ``try`` (they run after the body)."""
     if isinstance(block, cst.With):
-        return any(_encloses(body, item, brk.node) for item in block.items)
+        return any(_encloses(fn, item, brk.node) for item in block.items)
     if isinstance(block, cst.Try):
-        return _encloses(body, block.body, brk.node)
-    return _encloses(body, block, brk.node)
+        return _encloses(fn, block.body, brk.node)
+    return _encloses(fn, block, brk.node)
 
 
 #: how a block of a compound statement is entered whenever the statement runs: always (the body of a
@@ -231,39 +228,34 @@ _ALWAYS, _LOOP, _MAYBE = "always", "loop", "maybe"
 _SUITES = (cst.IndentedBlock, cst.SimpleStatementSuite)
 
 
-_LAST_PATHS: tuple[cst.CSTNode | None, dict[int, tuple[cst.CSTNode, list[tuple[cst.CSTNode, int, str]]]]] = \
-    (None, {})
-"""The function body :func:`_path` was last asked about, with the paths found in it by ``id`` of their
-node: the breaks of a function are compared pair by pair (:func:`_dominates`), each pair asking for the
-path to both."""
+_Path = list[tuple[cst.CSTNode, int, str]]
+_Paths = dict[int, tuple[cst.CSTNode, _Path]]
+"""The paths found in one function by ``id`` of their node (:func:`_path`), kept while its breaks are
+split (:func:`split_untraced`)."""
 
 
-def _path(body: cst.BaseSuite, node: cst.CSTNode) -> list[tuple[cst.CSTNode, int, str]]:
-    """The blocks from the function's ``body`` down to the statement holding ``node``: each block, the
-    position in it of the statement on the way, and how that block is entered."""
-    global _LAST_PATHS
-    if _LAST_PATHS[0] is not body:
-        _LAST_PATHS = (body, {})
-    paths = _LAST_PATHS[1]
+def _path(fn: "FunctionInfo", paths: _Paths, node: cst.CSTNode) -> _Path:
+    """The blocks from ``fn``'s body down to the statement holding ``node``: each block, the position in
+    it of the statement on the way, and how that block is entered (found once per node in ``paths``)."""
     known = paths.get(id(node))
     if known is None or known[0] is not node:
-        known = paths[id(node)] = (node, _find_path(body, node))
+        known = paths[id(node)] = (node, _find_path(fn, node))
     return known[1]
 
 
-def _find_path(body: cst.BaseSuite, node: cst.CSTNode) -> list[tuple[cst.CSTNode, int, str]]:
-    out: list[tuple[cst.CSTNode, int, str]] = []
-    suite: cst.CSTNode | None = body
+def _find_path(fn: "FunctionInfo", node: cst.CSTNode) -> _Path:
+    out: _Path = []
+    suite: cst.CSTNode | None = fn.node.body
     entered = _ALWAYS
     while suite is not None:
         statements = simple_statements(suite)  # type: ignore[arg-type]
-        at = next((i for i, s in enumerate(statements) if _encloses(body, s, node)), None)
+        at = next((i for i, s in enumerate(statements) if _encloses(fn, s, node)), None)
         if at is None:
             break
         out.append((suite, at, entered))
         stmt = statements[at]
         suite = next((n for n in walk(stmt, into_scopes=False) if n is not stmt and isinstance(n, _SUITES)
-                      and _encloses(body, n, node)), None)
+                      and _encloses(fn, n, node)), None)
         if suite is not None:
             entered = _entered(stmt, suite)
     return out
@@ -280,11 +272,11 @@ def _entered(stmt: cst.CSTNode, suite: cst.CSTNode) -> str:
     return _MAYBE
 
 
-def _dominates(body: cst.BaseSuite, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+def _dominates(fn: "FunctionInfo", paths: _Paths, first: cst.CSTNode, later: cst.CSTNode) -> bool:
     """Every run that reaches the statement holding ``later`` ran the one holding ``first`` before: a
     later statement of a block that holds ``first``, always entered down to it (a ``with`` or ``try``
     body; not a branch or a loop, which may not run)."""
-    outer, inner = _path(body, first), _path(body, later)
+    outer, inner = _path(fn, paths, first), _path(fn, paths, later)
     for level, ((suite, at, _), (other, position, _)) in enumerate(zip(outer, inner)):
         if suite is not other:
             return False
@@ -293,10 +285,10 @@ def _dominates(body: cst.BaseSuite, first: cst.CSTNode, later: cst.CSTNode) -> b
     return False
 
 
-def _surely_reached(body: cst.BaseSuite, block: cst.CSTNode, node: cst.CSTNode) -> bool:
+def _surely_reached(fn: "FunctionInfo", paths: _Paths, block: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whenever ``block`` runs, so does the statement holding ``node`` inside it: in its header, or in
     blocks always entered from it (a loop's body counts: it is taken to run once)."""
-    path = _path(body, node)
-    depth = len(_path(body, block))
+    path = _path(fn, paths, node)
+    depth = len(_path(fn, paths, block))
     return all(how == _ALWAYS or how == _LOOP and level == depth for level, (_, _, how) in enumerate(path)
                if level >= depth)
