@@ -69,7 +69,7 @@ import time
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                                          "realcode")]
-from fix import LineMap  # noqa: E402  (realcode's: lines of a fixed copy -> the original's)
+from fix import LineMap, capture_options, run_fix  # noqa: E402  (realcode's: a fixed copy's lines, its `fix` run)
 from fix_population import FLAGS  # noqa: E402
 
 #: Sizes shrunk in every configuration and sub-configuration that has them (absent keys are left alone).
@@ -461,10 +461,7 @@ def fixed_library(dest: str, loaded: list[str], fix_args: list[str], verbose: bo
     """A copy of the library with every file in ``loaded`` fixed (``fix_args`` added to the command); its root."""
     root = copy_library(dest)
     files = [os.path.join(root, "transformers", f) for f in loaded]
-    # run inside the copy: with no file named, ``fix`` would take the current folder
-    fix = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes",
-                          "--exit-zero", "--scope", "all", "-j", "1", *fix_args, *(files or [root])],
-                         capture_output=True, text=True, cwd=root)
+    fix = run_fix(root, files, fix_args, prefix=("nice", "-n", "10"))
     print(f"fixed {len(loaded)} library files the breaking models load {' '.join(fix_args)}", file=sys.stderr)
     if verbose:
         print(fix.stderr.strip()[-1500:], file=sys.stderr)
@@ -624,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_whatif:
         columns["flags"] = run_models(sorted(before), None, args.timeout, tmp, "flags", args.verbose, flags=flags,
                                       implementations=impl)
-        declared = ["--capture-scalar-outputs", "--capture-dynamic-output-shape-ops"]
+        declared = capture_options()
         flags_root = fixed_library(os.path.join(tmp, "flags"), loaded, [*args.fix_args.split(), *declared],
                                    args.verbose)
         maps["both"] = LineMap(lib, os.path.join(flags_root, "transformers"))

@@ -46,13 +46,9 @@ SPECS_PATH = str(HERE / "zoo_specs.py")
 DEFAULT_ZOO = str(HERE.parent.parent / "shared" / "eval-zoo")
 
 
-def labelled_lines(record: dict) -> set[tuple[str, int]]:
-    return fix.break_lines(record)
-
-
 def reproduction(labelled: dict, original: dict) -> dict:
     """How many of the label's break lines the rebuilt original logged, and which it missed or added."""
-    want, got = labelled_lines(labelled), fix.break_lines(original)
+    want, got = fix.break_lines(labelled), fix.break_lines(original)
     return {"labelled": len(want), "reproduced": len(want & got),
             "missed": [f"{f}:{ln}" for f, ln in sorted(want - got)],
             "extra": [f"{f}:{ln}" for f, ln in sorted(got - want)]}
@@ -125,9 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     # the sources' folder stays on the path behind the fixed copy: the libraries' dependencies live there
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), site) if p)
     sys.path.append(site)  # the saved outputs unpickle here (tv_tensors)
-    import zoo_specs
+    import zoo_specs  # built its specs from ZOO_LABELS, set above
 
-    buildable = zoo_specs.load_specs(labels_path)
+    buildable = zoo_specs.SPECS
     specs = fix.breaking_runs(list(records.values()), args.spec)
     for name in [s for s in specs if s not in buildable]:
         print(f"{name}: no builder, not measured", file=sys.stderr)

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING
 from dynalint.core import gb_types as GB
 from dynalint.fixers.capture_flags import patch_compile_calls
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
+from dynalint.fixers.support.split import shown
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.fixers.support.context import FixContext
@@ -113,7 +114,7 @@ class AllowRnn(Fixer):
         in_loop = next((b for b in ctx.breaks if b.event.function is brk.event.function and b.event.in_loop
                         and b is not brk), None)
         if in_loop is not None:
-            raise Refused(f"`{_shown(ctx, in_loop.node)}` breaks the graph in a loop of the same function: Dynamo runs "
+            raise Refused(f"`{shown(ctx, in_loop.node)}` breaks the graph in a loop of the same function: Dynamo runs "
                           "that frame eagerly there, so the flag would only move the reported break")
         plan = FixPlan("", "unsafe")
         patch_compile_calls(plan, ctx, brk.event.function, lambda reach: _needed(ctx, reach))
@@ -122,11 +123,6 @@ class AllowRnn(Fixer):
         plan.description = ("turn on `allow_rnn` for the compiled code only (torch._dynamo.config.patch around the "
                             "compile call): Dynamo traces the recurrent module instead of breaking the graph")
         return plan
-
-
-def _shown(ctx: "FixContext", node) -> str:
-    code = ctx.code(node).strip()
-    return code if len(code) <= 40 else code[:37] + "..."
 
 
 def _needed(ctx: "FixContext", reach: set[int]) -> list[str]:

@@ -196,26 +196,15 @@ def _negated(test: cst.BaseExpression, ctx) -> str | None:
 def _formatted_runtime_error(raise_stmt: cst.Raise, ctx) -> str | None:
     """For ``raise RuntimeError(<f-string or "...".format(...)>)``: a string literal of the message's
     text with each formatted value written ``...``, which ``torch._assert_async`` can raise in the graph
-    (the same exception type; formatting the values would break the graph).  Refused for another
-    exception with such a message; None for any other raise (a literal message, a message computed
-    otherwise)."""
+    (the same exception type; formatting the values would break the graph).  None for any other raise
+    (a literal message, a message computed otherwise, another exception type: :func:`raise_message`
+    refuses that one)."""
     exc = raise_stmt.exc
     if not (isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None
-            and not exc.args[0].star):
+            and not exc.args[0].star and builtin_class(exc.func, ctx, "RuntimeError")):
         return None
     text = message_text(ctx.code(exc.args[0].value).strip())
-    if text is None:
-        return None
-    if not _builtin_runtime_error(exc.func, ctx):
-        raise Refused(f"the exception's message is not a string literal (it formats values), and "
-                      f"`{ctx.code(exc.func).strip()}` is not the builtin RuntimeError that torch._assert_async "
-                      "raises: the check kept in the graph would raise another type")
-    return string_literal_code(text)
-
-
-def _builtin_runtime_error(node: cst.CSTNode | None, ctx) -> bool:
-    """``node`` is the builtin ``RuntimeError`` (not a name the module or a function binds)."""
-    return builtin_class(node, ctx, "RuntimeError")
+    return string_literal_code(text) if text is not None else None
 
 
 def raise_message(raise_stmt: cst.Raise, ctx) -> str:
@@ -224,10 +213,10 @@ def raise_message(raise_stmt: cst.Raise, ctx) -> str:
     is refused (the check would raise another type: an ``except ValueError`` would no longer catch it)."""
     exc = raise_stmt.exc
     raised = exc.func if isinstance(exc, cst.Call) else exc
-    if not _builtin_runtime_error(raised, ctx):
+    if not builtin_class(raised, ctx, "RuntimeError"):
         raise Refused(f"`{ctx.code(raised).strip() if raised is not None else 'raise'}` is not the builtin "
                       "RuntimeError that torch._assert_async raises: the check would raise another type")
-    if isinstance(exc, (cst.Name, cst.Attribute)) or isinstance(exc, cst.Call) and not exc.args:
+    if isinstance(exc, cst.Name) or isinstance(exc, cst.Call) and not exc.args:
         return ""
     if isinstance(exc, cst.Call) and len(exc.args) == 1 and exc.args[0].keyword is None \
             and not exc.args[0].star and string_literal(exc.args[0].value):

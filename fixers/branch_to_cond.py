@@ -74,7 +74,7 @@ from dynalint.fixers.support.branches import (
     statements,
     target_name,
 )
-from dynalint.fixers.support.codegen import is_variable, paren, tensor_condition, use_torch
+from dynalint.fixers.support.codegen import is_variable, known_tensor, paren, tensor_condition, use_torch
 from dynalint.fixers.support.purity import impurity
 
 
@@ -213,7 +213,7 @@ class BranchToCond(Fixer):
                 return None
             if any(isinstance(s, cst.Return) for _, s in then_stmts[:-1] + else_stmts[:-1]):
                 return None
-            if not all(_is_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
+            if not all(known_tensor(ctx, s[-1][1].value) for s in (then_stmts, else_stmts)):
                 return None
             _same_leaves(ctx, function, [then_stmts, else_stmts], [])
             returned = [then_stmts[-1][1].value, else_stmts[-1][1].value]
@@ -421,20 +421,15 @@ def _return_value(value: cst.BaseExpression, mapping: dict[str, str], ctx) -> st
     return cst.Module([]).code_for_node(rename(value, mapping)).strip()
 
 
-def _is_tensor(ctx, expr: cst.BaseExpression) -> bool:
-    v = ctx.value(expr)
-    return v is not None and v.kind is Kind.TENSOR and not v.maybe_none
-
-
 def _merged_is_tensor(ctx, name: str, branches, node: cst.If, has_else: bool) -> bool:
     """Every value the name can have after the ``if`` is a tensor."""
     for stmts in branches:
         for _, small in stmts:
-            if target_name(small) == name and not _is_tensor(ctx, small.value):
+            if target_name(small) == name and not known_tensor(ctx, small.value):
                 return False  # includes `x += [...]` on a list
     if has_else and all(any(target_name(s) == name for _, s in b) for b in branches):
         return True
     # the value from before the `if` is kept on some path: it must be a tensor too
     exprs = [node.test] + [s.value for b in branches for _, s in b]
     loads = [n for e in exprs for n in walk(e) if isinstance(n, cst.Name) and n.value == name]
-    return bool(loads) and _is_tensor(ctx, loads[0])
+    return bool(loads) and known_tensor(ctx, loads[0])

@@ -73,6 +73,7 @@ from dynalint.analysis.syntax import decorator_target, walk
 from dynalint.core.positions import node_ranges
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import is_variable, use_torch
+from dynalint.fixers.support.split import shortened, shown
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Callable
@@ -198,7 +199,7 @@ def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool]
     for b in _with_untraced(ctx.breaks):
         if id(b.event.function) in reach and b.read_in_python \
                 and b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP) and not (rewritten is not None and rewritten(b)):
-            raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{_shown(ctx, b.node)}` in the graph, and "
+            raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{shown(ctx, b.node)}` in the graph, and "
                           "the code then reads its length in Python: Dynamo can fail to compile there "
                           "(GuardOnDataDependentSymNode) instead of breaking the graph")
 
@@ -216,12 +217,12 @@ def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bo
             outcome = "can fail to compile there instead of breaking the graph"
             if use is not None:
                 line = ctx.ranges([use.node]).get(id(use.node))
-                at = f" at line {line.line} (`{_shown(ctx, use.node)}`)" if line is not None else ""
+                at = f" at line {line.line} (`{shown(ctx, use.node)}`)" if line is not None else ""
                 failure = constant_failure(use)
                 if failure is not None and failure[0] is b.node:
                     outcome = "fails to compile there (GuardOnDataDependentSymNode)" if failure[1] \
                         else "breaks the graph there instead"
-            raise Refused(f"`capture_scalar_outputs` would keep the number from `{_shown(ctx, b.node)}` symbolic, "
+            raise Refused(f"`capture_scalar_outputs` would keep the number from `{shown(ctx, b.node)}` symbolic, "
                           f"and the code then uses it where Python needs its value{at}: Dynamo {outcome}")
     _refuse_constant_uses_elsewhere(ctx, reach)
 
@@ -236,17 +237,16 @@ def _refuse_constant_uses_elsewhere(ctx, reach: set[int]) -> None:
     for other in _other_programs(ctx):
         if not any(id(ev.function) in reach for ev in other.events if ev.function is not None):
             continue
-        found = find_breaks(other, flagged)
+        found = ctx.cached(("capture_scalar_outputs breaks", id(other)), lambda: find_breaks(other, flagged))
         for b in _with_untraced(found):
             if b.cause is Cause.CAPTURED_CONSTANT and id(b.event.function) in reach:
                 module = other.module
                 line = node_ranges(module, module.code, [b.node]).get(id(b.node))
                 where = f"{other.index.path}:{line.line}" if line is not None else other.index.path
-                code = module.code_for_node(b.node).strip()
-                shown = code if len(code) <= 40 else code[:37] + "..."
+                code = shortened(module.code_for_node(b.node).strip())
                 outcome = "fails to compile there" if fails_to_compile(b) else "breaks the graph there instead"
                 raise Refused(f"`capture_scalar_outputs` would keep a number symbolic that `{b.event.function.name}` "
-                              f"({where}) then uses where Python needs its value (`{shown}`): Dynamo {outcome}")
+                              f"({where}) then uses where Python needs its value (`{code}`): Dynamo {outcome}")
 
 
 def _other_programs(ctx) -> list:
@@ -263,12 +263,6 @@ def _constant_use(ctx, made: Break) -> "Event | None":
     start = next((i for i, ev in enumerate(events) if ev is made.event), len(events))
     return next((ev for ev in events[start + 1:] if ev.function is not None and ev.function.owner is index
                  and needs_constant(ev, made.node)), None)
-
-
-def _shown(ctx, node: cst.CSTNode) -> str:
-    """A node's code for a message, cut at 40 characters."""
-    code = ctx.program.module.code_for_node(node).strip()
-    return code if len(code) <= 40 else code[:37] + "..."
 
 
 def _compile_sites(ctx) -> "list[Site]":
@@ -298,9 +292,11 @@ def _callee(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _reach(ctx, fn: "FunctionInfo") -> set[int]:
     """Ids of ``fn`` and of the functions its analysed calls reach, in this file and in the other files of
-    the project the analysis reached (as ``check`` reads a patch: :mod:`dynalint.analysis.capture_settings`)."""
-    events = [ev for p in (ctx.program, *_other_programs(ctx)) for ev in p.events]
-    return capture_settings.reach(capture_settings.call_edges(events), fn)
+    the project the analysis reached (the call edges :mod:`dynalint.analysis.capture_settings` reads, made
+    once per analysis round)."""
+    edges = ctx.cached("call edges", lambda: capture_settings.call_edges(
+        [ev for p in (ctx.program, *_other_programs(ctx)) for ev in p.events]))
+    return capture_settings.reach(edges, fn)
 
 
 def _flags(ctx, reach: set[int]) -> list[str]:

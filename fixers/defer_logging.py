@@ -47,10 +47,9 @@ import libcst as cst
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, reorderable_arguments
 from dynalint.analysis.syntax import encloses, root_name, walk
-from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.branches import certainly_floating
-from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.codegen import known_tensor, use_torch
 
 
 @register
@@ -311,7 +310,7 @@ def _never_raises(expr: cst.BaseExpression, ctx, start: cst.CSTNode) -> bool:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply, cst.Divide,
                                                                             cst.Subtract)):
         sides = [expr.left, expr.right]
-        tensors = [e for e in sides if _is_tensor(e, ctx)]
+        tensors = [e for e in sides if known_tensor(ctx, e)]
         numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
         if len(tensors) != 1 or len(numbers) != 1 or not _never_raises(tensors[0], ctx, start):
             return False
@@ -320,18 +319,13 @@ def _never_raises(expr: cst.BaseExpression, ctx, start: cst.CSTNode) -> bool:
             expr.comparisons[0].operator, (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual,
                                            cst.Equal, cst.NotEqual)):
         sides = [expr.left, expr.comparisons[0].comparator]
-        tensors = [e for e in sides if _is_tensor(e, ctx)]
+        tensors = [e for e in sides if known_tensor(ctx, e)]
         numbers = [e for e in sides if isinstance(e, (cst.Integer, cst.Float))]
         return len(tensors) == 1 and len(numbers) == 1 and _never_raises(tensors[0], ctx, start)
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
         receiver = expr.func.value
         name = expr.func.attr.value
-        if not (_is_tensor(receiver, ctx) and _never_raises(receiver, ctx, start)):
+        if not (known_tensor(ctx, receiver) and _never_raises(receiver, ctx, start)):
             return False
         return name in _NEVER_RAISING or (name in _NEVER_RAISING_ON_FLOATS and certainly_floating(receiver, ctx, start))
     return False
-
-
-def _is_tensor(expr: cst.BaseExpression, ctx) -> bool:
-    v = ctx.value(expr)
-    return v is not None and v.kind is Kind.TENSOR and not v.maybe_none

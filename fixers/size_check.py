@@ -59,7 +59,7 @@ from dynalint.analysis.events import ConditionEvent
 from dynalint.analysis.syntax import simple_statements, string_literal, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import builtin_class, message_text, string_literal_code, use_torch
+from dynalint.fixers.support.codegen import builtin_class, known_tensor, message_text, string_literal_code, use_torch
 from dynalint.fixers.support.purity import impurity
 
 #: a comparison's inverse: exact for integers; for ``==``/``!=`` (:data:`_ANY_NUMBERS`) for any numbers
@@ -187,7 +187,7 @@ def _symbolic_number_test(brk, ev: ConditionEvent) -> bool:
     """The break is a branch on a number the capture flags keep symbolic: a data-dependent size read in
     a test (DYN104, the flag moves the op's break there) or a captured ``.item()`` (DYN101), not a tensor."""
     value = ev.value
-    if value is None or value.is_tensor or value.kind not in (Kind.SIZE, Kind.SCALAR):
+    if value is None or value.kind not in (Kind.SIZE, Kind.SCALAR):
         return False
     return brk.cause is Cause.DYNAMIC_SHAPE_OP or (brk.cause is Cause.CONDITION and value.kind is Kind.SCALAR)
 
@@ -239,22 +239,17 @@ def _integer(expr: cst.BaseExpression, ctx, depth: int = 4) -> bool:
     if isinstance(expr, cst.Call):
         func = expr.func
         if isinstance(func, cst.Name) and func.value == "len" and len(expr.args) == 1:
-            return builtin_class(func, ctx, "len") and _is_tensor(expr.args[0].value, ctx)
+            return builtin_class(func, ctx, "len") and known_tensor(ctx, expr.args[0].value)
         return isinstance(func, cst.Attribute) and func.attr.value in _SIZE_METHODS \
-            and len(expr.args) == (func.attr.value == "size") and _is_tensor(func.value, ctx)
+            and len(expr.args) == (func.attr.value == "size") and known_tensor(ctx, func.value)
     if isinstance(expr, cst.Subscript):
         shape = expr.value
         return isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and len(expr.slice) == 1 \
-            and isinstance(expr.slice[0].slice, cst.Index) and _is_tensor(shape.value, ctx)
+            and isinstance(expr.slice[0].slice, cst.Index) and known_tensor(ctx, shape.value)
     if isinstance(expr, cst.Name) and depth > 0:
         value = _only_binding(expr, ctx)
         return value is not None and _integer(value, ctx, depth - 1)
     return False
-
-
-def _is_tensor(expr: cst.BaseExpression, ctx) -> bool:
-    v = ctx.value(expr)
-    return v is not None and v.kind is Kind.TENSOR and not v.maybe_none
 
 
 def _only_binding(name: cst.Name, ctx) -> cst.BaseExpression | None:

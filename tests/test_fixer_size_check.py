@@ -11,7 +11,7 @@ from conftest import requires_torch
 from dynalint.analysis.program import Scope
 from dynalint.config.settings import Settings
 from dynalint.engine.fixing import fix_source
-from helpers import break_lines, check, dynamo_break_lines
+from helpers import break_lines, check, dynamo_break_lines, marked_lines
 
 FLAGS = "torch._dynamo.config.capture_dynamic_output_shape_ops = True\n"
 
@@ -25,7 +25,7 @@ from typing import Optional
 def through_names(x, n: int, ignore: Optional[int] = None):
     k = len(torch.unique(x))
     check = k > n if ignore is None else k > n + 1
-    if check:  # break
+    if check:  # breaks
         raise RuntimeError("too many values")
     return x * 2
 
@@ -33,7 +33,7 @@ def through_names(x, n: int, ignore: Optional[int] = None):
 def negated(x, n: int):
     found = x.nonzero().size(0) + 1
     ok = found <= n * 2
-    if not ok:  # break
+    if not ok:  # breaks
         raise RuntimeError("too many hits")
     return x * 2
 
@@ -41,7 +41,7 @@ def negated(x, n: int):
 def in_an_expression(x, n: int):
     u = torch.unique(x)
     k = u.numel()
-    return x * 2 if k > n else x  # break
+    return x * 2 if k > n else x  # breaks
 
 
 def after_a_break(x, n: int):
@@ -63,16 +63,12 @@ def main(x, n):
 """
 
 
-def _marked(code: str) -> set[int]:
-    return {i for i, line in enumerate(code.splitlines(), 1) if line.rstrip().endswith("# break")}
-
-
 def test_a_test_of_a_number_computed_from_a_data_dependent_size_breaks_under_the_flag():
     code = COUNTS.format(flags=FLAGS)
     reported = break_lines(code, scope=Scope.ALL)
-    assert _marked(code) <= reported, sorted(reported)
+    assert marked_lines(code) <= reported, sorted(reported)
     # the print breaks (DYN105): the number then enters the resumed frame as a plain int
-    assert reported - _marked(code) == {code.splitlines().index('    print("counted")') + 1}, sorted(reported)
+    assert reported - marked_lines(code) == {code.splitlines().index('    print("counted")') + 1}, sorted(reported)
 
 
 def test_without_the_flag_the_op_breaks_and_the_flag_is_not_claimed_for_it():

@@ -74,6 +74,20 @@ def breaking_runs(labels: list[dict], prefixes: list[str] | None) -> list[str]:
             and (not prefixes or any(r["spec"].startswith(p) for p in prefixes))]
 
 
+def capture_options() -> list[str]:
+    """The ``fix`` options that declare :data:`FLAGS` (``--capture-scalar-outputs`` ...)."""
+    return [f"--{flag.replace('_', '-')}" for flag in FLAGS]
+
+
+def run_fix(root: str, targets: list[str], options: list[str],
+            prefix: tuple[str, ...] = ()) -> "subprocess.CompletedProcess[str]":
+    """``dynalint fix --unsafe-fixes`` of ``targets`` (the whole of ``root`` when none), run inside ``root``:
+    with no file named, ``fix`` would take the current folder.  ``prefix``: a command to run it under (``nice``)."""
+    return subprocess.run([*prefix, sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes", "--exit-zero",
+                           "--scope", "all", "-j", "1", *options, *(targets or [root])], capture_output=True,
+                          text=True, cwd=root)
+
+
 def fixed_copy(site: str, files: list[str], dest: str, verbose: bool, flags: bool = False) -> str:
     """A copy of the libraries' packages with their labelled files fixed; returns the copy's root.  ``flags``:
     fixed with Dynamo's capture flags declared (the copy the ``both`` column runs)."""
@@ -84,11 +98,7 @@ def fixed_copy(site: str, files: list[str], dest: str, verbose: bool, flags: boo
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(root, package), ignore=shutil.ignore_patterns("__pycache__"))
     targets = [os.path.join(root, f) for f in files if os.path.isfile(os.path.join(root, f))]
-    # run inside the copy: with no file named, ``fix`` would take the current folder
-    declared = ["--capture-scalar-outputs", "--capture-dynamic-output-shape-ops"] if flags else []
-    done = subprocess.run([sys.executable, "-m", "dynalint", "fix", "--unsafe-fixes", "--exit-zero",
-                           "--scope", "all", "-j", "1", *declared, *(targets or [root])], capture_output=True,
-                          text=True, cwd=root)
+    done = run_fix(root, targets, capture_options() if flags else [])
     print(f"fixed {len(targets)} labelled files in a copy{' (flags declared)' if flags else ''} "
           f"(exit {done.returncode})", file=sys.stderr)
     if verbose:

@@ -234,9 +234,16 @@ def _imports_torch_before(function: cst.FunctionDef, at: cst.CSTNode, ctx) -> bo
         for s in body.body[:index])
 
 
+def known_tensor(ctx, expr: cst.BaseExpression) -> bool:
+    """The analysis knows ``expr`` is a tensor, never ``None`` (:attr:`Value.is_tensor`): only then may a
+    fix hand it to a tensor operation."""
+    v = ctx.value(expr)
+    return v is not None and v.is_tensor
+
+
 def builtin_class(node: cst.CSTNode | None, ctx, name: str) -> bool:
-    """``node`` is the builtin ``name`` (an exception class: not a name the module or a function binds), by
-    the value the analysis gave it."""
+    """``node`` is the builtin ``name`` (an exception class, ``len``: not a name the module or a function
+    binds), by the value the analysis gave it."""
     v = ctx.value(node) if isinstance(node, cst.Name) else None
     return v is not None and v.qualname == f"builtins.{name}"
 

@@ -4,7 +4,7 @@ generate code.  Built once per analysis round by the fix engine, from the analys
 rules' own, never found again."""
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+from typing import Callable, Hashable, Iterable, Protocol, TypeVar
 
 import libcst as cst
 
@@ -16,6 +16,9 @@ from dynalint.config.settings import Settings
 from dynalint.core.noqa import NoqaMap
 from dynalint.core.positions import Range
 from dynalint.rules.base import RuleContext
+
+
+T = TypeVar("T")
 
 
 class Analysed(Protocol):
@@ -40,6 +43,14 @@ class FixContext:
         """The analysis the rules read (breaks, ``# noqa`` comments, positions)."""
         self._parents: dict[int, cst.CSTNode] | None = None
         self._events: dict[tuple[int, type], object] | None = None
+        self._memo: dict[Hashable, object] = {}
+
+    def cached(self, key: Hashable, make: Callable[[], T]) -> T:
+        """``make()``, computed once per ``key`` for this analysis round: what a fixer derives from the
+        whole analysis (other files' breaks, call edges) is the same for every finding it plans."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]  # type: ignore[return-value]
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

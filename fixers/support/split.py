@@ -232,7 +232,11 @@ def shown(ctx: "FixContext", stmt: cst.CSTNode) -> str:
     if hasattr(stmt, "leading_lines"):
         stmt = stmt.with_changes(leading_lines=())
     lines = ctx.code(stmt).strip().splitlines()
-    code = lines[0] if lines else ""
+    return shortened(lines[0] if lines else "")
+
+
+def shortened(code: str) -> str:
+    """``code`` cut at 40 characters, so that a message stays one readable line."""
     return code if len(code) <= 40 else code[:37] + "..."
 
 
