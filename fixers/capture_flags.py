@@ -274,7 +274,7 @@ def _compile_sites(ctx) -> "list[Site]":
     for call, where in index.compile_targets:
         if index.resolve_expr(call.func) not in capture_settings.COMPILE_FUNCTIONS:
             continue
-        target = program.compile_target(call, where)
+        target = program.entry_points.compile_target(call, where)
         if target is not None and target[0].owner is index:
             out.append((call, target, _reach(ctx, target[0])))
     for fn in index.all_functions:

@@ -208,10 +208,10 @@ def _compile_entry(function, ctx) -> bool:
     pattern or compiled by another checked file - and no compiled code of this file calls it (a call
     inlines it, and Dynamo drops a deferred call made in inlined code)."""
     program = ctx.program
-    entry = function.compile_decorated or program.matches_entry_pattern(function) \
+    entry = function.compile_decorated or program.entry_points.matches_pattern(function) \
         or program.entries.get(function.qualname) == "*"
     for call, where in program.index.compile_targets:
-        target = program.compile_target(call, where)
+        target = program.entry_points.compile_target(call, where)
         entry = entry or (target is not None and target[0] is function)
     if not entry:
         return False

@@ -338,7 +338,7 @@ def compile_places(ctx: "FixContext", function: "FunctionInfo",
     index = ctx.program.index
     calls = [call for call, where in index.compile_targets
              if index.resolve_expr(call.func) in capture_settings.COMPILE_FUNCTIONS
-             and (ctx.program.compile_target(call, where) or (None,))[0] is function]
+             and (ctx.program.entry_points.compile_target(call, where) or (None,))[0] is function]
     decorators = [d for d in fdef.decorators
                   if index.resolve_expr(decorator_target(d)) in capture_settings.COMPILE_FUNCTIONS]
     return calls, decorators

@@ -157,7 +157,7 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
     """Calling a function, class, module or callable object of the checked files: (result, the function
     run), or None when ``callee`` is none of them."""
     if callee.kind is Kind.FUNCTION and callee.func is not None:
-        result = ev.p.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
+        result = ev.p.calls.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
         fn = callee.func
         if not args and not kwargs and fn.name in K.COMPILING_TRUE_SUFFIXES and _body_read(ev, fn) \
                 and _wraps_compiling_query(fn.node, getattr(ev.p.program_for(fn.owner), "module", None)):
@@ -170,11 +170,11 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
             ev.p.classes.class_attrs(callee.cls)  # make sure the class is understood
         return ev.p.classes.construct(callee.cls, args, kwargs, opaque), None
     if callee.kind is Kind.MODULE and not callee.choices:
-        return ev.p.call_module(ev, callee, args, kwargs, opaque), None
+        return ev.p.calls.call_module(ev, callee, args, kwargs, opaque), None
     if callee.cls is not None and callee.kind is Kind.UNKNOWN and _has_call(ev, callee.cls):
         # an instance of a plain class with ``__call__`` (a matcher, a sampler, a transform)
         fn = callee.cls.find_method("__call__")
-        return ev.p.call_function(ev, fn, args, kwargs, callee, opaque), fn
+        return ev.p.calls.call_function(ev, fn, args, kwargs, callee, opaque), fn
     return None
 
 

@@ -51,7 +51,8 @@ from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.syntax import decorator_target, walk
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
+    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
+    from dynalint.analysis.interface import EntryPointsView
 
 CAPTURE_SCALAR_OUTPUTS = "capture_scalar_outputs"
 CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS = "capture_dynamic_output_shape_ops"
@@ -137,9 +138,7 @@ class Compiles(Protocol):
     """What :func:`own_capture` asks of the analysis (a ``Program``)."""
 
     index: "ModuleIndex"
-
-    def compile_target(self, call: cst.Call, where: "FunctionInfo | None"
-                       ) -> "tuple[FunctionInfo, ClassInfo | None] | None": ...
+    entry_points: "EntryPointsView"
 
 
 def compiled_sites(program: Compiles) -> Iterator[tuple[int, "FunctionInfo"]]:
@@ -149,7 +148,7 @@ def compiled_sites(program: Compiles) -> Iterator[tuple[int, "FunctionInfo"]]:
     for call, where in index.compile_targets:
         if index.resolve_expr(call.func) not in COMPILE_FUNCTIONS:
             continue
-        target = program.compile_target(call, where)
+        target = program.entry_points.compile_target(call, where)
         if target is not None and target[0].owner is index:
             yield id(call), target[0]
     for fn in index.all_functions:

@@ -4,16 +4,17 @@ and ``__init__`` or set later by other methods, and which classes are records or
 from __future__ import annotations
 
 
-from typing import TYPE_CHECKING, Iterable, Protocol
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
+from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 from dynalint.analysis.replay import interface_token
-from dynalint.analysis.signatures import Signatures, _entering
+from dynalint.analysis.signatures import _entering
 from dynalint.analysis.syntax import decorator_target, dotted_name
 from dynalint.analysis.values import (
     NO_CONST,
@@ -28,25 +29,9 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.memo import Memo
-    from dynalint.analysis.module_index import ModuleIndex
-    from dynalint.analysis.replay import Tracker
 
 
-class Program(Protocol):
-    """What the class model reads of the program it belongs to (the module's
-    :class:`~dynalint.analysis.program.Program`, which imports this module)."""
-
-    index: "ModuleIndex"
-    tracker: "Tracker | None"
-    classes: "ClassModel"
-    signatures: Signatures
-
-    def program_for(self, owner: "ModuleIndex | None") -> "Program": ...
-
-    def memo(self, name: str, remember: bool = True) -> "Memo": ...
-
-
-class ClassModel(ProgramPart["Program"]):
+class ClassModel(ProgramPart["ProgramParts"]):
     """The classes of one module as its :class:`~dynalint.analysis.program.Program` sees them: instances,
     their members and properties, the attributes bound in the class body and ``__init__`` or set later
     by other methods, and which classes are records or tensors.  Owns the memos ``class_attrs``
@@ -55,7 +40,7 @@ class ClassModel(ProgramPart["Program"]):
     program's memos so that a replay finds them by name, and the ``self.<attr> = ...`` places of each
     class's methods (read from the module indexes)."""
 
-    def __init__(self, program: "Program") -> None:
+    def __init__(self, program: "ProgramParts") -> None:
         super().__init__(program)
         self._setters: dict[int, dict[str, list[tuple[FunctionInfo, cst.BaseExpression]]]] = {}
         self._class_attrs: "Memo[int, dict[str, Value]]" = program.memo("class_attrs")

@@ -30,8 +30,8 @@ from dynalint.analysis.replay import (
     function_token,
     interface_token,
 )
+from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.values import Value
-
 _MISSING = object()
 
 
@@ -69,16 +69,20 @@ class _Caller:
         self.callee_broke = False
 
 
-class CutReplay:
-    """The cut replay part of :class:`~dynalint.analysis.program.Program` (see the module doc)."""
+class CutReplay(ProgramPart[Any]):
+    """The cut replay of the records of a module's analysis (see the module doc): the base of
+    :class:`~dynalint.analysis.interprocedural.Interprocedural`, whose calls it analyses again.  Its
+    :attr:`program` is the module's :class:`~dynalint.analysis.program.Program` (which imports this
+    module: it is not named here)."""
 
     def _cut(self, rec: Record) -> bool:
         """Replay ``rec`` (of the analysis before the edit), analysing again its calls that read a
         changed token; False, with nothing applied, when the replay does not hold."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
         mark = self._mark()
-        start = len(self.events)
+        start = len(prog.events)
         if rec.depth:
             tracker.log.append((CALL, rec.key, start))
         inner = len(tracker.log)
@@ -96,16 +100,17 @@ class CutReplay:
         tracker.stack[-1] |= tokens
         if rec.depth and rec.key in self._calls.done:
             self._calls.tokens[rec.key] = tokens
-        tracker.records[rec.key] = Record(rec.key, rec.depth, tokens, tuple(self.events[start:]),
+        tracker.records[rec.key] = Record(rec.key, rec.depth, tokens, tuple(prog.events[start:]),
                                           tuple(tracker.log[inner:]), rec.value, rec.refs, start, rec.own,
                                           rec.call)
         if rec.depth:
-            tracker.log.append((END, rec.key, len(self.events)))
+            tracker.log.append((END, rec.key, len(prog.events)))
         tracker.cut += 1
         return True
 
     def _cut_log(self, rec: Record) -> bool:
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None and tracker.old is not None
         records, changed = tracker.old.records, tracker.changed
         made = {(e[1], e[2]) for e in rec.log if e[0] is REMEMBERED}
@@ -117,7 +122,7 @@ class CutReplay:
             e = log[i]
             kind = e[0]
             if kind is CALL or kind is END:
-                self.events.extend(events[at - base:e[2] - base])
+                prog.events.extend(events[at - base:e[2] - base])
                 at = e[2]
                 sub = records.get(e[1]) if kind is CALL else None
                 if sub is not None and not sub.tokens.isdisjoint(changed):
@@ -126,17 +131,18 @@ class CutReplay:
                         return False
                     at, i = log[j][2], j + 1
                     continue
-                tracker.log.append((kind, e[1], len(self.events)))
+                tracker.log.append((kind, e[1], len(prog.events)))
             elif not self._cut_entry(rec, e, made):
                 return False
             i += 1
-        self.events.extend(events[at - base:])
+        prog.events.extend(events[at - base:])
         return True
 
     def _again(self, sub: Record) -> bool:
         """Analyse the call ``sub`` recorded again, as its caller would make it now: whether the caller
         gets what it got."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
         if sub.call is None:
             return False
@@ -153,7 +159,8 @@ class CutReplay:
 
     def _cut_entry(self, rec: Record, e: tuple, made: set) -> bool:
         """Check one entry of ``rec``'s log against the state now, then apply it (as ``_replay`` does)."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
         kind = e[0]
         if kind is CONTEXT or kind is REFUSED:
@@ -161,7 +168,7 @@ class CutReplay:
                 return False
             self._apply(e)
         elif kind is REMEMBERED:
-            memo, before = self.memos[e[1]], tracker.old_memos.get(e[1])
+            memo, before = prog.memos[e[1]], tracker.old_memos.get(e[1])
             if e[2] in memo.done or e[2] in memo._busy or before is None or e[2] not in before.done:
                 return False
             memo.done[e[2]] = before.done[e[2]]
@@ -176,7 +183,7 @@ class CutReplay:
                 # (what it read itself is the replayed record's own reading): what it read now
                 memo.tokens[e[2]] = (tokens - tracker.changed) | tracker.stack[-1]
         elif kind is FOUND:
-            memo = self.memos[e[1]]
+            memo = prog.memos[e[1]]
             if e[2] not in memo.done:
                 return False
             if e[1] == "calls":  # read through the call: the same result, and the same break
@@ -186,7 +193,7 @@ class CutReplay:
                     return False
             tracker.found(e[1], memo.tokens.get(e[2], frozenset()))
         elif kind is BUSY:
-            if (e[1], e[2]) not in made and e[2] not in self.memos[e[1]]._busy \
+            if (e[1], e[2]) not in made and e[2] not in prog.memos[e[1]]._busy \
                     and not (e[1] == "calls" and e[2] == rec.key):
                 return False
         else:
@@ -196,13 +203,15 @@ class CutReplay:
 
     def _mark(self) -> tuple:
         """What :meth:`_undo` goes back to."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
-        return len(self.events), len(tracker.log), len(self.compiled), dict(self._nested), set(self._entries)
+        return len(prog.events), len(tracker.log), len(prog.compiled), dict(prog._nested), set(prog.entry_points.entered)
 
     def _undo(self, mark: tuple) -> None:
         """Take back what the analysis did since ``mark``, by its log (each change of the state is logged)."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
         events, log, compiled, nested, entries = mark
         for e in tracker.log[log:]:
@@ -214,20 +223,20 @@ class CutReplay:
                 else:
                     self._contexts.pop(e[1], None)
             elif kind is REMEMBERED:
-                memo = self.memos[e[1]]
+                memo = prog.memos[e[1]]
                 memo.done.pop(e[2], None)
                 memo.tokens.pop(e[2], None)
                 if e[1] == "calls":
                     tracker.records.pop(e[2], None)
             elif kind is BROKE:
                 self._broke.discard(e[1])
-        for fn in self.compiled[compiled:]:
-            self._compiled_ids.discard(id(fn))
-            self._compiled_nodes.discard(id(fn.node))
-        del self.compiled[compiled:]
-        self._nested.clear()
-        self._nested.update(nested)
-        self._entries.clear()
-        self._entries.update(entries)
-        del self.events[events:]
+        for fn in prog.compiled[compiled:]:
+            prog._compiled_ids.discard(id(fn))
+            prog._compiled_nodes.discard(id(fn.node))
+        del prog.compiled[compiled:]
+        prog._nested.clear()
+        prog._nested.update(nested)
+        prog.entry_points.entered.clear()
+        prog.entry_points.entered.update(entries)
+        del prog.events[events:]
         del tracker.log[log:]

@@ -986,7 +986,7 @@ def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | Non
     idx = program.index
     out = []
     for call, where in idx.compile_targets:
-        target = program.compile_target(call, where)
+        target = program.entry_points.compile_target(call, where)
         if target is None or target[0].owner is not idx:
             continue
         for n in walk(where.node.body if where is not None else idx.module, into_scopes=False):

@@ -10,18 +10,34 @@ from typing import Any
 import libcst as cst
 
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
+from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
 from dynalint.analysis.values import Kind, Value
 from dynalint.config.settings import Scope
 
 
-class EntryPoints:
-    """The entry-point part of :class:`~dynalint.analysis.program.Program`."""
+class EntryPoints(ProgramPart[ProgramParts]):
+    """Which functions of one module the analysis starts from, and why: it owns the sets that say how a
+    root was found, since what a root's parameters are (graph inputs, or a library caller's values) and
+    whether its findings count as compiled code depend on it."""
+
+    def __init__(self, program: ProgramParts) -> None:
+        super().__init__(program)
+        self.entered: set[int] = set()
+        """Functions handed to torch.compile (or matched by a configured pattern): their parameters are the
+        graph's inputs, like ``forward``'s."""
+        self.library: set[int] = set()
+        """Roots only because they take tensors (scope auto): callers outside the checked files may compile
+        them."""
+        self.widened: set[int] = set()
+        """Roots only because the scope is ALL (analysed after every other root)."""
 
     def roots(self) -> list[tuple[FunctionInfo, ClassInfo | None]]:
         """Entry points of this module: (function, class of ``self`` when it is inherited)."""
-        idx = self.index
+        program = self.program
+        idx = program.index
         roots: list[tuple[FunctionInfo, ClassInfo | None]] = []
         seen: set[tuple[int, int]] = set()
 
@@ -42,7 +58,7 @@ class EntryPoints:
                 add(fwd, cls if fwd is not None and fwd.cls is not cls else None)
         for fn in idx.all_functions:
             if fn.compile_decorated:
-                self._entries.add(id(fn))
+                self.entered.add(id(fn))
                 add(fn)
         for call, where in idx.compile_targets:
             target = self.compile_target(call, where)
@@ -50,22 +66,22 @@ class EntryPoints:
                 continue
             fn, cls = target
             if fn.owner is not idx:
-                self._note_outgoing(fn, None, compiled=True, bound=cls)
+                program.calls.note_outgoing(fn, None, compiled=True, bound=cls)
                 continue
             # the compiled function's (or module's forward's) arguments are the graph's inputs
-            self._entries.add(id(fn))
+            self.entered.add(id(fn))
             add(fn, cls)
-        if self.entry_patterns:
+        if program.entry_patterns:
             for fn in idx.all_functions:
-                if self.matches_entry_pattern(fn):
-                    self._entries.add(id(fn))
+                if self.matches_pattern(fn):
+                    self.entered.add(id(fn))
                     add(fn)
-        if self.scope is Scope.ALL:
+        if program.scope is Scope.ALL:
             for fn in idx.all_functions:
                 if fn.name != "__init__" and (id(fn), id(None)) not in seen:
-                    self._widened_roots.add(id(fn))
+                    self.widened.add(id(fn))
                     add(fn)
-        elif self.scope is Scope.AUTO and idx.imports_torch:
+        elif program.scope is Scope.AUTO and idx.imports_torch:
             # library helpers and callable objects (augmentations, losses, matchers) that take tensors:
             # callers outside the checked files compile them
             candidates = list(idx.functions.values())
@@ -73,48 +89,53 @@ class EntryPoints:
             # library helpers like `__call__`: users call them inside compiled loops
             candidates += [m for c in idx.classes.values() if not c.is_module
                            for name, m in c.methods.items() if name == "__call__" or _public_method(m)]
+            summarised = self._summary_roots()
             for fn in candidates:
-                if (id(fn), id(None)) not in seen and id(fn) not in self._summary_roots() \
-                        and self.signatures.has_tensor_params(fn):
-                    self._library_roots.add(id(fn))
+                if (id(fn), id(None)) not in seen and id(fn) not in summarised \
+                        and program.signatures.has_tensor_params(fn):
+                    self.library.add(id(fn))
                     add(fn)
-        if self.scope is Scope.ALL or (self.scope is Scope.AUTO and idx.imports_torch):
+        if program.scope is Scope.ALL or (program.scope is Scope.AUTO and idx.imports_torch):
             # a base's method run on a subclass's instance (:func:`_template_methods`): the widest scope too
             for cls in idx.classes.values():
                 for fn in _template_methods(cls) if not cls.is_module else ():
-                    if self.signatures.has_tensor_params(fn):
-                        self._library_roots.add(id(fn))
+                    if program.signatures.has_tensor_params(fn):
+                        self.library.add(id(fn))
                         add(fn, cls)
         return roots
 
     def _summary_roots(self) -> set[int]:
         """Functions that incoming entries analyse anyway (with their callers' arguments)."""
+        program = self.program
         out = set()
-        for name in self.entries:
+        for name in program.entries:
             q, bound = split_entry(name)
-            fn = self.function_named(q) if bound is None else None  # one subclass's run is not the class's own
+            fn = program.calls.function_named(q) if bound is None else None  # one subclass's run is not the class's own
             if fn is not None:
                 out.add(id(fn))
         return out
 
-    def matches_entry_pattern(self, fn: FunctionInfo) -> bool:
+    def matches_pattern(self, fn: FunctionInfo) -> bool:
+        """Whether a configured entry-point pattern names ``fn`` (by qualname, or with the module's name)."""
+        program = self.program
         names = [fn.qualname]
-        if self.index.name:
-            names.append(f"{self.index.name}.{fn.qualname}")
-        return any(fnmatch.fnmatchcase(n, pat) for pat in self.entry_patterns for n in names)
+        if program.index.name:
+            names.append(f"{program.index.name}.{fn.qualname}")
+        return any(fnmatch.fnmatchcase(n, pat) for pat in program.entry_patterns for n in names)
 
     def compile_target(self, call: cst.Call, where: FunctionInfo | None
                        ) -> tuple[FunctionInfo, ClassInfo | None] | None:
         """What ``torch.compile(x)`` compiles: a function, or ``type(model).forward``."""
         if not call.args or call.args[0].keyword is not None:
             return None
+        names, classes = self.program.names, self.program.classes
         arg = call.args[0].value
         method = None
         if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
             method, arg = arg.attr.value, arg.value
         if isinstance(arg, cst.Call) and method is None:
-            made = self._static_name_of(arg.func)  # `torch.compile(Model(...))`
-            v = self.classes.instance(made.cls) if made is not None and made.cls is not None else None
+            made = names.static_value_of(arg.func)  # `torch.compile(Model(...))`
+            v = classes.instance(made.cls) if made is not None and made.cls is not None else None
         elif isinstance(arg, cst.Name):
             v = self._static_name(arg.value, where)
         else:
@@ -132,36 +153,19 @@ class EntryPoints:
     def _static_name(self, name: str, where: FunctionInfo | None) -> Value | None:
         """A name's class or function, from the definitions, ``name = Class(...)`` assignments (also
         unpacked: ``env, agent = Env(), Agent()``) and a method's ``self``."""
+        names, classes = self.program.names, self.program.classes
         if where is not None and where.is_method and not where.is_classmethod \
                 and where.param_names()[:1] == [name]:
-            return self.classes.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
+            return classes.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
         scopes: list[Any] = [where.node.body] if where is not None else []
-        scopes.append(self.index.module)
+        scopes.append(self.program.index.module)
         for scope in scopes:
             for value in _assigned_values(scope, name):
                 if isinstance(value, cst.Call):
-                    callee = self._static_name_of(value.func)
+                    callee = names.static_value_of(value.func)
                     if callee is not None and callee.cls is not None:
-                        return self.classes.instance(callee.cls)
-        return self._static_dotted(name)
-
-    def _static_name_of(self, node: cst.BaseExpression) -> Value | None:
-        from dynalint.analysis.syntax import dotted_name
-
-        dotted = dotted_name(node)
-        return self._static_dotted(dotted) if dotted is not None else None
-
-    def _static_dotted(self, dotted: str) -> Value | None:
-        """The class, function or value a dotted name denotes, without evaluating code."""
-        head, _, rest = dotted.partition(".")
-        v = self.names.global_value(head)
-        for part in rest.split(".") if rest else ():
-            if v is None or v.qualname is None:
-                return None
-            v = self.names.qualified_value(f"{v.qualname}.{part}")
-        if v is not None and v.kind is Kind.FUNCTION and v.cls is not None:
-            return Value(Kind.FUNCTION, cls=v.cls)
-        return v
+                        return classes.instance(callee.cls)
+        return names.static_value(name)
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:

@@ -14,9 +14,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from dynalint.analysis.evaluator.evidence import Evidence
     from dynalint.analysis.events import Event
+    from dynalint.analysis.memo import Memo
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
+    from dynalint.analysis.project import SourceIndex
     from dynalint.analysis.replay import Tracker
     from dynalint.analysis.values import Value
+    from dynalint.config.settings import Scope
 
 
 class NamesView(Protocol):
@@ -30,6 +33,11 @@ class NamesView(Protocol):
 
     def annotation_alias(self, name: str) -> "Value | None":
         """What a module-level type alias (``OptTensor = Optional[Tensor]``) promises, if it is one."""
+
+    def static_value(self, dotted: str) -> "Value | None":
+        """The class, function or value a dotted name denotes, without evaluating code."""
+
+    def static_value_of(self, node: "cst.BaseExpression") -> "Value | None": ...
 
 
 class ClassesView(Protocol):
@@ -50,12 +58,81 @@ class ClassesView(Protocol):
 
     def class_attrs(self, cls: "ClassInfo") -> "dict[str, Value]": ...
 
+    def is_record(self, cls: "ClassInfo") -> bool:
+        """A dataclass or NamedTuple (or a subclass of one)."""
+
+    def attr_set_later(self, cls: "ClassInfo", attr: str) -> "Value | None": ...
+
 
 class SignaturesView(Protocol):
     """The signatures of the module's functions (:class:`~dynalint.analysis.signatures.Signatures`)."""
 
     def declared_types(self, fn: "FunctionInfo") -> "dict[str, Value]":
         """Types a function's parameter annotations (or type comment) declare, by name."""
+
+    def declared_return(self, fn: "FunctionInfo") -> "Value | None": ...
+
+    def init_env(self, init: "FunctionInfo") -> "dict[str, Value]": ...
+
+    def has_tensor_params(self, fn: "FunctionInfo") -> bool: ...
+
+
+class EntryPointsView(Protocol):
+    """Where the module's analysis starts (:class:`~dynalint.analysis.entry_points.EntryPoints`)."""
+
+    entered: "set[int]"
+    """Functions whose parameters are the graph's inputs (handed to torch.compile, or configured)."""
+
+    def compile_target(self, call: "cst.Call", where: "FunctionInfo | None"
+                       ) -> "tuple[FunctionInfo, ClassInfo | None] | None": ...
+
+
+class CallsView(Protocol):
+    """The analysis of calls (:class:`~dynalint.analysis.interprocedural.Interprocedural`)."""
+
+    def call_function(self, caller: "EvaluatorView", fn: "FunctionInfo", args: "list[Value]",
+                      kwargs: "dict[str, Value]", bound_self: "Value | None", opaque: bool) -> "Value":
+        """A call into a function of the checked files, analysed with the caller's argument values."""
+
+    def call_module(self, caller: "EvaluatorView", module: "Value", args: "list[Value]",
+                    kwargs: "dict[str, Value]", opaque: bool) -> "Value":
+        """A call of an ``nn.Module`` instance (its ``forward``)."""
+
+    def prepare_function(self, info: "FunctionInfo") -> None:
+        """A function defined inside analysed code, made ready to be called."""
+
+    def note_nested(self, fn: "FunctionInfo") -> None:
+        """A function defined inside analysed code, analysed on its own under scope ALL."""
+
+    def function_named(self, qualname: str) -> "FunctionInfo | None": ...
+
+    def note_outgoing(self, fn: "FunctionInfo", env: "dict[str, Value] | None", compiled: bool = False,
+                      bound: "ClassInfo | None" = None) -> None:
+        """A function of another checked module is reached from compiled code."""
+
+
+class ProgramParts(Protocol):
+    """What the parts of a module's analysis (:class:`~dynalint.analysis.name_resolution.NameResolution`,
+    :class:`~dynalint.analysis.class_model.ClassModel`, :class:`~dynalint.analysis.signatures.Signatures`,
+    :class:`~dynalint.analysis.entry_points.EntryPoints`) read of the program they belong to, and of each
+    other through it (the program imports them, so they name it only here)."""
+
+    index: "ModuleIndex"
+    tracker: "Tracker | None"
+    project: "SourceIndex | None"
+    scope: "Scope"
+    entries: "dict[str, Any]"
+    """Incoming entries: qualname -> encoded argument values (see the program)."""
+    entry_patterns: "tuple[str, ...]"
+    names: NamesView
+    classes: ClassesView
+    signatures: SignaturesView
+    entry_points: EntryPointsView
+    calls: CallsView
+
+    def program_for(self, owner: "ModuleIndex | None") -> "ProgramParts": ...
+
+    def memo(self, name: str, remember: bool = True) -> "Memo": ...
 
 
 class ProgramView(Protocol):
@@ -69,16 +146,7 @@ class ProgramView(Protocol):
     names: NamesView
     classes: ClassesView
     signatures: SignaturesView
-
-    def call_function(self, caller: "EvaluatorView", fn: "FunctionInfo", args: "list[Value]",
-                      kwargs: "dict[str, Value]", bound_self: "Value | None", opaque: bool) -> "Value": ...
-
-    def call_module(self, caller: "EvaluatorView", module: "Value", args: "list[Value]",
-                    kwargs: "dict[str, Value]", opaque: bool) -> "Value": ...
-
-    def prepare_function(self, info: "FunctionInfo") -> None: ...
-
-    def note_nested(self, fn: "FunctionInfo") -> None: ...
+    calls: CallsView
 
     def may_break_at(self, ev: "Event") -> bool:
         """Whether Dynamo, under the analysis's capture settings, may break the graph at this event."""

@@ -4,7 +4,7 @@ instances with the caller's argument values, and the entries that cross modules 
 """
 from __future__ import annotations
 
-from typing import Any, Hashable, TypeVar
+from typing import Any, Hashable
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
@@ -45,45 +45,62 @@ MAX_CALL_DEPTH = 6
 MAX_ANALYSES_PER_FUNCTION = 12
 """Calling contexts analysed per function (bounds the cost of functions called from many places)."""
 
-_P = TypeVar("_P", bound="Interprocedural")
-
-
 class Interprocedural(CutReplay):
-    """The driver part of :class:`~dynalint.analysis.program.Program`."""
+    """The analysis of a module's entry points and of the calls they make, for its
+    :class:`~dynalint.analysis.program.Program` (whose events and compiled functions it fills).  Owns
+    what the calls decide: the memo ``calls`` (calling context -> the call's result), the calls that
+    broke the graph, how many contexts each function was analysed in, and the functions met defined
+    inside analysed code."""
 
-    def run(self: _P) -> _P:
-        widened = self.scope is Scope.ALL
+    def __init__(self, program: Any) -> None:
+        super().__init__(program)
+        self._calls = program.memo("calls")
+        """Calling context (see :meth:`call_function`) -> what the call gives its caller."""
+        self._broke: set[tuple] = set()
+        """Keys of ``_calls`` whose analysis broke the graph (a caller's statement ends there too)."""
+        self._contexts: dict[int, int] = {}
+        """Function ``id`` -> the calling contexts it was analysed in (at most
+        :data:`MAX_ANALYSES_PER_FUNCTION`)."""
+        self.closures: list[FunctionInfo] = []
+        """Functions defined inside analysed code (kept: remembered results name them by identity; see
+        :meth:`~dynalint.analysis.program.Program.let_go`)."""
+
+    def run(self) -> None:
+        """Analyse the entry points (:meth:`EntryPoints.roots`), the functions defined inside them (scope
+        ALL) and the incoming entries, replaying what an analysis before an edit recorded."""
+        prog = self.program
+        widened = prog.scope is Scope.ALL
         start: int | None = None
-        for fn, bound in self.roots():
-            if id(fn) in self._widened_roots and self._entry_reach is None:
-                self._entry_reach = (len(self.compiled), len(self.events))
-            if bound is None and id(fn) in self._library_roots and id(fn) in self._compiled_ids:
+        for fn, bound in prog.entry_points.roots():
+            if id(fn) in prog.entry_points.widened and prog._entry_reach is None:
+                prog._entry_reach = (len(prog.compiled), len(prog.events))
+            if bound is None and id(fn) in prog.entry_points.library and id(fn) in prog._compiled_ids:
                 # compiled code of this module calls it: analysed with the values its callers pass, as
                 # a function of another module that compiled code reaches is (see ``_summary_roots``);
                 # one run on a subclass's instance runs that class's overrides, which those calls may not
                 continue
-            if start is None and (id(fn) in self._widened_roots or id(fn) in self._library_roots):
-                start = len(self.events)
-            if bound is not None and id(fn) not in self._library_roots:
-                self._note_outgoing(fn, None, bound=bound)
+            if start is None and (id(fn) in prog.entry_points.widened or id(fn) in prog.entry_points.library):
+                start = len(prog.events)
+            if bound is not None and id(fn) not in prog.entry_points.library:
+                self.note_outgoing(fn, None, bound=bound)
             self._unit(("root", id(fn), id(bound)), (fn, bound), lambda: self.analyze_root(fn, bound))
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
-        if widened and self._entry_reach is None:
-            self._entry_reach = (len(self.compiled), len(self.events))
+        if widened and prog._entry_reach is None:
+            prog._entry_reach = (len(prog.compiled), len(prog.events))
         if widened and start is None:
-            start = len(self.events)
-        while self._nested:
-            pending = list(self._nested.values())
-            self._nested.clear()
+            start = len(prog.events)
+        while prog._nested:
+            pending = list(prog._nested.values())
+            prog._nested.clear()
             for fn in pending:
-                if id(fn.node) not in self._compiled_nodes:
+                if id(fn.node) not in prog._compiled_nodes:
                     self._unit(("nested", id(fn)), (fn,), lambda: self.analyze_root(fn))
         if start is not None:
             # library roots, then (scope all) every other function: what nothing in the checked files
             # is known to compile
-            self._uncompiled_span = (start, len(self.events))
-        for name, encoded in self.entries.items():
+            prog._uncompiled_span = (start, len(prog.events))
+        for name, encoded in prog.entries.items():
             qualname, bound_name = split_entry(name)
             fn = self.function_named(qualname)
             if fn is None or fn.disabled:
@@ -94,14 +111,14 @@ class Interprocedural(CutReplay):
             cls = self._subclass_named(fn, *bound_name)
             if cls is not None:
                 self._unit(("entry", id(fn), id(cls)), (fn, cls), lambda: self.analyze_bound_entry(fn, cls, encoded))
-        tracker = self.tracker
+        tracker = prog.tracker
         if tracker is not None:
-            tracker.seal(self.index, not self.run_state.programs, self._broke)
-        return self
+            tracker.seal(prog.index, not prog.run_state.programs, self._broke)
 
     def _unit(self, key: tuple, refs: tuple, analyse: Any) -> None:
         """Analyse one entry point, or replay its record (see :mod:`dynalint.analysis.replay`)."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         if tracker is None:
             analyse()
             return
@@ -117,10 +134,11 @@ class Interprocedural(CutReplay):
 
     def _recorded(self, key: Hashable, depth: int, refs: tuple, analyse: Any, call: tuple | None = None) -> Any:
         """Evaluate, recording what was read and done (a call's log, between CALL and END entries)."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
         tracker.evaluated += 1
-        events = len(self.events)
+        events = len(prog.events)
         if depth:
             tracker.log.append((CALL, key, events))
         log = len(tracker.log)
@@ -129,10 +147,10 @@ class Interprocedural(CutReplay):
             value = analyse()
         finally:
             tokens, own = tracker.pop_record()
-        tracker.records[key] = Record(key, depth, tokens, tuple(self.events[events:]), tuple(tracker.log[log:]),
+        tracker.records[key] = Record(key, depth, tokens, tuple(prog.events[events:]), tuple(tracker.log[log:]),
                                       value, refs, events, own, call)
         if depth:
-            tracker.log.append((END, key, len(self.events)))
+            tracker.log.append((END, key, len(prog.events)))
         return value
 
     def _may_analyse(self, fn_id: int) -> bool:
@@ -141,9 +159,10 @@ class Interprocedural(CutReplay):
 
     def _replays(self, rec: Record) -> bool:
         """Whether the log of ``rec`` applies to the state now as it did when it was recorded."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
-        memos, old = self.memos, tracker.old_memos
+        memos, old = prog.memos, tracker.old_memos
         made = {(e[1], e[2]) for e in rec.log if e[0] is REMEMBERED}
         counted: dict[int, int] = {}
         seen: set[tuple[str, Hashable]] = set()
@@ -171,12 +190,13 @@ class Interprocedural(CutReplay):
 
     def _replay(self, rec: Record) -> None:
         """Apply the log of ``rec`` (and append its events), as its evaluation did."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
         tracker.replayed += 1
-        shift = len(self.events) - rec.start
-        self.events.extend(rec.events)
-        memos, old = self.memos, tracker.old_memos
+        shift = len(prog.events) - rec.start
+        prog.events.extend(rec.events)
+        memos, old = prog.memos, tracker.old_memos
         records = tracker.old.records if tracker.old is not None else {}
         for e in rec.log:
             if e[0] is REMEMBERED:
@@ -195,49 +215,54 @@ class Interprocedural(CutReplay):
     def _apply(self, e: tuple) -> None:
         """Change the state as the log entry ``e`` records (all kinds but REMEMBERED, whose result comes
         from the analysis before; checks and markers change nothing)."""
+        prog = self.program
         kind = e[0]
         if kind is CONTEXT:
             self._contexts[e[1]] = self._contexts.get(e[1], 0) + 1
         elif kind is COMPILED:
-            self._mark_compiled(e[1], log=False)
+            self.mark_compiled(e[1], log=False)
         elif kind is BROKE:
             self._broke.add(e[1])
         elif kind is NESTED:
-            self._nested.setdefault(id(e[1].node), e[1])
+            prog._nested.setdefault(id(e[1].node), e[1])
         elif kind is ENTRY:
-            self._entries.add(id(e[1]))
+            prog.entry_points.entered.add(id(e[1]))
 
     def note_nested(self, fn: FunctionInfo) -> None:
         """A function defined inside analysed code (see :meth:`run`)."""
-        if self.scope is Scope.ALL and id(fn.node) not in self._compiled_nodes:
-            self._nested.setdefault(id(fn.node), fn)
-            if self.tracker is not None:
-                self.tracker.log.append((NESTED, fn))
+        prog = self.program
+        if prog.scope is Scope.ALL and id(fn.node) not in prog._compiled_nodes:
+            prog._nested.setdefault(id(fn.node), fn)
+            if prog.tracker is not None:
+                prog.tracker.log.append((NESTED, fn))
 
     def function_named(self, qualname: str) -> FunctionInfo | None:
         """A module-level function (``f``) or method (``C.m``) of this module."""
+        prog = self.program
         head, _, last = qualname.rpartition(".")
         if not head:
-            return self.index.functions.get(last)
-        cls = self.index.classes.get(head)
+            return prog.index.functions.get(last)
+        cls = prog.index.classes.get(head)
         return cls.methods.get(last) if cls is not None else None
 
     def analyze_root(self, fn: FunctionInfo, bound: ClassInfo | None = None) -> None:
         """Analyse an entry point; ``bound``: the subclass whose instance runs an inherited method."""
-        owner = self.program_for(fn.owner)
+        prog = self.program
+        owner = prog.program_for(fn.owner)
         ev = owner.signatures.evidence(fn)
-        env = owner.signatures.param_env(fn, ev, forward=id(fn) in self._entries)
+        env = owner.signatures.param_env(fn, ev, forward=id(fn) in prog.entry_points.entered)
         if bound is not None and fn.is_method and not fn.is_classmethod:
-            env[fn.param_names()[0]] = self.classes.instance(bound)
-        owner._mark_compiled(fn)
+            env[fn.param_names()[0]] = prog.classes.instance(bound)
+        owner.calls.mark_compiled(fn)
         FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
 
     def _subclass_named(self, fn: FunctionInfo, module: str, name: str) -> ClassInfo | None:
         """The class ``name`` of checked module ``module`` when it inherits method ``fn`` of this module
         without overriding it (what a :func:`~dynalint.analysis.project.bound_entry` names)."""
-        if self.project is None or fn.cls is None or fn.is_static or fn.is_classmethod:
+        prog = self.program
+        if prog.project is None or fn.cls is None or fn.is_static or fn.is_classmethod:
             return None
-        idx = self.project.load(module)
+        idx = prog.project.load(module)
         cls = idx.classes.get(name) if idx is not None else None
         if cls is None or cls is fn.cls or cls.find_method(fn.name) is not fn:
             return None
@@ -247,65 +272,69 @@ class Interprocedural(CutReplay):
         """Analyse a method of this module as the compiled code of another module runs it: on an
         instance of ``cls``, a subclass defined there (``"*"`` in ``encoded``: handed to
         ``torch.compile``), so that the lines here that its overrides break are found."""
+        prog = self.program
         if encoded.get("*"):
-            self._entries.add(id(fn))
-            if self.tracker is not None:
-                self.tracker.log.append((ENTRY, fn))
+            prog.entry_points.entered.add(id(fn))
+            if prog.tracker is not None:
+                prog.tracker.log.append((ENTRY, fn))
         self.analyze_root(fn, cls)
 
     def analyze_entry(self, fn: FunctionInfo, encoded: dict[str, Any]) -> None:
         """Analyse a function that compiled code of another module calls, with the values its
         callers pass (``"*"`` in ``encoded``: it is itself handed to ``torch.compile``)."""
+        prog = self.program
         if encoded.get("*"):
-            self._entries.add(id(fn))
-            if self.tracker is not None:
-                self.tracker.log.append((ENTRY, fn))
+            prog.entry_points.entered.add(id(fn))
+            if prog.tracker is not None:
+                prog.tracker.log.append((ENTRY, fn))
             self.analyze_root(fn)
             return
-        env = self.signatures.param_env(fn, self.signatures.evidence(fn))
-        assert self.project is not None or not encoded
+        env = prog.signatures.param_env(fn, prog.signatures.evidence(fn))
+        assert prog.project is not None or not encoded
         for name, code in encoded.items():
-            if name in env and self.project is not None:
-                value = decode_value(code, self.project)
+            if name in env and prog.project is not None:
+                value = decode_value(code, prog.project)
                 if value == UNKNOWN_VALUE and value.cls is None and value.func is None and not value.choices \
-                        and env[name].kind is Kind.TENSOR and self.scope is not Scope.COMPILED:
+                        and env[name].kind is Kind.TENSOR and prog.scope is not Scope.COMPILED:
                     # the callers pass what the analysis cannot type: the parameter is what the function's
                     # own use of it says, as for a helper no checked code calls (a library root)
                     continue
-                prm = next((p for p in self.signatures.param_nodes(fn) if p.name.value == name), None)
-                declared = annotation_value(self, self.signatures.annotation_of(fn, prm)) \
-                    if prm is not None and self.signatures.annotation_of(fn, prm) is not None else None
+                prm = next((p for p in prog.signatures.param_nodes(fn) if p.name.value == name), None)
+                declared = annotation_value(prog, prog.signatures.annotation_of(fn, prm)) \
+                    if prm is not None and prog.signatures.annotation_of(fn, prm) is not None else None
                 env[name] = bound_parameter(_refine(value, declared), declared)
-        self._mark_compiled(fn)
-        FunctionEvaluator(self, fn, env, emit=True).run_body(fn.node.body)
+        self.mark_compiled(fn)
+        FunctionEvaluator(prog, fn, env, emit=True).run_body(fn.node.body)
 
-    def _mark_compiled(self, fn: FunctionInfo, log: bool = True) -> None:
-        if log and self.tracker is not None:
-            self.tracker.log.append((COMPILED, fn))
-        if id(fn) not in self._compiled_ids:
-            self._compiled_ids.add(id(fn))
-            self._compiled_nodes.add(id(fn.node))
-            self.compiled.append(fn)
+    def mark_compiled(self, fn: FunctionInfo, log: bool = True) -> None:
+        prog = self.program
+        if log and prog.tracker is not None:
+            prog.tracker.log.append((COMPILED, fn))
+        if id(fn) not in prog._compiled_ids:
+            prog._compiled_ids.add(id(fn))
+            prog._compiled_nodes.add(id(fn.node))
+            prog.compiled.append(fn)
 
-    def _note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False,
+    def note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False,
                        bound: ClassInfo | None = None) -> None:
         """A function of another checked module is reached from compiled code (see the module doc);
         ``bound``: a subclass, defined elsewhere, whose instance runs that method (its overrides may
         break lines of the method's module, see :func:`~dynalint.analysis.project.bound_entry`)."""
+        prog = self.program
         owner = fn.owner
-        if owner is None or owner is self.run_state.root.index or not owner.path or fn.closure is not None:
+        if owner is None or owner is prog.run_state.root.index or not owner.path or fn.closure is not None:
             return
         if bound is not None and (bound is fn.cls or bound.owner is owner):
             if not compiled:
                 return  # the method's own module knows the class
             bound = None
-        if not compiled and bound is None and self.program_for(owner).is_default_root(fn):
+        if not compiled and bound is None and prog.program_for(owner).calls.is_default_root(fn):
             return
         qualname = fn.qualname if bound is None else bound_entry(fn.qualname, bound)
         if qualname is None:
             return
         key = (owner.path, qualname)
-        joined = self.outgoing.setdefault(key, {})
+        joined = prog.outgoing.setdefault(key, {})
         if compiled:
             joined["*"] = python(True)
             return
@@ -325,8 +354,9 @@ class Interprocedural(CutReplay):
 
     def encoded_outgoing(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Outgoing entries as plain data: path -> qualname -> parameter -> encoded value."""
+        prog = self.program
         out: dict[str, dict[str, dict[str, Any]]] = {}
-        for (path, qualname), params in self.outgoing.items():
+        for (path, qualname), params in prog.outgoing.items():
             out.setdefault(path, {})[qualname] = {
                 k: (True if k == "*" else encode_value(v)) for k, v in sorted(params.items())}
         return out
@@ -336,14 +366,15 @@ class Interprocedural(CutReplay):
                       kwargs: dict[str, Value], bound_self: Value | None, opaque: bool) -> Value:
         """Analyse a call into a function with the caller's argument values (in the program of
         the function's module)."""
+        prog = self.program
         if fn.disabled or fn.custom_op is not None:
             return UNKNOWN_VALUE  # not traced: skipped, or an opaque custom op
-        owner = self.program_for(fn.owner)
-        if owner is not self:
-            return owner.call_function(caller, fn, args, kwargs, bound_self, opaque)
-        env = self.signatures.bind_args(fn, args, kwargs, bound_self, opaque)
-        if caller.emit and not self.is_root:
-            self._note_outgoing(fn, env)
+        owner = prog.program_for(fn.owner)
+        if owner is not prog:
+            return owner.calls.call_function(caller, fn, args, kwargs, bound_self, opaque)
+        env = prog.signatures.bind_args(fn, args, kwargs, bound_self, opaque)
+        if caller.emit and not prog.is_root:
+            self.note_outgoing(fn, env)
         key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
         return self._keyed_call(caller, fn, env, bound_self, key)
@@ -351,9 +382,10 @@ class Interprocedural(CutReplay):
     def _keyed_call(self, caller: Any, fn: FunctionInfo, env: dict[str, Value], bound_self: Value | None,
                     key: tuple) -> Value:
         """:meth:`call_function` from the key of its calling context on."""
+        prog = self.program
         # too deep, or analysed in enough contexts already (recursive calls too): what it promises
         start = caller.depth < MAX_CALL_DEPTH and self._contexts.get(id(fn), 0) < MAX_ANALYSES_PER_FUNCTION
-        tracker = self.tracker
+        tracker = prog.tracker
         if tracker is not None and key not in self._calls.done and key not in self._calls._busy:
             result = self._tracked_call(caller, fn, env, bound_self, key, start)
         else:
@@ -367,7 +399,8 @@ class Interprocedural(CutReplay):
                       bound_self: Value | None, key: tuple, start: bool) -> Value:
         """A call not analysed yet in this context, with a tracker: refused, replayed from the record of
         the analysis before an edit, or analysed and recorded."""
-        tracker = self.tracker
+        prog = self.program
+        tracker = prog.tracker
         assert tracker is not None
 
         def analyse() -> Value:
@@ -383,10 +416,10 @@ class Interprocedural(CutReplay):
         depth = caller.depth + 1
         rec = tracker.old_record(key, depth)
         if rec is not None and self._replays(rec):
-            tracker.log.append((CALL, key, len(self.events)))
+            tracker.log.append((CALL, key, len(prog.events)))
             self._replay(rec)
             tracker.records[key] = rec
-            tracker.log.append((END, key, len(self.events)))
+            tracker.log.append((END, key, len(prog.events)))
             return self._calls.done[key]
         shell = tracker.old_record(key, depth, own=True)
         if shell is not None and self._cut(shell):
@@ -396,15 +429,16 @@ class Interprocedural(CutReplay):
 
     def _analyse_call(self, caller: FunctionEvaluator, fn: FunctionInfo, env: dict[str, Value],
                       bound_self: Value | None, key: tuple) -> Value:
+        prog = self.program
         self._contexts[id(fn)] = self._contexts.get(id(fn), 0) + 1
-        if self.tracker is not None:
-            self.tracker.log.append((CONTEXT, id(fn)))
-        seen = len(self.events)
+        if prog.tracker is not None:
+            prog.tracker.log.append((CONTEXT, id(fn)))
+        seen = len(prog.events)
         if caller.emit:
-            self._mark_compiled(fn)
+            self.mark_compiled(fn)
         sink = caller.attr_sink if bound_self is not None and caller.attr_sink is not None \
             and bound_self.cls is not None else None
-        callee = FunctionEvaluator(self, fn, env, emit=caller.emit,
+        callee = FunctionEvaluator(prog, fn, env, emit=caller.emit,
                                    depth=caller.depth if _base_init(caller, fn, sink) else caller.depth + 1,
                                    evidence=caller.evidence)
         callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
@@ -417,20 +451,21 @@ class Interprocedural(CutReplay):
             for k, v in sink.items():
                 if v.has_const:
                     sink[k] = v.with_(const=NO_CONST)
-        if caller.emit and any(self.may_break_at(ev) or (isinstance(ev, CallEvent) and ev.callee_broke)
-                               for ev in self.events[seen:]):
+        if caller.emit and any(prog.may_break_at(ev) or (isinstance(ev, CallEvent) and ev.callee_broke)
+                               for ev in prog.events[seen:]):
             # a call into a function of another module that broke keeps its events in that module's
             # program: here only the call's event says so (a base's method running a subclass's override)
             self._broke.add(key)
-            if self.tracker is not None:
-                self.tracker.log.append((BROKE, key))
+            if prog.tracker is not None:
+                prog.tracker.log.append((BROKE, key))
         result = join_all(callee.returns) if callee.returns else NONE_VALUE
-        return _refine(result, self.signatures.declared_return(fn))
+        return _refine(result, prog.signatures.declared_return(fn))
 
     def _unanalysed(self, fn: FunctionInfo) -> Value:
         """The result of a call not analysed (too deep, recursive): what its annotation promises,
         else the call by its qualified name, as if the function were not in the checked files."""
-        declared = self.signatures.declared_return(fn)
+        prog = self.program
+        declared = prog.signatures.declared_return(fn)
         if declared is not None:
             return declared
         if fn.owner is not None and fn.owner.name and fn.closure is None:
@@ -440,8 +475,9 @@ class Interprocedural(CutReplay):
     def call_module(self, caller: FunctionEvaluator, module: Value, args: list[Value],
                     kwargs: dict[str, Value], opaque: bool) -> Value:
         """Calling an ``nn.Module`` instance runs its ``forward``."""
+        prog = self.program
         if module.cls is not None:
-            self.classes.touch_class(module.cls)
+            prog.classes.touch_class(module.cls)
             fwd = module.cls.find_method("forward")
             if fwd is None:
                 return UNKNOWN_VALUE
@@ -457,27 +493,12 @@ class Interprocedural(CutReplay):
         return UNKNOWN_VALUE
 
     def prepare_function(self, info: FunctionInfo) -> None:
-        self._closures.append(info)
-        info.owner = self.index
+        prog = self.program
+        self.closures.append(info)
+        info.owner = prog.index
         local, global_decls = local_names_of(info.node)
         info.local_names = frozenset(local)
         info.global_decls = frozenset(global_decls)
-
-    def let_go(self) -> None:
-        """Nothing reads this analysis again: undo the links that make it cycles, so that it goes (with
-        the trees it holds) as its last reference does, not at a garbage collection, which would walk
-        every tree still alive to find it.  The closures of the functions it met defined inside analysed
-        code go (a closure holds the value naming its own function), here and in the programs of the
-        other modules it reached, and those programs leave the run that holds them (each holds it)."""
-        run = self.run_state
-        others = list(run.programs.values()) if run is not None else []
-        for program in (self, *others):
-            for fn in program._closures:
-                fn.closure = None
-        for program in others:
-            program.run_state = None
-        if run is not None:
-            run.programs.clear()
 
 
 def _base_init(caller: FunctionEvaluator, fn: FunctionInfo, sink: dict[str, Value] | None) -> bool:

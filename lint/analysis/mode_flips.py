@@ -169,7 +169,7 @@ def _module_class(program: "Program", value: cst.BaseExpression | None,
             values = bound.get(inner.value, [])
             return _module_class(program, values[0], bound, depth + 1) if len(values) == 1 else None
         return _module_class(program, inner, bound, depth + 1)
-    made = program._static_name_of(value.func)
+    made = program.names.static_value_of(value.func)
     cls = made.cls if made is not None else None
     return cls if cls is not None and cls.is_module and cls.find_method("forward") is not None else None
 
@@ -323,6 +323,6 @@ def _builds_reader(program: "Program", call: cst.Call, known: dict[int, bool], d
     if q in _CONTAINERS:
         return any(isinstance(n, cst.Call) and n is not call and _builds_reader(program, n, known, depth)
                    for n in walk(call))
-    made = program._static_name_of(call.func)
+    made = program.names.static_value_of(call.func)
     cls = made.cls if made is not None else None
     return cls is not None and cls.is_module and reads_training(program, cls, known, depth + 1)

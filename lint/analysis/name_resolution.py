@@ -4,15 +4,19 @@ project, else as library names) and annotation aliases.
 from __future__ import annotations
 
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+import libcst as cst
+
+from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.class_model import ClassModel, _strip_const
+from dynalint.analysis.class_model import _strip_const
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token
+from dynalint.analysis.syntax import dotted_name
 from dynalint.analysis.values import (
     PYTHON_VALUE,
     UNKNOWN_VALUE,
@@ -25,26 +29,7 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.memo import Memo
-    from dynalint.analysis.module_index import ModuleIndex
-    from dynalint.analysis.project import SourceIndex
-    from dynalint.analysis.replay import Tracker
 
-
-class Program(Protocol):
-    """What name resolution reads of the program it belongs to (the module's
-    :class:`~dynalint.analysis.program.Program`, which imports this module)."""
-
-    index: "ModuleIndex"
-    tracker: "Tracker | None"
-    project: "SourceIndex | None"
-    names: "NameResolution"
-    classes: ClassModel
-
-    def program_for(self, owner: "ModuleIndex | None") -> "Program": ...
-
-    def memo(self, name: str, remember: bool = True) -> "Memo": ...
-
-    def _static_dotted(self, dotted: str) -> Value | None: ...
 
 _TORCH_DTYPES = frozenset({
     "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16", "int32",
@@ -54,14 +39,14 @@ _TORCH_DTYPES = frozenset({
 })
 
 
-class NameResolution(ProgramPart["Program"]):
+class NameResolution(ProgramPart["ProgramParts"]):
     """Resolves the names of one module for its :class:`~dynalint.analysis.program.Program`:
     module-level names, qualified names (in other checked files through the project, else as library
     names) and annotation aliases.  Owns the memos ``globals`` (name -> the join of what its
     assignments bind) and ``aliases`` (name -> what it promises as an annotation), registered in the
     program's memos so that a replay finds them by name."""
 
-    def __init__(self, program: "Program") -> None:
+    def __init__(self, program: "ProgramParts") -> None:
         super().__init__(program)
         self._globals: "Memo[str, Value]" = program.memo("globals")
         self._aliases: "Memo[str, Value | None]" = program.memo("aliases")
@@ -152,11 +137,29 @@ class NameResolution(ProgramPart["Program"]):
                 result = self._annotation_class(name)
         return result
 
+    def static_value(self, dotted: str) -> Value | None:
+        """The class, function or value a dotted name denotes, without evaluating code (a method named
+        through its class, ``Model.forward``, stands for the class's function)."""
+        head, _, rest = dotted.partition(".")
+        v = self.global_value(head)
+        for part in rest.split(".") if rest else ():
+            if v is None or v.qualname is None:
+                return None
+            v = self.qualified_value(f"{v.qualname}.{part}")
+        if v is not None and v.kind is Kind.FUNCTION and v.cls is not None:
+            return Value(Kind.FUNCTION, cls=v.cls)
+        return v
+
+    def static_value_of(self, node: cst.BaseExpression) -> Value | None:
+        """:meth:`static_value` of an expression that is a dotted name (None for any other)."""
+        dotted = dotted_name(node)
+        return self.static_value(dotted) if dotted is not None else None
+
     def _annotation_class(self, dotted: str) -> Value | None:
         """A class named in an annotation: a subclass of ``torch.Tensor`` promises a tensor, an instance of
         that class (its own methods are analysed)."""
         program = self.program
-        v = program._static_dotted(dotted)
+        v = self.static_value(dotted)
         if v is not None and v.cls is not None and program.classes.is_tensor_class(v.cls):
             return tensor().with_(cls=v.cls)
         if v is not None and v.cls is not None and v.kind is Kind.FUNCTION \

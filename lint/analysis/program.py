@@ -12,11 +12,13 @@ kept.  Functions of other modules reached from compiled code are recorded as
 project pass (:func:`dynalint.engine.runner.project_pass`) hands them to their module's
 analysis as *incoming entries*.
 
-The class composes its parts, one module each.  Three are objects the program holds, each owning its
-memos: :attr:`Program.names` (:mod:`~dynalint.analysis.name_resolution`), :attr:`Program.classes`
-(:mod:`~dynalint.analysis.class_model`) and :attr:`Program.signatures`
-(:mod:`~dynalint.analysis.signatures`); :mod:`~dynalint.analysis.entry_points` and
-:mod:`~dynalint.analysis.interprocedural` are still mixed into the class.
+The class composes its parts, one module each: objects the program holds, each owning its state.
+:attr:`Program.names` (:mod:`~dynalint.analysis.name_resolution`), :attr:`Program.classes`
+(:mod:`~dynalint.analysis.class_model`), :attr:`Program.signatures` (:mod:`~dynalint.analysis.signatures`)
+and :attr:`Program.entry_points` (:mod:`~dynalint.analysis.entry_points`) read the program through
+:class:`~dynalint.analysis.interface.ProgramParts`; :attr:`Program.calls`
+(:mod:`~dynalint.analysis.interprocedural`, with the cut replay of :mod:`~dynalint.analysis.cut`)
+analyses the entry points and the calls they make, filling the program's events and compiled functions.
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ class _Run:
 
 
 @dataclass
-class Program(EntryPoints, Interprocedural):
+class Program:
     """The analysis of one module."""
 
     module: cst.Module
@@ -108,23 +110,16 @@ class Program(EntryPoints, Interprocedural):
         """Parameters, annotations and the binding of arguments."""
         self.classes = ClassModel(self)
         """Instances, members, properties and class attributes."""
-        self._calls: Memo[tuple, Value] = self.memo("calls")
+        self.entry_points = EntryPoints(self)
+        """Which functions the analysis starts from, and why."""
+        self.calls = Interprocedural(self)
+        """The analysis of the entry points and of the calls they make."""
         if tracker is not None:
             tracker.memos, tracker.events = self.memos, self.events
-        self._closures: list[FunctionInfo] = []
-        """Functions defined inside analysed code (kept: remembered results name them by identity)."""
-        self._broke: set[tuple] = set()
-        """Keys of ``_calls`` whose analysis broke the graph (a caller's statement ends there too)."""
         self._graph_ends: BreakClassifier | None = None
         self._capture_sites: CaptureSites | None = None
         self._capture: OwnCapture | None = None
-        self._contexts: dict[int, int] = {}
         self._compiled_ids: set[int] = set()
-        self._library_roots: set[int] = set()
-        """Roots only because they take tensors (scope auto): callers outside the checked files may
-        compile them."""
-        self._widened_roots: set[int] = set()
-        """Roots only because the scope is ALL (analysed after every other root)."""
         self._entry_reach: tuple[int, int] | None = None
         """Scope ALL: how many of :attr:`compiled` and of :attr:`events` the entry points reach (those
         marked and found before the first function analysed only because of the scope)."""
@@ -132,8 +127,6 @@ class Program(EntryPoints, Interprocedural):
         """The slice of :attr:`events` found in functions analysed only because callers outside the
         checked files may compile them (library roots of scope auto, every function in scope all)."""
         self._uncompiled_events: set[int] | None = None
-        self._entries: set[int] = set()
-        """Functions handed to torch.compile: their parameters are the graph's inputs, like forward's."""
         self._compiled_nodes: set[int] = set()
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
@@ -149,7 +142,7 @@ class Program(EntryPoints, Interprocedural):
         """Analyse the module.  The capture flags its code turns on for one compile call cover the
         functions that call reaches, known once the calls are: the breaks are then classified again
         with them (the evaluator asked under the flags the module turns on everywhere)."""
-        Interprocedural.run(self)
+        self.calls.run()
         sites = self.capture_sites
         if sites.sites:
             self._capture = own_capture(sites, self, self.events)
@@ -244,3 +237,19 @@ class Program(EntryPoints, Interprocedural):
                            settings=self.settings, run_state=run)
             run.programs[id(owner)] = prog
         return prog
+
+    def let_go(self) -> None:
+        """Nothing reads this analysis again: undo the links that make it cycles, so that it goes (with
+        the trees it holds) as its last reference does, not at a garbage collection, which would walk
+        every tree still alive to find it.  The closures of the functions it met defined inside analysed
+        code go (a closure holds the value naming its own function), here and in the programs of the
+        other modules it reached, and those programs leave the run that holds them (each holds it)."""
+        run = self.run_state
+        others = list(run.programs.values()) if run is not None else []
+        for program in (self, *others):
+            for fn in program.calls.closures:
+                fn.closure = None
+        for program in others:
+            program.run_state = None
+        if run is not None:
+            run.programs.clear()

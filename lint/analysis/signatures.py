@@ -4,10 +4,11 @@ and the binding of a call's arguments or of an entry point's inputs to them.
 from __future__ import annotations
 
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
@@ -29,33 +30,9 @@ from dynalint.analysis.values import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.memo import Memo
-    from dynalint.analysis.module_index import ClassInfo
-    from dynalint.analysis.replay import Tracker
 
 
-class _Classes(Protocol):
-    """What the signatures read of the class model (:class:`~dynalint.analysis.class_model.ClassModel`)."""
-
-    def instance(self, cls: "ClassInfo | None") -> Value: ...
-
-    def is_record(self, cls: "ClassInfo") -> bool: ...
-
-    def class_attrs(self, cls: "ClassInfo") -> dict[str, Value]: ...
-
-
-class Program(Protocol):
-    """What the signatures read of the program they belong to (the module's
-    :class:`~dynalint.analysis.program.Program`, which imports this module)."""
-
-    tracker: "Tracker | None"
-    entries: dict[str, Any]
-    _entries: set[int]
-    classes: _Classes
-
-    def memo(self, name: str, remember: bool = True) -> "Memo": ...
-
-
-class Signatures(ProgramPart["Program"]):
+class Signatures(ProgramPart["ProgramParts"]):
     """The signatures of one module's functions for its :class:`~dynalint.analysis.program.Program`:
     parameters and annotations (or PEP 484 type comment), what they promise, and the binding of a
     call's arguments or of an entry point's inputs to them.  Owns the memos ``annotations`` (function
@@ -63,7 +40,7 @@ class Signatures(ProgramPart["Program"]):
     what the uses of its untyped parameters say) and ``numbers`` (function -> the parameters every
     caller passes a number), registered in the program's memos so that a replay finds them by name."""
 
-    def __init__(self, program: "Program") -> None:
+    def __init__(self, program: "ProgramParts") -> None:
         super().__init__(program)
         self._annotations: "Memo[int, tuple[dict[str, cst.BaseExpression], cst.BaseExpression | None]]" = \
             program.memo("annotations")
@@ -132,12 +109,12 @@ class Signatures(ProgramPart["Program"]):
         env: dict[str, Value] = {}
         program = self.program
         is_forward = (fn.name == "forward" and fn.cls is not None and fn.cls.is_module) or \
-            id(fn) in program._entries or forward
+            id(fn) in program.entry_points.entered or forward
         tensor_params = evidence.tensor_params() if evidence is not None else set()
         negative = evidence.negative if evidence is not None else set()
         # only the arguments of the compiled function itself enter the frame as they are; a helper's or
         # a submodule's are usually computed by its caller in the same graph
-        entered = id(fn) in program._entries or forward
+        entered = id(fn) in program.entry_points.entered or forward
         for i, prm in enumerate(self.param_nodes(fn)):
             name = prm.name.value
             if i == 0 and fn.is_method:

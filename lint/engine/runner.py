@@ -406,7 +406,7 @@ def _analyse(source: str, path: str, settings: Settings, project: SourceIndex | 
     finally:
         if project is not None:
             released = project.release(path)
-    outgoing = analysis.program.encoded_outgoing() if analysis.program is not None else {}
+    outgoing = analysis.program.calls.encoded_outgoing() if analysis.program is not None else {}
     begun = _begun(source, analysis, fix) if fix is not None else None
     if keep:
         return diagnostics, outgoing, analysis, begun  # its index is read again: not disposed

@@ -351,9 +351,9 @@ class StatementHandlers:
                             qualname=f"{parent.qualname}.{node.name.value}" if parent else node.name.value,
                             decorators=decorators, compile_decorated=compiled, disabled=disabled,
                             closure=self.env, outer=(parent.outer or parent) if parent else None)
-        self.p.prepare_function(info)
+        self.p.calls.prepare_function(info)
         if self.emit and not disabled:  # (a disabled function's body runs eagerly: nothing in it breaks)
-            self.p.note_nested(info)
+            self.p.calls.note_nested(info)
         self.env[node.name.value] = Value(Kind.FUNCTION, func=info)
 
     def _classdef(self, node: cst.ClassDef) -> None:
