@@ -1,7 +1,8 @@
 """DYN204: a Python value taken from tensor data at a graph break, used after it (a guard)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import libcst as cst
 
@@ -271,45 +272,37 @@ class ScalarCrossesBreak(Rule):
                 f"{what} at a graph break: {detail}.",
                 hint=_keep_tensor_hint(at),
             )
+        shared = _Shared(ctx)
         yield from self._pending_at_next_break(ctx, seen)
         yield from self._range_bounds(ctx)
         yield from self._class_objects(ctx)
-        yield from self._data_sizes(ctx)
-        yield from self._handed_from_eager_frames(ctx)
+        yield from self._data_sizes(ctx, shared)
+        yield from self._handed_from_eager_frames(ctx, shared)
         yield from self._handed_to_other_modules(ctx, seen)
-        yield from self._sizes_handed_from_eager_frames(ctx)
-        yield from self._strings_of_data(ctx)
+        yield from self._sizes_handed_from_eager_frames(ctx, shared)
+        yield from self._strings_of_data(ctx, shared)
 
-    def _strings_of_data(self, ctx: RuleContext) -> Iterator[Finding]:
+    def _strings_of_data(self, ctx: RuleContext, shared: "_Shared") -> Iterator[Finding]:
         """``"value " + str(t)``: ``str()`` of a tensor breaks the graph, and the frame resumed after the
         break receives the string it made; an operator that combines that string right there guards on
         its exact text, so every new value recompiles (measured on torch 2.13: ``___stack2 ==
         'tensor(2)'`` fails at each new value; a string only handed to a call such as ``print``, or only
         stored, installs no guard).  Whether the value changes depends on the data, so it is reported
-        only where the module's calls draw that data afresh (:func:`fresh_data_functions`)."""
+        only where the module's calls draw that data afresh (:func:`_fresh_data_breaks`)."""
         combined = {id(side) for ev in ctx.events(ArithmeticEvent) if isinstance(ev.node, cst.BinaryOperation)
                     for side in (ev.node.left, ev.node.right)}
-        fresh: set[int] | None = None
-        for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL):
-            ev = brk.event
-            if not isinstance(ev, CallEvent) or ev.qualname != "builtins.str" or id(brk.node) not in combined \
-                    or brk.in_loop or ctx.breaks.in_comprehension(brk) or not _from_inputs(brk) \
-                    or ctx.breaks.loop_break_before(ev) or runs_eagerly(ctx.breaks, ev):
-                continue
-            if fresh is None:
-                fresh = fresh_data_functions(ctx.program)
-            if id(ev.function) not in fresh or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True) \
-                    or branch_may_skip(ctx.program, ctx.breaks, brk):
-                continue
+        texts = [b for b in ctx.breaks.of(Cause.UNTRACEABLE_CALL) if isinstance(b.event, CallEvent)
+                 and b.event.qualname == "builtins.str" and id(b.node) in combined]
+        for brk in _fresh_data_breaks(ctx, shared, texts):
             yield self.finding(
-                ev,
+                brk.event,
                 f"`{ctx.code(brk.node)}` makes a Python string of tensor data at a graph break, and the code "
                 "after the break combines it: the resumed frame is guarded on that exact text, and the calls "
                 f"draw new random data each time, so each new value recompiles it; {RECOMPILE_LIMIT}.",
                 hint="format the value outside the compiled region, or log the tensor itself",
             )
 
-    def _sizes_handed_from_eager_frames(self, ctx: RuleContext) -> Iterator[Finding]:
+    def _sizes_handed_from_eager_frames(self, ctx: RuleContext, shared: "_Shared") -> Iterator[Finding]:
         """A tensor whose size comes from tensor data (``(x > 0).nonzero()``) has its size bound to a name
         (``n = idx.shape[0]``, ``len(idx)``), and a part of the function that Dynamo runs eagerly
         (:func:`runs_eagerly`) hands that number, as it is or packed in a tuple, list, dict or record,
@@ -322,8 +315,8 @@ class ScalarCrossesBreak(Rule):
                  and eager_part(ctx.breaks, b.event.function) is not None]
         if not sized:
             return
-        fresh = fresh_data_functions(ctx.program)
-        graphs = FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
+        fresh = shared.fresh
+        graphs = shared.graphs
         functions = {id(ev.node): ev for ev in ctx.events(CallEvent)
                      if ev.callee is not None and ev.callee.cls is None and ev.module is None}
         reported: set[int] = set()
@@ -397,7 +390,7 @@ class ScalarCrossesBreak(Rule):
                 )
                 break
 
-    def _handed_from_eager_frames(self, ctx: RuleContext) -> Iterator[Finding]:
+    def _handed_from_eager_frames(self, ctx: RuleContext, shared: "_Shared") -> Iterator[Finding]:
         """A frame Dynamo runs eagerly (one that reaches a break inside a loop: :func:`runs_eagerly`) calls
         a function of the project,
         which Dynamo compiles as a frame of its own: a Python number taken from tensor data that the
@@ -408,7 +401,7 @@ class ScalarCrossesBreak(Rule):
         it; a bool itself is not reported (at most one more graph)."""
         fresh: set[int] | None = None
         calls = {id(c.node): c for c in ctx.events(CallEvent)}
-        graphs = FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
+        graphs = shared.graphs
         for ev in ctx.events(CallEvent):
             callee = ev.callee
             if callee is None or callee.cls is not None or ev.module is not None \
@@ -420,7 +413,7 @@ class ScalarCrossesBreak(Rule):
             if not handed or not runs_eagerly(ctx.breaks, ev):
                 continue
             if fresh is None and not all(_new_number(v, calls) for _, v in handed):
-                fresh = fresh_data_functions(ctx.program)
+                fresh = shared.fresh  # (asked only once a number from data is handed: until then, none)
             handed = [(i, v) for i, v in handed
                       if (_new_number(v, calls) and runs_graph_op(ctx.program, callee))
                       or (_data_number(v, calls, tests=True) and id(ev.function) in (fresh or ()))]
@@ -438,29 +431,22 @@ class ScalarCrossesBreak(Rule):
             hint = "keep it a tensor (no .item()), or move the loop's graph break out of the function"
             yield self._at_frame(ctx, ev, callee, message, hint)
 
-    def _data_sizes(self, ctx: RuleContext) -> Iterator[Finding]:
+    def _data_sizes(self, ctx: RuleContext, shared: "_Shared") -> Iterator[Finding]:
         """``(x > 0).nonzero()``, ``x[mask]``, ``torch.arange(n)`` of a 0-d tensor ``n`` computed from data: a
         tensor whose size comes from tensor data breaks the graph,
         and the frame resumed after the break is guarded on its size when the code after the break reads
         it (measured on torch 2.13: ``tensor '___stack0' size mismatch``, once, then the size is dynamic;
         nothing when the result is not used).  Whether the size changes depends on the data, so it is
-        reported only where the module's calls draw that data afresh (:func:`fresh_data_functions`)."""
-        fresh: set[int] | None = None
-        for brk in ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX, Cause.NUMBER_ARGUMENT):
-            if brk.in_loop or ctx.breaks.in_comprehension(brk) or not _from_inputs(brk):
-                continue
-            if brk.cause is Cause.NUMBER_ARGUMENT and not (_sized_by_data(brk) and not _inlined(ctx, brk.event.function)):
-                continue  # (in a helper Dynamo inlines, the helper ends up a frame of its own, whose input the
-                # 0-d tensor is: nothing recompiles, measured)
-            if fresh is None:
-                fresh = fresh_data_functions(ctx.program)
-            fn = brk.event.function
-            if ctx.breaks.loop_break_before(brk.event) or runs_eagerly(ctx.breaks, brk.event):
-                continue  # Dynamo runs the frame eagerly from that loop on: nothing breaks here
-            if id(fn) not in fresh or not used_after(brk.node, brk.statement, fn.node) \
-                    or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True) \
-                    or branch_may_skip(ctx.program, ctx.breaks, brk):
-                continue
+        reported only where the module's calls draw that data afresh (:func:`_fresh_data_breaks`)."""
+        def sized(brk: Break) -> bool:
+            # (in a helper Dynamo inlines, the helper ends up a frame of its own, whose input the 0-d tensor
+            # is: nothing recompiles, measured)
+            return brk.cause is not Cause.NUMBER_ARGUMENT \
+                or (_sized_by_data(brk) and not _inlined(ctx, brk.event.function))
+
+        breaks = ctx.breaks.of(Cause.DYNAMIC_SHAPE_OP, Cause.MASK_INDEX, Cause.NUMBER_ARGUMENT)
+        for brk in _fresh_data_breaks(ctx, shared, breaks, sized,
+                                      lambda b: used_after(b.node, b.statement, b.event.function.node)):
             flag = capture_flag(brk)
             yield self.finding(
                 brk.event,
@@ -571,6 +557,48 @@ def _frame_reads(graphs: FrameGraphs, program: "Program", callee: "FunctionInfo"
         return False
     part = eager_part(graphs.breaks_of(callee), callee)
     return part is None or read_before(callee, name, part)
+
+
+class _Shared:
+    """What the parts of one check of a module read in common, each found once and only when first
+    asked: the functions the module's calls give data drawn afresh (:func:`fresh_data_functions`), and
+    whether a function of the project has a graph (:class:`FrameGraphs`, which finds the breaks of each
+    other module once)."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self._ctx = ctx
+
+    @cached_property
+    def fresh(self) -> set[int]:
+        return fresh_data_functions(self._ctx.program)
+
+    @cached_property
+    def graphs(self) -> FrameGraphs:
+        ctx = self._ctx
+        return FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
+
+
+def _fresh_data_breaks(ctx: RuleContext, shared: _Shared, breaks: Iterable[Break],
+                       kept: Callable[[Break], bool] = lambda brk: True,
+                       used: Callable[[Break], bool] = lambda brk: True) -> Iterator[Break]:
+    """The breaks of ``breaks`` that make something of tensor data the frame resumed after them is guarded
+    on, where that data changes from call to call: outside any loop and comprehension, of data that is
+    not weights or Python numbers alone (:func:`_from_inputs`), kept by ``kept``, in a part of the
+    function Dynamo compiles (not after a loop's break, not run eagerly), in a function the module's
+    calls give data drawn afresh (whether a size or value of such data changes depends on the data
+    alone: :func:`fresh_data_functions`), whose result ``used`` says the code after the break uses,
+    and whose resumed frame is compiled up to the next break (:meth:`Breaks.resumed_frame_compiles`)
+    and not skipped by a branch that returns at once (:func:`branch_may_skip`)."""
+    for brk in breaks:
+        ev = brk.event
+        if brk.in_loop or ctx.breaks.in_comprehension(brk) or not _from_inputs(brk) or not kept(brk) \
+                or ctx.breaks.loop_break_before(ev) or runs_eagerly(ctx.breaks, ev):
+            continue  # (after a loop's break Dynamo runs the frame eagerly: nothing breaks here)
+        if id(ev.function) not in shared.fresh or not used(brk) \
+                or not ctx.breaks.resumed_frame_compiles(brk, stop_at_break=True) \
+                or branch_may_skip(ctx.program, ctx.breaks, brk):
+            continue
+        yield brk
 
 
 def _keep_tensor_hint(brk: Break | None) -> str:

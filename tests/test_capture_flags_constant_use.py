@@ -1,5 +1,6 @@
 """With ``capture_scalar_outputs`` on, a number taken from tensor data stays symbolic, and a use of it
-where Python needs its value makes Dynamo fail to compile (a Python list or tuple index, a seed) or
+where Python needs its value makes Dynamo fail to compile (a Python list or tuple index, read or
+updated in place, a seed) or
 break (a store at it, ``range(n)``) where the code without the flag broke at the extraction and ran.
 ``check`` reports those uses when the flag is on (declared or set by the code itself), and the
 capture-flags fix refuses to turn the flag on for code that reaches one, naming it.  Checked as text
@@ -54,6 +55,13 @@ def head(x):
     return x * sum(SIZES[:n])  # breaks
 
 
+def counted(x):
+    n = int(x.sum().item())
+    out = [0, 0, 0]
+    out[n] += 1  # raises
+    return x * out[1]
+
+
 def indexed(x):
     n = int(x.sum().item())
     return x[n] + x[:n].sum() + torch.full((2,), n)
@@ -65,7 +73,7 @@ def logged(x):
     return x * SIZES[n]
 
 """
-FUNCTIONS = ("pick", "choose", "seeded", "repeat", "store", "head", "indexed", "logged")
+FUNCTIONS = ("pick", "choose", "seeded", "repeat", "store", "head", "counted", "indexed", "logged")
 INPUTS = "[(torch.tensor([1.0, 0.0]),)]"
 USE = "where Python needs its value"
 

@@ -701,45 +701,47 @@ def needs_constant(ev: Event, origin: cst.CSTNode) -> bool:
     graph instead of tracing (measured on torch 2.13: ``seq[n]`` of a Python list or tuple, also of
     ``.tolist()``'s elements, and ``x.shape[n]`` raise ``GuardOnDataDependentSymNode``; ``d[n]``,
     ``seq[:n]``, ``seq[n] = v``, ``modules[n]`` and ``range(n)`` break; arithmetic, ``math`` functions and
-    a tensor's ``x[n]`` are traced)."""
-    def captured(v: "Value | None") -> bool:
-        return v is not None and v.kind is Kind.SCALAR and v.origin is origin
-
-    if isinstance(ev, SubscriptEvent):
-        return ev.base is not None and ev.base.kind in _PYTHON_CONTAINERS \
-            and any(map(captured, (*ev.index, *ev.bounds)))
-    if isinstance(ev, CallEvent):
-        return ev.qualname in CONSTANT_ARGUMENT_CALLS and any(map(captured, (*ev.args, *ev.kwargs.values())))
-    if isinstance(ev, ForLoopEvent):
-        return ev.range_args is not None and any(map(captured, ev.range_args))
-    return False
+    a tensor's ``x[n]`` are traced).  Wider than :func:`constant_failure`: a subscript of any container
+    of :data:`_PYTHON_CONTAINERS` counts, and ``origin``'s number wherever it is among the numbers used,
+    not only the first."""
+    return any(v.origin is origin for v, _ in _constant_uses(ev, _PYTHON_CONTAINERS))
 
 
 def constant_failure(ev: Event) -> "tuple[cst.CSTNode, bool] | None":
     """Where ``ev`` uses a data-dependent number as a Python value in a way Dynamo cannot trace once
     ``capture_scalar_outputs`` makes it symbolic: the number's origin, and whether Dynamo then fails to
     compile (True) or breaks the graph (False).  Measured on torch 2.13: ``seq[n]`` of a Python list or
-    tuple (also ``seq[-n]``, ``seq[n % k]``, ``seq[int(f)]``) raises ``GuardOnDataDependentSymNode``,
+    tuple (also ``seq[-n]``, ``seq[n % k]``, ``seq[int(f)]``, and ``seq[n] += v``, which reads it) raises
+    ``GuardOnDataDependentSymNode``,
     ``random.Random(n)`` raises ``AsPythonConstantNotImplementedError``; ``seq[n] = v``, ``seq[:n]``,
     ``range(n)`` and a loop over it break; a tensor's ``x[n]``, ``x[:n]``, arithmetic and sizes of torch ops
     are traced.  Not claimed: ``[0] * n``, a dict key, a string index, an ``nn.ModuleList`` index (they
-    break, but the analysis does not tell those values apart from other Python values)."""
-    def origin(values: "Iterable[Value | None]") -> cst.CSTNode | None:
-        return next((v.origin for v in values if v is not None and v.kind is Kind.SCALAR and v.origin is not None),
-                    None)
+    break, but the analysis does not tell those values apart from other Python values).  The origin is
+    the first known one among the numbers used, in the order :func:`_constant_uses` walks them (an index
+    before the slice bounds)."""
+    return next(((v.origin, raises) for v, raises in _constant_uses(ev, (Kind.SEQUENCE,))
+                 if v.origin is not None), None)
 
-    found: cst.CSTNode | None = None
-    raises = False
+
+def _constant_uses(ev: Event, containers: "Container[Kind]") -> "Iterator[tuple[Value, bool]]":
+    """The Python numbers (:attr:`Kind.SCALAR`) ``ev`` uses where Python needs their value, each with
+    whether Dynamo raises there (True) or breaks the graph (False) once ``capture_scalar_outputs`` keeps
+    the number symbolic: the index of a subscript of a container whose kind is in ``containers``
+    (raising unless only stored to: ``seq[n] += v`` reads it, and raises as a read does), then its slice
+    bounds (breaking); the arguments of a call of :data:`CONSTANT_ARGUMENT_CALLS` (``random.Random(n)``
+    raising); the arguments of a loop's ``range`` (breaking).  The one walk of :func:`needs_constant`
+    and :func:`constant_failure`, which pass what each of them claims."""
+    found: "Iterable[tuple[Value | None, bool]]" = ()
     if isinstance(ev, SubscriptEvent):
-        if ev.base is not None and ev.base.kind is Kind.SEQUENCE and not ev.augmented:
-            found, raises = origin(ev.index), not ev.store
-            if found is None:
-                found, raises = origin(ev.bounds), False
-    elif isinstance(ev, CallEvent) and ev.qualname in CONSTANT_ARGUMENT_CALLS:
-        found, raises = origin((*ev.args, *ev.kwargs.values())), ev.qualname == "random.Random"
-    elif isinstance(ev, ForLoopEvent) and ev.range_args:
-        found = origin(ev.range_args)
-    return (found, raises) if found is not None else None
+        if ev.base is not None and ev.base.kind in containers:
+            found = [*((v, not ev.store or ev.augmented) for v in ev.index), *((v, False) for v in ev.bounds)]
+    elif isinstance(ev, CallEvent):
+        if ev.qualname in CONSTANT_ARGUMENT_CALLS:
+            raises = ev.qualname == "random.Random"
+            found = [(v, raises) for v in (*ev.args, *ev.kwargs.values())]
+    elif isinstance(ev, ForLoopEvent):
+        found = [(v, False) for v in ev.range_args or ()]
+    return ((v, raises) for v, raises in found if v is not None and v.kind is Kind.SCALAR)
 
 
 #: tensor methods whose result is an integer tensor whatever the receiver's dtype
