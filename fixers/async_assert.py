@@ -53,8 +53,8 @@ import libcst as cst
 
 from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import (builtin_class, message_text, paren, string_literal_code,
-                                              tensor_condition, use_torch)
+from dynalint.fixers.support.codegen import (builtin_class, check_while_compiling, message_text, paren,
+                                              string_literal_code, tensor_condition, use_torch)
 
 
 @register
@@ -144,11 +144,7 @@ class AsyncAssert(Fixer):
             formatted = _formatted_runtime_error(body[0], ctx)
             if formatted is not None:
                 check = cst.parse_statement(f"{torch}._assert_async({ok}, {formatted})")
-                new: cst.CSTNode = stmt.with_changes(
-                    test=cst.parse_expression(f"{torch}.compiler.is_compiling()"),
-                    body=cst.IndentedBlock(body=[check]),
-                    orelse=stmt.with_changes(leading_lines=[]),
-                )
+                new: cst.CSTNode = check_while_compiling(stmt, check, torch)
                 plan.description = ("check the condition inside the graph with torch._assert_async while "
                                     "compiling (the same RuntimeError, its formatted values written `...`)")
                 return plan.replace(target, new)

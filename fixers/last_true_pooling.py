@@ -4,6 +4,8 @@ picked by index.
 Before::
 
     eos = ids.eq(eos_id)
+    if not eos.any():
+        raise ValueError("no <eos> in the batch")
     if len(torch.unique_consecutive(eos.sum(1))) > 1:
         raise RuntimeError("every row needs the same number of <eos>")
     pooled = h[eos, :].view(h.size(0), -1, h.size(-1))[:, -1, :]
@@ -11,11 +13,12 @@ Before::
 After::
 
     eos = ids.eq(eos_id)
+    if not eos.any():
+        raise ValueError("no <eos> in the batch")
     eos_counts = eos.sum(1)
     torch._assert_async((eos_counts[1:] == eos_counts[:-1]).all(), "every row needs the same number of <eos>")
     if eos.shape != h.shape[:2]:
         raise IndexError("the mask does not match the first two dimensions of the indexed tensor")
-    torch._assert_async(eos.any())
     last_eos = (torch.arange(eos.size(1), device=eos.device) * eos).argmax(1)
     pooled = h[torch.arange(h.size(0), device=h.device), last_eos, :].view(h.size(0), -1, h.size(-1))[:, -1, :]
 
@@ -31,12 +34,18 @@ the ``[:, -1, :]`` are kept, applied to those rows: for a tensor of more than
 three dimensions they pick the same last chunk of each row as before.  The
 values are copied, so the output and its gradients are bitwise the original's.
 
-What the original rejected is rejected again: rows of different counts by the
+What the original rejected is rejected again, with the same exception type
+(measured on torch 2.13, eager and compiled): rows of different counts by the
 check, kept inside the graph as ``torch._assert_async`` (each row's count equal
-to the one before, as ``unique_consecutive`` tests); a mask that does not match
-the tensor's first two dimensions (the selection's ``IndexError``) by a shape
-test, which Dynamo decides while tracing (no graph code); a mask with no
-``True`` by ``_assert_async`` too.
+to the one before, as ``unique_consecutive`` tests), which raises the
+``RuntimeError`` the original check raised; a mask that does not match the
+tensor's first two dimensions (the selection's ``IndexError``) by a shape test,
+which Dynamo decides while tracing (no graph code; compiled, a mask of the wrong
+shape whose rows also differ in count still raises the ``RuntimeError`` first).
+A mask with no ``True`` passes the count check (every count is 0): the
+original then takes ``[:, -1]`` of no rows and raises ``IndexError``, where the
+rows picked by index would need a check that raises ``RuntimeError``, so the
+rewrite requires that the code before has already rejected it.
 
 Proves, or refuses: the expression is exactly ``x[m, :].view(x.size(0), -1,
 x.size(-1))[:, -1]`` (``x.shape[0]``/``x.shape[-1]`` too, with or without the
@@ -44,32 +53,33 @@ last ``, :``), the whole value of an assignment or a ``return``; the mask is a
 local name that is certainly a boolean tensor, and ``x`` is pure; the statement
 right before is a check that raises unless every row holds the same count:
 ``if len(torch.unique_consecutive(m.sum(1))) > 1: raise ...`` (or ``!= 1``, or
-``.numel()``), raising the builtin ``RuntimeError`` (a ``ValueError`` check
-is refused: compiled, it would raise another type), or ``assert ... == 1`` (or
-``<= 1``), with a literal message.  A
-check made by calling another function (``check(cond, message)``) is refused:
-whether it raises is not known (it may be switched off), and where it does not,
-the original's rows are not the rows at the last ``True``.
+``.numel()``), raising the builtin ``RuntimeError`` with a literal message or
+none (a ``ValueError`` check is refused: compiled, it would raise another type);
+and the statement right before that check raises unless the mask holds a
+``True``: ``if not m.any(): raise ...`` (or ``torch.any(m)``; any exception,
+the statement is kept) or ``torch._assert_async(m.any(), ...)``.  With equal
+counts a ``True`` anywhere is a ``True`` in every row, so no mask with no
+``True`` (nor an empty batch) reaches the rewritten code.  Refused: an
+``assert`` count check (it raises ``AssertionError``; kept in the graph it
+would raise ``RuntimeError``, and ``torch._check_with(AssertionError, ...)``
+reads the condition on the host, one break, or raises ``RuntimeError`` with
+``capture_scalar_outputs``: measured on torch 2.13; under ``python -O`` it is
+not there at all), an ``assert m.any()`` for the same reasons, and a check made
+by calling another function (``check(cond, message)``): whether it raises is
+not known (it may be switched off), and where it does not, the original's rows
+are not the rows at the last ``True``.  In code that pools without first
+rejecting a mask with no ``True`` (the usual classification head) the fixer
+therefore refuses.
 
-Unsafe (hazards): a failing ``assert`` count check raises ``RuntimeError``
-(measured on torch 2.13: ``torch._check_with(ValueError, ...)`` and
-``torch._check_tensor_all_with`` would keep another type but read the condition
-on the host, one break each; with ``capture_scalar_outputs`` they stay in the
-graph but raise ``RuntimeError``); a mask with no ``True``
-raises ``RuntimeError`` where the original's ``[:, -1]`` of no rows raises
-``IndexError``; on accelerators both are raised asynchronously; an ``assert``
-rewritten this way still runs under ``python -O``; a mask of more than two
-dimensions now raises ``IndexError``; when the mask's shape is wrong and its
-rows differ in count as well, compiled code raises the ``IndexError`` first (the
-shape test runs while tracing); on an empty batch the ``view`` raises in both, but
-while tracing, so compiled code raises Dynamo's ``TorchRuntimeError`` (a
-``RuntimeError``).
+Unsafe (hazards): on accelerators a failing count check is raised
+asynchronously; a mask of more than two dimensions now raises ``IndexError``
+(the shape test).
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import simple_statements, string_literal
+from dynalint.analysis.syntax import simple_statements
 from dynalint.fixers.async_assert import raise_message
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import certain_tensor, use_torch
@@ -92,6 +102,8 @@ class LastTruePooling(Fixer):
                 @torch.compile
                 def pool_last_eos(hidden, input_ids):
                     eos_mask = input_ids.eq(2)
+                    if not eos_mask.any():
+                        raise ValueError("no <eos> token in the batch")
                     if len(torch.unique_consecutive(eos_mask.sum(1))) > 1:
                         raise RuntimeError("All examples must have the same number of <eos> tokens.")
                     return hidden[eos_mask, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
@@ -102,11 +114,12 @@ class LastTruePooling(Fixer):
                 @torch.compile
                 def pool_last_eos(hidden, input_ids):
                     eos_mask = input_ids.eq(2)
+                    if not eos_mask.any():
+                        raise ValueError("no <eos> token in the batch")
                     eos_counts = eos_mask.sum(1)
                     torch._assert_async((eos_counts[1:] == eos_counts[:-1]).all(), "All examples must have the same number of <eos> tokens.")
                     if eos_mask.shape != hidden.shape[:2]:
                         raise IndexError("the mask does not match the first two dimensions of the indexed tensor")
-                    torch._assert_async(eos_mask.any())
                     last_eos = (torch.arange(eos_mask.size(1), device=eos_mask.device) * eos_mask).argmax(1)
                     return hidden[torch.arange(hidden.size(0), device=hidden.device), last_eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
             """,
@@ -148,6 +161,11 @@ class LastTruePooling(Fixer):
         block, i = where
         check = block.body[i - 1]
         counted, message = _same_count_check(check, mask.value, ctx)
+        if i < 2 or not _rejects_no_true(block.body[i - 2], mask.value, ctx):
+            raise Refused(f"nothing right before the count check rejects a mask with no True (`if not "
+                          f"{mask.value}.any(): raise ...`): the original's `[:, -1]` of no rows raises "
+                          "IndexError there, where the rows picked by index would need a check that raises "
+                          "RuntimeError")
         plan = FixPlan("pick the rows at the last True of each mask row by index; the count check stays in "
                        "the graph as torch._assert_async (raises RuntimeError)", "unsafe")
         torch = use_torch(plan, ctx, selection)
@@ -161,7 +179,6 @@ class LastTruePooling(Fixer):
             f"{torch}._assert_async(({counts}[1:] == {counts}[:-1]).all(){message})\n",
             f"if {m}.shape != {x}.shape[:2]:\n"
             f"    raise IndexError(\"the mask does not match the first two dimensions of the indexed tensor\")\n",
-            f"{torch}._assert_async({m}.any())\n",
             f"{last} = ({torch}.arange({m}.size(1), device={m}.device) * {m}).argmax(1)\n",
         ]
         statements = [cst.parse_statement(line) for line in lines]
@@ -227,15 +244,43 @@ def _same_count_check(check: cst.CSTNode, mask: str, ctx) -> tuple[str, str]:
             raise Refused(refusal)
         return counted, raise_message(body[0], ctx)
     small = check.body if isinstance(check, cst.SimpleStatementLine) else ()
-    if len(small) == 1 and isinstance(small[0], cst.Assert):
-        counted = _unique_count_test(small[0].test, mask, ("==", "<="), ctx)
-        if counted is None:
-            raise Refused(refusal)
-        msg = small[0].msg
-        if msg is not None and not string_literal(msg):
-            raise Refused("the message is not a string literal (it would format values, or be lost)")
-        return counted, "" if msg is None else f", {ctx.code(msg).strip()}"
+    if len(small) == 1 and isinstance(small[0], cst.Assert) \
+            and _unique_count_test(small[0].test, mask, ("==", "<="), ctx) is not None:
+        raise Refused("the count check is an `assert`: it raises AssertionError, which no check kept in the "
+                      "graph raises (torch._assert_async raises RuntimeError; torch._check_with(AssertionError, "
+                      "...) reads the condition on the host), and under `python -O` it proves nothing")
     raise Refused(refusal)
+
+
+def _rejects_no_true(stmt: cst.CSTNode, mask: str, ctx) -> bool:
+    """Whether ``stmt`` raises unless ``mask`` holds a ``True``: ``if not m.any(): raise ...`` (no
+    ``else``; the statement is kept, so whatever it raises is raised by both versions) or
+    ``torch._assert_async(m.any()[, msg])``, as ``async-assert`` writes that check.  An ``assert`` is
+    not one: ``python -O`` removes it."""
+    if isinstance(stmt, cst.If) and stmt.orelse is None:
+        body = simple_statements(stmt.body)
+        test = stmt.test
+        return len(body) == 1 and isinstance(body[0], cst.Raise) and isinstance(test, cst.UnaryOperation) \
+            and isinstance(test.operator, cst.Not) and _any_true(test.expression, mask, ctx)
+    small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()
+    if len(small) != 1 or not isinstance(small[0], cst.Expr):
+        return False
+    call = small[0].value
+    return isinstance(call, cst.Call) and ctx.program.index.resolve_expr(call.func) == "torch._assert_async" \
+        and len(call.args) in (1, 2) and all(a.keyword is None and not a.star for a in call.args) \
+        and _any_true(call.args[0].value, mask, ctx)
+
+
+def _any_true(expr: cst.BaseExpression, mask: str, ctx) -> bool:
+    """``mask.any()`` or ``torch.any(mask)``: whether the whole mask holds a ``True`` (false for an empty
+    batch)."""
+    if not isinstance(expr, cst.Call):
+        return False
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "any" and not expr.args:
+        return isinstance(expr.func.value, cst.Name) and expr.func.value.value == mask
+    return ctx.program.index.resolve_expr(expr.func) == "torch.any" and len(expr.args) == 1 \
+        and expr.args[0].keyword is None and not expr.args[0].star \
+        and isinstance(expr.args[0].value, cst.Name) and expr.args[0].value.value == mask
 
 
 _OPERATORS = {">": cst.GreaterThan, "!=": cst.NotEqual, "==": cst.Equal, "<=": cst.LessThanEqual}

@@ -56,10 +56,12 @@ import libcst as cst
 
 from dynalint.analysis.breaks import Cause
 from dynalint.analysis.events import ConditionEvent
-from dynalint.analysis.syntax import simple_statements, string_literal, walk
+from dynalint.analysis.syntax import simple_statements, string_literal
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import builtin_class, known_tensor, message_text, string_literal_code, use_torch
+from dynalint.fixers.support.branches import only_binding
+from dynalint.fixers.support.codegen import (builtin_class, check_while_compiling, known_tensor, message_text,
+                                              string_literal_code, use_torch)
 from dynalint.fixers.support.purity import impurity
 
 #: a comparison's inverse: exact for integers; for ``==``/``!=`` (:data:`_ANY_NUMBERS`) for any numbers
@@ -176,11 +178,7 @@ class SizeCheck(Fixer):
         inner = cst.parse_statement(check + f"{string_literal_code(text)})")
         plan.description = ("keep the check in the graph with torch._check while compiling (the same "
                             "RuntimeError, its formatted values written `...`)")
-        return plan.replace(stmt, stmt.with_changes(
-            test=cst.parse_expression(f"{torch}.compiler.is_compiling()"),
-            body=cst.IndentedBlock(body=[inner]),
-            orelse=stmt.with_changes(leading_lines=[]),
-        ))
+        return plan.replace(stmt, check_while_compiling(stmt, inner, torch))
 
 
 def _symbolic_number_test(brk, ev: ConditionEvent) -> bool:
@@ -247,37 +245,6 @@ def _integer(expr: cst.BaseExpression, ctx, depth: int = 4) -> bool:
         return isinstance(shape, cst.Attribute) and shape.attr.value == "shape" and len(expr.slice) == 1 \
             and isinstance(expr.slice[0].slice, cst.Index) and known_tensor(ctx, shape.value)
     if isinstance(expr, cst.Name) and depth > 0:
-        value = _only_binding(expr, ctx)
+        value = only_binding(expr, ctx)
         return value is not None and _integer(value, ctx, depth - 1)
     return False
-
-
-def _only_binding(name: cst.Name, ctx) -> cst.BaseExpression | None:
-    """The value of ``name = <value>`` when that is the enclosing function's only binding of the name (not
-    a parameter, not ``global``/``nonlocal``; any other binding of it, in a nested scope too, counts)."""
-    function = ctx.enclosing_function(name)
-    if function is None or any(isinstance(p, cst.Param) and p.name.value == name.value
-                               for p in walk(function.params)):
-        return None
-    bindings: list[cst.CSTNode] = []
-    for n in walk(function.body):
-        if isinstance(n, (cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom)):
-            if isinstance(n.names, cst.ImportStar) or any(_names(alias, name.value) for alias in n.names):
-                return None
-        elif isinstance(n, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor,
-                            cst.NamedExpr, cst.AsName, cst.Del)):
-            target = n.name if isinstance(n, cst.AsName) else n.target
-            if _names(target, name.value):
-                bindings.append(n)
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n.name.value == name.value:
-            return None
-    if len(bindings) != 1 or not isinstance(bindings[0], cst.AssignTarget) \
-            or not isinstance(bindings[0].target, cst.Name):
-        return None
-    assign = ctx.parent(bindings[0])
-    return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
-
-
-def _names(node: cst.CSTNode, name: str) -> bool:
-    """``node`` holds the name ``name`` (a target, an import alias)."""
-    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))

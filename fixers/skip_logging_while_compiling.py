@@ -19,6 +19,9 @@ tensor condition and the graph does not break (measured on torch 2.13); eager
 runs test it and log as before.  Proves, or refuses: the condition and the
 arguments of the calls are pure (no call that updates in place, draws random
 numbers or does I/O, no walrus): they are no longer evaluated under compile.
+Both rewrites are refused in a module that imports no torch in any form (a
+command-line module that prints, checked with ``--scope all``): nothing in it
+is compiled code, and the guard would add an ``import torch`` it does not need.
 
 Unsafe: the message is then never emitted from compiled code (and a condition
 that would raise, a tensor of several elements tested for truth, raises
@@ -33,7 +36,7 @@ from dynalint.analysis.events import CallEvent
 from dynalint.analysis.logging_calls import REORDERABLE_CALLS, is_logger_call, reorderable_arguments
 from dynalint.analysis.syntax import encloses
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
-from dynalint.fixers.support.codegen import use_torch
+from dynalint.fixers.support.codegen import module_imports_torch, use_torch
 from dynalint.fixers.support.purity import impurity
 
 #: writes to the standard streams: not reorderable, but a guard keeps them out of the graph
@@ -127,6 +130,7 @@ class SkipLoggingWhileCompiling(Fixer):
         if branch is not None:
             raise Refused(f"the call is inside a branch on a tensor (`{branch}`), which breaks the graph before "
                           "the call is reached: guarding the call removes no break (fix the branch first)")
+        _refuse_without_torch(ctx, call)
         plan = FixPlan(f"skip `{ctx.code(call.func).strip()}` while compiling (the message is not emitted "
                        "from compiled code)", "unsafe")
         torch = use_torch(plan, ctx, finding.node)
@@ -168,6 +172,7 @@ def _logging_branch(branch: cst.If, ctx) -> FixPlan | None:
                 if reason is not None:
                     raise Refused(f"an argument of the logging call is not pure ({reason}): under compile it "
                                   "would no longer be evaluated")
+    _refuse_without_torch(ctx, branch)
     plan = FixPlan("skip the branch that only logs while compiling (its message is not emitted from compiled "
                    "code)", "unsafe")
     torch = use_torch(plan, ctx, branch)
@@ -178,6 +183,15 @@ def _logging_branch(branch: cst.If, ctx) -> FixPlan | None:
         test = f"({test})"
     guarded = cst.parse_expression(f"not {torch}.compiler.is_compiling() and {test}")
     return plan.replace(branch, branch.with_changes(test=guarded))
+
+
+def _refuse_without_torch(ctx, at: cst.CSTNode) -> None:
+    """A module that imports no torch (a command-line module that prints) gets no ``import torch`` for a
+    guard: ``--scope all`` reports its calls, but nothing tells that Dynamo ever compiles them."""
+    if not module_imports_torch(ctx, at):
+        raise Refused("the module does not import torch: nothing in it is compiled code that the guard would "
+                      "keep the call out of, and the guard would add an `import torch` the module does not "
+                      "need")
 
 
 def _tensor_branch_around(node: cst.CSTNode, ctx) -> str | None:

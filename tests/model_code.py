@@ -247,7 +247,10 @@ def _pooling(draw, scope):  # DYN104: last-true-pooling
     count = draw(st.sampled_from([f"len(torch.unique_consecutive({m}.sum(1))) > 1",
                                   f"torch.unique_consecutive({m}.sum(dim=1)).numel() != 1"]))
     last = draw(st.sampled_from([", :", ""]))
+    anywhere = draw(st.sampled_from([f"{m}.any()", f"torch.any({m})"]))
     return [(0, f"{m} = {ids} == 2{_comment(draw)}"),
+            (0, f"if not {anywhere}:{_comment(draw)}"),  # what rejects a mask with no True
+            (1, f"raise ValueError('no True in the mask'){_comment(draw)}"),
             (0, f"if {count}:{_comment(draw)}"),
             (1, f"raise RuntimeError('rows differ in count'){_comment(draw)}"),
             (0, f"{_target(draw, scope)} = {x}[{m}, :].view({x}.size(0), -1, {x}.size(-1))[:, -1{last}]"

@@ -255,3 +255,22 @@ def test_under_the_flags_the_break_is_gone_and_the_same_exception_is_raised():
     assert before_breaks == ["Data-dependent branching", "Observed exception"], before_breaks
     assert after_breaks == [], after_breaks
     assert before_raised == after_raised == ["too many classes", "too many classes"]
+
+
+def test_a_name_read_in_an_assignment_target_is_still_bound_once():
+    """``out[limit] = 0`` reads ``limit`` and binds nothing: ``limit`` is still bound once, to a size, so the
+    comparison is inverted exactly (the binding is found by ``branches.only_binding``, shared with the
+    shape proofs of the branch fixers)."""
+    source = textwrap.dedent("""
+        import torch
+
+        def f(x, out):
+            k = len(torch.unique(x))
+            limit = x.size(0) - 1
+            out[limit] = 0
+            if k > limit:
+                raise RuntimeError("too many classes")
+            return x
+    """)
+    fixed = _fixed(source, **FLAGGED)
+    assert '    torch._check(k <= limit, lambda: "too many classes")\n' in fixed, fixed

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.syntax import assigned_names, walk
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.codegen import paren, rename
@@ -195,27 +196,34 @@ _LOSSES = frozenset({"cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth
                      "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"})
 
 
-def _binding(name: cst.Name, ctx) -> cst.BaseExpression | None:
-    """The value of a local name bound exactly once in its function, by ``name = value`` (no parameter)."""
+def only_binding(name: cst.Name, ctx) -> cst.BaseExpression | None:
+    """The value of ``name = <value>`` when that is the enclosing function's only binding of the name:
+    not a parameter, nor named by a ``global``/``nonlocal``, an import, a ``del``, a ``def`` or a
+    ``class`` (any binding of it counts, in a nested scope too).  A name read inside a target
+    (``x[mask] += 1``) is not bound by it."""
     function = ctx.enclosing_function(name)
-    if function is None:
-        return None
-    p = function.params
-    if name.value in {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}:
+    if function is None or any(isinstance(p, cst.Param) and p.name.value == name.value
+                               for p in walk(function.params)):
         return None
     found = []
     for n in walk(function.body):
-        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr,
-                          cst.AsName)) and name.value in assigned_names(
-                              n.target if not isinstance(n, cst.AsName) else n.name):
-            found.append(n)  # a name the target binds (not one read inside it: `x[mask] += 1`)
-    if len(found) != 1 or not isinstance(found[0], cst.AssignTarget):
+        if isinstance(n, (cst.Global, cst.Nonlocal)):
+            if any(item.name.value == name.value for item in n.names):
+                return None
+        elif isinstance(n, (cst.Import, cst.ImportFrom)):
+            if isinstance(n.names, cst.ImportStar) or name.value in import_bindings(n):
+                return None
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            if n.name.value == name.value:
+                return None
+        elif isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr,
+                            cst.AsName, cst.Del)) and name.value in assigned_names(
+                                n.name if isinstance(n, cst.AsName) else n.target):
+            found.append(n)
+    if len(found) != 1 or not isinstance(found[0], cst.AssignTarget) or not isinstance(found[0].target, cst.Name):
         return None
     assign = ctx.parent(found[0])
-    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or assign.targets[0].target is not None \
-            and not isinstance(assign.targets[0].target, cst.Name):
-        return None
-    return assign.value
+    return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
 
 
 def _call_name(expr: cst.Call) -> str | None:
@@ -238,7 +246,7 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE) or isinstance(expr, (cst.Integer, cst.Float)):
         return _SCALAR
     if isinstance(expr, cst.Name):
-        bound = _binding(expr, ctx) if depth < 3 else None
+        bound = only_binding(expr, ctx) if depth < 3 else None
         if bound is not None:
             token = _shape(bound, ctx, depth + 1)
             if token in (_ZERO_D, _SCALAR):
@@ -291,7 +299,7 @@ def _through_names(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
             expr = expr.expression
             continue
-        bound = _binding(expr, ctx) if isinstance(expr, cst.Name) else None
+        bound = only_binding(expr, ctx) if isinstance(expr, cst.Name) else None
         if bound is None:
             break
         expr = bound
@@ -347,7 +355,7 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
             return "<int>"
         return "<float>" if isinstance(v.const, float) else "<num>"
     if isinstance(expr, cst.Name) and depth < 3:
-        bound = _binding(expr, ctx)
+        bound = only_binding(expr, ctx)
         if bound is not None:
             token = _dtype(bound, ctx, depth + 1)
             if token is not None and "(" not in token:

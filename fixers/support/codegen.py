@@ -302,3 +302,33 @@ def number_dtype(value: cst.BaseExpression) -> str | None:
 
 def name_of(node: cst.CSTNode) -> str | None:
     return dotted_name(node)
+
+
+def module_imports_torch(ctx, at: cst.CSTNode) -> bool:
+    """Whether the module imports torch in any form where ``at`` is: at module level (``import torch``,
+    ``from torch import nn``, ``import torch.nn as nn``, under a condition too: the module index's
+    :attr:`~dynalint.analysis.module_index.ModuleIndex.imports_torch`), or in a function around ``at``
+    that binds ``torch`` (:func:`use_torch` decides whether the rewrite may use it there).  A fix that
+    only matters in compiled code may take a module that imports none for one that holds no compiled
+    code: what it reports there comes from ``--scope all``, and a function that another file's compiled code
+    calls is reached from that file."""
+    if ctx.program.index.imports_torch:
+        return True
+    function = ctx.enclosing_function(at)
+    while function is not None:
+        if "torch" in bound_names(function):
+            return True
+        function = ctx.enclosing_function(function)
+    return False
+
+
+def check_while_compiling(branch: cst.If, check: cst.BaseStatement, torch: str) -> cst.If:
+    """``if torch.compiler.is_compiling(): <check>`` with ``branch`` (an ``if`` that raises, its
+    comments and body kept) as its ``elif``: Dynamo takes ``torch.compiler.is_compiling()`` as true
+    while it traces, so compiled code runs ``check`` (an assertion kept in the graph) and eager runs
+    test and raise as before.  The new ``if`` takes the place, and the leading lines, of ``branch``."""
+    return branch.with_changes(
+        test=cst.parse_expression(f"{torch}.compiler.is_compiling()"),
+        body=cst.IndentedBlock(body=[check]),
+        orelse=branch.with_changes(leading_lines=[]),
+    )

@@ -1005,23 +1005,35 @@ _EOS_HEAD = """
 
         def forward(self, hidden, input_ids):
             eos_mask = input_ids.eq(self.eos)
+            if not eos_mask.any():
+                raise ValueError("no <eos> token in the batch")
             if len(torch.unique_consecutive(eos_mask.sum(1))) > 1:
                 raise RuntimeError("All examples must have the same number of <eos> tokens.")
             sentence = hidden[eos_mask, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
             return self.dense(sentence.float())
 """
 variants("eos-pool-head", _EOS_HEAD, "last-true-pooling",
-         {k: v for k, v in EOS_ROWS.items() if k not in ("unequal", "no-eos", "empty-batch")}, target="Head")
+         {k: v for k, v in EOS_ROWS.items() if k != "unequal"}, target="Head")
 case("eos-pool-head-unequal", _EOS_HEAD, EOS_ROWS["unequal"], "last-true-pooling", target="Head")
 case("eos-pool-head-value-error", _EOS_HEAD.replace("raise RuntimeError", "raise ValueError"), EOS_ROWS["unequal"],
      None, target="Head")
-case("eos-pool-head-no-eos", _EOS_HEAD, EOS_ROWS["no-eos"], "last-true-pooling", target="Head",
-     hazard="a mask with no ``True`` raises ``RuntimeError``")
-case("eos-pool-head-empty-batch", _EOS_HEAD, EOS_ROWS["empty-batch"], "last-true-pooling", target="Head",
-     hazard="compiled code raises Dynamo's ``TorchRuntimeError``")
+# the head as usually written: on a mask with no True the original raises IndexError, refused
+case("eos-pool-head-unchecked", _EOS_HEAD.replace("""    if not eos_mask.any():
+                raise ValueError("no <eos> token in the batch")
+            """, ""), EOS_ROWS["no-eos"], None, target="Head")
+case("eos-pool-assert-async-any", """
+    def f(hidden, input_ids):
+        eos = input_ids == 2
+        torch._assert_async(eos.any(), "no <eos> token in the batch")
+        if len(torch.unique_consecutive(eos.sum(1))) > 1:
+            raise RuntimeError
+        return hidden[eos, :].view(hidden.shape[0], -1, hidden.shape[-1])[:, -1]
+""", "[(torch.randn(2, 4, 4), torch.tensor([[2, 0, 2, 0], [0, 2, 2, 0]])), (torch.randn(2, 4, 4), torch.zeros(2, 4, dtype=torch.long))]",
+     "last-true-pooling")
 case("eos-pool-4d", """
     def f(hidden, input_ids):
         eos = input_ids == 2
+        if not torch.any(eos): raise IndexError("no <eos> token in the batch")
         if torch.unique_consecutive(eos.sum(dim=1)).numel() != 1:
             raise RuntimeError
         return hidden[eos, :].view(hidden.shape[0], -1, hidden.shape[-1])[:, -1]
@@ -1030,10 +1042,12 @@ case("eos-pool-4d", """
 case("eos-pool-assert", """
     def f(hidden, input_ids):
         eos = input_ids == 2
+        if not eos.any():
+            raise ValueError("no <eos> token in the batch")
         assert len(torch.unique_consecutive(eos.sum(1))) == 1, "same number of <eos> in every row"
         pooled = hidden[eos, :].view(hidden.size(0), -1, hidden.size(-1))[:, -1, :]
         return pooled.tanh()
-""", EOS_ROWS["several"], "last-true-pooling")
+""", EOS_ROWS["unequal"], None)  # an `assert` raises AssertionError, no check kept in the graph does
 case("eos-pool-check-call", """
     CHECKS = True
 
