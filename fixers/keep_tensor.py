@@ -43,7 +43,27 @@ the graph.
 
 Proves, or refuses: every use ends in tensor arithmetic or a comparison; a
 ``max``/``min`` turned into a clamp has the value as its first argument; a
-value kept in float64 meets only tensors that are floating point for certain.
+value kept in float64 meets only tensors that are floating point for certain;
+the tensor is 0-d (a full reduction: ``.item()`` of a larger one raised
+``RuntimeError``, the kept tensor would broadcast); and nothing that raised on
+the Python number stops raising.  ``torch`` returns inf or NaN where Python
+raises, so every operation moved from the number to the tensor must be proven
+inside its domain: the argument of ``math.log``/``log2``/``log10`` positive, of
+``math.sqrt`` non-negative, of ``math.log1p`` above -1, of ``math.exp``/``expm1``
+at most 700 (``OverflowError`` past 709.78), of ``sinh``/``cosh`` within
+[-700, 700], of ``sin``/``cos``/``tan`` finite, of ``asin``/``acos`` within
+[-1, 1], of ``lgamma`` positive; a divisor of ``/``, ``//`` or ``%`` nonzero
+(``ZeroDivisionError``); a power neither 0 to a negative exponent, nor a
+negative base to a fractional one (a complex number), nor past the float
+range (``OverflowError``); bit operations are not carried over.  The proof is
+an interval analysis of the expression (``fixers/support/ranges.py``): abs,
+even powers, squares, ``exp``, norms, variances and standard deviations,
+sizes, softmax and sigmoid results are bounded by construction, as are
+``max(v, c)`` and ``clamp(min=c)``, and the bounds follow arithmetic, sums and
+reductions.  So ``1.0 / math.sqrt(max(var, 1e-6) * q.shape[-1])`` is refused
+(a size may be 0; that the variance of an empty ``q`` is NaN is not seen) where ``1.0 /
+math.sqrt(max(var * q.shape[-1], 1e-6))`` is kept, and ``math.log(x.min().item())``
+is refused where ``math.log(x.abs().max().item() + 1.0)`` is kept.
 
 Unsafe (hazards): ``torch`` functions on the kept value can differ from
 ``math`` in the last bits, and so can arithmetic on a float32 value where
@@ -52,10 +72,8 @@ that is 0-d without the analysis knowing it (an argument); an ``.item()`` of a
 tensor whose dtype is not known, used as it is, keeps that dtype (a float64
 one then promotes the 0-d float32 tensors it meets); a count meeting a 0-d
 int32 tensor, or a float32 value meeting a 0-d half-precision one, promotes
-it; ``math`` functions raise ``ValueError`` outside their domain
-(``math.log(0)``), where ``torch`` returns inf or NaN; converting a tensor that
-requires grad to a Python number warned (``UserWarning``), the kept tensor no
-longer warns.
+it; converting a tensor that requires grad to a Python number warned
+(``UserWarning``), the kept tensor no longer warns.
 """
 from __future__ import annotations
 
@@ -63,9 +81,10 @@ import libcst as cst
 
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.analysis.values import Kind
-from dynalint.fixers.support.branches import certainly_floating, dtype_token
+from dynalint.fixers.support.branches import certainly_floating, dtype_token, shape_token
 from dynalint.analysis.syntax import walk
 from dynalint.fixers.support.codegen import certain_tensor, paren, use_torch
+from dynalint.fixers.support.ranges import number_operation_raises
 from dynalint.fixers.support.tensor_flow import Builder, NotTensorFlow, check_flows_into_tensors, code_of, compose_rewrites
 
 
@@ -103,7 +122,7 @@ class KeepTensor(Fixer):
                 @torch.compile
                 def attention(q, k):
                     var = q.var().item()
-                    scale = 1.0 / math.sqrt(max(var, 1e-6) * q.shape[-1])
+                    scale = 1.0 / math.sqrt(max(var * q.shape[-1], 1e-6))
                     return (q @ k.transpose(-1, -2) * scale).softmax(-1)
             """,
             after="""
@@ -113,7 +132,7 @@ class KeepTensor(Fixer):
                 @torch.compile
                 def attention(q, k):
                     var = q.var().detach().double()
-                    scale = 1.0 / torch.sqrt(torch.clamp(var, min=1e-6) * q.shape[-1])
+                    scale = 1.0 / torch.sqrt(torch.clamp(var * q.shape[-1], min=1e-6))
                     return (q @ k.transpose(-1, -2) * scale).softmax(-1)
             """,
             inputs="[(torch.randn(2, 3, 4), torch.randn(2, 3, 4)), (torch.randn(2, 3, 4), torch.randn(2, 3, 4))]",
@@ -184,7 +203,15 @@ class KeepTensor(Fixer):
             check_flows_into_tensors(call, ctx, torch, rewrites, depth=0, computed_on=computed_on, met=met)
         except NotTensorFlow:
             return None
+        if not _zero_dim(tensor_expr, ctx):
+            raise Refused(f"`{ctx.code(call).strip()}` raises RuntimeError (`float()`: ValueError) for a tensor of "
+                          "more than one element, where the kept tensor would broadcast: "
+                          f"`{ctx.code(tensor_expr).strip()}` is not proven 0-d")
         rewrites[id(call)] = (call, _kept_in(tensor_expr, call, bool(computed_on), met, ctx))
+        for operation in computed_on:  # what raised on the Python number must not raise on it
+            reason = number_operation_raises(operation, ctx)
+            if reason is not None:
+                raise Refused(reason)
         # apply innermost rewrites first: a rewritten math call contains the rewritten extraction
         return compose_rewrites(plan, rewrites, ctx)
 
@@ -230,6 +257,13 @@ def _extracted(call: cst.Call, ctx) -> cst.BaseExpression | None:
             and func.value not in ctx.program.index.functions:
         return call.args[0].value
     return None
+
+
+def _zero_dim(expr: cst.BaseExpression, ctx) -> bool:
+    """``expr`` is a 0-d tensor (a full reduction, or what the analysis knows to be one): its ``.item()`` never
+    raises, and the kept tensor broadcasts as the number did."""
+    value = ctx.value(expr)
+    return value is not None and value.zero_dim or shape_token(expr, ctx) == "<0-d>"
 
 
 def _detach(updated: cst.CSTNode, cast: str = "") -> cst.CSTNode:

@@ -329,7 +329,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
             is_bool = False
         kept = name in _KEEPS_PROVENANCE and recv.entered
         zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs and "axis" not in kwargs) or (
-            recv.zero_dim and name in _KEEPS_PROVENANCE)
+            recv.zero_dim and (name in _KEEPS_PROVENANCE or name in _KEEPS_SHAPE) and all(
+                v.zero_dim for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR))
         out = tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
         if recv.qualname == K.NUMPY_ARRAY:
@@ -482,6 +483,8 @@ _PLACEMENT_KWARGS = frozenset({"device", "dtype", "layout", "requires_grad", "pi
 #: tensor methods that reduce the whole tensor to a 0-d one when called without a dim
 _FULL_REDUCTIONS = frozenset({"argmax", "argmin", "max", "min", "sum", "mean", "prod", "amax", "amin",
                               "count_nonzero", "norm"})
+#: torch functions that make a tensor of the data they are given (of one Python number: a 0-d tensor)
+_SCALAR_TENSOR_FUNCS = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
 _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
                                "cpu", "cuda"})
 
@@ -494,7 +497,10 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
         return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
     if q.startswith("torch.nn.") and module != "torch.nn.functional" and last[:1].isupper():
         if last in K.NN_TENSOR_CLASSES:
-            return tensor(from_weights=True)
+            # a parameter or buffer has the shape of the tensor it wraps
+            data = args[0] if args else kwargs.get("data")
+            zero = data is not None and data.kind is Kind.TENSOR and data.zero_dim
+            return tensor(from_weights=True).with_(zero_dim=True, ndim=0) if zero else tensor(from_weights=True)
         if last in ("ModuleList", "Sequential", "ModuleDict"):
             elems = [v for v in args if v.kind in (Kind.SEQUENCE, Kind.MODULE)]
             element = elems[0].elements() if elems and elems[0].kind is Kind.SEQUENCE else Value(Kind.MODULE)
@@ -545,6 +551,11 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
             return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]),
                           from_weights=weights, **made)
+        if last in _SCALAR_TENSOR_FUNCS and len(args) == 1 and args[0].kind in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE) \
+                and not args[0].is_mapping:
+            # `torch.tensor(0.07)`: a tensor of one Python number is 0-d
+            return tensor(is_bool=args[0].is_bool and "dtype" not in kwargs, params=params, **made
+                          ).with_(zero_dim=True, ndim=0)
         is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
         if last == "where" and len(args) == 3:
             is_bool = args[1].is_bool and args[2].is_bool

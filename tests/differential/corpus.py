@@ -417,7 +417,12 @@ case("keep-math-domain", """
     def f(x):
         v = x.min().item()
         return torch.tanh(x) * math.log(v)
-""", "[(torch.rand(4) + 1,), (torch.zeros(3),)]", "keep-tensor", hazard="raise ``ValueError`` outside their domain")
+""", "[(torch.rand(4) + 1,), (torch.zeros(3),)]", None)
+case("keep-math-domain-proven", """
+    def f(x):
+        v = x.abs().min().item()
+        return torch.tanh(x) * math.log(v + 1.0)
+""", "[(torch.rand(4) + 1,), (torch.zeros(3),), (-torch.rand(5),)]", "keep-tensor")
 case("keep-returned-value", """
     def f(x):
         v = x.sum().item()
