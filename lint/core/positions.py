@@ -478,7 +478,7 @@ def changed_blocks(a: list[str], b: list[str]) -> list[Block]:
     anchors, which are as long as the changes."""
     if a is b:
         return []
-    lo, a_hi, b_hi = _trim(a, b, 0, len(a), 0, len(b))
+    lo, a_hi, b_hi = _trim(a, b)
     if lo == a_hi and lo == b_hi:
         return []
     out: list[Block] = []
@@ -489,14 +489,27 @@ def changed_blocks(a: list[str], b: list[str]) -> list[Block]:
     return out
 
 
-def _trim(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> tuple[int, int, int]:
-    """(start of both after the common head, end in ``a`` and end in ``b`` before the common tail);
-    only for ranges that start at the same index (the whole lists)."""
-    while i0 < i1 and j0 < j1 and a[i0] == b[j0]:
-        i0, j0 = i0 + 1, j0 + 1
-    while i1 > i0 and j1 > j0 and a[i1 - 1] == b[j1 - 1]:
+def _trim(a: list[str], b: list[str]) -> tuple[int, int, int]:
+    """(start of both after the common head, end in ``a`` and end in ``b`` before the common tail).
+    The lists are compared a chunk of lines at a time (a comparison of two slices runs in C), then line
+    by line inside the first chunk that differs: an edit of one line of a large file costs a few
+    dozen slice comparisons, not a Python step per line."""
+    n = min(len(a), len(b))
+    head = 0
+    while head + _CHUNK <= n and a[head:head + _CHUNK] == b[head:head + _CHUNK]:
+        head += _CHUNK
+    while head < n and a[head] == b[head]:
+        head += 1
+    i1, j1 = len(a), len(b)
+    while i1 - _CHUNK >= head and j1 - _CHUNK >= head and a[i1 - _CHUNK:i1] == b[j1 - _CHUNK:j1]:
+        i1, j1 = i1 - _CHUNK, j1 - _CHUNK
+    while i1 > head and j1 > head and a[i1 - 1] == b[j1 - 1]:
         i1, j1 = i1 - 1, j1 - 1
-    return i0, i1, j1
+    return head, i1, j1
+
+
+_CHUNK = 64
+"""Lines compared at once by :func:`_trim`."""
 
 
 def _anchors(a: list[str], b: list[str], i0: int, i1: int, j0: int, j1: int) -> list[tuple[int, int]]:
