@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dynalint.core import positions
 from dynalint.analysis.syntax import children, literal_value, walk
-from dynalint.core.positions import node_ranges, ranges_within
+from dynalint.core.positions import changed_blocks, node_ranges, ranges_within
 from lsp_client import synthetic_model
 from model_code import model_source
 
@@ -175,3 +175,34 @@ def test_literal_values_of_a_model_file() -> None:
     assert len(literals) > 20
     for node in literals:
         assert literal_value(node) == node.evaluated_value
+
+
+@given(st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n", "    return x\n"]), max_size=300),
+       st.lists(st.tuples(st.integers(0, 300), st.integers(0, 3), st.sampled_from(["a\n", "z\n", "\n"])),
+                max_size=4))
+def test_changed_blocks_turn_one_text_into_the_other(a, edits):
+    """The blocks :func:`changed_blocks` finds, applied to ``a``, give ``b``: in order, apart, and equal
+    lines outside them (long equal heads and tails are compared in chunks, the rest line by line)."""
+    b = list(a)
+    for at, removed, line in edits:
+        at = min(at, len(b))
+        b[at:at + removed] = [line]
+    _check_blocks(a, b)
+
+
+@pytest.mark.parametrize("n,m", [(64, 65), (65, 64), (128, 130), (200, 100), (0, 70), (63, 64)])
+def test_changed_blocks_of_one_repeated_line(n, m):
+    """A head and a tail of equal lines that could overlap (one line repeated): neither takes lines the
+    other took."""
+    _check_blocks(["x\n"] * n, ["x\n"] * m)
+
+
+def _check_blocks(a: list[str], b: list[str]) -> None:
+    out: list[str] = []
+    done = 0
+    for i1, i2, j1, j2 in changed_blocks(a, b):
+        assert done <= i1 <= i2
+        assert a[done:i1] == b[len(out):len(out) + i1 - done]
+        out += a[done:i1] + b[j1:j2]
+        done = i2
+    assert out + a[done:] == b
