@@ -551,18 +551,17 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
             return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]),
                           from_weights=weights, **made)
-        if last in _SCALAR_TENSOR_FUNCS and len(args) == 1 and args[0].kind in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE) \
-                and not args[0].is_mapping:
-            # `torch.tensor(0.07)`: a tensor of one Python number is 0-d
-            return tensor(is_bool=args[0].is_bool and "dtype" not in kwargs, params=params, **made
-                          ).with_(zero_dim=True, ndim=0)
         is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
         if last == "where" and len(args) == 3:
             is_bool = args[1].is_bool and args[2].is_bool
         if last in ("zeros_like", "ones_like", "empty_like", "full_like", "clone") and args and args[0].is_bool \
                 and "dtype" not in kwargs:
             is_bool = True
-        return tensor(is_bool=is_bool, params=params, from_weights=weights, **made)
+        out = tensor(is_bool=is_bool, params=params, from_weights=weights, **made)
+        if last in _SCALAR_TENSOR_FUNCS and len(args) == 1 and args[0].kind in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE) \
+                and not args[0].is_mapping:
+            return out.with_(zero_dim=True, ndim=0)  # `torch.tensor(0.07)`: a tensor of one Python number is 0-d
+        return out
     if q == "torch.autograd.grad":
         return sequence(element=tensor())
     if q in K.DISABLE_FUNCS and args:
