@@ -341,10 +341,10 @@ class Breaks:
         if not after:
             return True
         skip = {id(n) for n in walk(event.node)}
-        region = {id(n) for stmt in after for n in walk(stmt, into_scopes=False)} - skip
+        nodes = [n for stmt in after for n in walk(stmt, into_scopes=False) if id(n) not in skip]
+        region = {id(n) for n in nodes}
         python_only = self._python_operations()
-        works = any(isinstance(n, _OPERATORS) and id(n) not in python_only
-                    for stmt in after for n in walk(stmt, into_scopes=False) if id(n) in region)
+        works = any(isinstance(n, _OPERATORS) and id(n) not in python_only for n in nodes)
         if self._frame_events is None:
             self._frame_events = {}
             for ev in self.program.events:
