@@ -171,17 +171,7 @@ class CutReplay(ProgramPart[Any]):
             memo, before = prog.memos[e[1]], tracker.old_memos.get(e[1])
             if e[2] in memo.done or e[2] in memo._busy or before is None or e[2] not in before.done:
                 return False
-            memo.done[e[2]] = before.done[e[2]]
-            tokens = before.tokens[e[2]]
-            if tokens.isdisjoint(tracker.changed):
-                memo.tokens[e[2]] = tokens
-                if e[1] == "calls" and tracker.old is not None and e[2] in tracker.old.records:
-                    tracker.records[e[2]] = tracker.old.records[e[2]]
-                tracker.carry(e[1], e[2])
-            else:
-                # read what the edit changed only through the calls and found results checked above
-                # (what it read itself is the replayed record's own reading): what it read now
-                memo.tokens[e[2]] = (tokens - tracker.changed) | tracker.stack[-1]
+            tracker.put_back(e[1], e[2], cut=True)
         elif kind is FOUND:
             memo = prog.memos[e[1]]
             if e[2] not in memo.done:

@@ -196,16 +196,9 @@ class Interprocedural(CutReplay):
         tracker.replayed += 1
         shift = len(prog.events) - rec.start
         prog.events.extend(rec.events)
-        memos, old = prog.memos, tracker.old_memos
-        records = tracker.old.records if tracker.old is not None else {}
         for e in rec.log:
             if e[0] is REMEMBERED:
-                memo, before = memos[e[1]], old[e[1]]
-                memo.done[e[2]] = before.done[e[2]]
-                memo.tokens[e[2]] = before.tokens[e[2]]
-                if e[1] == "calls" and e[2] in records:
-                    tracker.records[e[2]] = records[e[2]]
-                tracker.carry(e[1], e[2])
+                tracker.put_back(e[1], e[2])
             else:
                 self._apply(e)
         tracker.log.extend(rec.log if not shift else [(e[0], e[1], e[2] + shift) if e[0] is CALL or e[0] is END else e

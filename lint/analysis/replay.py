@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Hashable, Iterator
 
 import libcst as cst
@@ -202,17 +203,36 @@ class Tracker:
         """The result of ``key`` in the memo ``name`` was computed and remembered, its computation logged
         from ``log`` on (its own REMEMBERED entry last) with ``events`` events before it: kept for
         :meth:`reused` when it changed nothing but memos."""
-        segment = tuple(self.log[log:])
+        entries = self.log
         if self.events is not None and len(self.events) == events and all(
-                (e[0] is REMEMBERED or e[0] is FOUND or e[0] is BUSY) and e[1] != "calls" for e in segment):
-            self.segments[name, key] = segment
+                (e[0] is REMEMBERED or e[0] is FOUND or e[0] is BUSY) and e[1] != "calls"
+                for e in islice(entries, log, None)):  # copied only when kept
+            self.segments[name, key] = tuple(entries[log:])
         else:
             self.segments.pop((name, key), None)
 
-    def carry(self, name: str, key: Hashable) -> None:
-        """The result of ``key`` in the memo ``name`` was put back from the analysis before the edit (a
-        replay): its computation's log too, for the next edit's :meth:`reused`."""
-        segment = self.old.segments.get((name, key)) if self.old is not None else None
+    def put_back(self, name: str, key: Hashable, cut: bool = False) -> None:
+        """Put back the result of ``key`` in the memo ``name`` as the analysis before the edit remembered
+        it (a replay: the caller checked that it did and that this analysis has not), with the tokens it
+        read, the record of the call (the ``calls`` memo) and its computation's log (for the next edit's
+        :meth:`reused`).  ``cut``: in a record replayed with some of its calls analysed again
+        (:meth:`~dynalint.analysis.cut.CutReplay._cut_entry`), where a result that read what the edit
+        changed read it only through the calls and found results checked before it (what it read itself
+        is the replayed record's own reading): it reads what the computation in progress read now
+        instead, and its record and log, which read the old text, are not put back."""
+        memo, before = self.memos[name], self.old_memos[name]
+        memo.done[key] = before.done[key]
+        tokens = before.tokens[key]
+        if cut and not tokens.isdisjoint(self.changed):
+            memo.tokens[key] = (tokens - self.changed) | self.stack[-1]
+            return
+        memo.tokens[key] = tokens
+        old = self.old
+        if old is None:
+            return
+        if name == "calls" and key in old.records:
+            self.records[key] = old.records[key]
+        segment = old.segments.get((name, key))
         if segment is not None:
             self.segments[name, key] = segment
 
@@ -249,10 +269,7 @@ class Tracker:
                 return None
         for e in segment:
             if e[0] is REMEMBERED:
-                memo, was = memos[e[1]], olds[e[1]]
-                memo.done[e[2]] = was.done[e[2]]
-                memo.tokens[e[2]] = was.tokens[e[2]]
-                self.carry(e[1], e[2])
+                self.put_back(e[1], e[2])
         self.log.extend(segment)
         self.stack[-1] |= tokens
         self.own[-1] |= tokens
