@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 import textwrap
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -322,3 +323,99 @@ def assert_generated_module_current(generator: str, module: Any) -> None:
         importlib.import_module(generator).main()
     path = Path(module.__file__)
     assert out.getvalue() == path.read_text(), f"regenerate: python -m {generator} > {path}"
+
+
+RESUME_PREFIX = "torch_dynamo_resume_in_"
+"""How Dynamo names the code of the part of a function it resumes after a graph break in it
+(``torch_dynamo_resume_in_<function>_at_<line>``)."""
+
+
+def recompiled_frames(messages: list[str]) -> set[tuple[str, bool]]:
+    """(function, resumed) of each frame Dynamo recompiled, from the messages of
+    :func:`dynamo_recompile_log`: ``resumed`` when the frame is the part of the function Dynamo resumed
+    after a graph break in it, not the function's own frame."""
+    frames = set()
+    for message in messages:
+        name = message.split("Recompiling function")[1].split()[0]
+        if name.startswith(RESUME_PREFIX):
+            frames.add((name[len(RESUME_PREFIX):].rsplit("_at_", 1)[0], True))
+        else:
+            frames.add((name, False))
+    return frames
+
+
+def reporting_functions(code: str, rule: str) -> list[tuple[str, bool, Diagnostic]]:
+    """(function, on its ``def`` line, finding) of each finding of ``rule`` that :func:`check` reports on
+    ``code``, in order: the function is the innermost ``def`` at or above the finding's line."""
+    lines = textwrap.dedent(code).lstrip("\n").splitlines()
+    found = []
+    for d in check(code):
+        if d.code != rule:
+            continue
+        at = next(i for i in range(d.line - 1, -1, -1) if lines[i].lstrip().startswith("def "))
+        found.append((lines[at].lstrip()[4:].split("(")[0], at == d.line - 1, d))
+    return found
+
+
+def _call_run(namespace: dict) -> None:
+    namespace["run"]()
+
+
+@dataclass(frozen=True)
+class RecompileCase:
+    """A module whose compiled functions recompile under Dynamo when it runs, and what the analysis
+    reports in it: the two are checked by the tests :func:`recompile_case_tests` makes."""
+
+    name: str
+    code: str
+    reported: set[str]
+    """The functions ``rule`` reports in, once each."""
+    recompiled: set[str]
+    """The functions whose frames Dynamo recompiles while ``run`` runs the module."""
+    resumed: bool
+    """Whether those frames are the parts Dynamo resumes after a break in the function (else the
+    functions' own frames)."""
+    rule: str = "DYN204"
+    at_definition: bool = False
+    """Whether each finding is on the ``def`` line of its function (a value handed to it), else in its
+    body."""
+    words: tuple[str, ...] = ()
+    """What every finding's message says."""
+    seed: int | None = None
+    """The seed of torch's generator before the module runs (None: left as it is)."""
+    run: Callable[[dict], None] = _call_run
+    """Runs the module, given its namespace (by default its ``run()``)."""
+
+
+def recompile_case_tests(cases: list[RecompileCase]) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The two tests of a module of :class:`RecompileCase` cases: ``check`` reports ``rule`` in exactly
+    the functions ``reported`` names, where ``at_definition`` says, with ``words`` in every message; and
+    running the module under real Dynamo recompiles exactly the frames ``recompiled`` and ``resumed``
+    name.  Bind them to module names so that pytest collects them:
+    ``test_reported_functions, test_recompiled_frames_under_dynamo = recompile_case_tests(CASES)``."""
+    from conftest import requires_torch
+
+    parametrize = pytest.mark.parametrize("case", cases, ids=[c.name for c in cases])
+
+    @parametrize
+    def test_reported_functions(case: RecompileCase) -> None:
+        found = reporting_functions(case.code, case.rule)
+        assert sorted(name for name, _, _ in found) == sorted(case.reported), found
+        assert all(at == case.at_definition for _, at, _ in found), found
+        assert all(word in d.message for _, _, d in found for word in case.words), found
+
+    @requires_torch
+    @parametrize
+    def test_recompiled_frames_under_dynamo(case: RecompileCase) -> None:
+        import torch
+
+        namespace: dict = {}
+        if case.seed is not None:
+            torch.manual_seed(case.seed)
+        with dynamo_recompile_log() as messages:
+            exec(compile(textwrap.dedent(case.code), f"<{case.name}>", "exec"), namespace)
+            case.run(namespace)
+        frames = recompiled_frames(messages)
+        assert frames == {(name, case.resumed) for name in case.recompiled}, frames
+
+    return test_reported_functions, test_recompiled_frames_under_dynamo

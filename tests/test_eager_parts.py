@@ -26,7 +26,7 @@ import textwrap
 from conftest import requires_torch
 from dynalint.config.resolver import resolve
 from dynalint.engine.session import Session
-from helpers import check, dynamo_recompile_log
+from helpers import RecompileCase, dynamo_recompile_log, recompile_case_tests, recompiled_frames
 
 ENTRY_CASES = """
     import operator
@@ -146,25 +146,9 @@ ENTRY_RECOMPILED = {"mixed", "scaled", "shifted", "read_first"}
 ``shifted``'s, handed ``operator.add(k, 1)`` by ``operated``); ``passed_on`` only returns it and runs no
 tensor operation, a frame Dynamo skips."""
 
-
-def _dyn206_functions(code: str) -> set[str]:
-    lines = textwrap.dedent(code).lstrip("\n").splitlines()
-    return {lines[d.line - 1].split("def ")[1].split("(")[0] for d in check(code) if d.code == "DYN206"}
-
-
-def test_dyn206_reports_what_the_compiled_part_before_an_eager_loop_reads():
-    assert _dyn206_functions(ENTRY_CASES) == {"mixed", "packed", "operated", "read_first"}
-
-
-@requires_torch
-def test_the_entry_cases_under_dynamo():
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(ENTRY_CASES), "<eager_parts>", "exec"), namespace)
-        namespace["run"]()
-    recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert {name.split("torch_dynamo_resume_in_")[-1].rsplit("_at_", 1)[0] for name in recompiled} \
-        == ENTRY_RECOMPILED
+ENTRY_REPORTED = {"mixed", "packed", "operated", "read_first"}
+"""DYN206 reports what the compiled part before an eager loop reads: on the entry point whose argument
+it is (``packed`` and ``operated`` hand it to the helpers whose frames recompile)."""
 
 
 SIZE_CASES = """
@@ -192,22 +176,6 @@ SIZE_CASES = """
 """
 """``step`` runs eagerly from its loop on: ``nonzero`` does not break, and ``scaled``, a frame of its own,
 is guarded on the number of rows, which the data drawn afresh changes."""
-
-
-def test_dyn204_reports_the_helper_an_eager_frame_hands_a_size_from_data():
-    lines = textwrap.dedent(SIZE_CASES).lstrip("\n").splitlines()
-    found = [d for d in check(SIZE_CASES) if d.code == "DYN204"]
-    assert [lines[d.line - 1].split("def ")[1].split("(")[0] for d in found] == ["scaled"]
-    assert "the size of `(x > 0).nonzero()`" in found[0].message
-
-
-@requires_torch
-def test_the_size_case_under_dynamo():
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(SIZE_CASES), "<eager_sizes>", "exec"), namespace)
-        namespace["run"]()
-    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}
 
 
 HELPERS = """
@@ -276,8 +244,7 @@ def test_the_module_cases_under_dynamo(tmp_path, monkeypatch):
     finally:
         for name in ("pkg", "pkg.helpers", "pkg.model"):
             sys.modules.pop(name, None)
-    recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert recompiled and all(name.startswith("torch_dynamo_resume_in_read_") for name in recompiled)
+    assert recompiled_frames(messages) == {("read", True)}
 
 
 RESUMED_CASES = """
@@ -344,25 +311,6 @@ compiled and guarded on the number it hands on by name, and only the frame after
 number is read only after the next break, back from a tuple, in the frame that runs eagerly; in
 ``classed`` the part of the function before the loop ends with a ``class`` statement, which breaks outside
 any loop (the frame resumed after it runs eagerly)."""
-
-
-def test_dyn204_reports_a_number_whose_resumed_frame_ends_before_an_eager_loop():
-    lines = textwrap.dedent(RESUMED_CASES).lstrip("\n").splitlines()
-    found = [d.line for d in check(RESUMED_CASES) if d.code == "DYN204"]
-    inside = {name: (lines.index(f"def {name}(x):"), lines.index(f"def {name}(x):") + 12)
-              for name in ("counted", "uncounted", "packed", "classed")}
-    assert {name for name, (lo, hi) in inside.items() for line in found if lo < line < hi} == {"counted", "classed"}
-
-
-@requires_torch
-def test_the_resumed_cases_under_dynamo():
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(RESUMED_CASES), "<eager_resumed>", "exec"), namespace)
-        namespace["run"]()
-    recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert {name.split("torch_dynamo_resume_in_")[-1].rsplit("_at_", 1)[0] for name in recompiled} \
-        == {"counted", "classed"}
 
 
 HANDED_CASES = """
@@ -432,16 +380,14 @@ that body eagerly, so nothing is guarded on the number; nor in ``checked``, whic
 without a graph, which Dynamo skips."""
 
 
-def test_dyn204_reports_a_data_test_handed_from_an_eager_frame_where_the_frame_reads_it():
-    lines = textwrap.dedent(HANDED_CASES).lstrip("\n").splitlines()
-    found = [d for d in check(HANDED_CASES) if d.code == "DYN204"]
-    assert [lines[d.line - 1].split("def ")[1].split("(")[0] for d in found] == ["scaled"]
+RECOMPILE_CASES = [
+    RecompileCase("entry", ENTRY_CASES, ENTRY_REPORTED, ENTRY_RECOMPILED, resumed=False, rule="DYN206",
+                  at_definition=True),
+    RecompileCase("size", SIZE_CASES, {"scaled"}, {"scaled"}, resumed=False, at_definition=True,
+                  words=("the size of `(x > 0).nonzero()`",)),
+    RecompileCase("resumed", RESUMED_CASES, {"counted", "classed"}, {"counted", "classed"}, resumed=True),
+    RecompileCase("handed", HANDED_CASES, {"scaled"}, {"scaled"}, resumed=False, at_definition=True),
+]
+"""Each source, what the analysis reports in it, and what Dynamo recompiles when it runs."""
 
-
-@requires_torch
-def test_the_handed_cases_under_dynamo():
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(HANDED_CASES), "<eager_handed>", "exec"), namespace)
-        namespace["run"]()
-    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}
+test_reported_functions, test_recompiled_frames_under_dynamo = recompile_case_tests(RECOMPILE_CASES)

@@ -11,10 +11,7 @@ call returned, has no graph: Dynamo skips it and nothing recompiles.  A break in
 makes Dynamo run the resumed frame eagerly, unless another break ends that frame before the loop."""
 from __future__ import annotations
 
-import textwrap
-
-from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import RecompileCase, recompile_case_tests
 
 CASES = """
     import time
@@ -141,38 +138,13 @@ other numbers of rows, but data that selects as many rows each time recompiles n
 analysis cannot see the data, so DYN204 stays silent on them."""
 
 
-def _reported(cases: str = CASES) -> set[str]:
-    """The functions DYN204 reports in (by the line of their body)."""
-    code = textwrap.dedent(cases)
-    lines = code.splitlines()
-    found = set()
-    for d in check(code):
-        if d.code != "DYN204":
-            continue
-        for i in range(d.line - 1, -1, -1):
-            if lines[i].startswith("def "):  # the function the finding is in
-                found.add(lines[i][4:].split("(")[0])
-                break
-    return found
-
-
-def test_dyn204_reports_the_resumed_frames_that_guard_on_more_than_data():
-    assert _reported() == RECOMPILED - SIZED_BY_DATA
-
-
-@requires_torch
-def test_the_cases_under_dynamo():
+def _call_each(namespace: dict) -> None:
+    """Call each of ``FUNCTIONS`` on data that selects other numbers of rows."""
     import torch
 
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(CASES), "<resumed>", "exec"), namespace)
-        for compiled in namespace["FUNCTIONS"]:
-            for values in ([1.0, -1.0, 2.0, -3.0, 0.5], [1.0, 2.0, 3.0, -1.0, 4.0], [1.0, 1.0, 1.0, 2.0, 2.0]):
-                compiled(torch.tensor(values))
-    resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert {name for name in (f._torchdynamo_orig_callable.__name__ for f in namespace["FUNCTIONS"])
-            if any(r == name or r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == RECOMPILED
+    for compiled in namespace["FUNCTIONS"]:
+        for values in ([1.0, -1.0, 2.0, -3.0, 0.5], [1.0, 2.0, 3.0, -1.0, 4.0], [1.0, 1.0, 1.0, 2.0, 2.0]):
+            compiled(torch.tensor(values))
 
 
 FRESH_CASES = """
@@ -371,24 +343,10 @@ recompiles.  ``str(n)`` of a tensor breaks too, and the resumed frame that joins
 guards on its text, which the new data changes (``print`` given the string alone guards on nothing)."""
 
 
-def test_dyn204_reports_sizes_from_data_the_calls_draw_afresh():
-    assert _reported(FRESH_CASES) == FRESH_RECOMPILED
-
-
-@requires_torch
-def test_the_fresh_data_cases_under_dynamo():
-    import torch
-
-    namespace: dict = {}
-    torch.manual_seed(0)
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(FRESH_CASES), "<fresh>", "exec"), namespace)
-        for run in namespace["RUNS"]:
-            run()
-    resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert {name for name in ("counted", "masked", "drawn", "unused", "fixed", "packed", "looped", "loop_later",
-                              "ranged", "ranged_unused", "via_helper", "ranged_in", "stringed", "printed")
-            if any(r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == FRESH_RECOMPILED
+def _call_runs(namespace: dict) -> None:
+    """Call each of ``RUNS``, which compiles one function and calls it as its name says."""
+    for run in namespace["RUNS"]:
+        run()
 
 
 EAGER_CASES = """
@@ -421,25 +379,6 @@ EAGER_CASES = """
 """A break inside a loop makes Dynamo run ``step`` eagerly from there: ``.item()`` does not break, and
 each helper it calls is a frame of its own, whose input the number is.  ``scaled`` reads it (a guard,
 which the next call's number fails); ``passed`` never does."""
-
-
-def test_dyn204_reports_the_helper_an_eager_frame_hands_a_number_from_data():
-    lines = textwrap.dedent(EAGER_CASES).lstrip("\n").splitlines()
-    found = [d for d in check(EAGER_CASES) if d.code == "DYN204"]
-    assert {lines[d.line - 1].split("def ")[1].split("(")[0] for d in found} == {"scaled"}
-    assert all("runs eagerly" in d.message for d in found)
-
-
-@requires_torch
-def test_the_eager_frame_case_under_dynamo():
-    import torch
-
-    namespace: dict = {}
-    torch.manual_seed(0)
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(EAGER_CASES), "<eager>", "exec"), namespace)
-        namespace["run"]()
-    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled"}
 
 
 NEW_NUMBER_CASES = """
@@ -489,24 +428,6 @@ NEW_NUMBER_CASES = """
 ``checked`` reads it too, but runs no tensor operation: a frame without a graph, which Dynamo skips."""
 
 
-def test_dyn204_reports_the_helper_an_eager_frame_hands_a_new_number():
-    lines = textwrap.dedent(NEW_NUMBER_CASES).lstrip("\n").splitlines()
-    found = [d for d in check(NEW_NUMBER_CASES) if d.code == "DYN204"]
-    assert {lines[d.line - 1].split("def ")[1].split("(")[0] for d in found} == {"scaled", "timed"}
-    assert all("runs eagerly" in d.message and "skipped call" in d.message for d in found)
-
-
-@requires_torch
-def test_the_new_number_case_under_dynamo():
-    import torch
-
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(NEW_NUMBER_CASES), "<new>", "exec"), namespace)
-        namespace["run"]()
-    assert {m.split("Recompiling function")[1].split()[0] for m in messages} == {"scaled", "timed"}
-
-
 CAPTURED_CASES = """
     import torch
 
@@ -546,16 +467,16 @@ break with the number live, and the resumed frame receives it as a Python number
 uses it; ``kept`` has no later break, and ``returned`` only returns it after the break."""
 
 
-def test_dyn204_reports_a_captured_number_live_across_a_later_break():
-    assert _reported(CAPTURED_CASES) == {"crossed"}
+RECOMPILE_CASES = [
+    RecompileCase("resumed", CASES, RECOMPILED - SIZED_BY_DATA, RECOMPILED, resumed=True, run=_call_each),
+    RecompileCase("fresh", FRESH_CASES, FRESH_RECOMPILED, FRESH_RECOMPILED, resumed=True, seed=0,
+                  run=_call_runs),
+    RecompileCase("eager", EAGER_CASES, {"scaled"}, {"scaled"}, resumed=False, at_definition=True, seed=0,
+                  words=("runs eagerly",)),
+    RecompileCase("new_number", NEW_NUMBER_CASES, {"scaled", "timed"}, {"scaled", "timed"}, resumed=False,
+                  at_definition=True, words=("runs eagerly", "skipped call")),
+    RecompileCase("captured", CAPTURED_CASES, {"crossed"}, {"crossed"}, resumed=True),
+]
+"""Each source, the functions DYN204 reports in, and those whose frames Dynamo recompiles when it runs."""
 
-
-@requires_torch
-def test_the_captured_cases_under_dynamo():
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(CAPTURED_CASES), "<captured>", "exec"), namespace)
-        namespace["run"]()
-    resumed = {m.split("Recompiling function")[1].split()[0] for m in messages}
-    assert {name for name in ("crossed", "kept", "returned")
-            if any(r == name or r.startswith(f"torch_dynamo_resume_in_{name}_") for r in resumed)} == {"crossed"}
+test_reported_functions, test_recompiled_frames_under_dynamo = recompile_case_tests(RECOMPILE_CASES)
