@@ -40,10 +40,10 @@ def break_lines(code: str, **settings: Any) -> set[int]:
     return {d.line for d in check(code, **settings) if d.kind == "graph-break"}
 
 
-def marked_lines(code: str) -> set[int]:
-    """The lines of ``code`` (dedented, as :func:`check` reads it) ending with ``# breaks``."""
+def marked_lines(code: str, mark: str = "breaks") -> set[int]:
+    """The lines of ``code`` (dedented, as :func:`check` reads it) ending with ``# <mark>``."""
     text = textwrap.dedent(code).lstrip("\n")
-    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# breaks")}
+    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith(f"# {mark}")}
 
 
 def assert_dynamo_breaks_on_marked_lines(code: str, target: str, inputs: str, tmp_path) -> None:

@@ -5,11 +5,10 @@ whether a function of the project has a graph (``FrameGraphs``, which finds anot
 however many parts ask; and their findings stay those of each part."""
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
-from helpers import check
+from helpers import check, marked_lines
 from dynalint.rules import scalar_crosses_break
 
 SOURCE = """
@@ -62,11 +61,6 @@ frame is guarded on a size from data, ``stringed``'s on the text of a tensor: th
 each asking which functions draw fresh data, two asking which functions have a graph."""
 
 
-def _marked(code: str) -> set[int]:
-    text = textwrap.dedent(code).lstrip("\n")
-    return {i for i, line in enumerate(text.splitlines(), 1) if line.rstrip().endswith("# DYN204")}
-
-
 @pytest.fixture
 def asked(monkeypatch) -> dict[str, int]:
     """How many times one check computes the functions drawing fresh data and makes a ``FrameGraphs``."""
@@ -89,7 +83,7 @@ def asked(monkeypatch) -> dict[str, int]:
 
 def test_the_parts_share_one_fresh_data_set_and_one_frame_graphs(asked):
     found = {d.line for d in check(SOURCE) if d.code == "DYN204"}
-    assert found == _marked(SOURCE)
+    assert found == marked_lines(SOURCE, "DYN204")
     assert asked == {"fresh": 1, "graphs": 1}
 
 
