@@ -5,7 +5,6 @@ whether a function of the project has a graph (``FrameGraphs``, which finds anot
 however many parts ask; and their findings stay those of each part."""
 from __future__ import annotations
 
-
 import pytest
 
 from helpers import check, marked_lines
