@@ -12,7 +12,11 @@ weights and inputs), each in its own process: the original twice, and three colu
   ``capture_dynamic_output_shape_ops`` on for the compiled calls (on top of the run's own settings);
 - ``both``: from a second copy fixed with those flags declared (``fix --capture-scalar-outputs
   --capture-dynamic-output-shape-ops``: the rewrites a user who compiles with the flags gets, those that
-  need the flags included), run with the flags on.
+  need the flags included), run with the flags on;
+- ``verified``, in the report only: per run, ``both`` where Dynamo confirms it on that run (fewer break
+  lines, none gained, no raise, outputs within ``assert_close``), else ``rewrites`` where it confirms those,
+  else the original as it is: what a user who keeps only the remedies Dynamo confirms gets (``dynalint
+  fix --verify`` for rewrites, ``dynalint verify``'s what-if for the flags).
 
 Per column: break lines before -> after (inside the libraries, one ``file:line`` each; a line of the fixed
 copy is mapped back to the original line it comes from), runs break-free, runs that raised (ended
@@ -56,6 +60,8 @@ from fix_population import FLAGS, original_lines  # noqa: E402
 
 #: the columns: the fixed copy (rewrites), the original under Dynamo's capture flags, the fixed copy under them
 COLUMNS = ("rewrites", "flags", "both")
+#: the columns of the report: those run, and ``verified`` (per run, the remedy Dynamo confirms: see :func:`verified`)
+REPORTED = (*COLUMNS, "verified")
 #: each run of a spec: (from the fixed copy, with the capture flags); the original runs twice
 VARIANTS = {"original": (False, False), "again": (False, False), "rewrites": (True, False),
             "flags": (False, True), "both": (True, True)}
@@ -200,6 +206,24 @@ def judge(spec: str, runs: dict[str, dict], lines: LineMap, flags_lines: LineMap
     return row
 
 
+def confirmed(row: dict, column: str) -> bool:
+    """Whether Dynamo confirms ``column``'s remedy on this run, as ``dynalint fix --verify`` confirms a fix (and
+    ``dynalint verify`` a configuration): fewer break lines, none gained, no raise, outputs within
+    ``assert_close`` of the original's (a run whose original is unrepeatable is never confirmed)."""
+    c = row[column]
+    return not c["raised"] and not c["gained"] and c["after"] < row["before"] and bool(c["close"])
+
+
+def verified(row: dict) -> dict:
+    """The ``verified`` column: ``both`` where Dynamo confirms it on the run, else ``rewrites`` where it
+    confirms those, else the original left as it is (what a user who keeps only confirmed remedies gets)."""
+    for column in ("both", "rewrites"):
+        if confirmed(row, column):
+            return {**row[column], "from": column}
+    return {"after": row["before"], "categories": row["before_categories"], "break_free": False, "gained": [],
+            "raised": False, "status": row["status"], "error": "", "close": True, "bitwise": True, "from": None}
+
+
 def row_text(row: dict) -> str:
     if row.get("not_run"):
         return f"{row['spec']:44} original did not run: {row['status']}"
@@ -217,24 +241,26 @@ def report(rows: list[dict]) -> None:
     """Per library and in all, per column: break lines left, runs break-free, runs that raised or gained a
     break line, outputs within ``assert_close`` and bitwise equal; then the break categories left."""
     ran = [r for r in rows if not r.get("not_run")]
+    for r in ran:
+        r["verified"] = verified(r)
     print(f"{'run':44} {'bef':>4} | " + " | ".join(f"{c:14}" for c in COLUMNS))
     for row in rows:
         print(row_text(row))
     print()
     print(f"{'library':26} {'runs':>4} {'before':>6} " + " ".join(
-        f"{c + ' ' + k:>13}" for c in COLUMNS for k in ("left", "free")))
+        f"{c + ' ' + k:>13}" for c in REPORTED for k in ("left", "free")))
     groups = sorted({r["library"] for r in ran})
     for name in [*groups, "all"]:
         sel = [r for r in ran if name in ("all", r["library"])]
         print(f"{name:26} {len(sel):4} {sum(r['before'] for r in sel):6} " + " ".join(
-            f"{v:13}" for c in COLUMNS for v in (sum(r[c]["after"] for r in sel),
+            f"{v:13}" for c in REPORTED for v in (sum(r[c]["after"] for r in sel),
                                                  sum(r[c]["break_free"] for r in sel))))
     total = sum(r["before"] for r in ran)
     judged = sum(r["repeatable"] for r in ran)
     unrepeatable = f" ({len(ran) - judged} unrepeatable: two runs of the original differ)" if judged < len(ran) else ""
     print(f"\n{len(ran)} breaking runs ({len(rows) - len(ran)} not run), {total} break lines; outputs judged on "
           f"{judged}{unrepeatable}")
-    for column in COLUMNS:
+    for column in REPORTED:
         cs = [r[column] for r in ran]
         left = sum(c["after"] for c in cs)
         print(f"  {column:9} {total} -> {left} ({100.0 * (total - left) / max(total, 1):.0f}% removed), "
@@ -243,12 +269,12 @@ def report(rows: list[dict]) -> None:
               f"raised {sum(c['raised'] for c in cs)}, gained a break {sum(bool(c['gained']) for c in cs)}, "
               f"outputs close {sum(bool(c['close']) for c in cs)}/{sum(c['close'] is not None for c in cs)} "
               f"bitwise {sum(bool(c['bitwise']) for c in cs)}")
-    print(f"\n{'break lines by category':70} {'before':>6} " + " ".join(f"{c:>8}" for c in COLUMNS))
+    print(f"\n{'break lines by category':70} {'before':>6} " + " ".join(f"{c:>8}" for c in REPORTED))
     counts = {k: Counter(x for r in ran for x in (r["before_categories"] if k == "before" else r[k]["categories"]))
-              for k in ("before", *COLUMNS)}
+              for k in ("before", *REPORTED)}
     for cat, n in counts["before"].most_common():
-        print(f"{cat[:70]:70} {n:6} " + " ".join(f"{counts[c][cat]:8}" for c in COLUMNS))
-    for c in COLUMNS:
+        print(f"{cat[:70]:70} {n:6} " + " ".join(f"{counts[c][cat]:8}" for c in REPORTED))
+    for c in REPORTED:
         new = set(counts[c]) - set(counts["before"])
         if new:
             print(f"  new in {c}: " + ", ".join(f"{k} {counts[c][k]}" for k in sorted(new)))
