@@ -32,6 +32,7 @@ import libcst as cst
 
 from dynalint.analysis.values import Kind
 from dynalint.fixers.support.branches import only_binding
+from dynalint.fixers.support.codegen import builtin_class
 from dynalint.fixers.support.purity import is_pure
 
 INF = math.inf
@@ -243,6 +244,8 @@ _WITHIN: dict[str, Bounds] = {"sin": Bounds(-1.0, 1.0), "cos": Bounds(-1.0, 1.0)
                               "var": NON_NEGATIVE, "std": NON_NEGATIVE, "numel": NON_NEGATIVE,
                               "nelement": NON_NEGATIVE, "dim": NON_NEGATIVE, "size": NON_NEGATIVE,
                               "len": NON_NEGATIVE, "count_nonzero": NON_NEGATIVE}
+_BUILTINS = frozenset({"abs", "max", "min", "len", "float", "int"})
+"""The builtins whose result the bounds follow (by the value the analysis gave the name, as for any builtin)."""
 _KEEP = frozenset({"amax", "amin", "mean", "nanmean", "detach", "clone", "contiguous", "flatten", "reshape", "view",
                    "squeeze", "unsqueeze", "item"})
 """Tensor methods whose values lie within the range of their tensor's (reductions and views)."""
@@ -269,7 +272,7 @@ def _call(call: cst.Call, ctx, depth: int) -> Bounds:
         return _power(inner, 2)
     if name == "relu":
         return Bounds(max(inner.lo, 0.0), max(inner.hi, 0.0))
-    if name in ("max", "min") and rest and call_is_builtin(call, ctx, name):
+    if name in ("max", "min") and rest and builtin_class(call.func, ctx, name):
         others = [bounds(a, ctx, depth) for a in rest]
         pick = max if name == "max" else min
         return Bounds(pick([inner.lo, *(o.lo for o in others)]), pick([inner.hi, *(o.hi for o in others)]))
@@ -277,7 +280,7 @@ def _call(call: cst.Call, ctx, depth: int) -> Bounds:
         return _clamp(call, name, inner, ctx, depth)
     if name in _KEEP or name in _KEEP_WHOLE and not rest:
         return inner
-    if name in ("float", "int") and call_is_builtin(call, ctx, name):
+    if name in ("float", "int") and builtin_class(call.func, ctx, name):
         return _cast(inner) if name == "int" else inner  # float() of a number or a 0-d tensor is exact
     if name in _CASTS:
         return _cast(inner)
@@ -306,15 +309,9 @@ def _callee(call: cst.Call, ctx) -> tuple[str | None, cst.BaseExpression | None,
         if owner is not None and owner.kind is Kind.TENSOR:
             return func.attr.value, func.value, positional
         return None, None, []
-    if isinstance(func, cst.Name) and call_is_builtin(call, ctx, func.value):
+    if isinstance(func, cst.Name) and func.value in _BUILTINS and builtin_class(func, ctx, func.value):
         return func.value, positional[0] if positional else None, positional[1:]
     return None, None, []
-
-
-def call_is_builtin(call: cst.Call, ctx, name: str) -> bool:
-    """``call`` calls the builtin ``name`` (no function of the module takes its name)."""
-    return isinstance(call.func, cst.Name) and call.func.value == name \
-        and name not in ctx.program.index.functions and name in ("abs", "max", "min", "len", "float", "int")
 
 
 def _abs(b: Bounds) -> Bounds:
