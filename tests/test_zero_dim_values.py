@@ -1,7 +1,7 @@
 """Which tensors the analysis knows to be 0-d, checked against torch: a tensor of one Python number, a
-parameter or buffer wrapping a 0-d tensor, and the shape-keeping ops of a 0-d tensor are 0-d; a tensor of
-a list, a parameter of a 1-d tensor and an op that broadcasts a 0-d tensor against another are not
-claimed.  (A fix that keeps ``.item()``'s value as a tensor needs the tensor to be 0-d: ``.item()`` of
+parameter or buffer wrapping a 0-d tensor, the shape-keeping ops of a 0-d tensor and its conversions
+(``a.to(x)``, whatever ``x`` is) are 0-d; a tensor of a list, a parameter of a 1-d tensor and an op that
+broadcasts a 0-d tensor against another are not claimed.  (A fix that keeps ``.item()``'s value as a tensor needs the tensor to be 0-d: ``.item()`` of
 more elements raises, where the kept tensor would broadcast.)"""
 from __future__ import annotations
 
@@ -31,9 +31,10 @@ SOURCE = """
             e = self.bias.exp()
             f = a.clamp(min=x)
             g = torch.as_tensor(3)
-            return a, b, c, d, e, f, g
+            h = a.to(x)
+            return a, b, c, d, e, f, g, h
 """
-CLAIMED = {"a": True, "b": True, "c": True, "d": False, "e": False, "f": False, "g": True}
+CLAIMED = {"a": True, "b": True, "c": True, "d": False, "e": False, "f": False, "g": True, "h": True}
 
 
 def _values() -> dict[str, bool]:
@@ -61,5 +62,5 @@ def test_the_claims_are_torch_s():
     namespace: dict = {"torch": torch, "nn": nn}
     exec(textwrap.dedent(SOURCE), namespace)
     outputs = namespace["Temp"]()(torch.ones(2))
-    real = dict(zip("abcdefg", (t.dim() == 0 for t in outputs)))
+    real = dict(zip("abcdefgh", (t.dim() == 0 for t in outputs)))
     assert real == CLAIMED  # every claim holds, and what is not claimed is not 0-d here

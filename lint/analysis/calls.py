@@ -329,8 +329,10 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
             is_bool = False
         kept = name in _KEEPS_PROVENANCE and recv.entered
         zero_dim = (name in _FULL_REDUCTIONS and not args and "dim" not in kwargs and "axis" not in kwargs) or (
-            recv.zero_dim and (name in _KEEPS_PROVENANCE or name in _KEEPS_SHAPE) and all(
-                v.zero_dim for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR))
+            recv.zero_dim and (name in _KEEPS_PROVENANCE or name in _KEEPS_SHAPE and all(
+                v.zero_dim for v in (*args, *kwargs.values()) if v.kind is Kind.TENSOR)))
+        # (a conversion keeps the receiver's shape whatever it is given, `x.to(y)`; an elementwise op of a
+        # 0-d tensor stays 0-d only against 0-d tensors: `x.clamp(min=t)` broadcasts to `t`'s shape)
         out = tensor(is_bool=is_bool, params=params, from_weights=weights, entered=kept,
                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
         if recv.qualname == K.NUMPY_ARRAY:
