@@ -224,9 +224,10 @@ def test_dyn101_a_parameter_is_a_certain_tensor_by_its_value(monkeypatch, annota
     assert ("branch-to-where" in {a.fixer for a in result.applied}) is fixed, result.source
 
 
-def test_fix_buffer_analyses_once_per_round_beside_worker_processes(tmp_path) -> None:
-    """The files around the fixed one are analysed in worker processes; the fixed file is analysed in
-    this process, once per round (the pass's analysis is the first round)."""
+def test_fix_buffer_runs_the_files_around_it_in_this_process(tmp_path) -> None:
+    """The files analysed around one given file are its importers, which import much the same
+    modules: a pass over them runs in this process whatever ``jobs`` (workers would each load those
+    modules again), and the fixed file is analysed once per round (the pass's analysis is the first)."""
     path, _ = _project(tmp_path)
     for i in range(3):
         (tmp_path / f"user{i}.py").write_text(f"from model import step\n\n\ndef run{i}(x):\n    return step(x)\n")
@@ -234,20 +235,23 @@ def test_fix_buffer_analyses_once_per_round_beside_worker_processes(tmp_path) ->
     original = pipeline._analysed
 
     def logged(module, source, where, *args, **kwargs):
-        with open(log, "a", encoding="utf-8") as fh:  # worker processes write here too
-            fh.write(os.path.basename(where) + "\n")
+        with open(log, "a", encoding="utf-8") as fh:  # a forked worker would write here too
+            fh.write(f"{os.getpid()} {os.path.basename(where)}\n")
         return original(module, source, where, *args, **kwargs)
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(pipeline, "_analysed", logged)  # forked workers inherit it
+    mp.setattr(pipeline, "_analysed", logged)
     try:
         session = Session(resolve([str(tmp_path)]), jobs=2)
-        assert len(session.scope([path])[0]) == 4  # enough files for worker processes
+        assert len(session.scope([path])[0]) == 4  # enough files for worker processes, were they given
         result = session.fix_buffer(path, ONE_ROUND, unsafe=True)
     finally:
         mp.undo()
     assert [a.fixer for a in result.applied] == ["defer-logging"]
-    assert log.read_text().split().count("model.py") == 2
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert {pid for pid, _ in lines} == {str(os.getpid())}
+    assert [name for _, name in lines].count("model.py") == 2
+    assert {name for _, name in lines} == {"model.py", "user0.py", "user1.py", "user2.py"}
 
 
 class ProcessLog:
