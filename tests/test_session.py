@@ -66,6 +66,29 @@ def test_a_file_outside_the_root_is_alone(tmp_path, loose):
         outside.unlink()
 
 
+def test_a_file_of_a_package_outside_the_root_has_its_package_around_it(tmp_path, monkeypatch):
+    """Checked from inside a configured project (or a git work tree), a file of a package elsewhere (an
+    installed library's) is analysed with its own package around it, as when checked from its folder:
+    ``scale`` is reached only from ``Net.forward`` in a sibling module."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text("[tool.dynalint]\n")
+    pkg = tmp_path / "site" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(HELPERS)
+    (pkg / "model.py").write_text(MODEL)
+    monkeypatch.chdir(repo)
+    helper = str(pkg / "helpers.py")
+    session = Session(resolve(["."], overrides={"scope": "compiled"}))
+    assert session.project_roots([helper]) == [str(pkg)]
+    [result] = session.check([helper])
+    assert [d.code for d in result.diagnostics] == ["DYN101"]
+    monkeypatch.chdir(pkg.parent)
+    [alone] = Session(resolve(["."], overrides={"scope": "compiled"})).check([helper])
+    assert alone.diagnostics == result.diagnostics
+
+
 def _ancestors(path: str):
     while True:
         yield path

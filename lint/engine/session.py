@@ -138,13 +138,20 @@ class Session:
         """The folders whose files make the project around ``paths``: the configuration root when
         there is a configuration file or a git work tree there; without either (a loose folder, the
         home directory) only the top-level packages that hold the given files, so that checking one
-        file never walks a folder nobody declared a project."""
-        inside = [p for p in paths if p != STDIN and _inside(p, self.root)]
-        if not inside:
-            return []
-        if self.config.source is not None or _in_git_work_tree(self.root):
-            return [self.root]
-        return sorted({top for top in map(_top_package, inside) if top is not None})
+        file never walks a folder nobody declared a project.  A given file outside the root (an
+        installed package's, checked from inside a repository) has the top-level package that holds
+        it around it, as it has checked from its own folder: its imports resolve the same wherever
+        ``check`` runs."""
+        given = [p for p in paths if p != STDIN]
+        inside = [p for p in given if _inside(p, self.root)]
+        outside = [p for p in given if not _inside(p, self.root)]
+        roots: set[str] = set()
+        if inside and (self.config.source is not None or _in_git_work_tree(self.root)):
+            roots.add(self.root)
+        else:
+            outside += inside
+        roots.update(top for top in map(_top_package, outside) if top is not None)
+        return sorted(roots)
 
     def refresh(self) -> None:
         """Find the project's files again on the next call (files were created or deleted: an editor
