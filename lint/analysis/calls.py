@@ -212,6 +212,12 @@ def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None
             if method.is_static or method.is_classmethod:
                 return None
             return Value(Kind.FUNCTION, func=method, bound_self=ev.env[ev.self_name])
+    instance = ev.env[ev.self_name]
+    if func.attr.value == "__call__" and fn.cls.is_module:
+        # `nn.Module.__call__` of a module whose class overrides `__call__`: it runs `forward`
+        forward = (instance.cls or fn.cls).find_method("forward")
+        if forward is not None:
+            return Value(Kind.FUNCTION, func=forward, bound_self=instance)
     return None
 
 

@@ -56,6 +56,11 @@ class EntryPoints(ProgramPart[ProgramParts]):
                 fwd = cls.find_method("forward")
                 # an inherited forward runs with this class's overrides (``self.make_params`` ...)
                 add(fwd, cls if fwd is not None and fwd.cls is not cls else None)
+                # a `__call__` in place of `nn.Module`'s is what `torch.compile(module)` runs (its
+                # `super().__call__(...)` runs `forward`)
+                call = cls.find_method("__call__")
+                if call is not None and not call.is_static and not call.is_classmethod:
+                    add(call, cls if call.cls is not cls else None)
         for fn in idx.all_functions:
             if fn.compile_decorated:
                 self.entered.add(id(fn))

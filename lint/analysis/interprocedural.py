@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
+import libcst as cst
+
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.events import CallEvent
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo, local_names_of
+from dynalint.analysis.module_index import COMPILE_NAMES, ClassInfo, FunctionInfo, local_names_of
+from dynalint.analysis.syntax import decorator_target
 from dynalint.analysis.project import bound_entry, decode_value, encode_value, split_entry
 from dynalint.analysis.cut import CutReplay
 from dynalint.analysis.replay import (
@@ -45,6 +48,11 @@ MAX_CALL_DEPTH = 6
 MAX_ANALYSES_PER_FUNCTION = 12
 """Calling contexts analysed per function (bounds the cost of functions called from many places)."""
 
+DECORATES = ("@", "@()")
+"""Keys of an entry saying that the function decorates compiled code of the module that sends it: applied
+to it (``@deco``), or called first (``@deco(...)``); see :meth:`Interprocedural.analyze_wrapper`."""
+
+
 class Interprocedural(CutReplay):
     """The analysis of a module's entry points and of the calls they make, for its
     :class:`~dynalint.analysis.program.Program` (whose events and compiled functions it fills).  Owns
@@ -61,6 +69,9 @@ class Interprocedural(CutReplay):
         self._contexts: dict[int, int] = {}
         """Function ``id`` -> the calling contexts it was analysed in (at most
         :data:`MAX_ANALYSES_PER_FUNCTION`)."""
+        self._wrapped: set[tuple[int, bool]] = set()
+        """Decorators (``id``, whether called first) whose wrappers are analysed as compiled code, or sent
+        to their module for it (see :meth:`_decorates`)."""
         self.closures: list[FunctionInfo] = []
         """Functions defined inside analysed code (kept: remembered results name them by identity; see
         :meth:`~dynalint.analysis.program.Program.let_go`)."""
@@ -80,7 +91,7 @@ class Interprocedural(CutReplay):
                 # one run on a subclass's instance runs that class's overrides, which those calls may not
                 continue
             if start is None and (id(fn) in prog.entry_points.widened or id(fn) in prog.entry_points.library):
-                start = len(prog.events)
+                start, uncompiled_from = len(prog.events), len(prog.compiled)
             if bound is not None and id(fn) not in prog.entry_points.library:
                 self.note_outgoing(fn, None, bound=bound)
             self._unit(("root", id(fn), id(bound)), (fn, bound), lambda: self.analyze_root(fn, bound))
@@ -89,28 +100,36 @@ class Interprocedural(CutReplay):
         if widened and prog._entry_reach is None:
             prog._entry_reach = (len(prog.compiled), len(prog.events))
         if widened and start is None:
-            start = len(prog.events)
+            start, uncompiled_from = len(prog.events), len(prog.compiled)
         while prog._nested:
             pending = list(prog._nested.values())
             prog._nested.clear()
             for fn in pending:
                 if id(fn.node) not in prog._compiled_nodes:
                     self._unit(("nested", id(fn)), (fn,), lambda: self.analyze_root(fn))
+        uncompiled = range(0)
         if start is not None:
             # library roots, then (scope all) every other function: what nothing in the checked files
             # is known to compile
             prog._uncompiled_span = (start, len(prog.events))
+            uncompiled = range(uncompiled_from, len(prog.compiled))
         for name, encoded in prog.entries.items():
             qualname, bound_name = split_entry(name)
             fn = self.function_named(qualname)
             if fn is None or fn.disabled:
                 continue
             if bound_name is None:
-                self._unit(("entry", id(fn)), (fn,), lambda: self.analyze_entry(fn, encoded))
+                for factory in (False, True):
+                    if encoded.get(DECORATES[factory]):
+                        self._decorates(fn, factory)
+                params = {k: v for k, v in encoded.items() if k not in DECORATES}
+                if params or not encoded:
+                    self._unit(("entry", id(fn)), (fn,), lambda: self.analyze_entry(fn, params))
                 continue
             cls = self._subclass_named(fn, *bound_name)
             if cls is not None:
                 self._unit(("entry", id(fn), id(cls)), (fn, cls), lambda: self.analyze_bound_entry(fn, cls, encoded))
+        self._analyse_wrappers(uncompiled)
         tracker = prog.tracker
         if tracker is not None:
             tracker.seal(prog.index, not prog.run_state.programs, self._broke)
@@ -249,6 +268,71 @@ class Interprocedural(CutReplay):
         owner.calls.mark_compiled(fn)
         FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
 
+    def _analyse_wrappers(self, uncompiled: range) -> None:
+        """The wrappers the decorators of this module's compiled functions put in front of them (see
+        :meth:`analyze_wrapper`), until no new one is met: a wrapper's analysis may compile more.  Read from
+        the functions marked compiled, which a replayed analysis marks again.  ``uncompiled``: the positions
+        of :attr:`~dynalint.analysis.program.Program.compiled` analysed only because a caller elsewhere may
+        compile them (a library root, scope all), left out."""
+        prog = self.program
+        done = 0
+        while done < len(prog.compiled):
+            start, done = done, len(prog.compiled)
+            for i in range(start, done):
+                fn = prog.compiled[i]
+                if i not in uncompiled and fn.node.decorators and fn.owner is prog.index:
+                    for deco, factory in self._wrapping_decorators(fn):
+                        self._decorates(deco, factory)
+
+    def _wrapping_decorators(self, fn: FunctionInfo) -> list[tuple[FunctionInfo, bool]]:
+        """The decorators of compiled function ``fn`` that are functions of the checked code, each with
+        whether it is called first (``@deco(...)``, a factory): what each returns in place of ``fn`` (a
+        wrapper) is what Dynamo runs, so its code is compiled code too.  For a function handed to
+        ``torch.compile`` by a decorator, only the decorators below that one are inside it."""
+        decorators = list(fn.node.decorators)
+        if fn.compile_decorated:
+            compiling = [i for i, q in enumerate(fn.decorators) if q in COMPILE_NAMES]
+            decorators = decorators[compiling[-1] + 1:] if compiling else []
+        out = []
+        for d in decorators:
+            value = self.program.names.static_value_of(decorator_target(d))
+            if value is not None and value.kind is Kind.FUNCTION and value.func is not None \
+                    and value.func.closure is None and value.func is not fn:
+                out.append((value.func, isinstance(d.decorator, cst.Call)))
+        return out
+
+    def _decorates(self, deco: FunctionInfo, factory: bool) -> None:
+        """``deco`` decorates compiled code (called first when ``factory``): the wrapper it returns is
+        analysed by the program of ``deco``'s module (an entry for it when another module's)."""
+        prog = self.program
+        if (id(deco), factory) in self._wrapped:
+            return
+        self._wrapped.add((id(deco), factory))
+        owner = prog.program_for(deco.owner)
+        if owner is not prog:
+            self.note_outgoing(deco, None, decorates=DECORATES[factory])
+            return
+        self._unit(("decorator", id(deco), factory), (deco,), lambda: self.analyze_wrapper(deco, factory))
+
+    def analyze_wrapper(self, deco: FunctionInfo, factory: bool) -> None:
+        """Analyse, as compiled code, the function ``deco`` returns for a function it decorates (called
+        first with its defaults when ``factory``): ``def deco(func): @wraps(func) def wrapper(self, *args,
+        **kwargs): ...; return wrapper``.  The decorator itself runs when the decorated function is defined,
+        not under the compiler, and what the wrapper is handed is not known here: its parameters and the
+        decorated function are unknown values."""
+        prog = self.program
+        maker = FunctionEvaluator(prog, None, {}, emit=False, depth=MAX_CALL_DEPTH - 2)
+        applied = self.call_function(maker, deco, [], {}, None, False) if factory else Value(Kind.FUNCTION, func=deco)
+        if applied.kind is not Kind.FUNCTION or applied.func is None:
+            return
+        made = self.call_function(maker, applied.func, [Value(Kind.FUNCTION)], {}, None, False)
+        wrapper = made.func if made.kind is Kind.FUNCTION else None
+        if wrapper is None or wrapper.closure is None or wrapper.disabled:
+            return  # the decorated function itself, or nothing defined in the decorator
+        self.mark_compiled(wrapper)
+        env = {name: UNKNOWN_VALUE for name in wrapper.param_names()}
+        FunctionEvaluator(prog, wrapper, env, emit=True).run_body(wrapper.node.body)
+
     def _subclass_named(self, fn: FunctionInfo, module: str, name: str) -> ClassInfo | None:
         """The class ``name`` of checked module ``module`` when it inherits method ``fn`` of this module
         without overriding it (what a :func:`~dynalint.analysis.project.bound_entry` names)."""
@@ -309,7 +393,7 @@ class Interprocedural(CutReplay):
             prog.compiled.append(fn)
 
     def note_outgoing(self, fn: FunctionInfo, env: dict[str, Value] | None, compiled: bool = False,
-                       bound: ClassInfo | None = None) -> None:
+                       bound: ClassInfo | None = None, decorates: str | None = None) -> None:
         """A function of another checked module is reached from compiled code (see the module doc);
         ``bound``: a subclass, defined elsewhere, whose instance runs that method (its overrides may
         break lines of the method's module, see :func:`~dynalint.analysis.project.bound_entry`)."""
@@ -328,8 +412,8 @@ class Interprocedural(CutReplay):
             return
         key = (owner.path, qualname)
         joined = prog.outgoing.setdefault(key, {})
-        if compiled:
-            joined["*"] = python(True)
+        if compiled or decorates:
+            joined[decorates or "*"] = python(True)
             return
         if env is None:
             return
@@ -351,7 +435,7 @@ class Interprocedural(CutReplay):
         out: dict[str, dict[str, dict[str, Any]]] = {}
         for (path, qualname), params in prog.outgoing.items():
             out.setdefault(path, {})[qualname] = {
-                k: (True if k == "*" else encode_value(v)) for k, v in sorted(params.items())}
+                k: (True if k == "*" or k in DECORATES else encode_value(v)) for k, v in sorted(params.items())}
         return out
 
     # ------------------------------------------------------------------ calls
@@ -467,10 +551,14 @@ class Interprocedural(CutReplay):
 
     def call_module(self, caller: FunctionEvaluator, module: Value, args: list[Value],
                     kwargs: dict[str, Value], opaque: bool) -> Value:
-        """Calling an ``nn.Module`` instance runs its ``forward``."""
+        """Calling an ``nn.Module`` instance runs its ``forward``, or the ``__call__`` its class defines
+        in place of ``nn.Module``'s (which Dynamo runs; its ``super().__call__(...)`` runs ``forward``)."""
         prog = self.program
         if module.cls is not None:
             prog.classes.touch_class(module.cls)
+            call = module.cls.find_method("__call__")
+            if call is not None and not call.is_static and not call.is_classmethod:
+                return self.call_function(caller, call, args, kwargs, module, opaque)
             fwd = module.cls.find_method("forward")
             if fwd is None:
                 return UNKNOWN_VALUE

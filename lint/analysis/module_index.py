@@ -21,7 +21,7 @@ T = TypeVar("T")
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update",
                               "setdefault", "add", "discard", "sort", "reverse", "__setitem__"})
 
-_COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.compiler.compile"})
+COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.compiler.compile"})
 _DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
                             "torch._dynamo.eval_frame.disable"})
 
@@ -401,7 +401,7 @@ def decorated(idx: ModuleIndex, node: cst.FunctionDef) -> tuple[tuple[str, ...],
         target = decorator_target(d)
         dn = dotted_name(target) or ""
         decos.append(idx.resolve(dn) or dn)
-    return tuple(decos), any(d in _COMPILE_NAMES for d in decos), any(d in _DISABLE_NAMES for d in decos)
+    return tuple(decos), any(d in COMPILE_NAMES for d in decos), any(d in _DISABLE_NAMES for d in decos)
 
 
 def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo:
@@ -629,7 +629,7 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
         return
     idx.call_sites.setdefault(name, []).append((call, fn))
     q = idx.resolve_expr(func)
-    if q in _COMPILE_NAMES:
+    if q in COMPILE_NAMES:
         idx.compile_calls.append(call)
         idx.compile_targets.append((call, fn))
 
