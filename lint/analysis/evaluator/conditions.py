@@ -16,7 +16,7 @@ from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.annotations import _isinstance_value
 from dynalint.analysis.syntax import dotted_name
-from dynalint.analysis.values import NONE_VALUE, Kind, Value, python
+from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, python
 
 
 class ConditionHandlers:
@@ -88,6 +88,11 @@ class ConditionHandlers:
                     and declared.kind is Kind.TENSOR \
                     and declared.cls is None and declared.qualname is None
                 true[name] = declared.with_(open_class=True) if untyped else declared
+            if declared is not None and declared.kind is Kind.TENSOR and declared.cls is None \
+                    and declared.qualname is None and self.env[name].kind is Kind.TENSOR:
+                # where `isinstance(x, torch.Tensor)` fails, x is no tensor, whatever it was taken for (an
+                # untyped parameter, a `float | Tensor` argument): Dynamo decides the test while tracing
+                false[name] = UNKNOWN_VALUE
         return true, false
 
     def type_test_fails(self, test: cst.BaseExpression) -> bool:
