@@ -40,3 +40,30 @@ score_labelled_folder() {
     --scorer "$SCORE_ZOO" "${score_args[@]}"
   echo "(outputs in $T)"
 }
+
+# score_site_sources NAME SITE_VAR: install $HERE/requirements.txt's sources (no dependencies) into the folder
+# SITE_VAR names (default ~/.cache/dynalint-NAME/site-packages, reused while requirements.txt is unchanged),
+# check the files $HERE/files.txt lists there and score them against $HERE/labels.json with $SCORE_ZOO
+score_site_sources() {
+  local name=$1 site_var=$2 S stamp T
+  S=${!site_var:-${XDG_CACHE_HOME:-$HOME/.cache}/dynalint-$name/site-packages}
+  stamp=$(sha256sum "$HERE/requirements.txt" | cut -c1-16)
+  if [ ! -f "$S/.installed-$stamp" ]; then
+    # only a folder this function filled (it holds a stamp of an older requirements.txt) is emptied
+    if [ -d "$S" ] && [ -n "$(ls -A "$S")" ] && ! compgen -G "$S/.installed-*" > /dev/null; then
+      echo "$S is not empty and was not made by measure.sh: set $site_var to a new folder" >&2
+      exit 2
+    fi
+    rm -rf "$S" && mkdir -p "$S" "$(dirname "$S")"
+    "$PY" -m pip install --quiet --no-deps --target "$S" -r "$HERE/requirements.txt" > "$S.pip.log" 2>&1 \
+      || { cat "$S.pip.log" >&2; exit 2; }
+    touch "$S/.installed-$stamp"
+  fi
+  [ -s "$HERE/files.txt" ] || { echo "no $HERE/files.txt: label first" >&2; exit 2; }
+  T=$(mktemp -d)
+  "$PY" -m dynalint check --no-cache --format json "${check_args[@]}" $(sed "s#^#$S/#" "$HERE/files.txt") \
+    > "$T/$name.json" 2> "$T/$name.err" || true
+  echo "== $name ${check_args[*]}"
+  "$PY" "$SCORE_ZOO" "$T/$name.json" --labels "$HERE/labels.json" --site-packages "$S" "${score_args[@]}"
+  echo "(outputs in $T)"
+}

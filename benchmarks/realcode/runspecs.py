@@ -63,7 +63,8 @@ class Spec:
 SPECS: dict[str, Spec] = {}
 
 
-def spec(
+def register(
+    specs: dict[str, Spec],
     name: str,
     library: str,
     model: str,
@@ -73,15 +74,20 @@ def spec(
     config: dict | None = None,
     **kw: Any,
 ) -> None:
-    assert name not in SPECS, name
-    SPECS[name] = Spec(name, library, model, setting, build, inputs, config or {}, **kw)
+    """Add a run to ``specs`` (this module's :data:`SPECS`, or another set's built with these helpers)."""
+    assert name not in specs, name
+    specs[name] = Spec(name, library, model, setting, build, inputs, config or {}, **kw)
 
 
-def versions() -> dict:
+spec = functools.partial(register, SPECS)
+
+
+def versions(distributions: dict[str, str] = DISTRIBUTIONS) -> dict:
+    """The versions of torch, the distributions the runs import and Python, as the labels record them."""
     from importlib.metadata import version
 
     out = {"torch": torch.__version__}
-    for mod, dist in DISTRIBUTIONS.items():
+    for dist in distributions.values():
         try:
             out[dist] = version(dist)
         except Exception:
