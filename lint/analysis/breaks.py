@@ -1395,6 +1395,8 @@ def _constant_string(node: cst.BaseExpression) -> bool:
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
 _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
+#: the conversions that read a NumPy reduction's number (see :func:`scalar_extraction`)
+_ARRAY_NUMBERS = frozenset({"builtins.int", "builtins.float"})
 #: the methods of :data:`_EXTRACTING_METHODS` that read a NumPy array's data whatever its dtype
 _ARRAY_EXTRACTING = frozenset({"item", "tolist"})
 
@@ -1417,6 +1419,17 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant \
             and call.args[0].qualname != K.NUMPY_ARRAY:
         return None if capture_scalar_outputs else GB.ITEM
+    if call.qualname in _ARRAY_NUMBERS and call.args and call.args[0].qualname == K.NUMPY_ARRAY \
+            and call.args[0].zero_dim:
+        # the number of a NumPy reduction, which Dynamo holds as a 0-d tensor (measured on torch 2.13:
+        # ``int(np.prod(x.shape))``, ``int(np.sum([a, b]))``, ``float(np.mean([1.0, 2.0]))`` break; what an
+        # elementwise function of one number gives is not judged, see ``knowledge.NUMPY_ARRAY``).  With
+        # ``capture_scalar_outputs`` ``int()`` is traced, and ``float()`` of an integer array still breaks
+        # ("torch.* op returned non-Tensor": ``float(np.prod(x.shape[1:]))``), of a float one not: its dtype
+        # is not known here, so it is not promised
+        if not capture_scalar_outputs:
+            return GB.DATA_DEPENDENT_OPERATOR
+        return GB.NON_TENSOR_OP if call.qualname == "builtins.float" else None
     if call.qualname is not None and call.qualname.startswith("math.") and any(
         (a.is_tensor and not a.constant and a.qualname != K.NUMPY_ARRAY)
         or (capture_scalar_outputs and a.kind is Kind.SCALAR)

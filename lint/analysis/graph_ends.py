@@ -6,7 +6,7 @@ number-parameter table.
 """
 from __future__ import annotations
 
-from dynalint.analysis import number_args
+from dynalint.analysis import knowledge as K, number_args
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.values import Kind, Value
 
@@ -50,11 +50,19 @@ def tensor_for_number(call: CallEvent) -> str | None:
         return None
     (positions, varargs, keywords, _), first = found
     last = max(positions) if positions else -1
+    shaping = call.qualname is None and call.method in _SHAPE_METHODS
     for i, v in enumerate(call.args):
         pos = first + i
-        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v):
+        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v) \
+                and not (shaping and v.qualname == K.NUMPY_ARRAY):
             return f"argument {i + 1}"
     for name, v in call.kwargs.items():
         if name in keywords and _holds_data(v):
             return f"`{name}=`"
     return None
+
+
+#: tensor methods that take a NumPy array among the sizes of the shape they make without a break (measured
+#: on torch 2.13: ``x.reshape(n, np.prod(x.shape[1:]))``, ``x.view(-1, np.maximum(c, 2))``; ``torch.zeros``
+#: and ``x.new_ones`` of one break)
+_SHAPE_METHODS = frozenset({"reshape", "view"})

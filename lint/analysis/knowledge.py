@@ -256,8 +256,10 @@ greater_equal any all
 #: those that reduce a whole array to a 0-d one when given only the array
 NUMPY_REDUCTIONS = frozenset("sum prod mean std var max min amax amin any all argmax argmin".split())
 #: The qualname of a tensor value that is a NumPy array (made by NumPy in compiled code, or computed from one).
-#: Reading one as a Python number is not judged: whether Dynamo breaks there depends on its dtype
-#: (measured on torch 2.13: ``int(np.ceil(h / 4))`` is traced, ``int(np.prod(shape))`` breaks).
+#: Reading one as a Python number is judged only for a reduction's (``int(np.prod(shape))`` breaks, see
+#: ``breaks.scalar_extraction``): for an elementwise function of numbers it depends on the dtype (measured on
+#: torch 2.13: ``int(np.ceil(h / 4))`` and ``float(np.log(n))`` are traced, ``int(np.abs(-n))`` and
+#: ``int(np.maximum(n, 3))`` break).
 NUMPY_ARRAY = "numpy.ndarray"
 #: NumPy's random generator classes. Dynamo calls none of an instance's methods (measured on torch 2.13:
 #: ``rs.rand()`` of a ``RandomState`` breaks, "Unsupported method call"), so an instance is a value of its own,
