@@ -93,38 +93,93 @@ def _searched(name: str, attribute: bool = False) -> None:
 
 
 def _number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
+    found = _passed(program, fn, depth)
+    if found is None:
+        return frozenset()
+    sites, names, candidates, seen = found
+    defaulted = _defaulted(fn)
+    return frozenset(name for name in candidates
+                     if all(_passes_number(call, names, name, seen, defaulted) for call, _, _ in sites))
+
+
+def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, Value]:
+    """The parameters of ``fn`` to which every call in the project passes an object of the same class (an
+    instance of a class of the checked code, a module or optimizer of torch), each with that object: a
+    ``step(model, opt, x)`` compiled and called with ``Net()`` and ``torch.optim.SGD(...)`` runs the model's
+    ``forward`` and the optimizer's ``step`` (what the answer read is recorded as :func:`number_params`
+    records it)."""
+    _SEARCHED.append(set())
+    try:
+        found = _passed(program, fn, depth)
+    finally:
+        searched = _SEARCHED.pop()
+    tracker = program.tracker
+    if tracker is not None:
+        tracker.touch(interface_token(fn))
+        for name, attribute in searched:
+            tracker.touch(name_token(name, attribute))
+        if fn.cls is not None:
+            program.classes.touch_class(fn.cls)
+    if found is None:
+        return {}
+    sites, names, candidates, seen = found
+    out: dict[str, Value] = {}
+    for name in candidates:
+        values = []
+        for call, _, _ in sites:
+            bound = _bind(call, names)
+            arg = bound.get(name) if bound is not None else None
+            values.append(seen.get(id(arg)) if arg is not None else None)
+        first = values[0]
+        if first is not None and _is_object(first) and all(
+                v is not None and v.cls is first.cls and v.qualname == first.qualname and v.kind is first.kind
+                for v in values):
+            out[name] = first.with_(params=frozenset(), param=None)
+    return out
+
+
+def _is_object(v: Value) -> bool:
+    """An instance of a class of the checked code, or a torch module or optimizer made by its class."""
+    if v.maybe_none or v.kind is Kind.TENSOR:
+        return False
+    if v.cls is not None:
+        return v.kind in (Kind.MODULE, Kind.UNKNOWN)
+    q = v.qualname or ""
+    return v.kind in (Kind.MODULE, Kind.UNKNOWN) and q.startswith(("torch.nn.", "torch.optim.")) and q.endswith("()")
+
+
+def _passed(program: Program, fn: "FunctionInfo", depth: int
+            ) -> tuple[list, list[str], set[str], dict[int, Value]] | None:
+    """Every call of ``fn`` in the project (with the function it sits in and that module's program), the
+    names of its parameters, those every call may pass, and the values the callers give the arguments
+    (by ``id`` of the expression); None when a call cannot be found or read."""
     local = _call_sites(program, fn)
     foreign = foreign_call_sites(program, fn) if local is not None else None
     if local is None or foreign is None:
-        return frozenset()
+        return None
     sites = [(call, caller, program) for call, caller in local] + foreign
     if not sites:
-        return frozenset()
+        return None
     names = fn.param_names()[1:] if fn.is_method else fn.param_names()
     wanted: dict[int, cst.BaseExpression] = {}
     candidates = set(names)
     for call, _, _ in sites:
         bound = _bind(call, names)
         if bound is None:
-            return frozenset()
+            return None
         spread = _spread(call)
         candidates &= set(bound) | (set(names) if spread else set())
         for name in candidates & set(bound):
             wanted[id(bound[name])] = bound[name]
         wanted.update((id(s), s) for s in spread)
     if not candidates:
-        return frozenset()
+        return None
     seen: dict[int, Value] = {}
     for caller, owner in {id(c): (c, p) for _, c, p in sites}.values():
         env = owner.signatures.param_env(caller, owner.signatures.evidence(caller))
         probe = _Probe(owner, caller, env, depth, wanted, seen)
         probe.run_body(caller.node.body)
-    out = set()
-    defaulted = _defaulted(fn)
-    for name in candidates:
-        if all(_passes_number(call, names, name, seen, defaulted) for call, _, _ in sites):
-            out.add(name)
-    return frozenset(out)
+    return sites, names, candidates, seen
 
 
 def argument_values(program: Program, caller: "FunctionInfo", args: list[cst.BaseExpression], depth: int

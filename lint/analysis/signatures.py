@@ -13,7 +13,7 @@ from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
-from dynalint.analysis.number_callers import number_params
+from dynalint.analysis.number_callers import number_params, object_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -47,6 +47,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._declared: "Memo[int, dict[str, Value]]" = program.memo("declared")
         self._evidence: "Memo[int, Evidence]" = program.memo("evidence")
         self._numbers: "Memo[int, frozenset[str]]" = program.memo("numbers")
+        self._objects: "Memo[int, dict[str, Value]]" = program.memo("objects")
 
 
     def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -90,6 +91,13 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries:
             return frozenset()
         return self._numbers.get(id(fn), lambda: number_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
+
+    def objects_passed(self, fn: FunctionInfo) -> dict[str, Value]:
+        """The parameters of a compiled function every call in the project passes an object of one class
+        (a model, an optimizer), with it (see :func:`~dynalint.analysis.number_callers.object_params`)."""
+        if fn.qualname in self.program.entries:
+            return {}
+        return self._objects.get(id(fn), lambda: object_params(self.program, fn, MAX_CALL_DEPTH), dict)
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         program = self.program
@@ -139,6 +147,10 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # every caller in the project passes a number (what the body does with it, a test or
                 # arithmetic with a tensor, a number does as well)
                 env[name] = python()
+            elif prm.default is None and entered and name in self.objects_passed(fn):
+                # every caller in the project passes the same kind of object (a model, an optimizer), what
+                # the body's use suggests aside (`log.log(v)` of a logger is no `Tensor.log`)
+                env[name] = self.objects_passed(fn)[name]
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known
