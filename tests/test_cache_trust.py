@@ -21,8 +21,6 @@ from dynalint.adapters.reporters import REPORTERS
 from dynalint.engine.cache_entry import seal, valid_entry
 from dynalint.engine.runner import check_files, source_digest
 from dynalint.config.settings import Settings
-from dynalint.config.resolver import resolve
-from dynalint.engine.session import Session
 
 MODEL = textwrap.dedent("""\
     import torch
@@ -177,9 +175,7 @@ def test_odd_entry_files_are_misses(cached_model, kind):
     done = _check_in_a_child(path, "--cache-dir", cache)
     assert done.returncode == 1, done.stderr.decode()[-2000:]
     assert done.stdout == _check_in_a_child(path, "--no-cache").stdout
-    # what the command reports: the file with its package around it (the helper's tensor reaches `f`)
-    around = [d for r in Session(resolve(["."])).check([path]) for d in r.diagnostics]
-    assert done.stdout.count(b"DYN") == len(around) >= len(expected) > 0
+    assert done.stdout.count(b"DYN") == len(expected)
 
 
 def test_a_linked_cache_directory_is_not_written_through(tmp_path):

@@ -66,48 +66,6 @@ def test_a_file_outside_the_root_is_alone(tmp_path, loose):
         outside.unlink()
 
 
-def test_a_file_of_a_package_outside_the_root_has_its_package_around_it(tmp_path, monkeypatch):
-    """Checked from inside a configured project (or a git work tree), a file of a package elsewhere (an
-    installed library's) resolves its imports through its own package, as when checked from its folder:
-    ``OptTensor`` is an alias of a sibling module.  The package's modules that import it are not analysed
-    with it: they are not the project's code."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "pyproject.toml").write_text("[tool.dynalint]\n")
-    pkg = tmp_path / "site" / "pkg"
-    pkg.mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "typing.py").write_text(ALIAS)
-    (pkg / "norm.py").write_text(NORM)
-    (pkg / "model.py").write_text("from .norm import Norm\n\n\ndef build():\n    return Norm()\n")
-    monkeypatch.chdir(repo)
-    norm = str(pkg / "norm.py")
-    session = Session(resolve(["."], overrides={"scope": "compiled"}))
-    assert session.project_roots([norm]) == [str(pkg)]
-    analysed, indexed = session.scope([norm])
-    assert analysed == [norm] and str(pkg / "typing.py") in indexed
-    [result] = session.check([norm])
-    assert [(d.line, d.code) for d in result.diagnostics if d.kind == "graph-break"] == [(10, "DYN102")]
-    monkeypatch.chdir(pkg.parent)
-    [alone] = Session(resolve(["."], overrides={"scope": "compiled"})).check([norm])
-    assert alone.diagnostics == result.diagnostics
-
-
-ALIAS = "from typing import Optional\n\nfrom torch import Tensor\n\nOptTensor = Optional[Tensor]\n"
-NORM = """import torch
-
-from .typing import OptTensor
-
-
-class Norm(torch.nn.Module):
-    def forward(self, x, batch: OptTensor = None):
-        if batch is None:
-            batch = x.new_zeros(x.size(0), dtype=torch.long)
-        size = int(batch.max()) + 1
-        return x * size
-"""
-
-
 def _ancestors(path: str):
     while True:
         yield path

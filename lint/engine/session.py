@@ -138,20 +138,13 @@ class Session:
         """The folders whose files make the project around ``paths``: the configuration root when
         there is a configuration file or a git work tree there; without either (a loose folder, the
         home directory) only the top-level packages that hold the given files, so that checking one
-        file never walks a folder nobody declared a project.  A given file outside the root (an
-        installed package's, checked from inside a repository) has the top-level package that holds
-        it around it, as it has checked from its own folder: its imports resolve the same wherever
-        ``check`` runs (:meth:`scope` analyses none of that package's importers of it)."""
-        given = [p for p in paths if p != STDIN]
-        inside = [p for p in given if _inside(p, self.root)]
-        outside = [p for p in given if not _inside(p, self.root)]
-        roots: set[str] = set()
-        if inside and (self.config.source is not None or _in_git_work_tree(self.root)):
-            roots.add(self.root)
-        else:
-            outside += inside
-        roots.update(top for top in map(_top_package, outside) if top is not None)
-        return sorted(roots)
+        file never walks a folder nobody declared a project."""
+        inside = [p for p in paths if p != STDIN and _inside(p, self.root)]
+        if not inside:
+            return []
+        if self.config.source is not None or _in_git_work_tree(self.root):
+            return [self.root]
+        return sorted({top for top in map(_top_package, inside) if top is not None})
 
     def refresh(self) -> None:
         """Find the project's files again on the next call (files were created or deleted: an editor
@@ -182,11 +175,7 @@ class Session:
         # import of a large project (a second or so), is made again only when a file changed on disk
         found = self._scopes.get(tuple(given))
         if found is None:
-            # the importers of a given file outside a declared project (an installed library's) are not the
-            # project's code: its package is indexed for the names it imports, its importers not analysed
-            declared = self.config.source is not None or _in_git_work_tree(self.root)
-            callees = [p for p in given if not declared or _inside(p, self.root)]
-            reached = callers_of(source, [m for m in (source.module_of(p) for p in callees) if m])
+            reached = callers_of(source, [m for m in (source.module_of(p) for p in given) if m])
             spelt = {_abs(p) for p in given}
             others = [p for p in modules if p not in spelt and source.module_of(p) in reached]
             if len(self._scopes) >= MAX_SETTLED:
