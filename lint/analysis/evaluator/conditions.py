@@ -89,9 +89,10 @@ class ConditionHandlers:
                     and declared.cls is None and declared.qualname is None
                 true[name] = declared.with_(open_class=True) if untyped else declared
             if declared is not None and declared.kind is Kind.TENSOR and declared.cls is None \
-                    and declared.qualname is None and self.env[name].kind is Kind.TENSOR:
+                    and declared.qualname is None and self.env[name].kind is Kind.TENSOR and self.env[name].assumed:
                 # where `isinstance(x, torch.Tensor)` fails, x is no tensor, whatever it was taken for (an
-                # untyped parameter, a `float | Tensor` argument): Dynamo decides the test while tracing
+                # untyped parameter, a `float | Tensor` argument): Dynamo decides the test while tracing.  A
+                # value known to be a tensor keeps its value there (that side never runs)
                 false[name] = UNKNOWN_VALUE
         return true, false
 
