@@ -1083,8 +1083,8 @@ def test_an_edit_of_a_body_puts_back_what_the_searches_and_silent_passes_found(t
 
     searched: list[str] = []
     collected: list[str] = []
-    search, collect = number_callers._number_params, signatures.Signatures._collect_evidence
-    monkeypatch.setattr(number_callers, "_number_params",
+    search, collect = number_callers._passed, signatures.Signatures._collect_evidence
+    monkeypatch.setattr(number_callers, "_passed",
                         lambda program, fn, depth: searched.append(fn.qualname) or search(program, fn, depth))
     monkeypatch.setattr(signatures.Signatures, "_collect_evidence",
                         lambda self, fn: collected.append(fn.qualname) or collect(self, fn))

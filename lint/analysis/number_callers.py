@@ -67,33 +67,7 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
     attributes instances are stored in): every call found holds one, so an edit of a caller, or one
     that adds or removes a use (in a function, or in a class outside its methods), changes one of
     them."""
-    _SEARCHED.append(set())
-    try:
-        out = _number_params(program, fn, depth)
-    finally:
-        searched = _SEARCHED.pop()
-    tracker = program.tracker
-    if tracker is not None:
-        tracker.touch(interface_token(fn))
-        for name, attribute in searched:
-            tracker.touch(name_token(name, attribute))
-        if fn.cls is not None:
-            program.classes.touch_class(fn.cls)
-    return out
-
-
-_SEARCHED: list[set[tuple[str, bool]]] = []
-"""Per :func:`number_params` in progress: the names (and whether each is an attribute's) whose uses in
-the module its search looked for."""
-
-
-def _searched(name: str, attribute: bool = False) -> None:
-    if _SEARCHED:
-        _SEARCHED[-1].add((name, attribute))
-
-
-def _number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
-    found = _passed(program, fn, depth)
+    found = _recorded_search(program, fn, depth)
     if found is None:
         return frozenset()
     sites, names, candidates, seen = found
@@ -102,12 +76,9 @@ def _number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozense
                      if all(_passes_number(call, names, name, seen, defaulted) for call, _, _ in sites))
 
 
-def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, Value]:
-    """The parameters of ``fn`` to which every call in the project passes an object of the same class (an
-    instance of a class of the checked code, a module or optimizer of torch), each with that object: a
-    ``step(model, opt, x)`` compiled and called with ``Net()`` and ``torch.optim.SGD(...)`` runs the model's
-    ``forward`` and the optimizer's ``step`` (what the answer read is recorded as :func:`number_params`
-    records it)."""
+def _recorded_search(program: Program, fn: "FunctionInfo", depth: int
+                     ) -> tuple[list, list[str], set[str], dict[int, Value]] | None:
+    """:func:`_passed`, with what it read recorded for a replay (see :func:`number_params`)."""
     _SEARCHED.append(set())
     try:
         found = _passed(program, fn, depth)
@@ -120,6 +91,26 @@ def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
             tracker.touch(name_token(name, attribute))
         if fn.cls is not None:
             program.classes.touch_class(fn.cls)
+    return found
+
+
+_SEARCHED: list[set[tuple[str, bool]]] = []
+"""Per :func:`number_params` in progress: the names (and whether each is an attribute's) whose uses in
+the module its search looked for."""
+
+
+def _searched(name: str, attribute: bool = False) -> None:
+    if _SEARCHED:
+        _SEARCHED[-1].add((name, attribute))
+
+
+def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, Value]:
+    """The parameters of ``fn`` to which every call in the project passes an object of the same class (an
+    instance of a class of the checked code, a module or optimizer of torch), each with that object: a
+    ``step(model, opt, x)`` compiled and called with ``Net()`` and ``torch.optim.SGD(...)`` runs the model's
+    ``forward`` and the optimizer's ``step`` (what the answer read is recorded as :func:`number_params`
+    records it)."""
+    found = _recorded_search(program, fn, depth)
     if found is None:
         return {}
     sites, names, candidates, seen = found
