@@ -208,6 +208,15 @@ def test_random_edits_of_generated_models(tmp_path, text: str, seed: int) -> Non
     _differential(tmp_path, text, seed, 12)
 
 
+#: a generated model whose edits insert a line holding only a backslash between two statements (libcst
+#: wrote the spliced tree back without it): found by the property test above
+CONTINUED_LINE_MODEL = '# keep\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\ndef decode(t):\n    rows = []\n    for row in t:\n        rows.append(int(row.sum()))\n    return rows\n\nrnn = torch.nn.GRU(4, 4)\n\nclass Block0(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.proj = nn.Linear(4, 4)\n        self.use_cache = False\n\n    def forward(self, x):\n        valid = x > 0\n        x_m = x[valid]\n        x_m = x[valid]\n        x = F.mse_loss(x_m, x_m)\n\ndef set_use_cache(model, flag):\n    model.use_cache = flag\n\nclass Block1(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        self.proj = nn.Linear(4, 4)\n        self.calls = 0  # keep\n\n    def forward(self, x):\n        scores = x.softmax(-1)\n        labels = decode(scores)\n        # keep\n        x = torch.where(  # keep\n                x > 0,\n                x,\n                0.0)'
+
+
+def test_an_inserted_backslash_line_is_not_spliced(tmp_path) -> None:
+    _differential(tmp_path, CONTINUED_LINE_MODEL, 959665, 12)
+
+
 def test_an_edit_between_statements_is_answered_without_analysing(tmp_path) -> None:
     """A comment line between two classes moves the findings below it a line down, and is answered
     from the last analysis; a changed statement is analysed again."""

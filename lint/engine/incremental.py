@@ -61,6 +61,9 @@ from dynalint.core.source import MAX_SCAN_DEPTH, ScanPart, parse_unchecked, scan
 _TRIVIA = re.compile(r"[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n)?\Z")
 """A line that holds nothing but spaces and a comment (a form feed makes it a line to parse)."""
 
+_CONTINUED = re.compile(r"\\(?:\r\n|\r|\n)?\Z")
+"""A line continued by a backslash (a changed one refuses the splice: libcst may not write a lone one back)."""
+
 MAX_BASELINES = 32
 """Documents remembered (an editor's open files)."""
 
@@ -435,6 +438,8 @@ def _spliced(tree: Tree, lines: list[str]) -> Tree | None:
         blocks = changed_blocks(old, lines)
         if not blocks:
             return tree if tree.lines is lines else None
+        if any(_CONTINUED.search(lines[j]) for _, _, j1, j2 in blocks for j in range(j1, j2)):
+            return None  # a line a backslash continues joins the next one, wherever the stretch ends
         if not tree.exact():
             return None
         extents = tree.extents()
