@@ -76,7 +76,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             callee = ev.p.classes.member(receiver, method)
             if callee.kind is Kind.FUNCTION:
                 ev.forget_entries(func.value)  # a method may set the record's fields
-            if ev.is_self(func.value) and ev.fn is not None:
+            if ev.is_state(func.value):
                 ev.report(E.AttributeEvent, func, cls=ev.fn.cls, name=method, value=callee)
         elif receiver.choices:
             callee = ev.attribute(receiver, method, func)  # the method of each object it may be
@@ -168,7 +168,10 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
     if callee.kind is Kind.FUNCTION and callee.cls is not None:
         if ev.attr_sink is None:
             ev.p.classes.class_attrs(callee.cls)  # make sure the class is understood
-        return ev.p.classes.construct(callee.cls, args, kwargs, opaque), None
+        built = ev.p.classes.construct(callee.cls, args, kwargs, opaque)
+        if ev.emit and not ev.p.widening:
+            _initialise(ev, callee.cls, built, args, kwargs, opaque)
+        return built, None
     if callee.kind is Kind.MODULE and not callee.choices:
         return ev.p.calls.call_module(ev, callee, args, kwargs, opaque), None
     if callee.cls is not None and callee.kind is Kind.UNKNOWN and _has_call(ev, callee.cls):
@@ -176,6 +179,24 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         fn = callee.cls.find_method("__call__")
         return ev.p.calls.call_function(ev, fn, args, kwargs, callee, opaque), fn
     return None
+
+
+def _initialise(ev: "EvaluatorView", cls: "ClassInfo", built: Value, args: list[Value],
+                kwargs: dict[str, Value], opaque: bool) -> None:
+    """Building an object in compiled code runs its class's ``__init__`` there (a record's generated
+    ``__init__`` runs its ``__post_init__``): Dynamo inlines it, so what breaks in it breaks the caller
+    (measured on torch 2.13 for plain classes, ``nn.Module`` subclasses, ABCs, dataclasses and classes
+    with a metaclass ``__call__``).  The call keeps no function of its own on its event: the result is
+    still a fresh instance of the class."""
+    ev.p.classes.touch_class(cls)
+    init = cls.find_method("__init__")
+    if init is None and ev.p.classes.is_record(cls):
+        post = cls.find_method("__post_init__")
+        if post is not None and not post.is_static and not post.is_classmethod:
+            ev.p.calls.call_function(ev, post, [], {}, built, False)
+        return
+    if init is not None and not init.is_static and not init.is_classmethod:
+        ev.p.calls.call_function(ev, init, args, kwargs, built, opaque)
 
 
 def _untyped(v: Value) -> bool:

@@ -147,6 +147,8 @@ class ProgramView(Protocol):
     classes: ClassesView
     signatures: SignaturesView
     calls: CallsView
+    widening: bool
+    """Analysing a function only scope ALL makes a root."""
 
     def may_break_at(self, ev: "Event") -> bool:
         """Whether Dynamo, under the analysis's capture settings, may break the graph at this event."""
@@ -175,6 +177,8 @@ class EvaluatorView(Protocol):
     def report(self, event_type: type, node: "cst.CSTNode", **kw: Any) -> None: ...
 
     def is_self(self, node: "cst.CSTNode") -> bool: ...
+
+    def is_state(self, node: "cst.CSTNode") -> bool: ...
 
     def is_builtin(self, func: "cst.CSTNode", name: str) -> bool: ...
 

@@ -94,7 +94,9 @@ class Interprocedural(CutReplay):
                 start, uncompiled_from = len(prog.events), len(prog.compiled)
             if bound is not None and id(fn) not in prog.entry_points.library:
                 self.note_outgoing(fn, None, bound=bound)
+            prog.widening = id(fn) in prog.entry_points.widened
             self._unit(("root", id(fn), id(bound)), (fn, bound), lambda: self.analyze_root(fn, bound))
+        prog.widening = widened
         # scope ALL means every function: also those defined inside others and never called there
         # (a decorator's wrapper, a hook), with the enclosing function's names as their closure
         if widened and prog._entry_reach is None:
@@ -107,6 +109,7 @@ class Interprocedural(CutReplay):
             for fn in pending:
                 if id(fn.node) not in prog._compiled_nodes:
                     self._unit(("nested", id(fn)), (fn,), lambda: self.analyze_root(fn))
+        prog.widening = False
         uncompiled = range(0)
         if start is not None:
             # library roots, then (scope all) every other function: what nothing in the checked files

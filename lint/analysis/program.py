@@ -120,6 +120,9 @@ class Program:
         self._capture_sites: CaptureSites | None = None
         self._capture: OwnCapture | None = None
         self._compiled_ids: set[int] = set()
+        self.widening = False
+        """Analysing a function only scope ALL makes a root: objects it builds are not followed into their
+        ``__init__`` (ALL leaves out the ``__init__`` methods, the code that builds a model, as roots)."""
         self._entry_reach: tuple[int, int] | None = None
         """Scope ALL: how many of :attr:`compiled` and of :attr:`events` the entry points reach (those
         marked and found before the first function analysed only because of the scope)."""

@@ -124,9 +124,18 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         return self.self_name is not None and isinstance(node, cst.Name) and node.value == self.self_name \
             and self.self_name in self.env
 
+    def is_state(self, node: cst.CSTNode) -> bool:
+        """``node`` is ``self`` and its attributes are state kept across calls: not in the ``__init__`` (or a
+        record's ``__post_init__``) compiled code runs to build a new object, whose attributes it sets
+        before anything reads them."""
+        return self.is_self(node) and self.fn is not None and self.fn.name not in _INITIALISERS
+
     def is_builtin(self, func: cst.CSTNode, name: str) -> bool:
         return isinstance(func, cst.Name) and func.value == name and name not in self.env and (
             self.fn is None or name not in self.fn.local_names) and self.p.names.global_value(name) is None
+
+
+_INITIALISERS = frozenset({"__init__", "__post_init__"})
 
 
 def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:

@@ -100,7 +100,7 @@ class ExpressionHandlers:
         v = self.attribute(base, node.attr.value, node)
         if base.kind is Kind.TENSOR and (base.qualname == K.NUMPY_ARRAY or base.cls is not None):
             self.report(E.TensorAttributeReadEvent, node, name=node.attr.value, value=base)
-        if self.is_self(node.value) and self.fn is not None:
+        if self.is_state(node.value):
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         return v
 

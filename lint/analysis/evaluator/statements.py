@@ -105,7 +105,7 @@ class StatementHandlers:
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
             self.store_field(target, None)
-            if self.is_self(target.value):
+            if self.is_state(target.value):
                 self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
                             name=target.attr.value, value=self.binop(old, rhs, node.operator), write=True,
                             augmented=True)
@@ -407,8 +407,9 @@ class StatementHandlers:
                 if self.attr_sink is not None:
                     self.attr_sink[target.attr.value] = value
                 self.use_scalar(value, target)
-                self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
-                            name=target.attr.value, value=value, write=True)
+                if self.is_state(target.value):
+                    self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
+                                name=target.attr.value, value=value, write=True)
         elif isinstance(target, cst.Subscript):
             self.use_scalar(value, target)
             self.subscript(target, store=True)

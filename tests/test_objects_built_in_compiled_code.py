@@ -1,0 +1,102 @@
+"""An object built in compiled code runs its class's ``__init__`` there: Dynamo inlines it (and a
+dataclass's generated ``__init__`` runs its ``__post_init__``), so what breaks in it breaks the caller's
+graph, with the values the call passes.  The attributes it sets belong to the new object, not to state
+kept across calls, so they are no recompile hazard.  Each case is also run under real Dynamo."""
+from __future__ import annotations
+
+from helpers import check, marked_case_tests
+
+CASES = [
+    ("init-with-call-arguments", """
+    import torch
+
+
+    class Interval:
+        def __init__(self, t0, t1, size=None):
+            if t0 > t1:  # breaks
+                raise ValueError("t0 after t1")
+            self.t0 = float(t0)  # breaks
+            self.size = size
+
+
+    def f(y, ts):
+        bm = Interval(ts[0], ts[-1], size=y.shape)
+        return y * 2
+    """, "f", "[(torch.ones(3), torch.arange(4.0))]"),
+    ("post-init-of-a-dataclass", """
+    import dataclasses
+
+    import torch
+
+
+    @dataclasses.dataclass
+    class Step:
+        t: torch.Tensor
+
+        def __post_init__(self):
+            self.v = self.t.item()  # breaks
+
+
+    def f(x):
+        return x + Step(x[0]).v
+    """, "f", "[(torch.arange(3.0),)]"),
+    ("init-of-a-base-class", """
+    import abc
+
+    import torch
+
+
+    class Base(abc.ABC):
+        def __init__(self, t):
+            self.t = t.tolist()  # breaks
+
+
+    class Derived(Base):
+        pass
+
+
+    def f(x):
+        return x * len(Derived(x).t)
+    """, "f", "[(torch.arange(3.0),)]"),
+    ("init-that-traces", """
+    import torch
+
+
+    class Scale:
+        def __init__(self, t, k=2):
+            self.t = t * k
+            self.k = k
+
+
+    def f(x):
+        s = Scale(x)
+        return s.t + s.k
+    """, "f", "[(torch.arange(3.0),)]"),
+]
+
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
+
+
+def test_the_attributes_an_init_sets_are_no_recompile_hazard() -> None:
+    code = """
+    import torch
+
+
+    class Clip(torch.nn.Module):
+        def __init__(self, lo, hi):
+            super().__init__()
+            self.lo = lo
+            self.hi = hi
+
+        def forward(self, x):
+            return x.clamp(self.lo, self.hi)
+
+
+    clip = Clip(0.0, 1.0)
+
+
+    @torch.compile
+    def f(x):
+        return Clip(-1.0, 2.0)(clip(x))
+    """
+    assert [d.code for d in check(code)] == []
