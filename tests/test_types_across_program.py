@@ -1,6 +1,7 @@
 """Types the analysis follows through the program: casts returned by helpers of other modules, boolean
 masks made by products, 0-d masks, annotated dicts of tensors, NumPy arrays (which Dynamo traces as
-tensors), and copies (``copy.deepcopy(t)`` is a tensor, made where the graph breaks).
+tensors), copies (``copy.deepcopy(t)`` is a tensor, made where the graph breaks), and the entries of a dict
+filled key by key.
 
 Each single-file case is also run under real Dynamo: the lines flagged must be the lines where its
 graph-break log reports a break.
@@ -102,6 +103,15 @@ CASES = [
             same = copy.copy((2, 2))[0] + {"a": 2}.copy()["a"]
             return x * v * scales["a"] * same
     """, "f", "[(torch.randn(4), torch.tensor(3))]"),
+    ("a-dict-filled-key-by-key", """
+        import torch
+
+        def f(x):
+            stats = {}
+            stats["mean"] = x.mean()
+            stats["max"] = x.max()
+            return {k: float(v) for k, v in stats.items()}  # breaks
+    """, "f", "[(torch.randn(4),)]"),
 ]
 
 

@@ -189,14 +189,13 @@ def _initialise(ev: "EvaluatorView", cls: "ClassInfo", built: Value, args: list[
     with a metaclass ``__call__``).  The call keeps no function of its own on its event: the result is
     still a fresh instance of the class."""
     ev.p.classes.touch_class(cls)
-    init = cls.find_method("__init__")
-    if init is None and ev.p.classes.is_record(cls):
-        post = cls.find_method("__post_init__")
-        if post is not None and not post.is_static and not post.is_classmethod:
-            ev.p.calls.call_function(ev, post, [], {}, built, False)
-        return
-    if init is not None and not init.is_static and not init.is_classmethod:
+    init = cls.instance_method("__init__")
+    if init is not None:
         ev.p.calls.call_function(ev, init, args, kwargs, built, opaque)
+    elif cls.find_method("__init__") is None and ev.p.classes.is_record(cls):
+        post = cls.instance_method("__post_init__")
+        if post is not None:
+            ev.p.calls.call_function(ev, post, [], {}, built, False)
 
 
 def _untyped(v: Value) -> bool:
@@ -296,7 +295,9 @@ def _elementwise_comparison(func: cst.BaseExpression) -> bool:
 
 
 def _mapping_method(recv: Value, name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
-    element = recv.element if recv.element is not None else UNKNOWN_VALUE
+    # (a dict made empty and filled key by key knows its entries, not yet their join)
+    element = recv.element if recv.element is not None \
+        else join_all(recv.items) if recv.keys is not None and recv.items else UNKNOWN_VALUE
     if name == "values":
         return sequence(element=element)
     if name == "items":

@@ -28,6 +28,7 @@ from dynalint.analysis.values import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.interface import EvaluatorView
     from dynalint.analysis.memo import Memo
 
 
@@ -93,13 +94,20 @@ class ClassModel(ProgramPart["ProgramParts"]):
                     fields.append(name)
         return fields
 
-    def member(self, base: Value, attr: str) -> Value:
+    def member(self, base: Value, attr: str, reader: "EvaluatorView | None" = None) -> Value:
+        """``base.<attr>`` on an instance of a class of the checked code.  ``reader``: the compiled code
+        reading it, which runs a property's getter where it reads it (Dynamo inlines the getter, so what
+        breaks in it breaks there; measured on torch 2.13, not for ``functools.cached_property``)."""
         cls = base.cls
         assert cls is not None
         self.touch_class(cls)
         built = base.entry(attr)
         if built is not None:
             return built  # a field of a record built in compiled code
+        if base.kind is Kind.FUNCTION and base.func is None:
+            text = _class_text(cls, attr)
+            if text is not None:
+                return python(text)  # `METHODS.euler` of `class METHODS: euler = "euler"`, read on the class
         attrs = self.class_attrs(cls)
         if attr in attrs:
             stored = attrs[attr]
@@ -118,6 +126,8 @@ class ClassModel(ProgramPart["ProgramParts"]):
                 tracker.touch(interface_token(method))
             if any(d.endswith(".setter") or d.endswith(".deleter") for d in method.decorators):
                 return UNKNOWN_VALUE
+            if reader is not None and "property" in method.decorators and not method.is_static:
+                return _strip_const(reader.p.calls.call_function(reader, method, [], {}, base, False))
             if any(d in _PROPERTY_DECORATORS for d in method.decorators):
                 return self.property_value(method, base)
             return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
@@ -228,6 +238,17 @@ class ClassModel(ProgramPart["ProgramParts"]):
                 if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
                     return True
         return False
+
+
+def _class_text(cls: ClassInfo, attr: str) -> str | None:
+    """The string a class body binds ``attr`` to, as a literal (an enum-like class of names), in the first
+    class of the MRO that binds it; None otherwise.  Read on the class itself, no instance shadows it."""
+    for c in cls.mro():
+        if attr in c.body_assigns:
+            expr = c.body_assigns[attr]
+            text = expr.evaluated_value if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)) else None
+            return text if isinstance(text, str) else None
+    return None
 
 
 _PROPERTY_DECORATORS = frozenset({"property", "functools.cached_property", "cached_property"})

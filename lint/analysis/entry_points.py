@@ -58,8 +58,8 @@ class EntryPoints(ProgramPart[ProgramParts]):
                 add(fwd, cls if fwd is not None and fwd.cls is not cls else None)
                 # a `__call__` in place of `nn.Module`'s is what `torch.compile(module)` runs (its
                 # `super().__call__(...)` runs `forward`)
-                call = cls.find_method("__call__")
-                if call is not None and not call.is_static and not call.is_classmethod:
+                call = cls.instance_method("__call__")
+                if call is not None:
                     add(call, cls if call.cls is not cls else None)
         for fn in idx.all_functions:
             if fn.compile_decorated:

@@ -559,8 +559,8 @@ class Interprocedural(CutReplay):
         prog = self.program
         if module.cls is not None:
             prog.classes.touch_class(module.cls)
-            call = module.cls.find_method("__call__")
-            if call is not None and not call.is_static and not call.is_classmethod:
+            call = module.cls.instance_method("__call__")
+            if call is not None:
                 return self.call_function(caller, call, args, kwargs, module, opaque)
             fwd = module.cls.find_method("forward")
             if fwd is None:

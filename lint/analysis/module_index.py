@@ -104,6 +104,13 @@ class ClassInfo:
                 return c.methods[name]
         return None
 
+    def instance_method(self, name: str) -> FunctionInfo | None:
+        """The method ``name`` that runs on an instance with the instance as its first argument
+        (``__call__`` when the instance is called, ``__init__`` when the class is): the first definition
+        in the MRO, None when there is none or it is a static or class method."""
+        fn = self.find_method(name)
+        return fn if fn is not None and not fn.is_static and not fn.is_classmethod else None
+
 
 @dataclass
 class ModuleIndex:

@@ -77,9 +77,9 @@ class NameResolution(ProgramPart["ProgramParts"]):
         ev = FunctionEvaluator(program, None, {}, emit=False, depth=MAX_CALL_DEPTH)
         values = [ev.expr(e) if e is not None else UNKNOWN_VALUE for e in idx.globals[name]]
         v = join_all(values)
-        if not (len(values) == 1 and isinstance(v.const, bool) and name not in idx.mutated_globals):
-            # a flag bound once and never rebound decides branches while Dynamo traces
-            # (`TRACE = False` ... `if TRACE: print(...)` traces nothing)
+        if not (len(values) == 1 and isinstance(v.const, (bool, str)) and name not in idx.mutated_globals):
+            # a flag or a name bound once and never rebound decides branches while Dynamo traces
+            # (`TRACE = False` ... `if TRACE: print(...)` traces nothing; `MODE = "fast"`)
             v = _strip_const(v)
         return v
 

@@ -16,7 +16,7 @@ from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.annotations import _isinstance_value
 from dynalint.analysis.syntax import dotted_name
-from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, python
+from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, python, tensor
 
 
 class ConditionHandlers:
@@ -76,11 +76,9 @@ class ConditionHandlers:
                 true, false = (true, rf) if is_and else (rt, false)
         elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             false, true = self.narrowing(test.expression)
-        elif isinstance(test, cst.Call) and self.is_builtin(test.func, "isinstance") and len(test.args) == 2 \
-                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env:
+        elif (typed := self._type_test(test)) is not None:
             # ``isinstance(x, torch.Tensor)``: x is a tensor where the test holds
-            declared = _isinstance_value(self.p, test.args[1].value)
-            name = test.args[0].value.value
+            name, declared = typed
             annotated = self.p.signatures.declared_types(self.fn).get(name) if self.fn is not None else None
             if declared is not None and not _known_otherwise(declared, self.env[name]) \
                     and not (annotated is not None and _known_otherwise(declared, annotated)):
@@ -105,14 +103,28 @@ class ConditionHandlers:
             if self.type_test_fails(test.left):
                 return True
             test = test.right
-        if not (isinstance(test, cst.Call) and self.is_builtin(test.func, "isinstance") and len(test.args) == 2
-                and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value in self.env):
+        typed = self._type_test(test)
+        if typed is None:
             return False
-        declared = _isinstance_value(self.p, test.args[1].value)
-        name = test.args[0].value.value
+        name, declared = typed
         annotated = self.p.signatures.declared_types(self.fn).get(name) if self.fn is not None else None
         return declared is not None and (_known_otherwise(declared, self.env[name])
                                          or (annotated is not None and _known_otherwise(declared, annotated)))
+
+    def _type_test(self, test: cst.BaseExpression) -> tuple[str, Value | None] | None:
+        """``isinstance(x, C)``, or ``torch.is_tensor(x)`` (an ``isinstance(x, torch.Tensor)`` Dynamo decides
+        while tracing as well), with ``x`` a local name: the name, and what the test holding says it is (None
+        when the classes say nothing the analysis uses); None for any other test."""
+        if not isinstance(test, cst.Call) or not test.args or not isinstance(test.args[0].value, cst.Name) \
+                or test.args[0].value.value not in self.env:
+            return None
+        name = test.args[0].value.value
+        if len(test.args) == 2 and self.is_builtin(test.func, "isinstance"):
+            return name, _isinstance_value(self.p, test.args[1].value)
+        called = dotted_name(test.func) if len(test.args) == 1 else None
+        if called is not None and (self.p.index.resolve(called) or called) == "torch.is_tensor":
+            return name, tensor()
+        return None
 
     def silent_expr(self, node: cst.BaseExpression) -> Value:
         """The value of an expression evaluated again without reporting anything."""

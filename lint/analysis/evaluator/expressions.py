@@ -127,7 +127,7 @@ class ExpressionHandlers:
         if base.kind is Kind.SEQUENCE and attr in ("values", "indices") and base.element is not None:
             return base.element
         if base.cls is not None:
-            return self.p.classes.member(base, attr)
+            return self.p.classes.member(base, attr, self if self.emit else None)
         if base.choices:
             return join_all(self.attribute(c, attr, node) for c in base.choices)
         if base.kind is Kind.MODULE:
@@ -302,8 +302,10 @@ class ExpressionHandlers:
                 if v.kind is Kind.TENSOR:
                     return UNKNOWN_VALUE
                 return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
-            if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)):
-                self.not_tensor_evidence(left)
+            if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)) or _text(v):
+                self.not_tensor_evidence(left)  # compared with a string: not a tensor
+            elif _text(left) and not identity:
+                self.not_tensor_evidence(v)
         if node is self.branch_test and any(v.kind is Kind.SIZE for v in values):
             # `if x.shape[-1] >= n:` branches on a number compared with a size: the parameter itself
             # (not a value computed from it) is a number, however it is used elsewhere
@@ -427,3 +429,8 @@ class ExpressionHandlers:
 
     def _starred(self, node: cst.StarredElement) -> Value:
         return self.expr(node.value)
+
+
+def _text(v: Value) -> bool:
+    """``v`` is a known string."""
+    return v.kind is Kind.PYTHON and isinstance(v.const, str)
