@@ -30,7 +30,9 @@ class UntraceableCall(Rule):
         `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
         comparing `t.data_ptr()` values or doing arithmetic on one (`t.data_ptr() % 16`),
-        `json.dumps`/`loads`/`dump`/`load`, `torch.nested.nested_tensor([...])`, the methods of a NumPy
+        `json.dumps`/`loads`/`dump`/`load`, `dataclasses.asdict`/`astuple` of a dataclass holding tensors
+        (they deep-copy its fields), building a `TypedDict` with optional keys (`total=False`,
+        `NotRequired[...]`), `torch.nested.nested_tensor([...])`, the methods of a NumPy
         generator (`np.random.default_rng()`, a parameter annotated `np.random.RandomState`, the global one
         `np.random.random.__self__`; a name bound to `np.random.randint` on one path and to a generator's
         `randint` on another breaks either way), importing a module (`__import__(name)`,

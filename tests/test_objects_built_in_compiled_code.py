@@ -1,7 +1,8 @@
 """An object built in compiled code runs its class's ``__init__`` there: Dynamo inlines it (and a
 dataclass's generated ``__init__`` runs its ``__post_init__``), so what breaks in it breaks the caller's
-graph, with the values the call passes.  The attributes it sets belong to the new object, not to state
-kept across calls, so they are no recompile hazard.  Each case is also run under real Dynamo."""
+graph, with the values the call passes; a ``TypedDict`` with optional keys cannot be built there at all.
+The attributes an ``__init__`` sets belong to the new object, not to state kept across calls, so they are
+no recompile hazard.  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import check, marked_case_tests
@@ -58,6 +59,33 @@ CASES = [
     def f(x):
         return x * len(Derived(x).t)
     """, "f", "[(torch.arange(3.0),)]"),
+    ("typed-dicts-with-optional-keys", """
+    import typing
+
+    import torch
+
+
+    class Message(typing.TypedDict, total=False):
+        name: str
+        value: torch.Tensor
+
+
+    class Site(typing.TypedDict):
+        name: str
+        value: typing.NotRequired[torch.Tensor]
+
+
+    class Pair(typing.TypedDict):
+        name: str
+        value: torch.Tensor
+
+
+    def f(x):
+        a = Message(name="a", value=x)  # breaks
+        b = Site(name="b", value=x)  # breaks
+        c = Pair(name="c", value=x)
+        return a["value"] + b["value"] + c["value"]
+    """, "f", "[(torch.ones(3),)]"),
     ("init-that-traces", """
     import torch
 

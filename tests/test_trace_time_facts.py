@@ -1,8 +1,9 @@
 """Facts Dynamo settles while it traces, which decide what the code around them is: ``torch.is_tensor(x)``
 narrows ``x`` as ``isinstance(x, torch.Tensor)`` does; a string bound once at module level, or in the body
 of a class and read on the class (an enum-like class of names), is that string, so a value compared with
-it is no tensor; a property's getter runs where compiled code reads the property (Dynamo inlines it, so
-what breaks in it breaks there).  Each case is also run under real Dynamo."""
+it is no tensor; a property's getter runs where compiled code reads the property, and a lambda where the
+function that made it calls it (Dynamo inlines both, so what breaks in them breaks there).  Each case is
+also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -47,6 +48,15 @@ CASES = [
             return x
         return x * 2
     """, "f", "[(torch.ones(3), 'fast')]"),
+    ("lambda-called-where-it-is-made", """
+    import torch
+
+
+    def f(x, k):
+        scale = lambda t, by=2: t * t.mean().item() * by  # breaks
+        shift = lambda t: t + k
+        return shift(scale(x))
+    """, "f", "[(torch.ones(3), 1.0)]"),
     ("property-of-an-object", """
     import torch
 

@@ -1,7 +1,8 @@
 """Types the analysis follows through the program: casts returned by helpers of other modules, boolean
 masks made by products, 0-d masks, annotated dicts of tensors, NumPy arrays (which Dynamo traces as
-tensors), copies (``copy.deepcopy(t)`` is a tensor, made where the graph breaks), and the entries of a dict
-filled key by key.
+tensors), copies (``copy.deepcopy(t)`` is a tensor, made where the graph breaks; ``dataclasses.asdict`` and
+``astuple`` deep-copy a dataclass's fields), and the entries of a dict
+filled key by key; a ``functools.partial`` of a library callable that binds keywords calls it.
 
 Each single-file case is also run under real Dynamo: the lines flagged must be the lines where its
 graph-break log reports a break.
@@ -103,6 +104,70 @@ CASES = [
             same = copy.copy((2, 2))[0] + {"a": 2}.copy()["a"]
             return x * v * scales["a"] * same
     """, "f", "[(torch.randn(4), torch.tensor(3))]"),
+    ("dataclass-asdict", """
+        import dataclasses
+
+        import torch
+
+
+        @dataclasses.dataclass
+        class Box:
+            lo: torch.Tensor
+            hi: torch.Tensor
+
+
+        @dataclasses.dataclass
+        class Cfg:
+            n: int = 2
+
+
+        def f(x):
+            d = dataclasses.asdict(Box(x, x + 1))  # breaks
+            return (d["lo"] + d["hi"]) * dataclasses.asdict(Cfg())["n"]
+    """, "f", "[(torch.randn(4),)]"),
+    ("dataclass-astuple", """
+        import dataclasses
+
+        import torch
+
+
+        @dataclasses.dataclass
+        class Box:
+            lo: torch.Tensor
+            hi: torch.Tensor
+
+
+        def f(x):
+            t = dataclasses.astuple(Box(x, x * 2))  # breaks
+            return t[0] + t[1]
+    """, "f", "[(torch.randn(4),)]"),
+    ("partials-of-library-callables", """
+        from functools import partial
+
+        import torch
+        import torch.nn as nn
+
+        Norm = partial(nn.LayerNorm, eps=1e-6)
+
+
+        class Block(nn.Module):
+            def __init__(self, dim=4):
+                super().__init__()
+                self.norm = Norm(dim)
+
+            def forward(self, x):
+                y = self.norm(x)
+                return y[y > 0]  # breaks
+
+
+        block = Block()
+
+
+        def f(x):
+            clip = partial(torch.clamp, min=0)
+            y = clip(block(x))
+            return y[y > 0.5]  # breaks
+    """, "f", "[(torch.randn(2, 4),)]"),
     ("a-dict-filled-key-by-key", """
         import torch
 

@@ -1239,6 +1239,9 @@ class BreakClassifier:
         if built is not None and _init_needs_arguments(built):
             return GB.INLINE_BINDING, (f"Dynamo runs the `__init__` of the tensor subclass `{built.name}` with the "
                                        "new instance alone, and this one requires more arguments")
+        if call.built_partial_typed_dict is not None:
+            return GB.OPTIONAL_KEYS_TYPED_DICT, (f"Dynamo cannot build the TypedDict "
+                                                 f"`{call.built_partial_typed_dict.name}`, which has optional keys")
         if call.method is not None and call.receiver is not None and call.receiver.kind is Kind.MODULE \
                 and self._is_rnn(call.receiver):
             return GB.RNN_MODULE, f"Dynamo does not trace nn.LSTM/GRU/RNN modules, their `{call.method}()` included"
@@ -1285,6 +1288,9 @@ class BreakClassifier:
             return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
         if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
             return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
+        if q in ("dataclasses.asdict", "dataclasses.astuple") and call.result is not None \
+                and any(_has_tensors(v) for v in call.result.items or ()):
+            return GB.DEEPCOPY_TENSOR, f"`{q}` deep-copies the fields, and deep-copying tensors is not traced"
         if q == "copy.copy" and call.args and call.args[0].is_tensor:
             return GB.NON_TENSOR_OP, "copy.copy of a tensor is not traced"
         if q == "copy.copy" and call.args and call.args[0].is_mapping:

@@ -10,7 +10,7 @@ import libcst as cst
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.replay import function_token
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import encloses, walk
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -21,6 +21,7 @@ from dynalint.analysis.values import (
     derived,
     join,
     join_all,
+    mapping,
     merge_params,
     python,
     sequence,
@@ -144,11 +145,12 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     if method == "forward" and receiver is not None and receiver.kind is Kind.MODULE:
         module = receiver  # `self.rnn.forward(x)` runs the module too
     ev.callee_broke = broke_before or ev.callee_broke
-    built = callee.cls if callee is not None and callee.kind is Kind.FUNCTION and callee.func is None \
-        and callee.cls is not None and ev.p.classes.is_tensor_class(callee.cls) else None
+    made = callee.cls if callee is not None and callee.kind is Kind.FUNCTION and callee.func is None else None
+    built = made if made is not None and ev.p.classes.is_tensor_class(made) else None
+    partial = made if made is not None and ev.p.classes.has_optional_keys(made) else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
-              built_tensor_class=built)
+              built_tensor_class=built, built_partial_typed_dict=partial)
     return result
 
 
@@ -156,6 +158,9 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
                  opaque: bool) -> "tuple[Value, FunctionInfo | None] | None":
     """Calling a function, class, module or callable object of the checked files: (result, the function
     run), or None when ``callee`` is none of them."""
+    if isinstance(callee.origin, cst.Lambda) and callee.qualname == "builtins.function":
+        result = _call_lambda(ev, callee.origin, args, kwargs, opaque)
+        return (result, None) if result is not None else None
     if callee.kind is Kind.FUNCTION and callee.func is not None:
         result = ev.p.calls.call_function(ev, callee.func, args, kwargs, callee.bound_self, opaque)
         fn = callee.func
@@ -169,7 +174,8 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         if ev.attr_sink is None:
             ev.p.classes.class_attrs(callee.cls)  # make sure the class is understood
         built = ev.p.classes.construct(callee.cls, args, kwargs, opaque)
-        if ev.emit and not ev.p.widening:
+        if ev.emit and not ev.p.widening and not ev.p.classes.is_tensor_class(callee.cls):
+            # (a tensor subclass's `__init__` Dynamo runs with the new instance alone: see the breaks)
             _initialise(ev, callee.cls, built, args, kwargs, opaque)
         return built, None
     if callee.kind is Kind.MODULE and not callee.choices:
@@ -179,6 +185,38 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         fn = callee.cls.find_method("__call__")
         return ev.p.calls.call_function(ev, fn, args, kwargs, callee, opaque), fn
     return None
+
+
+def _call_lambda(ev: "EvaluatorView", lam: cst.Lambda, args: list[Value], kwargs: dict[str, Value],
+                 opaque: bool) -> Value | None:
+    """Calling a lambda of the function being analysed (``scale = lambda t: t * t.mean().item()``): Dynamo
+    inlines it, so its body is evaluated there, with the arguments bound to its parameters and the function's
+    names as its closure; None where that cannot be done (a lambda of another function, whose closure is not
+    at hand, ``*args`` or ``**kwargs`` on either side, a lambda calling itself)."""
+    p = lam.params
+    fn = ev.fn
+    if opaque or fn is None or isinstance(p.star_arg, cst.Param) or p.star_kwarg is not None \
+            or not encloses(fn.node, lam):
+        return None
+    active: set[int] = ev.__dict__.setdefault("_lambdas_called", set())
+    positional = [*p.posonly_params, *p.params]
+    if id(lam) in active or len(args) > len(positional):
+        return None
+    env = dict(ev.env)
+    for param, value in zip(positional, args):
+        env[param.name.value] = value
+    for param in positional[len(args):] + list(p.kwonly_params):
+        name = param.name.value
+        env[name] = kwargs[name] if name in kwargs else ev.expr(param.default) if param.default is not None \
+            else UNKNOWN_VALUE
+    saved = ev.env
+    active.add(id(lam))
+    ev.env = env
+    try:
+        return ev.expr(lam.body)
+    finally:
+        ev.env = saved
+        active.discard(id(lam))
 
 
 def _initialise(ev: "EvaluatorView", cls: "ClassInfo", built: Value, args: list[Value],
@@ -477,12 +515,48 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         return Value(Kind.PYTHON, qualname=q + "()", origin=node)
     if q in ("os.getenv", "os.environ.get", "time.monotonic"):
         return PYTHON_VALUE
+    if q in _RECORD_COPIES and len(args) == 1 and not kwargs and args[0].cls is not None \
+            and ev.p.classes.is_record(args[0].cls):
+        return _record_copy(ev, args[0], q == "dataclasses.asdict")
+    if q == "functools.partial" and args:
+        return _partial(args[0], args[1:], kwargs)
     if q in ("copy.copy", "copy.deepcopy") and len(args) == 1 and not kwargs:
         # a copy has the kind, dtype and shape of what it copies; Dynamo makes a tensor's copy outside the
         # graph (the call breaks it), so the frame resumed there receives the copy as an input
         copied = args[0].with_(param=None)
         return copied.with_(entered=True) if copied.kind is Kind.TENSOR else copied
     return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+#: the copies of a dataclass's fields ``dataclasses`` makes (deep copies: a tensor field breaks the graph)
+_RECORD_COPIES = frozenset({"dataclasses.asdict", "dataclasses.astuple"})
+
+
+def _record_copy(ev: "EvaluatorView", record: Value, as_dict: bool) -> Value:
+    """``dataclasses.asdict(r)`` / ``astuple(r)`` of a dataclass instance: a dict or tuple of its fields'
+    values, in field order (made outside the graph where a field is a tensor, which the call breaks on)."""
+    cls = record.cls
+    assert cls is not None
+    names: list[str] = []
+    for c in reversed(list(cls.mro())):
+        names += [n for n in c.field_annotations if n not in names]
+    values = [ev.p.classes.member(record, n) for n in names]
+    if as_dict:
+        return mapping(join_all(values) if values else None, dict(zip(names, values)))
+    return sequence(items=values)
+
+
+def _partial(target: Value, bound: list[Value], keywords: dict[str, Value]) -> Value:
+    """``functools.partial(f, ...)``, which Dynamo traces: what calling it calls, when that is ``f`` called
+    with the same arguments (it binds none), or ``f`` is a library's and it binds keywords alone, which do not
+    change what the call is to the analysis (``partial(nn.LayerNorm, eps=1e-6)`` builds a LayerNorm); else
+    unknown (a function of the checked code would be analysed without the arguments it binds)."""
+    if not bound and not keywords:
+        return target
+    if not bound and target.qualname is not None and target.func is None and target.cls is None \
+            and not target.choices:
+        return target
+    return Value(Kind.UNKNOWN, qualname="functools.partial()")
 
 
 def traced_random(v: Value) -> bool:

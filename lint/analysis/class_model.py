@@ -229,6 +229,28 @@ class ClassModel(ProgramPart["ProgramParts"]):
                     return True
         return False
 
+    def has_optional_keys(self, cls: ClassInfo) -> bool:
+        """A ``TypedDict`` with optional keys: one of its ``TypedDict`` classes is declared ``total=False``,
+        or annotates a key ``NotRequired[...]`` (Dynamo cannot build an instance of it)."""
+        self.touch_class(cls)
+        typed = False
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.program.index
+            if any(owner.resolve(b) in _TYPED_DICT_BASES for b in c.bases):
+                typed = True
+        if not typed:
+            return False
+        for c in cls.mro():
+            owner = c.owner if c.owner is not None else self.program.index
+            if any(k.keyword is not None and k.keyword.value == "total" and isinstance(k.value, cst.Name)
+                   and k.value.value == "False" for k in c.node.keywords):
+                return True
+            for ann in c.field_annotations.values():
+                head = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
+                if (owner.resolve(head) or head) in _NOT_REQUIRED:
+                    return True
+        return False
+
     def is_tensor_class(self, cls: ClassInfo) -> bool:
         """A class deriving (through checked files) from ``torch.Tensor``."""
         self.touch_class(cls)
@@ -277,6 +299,8 @@ def _self_attr_setters(cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, cst
     return out
 
 
+_TYPED_DICT_BASES = frozenset({"typing.TypedDict", "typing_extensions.TypedDict"})
+_NOT_REQUIRED = frozenset({"typing.NotRequired", "typing_extensions.NotRequired"})
 _RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
 

@@ -63,6 +63,9 @@ class CallEvent(Event):
     body or in what it calls."""
     built_tensor_class: "ClassInfo | None" = None
     """The ``torch.Tensor`` subclass of the checked files the call builds an instance of (``Meta(x)``)."""
+    built_partial_typed_dict: "ClassInfo | None" = None
+    """The ``TypedDict`` of the checked files with optional keys the call builds (``Message(...)`` of a
+    ``total=False`` one)."""
 
     @property
     def call(self) -> cst.Call:

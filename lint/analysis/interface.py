@@ -58,6 +58,8 @@ class ClassesView(Protocol):
 
     def class_attrs(self, cls: "ClassInfo") -> "dict[str, Value]": ...
 
+    def has_optional_keys(self, cls: "ClassInfo") -> bool: ...
+
     def is_record(self, cls: "ClassInfo") -> bool:
         """A dataclass or NamedTuple (or a subclass of one)."""
 

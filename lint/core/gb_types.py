@@ -74,5 +74,6 @@ AS_SUBCLASS = _gb("GB0001", "Argument of `as_subclass` must be a non-dispatcher-
 SUBCLASS_ATTRIBUTE = _gb("GB0164", "Unsupported tensor subclass overridden attribute access")
 UNSUPPORTED_FUNCTION = _gb("GB0147", "Unsupported function call")
 INLINE_BINDING = _gb("GB7312", "failed to bind arguments when attempting to inline")
+OPTIONAL_KEYS_TYPED_DICT = _gb("GB0257", "TypedDict with optional keys")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

@@ -416,7 +416,7 @@ class ExpressionHandlers:
         return value
 
     def _lambda(self, node: cst.Lambda) -> Value:
-        return Value(Kind.PYTHON, qualname="builtins.function")
+        return Value(Kind.PYTHON, qualname="builtins.function", origin=node)  # (called: ``calls._call_lambda``)
 
     def _named_expr(self, node: cst.NamedExpr) -> Value:
         v = self.expr(node.value)
