@@ -32,7 +32,9 @@ class UntraceableCall(Rule):
         comparing `t.data_ptr()` values or doing arithmetic on one (`t.data_ptr() % 16`),
         `json.dumps`/`loads`/`dump`/`load`, `dataclasses.asdict`/`astuple` of a dataclass holding tensors
         (they deep-copy its fields), building a `TypedDict` with optional keys (`total=False`,
-        `NotRequired[...]`), `torch.nested.nested_tensor([...])`, the methods of a NumPy
+        `NotRequired[...]`), `assert` on a module, an object, or a list or tuple of them or of tensors (Dynamo
+        turns the assert into `torch._assert(value)`, which cannot take such a value; the rest of the function
+        then runs eagerly), `torch.nested.nested_tensor([...])`, the methods of a NumPy
         generator (`np.random.default_rng()`, a parameter annotated `np.random.RandomState`, the global one
         `np.random.random.__self__`; a name bound to `np.random.randint` on one path and to a generator's
         `randint` on another breaks either way), importing a module (`__import__(name)`,
@@ -375,8 +377,14 @@ class UntraceableCall(Rule):
         for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
                                  Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM,
                                  Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT,
-                                 Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME):
+                                 Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
+                                 Cause.ASSERTED_OBJECT):
             code = ctx.code(brk.node)
+            if brk.cause is Cause.ASSERTED_OBJECT:
+                yield self.reported(brk, f"`assert {code}`: {brk.detail}, so the graph breaks here.",
+                                    hint="assert a bool (`assert len(x) > 0`, `assert x is not None`), or check "
+                                         "outside the compiled region")
+                continue
             if brk.cause is Cause.SPARSE_RESUME:
                 yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here and the rest of the "
                                          "function runs eagerly.",

@@ -133,6 +133,9 @@ class Cause(enum.Enum):
     """The first use of a sparse tensor made at a call Dynamo skips (``torch.sparse_coo_tensor``), in the
     frame Dynamo resumes in after that call: it cannot take the tensor as an input there, and runs the rest
     of the function eagerly (``knowledge.SPARSE_TENSOR``)."""
+    ASSERTED_OBJECT = "asserted-object"
+    """``assert`` on a module, an object, or a list or tuple of them or of tensors: Dynamo turns the assert into
+    ``torch._assert(value)`` and cannot put such a value in the graph (:func:`asserted_object`)."""
     FRESH_OBJECT_METHOD = "fresh-object-method"
     """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
     breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
@@ -614,9 +617,12 @@ def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
     of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print`` and a branch on a
     tensor after such a call are not reported; the functions it calls are frames of their own). So does a
     break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
-    on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported)."""
+    on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
+    break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
+    a second such ``assert`` after it is not reported)."""
     fresh = [i for i, b in enumerate(found)
-             if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME)]
+             if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
+                            Cause.ASSERTED_OBJECT)]
     if not fresh:
         return found
     dropped: set[int] = set()
@@ -905,6 +911,12 @@ class BreakClassifier:
         return getattr(self.settings, flag) or self.own.on(flag, ev.function)
 
     def condition(self, ev: ConditionEvent) -> None:
+        if asserted_object(ev):
+            self.found.append(Break(ev, Cause.ASSERTED_OBJECT, GB.PROXY_ARGUMENTS,
+                                    "Dynamo turns this `assert` into `torch._assert(value)`, which cannot take a "
+                                    "value that is neither a tensor nor a constant (a module, an object, a list or "
+                                    "tuple of them or of tensors)"))
+            return
         if not data_dependent_test(ev, self.captures(CAPTURE_SCALAR_OUTPUTS, ev)):
             self.counted_length(ev)  # (a length read, or a number computed from one: _count_bound)
             return
@@ -1383,6 +1395,26 @@ def traced_assertion(ev: ConditionEvent) -> bool:
         else:
             break
     return last is ev.node and (stmt.msg is None or _constant_string(stmt.msg))
+
+
+def asserted_object(ev: ConditionEvent) -> bool:
+    """An ``assert`` test Dynamo turns into ``torch._assert(value, msg)`` (:func:`traced_assertion`) on a value
+    that is neither a tensor nor a constant: Dynamo cannot put it in the graph and breaks ("Failed to convert
+    args/kwargs to proxy"; measured on torch 2.13 for a module, an object of a plain class, a list or tuple of
+    modules, of objects or of tensors; a dict or tuple of constants, a shape, a number and a string are
+    constants, and ``if`` on any of them is traced)."""
+    return ev.value is not None and not ev.value.maybe_none and traced_assertion(ev) and _holds_objects(ev.value)
+
+
+def _holds_objects(v: Value) -> bool:
+    """``v`` is, or is a list or tuple holding, a module, an object of a class of the checked code or (in a
+    list or tuple) a tensor: what Dynamo holds as no constant."""
+    if v.kind is Kind.MODULE or (v.kind is Kind.UNKNOWN and v.cls is not None and v.func is None and not v.choices):
+        return True
+    if v.kind is not Kind.SEQUENCE or v.is_mapping:
+        return False
+    items = v.items if v.items is not None else (v.element,) if v.element is not None else ()
+    return any(i.is_tensor or _holds_objects(i) for i in items)
 
 
 def _constant_string(node: cst.BaseExpression) -> bool:
