@@ -96,6 +96,13 @@ def versions(distributions: dict[str, str] = DISTRIBUTIONS) -> dict:
     return out
 
 
+def held_out_set(distributions: dict[str, str]) -> tuple[dict[str, Spec], Callable[..., None], Callable[[], dict]]:
+    """What another set of runs built with these helpers declares (``../realcode2/runspecs.py``): its ``SPECS``,
+    the ``spec`` that registers a run in them, and the ``versions()`` of the distributions it imports."""
+    specs: dict[str, Spec] = {}
+    return specs, functools.partial(register, specs), functools.partial(versions, distributions)
+
+
 def module(factory: Callable[[], torch.nn.Module], setting: str) -> Callable[[], torch.nn.Module]:
     def build() -> torch.nn.Module:
         m = factory()

@@ -15,8 +15,6 @@ their runs the same way.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -24,19 +22,9 @@ from typing import Any, Callable
 import torch
 
 
-def _realcode_runspecs():  # type: ignore[no-untyped-def]
-    """realcode's spec module, loaded under a name of its own (``label.py`` owns ``runspecs``)."""
-    name = "realcode_runspecs"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parent.parent / "realcode" / "runspecs.py"
-        s = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(s)  # type: ignore[arg-type]
-        sys.modules[name] = mod
-        s.loader.exec_module(mod)  # type: ignore[union-attr]
-    return sys.modules[name]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/: realcode's spec helpers
+from realcode import runspecs as _rc  # noqa: E402
 
-
-_rc = _realcode_runspecs()
 Spec, module, fn, randn, randint, rand, g = _rc.Spec, _rc.module, _rc.fn, _rc.randn, _rc.randint, _rc.rand, _rc.g
 InputSet = _rc.InputSet
 
@@ -54,14 +42,7 @@ DISTRIBUTIONS = {
     "numpy": "numpy",
 }
 
-SPECS: dict[str, Spec] = {}
-
-
-spec = functools.partial(_rc.register, SPECS)
-
-
-def versions() -> dict:
-    return _rc.versions(DISTRIBUTIONS)
+SPECS, spec, versions = _rc.held_out_set(DISTRIBUTIONS)
 
 
 # ======================================================================================= zuko
