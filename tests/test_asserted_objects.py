@@ -1,8 +1,8 @@
 """``assert value`` where Dynamo turns the assert into ``torch._assert(value)`` (no message, or a constant one):
-a module, an object, or a list or tuple of them or of tensors cannot go into the graph, so the graph breaks
-there and the rest of the function runs eagerly; a constant (a dict or tuple of numbers, a shape, a string) and a
-computed message, which keeps the assert a plain branch, do not break.  Each case is also run under real
-Dynamo."""
+a module, an object, or a list or tuple (a ``NamedTuple`` too) of them or of tensors cannot go into the graph,
+so the graph breaks there and the rest of the function runs eagerly; a constant (a dict or tuple of numbers, a
+shape, a string, a ``NamedTuple`` of numbers) and a computed message, which keeps the assert a plain branch, do
+not break.  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -45,6 +45,26 @@ CASES = [
         y = x + 1
         assert (x, y), "both"  # breaks
         return y
+    """, "f", "[(torch.ones(3),)]"),
+    ("named-tuples", """
+    import typing
+
+    import torch
+
+
+    class Pair(typing.NamedTuple):
+        a: object
+        b: object
+
+
+    ints = Pair(1, 2)
+
+
+    def f(x):
+        assert ints
+        both = Pair(x, x + 1)
+        assert both  # breaks
+        return both.a
     """, "f", "[(torch.ones(3),)]"),
     ("constants-and-computed-messages", """
     import torch

@@ -1408,13 +1408,22 @@ def asserted_object(ev: ConditionEvent) -> bool:
 
 def _holds_objects(v: Value) -> bool:
     """``v`` is, or is a list or tuple holding, a module, an object of a class of the checked code or (in a
-    list or tuple) a tensor: what Dynamo holds as no constant."""
-    if v.kind is Kind.MODULE or (v.kind is Kind.UNKNOWN and v.cls is not None and v.func is None and not v.choices):
+    list or tuple) a tensor: what Dynamo holds as no constant.  A ``NamedTuple`` is a tuple: one of constants
+    is a constant (measured), so it counts only where its fields are known to hold such values."""
+    if v.kind is Kind.UNKNOWN and v.cls is not None and v.func is None and not v.choices:
+        if not _named_tuple(v.cls):
+            return True
+        return any(i.is_tensor or _holds_objects(i) for i in v.items or ())
+    if v.kind is Kind.MODULE:
         return True
     if v.kind is not Kind.SEQUENCE or v.is_mapping:
         return False
     items = v.items if v.items is not None else (v.element,) if v.element is not None else ()
     return any(i.is_tensor or _holds_objects(i) for i in items)
+
+
+def _named_tuple(cls: "ClassInfo") -> bool:
+    return any(b.rsplit(".", 1)[-1] == "NamedTuple" for c in cls.mro() for b in c.bases)
 
 
 def _constant_string(node: cst.BaseExpression) -> bool:

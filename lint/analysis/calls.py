@@ -535,11 +535,8 @@ _RECORD_COPIES = frozenset({"dataclasses.asdict", "dataclasses.astuple"})
 def _record_copy(ev: "EvaluatorView", record: Value, as_dict: bool) -> Value:
     """``dataclasses.asdict(r)`` / ``astuple(r)`` of a dataclass instance: a dict or tuple of its fields'
     values, in field order (made outside the graph where a field is a tensor, which the call breaks on)."""
-    cls = record.cls
-    assert cls is not None
-    names: list[str] = []
-    for c in reversed(list(cls.mro())):
-        names += [n for n in c.field_annotations if n not in names]
+    assert record.cls is not None
+    names = ev.p.classes.record_fields(record.cls)
     values = [ev.p.classes.member(record, n) for n in names]
     if as_dict:
         return mapping(join_all(values) if values else None, dict(zip(names, values)))

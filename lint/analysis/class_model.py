@@ -86,12 +86,19 @@ class ClassModel(ProgramPart["ProgramParts"]):
             if "__init__" in c.methods or "__post_init__" in c.methods or "__new__" in c.methods:
                 return None
             for name, ann in c.field_annotations.items():
-                text = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
-                if text.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY") \
-                        or isinstance(c.body_assigns.get(name), cst.Call):
+                if _pseudo_field(ann) or isinstance(c.body_assigns.get(name), cst.Call):
                     return None
                 if name not in fields:
                     fields.append(name)
+        return fields
+
+    def record_fields(self, cls: ClassInfo) -> list[str]:
+        """The fields of a record class in ``__init__`` order (``ClassVar``, ``InitVar`` and ``KW_ONLY``
+        annotations are none): what ``dataclasses.asdict``/``astuple`` copy."""
+        self.touch_class(cls)
+        fields: list[str] = []
+        for c in reversed(list(cls.mro())):
+            fields += [n for n, ann in c.field_annotations.items() if not _pseudo_field(ann) and n not in fields]
         return fields
 
     def member(self, base: Value, attr: str, reader: "EvaluatorView | None" = None) -> Value:
@@ -260,6 +267,13 @@ class ClassModel(ProgramPart["ProgramParts"]):
                 if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
                     return True
         return False
+
+
+def _pseudo_field(ann: cst.BaseExpression) -> bool:
+    """An annotation in a record's body that declares no field of its instances (``ClassVar``, ``InitVar``,
+    ``KW_ONLY``)."""
+    text = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
+    return text.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY")
 
 
 def _class_text(cls: ClassInfo, attr: str) -> str | None:

@@ -60,6 +60,8 @@ class ClassesView(Protocol):
 
     def has_optional_keys(self, cls: "ClassInfo") -> bool: ...
 
+    def record_fields(self, cls: "ClassInfo") -> "list[str]": ...
+
     def is_record(self, cls: "ClassInfo") -> bool:
         """A dataclass or NamedTuple (or a subclass of one)."""
 
