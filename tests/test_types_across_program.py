@@ -2,7 +2,7 @@
 masks made by products, 0-d masks, annotated dicts of tensors, NumPy arrays (which Dynamo traces as
 tensors), copies (``copy.deepcopy(t)`` is a tensor, made where the graph breaks; ``dataclasses.asdict`` and
 ``astuple`` deep-copy a dataclass's fields), and the entries of a dict
-filled key by key; a ``functools.partial`` of a library callable that binds keywords calls it.
+filled key by key; a ``functools.partial`` that binds nothing, or binds keywords of a library class, calls it.
 
 Each single-file case is also run under real Dynamo: the lines flagged must be the lines where its
 graph-break log reports a break.
@@ -164,8 +164,9 @@ CASES = [
 
 
         def f(x):
-            clip = partial(torch.clamp, min=0)
-            y = clip(block(x))
+            act = partial(nn.GELU, approximate="tanh")()
+            clip = partial(torch.relu)
+            y = clip(act(block(x)))
             return y[y > 0.5]  # breaks
     """, "f", "[(torch.randn(2, 4),)]"),
     ("a-dict-filled-key-by-key", """

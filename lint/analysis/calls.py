@@ -545,13 +545,15 @@ def _record_copy(ev: "EvaluatorView", record: Value, as_dict: bool) -> Value:
 
 def _partial(target: Value, bound: list[Value], keywords: dict[str, Value]) -> Value:
     """``functools.partial(f, ...)``, which Dynamo traces: what calling it calls, when that is ``f`` called
-    with the same arguments (it binds none), or ``f`` is a library's and it binds keywords alone, which do not
-    change what the call is to the analysis (``partial(nn.LayerNorm, eps=1e-6)`` builds a LayerNorm); else
-    unknown (a function of the checked code would be analysed without the arguments it binds)."""
+    with the same arguments (it binds none), or ``f`` is a library's class and it binds keywords alone, which
+    do not change what is built (``partial(nn.LayerNorm, eps=1e-6)`` builds a LayerNorm); else unknown (a
+    function's keywords may change what it returns, ``partial(torch.max, dim=0)`` a pair, and a function of
+    the checked code would be analysed without the arguments bound)."""
     if not bound and not keywords:
         return target
-    if not bound and target.qualname is not None and target.func is None and target.cls is None \
-            and not target.choices:
+    q = target.qualname
+    if not bound and q is not None and target.func is None and target.cls is None and not target.choices \
+            and q.rpartition(".")[2][:1].isupper():
         return target
     return Value(Kind.UNKNOWN, qualname="functools.partial()")
 
