@@ -12,7 +12,7 @@ from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.signatures import _entering
 from dynalint.analysis.syntax import decorator_target, dotted_name
@@ -225,7 +225,7 @@ class ClassModel(ProgramPart["ProgramParts"]):
         """A dataclass or NamedTuple (or a subclass of one): its instances are its annotated fields."""
         self.touch_class(cls)
         for c in cls.mro():
-            owner = c.owner if c.owner is not None else self.program.index
+            owner = self._owner(c)
             if c.is_module:
                 return False
             if any(owner.resolve(b) in _RECORD_BASES for b in c.bases):
@@ -239,41 +239,42 @@ class ClassModel(ProgramPart["ProgramParts"]):
     def has_optional_keys(self, cls: ClassInfo) -> bool:
         """A ``TypedDict`` with optional keys: one of its ``TypedDict`` classes is declared ``total=False``,
         or annotates a key ``NotRequired[...]`` (Dynamo cannot build an instance of it)."""
-        self.touch_class(cls)
-        typed = False
-        for c in cls.mro():
-            owner = c.owner if c.owner is not None else self.program.index
-            if any(owner.resolve(b) in _TYPED_DICT_BASES for b in c.bases):
-                typed = True
-        if not typed:
+        if not self._derives_from(cls, _TYPED_DICT_BASES):
             return False
         for c in cls.mro():
-            owner = c.owner if c.owner is not None else self.program.index
+            owner = self._owner(c)
             if any(k.keyword is not None and k.keyword.value == "total" and isinstance(k.value, cst.Name)
                    and k.value.value == "False" for k in c.node.keywords):
                 return True
-            for ann in c.field_annotations.values():
-                head = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
-                if (owner.resolve(head) or head) in _NOT_REQUIRED:
-                    return True
+            if any((owner.resolve(head) or head) in _NOT_REQUIRED
+                   for head in map(_annotation_head, c.field_annotations.values())):
+                return True
         return False
 
     def is_tensor_class(self, cls: ClassInfo) -> bool:
         """A class deriving (through checked files) from ``torch.Tensor``."""
+        return self._derives_from(cls, _TENSOR_BASES)
+
+    def _derives_from(self, cls: ClassInfo, bases: frozenset[str]) -> bool:
+        """A class of ``cls``'s MRO lists one of ``bases`` (qualified names, resolved in its module) among
+        its bases."""
         self.touch_class(cls)
-        for c in cls.mro():
-            owner = c.owner if c.owner is not None else self.program.index
-            for base in c.bases:
-                if owner.resolve(base) in ("torch.Tensor", "torch.nn.Parameter"):
-                    return True
-        return False
+        return any(self._owner(c).resolve(b) in bases for c in cls.mro() for b in c.bases)
+
+    def _owner(self, cls: ClassInfo) -> ModuleIndex:
+        """The module that defines ``cls`` (this one when the index does not say)."""
+        return cls.owner if cls.owner is not None else self.program.index
+
+
+def _annotation_head(ann: cst.BaseExpression) -> str:
+    """The dotted name an annotation starts with (``ClassVar`` of ``ClassVar[int]``); "" for other forms."""
+    return dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
 
 
 def _pseudo_field(ann: cst.BaseExpression) -> bool:
     """An annotation in a record's body that declares no field of its instances (``ClassVar``, ``InitVar``,
     ``KW_ONLY``)."""
-    text = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann) or ""
-    return text.rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY")
+    return _annotation_head(ann).rsplit(".", 1)[-1] in ("ClassVar", "InitVar", "KW_ONLY")
 
 
 def _class_text(cls: ClassInfo, attr: str) -> str | None:
@@ -313,6 +314,7 @@ def _self_attr_setters(cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, cst
     return out
 
 
+_TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
 _TYPED_DICT_BASES = frozenset({"typing.TypedDict", "typing_extensions.TypedDict"})
 _NOT_REQUIRED = frozenset({"typing.NotRequired", "typing_extensions.NotRequired"})
 _RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
