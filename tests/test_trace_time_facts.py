@@ -1,5 +1,6 @@
 """Facts Dynamo settles while it traces, which decide what the code around them is: ``torch.is_tensor(x)``
-narrows ``x`` as ``isinstance(x, torch.Tensor)`` does; a string bound once at module level, or in the body
+narrows ``x`` as ``isinstance(x, torch.Tensor)`` does, and that test of a value known to be a tensor holds,
+so the code its other branch holds never runs; a string bound once at module level, or in the body
 of a class and read on the class (an enum-like class of names), is that string, so a value compared with
 it is no tensor; a property's getter runs where compiled code reads the property, and a lambda where the
 function that made it calls it (Dynamo inlines both, so what breaks in them breaks there).  Each case is
@@ -22,6 +23,21 @@ CASES = [
             raise ValueError("times must increase")
         return y0 * ts[-1]
     """, "f", "[(torch.ones(3), torch.arange(4.0))]"),
+    ("isinstance-of-a-tensor-decides-the-branch", """
+    import torch
+
+
+    def clipped(x, clip):
+        if isinstance(clip, torch.Tensor):
+            x = torch.minimum(x, clip)
+        elif clip > 0.0:
+            x = x.clamp(max=clip)
+        return x
+
+
+    def f(x):
+        return clipped(x, x.mean()) + clipped(x, 2.0)
+    """, "f", "[(torch.ones(3),)]"),
     ("string-names-of-a-class", """
     import torch
 

@@ -10,7 +10,7 @@ import libcst as cst
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.replay import function_token
-from dynalint.analysis.syntax import encloses, walk
+from dynalint.analysis.syntax import dotted_name, encloses, walk
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -695,6 +695,18 @@ def _instance_of(ev: "EvaluatorView", obj: Value, classes: Value) -> bool:
         for v in obj.alternatives)
 
 
+def _is_tensor_instance(ev: "EvaluatorView", obj: Value, node: cst.Call) -> bool:
+    """``isinstance(obj, torch.Tensor)`` is true whatever ``obj`` is at run time: each of its alternatives
+    is a tensor the analysis knows of (computed by torch, or declared), not only one it took an untyped
+    value for, and not a NumPy array.  Dynamo decides the test while tracing: the other branch never runs
+    there (``if isinstance(clip, Tensor): ... elif clip > 0:`` with a tensor ``clip``)."""
+    named = dotted_name(node.args[1].value) if len(node.args) == 2 and not node.args[1].star else None
+    if named is None or (ev.p.index.resolve(named) or named) != "torch.Tensor":
+        return False
+    return all(v.kind is Kind.TENSOR and not v.assumed and not v.maybe_none and v.qualname != K.NUMPY_ARRAY
+               for v in obj.alternatives)
+
+
 def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict[str, Value],
                  node: cst.Call) -> Value:
     first = args[0] if args else None
@@ -724,7 +736,7 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
     if name in ("isinstance", "issubclass", "hasattr", "callable"):
         if name == "isinstance" and first is not None:
             ev.not_tensor_evidence(first)
-            if len(args) == 2 and _instance_of(ev, first, args[1]):
+            if len(args) == 2 and (_instance_of(ev, first, args[1]) or _is_tensor_instance(ev, first, node)):
                 return python(True)
         return python(is_bool=True)
     if name in ("id", "hash"):
