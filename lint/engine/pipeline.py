@@ -171,11 +171,12 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
                       settings=settings, tracker=tracker).run()
     result.program = program
     result.context = RuleContext(program, settings, source, noqa)
-    result.findings = run_rules(result.context, rules) if program.events else []
+    findings = run_rules(result.context, rules) if program.events else []
     if positions is not None:
-        result.ranges = positions(result.findings)
+        result.ranges = positions(findings)
     else:
-        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in result.findings])
+        result.ranges = ranges_within(module, source, [(f.node, f.statement) for f in findings])
+    result.findings = one_break_per_line(findings, result.ranges)
     result.context.know_ranges(result.ranges)
     if isinstance(statements, list):
         result.statement_lines = statements
@@ -225,7 +226,8 @@ def check_source(source: str, path: str, settings: Settings) -> list[Diagnostic]
 
 
 def run_rules(ctx: RuleContext, rules: Iterable[type[Rule]]) -> list[Finding]:
-    """The findings of ``rules`` on the analysis ``ctx``, in evaluation order, one graph break per statement."""
+    """The findings of ``rules`` on the analysis ``ctx``, in evaluation order: one finding per statement and
+    code, graph breaks excepted (see :func:`one_break_per_line`), and one per node and code."""
     program = ctx.program
     # evaluation order: the position of each event, and of the first event about each node
     order: dict[int, int] = {}
@@ -239,16 +241,33 @@ def run_rules(ctx: RuleContext, rules: Iterable[type[Rule]]) -> list[Finding]:
             at = position[id(f.brk.event)] if f.brk is not None else None
             found.append((at if at is not None else order.get(id(f.node), order.get(id(f.statement), 1 << 30)), f))
     found.sort(key=lambda x: x[0])
-    # one graph-break diagnostic per statement: its first reported break in the break list (which is in
-    # the order Dynamo meets them); one per code otherwise
     kept: list[Finding] = []
     seen: set[tuple] = set()
     for _, f in found:
-        key = (id(f.statement), "break") if f.rule.kind == "graph-break" else (id(f.statement), f.rule.code)
+        key = (id(f.node), "break") if f.rule.kind == "graph-break" else (id(f.statement), f.rule.code)
         if key in seen or (id(f.node), f.rule.code) in seen:
             continue
         seen.add(key)
         seen.add((id(f.node), f.rule.code))
+        kept.append(f)
+    return kept
+
+
+def one_break_per_line(findings: list[Finding], ranges: dict[int, Range]) -> list[Finding]:
+    """``findings`` (in evaluation order) with one graph break per line of a statement: the first one.
+    Dynamo resumes after the instruction that broke, so each break of a statement that spans lines ends a
+    graph of its own, and its log names each line (measured on torch 2.13: the three lines of
+    ``return (a[m], b[m], c[m])`` written one per line, the two of ``s = (x.sum().item() + x.max().item())``);
+    breaks of one line are one finding, as the log gives them."""
+    kept: list[Finding] = []
+    seen: set[tuple[int, int]] = set()
+    for f in findings:
+        if f.rule.kind == "graph-break":
+            r = ranges.get(id(f.node))
+            key = (id(f.statement), r.line if r is not None else -1)
+            if key in seen:
+                continue
+            seen.add(key)
         kept.append(f)
     return kept
 
