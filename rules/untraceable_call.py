@@ -49,7 +49,10 @@ class UntraceableCall(Rule):
         compiled region or passed as `generator=`, `t.share_memory_()`, an RNN module's own methods
         (`rnn.flatten_parameters()`), `module.load_state_dict(...)` and `module.share_memory()` (other
         `nn.Module` methods, `state_dict()`, `parameters()`, `apply`, `to`, `train`, are traced), setting
-        `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted` of tensors without a `key`.
+        `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted(...)` or `list.sort()` without a
+        `key` of tensors or of tuples holding them (`sorted(d.items())` of a dict of tensors), and
+        `F.apply(...)` given an argument for each parameter of a `forward` that is a classmethod (Dynamo
+        passes the context twice when an input requires grad, and the call fails to bind).
         Torch's own functions that Dynamo skips or cannot put in a graph (`torch.save`, `torch.load`,
         `torch.get_rng_state`/`set_rng_state`, `torch.set_num_threads`, `torch.initial_seed()`...), the
         `Tensor` methods it breaks on when called without arguments (`t.storage_offset()`, `t.is_signed()`,

@@ -52,7 +52,7 @@ from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, r
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
                                             BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
-from dynalint.analysis.syntax import children, encloses, simple_statements, walk
+from dynalint.analysis.syntax import children, encloses, is_generator, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
@@ -607,11 +607,29 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
     found = [b for ev in program.events for b in classifier.breaks_of(ev)]
     traced, untraced = split_untraced(_eager_after_fresh_calls(_sparse_resumes(
-        program.events, _first_traced_random([_read_in_python(b, classifier) for b in found]))))
+        program.events, _first_traced_random([_read_in_python(b, classifier) for b in found])),
+        _broken_generator_calls(program.events)))
     return Breaks(program, traced, untraced)
 
 
-def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
+def _tensor_keys(items: Value) -> bool:
+    """Sorting ``items`` by themselves compares tensors: its elements are tensors, or tuples holding one
+    (``sorted(d.items())`` of a dict of tensors).  Dynamo sorts only by keys it knows as constants."""
+    element = items.elements()
+    return element.is_tensor or (element.kind is Kind.SEQUENCE and element.items is not None
+                                 and any(v.is_tensor for v in element.items))
+
+
+def _broken_generator_calls(events: list[Event]) -> list[Event]:
+    """The calls of generator functions of the checked code whose body breaks the graph: Dynamo cannot
+    resume the caller in the middle of stepping a generator it inlines, and runs the rest of the caller
+    eagerly (measured on torch 2.13: a branch on a tensor after ``torch.cat(list(chunks(x)))``, whose
+    generator calls ``.item()``, is not reported; after the same call of a plain function it is)."""
+    return [ev for ev in events if isinstance(ev, CallEvent) and ev.callee_broke and ev.callee is not None
+            and ev.callee.derived("generator", is_generator)]
+
+
+def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> list[Break]:
     """``found`` without the breaks of a function that come after a break at a method call on an object
     it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume there and runs the rest
     of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print`` and a branch on a
@@ -619,18 +637,20 @@ def _eager_after_fresh_calls(found: list[Break]) -> list[Break]:
     break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
     on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
     break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
-    a second such ``assert`` after it is not reported)."""
-    fresh = [i for i, b in enumerate(found)
+    a second such ``assert`` after it is not reported).  ``stops``: other events after which the rest of
+    their function runs eagerly (:func:`_broken_generator_calls`), whose breaks come before them in
+    ``found``."""
+    fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
                             Cause.ASSERTED_OBJECT)]
+    fresh += [(-1, ev) for ev in stops]
     if not fresh:
         return found
     dropped: set[int] = set()
-    for i in fresh:
-        brk = found[i]
-        after = {id(n) for stmt in _code_after(brk.event.function.node, brk.statement) for n in walk(stmt)}
-        dropped.update(j for j in range(i + 1, len(found)) if found[j].event is not brk.event
-                       and found[j].event.function is brk.event.function and id(found[j].statement) in after)
+    for i, event in fresh:
+        after = {id(n) for stmt in _code_after(event.function.node, event.statement) for n in walk(stmt)}
+        dropped.update(j for j in range(i + 1, len(found)) if found[j].event is not event
+                       and found[j].event.function is event.function and id(found[j].statement) in after)
     return [b for j, b in enumerate(found) if j not in dropped]
 
 
@@ -1251,6 +1271,10 @@ class BreakClassifier:
         if built is not None and _init_needs_arguments(built):
             return GB.INLINE_BINDING, (f"Dynamo runs the `__init__` of the tensor subclass `{built.name}` with the "
                                        "new instance alone, and this one requires more arguments")
+        if call.classmethod_forward is not None:
+            return GB.INLINE_BINDING, (f"the `forward` of `{call.classmethod_forward.name}` is a classmethod, which "
+                                       "Dynamo cannot bind when it traces the function for autograd (inputs that "
+                                       "require grad)")
         if call.built_partial_typed_dict is not None:
             return GB.OPTIONAL_KEYS_TYPED_DICT, (f"Dynamo cannot build the TypedDict "
                                                  f"`{call.built_partial_typed_dict.name}`, which has optional keys")
@@ -1266,7 +1290,9 @@ class BreakClassifier:
         if call.method == "share_memory_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None:
             return GB.UNHANDLED_METHOD_ARGS, "moving a tensor to shared memory is not traced"
-        if q == "builtins.sorted" and call.args and call.args[0].elements().is_tensor and "key" not in call.kwargs:
+        if "key" not in call.kwargs and ((q == "builtins.sorted" and call.args and _tensor_keys(call.args[0])) or (
+                call.method == "sort" and call.receiver is not None and call.receiver.kind is Kind.SEQUENCE
+                and _tensor_keys(call.receiver))):
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"

@@ -148,10 +148,28 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     made = callee.cls if callee is not None and callee.kind is Kind.FUNCTION and callee.func is None else None
     built = made if made is not None and ev.p.classes.is_tensor_class(made) else None
     partial = made if made is not None and ev.p.classes.has_optional_keys(made) else None
+    unbound = unbound_apply(ev, receiver, node) if method == "apply" else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
-              built_tensor_class=built, built_partial_typed_dict=partial)
+              built_tensor_class=built, built_partial_typed_dict=partial, classmethod_forward=unbound)
     return result
+
+
+def unbound_apply(ev: "EvaluatorView", receiver: Value | None, node: cst.Call) -> "ClassInfo | None":
+    """``C.apply(...)`` of an ``autograd.Function`` of the checked files whose ``forward`` is a classmethod, with
+    an argument for each of its parameters after ``ctx``: Dynamo passes the class, then the context twice,
+    so those arguments are one too many and the call fails to bind ("failed to bind arguments when
+    attempting to inline", at the call; measured on torch 2.13 with inputs that require grad).  With fewer
+    arguments the call binds, shifted, and what breaks inside ``forward`` is not known: not reported."""
+    cls = receiver.cls if receiver is not None and receiver.kind is Kind.FUNCTION and receiver.func is None \
+        else None
+    forward = ev.p.classes.classmethod_forward(cls) if cls is not None else None
+    if forward is None or any(a.star or a.keyword is not None for a in node.args):
+        return None
+    p = forward.node.params
+    if isinstance(p.star_arg, cst.Param):
+        return None  # `*args` takes the extra one
+    return cls if len(node.args) >= len(p.posonly_params) + len(p.params) - 2 else None
 
 
 def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: dict[str, Value],

@@ -251,6 +251,16 @@ class ClassModel(ProgramPart["ProgramParts"]):
                 return True
         return False
 
+    def classmethod_forward(self, cls: ClassInfo) -> FunctionInfo | None:
+        """The ``forward`` of an ``autograd.Function`` when it is a classmethod (None otherwise), which
+        Dynamo binds as the static method the documentation asks for when it traces the function for
+        autograd (an input that requires grad): the context comes in twice, after the class (see
+        :func:`dynalint.analysis.calls.unbound_apply`)."""
+        forward = cls.find_method("forward")
+        if forward is None or not forward.is_classmethod or not self._derives_from(cls, _AUTOGRAD_FUNCTIONS):
+            return None
+        return forward
+
     def is_tensor_class(self, cls: ClassInfo) -> bool:
         """A class deriving (through checked files) from ``torch.Tensor``."""
         return self._derives_from(cls, _TENSOR_BASES)
@@ -315,6 +325,7 @@ def _self_attr_setters(cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, cst
 
 
 _TENSOR_BASES = frozenset({"torch.Tensor", "torch.nn.Parameter"})
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 _TYPED_DICT_BASES = frozenset({"typing.TypedDict", "typing_extensions.TypedDict"})
 _NOT_REQUIRED = frozenset({"typing.NotRequired", "typing_extensions.NotRequired"})
 _RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})

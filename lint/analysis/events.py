@@ -63,6 +63,9 @@ class CallEvent(Event):
     body or in what it calls."""
     built_tensor_class: "ClassInfo | None" = None
     """The ``torch.Tensor`` subclass of the checked files the call builds an instance of (``Meta(x)``)."""
+    classmethod_forward: "ClassInfo | None" = None
+    """The ``autograd.Function`` of the checked files whose ``apply`` the call is, when its ``forward`` is a
+    classmethod (Dynamo cannot bind it: see ``ClassModel.classmethod_forward``)."""
     built_partial_typed_dict: "ClassInfo | None" = None
     """The ``TypedDict`` of the checked files with optional keys the call builds (``Message(...)`` of a
     ``total=False`` one)."""

@@ -126,7 +126,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         for i, prm in enumerate(self.param_nodes(fn)):
             name = prm.name.value
             if i == 0 and fn.is_method:
-                env[name] = program.classes.instance(fn.cls) if not fn.is_classmethod else UNKNOWN_VALUE
+                env[name] = program.classes.instance(fn.cls) if not fn.is_classmethod else _class_of(None, fn)
                 continue
             if candidates is not None and name in candidates:
                 env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
@@ -224,7 +224,7 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[params[0].name.value] = bound_self
                 start = 1
         elif fn.is_classmethod and params:
-            env[params[0].name.value] = UNKNOWN_VALUE
+            env[params[0].name.value] = _class_of(bound_self, fn)
             start = 1
         p = fn.node.params
         n_positional = len(p.posonly_params) + len(p.params)
@@ -344,3 +344,14 @@ def _entering(v: Value) -> Value:
     if v.kind is Kind.TENSOR and not v.entered:
         return v.with_(entered=True)
     return v
+
+
+def _class_of(bound: Value | None, fn: FunctionInfo) -> Value:
+    """The class a classmethod ``fn`` receives: the class it was read on (``Util.make(x)``), the class of
+    the instance it was read on (``self.make(x)``), else the class that defines it; a subclass may come
+    instead, as for ``self`` (``cls.norm(x)`` then runs the ``norm`` that class has)."""
+    if bound is not None and bound.cls is not None and bound.kind is Kind.FUNCTION and bound.func is None:
+        return bound
+    if bound is not None and bound.cls is not None and bound.kind is not Kind.FUNCTION:
+        return Value(Kind.FUNCTION, cls=bound.cls)
+    return Value(Kind.FUNCTION, cls=fn.cls) if fn.cls is not None else UNKNOWN_VALUE

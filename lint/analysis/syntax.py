@@ -132,6 +132,11 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
         push(kids)
 
 
+def is_generator(fn: cst.FunctionDef) -> bool:
+    """``fn``'s body holds a ``yield`` of its own (not of a nested function, class or lambda)."""
+    return any(type(n) is cst.Yield for n in walk(fn.body, into_scopes=False))
+
+
 def encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     """``inner`` is ``outer`` or one of its descendants (by identity)."""
     return any(n is inner for n in walk(outer))

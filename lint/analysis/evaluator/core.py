@@ -62,6 +62,8 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         """When analysing ``__init__``: where ``self.<attr> = value`` bindings are recorded."""
         self.statement: cst.CSTNode = fn.node if fn is not None else program.index.module
         self.returns: list[Value] = []
+        self.yielded: list[Value] = []
+        """The values a generator function's ``yield`` expressions hand its caller."""
         self.top_index = -1
         """The index of the top-level statement of the function being run (-1 before the first)."""
         self.top_statement: cst.CSTNode | None = None
@@ -193,6 +195,7 @@ _EXPR_HANDLERS: dict[type, Callable[[FunctionEvaluator, Any], Value]] = {
     cst.Lambda: FunctionEvaluator._lambda,
     cst.NamedExpr: FunctionEvaluator._named_expr,
     cst.Await: FunctionEvaluator._await,
+    cst.Yield: FunctionEvaluator._yield,
     cst.StarredElement: FunctionEvaluator._starred,
     cst.Ellipsis: lambda self, node: PYTHON_VALUE,
 }

@@ -423,6 +423,15 @@ class ExpressionHandlers:
         self.bind(node.target, v, self.statement)
         return v
 
+    def _yield(self, node: cst.Yield) -> Value:
+        """``yield v`` (or ``yield from it``): ``v`` is one of the values the generator hands its caller
+        (see :attr:`yielded`); what the caller sends back is not known."""
+        if isinstance(node.value, cst.From):
+            self.yielded.append(self.expr(node.value.item).elements())
+        else:
+            self.yielded.append(self.expr(node.value))
+        return UNKNOWN_VALUE
+
     def _await(self, node: cst.Await) -> Value:
         self.expr(node.expression)
         return UNKNOWN_VALUE

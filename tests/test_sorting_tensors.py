@@ -1,0 +1,35 @@
+"""Sorting compares its keys in Python, and Dynamo sorts only by keys it knows as constants: ``sorted``
+and ``list.sort()`` without a ``key`` break on a list of tensors or of tuples holding one
+(``sorted(d.items())`` of a dict of tensors), not on the dict's string keys nor with a ``key`` giving
+sizes.  Each case is also run under real Dynamo."""
+from __future__ import annotations
+
+from helpers import marked_case_tests
+
+CASES = [
+    ("items-of-a-dict-of-tensors", """
+    import torch
+
+
+    def f(x):
+        d = {"a": x, "b": x * 2}
+        for k, v in sorted(d.items()):  # breaks
+            x = x + v
+        for k in sorted(d):
+            x = x + d[k]
+        return x
+    """, "f", "[(torch.ones(2, 4),)]"),
+    ("pairs-and-lists", """
+    import torch
+
+
+    def f(x):
+        pairs = [(1, x), (0, x * 2)]
+        first = sorted(pairs)[0][1]  # breaks
+        xs = [x, x * 2]
+        xs.sort(key=lambda t: t.shape[0])
+        return first + xs[0]
+    """, "f", "[(torch.ones(2, 4),)]"),
+]
+
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
