@@ -52,7 +52,10 @@ class UntraceableCall(Rule):
         `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted(...)` or `list.sort()` without a
         `key` of tensors or of tuples holding them (`sorted(d.items())` of a dict of tensors), and
         `F.apply(...)` given an argument for each parameter of a `forward` that is a classmethod (Dynamo
-        passes the context twice when an input requires grad, and the call fails to bind).
+        passes the context twice when an input requires grad, and the call fails to bind).  An `nn.Module`
+        built in compiled code whose `__init__` breaks, or built where the function runs eagerly, has each
+        `__init__` of its chain compiled as a frame of its own that cannot take the module before
+        `nn.Module.__init__` ran: each breaks at its first use of `self` (its `super().__init__(...)`).
         Torch's own functions that Dynamo skips or cannot put in a graph (`torch.save`, `torch.load`,
         `torch.get_rng_state`/`set_rng_state`, `torch.set_num_threads`, `torch.initial_seed()`...), the
         `Tensor` methods it breaks on when called without arguments (`t.storage_offset()`, `t.is_signed()`,
@@ -381,12 +384,17 @@ class UntraceableCall(Rule):
                                  Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM,
                                  Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT,
                                  Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
-                                 Cause.ASSERTED_OBJECT):
+                                 Cause.ASSERTED_OBJECT, Cause.UNINITIALIZED_MODULE):
             code = ctx.code(brk.node)
             if brk.cause is Cause.ASSERTED_OBJECT:
                 yield self.reported(brk, f"`assert {code}`: {brk.detail}, so the graph breaks here.",
                                     hint="assert a bool (`assert len(x) > 0`, `assert x is not None`), or check "
                                          "outside the compiled region")
+                continue
+            if brk.cause is Cause.UNINITIALIZED_MODULE:
+                yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here too.",
+                                    hint="build the module outside the compiled code and pass it in, or remove the "
+                                         "graph break in its `__init__`")
                 continue
             if brk.cause is Cause.SPARSE_RESUME:
                 yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here and the rest of the "

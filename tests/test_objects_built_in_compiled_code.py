@@ -1,6 +1,9 @@
 """An object built in compiled code runs its class's ``__init__`` there: Dynamo inlines it (and a
 dataclass's generated ``__init__`` runs its ``__post_init__``), so what breaks in it breaks the caller's
 graph, with the values the call passes; a ``TypedDict`` with optional keys cannot be built there at all.
+An ``nn.Module`` whose ``__init__`` breaks, or that is built where the function runs eagerly, has each
+``__init__`` of its chain compiled as a frame of its own, which cannot take the module before
+``nn.Module.__init__`` ran: each breaks again at its first use of ``self``.
 The attributes an ``__init__`` sets belong to the new object, not to state kept across calls, so they are
 no recompile hazard.  Each case is also run under real Dynamo."""
 from __future__ import annotations
@@ -59,6 +62,56 @@ CASES = [
     def f(x):
         return x * len(Derived(x).t)
     """, "f", "[(torch.arange(3.0),)]"),
+    ("module-whose-init-breaks", """
+    import torch
+    from torch import nn
+
+
+    class Inner(nn.Module):
+        def __init__(self, a):
+            super().__init__()  # breaks
+            self.a = a
+            self.s = float(a.sum())  # breaks
+
+        def forward(self, x):
+            return x * self.s
+
+
+    class Outer(Inner):
+        def __init__(self, a):
+            super().__init__(a)  # breaks
+            self.b = 2
+
+
+    def f(x):
+        return Outer(x)(x)
+    """, "f", "[(torch.ones(3),)]"),
+    ("module-built-where-the-function-runs-eagerly", """
+    import torch
+    from torch import nn
+
+
+    class Base(nn.Module):
+        def __init__(self, k):
+            super().__init__()  # breaks
+            self.k = k
+
+        def forward(self, x):
+            return x * self.k
+
+
+    class Child(Base):
+        def __init__(self, k):
+            super().__init__(k)  # breaks
+            self.j = 1
+
+
+    def f(x):
+        for i in range(2):
+            if x.sum() > i:  # breaks
+                x = x + 1
+        return Child(2)(x) + Base(3)(x)
+    """, "f", "[(torch.ones(3),)]"),
     ("typed-dicts-with-optional-keys", """
     import typing
 

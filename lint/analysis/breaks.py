@@ -29,7 +29,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 )
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
-from dynalint.analysis.eager_part import body_order, function_blocks, split_untraced
+from dynalint.analysis.eager_part import body_order, eager_part, function_blocks, split_untraced
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -52,7 +52,7 @@ from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, r
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
                                             BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
-from dynalint.analysis.syntax import children, encloses, is_generator, simple_statements, walk
+from dynalint.analysis.syntax import children, dotted_name, encloses, is_generator, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
@@ -136,6 +136,11 @@ class Cause(enum.Enum):
     ASSERTED_OBJECT = "asserted-object"
     """``assert`` on a module, an object, or a list or tuple of them or of tensors: Dynamo turns the assert into
     ``torch._assert(value)`` and cannot put such a value in the graph (:func:`asserted_object`)."""
+    UNINITIALIZED_MODULE = "uninitialized-module"
+    """The first use of ``self`` in an ``__init__`` of an ``nn.Module`` built in compiled code whose
+    ``__init__`` breaks: Dynamo then runs it as a frame of its own, which receives the module before
+    ``nn.Module.__init__`` ran, and cannot take it ("Uninitialized nn.Module"); so does each base's
+    ``__init__`` that its ``super().__init__(...)`` runs (:func:`_uninitialized_modules`)."""
     FRESH_OBJECT_METHOD = "fresh-object-method"
     """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
     breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
@@ -606,10 +611,86 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     classified then are not classified again)."""
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
     found = [b for ev in program.events for b in classifier.breaks_of(ev)]
-    traced, untraced = split_untraced(_eager_after_fresh_calls(_sparse_resumes(
-        program.events, _first_traced_random([_read_in_python(b, classifier) for b in found])),
-        _broken_generator_calls(program.events)))
-    return Breaks(program, traced, untraced)
+    found = _sparse_resumes(program.events, _first_traced_random([_read_in_python(b, classifier) for b in found]))
+    traced, untraced = split_untraced(_eager_after_fresh_calls(found, _broken_generator_calls(program.events)))
+    return Breaks(program, _uninitialized_modules(program.events, traced, traced + untraced), untraced)
+
+
+def _uninitialized_modules(events: list[Event], found: list[Break], every: list[Break]) -> list[Break]:
+    """``found`` with a :attr:`Cause.UNINITIALIZED_MODULE` break at the first use of ``self`` in each
+    ``__init__`` that runs as a frame of its own when compiled code builds an ``nn.Module``: where the
+    ``__init__`` breaks the graph, or where the part of the function that builds it runs eagerly (``every``:
+    the breaks, those of eager parts too).  The class's own ``__init__``, then, while that use is the
+    statement calling ``super().__init__(...)``, the base's ``__init__`` it runs (measured on torch 2.13: a
+    subclass whose base's ``__init__`` calls ``float(a.sum())`` breaks at both ``super().__init__`` lines
+    too; a module built without a break does not)."""
+    built = [ev for ev in events if isinstance(ev, CallEvent) and ev.built_module is not None]
+    if not built:
+        return found
+    by_function: dict[int, list[Break]] = {}
+    for b in every:
+        by_function.setdefault(id(b.event.function), []).append(b)
+
+    def eagerly(call: CallEvent) -> bool:
+        mine = by_function.get(id(call.function))
+        part = eager_part(mine, call.function) if mine else None
+        return part is not None and part.eager(call.statement)
+
+    built = [ev for ev in built if ev.callee_broke or eagerly(ev)]
+    if not built:
+        return found
+    added: list[Break] = []
+    done: set[int] = set()
+    for call in built:
+        why = ("the module's `__init__` breaks the graph, so Dynamo runs it" if call.callee_broke else
+               "the module is built where the function runs eagerly, so Dynamo compiles its `__init__`")
+        init = call.built_module.instance_method("__init__")
+        while init is not None and id(init) not in done:
+            done.add(id(init))
+            first = _first_self_use(init)
+            inside = [ev for ev in events if ev.function is init and first is not None and encloses(first, ev.node)]
+            if not inside:
+                break
+            # the statement's outermost call (`super().__init__(a)`, not the `super()` in it)
+            at = next((ev for ev in inside if _calls_super_init(ev.node)), inside[0])
+            added.append(Break(at, Cause.UNINITIALIZED_MODULE, GB.UNINITIALIZED_MODULE,
+                               f"{why} as a frame of its own, which receives the module before `nn.Module.__init__` "
+                               "ran"))
+            init = _base_init(init) if _calls_super_init(first) else None
+    if not added:
+        return found
+    position = {id(ev): i for i, ev in enumerate(events)}
+    return sorted(found + added, key=lambda b: position.get(id(b.event), -1))
+
+
+def _first_self_use(init: "FunctionInfo") -> cst.CSTNode | None:
+    """The first statement of ``init``'s body that reads its first parameter or calls ``super()``."""
+    names = init.param_names()
+    if not names:
+        return None
+    me = names[0]
+    for stmt in simple_statements(init.node.body):
+        if any((type(n) is cst.Name and n.value in (me, "super")) for n in walk(stmt, into_scopes=False)):
+            return stmt
+    return None
+
+
+def _calls_super_init(node: cst.CSTNode) -> bool:
+    """``node`` holds a call of ``super().__init__``."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "__init__"
+               and type(n.func.value) is cst.Call and dotted_name(n.func.value.func) == "super"
+               for n in walk(node, into_scopes=False))
+
+
+def _base_init(init: "FunctionInfo") -> "FunctionInfo | None":
+    """The ``__init__`` of the checked code that ``super().__init__(...)`` in ``init`` runs."""
+    if init.cls is None:
+        return None
+    for cls in list(init.cls.mro())[1:]:
+        fn = cls.methods.get("__init__")
+        if fn is not None:
+            return fn if not fn.is_static and not fn.is_classmethod else None
+    return None
 
 
 def _tensor_keys(items: Value) -> bool:

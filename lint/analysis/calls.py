@@ -151,7 +151,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     unbound = unbound_apply(ev, receiver, node) if method == "apply" else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
-              built_tensor_class=built, built_partial_typed_dict=partial, classmethod_forward=unbound)
+              built_tensor_class=built, built_partial_typed_dict=partial, classmethod_forward=unbound,
+              built_module=made if made is not None and made.is_module else None)
     return result
 
 

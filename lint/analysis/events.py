@@ -63,6 +63,8 @@ class CallEvent(Event):
     body or in what it calls."""
     built_tensor_class: "ClassInfo | None" = None
     """The ``torch.Tensor`` subclass of the checked files the call builds an instance of (``Meta(x)``)."""
+    built_module: "ClassInfo | None" = None
+    """The ``nn.Module`` subclass of the checked files the call builds an instance of (``Block(dim)``)."""
     classmethod_forward: "ClassInfo | None" = None
     """The ``autograd.Function`` of the checked files whose ``apply`` the call is, when its ``forward`` is a
     classmethod (Dynamo cannot bind it: see ``ClassModel.classmethod_forward``)."""

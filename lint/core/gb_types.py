@@ -75,5 +75,6 @@ SUBCLASS_ATTRIBUTE = _gb("GB0164", "Unsupported tensor subclass overridden attri
 UNSUPPORTED_FUNCTION = _gb("GB0147", "Unsupported function call")
 INLINE_BINDING = _gb("GB7312", "failed to bind arguments when attempting to inline")
 OPTIONAL_KEYS_TYPED_DICT = _gb("GB0257", "TypedDict with optional keys")
+UNINITIALIZED_MODULE = _gb("GB0119", "Uninitialized nn.Module")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))
