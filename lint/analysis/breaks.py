@@ -138,9 +138,10 @@ class Cause(enum.Enum):
     ``torch._assert(value)`` and cannot put such a value in the graph (:func:`asserted_object`)."""
     UNINITIALIZED_MODULE = "uninitialized-module"
     """The first use of ``self`` in an ``__init__`` of an ``nn.Module`` built in compiled code whose
-    ``__init__`` breaks: Dynamo then runs it as a frame of its own, which receives the module before
-    ``nn.Module.__init__`` ran, and cannot take it ("Uninitialized nn.Module"); so does each base's
-    ``__init__`` that its ``super().__init__(...)`` runs (:func:`_uninitialized_modules`)."""
+    ``__init__`` breaks, or built where the function runs eagerly: Dynamo then compiles the ``__init__`` as a
+    frame of its own, which receives the module before ``nn.Module.__init__`` ran, and cannot take it
+    ("Uninitialized nn.Module"); so does each base's ``__init__`` that its ``super().__init__(...)`` runs
+    (:func:`_uninitialized_modules`)."""
     FRESH_OBJECT_METHOD = "fresh-object-method"
     """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
     breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
