@@ -1,7 +1,7 @@
 """Sorting compares its keys in Python, and Dynamo sorts only by keys it knows as constants: ``sorted``
 and ``list.sort()`` without a ``key`` break on a list of tensors or of tuples holding one
-(``sorted(d.items())`` of a dict of tensors), not on the dict's string keys nor with a ``key`` giving
-sizes.  Each case is also run under real Dynamo."""
+(``sorted(d.items())`` of a dict of tensors), or with a ``key`` that gives tensors; not on the dict's string
+keys nor with a ``key`` giving sizes.  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -18,6 +18,15 @@ CASES = [
         for k in sorted(d):
             x = x + d[k]
         return x
+    """, "f", "[(torch.ones(2, 4),)]"),
+    ("a-key-that-gives-tensors", """
+    import torch
+
+
+    def f(x):
+        xs = [x, x * 2]
+        by_size = sorted(xs, key=lambda t: t.shape[0])[0]
+        return sorted(xs, key=lambda t: t.norm())[0] + by_size  # breaks
     """, "f", "[(torch.ones(2, 4),)]"),
     ("pairs-and-lists", """
     import torch

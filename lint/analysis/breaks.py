@@ -694,10 +694,10 @@ def _base_init(init: "FunctionInfo") -> "FunctionInfo | None":
     return None
 
 
-def _tensor_keys(items: Value) -> bool:
-    """Sorting ``items`` by themselves compares tensors: its elements are tensors, or tuples holding one
+def _tensor_keys(keys: Value) -> bool:
+    """A sort by ``keys`` (:attr:`CallEvent.sort_keys`) compares tensors: they are tensors, or tuples holding one
     (``sorted(d.items())`` of a dict of tensors).  Dynamo sorts only by keys it knows as constants."""
-    element = items.elements()
+    element = keys.elements()
     return element.is_tensor or (element.kind is Kind.SEQUENCE and element.items is not None
                                  and any(v.is_tensor for v in element.items))
 
@@ -1372,9 +1372,7 @@ class BreakClassifier:
         if call.method == "share_memory_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None:
             return GB.UNHANDLED_METHOD_ARGS, "moving a tensor to shared memory is not traced"
-        if "key" not in call.kwargs and ((q == "builtins.sorted" and call.args and _tensor_keys(call.args[0])) or (
-                call.method == "sort" and call.receiver is not None and call.receiver.kind is Kind.SEQUENCE
-                and _tensor_keys(call.receiver))):
+        if call.sort_keys is not None and _tensor_keys(call.sort_keys):
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"

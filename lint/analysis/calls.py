@@ -149,10 +149,15 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     built = made if made is not None and ev.p.classes.is_tensor_class(made) else None
     partial = made if made is not None and ev.p.classes.has_optional_keys(made) else None
     unbound = unbound_apply(ev, receiver, node) if method == "apply" else None
+    sorts = args[0] if qualname == "builtins.sorted" and args else \
+        receiver if method == "sort" and receiver is not None and receiver.kind is Kind.SEQUENCE else None
+    key = _call_each(ev, kwargs["key"], [sorts.elements()]) if sorts is not None and "key" in kwargs else None
+    keys = sorts if sorts is not None and "key" not in kwargs else sequence(element=key) if key is not None else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
               built_tensor_class=built, built_partial_typed_dict=partial, classmethod_forward=unbound,
-              built_module=made if made is not None and made.is_module else None)
+              built_module=made if made is not None and made.is_module else None,
+              sort_keys=keys)
     return result
 
 
@@ -204,6 +209,15 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         fn = callee.cls.find_method("__call__")
         return ev.p.calls.call_function(ev, fn, args, kwargs, callee, opaque), fn
     return None
+
+
+def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value]) -> Value | None:
+    """What ``fn`` returns for one element (``args``: an element of each sequence it is given), when ``map``,
+    ``filter`` or ``functools.reduce`` calls it: Dynamo inlines a function of the checked code or a lambda
+    there, so what breaks in its body breaks the caller's graph.  None when ``fn`` is nothing the analysis can
+    call (a torch function, a builtin)."""
+    called = _call_object(ev, fn, args, {}, False)
+    return called[0] if called is not None else None
 
 
 def _call_lambda(ev: "EvaluatorView", lam: cst.Lambda, args: list[Value], kwargs: dict[str, Value],
@@ -537,6 +551,10 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q in _RECORD_COPIES and len(args) == 1 and not kwargs and args[0].cls is not None \
             and ev.p.classes.is_record(args[0].cls):
         return _record_copy(ev, args[0], q == "dataclasses.asdict")
+    if q == "functools.reduce" and len(args) in (2, 3) and not kwargs:
+        start = args[2] if len(args) == 3 else args[1].elements()
+        folded = _call_each(ev, args[0], [start, args[1].elements()])
+        return join(start, folded) if folded is not None else UNKNOWN_VALUE
     if q == "functools.partial" and args:
         return _partial(args[0], args[1:], kwargs)
     if q in ("copy.copy", "copy.deepcopy") and len(args) == 1 and not kwargs:
@@ -803,6 +821,12 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         return NONE_VALUE
     if name == "dict":
         return PYTHON_VALUE
+    if name == "map" and len(args) >= 2:
+        mapped = _call_each(ev, args[0], [a.elements() for a in args[1:]])
+        return sequence(element=mapped if mapped is not None else UNKNOWN_VALUE)
+    if name == "filter" and len(args) == 2:
+        _call_each(ev, args[0], [args[1].elements()])
+        return sequence(element=args[1].elements())
     if name in ("map", "filter"):
         return sequence(element=UNKNOWN_VALUE)
     if name == "open":

@@ -65,6 +65,9 @@ class CallEvent(Event):
     """The ``torch.Tensor`` subclass of the checked files the call builds an instance of (``Meta(x)``)."""
     built_module: "ClassInfo | None" = None
     """The ``nn.Module`` subclass of the checked files the call builds an instance of (``Block(dim)``)."""
+    sort_keys: Value | None = None
+    """For ``sorted(xs, ...)`` and ``xs.sort(...)``: what the sort compares, the sequence itself, or a sequence of
+    what ``key=`` returns for an element (None where that is not known)."""
     classmethod_forward: "ClassInfo | None" = None
     """The ``autograd.Function`` of the checked files whose ``apply`` the call is, when its ``forward`` is a
     classmethod (Dynamo cannot bind it: see ``ClassModel.classmethod_forward``)."""
