@@ -50,7 +50,8 @@ class UntraceableCall(Rule):
         (`rnn.flatten_parameters()`), `module.load_state_dict(...)` and `module.share_memory()` (other
         `nn.Module` methods, `state_dict()`, `parameters()`, `apply`, `to`, `train`, are traced), setting
         `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted(...)` or `list.sort()` without a
-        `key` of tensors or of tuples holding them (`sorted(d.items())` of a dict of tensors), and
+        `key` of tensors or of tuples holding them (`sorted(d.items())` of a dict of tensors), or with a
+        `key=` that gives tensors, `max`/`min` of tensors with `key=` (whatever it gives), and
         `F.apply(...)` given an argument for each parameter of a `forward` that is a classmethod (Dynamo
         passes the context twice when an input requires grad, and the call fails to bind).  An `nn.Module`
         built in compiled code whose `__init__` breaks, or built where the function runs eagerly, has each

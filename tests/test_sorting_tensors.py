@@ -1,7 +1,8 @@
 """Sorting compares its keys in Python, and Dynamo sorts only by keys it knows as constants: ``sorted``
 and ``list.sort()`` without a ``key`` break on a list of tensors or of tuples holding one
 (``sorted(d.items())`` of a dict of tensors), or with a ``key`` that gives tensors; not on the dict's string
-keys nor with a ``key`` giving sizes.  Each case is also run under real Dynamo."""
+keys nor with a ``key`` giving sizes.  Dynamo's ``min`` and ``max`` of tensors take no keyword at all: with
+``key=`` they break whatever it gives (Dynamo's handler for them has no such parameter).  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -27,6 +28,16 @@ CASES = [
         xs = [x, x * 2]
         by_size = sorted(xs, key=lambda t: t.shape[0])[0]
         return sorted(xs, key=lambda t: t.norm())[0] + by_size  # breaks
+    """, "f", "[(torch.ones(2, 4),)]"),
+    ("min-and-max-with-a-key", """
+    import torch
+
+
+    def f(x):
+        xs = [x, x * 2]
+        big = max(xs, key=lambda t: t.sum())  # breaks
+        short = min(xs, key=lambda t: t.shape[0])  # breaks
+        return big + short + max(x, x * 2) + max(len(xs), 1)
     """, "f", "[(torch.ones(2, 4),)]"),
     ("pairs-and-lists", """
     import torch

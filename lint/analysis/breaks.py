@@ -1374,6 +1374,10 @@ class BreakClassifier:
             return GB.UNHANDLED_METHOD_ARGS, "moving a tensor to shared memory is not traced"
         if call.sort_keys is not None and _tensor_keys(call.sort_keys):
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
+        if q in ("builtins.max", "builtins.min") and call.kwargs and any(
+                a.is_tensor or a.elements().is_tensor for a in call.args):
+            return GB.BUILTIN_HANDLER_ARGUMENTS, (f"Dynamo's `{q[len('builtins.'):]}` of tensors takes no "
+                                                  f"`{next(iter(call.kwargs))}=`")
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"
         if q == "contextlib.ExitStack().enter_context":

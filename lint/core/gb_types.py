@@ -76,5 +76,6 @@ UNSUPPORTED_FUNCTION = _gb("GB0147", "Unsupported function call")
 INLINE_BINDING = _gb("GB7312", "failed to bind arguments when attempting to inline")
 OPTIONAL_KEYS_TYPED_DICT = _gb("GB0257", "TypedDict with optional keys")
 UNINITIALIZED_MODULE = _gb("GB0119", "Uninitialized nn.Module")
+BUILTIN_HANDLER_ARGUMENTS = _gb("GB0193", "invalid call to builtin op handler")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))
