@@ -138,18 +138,13 @@ class Session:
         """The folders whose files make the project around ``paths``: the configuration root when
         there is a configuration file or a git work tree there; without either (a loose folder, the
         home directory) only the top-level packages that hold the given files, so that checking one
-        file never walks a folder nobody declared a project.  A given file outside the root (an
-        installed library's module, checked from another project) brings the top-level package that
-        holds it: what a file is reported to do does not depend on the folder the check runs from."""
-        named = [p for p in paths if p != STDIN]
-        inside = [p for p in named if _inside(p, self.root)]
-        outside = [p for p in named if not _inside(p, self.root)]
-        roots: set[str] = {top for top in map(_top_package, outside) if top is not None}
-        if inside and (self.config.source is not None or _in_git_work_tree(self.root)):
-            roots.add(self.root)
-        else:
-            roots.update(top for top in map(_top_package, inside) if top is not None)
-        return sorted(roots)
+        file never walks a folder nobody declared a project."""
+        inside = [p for p in paths if p != STDIN and _inside(p, self.root)]
+        if not inside:
+            return []
+        if self.config.source is not None or _in_git_work_tree(self.root):
+            return [self.root]
+        return sorted({top for top in map(_top_package, inside) if top is not None})
 
     def refresh(self) -> None:
         """Find the project's files again on the next call (files were created or deleted: an editor
