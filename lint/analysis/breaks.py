@@ -49,10 +49,11 @@ from dynalint.analysis.events import (
     WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
+from dynalint.analysis.module_index import is_generator_function
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
                                             BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
-from dynalint.analysis.syntax import children, dotted_name, encloses, is_generator, simple_statements, walk
+from dynalint.analysis.syntax import children, dotted_name, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
@@ -708,7 +709,7 @@ def _broken_generator_calls(events: list[Event]) -> list[Event]:
     eagerly (measured on torch 2.13: a branch on a tensor after ``torch.cat(list(chunks(x)))``, whose
     generator calls ``.item()``, is not reported; after the same call of a plain function it is)."""
     return [ev for ev in events if isinstance(ev, CallEvent) and ev.callee_broke and ev.callee is not None
-            and ev.callee.derived("generator", is_generator)]
+            and is_generator_function(ev.callee)]
 
 
 def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> list[Break]:

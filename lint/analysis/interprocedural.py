@@ -11,8 +11,8 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.events import CallEvent
-from dynalint.analysis.module_index import COMPILE_NAMES, ClassInfo, FunctionInfo, local_names_of
-from dynalint.analysis.syntax import decorator_target, is_generator
+from dynalint.analysis.module_index import COMPILE_NAMES, ClassInfo, FunctionInfo, is_generator_function, local_names_of
+from dynalint.analysis.syntax import decorator_target
 from dynalint.analysis.project import bound_entry, decode_value, encode_value, split_entry
 from dynalint.analysis.cut import CutReplay
 from dynalint.analysis.replay import (
@@ -263,7 +263,7 @@ class Interprocedural(CutReplay):
     def analyze_root(self, fn: FunctionInfo, bound: ClassInfo | None = None) -> None:
         """Analyse an entry point; ``bound``: the subclass whose instance runs an inherited method."""
         prog = self.program
-        if (fn.compile_decorated or id(fn) in prog.entry_points.entered) and fn.derived("generator", is_generator):
+        if (fn.compile_decorated or id(fn) in prog.entry_points.entered) and is_generator_function(fn):
             return  # Dynamo skips a generator's own frame: compiled, it runs eagerly (measured on torch 2.13)
         owner = prog.program_for(fn.owner)
         ev = owner.signatures.evidence(fn)
@@ -540,7 +540,7 @@ class Interprocedural(CutReplay):
             self._broke.add(key)
             if prog.tracker is not None:
                 prog.tracker.log.append((BROKE, key))
-        if fn.derived("generator", is_generator):
+        if is_generator_function(fn):
             # Dynamo runs a generator's body where the caller steps it: the call is the sequence of what
             # it yields (its breaks are found in its body, analysed here with the call's arguments)
             return sequence(element=join_all(callee.yielded) if callee.yielded else None)

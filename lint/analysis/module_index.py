@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Iterator, TypeVar
 import libcst as cst
 
 from dynalint.analysis.custom_ops import index_custom_ops
-from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, root_name, walk
+from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, is_generator, root_name, walk
 
 T = TypeVar("T")
 
@@ -40,6 +40,9 @@ class FunctionInfo:
     is_static: bool = False
     is_classmethod: bool = False
     local_names: frozenset[str] = frozenset()
+    yields: bool | None = None
+    """Whether a ``yield`` is in the function's body or in a function nested in it (None: not indexed); False
+    settles that it is no generator without another walk (see :func:`is_generator_function`)."""
     global_decls: frozenset[str] = frozenset()
     closure: dict | None = field(default=None, repr=False)
     """For functions nested in analysed code: the enclosing environment."""
@@ -493,7 +496,7 @@ _BINDINGS = _Remembered()
 
 def _bindings(node: cst.FunctionDef) -> Bindings:
     """One walk over a function: its local names, its ``global`` names, and the nodes
-    that may mutate state (assignments, ``del``, calls)."""
+    that may mutate state (assignments, ``del``, calls) or make it a generator (``yield``)."""
     return _BINDINGS.get(node)
 
 
@@ -513,7 +516,8 @@ def _walk_bindings(node: cst.FunctionDef) -> Bindings:
     interesting: list[cst.CSTNode] = []
     for n in walk(node.body):
         tp = type(n)
-        if tp is cst.Call or tp is cst.Del or tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign:
+        if tp is cst.Call or tp is cst.Del or tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign \
+                or tp is cst.Yield:
             interesting.append(n)
         if tp is cst.Global:
             global_decls.update(x.name.value for x in n.names)
@@ -552,6 +556,7 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
     local, global_decls, nodes = _bindings(fn.node)
     fn.local_names = frozenset(local)
     fn.global_decls = frozenset(global_decls)
+    fn.yields = any(type(n) is cst.Yield for n in nodes)
 
     def is_global(name: str) -> bool:
         return name not in local and name in idx.globals
@@ -646,3 +651,9 @@ def _self_name(fn: FunctionInfo) -> str | None:
         return None
     names = fn.param_names()
     return names[0] if names else None
+
+
+def is_generator_function(fn: FunctionInfo) -> bool:
+    """``fn`` is a generator function: a ``yield`` of its own (not of a nested function).  The index's walk
+    settles most functions; the others are walked once (:meth:`FunctionInfo.derived`)."""
+    return fn.yields is not False and fn.derived("generator", is_generator)
