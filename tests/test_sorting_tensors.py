@@ -39,6 +39,15 @@ CASES = [
         short = min(xs, key=lambda t: t.shape[0])  # breaks
         return big + short + max(x, x * 2) + max(len(xs), 1)
     """, "f", "[(torch.ones(2, 4),)]"),
+    ("an-untyped-argument-may-be-a-dict", """
+    import torch
+
+
+    def f(d, x):
+        for k in sorted(d, key=lambda k: d[k]):
+            x = x * d[k]
+        return max(d, key=lambda k: d[k]), x
+    """, "f", "[({'a': 2, 'b': 1}, torch.ones(2))]"),
     ("pairs-and-lists", """
     import torch
 

@@ -703,6 +703,12 @@ def _tensor_keys(keys: Value) -> bool:
                                  and any(v.is_tensor for v in element.items))
 
 
+def _assumed_tensor(v: Value) -> bool:
+    """``v`` is only taken for a tensor (an untyped parameter, which may as well be a dict: ``sorted(d,
+    key=lambda k: d[k])``): what iterating it gives is not known."""
+    return v.kind is Kind.TENSOR and v.assumed
+
+
 def _broken_generator_calls(events: list[Event]) -> list[Event]:
     """The calls of generator functions of the checked code whose body breaks the graph: Dynamo cannot
     resume the caller in the middle of stepping a generator it inlines, and runs the rest of the caller
@@ -1376,7 +1382,7 @@ class BreakClassifier:
         if call.sort_keys is not None and _tensor_keys(call.sort_keys):
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q in ("builtins.max", "builtins.min") and call.kwargs and any(
-                a.is_tensor or a.elements().is_tensor for a in call.args):
+                not _assumed_tensor(a) and (a.is_tensor or a.elements().is_tensor) for a in call.args):
             return GB.BUILTIN_HANDLER_ARGUMENTS, (f"Dynamo's `{q[len('builtins.'):]}` of tensors takes no "
                                                   f"`{next(iter(call.kwargs))}=`")
         if q == "builtins.print":

@@ -151,6 +151,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     unbound = unbound_apply(ev, receiver, node) if method == "apply" else None
     sorts = args[0] if qualname == "builtins.sorted" and args else \
         receiver if method == "sort" and receiver is not None and receiver.kind is Kind.SEQUENCE else None
+    if sorts is not None and sorts.kind is Kind.TENSOR and sorts.assumed:
+        sorts = None  # an untyped parameter, iterated: what it holds is not known (it may be a dict)
     key = _call_each(ev, kwargs["key"], [sorts.elements()]) if sorts is not None and "key" in kwargs else None
     keys = sorts if sorts is not None and "key" not in kwargs else sequence(element=key) if key is not None else None
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
