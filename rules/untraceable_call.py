@@ -56,7 +56,8 @@ class UntraceableCall(Rule):
         passes the context twice when an input requires grad, and the call fails to bind).  An `nn.Module`
         built in compiled code whose `__init__` breaks, or built where the function runs eagerly, has each
         `__init__` of its chain compiled as a frame of its own that cannot take the module before
-        `nn.Module.__init__` ran: each breaks at its first use of `self` (its `super().__init__(...)`).
+        `nn.Module.__init__` ran: each breaks at its first use of `self` (its `super().__init__(...)`). A
+        property read through `super()` is held unresolved: calling its methods or passing it to torch breaks.
         Torch's own functions that Dynamo skips or cannot put in a graph (`torch.save`, `torch.load`,
         `torch.get_rng_state`/`set_rng_state`, `torch.set_num_threads`, `torch.initial_seed()`...), the
         `Tensor` methods it breaks on when called without arguments (`t.storage_offset()`, `t.is_signed()`,
@@ -385,7 +386,7 @@ class UntraceableCall(Rule):
                                  Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM,
                                  Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT,
                                  Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
-                                 Cause.ASSERTED_OBJECT, Cause.UNINITIALIZED_MODULE):
+                                 Cause.ASSERTED_OBJECT, Cause.UNINITIALIZED_MODULE, Cause.SUPER_PROPERTY):
             code = ctx.code(brk.node)
             if brk.cause is Cause.ASSERTED_OBJECT:
                 yield self.reported(brk, f"`assert {code}`: {brk.detail}, so the graph breaks here.",
@@ -414,6 +415,11 @@ class UntraceableCall(Rule):
             if brk.cause is Cause.EAGER_COMPREHENSION:
                 yield self.reported(brk, f"this comprehension: {brk.detail}; the graph breaks here and the "
                                          "comprehension runs eagerly.", hint=_FRAME_HINT)
+                continue
+            if brk.cause is Cause.SUPER_PROPERTY:
+                yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.",
+                                    hint="call the base class's getter (`Base.mean.fget(self)`), or keep the value "
+                                         "in an attribute both classes read")
                 continue
             if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.TENSOR_ATTRIBUTE,
                              Cause.TENSOR_TEXT, Cause.ATTRIBUTE_READ):

@@ -3,7 +3,8 @@ narrows ``x`` as ``isinstance(x, torch.Tensor)`` does, and that test of a value 
 so the code its other branch holds never runs; a string bound once at module level, or in the body
 of a class and read on the class (an enum-like class of names), is that string, so a value compared with
 it is no tensor; a property's getter runs where compiled code reads the property, and a lambda where the
-function that made it calls it (Dynamo inlines both, so what breaks in them breaks there).  Each case is
+function that made it calls it (Dynamo inlines both, so what breaks in them breaks there), but a property
+read through ``super()`` is held unresolved: calling its methods or passing it to torch breaks.  Each case is
 also run under real Dynamo."""
 from __future__ import annotations
 
@@ -92,6 +93,38 @@ CASES = [
     def f(x):
         return x * span.norm
     """, "f", "[(torch.ones(3),)]"),
+    ("property-read-through-super", """
+    import torch
+
+
+    class Base:
+        def __init__(self, m):
+            self._m = m
+
+        @property
+        def mean(self):
+            return self._m
+
+
+    class Flat(Base):
+        @property
+        def mean(self):
+            m = super().mean
+            return m.view(-1)  # breaks
+
+
+    class Scaled(Base):
+        @property
+        def mean(self):
+            return torch.exp(super().mean)  # breaks
+
+
+    flat = Flat(torch.ones(2, 2))
+
+
+    def f(x):
+        return flat.mean + Scaled(x).mean
+    """, "f", "[(torch.ones(4),)]"),
     ("property-of-a-module", """
     import torch
 

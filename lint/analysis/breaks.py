@@ -18,7 +18,7 @@ import libcst as cst
 
 from dynalint.core import gb_types as GB
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.calls import DATA_PTR, TENSOR_TEXT, python_number as _python_number, \
+from dynalint.analysis.calls import DATA_PTR, SUPER_PROPERTY, TENSOR_TEXT, python_number as _python_number, \
     traced_random as _traced_random
 from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names, for the rules and fixers)
     CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
@@ -143,6 +143,9 @@ class Cause(enum.Enum):
     frame of its own, which receives the module before ``nn.Module.__init__`` ran, and cannot take it
     ("Uninitialized nn.Module"); so does each base's ``__init__`` that its ``super().__init__(...)`` runs
     (:func:`_uninitialized_modules`)."""
+    SUPER_PROPERTY = "super-property"
+    """A property read through ``super()`` whose method is called or that is passed to torch: Dynamo holds the
+    attribute unresolved instead of running the getter."""
     FRESH_OBJECT_METHOD = "fresh-object-method"
     """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
     breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
@@ -695,6 +698,10 @@ def _base_init(init: "FunctionInfo") -> "FunctionInfo | None":
     return None
 
 
+_SUPER_PROPERTY_WHY = ("a property read through `super()` is held unresolved while tracing (Dynamo does not run the "
+                       "getter there), and Dynamo cannot use it")
+
+
 def _tensor_keys(keys: Value) -> bool:
     """A sort by ``keys`` (:attr:`CallEvent.sort_keys`) compares tensors: they are tensors, or tuples holding one
     (``sorted(d.items())`` of a dict of tensors).  Dynamo sorts only by keys it knows as constants."""
@@ -1063,6 +1070,7 @@ class BreakClassifier:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
         elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
             self._tensor_text(call, (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1])
+        self._super_property(call)
         if call.callee_broke and call.method is not None and not call.in_loop and self._fresh_object_call(call):
             found.append(Break(call, Cause.FRESH_OBJECT_METHOD, GB.RECONSTRUCTION_FAILURE,
                                f"`{call.method}` breaks the graph inside, and Dynamo cannot rebuild the method "
@@ -1294,6 +1302,15 @@ class BreakClassifier:
             self.found.append(Break(ev, Cause.TENSOR_TEXT, GB.OBSERVED_EXCEPTION,
                                     "a string formatted from a tensor is held unformatted while tracing (its "
                                     "text needs the tensor's data), and Dynamo cannot use it"))
+
+    def _super_property(self, call: CallEvent) -> None:
+        """A method of a property read through ``super()`` called, or the property passed to torch
+        (:data:`~dynalint.analysis.calls.SUPER_PROPERTY`)."""
+        if call.method is not None and call.receiver is not None and call.receiver.qualname == SUPER_PROPERTY:
+            self.found.append(Break(call, Cause.SUPER_PROPERTY, GB.UNSUPPORTED_METHOD, _SUPER_PROPERTY_WHY))
+        elif (call.qualname or "").startswith("torch.") and any(
+                v.qualname == SUPER_PROPERTY for v in (*call.args, *call.kwargs.values())):
+            self.found.append(Break(call, Cause.SUPER_PROPERTY, GB.PROXY_ARGUMENTS, _SUPER_PROPERTY_WHY))
 
     def containment(self, ev: ContainmentEvent) -> None:
         self._tensor_text(ev, (ev.container,))

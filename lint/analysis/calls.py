@@ -46,6 +46,9 @@ DATA_PTR = "torch.Tensor.data_ptr()"
 #: The qualname of an f-string that formats a tensor: Dynamo holds it unformatted (the tensor's text needs its
 #: data), so measuring, comparing, combining it or calling its methods breaks.
 TENSOR_TEXT = "builtins.str (formatted from a tensor)"
+#: The qualname of a property read through ``super()`` (``super().mean`` in an override of ``mean``): Dynamo
+#: holds the attribute unresolved, so calling its methods or passing it to torch breaks.
+SUPER_PROPERTY = "builtins.property (read through super())"
 #: dict methods that leave the dict as it is
 _READING_DICT_METHODS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__", "__len__"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "set", "frozenset"})
@@ -279,6 +282,19 @@ def _untyped(v: Value) -> bool:
 def _has_call(ev: "EvaluatorView", cls: "ClassInfo") -> bool:
     ev.p.classes.touch_class(cls)
     return cls.find_method("__call__") is not None
+
+
+def super_property(ev: "EvaluatorView", node: cst.Attribute) -> Value | None:
+    """``super().name`` read, not called, where the next definition of ``name`` among the bases of the checked
+    code is a ``property``: Dynamo does not run the getter there but holds the attribute unresolved (measured on
+    torch 2.13: ``super().mean.view(-1)`` and ``torch.exp(super().mean)`` break, whatever made the object;
+    arithmetic on it breaks on an object built in compiled code only, and is not reported; a plain method
+    called through ``super()`` is traced)."""
+    parent = _super_method(ev, node)
+    if parent is None or parent.func is None or "property" not in parent.func.decorators:
+        return None
+    ev.expr(node.value)
+    return Value(Kind.UNKNOWN, qualname=SUPER_PROPERTY, origin=node)
 
 
 def _super_method(ev: "EvaluatorView", func: cst.BaseExpression) -> Value | None:

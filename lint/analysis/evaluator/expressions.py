@@ -96,6 +96,9 @@ class ExpressionHandlers:
         return PYTHON_VALUE
 
     def _attribute(self, node: cst.Attribute) -> Value:
+        unresolved = calls.super_property(self, node)
+        if unresolved is not None:
+            return unresolved
         base = self.expr(node.value)
         v = self.attribute(base, node.attr.value, node)
         if base.kind is Kind.TENSOR and (base.qualname == K.NUMPY_ARRAY or base.cls is not None):
