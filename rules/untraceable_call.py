@@ -388,21 +388,9 @@ class UntraceableCall(Rule):
                                  Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
                                  Cause.ASSERTED_OBJECT, Cause.UNINITIALIZED_MODULE, Cause.SUPER_PROPERTY):
             code = ctx.code(brk.node)
-            if brk.cause is Cause.ASSERTED_OBJECT:
-                yield self.reported(brk, f"`assert {code}`: {brk.detail}, so the graph breaks here.",
-                                    hint="assert a bool (`assert len(x) > 0`, `assert x is not None`), or check "
-                                         "outside the compiled region")
-                continue
-            if brk.cause is Cause.UNINITIALIZED_MODULE:
-                yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here too.",
-                                    hint="build the module outside the compiled code and pass it in, or remove the "
-                                         "graph break in its `__init__`")
-                continue
-            if brk.cause is Cause.SPARSE_RESUME:
-                yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here and the rest of the "
-                                         "function runs eagerly.",
-                                    hint="make the dense tensor without a sparse one (`index_put_` with "
-                                         "`accumulate=True`, `scatter_add`), or outside the compiled region")
+            if brk.cause in _WORDED:
+                message, hint = _WORDED[brk.cause]
+                yield self.reported(brk, message.format(code=code, detail=brk.detail), hint=hint)
                 continue
             if brk.cause is Cause.FRESH_OBJECT_METHOD:
                 yield self.reported(brk, f"`{code}`: {brk.detail}; the graph breaks here too and the rest of "
@@ -411,15 +399,6 @@ class UntraceableCall(Rule):
                                          "compiled region" if "tensor subclass" in brk.detail else
                                     "make the object outside the compiled function and pass it in, or "
                                     "remove the graph break inside the method")
-                continue
-            if brk.cause is Cause.EAGER_COMPREHENSION:
-                yield self.reported(brk, f"this comprehension: {brk.detail}; the graph breaks here and the "
-                                         "comprehension runs eagerly.", hint=_FRAME_HINT)
-                continue
-            if brk.cause is Cause.SUPER_PROPERTY:
-                yield self.reported(brk, f"`{code}`: {brk.detail}, so the graph breaks here.",
-                                    hint="call the base class's getter (`Base.mean.fget(self)`), or keep the value "
-                                         "in an attribute both classes read")
                 continue
             if brk.cause in (Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.TENSOR_ATTRIBUTE,
                              Cause.TENSOR_TEXT, Cause.ATTRIBUTE_READ):
@@ -465,6 +444,24 @@ _TRACED_RANDOM_USES = {
 _FRAME_HINT = ("build the list with a `for` loop, or over `range(len(...))` or a tuple (iterators Dynamo "
                "steps), or remove the graph break that makes it a frame of its own")
 LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
+#: the causes whose finding reads the same whatever the break: its message (``{code}``, the node's text;
+#: ``{detail}``, what the break names) and its hint
+_WORDED: dict[Cause, tuple[str, str]] = {
+    Cause.ASSERTED_OBJECT: ("`assert {code}`: {detail}, so the graph breaks here.",
+                            "assert a bool (`assert len(x) > 0`, `assert x is not None`), or check outside the "
+                            "compiled region"),
+    Cause.UNINITIALIZED_MODULE: ("`{code}`: {detail}; the graph breaks here too.",
+                                 "build the module outside the compiled code and pass it in, or remove the graph "
+                                 "break in its `__init__`"),
+    Cause.SPARSE_RESUME: ("`{code}`: {detail}; the graph breaks here and the rest of the function runs eagerly.",
+                          "make the dense tensor without a sparse one (`index_put_` with `accumulate=True`, "
+                          "`scatter_add`), or outside the compiled region"),
+    Cause.EAGER_COMPREHENSION: ("this comprehension: {detail}; the graph breaks here and the comprehension runs "
+                                "eagerly.", _FRAME_HINT),
+    Cause.SUPER_PROPERTY: ("`{code}`: {detail}, so the graph breaks here.",
+                           "call the base class's getter (`Base.mean.fget(self)`), or keep the value in an attribute "
+                           "both classes read"),
+}
 _TRAINING = ("compile the forward pass (and the loss) only, and call backward() and the optimizer "
              "outside the compiled function")
 _HINTS_BY_TYPE = {

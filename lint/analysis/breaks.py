@@ -29,7 +29,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 )
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
-from dynalint.analysis.eager_part import body_order, eager_part, function_blocks, split_untraced
+from dynalint.analysis.eager_part import EagerPart, body_order, eager_part, function_blocks, split_untraced
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -635,10 +635,14 @@ def _uninitialized_modules(events: list[Event], found: list[Break], every: list[
     by_function: dict[int, list[Break]] = {}
     for b in every:
         by_function.setdefault(id(b.event.function), []).append(b)
+    parts: dict[int, EagerPart | None] = {}
 
     def eagerly(call: CallEvent) -> bool:
-        mine = by_function.get(id(call.function))
-        part = eager_part(mine, call.function) if mine else None
+        key = id(call.function)
+        if key not in parts:  # (one eager part per function, however many modules it builds)
+            mine = by_function.get(key)
+            parts[key] = eager_part(mine, call.function) if mine else None
+        part = parts[key]
         return part is not None and part.eager(call.statement)
 
     built = [ev for ev in built if ev.callee_broke or eagerly(ev)]
