@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.core import gb_types as GB
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.breaks import Break, Cause, is_optimizer
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
@@ -85,7 +86,18 @@ class UntraceableCall(Rule):
         breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
         `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
         `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
-        an object nothing shows to be an optimizer is not reported. A list, set or dict comprehension
+        an object nothing shows to be an optimizer is not reported. Every method of a learning-rate scheduler
+        or a `GradScaler` breaks (their files are skipped: `sched.step()`, `scaler.scale(loss)`), and so does
+        `.backward()` of what the analysis could not type (only a tensor has the method). A tensor method
+        whose argument breaks while it is computed (`x.masked_fill(make_mask(n), 0.0)`, the break inside
+        `make_mask` or on another line of the argument) breaks at its call too: Dynamo resumes with the
+        method already looked up and calls it as a function marked as skipped (a `torch.*` function, a module
+        call or an operator does not). Every method of a `logging.Logger` breaks, `isEnabledFor` too.
+        (`kl_divergence` breaks only the first time a process meets a pair of distribution types, which
+        depends on what ran before: not judged.) NumPy's global RNG is traced through `torch._numpy.random`
+        where it draws an array (`np.random.rand(3)`, `np.random.normal(0, 1, size=n)`, `np.random.seed`,
+        `np.random.shuffle`); a draw of one number (`np.random.rand()`, `np.random.choice(...)`) breaks, as
+        does a function it does not map (`np.random.permutation`). A list, set or dict comprehension
         that Dynamo meets as a frame of its own cannot step the iterator it receives ("Missing
         tp_iternext", at the comprehension's first line): in a function Dynamo runs eagerly after a break
         inside one of its loops, one over `enumerate`/`zip`/`map`/`reversed`/`sorted`, a list display or
@@ -385,8 +397,7 @@ class UntraceableCall(Rule):
         for brk in ctx.breaks.of(Cause.UNTRACEABLE_CALL, Cause.ENVIRONMENT_WRITE, Cause.PERCENT_FORMAT,
                                  Cause.DATA_POINTER, Cause.LOCK, Cause.CLASS_STATEMENT, Cause.TRACED_RANDOM,
                                  Cause.EAGER_COMPREHENSION, Cause.TENSOR_ATTRIBUTE, Cause.TENSOR_TEXT,
-                                 Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
-                                 Cause.ASSERTED_OBJECT, Cause.UNINITIALIZED_MODULE, Cause.SUPER_PROPERTY):
+                                 Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, *_WORDED):
             code = ctx.code(brk.node)
             if brk.cause in _WORDED:
                 message, hint = _WORDED[brk.cause]
@@ -458,6 +469,9 @@ _WORDED: dict[Cause, tuple[str, str]] = {
                           "`scatter_add`), or outside the compiled region"),
     Cause.EAGER_COMPREHENSION: ("this comprehension: {detail}; the graph breaks here and the comprehension runs "
                                 "eagerly.", _FRAME_HINT),
+    Cause.HELD_TENSOR_METHOD: ("`{code}`: {detail}; the graph breaks here too.",
+                               "compute the argument on a line of its own before the call, or remove the graph "
+                               "break in it"),
     Cause.SUPER_PROPERTY: ("`{code}`: {detail}, so the graph breaks here.",
                            "call the base class's getter (`Base.mean.fget(self)`), or keep the value in an attribute "
                            "both classes read"),
@@ -521,8 +535,8 @@ def untraced_hint(brk: Break) -> str:
     if brk.gb in _HINTS_BY_TYPE:
         return _HINTS_BY_TYPE[brk.gb]
     receiver = getattr(brk.event, "receiver", None)
-    if receiver is not None and is_optimizer(receiver):  # step() and zero_grad()
-        return _TRAINING
+    if receiver is not None and (is_optimizer(receiver) or K.skipped_torch_instance(receiver.qualname)):
+        return _TRAINING  # an optimizer's step() and zero_grad(), a scheduler's or a gradient scaler's methods
     qualname = getattr(brk.event, "qualname", None) or ""
     for prefixes, hint in _HINTS_BY_CALL:
         if any(qualname == p or (p.endswith(".") and qualname.startswith(p)) for p in prefixes):

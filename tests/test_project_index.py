@@ -302,6 +302,82 @@ def test_cache_reanalyses_a_changed_file_and_its_dependents(package, tmp_path, c
     assert counted == []
 
 
+# --------------------------------------------------------------------------- aliases of modules not checked
+
+ALIASES = '''
+from typing import Optional
+
+from torch import Tensor
+
+OptTensor = Optional[Tensor]
+'''
+
+NORM = '''
+import torch
+from torch import nn
+
+from alias_pkg.typing import OptTensor
+
+
+class GraphNorm(nn.Module):
+    def forward(self, x, batch: OptTensor = None, batch_size=None):
+        if batch is None:
+            batch = x.new_zeros(x.size(0), dtype=torch.long)
+            batch_size = 1
+        if batch_size is None:
+            batch_size = int(batch.max()) + 1
+        return x * batch_size
+'''
+
+
+@pytest.fixture
+def alias_package(tmp_path):
+    pkg = tmp_path / "src" / "alias_pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "typing.py").write_text(ALIASES.lstrip())
+    (pkg / "norm.py").write_text(NORM.lstrip())
+    return {name: str(pkg / f"{name}.py") for name in ("typing", "norm")}
+
+
+def test_an_alias_of_a_module_not_checked_types_the_parameter(alias_package, tmp_path):
+    """Checked alone, ``norm.py`` still reads what ``OptTensor`` promises from the package's module that
+    binds it (not checked itself): ``batch`` is a tensor on both paths, so ``int(batch.max())`` breaks.
+    Unknown, the join with ``new_zeros`` on the other path would be unknown and the line silent."""
+    norm = alias_package["norm"]
+    cache = str(tmp_path / "cache")
+    found = _diagnostics([norm], Settings(scope=Scope.COMPILED), cache_dir=cache)
+    assert _flagged(found, norm) == {(_line(norm, "int(batch.max())"), "DYN102")}
+    # the cached entry depends on the module the alias came from
+    with open(alias_package["typing"], "w") as fh:
+        fh.write(ALIASES.lstrip().replace("Optional[Tensor]", "Optional[int]"))
+    assert not _flagged(_diagnostics([norm], Settings(scope=Scope.COMPILED), cache_dir=cache), norm)
+
+
+@requires_torch
+def test_the_alias_of_a_module_not_checked_matches_dynamo(alias_package):
+    import torch
+
+    from dynalint.verify.probe import observe
+
+    norm = alias_package["norm"]
+    found = _diagnostics([norm], Settings(scope=Scope.COMPILED))
+    src = os.path.dirname(os.path.dirname(norm))
+    sys.path.insert(0, src)
+    try:
+        from alias_pkg.norm import GraphNorm
+
+        layer = GraphNorm()
+        obs = observe(lambda x, b: layer(x, b), [(torch.rand(4, 3), torch.tensor([0, 0, 1, 1]))],
+                      files_of_interest=[norm])
+        assert not obs.errors, obs.errors
+        assert {line for line, _ in _flagged(found, norm)} == obs.break_lines(norm)
+    finally:
+        sys.path.remove(src)
+        for name in [m for m in sys.modules if m.startswith("alias_pkg")]:
+            del sys.modules[name]
+
+
 # --------------------------------------------------------------------------- real Dynamo
 
 

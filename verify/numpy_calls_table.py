@@ -23,7 +23,9 @@ compiling a tiny function with ``fullgraph=True`` (at a break Dynamo raises inst
   both arrays make Dynamo break with "Dynamic shape operator" (``np.argwhere``, ``np.unique``). These
   probes run the function for real, on a two-element array.
 
-``numpy.random`` is left out: the analysis knows its functions and generators already.
+``numpy.random`` is not probed: its functions Dynamo maps to ``torch._numpy.random`` (read from the same map)
+are traced, drawing from torch's generator (``TRACED_NUMPY_RANDOM``), and the others are refused; which of the
+traced calls give a number (and so break where it is read) depends on their arguments, as the analysis knows.
 """
 from __future__ import annotations
 
@@ -164,6 +166,8 @@ def main() -> None:
       "an integer array alike.\n"
       "``DYNAMIC_SHAPE_NUMPY_CALLS``: functions whose call with one array makes an array of data-dependent size\n"
       "(Dynamo breaks unless ``capture_dynamic_output_shape_ops`` is on, or ``fullgraph``).\n"
+      "``TRACED_NUMPY_RANDOM``: functions of NumPy's global RNG Dynamo traces through ``torch._numpy.random``\n"
+      "(drawing from torch's generator); it refuses the others.\n"
       '"""\n\n')
     for i, title in enumerate(("BREAKING_NUMPY_CALLS", "BREAKING_NDARRAY_ATTRIBUTES", "BREAKING_NDARRAY_METHODS")):
         w("\n\n" if i else "")
@@ -171,10 +175,21 @@ def main() -> None:
         for name, gb in sorted(found[title].items()):
             w(f"    {name!r}: {gb!r},\n")
         w("}\n")
-    w("\n\nDYNAMIC_SHAPE_NUMPY_CALLS: frozenset[str] = frozenset({\n")
-    for name in sorted(found["DYNAMIC_SHAPE_NUMPY_CALLS"]):
-        w(f"    {name!r},\n")
-    w("})\n")
+    for title in ("DYNAMIC_SHAPE_NUMPY_CALLS", "TRACED_NUMPY_RANDOM"):
+        w(f"\n\n{title}: frozenset[str] = frozenset({{\n")
+        for name in sorted(found[title]):
+            w(f"    {name!r},\n")
+        w("})\n")
+
+
+def traced_numpy_random() -> list[str]:
+    """The functions of ``numpy.random`` Dynamo maps to ``torch._numpy.random``, by dotted name."""
+    import numpy
+    from torch._dynamo.variables.misc import get_np_to_tnp_map
+
+    mapped = get_np_to_tnp_map()
+    return sorted(f"numpy.random.{name}" for name in dir(numpy.random)
+                  if not name.startswith("_") and getattr(numpy.random, name) in mapped)
 
 
 if __name__ == "__main__":
@@ -189,7 +204,8 @@ if __name__ == "__main__":
             result: dict[str, Any] = {"BREAKING_NUMPY_CALLS": functions,
                                       "BREAKING_NDARRAY_ATTRIBUTES": attributes,
                                       "BREAKING_NDARRAY_METHODS": methods,
-                                      "DYNAMIC_SHAPE_NUMPY_CALLS": dynamic}
+                                      "DYNAMIC_SHAPE_NUMPY_CALLS": dynamic,
+                                      "TRACED_NUMPY_RANDOM": traced_numpy_random()}
         with open(sys.argv[2], "w", encoding="utf-8") as f:
             json.dump(result, f)
     else:

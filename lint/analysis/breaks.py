@@ -18,8 +18,8 @@ import libcst as cst
 
 from dynalint.core import gb_types as GB
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.calls import DATA_PTR, SUPER_PROPERTY, TENSOR_TEXT, python_number as _python_number, \
-    traced_random as _traced_random
+from dynalint.analysis.calls import DATA_PTR, SUPER_PROPERTY, TENSOR_TEXT, numpy_draw_is_number, \
+    python_number as _python_number, traced_random as _traced_random
 from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names, for the rules and fixers)
     CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
     CAPTURE_FLAGS,
@@ -48,10 +48,10 @@ from dynalint.analysis.events import (
     SubscriptEvent,
     WhileLoopEvent,
 )
-from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call, reorderable_arguments
+from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger, reorderable_arguments
 from dynalint.analysis.module_index import is_generator_function
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
-                                            BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS)
+                                            BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
 from dynalint.analysis.syntax import children, dotted_name, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
@@ -146,6 +146,11 @@ class Cause(enum.Enum):
     SUPER_PROPERTY = "super-property"
     """A property read through ``super()`` whose method is called or that is passed to torch: Dynamo holds the
     attribute unresolved instead of running the getter."""
+    HELD_TENSOR_METHOD = "held-tensor-method"
+    """A tensor method call (``x.masked_fill(make_mask(n), 0.0)``) one of whose arguments breaks the graph
+    while it is computed: Dynamo resumes with the method already looked up on its stack, a builtin it then
+    calls as a function marked as skipped, so the call breaks too (measured on torch 2.13; a ``torch.*``
+    function, an ``F.*`` function, a module call, an operator or the argument on a line of its own do not)."""
     FRESH_OBJECT_METHOD = "fresh-object-method"
     """A method of an object the function made itself (``s = Solver(y); s.integrate(t)``) whose body
     breaks: Dynamo breaks at the call, cannot rebuild the bound method of an object without a source to
@@ -950,6 +955,10 @@ class BreakClassifier:
         self._uses: dict[int, tuple[Event, tuple[cst.CSTNode, cst.CSTNode] | None]] = {}
         self._names: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
         """:func:`counting_names` by ``id`` of the function's node."""
+        self._positions: dict[int, int] = {}
+        """Where each event is in :attr:`events`, by ``id`` (filled as far as asked: see :meth:`_position`)."""
+        self._indexed = 0
+        self._last_indexed: Event | None = None
 
     def classify(self, ev: Event) -> bool:
         """Append the breaks at ``ev`` to :attr:`found`; False for an event no break is made of.  (The
@@ -1075,6 +1084,11 @@ class BreakClassifier:
         elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
             self._tensor_text(call, (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1])
         self._super_property(call)
+        if call.method is not None and call.qualname is None and call.receiver is not None \
+                and call.receiver.is_tensor and not call.in_loop and self._argument_broke(call):
+            found.append(Break(call, Cause.HELD_TENSOR_METHOD, GB.SKIPPED_FUNCTION,
+                               f"an argument of `{call.method}` breaks the graph while it is computed, and Dynamo "
+                               "resumes with the tensor's method already looked up, which it cannot call"))
         if call.callee_broke and call.method is not None and not call.in_loop and self._fresh_object_call(call):
             found.append(Break(call, Cause.FRESH_OBJECT_METHOD, GB.RECONSTRUCTION_FAILURE,
                                f"`{call.method}` breaks the graph inside, and Dynamo cannot rebuild the method "
@@ -1086,6 +1100,46 @@ class BreakClassifier:
                                "of a tensor subclass instance to resume after the call"))
         self.captured_constant(call)
 
+    def _argument_broke(self, call: CallEvent) -> bool:
+        """Whether computing an argument of ``call`` breaks the graph: a break at an event of its function
+        inside one of the call's arguments, or a call there whose callee breaks (the events before ``call``
+        while they are inside it; the receiver's are not: it is computed before the method is looked up)."""
+        node = call.node
+        if type(node) is not cst.Call or not any(type(n) is cst.Call for a in node.args for n in walk(a.value)):
+            return False
+        inside = {id(n) for a in node.args for n in walk(a.value)}
+        events = self.events
+        at = self._position(call)
+        for ev in reversed(events[:at if at >= 0 else len(events)]):
+            if ev.function is not call.function:
+                continue  # (a callee's own events)
+            if id(ev.node) not in inside:
+                if encloses(node, ev.node):
+                    continue  # the receiver
+                return False
+            if (isinstance(ev, CallEvent) and ev.callee_broke) or self.breaks_at(ev):
+                return True
+        return False
+
+    def _position(self, ev: Event) -> int:
+        """Where ``ev`` is in :attr:`events` (-1 when it is not there yet: the evaluator asks about an event
+        before reporting it).  The events are indexed as far as they were asked about; a list cut back since
+        (an analysis undone to be replayed) is indexed again."""
+        events, positions = self.events, self._positions
+        known = positions.get(id(ev))
+        if known is not None and known < len(events) and events[known] is ev:
+            return known
+        indexed = self._indexed
+        if indexed and (indexed > len(events) or events[indexed - 1] is not self._last_indexed):
+            positions.clear()
+            indexed = 0
+        for i in range(indexed, len(events)):
+            positions[id(events[i])] = i
+        self._indexed = len(events)
+        self._last_indexed = events[-1] if events else None
+        known = positions.get(id(ev))
+        return known if known is not None and events[known] is ev else -1
+
     def _fresh_object_call(self, call: CallEvent) -> bool:
         """``call`` is a method call on an object its function made (:func:`fresh_receiver`) with no
         break between the making and the call: after such a break Dynamo resumes in a new frame, which
@@ -1094,7 +1148,7 @@ class BreakClassifier:
         if not made:
             return False
         events = self.events
-        at = next((i for i in range(len(events) - 1, -1, -1) if events[i] is call), -1)
+        at = self._position(call)
         for ev in reversed(events[:max(at, 0)]):
             if ev.function is not call.function:
                 continue
@@ -1413,7 +1467,9 @@ class BreakClassifier:
                                          "with `types.MethodType`, which Dynamo does not trace")
         if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in LOGGING_FUNCTIONS:
             return GB.PYTHON_TYPE, "module-level logging functions cannot be traced"
-        if is_logger_call(call):
+        if call.method is not None and is_logger(call.receiver):
+            # any method of a `logging.Logger`, not only those that log (`isEnabledFor`, `getEffectiveLevel`:
+            # measured on torch 2.13, Dynamo's variable for a logger has no method it traces)
             return GB.LOGGER_METHOD, "logger methods cannot be traced"
         if q in SKIPPED_CALLS:
             if SKIPPED_CALLS[q].active(self.settings.target_torch):
@@ -1435,7 +1491,12 @@ class BreakClassifier:
         if q is not None and q.startswith("numpy.random."):
             if "()." in q or f"{q}()" in K.NUMPY_GENERATOR_OBJECTS:
                 return GB.DATA_DEPENDENT_OPERATOR, "NumPy's random generators are not traced"
-            return GB.DATA_DEPENDENT_OPERATOR, "NumPy's global RNG is not traced"
+            if q not in TRACED_NUMPY_RANDOM:
+                return GB.NUMPY_UNSUPPORTED, ("Dynamo traces NumPy's global RNG through `torch._numpy.random`, "
+                                              "which has no such function")
+            if numpy_draw_is_number(q, call.node):
+                return GB.DATA_DEPENDENT_OPERATOR, ("Dynamo draws the number as a tensor with torch's generator "
+                                                    "and reads it from the tensor's data")
         if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
             return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
         if q in ("dataclasses.asdict", "dataclasses.astuple") and call.result is not None \
@@ -1703,10 +1764,11 @@ def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
     """``boxes[scores.argmax()]``, ``probs[0, i, tok]``, ``x[b, tok] = v``: a tensor read or written at a
     0-d integer tensor computed from data in this graph, alone or among other indices; Dynamo needs the
     index as a number ("Data dependent operator", measured on torch 2.13 with ints, slices, ``...`` and
-    index tensors beside it).  A 0-d tensor that entered the frame, or a tensor of indices, is traced."""
+    index tensors beside it).  A 0-d tensor that entered the frame, one whose value the fake tensor keeps
+    (:attr:`Value.lifted`), or a tensor of indices, is traced."""
     if not sub.base.is_tensor or sub.base.assumed:
         return False
-    return any(ix.zero_dim and ix.data_dependent and not ix.is_bool for ix in sub.index)
+    return any(ix.zero_dim and ix.data_dependent and not ix.is_bool and not ix.lifted for ix in sub.index)
 
 
 def zero_dim_mask_index(sub: SubscriptEvent) -> bool:
@@ -2171,7 +2233,8 @@ _OPTIMIZER_METHODS: dict[str, tuple[GraphBreakType, str]] = {
 
 
 def _training_step(call: CallEvent) -> tuple[GraphBreakType, str] | None:
-    """``loss.backward()`` on a tensor, ``optimizer.step()``/``zero_grad()`` on a torch.optim optimizer."""
+    """``loss.backward()`` on a tensor, ``optimizer.step()``/``zero_grad()`` on a torch.optim optimizer, any method
+    of a learning-rate scheduler or a gradient scaler (:data:`~dynalint.analysis.knowledge.SKIPPED_TORCH_CLASSES`)."""
     recv = call.receiver
     if recv is None:
         return None
@@ -2179,6 +2242,8 @@ def _training_step(call: CallEvent) -> tuple[GraphBreakType, str] | None:
         return GB.BACKWARD, "Dynamo does not trace Tensor.backward()"
     if call.method in _OPTIMIZER_METHODS and is_optimizer(recv):
         return _OPTIMIZER_METHODS[call.method]
+    if call.method is not None and K.skipped_torch_instance(recv.qualname):
+        return GB.SKIPPED_INLINE, f"Dynamo does not inline `{recv.qualname[:-2].rsplit('.', 1)[-1]}` (its file is skipped)"
     return None
 
 

@@ -9,6 +9,7 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
+from dynalint.analysis.numpy_calls import TRACED_NUMPY_RANDOM
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.syntax import dotted_name, encloses, walk
 from dynalint.analysis.values import (
@@ -27,6 +28,7 @@ from dynalint.analysis.values import (
     sequence,
     tensor,
 )
+from dynalint.config.settings import Scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.interface import EvaluatorView
@@ -129,9 +131,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
         if receiver is not None and qualname in K.RETURNS_RECEIVER:
             result = receiver
     elif receiver is not None and method is not None:
-        if method in K.ARRAY_EXTRACTIONS and _untyped(receiver):
+        if K.marks_array_receiver(method, len(args)) and _untyped(receiver) and (
+                method in K.ARRAY_EXTRACTIONS or ev.p.scope is not Scope.COMPILED):
             # only a tensor or a NumPy array (a tensor under Dynamo) has the method: where the call runs, the
-            # value the analysis could not follow is one
+            # value the analysis could not follow is one (under scope "compiled", only for a method that reads
+            # its data: nothing else is taken for a tensor by how the code uses it)
             ev.tensor_evidence(receiver)
             receiver = tensor(params=receiver.params, assumed=bool(receiver.params))
         result = method_call(ev, receiver, method, args, kwargs, node)
@@ -359,6 +363,10 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
             return tensor_method(ev, tensor(params=recv.params, assumed=bool(recv.params)), name, args, kwargs,
                                  node)
         return Value(Kind.UNKNOWN, params=recv.params)
+    if kind is Kind.MODULE and name in _WEIGHT_ITERATORS:
+        # `m.parameters()`, `m.named_buffers()`: the module's weights, inputs of the graph
+        weight = tensor(from_weights=True, entered=True)
+        return sequence(element=sequence(items=(PYTHON_VALUE, weight)) if name.startswith("named_") else weight)
     if kind is Kind.SIZE:
         return SIZE_VALUE if name in ("numel", "index", "count", "__getitem__") else UNKNOWN_VALUE
     if kind is Kind.SCALAR:
@@ -371,6 +379,9 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
         return PYTHON_VALUE
     return UNKNOWN_VALUE
 
+
+#: the methods of an ``nn.Module`` that iterate over its weights
+_WEIGHT_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
 
 _ELEMENTWISE = (cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 
@@ -556,8 +567,13 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         # a NumPy generator object: Dynamo cannot call its methods either (measured on torch 2.13:
         # `rng.random()` breaks after `rng = np.random.default_rng(0)`), which are `numpy.random.` names
         return Value(Kind.UNKNOWN, qualname=q + "()")
+    if q in TRACED_NUMPY_RANDOM and not numpy_draw_is_number(q, node):
+        # an array of draws Dynamo makes with torch's generator: a tensor seen through `torch._numpy`
+        return NONE_VALUE if last in ("seed", "shuffle") else tensor(
+            params=merge_params(args) | merge_params(kwargs.values())).with_(qualname=K.NUMPY_ARRAY)
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
-        # a number made outside the graph at a skipped call: the resumed frame guards on it like on `.item()`
+        # a number made outside the graph at a skipped call (or read from the tensor Dynamo draws it as): the
+        # resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
     if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
         return numpy_array(last, args, kwargs)
@@ -643,6 +659,49 @@ _FULL_REDUCTIONS = frozenset({"argmax", "argmin", "max", "min", "sum", "mean", "
                               "count_nonzero", "norm"})
 #: torch functions that make a tensor of the data they are given (of one Python number: a 0-d tensor)
 _SCALAR_TENSOR_FUNCS = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
+#: of those, the ones whose result Dynamo's fake tensor keeps the value of (``Value.lifted``; measured on torch
+#: 2.13: ``torch.scalar_tensor(n).long()`` as an index breaks)
+_LIFTING_FUNCS = frozenset({"tensor", "as_tensor"})
+#: the methods of a ``torch.distributions`` distribution that give a tensor, and its divergences
+_DISTRIBUTION_TENSOR_METHODS = frozenset({"log_prob", "sample", "rsample", "entropy", "cdf", "icdf", "perplexity"})
+_DIVERGENCES = frozenset({"kl_divergence"})
+#: torch functions whose result is 1-d whatever their arguments
+_RANGE_FUNCS = frozenset({"arange", "linspace", "logspace", "randperm"})
+#: torch functions whose first argument is the shape of their result
+_SHAPED_FUNCS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
+
+
+#: where the ``size`` of each traced function of NumPy's global RNG goes when passed by position (``rand`` and
+#: ``randn`` take the shape itself): without it the call draws one number
+_NUMPY_DRAW_SIZE = {"random": 0, "random_sample": 0, "sample": 0, "normal": 2, "uniform": 2, "randint": 2}
+
+
+def numpy_draw_is_number(q: str, node: cst.Call) -> bool:
+    """A call of a traced function of NumPy's global RNG (:data:`TRACED_NUMPY_RANDOM`) that gives a number,
+    which Dynamo reads from the tensor it draws (measured on torch 2.13: ``np.random.rand()``,
+    ``np.random.normal(0.0, 1.0)`` and ``np.random.choice(5, size=3)`` break with "Data dependent operator";
+    ``np.random.rand(3)``, ``np.random.normal(0.0, 1.0, size=(3,))``, ``np.random.shuffle(a)`` and
+    ``np.random.seed(0)`` are traced)."""
+    last = q.rsplit(".", 1)[-1]
+    if last == "choice":
+        return True
+    if last in ("seed", "shuffle"):
+        return False
+    positional = [a for a in node.args if a.keyword is None]
+    if any(a.star for a in node.args):
+        return False  # (`np.random.rand(*x.shape)`: a shape, as far as can be told)
+    if last in ("rand", "randn"):
+        return not positional
+    at = _NUMPY_DRAW_SIZE.get(last)
+    given = any(a.keyword is not None and a.keyword.value == "size" for a in node.args) or (
+        at is not None and len(positional) > at)
+    return not given
+
+
+def _numbers(v: Value) -> bool:
+    """A list or tuple of Python numbers written out (``[3, 1]``): a tensor of it is 1-d."""
+    return v.kind is Kind.SEQUENCE and bool(v.items) and all(
+        i.kind is Kind.PYTHON and not i.is_mapping and isinstance(i.const, (int, float, bool)) for i in v.items)
 _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
                                "cpu", "cuda"})
 
@@ -653,6 +712,11 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
     params = merge_params(args) | merge_params(kwargs.values())
     if q + "()" == K.SPARSE_TENSOR:
         return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
+    if q in K.TENSOR_RESULT_UTILS:
+        return tensor(params=params)
+    if module.startswith("torch.distributions") and (
+            last in _DIVERGENCES or ("()." in q and last in _DISTRIBUTION_TENSOR_METHODS)):
+        return tensor(params=params)  # `Normal(mu, s).log_prob(x)`, `kl_divergence(p, q)`
     if q.startswith("torch.nn.") and module != "torch.nn.functional" and last[:1].isupper():
         if last in K.NN_TENSOR_CLASSES:
             # a parameter or buffer has the shape of the tensor it wraps
@@ -716,9 +780,16 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
                 and "dtype" not in kwargs:
             is_bool = True
         out = tensor(is_bool=is_bool, params=params, from_weights=weights, **made)
+        if last in _RANGE_FUNCS or (last in _SCALAR_TENSOR_FUNCS and len(args) == 1 and _numbers(args[0])):
+            return out.with_(ndim=1)  # `torch.arange(n)`, `torch.tensor([3, 1])`: 1-d
+        if last in _SHAPED_FUNCS and args and args[0].kind is Kind.SEQUENCE and args[0].items == ():
+            return out.with_(zero_dim=True, ndim=0)  # `torch.ones(())`
         if last in _SCALAR_TENSOR_FUNCS and len(args) == 1 and args[0].kind in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE) \
                 and not args[0].is_mapping:
-            return out.with_(zero_dim=True, ndim=0)  # `torch.tensor(0.07)`: a tensor of one Python number is 0-d
+            # `torch.tensor(0.07)`: a tensor of one Python number is 0-d, and its fake tensor keeps the value
+            return out.with_(zero_dim=True, ndim=0,
+                             lifted=last in _LIFTING_FUNCS and args[0].kind is Kind.PYTHON
+                             and kwargs.keys() <= {"dtype", "device"})
         return out
     if q == "torch.autograd.grad":
         return sequence(element=tensor())

@@ -11,7 +11,7 @@ import libcst as cst
 
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
 from dynalint.analysis.interface import ProgramParts
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, decorated
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
 from dynalint.analysis.values import Kind, Value
@@ -65,8 +65,14 @@ class EntryPoints(ProgramPart[ProgramParts]):
             if fn.compile_decorated:
                 self.entered.add(id(fn))
                 add(fn)
-        for call, where in idx.compile_targets:
-            target = self.compile_target(call, where)
+            for node in fn.nested_compiled:  # `@torch.compile def train_step` inside `main()`
+                nested = self.nested_function(fn, node)
+                self.entered.add(id(nested))
+                add(nested)
+        compiled = [(call.args[0].value, where) for call, where in idx.compile_targets
+                    if call.args and call.args[0].keyword is None]
+        for arg, where in [*compiled, *self._wrapped_targets()]:
+            target = self.target_of(arg, where)
             if target is None:
                 continue
             fn, cls = target
@@ -128,13 +134,56 @@ class EntryPoints(ProgramPart[ProgramParts]):
             names.append(f"{program.index.name}.{fn.qualname}")
         return any(fnmatch.fnmatchcase(n, pat) for pat in program.entry_patterns for n in names)
 
+    def _wrapped_targets(self) -> list[tuple[cst.BaseExpression, FunctionInfo | None]]:
+        """What the module's own compile wrappers compile (``def maybe_compile(fn): return torch.compile(fn)``:
+        a module-level function that hands one of its parameters to ``torch.compile``): at each call of one
+        in the module, the argument passed for that parameter (``maybe_compile(step)`` compiles ``step``),
+        with the calling function."""
+        idx = self.program.index
+        out: list[tuple[cst.BaseExpression, FunctionInfo | None]] = []
+        for call, where in idx.compile_targets:
+            if where is None or where.cls is not None or idx.functions.get(where.name) is not where \
+                    or not call.args or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
+                continue
+            names = where.param_names()
+            param = call.args[0].value.value
+            if param not in names:
+                continue
+            position = names.index(param)
+            for site, caller in idx.call_sites.get(where.name, ()):
+                if type(site.func) is not cst.Name or any(a.star for a in site.args):
+                    continue
+                given = [a for a in site.args if a.keyword is not None and a.keyword.value == param] or \
+                    [a for a in site.args[position:position + 1] if a.keyword is None]
+                if given:
+                    out.append((given[0].value, caller))
+        return out
+
+    def nested_function(self, parent: FunctionInfo, node: cst.FunctionDef) -> FunctionInfo:
+        """The function ``node`` defines inside ``parent`` as an entry point of its own: its names from the
+        enclosing function are not known (it is not analysed where it is defined), the same object for the
+        same definition."""
+        made: dict[int, FunctionInfo] = parent.derived("nested entry points", lambda _: {})
+        info = made.get(id(node))
+        if info is None or info.node is not node:
+            decorators, compiled, disabled = decorated(self.program.index, node)
+            info = made[id(node)] = FunctionInfo(
+                node=node, name=node.name.value, qualname=f"{parent.qualname}.{node.name.value}",
+                decorators=decorators, compile_decorated=compiled, disabled=disabled, outer=parent.outer or parent)
+            self.program.calls.prepare_function(info)
+        return info
+
     def compile_target(self, call: cst.Call, where: FunctionInfo | None
                        ) -> tuple[FunctionInfo, ClassInfo | None] | None:
         """What ``torch.compile(x)`` compiles: a function, or ``type(model).forward``."""
         if not call.args or call.args[0].keyword is not None:
             return None
+        return self.target_of(call.args[0].value, where)
+
+    def target_of(self, arg: cst.BaseExpression, where: FunctionInfo | None
+                  ) -> tuple[FunctionInfo, ClassInfo | None] | None:
+        """What compiling ``arg`` (written in ``where``) compiles."""
         names, classes = self.program.names, self.program.classes
-        arg = call.args[0].value
         method = None
         if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
             method, arg = arg.attr.value, arg.value
@@ -163,6 +212,12 @@ class EntryPoints(ProgramPart[ProgramParts]):
                 and where.param_names()[:1] == [name]:
             return classes.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
         scopes: list[Any] = [where.node.body] if where is not None else []
+        if where is not None:  # `torch.compile(eval_step)` of a function defined there
+            from dynalint.analysis.syntax import walk
+
+            for n in walk(where.node.body, into_scopes=False):
+                if type(n) is cst.FunctionDef and n.name.value == name:
+                    return Value(Kind.FUNCTION, func=self.nested_function(where, n))
         scopes.append(self.program.index.module)
         for scope in scopes:
             for value in _assigned_values(scope, name):

@@ -151,6 +151,7 @@ class ProgramView(Protocol):
     classes: ClassesView
     signatures: SignaturesView
     calls: CallsView
+    scope: "Scope"
     widening: bool
     """Analysing a function only scope ALL makes a root."""
 

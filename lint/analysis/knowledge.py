@@ -56,6 +56,25 @@ ARRAY_REDUCTIONS = frozenset({"all", "any"})
 #: tensor data (measured on torch 2.13: ``a.tolist()`` breaks for an array argument, one made in the compiled
 #: code, a module's attribute or a global; a global NumPy integer scalar is a constant).
 ARRAY_EXTRACTIONS = frozenset({"item", "tolist"})
+#: Methods with a data-dependent output size that only tensors and NumPy arrays have among the values code
+#: passes around (an array is held as a tensor): the call is a dynamic-shape op on a tensor wherever it runs
+#: (measured on torch 2.13: ``batch["labels"].nonzero()`` and ``.unique()`` of a dict argument's entries break),
+#: with the most positional arguments the tensor method takes: a call with more is a module's function
+#: (``lib.bincount(x)`` with ``lib`` NumPy or torch).
+ARRAY_DYNAMIC_SHAPE_METHODS = {"nonzero": 0, "argwhere": 0, "unique": 0, "unique_consecutive": 0, "bincount": 0,
+                               "masked_select": 1}
+
+
+def marks_array_receiver(method: str, positional: int) -> bool:
+    """Whether calling ``method`` with ``positional`` positional arguments on a value the analysis could not
+    type makes it a tensor (or an array, which Dynamo holds as one) where the call runs: a method that moves
+    an array's data into Python (:data:`ARRAY_EXTRACTIONS`), one of data-dependent size called as a tensor's
+    (:data:`ARRAY_DYNAMIC_SHAPE_METHODS`), or ``backward`` (``loss.backward()`` of a loss a module or a
+    gradient scaler returned), which no other value code passes around has."""
+    if method in ARRAY_EXTRACTIONS or method == "backward":
+        return True
+    return positional <= ARRAY_DYNAMIC_SHAPE_METHODS.get(method, -1)
+
 
 #: Tensor attributes that are tensors.
 TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag"})
@@ -146,6 +165,12 @@ TORCH_SIZE_FUNCS = frozenset({"numel", "broadcast_shapes", "Size", "sym_int", "s
 #: Submodules of torch whose functions return tensors.
 TORCH_TENSOR_SUBMODULES = frozenset({"torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
                                      "torch.nn.init", "torch.sparse", "torch.masked", "torch.ops.aten"})
+#: Functions of ``torch.nn.utils`` that Dynamo traces and that return a tensor (a norm of the gradients, the
+#: parameters as one vector; measured on torch 2.13: ``if clip_grad_norm_(ps, 1.0) > 100:`` breaks at the test).
+TENSOR_RESULT_UTILS = frozenset({
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.get_total_norm",
+    "torch.nn.utils.clip_grad.get_total_norm", "torch.nn.utils.parameters_to_vector",
+    "torch.nn.utils.convert_parameters.parameters_to_vector"})
 #: Names in torch.nn that are tensors, not modules.
 NN_TENSOR_CLASSES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 NN_CONTAINER_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
@@ -265,6 +290,17 @@ NUMPY_ARRAY = "numpy.ndarray"
 #: ``rs.rand()`` of a ``RandomState`` breaks, "Unsupported method call"), so an instance is a value of its own,
 #: whose qualname is the class's followed by ``()`` (as if made by calling the class with no argument).
 NUMPY_GENERATOR_CLASSES = frozenset({"numpy.random.RandomState", "numpy.random.Generator"})
+#: Classes of torch whose files Dynamo skips, so that every method of an instance breaks ("Attempted to inline
+#: function marked as skipped", measured on torch 2.13: a scheduler's ``step()``/``get_last_lr()``, a
+#: ``GradScaler``'s ``scale()``/``step()``/``update()``/``unscale_()``/``get_scale()``), by qualified name or
+#: prefix; an instance's qualname is the class's followed by ``()``.
+SKIPPED_TORCH_CLASSES = ("torch.optim.lr_scheduler.", "torch.amp.GradScaler", "torch.amp.grad_scaler.",
+                         "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler")
+
+
+def skipped_torch_instance(qualname: str | None) -> bool:
+    """An instance of one of :data:`SKIPPED_TORCH_CLASSES` (its qualname, the class's with ``()``)."""
+    return qualname is not None and qualname.endswith("()") and qualname[:-2].startswith(SKIPPED_TORCH_CLASSES)
 #: The value the functions of ``numpy.random`` are methods of (``np.random.random.__self__``): the global
 #: ``RandomState``, whose methods Dynamo does not call either (measured on torch 2.13).
 NUMPY_GLOBAL_GENERATOR = "numpy.random.RandomState()"

@@ -44,6 +44,9 @@ class FunctionInfo:
     """Whether a ``yield`` is in the function's body or in a function nested in it (None: not indexed); False
     settles that it is no generator without another walk (see :func:`is_generator_function`)."""
     global_decls: frozenset[str] = frozenset()
+    nested_compiled: tuple[cst.FunctionDef, ...] = ()
+    """Functions defined inside this one that a decorator compiles (a script's ``@torch.compile def
+    train_step`` inside ``main()``): entry points of their own."""
     closure: dict | None = field(default=None, repr=False)
     """For functions nested in analysed code: the enclosing environment."""
     outer: "FunctionInfo | None" = field(default=None, repr=False)
@@ -496,7 +499,8 @@ _BINDINGS = _Remembered()
 
 def _bindings(node: cst.FunctionDef) -> Bindings:
     """One walk over a function: its local names, its ``global`` names, and the nodes
-    that may mutate state (assignments, ``del``, calls) or make it a generator (``yield``)."""
+    that may mutate state (assignments, ``del``, calls), make it a generator (``yield``) or be compiled
+    (decorated functions nested in it)."""
     return _BINDINGS.get(node)
 
 
@@ -517,7 +521,7 @@ def _walk_bindings(node: cst.FunctionDef) -> Bindings:
     for n in walk(node.body):
         tp = type(n)
         if tp is cst.Call or tp is cst.Del or tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign \
-                or tp is cst.Yield:
+                or tp is cst.Yield or (tp is cst.FunctionDef and n.decorators):
             interesting.append(n)
         if tp is cst.Global:
             global_decls.update(x.name.value for x in n.names)
@@ -563,6 +567,7 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
 
     self_name = _self_name(fn)
     updates = fn.cls.updated_in_place if fn.cls is not None and fn.name != "__init__" else None
+    fn.nested_compiled = tuple(n for n in nodes if type(n) is cst.FunctionDef and decorated(idx, n)[1])
 
     def self_attr(node: cst.CSTNode) -> str | None:
         """``x`` for ``self.x``."""

@@ -130,7 +130,8 @@ class NameResolution(ProgramPart["ProgramParts"]):
                 and name not in index.classes:
             result = annotation_value(program, exprs[0])
         elif name in index.imports and program.project is not None:
-            r = program.project.resolve(self._absolute(index.imports[name]))
+            full = self._absolute(index.imports[name])
+            r = program.project.resolve(full) or program.project.assigned_outside(full)
             if r is not None and r.index is not None and r.name in r.index.globals:
                 result = program.program_for(r.index).names.annotation_alias(r.name)
             else:

@@ -8,6 +8,8 @@ Dynamo traces NumPy code as tensor code through ``torch._numpy``; these are what
 an integer array alike.
 ``DYNAMIC_SHAPE_NUMPY_CALLS``: functions whose call with one array makes an array of data-dependent size
 (Dynamo breaks unless ``capture_dynamic_output_shape_ops`` is on, or ``fullgraph``).
+``TRACED_NUMPY_RANDOM``: functions of NumPy's global RNG Dynamo traces through ``torch._numpy.random``
+(drawing from torch's generator); it refuses the others.
 """
 
 BREAKING_NUMPY_CALLS: dict[str, str] = {
@@ -208,4 +210,19 @@ DYNAMIC_SHAPE_NUMPY_CALLS: frozenset[str] = frozenset({
     'numpy.nonzero',
     'numpy.unique',
     'numpy.where',
+})
+
+
+TRACED_NUMPY_RANDOM: frozenset[str] = frozenset({
+    'numpy.random.choice',
+    'numpy.random.normal',
+    'numpy.random.rand',
+    'numpy.random.randint',
+    'numpy.random.randn',
+    'numpy.random.random',
+    'numpy.random.random_sample',
+    'numpy.random.sample',
+    'numpy.random.seed',
+    'numpy.random.shuffle',
+    'numpy.random.uniform',
 })

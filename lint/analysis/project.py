@@ -456,6 +456,48 @@ class SourceIndex:
         # an attribute of something defined in a module (``Class.method``) is not a module-level name
         return None
 
+    def assigned_outside(self, q: str, depth: int = 0) -> Resolved | None:
+        """A module-level name bound by assignment in a module of a checked file's package that is not
+        itself checked (``OptTensor = Optional[Tensor]`` in ``pkg/typing.py``), following the package's
+        re-exports: the module is parsed for it (once per run).  Only annotation aliases ask this: a
+        function or class of an unchecked module stays unknown, as it does for :meth:`resolve`, so what
+        checking one file costs does not grow with its package; an alias costs the parse of the one
+        small module that binds it, and what it promises decides whether a parameter is a tensor."""
+        if q.split(".", 1)[0] not in self.tops or depth > _MAX_RESOLVE_DEPTH:
+            return None
+        head, _, last = q.rpartition(".")
+        if head in self.paths or not head:
+            return None  # a checked module: :meth:`resolve` answers
+        if head in self.packages:
+            target = self._package_exports(head).get(last)
+            return self.assigned_outside(target, depth + 1) if target is not None else None
+        path = self._module_file(head)
+        if path is None:
+            return None
+        try:
+            text = read_bytes(path).decode("utf-8", "replace")
+        except SourceError:
+            return None
+        self.read.add(path)  # what is found depends on its text, found or not
+        if not any(m.group(3) == last for m in _TOP_LEVEL_NAME.finditer(text)):
+            return None  # (a quick scan: most names an annotation takes from elsewhere are classes)
+        idx = self.load(head, path)
+        return Resolved(idx, last, head) if idx is not None and last in idx.globals else None
+
+    def _module_file(self, module: str) -> str | None:
+        """The file of an unchecked module inside a package that holds a checked file, if it exists."""
+        package, _, rest = module.rpartition(".")
+        while package and package not in self.packages:
+            package, _, part = package.rpartition(".")
+            rest = f"{part}.{rest}"
+        if not package:
+            return None
+        base = os.path.join(self.packages[package], *rest.split("."))
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
+        return None
+
 
 def absolute(q: str, module: str, is_package: bool) -> str:
     """``..ops.boxes.nms`` seen from module ``torchvision.models.detection.rpn``:

@@ -106,6 +106,10 @@ class Value:
     constant: bool = False
     """A tensor computed from Python numbers only (``torch.div(h.size(1), 2)``): Dynamo evaluates it
     while tracing, so it is a constant of the graph, not data."""
+    lifted: bool = False
+    """A tensor of one Python number made by ``torch.tensor``/``torch.as_tensor``, or arithmetic of such
+    tensors with numbers: Dynamo's fake tensor keeps its value, so indexing with it reads no data (measured
+    on torch 2.13: ``x[torch.tensor(n) * 2]`` is traced), though ``int(k)`` or ``if k > 1:`` still break."""
     guessed: bool = field(default=False, compare=False)
     """A parameter's value that is a tensor only by the analysis's reading: no annotation of the
     parameter says so (it may be a Python number when called).  What a rule may take for a tensor,
@@ -164,8 +168,10 @@ class Value:
     def elements(self) -> "Value":
         """The value of one element when iterating or indexing with an integer."""
         if self.kind is Kind.TENSOR:
-            return tensor(is_bool=self.is_bool, params=self.params, from_weights=self.from_weights,
-                          assumed=self.assumed, constant=self.constant)
+            out = tensor(is_bool=self.is_bool, params=self.params, from_weights=self.from_weights,
+                         assumed=self.assumed, constant=self.constant)
+            # (a row of a tensor of known rank has one dimension less: an element of a 1-d tensor is 0-d)
+            return out.with_(ndim=self.ndim - 1, zero_dim=self.ndim == 1) if self.ndim else out
         if self.kind in (Kind.SIZE, Kind.SCALAR):
             return self
         if self.is_mapping:
@@ -348,6 +354,7 @@ def join(a: Value, b: Value) -> Value:
             open_class=a.open_class or b.open_class,
             guessed=a.guessed or b.guessed,
             constant=a.constant and b.constant,
+            lifted=a.lifted and b.lifted,
             zero_dim=a.zero_dim and b.zero_dim,
             ndim=a.ndim if a.ndim == b.ndim else None,
         )
@@ -360,7 +367,9 @@ def join(a: Value, b: Value) -> Value:
             # the code analysed is the class the module builds itself
             return x
         if x.kind is Kind.SIZE and y.kind is Kind.PYTHON:
-            return SIZE_VALUE
+            # (unless the Python value is a known number, it may be ``None``: ``if n is None:`` after
+            # ``if ptr is not None: n = ptr.numel()`` with an ``Optional[int]`` ``n`` is not decided)
+            return SIZE_VALUE if y.has_const and y.const is not None else SIZE_VALUE.with_(maybe_none=True)
     # a tensor on one path says nothing about the parameters it was computed from (`new_zeros(n)`
     # is a tensor whatever `n` is): only the unknown side's parameters are evidence when the joined
     # value is used as a tensor

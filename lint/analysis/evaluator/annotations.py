@@ -94,8 +94,9 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         return mapping(None)
     if text in _PYTHON_CONTAINER_ANNOTATIONS:
         return PYTHON_VALUE
-    if resolved.startswith("torch.optim.") and resolved.rpartition(".")[2][:1].isupper():
-        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # an instance of a torch.optim class
+    if (resolved.startswith("torch.optim.") and resolved.rpartition(".")[2][:1].isupper()) \
+            or K.skipped_torch_instance(resolved + "()"):
+        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # an instance of a torch.optim class, a scaler
     if resolved in K.NUMPY_GENERATOR_CLASSES:
         return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy random generator
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor

@@ -44,7 +44,9 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
             zero_dim=all(v.zero_dim for v in (left, right) if v.kind is Kind.TENSOR),
             **derived((left, right)),
         ).with_(qualname=_array_of(left, right),
-                ndim=max(ranks) if None not in ranks and ranks else None)  # (broadcasting: the larger rank)
+                ndim=max(ranks) if None not in ranks and ranks else None,  # (broadcasting: the larger rank)
+                lifted=all(v.lifted if v.kind is Kind.TENSOR else v.kind is Kind.PYTHON and not v.is_mapping
+                           for v in (left, right)))
     if Kind.UNKNOWN in kinds or Kind.MODULE in kinds or Kind.FUNCTION in kinds:
         return Value(Kind.UNKNOWN, params=left.params | right.params)
     if Kind.SEQUENCE in kinds:

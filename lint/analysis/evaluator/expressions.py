@@ -304,6 +304,12 @@ class ExpressionHandlers:
                 self.report(E.ContainmentEvent, node, container=v)
                 if v.kind is Kind.TENSOR:
                     return UNKNOWN_VALUE
+                item = values[-2]
+                if item.is_tensor and not item.assumed and v.kind is Kind.SEQUENCE and v.items and all(
+                        i.kind is Kind.PYTHON and isinstance(i.const, (int, float)) for i in v.items):
+                    # `t in (600, 300)`: Python compares the tensor with each number, a bool of its data
+                    # (measured on torch 2.13: a branch on it breaks)
+                    return tensor(is_bool=True, zero_dim=item.zero_dim, params=item.params)
                 return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
             if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)) or _text(v):
                 self.not_tensor_evidence(left)  # compared with a string: not a tensor
