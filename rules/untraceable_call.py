@@ -82,7 +82,9 @@ class UntraceableCall(Rule):
         Dynamo traces `random.randint`/`randrange`/`uniform` but holds the number as a tensor: a Python
         operator on it and a number (`n - w`, `w * 2`) breaks, and the rest of the function runs
         eagerly (with a tensor or `min` it is traced); comparing two such numbers breaks too, while
-        comparing one with a number gives a bool of data, so a branch on it breaks (DYN101). A training step compiled whole
+        comparing one with a number gives a bool of data, so a branch on it breaks (DYN101); passed where a
+        torch op takes a Python number (`torch.roll(x, random.randint(0, 3))`, a dropout rate) it breaks too
+        (where the op takes a tensor as well, `torch.full`'s value, it is traced). A training step compiled whole
         breaks three times: `loss.backward()` on a tensor ("Unsupported Tensor.backward() call"), and
         `step()` and `zero_grad()` of an optimizer built by `torch.optim.X(...)` or annotated as a
         `torch.optim` class (step calls `torch._dynamo.graph_break()`, zero_grad is marked as skipped);
@@ -97,11 +99,14 @@ class UntraceableCall(Rule):
         depends on what ran before: not judged.) NumPy's global RNG is traced through `torch._numpy.random`
         where it draws an array (`np.random.rand(3)`, `np.random.normal(0, 1, size=n)`, `np.random.seed`,
         `np.random.shuffle`); a draw of one number (`np.random.rand()`, `np.random.choice(...)`) breaks, as
-        does a function it does not map (`np.random.permutation`). A list, set or dict comprehension
+        does a function it does not map (`np.random.permutation`). A generator handed to `math.prod`/`math.fsum`,
+        or to `max`/`min` with `default=`, breaks, and the rest of the function runs eagerly (a list is
+        traced). A list, set or dict comprehension
         that Dynamo meets as a frame of its own cannot step the iterator it receives ("Missing
         tp_iternext", at the comprehension's first line): in a function Dynamo runs eagerly after a break
-        inside one of its loops, one over `enumerate`/`zip`/`map`/`reversed`/`sorted`, a list display or
-        a dict view (a `range` or a tuple is stepped); one over `enumerate`/`zip` whose body breaks; in
+        inside one of its loops, one over `enumerate`/`zip`/`map`/`reversed`/`sorted`, a list display, a
+        local list, a parameter annotated as a list (`masks: List[Tensor]`) or a dict view (a `range` or a
+        tuple is stepped); one over `enumerate`/`zip` whose body breaks; in
         both cases only when it refers to `torch` or to a tensor or module of the function (Dynamo skips
         its frame otherwise). Each entry of the
         table was measured on torch 2.13; f-strings of tensors, `np.sum(t.numpy())`,
@@ -447,6 +452,8 @@ class UntraceableCall(Rule):
 OUTSIDE = "move it out of the compiled region"
 #: what a traced random number's break says, by the use that breaks (the detail of the break)
 _TRACED_RANDOM_USES = {
+    "argument": "a tensor, which this op cannot take where it needs a Python number: the graph breaks here and "
+                "the rest of the function runs eagerly.",
     "comparison": "a tensor and cannot compare two such numbers: the graph breaks here.",
     "index": "a tensor and needs its value to index or slice with it: the graph breaks here.",
     "range": "a tensor and cannot step a `range` of it: the graph breaks here and the rest of the function "
@@ -469,6 +476,8 @@ _WORDED: dict[Cause, tuple[str, str]] = {
                           "`scatter_add`), or outside the compiled region"),
     Cause.EAGER_COMPREHENSION: ("this comprehension: {detail}; the graph breaks here and the comprehension runs "
                                 "eagerly.", _FRAME_HINT),
+    Cause.GENERATOR_ARGUMENT: ("`{code}`: {detail}; the graph breaks here and the rest of the function runs "
+                               "eagerly.", "pass a list (`[... for ...]`) instead of a generator"),
     Cause.HELD_TENSOR_METHOD: ("`{code}`: {detail}; the graph breaks here too.",
                                "compute the argument on a line of its own before the call, or remove the graph "
                                "break in it"),

@@ -185,6 +185,50 @@ def test_dynamo_breaks_on_the_comprehension_over_a_list_attribute(tmp_path) -> N
     assert dynamo_break_lines(tmp_path, ATTRIBUTE_LIST, INPUTS) == ATTRIBUTE_LIST_BREAKS
 
 
+#: a parameter annotated as a list is a list too: a comprehension over it before a loop whose body breaks
+#: (the function then runs eagerly from its start) is a frame of its own, as is one over `zip`
+LIST_PARAMETER = """\
+    from typing import List, Sequence
+
+    import torch
+
+
+    class Encoder(torch.nn.Module):
+        def forward(self, xs: List[torch.Tensor], masks: List[torch.Tensor], ks: Sequence[int]):
+            ratios = torch.stack([self.ratio(m) for m in masks], 0)
+            scaled = [self.ratio(m) * k for k, m in zip(ks, masks)]
+            out = []
+            for x in xs:
+                out.append(x * int(x.argmax()))
+            return torch.stack(out) * ratios.sum() + scaled[0].sum()
+
+        def ratio(self, mask: torch.Tensor) -> torch.Tensor:
+            return (~mask).float().mean(-1)
+
+
+    encoder = Encoder()
+
+
+    @torch.compile(backend="eager")
+    def run(x):
+        return encoder([x, x * 2], [x > 0, x < 0], (1, 2))
+
+
+    def main(x):
+        return run(x)
+"""
+LIST_PARAMETER_BREAKS = {8, 9, 12}
+
+
+def test_check_reports_a_comprehension_over_a_list_parameter(tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, LIST_PARAMETER)} == LIST_PARAMETER_BREAKS
+
+
+@requires_torch
+def test_dynamo_breaks_on_the_comprehension_over_a_list_parameter(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, LIST_PARAMETER, INPUTS) == LIST_PARAMETER_BREAKS
+
+
 DISABLED_INSIDE = """\
     import torch
 

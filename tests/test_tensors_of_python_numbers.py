@@ -3,7 +3,9 @@ when it is a tensor of one Python number made by ``torch.tensor``/``torch.as_ten
 tensor with numbers: Dynamo's fake tensor keeps that value (``int(k)`` and ``if k > 1:`` on it still break).
 Factories of other kinds (``torch.ones(())``, ``torch.scalar_tensor(n)``) make data.  A row of a 1-d tensor
 (``torch.arange(n)``, ``torch.tensor([3, 1])``, iterated or indexed with an integer) is 0-d, and ``t in (600,
-300)`` compares a tensor with numbers: a branch on it breaks.  Each case is also run under real Dynamo."""
+300)`` compares a tensor with numbers: a branch on it breaks.  A torch function of sizes
+(``torch.div(x.shape[-1], 2)``) is a constant of the graph, taken as a size without a break, but ``int()`` or
+``.item()`` of it still break.  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -59,6 +61,16 @@ CASES = [
             x = x * 2
         return x, kept
     """, "f", "[(torch.randn(3), 1)]"),
+    ("a-torch-function-of-sizes-read-into-python", """
+    import torch
+    from torch import Tensor
+
+
+    def f(x: Tensor, n: int):
+        h = torch.div(x.shape[-1], 2, rounding_mode="floor")
+        y = x.new_zeros(h)
+        return x[: int(h)] + y.sum() * torch.floor_divide(x.shape[-1], 2).item()  # breaks
+    """, "f", "[(torch.randn(4), 1)]"),
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)

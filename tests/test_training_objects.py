@@ -1,7 +1,10 @@
 """Training-step objects of torch whose files Dynamo skips: every method of a learning-rate scheduler or of a
 gradient scaler breaks (built at module level or annotated as one); an optimizer's ``param_groups`` is read
 without a break.  ``loss.backward()`` breaks also where the analysis could not type ``loss`` (what a module
-passed in returns): only a tensor has the method.  Each case is also run under real Dynamo."""
+passed in returns): only a tensor has the method.  A number ``random.randint``/``uniform`` drew in the graph
+(Dynamo holds it as a tensor) passed where a torch op takes a Python number (``torch.roll``'s shifts, a
+dropout rate) breaks; where the op takes a tensor too (``torch.full``'s value) or in arithmetic with a tensor,
+it is traced.  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -46,3 +49,30 @@ CASES = [
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
+
+
+RANDOM_CASES = [
+    ("a-python-random-number-where-an-op-takes-a-number", """
+    import random
+
+    import torch
+    import torch.nn.functional as F
+
+
+    def f(x: torch.Tensor):
+        y = torch.roll(x, random.randint(0, 3))  # breaks
+        return y * random.uniform(0.5, 1.5) + torch.full((4,), random.uniform(0.0, 1.0))
+    """, "f", "[(torch.randn(4),)]"),
+    ("a-drop-rate-drawn-in-the-graph", """
+    import random
+
+    import torch
+    import torch.nn.functional as F
+
+
+    def f(x: torch.Tensor):
+        return F.dropout(x, p=random.uniform(0.1, 0.2))  # breaks
+    """, "f", "[(torch.randn(4),)]"),
+]
+
+test_random_lines, test_random_lines_break_under_dynamo = marked_case_tests(RANDOM_CASES)

@@ -146,6 +146,10 @@ class Cause(enum.Enum):
     SUPER_PROPERTY = "super-property"
     """A property read through ``super()`` whose method is called or that is passed to torch: Dynamo holds the
     attribute unresolved instead of running the getter."""
+    GENERATOR_ARGUMENT = "generator-argument"
+    """A generator expression handed to ``math.prod``/``math.fsum``, or to ``max``/``min`` with ``default=``:
+    Dynamo cannot pass it on, and cannot rebuild the generator it started to resume after the call, so the
+    rest of the function runs eagerly (measured on torch 2.13)."""
     HELD_TENSOR_METHOD = "held-tensor-method"
     """A tensor method call (``x.masked_fill(make_mask(n), 0.0)``) one of whose arguments breaks the graph
     while it is computed: Dynamo resumes with the method already looked up on its stack, a builtin it then
@@ -742,12 +746,13 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> lis
     break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
     on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
     break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
-    a second such ``assert`` after it is not reported).  ``stops``: other events after which the rest of
+    a second such ``assert`` after it is not reported), and a generator handed to a function Dynamo cannot pass it
+    to (:attr:`Cause.GENERATOR_ARGUMENT`).  ``stops``: other events after which the rest of
     their function runs eagerly (:func:`_broken_generator_calls`), whose breaks come before them in
     ``found``."""
     fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
-                            Cause.ASSERTED_OBJECT)]
+                            Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT)]
     fresh += [(-1, ev) for ev in stops]
     if not fresh:
         return found
@@ -1068,6 +1073,10 @@ class BreakClassifier:
         where = None if capture else tensor_for_number(call)
         if where is not None:
             found.append(Break(call, Cause.NUMBER_ARGUMENT, GB.DATA_DEPENDENT_OPERATOR, where))
+        elif not capture and tensor_for_number(call, _traced_random) is not None:
+            # (measured on torch 2.13: `torch.roll(x, random.randint(0, 3))`, `F.dropout(x, p=random.uniform(...))`;
+            # a parameter that takes a tensor too, `torch.full`'s value or `clamp`'s bounds, is traced)
+            found.append(Break(call, Cause.TRACED_RANDOM, GB.DATA_DEPENDENT_OPERATOR, "argument"))
         else:
             gb = scalar_extraction(call, capture)
             if gb is not None:
@@ -1084,6 +1093,9 @@ class BreakClassifier:
         elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
             self._tensor_text(call, (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1])
         self._super_property(call)
+        handed = _generator_handed(call)
+        if handed is not None:
+            found.append(Break(call, Cause.GENERATOR_ARGUMENT, *handed))
         if call.method is not None and call.qualname is None and call.receiver is not None \
                 and call.receiver.is_tensor and not call.in_loop and self._argument_broke(call):
             found.append(Break(call, Cause.HELD_TENSOR_METHOD, GB.SKIPPED_FUNCTION,
@@ -1652,7 +1664,10 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
     if reads_data(call) or _is_nonzero(call):  # a Python bool Dynamo cannot make symbolic: whatever the flag
         return GB.DATA_DEPENDENT_OPERATOR
     recv = call.receiver
-    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor and not recv.constant \
+    # (a tensor of Python numbers, `torch.div(x.shape[-1], 2)`, is a constant of the graph, but reading it into
+    # Python still breaks: measured on torch 2.13, `int(h)` and `h.item()` of it break, where `x.new_zeros(h)`
+    # does not)
+    if call.method in _EXTRACTING_METHODS and recv is not None and recv.is_tensor \
             and call.qualname is None:
         if capture_scalar_outputs or (recv.qualname == K.NUMPY_ARRAY and call.method not in _ARRAY_EXTRACTING):
             return None
@@ -1662,7 +1677,7 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
         return GB.DATA_DEPENDENT_OPERATOR if recv.qualname == K.NUMPY_ARRAY else _EXTRACTING_METHODS[call.method]
     if call.qualname in K.TENSOR_CHECKS:
         return None if capture_scalar_outputs else GB.ITEM
-    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor and not call.args[0].constant \
+    if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor \
             and call.args[0].qualname != K.NUMPY_ARRAY:
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname in _ARRAY_NUMBERS and call.args and call.args[0].qualname == K.NUMPY_ARRAY \
@@ -2216,6 +2231,23 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
       for q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")),
 )}
 
+
+#: functions of ``math`` that take an iterable: given a generator, Dynamo breaks whatever it yields (measured on
+#: torch 2.13: ``math.prod(s for s in x.shape)``; a list is traced)
+_ITERABLE_MATH = frozenset({"math.prod", "math.fsum"})
+
+
+def _generator_handed(call: CallEvent) -> tuple[GraphBreakType, str] | None:
+    """A generator expression handed to ``math.prod``/``math.fsum``, or to ``max``/``min`` with ``default=``
+    (:attr:`Cause.GENERATOR_ARGUMENT`): the graph-break type and why."""
+    node, q = call.node, call.qualname
+    if not (isinstance(node, cst.Call) and node.args and type(node.args[0].value) is cst.GeneratorExp):
+        return None
+    if q in _ITERABLE_MATH:
+        return GB.PROXY_ARGUMENTS, f"Dynamo cannot pass a generator to `{q}`"
+    if q in ("builtins.max", "builtins.min") and "default" in call.kwargs:
+        return GB.BUILTIN_HANDLER_ARGUMENTS, f"Dynamo's `{q[len('builtins.'):]}` of a generator takes no `default=`"
+    return None
 
 #: the graph-break types by Dynamo's text, as the generated tables name them
 _GB_BY_TEXT: dict[str, GraphBreakType] = {gb.text: gb for gb in GB.ALL}

@@ -402,6 +402,10 @@ def _mapping_method(recv: Value, name: str, args: list[Value], kwargs: dict[str,
         return sequence(element=element)
     if name == "items":
         return sequence(element=sequence(items=(UNKNOWN_VALUE, element)))
+    if name == "pop" and len(args) == 1 and not kwargs:
+        # (without a default, what the key holds: `out.pop("loss")`)
+        entry = recv.entry(args[0].const) if args[0].has_const else None
+        return entry if entry is not None else element
     if name in ("get", "pop", "setdefault"):
         if element.kind is Kind.TENSOR:
             return join(element, NONE_VALUE)
@@ -723,6 +727,9 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             data = args[0] if args else kwargs.get("data")
             zero = data is not None and data.kind is Kind.TENSOR and data.zero_dim
             return tensor(from_weights=True).with_(zero_dim=True, ndim=0) if zero else tensor(from_weights=True)
+        if last in ("ParameterList", "ParameterDict"):
+            # its entries are parameters: inputs of the graph
+            return Value(Kind.MODULE, qualname=q, element=tensor(from_weights=True, entered=True))
         if last in ("ModuleList", "Sequential", "ModuleDict"):
             elems = [v for v in args if v.kind in (Kind.SEQUENCE, Kind.MODULE)]
             element = elems[0].elements() if elems and elems[0].kind is Kind.SEQUENCE else Value(Kind.MODULE)
@@ -909,7 +916,10 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
     if name in ("print", "setattr", "delattr", "exec", "breakpoint"):
         return NONE_VALUE
     if name == "dict":
-        return PYTHON_VALUE
+        if not args and not any(a.star for a in node.args):
+            # `dict(mean=m, std=s)`: its keys are the keywords
+            return mapping(join_all(kwargs.values()) if kwargs else None, dict(kwargs))
+        return args[0] if len(args) == 1 and not kwargs and args[0].is_mapping else mapping(None)
     if name == "map" and len(args) >= 2:
         mapped = _call_each(ev, args[0], [a.elements() for a in args[1:]])
         return sequence(element=mapped if mapped is not None else UNKNOWN_VALUE)

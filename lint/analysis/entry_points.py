@@ -9,11 +9,13 @@ from typing import Any
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
 from dynalint.analysis.interface import ProgramParts
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo, decorated
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, decorated, names_bound_by
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
+from dynalint.analysis.syntax import dotted_name, walk
 from dynalint.analysis.values import Kind, Value
 from dynalint.config.settings import Scope
 
@@ -170,8 +172,46 @@ class EntryPoints(ProgramPart[ProgramParts]):
             info = made[id(node)] = FunctionInfo(
                 node=node, name=node.name.value, qualname=f"{parent.qualname}.{node.name.value}",
                 decorators=decorators, compile_decorated=compiled, disabled=disabled, outer=parent.outer or parent)
-            self.program.calls.prepare_function(info)
+        self.program.calls.prepare_function(info)
+        info.closure = self._objects_made_in(parent)
         return info
+
+    def _objects_made_in(self, parent: FunctionInfo) -> dict[str, Value]:
+        """The names ``parent`` binds once, to an object it builds (``model = Net().to(device)``, ``opt =
+        torch.optim.SGD(...)``): what a function it defines and compiles finds there.  A name bound otherwise
+        or more than once is left unknown."""
+        bound: dict[str, int] = {}
+        made: dict[str, Value] = {}
+        for n in walk(parent.node.body, into_scopes=False):
+            for name in names_bound_by(n):
+                bound[name] = bound.get(name, 0) + 1
+            if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
+                value = self._object_made(n.value)
+                if value is not None:
+                    made[n.targets[0].target.value] = value
+        return {name: value for name, value in made.items() if bound.get(name) == 1}
+
+    def _object_made(self, expr: cst.BaseExpression) -> Value | None:
+        """The object a call builds: an instance of a class of the checked code, a ``torch.nn`` module, a
+        ``torch.optim`` optimizer or scheduler, a gradient scaler (through methods that return it:
+        ``.to(device)``, ``.eval()``)."""
+        while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _RETURN_SELF:
+            expr = expr.func.value
+        if type(expr) is not cst.Call:
+            return None
+        callee = self.program.names.static_value_of(expr.func)
+        if callee is not None and callee.cls is not None and callee.kind is Kind.FUNCTION:
+            return self.program.classes.instance(callee.cls)
+        dotted = dotted_name(expr.func)
+        q = (self.program.index.resolve(dotted) or dotted) if dotted is not None else ""
+        last = q.rpartition(".")[2]
+        if not last[:1].isupper():
+            return None
+        if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional.") and last not in K.NN_TENSOR_CLASSES:
+            return Value(Kind.MODULE, qualname=q)
+        if q.startswith("torch.optim.") or K.skipped_torch_instance(q + "()"):
+            return Value(Kind.UNKNOWN, qualname=q + "()")
+        return None
 
     def compile_target(self, call: cst.Call, where: FunctionInfo | None
                        ) -> tuple[FunctionInfo, ClassInfo | None] | None:
@@ -213,8 +253,6 @@ class EntryPoints(ProgramPart[ProgramParts]):
             return classes.instance(where.cls)  # `torch.compile(self.step)` compiles this class's method
         scopes: list[Any] = [where.node.body] if where is not None else []
         if where is not None:  # `torch.compile(eval_step)` of a function defined there
-            from dynalint.analysis.syntax import walk
-
             for n in walk(where.node.body, into_scopes=False):
                 if type(n) is cst.FunctionDef and n.name.value == name:
                     return Value(Kind.FUNCTION, func=self.nested_function(where, n))
@@ -228,11 +266,14 @@ class EntryPoints(ProgramPart[ProgramParts]):
         return names.static_value(name)
 
 
+#: methods of a module or an optimizer that return the object itself
+_RETURN_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
+                          "requires_grad_"})
+
+
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """The values ``name = ...`` and ``a, name = ..., ...`` assign in a function body or module (not in
     nested scopes)."""
-    from dynalint.analysis.syntax import walk
-
     out: list[cst.BaseExpression] = []
     for n in walk(scope, into_scopes=False):
         if not isinstance(n, cst.Assign):
@@ -252,8 +293,6 @@ def _template_methods(cls: ClassInfo) -> list[FunctionInfo]:
     """Public methods ``cls`` inherits that call a method of ``self`` it overrides (a base's
     ``integrate`` calling ``self._advance``): on an instance of ``cls`` they run its overrides, which
     the base's own analysis does not see."""
-    from dynalint.analysis.syntax import walk
-
     out = []
     for base in list(cls.mro())[1:]:
         for name, fn in base.methods.items():

@@ -6,6 +6,8 @@ number-parameter table.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from dynalint.analysis import knowledge as K, number_args
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.values import Kind, Value
@@ -42,9 +44,10 @@ def _signature(call: CallEvent) -> tuple[tuple, int] | None:
     return None
 
 
-def tensor_for_number(call: CallEvent) -> str | None:
+def tensor_for_number(call: CallEvent, holds: Callable[[Value], bool] = _holds_data) -> str | None:
     """Which argument of a torch op is a tensor where the op takes a Python number or size
-    (``torch.zeros(n)``, ``x.narrow(0, s, length)``, ``F.pad(x, pads)``), if one is."""
+    (``torch.zeros(n)``, ``x.narrow(0, s, length)``, ``F.pad(x, pads)``), if one is; ``holds``: what such
+    an argument is (a tensor computed from data, by default)."""
     found = _signature(call)
     if found is None:
         return None
@@ -53,11 +56,11 @@ def tensor_for_number(call: CallEvent) -> str | None:
     shaping = call.qualname is None and call.method in _SHAPE_METHODS
     for i, v in enumerate(call.args):
         pos = first + i
-        if (pos in positions or (varargs and pos >= last >= 0)) and _holds_data(v) \
+        if (pos in positions or (varargs and pos >= last >= 0)) and holds(v) \
                 and not (shaping and v.qualname == K.NUMPY_ARRAY):
             return f"argument {i + 1}"
     for name, v in call.kwargs.items():
-        if name in keywords and _holds_data(v):
+        if name in keywords and holds(v):
             return f"`{name}=`"
     return None
 

@@ -413,8 +413,19 @@ def decorated(idx: ModuleIndex, node: cst.FunctionDef) -> tuple[tuple[str, ...],
     for d in node.decorators:
         target = decorator_target(d)
         dn = dotted_name(target) or ""
-        decos.append(idx.resolve(dn) or dn)
+        decos.append(_compile_decorator(idx, dn) or idx.resolve(dn) or dn)
     return tuple(decos), any(d in COMPILE_NAMES for d in decos), any(d in _DISABLE_NAMES for d in decos)
+
+
+def _compile_decorator(idx: ModuleIndex, name: str) -> str | None:
+    """The compile function a module-level name stands for when it is bound once to a compile call that
+    compiles nothing yet (``compile_eager = torch.compile(backend="eager")``, used as ``@compile_eager``)."""
+    exprs = idx.globals.get(name)
+    if not exprs or len(exprs) != 1 or type(exprs[0]) is not cst.Call:
+        return None
+    call = exprs[0]
+    q = idx.resolve_expr(call.func)
+    return q if q in COMPILE_NAMES and not any(a.keyword is None for a in call.args) else None
 
 
 def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | None) -> FunctionInfo:

@@ -361,6 +361,10 @@ def join(a: Value, b: Value) -> Value:
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
             return x.with_(maybe_none=True)
+        if x.cls is not None and x.kind in (Kind.MODULE, Kind.UNKNOWN) and not x.choices \
+                and y.kind is Kind.PYTHON and y.has_const and y.const is None:
+            # `self.flex = Thresh() if use_flex else None`: the object where it is not None
+            return x.with_(maybe_none=True)
         if x.cls is not None and x.kind in (Kind.MODULE, Kind.UNKNOWN) and y.kind is Kind.UNKNOWN \
                 and y.cls is None and not y.params and y.qualname is None:
             # ``head = head or Head(...)``: an object built here, or one a caller passes instead;

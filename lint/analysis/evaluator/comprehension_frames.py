@@ -25,7 +25,7 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis.module_index import import_bindings
-from dynalint.analysis.syntax import simple_statements, walk
+from dynalint.analysis.syntax import dotted_name, simple_statements, walk
 from dynalint.analysis.values import Kind
 
 #: builtins whose iterator Dynamo cannot step as a frame's input
@@ -144,14 +144,16 @@ def _makes_list(evaluator: Any, value: cst.BaseExpression | None) -> bool:
 
 def _local_list(evaluator: Any, name: str) -> bool:
     """``name`` is a local of the function bound only to lists (``xs = []``, ``xs = [f(a) for a in b]``,
-    ``xs = sorted(...)``; ``xs += ...`` and ``xs.append(...)`` keep it one): not a parameter, a loop
-    variable, a name bound by unpacking, ``with``, ``global`` or a nested function."""
+    ``xs = sorted(...)``; ``xs += ...`` and ``xs.append(...)`` keep it one), or a parameter annotated as a
+    list that the body binds only to lists if at all: not another parameter, a loop variable, a name bound
+    by unpacking, ``with``, ``global`` or a nested function."""
     fn = evaluator.fn
     params = fn.node.params
     starred = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
-    if name in fn.param_names() or name in starred or name in fn.global_decls:
+    annotated = _list_parameter(fn.node, name)
+    if (name in fn.param_names() and not annotated) or name in starred or name in fn.global_decls:
         return False
-    bound = False
+    bound = annotated
     for n in walk(fn.node.body, into_scopes=False):
         if isinstance(n, cst.Assign):
             for t in n.targets:
@@ -174,6 +176,18 @@ def _local_list(evaluator: Any, name: str) -> bool:
         elif isinstance(n, (cst.Import, cst.ImportFrom)) and name in _imported(n):
             return False
     return bound
+
+
+def _list_parameter(node: cst.FunctionDef, name: str) -> bool:
+    """``name`` is a parameter annotated as a list (``xs: List[Tensor]``, ``xs: list[Tensor]``): the frame
+    receives a list (a ``Sequence`` may be a tuple, which Dynamo steps)."""
+    p = node.params
+    for prm in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if prm.name.value == name and prm.annotation is not None:
+            ann = prm.annotation.annotation
+            head = dotted_name(ann.value if isinstance(ann, cst.Subscript) else ann)
+            return head in ("List", "list", "typing.List")
+    return False
 
 
 def _attribute_list(evaluator: Any, node: cst.Attribute) -> bool:

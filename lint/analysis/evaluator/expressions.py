@@ -207,6 +207,8 @@ class ExpressionHandlers:
                     return base.items[i]
             return base.elements()
         if k is Kind.MODULE:
+            if base.element is not None and base.element.kind is Kind.TENSOR:
+                return base.element  # an entry of an `nn.ParameterList`/`ParameterDict`
             return Value(Kind.MODULE, cls=base.element.cls if base.element else None,
                          qualname=base.element.qualname if base.element else None)
         if k is Kind.UNKNOWN and len(idx) > 1 and any(ix.is_tensor and not ix.is_bool for ix in idx):
