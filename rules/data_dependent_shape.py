@@ -16,7 +16,8 @@ class DataDependentShape(Rule):
     rationale = """
         A graph is traced with known (or symbolic) sizes. Ops whose output size depends on the values
         in a tensor - `nonzero`, `argwhere`, single-argument `torch.where`, `masked_select`, `unique`,
-        `unique_consecutive`, `bincount`, `repeat_interleave` with tensor repeats, and reading through a
+        `unique_consecutive`, `bincount`, `combinations` (it selects with a mask inside),
+        `repeat_interleave` with tensor repeats (`torch.repeat_interleave(counts)` too), and reading through a
         boolean mask `x[mask]` (also `x[mask] += v`, which reads; whatever `x` is: a NumPy array is
         traced as a tensor too), and NumPy's `np.argwhere`, `np.nonzero`, `np.flatnonzero`, `np.unique`,
         single-argument `np.where` of an array, tensor or list - cannot be sized at trace time, so

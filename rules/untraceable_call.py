@@ -65,7 +65,8 @@ class UntraceableCall(Rule):
         `t.retain_grad()`...; `t.resize_(...)`, `t.resize_as_(...)` and `t.apply_(fn)` break whatever their
         arguments) and the `torch.nn` modules whose construction creates parameters
         (`nn.Linear(4, 4)` built inside compiled code; `nn.LayerNorm(n, elementwise_affine=False)` is not
-        judged) are tables generated the same way; `nn.Parameter(...)`, `torch.autograd.grad` (under the
+        judged) are tables generated the same way; `nn.Parameter(...)` of a tensor the graph computed (of an
+        argument or a global as it is, it is traced), `torch.autograd.grad` (under the
         default `trace_autograd_ops=False`), `F.one_hot(t)` without `num_classes` (it reads the class count
         from the data, whatever the capture flags), `warnings.simplefilter`/`filterwarnings`,
         NumPy functions `torch._numpy` lacks or whose version returns no array (`np.ndindex`, `np.isscalar`,

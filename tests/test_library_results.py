@@ -3,7 +3,9 @@ iterate over its weights, inputs of the graph; a ``torch.distributions`` distrib
 ``entropy``, ``rsample``... and what ``kl_divergence`` gives are tensors Dynamo traces (the call itself breaks
 the first time a process meets a pair of distribution types, whose divergence it looks up with ``min`` of a
 generator, and not after: that depends on what ran before, so it is not judged); so are ``clip_grad_norm_``
-and ``parameters_to_vector`` of ``torch.nn.utils``.  A branch on a value computed from one breaks.  Each case is also run under real Dynamo."""
+and ``parameters_to_vector`` of ``torch.nn.utils``.  A branch on a value computed from one breaks.  An
+``nn.Parameter`` made of a tensor that entered the frame as it is (an argument, a global) is made without a
+break, unlike one of a tensor the graph computed.  Each case is also run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -55,6 +57,18 @@ CASES = [
         if not math.isfinite(total):  # breaks
             x = x * 2
         return x
+    """, "f", "[(torch.randn(4),)]"),
+    ("parameters-of-graph-inputs", """
+    import torch
+    from torch import nn
+
+    W = torch.randn(4)
+
+
+    def f(x: torch.Tensor):
+        a = nn.Parameter(x) * 2 + nn.Parameter(W)
+        b = nn.Parameter(x.detach())  # breaks
+        return a + b
     """, "f", "[(torch.randn(4),)]"),
 ]
 

@@ -1484,7 +1484,7 @@ class BreakClassifier:
             # measured on torch 2.13, Dynamo's variable for a logger has no method it traces)
             return GB.LOGGER_METHOD, "logger methods cannot be traced"
         if q in SKIPPED_CALLS:
-            if SKIPPED_CALLS[q].active(self.settings.target_torch):
+            if SKIPPED_CALLS[q].active(self.settings.target_torch) and not _wraps_graph_input(call):
                 return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
         elif q in BREAKING_CALLS:
             return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this standard-library function"
@@ -1509,6 +1509,9 @@ class BreakClassifier:
             if numpy_draw_is_number(q, call.node):
                 return GB.DATA_DEPENDENT_OPERATOR, ("Dynamo draws the number as a tensor with torch's generator "
                                                     "and reads it from the tensor's data")
+        if q in _DATA_READING_COMPOSITES or (call.qualname is None and call.method in _DATA_READING_COMPOSITES_METHODS
+                                              and call.receiver is not None and call.receiver.is_tensor):
+            return GB.DATA_DEPENDENT_OPERATOR, "it compares tensors with `torch.equal` inside, which reads their data"
         if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
             return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
         if q in ("dataclasses.asdict", "dataclasses.astuple") and call.result is not None \
@@ -1800,7 +1803,7 @@ def zero_dim_mask_index(sub: SubscriptEvent) -> bool:
 
 #: Ops with a data-dependent output size (measured to break on torch 2.13).
 DYNAMIC_SHAPE_OPS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive",
-                               "bincount"})
+                               "bincount", "combinations"})  # (`combinations` selects with a mask inside)
 _BREAKING_ON_TENSORS = DYNAMIC_SHAPE_OPS | {"item", "tolist"}
 """Methods that break the graph on any tensor receiver (under the default capture settings)."""
 
@@ -1815,9 +1818,13 @@ def mask_index(sub: SubscriptEvent) -> bool:
 
 
 def _repeats_tensor(call: CallEvent) -> bool:
+    """``repeat_interleave`` with a tensor of repeats: ``x.repeat_interleave(r)``, ``torch.repeat_interleave(x,
+    r)``, or ``torch.repeat_interleave(r)``, whose one argument is the repeats (measured on torch 2.13:
+    "Dynamic shape operator" for each)."""
     repeats = call.kwargs.get("repeats")
     if repeats is None:
-        pos = 0 if call.method is not None and call.qualname is None else 1
+        method = call.method is not None and call.qualname is None
+        pos = 0 if method or (len(call.args) == 1 and not call.kwargs) else 1
         repeats = call.args[pos] if len(call.args) > pos else None
     return repeats is not None and repeats.is_tensor
 
@@ -2192,6 +2199,14 @@ class SkippedCall:
         return self.since <= target and (self.until is None or target < self.until)
 
 
+#: torch functions that read tensor data inside, whatever their arguments (measured on torch 2.13: ``torch.cov`` and
+#: ``torch.corrcoef`` call ``torch.equal``, "Data dependent operator"), and their tensor methods
+_DATA_READING_COMPOSITES = frozenset({"torch.cov", "torch.corrcoef"})
+_DATA_READING_COMPOSITES_METHODS = frozenset({"cov", "corrcoef"})
+
+#: the constructors of ``nn.Parameter``
+_PARAMETER_CONSTRUCTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
 #: Measured on torch 2.13 (see the rule examples, which the test suite runs through Dynamo). The
 #: standard-library functions are generated into :mod:`dynalint.analysis.skipped_calls`; listed here
 #: are those it cannot hold (a version range, a private name, torch's own functions, file objects).
@@ -2228,7 +2243,7 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
                 why="torch.autograd.grad is not traced under the default `trace_autograd_ops=False`"),
     *(SkippedCall(q, GB.PARAMETER_CONSTRUCTOR, since=(2, 13),
                   why="a Parameter cannot be created inside the compiled region")
-      for q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")),
+      for q in _PARAMETER_CONSTRUCTORS),
 )}
 
 
@@ -2251,6 +2266,22 @@ def _generator_handed(call: CallEvent) -> tuple[GraphBreakType, str] | None:
 
 #: the graph-break types by Dynamo's text, as the generated tables name them
 _GB_BY_TEXT: dict[str, GraphBreakType] = {gb.text: gb for gb in GB.ALL}
+
+
+def _wraps_graph_input(call: CallEvent) -> bool:
+    """``nn.Parameter(x)`` of a tensor that entered the frame as it is (an argument, a global): Dynamo makes
+    the parameter without a break, as it does not for a tensor the graph computed (measured on torch 2.13:
+    ``nn.Parameter(x)`` and ``nn.Parameter(W)`` are traced, ``nn.Parameter(x * 2)``, ``nn.Parameter(x.detach())``
+    and ``nn.Parameter(torch.zeros(4))`` break)."""
+    if call.qualname not in _PARAMETER_CONSTRUCTORS or not isinstance(call.node, cst.Call) or not call.node.args:
+        return False
+    data, expr, fn = call.args[0] if call.args else None, call.node.args[0].value, call.function
+    if type(expr) is not cst.Name or fn is None:
+        return False
+    if expr.value not in fn.local_names:
+        return True  # a global tensor: an input of the graph
+    return expr.value in fn.param_names() and data is not None and data.is_tensor and data.entered
+
 
 
 def _has_tensors(v: Value) -> bool:
