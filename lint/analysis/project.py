@@ -142,6 +142,9 @@ class SourceIndex:
         self._edges: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
         self._importers: dict[str, list[tuple[str, frozenset[str] | None]]] | None = None
         self._top_names: dict[str, frozenset[str]] = {}
+        self._assigned: dict[str, frozenset[str]] = {}
+        """Path of a module that is not checked -> the names it binds at its top level by assignment (see
+        :meth:`assigned_outside`), read once per index."""
         self._dynamic_ops: dict[str, str] | None = None
         """Custom op -> the file that gives it a fake implementation asking for a fresh size."""
         self._trees: _Trees | None = None
@@ -474,12 +477,16 @@ class SourceIndex:
         path = self._module_file(head)
         if path is None:
             return None
-        try:
-            text = read_bytes(path).decode("utf-8", "replace")
-        except SourceError:
-            return None
+        assigned = self._assigned.get(path)
+        if assigned is None:
+            try:
+                text = read_bytes(path).decode("utf-8", "replace")
+            except SourceError:
+                return None
+            assigned = self._assigned[path] = frozenset(
+                m.group(3) for m in _TOP_LEVEL_NAME.finditer(text) if m.group(3))
         self.read.add(path)  # what is found depends on its text, found or not
-        if not any(m.group(3) == last for m in _TOP_LEVEL_NAME.finditer(text)):
+        if last not in assigned:
             return None  # (a quick scan: most names an annotation takes from elsewhere are classes)
         idx = self.load(head, path)
         return Resolved(idx, last, head) if idx is not None and last in idx.globals else None
