@@ -706,6 +706,8 @@ def _numbers(v: Value) -> bool:
     """A list or tuple of Python numbers written out (``[3, 1]``): a tensor of it is 1-d."""
     return v.kind is Kind.SEQUENCE and bool(v.items) and all(
         i.kind is Kind.PYTHON and not i.is_mapping and isinstance(i.const, (int, float, bool)) for i in v.items)
+
+
 _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "type", "contiguous", "detach",
                                "cpu", "cuda"})
 

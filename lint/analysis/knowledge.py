@@ -301,6 +301,8 @@ SKIPPED_TORCH_CLASSES = ("torch.optim.lr_scheduler.", "torch.amp.GradScaler", "t
 def skipped_torch_instance(qualname: str | None) -> bool:
     """An instance of one of :data:`SKIPPED_TORCH_CLASSES` (its qualname, the class's with ``()``)."""
     return qualname is not None and qualname.endswith("()") and qualname[:-2].startswith(SKIPPED_TORCH_CLASSES)
+
+
 #: The value the functions of ``numpy.random`` are methods of (``np.random.random.__self__``): the global
 #: ``RandomState``, whose methods Dynamo does not call either (measured on torch 2.13).
 NUMPY_GLOBAL_GENERATOR = "numpy.random.RandomState()"

@@ -105,7 +105,8 @@ class Value:
     with numbers."""
     constant: bool = False
     """A tensor computed from Python numbers only (``torch.div(h.size(1), 2)``): Dynamo evaluates it
-    while tracing, so it is a constant of the graph, not data."""
+    while tracing, so it is a constant of the graph, not data: a size use of it reads nothing, though
+    ``int()`` or ``.item()`` of it still break (measured on torch 2.13)."""
     lifted: bool = False
     """A tensor of one Python number made by ``torch.tensor``/``torch.as_tensor``, or arithmetic of such
     tensors with numbers: Dynamo's fake tensor keeps its value, so indexing with it reads no data (measured
