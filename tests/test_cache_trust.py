@@ -265,3 +265,10 @@ def test_the_code_fingerprint_covers_sub_packages(tmp_path):
     before = source_digest([str(copy)])
     (copy / "analysis" / "evaluator" / module).write_bytes(text + b"\n# changed\n")
     assert source_digest([str(copy)]) != before
+
+
+def test_the_entry_check_counts_the_flags_a_tensor_is_encoded_with() -> None:
+    from dynalint.analysis.project import TENSOR_FLAGS
+    from dynalint.engine.cache_entry import TENSOR_FLAG_COUNT
+
+    assert TENSOR_FLAG_COUNT == len(TENSOR_FLAGS)

@@ -378,6 +378,32 @@ def test_the_alias_of_a_module_not_checked_matches_dynamo(alias_package):
             del sys.modules[name]
 
 
+def test_a_tensor_of_a_python_number_stays_one_across_files(tmp_path):
+    """``torch.tensor(n)`` passed to a helper of another file indexes there without reading data, as it does
+    where it is made (Dynamo's fake tensor keeps its value; measured on torch 2.13: no break)."""
+    pkg = tmp_path / "lifted_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("import torch\n\n\ndef pick(boxes: torch.Tensor, k):\n    return boxes[k] * 2\n")
+    (pkg / "main.py").write_text(textwrap.dedent("""
+        import torch
+
+        from lifted_pkg.helpers import pick
+
+
+        @torch.compile(backend="eager")
+        def step(boxes: torch.Tensor, n: int):
+            return pick(boxes, torch.tensor(n))
+    """).lstrip())
+    paths = [str(pkg / "helpers.py"), str(pkg / "main.py")]
+    assert _breaks(_diagnostics(paths, Settings(scope=Scope.COMPILED))) == []
+    # an index from data is reported there
+    with open(paths[1], "a") as fh:
+        fh.write("\n\n@torch.compile(backend=\"eager\")\ndef pick_max(boxes: torch.Tensor):\n"
+                 "    return pick(boxes, boxes.sum(1).argmax())\n")
+    assert _breaks(_diagnostics(paths, Settings(scope=Scope.COMPILED))) == [(5, "DYN102")]
+
+
 # --------------------------------------------------------------------------- real Dynamo
 
 

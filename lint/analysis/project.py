@@ -577,7 +577,7 @@ def split_entry(name: str) -> tuple[str, tuple[str, str] | None]:
 # --------------------------------------------------------------------------- values across files
 
 
-TENSOR_FLAGS = ("is_bool", "maybe_none", "entered", "constant", "zero_dim", "assumed")
+TENSOR_FLAGS = ("is_bool", "maybe_none", "entered", "constant", "zero_dim", "assumed", "lifted")
 """What an encoded tensor carries: its provenance decides whether a use as a size needs its data."""
 _JOIN_ANY = frozenset({"maybe_none", "assumed"})
 """Flags a joined tensor has when either side has them (the others: when both have them)."""

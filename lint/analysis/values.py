@@ -237,10 +237,10 @@ NONE_VALUE = Value(Kind.PYTHON, const=None)
 def tensor(
     *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False,
     entered: bool = False, assumed: bool = False, constant: bool = False, zero_dim: bool = False,
-    maybe_none: bool = False,
+    maybe_none: bool = False, lifted: bool = False,
 ) -> Value:
     return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights, entered=entered,
-                 assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none)
+                 assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none, lifted=lifted)
 
 
 def bound_parameter(value: Value, declared: Value | None) -> Value:

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 MAX_ENTRY_BYTES = 8 * 1024 * 1024
 """Larger files are not read (a link to ``/dev/zero`` or a huge file would exhaust memory)."""
 MAGIC = b"dynalint-cache-1 "
-TENSOR_FLAG_COUNT = 6
+TENSOR_FLAG_COUNT = 7
 """Flags of an encoded tensor (``dynalint.analysis.project.TENSOR_FLAGS``)."""
 MAX_VALUE_DEPTH = 32
 """Deepest encoded value an entry may hold (analyses nest far less)."""
