@@ -1117,9 +1117,12 @@ class BreakClassifier:
         inside one of the call's arguments, or a call there whose callee breaks (the events before ``call``
         while they are inside it; the receiver's are not: it is computed before the method is looked up)."""
         node = call.node
-        if type(node) is not cst.Call or not any(type(n) is cst.Call for a in node.args for n in walk(a.value)):
+        if type(node) is not cst.Call:
             return False
-        inside = {id(n) for a in node.args for n in walk(a.value)}
+        nodes = [n for a in node.args for n in walk(a.value)]
+        if not any(type(n) is cst.Call for n in nodes):
+            return False  # (only arguments that hold a call are looked into)
+        inside = {id(n) for n in nodes}
         events = self.events
         at = self._position(call)
         for ev in reversed(events[:at if at >= 0 else len(events)]):
@@ -2202,7 +2205,7 @@ class SkippedCall:
 #: torch functions that read tensor data inside, whatever their arguments (measured on torch 2.13: ``torch.cov`` and
 #: ``torch.corrcoef`` call ``torch.equal``, "Data dependent operator"), and their tensor methods
 _DATA_READING_COMPOSITES = frozenset({"torch.cov", "torch.corrcoef"})
-_DATA_READING_COMPOSITES_METHODS = frozenset({"cov", "corrcoef"})
+_DATA_READING_COMPOSITES_METHODS = frozenset(q.rpartition(".")[2] for q in _DATA_READING_COMPOSITES)
 
 #: the constructors of ``nn.Parameter``
 _PARAMETER_CONSTRUCTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
@@ -2281,7 +2284,6 @@ def _wraps_graph_input(call: CallEvent) -> bool:
     if expr.value not in fn.local_names:
         return True  # a global tensor: an input of the graph
     return expr.value in fn.param_names() and data is not None and data.is_tensor and data.entered
-
 
 
 def _has_tensors(v: Value) -> bool:
