@@ -109,3 +109,84 @@ def test_check_reports_functions_an_aliased_compile_decorates(tmp_path, capsys) 
 @requires_torch
 def test_dynamo_breaks_in_the_decorated_function(tmp_path) -> None:
     assert dynamo_break_lines(tmp_path, ALIASED, "[(torch.ones(3),)]") == ALIASED_BREAKS
+
+
+REACHED = """
+import math
+
+import torch
+from torch import nn
+
+
+class CRF(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trans = nn.Parameter(torch.zeros(4, 4))
+
+    def decode(self, em: torch.Tensor) -> list:
+        _, best = (em + self.trans).max(dim=0)
+        return [best[0].item()]
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.crf = CRF()
+
+    def greedy(self, x: torch.Tensor) -> torch.Tensor:
+        done = torch.zeros(x.size(0), dtype=torch.bool)
+        for _ in range(3):
+            x = x * 2
+            done |= x[:, 0] > 100
+            if done.all():
+                break
+        return x
+
+
+def make_step(model: nn.Module, opt: torch.optim.Optimizer):
+    @torch.compile(backend="eager")
+    def step(x: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad(set_to_none=True)
+        return model(x).pow(2).mean()
+
+    return step
+
+
+class Encoder(nn.Module):
+    def encode(self, x: torch.Tensor) -> torch.Tensor:
+        return x / math.sqrt(x.var())
+
+    def summary(self, x: torch.Tensor) -> float:
+        return x.abs().max().item()
+
+    def scale(self, x: torch.Tensor) -> torch.Tensor:
+        return x * float(x.std())
+
+
+def main(x):
+    tagger = Tagger().eval()
+    decode = torch.compile(tagger.crf.decode, backend="eager")
+    greedy = torch.compile(tagger.greedy, backend="eager")
+    model = nn.Linear(4, 4)
+    step = make_step(model, torch.optim.SGD(model.parameters(), lr=0.1))
+    encoder = Encoder()
+    fn = encoder.encode
+    encode = torch.compile(fn, backend="eager")
+    summary = torch.compile(getattr(encoder, "summary"), backend="eager")
+    scale = torch.compile(backend="eager")(encoder.scale)
+    return decode(x), greedy(x), step(x), encode(x), summary(x), scale(x)
+"""
+REACHED_BREAKS = {14, 27, 35, 43, 46, 49}
+"""What a script compiles through a module built with ``.eval()``, through a submodule (``tagger.crf.decode``),
+through a name bound to a method or ``getattr(obj, "name")``, by what ``torch.compile(backend=...)`` returns,
+and the optimizer a factory receives (annotated)
+and its compiled step uses."""
+
+
+def test_check_reports_what_is_compiled_through_objects(tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, REACHED)} == REACHED_BREAKS
+
+
+@requires_torch
+def test_dynamo_breaks_in_what_is_compiled_through_objects(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, REACHED, "[(torch.randn(4, 4),)]") == REACHED_BREAKS

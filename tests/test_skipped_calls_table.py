@@ -28,10 +28,12 @@ CODE = """\
         time.perf_counter()
         seen = collections.OrderedDict()
         state = threading.local()
+        with torch.backends.cuda.sdp_kernel(enable_flash=False):
+            y = y - 1
         return y * 2
 """
 INPUTS = "[(torch.randn(4),)]"
-BREAK_LINES = {12, 14, 16}
+BREAK_LINES = {12, 14, 16, 17}
 
 
 @requires_torch

@@ -78,7 +78,8 @@ def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
 
 #: a traced random number as an index of a tensor or a list, as a slice bound, and as the bound of a
 #: `range` that a loop steps (the function then runs eagerly: the slice after it does not break); a
-#: `range` never stepped is traced, and so is an index by a number that crossed a break
+#: `range` never stepped is traced, and so is an index by a number that crossed a break; one drawn after a
+#: break is held as a tensor in the frame resumed there
 USES = """
     import random
 
@@ -117,9 +118,15 @@ USES = """
         k = random.randint(0, 1)
         print("drawn")  # breaks
         return x[k]
+
+    def drawn_after(x: torch.Tensor):
+        print("start")  # breaks
+        f0 = random.randint(0, 1)
+        w = random.randint(1, 2)
+        return x[f0:f0 + w]  # breaks
 """
 
-USE_TARGETS = ("indexed", "picked", "sliced", "looped", "unstepped", "from_object", "crossed")
+USE_TARGETS = ("indexed", "picked", "sliced", "looped", "unstepped", "from_object", "crossed", "drawn_after")
 
 
 def test_flagged_uses() -> None:

@@ -3,8 +3,10 @@
     python -m dynalint.verify.number_args_table > lint/analysis/number_args.py
 
 A parameter is listed when torch's own signature says it takes a Python number or a list of
-numbers (``int``, ``SymInt``, ``float``, ``int[]``...) and no overload accepts a tensor there:
-a tensor passed there has to become a Python number, which Dynamo cannot do while tracing.
+numbers (``int``, ``SymInt``, ``float``, ``Scalar``, ``int[]``...) and no overload accepts a tensor
+there: a tensor passed there has to become a Python number, which Dynamo cannot do while tracing
+(measured on torch 2.13 for ``Scalar`` parameters too: ``x.add(y, alpha=t)``, ``torch.full_like(x, t)``,
+``torch.threshold(x, t, 0)`` and ``torch.addcmul(x, a, b, value=t)`` break on a computed ``t``).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import inspect
 import re
 import sys
 
-_NUM = re.compile(r"^(SymInt|int|float)(\[\d*\])?\??$")
+_NUM = re.compile(r"^(SymInt|int|float|Scalar)(\[\d*\])?\??$")
 _LIST = re.compile(r"^(SymInt|int)\[\d*\]\??$")
 _PY_NUM = re.compile(r"^(int|float|list\[int\]|list\[float\]|tuple\[int, \.\.\.\]|sequence\[int\]"
                      r"|broadcastinglist\d\[(int|float)\]|_size(_\w+)?|_ratio_any_t)$")
@@ -21,6 +23,10 @@ _PY_NUM = re.compile(r"^(int|float|list\[int\]|list\[float\]|tuple\[int, \.\.\.\
 
 #: TorchScript builtins that share a name with a Python-level torch function taking tensors or
 #: objects (``torch.tensor(t)`` copies a tensor without breaking; measured on 2.13).
+#: parameters Dynamo traces with a tensor in them although torch's signature takes a number there
+#: (``torch.full``'s fill value becomes a ``fill_`` of the new tensor; measured on 2.13)
+_TRACED_PARAMETERS = {"full": "fill_value"}
+
 _NOT_OPS = frozenset({"tensor", "Size", "Generator", "device", "manual_seed", "broadcast_shapes",
                       "sym_constrain_range", "sym_constrain_range_for_size", "from_file", "empty_quantized"})
 
@@ -38,7 +44,7 @@ def _split(text: str) -> list[str]:
 
 
 def _tensorish(t: str) -> bool:
-    return "Tensor" in t or re.match(r"^Scalar(\?|\[|$)", t) is not None or t == "Any"
+    return "Tensor" in t or t == "Any"
 
 
 def aten_table() -> dict[str, tuple]:
@@ -66,8 +72,13 @@ def aten_table() -> dict[str, tuple]:
         ops[s.name[6:]].append((pos, kw))
     table = {}
     for name, ovs in sorted(ops.items()):
-        if name in _NOT_OPS or not (hasattr(torch, name) or hasattr(torch.Tensor, name)):
+        if name in _NOT_OPS or not any(hasattr(m, name) for m in (torch, torch.Tensor, torch._C._nn, torch._C._fft,
+                                                                   torch._C._linalg, torch._C._special)):
             continue
+        traced = _TRACED_PARAMETERS.get(name)
+        if traced is not None:  # (taken as a parameter that accepts a tensor)
+            ovs = [([(n, "Tensor" if n == traced else t) for n, t in p],
+                    {n: "Tensor" if n == traced else t for n, t in kw.items()}) for p, kw in ovs]
         if any(any("Tensor" in t for _, t in p) for p, _ in ovs):  # drop TorchScript list/number overloads
             ovs = [(p, kw) for p, kw in ovs if any("Tensor" in t for _, t in p)]
         width = max(len(p) for p, _ in ovs)
@@ -84,8 +95,6 @@ def aten_table() -> dict[str, tuple]:
         has_self = all(p and p[0][1].startswith("Tensor") and "[]" not in p[0][1] for p, _ in ovs)
         if positions or keywords:
             table[name] = (positions, varargs, keywords, has_self)
-    # `arange`'s bounds are typed `Scalar` but size the output (measured: a tensor there breaks)
-    table["arange"] = ((0, 1, 2), False, ("end", "start", "step"), False)
     return table
 
 

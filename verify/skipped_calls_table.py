@@ -41,7 +41,7 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            # torch's namespaces whose functions are not all traced (``torch.save``, ``torch.set_rng_state``,
            # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
            # functions would fail for want of one, not for Dynamo
-           "torch", "torch.random", "torch.autograd", "torch.jit")
+           "torch", "torch.random", "torch.autograd", "torch.jit", "torch.backends.cuda", "torch.backends.cudnn")
 #: the standard-library modules among them (their classes are probed too; torch's are built from arguments)
 _STANDARD_LIBRARY = frozenset(m.split(".")[0] for m in MODULES if not m.startswith("torch"))
 _MODULE = "dynalint.verify.skipped_calls_table"

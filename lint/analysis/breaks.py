@@ -50,6 +50,7 @@ from dynalint.analysis.events import (
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger, reorderable_arguments
 from dynalint.analysis.module_index import is_generator_function
+from dynalint.analysis.nn_functionals import MODULE_FUNCTIONALS
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
                                             BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
@@ -912,10 +913,11 @@ _BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
 
 
 def _first_traced_random(found: list[Break]) -> list[Break]:
-    """``found`` without the traced-random breaks that come after another break of their function in
-    its code: Dynamo cannot resume after this break, so it runs the rest of that function eagerly
-    (measured on torch 2.13: "Failed to handle graph break gracefully", also when the function is
-    inlined, once its own frame is compiled)."""
+    """``found`` without the traced-random breaks that come after another traced-random break of their
+    function in its code: Dynamo cannot resume after such a break, so it runs the rest of that function
+    eagerly (measured on torch 2.13: "Failed to handle graph break gracefully", also when the function is
+    inlined, once its own frame is compiled).  After a break of another kind the frame resumed there is
+    traced, and its traced-random break is logged there (`if rng.random() > p: ...` then `f0 + w`)."""
     if not any(b.cause is Cause.TRACED_RANDOM for b in found):
         return found
     order: dict[int, dict[int, int]] = {}
@@ -928,6 +930,8 @@ def _first_traced_random(found: list[Break]) -> list[Break]:
 
     first: dict[int, int] = {}
     for b in found:
+        if b.cause is not Cause.TRACED_RANDOM:
+            continue
         at = position(b)
         first[id(b.event.function)] = min(first.get(id(b.event.function), at), at)
     return [b for b in found if b.cause is not Cause.TRACED_RANDOM
@@ -1462,8 +1466,18 @@ class BreakClassifier:
             return GB.RNN_MODULE, f"Dynamo does not trace nn.LSTM/GRU/RNN modules, their `{call.method}()` included"
         if q == "torch.Generator":
             return GB.OPAQUE_OBJECT, "a torch.Generator cannot be created inside the compiled region"
+        if call.method is not None and call.receiver is not None and call.receiver.qualname == "random.Random()" \
+                and call.method not in K.TRACED_RANDOM_METHODS | K.RANDOM_STATE_METHODS:
+            return GB.UNSUPPORTED_METHOD, ("Dynamo traces only `random`, `randint`, `randrange`, `uniform` and the "
+                                           "state methods of a `random.Random`")
+        if call.method is not None and call.receiver is not None and not call.receiver.maybe_none \
+                and call.receiver.qualname == "torch.Generator()":
+            # every method (measured on torch 2.13: `g.manual_seed(s)`, `g.initial_seed()`, `g.get_state()` of a
+            # generator argument or global)
+            return GB.GENERATOR_METHOD, "the methods of a torch.Generator change or read its state outside the graph"
         generator = call.kwargs.get("generator")
-        if generator is not None and (generator.qualname or "").startswith("torch.Generator") and (
+        if generator is not None and (generator.qualname or "").startswith("torch.Generator") \
+                and not generator.maybe_none and (
                 (q or "").startswith("torch.") or (call.receiver is not None and call.receiver.is_tensor)):
             return GB.PROXY_ARGUMENTS, "Dynamo cannot pass a torch.Generator to an op in the graph"
         if call.method == "share_memory_" and call.receiver is not None and call.receiver.is_tensor \
@@ -1490,7 +1504,8 @@ class BreakClassifier:
             if SKIPPED_CALLS[q].active(self.settings.target_torch) and not _wraps_graph_input(call):
                 return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
         elif q in BREAKING_CALLS:
-            return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this standard-library function"
+            return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this " + (
+                "torch function" if q.startswith("torch.") else "standard-library function")
         elif q in BREAKING_NUMPY_CALLS:
             gb = _GB_BY_TEXT[BREAKING_NUMPY_CALLS[q]]
             return gb, ("Dynamo traces NumPy through `torch._numpy`, whose version of this function returns no "
@@ -1732,8 +1747,14 @@ def reads_data(call: CallEvent) -> bool:
 def uncaptured_shape_call(call: CallEvent) -> str | None:
     """The op of a call whose output size is read from data and which Dynamo breaks on whatever
     ``capture_dynamic_output_shape_ops`` says: torch tags it ``dynamic_output_shape`` and its fake
-    tensor has no kernel that makes an unbacked size (``torch.linalg.lstsq``, ``F.ctc_loss``)."""
-    if call.qualname is not None:
+    tensor has no kernel that makes an unbacked size (``torch.linalg.lstsq``, ``F.ctc_loss``, and the
+    ``torch.nn`` module that calls it, ``nn.CTCLoss()``)."""
+    functional = MODULE_FUNCTIONALS.get(call.module.qualname or "") \
+        if call.module is not None and call.module.cls is None else None
+    if functional is not None:  # a `torch.nn` module that is one call of a functional (`nn.CTCLoss()`)
+        name: str | None = functional
+        on_tensor = any(a.is_tensor for a in call.args[:1])
+    elif call.qualname is not None:
         name = K.aten_name(call.qualname)
         on_tensor = any(a.is_tensor for a in call.args[:1])
     else:
@@ -1743,7 +1764,8 @@ def uncaptured_shape_call(call: CallEvent) -> str | None:
         return None
     for op in (name, f"_{name}"):
         if DYNAMIC_OUTPUT_SHAPE.get(op) is False:
-            return call.qualname or f".{call.method}()"
+            return (f"{call.module.qualname} (`F.{functional}`)" if functional is not None and call.module
+                    else call.qualname or f".{call.method}()")
     return None
 
 
@@ -2242,6 +2264,12 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     *(SkippedCall(q, GB.SKIPPED_FUNCTION,
                   why="changing the warning filters calls `_warnings._filters_mutated`, which Dynamo skips")
       for q in ("warnings.simplefilter", "warnings.filterwarnings")),
+    *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="the legacy `Variable` wrapper is built by a function Dynamo skips")
+      for q in ("torch.autograd.Variable", "torch.autograd.variable.Variable")),
+    *(SkippedCall(f"torch.autograd.functional.{name}", GB.PROXY_ARGUMENTS,
+                  why="torch.autograd.functional runs autograd on the function it is given outside the graph "
+                      "(`torch.func` transforms are traced)")
+      for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")),
     SkippedCall("torch.autograd.grad", GB.AUTOGRAD_GRAD, since=(2, 13),
                 why="torch.autograd.grad is not traced under the default `trace_autograd_ops=False`"),
     *(SkippedCall(q, GB.PARAMETER_CONSTRUCTOR, since=(2, 13),

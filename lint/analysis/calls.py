@@ -3,6 +3,7 @@ functions, tensor methods, Python builtins and other libraries.
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -28,7 +29,7 @@ from dynalint.analysis.values import (
     sequence,
     tensor,
 )
-from dynalint.config.settings import Scope
+from dynalint.config.settings import Scope, Settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.interface import EvaluatorView
@@ -125,6 +126,8 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             callee_broke, any_broke = callee_broke and ev.callee_broke, any_broke or ev.callee_broke
         ev.callee_broke = any_broke
         result = join_all(o[0] if o is not None else UNKNOWN_VALUE for o in outcomes)
+    elif callee is not None and callee.qualname == NAMEDTUPLE_CLASS and callee.keys is not None and not opaque:
+        result = namedtuple_instance(callee, args, kwargs)
     elif callee is not None and callee.qualname is not None:
         qualname = callee.qualname
         result = external_call(ev, qualname, args, kwargs, node)
@@ -218,6 +221,20 @@ def _call_object(ev: "EvaluatorView", callee: Value, args: list[Value], kwargs: 
         fn = callee.cls.find_method("__call__")
         return ev.p.calls.call_function(ev, fn, args, kwargs, callee, opaque), fn
     return None
+
+
+def call_special(ev: "EvaluatorView", obj: Value, name: str, args: list[Value]) -> Value | None:
+    """The special method ``name`` of a class of the checked code that Python calls for an operation on an
+    instance of it (``len(obj)``: ``__len__``; ``with obj:``, ``for x in obj``, ``obj[i]``): Dynamo inlines it
+    there, so what breaks in its body breaks the caller's graph.  Its result, or None when ``obj`` is no such
+    instance or its class does not define the method."""
+    cls = obj.cls
+    if cls is None or obj.kind not in (Kind.UNKNOWN, Kind.MODULE) or obj.choices:
+        return None
+    fn = cls.find_method(name)
+    if fn is None:
+        return None
+    return ev.p.calls.call_function(ev, fn, args, {}, obj, False)
 
 
 def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value]) -> Value | None:
@@ -575,17 +592,34 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         # an array of draws Dynamo makes with torch's generator: a tensor seen through `torch._numpy`
         return NONE_VALUE if last in ("seed", "shuffle") else tensor(
             params=merge_params(args) | merge_params(kwargs.values())).with_(qualname=K.NUMPY_ARRAY)
+    if q.rpartition(".")[0] in K.NUMPY_GENERATOR_OBJECTS and _numpy_size_given(q, node):
+        # an array a NumPy generator's method draws (`rng.integers(0, n, size=k)`) outside the graph, which
+        # the call breaks: the frame resumed there has it as an input, a tensor seen through `torch._numpy`
+        # (measured on torch 2.13: `.tolist()` of it breaks again there)
+        return tensor(entered=True).with_(qualname=K.NUMPY_ARRAY)
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
         # a number made outside the graph at a skipped call (or read from the tensor Dynamo draws it as): the
         # resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
     if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
         return numpy_array(last, args, kwargs)
-    if q.startswith("random.") and last in K.TRACED_RANDOM_FUNCS:
+    if q.startswith("random.") and (last in K.TRACED_RANDOM_FUNCS or q == "random.Random().random"):
         # a number the breaks classifier recognises (:func:`traced_random`), made at ``node``
         return Value(Kind.PYTHON, qualname=q + "()", origin=node)
     if q in ("os.getenv", "os.environ.get", "time.monotonic"):
         return PYTHON_VALUE
+    if q == "collections.deque":
+        # a Python sequence: a tensor indexing it is read into a Python int (`buffer[i]`)
+        return sequence(element=args[0].elements() if args else None)
+    if q in _VERSION_PARSERS and len(args) == 1 and not kwargs:
+        parsed = _version(ev, args[0])
+        if parsed is not None:
+            return python(parsed)
+    if q == "collections.namedtuple":
+        fields = _namedtuple_fields(args[1] if len(args) > 1 else kwargs.get("field_names"))
+        if fields is not None:
+            # the class: calling it makes a tuple whose fields are read by name (see `namedtuple_instance`)
+            return Value(Kind.UNKNOWN, qualname=NAMEDTUPLE_CLASS, keys=fields)
     if q in _RECORD_COPIES and len(args) == 1 and not kwargs and args[0].cls is not None \
             and ev.p.classes.is_record(args[0].cls):
         return _record_copy(ev, args[0], q == "dataclasses.asdict")
@@ -601,6 +635,57 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         copied = args[0].with_(param=None)
         return copied.with_(entered=True) if copied.kind is Kind.TENSOR else copied
     return Value(Kind.UNKNOWN, qualname=q + "()")
+
+
+#: what parses a version string into an object that compares as versions do
+_VERSION_PARSERS = frozenset({"packaging.version.parse", "packaging.version.Version", "pkg_resources.parse_version"})
+
+
+def _version(ev: "EvaluatorView", text: Value) -> tuple[int, int, int] | None:
+    """The version ``version.parse(text)`` stands for, as three numbers that compare as the parsed versions do
+    (``2.3`` is ``2.3.0``): of a constant string, or of ``torch.__version__``, which is the torch the analysis
+    targets (so ``if version.parse(torch.__version__) >= version.parse("2.3"):`` is decided, as Dynamo, which
+    runs the check while tracing, decides it).  None for anything else, or a version with a pre-release part
+    (``2.3.0a0`` sorts before ``2.3.0``)."""
+    if text.qualname == "torch.__version__":
+        major, minor = (ev.p.settings or Settings()).target_torch
+        return major, minor, 0
+    if not isinstance(text.const, str):
+        return None
+    m = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(\+[\w.]+)?", text.const.strip())
+    if m is None:
+        return None
+    return int(m[1]), int(m[2] or 0), int(m[3] or 0)
+
+
+#: the qualified name of a class ``collections.namedtuple`` made (its ``keys`` are its fields)
+NAMEDTUPLE_CLASS = "collections.namedtuple()"
+
+
+def _namedtuple_fields(names: Value | None) -> tuple[str, ...] | None:
+    """The fields ``collections.namedtuple(name, names)`` gives its class, when ``names`` is constant: a
+    string of names split at commas and spaces, or a tuple/list of strings."""
+    if names is None:
+        return None
+    if isinstance(names.const, str):
+        fields = tuple(names.const.replace(",", " ").split())
+    elif names.kind is Kind.SEQUENCE and names.items is not None \
+            and all(isinstance(i.const, str) for i in names.items):
+        fields = tuple(i.const for i in names.items)
+    else:
+        return None
+    return fields if fields and all(f.isidentifier() and not f.startswith("_") for f in fields) else None
+
+
+def namedtuple_instance(cls: Value, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """An instance of a ``collections.namedtuple`` class: a tuple of the values passed, each also read by
+    its field's name (``out.probs``); a field left to its default is not known."""
+    fields = cls.keys or ()
+    given = {**dict(zip(fields, args)), **kwargs}
+    if len(args) > len(fields) or any(k not in fields for k in kwargs):
+        return UNKNOWN_VALUE
+    items = tuple(given.get(f, UNKNOWN_VALUE) for f in fields)
+    return sequence(items=items).with_(keys=fields)
 
 
 #: the copies of a dataclass's fields ``dataclasses`` makes (deep copies: a tensor field breaks the graph)
@@ -634,11 +719,13 @@ def _partial(target: Value, bound: list[Value], keywords: dict[str, Value]) -> V
 
 
 def traced_random(v: Value) -> bool:
-    """A number ``random.randint``/``randrange``/``uniform`` (of the module or of a ``random.Random``)
-    drew in traced code (see ``knowledge.TRACED_RANDOM_FUNCS``)."""
+    """A number ``random.randint``/``randrange``/``uniform`` (of the module or of a ``random.Random``, whose
+    ``random()`` too) drew in traced code (see ``knowledge.TRACED_RANDOM_FUNCS``)."""
     q = v.qualname or ""
-    return v.kind is Kind.PYTHON and q.endswith("()") and q[:-2].rpartition(".")[2] in K.TRACED_RANDOM_FUNCS \
-        and q[:-2].rpartition(".")[0] in ("random", "random.Random()")
+    owner, _, name = q[:-2].rpartition(".")
+    return v.kind is Kind.PYTHON and q.endswith("()") and (
+        (owner == "random" and name in K.TRACED_RANDOM_FUNCS)
+        or (owner == "random.Random()" and name in K.TRACED_RANDOM_METHODS))
 
 
 def python_number(v: Value) -> bool:
@@ -677,7 +764,16 @@ _SHAPED_FUNCS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 
 #: where the ``size`` of each traced function of NumPy's global RNG goes when passed by position (``rand`` and
 #: ``randn`` take the shape itself): without it the call draws one number
-_NUMPY_DRAW_SIZE = {"random": 0, "random_sample": 0, "sample": 0, "normal": 2, "uniform": 2, "randint": 2}
+_NUMPY_DRAW_SIZE = {"random": 0, "random_sample": 0, "sample": 0, "normal": 2, "uniform": 2, "randint": 2,
+                    "integers": 2}
+
+
+def _numpy_size_given(q: str, node: cst.Call) -> bool:
+    """A NumPy draw call that is given a ``size``: by keyword, or by position (:data:`_NUMPY_DRAW_SIZE`)."""
+    at = _NUMPY_DRAW_SIZE.get(q.rsplit(".", 1)[-1])
+    positional = [a for a in node.args if a.keyword is None]
+    return any(a.keyword is not None and a.keyword.value == "size" for a in node.args) or (
+        at is not None and len(positional) > at and not any(a.star for a in node.args))
 
 
 def numpy_draw_is_number(q: str, node: cst.Call) -> bool:
@@ -696,10 +792,7 @@ def numpy_draw_is_number(q: str, node: cst.Call) -> bool:
         return False  # (`np.random.rand(*x.shape)`: a shape, as far as can be told)
     if last in ("rand", "randn"):
         return not positional
-    at = _NUMPY_DRAW_SIZE.get(last)
-    given = any(a.keyword is not None and a.keyword.value == "size" for a in node.args) or (
-        at is not None and len(positional) > at)
-    return not given
+    return not _numpy_size_given(q, node)
 
 
 def _numbers(v: Value) -> bool:
@@ -848,6 +941,8 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
     if name == "len":
         if first is None:
             return UNKNOWN_VALUE
+        if call_special(ev, first, "__len__", []) is not None:
+            return PYTHON_VALUE
         if first.kind in (Kind.TENSOR, Kind.SIZE):
             return SIZE_VALUE
         if first.kind in (Kind.SEQUENCE, Kind.PYTHON, Kind.MODULE):

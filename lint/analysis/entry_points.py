@@ -178,8 +178,9 @@ class EntryPoints(ProgramPart[ProgramParts]):
 
     def _objects_made_in(self, parent: FunctionInfo) -> dict[str, Value]:
         """The names ``parent`` binds once, to an object it builds (``model = Net().to(device)``, ``opt =
-        torch.optim.SGD(...)``): what a function it defines and compiles finds there.  A name bound otherwise
-        or more than once is left unknown."""
+        torch.optim.SGD(...)``), and its parameters annotated as such an object (``opt: torch.optim.Optimizer``)
+        that it does not bind again: what a function it defines and compiles finds there.  A name bound
+        otherwise or more than once is left unknown."""
         bound: dict[str, int] = {}
         made: dict[str, Value] = {}
         for n in walk(parent.node.body, into_scopes=False):
@@ -189,7 +190,12 @@ class EntryPoints(ProgramPart[ProgramParts]):
                 value = self._object_made(n.value)
                 if value is not None:
                     made[n.targets[0].target.value] = value
-        return {name: value for name, value in made.items() if bound.get(name) == 1}
+        found = {name: value for name, value in made.items() if bound.get(name) == 1}
+        for name, declared in self.program.signatures.declared_types(parent).items():
+            if name not in bound and (declared.cls is not None or (
+                    declared.kind is Kind.UNKNOWN and declared.qualname is not None)):
+                found[name] = declared
+        return found
 
     def _object_made(self, expr: cst.BaseExpression) -> Value | None:
         """The object a call builds: an instance of a class of the checked code, a ``torch.nn`` module, a
@@ -223,17 +229,11 @@ class EntryPoints(ProgramPart[ProgramParts]):
     def target_of(self, arg: cst.BaseExpression, where: FunctionInfo | None
                   ) -> tuple[FunctionInfo, ClassInfo | None] | None:
         """What compiling ``arg`` (written in ``where``) compiles."""
-        names, classes = self.program.names, self.program.classes
+        arg = self._method_named(arg, where)
         method = None
-        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
+        if isinstance(arg, cst.Attribute):
             method, arg = arg.attr.value, arg.value
-        if isinstance(arg, cst.Call) and method is None:
-            made = names.static_value_of(arg.func)  # `torch.compile(Model(...))`
-            v = classes.instance(made.cls) if made is not None and made.cls is not None else None
-        elif isinstance(arg, cst.Name):
-            v = self._static_name(arg.value, where)
-        else:
-            return None
+        v = self._static_object(arg, where)
         if v is None:
             return None
         if v.kind is Kind.FUNCTION and v.func is not None and method is None:
@@ -243,6 +243,38 @@ class EntryPoints(ProgramPart[ProgramParts]):
             return None
         fn = cls.find_method(method or "forward")
         return (fn, cls) if fn is not None else None
+
+    def _method_named(self, arg: cst.BaseExpression, where: FunctionInfo | None, follow: bool = True
+                      ) -> cst.BaseExpression:
+        """``getattr(model, "encode")`` read as ``model.encode``, and a name bound once (in ``where``, else in
+        the module) to such an expression (``fn = model.encode``) read as that expression; else ``arg``."""
+        if type(arg) is cst.Call and dotted_name(arg.func) == "getattr" and len(arg.args) == 2 \
+                and type(arg.args[1].value) is cst.SimpleString:
+            attr = arg.args[1].value.evaluated_value
+            if isinstance(attr, str) and attr.isidentifier():
+                return cst.Attribute(value=arg.args[0].value, attr=cst.Name(attr))
+        if type(arg) is cst.Name and follow:
+            scopes = [where.node.body] if where is not None else []
+            for scope in [*scopes, self.program.index.module]:
+                values = _assigned_values(scope, arg.value)
+                if values:
+                    named = self._method_named(values[0], where, follow=False) if len(values) == 1 else arg
+                    return named if type(named) is cst.Attribute else arg
+        return arg
+
+    def _static_object(self, expr: cst.BaseExpression, where: FunctionInfo | None) -> Value | None:
+        """The object or function ``expr`` is, written in ``where``: one a call builds (``Model(...).eval()``),
+        a name's (:meth:`_static_name`), or a submodule of one (``tagger.crf``)."""
+        if type(expr) is cst.Call:
+            return self._object_made(expr)
+        if type(expr) is cst.Name:
+            return self._static_name(expr.value, where)
+        if type(expr) is cst.Attribute:
+            base = self._static_object(expr.value, where)
+            if base is not None and base.cls is not None and base.kind is not Kind.FUNCTION:
+                member = self.program.classes.member(base, expr.attr.value)
+                return member if member.cls is not None and member.kind is not Kind.FUNCTION else None
+        return None
 
     def _static_name(self, name: str, where: FunctionInfo | None) -> Value | None:
         """A name's class or function, from the definitions, ``name = Class(...)`` assignments (also
@@ -259,10 +291,9 @@ class EntryPoints(ProgramPart[ProgramParts]):
         scopes.append(self.program.index.module)
         for scope in scopes:
             for value in _assigned_values(scope, name):
-                if isinstance(value, cst.Call):
-                    callee = names.static_value_of(value.func)
-                    if callee is not None and callee.cls is not None:
-                        return classes.instance(callee.cls)
+                made = self._object_made(value)
+                if made is not None and made.cls is not None:
+                    return made
         return names.static_value(name)
 
 

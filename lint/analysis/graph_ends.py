@@ -34,6 +34,8 @@ def _signature(call: CallEvent) -> tuple[tuple, int] | None:
             entry = number_args.TORCH.get(name)
         elif module == "torch.nn.functional":
             entry = number_args.FUNCTIONAL.get(name) or number_args.TORCH.get(name)
+        elif module in ("torch.fft", "torch.linalg", "torch.special"):
+            entry = number_args.TORCH.get(f"{module[6:]}_{name}")  # (aten's `fft_rfft` is `torch.fft.rfft`)
         else:
             return None
         return (entry, 0) if entry is not None else None

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.project import SourceIndex
     from dynalint.analysis.replay import Tracker
     from dynalint.analysis.values import Value
-    from dynalint.config.settings import Scope
+    from dynalint.config.settings import Scope, Settings
 
 
 class NamesView(Protocol):
@@ -154,6 +154,9 @@ class ProgramView(Protocol):
     scope: "Scope"
     widening: bool
     """Analysing a function only scope ALL makes a root."""
+    settings: "Settings | None"
+    """The settings the analysis runs under (the defaults when None): the torch version a version check in the
+    code is decided for, among them."""
 
     def may_break_at(self, ev: "Event") -> bool:
         """Whether Dynamo, under the analysis's capture settings, may break the graph at this event."""

@@ -608,7 +608,10 @@ def _refine(value: Value, declared: Value | None) -> Value:
         # `params: dict[str, Tensor]` passed a dict whose entries the analysis could not follow
         items = tuple(_refine(v, declared.element) for v in value.items) if value.items is not None else None
         return value.with_(element=declared.element, items=items)
-    if declared.kind is Kind.PYTHON and value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+    if declared.kind is Kind.PYTHON and value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR) and not (
+            value.is_tensor and not value.assumed and not value.guessed):
+        # (a tensor the analysis computed stays one whatever the annotation says: Dynamo does not read
+        # annotations, and `-> float` over `return x.mean()` is a common slip)
         return declared
     if declared.kind is Kind.SEQUENCE and declared.element is not None and declared.element.kind is Kind.PYTHON:
         # e.g. ``tuple[int, int]``: the annotation is more trustworthy than what the analysis inferred

@@ -94,7 +94,7 @@ isposinf isreal kron lcm ldexp le lerp less less_equal lgamma log log10 log1p lo
 logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor logit logsumexp long lt
 masked_fill masked_scatter masked_select matmul matrix_exp matrix_power maximum mean median minimum mm mode
 moveaxis movedim msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile
-nansum narrow narrow_copy ne neg negative new_empty new_full new_ones new_tensor new_zeros nextafter
+nansum narrow narrow_copy ne neg negative new new_empty new_full new_ones new_tensor new_zeros nextafter
 nonzero norm normal_ not_equal outer permute pin_memory pinverse polygamma positive pow prod quantile
 rad2deg random_ ravel reciprocal relu remainder renorm repeat repeat_interleave requires_grad_ reshape
 reshape_as resize_ resize_as_ retain_grad roll rot90 round rsqrt scatter scatter_add scatter_reduce
@@ -260,6 +260,11 @@ SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time",
 #: traced (measured on torch 2.13 from the graph-break log: at the frame Dynamo compiles, the break makes
 #: it run the whole function eagerly and is not counted in ``counters["graph_break"]``).
 TRACED_RANDOM_FUNCS = frozenset({"randint", "randrange", "uniform"})
+#: Methods of a ``random.Random`` instance Dynamo traces (its ``RandomVariable``): ``random()`` too, which the
+#: module's function is not (skipped before torch 2.14), and the state methods, which return no number.  Any
+#: other method of the instance breaks, "Unsupported method call" (measured on torch 2.13: ``rng.gauss(0, 1)``).
+TRACED_RANDOM_METHODS = TRACED_RANDOM_FUNCS | {"random"}
+RANDOM_STATE_METHODS = frozenset({"seed", "getstate", "setstate"})
 
 #: NumPy functions whose result is an array. Dynamo traces NumPy code as tensor code (``torch._numpy``): an
 #: array made in compiled code is a tensor of the graph, even one made from Python numbers only

@@ -654,6 +654,10 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
     elif isinstance(func, cst.Attribute):
         name = func.attr.value
     else:
+        if type(func) is cst.Call and call.args and idx.resolve_expr(func.func) in COMPILE_NAMES:
+            # `torch.compile(backend="eager")(fn)`, `torch._dynamo.optimize("eager")(fn)`: what the compiler
+            # returned compiles its argument
+            idx.compile_targets.append((call, fn))
         return
     idx.call_sites.setdefault(name, []).append((call, fn))
     q = idx.resolve_expr(func)

@@ -166,4 +166,9 @@ class NameResolution(ProgramPart["ProgramParts"]):
         if v is not None and v.cls is not None and v.kind is Kind.FUNCTION \
                 and program.classes.is_record(v.cls):
             return program.classes.instance(v.cls)  # a dataclass or NamedTuple of the checked files
+        if v is not None and v.cls is not None and v.kind is Kind.FUNCTION and v.cls.is_module \
+                and v.cls.find_method("forward") is not None:
+            # a module class of the checked files that defines its computation (`model: Net`): an instance of
+            # it, whose `forward` a call runs (a base class without one says nothing of the subclass passed)
+            return program.classes.instance(v.cls)
         return None

@@ -278,6 +278,8 @@ def resumed(v: Value) -> Value:
     a tuple, list or dict holds it."""
     if v.is_tensor:
         return v.with_(entered=True, constant=False) if not v.entered or v.constant else v
+    if v.kind is Kind.PYTHON and v.origin is not None and (v.qualname or "").startswith("random."):
+        return python(is_bool=v.is_bool)  # a number drawn in traced code reaches the resumed frame as a number
     if v.kind is Kind.SEQUENCE or v.is_mapping or v.keys is not None:
         items = tuple(resumed(i) for i in v.items) if v.items is not None else None
         element = resumed(v.element) if v.element is not None else None

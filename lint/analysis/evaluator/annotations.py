@@ -97,8 +97,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
     if (resolved.startswith("torch.optim.") and resolved.rpartition(".")[2][:1].isupper()) \
             or K.skipped_torch_instance(resolved + "()"):
         return Value(Kind.UNKNOWN, qualname=resolved + "()")  # an instance of a torch.optim class, a scaler
-    if resolved in K.NUMPY_GENERATOR_CLASSES:
-        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy random generator
+    if resolved in K.NUMPY_GENERATOR_CLASSES or resolved == "torch.Generator":
+        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy or torch random generator
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
     return program.names.annotation_alias(text)
 
@@ -118,6 +118,63 @@ def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Va
                       for v in values):
         return PYTHON_VALUE
     return None
+
+
+def union_members(program: "ProgramView", ann: cst.BaseExpression) -> list[Value | None] | None:
+    """What each member of a union annotation (``Union[A, B]``, ``A | B``, ``Optional[A]``) promises, None
+    among them for a member that promises nothing the analysis uses; None when ``ann`` is no union."""
+    if type(ann) is cst.SimpleString:
+        try:
+            return union_members(program, cst.parse_expression(ann.evaluated_value))
+        except Exception:
+            return None
+    if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
+        parts = [ann.left, ann.right]
+    elif type(ann) is cst.Subscript and (dotted_name(ann.value) or "") in ("Union", "typing.Union", "Optional",
+                                                                           "typing.Optional"):
+        parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+        if (dotted_name(ann.value) or "").endswith("Optional"):
+            parts.append(cst.Name("None"))
+    else:
+        return None
+    out: list[Value | None] = []
+    for part in parts:
+        inner = union_members(program, part)
+        out += inner if inner is not None else [annotation_value(program, part)]
+    return out
+
+
+def narrowed_union(program: "ProgramView", members: list[Value | None], classes: cst.BaseExpression,
+                   holds: bool) -> Value | None:
+    """What a value of a union is where ``isinstance(x, classes)`` holds (``holds``) or fails, when the test
+    is by a container class (``dict``, ``list``, ``tuple``, their ``typing`` names) or by ``torch.Tensor`` and
+    every member says which side it is on (``Union[Tensor, Dict[str, Tensor]]``: a tensor where
+    ``isinstance(x, dict)`` fails); None otherwise."""
+    parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    kinds = set()
+    for part in parts:
+        text = dotted_name(part) or ""
+        resolved = program.index.resolve(text) or text
+        if text in _MAPPING_ANNOTATIONS or resolved in _MAPPING_ANNOTATIONS:
+            kinds.add("mapping")
+        elif text in ("list", "tuple") or resolved in ("typing.List", "typing.Tuple"):
+            kinds.add("sequence")
+        elif resolved == "torch.Tensor":
+            kinds.add("tensor")
+        else:
+            return None
+    kept: list[Value | None] = []
+    for m in members:
+        if m is None:
+            return None
+        kind = "mapping" if m.is_mapping else "sequence" if m.kind is Kind.SEQUENCE \
+            else "tensor" if m.kind is Kind.TENSOR and m.cls is None and m.qualname is None \
+            else "none" if m.kind is Kind.PYTHON and m.has_const and m.const is None else None
+        if kind is None:
+            return None
+        if (kind in kinds) is holds:
+            kept.append(m)
+    return _union(kept) if kept else None
 
 
 def _type_variable_bound(program: "ProgramView", call: cst.Call) -> Value | None:
@@ -143,7 +200,9 @@ def _union_part(program: "ProgramView", ann: cst.BaseExpression) -> Value | None
 def _optional(inner: Value | None) -> Value | None:
     if inner is None:
         return None
-    return inner.with_(maybe_none=True) if inner.kind is Kind.TENSOR else inner
+    # (a generator that may be None: `torch.randn(..., generator=None)` is traced)
+    return inner.with_(maybe_none=True) if inner.kind is Kind.TENSOR or inner.qualname == "torch.Generator()" \
+        else inner
 
 
 def _union(parts: list[Value | None]) -> Value | None:

@@ -5,7 +5,8 @@ shared by binary operators, comparisons and augmented assignment.
 """
 from __future__ import annotations
 
-from typing import Any
+import operator
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -104,8 +105,25 @@ def _fold(op: cst.CSTNode, a: Any, b: Any) -> Any:
 
 
 def _compare(op: cst.CSTNode, a: Any, b: Any) -> Any:
+    """A comparison of two constants, as Python (and Dynamo, while tracing) decides it; an ordering only of
+    numbers or of tuples of them (versions: ``version.parse(torch.__version__) >= version.parse("2.3")``)."""
     if isinstance(op, cst.Equal):
         return a == b
     if isinstance(op, cst.NotEqual):
         return a != b
+    order = _ORDERINGS.get(type(op))
+    if order is not None and _orderable(a) and _orderable(b) and isinstance(a, tuple) == isinstance(b, tuple):
+        return order(a, b)
     return NO_CONST
+
+
+_ORDERINGS: dict[type, Callable[[Any, Any], bool]] = {
+    cst.LessThan: operator.lt, cst.LessThanEqual: operator.le,
+    cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge,
+}
+
+
+def _orderable(v: Any) -> bool:
+    if isinstance(v, tuple):
+        return all(_orderable(i) and not isinstance(i, tuple) for i in v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -14,7 +14,8 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.evaluator.annotations import _isinstance_value
+from dynalint.analysis.calls import call_special
+from dynalint.analysis.evaluator.annotations import _isinstance_value, narrowed_union, union_members
 from dynalint.analysis.syntax import dotted_name
 from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, python, tensor
 
@@ -92,7 +93,19 @@ class ConditionHandlers:
                 # untyped parameter, a `float | Tensor` argument): Dynamo decides the test while tracing.  A
                 # value known to be a tensor keeps its value there (that side never runs)
                 false[name] = UNKNOWN_VALUE
+            if self.env[name].kind is Kind.UNKNOWN:
+                true.update(self._union_narrowed(test, name, True))
+                false.update(self._union_narrowed(test, name, False))
         return true, false
+
+    def _union_narrowed(self, test: cst.BaseExpression, name: str, holds: bool) -> dict[str, Value]:
+        """``isinstance(x, dict)`` of a parameter annotated ``Union[Tensor, Dict[str, Tensor]]``: where the test
+        holds (``holds``) or fails, the members of the union left (see :func:`narrowed_union`)."""
+        ann = self.p.signatures.annotations(self.fn)[0].get(name) if self.fn is not None else None
+        members = union_members(self.p, ann) if ann is not None and isinstance(test, cst.Call) \
+            and len(test.args) == 2 else None
+        narrowed = narrowed_union(self.p, members, test.args[1].value, holds) if members is not None else None
+        return {name: narrowed} if narrowed is not None else {}
 
     def type_test_fails(self, test: cst.BaseExpression) -> bool:
         """``test`` (or a link of its ``and`` chain) is ``isinstance(x, C)`` with ``x`` known to be something
@@ -178,6 +191,9 @@ class ConditionHandlers:
                 return bool(value.const)
             except Exception:
                 return None
+        if value.cls is not None and value.kind is not Kind.TENSOR and not value.maybe_none \
+                and call_special(self, value, "__bool__", []) is None:
+            call_special(self, value, "__len__", [])  # (Python's truth of an object without `__bool__`)
         self._truth_test(test, value, construct, exits_loop, negate)
         return None
 

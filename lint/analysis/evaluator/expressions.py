@@ -127,6 +127,10 @@ class ExpressionHandlers:
             elif attr in K.CONTAINER_METHODS:
                 self.not_tensor_evidence(base)
             return Value(Kind.UNKNOWN, params=base.params)
+        if base.kind is Kind.SEQUENCE and base.keys is not None:
+            field = base.entry(attr)  # a field of a `collections.namedtuple`
+            if field is not None:
+                return field
         if base.kind is Kind.SEQUENCE and attr in ("values", "indices") and base.element is not None:
             return base.element
         if base.cls is not None:
@@ -175,6 +179,10 @@ class ExpressionHandlers:
             self.tensor_evidence(base)
         if len(idx) == 1 and isinstance(idx[0].const, str) and base.params:
             self.not_tensor_evidence(base)  # `config["dim"]`: a mapping, whatever the parameter looked like
+        if not store and len(idx) == 1:
+            item = calls.call_special(self, base, "__getitem__", [idx[0]])
+            if item is not None:
+                return item
         return self.index_value(base, idx, node)
 
     def index_value(self, base: Value, idx: tuple[Value, ...], node: cst.Subscript) -> Value:
@@ -276,13 +284,21 @@ class ExpressionHandlers:
                     return left
                 return self.expr(node.right)
         self._truth_test(node.left, left, "boolop")
+        if not is_and and left.kind is Kind.SIZE and not left.maybe_none:
+            # `n = max_len or lengths.max().item()` given a size: Dynamo reads the size's value and does not
+            # run the other operand, which would only run for an empty dimension
+            return left
         right = self.with_narrowing(node.left, is_and, lambda: self.expr(node.right))
         if right.has_const and isinstance(right.const, bool) and right.const is not is_and:
             # `a and not is_compiling()` is false and `a or True` true whatever `a` is: what follows
             # `... and` (`... or`) of it is decided, as Dynamo decides it while tracing
             return python(right.const, is_bool=True)
         if left.kind is Kind.TENSOR or right.kind is Kind.TENSOR:
-            # the result is one of the operands: a tensor if both are
+            # the result is one of the operands: a tensor if both are, and the tensor on the right of a Python
+            # bool, which Dynamo knows while tracing (`ok = self.batch_first and mask.all()`: the tensor where
+            # the flag lets it be computed, as a test of the same `and` in a condition is taken)
+            if left.kind is Kind.PYTHON and left.is_bool and right.kind is Kind.TENSOR:
+                return right
             return join(left, right) if left.kind is right.kind else UNKNOWN_VALUE
         if left.kind is Kind.PYTHON and right.kind is Kind.PYTHON:
             return python(is_bool=left.is_bool and right.is_bool)
@@ -362,10 +378,33 @@ class ExpressionHandlers:
 
     def _ifexp(self, node: cst.IfExp) -> Value:
         truth = self.condition(node.test, "ifexp", node)
+        if truth is None:
+            truth = self._nonempty_truth(node.test)
         if truth is not None:
             return self.with_narrowing(node.test, truth, lambda: self.expr(node.body if truth else node.orelse))
         return join(self.with_narrowing(node.test, True, lambda: self.expr(node.body)),
                     self.with_narrowing(node.test, False, lambda: self.expr(node.orelse)))
+
+    def _nonempty_truth(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of a test of a size against an empty dimension (``n > 0``, ``n == 0``, ``n`` itself), as it
+        is for the dimension of a real input, which Dynamo reads while tracing: in ``n if n > 0 else
+        lengths.max().item()`` given ``x.size(1)`` the other arm runs only for an empty dimension.  None for
+        any other test."""
+        if type(test) is not cst.Comparison:
+            return True if type(test) is cst.Name and self._size_of(test) else None
+        if len(test.comparisons) != 1:
+            return None
+        comp = test.comparisons[0]
+        right = comp.comparator
+        if not (type(right) is cst.Integer and right.value in ("0", "1") and self._size_of(test.left)):
+            return None
+        holds = {(cst.GreaterThan, "0"): True, (cst.GreaterThanEqual, "1"): True, (cst.NotEqual, "0"): True,
+                 (cst.Equal, "0"): False, (cst.LessThan, "1"): False, (cst.LessThanEqual, "0"): False}
+        return holds.get((type(comp.operator), right.value))
+
+    def _size_of(self, node: cst.BaseExpression) -> bool:
+        v = self.silent_expr(node)
+        return v.kind is Kind.SIZE and not v.maybe_none
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         items = []
@@ -407,14 +446,14 @@ class ExpressionHandlers:
                 if seen < 0:  # the first iterable is made outside the comprehension's frame
                     seen, callee_broke = len(self.p.events), callee_broke or self.callee_broke
                     self.callee_broke = False
-                self.bind(comp.target, it.elements(), self.statement)
+                iterated = calls.call_special(self, it, "__iter__", [])  # (a generator's body runs as it is stepped)
+                self.bind(comp.target, (iterated if iterated is not None else it).elements(), self.statement)
                 for cond in comp.ifs:
                     self.condition(cond.test, "comprehension", cond)
                 comp = comp.inner_for_in
             if isinstance(node, cst.DictComp):
                 self.expr(node.key)
-                self.expr(node.value)
-                value = PYTHON_VALUE
+                value = mapping(self.expr(node.value))  # (its keys are not known)
             else:
                 value = sequence(element=self.expr(node.elt))
         finally:

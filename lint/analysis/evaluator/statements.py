@@ -11,7 +11,7 @@ from typing import Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
-from dynalint.analysis.calls import compile_state
+from dynalint.analysis.calls import call_special, compile_state
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
@@ -226,7 +226,8 @@ class StatementHandlers:
         if it.params and it.kind is Kind.UNKNOWN:
             self.not_tensor_evidence(it)
         self.report(E.ForLoopEvent, node.iter, iterable=it, range_args=range_args)
-        element = it.elements()
+        iterated = call_special(self, it, "__iter__", [])
+        element = (iterated if iterated is not None else it).elements()
 
         def once() -> None:
             self.statement = node
@@ -280,12 +281,19 @@ class StatementHandlers:
         self.report(E.WhileLoopEvent, node, carried=tuple(carried), body_calls_break=body_calls_break)
 
     def _with(self, node: cst.With) -> None:
+        managers = []
         for item in node.items:
             v = self.expr(item.item)
             self.report(E.ContextManagerEvent, item.item, value=v)
+            entered = call_special(self, v, "__enter__", [])  # (of a class of the checked code)
+            if entered is not None:
+                managers.append(v)
             if item.asname is not None:
-                self.bind(item.asname.name, v if v.qualname in _ENTERED_AS_ITSELF else UNKNOWN_VALUE, node)
+                self.bind(item.asname.name, entered if entered is not None
+                          else v if v.qualname in _ENTERED_AS_ITSELF else UNKNOWN_VALUE, node)
         self.block(node.body)
+        for v in reversed(managers):
+            call_special(self, v, "__exit__", [NONE_VALUE, NONE_VALUE, NONE_VALUE])
 
     def _try(self, node: cst.Try) -> None:
         start = dict(self.env)
