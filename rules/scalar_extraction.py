@@ -22,6 +22,9 @@ _MESSAGES = {
                          "int, so Dynamo calls `.item()`: the graph breaks here.",
                          "index with Python ints (from shapes), or use torch ops: narrow with sizes, gather, "
                          "index_select, masks"),
+    Cause.CAUSAL_MASK_CHECK: ("`{code}`: {detail}, the module compares the mask with a causal one and reads the "
+                              "answer with `bool(...)`: the graph breaks there (inside torch).",
+                              "pass the flag (`is_causal=True` for a causal mask, else `False`) with the mask"),
     Cause.CAPTURED_CONSTANT: ("`{code}`: {detail}.",
                               "keep the number a 0-d tensor and index with torch ops (index_select, gather), or "
                               "leave `capture_scalar_outputs` off for this code"),
@@ -80,7 +83,12 @@ class ScalarExtraction(Rule):
         `probs[0, i, tok]` with `tok = q.argmax()`, alone or among other indices) also needs the
         index as a number and breaks; an argument as the index (`boxes[n]`) or a tensor of indices is
         traced. A 0-d boolean mask (`s[s.sum() == 0] = 0`) is read as a Python bool, for a read or a
-        store, under every capture setting.
+        store, under every capture setting. A parameter torch's signature types `Scalar` or `float` with no
+        overload taking a tensor (`alpha=`, `beta=`, `value=`, a fill value, an activation's constant) reads a
+        tensor computed in the graph too (`x.add(y, alpha=1 - d)`, `torch.full_like(x, t.max())`), though
+        `torch.full`'s fill value is traced. A `torch.nn` transformer given a mask and no causal flag
+        (`encoder(x, mask=m)` without `is_causal=`, `decoder(..., tgt_mask=m)` without `tgt_is_causal=`)
+        compares the mask with a causal one inside and reads the answer with `bool(...)`.
     """
     fix = """
         Keep the value as a 0-d tensor (`t.max()` instead of `t.max().item()`) and keep computing with

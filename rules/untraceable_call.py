@@ -138,6 +138,7 @@ class UntraceableCall(Rule):
     gb_types = (GB.BUILTIN_OPERATOR, GB.PYTHON_TYPE, GB.LOGGER_METHOD, GB.SKIPPED_FUNCTION, GB.DEEPCOPY_TENSOR,
                 GB.NON_TENSOR_OP, GB.REPR_TENSOR, GB.EXPLICIT_BREAK, GB.DISABLED_FUNCTION, GB.REQUIRES_GRAD,
                 GB.UNSUPPORTED_METHOD, GB.CONTEXT_MANAGER, GB.NOT_REORDERABLE, GB.RNN_MODULE, GB.DATA_POINTER,
+                GB.RICHCOMPARE, GB.GENERATOR_METHOD, GB.CONSTANT_FOLD,
                 GB.UNSUPPORTED_SETATTR, GB.BACKWARD, GB.SKIPPED_INLINE, GB.BUILD_CLASS, GB.UNHANDLED_METHOD_ARGS,
                 GB.TENSOR_BUILTIN_OPERATOR, GB.AUTOGRAD_GRAD, GB.ONE_HOT_DYNAMIC, GB.PARAMETER_CONSTRUCTOR,
                 GB.RETAIN_GRAD, GB.DATA_DEPENDENT_OPERATOR, GB.IS_INFERENCE, GB.RANDOM_OP,
@@ -466,6 +467,9 @@ LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
 #: the causes whose finding reads the same whatever the break: its message (``{code}``, the node's text;
 #: ``{detail}``, what the break names) and its hint
 _WORDED: dict[Cause, tuple[str, str]] = {
+    Cause.NUMPY_TYPE_COMPARISON: ("`{code}`: {detail}, so the graph breaks here.",
+                                  "compare NumPy types with `is` (`out_type is np.uint8`), or outside the compiled "
+                                  "region"),
     Cause.ASSERTED_OBJECT: ("`assert {code}`: {detail}, so the graph breaks here.",
                             "assert a bool (`assert len(x) > 0`, `assert x is not None`), or check outside the "
                             "compiled region"),

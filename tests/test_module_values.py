@@ -1,6 +1,7 @@
 """What values modules and containers of model code hold: a parameter annotated with a module class of the
 checked files that defines ``forward`` (``model: Net``, kept as ``self.model``) is an instance of it, so its
-call runs that ``forward``; a dict comprehension is a dict of what its values are
+call runs that ``forward``; the entries of an ``nn.Sequential``, ``nn.ModuleList`` or ``nn.ModuleDict`` of
+``torch.nn`` modules are modules whose call gives a tensor; a dict comprehension is a dict of what its values are
 (``{k: v.detach() for k, v in out.items()}``); ``torch.autograd.functional`` (``jacobian``, ``hessian``,
 ``vjp``...) breaks where ``torch.func`` is traced.  Each case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
@@ -35,6 +36,27 @@ CASES = [
     def f(x: torch.Tensor):
         return Trainer(Net()).eval_step(x)  # breaks
     """, "f", "[(torch.randn(3),)]"),
+    ("containers-of-torch-modules", """
+    import torch
+    import torch.nn as nn
+
+
+    class MultiScale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.discs = nn.ModuleDict({"x1": nn.Linear(4, 1), "x2": nn.Linear(4, 1)})
+            self.seq = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            loss = torch.zeros(())
+            if self.seq[0](x).max() > 1e3:  # breaks
+                x = x.clamp(-1e3, 1e3)
+            for name, disc in self.discs.items():
+                if disc(x).mean() > 2.0:  # breaks
+                    continue
+                loss = loss - disc(x).mean()
+            return loss + self.discs["x1"](x).sum()
+    """, "MultiScale", "[(torch.randn(4),)]"),
     ("autograd-functional", """
     import torch
 

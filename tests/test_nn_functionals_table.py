@@ -1,6 +1,7 @@
 """The ``torch.nn`` modules that are one call of a functional: the committed table matches the installed
 torch, and calling such a module breaks where its functional does (``nn.CTCLoss()`` as ``F.ctc_loss``,
-reported at the module's call), checked under real Dynamo (torch 2.13)."""
+reported at the module's call), and a transformer module given a mask and no causal flag reads the mask's
+data (``nn.TransformerEncoder``'s ``mask=`` without ``is_causal=``), checked under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from conftest import requires_torch
@@ -56,3 +57,50 @@ def test_dynamo_breaks_in_the_module() -> None:
     head(torch.randn(2, 6, 4), torch.tensor([6, 5]), torch.tensor([[1, 2, 3], [2, 3, 4]]), torch.tensor([3, 2]))
     reasons = dynamo.utils.counters["graph_break"]
     assert sum(reasons.values()) == 1 and any("Dynamic shape operator" in r for r in reasons)
+
+
+def test_table_lists_the_causal_mask_checks() -> None:
+    assert committed.CAUSAL_MASK_CHECKS["torch.nn.TransformerEncoder"] == (("mask", 1, "is_causal", 3),)
+    assert ("tgt_mask", 3, "tgt_is_causal", 9) in committed.CAUSAL_MASK_CHECKS["torch.nn.Transformer"]
+
+
+CAUSAL = """
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2)
+        self.dec = nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True), 1)
+
+    def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
+        m = nn.Transformer.generate_square_subsequent_mask(x.size(1))
+        h = self.enc(x, mask=m)
+        h = self.enc(h, src_key_padding_mask=pad)
+        h = self.enc(h, mask=m, is_causal=True)
+        return self.dec(x, h, tgt_mask=m)
+"""
+
+
+def test_check_reports_masks_without_flags() -> None:
+    found = [(d.line, d.code) for d in check(CAUSAL) if d.kind == "graph-break"]
+    assert found == [(13, "DYN102"), (16, "DYN102")]
+
+
+@requires_torch
+def test_dynamo_breaks_on_masks_without_flags() -> None:
+    """Dynamo's log puts these breaks inside ``torch/nn/modules/transformer.py``: read from the break counter,
+    the two calls given a mask and no flag break on ``Tensor.item()``, the others do not."""
+    import torch
+    import torch._dynamo as dynamo
+
+    namespace: dict = {}
+    exec(CAUSAL, namespace)  # noqa: S102 - the code under test
+    model = torch.compile(namespace["Captioner"](), backend="eager")
+    dynamo.reset()
+    dynamo.utils.counters.clear()
+    model(torch.randn(2, 5, 8), torch.zeros(2, 5, dtype=torch.bool))
+    reasons = dynamo.utils.counters["graph_break"]
+    assert sum(reasons.values()) == 2 and all("Tensor.item()" in r for r in reasons)

@@ -1,5 +1,7 @@
 """NumPy in compiled code: Dynamo traces it through ``torch._numpy`` and breaks on what that lacks (a
-function, an array attribute or method). The committed table matches the installed torch and NumPy, and
+function, an array attribute or method, a function that reads the arrays' data such as ``np.cov``, ``==`` of
+NumPy types). The
+committed table matches the installed torch and NumPy, and
 on small cases ``dynalint check`` flags the lines where Dynamo's graph-break log reports a break."""
 from __future__ import annotations
 
@@ -144,6 +146,31 @@ CASES = [
         mask = flat(options.get("mask"))
         return x + positions(mask).shape[0]
     """, "f", "[(torch.ones(3), {'mask': torch.tensor([1., 0., 1.])}), (torch.ones(3), {'mask': np.ones(3)})]"),
+    ("functions-that-read-data", """
+    import numpy as np
+    import torch
+
+
+    def f(feats: torch.Tensor, err: torch.Tensor, sizes: torch.Tensor):
+        a = feats.numpy()
+        cov = np.cov(a, rowvar=False)  # breaks
+        corr = np.corrcoef(err.numpy(), err.numpy())  # breaks
+        same = np.allclose(a.sum(1), 1.0)  # breaks
+        hist = np.bincount(sizes.numpy(), minlength=4)  # breaks
+        return torch.from_numpy(cov), corr, same, torch.from_numpy(hist)
+    """, "f", "[(torch.rand(8, 3), torch.rand(8), torch.randint(0, 4, (8,)))]"),
+    ("numpy-types-compared", """
+    import numpy as np
+    import torch
+
+
+    def f(x: torch.Tensor, out_type=np.uint8):
+        if out_type is np.uint8:
+            x = x * 255
+        if out_type == np.float32:  # breaks
+            x = x / 255
+        return x
+    """, "f", "[(torch.rand(3),)]"),
 ]
 
 
@@ -159,6 +186,9 @@ def test_the_table_lists_what_torch_numpy_lacks_and_not_what_it_has() -> None:
     assert "tobytes" in committed.BREAKING_NDARRAY_METHODS and "sum" not in committed.BREAKING_NDARRAY_METHODS
     assert {"numpy.argwhere", "numpy.unique"} <= committed.DYNAMIC_SHAPE_NUMPY_CALLS
     assert not {"numpy.sum", "numpy.ones_like"} & committed.DYNAMIC_SHAPE_NUMPY_CALLS
+    assert "numpy.bincount" in committed.DYNAMIC_SHAPE_NUMPY_CALLS  # (it takes only integer arrays)
+    assert {"numpy.cov", "numpy.allclose"} <= committed.DATA_READING_NUMPY_CALLS
+    assert {"numpy.uint8", "numpy.float32"} <= committed.COMPARED_NUMPY_TYPES
 
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)

@@ -4,7 +4,8 @@ NumPy generator's method draws with a ``size`` is made outside the graph (the ca
 input of the frame resumed there, whose ``.tolist()`` breaks again; a ``torch.Generator`` argument cannot be
 handed to an op in the graph (one that may be None can, as None), and each of its methods breaks; of a
 ``random.Random`` Dynamo traces ``random()``, ``randint``, ``randrange`` and ``uniform`` (a branch on the number
-breaks) and breaks on any other method.  Each case is also run under real Dynamo
+breaks) and breaks on any other method; a ``torch.quasirandom.SobolEngine`` is neither built nor drawn from in
+the graph.  Each case is also run under real Dynamo
 (torch 2.13)."""
 from __future__ import annotations
 
@@ -47,6 +48,17 @@ CASES = [
         chosen = [episodes[i] for i in ep_idx.tolist()]  # breaks
         return torch.stack(chosen) + x
     """, "f", "[(torch.randn(3), [torch.randn(3) for _ in range(5)])]"),
+    ("numpy-generator-choice", """
+    import numpy as np
+    import torch
+
+    RNG = np.random.default_rng(0)
+
+
+    def g(x: torch.Tensor):
+        idx = RNG.choice(x.shape[0], 2, replace=False)  # breaks
+        return x[torch.as_tensor(idx)]
+    """, "g", "[(torch.randn(5, 3),)]"),
     ("torch-generator-argument", """
     from typing import Optional
 
@@ -73,6 +85,15 @@ CASES = [
         seed = g.initial_seed()  # breaks
         return x + seed
     """, "f", "[(torch.zeros(2), torch.Generator().manual_seed(0))]"),
+    ("sobol-engine", """
+    import torch
+
+
+    def f(bounds: torch.Tensor):
+        sobol = torch.quasirandom.SobolEngine(dimension=bounds.shape[1], scramble=True, seed=0)  # breaks
+        raw = sobol.draw(8, dtype=bounds.dtype)  # breaks
+        return bounds[0] + (bounds[1] - bounds[0]) * raw
+    """, "f", "[(torch.tensor([[0.0, 0.0], [1.0, 2.0]]),)]"),
     ("random-instance", """
     import random
 

@@ -30,3 +30,25 @@ def test_flagged_lines() -> None:
 def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
     assert_dynamo_breaks_on_marked_lines(
         CODE, "contingency", "[(torch.tensor([0, 1, 2]), torch.tensor([1, 2, 3]), 0.0)]", tmp_path)
+
+
+TO_SPARSE = """
+    import torch
+
+    def smooth(x: torch.Tensor, w: torch.Tensor):
+        a = (w * (w > 0.5)).to_sparse()  # breaks
+        y = torch.sparse.mm(a, x)  # breaks
+        if y.sum() > 0:
+            y = y + 1
+        return y
+"""
+"""A sparse tensor ``to_sparse()`` makes is one too."""
+
+
+def test_to_sparse_flagged_lines() -> None:
+    assert break_lines(TO_SPARSE, entry_points=("smooth",)) == marked_lines(TO_SPARSE)
+
+
+@requires_torch
+def test_to_sparse_flagged_lines_break_under_dynamo(tmp_path) -> None:
+    assert_dynamo_breaks_on_marked_lines(TO_SPARSE, "smooth", "[(torch.randn(4, 3), torch.rand(4, 4))]", tmp_path)

@@ -79,7 +79,8 @@ def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
 #: a traced random number as an index of a tensor or a list, as a slice bound, and as the bound of a
 #: `range` that a loop steps (the function then runs eagerly: the slice after it does not break); a
 #: `range` never stepped is traced, and so is an index by a number that crossed a break; one drawn after a
-#: break is held as a tensor in the frame resumed there
+#: break is held as a tensor in the frame resumed there; a number drawn on one path only is the draw where that path
+#: runs, and slices an `nn.ModuleList` as it slices a list
 USES = """
     import random
 
@@ -119,6 +120,16 @@ USES = """
         print("drawn")  # breaks
         return x[k]
 
+    LAYERS = torch.nn.ModuleList([torch.nn.Identity() for _ in range(3)])
+
+    def dropped_quantizers(x: torch.Tensor):
+        n_q = len(LAYERS)
+        if x.dim() == 1:
+            n_q = random.randint(1, n_q)
+        for layer in LAYERS[:n_q]:  # breaks
+            x = layer(x)
+        return x
+
     def drawn_after(x: torch.Tensor):
         print("start")  # breaks
         f0 = random.randint(0, 1)
@@ -126,7 +137,8 @@ USES = """
         return x[f0:f0 + w]  # breaks
 """
 
-USE_TARGETS = ("indexed", "picked", "sliced", "looped", "unstepped", "from_object", "crossed", "drawn_after")
+USE_TARGETS = ("indexed", "picked", "sliced", "looped", "unstepped", "from_object", "crossed", "drawn_after",
+               "dropped_quantizers")
 
 
 def test_flagged_uses() -> None:

@@ -1,6 +1,7 @@
 """An argument annotated as a union of a tensor and a container (``Union[Tensor, Dict[str, Tensor]]``)
 is narrowed by ``isinstance``: where ``isinstance(batch, dict)`` holds it is the dict, where it fails the
-tensor, so a branch on its data is found on either side.  Dynamo decides the ``isinstance`` test while
+tensor, so a branch on its data is found on either side; so is a union of a number and a tensor by
+``isinstance(x, float)``.  Dynamo decides the ``isinstance`` test while
 tracing.  Each case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
@@ -35,6 +36,19 @@ CASES = [
     def main(x: torch.Tensor, m: torch.Tensor):
         return f({"inputs": x, "mask": m}), g(x), g({"inputs": x})
     """, "main", "[(torch.randn(2, 4, 8), torch.ones(2, 4))]"),
+    ("number-or-tensor", """
+    from typing import Union
+
+    import torch
+
+
+    def f(x: torch.Tensor, sigma: Union[float, torch.Tensor]):
+        if isinstance(sigma, float):
+            sigma = torch.full((x.shape[0],), sigma)
+        if sigma.max() > 1.0:  # breaks
+            sigma = sigma / 255.0
+        return x * sigma.view(-1, 1)
+    """, "f", "[(torch.randn(2, 3), torch.tensor([30.0, 2.0]))]"),
     ("sequence-or-tensor-unknown-member", """
     from typing import Any, List, Union
 

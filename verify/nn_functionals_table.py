@@ -5,7 +5,8 @@
 A ``torch.nn`` module whose ``forward`` is one ``return F.<name>(...)`` statement does, when it is called,
 what that function does: Dynamo inlines the ``forward`` (``nn.CTCLoss()(...)`` breaks where ``F.ctc_loss``
 does, inside ``torch/nn/modules/loss.py``).  Read from the source of each module's ``forward``; a module
-whose ``forward`` does more is not listed.
+whose ``forward`` does more is not listed.  Also read there: the masks a transformer module checks for
+causality when it is given no ``is_causal`` flag (:func:`causal_mask_table`).
 """
 from __future__ import annotations
 
@@ -38,6 +39,55 @@ def modules_table() -> dict[str, str]:
     return table
 
 
+def causal_mask_table() -> dict[str, list[tuple[str, int, str, int]]]:
+    """``torch.nn.<Class>`` -> (mask parameter, its position, causal-flag parameter, its position) for each mask
+    whose ``forward`` hands to ``_detect_is_causal_mask`` (directly, or through a submodule its ``__init__``
+    builds of such a class: ``nn.Transformer``'s encoder and decoder).  Given a mask and no flag, that helper
+    compares the mask with a causal one and reads the answer with ``bool(...)``: Dynamo breaks there unless
+    ``capture_scalar_outputs`` is on (measured on torch 2.13)."""
+    import torch.nn as nn
+
+    def forward_of(cls: type) -> tuple[ast.FunctionDef, list[str]] | None:
+        try:
+            fn = ast.parse(textwrap.dedent(inspect.getsource(cls.forward))).body[0]
+        except (OSError, TypeError, SyntaxError):
+            return None
+        params = list(inspect.signature(cls.forward).parameters)[1:]
+        return fn, params  # type: ignore[return-value]
+
+    classes = {name: getattr(nn, name) for name in sorted(dir(nn))
+               if isinstance(getattr(nn, name), type) and issubclass(getattr(nn, name), nn.Module)
+               and "forward" in getattr(nn, name).__dict__}
+    table: dict[str, list[tuple[str, int, str, int]]] = {}
+    for name, cls in classes.items():
+        found = forward_of(cls)
+        if found is None:
+            continue
+        fn, params = found
+        for call in ast.walk(fn):
+            if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "_detect_is_causal_mask" \
+                    and len(call.args) >= 2 and all(isinstance(a, ast.Name) and a.id in params for a in call.args[:2]):
+                mask, causal = call.args[0].id, call.args[1].id  # type: ignore[attr-defined]
+                table.setdefault(f"torch.nn.{name}", []).append((mask, params.index(mask), causal, params.index(causal)))
+    for name, cls in classes.items():
+        found = forward_of(cls)
+        if found is None or f"torch.nn.{name}" in table:
+            continue
+        fn, params = found
+        init = inspect.getsource(cls.__init__)
+        for call in ast.walk(fn):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+                continue
+            built = next((c for c in classes if f"self.{call.func.attr} = {c}(" in init), None)
+            given = {k.arg: k.value.id for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id in params}
+            for mask, _, causal, _ in table.get(f"torch.nn.{built}", []) if built is not None else []:
+                if mask in given and causal in given:
+                    table.setdefault(f"torch.nn.{name}", []).append(
+                        (given[mask], params.index(given[mask]), given[causal], params.index(given[causal])))
+    return table
+
+
 def main() -> None:
     import torch
 
@@ -48,6 +98,12 @@ def main() -> None:
     w("MODULE_FUNCTIONALS: dict[str, str] = {\n")
     for name, fn in modules_table().items():
         w(f"    {name!r}: {fn!r},\n")
+    w("}\n")
+    w("\n#: module -> (mask parameter, position, causal-flag parameter, position) for each mask its ``forward`` checks\n"
+      "#: for causality when no flag is given, reading a tensor's data (see the generator)\n")
+    w("CAUSAL_MASK_CHECKS: dict[str, tuple[tuple[str, int, str, int], ...]] = {\n")
+    for name, checks in sorted(causal_mask_table().items()):
+        w(f"    {name!r}: {tuple(checks)!r},\n")
     w("}\n")
 
 

@@ -58,9 +58,10 @@ def _refusals() -> set[str]:
     return {gb_types.NUMPY_UNSUPPORTED.text, gb_types.SKIPPED_FUNCTION.text, gb_types.SKIPPED_INLINE.text}
 
 
-def _graph_break_types(statement: str, namespace: dict[str, Any]) -> set[str]:
+def _graph_break_types(statement: str, namespace: dict[str, Any]) -> set[str] | None:
     """The graph-break types Dynamo logs for ``r = statement`` in a function of a float tensor ``x`` that
-    returns ``r``, compiled without ``fullgraph`` and run (an error that is not a graph break: none)."""
+    returns ``r``, compiled without ``fullgraph`` and run; None for an error that is not a graph break (the
+    call fails eagerly too: ``np.bincount`` of a float array)."""
     import torch
     from torch._dynamo.utils import counters
 
@@ -70,15 +71,20 @@ def _graph_break_types(statement: str, namespace: dict[str, Any]) -> set[str]:
     try:
         torch.compile(namespace["probe"], backend="eager")(torch.ones(2))
     except Exception:  # noqa: BLE001 - an error that is not a graph break says nothing
-        return set()
+        return None
     finally:
         torch._dynamo.reset()
     return {reason.split("\n", 1)[0] for reason in counters["graph_break"]}
 
 
-def probe_functions() -> tuple[dict[str, str], list[str]]:
+def probe_functions() -> tuple[dict[str, str], list[str], list[str]]:
     """(dotted name -> graph-break type, for the NumPy functions any call of which breaks; the functions
-    whose call with one array has a data-dependent size)."""
+    whose call with one array has a data-dependent size; those whose call reads the arrays' data).
+
+    A function reads the data when Dynamo breaks so on a call with one array or, for a function that needs
+    two, the same array twice (``np.cov(a)``, ``np.allclose(a, a)``).  Data-dependent sizes are probed
+    without ``fullgraph``: a function is listed when every array it runs on makes Dynamo break so and it runs
+    on one at least (``np.bincount`` only takes integers)."""
     import numpy
 
     from dynalint.core import gb_types
@@ -87,6 +93,7 @@ def probe_functions() -> tuple[dict[str, str], list[str]]:
     refusals = _refusals()
     found: dict[str, str] = {}
     dynamic: list[str] = []
+    reading: list[str] = []
     for module_name in MODULES:
         for dotted in _callables(module_name):
             kind = _probe_break(f"{dotted}()", namespace)
@@ -96,10 +103,18 @@ def probe_functions() -> tuple[dict[str, str], list[str]]:
             kinds = {_probe_break(f"{dotted}({array})", namespace) for array in _ARRAYS}
             if kinds == {gb_types.NON_TENSOR_OP.text}:
                 found[dotted] = gb_types.NON_TENSOR_OP.text
-            elif kinds == {None} and all(_graph_break_types(f"{dotted}({array})", namespace)
-                                         == {gb_types.DYNAMIC_SHAPE_OPERATOR.text} for array in _ARRAYS):
-                dynamic.append(dotted)
-    return found, dynamic
+                continue
+            reads = {gb_types.DATA_DEPENDENT_OPERATOR.text}
+            if kinds != reads and kinds != {None}:  # (one that needs two arguments fails on one)
+                kinds = {_probe_break(f"{dotted}({array}, {array})", namespace) for array in _ARRAYS}
+            if kinds == reads:
+                reading.append(dotted)
+            elif kinds == {None}:
+                ran = [t for t in (_graph_break_types(f"{dotted}({array})", namespace) for array in _ARRAYS)
+                       if t is not None]
+                if ran and all(t == {gb_types.DYNAMIC_SHAPE_OPERATOR.text} for t in ran):
+                    dynamic.append(dotted)
+    return found, dynamic, reading
 
 
 def _ndarray_members() -> Iterator[tuple[str, bool]]:
@@ -144,6 +159,18 @@ def probe_ndarray() -> tuple[dict[str, str], dict[str, str]]:
     return attributes, methods
 
 
+def probe_scalar_types() -> list[str]:
+    """The NumPy scalar types (``numpy.uint8``...) whose comparison with ``==`` breaks (Dynamo holds a NumPy
+    type as an object with no rich comparison; ``is`` and ``in`` are traced)."""
+    import numpy
+
+    from dynalint.core import gb_types
+
+    names = sorted(f"numpy.{n}" for n in dir(numpy) if not n.startswith("_")
+                   and isinstance(getattr(numpy, n), type) and issubclass(getattr(numpy, n), numpy.generic))
+    return [t for t in names if _probe_break(f"{t} == {t}", {"numpy": numpy}) == gb_types.RICHCOMPARE.text]
+
+
 def table() -> dict[str, dict[str, str]]:
     """The probes, run in a child process with its own working and temporary directories (a probe that
     Dynamo traces through runs for real)."""
@@ -166,6 +193,9 @@ def main() -> None:
       "an integer array alike.\n"
       "``DYNAMIC_SHAPE_NUMPY_CALLS``: functions whose call with one array makes an array of data-dependent size\n"
       "(Dynamo breaks unless ``capture_dynamic_output_shape_ops`` is on, or ``fullgraph``).\n"
+      "``DATA_READING_NUMPY_CALLS``: functions whose call with arrays reads their data (``np.cov`` and\n"
+      "``np.allclose`` compare with ``torch.equal``): Dynamo breaks there.\n"
+      "``COMPARED_NUMPY_TYPES``: NumPy scalar types whose comparison with ``==`` or ``!=`` breaks (``is`` does not).\n"
       "``TRACED_NUMPY_RANDOM``: functions of NumPy's global RNG Dynamo traces through ``torch._numpy.random``\n"
       "(drawing from torch's generator); it refuses the others.\n"
       '"""\n\n')
@@ -175,7 +205,7 @@ def main() -> None:
         for name, gb in sorted(found[title].items()):
             w(f"    {name!r}: {gb!r},\n")
         w("}\n")
-    for title in ("DYNAMIC_SHAPE_NUMPY_CALLS", "TRACED_NUMPY_RANDOM"):
+    for title in ("DYNAMIC_SHAPE_NUMPY_CALLS", "DATA_READING_NUMPY_CALLS", "COMPARED_NUMPY_TYPES", "TRACED_NUMPY_RANDOM"):
         w(f"\n\n{title}: frozenset[str] = frozenset({{\n")
         for name in sorted(found[title]):
             w(f"    {name!r},\n")
@@ -200,11 +230,13 @@ if __name__ == "__main__":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             attributes, methods = probe_ndarray()
-            functions, dynamic = probe_functions()
+            functions, dynamic, reading = probe_functions()
             result: dict[str, Any] = {"BREAKING_NUMPY_CALLS": functions,
                                       "BREAKING_NDARRAY_ATTRIBUTES": attributes,
                                       "BREAKING_NDARRAY_METHODS": methods,
                                       "DYNAMIC_SHAPE_NUMPY_CALLS": dynamic,
+                                      "DATA_READING_NUMPY_CALLS": reading,
+                                      "COMPARED_NUMPY_TYPES": probe_scalar_types(),
                                       "TRACED_NUMPY_RANDOM": traced_numpy_random()}
         with open(sys.argv[2], "w", encoding="utf-8") as f:
             json.dump(result, f)

@@ -50,9 +50,10 @@ from dynalint.analysis.events import (
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger, reorderable_arguments
 from dynalint.analysis.module_index import is_generator_function
-from dynalint.analysis.nn_functionals import MODULE_FUNCTIONALS
+from dynalint.analysis.nn_functionals import CAUSAL_MASK_CHECKS, MODULE_FUNCTIONALS
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
-                                            BREAKING_NUMPY_CALLS, DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
+                                            BREAKING_NUMPY_CALLS, COMPARED_NUMPY_TYPES, DATA_READING_NUMPY_CALLS,
+                                            DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
 from dynalint.analysis.syntax import children, dotted_name, encloses, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
@@ -91,6 +92,11 @@ class Cause(enum.Enum):
     """A tensor computed in the graph where a torch op takes a Python number or size."""
     SCALAR_EXTRACTION = "scalar-extraction"
     """``.item()``, ``int(t)``, ``math.*(t)``...: tensor data moved into a Python value."""
+    NUMPY_TYPE_COMPARISON = "numpy-type-comparison"
+    """``out_type == np.uint8``: Dynamo holds a NumPy scalar type as an object it cannot compare with ``==``."""
+    CAUSAL_MASK_CHECK = "causal-mask-check"
+    """A transformer module given a mask and no causal flag (``nn.TransformerEncoder(...)(x, mask=m)``): its
+    ``forward`` compares the mask with a causal one and reads the answer with ``bool(...)``."""
     DATA_INDEX = "data-index"
     """A tensor read at a 0-d index computed from data (``boxes[scores.argmax()]``)."""
     PYTHON_INDEX = "python-index"
@@ -221,7 +227,7 @@ def capture_flag(brk: Break) -> str | None:
                 or (isinstance(brk.event, CallEvent) and uncaptured_shape_call(brk.event)):
             return None
         return CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS
-    if brk.cause is Cause.PYTHON_INDEX:
+    if brk.cause in (Cause.PYTHON_INDEX, Cause.CAUSAL_MASK_CHECK):
         return CAPTURE_SCALAR_OUTPUTS
     if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) and not brk.read_in_python \
             and not brk.needs_constant and brk.event.method != "tolist" and scalar_extraction(brk.event, True) is None:
@@ -739,6 +745,16 @@ def _broken_generator_calls(events: list[Event]) -> list[Event]:
             and is_generator_function(ev.callee)]
 
 
+def _in_generator_expression(b: Break) -> bool:
+    """A break inside a generator expression: Dynamo cannot rebuild the generator it was stepping to resume
+    after the break, and runs the rest of the function eagerly, whatever consumes the generator (measured on
+    torch 2.13: "Generator reconstruction with mutations", then "Failed to handle graph break gracefully", for
+    ``sum``, ``any``, ``all``, ``list``, ``tuple``, ``max``, ``sorted``, ``dict`` and ``set`` of one; a branch
+    on a tensor after it is not reported)."""
+    stmt = b.statement
+    return stmt is not None and any(type(n) is cst.GeneratorExp and encloses(n, b.node) for n in walk(stmt))
+
+
 def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> list[Break]:
     """``found`` without the breaks of a function that come after a break at a method call on an object
     it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume there and runs the rest
@@ -747,13 +763,14 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> lis
     break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
     on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
     break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
-    a second such ``assert`` after it is not reported), and a generator handed to a function Dynamo cannot pass it
-    to (:attr:`Cause.GENERATOR_ARGUMENT`).  ``stops``: other events after which the rest of
+    a second such ``assert`` after it is not reported), a generator handed to a function Dynamo cannot pass it
+    to (:attr:`Cause.GENERATOR_ARGUMENT`), and a break inside a generator expression
+    (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of
     their function runs eagerly (:func:`_broken_generator_calls`), whose breaks come before them in
     ``found``."""
     fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
-                            Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT)]
+                            Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT) or _in_generator_expression(b)]
     fresh += [(-1, ev) for ev in stops]
     if not fresh:
         return found
@@ -1085,6 +1102,9 @@ class BreakClassifier:
             gb = scalar_extraction(call, capture)
             if gb is not None:
                 found.append(Break(call, Cause.SCALAR_EXTRACTION, gb))
+        checked = None if capture else causal_mask_check(call)
+        if checked is not None:
+            found.append(Break(call, Cause.CAUSAL_MASK_CHECK, GB.ITEM, checked))
         op = None if self.captures(CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, call) else dynamic_shape_call(call, self.dynamic_ops)
         op = op or uncaptured_shape_call(call)
         if op is not None:
@@ -1401,6 +1421,12 @@ class BreakClassifier:
         self._tensor_text(ev, ev.operands)
         if any(v.qualname == DATA_PTR for v in ev.operands):
             self.found.append(Break(ev, Cause.DATA_POINTER, GB.DATA_POINTER))
+        compared = next((v.qualname for v in ev.operands if v.qualname in COMPARED_NUMPY_TYPES), None)
+        if compared is not None and isinstance(ev.node, cst.Comparison) and any(
+                isinstance(c.operator, (cst.Equal, cst.NotEqual)) for c in ev.node.comparisons):
+            self.found.append(Break(ev, Cause.NUMPY_TYPE_COMPARISON, GB.RICHCOMPARE,
+                                    f"Dynamo cannot compare `{compared.replace('numpy.', 'np.', 1)}` with `==` or "
+                                    f"`!=` (a NumPy type)"))
 
     def context_manager(self, ev: ContextManagerEvent) -> None:
         if (ev.value.qualname or "") in _LOCKS:
@@ -1483,12 +1509,14 @@ class BreakClassifier:
         if call.method == "share_memory_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None:
             return GB.UNHANDLED_METHOD_ARGS, "moving a tensor to shared memory is not traced"
-        if call.sort_keys is not None and _tensor_keys(call.sort_keys):
-            return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
-        if q in ("builtins.max", "builtins.min") and call.kwargs and any(
-                not _assumed_tensor(a) and (a.is_tensor or a.elements().is_tensor) for a in call.args):
+        if q in ("builtins.max", "builtins.min") and call.kwargs and (any(
+                not _assumed_tensor(a) and (a.is_tensor or a.elements().is_tensor) for a in call.args)
+                or ("key" in call.kwargs and call.sort_keys is not None and _tensor_keys(call.sort_keys))):
+            # (also when the key gives tensors: `min(range(n), key=lambda i: losses[i])`, measured on torch 2.13)
             return GB.BUILTIN_HANDLER_ARGUMENTS, (f"Dynamo's `{q[len('builtins.'):]}` of tensors takes no "
                                                   f"`{next(iter(call.kwargs))}=`")
+        if call.sort_keys is not None and q not in ("builtins.max", "builtins.min") and _tensor_keys(call.sort_keys):
+            return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"
         if q == "contextlib.ExitStack().enter_context":
@@ -1527,6 +1555,9 @@ class BreakClassifier:
             if numpy_draw_is_number(q, call.node):
                 return GB.DATA_DEPENDENT_OPERATOR, ("Dynamo draws the number as a tensor with torch's generator "
                                                     "and reads it from the tensor's data")
+        if q in DATA_READING_NUMPY_CALLS and call.args and _array_like(call.args[0]):
+            return GB.DATA_DEPENDENT_OPERATOR, ("Dynamo's NumPy (`torch._numpy`) reads the arrays' data in this "
+                                                "function (`torch.equal`, `.item()`)")
         if q in _DATA_READING_COMPOSITES or (call.qualname is None and call.method in _DATA_READING_COMPOSITES_METHODS
                                               and call.receiver is not None and call.receiver.is_tensor):
             return GB.DATA_DEPENDENT_OPERATOR, "it compares tensors with `torch.equal` inside, which reads their data"
@@ -1701,6 +1732,11 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor \
             and call.args[0].qualname != K.NUMPY_ARRAY:
         return None if capture_scalar_outputs else GB.ITEM
+    if call.qualname == "builtins.map" and len(call.args) == 2 and call.args[0].qualname in _CONVERSIONS \
+            and call.args[1].is_tensor and call.args[1].qualname != K.NUMPY_ARRAY and not call.args[1].assumed:
+        # `map(float, t)`: the conversion of each element (measured on torch 2.13: `list(map(float, t))` breaks
+        # as `float(t[0])` does)
+        return None if capture_scalar_outputs else GB.ITEM
     if call.qualname in _ARRAY_NUMBERS and call.args and call.args[0].qualname == K.NUMPY_ARRAY \
             and call.args[0].zero_dim:
         # the number of a NumPy reduction, which Dynamo holds as a 0-d tensor (measured on torch 2.13:
@@ -1742,6 +1778,20 @@ def reads_data(call: CallEvent) -> bool:
         return call.method in K.DATA_READING_OPS and recv is not None and recv.is_tensor and not recv.constant
     name = K.aten_name(call.qualname)
     return name in K.DATA_READING_OPS and any(a.is_tensor and not a.constant for a in call.args[:2])
+
+
+def causal_mask_check(call: CallEvent) -> str | None:
+    """A call of a ``torch.nn`` transformer module given a mask and no causal flag for it
+    (:data:`~dynalint.analysis.nn_functionals.CAUSAL_MASK_CHECKS`): what it is given, for the message.  A mask
+    that may be None is not judged (the check runs only on a tensor)."""
+    module = call.module
+    checks = CAUSAL_MASK_CHECKS.get(module.qualname or "") if module is not None and module.cls is None else None
+    for mask_name, mask_at, flag_name, flag_at in checks or ():
+        mask = call.kwargs.get(mask_name, call.args[mask_at] if len(call.args) > mask_at else None)
+        flag = call.kwargs.get(flag_name, call.args[flag_at] if len(call.args) > flag_at else None)
+        if mask is not None and mask.is_tensor and (flag is None or (flag.has_const and flag.const is None)):
+            return f"`{mask_name}=` without `{flag_name}=`"
+    return None
 
 
 def uncaptured_shape_call(call: CallEvent) -> str | None:
@@ -1793,14 +1843,21 @@ def traced_random_index(sub: SubscriptEvent) -> GraphBreakType | None:
     needs its value (measured on torch 2.13: ``x[k]`` "Data dependent operator"; ``lst[k]`` and ``x[:k]``
     "Unsupported Tensor.item() call", after which ``x[:k]`` runs the function eagerly)."""
     base = sub.base
-    if base is None or base.maybe_none or base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) \
+    container = base is not None and base.kind is Kind.MODULE and base.qualname in _INDEXED_MODULE_CONTAINERS
+    if base is None or base.maybe_none or (base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE)
+                                           and not container) \
             or (base.kind is Kind.TENSOR and (base.assumed or base.qualname == K.NUMPY_ARRAY)):
         return None
     if any(map(_traced_random, sub.bounds)):
         return GB.ITEM
     if any(map(_traced_random, sub.index)):
-        return GB.DATA_DEPENDENT_OPERATOR if base.kind is Kind.TENSOR else GB.ITEM
+        return GB.DATA_DEPENDENT_OPERATOR if base.kind is Kind.TENSOR else GB.CONSTANT_FOLD if container else GB.ITEM
     return None
+
+
+#: ``torch.nn`` containers indexed and sliced as lists are (measured on torch 2.13: ``self.layers[:n]`` and
+#: ``self.layers[k]`` with a drawn ``n``/``k`` break, "Unsupported Tensor.item()" and "constant fold exception")
+_INDEXED_MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 
 
 def tensor_indexed_by_data_scalar(sub: SubscriptEvent) -> bool:
@@ -2270,6 +2327,8 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
                   why="torch.autograd.functional runs autograd on the function it is given outside the graph "
                       "(`torch.func` transforms are traced)")
       for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")),
+    SkippedCall("torch.quasirandom.SobolEngine", GB.SKIPPED_INLINE,
+                why="Dynamo does not inline `SobolEngine.__init__` (its file is skipped)"),
     SkippedCall("torch.autograd.grad", GB.AUTOGRAD_GRAD, since=(2, 13),
                 why="torch.autograd.grad is not traced under the default `trace_autograd_ops=False`"),
     *(SkippedCall(q, GB.PARAMETER_CONSTRUCTOR, since=(2, 13),

@@ -159,7 +159,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     built = made if made is not None and ev.p.classes.is_tensor_class(made) else None
     partial = made if made is not None and ev.p.classes.has_optional_keys(made) else None
     unbound = unbound_apply(ev, receiver, node) if method == "apply" else None
-    sorts = args[0] if qualname == "builtins.sorted" and args else \
+    sorts = args[0] if qualname in _KEYED_BUILTINS and len(args) == 1 else \
         receiver if method == "sort" and receiver is not None and receiver.kind is Kind.SEQUENCE else None
     if sorts is not None and sorts.kind is Kind.TENSOR and sorts.assumed:
         sorts = None  # an untyped parameter, iterated: what it holds is not known (it may be a dict)
@@ -171,6 +171,10 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
               built_module=made if made is not None and made.is_module else None,
               sort_keys=keys)
     return result
+
+
+#: the builtins that compare the elements of one iterable, or what its ``key=`` gives for them
+_KEYED_BUILTINS = frozenset({"builtins.sorted", "builtins.max", "builtins.min"})
 
 
 def unbound_apply(ev: "EvaluatorView", receiver: Value | None, node: cst.Call) -> "ClassInfo | None":
@@ -380,6 +384,10 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
             return tensor_method(ev, tensor(params=recv.params, assumed=bool(recv.params)), name, args, kwargs,
                                  node)
         return Value(Kind.UNKNOWN, params=recv.params)
+    if kind is Kind.MODULE and recv.qualname == "torch.nn.ModuleDict" and recv.element is not None \
+            and name in ("values", "items"):
+        # (its keys are strings)
+        return sequence(element=recv.element if name == "values" else sequence(items=(PYTHON_VALUE, recv.element)))
     if kind is Kind.MODULE and name in _WEIGHT_ITERATORS:
         # `m.parameters()`, `m.named_buffers()`: the module's weights, inputs of the graph
         weight = tensor(from_weights=True, entered=True)
@@ -449,6 +457,9 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
     params = recv.params | merge_params(args) | merge_params(kwargs.values())
     weights = recv.from_weights and all(
         v.from_weights or v.kind in (Kind.PYTHON, Kind.SIZE) for v in (*args, *kwargs.values()))
+    if name in ("to_sparse", "to_sparse_coo") and recv.qualname != K.NUMPY_ARRAY:
+        # a sparse COO tensor, made outside the graph as `torch.sparse_coo_tensor` makes one (see `K.SPARSE_TENSOR`)
+        return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
     if name in K.SCALAR_METHODS or name in K.DATA_READING_OPS:
         if name == "numpy" and recv.qualname != K.NUMPY_ARRAY:
             # traced: Dynamo holds the array as the same tensor, seen through ``torch._numpy``
@@ -592,7 +603,7 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         # an array of draws Dynamo makes with torch's generator: a tensor seen through `torch._numpy`
         return NONE_VALUE if last in ("seed", "shuffle") else tensor(
             params=merge_params(args) | merge_params(kwargs.values())).with_(qualname=K.NUMPY_ARRAY)
-    if q.rpartition(".")[0] in K.NUMPY_GENERATOR_OBJECTS and _numpy_size_given(q, node):
+    if q.rpartition(".")[0] in K.NUMPY_GENERATOR_OBJECTS and (_numpy_size_given(q, node) or last == "permutation"):
         # an array a NumPy generator's method draws (`rng.integers(0, n, size=k)`) outside the graph, which
         # the call breaks: the frame resumed there has it as an input, a tensor seen through `torch._numpy`
         # (measured on torch 2.13: `.tolist()` of it breaks again there)
@@ -721,11 +732,7 @@ def _partial(target: Value, bound: list[Value], keywords: dict[str, Value]) -> V
 def traced_random(v: Value) -> bool:
     """A number ``random.randint``/``randrange``/``uniform`` (of the module or of a ``random.Random``, whose
     ``random()`` too) drew in traced code (see ``knowledge.TRACED_RANDOM_FUNCS``)."""
-    q = v.qualname or ""
-    owner, _, name = q[:-2].rpartition(".")
-    return v.kind is Kind.PYTHON and q.endswith("()") and (
-        (owner == "random" and name in K.TRACED_RANDOM_FUNCS)
-        or (owner == "random.Random()" and name in K.TRACED_RANDOM_METHODS))
+    return v.kind is Kind.PYTHON and K.traced_random_draw(v.qualname)
 
 
 def python_number(v: Value) -> bool:
@@ -765,7 +772,7 @@ _SHAPED_FUNCS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 #: where the ``size`` of each traced function of NumPy's global RNG goes when passed by position (``rand`` and
 #: ``randn`` take the shape itself): without it the call draws one number
 _NUMPY_DRAW_SIZE = {"random": 0, "random_sample": 0, "sample": 0, "normal": 2, "uniform": 2, "randint": 2,
-                    "integers": 2}
+                    "integers": 2, "choice": 1, "standard_normal": 0}
 
 
 def _numpy_size_given(q: str, node: cst.Call) -> bool:
@@ -826,11 +833,13 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             # its entries are parameters: inputs of the graph
             return Value(Kind.MODULE, qualname=q, element=tensor(from_weights=True, entered=True))
         if last in ("ModuleList", "Sequential", "ModuleDict"):
-            elems = [v for v in args if v.kind in (Kind.SEQUENCE, Kind.MODULE)]
-            element = elems[0].elements() if elems and elems[0].kind is Kind.SEQUENCE else Value(Kind.MODULE)
-            if last == "Sequential":
-                return Value(Kind.MODULE, qualname=q, element=element)
-            return Value(Kind.MODULE, qualname=q, element=element)
+            # its entries: the modules given (`Sequential(a, b)`), or those of the list or dict given
+            given = args[0] if len(args) == 1 and (args[0].kind is Kind.SEQUENCE or args[0].is_mapping) else None
+            modules = [v for v in args if v.kind is Kind.MODULE]
+            element = given.element if given is not None and given.is_mapping else \
+                given.elements() if given is not None else join_all(modules) if modules else None
+            return Value(Kind.MODULE, qualname=q, element=element if element is not None and
+                         element.kind is Kind.MODULE else Value(Kind.MODULE))
         return Value(Kind.MODULE, qualname=q)
     if module == "torch" and last[:1].isupper():
         if last == "Size":

@@ -166,11 +166,12 @@ TORCH_SIZE_FUNCS = frozenset({"numel", "broadcast_shapes", "Size", "sym_int", "s
 TORCH_TENSOR_SUBMODULES = frozenset({"torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
                                      "torch.nn.init", "torch.sparse", "torch.masked", "torch.ops.aten"})
 #: Functions of ``torch.nn.utils`` that Dynamo traces and that return a tensor (a norm of the gradients, the
-#: parameters as one vector; measured on torch 2.13: ``if clip_grad_norm_(ps, 1.0) > 100:`` breaks at the test).
+#: parameters as one vector; measured on torch 2.13: ``if clip_grad_norm_(ps, 1.0) > 100:`` breaks at the test), and
+#: ``nn.Transformer.generate_square_subsequent_mask``, a float mask.
 TENSOR_RESULT_UTILS = frozenset({
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.get_total_norm",
     "torch.nn.utils.clip_grad.get_total_norm", "torch.nn.utils.parameters_to_vector",
-    "torch.nn.utils.convert_parameters.parameters_to_vector"})
+    "torch.nn.utils.convert_parameters.parameters_to_vector", "torch.nn.Transformer.generate_square_subsequent_mask"})
 #: Names in torch.nn that are tensors, not modules.
 NN_TENSOR_CLASSES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 NN_CONTAINER_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
@@ -266,6 +267,16 @@ TRACED_RANDOM_FUNCS = frozenset({"randint", "randrange", "uniform"})
 TRACED_RANDOM_METHODS = TRACED_RANDOM_FUNCS | {"random"}
 RANDOM_STATE_METHODS = frozenset({"seed", "getstate", "setstate"})
 
+
+def traced_random_draw(q: str | None) -> bool:
+    """``q`` is the qualname of a number ``random`` drew in traced code (``random.randint()``, or
+    ``random.Random().random()`` of an instance): one Dynamo holds as a tensor."""
+    if not q or not q.endswith("()"):
+        return False
+    owner, _, name = q[:-2].rpartition(".")
+    return (owner == "random" and name in TRACED_RANDOM_FUNCS) \
+        or (owner == "random.Random()" and name in TRACED_RANDOM_METHODS)
+
 #: NumPy functions whose result is an array. Dynamo traces NumPy code as tensor code (``torch._numpy``): an
 #: array made in compiled code is a tensor of the graph, even one made from Python numbers only
 #: (measured on torch 2.13: ``if (np.array([1, 2]) < 0).any():``, ``if not np.isfinite(f):`` of a float
@@ -299,7 +310,7 @@ NUMPY_GENERATOR_CLASSES = frozenset({"numpy.random.RandomState", "numpy.random.G
 #: function marked as skipped", measured on torch 2.13: a scheduler's ``step()``/``get_last_lr()``, a
 #: ``GradScaler``'s ``scale()``/``step()``/``update()``/``unscale_()``/``get_scale()``), by qualified name or
 #: prefix; an instance's qualname is the class's followed by ``()``.
-SKIPPED_TORCH_CLASSES = ("torch.optim.lr_scheduler.", "torch.amp.GradScaler", "torch.amp.grad_scaler.",
+SKIPPED_TORCH_CLASSES = ("torch.optim.lr_scheduler.", "torch.amp.GradScaler", "torch.amp.grad_scaler.", "torch.quasirandom.",
                          "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler")
 
 
@@ -324,6 +335,17 @@ def joined_numpy_draw(a: str | None, b: str | None) -> str | None:
     if len(draws) < 2:
         return None
     return next((q for q in draws if "()." in q), draws[0])
+
+
+def joined_nn_module(a: str | None, b: str | None) -> str | None:
+    """The qualname of a module that is the ``torch.nn`` module ``a`` on one path and ``b`` on another (the
+    entries of an ``nn.Sequential(nn.Linear(...), nn.ReLU())``): ``torch.nn.Module`` when calling either gives
+    one tensor, so calling the one it is does too; None otherwise."""
+    def one_tensor(q: str | None) -> bool:
+        head, _, last = (q or "").rpartition(".")
+        return head == "torch.nn" and last[:1].isupper() and last not in NN_CONTAINER_CLASSES \
+            and last not in NN_MULTI_OUTPUT_CLASSES
+    return "torch.nn.Module" if one_tensor(a) and one_tensor(b) else None
 
 
 def _numpy_draw(q: str) -> bool:

@@ -8,6 +8,9 @@ Dynamo traces NumPy code as tensor code through ``torch._numpy``; these are what
 an integer array alike.
 ``DYNAMIC_SHAPE_NUMPY_CALLS``: functions whose call with one array makes an array of data-dependent size
 (Dynamo breaks unless ``capture_dynamic_output_shape_ops`` is on, or ``fullgraph``).
+``DATA_READING_NUMPY_CALLS``: functions whose call with arrays reads their data (``np.cov`` and
+``np.allclose`` compare with ``torch.equal``): Dynamo breaks there.
+``COMPARED_NUMPY_TYPES``: NumPy scalar types whose comparison with ``==`` or ``!=`` breaks (``is`` does not).
 ``TRACED_NUMPY_RANDOM``: functions of NumPy's global RNG Dynamo traces through ``torch._numpy.random``
 (drawing from torch's generator); it refuses the others.
 """
@@ -206,10 +209,77 @@ BREAKING_NDARRAY_METHODS: dict[str, str] = {
 
 DYNAMIC_SHAPE_NUMPY_CALLS: frozenset[str] = frozenset({
     'numpy.argwhere',
+    'numpy.bincount',
     'numpy.flatnonzero',
     'numpy.nonzero',
     'numpy.unique',
     'numpy.where',
+})
+
+
+DATA_READING_NUMPY_CALLS: frozenset[str] = frozenset({
+    'numpy.allclose',
+    'numpy.corrcoef',
+    'numpy.cov',
+})
+
+
+COMPARED_NUMPY_TYPES: frozenset[str] = frozenset({
+    'numpy.bool',
+    'numpy.bool_',
+    'numpy.byte',
+    'numpy.bytes_',
+    'numpy.cdouble',
+    'numpy.character',
+    'numpy.clongdouble',
+    'numpy.complex128',
+    'numpy.complex256',
+    'numpy.complex64',
+    'numpy.complexfloating',
+    'numpy.csingle',
+    'numpy.datetime64',
+    'numpy.double',
+    'numpy.flexible',
+    'numpy.float128',
+    'numpy.float16',
+    'numpy.float32',
+    'numpy.float64',
+    'numpy.floating',
+    'numpy.generic',
+    'numpy.half',
+    'numpy.inexact',
+    'numpy.int16',
+    'numpy.int32',
+    'numpy.int64',
+    'numpy.int8',
+    'numpy.int_',
+    'numpy.intc',
+    'numpy.integer',
+    'numpy.intp',
+    'numpy.long',
+    'numpy.longdouble',
+    'numpy.longlong',
+    'numpy.number',
+    'numpy.object_',
+    'numpy.record',
+    'numpy.short',
+    'numpy.signedinteger',
+    'numpy.single',
+    'numpy.str_',
+    'numpy.timedelta64',
+    'numpy.ubyte',
+    'numpy.uint',
+    'numpy.uint16',
+    'numpy.uint32',
+    'numpy.uint64',
+    'numpy.uint8',
+    'numpy.uintc',
+    'numpy.uintp',
+    'numpy.ulong',
+    'numpy.ulonglong',
+    'numpy.unsignedinteger',
+    'numpy.ushort',
+    'numpy.void',
 })
 
 

@@ -11,7 +11,7 @@ import enum
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Iterable
 
-from dynalint.analysis.knowledge import joined_numpy_draw
+from dynalint.analysis.knowledge import joined_nn_module, joined_numpy_draw, traced_random_draw
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -278,7 +278,7 @@ def resumed(v: Value) -> Value:
     a tuple, list or dict holds it."""
     if v.is_tensor:
         return v.with_(entered=True, constant=False) if not v.entered or v.constant else v
-    if v.kind is Kind.PYTHON and v.origin is not None and (v.qualname or "").startswith("random."):
+    if v.kind is Kind.PYTHON and traced_random_draw(v.qualname):
         return python(is_bool=v.is_bool)  # a number drawn in traced code reaches the resumed frame as a number
     if v.kind is Kind.SEQUENCE or v.is_mapping or v.keys is not None:
         items = tuple(resumed(i) for i in v.items) if v.items is not None else None
@@ -329,6 +329,12 @@ def join(a: Value, b: Value) -> Value:
     if either is not None:
         return either
     if a.kind is b.kind:
+        if a.kind is Kind.PYTHON and a.qualname != b.qualname:
+            for drawn, other in ((a, b), (b, a)):
+                if traced_random_draw(drawn.qualname) and other.qualname is None and not other.is_mapping:
+                    # a number drawn in traced code on one path, a plain number on the other: where the path
+                    # that draws it runs (`n = random.randint(1, n) if self.training else n`), it is the draw
+                    return drawn.with_(params=a.params | b.params)
         if a.kind is Kind.SEQUENCE:
             items = None
             if a.items is not None and b.items is not None and len(a.items) == len(b.items):
@@ -344,7 +350,8 @@ def join(a: Value, b: Value) -> Value:
             items=tuple(join(x, y) for x, y in zip(a.items, b.items)) if same_keys else None,  # type: ignore[arg-type]
             is_bool=a.is_bool and b.is_bool,
             const=a.const if (a.has_const and b.has_const and _same_const(a.const, b.const)) else NO_CONST,
-            qualname=a.qualname if a.qualname == b.qualname else joined_numpy_draw(a.qualname, b.qualname),
+            qualname=a.qualname if a.qualname == b.qualname else joined_numpy_draw(a.qualname, b.qualname) or (
+                joined_nn_module(a.qualname, b.qualname) if a.kind is Kind.MODULE else None),
             cls=a.cls if a.cls is b.cls else None,
             func=a.func if a.func is b.func else None,
             element=join(a.element, b.element) if a.element is not None and b.element is not None else None,

@@ -48,7 +48,8 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
         except Exception:
             return None
     if tp is cst.Subscript:
-        base = dotted_name(ann.value) or ""
+        written = dotted_name(ann.value) or ""
+        base = program.index.resolve(written) or written  # (`tp.List` of `import typing as tp`)
         inner = [annotation_value(program, el.slice.value) for el in ann.slice if isinstance(el.slice, cst.Index)]
         if base in ("Optional", "typing.Optional") and len(inner) == 1:
             return _optional(inner[0])
@@ -128,12 +129,13 @@ def union_members(program: "ProgramView", ann: cst.BaseExpression) -> list[Value
             return union_members(program, cst.parse_expression(ann.evaluated_value))
         except Exception:
             return None
+    written = (dotted_name(ann.value) or "") if type(ann) is cst.Subscript else ""
+    base = program.index.resolve(written) or written
     if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
         parts = [ann.left, ann.right]
-    elif type(ann) is cst.Subscript and (dotted_name(ann.value) or "") in ("Union", "typing.Union", "Optional",
-                                                                           "typing.Optional"):
-        parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
-        if (dotted_name(ann.value) or "").endswith("Optional"):
+    elif base in ("Union", "typing.Union", "Optional", "typing.Optional"):
+        parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]  # type: ignore[union-attr]
+        if base.endswith("Optional"):
             parts.append(cst.Name("None"))
     else:
         return None
@@ -147,9 +149,10 @@ def union_members(program: "ProgramView", ann: cst.BaseExpression) -> list[Value
 def narrowed_union(program: "ProgramView", members: list[Value | None], classes: cst.BaseExpression,
                    holds: bool) -> Value | None:
     """What a value of a union is where ``isinstance(x, classes)`` holds (``holds``) or fails, when the test
-    is by a container class (``dict``, ``list``, ``tuple``, their ``typing`` names) or by ``torch.Tensor`` and
-    every member says which side it is on (``Union[Tensor, Dict[str, Tensor]]``: a tensor where
-    ``isinstance(x, dict)`` fails); None otherwise."""
+    is by a container class (``dict``, ``list``, ``tuple``, their ``typing`` names), by a number class (``float``,
+    ``int``) or by ``torch.Tensor`` and every member says which side it is on (``Union[Tensor, Dict[str, Tensor]]``:
+    a tensor where ``isinstance(x, dict)`` fails; ``Union[float, Tensor]`` one where ``isinstance(x, float)``
+    fails); None otherwise."""
     parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
     kinds = set()
     for part in parts:
@@ -161,6 +164,8 @@ def narrowed_union(program: "ProgramView", members: list[Value | None], classes:
             kinds.add("sequence")
         elif resolved == "torch.Tensor":
             kinds.add("tensor")
+        elif text in ("int", "float") or resolved in ("numbers.Number", "numbers.Real"):
+            kinds.add("number")  # (a number member of the union is taken for one these classes admit)
         else:
             return None
     kept: list[Value | None] = []
@@ -169,7 +174,8 @@ def narrowed_union(program: "ProgramView", members: list[Value | None], classes:
             return None
         kind = "mapping" if m.is_mapping else "sequence" if m.kind is Kind.SEQUENCE \
             else "tensor" if m.kind is Kind.TENSOR and m.cls is None and m.qualname is None \
-            else "none" if m.kind is Kind.PYTHON and m.has_const and m.const is None else None
+            else "none" if m.kind is Kind.PYTHON and m.has_const and m.const is None \
+            else "number" if m.kind is Kind.PYTHON and not m.is_bool and m.qualname is None else None
         if kind is None:
             return None
         if (kind in kinds) is holds:

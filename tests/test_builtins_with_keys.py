@@ -1,0 +1,32 @@
+"""Builtins that apply a function to each element: ``max``/``min`` with a ``key=`` that gives tensors compare
+tensor data in Python (Dynamo's handler of the builtin takes no ``key=`` there, "invalid call to builtin op
+handler"), whatever the elements are (``min(range(n), key=lambda i: losses[i])`` picking the best member), and
+``map(float, t)`` reads each element of a tensor as ``float(t[i])`` does.  Each case is also run under real
+Dynamo (torch 2.13)."""
+from __future__ import annotations
+
+from helpers import marked_case_tests
+
+CASES = [
+    ("key-gives-tensors", """
+    from typing import List
+
+    import torch
+
+
+    def f(losses: List[torch.Tensor], sizes: List[int]):
+        best = min(range(len(losses)), key=lambda i: losses[i])  # breaks
+        widest = max(range(len(sizes)), key=lambda i: sizes[i])
+        return losses[0] * widest, best
+    """, "f", "[([torch.tensor(2.0), torch.tensor(1.0)], [3, 5])]"),
+    ("map-a-conversion", """
+    import torch
+
+
+    def f(x: torch.Tensor):
+        means = list(map(float, x.mean(0)))  # breaks
+        return x * len(means)
+    """, "f", "[(torch.rand(4, 3),)]"),
+]
+
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
