@@ -1,6 +1,7 @@
 """Builtins that apply a function to each element: ``max``/``min`` with a ``key=`` that gives tensors compare
 tensor data in Python (Dynamo's handler of the builtin takes no ``key=`` there, "invalid call to builtin op
-handler"), whatever the elements are (``min(range(n), key=lambda i: losses[i])`` picking the best member), and
+handler"), whatever the elements are (``min(range(n), key=lambda i: losses[i])`` picking the best member, or
+``min(d, key=d.get)`` the best entry of a dict of losses), and
 ``map(float, t)`` reads each element of a tensor as ``float(t[i])`` does.  Each case is also run under real
 Dynamo (torch 2.13)."""
 from __future__ import annotations
@@ -19,6 +20,18 @@ CASES = [
         widest = max(range(len(sizes)), key=lambda i: sizes[i])
         return losses[0] * widest, best
     """, "f", "[([torch.tensor(2.0), torch.tensor(1.0)], [3, 5])]"),
+    ("key-is-a-dict-lookup", """
+    import torch
+    import torch.nn.functional as F
+
+
+    def f(logits: torch.Tensor, labels: torch.Tensor):
+        nlls = {t: F.cross_entropy(logits / t, labels) for t in (0.5, 1.0, 2.0)}
+        best_t = min(nlls, key=nlls.get)  # breaks
+        sizes = {"a": 3, "b": 1}
+        first = sorted(sizes, key=sizes.get)[0]
+        return logits / best_t, first
+    """, "f", "[(torch.randn(8, 3), torch.randint(0, 3, (8,)))]"),
     ("map-a-conversion", """
     import torch
 

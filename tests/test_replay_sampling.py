@@ -2,7 +2,8 @@
 tensor (or a traced NumPy array's element) indexing it is read into a Python int (``.item()``); an array a
 NumPy generator's method draws with a ``size`` is made outside the graph (the call breaks) and is a tensor
 input of the frame resumed there, whose ``.tolist()`` breaks again; a ``torch.Generator`` argument cannot be
-handed to an op in the graph (one that may be None can, as None), and each of its methods breaks; of a
+handed to an op in the graph (one that may be None can, as None, unless every caller in the project passes
+one), and each of its methods breaks; of a
 ``random.Random`` Dynamo traces ``random()``, ``randint``, ``randrange`` and ``uniform`` (a branch on the number
 breaks) and breaks on any other method; a ``torch.quasirandom.SobolEngine`` is neither built nor drawn from in
 the graph.  Each case is also run under real Dynamo
@@ -76,6 +77,21 @@ CASES = [
     def f(x: torch.Tensor, g: torch.Generator):
         return noise(x, g) + maybe_noise(x)
     """, "f", "[(torch.zeros(2), torch.Generator().manual_seed(0))]"),
+    ("optional-generator-every-caller-passes", """
+    from typing import Optional
+
+    import torch
+
+    G = torch.Generator().manual_seed(0)
+
+
+    def noise(action: torch.Tensor, gen: Optional[torch.Generator] = None) -> torch.Tensor:
+        return action + torch.randn(action.shape, generator=gen)  # breaks
+
+
+    def run():
+        return noise(torch.zeros(2), G), noise(torch.ones(2), gen=G)
+    """, "noise", "[(torch.zeros(2), torch.Generator().manual_seed(0))]"),
     ("generator-methods", """
     import torch
 

@@ -241,11 +241,17 @@ def call_special(ev: "EvaluatorView", obj: Value, name: str, args: list[Value]) 
     return ev.p.calls.call_function(ev, fn, args, {}, obj, False)
 
 
+#: the qualified name of a dict's ``get``/``__getitem__`` used as a function; its ``element`` is what it gives
+MAPPING_LOOKUP = "builtins.dict.get"
+
+
 def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value]) -> Value | None:
     """What ``fn`` returns for one element (``args``: an element of each sequence it is given), when ``map``,
-    ``filter`` or ``functools.reduce`` calls it: Dynamo inlines a function of the checked code or a lambda
-    there, so what breaks in its body breaks the caller's graph.  None when ``fn`` is nothing the analysis can
-    call (a torch function, a builtin)."""
+    ``filter``, ``functools.reduce`` or a ``key=`` calls it: Dynamo inlines a function of the checked code or a
+    lambda there, so what breaks in its body breaks the caller's graph; a dict's ``get`` gives its values.  None
+    when ``fn`` is nothing the analysis can call (a torch function, a builtin)."""
+    if fn.qualname == MAPPING_LOOKUP and fn.element is not None:
+        return fn.element
     called = _call_object(ev, fn, args, {}, False)
     return called[0] if called is not None else None
 

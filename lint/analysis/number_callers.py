@@ -130,13 +130,14 @@ def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
 
 
 def _is_object(v: Value) -> bool:
-    """An instance of a class of the checked code, or a torch module or optimizer made by its class."""
+    """An instance of a class of the checked code, or a torch module, optimizer or generator made by its class."""
     if v.maybe_none or v.kind is Kind.TENSOR:
         return False
     if v.cls is not None:
         return v.kind in (Kind.MODULE, Kind.UNKNOWN)
     q = v.qualname or ""
-    return v.kind in (Kind.MODULE, Kind.UNKNOWN) and q.startswith(("torch.nn.", "torch.optim.")) and q.endswith("()")
+    return v.kind in (Kind.MODULE, Kind.UNKNOWN) and (
+        (q.startswith(("torch.nn.", "torch.optim.")) and q.endswith("()")) or q == "torch.Generator()")
 
 
 def _passed(program: Program, fn: "FunctionInfo", depth: int

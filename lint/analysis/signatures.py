@@ -133,7 +133,11 @@ class Signatures(ProgramPart["ProgramParts"]):
                 continue
             ann_node = self.annotation_of(fn, prm)
             ann = annotation_value(program, ann_node) if ann_node is not None else None
-            if ann is not None:
+            if ann is not None and entered and ann.maybe_none and ann.kind is not Kind.TENSOR \
+                    and name in self.objects_passed(fn):
+                # `generator: Optional[torch.Generator] = None` that every caller in the project passes one
+                env[name] = self.objects_passed(fn)[name]
+            elif ann is not None:
                 env[name] = _entering(ann) if entered else ann
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor

@@ -108,6 +108,9 @@ class ExpressionHandlers:
         return v
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
+        if base.is_mapping and attr in ("get", "__getitem__") and base.element is not None:
+            # `d.get` as a function (`min(d, key=d.get)`): it gives the dict's values
+            return Value(Kind.PYTHON, qualname=calls.MAPPING_LOOKUP, element=base.element)
         if base.qualname is not None and base.kind in (Kind.UNKNOWN, Kind.PYTHON) and not base.is_mapping:
             q = f"{base.qualname}.{attr}"
             if base.qualname.endswith("()"):
