@@ -192,7 +192,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
                     made[n.targets[0].target.value] = value
         found = {name: value for name, value in made.items() if bound.get(name) == 1}
         for name, declared in self.program.signatures.declared_types(parent).items():
-            if name not in bound and (declared.cls is not None or (
+            if name not in bound and declared.kind is not Kind.TENSOR and (declared.cls is not None or (
                     declared.kind is Kind.UNKNOWN and declared.qualname is not None)):
                 found[name] = declared
         return found
