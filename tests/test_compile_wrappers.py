@@ -8,6 +8,8 @@ directly.  Checked with ``dynalint check`` and under real Dynamo (the script cal
 compiled)."""
 from __future__ import annotations
 
+import pytest
+
 from conftest import requires_torch
 from helpers import checked_breaks, dynamo_break_lines
 
@@ -35,14 +37,6 @@ def main(alphas, x):
 INPUTS = "[(torch.linspace(0.9, 0.1, 10), torch.randn(3))]"
 BREAKS = {12, 14}
 
-
-def test_check_reports_what_the_wrapper_compiles(tmp_path, capsys) -> None:
-    assert {line for line, _ in checked_breaks(tmp_path, capsys, CODE)} == BREAKS
-
-
-@requires_torch
-def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, CODE, INPUTS) == BREAKS
 
 
 NESTED = """
@@ -75,14 +69,6 @@ NESTED_BREAKS = {14, 16, 20}
 with the module and optimizer ``main()`` builds."""
 
 
-def test_check_reports_functions_compiled_where_they_are_defined(tmp_path, capsys) -> None:
-    assert {line for line, _ in checked_breaks(tmp_path, capsys, NESTED)} == NESTED_BREAKS
-
-
-@requires_torch
-def test_dynamo_breaks_in_the_nested_functions(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, NESTED, "[(torch.ones(3),)]") == NESTED_BREAKS
-
 
 ALIASED = """
 import torch
@@ -101,14 +87,6 @@ def main(x):
 ALIASED_BREAKS = {8}
 """A compile call that compiles nothing yet, bound to a name and used as a decorator."""
 
-
-def test_check_reports_functions_an_aliased_compile_decorates(tmp_path, capsys) -> None:
-    assert {line for line, _ in checked_breaks(tmp_path, capsys, ALIASED)} == ALIASED_BREAKS
-
-
-@requires_torch
-def test_dynamo_breaks_in_the_decorated_function(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, ALIASED, "[(torch.ones(3),)]") == ALIASED_BREAKS
 
 
 REACHED = """
@@ -183,10 +161,22 @@ and the optimizer a factory receives (annotated)
 and its compiled step uses."""
 
 
-def test_check_reports_what_is_compiled_through_objects(tmp_path, capsys) -> None:
-    assert {line for line, _ in checked_breaks(tmp_path, capsys, REACHED)} == REACHED_BREAKS
+#: (name, code, inputs, the lines Dynamo breaks on)
+CASES = [
+    ("wrapper", CODE, INPUTS, BREAKS),
+    ("nested", NESTED, "[(torch.ones(3),)]", NESTED_BREAKS),
+    ("aliased-decorator", ALIASED, "[(torch.ones(3),)]", ALIASED_BREAKS),
+    ("through-objects", REACHED, "[(torch.randn(4, 4),)]", REACHED_BREAKS),
+]
+_parametrize = pytest.mark.parametrize("name, code, inputs, breaks", CASES, ids=[c[0] for c in CASES])
+
+
+@_parametrize
+def test_check_reports_what_is_compiled(name, code, inputs, breaks, tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, code)} == breaks
 
 
 @requires_torch
-def test_dynamo_breaks_in_what_is_compiled_through_objects(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, REACHED, "[(torch.randn(4, 4),)]") == REACHED_BREAKS
+@_parametrize
+def test_dynamo_breaks_on_those_lines(name, code, inputs, breaks, tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, code, inputs) == breaks

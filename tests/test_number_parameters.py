@@ -3,8 +3,8 @@
 read the tensor's data there (``aten._local_scalar_dense``), so the graph breaks.  Parameters with a tensor
 overload (``clamp``'s bounds, ``torch.where``'s branches, ``lerp``'s weight) and ``torch.full``'s fill
 value, which Dynamo traces as a ``fill_``, take it without a break.  ``torch.fft``, ``torch.linalg`` and
-``torch.special`` functions are read from aten's ``fft_*``, ``linalg_*`` and ``special_*`` signatures.  Each case is also run under real
-Dynamo (torch 2.13)."""
+``torch.special`` functions are read from aten's ``fft_*``, ``linalg_*`` and ``special_*`` signatures.  Each
+case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

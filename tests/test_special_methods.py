@@ -1,7 +1,7 @@
 """The special methods of a class of the checked code that Python calls for an operation on an instance:
 ``with obj:`` runs ``__enter__``/``__exit__``, ``len(obj)`` ``__len__``, ``for x in obj`` and a comprehension over
-it ``__iter__``, ``obj[i]`` ``__getitem__``, ``if obj:`` ``__bool__`` (else ``__len__``).  Dynamo inlines them, so what breaks in their bodies breaks the
-caller's graph.  Each case is also run under real Dynamo (torch 2.13)."""
+it ``__iter__``, ``obj[i]`` ``__getitem__``, ``if obj:`` ``__bool__`` (else ``__len__``).  Dynamo inlines them,
+so what breaks in their bodies breaks the caller's graph.  Each case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

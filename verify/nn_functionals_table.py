@@ -14,22 +14,40 @@ import ast
 import inspect
 import sys
 import textwrap
+from typing import NamedTuple
 
 
-def modules_table() -> dict[str, str]:
-    """``torch.nn.<Class>`` -> the ``torch.nn.functional`` function its ``forward`` returns the call of."""
+class _Forward(NamedTuple):
+    """A ``torch.nn`` module class that defines ``forward``, with that method's parsed source."""
+
+    cls: type
+    node: ast.FunctionDef
+    params: list[str]
+    """The parameters of ``forward`` after ``self``."""
+
+
+def _forwards() -> dict[str, _Forward]:
+    """The ``torch.nn`` module classes that define ``forward`` and whose source can be read, by class name."""
     import torch.nn as nn
 
-    table: dict[str, str] = {}
+    out: dict[str, _Forward] = {}
     for name in sorted(dir(nn)):
         cls = getattr(nn, name)
         if not (isinstance(cls, type) and issubclass(cls, nn.Module)) or "forward" not in cls.__dict__:
             continue
         try:
-            fn = ast.parse(textwrap.dedent(inspect.getsource(cls.forward))).body[0]
+            node = ast.parse(textwrap.dedent(inspect.getsource(cls.forward))).body[0]
         except (OSError, TypeError, SyntaxError):
             continue
-        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        out[name] = _Forward(cls, node, list(inspect.signature(cls.forward).parameters)[1:])  # type: ignore[arg-type]
+    return out
+
+
+def modules_table(forwards: dict[str, _Forward]) -> dict[str, str]:
+    """``torch.nn.<Class>`` -> the ``torch.nn.functional`` function its ``forward`` returns the call of."""
+    table: dict[str, str] = {}
+    for name, forward in forwards.items():
+        body = [s for s in forward.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         if len(body) != 1 or not isinstance(body[0], ast.Return):
             continue
         call = body[0].value
@@ -39,48 +57,32 @@ def modules_table() -> dict[str, str]:
     return table
 
 
-def causal_mask_table() -> dict[str, list[tuple[str, int, str, int]]]:
+def causal_mask_table(forwards: dict[str, _Forward]) -> dict[str, list[tuple[str, int, str, int]]]:
     """``torch.nn.<Class>`` -> (mask parameter, its position, causal-flag parameter, its position) for each mask
     whose ``forward`` hands to ``_detect_is_causal_mask`` (directly, or through a submodule its ``__init__``
     builds of such a class: ``nn.Transformer``'s encoder and decoder).  Given a mask and no flag, that helper
     compares the mask with a causal one and reads the answer with ``bool(...)``: Dynamo breaks there unless
     ``capture_scalar_outputs`` is on (measured on torch 2.13)."""
-    import torch.nn as nn
-
-    def forward_of(cls: type) -> tuple[ast.FunctionDef, list[str]] | None:
-        try:
-            fn = ast.parse(textwrap.dedent(inspect.getsource(cls.forward))).body[0]
-        except (OSError, TypeError, SyntaxError):
-            return None
-        params = list(inspect.signature(cls.forward).parameters)[1:]
-        return fn, params  # type: ignore[return-value]
-
-    classes = {name: getattr(nn, name) for name in sorted(dir(nn))
-               if isinstance(getattr(nn, name), type) and issubclass(getattr(nn, name), nn.Module)
-               and "forward" in getattr(nn, name).__dict__}
     table: dict[str, list[tuple[str, int, str, int]]] = {}
-    for name, cls in classes.items():
-        found = forward_of(cls)
-        if found is None:
-            continue
-        fn, params = found
-        for call in ast.walk(fn):
+    for name, (_, node, params) in forwards.items():
+        for call in ast.walk(node):
             if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "_detect_is_causal_mask" \
-                    and len(call.args) >= 2 and all(isinstance(a, ast.Name) and a.id in params for a in call.args[:2]):
+                    and len(call.args) >= 2 and all(isinstance(a, ast.Name) and a.id in params
+                                                    for a in call.args[:2]):
                 mask, causal = call.args[0].id, call.args[1].id  # type: ignore[attr-defined]
-                table.setdefault(f"torch.nn.{name}", []).append((mask, params.index(mask), causal, params.index(causal)))
-    for name, cls in classes.items():
-        found = forward_of(cls)
-        if found is None or f"torch.nn.{name}" in table:
+                table.setdefault(f"torch.nn.{name}", []).append(
+                    (mask, params.index(mask), causal, params.index(causal)))
+    for name, (cls, node, params) in forwards.items():
+        if f"torch.nn.{name}" in table:
             continue
-        fn, params = found
         init = inspect.getsource(cls.__init__)
-        for call in ast.walk(fn):
+        for call in ast.walk(node):
             if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
                 continue
-            built = next((c for c in classes if f"self.{call.func.attr} = {c}(" in init), None)
-            given = {k.arg: k.value.id for k in call.keywords if isinstance(k.value, ast.Name) and k.value.id in params}
+            built = next((c for c in forwards if f"self.{call.func.attr} = {c}(" in init), None)
+            given = {k.arg: k.value.id for k in call.keywords
+                     if isinstance(k.value, ast.Name) and k.value.id in params}
             for mask, _, causal, _ in table.get(f"torch.nn.{built}", []) if built is not None else []:
                 if mask in given and causal in given:
                     table.setdefault(f"torch.nn.{name}", []).append(
@@ -96,13 +98,14 @@ def main() -> None:
       f'{torch.__version__.split("+")[0]}\n'
       'by ``python -m dynalint.verify.nn_functionals_table``; do not edit)."""\n\n')
     w("MODULE_FUNCTIONALS: dict[str, str] = {\n")
-    for name, fn in modules_table().items():
+    forwards = _forwards()
+    for name, fn in modules_table(forwards).items():
         w(f"    {name!r}: {fn!r},\n")
     w("}\n")
-    w("\n#: module -> (mask parameter, position, causal-flag parameter, position) for each mask its ``forward`` checks\n"
-      "#: for causality when no flag is given, reading a tensor's data (see the generator)\n")
+    w("\n#: module -> (mask parameter, position, causal-flag parameter, position) for each mask its ``forward``\n"
+      "#: checks for causality when no flag is given, reading a tensor's data (see the generator)\n")
     w("CAUSAL_MASK_CHECKS: dict[str, tuple[tuple[str, int, str, int], ...]] = {\n")
-    for name, checks in sorted(causal_mask_table().items()):
+    for name, checks in sorted(causal_mask_table(forwards).items()):
         w(f"    {name!r}: {tuple(checks)!r},\n")
     w("}\n")
 

@@ -1497,7 +1497,7 @@ class BreakClassifier:
             return GB.UNSUPPORTED_METHOD, ("Dynamo traces only `random`, `randint`, `randrange`, `uniform` and the "
                                            "state methods of a `random.Random`")
         if call.method is not None and call.receiver is not None and not call.receiver.maybe_none \
-                and call.receiver.qualname == "torch.Generator()":
+                and call.receiver.qualname == K.TORCH_GENERATOR:
             # every method (measured on torch 2.13: `g.manual_seed(s)`, `g.initial_seed()`, `g.get_state()` of a
             # generator argument or global)
             return GB.GENERATOR_METHOD, "the methods of a torch.Generator change or read its state outside the graph"

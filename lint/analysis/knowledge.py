@@ -310,8 +310,8 @@ NUMPY_GENERATOR_CLASSES = frozenset({"numpy.random.RandomState", "numpy.random.G
 #: function marked as skipped", measured on torch 2.13: a scheduler's ``step()``/``get_last_lr()``, a
 #: ``GradScaler``'s ``scale()``/``step()``/``update()``/``unscale_()``/``get_scale()``), by qualified name or
 #: prefix; an instance's qualname is the class's followed by ``()``.
-SKIPPED_TORCH_CLASSES = ("torch.optim.lr_scheduler.", "torch.amp.GradScaler", "torch.amp.grad_scaler.", "torch.quasirandom.",
-                         "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler")
+SKIPPED_TORCH_CLASSES = ("torch.optim.lr_scheduler.", "torch.amp.GradScaler", "torch.amp.grad_scaler.",
+                         "torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler", "torch.quasirandom.")
 
 
 def skipped_torch_instance(qualname: str | None) -> bool:
@@ -341,11 +341,14 @@ def joined_nn_module(a: str | None, b: str | None) -> str | None:
     """The qualname of a module that is the ``torch.nn`` module ``a`` on one path and ``b`` on another (the
     entries of an ``nn.Sequential(nn.Linear(...), nn.ReLU())``): ``torch.nn.Module`` when calling either gives
     one tensor, so calling the one it is does too; None otherwise."""
-    def one_tensor(q: str | None) -> bool:
-        head, _, last = (q or "").rpartition(".")
-        return head == "torch.nn" and last[:1].isupper() and last not in NN_CONTAINER_CLASSES \
-            and last not in NN_MULTI_OUTPUT_CLASSES
-    return "torch.nn.Module" if one_tensor(a) and one_tensor(b) else None
+    return "torch.nn.Module" if _one_tensor_module(a) and _one_tensor_module(b) else None
+
+
+def _one_tensor_module(q: str | None) -> bool:
+    """``q`` is a ``torch.nn`` module class whose call gives one tensor (no container, no tuple of outputs)."""
+    head, _, last = (q or "").rpartition(".")
+    return head == "torch.nn" and last[:1].isupper() and last not in NN_CONTAINER_CLASSES \
+        and last not in NN_MULTI_OUTPUT_CLASSES
 
 
 def _numpy_draw(q: str) -> bool:
@@ -360,6 +363,10 @@ def _numpy_draw(q: str) -> bool:
 #: in cannot take a sparse tensor as an input (measured on torch 2.13: "Attempted to wrap sparse Tensor" at the
 #: first use of it there, after which the rest of the function runs eagerly).
 SPARSE_TENSOR = "torch.sparse_coo_tensor()"
+
+#: The qualname of a ``torch.Generator`` (made by the class, or annotated): Dynamo cannot hand one to an op in
+#: the graph, and breaks at each of its methods.
+TORCH_GENERATOR = "torch.Generator()"
 
 #: methods of torch objects that return the object itself (torch's stubs, ``torch/_C/__init__.pyi``:
 #: ``Generator.manual_seed(seed) -> Generator``), so ``g = torch.Generator().manual_seed(0)`` is the generator

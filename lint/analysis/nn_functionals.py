@@ -91,8 +91,8 @@ MODULE_FUNCTIONALS: dict[str, str] = {
     'torch.nn.Upsample': 'interpolate',
 }
 
-#: module -> (mask parameter, position, causal-flag parameter, position) for each mask its ``forward`` checks
-#: for causality when no flag is given, reading a tensor's data (see the generator)
+#: module -> (mask parameter, position, causal-flag parameter, position) for each mask its ``forward``
+#: checks for causality when no flag is given, reading a tensor's data (see the generator)
 CAUSAL_MASK_CHECKS: dict[str, tuple[tuple[str, int, str, int], ...]] = {
     'torch.nn.Transformer': (('src_mask', 2, 'src_is_causal', 8), ('tgt_mask', 3, 'tgt_is_causal', 9)),
     'torch.nn.TransformerDecoder': (('tgt_mask', 2, 'tgt_is_causal', 6),),

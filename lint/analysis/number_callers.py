@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView, SignaturesView
 from dynalint.analysis.module_index import import_bindings
@@ -137,7 +138,7 @@ def _is_object(v: Value) -> bool:
         return v.kind in (Kind.MODULE, Kind.UNKNOWN)
     q = v.qualname or ""
     return v.kind in (Kind.MODULE, Kind.UNKNOWN) and (
-        (q.startswith(("torch.nn.", "torch.optim.")) and q.endswith("()")) or q == "torch.Generator()")
+        (q.startswith(("torch.nn.", "torch.optim.")) and q.endswith("()")) or q == K.TORCH_GENERATOR)
 
 
 def _passed(program: Program, fn: "FunctionInfo", depth: int

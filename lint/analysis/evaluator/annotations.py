@@ -207,7 +207,7 @@ def _optional(inner: Value | None) -> Value | None:
     if inner is None:
         return None
     # (a generator that may be None: `torch.randn(..., generator=None)` is traced)
-    return inner.with_(maybe_none=True) if inner.kind is Kind.TENSOR or inner.qualname == "torch.Generator()" \
+    return inner.with_(maybe_none=True) if inner.kind is Kind.TENSOR or inner.qualname == K.TORCH_GENERATOR \
         else inner
 
 

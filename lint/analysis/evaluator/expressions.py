@@ -34,6 +34,9 @@ from dynalint.analysis.values import (
 )
 
 _BUILTIN_NAMES = frozenset(dir(_builtins))
+#: a size compared with 0 or 1 (operator, the literal) -> the truth of the test for a dimension that is not empty
+_NONEMPTY_SIZE_TESTS = {(cst.GreaterThan, "0"): True, (cst.GreaterThanEqual, "1"): True, (cst.NotEqual, "0"): True,
+                        (cst.Equal, "0"): False, (cst.LessThan, "1"): False, (cst.LessThanEqual, "0"): False}
 
 
 class ExpressionHandlers:
@@ -401,9 +404,7 @@ class ExpressionHandlers:
         right = comp.comparator
         if not (type(right) is cst.Integer and right.value in ("0", "1") and self._size_of(test.left)):
             return None
-        holds = {(cst.GreaterThan, "0"): True, (cst.GreaterThanEqual, "1"): True, (cst.NotEqual, "0"): True,
-                 (cst.Equal, "0"): False, (cst.LessThan, "1"): False, (cst.LessThanEqual, "0"): False}
-        return holds.get((type(comp.operator), right.value))
+        return _NONEMPTY_SIZE_TESTS.get((type(comp.operator), right.value))
 
     def _size_of(self, node: cst.BaseExpression) -> bool:
         v = self.silent_expr(node)
