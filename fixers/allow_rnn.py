@@ -111,8 +111,10 @@ class AllowRnn(Fixer):
         brk = finding.brk
         if brk is None or brk.gb is not GB.RNN_MODULE:
             return None
-        in_loop = next((b for b in ctx.breaks if b.event.function is brk.event.function and b.event.in_loop
-                        and b is not brk), None)
+        # (a break after the RNN call is not reported, Dynamo running the rest of the function eagerly, but
+        # with the RNN traced it would be met)
+        in_loop = next((b for b in (*ctx.breaks, *ctx.breaks.unreached) if b.event.function is brk.event.function
+                        and b.event.in_loop and b is not brk), None)
         if in_loop is not None:
             raise Refused(f"`{shown(ctx, in_loop.node)}` breaks the graph in a loop of the same function: Dynamo runs "
                           "that frame eagerly there, so the flag would only move the reported break")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.core import gb_types as GB
-from dynalint.analysis.breaks import Cause
+from dynalint.analysis.breaks import Cause, unresumable_loop_test
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 
@@ -20,7 +20,9 @@ class DataDependentLoop(Rule):
         like any break in a loop body or in a loop nested in another, makes Dynamo skip the whole function
         and run it eagerly ("graph break in a for/while loop"). The test of a `while` that no other loop
         encloses is different (measured on torch 2.13): Dynamo resumes at the loop header, so the graph
-        breaks on every iteration and each iteration's body is a graph of its own.
+        breaks on every iteration and each iteration's body is a graph of its own; unless the break is at
+        an operand of an `and`/`or` test other than the last (`while p[t].max() < thr and t < n:`), where
+        Dynamo cannot resume and runs the whole function eagerly.
 
         `range(t)` with a tensor `t` breaks at the `range` call ("Failed to trace builtin operator").
         `for i in range(n)` with `n` taken from `.item()` breaks at the `.item()` (DYN102) and then
@@ -100,6 +102,9 @@ class DataDependentLoop(Rule):
             what = "`while` condition" if brk.event.construct == "while" else "loop exit condition"
             if brk.in_loop:
                 then = "the graph breaks here and, inside a loop, Dynamo runs the whole function eagerly"
+            elif unresumable_loop_test(brk):
+                then = "the graph breaks here, in the middle of the loop's `and`/`or` test, where Dynamo cannot " \
+                       "resume: it runs the whole function eagerly"
             elif ctx.breaks.body_breaks(brk.statement):
                 then = "the graph breaks here, and with the break inside its body Dynamo runs the rest eagerly"
             else:

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from dynalint.analysis.class_state import initial_keys, self_attribute
+from dynalint.analysis.class_state import initial_keys, initially_none, self_attribute
 from dynalint.analysis.entry_arguments import second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
 from dynalint.analysis.values import Kind
@@ -14,6 +14,8 @@ from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
+
+    from dynalint.analysis.module_index import FunctionInfo
 
 
 @register
@@ -34,7 +36,11 @@ class PythonAttributeMutation(Rule):
         on every call, a dict that it adds keys to (a cache keyed by shape) once per new key. A dict it
         stores literal keys into has them all after the first call, so it recompiles only the second,
         and not at all on its own when every loop that calls the compiled entry changes a tensor's size
-        at its second iteration: that call recompiles anyway, for the size (measured on torch 2.13).
+        at its second iteration: that call recompiles anyway, for the size (measured on torch 2.13). An
+        attribute that compiled code creates after testing for it (`if not hasattr(self, "index"):
+        self.register_buffer("index", ...)`) is guarded on its absence, and one `__init__` sets to `None` that
+        compiled code sets to a tensor (`if self.weight is None: self.weight = ...`) on being `None`: the next
+        call recompiles once.
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
@@ -168,14 +174,19 @@ class PythonAttributeMutation(Rule):
             if declared is not None and declared.kind in (Kind.TENSOR, Kind.MODULE):
                 continue
             value = ev.value
+            # `self.weight = None` in `__init__`, a tensor or module stored by compiled code that reads it first
+            # (`if self.weight is None:`): the call after the one that stores it fails the guard on `None`
+            lazy = value is not None and value.kind in (Kind.TENSOR, Kind.MODULE) and initially_none(ev.cls, ev.name)
             if value is None or value.kind not in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
-                if not (ev.augmented and declared is not None and declared.kind is Kind.PYTHON):
+                if not (ev.augmented and declared is not None and declared.kind is Kind.PYTHON) and not lazy:
                     continue
             key = (id(ev.cls), ev.name)
             if key in seen:
                 continue
             seen.add(key)
-            if _float_update(ev.statement):
+            if lazy:
+                how = "once, at the call after the one that sets it"
+            elif _float_update(ev.statement):
                 how = "once when it first changes (a float then becomes dynamic)"
             elif not ev.cls.is_module:
                 how = "once when it first changes (a number on an object that is not an nn.Module then " \
@@ -184,6 +195,14 @@ class PythonAttributeMutation(Rule):
                 how = "on every call"
             else:
                 how = "whenever its value changes"
+            if lazy:
+                yield self.finding(
+                    ev,
+                    f"`self.{ev.name}` is `None` until compiled `{ev.function.name}` sets it, and read there: "
+                    f"Dynamo guards on it being `None`, so the function recompiles {how}.",
+                    hint="create it in `__init__` (a buffer, or a lazy module such as `nn.LazyLinear`)",
+                )
+                continue
             yield self.finding(
                 ev,
                 f"`self.{ev.name}` is a Python value changed inside compiled `{ev.function.name}` and read there: "
@@ -192,6 +211,42 @@ class PythonAttributeMutation(Rule):
             )
         rebound_first = {key for key, e in first.items() if e.write and not e.augmented}
         yield from self._containers(ctx, found, rebound_first, seen)
+        yield from self._made_lazily(ctx, found, seen)
+
+    def _made_lazily(self, ctx: RuleContext, found: "Sequence[Event]", seen: set[tuple[int, str]]
+                     ) -> Iterator[Finding]:
+        """``if not hasattr(self, "index"): self.register_buffer("index", ...)`` in compiled code, for an
+        attribute the class does not bind in ``__init__``: Dynamo guards on its absence, and the second call,
+        which finds it, recompiles (once)."""
+        tests: list[tuple[CallEvent, str]] = []
+        made: set[tuple[int, str]] = set()
+        for ev in found:
+            if isinstance(ev, AttributeEvent) and ev.write and ev.cls is not None:
+                made.add((id(ev.cls), ev.name))  # `self.index = ...`
+            if not isinstance(ev, CallEvent) or ev.function is None or ev.function.cls is None \
+                    or not isinstance(ev.call, cst.Call):
+                continue
+            if ev.qualname in _ATTRIBUTE_CALLS and len(ev.args) >= 2 and isinstance(ev.args[1].const, str) \
+                    and _is_self(ev.function, ev.call.args[0].value):
+                if ev.qualname == "builtins.setattr":
+                    made.add((id(ev.function.cls), ev.args[1].const))
+                else:
+                    tests.append((ev, ev.args[1].const))
+            elif ev.method in _REGISTERING_METHODS and ev.args and isinstance(ev.args[0].const, str) \
+                    and isinstance(ev.call.func, cst.Attribute) and _is_self(ev.function, ev.call.func.value):
+                made.add((id(ev.function.cls), ev.args[0].const))  # `self.register_buffer("index", ...)`
+        for ev, name in tests:
+            cls = ev.function.cls
+            key = (id(cls), name)
+            if key in seen or key not in made or name in ctx.program.classes.class_attrs(cls):
+                continue
+            seen.add(key)
+            yield self.finding(
+                ev,
+                f"`{ctx.code(ev.node)}` tests for an attribute that compiled `{ev.function.name}` creates: Dynamo "
+                "guards on its absence, so the call after the one that creates it recompiles.",
+                hint="create it in `__init__` (a buffer, or a lazy module such as `nn.LazyLinear`)",
+            )
 
     def _containers(self, ctx: RuleContext, found: "Sequence[Event]", rebound_first: set[tuple[int, str]],
                     seen: set[tuple[int, str]]) -> Iterator[Finding]:
@@ -245,6 +300,18 @@ def _constant_keys(changes: "list[tuple[Event, cst.CSTNode]]", cls: object, attr
     return all(isinstance(ev, SubscriptEvent) and _literal_key(ev.node.slice) is not _NO_KEY
                for ev, target in changes
                if ev.function.cls is cls and self_attribute(ev.function, target) == attr)
+
+
+#: The builtins that test for an attribute by name, or set one.
+_ATTRIBUTE_CALLS = frozenset({"builtins.hasattr", "builtins.setattr"})
+#: ``nn.Module`` methods that create an attribute named by their first argument.
+_REGISTERING_METHODS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
+
+
+def _is_self(function: "FunctionInfo", node: cst.CSTNode) -> bool:
+    """``node`` is the first parameter of a method (``self``)."""
+    names = function.param_names()
+    return not function.is_static and bool(names) and isinstance(node, cst.Name) and node.value == names[0]
 
 
 #: List and dict methods that change the length or the keys of the container.

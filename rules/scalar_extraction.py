@@ -14,6 +14,10 @@ _MESSAGES = {
                             "pass Python ints (sizes from .shape/.size()), or use an op that takes the tensor"),
     Cause.SCALAR_EXTRACTION: ("`{code}` moves tensor data into a Python value: the graph breaks here.",
                               "keep it a 0-d tensor and use torch ops, or move it out of the compiled region"),
+    Cause.TENSOR_MEMBERSHIP: ("`{code}`: `in` on a tensor reads `(item == tensor).any()` into a Python bool with "
+                              "`.item()`, inside torch's code: the graph breaks here, and Dynamo runs the rest of "
+                              "the function eagerly.",
+                              "keep the test a tensor: `(tensor == item).any()` (or `torch.isin`)"),
     Cause.DATA_INDEX: ("`{code}`: indexing with a 0-d tensor (an index from data, or a boolean mask) needs its "
                        "value as a Python number: the graph breaks here (a data-dependent operator).",
                        "keep the index a tensor of indices (index_select, gather, torch.take_along_dim) or use "

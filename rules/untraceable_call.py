@@ -493,6 +493,8 @@ _WORDED: dict[Cause, tuple[str, str]] = {
 _TRAINING = ("compile the forward pass (and the loss) only, and call backward() and the optimizer "
              "outside the compiled function")
 _HINTS_BY_TYPE = {
+    GB.CREATION_REQUIRES_GRAD: "make it outside the compiled region (an `nn.Parameter` or a buffer made in "
+                               "`__init__`), or drop `requires_grad=True` if no gradient is wanted for it",
     GB.DISABLED_FUNCTION: "call it outside the compiled region, or stop wrapping it in `torch.compiler.disable` "
                           "(as a decorator or a call) if its body can be traced",
     GB.NOT_REORDERABLE: "pass it only tensors, constants and format strings (compute the rest outside the "
@@ -552,6 +554,9 @@ def untraced_hint(brk: Break) -> str:
     if receiver is not None and (is_optimizer(receiver) or K.skipped_torch_instance(receiver.qualname)):
         return _TRAINING  # an optimizer's step() and zero_grad(), a scheduler's or a gradient scaler's methods
     qualname = getattr(brk.event, "qualname", None) or ""
+    args = getattr(brk.event, "args", ())
+    if qualname == "copy.copy" and args and not args[0].is_tensor:
+        return "copy the container with `dict(d)` or `list(xs)`, which Dynamo traces"
     for prefixes, hint in _HINTS_BY_CALL:
         if any(qualname == p or (p.endswith(".") and qualname.startswith(p)) for p in prefixes):
             return hint

@@ -1,6 +1,8 @@
 """Tensor methods that take arguments and that Dynamo breaks on whatever the arguments: ``resize_`` and
-``resize_as_`` (of an input or of a tensor made in the graph) and ``apply_`` (its Python function cannot be
-put in a graph). ``check`` reports each call and stays silent on a NumPy array's ``resize``, traced."""
+``resize_as_`` (of an input or of a tensor made in the graph), ``set_`` (pointing a tensor at another's storage) and
+``apply_`` (its Python function cannot be put in a graph); and any torch function that makes a tensor with
+``requires_grad=True``. ``check`` reports each call and stays silent on a NumPy array's ``resize``, traced, and on
+``requires_grad=False``."""
 from __future__ import annotations
 
 from conftest import requires_torch
@@ -42,11 +44,25 @@ CODE = """\
         return x + 1
 
 
+    @torch.compile(backend="eager")
+    def repointed(x, src):
+        x.set_(src)
+        return x * 2
+
+
+    @torch.compile(backend="eager")
+    def made_with_grad(x):
+        w = torch.zeros(x.shape[0], requires_grad=True)
+        v = torch.ones_like(x, requires_grad=False)
+        return x * w + v
+
+
     def main(x):
-        return resized_input(x.clone()), resized_like(x), applied(x), array_resized(x)
+        return (resized_input(x.clone()), resized_like(x), applied(x), array_resized(x), repointed(x.clone(), x + 1),
+                made_with_grad(x))
 """
 INPUTS = "[(torch.randn(2),)]"
-BREAK_LINES = {7, 14, 25}
+BREAK_LINES = {7, 14, 25, 38, 44}
 
 
 def test_check_reports_the_calls(tmp_path, capsys) -> None:

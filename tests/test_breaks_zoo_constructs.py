@@ -361,3 +361,37 @@ def test_check_reports_the_tensor_facts(tmp_path, capsys) -> None:
 @requires_torch
 def test_dynamo_breaks_on_the_tensor_facts(tmp_path) -> None:
     assert dynamo_break_lines(tmp_path, TENSOR_FACTS, INPUTS) == {line for line, _ in TENSOR_FACT_BREAKS}
+
+
+DISPLAYED = """\
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def post(scores: list[torch.Tensor]):
+        kept, idx = [], []
+        for s in scores:
+            keep = s > 0.5
+            kept.append(s[keep])
+            idx.append(torch.nonzero(keep)[:, 0])
+        a, b = [torch.cat(x) for x in [kept, idx]]
+        both = [kept, idx]
+        c, d = [torch.cat(x) for x in both]
+        return a.sum() + b.sum() + c.sum() + d.sum()
+
+
+    def main(x):
+        return post([x, x + 0.25])
+"""
+#: the mask in the loop (the function then runs eagerly), and the comprehension over a local list; the one over
+#: a list display is stepped: CPython builds `[kept, idx]` there as a tuple
+DISPLAYED_BREAK_LINES = {9, 13}
+
+
+def test_check_stays_silent_on_a_comprehension_over_a_list_display(tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, DISPLAYED)} == DISPLAYED_BREAK_LINES
+
+
+@requires_torch
+def test_dynamo_steps_a_comprehension_over_a_list_display(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, DISPLAYED, "[(torch.rand(6),)]") == DISPLAYED_BREAK_LINES

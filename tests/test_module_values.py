@@ -1,6 +1,6 @@
 """What values modules and containers of model code hold: a parameter annotated with a module class of the
 checked files that defines ``forward`` (``model: Net``, kept as ``self.model``) is an instance of it, so its
-call runs that ``forward``; the entries of an ``nn.Sequential``, ``nn.ModuleList`` or ``nn.ModuleDict`` of
+call runs that ``forward``; a buffer registered from a bool tensor is a mask (indexing with it selects); the entries of an ``nn.Sequential``, ``nn.ModuleList`` or ``nn.ModuleDict`` of
 ``torch.nn`` modules are modules whose call gives a tensor; a dict comprehension is a dict of what its values are
 (``{k: v.detach() for k, v in out.items()}``); ``torch.autograd.functional`` (``jacobian``, ``hessian``,
 ``vjp``...) breaks where ``torch.func`` is traced.  Each case is also run under real Dynamo (torch 2.13)."""
@@ -9,6 +9,19 @@ from __future__ import annotations
 from helpers import marked_case_tests
 
 CASES = [
+    ("bool-buffer", """
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("anchor_mask", torch.arange(4) != 1)
+
+        def forward(self, scores: torch.Tensor) -> torch.Tensor:
+            return scores[:, self.anchor_mask].sum(1)  # breaks
+    """, "Head", "[(torch.randn(2, 4),)]"),
     ("annotated-module-and-dict-comprehension", """
     from typing import Dict
 

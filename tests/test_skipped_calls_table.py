@@ -61,3 +61,45 @@ def test_dynamo_breaks_on_those_lines(tmp_path) -> None:
     obs, module = run_example_under_dynamo(Example(CODE, inputs=INPUTS), tmp_path)
     assert not obs.errors, obs.errors
     assert obs.break_lines(module.__file__) == BREAK_LINES
+
+
+ARGUMENT_CODE = """\
+    import heapq
+    import statistics
+    import torch
+
+    @torch.compile
+    def f(x, beams):
+        best = heapq.nlargest(1, beams, key=lambda b: b[0])
+        mid = statistics.median([1.0, 2.0, 4.0])
+        spread = statistics.stdev([1.0, 2.0, 4.0])
+        return x * best[0][0] + mid + spread
+"""
+ARGUMENT_INPUTS = "[(torch.randn(4), [(1.5, 0), (0.5, 1)])]"
+ARGUMENT_BREAK_LINES = {7, 9}
+
+
+def test_functions_probed_with_arguments() -> None:
+    """Those of ``ARGUMENT_PROBES`` that broke with the arguments given there, and not one that did not."""
+    assert {"heapq.nlargest", "heapq.nsmallest", "statistics.mean"} <= committed.BREAKING_CALLS.keys()
+    assert "statistics.median" not in committed.BREAKING_CALLS
+
+
+def test_check_reports_probed_calls(tmp_path, capsys) -> None:
+    path = write(tmp_path, "m.py", Example(ARGUMENT_CODE).source)
+    _, out, _ = run(capsys, "--format", "json", path)
+    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
+    assert found == {(line, "DYN105") for line in ARGUMENT_BREAK_LINES}
+
+
+@requires_torch
+def test_dynamo_breaks_on_the_probed_calls(tmp_path) -> None:
+    obs, module = run_example_under_dynamo(Example(ARGUMENT_CODE, inputs=ARGUMENT_INPUTS), tmp_path)
+    assert not obs.errors, obs.errors
+    assert obs.break_lines(module.__file__) == ARGUMENT_BREAK_LINES
+
+
+def test_checkpoint_forms() -> None:
+    """``checkpoint_sequential`` is skipped; ``checkpoint`` itself Dynamo traces (a higher-order op)."""
+    assert "torch.utils.checkpoint.checkpoint_sequential" in committed.BREAKING_CALLS
+    assert "torch.utils.checkpoint.checkpoint" not in committed.BREAKING_CALLS

@@ -1,7 +1,8 @@
 """The special methods of a class of the checked code that Python calls for an operation on an instance:
 ``with obj:`` runs ``__enter__``/``__exit__``, ``len(obj)`` ``__len__``, ``for x in obj`` and a comprehension over
 it ``__iter__``, ``obj[i]`` ``__getitem__``, ``if obj:`` ``__bool__`` (else ``__len__``).  Dynamo inlines them,
-so what breaks in their bodies breaks the caller's graph.  Each case is also run under real Dynamo (torch 2.13)."""
+so what breaks in their bodies breaks the caller's graph; a break in ``__enter__`` makes Dynamo run the rest of
+the caller eagerly (the block, ``__exit__`` and what follows).  Each case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -38,6 +39,30 @@ CASES = [
             y = bank.s + 1
         return x * n, first, y
     """, "f", "[(torch.tensor([1.0, -2.0, 3.0]),)]"),
+    ("enter-breaks", """
+    import time
+
+    import torch
+
+
+    class Timer:
+        def __enter__(self):
+            self.t0 = time.perf_counter()  # breaks
+            return self
+
+        def __exit__(self, *exc):
+            self.elapsed = time.perf_counter() - self.t0
+            return False
+
+
+    def f(x: torch.Tensor):
+        h = x.relu()
+        with Timer():
+            y = torch.nn.functional.layer_norm(h, h.shape[-1:])
+            print("in the block")
+        print("after")
+        return y * 2.0
+    """, "f", "[(torch.randn(4, 8),)]"),
     ("iterated", """
     import torch
 

@@ -104,6 +104,20 @@ CASES = [
             same = copy.copy((2, 2))[0] + {"a": 2}.copy()["a"]
             return x * v * scales["a"] * same
     """, "f", "[(torch.randn(4), torch.tensor(3))]"),
+    ("copies-of-lists", """
+        import copy
+        from typing import List
+
+        import torch
+
+        def f(x, tokens: List[int]):
+            views = [x + 1, x * 2]
+            out = copy.copy(views)  # breaks
+            ids = copy.copy(tokens)  # breaks
+            ids.append(1)
+            pair = copy.copy((x, x))
+            return out[0] + pair[1] + len(ids)
+    """, "f", "[(torch.randn(4), [1, 2])]"),
     ("dataclass-asdict", """
         import dataclasses
 

@@ -169,9 +169,19 @@ class DynamoLog(contextlib.AbstractContextManager):
         """(call index, Dynamo's warning) each time a code object hit the recompile limit."""
         self.input_index = 0
         self._saved: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
+        self._dedup: Any = None
 
     def __enter__(self) -> "DynamoLog":
         torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        # Dynamo logs a second break of the same type at the same innermost frame without its user stack
+        # ("user stack suppressed due to duplicate graph break"): two `copy.copy(xs)` lines of one function both
+        # break inside copy.py, and the second would be credited to no line of the user's file.  Every break
+        # is logged with its stack while this log is open.
+        from torch._dynamo import utils as dynamo_utils
+
+        checker = dynamo_utils.graph_break_dup_warning_checker
+        self._dedup = checker.__dict__.get("add")
+        checker.add = lambda key: True  # type: ignore[method-assign]
         log = self
 
         class _Handler(logging.Handler):
@@ -198,6 +208,13 @@ class DynamoLog(contextlib.AbstractContextManager):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        from torch._dynamo import utils as dynamo_utils
+
+        checker = dynamo_utils.graph_break_dup_warning_checker
+        if self._dedup is None:
+            checker.__dict__.pop("add", None)  # the class's own method again
+        else:
+            checker.add = self._dedup  # type: ignore[method-assign]
         for logger, handlers, propagate, level in self._saved:
             for h in list(logger.handlers):
                 logger.removeHandler(h)

@@ -41,7 +41,25 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            # torch's namespaces whose functions are not all traced (``torch.save``, ``torch.set_rng_state``,
            # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
            # functions would fail for want of one, not for Dynamo
-           "torch", "torch.random", "torch.autograd", "torch.jit", "torch.backends.cuda", "torch.backends.cudnn")
+           "torch", "torch.random", "torch.autograd", "torch.jit", "torch.backends.cuda", "torch.backends.cudnn",
+           "torch.utils.checkpoint")
+#: Standard-library functions that need arguments, with arguments of the kind model code passes them (a
+#: beam's scores, a list of losses): Dynamo inlines them, and what breaks is inside (``heapq.nlargest``
+#: compares with an ``object()`` sentinel, ``statistics`` groups with ``itertools.groupby``), so only a call
+#: shows it.  The other functions that need arguments are not probed: their arguments are not guessed.
+ARGUMENT_PROBES: dict[str, tuple[Any, ...]] = {
+    "heapq.nlargest": (1, [3.0, 1.0, 2.0]),
+    "heapq.nsmallest": (2, [3.0, 1.0, 2.0]),
+    "heapq.merge": ([1.0, 3.0], [2.0]),
+    "statistics.mean": ([1.0, 2.0, 4.0],),
+    "statistics.fmean": ([1.0, 2.0, 4.0],),
+    "statistics.median": ([1.0, 2.0, 4.0],),
+    "statistics.mode": ([1.0, 2.0, 2.0],),
+    "statistics.stdev": ([1.0, 2.0, 4.0],),
+    "statistics.variance": ([1.0, 2.0, 4.0],),
+    "statistics.pstdev": ([1.0, 2.0, 4.0],),
+    "statistics.pvariance": ([1.0, 2.0, 4.0],),
+}
 #: the standard-library modules among them (their classes are probed too; torch's are built from arguments)
 _STANDARD_LIBRARY = frozenset(m.split(".")[0] for m in MODULES if not m.startswith("torch"))
 _MODULE = "dynalint.verify.skipped_calls_table"
@@ -159,6 +177,10 @@ def probe_all() -> dict[str, str]:
                     kind = _break(dotted, ())
                     if _confirmed(False, [kind]):
                         found[dotted] = kind  # type: ignore[assignment]
+        for dotted, args in ARGUMENT_PROBES.items():
+            kind = _break(dotted, args)
+            if kind is not None and _confirmed(False, [kind]):
+                found[dotted] = kind
     return dict(sorted(found.items()))
 
 
@@ -294,8 +316,8 @@ def main() -> None:
       f'torch {torch.__version__.split("+")[0]} by ``python -m dynalint.verify.skipped_calls_table``; '
       'do not edit).\n\n'
       "``BREAKING_CALLS``: dotted name, as user code calls it -> the graph-break type Dynamo reports.\n"
-      'Each was confirmed by compiling a call to it (a class: built with no argument); functions Dynamo\n'
-      'handles are not listed.\n'
+      'Each was confirmed by compiling a call to it (a class: built with no argument; a function of\n'
+      '``ARGUMENT_PROBES``: with the arguments given there); functions Dynamo handles are not listed.\n'
       "``BREAKING_TENSOR_METHODS``: ``torch.Tensor`` methods that break when called with no argument\n"
       '(``t.storage_offset()``), on a graph input and on a tensor computed in the graph alike.\n'
       "``PARAMETER_MODULES``: ``torch.nn`` modules whose construction in compiled code breaks (it creates\n"

@@ -49,7 +49,7 @@ from dynalint.analysis.events import (
     WhileLoopEvent,
 )
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger, reorderable_arguments
-from dynalint.analysis.module_index import is_generator_function
+from dynalint.analysis.module_index import is_generator_function, torch_optimizer_base
 from dynalint.analysis.nn_functionals import CAUSAL_MASK_CHECKS, MODULE_FUNCTIONALS
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
                                             BREAKING_NUMPY_CALLS, COMPARED_NUMPY_TYPES, DATA_READING_NUMPY_CALLS,
@@ -92,6 +92,10 @@ class Cause(enum.Enum):
     """A tensor computed in the graph where a torch op takes a Python number or size."""
     SCALAR_EXTRACTION = "scalar-extraction"
     """``.item()``, ``int(t)``, ``math.*(t)``...: tensor data moved into a Python value."""
+    TENSOR_MEMBERSHIP = "tensor-membership"
+    """``item in t`` of a tensor ``t``: ``Tensor.__contains__`` reads ``(item == t).any()`` with ``.item()``, inside
+    torch's code, where Dynamo cannot resume: the rest of the function runs eagerly (measured on torch 2.13;
+    with ``capture_scalar_outputs`` it is traced, and a branch on it breaks)."""
     NUMPY_TYPE_COMPARISON = "numpy-type-comparison"
     """``out_type == np.uint8``: Dynamo holds a NumPy scalar type as an object it cannot compare with ``==``."""
     CAUSAL_MASK_CHECK = "causal-mask-check"
@@ -238,9 +242,14 @@ def capture_flag(brk: Break) -> str | None:
 class Breaks:
     """The breaks of one analysed module, in evaluation order, and what follows from their order."""
 
-    def __init__(self, program: Analysed, breaks: list[Break], untraced: list[Break] | None = None) -> None:
+    def __init__(self, program: Analysed, breaks: list[Break], untraced: list[Break] | None = None,
+                 unreached: list[Break] | None = None) -> None:
         self.program = program
         self.all = breaks
+        self.unreached = unreached or []
+        """What would break after a break Dynamo cannot resume from in the middle of a statement (a fresh
+        object's method, an RNN, ``in`` on a tensor: :func:`_eager_after_fresh_calls`): not reported, but
+        a remedy that removes that first break would meet them."""
         self.untraced = untraced or []
         """What would break in the parts of functions Dynamo runs eagerly
         (:mod:`dynalint.analysis.eager_part`), which it never traces: not reported, but what the code there
@@ -330,7 +339,8 @@ class Breaks:
         call in its test or its body breaks)."""
         at_test = self.in_statement(loop)
         header = next((b for b in at_test if b.cause is Cause.LOOP_CONDITION and not b.in_loop), None)
-        if header is None or any(b.in_loop for b in at_test) or self.body_breaks(loop):
+        if header is None or any(b.in_loop for b in at_test) or self.body_breaks(loop) \
+                or unresumable_loop_test(header):
             return None
         return header
 
@@ -538,13 +548,70 @@ def fresh_receiver(call: CallEvent, events: "list[Event]") -> list[cst.Call]:
 
 def _constructs(node: cst.Call, function: "FunctionInfo", events: "list[Event]") -> bool:
     """Every analysis of ``node`` in ``function`` called a class of the checked code (or one of
-    several such classes): its result is a new instance."""
+    several such classes), or a factory of one (:func:`_returns_new_instance`): its result is a new instance."""
     made = [ev for ev in events if ev.node is node and isinstance(ev, CallEvent) and ev.function is function]
     return bool(made) and all(
-        ev.callee is None and ev.qualname is None and ev.module is None and ev.result is not None
+        (ev.callee is None or _returns_new_instance(ev.callee)) and ev.qualname is None and ev.module is None
+        and ev.result is not None
         and all(v.cls is not None and v.kind in (Kind.UNKNOWN, Kind.MODULE)
                 for v in ev.result.alternatives)
         for ev in made)
+
+
+def _a_list(call: CallEvent) -> bool:
+    """The one argument of ``call`` is a name the function binds only to lists (a list display or
+    comprehension, ``list(...)``), or a parameter annotated as a list."""
+    node = call.call.args[0].value if isinstance(call.call, cst.Call) and call.call.args else None
+    if type(node) is not cst.Name or call.function is None:
+        return False
+    fn = call.function.node
+    params = [*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params]
+    declared = next((p.annotation for p in params if p.name.value == node.value), None)
+    if declared is not None:
+        ann = declared.annotation
+        base = ann.value if type(ann) is cst.Subscript else ann
+        return (dotted_name(base) or "").rpartition(".")[2] in ("list", "List")
+    values = _assigned_values(call.function, node.value)
+    return bool(values) and all(
+        type(v) in (cst.List, cst.ListComp) or (type(v) is cst.Call and dotted_name(v.func) == "list")
+        for v in values)
+
+
+def unresumable_loop_test(b: Break) -> bool:
+    """A break at an operand of a ``while`` test's ``and``/``or`` chain other than its last (``while
+    p[t].max() < thr and t < n:``): Dynamo cannot resume in the middle of the loop's test, and runs the whole
+    function eagerly (measured on torch 2.13: "Failed to handle graph break gracefully", no recompile and no
+    later break; a break at the last operand, or at an ``if`` test's first, resumes)."""
+    if b.cause is not Cause.LOOP_CONDITION or type(b.statement) is not cst.While:
+        return False
+    test = b.statement.test
+    return type(test) is cst.BooleanOperation and b.node is not test and not encloses(test.right, b.node)
+
+
+def _keyed(ev: ContainmentEvent) -> bool:
+    """``"dim" in kwargs``: a string looked up, so the container is a mapping, whatever it was taken for."""
+    node = ev.node
+    return isinstance(node, cst.Comparison) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString,
+                                                                       cst.FormattedString))
+
+
+def _returns_new_instance(fn: "FunctionInfo") -> bool:
+    """Every ``return`` of ``fn`` calls a class of its module, ``cls`` of a classmethod, ``type(self)`` or
+    ``self.__class__`` (``Rigid.identity(t)``, ``r.compose(q)``): what it returns is made in the call, so in
+    the compiled frame that inlines it (measured on torch 2.13: a method whose body breaks, called on such a
+    result, breaks again at the call, as on ``Rigid(...)``)."""
+    returns = [n for n in walk(fn.node.body, into_scopes=False) if type(n) is cst.Return]
+    return bool(returns) and all(
+        type(r.value) is cst.Call and _names_own_class(fn, r.value.func) for r in returns)
+
+
+def _names_own_class(fn: "FunctionInfo", func: cst.BaseExpression) -> bool:
+    if type(func) is cst.Name:
+        return (fn.is_classmethod and func.value == "cls") or (
+            fn.owner is not None and func.value in fn.owner.classes)
+    if type(func) is cst.Attribute:
+        return func.attr.value == "__class__" and type(func.value) is cst.Name  # `self.__class__(...)`
+    return type(func) is cst.Call and dotted_name(func.func) == "type"  # `type(self)(...)`
 
 
 def _assigned_values(function: "FunctionInfo", name: str) -> list[cst.BaseExpression]:
@@ -633,8 +700,9 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     classifier = classifier if classifier is not None else BreakClassifier(program, settings)
     found = [b for ev in program.events for b in classifier.breaks_of(ev)]
     found = _sparse_resumes(program.events, _first_traced_random([_read_in_python(b, classifier) for b in found]))
-    traced, untraced = split_untraced(_eager_after_fresh_calls(found, _broken_generator_calls(program.events)))
-    return Breaks(program, _uninitialized_modules(program.events, traced, traced + untraced), untraced)
+    reached, unreached = _eager_after_fresh_calls(found, _unresumable_calls(program.events))
+    traced, untraced = split_untraced(reached)
+    return Breaks(program, _uninitialized_modules(program.events, traced, traced + untraced), untraced, unreached)
 
 
 def _uninitialized_modules(events: list[Event], found: list[Break], every: list[Break]) -> list[Break]:
@@ -736,13 +804,16 @@ def _assumed_tensor(v: Value) -> bool:
     return v.kind is Kind.TENSOR and v.assumed
 
 
-def _broken_generator_calls(events: list[Event]) -> list[Event]:
-    """The calls of generator functions of the checked code whose body breaks the graph: Dynamo cannot
-    resume the caller in the middle of stepping a generator it inlines, and runs the rest of the caller
-    eagerly (measured on torch 2.13: a branch on a tensor after ``torch.cat(list(chunks(x)))``, whose
-    generator calls ``.item()``, is not reported; after the same call of a plain function it is)."""
-    return [ev for ev in events if isinstance(ev, CallEvent) and ev.callee_broke and ev.callee is not None
-            and is_generator_function(ev.callee)]
+def _unresumable_calls(events: list[Event]) -> list[Event]:
+    """The calls of generator functions of the checked code whose body breaks the graph, and the ``with``
+    blocks whose ``__enter__`` breaks: Dynamo cannot resume the caller in the middle of stepping a generator
+    it inlines or of entering a block, and runs the rest of the caller eagerly (measured on torch 2.13: a
+    branch on a tensor after ``torch.cat(list(chunks(x)))``, whose generator calls ``.item()``, is not
+    reported, after the same call of a plain function it is; after ``time.perf_counter()`` in ``__enter__``,
+    "Failed to handle graph break gracefully", nothing in the block or in ``__exit__`` is)."""
+    return [ev for ev in events if (isinstance(ev, CallEvent) and ev.callee_broke and ev.callee is not None
+                                    and is_generator_function(ev.callee))
+            or (isinstance(ev, ContextManagerEvent) and ev.enter_broke)]
 
 
 def _in_generator_expression(b: Break) -> bool:
@@ -755,8 +826,9 @@ def _in_generator_expression(b: Break) -> bool:
     return stmt is not None and any(type(n) is cst.GeneratorExp and encloses(n, b.node) for n in walk(stmt))
 
 
-def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> list[Break]:
-    """``found`` without the breaks of a function that come after a break at a method call on an object
+def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tuple[list[Break], list[Break]]:
+    """``found`` split into the breaks Dynamo meets and those of a function that come after a break at a method
+    call on an object
     it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume there and runs the rest
     of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print`` and a branch on a
     tensor after such a call are not reported; the functions it calls are frames of their own). So does a
@@ -764,22 +836,25 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> lis
     on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
     break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
     a second such ``assert`` after it is not reported), a generator handed to a function Dynamo cannot pass it
-    to (:attr:`Cause.GENERATOR_ARGUMENT`), and a break inside a generator expression
+    to (:attr:`Cause.GENERATOR_ARGUMENT`), ``in`` on a tensor (:attr:`Cause.TENSOR_MEMBERSHIP`), a call of an
+    ``nn.LSTM``/``GRU``/``RNN`` (measured: a ``print`` or a second RNN after it is not reported, whether a graph
+    came before it or not), and a break inside a generator expression
     (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of
-    their function runs eagerly (:func:`_broken_generator_calls`), whose breaks come before them in
+    their function runs eagerly (:func:`_unresumable_calls`), whose breaks come before them in
     ``found``."""
     fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
-                            Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT) or _in_generator_expression(b)]
+                            Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT, Cause.TENSOR_MEMBERSHIP)
+             or b.gb is GB.RNN_MODULE or _in_generator_expression(b) or unresumable_loop_test(b)]
     fresh += [(-1, ev) for ev in stops]
     if not fresh:
-        return found
+        return found, []
     dropped: set[int] = set()
     for i, event in fresh:
         after = {id(n) for stmt in _code_after(event.function.node, event.statement) for n in walk(stmt)}
         dropped.update(j for j in range(i + 1, len(found)) if found[j].event is not event
                        and found[j].event.function is event.function and id(found[j].statement) in after)
-    return [b for j, b in enumerate(found) if j not in dropped]
+    return [b for j, b in enumerate(found) if j not in dropped], [b for j, b in enumerate(found) if j in dropped]
 
 
 def _sparse_resumes(events: list[Event], found: list[Break]) -> list[Break]:
@@ -1411,6 +1486,10 @@ class BreakClassifier:
 
     def containment(self, ev: ContainmentEvent) -> None:
         self._tensor_text(ev, (ev.container,))
+        c = ev.container
+        if c is not None and c.is_tensor and not (c.assumed or c.maybe_none) and not _keyed(ev) \
+                and not self.captures(CAPTURE_SCALAR_OUTPUTS, ev):
+            self.found.append(Break(ev, Cause.TENSOR_MEMBERSHIP, GB.ITEM))
 
     def comparison(self, ev: ComparisonEvent) -> None:
         # two traced random numbers compared: Dynamo has no rule for the operator on them (measured on
@@ -1568,6 +1647,15 @@ class BreakClassifier:
             return GB.DEEPCOPY_TENSOR, f"`{q}` deep-copies the fields, and deep-copying tensors is not traced"
         if q == "copy.copy" and call.args and call.args[0].is_tensor:
             return GB.NON_TENSOR_OP, "copy.copy of a tensor is not traced"
+        wanted = call.kwargs.get("requires_grad")
+        if (q or "").startswith("torch.") and wanted is not None and wanted.has_const and wanted.const is True \
+                and call.result is not None and call.result.is_tensor:
+            # (measured on torch 2.13: `torch.tensor`, `zeros`, `randn`, `full`, `zeros_like` with it)
+            return GB.CREATION_REQUIRES_GRAD, "Dynamo does not make a tensor that requires grad in the graph"
+        if q == "copy.copy" and call.args and _a_list(call):
+            # (measured on torch 2.13: `copy.copy` of a list calls the unbound `list.copy`, skipped as
+            # `dict.copy` is; a tuple's and a dataclass's are traced)
+            return GB.SKIPPED_FUNCTION, "copy.copy of a list calls the unbound `list.copy`, which Dynamo skips"
         if q == "copy.copy" and call.args and call.args[0].is_mapping:
             # `copy` dispatches a dict to the unbound `dict.copy`, a builtin Dynamo skips (measured on torch
             # 2.13; `d.copy()` itself is traced, and so are `copy.copy` of a tuple or an object)
@@ -1902,7 +1990,9 @@ def mask_index(sub: SubscriptEvent) -> bool:
 def _repeats_tensor(call: CallEvent) -> bool:
     """``repeat_interleave`` with a tensor of repeats: ``x.repeat_interleave(r)``, ``torch.repeat_interleave(x,
     r)``, or ``torch.repeat_interleave(r)``, whose one argument is the repeats (measured on torch 2.13:
-    "Dynamic shape operator" for each)."""
+    "Dynamic shape operator" for each).  With ``output_size=`` the result's length is given, and it is traced."""
+    if "output_size" in call.kwargs:
+        return False
     repeats = call.kwargs.get("repeats")
     if repeats is None:
         method = call.method is not None and call.qualname is None
@@ -2392,11 +2482,18 @@ def _training_step(call: CallEvent) -> tuple[GraphBreakType, str] | None:
         return None
     if call.method == "backward" and recv.is_tensor and call.qualname is None:
         return GB.BACKWARD, "Dynamo does not trace Tensor.backward()"
-    if call.method in _OPTIMIZER_METHODS and is_optimizer(recv):
+    if call.method in _OPTIMIZER_METHODS and (
+            is_optimizer(recv) or _inherited_optimizer_method(recv, call.method)):
         return _OPTIMIZER_METHODS[call.method]
     if call.method is not None and K.skipped_torch_instance(recv.qualname):
         return GB.SKIPPED_INLINE, f"Dynamo does not inline `{recv.qualname[:-2].rsplit('.', 1)[-1]}` (its file is skipped)"
     return None
+
+
+def _inherited_optimizer_method(recv: Value, method: str) -> bool:
+    """``self.zero_grad()`` in a subclass of a torch.optim optimizer that does not define it: the base's."""
+    return recv.cls is not None and recv.kind is not Kind.FUNCTION and recv.cls.find_method(method) is None \
+        and torch_optimizer_base(recv.cls) is not None
 
 
 def _context_made_outside(ev: ContextManagerEvent) -> bool:

@@ -99,6 +99,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     for a in node.args:
         v = ev.expr(a.value)
         ev.use_scalar(v, a.value, use_context)
+        if v.kind is Kind.SEQUENCE and v.items and type(a.value) in (cst.Tuple, cst.List) \
+                and len(v.items) == len(a.value.elements) and (
+                (callee is not None and callee.qualname is not None) or (receiver is not None and receiver.is_tensor)):
+            for item, el in zip(v.items, a.value.elements):  # `F.interpolate(x, size=(n, n))`: torch takes each
+                ev.use_scalar(item, el.value, use_context)
         if a.star == "*":
             opaque = opaque or v.items is None
             args.extend(v.items if v.items is not None else [v.elements()])
@@ -108,6 +113,10 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             kwargs[a.keyword.value] = v
         else:
             args.append(v)
+
+    if receiver is not None and receiver.kind is Kind.SEQUENCE and not opaque and not kwargs \
+            and (method, len(args)) in (("append", 1), ("insert", 2), ("extend", 1)):
+        ev.grow_sequence(func.value, args[0].elements() if method == "extend" else args[-1])
 
     callee_fn = None
     qualname = None
@@ -149,7 +158,9 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
 
     if receiver is not None and method in ("register_buffer", "register_parameter") and ev.attr_sink is not None \
             and args and isinstance(args[0].const, str):
-        ev.attr_sink[args[0].const] = tensor(from_weights=True)
+        # (a bool mask registered stays one, a 0-d tensor 0-d)
+        given = args[1] if len(args) > 1 and args[1].kind is Kind.TENSOR else tensor()
+        ev.attr_sink[args[0].const] = tensor(from_weights=True, is_bool=given.is_bool, zero_dim=given.zero_dim)
 
     module = callee if callee is not None and callee.kind is Kind.MODULE else None
     if method == "forward" and receiver is not None and receiver.kind is Kind.MODULE:
@@ -411,6 +422,9 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
     return UNKNOWN_VALUE
 
 
+#: the ``math`` functions that test a number: their result is a bool
+_MATH_TESTS = frozenset({"isnan", "isinf", "isfinite", "isclose"})
+
 #: the methods of an ``nn.Module`` that iterate over its weights
 _WEIGHT_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
 
@@ -592,10 +606,11 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         if Kind.TENSOR in kinds and all(a.qualname == K.NUMPY_ARRAY for a in args if a.kind is Kind.TENSOR):
             return UNKNOWN_VALUE  # a NumPy array's number: see ``knowledge.NUMPY_ARRAY``
         if Kind.TENSOR in kinds:
-            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
+            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
+                         is_bool=last in _MATH_TESTS)
         if Kind.SCALAR in kinds:
             first = next(a for a in args if a.kind is Kind.SCALAR)
-            return first
+            return first.with_(is_bool=True) if last in _MATH_TESTS else first
         if Kind.SIZE in kinds:
             return SIZE_VALUE
         if kinds <= {Kind.PYTHON}:
@@ -628,6 +643,11 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q == "collections.deque":
         # a Python sequence: a tensor indexing it is read into a Python int (`buffer[i]`)
         return sequence(element=args[0].elements() if args else None)
+    if q in ("collections.OrderedDict", "collections.defaultdict") and not kwargs:
+        # a dict (Dynamo guards on its keys like on a plain one's); an OrderedDict made from a dict keeps its
+        # keys, a defaultdict's first argument is the factory
+        given = args[0] if args and q == "collections.OrderedDict" else None
+        return given if given is not None and given.is_mapping else mapping(None)
     if q in _VERSION_PARSERS and len(args) == 1 and not kwargs:
         parsed = _version(ev, args[0])
         if parsed is not None:
@@ -986,6 +1006,9 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         return python(is_bool=True)
     if name in ("id", "hash"):
         return PYTHON_VALUE
+    if name == "type" and len(args) == 1 and not kwargs and first is not None and first.cls is not None \
+            and first.kind is not Kind.FUNCTION:
+        return Value(Kind.FUNCTION, cls=first.cls)  # `type(self)`: the class, which `type(self)(...)` calls
     if name in _TENSOR_RETURNING_BUILTINS_SET:
         values = list(args)
         if len(values) == 1 and values[0].kind is Kind.SEQUENCE:

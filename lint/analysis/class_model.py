@@ -12,7 +12,7 @@ from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, torch_optimizer_base
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.signatures import _entering
 from dynalint.analysis.syntax import decorator_target, dotted_name
@@ -23,13 +23,28 @@ from dynalint.analysis.values import (
     Kind,
     Value,
     join_all,
+    mapping,
     python,
     join,
+    sequence,
+    tensor,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.interface import EvaluatorView
     from dynalint.analysis.memo import Memo
+
+
+def optimizer_member(base: str, attr: str) -> Value:
+    """What the ``torch.optim`` base class ``base`` gives a subclass's instance for ``attr``: its parameter
+    groups (dicts whose ``"params"`` are the parameters it was built with), its per-parameter state, and
+    its own methods (``self.zero_grad()``), which compiled code calls as it calls them on any optimizer."""
+    if attr == "param_groups":
+        params = sequence(element=tensor(from_weights=True, entered=True))
+        return sequence(element=mapping(UNKNOWN_VALUE, {"params": params}))
+    if attr in ("state", "defaults"):
+        return mapping(None)
+    return Value(Kind.UNKNOWN, qualname=f"{base}().{attr}")
 
 
 class ClassModel(ProgramPart["ProgramParts"]):
@@ -115,6 +130,8 @@ class ClassModel(ProgramPart["ProgramParts"]):
             text = _class_text(cls, attr)
             if text is not None:
                 return python(text)  # `METHODS.euler` of `class METHODS: euler = "euler"`, read on the class
+        if attr == "__class__" and base.kind is not Kind.FUNCTION:
+            return Value(Kind.FUNCTION, cls=cls)  # `self.__class__(...)` makes another instance
         attrs = self.class_attrs(cls)
         if attr in attrs:
             stored = attrs[attr]
@@ -140,6 +157,9 @@ class ClassModel(ProgramPart["ProgramParts"]):
             return Value(Kind.FUNCTION, func=method, bound_self=None if method.is_static else base)
         if attr == "training" and cls.is_module:
             return python(is_bool=True)
+        optimizer = torch_optimizer_base(cls)
+        if optimizer is not None and attr not in attrs:
+            return optimizer_member(optimizer, attr)
         later = self.program.program_for(cls.owner).classes.attr_set_later(cls, attr)
         return _entering(later) if later is not None else UNKNOWN_VALUE
 

@@ -35,3 +35,15 @@ def initial_keys(cls: "ClassInfo", attr: str) -> set[object]:
                 if isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.Integer)):
                     keys.add(el.key.evaluated_value)
     return keys
+
+
+def initially_none(cls: "ClassInfo", attr: str) -> bool:
+    """``__init__`` (of ``cls`` or the first base defining one) binds ``self.<attr>`` to ``None`` only."""
+    init = cls.find_method("__init__")
+    if init is None:
+        return False
+    values = [node.value for node in walk(init.node.body, into_scopes=False)
+              if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None
+              and any(self_attribute(init, t) == attr
+                      for t in ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]))]
+    return bool(values) and all(isinstance(v, cst.Name) and v.value == "None" for v in values)

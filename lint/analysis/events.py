@@ -152,6 +152,8 @@ class ScalarUseEvent(Event):
 @dataclass(frozen=True, eq=False)
 class ContextManagerEvent(Event):
     value: Value = field(default=None)  # type: ignore[assignment]
+    enter_broke: bool = False
+    """The ``__enter__`` of a class of the checked code that ``with`` ran broke the graph."""
 
 
 @dataclass(frozen=True, eq=False)

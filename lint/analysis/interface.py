@@ -199,3 +199,6 @@ class EvaluatorView(Protocol):
     def forget_entries(self, node: "cst.BaseExpression") -> None:
         """A method call may have changed the dict or record ``node`` names: what its keys hold is not
         known."""
+
+    def grow_sequence(self, node: "cst.BaseExpression", added: "Value") -> None:
+        """``xs.append(v)``: the list ``node`` names may hold ``v`` now."""

@@ -180,7 +180,7 @@ NN_MULTI_OUTPUT_CLASSES = frozenset({"LSTM", "GRU", "RNN", "MultiheadAttention",
                                      "AdaptiveLogSoftmaxWithLoss"})
 
 #: Recurrent modules Dynamo does not trace (their cuDNN/flat-weight kernels): calling one breaks.
-NN_RNN_CLASSES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN"})
+NN_RNN_CLASSES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN", "torch.nn.RNNBase"})
 
 #: ``nn.Module`` methods that register a hook: each returns a ``torch.utils.hooks.RemovableHandle``,
 #: whose constructor bumps a class-level counter Dynamo cannot set (measured on torch 2.13).
@@ -192,12 +192,14 @@ MODULE_HOOK_METHODS = frozenset({
 })
 #: ``torch.Tensor`` methods that take arguments (so the generated table, which probes methods called with
 #: none, leaves them out) and that Dynamo breaks on whatever the arguments, measured on torch 2.13: it has
-#: no rule for resizing a tensor's storage, and cannot put the Python function ``apply_`` runs in a graph.
+#: no rule for resizing a tensor's storage or pointing it at another's (``set_``), and cannot put the Python
+#: function ``apply_`` runs in a graph.
 #: Values are the graph-break type texts (``dynalint.core.gb_types``).
 ARGUMENT_TENSOR_METHODS: dict[str, str] = {
     "resize_": "Unsupported Tensor.resize_() call",
     "resize_as_": "Unsupported Tensor.resize_as_() call",
     "apply_": "Failed to convert args/kwargs to proxy",
+    "set_": "Unsupported function call (delayed)",
 }
 #: Other ``nn.Module`` methods Dynamo breaks on (measured on torch 2.13 by compiling each call on a
 #: small module; ``state_dict``, ``parameters``, ``named_modules``, ``apply``, ``to``, ``train``/``eval``
@@ -340,7 +342,10 @@ def joined_numpy_draw(a: str | None, b: str | None) -> str | None:
 def joined_nn_module(a: str | None, b: str | None) -> str | None:
     """The qualname of a module that is the ``torch.nn`` module ``a`` on one path and ``b`` on another (the
     entries of an ``nn.Sequential(nn.Linear(...), nn.ReLU())``): ``torch.nn.Module`` when calling either gives
-    one tensor, so calling the one it is does too; None otherwise."""
+    one tensor, so calling the one it is does too; ``torch.nn.RNNBase`` when both are recurrent modules (or
+    classes of them); None otherwise."""
+    if a in NN_RNN_CLASSES and b in NN_RNN_CLASSES:
+        return "torch.nn.RNNBase"  # `nn.LSTM(...) if lstm else nn.GRU(...)`: a recurrent module either way
     return "torch.nn.Module" if _one_tensor_module(a) and _one_tensor_module(b) else None
 
 

@@ -443,6 +443,18 @@ def _make_function(idx: ModuleIndex, node: cst.FunctionDef, cls: ClassInfo | Non
     )
 
 
+def torch_optimizer_base(cls: ClassInfo) -> str | None:
+    """The ``torch.optim`` class that ``cls`` (or a base of it in its module) derives from
+    (``class LAMB(torch.optim.Optimizer)``), resolved through the module's imports."""
+    for c in cls.mro():
+        idx = c.owner
+        for base in c.bases:
+            q = (idx.resolve(base) if idx is not None else None) or base
+            if q.startswith("torch.optim.") and q.rpartition(".")[2][:1].isupper():
+                return q
+    return None
+
+
 def _is_module_class(idx: ModuleIndex, cls: ClassInfo, seen: set[str]) -> bool:
     if cls.name in seen:
         return False

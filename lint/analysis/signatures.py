@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
@@ -15,6 +16,7 @@ from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.number_callers import number_params, object_params
 from dynalint.analysis.replay import interface_token
+from dynalint.analysis.syntax import dotted_name
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -139,6 +141,9 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[name] = self.objects_passed(fn)[name]
             elif ann is not None:
                 env[name] = _entering(ann) if entered else ann
+            elif ann_node is not None and entered and _numpy_array(program, ann_node):
+                # `kpts: np.ndarray` of the compiled function: Dynamo holds the array it is given as a tensor
+                env[name] = tensor(entered=True).with_(qualname=K.NUMPY_ARRAY)
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
@@ -166,7 +171,12 @@ class Signatures(ProgramPart["ProgramParts"]):
             env[name] = bound_parameter(env[name], ann)
         p = fn.node.params
         if isinstance(p.star_arg, cst.Param):
-            env[p.star_arg.name.value] = sequence(element=UNKNOWN_VALUE)
+            # `*planes: torch.Tensor`: a tuple of what each argument is annotated as
+            star = p.star_arg
+            ann = annotation_value(program, star.annotation.annotation) if star.annotation is not None else None
+            element = (_entering(ann) if entered else ann) if ann is not None and ann.kind is Kind.TENSOR \
+                else UNKNOWN_VALUE
+            env[star.name.value] = sequence(element=element)
         if isinstance(p.star_kwarg, cst.Param):
             env[p.star_kwarg.name.value] = PYTHON_VALUE
         return env
@@ -348,6 +358,12 @@ def _entering(v: Value) -> Value:
     if v.kind is Kind.TENSOR and not v.entered:
         return v.with_(entered=True)
     return v
+
+
+def _numpy_array(program: ProgramParts, ann: cst.BaseExpression) -> bool:
+    """``ann`` names ``numpy.ndarray`` (through the module's imports)."""
+    text = dotted_name(ann)
+    return text is not None and (program.index.resolve(text) or text) == K.NUMPY_ARRAY
 
 
 def _class_of(bound: Value | None, fn: FunctionInfo) -> Value:

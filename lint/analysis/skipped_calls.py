@@ -2,8 +2,8 @@
 torch 2.13.0 by ``python -m dynalint.verify.skipped_calls_table``; do not edit).
 
 ``BREAKING_CALLS``: dotted name, as user code calls it -> the graph-break type Dynamo reports.
-Each was confirmed by compiling a call to it (a class: built with no argument); functions Dynamo
-handles are not listed.
+Each was confirmed by compiling a call to it (a class: built with no argument; a function of
+``ARGUMENT_PROBES``: with the arguments given there); functions Dynamo handles are not listed.
 ``BREAKING_TENSOR_METHODS``: ``torch.Tensor`` methods that break when called with no argument
 (``t.storage_offset()``), on a graph input and on a tensor computed in the graph alike.
 ``PARAMETER_MODULES``: ``torch.nn`` modules whose construction in compiled code breaks (it creates
@@ -66,6 +66,8 @@ BREAKING_CALLS: dict[str, str] = {
     'heapq.heappush': 'Attempted to call function marked as skipped',
     'heapq.heappushpop': 'Attempted to call function marked as skipped',
     'heapq.heapreplace': 'Attempted to call function marked as skipped',
+    'heapq.nlargest': 'Failed to trace builtin operator',
+    'heapq.nsmallest': 'Attempted to call function marked as skipped',
     'inspect.currentframe': 'Attempted to call function marked as skipped',
     'inspect.getfile': 'Attempted to call function marked as skipped',
     'inspect.stack': 'Attempted to call function marked as skipped',
@@ -313,6 +315,12 @@ BREAKING_CALLS: dict[str, str] = {
     'socket.sethostname': 'Attempted to call function marked as skipped',
     'socket.socket': 'Unsupported function call',
     'socket.socketpair': 'Attempted to call function marked as skipped',
+    'statistics.mean': 'Unsupported arguments for itertools.groupby',
+    'statistics.mode': 'Failed to trace builtin operator',
+    'statistics.pstdev': 'Unsupported arguments for itertools.groupby',
+    'statistics.pvariance': 'Unsupported arguments for itertools.groupby',
+    'statistics.stdev': 'Unsupported arguments for itertools.groupby',
+    'statistics.variance': 'Unsupported arguments for itertools.groupby',
     'struct.calcsize': 'Attempted to call function marked as skipped',
     'struct.iter_unpack': 'Attempted to call function marked as skipped',
     'struct.pack_into': 'Attempted to call function marked as skipped',
@@ -482,6 +490,13 @@ BREAKING_CALLS: dict[str, str] = {
     'torch.thread_safe_generator': 'Attempted to call function marked as skipped',
     'torch.to_dlpack': 'Attempted to call function marked as skipped',
     'torch.typename': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.check_backward_validity': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.checkpoint_sequential': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.create_selective_checkpoint_contexts': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.detach_variable': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.get_device_states': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.noop_context_fn': 'Attempted to call function marked as skipped',
+    'torch.utils.checkpoint.set_device_states': 'Attempted to call function marked as skipped',
     'traceback.extract_stack': 'Attempted to call function marked as skipped',
     'traceback.format_stack': 'Attempted to call function marked as skipped',
     'traceback.print_exc': 'Failed to trace builtin operator',

@@ -11,7 +11,7 @@ import enum
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Iterable
 
-from dynalint.analysis.knowledge import joined_nn_module, joined_numpy_draw, traced_random_draw
+from dynalint.analysis.knowledge import NN_RNN_CLASSES, joined_nn_module, joined_numpy_draw, traced_random_draw
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -342,6 +342,8 @@ def join(a: Value, b: Value) -> Value:
             elem = None
             if a.element is not None and b.element is not None:
                 elem = join(a.element, b.element)
+            elif a.items == () or b.items == ():
+                elem = a.element if b.items == () else b.element  # an empty list has nothing to disagree with
             return Value(Kind.SEQUENCE, items=items, element=elem, params=a.params | b.params)
         same_keys = a.keys is not None and a.keys == b.keys and a.items is not None and b.items is not None
         return Value(
@@ -351,7 +353,8 @@ def join(a: Value, b: Value) -> Value:
             is_bool=a.is_bool and b.is_bool,
             const=a.const if (a.has_const and b.has_const and _same_const(a.const, b.const)) else NO_CONST,
             qualname=a.qualname if a.qualname == b.qualname else joined_numpy_draw(a.qualname, b.qualname) or (
-                joined_nn_module(a.qualname, b.qualname) if a.kind is Kind.MODULE else None),
+                joined_nn_module(a.qualname, b.qualname) if a.kind is Kind.MODULE or a.qualname in NN_RNN_CLASSES
+                else None),
             cls=a.cls if a.cls is b.cls else None,
             func=a.func if a.func is b.func else None,
             element=join(a.element, b.element) if a.element is not None and b.element is not None else None,

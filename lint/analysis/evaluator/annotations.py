@@ -50,6 +50,10 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
     if tp is cst.Subscript:
         written = dotted_name(ann.value) or ""
         base = program.index.resolve(written) or written  # (`tp.List` of `import typing as tp`)
+        if base in ("Annotated", "typing.Annotated", "typing_extensions.Annotated") and ann.slice \
+                and isinstance(ann.slice[0].slice, cst.Index):
+            # `Annotated[Tensor, "b n d"]`: what the first argument promises (the rest is metadata)
+            return annotation_value(program, ann.slice[0].slice.value)
         inner = [annotation_value(program, el.slice.value) for el in ann.slice if isinstance(el.slice, cst.Index)]
         if base in ("Optional", "typing.Optional") and len(inner) == 1:
             return _optional(inner[0])
@@ -98,8 +102,10 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
     if (resolved.startswith("torch.optim.") and resolved.rpartition(".")[2][:1].isupper()) \
             or K.skipped_torch_instance(resolved + "()"):
         return Value(Kind.UNKNOWN, qualname=resolved + "()")  # an instance of a torch.optim class, a scaler
-    if resolved in K.NUMPY_GENERATOR_CLASSES or resolved == "torch.Generator":
-        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy or torch random generator
+    if resolved in K.NUMPY_GENERATOR_CLASSES or resolved in ("torch.Generator", "random.Random"):
+        return Value(Kind.UNKNOWN, qualname=resolved + "()")  # a NumPy, torch or Python random generator
+    if resolved == "logging.Logger":
+        return Value(Kind.UNKNOWN, qualname="logging.getLogger()")  # a logger, as `getLogger()` gives one
     # ``OptTensor = Optional[Tensor]``, or a subclass of torch.Tensor
     return program.names.annotation_alias(text)
 
@@ -118,6 +124,8 @@ def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Va
     if values and all(v is not None and v.kind is Kind.PYTHON and not v.is_mapping and v.const is not None
                       for v in values):
         return PYTHON_VALUE
+    if values and all(v is not None and v.is_mapping for v in values):
+        return mapping(None)  # `isinstance(data, Mapping)`: a dict where it holds, no tensor
     return None
 
 

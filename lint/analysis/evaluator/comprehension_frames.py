@@ -65,8 +65,9 @@ class ComprehensionFrames:
 
     def _first_iterator(self: Any, it: cst.BaseExpression) -> str | None:
         """What the comprehension steps, when Dynamo cannot step it as a frame's input: the builtin
-        that makes it, ``list`` or ``dict``; None for anything else (a tuple, a range, unknown)."""
-        if isinstance(it, (cst.List, cst.ListComp)) \
+        that makes it, ``list`` or ``dict``; None for anything else (a tuple, a range, unknown; a list display,
+        ``for x in [a, b]``, which CPython builds as a tuple there)."""
+        if isinstance(it, cst.ListComp) \
                 or (isinstance(it, cst.Name) and _local_list(self, it.value)) \
                 or (isinstance(it, cst.Attribute) and _attribute_list(self, it)):
             return "list"

@@ -82,7 +82,8 @@ class ConditionHandlers:
             name, declared = typed
             annotated = self.p.signatures.declared_types(self.fn).get(name) if self.fn is not None else None
             if declared is not None and not _known_otherwise(declared, self.env[name]) \
-                    and not (annotated is not None and _known_otherwise(declared, annotated)):
+                    and not (annotated is not None and _known_otherwise(declared, annotated)) \
+                    and not (declared.is_mapping and self.env[name].is_mapping):  # (a dict known better already)
                 untyped = (self.env[name].kind is Kind.UNKNOWN or self.env[name].assumed) \
                     and declared.kind is Kind.TENSOR \
                     and declared.cls is None and declared.qualname is None

@@ -14,6 +14,7 @@ from dynalint.analysis import calls
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.arith import _compare, arith
+from dynalint.analysis.module_index import ModuleIndex
 from dynalint.analysis.syntax import literal_value
 from dynalint.analysis.values import (
     NO_CONST,
@@ -327,7 +328,15 @@ class ExpressionHandlers:
             elif isinstance(op, (cst.In, cst.NotIn)):
                 self.report(E.ContainmentEvent, node, container=v)
                 if v.kind is Kind.TENSOR:
-                    return UNKNOWN_VALUE
+                    if isinstance(values[-2].const, str):
+                        self.not_tensor_evidence(v)  # `"dim" in kwargs`: a mapping, whatever it looked like
+                        return python(is_bool=True)
+                    if v.assumed or v.maybe_none:
+                        return UNKNOWN_VALUE
+                    # `Tensor.__contains__` reads `(item == t).any()` into a Python bool with `.item()` (a NumPy
+                    # array's too, which Dynamo holds as a tensor)
+                    return Value(Kind.SCALAR, origin=node, origin_in_loop=self.loop_depth > 0 or self.outer_loop,
+                                 is_bool=True)
                 item = values[-2]
                 if item.is_tensor and not item.assumed and v.kind is Kind.SEQUENCE and v.items and all(
                         i.kind is Kind.PYTHON and isinstance(i.const, (int, float)) for i in v.items):
@@ -335,9 +344,10 @@ class ExpressionHandlers:
                     # (measured on torch 2.13: a branch on it breaks)
                     return tensor(is_bool=True, zero_dim=item.zero_dim, params=item.params)
                 return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
-            if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)) or _text(v):
-                self.not_tensor_evidence(left)  # compared with a string: not a tensor
-            elif _text(left) and not identity:
+            if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)) or _text(v) \
+                    or _enum_member(self.p.index, comp.comparator):
+                self.not_tensor_evidence(left)  # compared with a string or an enum member: not a tensor
+            elif (_text(left) and not identity) or _enum_member(self.p.index, node.left):
                 self.not_tensor_evidence(v)
         if node is self.branch_test and any(v.kind is Kind.SIZE for v in values):
             # `if x.shape[-1] >= n:` branches on a number compared with a size: the parameter itself
@@ -492,6 +502,25 @@ class ExpressionHandlers:
 
     def _starred(self, node: cst.StarredElement) -> Value:
         return self.expr(node.value)
+
+
+#: The standard library's enum base classes.
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
+
+
+def _enum_member(idx: ModuleIndex, node: cst.BaseExpression) -> bool:
+    """``node`` names a member of an enum class of the module (``Mode.EVAL``): a parameter compared with one
+    holds members too, not a tensor."""
+    if type(node) is not cst.Attribute or type(node.value) is not cst.Name:
+        return False
+    cls = idx.classes.get(node.value.value)
+    seen: set[int] = set()
+    while cls is not None and id(cls) not in seen:
+        seen.add(id(cls))
+        if any(b.rpartition(".")[2] in _ENUM_BASES for b in cls.bases):
+            return True
+        cls = cls.base_classes[0] if cls.base_classes else None
+    return False
 
 
 def _text(v: Value) -> bool:

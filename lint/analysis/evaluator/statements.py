@@ -282,18 +282,28 @@ class StatementHandlers:
 
     def _with(self, node: cst.With) -> None:
         managers = []
+        enter_broke = False
         for item in node.items:
             v = self.expr(item.item)
-            self.report(E.ContextManagerEvent, item.item, value=v)
+            broke_before, self.callee_broke = self.callee_broke, False
             entered = call_special(self, v, "__enter__", [])  # (of a class of the checked code)
+            enter_broke = enter_broke or self.callee_broke
+            self.callee_broke = broke_before or self.callee_broke
+            self.report(E.ContextManagerEvent, item.item, value=v, enter_broke=enter_broke)
             if entered is not None:
                 managers.append(v)
             if item.asname is not None:
                 self.bind(item.asname.name, entered if entered is not None
                           else v if v.qualname in _ENTERED_AS_ITSELF else UNKNOWN_VALUE, node)
         self.block(node.body)
-        for v in reversed(managers):
-            call_special(self, v, "__exit__", [NONE_VALUE, NONE_VALUE, NONE_VALUE])
+        # a break in `__enter__` makes Dynamo run the whole function eagerly (it cannot resume in the middle of
+        # entering the block): `__exit__` is then not traced, and nothing in it breaks
+        emit, self.emit = self.emit, self.emit and not enter_broke
+        try:
+            for v in reversed(managers):
+                call_special(self, v, "__exit__", [NONE_VALUE, NONE_VALUE, NONE_VALUE])
+        finally:
+            self.emit = emit
 
     def _try(self, node: cst.Try) -> None:
         start = dict(self.env)
@@ -428,6 +438,19 @@ class StatementHandlers:
             d = self.env.get(node.value)
             if d is not None and d.keys is not None:
                 self.env[node.value] = d.with_(keys=None, items=None)
+
+    def grow_sequence(self, node: cst.BaseExpression, added: Value) -> None:
+        """``xs.append(v)`` (``insert``, ``extend`` by each of its elements) on a list bound to a local name:
+        its elements are what it held joined with ``v`` (those of a list made empty, ``v``); its length is no
+        longer known."""
+        if not isinstance(node, cst.Name):
+            return
+        xs = self.env.get(node.value)
+        if xs is None or xs.kind is not Kind.SEQUENCE:
+            return
+        empty = xs.items == () or (xs.items is None and xs.element is None)
+        self.env[node.value] = sequence(element=added if empty else join(xs.elements(), added)).with_(
+            params=xs.params)
 
     def store_field(self, target: cst.Attribute, value: Value | None) -> None:
         """``p.n = v`` on a record built here: the field holds ``v`` now (``None``: not known)."""

@@ -1,0 +1,59 @@
+"""DYN105 at the call of an ``nn.LSTM``/``GRU``/``RNN``: Dynamo does not trace them ("Attempted to wrap RNN, GRU,
+or LSTM"), and runs the rest of the calling function eagerly, so nothing after the call breaks there (whether a
+graph came before it or not).  The module may be picked by a condition (``nn.LSTM(...) if lstm else nn.GRU(...)``)
+or from a dict of classes: it is a recurrent module either way.  Each case is also run under real Dynamo
+(torch 2.13)."""
+from __future__ import annotations
+
+from helpers import marked_case_tests
+
+CASES = [
+    ("eager-after", """
+    import torch
+    import torch.nn as nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 8, batch_first=True)
+            self.rnn2 = nn.LSTM(8, 8, batch_first=True)
+            self.lin = nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h = self.lin(torch.zeros(2, 3, 8))
+            y = self.rnn(x)[0]  # breaks
+            print("after")
+            return self.rnn2(y)[0] + h
+    """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
+    ("picked-by-condition", """
+    import torch
+    import torch.nn as nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self, cell: str = "gru"):
+            super().__init__()
+            self.rnn = nn.LSTM(4, 8, batch_first=True) if cell == "lstm" else nn.GRU(4, 8, batch_first=True)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.rnn(x)[0]  # breaks
+    """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
+    ("picked-from-dict", """
+    import torch
+    import torch.nn as nn
+
+    RNN_CLASSES = {"lstm": nn.LSTM, "gru": nn.GRU}
+
+
+    class Encoder(nn.Module):
+        def __init__(self, cell: str = "gru"):
+            super().__init__()
+            self.rnn = RNN_CLASSES[cell](4, 8, batch_first=True)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.rnn(x)[0]  # breaks
+    """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
+]
+
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
