@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from dynalint.analysis.class_state import initial_keys, initially_none, self_attribute
+from dynalint.analysis.class_state import initial_keys, initially_none, is_self, self_attribute
 from dynalint.analysis.entry_arguments import second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
 from dynalint.analysis.values import Kind
@@ -14,8 +14,6 @@ from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
-
-    from dynalint.analysis.module_index import FunctionInfo
 
 
 @register
@@ -185,8 +183,15 @@ class PythonAttributeMutation(Rule):
                 continue
             seen.add(key)
             if lazy:
-                how = "once, at the call after the one that sets it"
-            elif _float_update(ev.statement):
+                yield self.finding(
+                    ev,
+                    f"`self.{ev.name}` is `None` until compiled `{ev.function.name}` sets it, and read there: "
+                    "Dynamo guards on it being `None`, so the function recompiles once, at the call after the one "
+                    "that sets it.",
+                    hint="create it in `__init__` (a buffer, or a lazy module such as `nn.LazyLinear`)",
+                )
+                continue
+            if _float_update(ev.statement):
                 how = "once when it first changes (a float then becomes dynamic)"
             elif not ev.cls.is_module:
                 how = "once when it first changes (a number on an object that is not an nn.Module then " \
@@ -195,14 +200,6 @@ class PythonAttributeMutation(Rule):
                 how = "on every call"
             else:
                 how = "whenever its value changes"
-            if lazy:
-                yield self.finding(
-                    ev,
-                    f"`self.{ev.name}` is `None` until compiled `{ev.function.name}` sets it, and read there: "
-                    f"Dynamo guards on it being `None`, so the function recompiles {how}.",
-                    hint="create it in `__init__` (a buffer, or a lazy module such as `nn.LazyLinear`)",
-                )
-                continue
             yield self.finding(
                 ev,
                 f"`self.{ev.name}` is a Python value changed inside compiled `{ev.function.name}` and read there: "
@@ -227,13 +224,13 @@ class PythonAttributeMutation(Rule):
                     or not isinstance(ev.call, cst.Call):
                 continue
             if ev.qualname in _ATTRIBUTE_CALLS and len(ev.args) >= 2 and isinstance(ev.args[1].const, str) \
-                    and _is_self(ev.function, ev.call.args[0].value):
+                    and is_self(ev.function, ev.call.args[0].value):
                 if ev.qualname == "builtins.setattr":
                     made.add((id(ev.function.cls), ev.args[1].const))
                 else:
                     tests.append((ev, ev.args[1].const))
             elif ev.method in _REGISTERING_METHODS and ev.args and isinstance(ev.args[0].const, str) \
-                    and isinstance(ev.call.func, cst.Attribute) and _is_self(ev.function, ev.call.func.value):
+                    and isinstance(ev.call.func, cst.Attribute) and is_self(ev.function, ev.call.func.value):
                 made.add((id(ev.function.cls), ev.args[0].const))  # `self.register_buffer("index", ...)`
         for ev, name in tests:
             cls = ev.function.cls
@@ -306,12 +303,6 @@ def _constant_keys(changes: "list[tuple[Event, cst.CSTNode]]", cls: object, attr
 _ATTRIBUTE_CALLS = frozenset({"builtins.hasattr", "builtins.setattr"})
 #: ``nn.Module`` methods that create an attribute named by their first argument.
 _REGISTERING_METHODS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module"})
-
-
-def _is_self(function: "FunctionInfo", node: cst.CSTNode) -> bool:
-    """``node`` is the first parameter of a method (``self``)."""
-    names = function.param_names()
-    return not function.is_static and bool(names) and isinstance(node, cst.Name) and node.value == names[0]
 
 
 #: List and dict methods that change the length or the keys of the container.

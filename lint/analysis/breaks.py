@@ -588,13 +588,6 @@ def unresumable_loop_test(b: Break) -> bool:
     return type(test) is cst.BooleanOperation and b.node is not test and not encloses(test.right, b.node)
 
 
-def _keyed(ev: ContainmentEvent) -> bool:
-    """``"dim" in kwargs``: a string looked up, so the container is a mapping, whatever it was taken for."""
-    node = ev.node
-    return isinstance(node, cst.Comparison) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString,
-                                                                       cst.FormattedString))
-
-
 def _returns_new_instance(fn: "FunctionInfo") -> bool:
     """Every ``return`` of ``fn`` calls a class of its module, ``cls`` of a classmethod, ``type(self)`` or
     ``self.__class__`` (``Rigid.identity(t)``, ``r.compose(q)``): what it returns is made in the call, so in
@@ -827,11 +820,11 @@ def _in_generator_expression(b: Break) -> bool:
 
 
 def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tuple[list[Break], list[Break]]:
-    """``found`` split into the breaks Dynamo meets and those of a function that come after a break at a method
-    call on an object
-    it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume there and runs the rest
-    of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print`` and a branch on a
-    tensor after such a call are not reported; the functions it calls are frames of their own). So does a
+    """``found`` split into the breaks Dynamo meets and those of a function that come after a break at a
+    method call on an object it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume
+    there and runs the rest of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print``
+    and a branch on a tensor after such a call are not reported; the functions it calls are frames of their
+    own). So does a
     break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
     on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
     break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
@@ -1487,7 +1480,9 @@ class BreakClassifier:
     def containment(self, ev: ContainmentEvent) -> None:
         self._tensor_text(ev, (ev.container,))
         c = ev.container
-        if c is not None and c.is_tensor and not (c.assumed or c.maybe_none) and not _keyed(ev) \
+        # (a string looked up, `"dim" in kwargs`: a mapping, whatever the container was taken for)
+        keyed = ev.key is not None and isinstance(ev.key.const, str)
+        if c is not None and c.is_tensor and not (c.assumed or c.maybe_none or keyed) \
                 and not self.captures(CAPTURE_SCALAR_OUTPUTS, ev):
             self.found.append(Break(ev, Cause.TENSOR_MEMBERSHIP, GB.ITEM))
 

@@ -252,6 +252,13 @@ def call_special(ev: "EvaluatorView", obj: Value, name: str, args: list[Value]) 
     return ev.p.calls.call_function(ev, fn, args, {}, obj, False)
 
 
+def iterated(ev: "EvaluatorView", it: Value) -> Value:
+    """One element of what iterating ``it`` gives (``for x in it``, a comprehension): what the ``__iter__`` of its
+    class yields, run where it is stepped (a generator's body runs in the loop's frame), else its elements."""
+    made = call_special(ev, it, "__iter__", [])
+    return (made if made is not None else it).elements()
+
+
 #: the qualified name of a dict's ``get``/``__getitem__`` used as a function; its ``element`` is what it gives
 MAPPING_LOOKUP = "builtins.dict.get"
 

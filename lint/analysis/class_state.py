@@ -12,12 +12,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo
 
 
+def is_self(function: "FunctionInfo", node: cst.CSTNode) -> bool:
+    """``node`` names the first parameter (``self``) of a method."""
+    if function.cls is None or function.is_static or not isinstance(node, cst.Name):
+        return False
+    names = function.param_names()
+    return bool(names) and node.value == names[0]
+
+
 def self_attribute(function: "FunctionInfo", node: cst.CSTNode) -> str | None:
     """``x`` when ``node`` is ``self.x`` in a method whose first parameter is ``self``."""
-    if function.cls is None or function.is_static or not isinstance(node, cst.Attribute):
-        return None
-    names = function.param_names()
-    if not names or not isinstance(node.value, cst.Name) or node.value.value != names[0]:
+    if not isinstance(node, cst.Attribute) or not is_self(function, node.value):
         return None
     return node.attr.value
 

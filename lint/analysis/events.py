@@ -201,6 +201,7 @@ class ContainmentEvent(Event):
     """``key in container`` / ``key not in container``."""
 
     container: Value = field(default=None)  # type: ignore[assignment]
+    key: Value | None = None
 
 
 @dataclass(frozen=True, eq=False)

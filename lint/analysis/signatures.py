@@ -11,12 +11,11 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
-from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value
+from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value, names_numpy_array
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.number_callers import number_params, object_params
 from dynalint.analysis.replay import interface_token
-from dynalint.analysis.syntax import dotted_name
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
@@ -141,7 +140,7 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[name] = self.objects_passed(fn)[name]
             elif ann is not None:
                 env[name] = _entering(ann) if entered else ann
-            elif ann_node is not None and entered and _numpy_array(program, ann_node):
+            elif ann_node is not None and entered and names_numpy_array(program, ann_node):
                 # `kpts: np.ndarray` of the compiled function: Dynamo holds the array it is given as a tensor
                 env[name] = tensor(entered=True).with_(qualname=K.NUMPY_ARRAY)
             elif ann_node is not None:
@@ -358,12 +357,6 @@ def _entering(v: Value) -> Value:
     if v.kind is Kind.TENSOR and not v.entered:
         return v.with_(entered=True)
     return v
-
-
-def _numpy_array(program: ProgramParts, ann: cst.BaseExpression) -> bool:
-    """``ann`` names ``numpy.ndarray`` (through the module's imports)."""
-    text = dotted_name(ann)
-    return text is not None and (program.index.resolve(text) or text) == K.NUMPY_ARRAY
 
 
 def _class_of(bound: Value | None, fn: FunctionInfo) -> Value:

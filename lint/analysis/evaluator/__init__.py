@@ -16,8 +16,8 @@ The evaluator is split by what it handles: :mod:`.core` (the class and its dispa
 :mod:`.statements`, :mod:`.expressions`, :mod:`.conditions` (truth tests and narrowing),
 :mod:`.evidence` (parameter types from uses), :mod:`.annotations` and :mod:`.arith` (operators on values).
 """
-from dynalint.analysis.evaluator.annotations import annotation_value
+from dynalint.analysis.evaluator.annotations import annotation_value, names_numpy_array
 from dynalint.analysis.evaluator.core import FunctionEvaluator
 from dynalint.analysis.evaluator.evidence import Evidence
 
-__all__ = ["Evidence", "FunctionEvaluator", "annotation_value"]
+__all__ = ["Evidence", "FunctionEvaluator", "annotation_value", "names_numpy_array"]

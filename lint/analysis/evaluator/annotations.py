@@ -110,11 +110,16 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
     return program.names.annotation_alias(text)
 
 
+def names_numpy_array(program: "ProgramView", node: cst.BaseExpression) -> bool:
+    """``node`` names ``numpy.ndarray`` (through the module's imports)."""
+    text = dotted_name(node)
+    return text is not None and (program.index.resolve(text) or text) == K.NUMPY_ARRAY
+
+
 def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Value | None:
     """What ``isinstance(x, classes)`` being true says x is (tensor or plain Python value)."""
     parts = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-    names = [dotted_name(p) for p in parts]
-    if all(n is not None and (program.index.resolve(n) or n) == K.NUMPY_ARRAY for n in names):
+    if all(names_numpy_array(program, p) for p in parts):
         # an array Dynamo holds is a tensor seen through ``torch._numpy``
         return tensor().with_(qualname=K.NUMPY_ARRAY)
     values = [annotation_value(program, p) for p in parts]
@@ -203,8 +208,7 @@ def _type_variable_bound(program: "ProgramView", call: cst.Call) -> Value | None
 
 def _union_part(program: "ProgramView", ann: cst.BaseExpression) -> Value | None:
     """What one member of a union promises; a NumPy array among tensors too (see :func:`_union`)."""
-    text = dotted_name(ann)
-    if text is not None and (program.index.resolve(text) or text) == K.NUMPY_ARRAY:
+    if names_numpy_array(program, ann):
         return tensor(assumed=True).with_(qualname=K.NUMPY_ARRAY)
     if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
         return _union([_union_part(program, ann.left), _union_part(program, ann.right)])

@@ -326,7 +326,7 @@ class ExpressionHandlers:
                 if isinstance(comp.comparator, cst.Name) and comp.comparator.value in ("True", "False"):
                     self.not_tensor_evidence(left)
             elif isinstance(op, (cst.In, cst.NotIn)):
-                self.report(E.ContainmentEvent, node, container=v)
+                self.report(E.ContainmentEvent, node, container=v, key=values[-2])
                 if v.kind is Kind.TENSOR:
                     if isinstance(values[-2].const, str):
                         self.not_tensor_evidence(v)  # `"dim" in kwargs`: a mapping, whatever it looked like
@@ -460,8 +460,7 @@ class ExpressionHandlers:
                 if seen < 0:  # the first iterable is made outside the comprehension's frame
                     seen, callee_broke = len(self.p.events), callee_broke or self.callee_broke
                     self.callee_broke = False
-                iterated = calls.call_special(self, it, "__iter__", [])  # (a generator's body runs as it is stepped)
-                self.bind(comp.target, (iterated if iterated is not None else it).elements(), self.statement)
+                self.bind(comp.target, calls.iterated(self, it), self.statement)
                 for cond in comp.ifs:
                     self.condition(cond.test, "comprehension", cond)
                 comp = comp.inner_for_in
@@ -514,13 +513,7 @@ def _enum_member(idx: ModuleIndex, node: cst.BaseExpression) -> bool:
     if type(node) is not cst.Attribute or type(node.value) is not cst.Name:
         return False
     cls = idx.classes.get(node.value.value)
-    seen: set[int] = set()
-    while cls is not None and id(cls) not in seen:
-        seen.add(id(cls))
-        if any(b.rpartition(".")[2] in _ENUM_BASES for b in cls.bases):
-            return True
-        cls = cls.base_classes[0] if cls.base_classes else None
-    return False
+    return cls is not None and any(b.rpartition(".")[2] in _ENUM_BASES for c in cls.mro() for b in c.bases)
 
 
 def _text(v: Value) -> bool:

@@ -11,7 +11,7 @@ from typing import Callable
 import libcst as cst
 
 from dynalint.analysis import events as E
-from dynalint.analysis.calls import call_special, compile_state
+from dynalint.analysis.calls import call_special, compile_state, iterated
 from dynalint.analysis.evaluator.annotations import annotation_value
 from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
@@ -226,8 +226,7 @@ class StatementHandlers:
         if it.params and it.kind is Kind.UNKNOWN:
             self.not_tensor_evidence(it)
         self.report(E.ForLoopEvent, node.iter, iterable=it, range_args=range_args)
-        iterated = call_special(self, it, "__iter__", [])
-        element = (iterated if iterated is not None else it).elements()
+        element = iterated(self, it)
 
         def once() -> None:
             self.statement = node
