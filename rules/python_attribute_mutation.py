@@ -15,13 +15,15 @@ from dynalint.rules.recompiles import RECOMPILE_LIMIT
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
 
+    from dynalint.analysis.module_index import ClassInfo
+
 
 @register
 class PythonAttributeMutation(Rule):
     code = "DYN203"
     name = "python-attribute-mutation"
     kind = "recompile"
-    summary = "A Python number/flag on `self` is changed inside compiled code and read there, or a list/dict on `self` is changed there: it recompiles when it changes."
+    summary = "A Python number/flag on `self` (or on a class) is changed inside compiled code and read there, or a list/dict on `self` is changed there: it recompiles when it changes."
     rationale = """
         Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
         graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
@@ -38,7 +40,10 @@ class PythonAttributeMutation(Rule):
         attribute that compiled code creates after testing for it (`if not hasattr(self, "index"):
         self.register_buffer("index", ...)`) is guarded on its absence, and one `__init__` sets to `None` that
         compiled code sets to a tensor (`if self.weight is None: self.weight = ...`) on being `None`: the next
-        call recompiles once.
+        call recompiles once. A class attribute changed through the class (`Counter.calls += 1`,
+        `type(self).seen += 1`, `Registry.names.append(...)`) is one value all instances share, guarded the
+        same way (`G['Counter'].calls == 0`): an int or a list recompiles on every call, a float once
+        (measured on torch 2.13, for `nn.Module` subclasses and plain classes alike).
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
@@ -193,6 +198,11 @@ class PythonAttributeMutation(Rule):
                 continue
             if _float_update(ev.statement):
                 how = "once when it first changes (a float then becomes dynamic)"
+            elif ev.on_class:
+                # `Box.n = Box.n + 1` reads the attribute in the statement that stores it: it changes every call
+                reads_itself = any(e.statement is ev.statement and not e.write and e.cls is ev.cls
+                                   and e.name == ev.name for e in events)
+                how = "on every call" if ev.augmented or reads_itself else "whenever its value changes"
             elif not ev.cls.is_module:
                 how = "once when it first changes (a number on an object that is not an nn.Module then " \
                       "becomes dynamic; a new bool or string value recompiles each time)"
@@ -200,14 +210,17 @@ class PythonAttributeMutation(Rule):
                 how = "on every call"
             else:
                 how = "whenever its value changes"
+            held = f"`{ev.cls.name}.{ev.name}` is a Python class attribute" if ev.on_class \
+                else f"`self.{ev.name}` is a Python value"
             yield self.finding(
                 ev,
-                f"`self.{ev.name}` is a Python value changed inside compiled `{ev.function.name}` and read there: "
+                f"{held} changed inside compiled `{ev.function.name}` and read there: "
                 f"Dynamo guards on it, so the function recompiles {how}.",
                 hint="keep it in a tensor buffer updated in place, or update it outside forward",
             )
         rebound_first = {key for key, e in first.items() if e.write and not e.augmented}
         yield from self._containers(ctx, found, rebound_first, seen)
+        yield from self._counted_items(ctx, found, rebound_first, seen)
         yield from self._made_lazily(ctx, found, seen)
 
     def _made_lazily(self, ctx: RuleContext, found: "Sequence[Event]", seen: set[tuple[int, str]]
@@ -245,6 +258,41 @@ class PythonAttributeMutation(Rule):
                 hint="create it in `__init__` (a buffer, or a lazy module such as `nn.LazyLinear`)",
             )
 
+    def _counted_items(self, ctx: RuleContext, found: "Sequence[Event]", rebound_first: set[tuple[int, str]],
+                       seen: set[tuple[int, str]]) -> Iterator[Finding]:
+        """``self.seen["calls"] += 1``: a Python number kept in a dict or list on ``self`` that compiled code
+        changes. Dynamo guards on the item's value (``self.seen['calls'] == 0``), as on an attribute's: an int
+        recompiles on every call, a float once (measured on torch 2.13); a tensor item is no guard."""
+        for ev, cls, attr, through_class in _held(found, lambda e: isinstance(e, SubscriptEvent) and e.store
+                                                  and e.augmented and isinstance(e.node, cst.Subscript)):
+            key = (id(cls), attr)
+            if key in seen or key in rebound_first:
+                continue
+            declared = ctx.program.classes.class_attrs(cls).get(attr)
+            if declared is None or not (declared.kind is Kind.SEQUENCE or declared.is_mapping):
+                continue
+            item = declared.element if declared.is_mapping else declared.elements()
+            if item is None or item.kind is not Kind.PYTHON or item.is_bool or item.qualname is not None:
+                continue  # tensors, or what the container holds is not known to be numbers
+            operand = ev.operand  # type: ignore[attr-defined]
+            if operand is None or operand.kind not in (Kind.TENSOR, Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+                continue
+            seen.add(key)
+            if operand.kind is Kind.TENSOR:
+                how = "once, at the call after the first (the item then holds a tensor, which is not guarded " \
+                      "by value)"
+            elif _float_update(ev.statement):
+                how = "once when it first changes (a float then becomes dynamic)"
+            else:
+                how = "on every call"
+            where = f"{cls.name}.{attr}" if through_class else f"self.{attr}"
+            yield self.finding(
+                ev,
+                f"`{where}` holds Python numbers that compiled `{ev.function.name}` changes: Dynamo guards on "
+                f"each, so the function recompiles {how}.",
+                hint="keep the counts in a tensor buffer updated in place, or update them outside forward",
+            )
+
     def _containers(self, ctx: RuleContext, found: "Sequence[Event]", rebound_first: set[tuple[int, str]],
                     seen: set[tuple[int, str]]) -> Iterator[Finding]:
         """Lists and dicts on ``self`` that compiled code grows: Dynamo guards on their length and keys."""
@@ -257,8 +305,8 @@ class PythonAttributeMutation(Rule):
             if isinstance(call, CallEvent) and call.method in _RESIZING_METHODS \
                     and isinstance(call.call.func, cst.Attribute):
                 changes.append((call, call.call.func.value))
-        for ev, target in changes:
-            cls, attr = ev.function.cls, self_attribute(ev.function, target)
+        held = _held_containers(found, changes)
+        for ev, target, cls, attr, through_class in held:
             if cls is None or attr is None:
                 continue
             key = (id(cls), attr)
@@ -274,7 +322,7 @@ class PythonAttributeMutation(Rule):
                                                    or _literal_key(ev.node.slice) in initial_keys(cls, attr)):
                 continue  # an item of a list, or a key the dict was created with: its length and keys stay
             seen.add(key)
-            if declared.is_mapping and _constant_keys(changes, cls, attr) \
+            if declared.is_mapping and _constant_keys(held, cls, attr) \
                     and second_calls_recompile(ctx.program):
                 continue  # its keys are all in after the first call, whose successor recompiles anyway
             if declared.is_mapping:
@@ -283,20 +331,45 @@ class PythonAttributeMutation(Rule):
             else:
                 what = "a list whose length it changes: Dynamo guards on the length, so the function " \
                        "recompiles on every call that grows it, and " + RECOMPILE_LIMIT
+            where = f"{cls.name}.{attr}" if through_class else f"self.{attr}"
             yield self.finding(
                 ev,
-                f"`self.{attr}` is kept across calls of compiled `{ev.function.name}` and is {what}.",
+                f"`{where}` is kept across calls of compiled `{ev.function.name}` and is {what}.",
                 hint="return the values instead, or build the container outside the compiled code",
                 node=target,
             )
 
 
-def _constant_keys(changes: "list[tuple[Event, cst.CSTNode]]", cls: object, attr: str) -> bool:
-    """Every change of ``self.<attr>`` in ``changes`` stores at a literal key (``self.stats["frac"] = v``):
+Held = "list[tuple[Event, cst.CSTNode, ClassInfo | None, str | None, bool]]"
+
+
+def _held_containers(found: "Sequence[Event]", changes: "list[tuple[Event, cst.CSTNode]]") -> Held:
+    """Each change with the class and attribute of the container it changes: ``self.<attr>`` of the method's
+    class, or a class's own container read through the class (``Registry.names.append(...)``)."""
+    on_class = {id(e.node): e for e in found if isinstance(e, AttributeEvent) and e.on_class and not e.write}
+    held = []
+    for ev, target in changes:
+        shared = on_class.get(id(target))
+        if shared is not None:
+            held.append((ev, target, shared.cls, shared.name, True))
+        else:
+            held.append((ev, target, ev.function.cls, self_attribute(ev.function, target), False))
+    return held
+
+
+def _held(found: "Sequence[Event]", wanted) -> "Iterator[tuple[Event, ClassInfo, str, bool]]":
+    """The subscript events ``wanted`` picks, with the container they change (:func:`_held_containers`)."""
+    changes = [(e, e.node.value) for e in found if wanted(e)]
+    for ev, _, cls, attr, through_class in _held_containers(found, changes):
+        if cls is not None and attr is not None:
+            yield ev, cls, attr, through_class
+
+
+def _constant_keys(held: Held, cls: object, attr: str) -> bool:
+    """Every change of ``self.<attr>`` in ``held`` stores at a literal key (``self.stats["frac"] = v``):
     the dict has all its keys after the first call."""
     return all(isinstance(ev, SubscriptEvent) and _literal_key(ev.node.slice) is not _NO_KEY
-               for ev, target in changes
-               if ev.function.cls is cls and self_attribute(ev.function, target) == attr)
+               for ev, _, owner, name, _ in held if owner is cls and name == attr)
 
 
 #: The builtins that test for an attribute by name, or set one.

@@ -124,7 +124,7 @@ class PythonAttributeSetOutside(Rule):
         compiled = {id(fn) for fn in ctx.program.entry_compiled}
         seen: set[tuple[int, str]] = set()
         for ev in ctx.events(AttributeEvent):
-            if ev.write or ev.cls is None or ev.name not in writes or ev.name == "training":
+            if ev.write or ev.on_class or ev.cls is None or ev.name not in writes or ev.name == "training":
                 continue
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is None or declared.kind is not Kind.PYTHON:

@@ -346,9 +346,15 @@ TENSOR_FACTS = """\
         return torch.nested.nested_tensor([x, x * rng.random()])
 
 
+    @torch.compile(backend="eager")
+    def jagged(x):
+        nt = torch.nested.nested_tensor([x, x[:1]], layout=torch.jagged)
+        return torch.nested.as_nested_tensor([x, x[:1] * 2], layout=torch.jagged).values().sum() + nt.values().sum()
+
+
     def main(x):
         return (nonzero_test(x), pointer_arithmetic(x), dumped(x), grad_switch(x), guarded(x), stacked(x),
-                described(x), drawn(x))
+                described(x), drawn(x), jagged(x))
 """
 TENSOR_FACT_BREAKS = {(11, "DYN102"), (16, "DYN105"), (21, "DYN105"), (28, "DYN105"), (44, "DYN105"),
                       (52, "DYN105"), (57, "DYN105"), (58, "DYN105")}

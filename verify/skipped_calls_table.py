@@ -37,7 +37,7 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            "json", "re", "itertools", "functools", "operator", "math", "collections", "weakref",
            "threading", "traceback", "gc", "io", "tempfile", "socket", "subprocess", "shutil", "glob",
            "datetime", "uuid", "platform", "getpass", "hashlib", "struct", "string", "textwrap",
-           "dataclasses", "contextlib", "typing", "bisect", "heapq",
+           "dataclasses", "contextlib", "typing", "bisect", "heapq", "zlib", "binascii",
            # torch's namespaces whose functions are not all traced (``torch.save``, ``torch.set_rng_state``,
            # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
            # functions would fail for want of one, not for Dynamo
@@ -59,6 +59,18 @@ ARGUMENT_PROBES: dict[str, tuple[Any, ...]] = {
     "statistics.variance": ([1.0, 2.0, 4.0],),
     "statistics.pstdev": ([1.0, 2.0, 4.0],),
     "statistics.pvariance": ([1.0, 2.0, 4.0],),
+    # checksums of a feature's bytes (the hashing trick of recommendation models)
+    "zlib.crc32": (b"user=42",),
+    "zlib.adler32": (b"user=42",),
+    "binascii.crc32": (b"user=42",),
+    "binascii.crc_hqx": (b"user=42", 0),
+    # parameter names matched against patterns (freeze lists, weight-decay groups)
+    "fnmatch.fnmatch": ("blocks.0.weight", "*.weight"),
+    "fnmatch.fnmatchcase": ("blocks.0.weight", "*.weight"),
+    "fnmatch.filter": (["blocks.0.weight", "blocks.0.bias"], "*.weight"),
+    "fnmatch.translate": ("*.weight",),
+    # a batch of samples collated in the model
+    "torch.utils.data.default_collate": ([1.0, 2.0],),
 }
 #: the standard-library modules among them (their classes are probed too; torch's are built from arguments)
 _STANDARD_LIBRARY = frozenset(m.split(".")[0] for m in MODULES if not m.startswith("torch"))

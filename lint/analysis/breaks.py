@@ -1603,7 +1603,8 @@ class BreakClassifier:
             # measured on torch 2.13, Dynamo's variable for a logger has no method it traces)
             return GB.LOGGER_METHOD, "logger methods cannot be traced"
         if q in SKIPPED_CALLS:
-            if SKIPPED_CALLS[q].active(self.settings.target_torch) and not _wraps_graph_input(call):
+            if SKIPPED_CALLS[q].active(self.settings.target_torch) and not _wraps_graph_input(call) \
+                    and not SKIPPED_CALLS[q].traced(call):
                 return SKIPPED_CALLS[q].gb, SKIPPED_CALLS[q].why
         elif q in BREAKING_CALLS:
             return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this " + (
@@ -1812,6 +1813,10 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
         return GB.DATA_DEPENDENT_OPERATOR if recv.qualname == K.NUMPY_ARRAY else _EXTRACTING_METHODS[call.method]
     if call.qualname in K.TENSOR_CHECKS:
         return None if capture_scalar_outputs else GB.ITEM
+    if _splits_at_tensor(call):
+        # `torch.tensor_split(x, starts)` with a tensor of split points reads them as Python numbers (measured on
+        # torch 2.13: "Data dependent operator", for the function and the method; traced with the flag)
+        return None if capture_scalar_outputs else GB.DATA_DEPENDENT_OPERATOR
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor \
             and call.args[0].qualname != K.NUMPY_ARRAY:
         return None if capture_scalar_outputs else GB.ITEM
@@ -1980,6 +1985,21 @@ def mask_index(sub: SubscriptEvent) -> bool:
             or zero_dim_mask_index(sub):
         return False
     return any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index)
+
+
+def _splits_at_tensor(call: CallEvent) -> bool:
+    """``tensor_split`` given a tensor of split points or sections (``torch.tensor_split(x, t)``,
+    ``x.tensor_split(t)``); a value only assumed to be a tensor may be a list, which is traced."""
+    if call.qualname == "torch.tensor_split":
+        pos = 1
+    elif call.qualname is None and call.method == "tensor_split" and call.receiver is not None \
+            and call.receiver.is_tensor:
+        pos = 0
+    else:
+        return False
+    given = call.args[pos] if len(call.args) > pos else next(
+        (call.kwargs[k] for k in ("indices", "sections", "tensor_indices_or_sections") if k in call.kwargs), None)
+    return given is not None and given.is_tensor and not given.assumed
 
 
 def _repeats_tensor(call: CallEvent) -> bool:
@@ -2361,9 +2381,19 @@ class SkippedCall:
     since: Version = (2, 0)
     until: Version | None = None
     why: str = "Dynamo does not trace it"
+    traced_with: tuple[str, str] | None = None
+    """A keyword and the torch constant given to it that make the call traced (``layout=torch.jagged``)."""
 
     def active(self, target: Version) -> bool:
         return self.since <= target and (self.until is None or target < self.until)
+
+    def traced(self, call: CallEvent) -> bool:
+        """The call passes what makes it traced."""
+        if self.traced_with is None:
+            return False
+        keyword, constant = self.traced_with
+        given = call.kwargs.get(keyword)
+        return given is not None and given.qualname == constant
 
 
 #: torch functions that read tensor data inside, whatever their arguments (measured on torch 2.13: ``torch.cov`` and
@@ -2392,14 +2422,19 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("torch.nn.utils.rnn.pad_packed_sequence", GB.SKIPPED_FUNCTION,
                 why="unpacking packed sequences is skipped"),
     SkippedCall("builtins.open", GB.BUILTIN_OPERATOR, why="opening a file is not traced"),
+    SkippedCall("builtins.object", GB.BUILTIN_OPERATOR, why="a bare `object()` (a sentinel) cannot be created in "
+                                                            "the graph"),
+    *(SkippedCall(q, GB.DATA_DEPENDENT_BRANCHING, why="it compares the tensors' values in Python")
+      for q in ("torch.testing.assert_close", "torch.testing.assert_allclose")),
     *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="importing a module is skipped")
       for q in ("builtins.__import__", "importlib.import_module")),
     SkippedCall("builtins.exec", GB.BUILTIN_OPERATOR, why="executing source text is not traced"),
     SkippedCall("builtins.globals", GB.BUILTIN_OPERATOR, why="reading the module's globals as a dict is not traced"),
     *(SkippedCall(q, GB.UNSUPPORTED_METHOD, why="the json module's C encoder and decoder are not traced")
       for q in ("json.dumps", "json.loads", "json.dump", "json.load")),
-    *(SkippedCall(q, GB.FAKE_TENSOR_UNSUPPORTED, why="building a nested tensor from a list has no fake-tensor "
-                                                    "kernel")
+    # (the jagged layout has one: measured on torch 2.13, `layout=torch.jagged` is traced, `torch.strided` breaks)
+    *(SkippedCall(q, GB.FAKE_TENSOR_UNSUPPORTED, why="building a strided nested tensor from a list has no "
+                                                    "fake-tensor kernel", traced_with=("layout", "torch.jagged"))
       for q in ("torch.nested.nested_tensor", "torch.nested.as_nested_tensor")),
     SkippedCall("sys.stdout.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),
     SkippedCall("sys.stderr.write", GB.UNSUPPORTED_METHOD, why="writing to a file object is not traced"),

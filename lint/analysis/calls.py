@@ -135,6 +135,10 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
             callee_broke, any_broke = callee_broke and ev.callee_broke, any_broke or ev.callee_broke
         ev.callee_broke = any_broke
         result = join_all(o[0] if o is not None else UNKNOWN_VALUE for o in outcomes)
+    elif callee is not None and callee.element is not None and callee.qualname in _ANNOTATED_CALLABLES:
+        # a parameter annotated `Callable[[...], Tensor]`, called (given a lambda of its caller, which is
+        # not evaluated here: what the annotation promises)
+        result = callee.element
     elif callee is not None and callee.qualname == NAMEDTUPLE_CLASS and callee.keys is not None and not opaque:
         result = namedtuple_instance(callee, args, kwargs)
     elif callee is not None and callee.qualname is not None:
@@ -166,7 +170,7 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     if method == "forward" and receiver is not None and receiver.kind is Kind.MODULE:
         module = receiver  # `self.rnn.forward(x)` runs the module too
     ev.callee_broke = broke_before or ev.callee_broke
-    made = callee.cls if callee is not None and callee.kind is Kind.FUNCTION and callee.func is None else None
+    made = callee.cls if callee is not None and callee.is_class else None
     built = made if made is not None and ev.p.classes.is_tensor_class(made) else None
     partial = made if made is not None and ev.p.classes.has_optional_keys(made) else None
     unbound = unbound_apply(ev, receiver, node) if method == "apply" else None
@@ -184,6 +188,9 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
     return result
 
 
+#: callables whose result is their ``element``: an annotated ``Callable`` parameter, given a lambda or not
+_ANNOTATED_CALLABLES = frozenset({K.ANNOTATED_CALLABLE, "builtins.function"})
+
 #: the builtins that compare the elements of one iterable, or what its ``key=`` gives for them
 _KEYED_BUILTINS = frozenset({"builtins.sorted", "builtins.max", "builtins.min"})
 
@@ -194,8 +201,7 @@ def unbound_apply(ev: "EvaluatorView", receiver: Value | None, node: cst.Call) -
     so those arguments are one too many and the call fails to bind ("failed to bind arguments when
     attempting to inline", at the call; measured on torch 2.13 with inputs that require grad).  With fewer
     arguments the call binds, shifted, and what breaks inside ``forward`` is not known: not reported."""
-    cls = receiver.cls if receiver is not None and receiver.kind is Kind.FUNCTION and receiver.func is None \
-        else None
+    cls = receiver.cls if receiver is not None and receiver.is_class else None
     forward = ev.p.classes.classmethod_forward(cls) if cls is not None else None
     if forward is None or any(a.star or a.keyword is not None for a in node.args):
         return None
@@ -954,7 +960,7 @@ def _instance_of(ev: "EvaluatorView", obj: Value, classes: Value) -> bool:
     is not known to fail.  Each class whose bases are read is touched first (an edit of them changes the
     answer)."""
     targets = classes.items if classes.kind is Kind.SEQUENCE and classes.items is not None else (classes,)
-    wanted = {id(t.cls) for t in targets if t.kind is Kind.FUNCTION and t.func is None and t.cls is not None}
+    wanted = {id(t.cls) for t in targets if t.is_class}
 
     def derives(cls: "ClassInfo") -> bool:
         ev.p.classes.touch_class(cls)

@@ -126,7 +126,7 @@ class ClassModel(ProgramPart["ProgramParts"]):
         built = base.entry(attr)
         if built is not None:
             return built  # a field of a record built in compiled code
-        if base.kind is Kind.FUNCTION and base.func is None:
+        if base.is_class:
             text = _class_text(cls, attr)
             if text is not None:
                 return python(text)  # `METHODS.euler` of `class METHODS: euler = "euler"`, read on the class

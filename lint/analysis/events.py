@@ -90,6 +90,8 @@ class SubscriptEvent(Event):
     """Values of the slice bounds and steps written in the index (``x[a:b]`` has two)."""
     store: bool = False
     augmented: bool = False
+    operand: Value | None = None
+    """For an augmented store (``d[k] += v``): the value of ``v``."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,13 +133,17 @@ class GlobalReadEvent(Event):
 
 @dataclass(frozen=True, eq=False)
 class AttributeEvent(Event):
-    """A read or write of ``self.<name>`` in analysed code."""
+    """A read or write of ``self.<name>`` in analysed code, or of an attribute of a class of the checked
+    code read through the class (``Counter.calls``, ``type(self).seen``)."""
 
     cls: "ClassInfo | None" = None
     name: str = ""
     value: Value | None = None
     write: bool = False
     augmented: bool = False
+    on_class: bool = False
+    """Read or written through the class: one value every instance shares, which Dynamo guards on
+    (``G['Counter'].calls == 0``) wherever compiled code reads it."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -619,6 +619,8 @@ def _refine(value: Value, declared: Value | None) -> Value:
             return declared
     if declared.kind is Kind.TENSOR and value.kind is Kind.UNKNOWN:
         return declared
+    if declared.qualname == K.ANNOTATED_CALLABLE and value.qualname == "builtins.function":
+        return value.with_(element=declared.element)  # a lambda of the caller: what its annotation promises
     if value.kind is Kind.UNKNOWN and value.qualname is not None and value.qualname == declared.qualname:
         return value  # `generator: Optional[torch.Generator] = None` given the generator: not None here
     if value.kind is Kind.UNKNOWN and not value.params and value.cls is None:

@@ -372,6 +372,8 @@ SPARSE_TENSOR = "torch.sparse_coo_tensor()"
 #: The qualname of a ``torch.Generator`` (made by the class, or annotated): Dynamo cannot hand one to an op in
 #: the graph, and breaks at each of its methods.
 TORCH_GENERATOR = "torch.Generator()"
+#: A parameter annotated ``Callable[[...], R]``: calling it gives what ``R`` promises (its ``element``).
+ANNOTATED_CALLABLE = "typing.Callable"
 
 #: methods of torch objects that return the object itself (torch's stubs, ``torch/_C/__init__.pyi``:
 #: ``Generator.manual_seed(seed) -> Generator``), so ``g = torch.Generator().manual_seed(0)`` is the generator

@@ -628,6 +628,9 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
                 root = root_name(func.value)
                 if root is not None and is_global(root):
                     idx.mutated_globals.setdefault(root, (n, fn))
+            elif type(func) is cst.Name and func.value == "next" and n.args and type(n.args[0].value) is cst.Name \
+                    and is_global(n.args[0].value.value) and "next" not in idx.globals:
+                idx.mutated_globals.setdefault(n.args[0].value.value, (n, fn))  # a global iterator advanced
             elif type(func) is cst.Name and func.value == "setattr" and len(n.args) >= 2:
                 name_arg = n.args[1].value
                 if isinstance(name_arg, cst.SimpleString):

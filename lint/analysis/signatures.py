@@ -363,7 +363,7 @@ def _class_of(bound: Value | None, fn: FunctionInfo) -> Value:
     """The class a classmethod ``fn`` receives: the class it was read on (``Util.make(x)``), the class of
     the instance it was read on (``self.make(x)``), else the class that defines it; a subclass may come
     instead, as for ``self`` (``cls.norm(x)`` then runs the ``norm`` that class has)."""
-    if bound is not None and bound.cls is not None and bound.kind is Kind.FUNCTION and bound.func is None:
+    if bound is not None and bound.is_class:
         return bound
     if bound is not None and bound.cls is not None and bound.kind is not Kind.FUNCTION:
         return Value(Kind.FUNCTION, cls=bound.cls)

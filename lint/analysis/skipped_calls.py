@@ -11,6 +11,18 @@ parameters) -> the switches that build one without parameters, by name -> positi
 """
 
 BREAKING_CALLS: dict[str, str] = {
+    'binascii.a2b_base64': 'Attempted to call function marked as skipped',
+    'binascii.a2b_hex': 'Attempted to call function marked as skipped',
+    'binascii.a2b_qp': 'Attempted to call function marked as skipped',
+    'binascii.a2b_uu': 'Attempted to call function marked as skipped',
+    'binascii.b2a_base64': 'Attempted to call function marked as skipped',
+    'binascii.b2a_hex': 'Attempted to call function marked as skipped',
+    'binascii.b2a_qp': 'Attempted to call function marked as skipped',
+    'binascii.b2a_uu': 'Attempted to call function marked as skipped',
+    'binascii.crc32': 'Attempted to call function marked as skipped',
+    'binascii.crc_hqx': 'Attempted to call function marked as skipped',
+    'binascii.hexlify': 'Attempted to call function marked as skipped',
+    'binascii.unhexlify': 'Attempted to call function marked as skipped',
     'bisect.bisect': 'Attempted to call function marked as skipped',
     'bisect.bisect_left': 'Attempted to call function marked as skipped',
     'bisect.bisect_right': 'Attempted to call function marked as skipped',
@@ -20,6 +32,10 @@ BREAKING_CALLS: dict[str, str] = {
     'datetime.time': 'Unsupported function call',
     'datetime.timedelta': 'Unsupported function call',
     'datetime.tzinfo': 'Unsupported function call',
+    'fnmatch.filter': 'Failed to trace builtin operator',
+    'fnmatch.fnmatch': 'Failed to trace builtin operator',
+    'fnmatch.fnmatchcase': 'Failed to trace builtin operator',
+    'fnmatch.translate': 'Failed to trace builtin operator',
     'functools.RLock': 'Unsupported method call',
     'functools.cmp_to_key': 'Attempted to call function marked as skipped',
     'functools.get_cache_token': 'Attempted to call function marked as skipped',
@@ -497,6 +513,7 @@ BREAKING_CALLS: dict[str, str] = {
     'torch.utils.checkpoint.get_device_states': 'Attempted to call function marked as skipped',
     'torch.utils.checkpoint.noop_context_fn': 'Attempted to call function marked as skipped',
     'torch.utils.checkpoint.set_device_states': 'Attempted to call function marked as skipped',
+    'torch.utils.data.default_collate': 'Attempted to call function marked as skipped',
     'traceback.extract_stack': 'Attempted to call function marked as skipped',
     'traceback.format_stack': 'Attempted to call function marked as skipped',
     'traceback.print_exc': 'Failed to trace builtin operator',
@@ -514,6 +531,12 @@ BREAKING_CALLS: dict[str, str] = {
     'weakref.getweakrefcount': 'Attempted to call function marked as skipped',
     'weakref.getweakrefs': 'Attempted to call function marked as skipped',
     'weakref.proxy': 'Attempted to call function marked as skipped',
+    'zlib.adler32': 'Attempted to call function marked as skipped',
+    'zlib.compress': 'Attempted to call function marked as skipped',
+    'zlib.compressobj': 'Attempted to call function marked as skipped',
+    'zlib.crc32': 'Attempted to call function marked as skipped',
+    'zlib.decompress': 'Attempted to call function marked as skipped',
+    'zlib.decompressobj': 'Attempted to call function marked as skipped',
 }
 
 

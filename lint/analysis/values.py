@@ -129,6 +129,12 @@ class Value:
         return self.kind is Kind.TENSOR and not self.maybe_none
 
     @property
+    def is_class(self) -> bool:
+        """A class of the checked code as a value (``Counter``, ``type(self)``): calling it makes an instance,
+        and its attributes are shared by every instance."""
+        return self.kind is Kind.FUNCTION and self.func is None and self.cls is not None
+
+    @property
     def is_mapping(self) -> bool:
         """A dict; ``element`` is the value of its entries when known."""
         return self.kind is Kind.PYTHON and self.qualname == "builtins.dict"

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _SEQUENCE_ANNOTATIONS = frozenset({"tuple", "Tuple", "list", "List", "Sequence", "typing.Tuple", "typing.List",
                                    "typing.Sequence", "collections.abc.Sequence", "Iterable", "typing.Iterable"})
+_CALLABLE_ANNOTATIONS = frozenset({"Callable", "typing.Callable", "collections.abc.Callable"})
 _PYTHON_CONTAINER_ANNOTATIONS = frozenset({"set", "Set", "typing.Set", "frozenset", "FrozenSet"})
 _MAPPING_ANNOTATIONS = frozenset({"dict", "Dict", "typing.Dict", "Mapping", "typing.Mapping", "MutableMapping",
                                   "OrderedDict", "collections.OrderedDict", "typing.OrderedDict",
@@ -54,6 +55,11 @@ def annotation_value(program: "ProgramView", ann: cst.BaseExpression) -> Value |
                 and isinstance(ann.slice[0].slice, cst.Index):
             # `Annotated[Tensor, "b n d"]`: what the first argument promises (the rest is metadata)
             return annotation_value(program, ann.slice[0].slice.value)
+        if base in _CALLABLE_ANNOTATIONS and len(ann.slice) == 2 and isinstance(ann.slice[1].slice, cst.Index):
+            # `f: Callable[[Tensor], Tensor]` (a solver's function): calling it gives what the return promises
+            returned = annotation_value(program, ann.slice[1].slice.value)
+            return Value(Kind.UNKNOWN, qualname=K.ANNOTATED_CALLABLE, element=returned) if returned is not None \
+                else None
         inner = [annotation_value(program, el.slice.value) for el in ann.slice if isinstance(el.slice, cst.Index)]
         if base in ("Optional", "typing.Optional") and len(inner) == 1:
             return _optional(inner[0])

@@ -109,6 +109,8 @@ class ExpressionHandlers:
             self.report(E.TensorAttributeReadEvent, node, name=node.attr.value, value=base)
         if self.is_state(node.value):
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
+        elif base.is_class:
+            self.report(E.AttributeEvent, node, cls=base.cls, name=node.attr.value, value=v, on_class=True)
         return v
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
@@ -154,7 +156,8 @@ class ExpressionHandlers:
     def _subscript_expr(self, node: cst.Subscript) -> Value:
         return self.subscript(node, store=False)
 
-    def subscript(self, node: cst.Subscript, store: bool, augmented: bool = False) -> Value:
+    def subscript(self, node: cst.Subscript, store: bool, augmented: bool = False, operand: Value | None = None
+                  ) -> Value:
         base = self.expr(node.value)
         index: list[Value] = []
         bounds: list[Value] = []
@@ -181,7 +184,7 @@ class ExpressionHandlers:
         masked = base.kind is Kind.UNKNOWN and any(ix.is_tensor and ix.is_bool for ix in idx)
         if base.kind in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or base.qualname is not None or masked:
             self.report(E.SubscriptEvent, node, base=base, index=idx, store=store, augmented=augmented,
-                        bounds=tuple(bounds))
+                        bounds=tuple(bounds), operand=operand)
         if base.kind is Kind.UNKNOWN and base.params and multi:
             self.tensor_evidence(base)
         if len(idx) == 1 and isinstance(idx[0].const, str) and base.params:

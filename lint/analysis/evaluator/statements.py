@@ -105,12 +105,13 @@ class StatementHandlers:
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
             self.store_field(target, None)
-            if self.is_state(target.value):
-                self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
-                            name=target.attr.value, value=self.binop(old, rhs, node.operator), write=True,
-                            augmented=True)
+            if self.is_state(target.value) or base.is_class:
+                owner = base.cls if base.is_class else self.fn.cls if self.fn else None
+                self.report(E.AttributeEvent, target, cls=owner, name=target.attr.value,
+                            value=self.binop(old, rhs, node.operator), write=True, augmented=True,
+                            on_class=base.is_class)
         elif isinstance(target, cst.Subscript):
-            self.subscript(target, store=True, augmented=True)
+            self.subscript(target, store=True, augmented=True, operand=rhs)
             self.store_entry(target, None)
 
     def _expr_stmt(self, node: cst.Expr) -> None:
@@ -427,6 +428,9 @@ class StatementHandlers:
                 if self.is_state(target.value):
                     self.report(E.AttributeEvent, target, cls=self.fn.cls if self.fn else None,
                                 name=target.attr.value, value=value, write=True)
+            elif base.is_class:
+                self.report(E.AttributeEvent, target, cls=base.cls, name=target.attr.value, value=value, write=True,
+                            on_class=True)
         elif isinstance(target, cst.Subscript):
             self.use_scalar(value, target)
             self.subscript(target, store=True)
