@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Sequence
 
     from dynalint.analysis.module_index import ClassInfo
+    from dynalint.analysis.values import Value
 
 
 @register
@@ -266,10 +267,8 @@ class PythonAttributeMutation(Rule):
         for ev, cls, attr, through_class in _held(found, lambda e: isinstance(e, SubscriptEvent) and e.store
                                                   and e.augmented and isinstance(e.node, cst.Subscript)):
             key = (id(cls), attr)
-            if key in seen or key in rebound_first:
-                continue
-            declared = ctx.program.classes.class_attrs(cls).get(attr)
-            if declared is None or not (declared.kind is Kind.SEQUENCE or declared.is_mapping):
+            declared = _open_container(ctx, key, cls, attr, seen, rebound_first)
+            if declared is None:
                 continue
             item = declared.element if declared.is_mapping else declared.elements()
             if item is None or item.kind is not Kind.PYTHON or item.is_bool or item.qualname is not None:
@@ -310,10 +309,8 @@ class PythonAttributeMutation(Rule):
             if cls is None or attr is None:
                 continue
             key = (id(cls), attr)
-            if key in seen or key in rebound_first:
-                continue
-            declared = ctx.program.classes.class_attrs(cls).get(attr)
-            if declared is None or not (declared.kind is Kind.SEQUENCE or declared.is_mapping):
+            declared = _open_container(ctx, key, cls, attr, seen, rebound_first)
+            if declared is None:
                 continue
             if declared.is_mapping and not isinstance(ev, SubscriptEvent) and \
                     ev.method not in ("update", "setdefault", "pop", "popitem", "clear"):
@@ -338,6 +335,16 @@ class PythonAttributeMutation(Rule):
                 hint="return the values instead, or build the container outside the compiled code",
                 node=target,
             )
+
+
+def _open_container(ctx: RuleContext, key: tuple[int, str], cls: "ClassInfo", attr: str,
+                    seen: set[tuple[int, str]], rebound_first: set[tuple[int, str]]) -> "Value | None":
+    """The list or dict the class keeps in ``attr`` (from ``__init__`` or its body), unless it is reported
+    already or compiled code rebinds it before reading it (then nothing carries across calls)."""
+    if key in seen or key in rebound_first:
+        return None
+    declared = ctx.program.classes.class_attrs(cls).get(attr)
+    return declared if declared is not None and (declared.kind is Kind.SEQUENCE or declared.is_mapping) else None
 
 
 Held = "list[tuple[Event, cst.CSTNode, ClassInfo | None, str | None, bool]]"
