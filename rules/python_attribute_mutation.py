@@ -211,8 +211,8 @@ class PythonAttributeMutation(Rule):
                 how = "on every call"
             else:
                 how = "whenever its value changes"
-            held = f"`{ev.cls.name}.{ev.name}` is a Python class attribute" if ev.on_class \
-                else f"`self.{ev.name}` is a Python value"
+            held = f"`{_written(ev.cls, ev.name, ev.on_class)}` is a Python " + \
+                ("class attribute" if ev.on_class else "value")
             yield self.finding(
                 ev,
                 f"{held} changed inside compiled `{ev.function.name}` and read there: "
@@ -264,10 +264,11 @@ class PythonAttributeMutation(Rule):
         """``self.seen["calls"] += 1``: a Python number kept in a dict or list on ``self`` that compiled code
         changes. Dynamo guards on the item's value (``self.seen['calls'] == 0``), as on an attribute's: an int
         recompiles on every call, a float once (measured on torch 2.13); a tensor item is no guard."""
-        for ev, cls, attr, through_class in _held(found, lambda e: isinstance(e, SubscriptEvent) and e.store
-                                                  and e.augmented and isinstance(e.node, cst.Subscript)):
-            key = (id(cls), attr)
-            declared = _open_container(ctx, key, cls, attr, seen, rebound_first)
+        changes: list[tuple[Event, cst.CSTNode]] = [
+            (sub, sub.node.value) for sub in found
+            if isinstance(sub, SubscriptEvent) and sub.store and sub.augmented and isinstance(sub.node, cst.Subscript)]
+        for ev, _, cls, attr, through_class in _held_containers(found, changes):
+            declared = _open_container(ctx, cls, attr, seen, rebound_first)
             if declared is None:
                 continue
             item = declared.element if declared.is_mapping else declared.elements()
@@ -276,7 +277,7 @@ class PythonAttributeMutation(Rule):
             operand = ev.operand  # type: ignore[attr-defined]
             if operand is None or operand.kind not in (Kind.TENSOR, Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
                 continue
-            seen.add(key)
+            seen.add((id(cls), attr))
             if operand.kind is Kind.TENSOR:
                 how = "once, at the call after the first (the item then holds a tensor, which is not guarded " \
                       "by value)"
@@ -284,11 +285,10 @@ class PythonAttributeMutation(Rule):
                 how = "once when it first changes (a float then becomes dynamic)"
             else:
                 how = "on every call"
-            where = f"{cls.name}.{attr}" if through_class else f"self.{attr}"
             yield self.finding(
                 ev,
-                f"`{where}` holds Python numbers that compiled `{ev.function.name}` changes: Dynamo guards on "
-                f"each, so the function recompiles {how}.",
+                f"`{_written(cls, attr, through_class)}` holds Python numbers that compiled `{ev.function.name}` "
+                f"changes: Dynamo guards on each, so the function recompiles {how}.",
                 hint="keep the counts in a tensor buffer updated in place, or update them outside forward",
             )
 
@@ -306,10 +306,7 @@ class PythonAttributeMutation(Rule):
                 changes.append((call, call.call.func.value))
         held = _held_containers(found, changes)
         for ev, target, cls, attr, through_class in held:
-            if cls is None or attr is None:
-                continue
-            key = (id(cls), attr)
-            declared = _open_container(ctx, key, cls, attr, seen, rebound_first)
+            declared = _open_container(ctx, cls, attr, seen, rebound_first)
             if declared is None:
                 continue
             if declared.is_mapping and not isinstance(ev, SubscriptEvent) and \
@@ -318,7 +315,7 @@ class PythonAttributeMutation(Rule):
             if isinstance(ev, SubscriptEvent) and (not declared.is_mapping
                                                    or _literal_key(ev.node.slice) in initial_keys(cls, attr)):
                 continue  # an item of a list, or a key the dict was created with: its length and keys stay
-            seen.add(key)
+            seen.add((id(cls), attr))
             if declared.is_mapping and _constant_keys(held, cls, attr) \
                     and second_calls_recompile(ctx.program):
                 continue  # its keys are all in after the first call, whose successor recompiles anyway
@@ -328,48 +325,47 @@ class PythonAttributeMutation(Rule):
             else:
                 what = "a list whose length it changes: Dynamo guards on the length, so the function " \
                        "recompiles on every call that grows it, and " + RECOMPILE_LIMIT
-            where = f"{cls.name}.{attr}" if through_class else f"self.{attr}"
             yield self.finding(
                 ev,
-                f"`{where}` is kept across calls of compiled `{ev.function.name}` and is {what}.",
+                f"`{_written(cls, attr, through_class)}` is kept across calls of compiled `{ev.function.name}` and "
+                f"is {what}.",
                 hint="return the values instead, or build the container outside the compiled code",
                 node=target,
             )
 
 
-def _open_container(ctx: RuleContext, key: tuple[int, str], cls: "ClassInfo", attr: str,
-                    seen: set[tuple[int, str]], rebound_first: set[tuple[int, str]]) -> "Value | None":
+def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tuple[int, str]],
+                    rebound_first: set[tuple[int, str]]) -> "Value | None":
     """The list or dict the class keeps in ``attr`` (from ``__init__`` or its body), unless it is reported
     already or compiled code rebinds it before reading it (then nothing carries across calls)."""
+    key = (id(cls), attr)
     if key in seen or key in rebound_first:
         return None
     declared = ctx.program.classes.class_attrs(cls).get(attr)
     return declared if declared is not None and (declared.kind is Kind.SEQUENCE or declared.is_mapping) else None
 
 
-Held = "list[tuple[Event, cst.CSTNode, ClassInfo | None, str | None, bool]]"
+def _written(cls: "ClassInfo", attr: str, on_class: bool) -> str:
+    """How code names the attribute: through the class (``Counter.calls``) or the instance (``self.calls``)."""
+    return f"{cls.name}.{attr}" if on_class else f"self.{attr}"
+
+
+Held = "list[tuple[Event, cst.CSTNode, ClassInfo, str, bool]]"
 
 
 def _held_containers(found: "Sequence[Event]", changes: "list[tuple[Event, cst.CSTNode]]") -> Held:
     """Each change with the class and attribute of the container it changes: ``self.<attr>`` of the method's
-    class, or a class's own container read through the class (``Registry.names.append(...)``)."""
+    class, or a class's own container read through the class (``Registry.names.append(...)``); a change of
+    anything else is left out."""
     on_class = {id(e.node): e for e in found if isinstance(e, AttributeEvent) and e.on_class and not e.write}
     held = []
     for ev, target in changes:
         shared = on_class.get(id(target))
-        if shared is not None:
-            held.append((ev, target, shared.cls, shared.name, True))
-        else:
-            held.append((ev, target, ev.function.cls, self_attribute(ev.function, target), False))
-    return held
-
-
-def _held(found: "Sequence[Event]", wanted) -> "Iterator[tuple[Event, ClassInfo, str, bool]]":
-    """The subscript events ``wanted`` picks, with the container they change (:func:`_held_containers`)."""
-    changes = [(e, e.node.value) for e in found if wanted(e)]
-    for ev, _, cls, attr, through_class in _held_containers(found, changes):
+        cls, attr, through_class = (shared.cls, shared.name, True) if shared is not None else \
+            (ev.function.cls, self_attribute(ev.function, target), False)
         if cls is not None and attr is not None:
-            yield ev, cls, attr, through_class
+            held.append((ev, target, cls, attr, through_class))
+    return held
 
 
 def _constant_keys(held: Held, cls: object, attr: str) -> bool:

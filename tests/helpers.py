@@ -254,6 +254,16 @@ def compile_eagerly(monkeypatch) -> None:
     monkeypatch.setattr(torch, "compile", eager)
 
 
+def recompiles_of_run(code: str, name: str) -> list[str]:
+    """The "Recompiling function" messages Dynamo logs while ``code`` (indented text, made to run as a module
+    named ``<name>``) is executed and its ``run()`` called."""
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(textwrap.dedent(code), f"<{name}>", "exec"), namespace)
+        namespace["run"]()
+    return messages
+
+
 @contextmanager
 def dynamo_recompile_log() -> Iterator[list[str]]:
     """The message of every "Recompiling function" record Dynamo logs inside the block (its guard

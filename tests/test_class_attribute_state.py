@@ -6,12 +6,10 @@ function recompiles on every call; a float class attribute once (measured on tor
 only stored (``Box.last = 3``) or only read, and an iterator made inside the function, are no hazard."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CODE = """
     import itertools
@@ -76,10 +74,7 @@ def test_check(body: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("body", list(VARIANTS))
 def test_dynamo(body: str) -> None:
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(_code(body)), "<class-state>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(_code(body), "class-state")
     assert bool(messages) == VARIANTS[body][1]
 
 

@@ -5,12 +5,10 @@
 (measured on torch 2.13)."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CODE = """
     import torch
@@ -61,8 +59,5 @@ def test_check(init: str, update: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("init, update", list(VARIANTS))
 def test_dynamo(init: str, update: str) -> None:
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(_code(init, update)), "<counted-items>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(_code(init, update), "counted-items")
     assert len(messages) + 1 == VARIANTS[init, update][1]

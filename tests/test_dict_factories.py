@@ -3,12 +3,10 @@ on one made with ``{}``: Dynamo guards on a dict's keys whatever made it, so com
 recompiles (measured on torch 2.13: the recompile names ``self.cache``)."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CODE = """
     import collections
@@ -48,8 +46,5 @@ def test_check_reports_the_cache(made: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("made", MADE)
 def test_dynamo_recompiles_on_it(made: str) -> None:
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(CODE.replace("MADE", made)), "<cache>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(CODE.replace("MADE", made), "cache")
     assert any("self.cache" in m for m in messages)

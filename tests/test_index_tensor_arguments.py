@@ -13,7 +13,7 @@ from __future__ import annotations
 import textwrap
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CASES = """
     import copy
@@ -86,9 +86,6 @@ def test_dyn206_reports_the_entry_points_that_index_with_a_changing_0d_tensor():
 
 @requires_torch
 def test_the_cases_under_dynamo():
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(CASES), "<index_tensors>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(CASES, "index_tensors")
     recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
     assert {name.split("torch_dynamo_resume_in_")[-1].rsplit("_at_", 1)[0] for name in recompiled} == RECOMPILED

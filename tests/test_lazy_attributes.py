@@ -5,12 +5,10 @@ recompiles (measured on torch 2.13: the failing guard is ``not hasattr(self, 're
 sets to ``None`` that compiled code tests and then sets to a tensor (guard: ``self.weight is None``)."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CODE = """
     import torch
@@ -82,10 +80,7 @@ def test_check(init: str, make: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("init, make", list(VARIANTS))
 def test_dynamo(init: str, make: str) -> None:
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(_code(init, make)), "<lazy>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(_code(init, make), "lazy")
     assert any("hasattr" in m for m in messages) == VARIANTS[init, make]
 
 
@@ -98,8 +93,5 @@ def test_check_none_first(init: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("init", list(NONE_VARIANTS))
 def test_dynamo_none_first(init: str) -> None:
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(NONE_CODE.replace("INIT", init)), "<lazy-none>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(NONE_CODE.replace("INIT", init), "lazy-none")
     assert bool(messages) == NONE_VARIANTS[init]

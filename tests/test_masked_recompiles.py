@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, dynamo_recompile_log, recompiles_of_run
 
 CASES = """
     import torch
@@ -169,8 +169,5 @@ def test_dyn203_stays_silent_on_a_dict_filled_at_a_call_the_size_recompiles_anyw
 @requires_torch
 def test_the_dict_cases_under_dynamo():
     for size, reported in STATS_SIZES.items():
-        namespace: dict = {}
-        with dynamo_recompile_log() as messages:
-            exec(compile(textwrap.dedent(STATS.replace("SEQ", size)), "<stats>", "exec"), namespace)
-            namespace["run"]()
+        messages = recompiles_of_run(STATS.replace("SEQ", size), "stats")
         assert any("self.stats" in m for m in messages) == reported, size

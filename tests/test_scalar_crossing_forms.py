@@ -4,12 +4,10 @@ when it changes; and not on a bool a ``math`` test makes (``math.isnan(t)``), wh
 (measured on torch 2.13 over the input streams below)."""
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CASES = {
     "drawn-size-in-a-tuple": ("""
@@ -61,8 +59,5 @@ def test_check(name: str) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_dynamo(name: str) -> None:
     code, recompiles = CASES[name]
-    namespace: dict = {}
-    with dynamo_recompile_log() as messages:
-        exec(compile(textwrap.dedent(code), f"<{name}>", "exec"), namespace)
-        namespace["run"]()
+    messages = recompiles_of_run(code, f"{name}")
     assert bool(messages) == recompiles

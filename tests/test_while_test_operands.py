@@ -5,10 +5,8 @@ does: what follows breaks, and a counter the loop carries recompiles.  Each case
 (torch 2.13)."""
 from __future__ import annotations
 
-import textwrap
-
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log, marked_case_tests
+from helpers import check, marked_case_tests, recompiles_of_run
 
 CASES = [
     ("first-operand", """
@@ -68,8 +66,5 @@ def test_dyn207_only_where_dynamo_resumes_at_the_header() -> None:
 @requires_torch
 def test_the_counter_under_dynamo() -> None:
     for rest, recompiles in TESTS.items():
-        namespace: dict = {}
-        with dynamo_recompile_log() as messages:
-            exec(compile(textwrap.dedent(COUNTED.replace("TEST", rest)), "<counted>", "exec"), namespace)
-            namespace["run"]()
+        messages = recompiles_of_run(COUNTED.replace("TEST", rest), "counted")
         assert bool(messages) == recompiles, rest
