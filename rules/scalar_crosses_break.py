@@ -8,7 +8,7 @@ import libcst as cst
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, capture_flag,
-                                      reads_data, takes_tensor_data)
+                                      python_bool_mask, reads_data, takes_tensor_data)
 from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read, read_before
 from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
 from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between, eager_part, resumable,
@@ -441,6 +441,8 @@ class ScalarCrossesBreak(Rule):
         def sized(brk: Break) -> bool:
             # (in a helper Dynamo inlines, the helper ends up a frame of its own, whose input the 0-d tensor
             # is: nothing recompiles, measured)
+            if brk.cause is Cause.MASK_INDEX:
+                return not python_bool_mask(brk.event)
             return brk.cause is not Cause.NUMBER_ARGUMENT \
                 or (_sized_by_data(brk) and not _inlined(ctx, brk.event.function))
 

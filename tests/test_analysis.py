@@ -304,7 +304,8 @@ def test_scope_all_includes_functions_defined_inside_others():
     found = check(code, scope=Scope.ALL)
     # the logger call in the wrapper; requires_grad_ on the fresh tensor, not on the hook's argument
     assert [(d.code, d.line) for d in found] == [("DYN105", 11), ("DYN105", 19)]
-    assert check(code, scope=Scope.AUTO) == []
+    # a forward hook runs inside the module's call: an entry point as `forward` is, under the default scope too
+    assert [(d.code, d.line) for d in check(code, scope=Scope.AUTO)] == [("DYN105", 19)]
 
 
 def test_a_tensor_built_from_a_parameter_is_no_evidence_that_it_is_a_tensor():

@@ -26,11 +26,22 @@ which Dynamo breaks on inside compiled code (:func:`probe_modules`).
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import sys
 import types
 from typing import Any, Iterator
+
+class torch_dtype:  # noqa: N801 - written as the dtype it stands for
+    """A probe argument written ``torch.<name>`` in the probe (the table is built without importing torch)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
 
 #: Standard-library modules whose functions appear in model and training code.
 MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspect", "logging", "pickle",
@@ -42,7 +53,10 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
            # functions would fail for want of one, not for Dynamo
            "torch", "torch.random", "torch.autograd", "torch.jit", "torch.backends.cuda", "torch.backends.cudnn",
-           "torch.utils.checkpoint")
+           "torch.backends.mkldnn", "torch.backends.mps", "torch.backends.openmp", "torch.utils.checkpoint",
+           # probed on a machine without a GPU: only the functions that run there (``device_count()``), see
+           # :func:`_runs_without_arguments`
+           "torch.cuda")
 #: Standard-library functions that need arguments, with arguments of the kind model code passes them (a
 #: beam's scores, a list of losses): Dynamo inlines them, and what breaks is inside (``heapq.nlargest``
 #: compares with an ``object()`` sentinel, ``statistics`` groups with ``itertools.groupby``), so only a call
@@ -71,17 +85,34 @@ ARGUMENT_PROBES: dict[str, tuple[Any, ...]] = {
     "fnmatch.translate": ("*.weight",),
     # a batch of samples collated in the model
     "torch.utils.data.default_collate": ([1.0, 2.0],),
+    # file-system queries of a feature cache (they call `os.stat`/`os.scandir`, which Dynamo skips)
+    "os.path.exists": ("probe_cache",),
+    "os.path.isfile": ("probe_cache",),
+    "os.path.isdir": ("probe_cache",),
+    "os.path.getsize": ("probe_cache",),
+    "os.path.getmtime": ("probe_cache",),
+    "os.makedirs": ("probe_cache",),
+    "glob.glob": ("probe_cache/*.pt",),
+    # anomaly detection turned on around a loss (the context managers' constructors break)
+    "torch.autograd.detect_anomaly": (),
+    "torch.autograd.set_detect_anomaly": (True,),
+    # dtype queries (a tensor's dtype is a constant under Dynamo, as these are)
+    "torch.result_type": (2, 2.5),
+    "torch.can_cast": (torch_dtype("float32"), torch_dtype("int32")),
 }
 #: the standard-library modules among them (their classes are probed too; torch's are built from arguments)
 _STANDARD_LIBRARY = frozenset(m.split(".")[0] for m in MODULES if not m.startswith("torch"))
 _MODULE = "dynalint.verify.skipped_calls_table"
-_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+#: (a function kept behind ``functools.lru_cache``, ``torch.backends.mps.is_available``, is one too)
+_FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type(functools.lru_cache(len)))
 
 
 def _functions(module_name: str) -> Iterator[tuple[str, Any]]:
-    """(dotted name, function) for the public functions reachable as attributes of the module."""
+    """(dotted name, function) for the public functions reachable as attributes of the module (of the module
+    a ``torch.backends`` property module wraps, whose own ``dir()`` lists its properties alone)."""
     module = importlib.import_module(module_name)
-    for name in sorted(dir(module)):
+    wrapped = getattr(module, "m", None)
+    for name in sorted(dir(wrapped if isinstance(wrapped, types.ModuleType) else module)):
         if name.startswith("_"):
             continue
         fn = getattr(module, name, None)
@@ -115,9 +146,22 @@ def _required(fn: Any) -> int | None:
                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-def _probes(fn: Any) -> tuple[bool, list[tuple[Any, ...]]]:
+def _runs_without_arguments(fn: Any) -> bool:
+    """Whether calling ``fn()`` eagerly succeeds (in the probing process): a torch function whose signature
+    cannot be read (a builtin: ``torch.get_num_threads``) may still need arguments, and one of ``torch.cuda``
+    may need a GPU; Dynamo's verdict on such a call is about the failure, not the function."""
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - any failure: the function is not probed
+        return False
+    return True
+
+
+def _probes(fn: Any, module_name: str = "") -> tuple[bool, list[tuple[Any, ...]]]:
     """(whether the trace rules skip ``fn``, the argument tuples to call it with: none when it cannot
-    be probed without guessing its arguments)."""
+    be probed without guessing its arguments).  A function of torch's namespaces (``module_name``) whose
+    signature cannot be read, or of ``torch.cuda``, is probed with no argument only when it runs so eagerly
+    (:func:`_runs_without_arguments`); the standard library's are never run."""
     from torch._dynamo import trace_rules
     from torch._dynamo.variables.functions import SkipFunctionVariable
 
@@ -129,6 +173,9 @@ def _probes(fn: Any) -> tuple[bool, list[tuple[Any, ...]]]:
     if skipped:
         n = required or 0
         return True, [("x",) * n, (1,) * n]
+    in_torch = module_name.split(".")[0] == "torch"
+    if in_torch and (required is None or module_name == "torch.cuda"):
+        return False, [()] if _runs_without_arguments(fn) else []
     return False, [()] if required == 0 else []
 
 
@@ -180,7 +227,7 @@ def probe_all() -> dict[str, str]:
         warnings.simplefilter("ignore")
         for module_name in MODULES:
             for dotted, fn in _functions(module_name):
-                skipped, probes = _probes(fn)
+                skipped, probes = _probes(fn, module_name)
                 kinds = [_break(dotted, args) for args in probes]
                 if _confirmed(skipped, kinds):
                     found[dotted] = kinds[0]
@@ -318,6 +365,13 @@ def table() -> dict[str, dict[str, Any]]:
     return probe_in_child(_MODULE)
 
 
+def skipped_packages() -> list[str]:
+    """The third-party packages Dynamo's trace rules skip whole, sorted (NumPy aside, see the module's text)."""
+    from torch._dynamo import trace_rules
+
+    return sorted(set(trace_rules.THIRDPARTY_SKIPLIST) - {"numpy"})
+
+
 def main() -> None:
     import torch
 
@@ -334,6 +388,8 @@ def main() -> None:
       '(``t.storage_offset()``), on a graph input and on a tensor computed in the graph alike.\n'
       "``PARAMETER_MODULES``: ``torch.nn`` modules whose construction in compiled code breaks (it creates\n"
       "parameters) -> the switches that build one without parameters, by name -> positional index.\n"
+      "``SKIPPED_PACKAGES``: third-party packages whose every function and class Dynamo skips (its trace\n"
+      "rules' ``THIRDPARTY_SKIPLIST``), NumPy aside: Dynamo traces NumPy calls through ``torch._numpy``.\n"
       '"""\n\n')
     for i, (title, kind, entries) in enumerate((("BREAKING_CALLS", "str", found["functions"]),
                                                 ("BREAKING_TENSOR_METHODS", "str", found["methods"]),
@@ -343,6 +399,10 @@ def main() -> None:
         for dotted, gb in entries.items():
             w(f"    {dotted!r}: {gb!r},\n")
         w("}\n")
+    w("\n\nSKIPPED_PACKAGES: frozenset[str] = frozenset({\n")
+    for name in skipped_packages():
+        w(f"    {name!r},\n")
+    w("})\n")
 
 
 if __name__ == "__main__":

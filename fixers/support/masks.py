@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.values import Kind
+from dynalint.fixers.support.base import Refused
 from dynalint.fixers.support.branches import shape_token
 from dynalint.fixers.support.codegen import paren
 
@@ -18,7 +20,11 @@ def same_shape_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx) -> 
 def broadcast_mask(base: cst.BaseExpression, mask: cst.BaseExpression, ctx) -> str:
     """``mask`` (which selects leading dimensions of ``base``, as in ``base[mask]``) as an expression
     that broadcasts over ``base``: the mask itself when it has the tensor's shape, otherwise the
-    mask with as many trailing unit dimensions as the tensor has more."""
+    mask with as many trailing unit dimensions as the tensor has more.  Refused for a mask that is not a
+    tensor (a list of Python bools indexes like a bool tensor, but has neither ``reshape`` nor ``sum``)."""
+    value = ctx.value(mask)
+    if value is not None and value.kind is not Kind.TENSOR:
+        raise Refused("the mask is not a tensor (a list of Python bools selects as one, but cannot be reshaped)")
     m = ctx.code(mask).strip()
     if same_shape_mask(base, mask, ctx):
         return m

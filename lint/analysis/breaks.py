@@ -54,8 +54,9 @@ from dynalint.analysis.nn_functionals import CAUSAL_MASK_CHECKS, MODULE_FUNCTION
 from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING_NDARRAY_METHODS,
                                             BREAKING_NUMPY_CALLS, COMPARED_NUMPY_TYPES, DATA_READING_NUMPY_CALLS,
                                             DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
-from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES
-from dynalint.analysis.syntax import children, dotted_name, encloses, simple_statements, walk
+from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES, \
+    SKIPPED_PACKAGES
+from dynalint.analysis.syntax import children, dotted_name, encloses, evaluated_before, simple_statements, walk
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
@@ -379,7 +380,9 @@ class Breaks:
         after = _code_after(event.function.node, event.statement)
         if not after:
             return True
-        skip = {id(n) for n in walk(event.node)}
+        # (what the statement evaluates before the break ran in the graph before it: `abs(loss)` in
+        # `return abs(loss), round(loss.item(), 3)`; measured on torch 2.13, the resumed frame has no graph)
+        skip = {id(n) for part in (event.node, *evaluated_before(event.statement, event.node)) for n in walk(part)}
         nodes = [n for stmt in after for n in walk(stmt, into_scopes=False) if id(n) not in skip]
         region = {id(n) for n in nodes}
         python_only = self._python_operations()
@@ -1053,6 +1056,8 @@ class BreakClassifier:
         """Where each event is in :attr:`events`, by ``id`` (filled as far as asked: see :meth:`_position`)."""
         self._indexed = 0
         self._last_indexed: Event | None = None
+        self._hooked: dict[int, set[str]] = {}
+        """:meth:`_backward_hooked_attributes` by ``id`` of the class."""
 
     def classify(self, ev: Event) -> bool:
         """Append the breaks at ``ev`` to :attr:`found`; False for an event no break is made of.  (The
@@ -1550,6 +1555,8 @@ class BreakClassifier:
                                         "whose arguments are tensors, constants or format strings")
         if call.module is not None and self._is_rnn(call.module):
             return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
+        if call.module is not None and self._backward_hooked(call):
+            return GB.MODULE_BACKWARD_HOOKS, "the submodule has a backward hook, which needs compiled autograd"
         built = call.built_tensor_class
         if built is not None and _init_needs_arguments(built):
             return GB.INLINE_BINDING, (f"Dynamo runs the `__init__` of the tensor subclass `{built.name}` with the "
@@ -1609,6 +1616,8 @@ class BreakClassifier:
         elif q in BREAKING_CALLS:
             return _GB_BY_TEXT[BREAKING_CALLS[q]], "Dynamo does not trace this " + (
                 "torch function" if q.startswith("torch.") else "standard-library function")
+        elif q is not None and call.callee is None and q.split(".", 1)[0] in SKIPPED_PACKAGES:
+            return GB.SKIPPED_FUNCTION, f"Dynamo skips every function of the `{q.split('.', 1)[0]}` package"
         elif q in BREAKING_NUMPY_CALLS:
             gb = _GB_BY_TEXT[BREAKING_NUMPY_CALLS[q]]
             return gb, ("Dynamo traces NumPy through `torch._numpy`, whose version of this function returns no "
@@ -1617,6 +1626,13 @@ class BreakClassifier:
         if call.method == "as_subclass" and call.receiver is not None and _subclass_instance(call.receiver) \
                 and _torch_dispatches(call.receiver):
             return GB.AS_SUBCLASS, "Dynamo cannot call `as_subclass` on a tensor subclass instance"
+        if call.method == "as_subclass" and call.receiver is not None and call.receiver.is_tensor \
+                and call.receiver.cls is None and not call.receiver.open_class and not call.receiver.assumed \
+                and len(call.args) == 1 and call.args[0].qualname == "torch.Tensor":
+            # (measured on torch 2.13: on a plain tensor too; `as_subclass(Subclass)` of one is traced; on an
+            # instance of a subclass, see above: its own `__torch_function__` may hold the break, so a tensor
+            # that may be one, untyped or narrowed by a class the analysis cannot see, is not judged)
+            return GB.AS_SUBCLASS, "Dynamo cannot make a plain `torch.Tensor` with `as_subclass`"
         if call.method in BREAKING_NDARRAY_METHODS and call.qualname is None and call.receiver is not None \
                 and call.receiver.is_tensor and call.receiver.qualname == K.NUMPY_ARRAY:
             return _GB_BY_TEXT[BREAKING_NDARRAY_METHODS[call.method]], \
@@ -1686,7 +1702,37 @@ class BreakClassifier:
         if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
             return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
+        if call.method == "requires_grad_" and call.receiver is not None and call.receiver.kind is Kind.MODULE \
+                and call.callee is None:
+            # `nn.Module.requires_grad_` sets it on every parameter, on or off (measured on torch 2.13)
+            return GB.UNSUPPORTED_REQUIRES_GRAD, "changing requires_grad of a module's parameters is not traced"
         return None
+
+    def _backward_hooked(self, call: CallEvent) -> bool:
+        """A call of a submodule ``self.<name>(...)`` on which a method of the class (or of a base in this
+        module) registers a backward hook (``self.lin.register_full_backward_hook(self._record)``)."""
+        func = call.node.func if isinstance(call.node, cst.Call) else None
+        fn = call.function
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and fn.cls is not None
+                and fn.param_names()[:1] == [func.value.value]):
+            return False
+        return func.attr.value in self._backward_hooked_attributes(fn.cls)
+
+    def _backward_hooked_attributes(self, cls: "ClassInfo") -> set[str]:
+        """The names ``self.<name>.register_full_backward_hook(...)`` calls in methods of ``cls`` and of its
+        bases in this module register a hook on (once per class)."""
+        found = self._hooked.get(id(cls))
+        if found is None:
+            classes = {id(c) for c in cls.mro()}
+            found = self._hooked[id(cls)] = set()
+            for name in K.BACKWARD_HOOK_REGISTRATIONS:
+                for registration, where in self.index.call_sites.get(name, ()):
+                    owner = registration.func.value if isinstance(registration.func, cst.Attribute) else None
+                    if where is not None and where.cls is not None and id(where.cls) in classes \
+                            and isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) \
+                            and where.param_names()[:1] == [owner.value.value]:
+                        found.add(owner.attr.value)
+        return found
 
     def _is_rnn(self, module: Value) -> bool:
         """An ``nn.LSTM``/``GRU``/``RNN`` instance, or one of a class derived from them."""
@@ -1984,7 +2030,23 @@ def mask_index(sub: SubscriptEvent) -> bool:
     if not (sub.base.is_tensor or sub.base.kind is Kind.UNKNOWN) or (sub.store and not sub.augmented) \
             or zero_dim_mask_index(sub):
         return False
-    return any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index)
+    return any(ix.kind is Kind.TENSOR and ix.is_bool and not ix.maybe_none for ix in sub.index) or (
+        # a list of Python bools indexing a tensor is a mask too (measured on torch 2.13: "Dynamic shape operator")
+        sub.base.is_tensor and not sub.base.assumed and any(_bool_list(ix) for ix in sub.index))
+
+
+def python_bool_mask(sub: SubscriptEvent) -> bool:
+    """:func:`mask_index` through a list of Python bools alone: the size it selects is not tensor data (the
+    same list, the same size: nothing to recompile on), and it is no tensor a rewrite could mask with."""
+    return mask_index(sub) and not any(ix.kind is Kind.TENSOR and ix.is_bool for ix in sub.index)
+
+
+def _bool_list(v: Value) -> bool:
+    """A list (or tuple) of Python bools, as ``[t % 2 == 0 for t in range(n)]`` makes (of a size ``n`` too)."""
+    if v.kind is not Kind.SEQUENCE or v.is_mapping or v.items == ():
+        return False
+    element = v.elements()
+    return element.kind in (Kind.PYTHON, Kind.SIZE) and element.is_bool
 
 
 def _splits_at_tensor(call: CallEvent) -> bool:

@@ -43,7 +43,9 @@ _KEEPS_DTYPE = frozenset({"to", "clone", "detach", "contiguous", "view", "reshap
                           "squeeze", "transpose", "permute", "expand", "expand_as", "flip", "roll", "cpu",
                           "cuda", "t", "repeat", "narrow", "select", "unflatten", "view_as", "reshape_as",
                           "tril", "triu", "masked_fill", "index_select", "gather", "movedim", "broadcast_to",
-                          "__getitem__", "tile", "cat", "stack", "where"})
+                          "__getitem__", "tile", "cat", "stack", "where", "repeat_interleave", "pad",
+                          # (`Tensor.new_*` makes a tensor of the receiver's dtype unless given one)
+                          "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 #: The qualname of the value ``Tensor.data_ptr()`` returns (an address: Dynamo cannot compare it).
 DATA_PTR = "torch.Tensor.data_ptr()"
 #: The qualname of an f-string that formats a tensor: Dynamo holds it unformatted (the tensor's text needs its
@@ -505,6 +507,11 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return SIZE_VALUE
     if name == "data_ptr":
         return Value(Kind.PYTHON, qualname=DATA_PTR)
+    if name == "as_subclass" and len(args) == 1:
+        # the same data seen as an instance of the class given (a tensor subclass of the checked code)
+        cls = args[0].cls if args[0].is_class else None
+        made = tensor(params=params, **derived((recv,)))
+        return made.with_(cls=cls) if cls is not None and ev.p.classes.is_tensor_class(cls) else made
     if name in K.PYTHON_METHODS and not (name == "type" and (args or kwargs)):
         # `t.type()` names the type; `t.type(dtype)` casts, like `t.to(dtype)`
         return python(is_bool=name.startswith("is_"))
@@ -515,8 +522,10 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         # only a NumPy array has it (traced as a tensor); the dtype it converts to is not followed
         return tensor(params=params, **derived((recv,))).with_(qualname=K.NUMPY_ARRAY)
     if name in K.TENSOR_METHODS or name.endswith("_") or name == "type":
-        is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs))
-        if name in ("to", "type") and _dtype_arg(args, kwargs) == "torch.bool":
+        in_place = name.endswith("_") and not name.startswith("__")  # (never changes the receiver's dtype)
+        is_bool = name in _BOOL_RESULT or (name in _KEEPS_DTYPE and recv.is_bool and not _dtype_arg(args, kwargs)) \
+            or (in_place and recv.is_bool)
+        if (name in ("to", "type") or name.startswith("new_")) and _dtype_arg(args, kwargs) == "torch.bool":
             is_bool = True
         elif name == "to" and _may_change_dtype(args, node):
             is_bool = False
@@ -582,7 +591,10 @@ def _may_change_dtype(args: list[Value], node: cst.Call) -> bool:
 
 
 def _dtype_arg(args: list[Value], kwargs: dict[str, Value]) -> str | None:
+    """The torch dtype given among the arguments (``torch.bool``; the builtin ``bool`` stands for it)."""
     for v in (*args, kwargs.get("dtype")):
+        if v is not None and v.qualname == "builtins.bool":
+            return "torch.bool"
         if v is not None and v.qualname is not None and v.qualname.startswith("torch."):
             return v.qualname
     return None
@@ -851,6 +863,39 @@ _KEEPS_PROVENANCE = frozenset({"long", "int", "float", "double", "half", "to", "
                                "cpu", "cuda"})
 
 
+def _makes_bool(last: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """Whether the torch function ``last`` makes a bool tensor of these arguments: a test, a ``dtype=torch.bool``
+    (or ``bool``), and without a dtype given: a tensor of Python bools (``torch.tensor([n > 2 for n in lens])``),
+    a bool fill value (``torch.full((n,), True)``), or a function that keeps its input's dtype given a mask
+    (``torch.roll(mask, 1, 0)``)."""
+    if last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool":
+        return True
+    if "dtype" in kwargs or not args:
+        return False
+    first = args[0]
+    if last in _SCALAR_TENSOR_FUNCS and first.kind is Kind.SEQUENCE and not first.is_mapping and first.items != ():
+        return first.elements().kind is Kind.PYTHON and first.elements().is_bool
+    if last == "full":
+        return len(args) > 1 and args[1].kind is Kind.PYTHON and isinstance(args[1].const, bool)
+    return last in _KEEPS_DTYPE and first.is_bool
+
+
+def _transformed(transform: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
+    """What the function a torch.func ``transform`` returns gives when called: tensors (one per argument
+    differentiated, when ``argnums`` is a tuple), paired with the auxiliary output under ``has_aux=True``
+    (unknown when the flag is not a constant)."""
+    if transform == "vmap":
+        return tensor()
+    argnums = kwargs.get("argnums", args[1] if len(args) > 1 else None)
+    has_aux = kwargs.get("has_aux", args[2] if len(args) > 2 else None)
+    out = sequence(element=tensor()) if argnums is not None and argnums.kind is Kind.SEQUENCE else tensor()
+    if transform == "grad_and_value":
+        out = sequence(items=(out, tensor()))
+    if has_aux is None or has_aux.const is False:
+        return out
+    return sequence(items=(out, UNKNOWN_VALUE)) if has_aux.const is True else UNKNOWN_VALUE
+
+
 def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs: dict[str, Value],
                node: cst.Call) -> Value:
     module = q.rsplit(".", 1)[0]
@@ -859,6 +904,13 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
         return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
     if q in K.TENSOR_RESULT_UTILS:
         return tensor(params=params)
+    if q in K.FUNCTIONAL_CALLS and len(args) >= 3 and args[0].kind is Kind.MODULE:
+        # `functional_call(model, params, (x,))` runs the module's forward on the inputs given
+        given = args[2]
+        inputs = list(given.items) if given.kind is Kind.SEQUENCE and given.items is not None else [given]
+        return ev.p.calls.call_module(ev, args[0], inputs, {}, False)
+    if q in K.FUNCTION_TRANSFORMS:
+        return Value(Kind.UNKNOWN, qualname=K.ANNOTATED_CALLABLE, element=_transformed(last, args, kwargs))
     if module.startswith("torch.distributions") and (
             last in _DIVERGENCES or ("()." in q and last in _DISTRIBUTION_TENSOR_METHODS)):
         return tensor(params=params)  # `Normal(mu, s).log_prob(x)`, `kl_divergence(p, q)`
@@ -923,7 +975,7 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             is_bool = first.kind is Kind.SEQUENCE and first.elements().is_bool
             return tensor(is_bool=is_bool, params=params | merge_params([first.elements()]),
                           from_weights=weights, **made)
-        is_bool = last in _BOOL_RESULT or _dtype_arg([], kwargs) == "torch.bool"
+        is_bool = _makes_bool(last, args, kwargs)
         if last == "where" and len(args) == 3:
             is_bool = args[1].is_bool and args[2].is_bool
         if last in ("zeros_like", "ones_like", "empty_like", "full_like", "clone") and args and args[0].is_bool \

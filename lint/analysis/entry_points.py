@@ -44,7 +44,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
         seen: set[tuple[int, int]] = set()
 
         def add(fn: FunctionInfo | None, bound: ClassInfo | None = None) -> None:
-            if fn is None or fn.disabled or fn.custom_op is not None:
+            if fn is None or fn.disabled or fn.custom_op is not None or fn.constant_result:
                 return
             if bound is not None and fn.cls is bound:
                 bound = None
@@ -84,6 +84,10 @@ class EntryPoints(ProgramPart[ProgramParts]):
             # the compiled function's (or module's forward's) arguments are the graph's inputs
             self.entered.add(id(fn))
             add(fn, cls)
+        for arg, where in self._forward_hooks():
+            target = self.target_of(arg, where)
+            if target is not None and target[0].owner is idx:
+                add(*target)
         if program.entry_patterns:
             for fn in idx.all_functions:
                 if self.matches_pattern(fn):
@@ -116,6 +120,19 @@ class EntryPoints(ProgramPart[ProgramParts]):
                         self.library.add(id(fn))
                         add(fn, cls)
         return roots
+
+    def _forward_hooks(self) -> list[tuple[cst.BaseExpression, FunctionInfo | None]]:
+        """The hooks this module registers to run inside a module's call (``self.proj.register_forward_hook(
+        self._record)``), with the function each registration sits in: Dynamo traces them as part of the
+        module's ``forward``, so they are roots as ``forward`` is, whoever calls them."""
+        found = []
+        for name in K.FORWARD_HOOK_REGISTRATIONS:
+            for call, where in self.program.index.call_sites.get(name, ()):
+                given = [a.value for a in call.args if (a.keyword is None and not a.star)
+                         or (a.keyword is not None and a.keyword.value == "hook")]
+                if given:
+                    found.append((given[0], where))
+        return found
 
     def _summary_roots(self) -> set[int]:
         """Functions that incoming entries analyse anyway (with their callers' arguments)."""

@@ -32,6 +32,7 @@ from dynalint.analysis.replay import (
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
+    PYTHON_VALUE,
     UNKNOWN_VALUE,
     Kind,
     Value,
@@ -451,6 +452,8 @@ class Interprocedural(CutReplay):
         prog = self.program
         if fn.disabled or fn.custom_op is not None:
             return UNKNOWN_VALUE  # not traced: skipped, or an opaque custom op
+        if fn.constant_result:
+            return PYTHON_VALUE  # called while tracing: a constant of the graph
         owner = prog.program_for(fn.owner)
         if owner is not prog:
             return owner.calls.call_function(caller, fn, args, kwargs, bound_self, opaque)

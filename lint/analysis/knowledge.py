@@ -172,6 +172,14 @@ TENSOR_RESULT_UTILS = frozenset({
     "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.get_total_norm",
     "torch.nn.utils.clip_grad.get_total_norm", "torch.nn.utils.parameters_to_vector",
     "torch.nn.utils.convert_parameters.parameters_to_vector", "torch.nn.Transformer.generate_square_subsequent_mask"})
+#: ``functional_call(module, params, args)``: the module's ``forward`` run on ``args`` with other tensors.
+FUNCTIONAL_CALLS = frozenset({"torch.func.functional_call", "torch.nn.utils.stateless.functional_call"})
+#: torch.func transforms of a function: each returns a function whose results are tensors (gradients,
+#: Jacobians, the batched outputs; with ``has_aux`` a pair of those and the function's auxiliary output).
+FUNCTION_TRANSFORMS = frozenset({
+    *(f"torch.func.{name}" for name in ("grad", "grad_and_value", "vmap", "jacrev", "jacfwd", "hessian")),
+    "torch.vmap",
+})
 #: Names in torch.nn that are tensors, not modules.
 NN_TENSOR_CLASSES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 NN_CONTAINER_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
@@ -190,6 +198,14 @@ MODULE_HOOK_METHODS = frozenset({
     "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
     "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
 })
+#: Registrations of hooks that run inside the module's call, so Dynamo traces them with ``forward`` when the
+#: module is compiled (a hook registered before the compile; measured on torch 2.13), each taking the hook
+#: first or as ``hook=`` (the global ``register_module_*`` variants run around every module's call).
+FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook",
+                                        "register_module_forward_hook", "register_module_forward_pre_hook"})
+#: Registrations of a module's backward hooks: a call of the module in compiled code breaks (measured on torch
+#: 2.13, under no_grad too: Dynamo needs compiled autograd for them).
+BACKWARD_HOOK_REGISTRATIONS = frozenset({"register_full_backward_hook", "register_full_backward_pre_hook"})
 #: ``torch.Tensor`` methods that take arguments (so the generated table, which probes methods called with
 #: none, leaves them out) and that Dynamo breaks on whatever the arguments, measured on torch 2.13: it has
 #: no rule for resizing a tensor's storage or pointing it at another's (``set_``), and cannot put the Python
@@ -200,6 +216,7 @@ ARGUMENT_TENSOR_METHODS: dict[str, str] = {
     "resize_as_": "Unsupported Tensor.resize_as_() call",
     "apply_": "Failed to convert args/kwargs to proxy",
     "set_": "Unsupported function call (delayed)",
+    "random_": "Tensor.random_ op",  # with bounds (`random_(1, n)`), as without
 }
 #: Other ``nn.Module`` methods Dynamo breaks on (measured on torch 2.13 by compiling each call on a
 #: small module; ``state_dict``, ``parameters``, ``named_modules``, ``apply``, ``to``, ``train``/``eval``

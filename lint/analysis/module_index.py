@@ -24,6 +24,8 @@ MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "r
 COMPILE_NAMES = frozenset({"torch.compile", "torch._dynamo.optimize", "torch.compiler.compile"})
 _DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
                             "torch._dynamo.eval_frame.disable"})
+#: decorators that make Dynamo call the function while tracing and keep its result as a constant
+_CONSTANT_RESULT_NAMES = frozenset({"torch.compiler.assume_constant_result", "torch._dynamo.assume_constant_result"})
 
 
 @dataclass(eq=False)
@@ -54,6 +56,12 @@ class FunctionInfo:
     owner: "ModuleIndex | None" = field(default=None, repr=False)
     """The module that defines the function."""
     _derived: dict[str, tuple[cst.FunctionDef, object]] = field(default_factory=dict, repr=False)
+
+    @property
+    def constant_result(self) -> bool:
+        """Decorated with ``assume_constant_result``: compiled code calls it while tracing (its body is not
+        traced, nothing in it breaks) and the graph keeps what it returned as a constant."""
+        return any(d in _CONSTANT_RESULT_NAMES for d in self.decorators)
 
     @property
     def is_method(self) -> bool:

@@ -164,7 +164,8 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # what needs its data is not known
                 env[name] = tensor(entered=entered, assumed=name not in tensor_params)
             elif name in tensor_params:
-                env[name] = tensor(entered=entered)
+                # (a tensor by how the body uses it, of a class no annotation names: it may be a subclass's)
+                env[name] = tensor(entered=entered, open_class=True)
             else:
                 env[name] = UNKNOWN_VALUE
             env[name] = bound_parameter(env[name], ann)

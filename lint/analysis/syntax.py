@@ -108,6 +108,42 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return iter(child_list(node))
 
 
+def evaluated_before(statement: cst.CSTNode, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The parts of ``statement`` Python evaluates before ``node``: at each level down to it, the operands
+    and arguments before the one that holds it (``abs(loss)`` in ``return abs(loss), loss.item()``, the
+    receiver and method in ``x.reshape(int(n))``).  An assignment's targets come after its value, as do a
+    conditional expression's branches after its test and a ``for`` loop's target after its iterable; the
+    enclosing operations themselves (the call of ``x.reshape``) come after.  Empty when ``node`` is inside a
+    comprehension or a lambda, whose code runs apart."""
+    out: list[cst.CSTNode] = []
+    current = statement
+    while current is not node:
+        parts = child_list(current)
+        holder = next((c for c in parts if encloses(c, node)), None)
+        if holder is None or isinstance(current, _SCOPES + _COMPREHENSIONS):
+            return []
+        first = _evaluated_first(current)
+        if isinstance(current, cst.IfExp):
+            earlier = [current.test] if holder is not current.test else []
+        elif first is not None:
+            earlier = [] if holder is first else [first, *(c for c in parts[:parts.index(holder)] if c is not first)]
+        else:
+            earlier = parts[:parts.index(holder)]
+        out.extend(earlier)
+        current = holder
+    return out
+
+
+def _evaluated_first(statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The part of an assignment or ``for`` Python evaluates before its targets (the value, the iterable)."""
+    if isinstance(statement, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+        return statement.value
+    if isinstance(statement, cst.For):
+        return statement.iter
+    return None
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _SCOPE_TYPES = frozenset(_SCOPES)  # libcst's node classes are not subclassed: a type test is enough
 

@@ -97,9 +97,10 @@ class Value:
     """A tensor only because an untyped parameter was taken for one (or computed from such a value):
     whether it needs tensor data is not known."""
     open_class: bool = False
-    """A tensor only by ``isinstance(x, torch.Tensor)`` holding for a value the analysis could not type: it
-    may be an instance of a tensor subclass (a later ``isinstance(x, Sub)`` may hold), unlike a tensor the
-    analysis computed or a parameter annotated as one."""
+    """A tensor only by ``isinstance(x, torch.Tensor)`` holding for a value the analysis could not type, or a
+    tensor where ``isinstance(x, C)`` holds for a class ``C`` it cannot see: it may be an instance of a tensor
+    subclass (a later ``isinstance(x, Sub)`` may hold), unlike a tensor the analysis computed or a parameter
+    annotated as one."""
     zero_dim: bool = False
     """A 0-d tensor: a full reduction (``scores.argmax()``, ``x.sum()``) or arithmetic of such tensors
     with numbers."""
@@ -243,10 +244,11 @@ NONE_VALUE = Value(Kind.PYTHON, const=None)
 def tensor(
     *, is_bool: bool = False, params: frozenset[str] = frozenset(), from_weights: bool = False,
     entered: bool = False, assumed: bool = False, constant: bool = False, zero_dim: bool = False,
-    maybe_none: bool = False, lifted: bool = False,
+    maybe_none: bool = False, lifted: bool = False, open_class: bool = False,
 ) -> Value:
     return Value(Kind.TENSOR, is_bool=is_bool, params=params, from_weights=from_weights, entered=entered,
-                 assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none, lifted=lifted)
+                 assumed=assumed, constant=constant, zero_dim=zero_dim, maybe_none=maybe_none, lifted=lifted,
+                 open_class=open_class)
 
 
 def bound_parameter(value: Value, declared: Value | None) -> Value:
@@ -259,9 +261,10 @@ def bound_parameter(value: Value, declared: Value | None) -> Value:
 def derived(operands: Iterable[Value]) -> dict[str, bool]:
     """Provenance of a tensor an op computes from ``operands`` (``tensor(**derived(...))``): computed
     in the graph; assumed if any operand is; a constant when every operand is a Python number or size
-    or a constant tensor."""
+    or a constant tensor; of an open class when an operand is an instance of a tensor subclass or may be
+    one (torch ops on a subclass instance give instances of it)."""
     operands = tuple(operands)
-    assumed = False
+    assumed = open_class = False
     constant = bool(operands)  # an op of no known operand (`torch.stack(parts)`, parts built later) is data
     for v in operands:
         if v.kind is Kind.SEQUENCE:
@@ -269,13 +272,15 @@ def derived(operands: Iterable[Value]) -> dict[str, bool]:
             inner = derived(parts)
             assumed = assumed or inner["assumed"]
             constant = constant and inner["constant"]
+            open_class = open_class or inner["open_class"]
             continue
         if v.kind is Kind.TENSOR:
             assumed = assumed or v.assumed
             constant = constant and v.constant
+            open_class = open_class or v.open_class or v.cls is not None
         elif v.kind not in (Kind.PYTHON, Kind.SIZE) or v.is_mapping:
             constant = False
-    return {"assumed": assumed, "constant": constant}
+    return {"assumed": assumed, "constant": constant, "open_class": open_class}
 
 
 def resumed(v: Value) -> Value:
@@ -379,6 +384,9 @@ def join(a: Value, b: Value) -> Value:
         )
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
+            return x.with_(maybe_none=True)
+        if x.kind is Kind.SEQUENCE and y.kind is Kind.PYTHON and y.const is None:
+            # an `Optional[tuple[Tensor, Tensor]]` after `if points is not None:` (a tuple, list or dict, or None)
             return x.with_(maybe_none=True)
         if x.cls is not None and x.kind in (Kind.MODULE, Kind.UNKNOWN) and not x.choices \
                 and y.kind is Kind.PYTHON and y.has_const and y.const is None:

@@ -160,7 +160,9 @@ def _analysed(module: cst.Module, source: str, path: str, settings: Settings, re
     if project is not None:
         index = project.index_for(path, module, source, reuse)
     else:
-        index = build_index(module, reuse) if reuse is not None else None
+        # (the text the tree was parsed from, which the analysis searches for names: not the tree's code again)
+        index = build_index(module, reuse)
+        index.source = source
     tracker = None
     if track:
         changed = changed_tokens(reuse, old.shells, old.facts, index, old.nodes) \

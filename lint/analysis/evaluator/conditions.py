@@ -94,6 +94,10 @@ class ConditionHandlers:
                 # untyped parameter, a `float | Tensor` argument): Dynamo decides the test while tracing.  A
                 # value known to be a tensor keeps its value there (that side never runs)
                 false[name] = UNKNOWN_VALUE
+            if declared is None and self.env[name].kind is Kind.TENSOR and self.env[name].cls is None:
+                # `isinstance(inpt, tv_tensors.KeyPoints)` of a class the analysis does not see: where it holds,
+                # the tensor may be an instance of a subclass
+                true[name] = self.env[name].with_(open_class=True)
             if self.env[name].kind is Kind.UNKNOWN:
                 true.update(self._union_narrowed(test, name, True))
                 false.update(self._union_narrowed(test, name, False))
@@ -121,6 +125,12 @@ class ConditionHandlers:
         if typed is None:
             return False
         name, declared = typed
+        if declared is not None and declared.kind is Kind.PYTHON and not declared.is_mapping \
+                and _untyped(self.env[name]):
+            # `isinstance(arg, str) and os.path.exists(arg)` of a value of no known type: compiled code passes
+            # tensors far more often than strings or numbers, and whether it does here is not known (a dict, a
+            # batch, is passed often enough to be judged)
+            return True
         annotated = self.p.signatures.declared_types(self.fn).get(name) if self.fn is not None else None
         return declared is not None and (_known_otherwise(declared, self.env[name])
                                          or (annotated is not None and _known_otherwise(declared, annotated)))
@@ -239,10 +249,11 @@ class ConditionHandlers:
         """Run ``run`` in the environment narrowed by ``test`` being ``when`` (the right operand of
         ``and``/``or`` runs only after the left one decided so), then restore the environment."""
         narrowed = self.narrowing(test)[0 if when else 1]
+        unjudged = when and (_dtype_specialised(test) or self.type_test_fails(test))  # (before narrowing)
         saved = {name: self.env.get(name) for name in narrowed}
         self.env.update(narrowed)
         emit = self.emit
-        if when and (_dtype_specialised(test) or self.type_test_fails(test)):
+        if unjudged:
             self.emit = False  # evaluated only for some dtypes, or maybe never: not known statically
         try:
             return run()
@@ -301,14 +312,23 @@ def _dtype_specialised(test: cst.BaseExpression) -> bool:
     return False
 
 
+def _untyped(v: Value) -> bool:
+    """Nothing is known of what ``v`` is (no class, function or choice of the checked code)."""
+    return v.kind is Kind.UNKNOWN and v.cls is None and v.func is None and not v.choices and v.qualname is None
+
+
 def _known_otherwise(declared: Value, v: Value) -> bool:
     """``v`` is known to be something ``isinstance`` cannot narrow it to: where the test holds, the code may
     not run, and what it would do there is not reported. A NumPy array is no torch tensor and no Python value;
     a plain tensor the analysis knows of (declared, or computed) is not taken for an instance of a tensor
-    subclass. A tensor only assumed of an untyped parameter, or one an ``isinstance(x, torch.Tensor)`` made of
-    an untyped value, may be either; a parameter annotated as a plain tensor is one, whatever its callers pass."""
+    subclass, nor for a string or a Python number. A tensor only assumed of an untyped parameter, or one an
+    ``isinstance(x, torch.Tensor)`` made of an untyped value, may be either; a parameter annotated as a plain
+    tensor is one, whatever its callers pass."""
     if declared.qualname == K.NUMPY_ARRAY:
         return (v.kind is Kind.TENSOR and v.qualname != K.NUMPY_ARRAY and not v.assumed) \
             or v.kind in (Kind.PYTHON, Kind.SIZE, Kind.SEQUENCE)
+    if declared.kind is Kind.PYTHON and not declared.is_mapping:
+        # (a NumPy value may be a Python number: `np.float64` is a `float`)
+        return v.kind is Kind.TENSOR and not v.assumed and v.qualname != K.NUMPY_ARRAY
     return declared.cls is not None and v.kind is Kind.TENSOR and v.cls is None and not v.assumed \
         and not v.open_class

@@ -162,9 +162,10 @@ class StatementHandlers:
         branches: list[dict[str, Value]] = []
         start = self.env
         if truth is not False:
+            unjudged = truth is None and (_dtype_specialised(node.test) or self.type_test_fails(node.test))
             self.env = {**start, **narrowed_true}
             emit = self.emit
-            if truth is None and (_dtype_specialised(node.test) or self.type_test_fails(node.test)):
+            if unjudged:
                 self.emit = False  # a path taken only for some dtypes, or maybe never: not known statically
             try:
                 if self._run_branch(node.body):

@@ -1,0 +1,71 @@
+"""Boolean masks the analysis follows the dtype of, each measured on torch 2.13 ("Dynamic shape operator" when
+one selects): ``Tensor.new_*`` with ``dtype=torch.bool`` (or the builtin ``bool``) or of a mask, ``torch.full``
+with a bool fill value, a mask filled in place, a function that keeps its input's dtype (``torch.roll``), and a
+list of Python bools, or a tensor made of one, used as an index.  A list of Python bools selects the same size
+on every call: nothing recompiles on it, and a rewrite that needs a tensor mask refuses it."""
+from __future__ import annotations
+
+from conftest import requires_torch
+from helpers import Example, check, checked_breaks, dynamo_break_lines, write
+
+CODE = """\
+    from typing import List
+
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def segments(scores: torch.Tensor, lengths: List[int]) -> torch.Tensor:
+        n = scores.shape[0]
+        t = torch.arange(n)
+        active = scores > 0.5
+        suppressed = scores.new_zeros(n, dtype=torch.bool)
+        a = t[suppressed]
+        keep = torch.full((n,), True)
+        b = t[keep]
+        valid = torch.zeros(n, dtype=bool)
+        c = t[valid]
+        done = torch.zeros(n, dtype=torch.bool).fill_(True)
+        d = t[done]
+        starts = active & ~torch.roll(active, 1, 0)
+        e = t[starts]
+        even = [i % 2 == 0 for i in range(n)]
+        f = scores[even]
+        long_enough = torch.tensor([k > 2 for k in lengths])
+        return a.sum() + b.sum() + c.sum() + d.sum() + e.sum() + f.sum() + scores[:2][long_enough].sum()
+
+
+    def main(x):
+        return segments(x, [1, 5])
+"""
+BREAKS = {(12, "DYN104"), (14, "DYN104"), (16, "DYN104"), (18, "DYN104"), (20, "DYN104"), (22, "DYN104"),
+          (24, "DYN104")}
+
+
+def test_check(tmp_path, capsys) -> None:
+    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
+
+
+@requires_torch
+def test_dynamo(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, CODE, "[(torch.rand(6),)]") == {line for line, _ in BREAKS}
+
+
+LIST_MASK = """
+    import torch
+
+
+    def evens(x: torch.Tensor) -> torch.Tensor:
+        keep = [i % 2 == 0 for i in range(x.shape[0])]
+        return x[keep].sum() * 2
+"""
+
+
+def test_a_list_mask_is_no_recompile_hazard_and_is_not_rewritten(tmp_path, capsys) -> None:
+    assert {d.code for d in check(LIST_MASK)} == {"DYN104"}
+    from dynalint.adapters.cli import main
+
+    path = write(tmp_path, "m.py", Example(LIST_MASK).source)
+    main(["fix", "--unsafe-fixes", "--diff", path])
+    out, err = capsys.readouterr()
+    assert not out.startswith("---") and "fix refused (masked-reduction): the mask is not a tensor" in out + err

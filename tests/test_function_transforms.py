@@ -1,0 +1,48 @@
+"""What torch.func gives back is known: ``functional_call(module, params, (x,))`` is the module's output,
+and the functions ``grad``, ``vmap``, ``jacrev``... return give tensors, so a branch on them, or ``.item()`` of
+them, breaks as on any tensor (measured on torch 2.13: Dynamo traces the transforms themselves)."""
+from __future__ import annotations
+
+from conftest import requires_torch
+from helpers import checked_breaks, dynamo_break_lines
+
+CODE = """\
+    import torch
+    import torch.nn as nn
+    from torch.func import functional_call, grad, grad_and_value, vmap
+
+
+    class Inner(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(4, 1)
+
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            params = dict(self.net.named_parameters())
+            out = functional_call(self.net, params, (x,))
+            if out.mean() > 0:
+                out = out * 2
+            g = grad(lambda w: (x @ w).sum())(torch.ones(4))
+            step = g.norm().item()
+            dots = vmap(torch.dot)(x, x)
+            if dots.max() > 100:
+                dots = dots / 100
+            dw, loss = grad_and_value(lambda w: (x @ w).pow(2).mean())(torch.ones(4))
+            return out.sum() * step + dots.sum() + dw.sum() + loss
+
+
+    def main(x, y):
+        model = torch.compile(Inner(), backend="eager")
+        return model(x, y)
+"""
+BREAKS = {(14, "DYN101"), (17, "DYN102"), (19, "DYN101")}
+
+
+def test_check(tmp_path, capsys) -> None:
+    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
+
+
+@requires_torch
+def test_dynamo(tmp_path) -> None:
+    lines = dynamo_break_lines(tmp_path, CODE, "[(torch.randn(3, 4), torch.randn(3))]")
+    assert lines == {line for line, _ in BREAKS}
