@@ -20,10 +20,21 @@ LOGGING_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exc
 REORDERABLE_CALLS = frozenset({"builtins.print", "warnings.warn"} | {f"logging.{f}" for f in LOGGING_FUNCTIONS})
 
 
+#: the logger classes of ``logging``: an instance of one, or of a class of the checked code derived from one,
+#: is a logger (a ``LoggerAdapter``'s methods call its logger's: measured on torch 2.13, they break the same)
+LOGGER_CLASSES = frozenset({"logging.Logger", "logging.LoggerAdapter"})
+
+
 def is_logger(v: Value | None) -> bool:
-    """A value returned by ``getLogger()`` / ``get_logger()``."""
-    q = (v.qualname or "") if v is not None else ""
-    return q.endswith("getLogger()") or q.endswith("get_logger()")
+    """A value returned by ``getLogger()`` / ``get_logger()``, or an instance of a logger class."""
+    if v is None:
+        return False
+    q = v.qualname or ""
+    if q.endswith("getLogger()") or q.endswith("get_logger()") or q[:-2] in LOGGER_CLASSES:
+        return True
+    cls = v.cls if v.kind is Kind.UNKNOWN else None
+    return cls is not None and any((c.owner.resolve(b) if c.owner is not None else None) in LOGGER_CLASSES
+                                   for c in cls.mro() for b in c.bases)
 
 
 def is_logger_call(call: CallEvent) -> bool:
