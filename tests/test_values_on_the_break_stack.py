@@ -51,6 +51,7 @@ def test_dynamo_recompiles_only_the_frame_with_a_graph() -> None:
     ("return abs(loss), round(loss.item(), 3)", "loss.item()", ["abs(loss)", "round"]),
     ("y = x.reshape(int(n), -1)", "int(n)", ["x.reshape"]),
     ("self.buf[t.item()] = x + 1", "t.item()", ["x + 1", "self.buf"]),
+    ("self.total += t.item()", "t.item()", ["self.total"]),
     ("out = a if t.item() else b", "t.item()", []),
     ("out = f(a) if c else t.item()", "t.item()", ["c"]),
     ("out = [v.item() for v in xs]", "v.item()", []),

@@ -54,8 +54,8 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            # functions would fail for want of one, not for Dynamo
            "torch", "torch.random", "torch.autograd", "torch.jit", "torch.backends.cuda", "torch.backends.cudnn",
            "torch.backends.mkldnn", "torch.backends.mps", "torch.backends.openmp", "torch.utils.checkpoint",
-           # probed on a machine without a GPU: only the functions that run there (``device_count()``), see
-           # :func:`_runs_without_arguments`
+           # probed with the GPUs hidden (:func:`probe_in_child`): only the functions that run without one
+           # (``device_count()``), see :func:`_runs_without_arguments`
            "torch.cuda")
 #: Standard-library functions that need arguments, with arguments of the kind model code passes them (a
 #: beam's scores, a list of losses): Dynamo inlines them, and what breaks is inside (``heapq.nlargest``
@@ -349,7 +349,8 @@ def probe_in_child(module: str) -> Any:
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
-        env = {**os.environ, "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch}
+        # (with the GPUs hidden, a machine that has one probes as one without: the table does not depend on it)
+        env = {**os.environ, "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch, "CUDA_VISIBLE_DEVICES": ""}
         out = os.path.join(scratch, "found.json")
         subprocess.run([sys.executable, "-m", module, "--probe", out], cwd=scratch, env=env,
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=600, check=True)

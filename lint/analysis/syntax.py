@@ -111,10 +111,10 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def evaluated_before(statement: cst.CSTNode, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The parts of ``statement`` Python evaluates before ``node``: at each level down to it, the operands
     and arguments before the one that holds it (``abs(loss)`` in ``return abs(loss), loss.item()``, the
-    receiver and method in ``x.reshape(int(n))``).  An assignment's targets come after its value, as do a
-    conditional expression's branches after its test and a ``for`` loop's target after its iterable; the
-    enclosing operations themselves (the call of ``x.reshape``) come after.  Empty when ``node`` is inside a
-    comprehension or a lambda, whose code runs apart."""
+    receiver and method in ``x.reshape(int(n))``).  An assignment's targets come after its value (an augmented
+    one's target is read first), as do a conditional expression's branches after its test and a ``for`` loop's
+    target after its iterable; the enclosing operations themselves (the call of ``x.reshape``) come after.
+    Empty when ``node`` is inside a comprehension or a lambda, whose code runs apart."""
     out: list[cst.CSTNode] = []
     current = statement
     while current is not node:
@@ -136,7 +136,7 @@ def evaluated_before(statement: cst.CSTNode, node: cst.CSTNode) -> list[cst.CSTN
 
 def _evaluated_first(statement: cst.CSTNode) -> cst.CSTNode | None:
     """The part of an assignment or ``for`` Python evaluates before its targets (the value, the iterable)."""
-    if isinstance(statement, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+    if isinstance(statement, (cst.Assign, cst.AnnAssign)):
         return statement.value
     if isinstance(statement, cst.For):
         return statement.iter
