@@ -240,6 +240,23 @@ def dynamo_break_lines(tmp_path, code: str, inputs: str, target: str = "main") -
     return obs.break_lines(module.__file__)
 
 
+def break_tests(code: str, breaks: set[tuple[int, str]], inputs: str, target: str = "main"
+                ) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The two tests of a module about one code text: ``dynalint check`` reports exactly ``breaks`` (line,
+    code), and real Dynamo, running ``target`` of the code on ``inputs``, breaks on exactly those lines.  Bind
+    them to module names so that pytest collects them: ``test_check, test_dynamo = break_tests(...)``."""
+    from conftest import requires_torch
+
+    def test_check(tmp_path, capsys) -> None:
+        assert checked_breaks(tmp_path, capsys, code) == breaks
+
+    @requires_torch
+    def test_dynamo(tmp_path) -> None:
+        assert dynamo_break_lines(tmp_path, code, inputs, target) == {line for line, _ in breaks}
+
+    return test_check, test_dynamo
+
+
 def compile_eagerly(monkeypatch) -> None:
     """Make ``torch.compile`` (called or as a decorator factory) use Dynamo with the eager backend, so a
     test sees Dynamo's breaks and recompiles without Inductor's compile time."""

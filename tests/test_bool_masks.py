@@ -5,8 +5,7 @@ list of Python bools, or a tensor made of one, used as an index.  A list of Pyth
 on every call: nothing recompiles on it, and a rewrite that needs a tensor mask refuses it."""
 from __future__ import annotations
 
-from conftest import requires_torch
-from helpers import Example, check, checked_breaks, dynamo_break_lines, write
+from helpers import Example, break_tests, check, write
 
 CODE = """\
     from typing import List
@@ -42,13 +41,7 @@ BREAKS = {(12, "DYN104"), (14, "DYN104"), (16, "DYN104"), (18, "DYN104"), (20, "
           (24, "DYN104")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, CODE, "[(torch.rand(6),)]") == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.rand(6),)]")
 
 
 LIST_MASK = """

@@ -5,8 +5,7 @@ backward pass, but a submodule that has one breaks the graph where compiled code
 backwards hooks require compiled autograd"), with grad mode off too."""
 from __future__ import annotations
 
-from conftest import requires_torch
-from helpers import checked_breaks, dynamo_break_lines
+from helpers import break_tests
 
 CODE = """\
     import torch
@@ -46,13 +45,7 @@ CODE = """\
 BREAKS = {(6, "DYN101"), (21, "DYN102")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, CODE, "[(torch.randn(2, 4),)]") == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.randn(2, 4),)]")
 
 
 BACKWARD = """\
@@ -84,10 +77,4 @@ BACKWARD = """\
 """
 
 
-def test_check_backward_hook(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, BACKWARD) == {(17, "DYN105")}
-
-
-@requires_torch
-def test_dynamo_backward_hook(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, BACKWARD, "[(torch.randn(2, 4),)]") == {17}
+test_check_backward_hook, test_dynamo_backward_hook = break_tests(BACKWARD, {(17, "DYN105")}, "[(torch.randn(2, 4),)]")

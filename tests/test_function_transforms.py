@@ -3,8 +3,7 @@ and the functions ``grad``, ``vmap``, ``jacrev``... return give tensors, so a br
 them, breaks as on any tensor (measured on torch 2.13: Dynamo traces the transforms themselves)."""
 from __future__ import annotations
 
-from conftest import requires_torch
-from helpers import checked_breaks, dynamo_break_lines
+from helpers import break_tests
 
 CODE = """\
     import torch
@@ -38,11 +37,4 @@ CODE = """\
 BREAKS = {(14, "DYN101"), (17, "DYN102"), (19, "DYN101")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    lines = dynamo_break_lines(tmp_path, CODE, "[(torch.randn(3, 4), torch.randn(3))]")
-    assert lines == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.randn(3, 4), torch.randn(3))]")

@@ -3,8 +3,7 @@
 ``int(points[1].sum())`` there reads tensor data (measured on torch 2.13: "Unsupported Tensor.item() call")."""
 from __future__ import annotations
 
-from conftest import requires_torch
-from helpers import checked_breaks, dynamo_break_lines
+from helpers import break_tests
 
 CODE = """\
     from typing import Dict, List, Optional, Tuple
@@ -37,10 +36,4 @@ CODE = """\
 BREAKS = {(10, "DYN102"), (21, "DYN102")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, CODE, "[(torch.rand(1, 3, 2),)]") == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.rand(1, 3, 2),)]")

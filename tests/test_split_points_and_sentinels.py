@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import requires_torch
-from helpers import Example, checked_breaks, dynamo_break_lines, run, write
+from helpers import Example, break_tests, run, write
 
 CODE = """\
     import fnmatch
@@ -41,13 +40,7 @@ CODE = """\
 BREAKS = {(9, "DYN102"), (10, "DYN102"), (17, "DYN105"), (19, "DYN105"), (20, "DYN105"), (21, "DYN105")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, CODE, "[(torch.randn(10, 4),)]") == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.randn(10, 4),)]")
 
 
 def test_capture_flag_keeps_the_splits(tmp_path, capsys) -> None:

@@ -6,8 +6,7 @@ query and ``torch.cuda`` queries that run without a GPU come from the generated 
 nothing in its body breaks."""
 from __future__ import annotations
 
-from conftest import requires_torch
-from helpers import checked_breaks, dynamo_break_lines
+from helpers import break_tests
 
 CODE = """\
     import torch
@@ -59,11 +58,4 @@ BREAKS = {(21, "DYN105"), (22, "DYN105"), (24, "DYN105"), (25, "DYN105"), (27, "
           (29, "DYN105"), (30, "DYN105"), (38, "DYN105")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    lines = dynamo_break_lines(tmp_path, CODE, "[(torch.rand(2, 4), torch.tensor([0, 2, 1]))]")
-    assert lines == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.rand(2, 4), torch.tensor([0, 2, 1]))]")

@@ -5,8 +5,7 @@ A value known to be a string is judged, and so is a branch on ``isinstance(batch
 often enough."""
 from __future__ import annotations
 
-from conftest import requires_torch
-from helpers import checked_breaks, dynamo_break_lines
+from helpers import break_tests
 
 CODE = """\
     import os
@@ -43,10 +42,4 @@ CODE = """\
 BREAKS = {(24, "DYN105")}
 
 
-def test_check(tmp_path, capsys) -> None:
-    assert checked_breaks(tmp_path, capsys, CODE) == BREAKS
-
-
-@requires_torch
-def test_dynamo(tmp_path) -> None:
-    assert dynamo_break_lines(tmp_path, CODE, "[(torch.randn(3),)]") == {line for line, _ in BREAKS}
+test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.randn(3),)]")
