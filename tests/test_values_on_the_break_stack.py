@@ -1,9 +1,10 @@
 """What a statement evaluates before its graph break runs in the graph before the break: the frame Dynamo
 resumes after ``loss.item()`` in ``return abs(loss), round(loss.item(), 3)`` holds ``abs(loss)`` as a value
 but runs no tensor operation, so it has no graph and nothing recompiles on the number (measured on torch 2.13:
-"No ops traced for the FX graph").  A tensor operation after the break, in the same statement
-(``torch.arange(t.max().item()) * 2``) or later, is compiled and guarded on the number, and recompiles when it
-changes."""
+"No ops traced for the FX graph").  The frame resumed in ``return x.reshape(int(t.sum()), -1)`` holds the
+tensor's bound method and a number, nothing tensor-related, and Dynamo skips it ("no tensor-related objects
+found in frame").  A tensor operation after the break in a function that names torch
+(``torch.arange(t.max().item()) * 2``) is compiled and guarded on the number, and recompiles when it changes."""
 from __future__ import annotations
 
 import libcst as cst
@@ -29,10 +30,16 @@ CODE = """
         return torch.arange(t.max().item()) * 2
 
 
+    @torch.compile(backend="eager")
+    def rows_of(x: torch.Tensor, t: torch.Tensor):
+        return x.reshape(int(t.sum()), -1)
+
+
     def run():
         for i in range(3):
             loss_and_value(torch.full((4,), float(i)), torch.zeros(4))
             arange_to_max(torch.tensor([3 + i, 1]))
+            rows_of(torch.randn(12), torch.tensor([1 + i, 1]))
 """
 
 

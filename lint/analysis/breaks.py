@@ -382,7 +382,8 @@ class Breaks:
             return True
         # (what the statement evaluates before the break ran in the graph before it: `abs(loss)` in
         # `return abs(loss), round(loss.item(), 3)`; measured on torch 2.13, the resumed frame has no graph)
-        skip = {id(n) for part in (event.node, *evaluated_before(event.statement, event.node)) for n in walk(part)}
+        before = evaluated_before(event.statement, event.node)
+        skip = {id(n) for part in (event.node, *before) for n in walk(part)}
         nodes = [n for stmt in after for n in walk(stmt, into_scopes=False) if id(n) not in skip]
         region = {id(n) for n in nodes}
         python_only = self._python_operations()
@@ -392,6 +393,8 @@ class Breaks:
             for ev in self.program.events:
                 if isinstance(ev, _FRAME_EVENTS):
                     self._frame_events.setdefault(id(ev.function), []).append(ev)
+        if self._holds_nothing_tensor(event, nodes, before):
+            return False
         for ev in self._frame_events.get(id(event.function), ()):
             if id(ev.node) not in region and not (isinstance(ev, ClassStatementEvent) and id(ev.statement) in region):
                 continue  # (a `class` statement's name is inside the scope it opens, which the walk skips)
@@ -402,6 +405,39 @@ class Breaks:
                 return True  # the frame ends at this break, compiled: a loop after it is the next frame's
             works = works or breaks or (self._body_works(ev.callee) if _helper_call(ev) else _works(ev))
         return works
+
+    def _holds_nothing_tensor(self, event: Event, nodes: list[cst.CSTNode], before: list[cst.CSTNode]) -> bool:
+        """Whether the frame resumed after the break at ``event`` provably holds nothing tensor-related, which
+        Dynamo skips ("no tensor-related objects found in frame", measured on torch 2.13 for
+        ``return x.reshape(int(t.sum()), -1)``): the code after the break (``nodes``) reads no name but a
+        builtin's (a local may hold a tensor, a global may be torch), and what the statement evaluated before
+        the break and keeps for after it is a literal or a tensor's method (``x.reshape``), not the tensor; and
+        the function names no torch or NumPy module anywhere (the resumed frame's code keeps the function's
+        global names, and one bound to torch counts as tensor-related: ``torch.arange(t.max().item()) * 2``
+        is compiled and recompiles, measured)."""
+        fn = event.function
+        index = self.program.index
+        if any(type(n) is cst.Name and (index.imports.get(n.value) or "").split(".")[0] in ("torch", "numpy")
+               for n in walk(fn.node.body, into_scopes=False)):
+            return False
+        bound = fn.local_names | set(fn.param_names()) | index.imports.keys() | index.globals.keys() \
+            | index.functions.keys() | index.classes.keys()
+        not_read = {id(n.attr) for n in nodes if type(n) is cst.Attribute} \
+            | {id(n.keyword) for n in nodes if type(n) is cst.Arg and n.keyword is not None}
+        if any(type(n) is cst.Name and id(n) not in not_read and n.value in bound for n in nodes):
+            return False
+        calls = {id(ev.node.func): ev for ev in self._frame_events.get(id(fn), ())
+                 if isinstance(ev, CallEvent) and isinstance(ev.node, cst.Call)}
+        for part in before:
+            if isinstance(part, cst.Arg):
+                part = part.value
+            if isinstance(part, (cst.Integer, cst.Float, cst.SimpleString)):
+                continue
+            call = calls.get(id(part))
+            if call is None or call.method is None or call.qualname is not None or call.callee is not None \
+                    or call.receiver is None or not call.receiver.is_tensor:
+                return False
+        return True
 
     def _body_works(self, fn: "FunctionInfo", depth: int = 3) -> bool:
         """Whether a function of the project called after a break does something Dynamo compiles in
