@@ -417,9 +417,10 @@ class Breaks:
         is compiled and recompiles, measured)."""
         fn = event.function
         index = self.program.index
-        if any(type(n) is cst.Name and (index.imports.get(n.value) or "").split(".")[0] in ("torch", "numpy")
-               for n in walk(fn.node.body, into_scopes=False)):
-            return False
+        if fn.outer is not None or any(
+                type(n) is cst.Name and (index.imports.get(n.value) or "").split(".")[0] in ("torch", "numpy")
+                for n in walk(fn.node.body, into_scopes=False)):
+            return False  # (a nested function's frame also holds what it closes over)
         bound = fn.local_names | set(fn.param_names()) | index.imports.keys() | index.globals.keys() \
             | index.functions.keys() | index.classes.keys()
         not_read = {id(n.attr) for n in nodes if type(n) is cst.Attribute} \
