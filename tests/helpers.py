@@ -222,12 +222,12 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def checked_breaks(tmp_path, capsys, code: str) -> set[tuple[int, str]]:
-    """(line, code) of every graph-break finding ``dynalint check`` reports on ``code`` as one file."""
+def checked_breaks(tmp_path, capsys, code: str, *options: str) -> set[tuple[int, str]]:
+    """(line, code) of every graph-break finding ``dynalint check [OPTIONS]`` reports on ``code`` as one file."""
     import json
 
     path = write(tmp_path, "m.py", Example(code).source)
-    _, out, _ = run(capsys, "--format", "json", path)
+    _, out, _ = run(capsys, "--format", "json", *options, path)
     return {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
 
 

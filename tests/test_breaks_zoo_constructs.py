@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from helpers import checked_breaks, dynamo_break_lines, run, write
+from helpers import checked_breaks, dynamo_break_lines
 
 COMPREHENSIONS = """\
     import torch
@@ -264,14 +264,7 @@ DISABLED_INSIDE = """\
 
 @pytest.mark.parametrize("scope", ["compiled", "all"])
 def test_nothing_breaks_in_a_disabled_nested_function(tmp_path, capsys, scope: str) -> None:
-    import json
-
-    from helpers import Example
-
-    path = write(tmp_path, "m.py", Example(DISABLED_INSIDE).source)
-    _, out, _ = run(capsys, "--format", "json", "--scope", scope, path)
-    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
-    assert found == {(17, "DYN105"), (20, "DYN105")}
+    assert checked_breaks(tmp_path, capsys, DISABLED_INSIDE, "--scope", scope) == {(17, "DYN105"), (20, "DYN105")}
 
 
 @requires_torch

@@ -3,13 +3,11 @@
 handles, where Dynamo itself breaks and does not."""
 from __future__ import annotations
 
-import json
-
 from conftest import requires_torch
 from dynalint.rules.base import Example
 
 import dynalint.analysis.skipped_calls as committed
-from helpers import assert_generated_module_current, run, run_example_under_dynamo, write
+from helpers import assert_generated_module_current, checked_breaks, run_example_under_dynamo
 
 CODE = """\
     import collections
@@ -50,10 +48,7 @@ def test_the_table_lists_skipped_calls_and_not_handled_ones() -> None:
 
 
 def test_check_reports_listed_calls_only(tmp_path, capsys) -> None:
-    path = write(tmp_path, "m.py", Example(CODE).source)
-    _, out, _ = run(capsys, "--format", "json", path)
-    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
-    assert found == {(line, "DYN105") for line in BREAK_LINES}
+    assert checked_breaks(tmp_path, capsys, CODE) == {(line, "DYN105") for line in BREAK_LINES}
 
 
 @requires_torch
@@ -88,10 +83,7 @@ def test_functions_probed_with_arguments() -> None:
 
 
 def test_check_reports_probed_calls(tmp_path, capsys) -> None:
-    path = write(tmp_path, "m.py", Example(ARGUMENT_CODE).source)
-    _, out, _ = run(capsys, "--format", "json", path)
-    found = {(d["line"], d["code"]) for d in json.loads(out) if d["kind"] == "graph-break"}
-    assert found == {(line, "DYN105") for line in ARGUMENT_BREAK_LINES}
+    assert checked_breaks(tmp_path, capsys, ARGUMENT_CODE) == {(line, "DYN105") for line in ARGUMENT_BREAK_LINES}
 
 
 @requires_torch

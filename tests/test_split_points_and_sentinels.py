@@ -5,9 +5,7 @@ bare ``object()`` sentinel and ``fnmatch`` on parameter names ("Failed to trace 
 ``tensor_split`` at Python numbers, or at a list the analysis only assumed to be a tensor, is traced."""
 from __future__ import annotations
 
-import json
-
-from helpers import Example, break_tests, run, write
+from helpers import break_tests, checked_breaks
 
 CODE = """\
     import fnmatch
@@ -44,7 +42,5 @@ test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.randn(10, 4),)]")
 
 
 def test_capture_flag_keeps_the_splits(tmp_path, capsys) -> None:
-    path = write(tmp_path, "m.py", Example(CODE).source)
-    _, out, _ = run(capsys, "--format", "json", "--capture-scalar-outputs", path)
-    lines = {d["line"] for d in json.loads(out) if d["kind"] == "graph-break"}
+    lines = {line for line, _ in checked_breaks(tmp_path, capsys, CODE, "--capture-scalar-outputs")}
     assert not lines & {9, 10} and {17, 19, 20, 21} <= lines
