@@ -417,9 +417,10 @@ class Breaks:
         is compiled and recompiles, measured)."""
         fn = event.function
         index = self.program.index
-        if fn.outer is not None or any(
-                type(n) is cst.Name and (index.imports.get(n.value) or "").split(".")[0] in ("torch", "numpy")
-                for n in walk(fn.node.body, into_scopes=False)):
+        names = fn.derived("names read", lambda node: frozenset(
+            n.value for n in walk(node.body, into_scopes=False) if type(n) is cst.Name))
+        if fn.outer is not None or any((index.imports.get(name) or "").split(".")[0] in ("torch", "numpy")
+                                       for name in names):
             return False  # (a nested function's frame also holds what it closes over)
         bound = fn.local_names | set(fn.param_names()) | index.imports.keys() | index.globals.keys() \
             | index.functions.keys() | index.classes.keys()
