@@ -36,8 +36,10 @@ decision drawn from Python's ``random`` (which Dynamo cannot trace: ``random.ran
 method it skips, measured on torch 2.13), a log line.  Dynamo breaks the graph there, and where the
 function is compiled in a loop or the break sits in one, the whole frame runs eagerly.  Where the file
 compiles the function itself (``@torch.compile`` on it, ``f = torch.compile(f)``, ``f_c =
-torch.compile(f)``, ``obj.m = torch.compile(obj.m)``), the statements from the first one that computes
-with tensors (a tensor operation or a module call) to the end become the compiled function, taking
+torch.compile(f)``, ``obj.m = torch.compile(obj.m)``), the statements from the first one that may
+compute with tensors (a tensor operation, a module call, or a call of something the analysis does not
+know, such as an untyped ``model`` parameter, given an argument that may be a tensor) to the end
+become the compiled function, taking
 the variables they read, and the function runs its prelude as plain Python, then returns what the
 compiled part returns: callers call the same name with the same arguments and get the same result,
 and the prelude's break is gone (measured: no break, outputs bitwise those of the code run eagerly).
@@ -46,7 +48,7 @@ it; the function keeps its other decorators (``@torch.no_grad()`` then holds aro
 as it held around the whole function).
 
 Applies when a break of the function lies in the statements of its own body before the first one that
-computes with tensors (the prelude), and the prelude does no tensor work (it runs eagerly as Dynamo ran
+may compute with tensors (the prelude), and the prelude does no tensor work (it runs eagerly as Dynamo ran
 it between its graphs: nothing that was compiled moves out of the graph).
 
 Proves, or refuses: the function is neither a generator nor ``async`` and declares nothing ``global``
@@ -78,9 +80,9 @@ from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, re
 from dynalint.fixers.support.split import (
     compile_places,
     compile_site,
-    computes,
     docstring_count,
     marked_noqa,
+    may_compute,
     moved_compile_call,
     passed_names,
     refuse_frame_dependence,
@@ -154,7 +156,7 @@ class EagerHead(Fixer):
         if not calls and not decorators:
             return None  # compiled by its callers (or not at all): they choose what is compiled
         doc = docstring_count(body)
-        start = next((i for i in range(doc, len(body)) if computes(ctx, body[i])), None)
+        start = next((i for i in range(doc, len(body)) if may_compute(ctx, body[i])), None)
         prelude = {id(n) for stmt in body[doc:start] for n in walk(stmt)}
         if id(brk.node) not in prelude:
             return None  # not a break of the prelude
@@ -175,7 +177,7 @@ class EagerHead(Fixer):
             raise Refused("the file does not compile the function at exactly one place that the split can move "
                           "(`@torch.compile` innermost under patches only, or `f = torch.compile(f)` run once)")
         name = fdef.name.value
-        compiled_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
+        compiled_name = ctx.helper_name(name, "compiled")
         plan = FixPlan(f"compile `{compiled_name}`, the statements of `{name}` from `{shown(ctx, body[start])}` on, "
                        f"and run those before it as plain Python: no graph break instead of {len(own)}", self.safety)
         kept = [] if site.decorators else list(fdef.decorators)

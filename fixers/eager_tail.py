@@ -46,8 +46,12 @@ the function itself (``@torch.compile`` on it, ``f = torch.compile(f)``, ``f_c =
 function, returning the variables the rest reads, and the function calls it, then runs the rest as
 plain Python: callers call the same name with the same arguments and get the same result, and Dynamo
 sees no break at all (measured: none, outputs and trained weights bitwise those of the code run
-eagerly).  The compile call or decorator moves to the compiled part (``_f_compiled =
-torch.compile(_f_compiled)``, then ``f_c = f``).  Elsewhere (a function the file does not compile, a
+eagerly).  When the function is itself the compiled part :mod:`dynalint.fixers.eager_head` made (called
+once, by the last statement ``return _f_compiled(a, b)`` of a function that hands on its own variables
+of the parameters' names), the rest moves back into that caller after the call instead of into a third
+function: a training step becomes ``opt.zero_grad()``, ``loss = _step_compiled(...)``,
+``loss.backward()``, ``opt.step()``, with the forward and the loss compiled.  The compile call or
+decorator moves to the compiled part (``_f_compiled = torch.compile(_f_compiled)``, then ``f_c = f``).  Elsewhere (a function the file does not compile, a
 module's ``forward``), the statements from the first such call to the end, moved as they are into a
 function decorated with ``torch.compiler.disable`` and called there, break the graph once, at the
 call (measured: one break, "Skip calling torch.compiler.disable()d function"), and run eagerly, as
@@ -65,9 +69,11 @@ they did between the breaks::
 
 Applies from the first statement of the function's own body that makes such a call on every run
 (not in a branch or loop body of it, nor behind ``and``/``or``: a ``warnings.warn`` under a flag breaks
-only when the flag is on), when the statements from there to the end break the graph at two or more
-statements on every run.  The moved statements start earlier over the statements right before that
-one which break on every run where no capture flag helps (``if not torch.isfinite(loss):``, an op
+only when the flag is on); for the disable form, when the statements from there to the end break the
+graph at two or more statements on every run (its call breaks once itself), and for the split form
+too when the one break is a log line (``print``, ``warnings.warn``, ``logging``: the logging fixers
+keep the code after it compiled).  The moved statements
+start earlier over the statements right before that one which break on every run where no capture flag helps (``if not torch.isfinite(loss):``, an op
 Dynamo cannot capture) and call no module.  The helper follows the function in its block, so it sees
 the same globals and enclosing variables: a method's helper is a method of its class, called on the
 same instance (``self._learn_eager(...)``).
@@ -89,10 +95,14 @@ As a decorator, ``@torch.compile`` is the innermost one, under nothing but
 function).  As a call, its result is assigned and it is wrapped in nothing but such a patch, run once
 (not in a loop), and the function has no decorator; ``f = torch.compile(f)`` and ``f_c =
 torch.compile(f)`` are statements of the module for a function of the module, and ``f`` is used
-nowhere else for the latter (an eager call of ``f`` would run the compiled part); a method is compiled
+nowhere else for the latter (an eager call of ``f`` would run the compiled part); ``f_c =
+torch.compile(f, ...)`` may also be a statement of another function's own body (``main()``, not in a
+branch, loop or ``with``) whose options read none of its variables: it becomes the decorator
+``@torch.compile(...)`` of the compiled part, and the statement ``f_c = f``; a method is compiled
 on one instance with ``obj.m = torch.compile(obj.m)`` (the compiled part is then set on that instance,
-as the compiled method was), and no subclass in the file overrides it (``self.m`` would then compile
-the override).  The compiled part holds no ``return``, reads no local variable that it
+as the compiled method was; ``self.step = torch.compile(self._step)`` too, when nothing else uses
+``_step``: ``self.step`` becomes the partly compiled method), and no subclass in the file overrides
+it (``self.m`` would then compile the override).  The compiled part holds no ``return``, reads no local variable that it
 does not bind or take as a parameter, and returns no function, class, lambda or generator it makes
 (a value Dynamo would have to build outside the graph).  Its parameters are those of the function it
 reads, passed as they are; it returns the variables it binds that the rest reads.  A docstring stays
@@ -116,6 +126,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from dynalint.analysis.breaks import Cause, capture_flag
+from dynalint.analysis.events import CallEvent
+from dynalint.analysis.logging_calls import REORDERABLE_CALLS, is_logger
 from dynalint.analysis.syntax import walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import use_torch
@@ -125,6 +137,7 @@ from dynalint.fixers.support.split import (
     marked_noqa,
     module_call,
     passed_names,
+    merged_split,
     plan_split,
     refuse_frame_dependence,
     refuse_moved_compute,
@@ -251,11 +264,8 @@ class EagerTail(Fixer):
         if calls_compiled_part(ctx, body[:start]):
             return None  # already split: the compiled part is called, the rest runs outside the graph
         breaks = {id(b.statement) for b in own if always[id(b.node)] >= start}
-        if len(breaks) < 2:
-            if len(tail) == 1 and _calls_disabled(ctx, tail[0]):
-                return None  # already a call of an eager helper
-            raise Refused("the statements from this call to the end of the function break the graph once on "
-                          "every run: an eager helper would break it there as well")
+        if len(breaks) < 2 and len(tail) == 1 and _calls_disabled(ctx, tail[0]):
+            return None  # already a call of an eager helper
         moved = {id(n) for stmt in tail for n in walk(stmt)}
         marked = marked_noqa(ctx, [b for b in ctx.breaks if b.event.function is function and id(b.node) in moved])
         if marked is not None:
@@ -268,15 +278,27 @@ class EagerTail(Fixer):
         target.refuse_super(tail, "the moved statements call")
         passed = passed_names(fdef, body[:start], tail, self_name)
         site = split_form_site(ctx, function, fdef, body[:start], passed, self_name)
+        if site is not None and len(breaks) < 2 and _logs(ctx, anchor.node):
+            site = None  # one log line: the logging fixers keep the code after it compiled
         if site is not None:
-            return plan_split(ctx, fdef, start, site, passed, self_name, len(breaks), target.blank)
-        helper_name = ctx.fresh_name(f"_{fdef.name.value}_eager", ctx.module)
+            return merged_split(ctx, fdef, start, passed, self_name, len(breaks)) \
+                or plan_split(ctx, fdef, start, site, passed, self_name, len(breaks), target.blank)
+        if len(breaks) < 2:
+            raise Refused("the statements from this call to the end of the function break the graph once on "
+                          "every run: an eager helper would break it there as well")
+        helper_name = ctx.helper_name(fdef.name.value, "eager")
         plan = FixPlan(f"move the statements from `{shown(ctx, body[start])}` on into `{helper_name}`, "
                        "decorated with torch.compiler.disable: one graph break there instead of "
                        f"{len(breaks)}; they run eagerly", self.safety)
         torch = use_torch(plan, ctx, fdef)
         plan.replace(fdef, _split(fdef, start, helper_name, passed, self_name, torch, target.blank))
         return plan
+
+
+def _logs(ctx, node: cst.CSTNode) -> bool:
+    """``node`` is a call of ``print``, ``warnings.warn``, a ``logging`` function or a logger's method."""
+    ev = ctx.event(node, CallEvent)
+    return ev is not None and (ev.qualname in REORDERABLE_CALLS or ev.method is not None and is_logger(ev.receiver))
 
 
 def _split(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[str], self_name: str | None,

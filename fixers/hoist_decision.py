@@ -125,7 +125,7 @@ class HoistDecision(Fixer):
             if compiled.node is not function and any(
                     isinstance(n, cst.Name) and n.value == function.name.value for n in walk(compiled.node)):
                 raise Refused(f"compiled code calls `{function.name.value}`: the eager wrapper would move the break")
-        compiled_name = ctx.fresh_name(f"_{function.name.value}_compiled", ctx.module)
+        compiled_name = ctx.helper_name(function.name.value, "compiled")
         taken: set[str] = set()
         outcome_names = []
         for _ in tests:

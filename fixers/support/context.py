@@ -131,6 +131,11 @@ class FixContext:
     def names_in(self, node: cst.CSTNode) -> set[str]:
         return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
+    def helper_name(self, function: str, role: str) -> str:
+        """A new module-level name for a function made from ``function``: ``_step_compiled`` for ``step``,
+        and for ``_step_compiled`` (made before) or ``__call__`` too, not ``__step_compiled_compiled``."""
+        return self.fresh_name(f"_{function.strip('_')}_{role}", self.module)
+
     def fresh_name(self, base: str, scope: cst.CSTNode, taken: set[str] | None = None) -> str:
         used = self.names_in(scope) | (taken or set())
         if base not in used:

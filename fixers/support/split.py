@@ -173,6 +173,30 @@ def computes(ctx: "FixContext", stmt: cst.CSTNode) -> bool:
         or module_call(ctx, stmt) is not None
 
 
+def may_compute(ctx: "FixContext", stmt: cst.CSTNode, named: bool = True) -> bool:
+    """``stmt`` may compute with tensors: it :func:`computes`, or it calls what the analysis does not know
+    (an unknown callable, or a function of the project) with an argument that may be a tensor
+    (``model(x)`` with ``model`` and ``x`` parameters the analysis has no type for).  Statements that
+    are moved out of the graph as Python bookkeeping must not: the work would run eagerly.  ``named``:
+    any unknown callable counts (a function imported from a package the analysis does not read, a
+    method of an unknown object); without it, only a variable called as a function (``model(x)``)
+    and the project's own functions count, for a test that what stays compiled does some work."""
+    if computes(ctx, stmt):
+        return True
+    for n in walk(stmt, into_scopes=False):
+        if isinstance(n, cst.Call):
+            callee = ctx.value(n.func)
+            if callee is not None and callee.kind not in (Kind.UNKNOWN, Kind.FUNCTION):
+                continue
+            if not named and not isinstance(n.func, cst.Name) and (callee is None or callee.kind is not Kind.FUNCTION):
+                continue
+            for arg in n.args:
+                value = ctx.value(arg.value)
+                if value is None or value.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE, Kind.SEQUENCE):
+                    return True
+    return False
+
+
 def _is_tensor(ctx: "FixContext", node: cst.CSTNode) -> bool:
     value = ctx.value(node)
     return value is not None and value.kind is Kind.TENSOR
@@ -208,7 +232,7 @@ def refuse_frame_dependence(fdef: cst.FunctionDef, tail: list[cst.BaseStatement]
 def refuse_moved_compute(ctx: "FixContext", before: list[cst.BaseStatement], tail: list[cst.BaseStatement]) -> None:
     """Refused when the statements kept compiled hold no tensor operation nor module call (the compile
     would be for nothing), or the moved ones call a module (a forward pass would run eagerly)."""
-    if not any(computes(ctx, stmt) for stmt in before):
+    if not any(may_compute(ctx, stmt, named=False) for stmt in before):
         raise Refused("no tensor operation comes before the call: the function would run eagerly in all but name")
     for stmt in tail:
         call = module_call(ctx, stmt)
@@ -263,7 +287,8 @@ def passed_names(fdef: cst.FunctionDef, before: list[cst.BaseStatement], tail: l
 
 def _bound_for_certain(stmts: list[cst.BaseStatement]) -> set[str]:
     """Names that running ``stmts`` to their end binds whatever the data: their simple statements'
-    assignments and imports, definitions, ``with ... as`` and what a ``with`` block binds this way."""
+    assignments and imports, definitions, ``with ... as`` and what a ``with`` block binds this way, and
+    what every branch of an ``if`` with an ``else`` binds (:func:`_bound_by_if`)."""
     out: set[str] = set()
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
@@ -281,7 +306,32 @@ def _bound_for_certain(stmts: list[cst.BaseStatement]) -> set[str]:
             for item in stmt.items:
                 out.update(names_bound_by(item))
             out |= _bound_for_certain(list(stmt.body.body))
+        elif isinstance(stmt, cst.If):
+            out |= _bound_by_if(stmt) or set()
     return out
+
+
+def _bound_by_if(stmt: cst.If) -> set[str] | None:
+    """Names an ``if``/``elif``/``else`` binds for certain on every path that runs on past it: those
+    every branch binds, a branch that ends in ``return`` or ``raise`` aside (None when none runs on).
+    Without an ``else``, the test may be false and nothing is bound."""
+    if stmt.orelse is None:
+        return set()
+    other = _bound_by_if(stmt.orelse) if isinstance(stmt.orelse, cst.If) else _bound_by_block(stmt.orelse.body)
+    this = _bound_by_block(stmt.body)
+    if this is None or other is None:
+        return other if this is None else this
+    return this & other
+
+
+def _bound_by_block(block: cst.BaseSuite) -> set[str] | None:
+    """What running ``block`` to its end binds for certain; None when it ends the function (a ``return``
+    or ``raise`` among its own statements: what follows it is never reached from there)."""
+    stmts = list(block.body) if isinstance(block, cst.IndentedBlock) else [cst.SimpleStatementLine(body=block.body)]
+    if any(isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in stmt.body)
+           for stmt in stmts):
+        return None
+    return _bound_for_certain(stmts)
 
 
 def _deleted(stmts: list[cst.BaseStatement]) -> set[str]:
@@ -330,6 +380,10 @@ class CompileSite:
     """The compiled function in the call: ``f`` or ``obj.method``."""
     alias: str | None = None
     """The other name the compiled function is bound to (``step_fn = torch.compile(step)``)."""
+    hoisted: bool = False
+    """The compile call is a statement of another function (``step_fn = torch.compile(step)`` in
+    ``main()``): it becomes a decorator of the compiled part, in ``decorators``, and the statement binds
+    the alias to the function."""
 
 
 def compile_places(ctx: "FixContext", function: "FunctionInfo",
@@ -429,17 +483,58 @@ def _call_site(ctx: "FixContext", function: "FunctionInfo", fdef: cst.FunctionDe
             return None  # a subclass's own method would be compiled, not the split one
         same = isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name) and arg.attr.value == name \
             and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
-            and target.value.value == arg.value.value and target.attr.value == name
-        return site if same else None
+            and target.value.value == arg.value.value
+        if not same:
+            return None
+        if target.attr.value != name:
+            # `self.step = torch.compile(self._step)`: the instance's `step` becomes the partly compiled
+            # method, when nothing else uses `_step` (an eager call of it would run the compiled part)
+            uses = [n for n in walk(ctx.module) if isinstance(n, cst.Attribute) and n.attr.value == name
+                    and n is not arg]
+            if uses:
+                return None
+            site.alias = f"{target.value.value}.{target.attr.value}"
+        return site
     if not (isinstance(arg, cst.Name) and arg.value == name and isinstance(target, cst.Name)
-            and ctx.parent(fdef) is ctx.module and ctx.enclosing_function(assign) is None):
+            and ctx.parent(fdef) is ctx.module):
         return None
+    enclosing = ctx.enclosing_function(assign)
+    if enclosing is not None:
+        decorator = _hoisted_decorator(ctx, fdef, call, top, line, enclosing, target)
+        if decorator is None:
+            return None
+        site = CompileSite(decorators=[decorator], line=line, assign=assign, arg=arg, hoisted=True)
     if target.value != name:
         uses = [n for n in _name_uses(ctx.module, name) if n is not arg]
         if uses:
             return None  # called eagerly elsewhere: it would run the compiled part there
         site.alias = target.value
     return site
+
+
+def _hoisted_decorator(ctx: "FixContext", fdef: cst.FunctionDef, call: cst.Call, top: cst.CSTNode,
+                       line: cst.SimpleStatementLine, enclosing: cst.FunctionDef,
+                       target: cst.Name) -> cst.Decorator | None:
+    """``step_fn = torch.compile(step, ...)`` as a statement of the body of a function such as ``main()``
+    (not in a branch, loop or ``with``: it runs whenever that function does), compiling an undecorated
+    function: the same call as a decorator, ``@torch.compile(...)``, on the compiled part.  torch.compile
+    only wraps the function; nothing is traced before the first call, so compiling at import is the same.
+    None when the options read a variable of the enclosing function (they would not exist at module
+    level), when ``torch.compile`` is wrapped (``config.patch(...)(...)``), or when the statement binds
+    the function's own name (that name would then be a local read before assignment)."""
+    if top is not call or fdef.decorators or target.value == fdef.name.value:
+        return None
+    if ctx.parent(line) is not enclosing.body or not isinstance(enclosing.body, cst.IndentedBlock):
+        return None
+    local = local_names_of(enclosing)[0]
+    options = [a.value for a in call.args[1:]]
+    if any(isinstance(n, cst.Name) and n.value in local for part in (call.func, *options) for n in walk(part)):
+        return None
+    if len(call.args) == 1:
+        return cst.Decorator(decorator=call.func)
+    args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(call.args) - 2 else a
+            for i, a in enumerate(call.args[1:])]
+    return cst.Decorator(decorator=call.with_changes(args=args))
 
 
 def _defined_callables(n: cst.CSTNode) -> list[str]:
@@ -497,7 +592,7 @@ def plan_split(ctx: "FixContext", fdef: cst.FunctionDef, start: int, site: Compi
     """The split form: the statements before the moved ones become the compiled function (the compile
     call or decorator moves to it), and ``fdef`` calls it and runs the rest outside the graph."""
     name = fdef.name.value
-    head_name = ctx.fresh_name(f"_{name}_compiled", ctx.module)
+    head_name = ctx.helper_name(name, "compiled")
     body = list(fdef.body.body)
     head = body[docstring_count(body):start]
     bound = {x for stmt in head for n in walk(stmt) for x in names_bound_by(n)}
@@ -512,6 +607,85 @@ def plan_split(ctx: "FixContext", fdef: cst.FunctionDef, start: int, site: Compi
     if site.line is not None:
         plan.replace(site.line, moved_compile_call(site, name, head_name))
     return plan
+
+
+def merged_split(ctx: "FixContext", fdef: cst.FunctionDef, start: int, passed: list[str],
+                 self_name: str | None, n_breaks: int) -> FixPlan | None:
+    """The split form when ``fdef`` is already the compiled part of another function: called once in the
+    file, by the last statement ``return fdef(a, b)`` (``return self.fdef(a, b)`` in a method of the
+    same class) of a function that is not compiled itself and hands on its own variables of the
+    parameters' names (what :mod:`dynalint.fixers.eager_head` writes).  The statements from ``start``
+    on then move into that caller, after the call, instead of into a third function: ``fdef`` keeps
+    its compile decorator or call and returns what they read.  None when the form does not fit: then
+    :func:`plan_split`."""
+    name = fdef.name.value
+    index = ctx.program.index
+    uses = [n for n in walk(ctx.module) if isinstance(n, cst.Attribute) and n.attr.value == name
+            or isinstance(n, cst.Name) and n.value == name and ctx.parent(n) is not fdef
+            and not isinstance(ctx.parent(n), cst.Attribute)]
+    calls = [n for n in uses if isinstance(ctx.parent(n), cst.Call) and ctx.parent(n).func is n]
+    if len(calls) != 1:
+        return None
+    call = ctx.parent(calls[0])
+    outer = ctx.enclosing_function(call)
+    if outer is None or ctx.parent(outer) is not ctx.parent(fdef) or any(
+            index.resolve_expr(decorator_target(d)) in capture_settings.COMPILE_FUNCTIONS for d in outer.decorators):
+        return None
+    if any(n is not calls[0] and not _in_compile_line(ctx, n) for n in uses):
+        return None  # used otherwise: passed on, or called eagerly elsewhere
+    outer_body = list(outer.body.body) if isinstance(outer.body, cst.IndentedBlock) else []
+    last = outer_body[-1] if outer_body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1
+            and isinstance(last.body[0], cst.Return) and last.body[0].value is call):
+        return None
+    params = param_names(fdef)
+    if self_name is not None:
+        outer_params = param_names(outer)
+        if not (outer_params and outer_params[0] == self_name and isinstance(calls[0], cst.Attribute)
+                and isinstance(calls[0].value, cst.Name) and calls[0].value.value == self_name):
+            return None
+        params = params[1:]
+    elif not isinstance(calls[0], cst.Name):
+        return None
+    if len(call.args) != len(params) or any(
+            arg.keyword is not None or arg.star or not isinstance(arg.value, cst.Name) or arg.value.value != p
+            for arg, p in zip(call.args, params)):
+        return None  # the caller's variables are not the parameters' names
+    body = list(fdef.body.body)
+    head, tail = body[docstring_count(body):start], body[start:]
+    own, outer_local = local_names_of(fdef)[0], local_names_of(outer)[0]
+    free = {n.value for stmt in tail for n, _ in variable_names(stmt)} - own
+    if free & outer_local:
+        return None  # a global of the compiled part is a variable of the caller
+    bound = {x for stmt in head for n in walk(stmt) for x in names_bound_by(n)}
+    returned = [x for x in passed if x in bound]
+    used = set(variables_used(head, set(params)))
+    kept = [x for x in params if x in used]
+    callee = f"{self_name}.{name}" if self_name else name
+    call_text = f"{callee}({', '.join(kept)})"
+    call_stmt = cst.parse_statement(f"{', '.join(returned)} = {call_text}\n" if returned else f"{call_text}\n")
+    call_stmt = call_stmt.with_changes(leading_lines=last.leading_lines)
+    head_body = body[:start] + ([cst.parse_statement(f"return {', '.join(returned)}\n")] if returned else [])
+    remaining = [p for i, p in enumerate(fdef.params.params)
+                 if p.name.value in kept or (i == 0 and self_name is not None)]
+    if remaining:
+        remaining[-1] = remaining[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    new_params = fdef.params.with_changes(params=remaining)
+    plan = FixPlan(f"compile only the statements of `{name}` before `{shown(ctx, body[start])}`, and run those from "
+                   f"there on in `{outer.name.value}`, after it, outside the compiled code: no graph break "
+                   f"instead of {n_breaks}; they run eagerly", "unsafe")
+    plan.replace(outer, outer.with_changes(body=outer.body.with_changes(body=[*outer_body[:-1], call_stmt, *tail])))
+    plan.replace(fdef, fdef.with_changes(params=new_params, body=fdef.body.with_changes(body=head_body)))
+    return plan
+
+
+def _in_compile_line(ctx: "FixContext", node: cst.CSTNode) -> bool:
+    """``node`` is in a statement that calls ``torch.compile`` (``f = torch.compile(f)``)."""
+    while node is not None and not isinstance(node, cst.SimpleStatementLine):
+        node = ctx.parent(node)
+    return node is not None and any(
+        isinstance(n, cst.Call) and ctx.program.index.resolve_expr(n.func) in capture_settings.COMPILE_FUNCTIONS
+        for n in walk(node))
 
 
 def split_at(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[str], self_name: str | None,
@@ -544,6 +718,8 @@ def split_at(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[s
 def moved_compile_call(site: CompileSite, name: str, head_name: str) -> cst.CSTNode | cst.FlattenSentinel:
     """The compile statement, compiling the compiled part instead (``_f_compiled = torch.compile(
     _f_compiled)``), followed by ``f_c = f`` where it bound another name."""
+    if site.hoisted:  # the compiled part carries the compile call as its decorator
+        return cst.parse_statement(f"{site.alias} = {name}\n").with_changes(leading_lines=site.line.leading_lines)
     arg, target = site.arg, site.assign.targets[0].target
     renamed = {
         id(arg): arg.with_changes(attr=cst.Name(head_name)) if isinstance(arg, cst.Attribute) else cst.Name(head_name),
@@ -553,7 +729,8 @@ def moved_compile_call(site: CompileSite, name: str, head_name: str) -> cst.CSTN
     line = site.line.visit(_Swap(renamed))
     if site.alias is None:
         return line
-    return cst.FlattenSentinel([line, cst.parse_statement(f"{site.alias} = {name}\n")])
+    method = f"{arg.value.value}.{name}" if isinstance(arg, cst.Attribute) else name
+    return cst.FlattenSentinel([line, cst.parse_statement(f"{site.alias} = {method}\n")])
 
 
 class _Swap(cst.CSTTransformer):

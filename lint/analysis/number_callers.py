@@ -27,7 +27,7 @@ from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import nodes_and_parents, walk
-from dynalint.analysis.values import Kind, Value, join
+from dynalint.analysis.values import Kind, Value, join, python, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.evaluator import Evidence
@@ -51,6 +51,10 @@ class _Signatures(SignaturesView, Protocol):
     def param_env(self, fn: "FunctionInfo", evidence: "Evidence | None") -> dict[str, Value]: ...
 
     def evidence(self, fn: "FunctionInfo") -> "Evidence": ...
+
+    def numbers_passed(self, fn: "FunctionInfo") -> frozenset[str]: ...
+
+    def masks_passed(self, fn: "FunctionInfo") -> frozenset[str]: ...
 
 
 _NUMBER_TYPES = (None, "builtins.int", "builtins.float", "builtins.bool")
@@ -130,6 +134,26 @@ def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
     return out
 
 
+def mask_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
+    """The parameters of ``fn`` to which every call in the project passes a boolean tensor (a mask made
+    with a comparison, ``.bool()`` or ``dtype=torch.bool``): indexing with it selects a data-dependent
+    number of elements (what the answer read is recorded as :func:`number_params` records it)."""
+    found = _recorded_search(program, fn, depth)
+    if found is None:
+        return frozenset()
+    sites, names, candidates, seen = found
+    out = set()
+    for name in candidates:
+        values = []
+        for call, _, _ in sites:
+            bound = _bind(call, names)
+            arg = bound.get(name) if bound is not None else None
+            values.append(seen.get(id(arg)) if arg is not None else None)
+        if all(v is not None and v.kind is Kind.TENSOR and v.is_bool and not v.maybe_none for v in values):
+            out.add(name)
+    return frozenset(out)
+
+
 def _is_object(v: Value) -> bool:
     """An instance of a class of the checked code, or a torch module, optimizer or generator made by its class."""
     if v.maybe_none or v.kind is Kind.TENSOR:
@@ -168,11 +192,30 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
     if not candidates:
         return None
     seen: dict[int, Value] = {}
-    for caller, owner in {id(c): (c, p) for _, c, p in sites}.values():
+    for call, caller, owner in sites:
+        if caller is None:  # a statement of the module (a script's `model = Wrap(Crit())`): its arguments alone
+            evaluator = FunctionEvaluator(owner, None, {}, emit=False, depth=depth)
+            seen.update((id(a), evaluator.expr(a)) for a in _arguments(call) if id(a) in wanted)
+    for caller, owner in {id(c): (c, p) for _, c, p in sites if c is not None}.values():
         env = owner.signatures.param_env(caller, owner.signatures.evidence(caller))
+        _handed_on(owner, caller, env, wanted.values())
         probe = _Probe(owner, caller, env, depth, wanted, seen)
         probe.run_body(caller.node.body)
     return sites, names, candidates, seen
+
+
+def _handed_on(program: Program, caller: "FunctionInfo", env: dict[str, Value],
+               args: Iterable[cst.BaseExpression]) -> None:
+    """A parameter of ``caller`` it passes on as it is (``step(x, scale)`` in ``def run(x, scale)``),
+    with neither type nor default, is a number (a boolean mask) when every call of ``caller`` passes
+    one: a wrapper hands on what its own callers give it.  Set in ``env``."""
+    handed = {a.value for a in args if isinstance(a, cst.Name)}
+    unknown = {name for name in handed & set(caller.param_names()) if name in env and env[name].kind is Kind.UNKNOWN}
+    if unknown:
+        for name in unknown & program.signatures.numbers_passed(caller):
+            env[name] = python()
+        for name in unknown & program.signatures.masks_passed(caller):
+            env[name] = tensor(is_bool=True)
 
 
 def argument_values(program: Program, caller: "FunctionInfo", args: list[cst.BaseExpression], depth: int
@@ -234,6 +277,10 @@ def _passes_number(call: cst.Call, names: list[str], name: str, seen: dict[int, 
     return given or name in defaulted
 
 
+def _arguments(call: cst.Call) -> list[cst.BaseExpression]:
+    return [arg.value for arg in call.args]
+
+
 def _spread(call: cst.Call) -> list[cst.BaseExpression]:
     """The dicts ``call`` spreads into keyword arguments (``**cfg``)."""
     return [arg.value for arg in call.args if arg.star == "**"]
@@ -266,9 +313,9 @@ def _bind(call: cst.Call, names: list[str]) -> dict[str, cst.BaseExpression] | N
     return out
 
 
-def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "FunctionInfo"]] | None:
-    """Every call of ``fn`` in its module, each with the function it sits in; None when the module
-    uses the function (or its class) in a way other than calling it, or calls it at module level."""
+def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "FunctionInfo | None"]] | None:
+    """Every call of ``fn`` in its module, each with the function it sits in (None for a statement of the
+    module); None when the module uses the function (or its class) in a way other than calling it."""
     idx = program.index
     if fn.owner is not idx or fn.closure is not None:
         return None
@@ -281,17 +328,13 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
         calls = _only_called(module, parents, fn.name, fn.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "forward" and fn.cls.is_module and idx.classes.get(fn.cls.name) is fn.cls:
         calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node)
+    elif fn.name == "__init__" and idx.classes.get(fn.cls.name) is fn.cls:
+        calls = _only_called(module, parents, fn.cls.name, fn.cls.node)  # the instances built
     else:
         return None
     if calls is None:
         return None
-    out = []
-    for call in calls:
-        caller = uses.enclosing(call)
-        if caller is None:
-            return None
-        out.append((call, caller))
-    return out
+    return [(call, uses.enclosing(call)) for call in calls]
 
 
 _MAX_REEXPORTS = 3
@@ -303,17 +346,19 @@ modules import would otherwise cost the parse of each (a script's sampler has a 
 
 def foreign_call_sites(program: Program, fn: "FunctionInfo", strict: bool = True
                        ) -> list[tuple[cst.Call, "FunctionInfo | None", Program]] | None:
-    """Every call of ``fn`` (or of its class's instances, for ``forward``) in the other modules of the
-    project, each with the function it sits in and that module's program. ``strict``: None when one of
-    them uses it in a way other than calling it (or calls it at module level, or takes it with
-    ``*``); else the calls that are found (a module-level call with None for its function)."""
+    """Every call of ``fn`` (of its class's instances, for ``forward``; of its class, for ``__init__``) in
+    the other modules of the project, each with the function it sits in and that module's program.
+    ``strict``: None when one of them uses it in a way other than calling it (or calls it at module
+    level, or takes it with ``*``); else the calls that are found (a module-level call with None for
+    its function)."""
     project, idx = program.project, program.index
     if project is None or not idx.name:
         return []
-    if fn.cls is None and idx.functions.get(fn.name) is not fn or \
-            fn.cls is not None and (fn.name != "forward" or idx.classes.get(fn.cls.name) is not fn.cls):
+    if fn.cls is None and idx.functions.get(fn.name) is not fn or fn.cls is not None and (
+            fn.name not in ("forward", "__init__") or idx.classes.get(fn.cls.name) is not fn.cls):
         return None if strict else []
     symbol = fn.name if fn.cls is None else fn.cls.name
+    instances = fn.cls is not None and fn.name == "forward"  # else calls of the name: the function's, the class's
     out: list[tuple[cst.Call, FunctionInfo, Program]] = []
     pending = [(idx.name, symbol, "", 0)]
     done: set[tuple[str, str]] = set()
@@ -328,7 +373,7 @@ def foreign_call_sites(program: Program, fn: "FunctionInfo", strict: bool = True
             if len(done) > MAX_IMPORTERS:
                 return None if strict else out
             other = project.load(importer) if hops < _MAX_REEXPORTS else None
-            found = _importer_calls(other, f"{module}.{name}{suffix}", fn.cls is not None, strict) \
+            found = _importer_calls(other, f"{module}.{name}{suffix}", instances, strict) \
                 if other is not None else None
             if found is None:
                 if strict:
@@ -662,6 +707,8 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
         if isinstance(parent, cst.Call) and parent.func is n:
             calls.append(parent)
             continue
+        if _compiled_in_place(parents, n, compiles):
+            continue  # `step = torch.compile(step)`: the calls of `step` are those found here
         through = _handle_calls(parents, n, compiles)
         if through is None:
             return None
@@ -669,13 +716,36 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
     return calls
 
 
+def _compiled_in_place(parents: "_Parents", use: cst.Name, compiles: set[int]) -> bool:
+    """``use`` is either name of ``step = torch.compile(step)`` (one of the ``compiles`` calls), which
+    binds the compiled function to the function's own name: a call of that name passes its arguments
+    to the function."""
+    parent = parents.get(id(use))
+    if isinstance(parent, cst.AssignTarget):
+        statement = parents.get(id(parent))
+        value = statement.value if isinstance(statement, cst.Assign) else None
+        return (isinstance(value, cst.Call) and id(value) in compiles and len(statement.targets) == 1
+                and bool(value.args) and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value == use.value and value.args[0].keyword is None)
+    compile_call = parents.get(id(parent))
+    statement = parents.get(id(compile_call))
+    return (isinstance(parent, cst.Arg) and isinstance(compile_call, cst.Call) and id(compile_call) in compiles
+            and compile_call.args[0] is parent and parent.keyword is None and not parent.star
+            and isinstance(statement, cst.Assign) and statement.value is compile_call
+            and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
+            and statement.targets[0].target.value == use.value)
+
+
 def _handle_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
     """The calls of the name ``use`` is compiled into, when ``use`` is the first positional argument
-    of a ``compiles`` call bound alone to a name that is only called; else None."""
+    of a ``compiles`` call bound alone to a name that is only called, or of the name it is bound to
+    as it is (``step = train_step``); else None."""
     arg = parents.get(id(use))
     compile_call = parents.get(id(arg))
-    if not (isinstance(arg, cst.Arg) and isinstance(compile_call, cst.Call) and id(compile_call) in compiles
-            and compile_call.args and compile_call.args[0] is arg and arg.keyword is None and not arg.star):
+    if isinstance(arg, cst.Assign) and arg.value is use:
+        compile_call = use  # an alias of the function
+    elif not (isinstance(arg, cst.Arg) and isinstance(compile_call, cst.Call) and id(compile_call) in compiles
+              and compile_call.args and compile_call.args[0] is arg and arg.keyword is None and not arg.star):
         return None
     statement = parents.get(id(compile_call))
     if not (isinstance(statement, cst.Assign) and statement.value is compile_call and len(statement.targets) == 1

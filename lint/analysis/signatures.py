@@ -14,7 +14,7 @@ from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value, names_numpy_array
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
-from dynalint.analysis.number_callers import number_params, object_params
+from dynalint.analysis.number_callers import mask_params, number_params, object_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -49,6 +49,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._evidence: "Memo[int, Evidence]" = program.memo("evidence")
         self._numbers: "Memo[int, frozenset[str]]" = program.memo("numbers")
         self._objects: "Memo[int, dict[str, Value]]" = program.memo("objects")
+        self._masks: "Memo[int, frozenset[str]]" = program.memo("masks")
 
 
     def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -99,6 +100,13 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries:
             return {}
         return self._objects.get(id(fn), lambda: object_params(self.program, fn, MAX_CALL_DEPTH), dict)
+
+    def masks_passed(self, fn: FunctionInfo) -> frozenset[str]:
+        """The parameters of a compiled function every call in the project passes a boolean tensor (see
+        :func:`~dynalint.analysis.number_callers.mask_params`)."""
+        if fn.qualname in self.program.entries:
+            return frozenset()
+        return self._masks.get(id(fn), lambda: mask_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         program = self.program
@@ -168,6 +176,10 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[name] = tensor(entered=entered, open_class=True)
             else:
                 env[name] = UNKNOWN_VALUE
+            if is_forward and env[name].kind is Kind.TENSOR and not env[name].is_bool \
+                    and name in self.masks_passed(fn):
+                # every caller passes a mask (`select(x, m)` with `m = scores > 0.5`): it is one here
+                env[name] = env[name].with_(is_bool=True)
             env[name] = bound_parameter(env[name], ann)
         p = fn.node.params
         if isinstance(p.star_arg, cst.Param):
@@ -277,7 +289,8 @@ class Signatures(ProgramPart["ProgramParts"]):
         return UNKNOWN_VALUE
 
     def init_env(self, init: FunctionInfo) -> dict[str, Value]:
-        """The environment of an ``__init__`` analysed on its own (what its annotations and defaults say)."""
+        """The environment of an ``__init__`` analysed on its own (what its annotations and defaults say,
+        and the objects every construction passes)."""
         env: dict[str, Value] = {}
         program = self.program
         for i, prm in enumerate(self.param_nodes(init)):
@@ -290,6 +303,10 @@ class Signatures(ProgramPart["ProgramParts"]):
                     program, self.annotation_of(init, prm))  # type: ignore[arg-type]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
+            elif prm.default is None and name in self.objects_passed(init):
+                # every construction in the project passes an object of one class (a loss module, a
+                # backbone handed to a wrapper): the attribute it is stored in holds that object
+                env[name] = self.objects_passed(init)[name]
             else:
                 env[name] = UNKNOWN_VALUE
         return env

@@ -100,7 +100,11 @@ class StatementHandlers:
             old = self.lookup(target, record=declared_global)
             self.report(E.ArithmeticEvent, node, operands=(old, rhs))
             op = _AUGMENTED.get(type(node.operator))
-            self.env[target.value] = self.binop(old, rhs, op() if op is not None else node.operator)
+            new = self.binop(old, rhs, op() if op is not None else node.operator)
+            if old.kind is Kind.TENSOR and not old.maybe_none:
+                # on a tensor it is an in-place operation: the tensor keeps its dtype (`mask &= other`)
+                new = new.with_(is_bool=old.is_bool) if new.kind is Kind.TENSOR else old
+            self.env[target.value] = new
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)

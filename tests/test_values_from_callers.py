@@ -1,0 +1,118 @@
+"""What every caller in the file passes types an untyped parameter: a boolean mask handed to a compiled
+function (made with a comparison, ``dtype=torch.bool``, kept by ``&=``, passed through an alias of the
+function or a wrapper), and a module handed to a constructor (``Wrap(net, Crit())`` stores a ``Crit`` in
+``self.criterion``, so the compile call of the wrapper reaches ``Crit.forward`` and the capture-flags
+fixer can patch it).  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
+from __future__ import annotations
+
+import textwrap
+
+from conftest import requires_torch
+from dynalint.config.settings import Settings
+from dynalint.engine.fixing import fix_source
+from helpers import break_tests
+
+MASK_FROM_CALLERS = """
+import torch
+import torch.nn.functional as F
+
+
+def masked_loss(logits, y, mask):
+    return F.cross_entropy(logits[mask], y[mask])
+
+
+def train(logits, y, mask):
+    return step(logits, y, mask) * 2
+
+
+step = torch.compile(masked_loss, backend="eager")
+
+
+def main():
+    loss_fn = train
+    out = []
+    for n in (5, 6):
+        m = torch.zeros(n, dtype=torch.bool)
+        m[:3] = True
+        m &= torch.arange(n) != 1
+        out.append(loss_fn(torch.randn(n, 3), torch.randint(0, 3, (n,)), m))
+    return out
+"""
+# an integer index tensor gathers rows: no break
+INDEX_FROM_CALLERS = MASK_FROM_CALLERS.replace("m &= torch.arange(n) != 1", "m = m.nonzero().squeeze(1)")
+
+test_check_mask, test_dynamo_mask = break_tests(MASK_FROM_CALLERS, {(6, "DYN104")}, "[()]")
+test_check_index, test_dynamo_index = break_tests(INDEX_FROM_CALLERS, set(), "[()]")
+
+INJECTED = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Crit(nn.Module):
+    def forward(self, s, y):
+        keep = s.detach().max(-1).values > 0
+        return F.cross_entropy(s[keep], y[keep])
+
+
+class Wrap(nn.Module):
+    def __init__(self, net, criterion):
+        super().__init__()
+        self.net = net
+        self.criterion = criterion
+
+    def forward(self, x, y):
+        return self.criterion(self.net(x), y)
+
+
+torch.manual_seed(0)
+wrap = Wrap(nn.Linear(4, 3), Crit())
+
+
+def main(batches):
+    compiled = torch.compile(wrap, backend="eager")
+    return [compiled(x, y) for x, y in batches]
+"""
+
+
+def test_a_module_handed_to_a_constructor_is_reached_by_the_compile_call_of_its_holder():
+    result = fix_source(INJECTED, "train.py", Settings(), unsafe=True)
+    assert [a.fixer for a in result.applied] == ["capture-flags"]
+    assert "compiled = torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)(torch.compile(wrap, " \
+           "backend=\"eager\"))" in result.source
+
+
+def test_a_constructor_called_with_other_classes_types_nothing():
+    other = "other = Wrap(nn.Linear(4, 3), nn.CrossEntropyLoss())"
+    code = INJECTED.replace("wrap = Wrap(nn.Linear(4, 3), Crit())", f"wrap = Wrap(nn.Linear(4, 3), Crit())\n{other}")
+    result = fix_source(code, "train.py", Settings(), unsafe=True)
+    assert not result.applied
+    assert any(r.fixer == "capture-flags" and "no `torch.compile` call" in r.reason for r in result.refused)
+
+
+@requires_torch
+def test_under_dynamo_the_patched_holder_breaks_nowhere_with_the_same_outputs(tmp_path):
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, observe
+
+    fixed = fix_source(INJECTED, "train.py", Settings(), unsafe=True).source
+    before = load_module_from_source(INJECTED, directory=str(tmp_path))
+    after = load_module_from_source(fixed, directory=str(tmp_path))
+    torch.manual_seed(1)
+    batches = [(torch.randn(b, 4), torch.randint(0, 3, (b,))) for b in (5, 7)]
+    seen_before = observe(before.main, [(batches,)], compile=False)
+    seen_after = observe(after.main, [(batches,)], compile=False)
+    assert not seen_before.errors and not seen_after.errors
+    assert seen_before.break_lines(before.__file__) == {9}
+    assert not seen_after.break_lines(after.__file__)
+    for a, b in zip(seen_after.outputs[0], seen_before.outputs[0]):
+        torch.testing.assert_close(a, b, equal_nan=True)
+
+
+def test_the_fixed_text_is_stable():
+    fixed = fix_source(textwrap.dedent(INJECTED), "train.py", Settings(), unsafe=True).source
+    assert fixed != INJECTED
+    again = fix_source(fixed, "train.py", Settings(), unsafe=True)
+    assert again.source == fixed and not again.applied
