@@ -278,3 +278,43 @@ def test_dynamo_the_refused_scalar_flag_would_make_the_pick_raise(tmp_path):
     errors = _errors_under_flag(tmp_path, PICK, "pick", "capture_scalar_outputs",
                                 "[(torch.randn(3), torch.tensor([2, 0, 1]))]")
     assert any("GuardOnDataDependentSymNode" in e for e in errors)
+
+
+SEGMENTS = """\
+import torch
+
+
+def segments(masks):
+    starts = (masks[1:] == 0.0).any(dim=-1).nonzero().squeeze()
+    return starts.dim(), starts + 1
+
+
+segments_c = torch.compile(segments, backend="eager")
+"""
+
+
+def test_refused_when_the_flag_keeps_a_size_that_squeeze_tests():
+    """``nonzero().squeeze()`` drops the row dimension when one row is found: with the flag the length is
+    unbacked and Dynamo keeps the dimension, so the flag would change what the function returns."""
+    result = fixed(SEGMENTS)
+    assert result.source == SEGMENTS and not result.applied
+
+
+@requires_torch
+def test_dynamo_the_refused_flag_would_change_the_squeezed_rank(tmp_path):
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source
+
+    module = load_module_from_source(SEGMENTS, directory=str(tmp_path))
+    one_start = torch.tensor([[1.0], [0.0], [1.0]])
+    torch._dynamo.reset()
+    try:
+        plain = module.segments_c(one_start)
+        torch._dynamo.reset()
+        with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+            flagged = torch.compile(module.segments, backend="eager")(one_start)
+    finally:
+        torch._dynamo.reset()
+    assert module.segments(one_start)[0] == plain[0] == 0
+    assert flagged[0] == 1

@@ -1,6 +1,6 @@
 """NumPy in compiled code: Dynamo traces it through ``torch._numpy`` and breaks on what that lacks (a
-function, an array attribute or method, a function that reads the arrays' data such as ``np.cov``, ``==`` of
-NumPy types). The
+function, a method of a ufunc such as ``np.add.at``, an array attribute or method, a function that reads the
+arrays' data such as ``np.cov``, ``==`` of NumPy types). The
 committed table matches the installed torch and NumPy, and
 on small cases ``dynalint check`` flags the lines where Dynamo's graph-break log reports a break."""
 from __future__ import annotations
@@ -11,6 +11,19 @@ import dynalint.analysis.numpy_calls as committed
 from helpers import assert_generated_module_current, marked_case_tests
 
 CASES = [
+    ("ufunc-methods", """
+    import numpy as np
+    import torch
+
+
+    def f(pitch, idx):
+        p = pitch.numpy()
+        sums = np.zeros(4, dtype=np.float32)
+        np.add.at(sums, idx.numpy(), p)  # breaks
+        env = np.maximum.accumulate(p)  # breaks
+        grid = np.subtract.outer(p, p)  # breaks
+        return torch.from_numpy(sums), torch.from_numpy(env), torch.from_numpy(grid), np.add(p, p)
+    """, "f", "[(torch.rand(6), torch.tensor([0, 0, 1, 2, 3, 3]))]"),
     ("functions-torch-numpy-lacks", """
     import numpy as np
     import torch

@@ -10,7 +10,7 @@ import textwrap
 from conftest import requires_torch
 from dynalint.config.settings import Settings
 from dynalint.engine.fixing import fix_source
-from helpers import break_tests
+from helpers import break_tests, dynamo_recompile_log
 
 MASK_FROM_CALLERS = """
 import torch
@@ -116,3 +116,90 @@ def test_the_fixed_text_is_stable():
     assert fixed != INJECTED
     again = fix_source(fixed, "train.py", Settings(), unsafe=True)
     assert again.source == fixed and not again.applied
+
+
+# a schedule object handed through an eager wrapper to the compiled part: `schedule.T` is its number of
+# steps, not a transpose (the wrapper's own use of it would say "a tensor")
+WRAPPED_OBJECT = """
+import torch
+
+
+class Schedule:
+    def __init__(self, T):
+        self.T = T
+        self.betas = torch.linspace(1e-4, 0.02, T)
+
+
+@torch.compile(backend="eager")
+def _noised(schedule, x0):
+    t = torch.randint(0, schedule.T, (x0.shape[0],))
+    return x0 * schedule.betas[t].view(-1, 1), t
+
+
+def step(schedule, x0):
+    x, t = _noised(schedule, x0)
+    return x.sum() + (t * 4 // schedule.T).sum()
+
+
+def main():
+    torch.manual_seed(0)
+    schedule = Schedule(100)
+    return [step(schedule, torch.randn(4, 3)) for _ in range(2)]
+"""
+test_check_wrapped_object, test_dynamo_wrapped_object = break_tests(WRAPPED_OBJECT, set(), "[()]")
+
+# `generator=None` that every call passes a torch.Generator: an op given it breaks
+GENERATOR = """
+import torch
+
+
+def noisy(x, scale=1.0, generator=None):
+    return x + scale * torch.randn(x.shape, generator=generator)
+
+
+def main():
+    g = torch.Generator().manual_seed(0)
+    f = torch.compile(noisy, backend="eager")
+    return [f(torch.ones(3), generator=g) for _ in range(2)]
+"""
+test_check_generator, test_dynamo_generator = break_tests(GENERATOR, {(5, "DYN105")}, "[()]")
+
+# the loop that calls the compiled function also holds a loop that leaves early (a KL early stop)
+LOOP_WITH_INNER_BREAK = """\
+import torch
+
+
+def scale(x, k):
+    return x * k
+
+
+def run():
+    fn = torch.compile(scale, backend="eager")
+    out = []
+    for it in range(3):
+        out.append(fn(torch.ones(3), float(it)))
+        for epoch in range(2):
+            if epoch > 0:
+                break
+    return out
+"""
+
+
+def test_a_loop_around_a_compiled_call_with_an_inner_early_exit_is_replayed(tmp_path, capsys):
+    from helpers import run, write
+
+    path = write(tmp_path, "m.py", LOOP_WITH_INNER_BREAK)
+    code, out, err = run(capsys, "--format", "json", path)
+    assert "internal error" not in out + err
+    import json
+
+    assert [(d["line"], d["code"]) for d in json.loads(out)] == [(4, "DYN206")]
+
+
+@requires_torch
+def test_under_dynamo_the_varying_number_recompiles(tmp_path):
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(LOOP_WITH_INNER_BREAK, str(tmp_path / "m.py"), "exec"), namespace)
+        namespace["run"]()
+    assert messages

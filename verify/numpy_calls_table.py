@@ -51,11 +51,25 @@ def _callables(module_name: str) -> Iterator[str]:
             yield f"{module_name}.{name}"
 
 
+def _ufunc_methods(dotted: str) -> list[str]:
+    """The methods of a NumPy ufunc (``at``, ``reduce``, ``accumulate``, ``outer``...); none for another
+    callable."""
+    import importlib
+
+    module_name, _, name = dotted.rpartition(".")
+    obj = getattr(importlib.import_module(module_name), name, None)
+    return [m for m in _UFUNC_METHODS if hasattr(obj, m)] if type(obj).__name__ == "ufunc" else []
+
+
+_UFUNC_METHODS = ("accumulate", "at", "outer", "reduce", "reduceat")
+
+
 def _refusals() -> set[str]:
     """The graph-break types that are Dynamo's refusal of a call itself, whatever its arguments."""
     from dynalint.core import gb_types
 
-    return {gb_types.NUMPY_UNSUPPORTED.text, gb_types.SKIPPED_FUNCTION.text, gb_types.SKIPPED_INLINE.text}
+    return {gb_types.NUMPY_UNSUPPORTED.text, gb_types.NUMPY_METHOD.text, gb_types.SKIPPED_FUNCTION.text,
+            gb_types.SKIPPED_INLINE.text}
 
 
 def _graph_break_types(statement: str, namespace: dict[str, Any]) -> set[str] | None:
@@ -96,6 +110,11 @@ def probe_functions() -> tuple[dict[str, str], list[str], list[str]]:
     reading: list[str] = []
     for module_name in MODULES:
         for dotted in _callables(module_name):
+            for method in _ufunc_methods(dotted):
+                # `np.add.at(a, idx, v)`, `np.logical_or.reduce(m)`: Dynamo refuses any call of one
+                kind = _probe_break(f"{dotted}.{method}()", namespace)
+                if kind in refusals:
+                    found[f"{dotted}.{method}"] = kind  # type: ignore[assignment]
             kind = _probe_break(f"{dotted}()", namespace)
             if kind in refusals:
                 found[dotted] = kind  # type: ignore[assignment]

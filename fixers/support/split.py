@@ -90,7 +90,12 @@ def split_target(ctx: "FixContext", function: "FunctionInfo") -> SplitTarget | N
         return None
     scope = ctx.parent(ctx.parent(fdef)) if isinstance(ctx.parent(fdef), cst.IndentedBlock) else None
     method = isinstance(scope, cst.ClassDef)
+    if method and fdef.name.value in _CONSTRUCTORS:
+        return None  # it builds the object: a part of it moved elsewhere would build it elsewhere
     return SplitTarget(function, fdef, method, blank=1 if method or _nested(ctx, fdef) else 2)
+
+
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__"})
 
 
 def runs_eagerly(ctx: "FixContext", function: "FunctionInfo", fdef: cst.FunctionDef) -> bool:
@@ -179,8 +184,9 @@ def may_compute(ctx: "FixContext", stmt: cst.CSTNode, named: bool = True) -> boo
     (``model(x)`` with ``model`` and ``x`` parameters the analysis has no type for).  Statements that
     are moved out of the graph as Python bookkeeping must not: the work would run eagerly.  ``named``:
     any unknown callable counts (a function imported from a package the analysis does not read, a
-    method of an unknown object); without it, only a variable called as a function (``model(x)``)
-    and the project's own functions count, for a test that what stays compiled does some work."""
+    method of an unknown object), and a function of the project; without it, only a variable called
+    as a function (``model(x)``) counts, for a test that what stays compiled does some work (a function
+    of the project that returns a tensor :func:`computes` already)."""
     if computes(ctx, stmt):
         return True
     for n in walk(stmt, into_scopes=False):
@@ -188,7 +194,7 @@ def may_compute(ctx: "FixContext", stmt: cst.CSTNode, named: bool = True) -> boo
             callee = ctx.value(n.func)
             if callee is not None and callee.kind not in (Kind.UNKNOWN, Kind.FUNCTION):
                 continue
-            if not named and not isinstance(n.func, cst.Name) and (callee is None or callee.kind is not Kind.FUNCTION):
+            if not named and not (isinstance(n.func, cst.Name) and (callee is None or callee.kind is Kind.UNKNOWN)):
                 continue
             for arg in n.args:
                 value = ctx.value(arg.value)

@@ -1658,6 +1658,8 @@ class BreakClassifier:
             return GB.SKIPPED_FUNCTION, f"Dynamo skips every function of the `{q.split('.', 1)[0]}` package"
         elif q in BREAKING_NUMPY_CALLS:
             gb = _GB_BY_TEXT[BREAKING_NUMPY_CALLS[q]]
+            if gb is GB.NUMPY_METHOD:
+                return gb, "Dynamo traces NumPy through `torch._numpy`, and cannot call a method of a ufunc"
             return gb, ("Dynamo traces NumPy through `torch._numpy`, whose version of this function returns no "
                         "array" if gb is GB.NON_TENSOR_OP else "Dynamo traces NumPy through `torch._numpy`, "
                         "which has no such function")
@@ -2177,7 +2179,8 @@ def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[c
     then breaks where Python needs that length (measured on torch 2.13, for ``nonzero()``,
     ``torch.where(c)[0]``, ``unique()``, ``x[mask]``: "graph break in loop" at the ``for`` of a loop over
     the result, of one over ``enumerate``/``zip``/``list`` of it or over ``range(len(r))``, at a comprehension
-    over it; ``r.tolist()`` raises ``GuardOnDataDependentSymNode``).  ``len(r)`` or ``r.size(0)`` passed to
+    over it; ``r.tolist()`` raises ``GuardOnDataDependentSymNode``; ``r.squeeze()`` keeps a dimension of
+    length 1 that eager code drops, :func:`_squeezes_all`).  ``len(r)`` or ``r.size(0)`` passed to
     an op, or arithmetic on them, stays in the graph.  So the flag moves such a break and does not remove
     it.  The result is followed only through ``name = <op>`` (or ``torch.where(c)[i]``, a ``squeeze(d)``,
     ``flatten()``, ``view(-1)``/``reshape(-1)``, ``[:, k]`` of it), in the code that runs after it up to a
@@ -2313,9 +2316,18 @@ def _counted_use(statement: cst.CSTNode, rows: "str | cst.CSTNode") -> cst.CSTNo
             return node.iter
         if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and _reads_length(node.test, rows):
             return node.test
-        if isinstance(node, cst.Call) and (_counts(node, rows) or _calls_method(node, rows, "tolist")):
+        if isinstance(node, cst.Call) and (_counts(node, rows) or _calls_method(node, rows, "tolist")
+                                           or _squeezes_all(node, rows)):
             return node
     return None
+
+
+def _squeezes_all(node: cst.CSTNode, rows: "str | cst.CSTNode | None") -> bool:
+    """``rows.squeeze()``: it drops the data-dependent dimension when it is 1, a test of the length.  With
+    ``capture_dynamic_output_shape_ops`` Dynamo takes the unbacked length for not 1 and keeps the
+    dimension (measured on torch 2.13: ``m.nonzero().squeeze()`` of a mask with one ``True`` is 1-d
+    compiled, 0-d eagerly), so the flag changes the result there."""
+    return _calls_method(node, rows, "squeeze") and not node.args
 
 
 def counting_names(function: cst.FunctionDef) -> frozenset[str]:
@@ -2327,7 +2339,7 @@ def counting_names(function: cst.FunctionDef) -> frozenset[str]:
             out.update(n.value for n in walk(node.iter) if isinstance(n, cst.Name))
         elif isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)):
             out.update(n.value for n in walk(node.test) if isinstance(n, cst.Name))
-        elif _calls_method(node, "", "tolist"):
+        elif _calls_method(node, "", "tolist") or _squeezes_all(node, ""):
             out.add(node.func.value.value)
         elif _calls_builtin(node, "range"):
             out.update(n.value for n in walk(node) if isinstance(n, cst.Name))

@@ -94,15 +94,17 @@ class _Replay:
                 if node is not parent.body:
                     raise _GiveUp  # in the iterable, the target or the else branch
                 loops += 1
-                self._leaves_early(parent)
+                self._leaves_early(parent, path)
             path.add(id(parent))
             node = parent
         if not loops:
             raise _GiveUp
         return path
 
-    def _leaves_early(self, loop: cst.For) -> None:
-        """Gives up when something in ``loop`` ends an iteration (or the loop) before its end."""
+    def _leaves_early(self, loop: cst.For, inner: set[int]) -> None:
+        """Gives up when something in ``loop`` ends an iteration (or the loop) before its end: a ``break``
+        or ``continue`` of ``loop`` itself or of a loop on the way to the call (``inner``, the path so
+        far), not one of a loop the call is not in."""
         for n in walk(loop.body, into_scopes=False):
             if isinstance(n, (cst.Return, cst.Raise)):
                 raise _GiveUp
@@ -110,7 +112,7 @@ class _Replay:
                 owner = self.parents.get(id(n))
                 while owner is not None and not isinstance(owner, (cst.For, cst.While)):
                     owner = self.parents.get(id(owner))
-                if owner is loop or owner is not None and id(owner) in self.path:
+                if owner is loop or owner is not None and id(owner) in inner:
                     raise _GiveUp
 
     def run(self) -> dict[str, list[Any]]:

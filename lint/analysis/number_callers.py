@@ -56,6 +56,8 @@ class _Signatures(SignaturesView, Protocol):
 
     def masks_passed(self, fn: "FunctionInfo") -> frozenset[str]: ...
 
+    def objects_passed(self, fn: "FunctionInfo") -> dict[str, Value]: ...
+
 
 _NUMBER_TYPES = (None, "builtins.int", "builtins.float", "builtins.bool")
 
@@ -207,15 +209,21 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
 def _handed_on(program: Program, caller: "FunctionInfo", env: dict[str, Value],
                args: Iterable[cst.BaseExpression]) -> None:
     """A parameter of ``caller`` it passes on as it is (``step(x, scale)`` in ``def run(x, scale)``),
-    with neither type nor default, is a number (a boolean mask) when every call of ``caller`` passes
-    one: a wrapper hands on what its own callers give it.  Set in ``env``."""
+    with neither type nor default, is a number (a boolean mask, an object of one class) when every call
+    of ``caller`` passes one: a wrapper hands on what its own callers give it.  Set in ``env``."""
     handed = {a.value for a in args if isinstance(a, cst.Name)}
-    unknown = {name for name in handed & set(caller.param_names()) if name in env and env[name].kind is Kind.UNKNOWN}
+    # (a tensor only by how the body uses it, `diffusion.T`, may well be the object every caller passes)
+    unknown = {name for name in handed & set(caller.param_names()) if name in env and (
+        env[name].kind is Kind.UNKNOWN or env[name].kind is Kind.TENSOR and env[name].open_class)}
     if unknown:
-        for name in unknown & program.signatures.numbers_passed(caller):
+        signatures = program.signatures
+        for name in unknown & signatures.numbers_passed(caller):
             env[name] = python()
-        for name in unknown & program.signatures.masks_passed(caller):
+        for name in unknown & signatures.masks_passed(caller):
             env[name] = tensor(is_bool=True)
+        objects = signatures.objects_passed(caller)
+        for name in unknown & set(objects):
+            env[name] = objects[name]
 
 
 def argument_values(program: Program, caller: "FunctionInfo", args: list[cst.BaseExpression], depth: int

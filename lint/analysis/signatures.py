@@ -155,6 +155,9 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
+            elif prm.default is not None and _is_none(prm.default) and entered and name in self.objects_passed(fn):
+                # `generator=None` that every caller in the project passes a `torch.Generator`
+                env[name] = self.objects_passed(fn)[name]
             elif prm.default is not None and _is_none(prm.default):
                 env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
                     else UNKNOWN_VALUE
@@ -163,9 +166,10 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # every caller in the project passes a number (what the body does with it, a test or
                 # arithmetic with a tensor, a number does as well)
                 env[name] = python()
-            elif prm.default is None and entered and name in self.objects_passed(fn):
+            elif prm.default is None and (entered or name in tensor_params) and name in self.objects_passed(fn):
                 # every caller in the project passes the same kind of object (a model, an optimizer), what
-                # the body's use suggests aside (`log.log(v)` of a logger is no `Tensor.log`)
+                # the body's use suggests aside (`log.log(v)` of a logger is no `Tensor.log`, `diffusion.T`
+                # of a schedule no transpose)
                 env[name] = self.objects_passed(fn)[name]
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
