@@ -51,8 +51,10 @@ inside the graph raises ``RuntimeError`` rather than its own exception type (mea
 ``torch._check_value(n > 100)`` on a captured ``n`` raises ``ValueError`` eagerly, ``RuntimeError``
 patched), and sizes computed from data become unbacked symbols, so code that branches on them may fail
 to compile where it used to break the graph and run.  Refused where that is known: a size the code then
-reads in Python under ``capture_dynamic_output_shape_ops``, a number it then uses where Python needs its
-value (an index into a Python list, ``random.Random(n)``) under ``capture_scalar_outputs``.  The patched
+reads in Python under ``capture_dynamic_output_shape_ops`` (a loop over it, ``.tolist()``, ``.squeeze()``,
+which keeps a dimension of length 1 eager code drops), a number it then uses where Python needs its
+value (an index into a Python list, ``random.Random(n)``) under ``capture_scalar_outputs``, and under
+that flag a ``.tolist()`` in the same compiled code, whose numbers would become symbolic too.  The patched
 callable cannot be compiled again: ``torch.compile`` of it raises ``AssertionError`` (torch 2.13: the
 patch copies the compiled function's attributes onto its wrapper).  A module-level compiled module that
 another module imports by name is a plain function there.
@@ -68,6 +70,7 @@ from dynalint.analysis.breaks import (CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS, CAPTURE_
                                       Breaks, Cause, capture_flag, constant_failure, fails_to_compile, find_breaks,
                                       needs_constant)
 from dynalint.analysis import capture_settings
+from dynalint.analysis.events import CallEvent
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
 from dynalint.core.positions import node_ranges
@@ -177,6 +180,7 @@ def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
             _refuse_read_sizes(ctx, reach, rewritten)
         if CAPTURE_SCALAR_OUTPUTS in needed:
             _refuse_constant_uses(ctx, reach, rewritten)
+            _refuse_kept_lists(ctx, reach)
         if isinstance(node, cst.Decorator):
             added |= _patch_decorator(plan, ctx, node, target, needed)
         else:
@@ -202,6 +206,22 @@ def _refuse_read_sizes(ctx, reach: set[int], rewritten: "Callable[[Break], bool]
             raise Refused(f"`capture_dynamic_output_shape_ops` would keep `{shown(ctx, b.node)}` in the graph, and "
                           "the code then reads its length in Python: Dynamo can fail to compile there "
                           "(GuardOnDataDependentSymNode) instead of breaking the graph")
+
+
+def _refuse_kept_lists(ctx, reach: set[int]) -> None:
+    """Refused when the reached code also calls ``.tolist()`` where the graph breaks today: with
+    ``capture_scalar_outputs`` on, the list of an integer tensor stays in the graph as symbolic numbers,
+    and a later Python test of one of them breaks there instead, in a loop giving up on the whole function
+    (measured on torch 2.13: ``ts = torch.linspace(99, 0, n).long().tolist()`` then ``if t_prev >= 0:`` in
+    the loop over ``ts``).  The analysis does not follow those numbers (nor the tensor's dtype), so it
+    cannot show the flag leaves them alone."""
+    for b in _with_untraced(ctx.breaks):
+        if id(b.event.function) in reach and b.cause is Cause.SCALAR_EXTRACTION \
+                and isinstance(b.event, CallEvent) and b.event.method == "tolist":
+            raise Refused(f"`capture_scalar_outputs` would also keep `{shown(ctx, b.node)}` in the graph (for an "
+                          "integer tensor), and the numbers of that list are then symbolic wherever the code "
+                          "uses them: a Python test of one breaks there instead, and in a loop Dynamo gives up "
+                          "on the whole function")
 
 
 def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bool] | None") -> None:

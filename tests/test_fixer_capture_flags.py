@@ -318,3 +318,45 @@ def test_dynamo_the_refused_flag_would_change_the_squeezed_rank(tmp_path):
         torch._dynamo.reset()
     assert module.segments(one_start)[0] == plain[0] == 0
     assert flagged[0] == 1
+
+
+SCHEDULE = """\
+import torch
+
+ac = torch.linspace(0.99, 0.01, 100)
+
+
+def sample(x, n):
+    ts = torch.linspace(99, 0, n).long().tolist()
+    for i, t in enumerate(ts):
+        t_prev = ts[i + 1] if i + 1 < len(ts) else -1
+        a_prev = ac[t_prev] if t_prev >= 0 else torch.tensor(1.0)
+        x = x * ac[t].sqrt() + a_prev
+    return x, x.mean().item()
+
+
+sample_c = torch.compile(sample, backend="eager")
+"""
+
+
+def test_refused_when_the_flag_would_also_keep_a_list_of_numbers_in_the_graph():
+    """The flag asked for ``x.mean().item()`` would keep the integer ``.tolist()`` in the graph too, and
+    the loop's test of its numbers would then break in the loop (the whole function runs eagerly)."""
+    result = fixed(SCHEDULE)
+    assert result.source == SCHEDULE and not result.applied
+    assert any(r.fixer == "capture-flags" and "would also keep `torch.linspace(99, 0, n).long().tolist()`"
+               in r.reason for r in result.refused)
+
+
+@requires_torch
+def test_dynamo_the_flag_moves_the_list_break_into_the_loop(tmp_path):
+    from helpers import dynamo_break_lines
+
+    plain = SCHEDULE.replace("sample_c = torch.compile(sample, backend=\"eager\")\n", "") + (
+        "\n\ndef main():\n    c = torch.compile(sample, backend=\"eager\")\n"
+        "    return [c(torch.ones(3), n) for n in (8, 8, 6)]\n")
+    flagged = plain.replace("c = torch.compile(sample, backend=\"eager\")",
+                            "c = torch._dynamo.config.patch(capture_scalar_outputs=True)("
+                            "torch.compile(sample, backend=\"eager\"))")
+    assert 10 not in dynamo_break_lines(tmp_path, plain, "[()]")
+    assert 10 in dynamo_break_lines(tmp_path, flagged, "[()]")
