@@ -122,3 +122,14 @@ def test_refused_when_the_function_breaks_in_a_loop_anyway():
     result = fixed(code)
     assert "allow_rnn" not in result.source
     assert any(r.fixer == "allow-rnn" and "in a loop of the same function" in r.reason for r in result.refused)
+
+
+def test_check_reads_the_patch_on_the_fixed_script(tmp_path, capsys):
+    """Once patched, the call is traced (the Dynamo test above), and ``check`` no longer reports it."""
+    from helpers import checked_breaks
+
+    fixed = fix_source(SCRIPT, "script.py", Settings(), unsafe=True).source
+    assert (RNN_LINE, "DYN105") in checked_breaks(tmp_path, capsys, SCRIPT)
+    assert not checked_breaks(tmp_path, capsys, fixed)
+    set_globally = SCRIPT.replace("def main(xs):", "torch._dynamo.config.allow_rnn = True\n\n\ndef main(xs):")
+    assert not checked_breaks(tmp_path, capsys, set_globally)

@@ -21,6 +21,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.calls import DATA_PTR, SUPER_PROPERTY, TENSOR_TEXT, numpy_draw_is_number, \
     python_number as _python_number, traced_random as _traced_random
 from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names, for the rules and fixers)
+    ALLOW_RNN,
     CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS,
     CAPTURE_FLAGS,
     CAPTURE_SCALAR_OUTPUTS,
@@ -1174,7 +1175,7 @@ class BreakClassifier:
     def captures(self, flag: str, ev: Event) -> bool:
         """Whether Dynamo traces ``ev`` with ``flag`` on: set in the settings, or by the module's own code
         for the compiled code ``ev`` is in."""
-        return getattr(self.settings, flag) or self.own.on(flag, ev.function)
+        return getattr(self.settings, flag, False) or self.own.on(flag, ev.function)
 
     def condition(self, ev: ConditionEvent) -> None:
         if asserted_object(ev):
@@ -1591,7 +1592,7 @@ class BreakClassifier:
                 return None
             return GB.NOT_REORDERABLE, ("it is a reorderable logging function, but Dynamo only reorders calls "
                                         "whose arguments are tensors, constants or format strings")
-        if call.module is not None and self._is_rnn(call.module):
+        if call.module is not None and self._is_rnn(call.module) and not self.captures(ALLOW_RNN, call):
             return GB.RNN_MODULE, "Dynamo does not trace nn.LSTM/GRU/RNN modules"
         if call.module is not None and self._backward_hooked(call):
             return GB.MODULE_BACKWARD_HOOKS, "the submodule has a backward hook, which needs compiled autograd"
@@ -1607,7 +1608,7 @@ class BreakClassifier:
             return GB.OPTIONAL_KEYS_TYPED_DICT, (f"Dynamo cannot build the TypedDict "
                                                  f"`{call.built_partial_typed_dict.name}`, which has optional keys")
         if call.method is not None and call.receiver is not None and call.receiver.kind is Kind.MODULE \
-                and self._is_rnn(call.receiver):
+                and self._is_rnn(call.receiver) and not self.captures(ALLOW_RNN, call):
             return GB.RNN_MODULE, f"Dynamo does not trace nn.LSTM/GRU/RNN modules, their `{call.method}()` included"
         if q == "torch.Generator":
             return GB.OPAQUE_OBJECT, "a torch.Generator cannot be created inside the compiled region"

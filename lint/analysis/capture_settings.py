@@ -1,7 +1,8 @@
 """The capture flags a module's own code turns on for the code it compiles.
 
 ``torch._dynamo.config.capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops`` keep
-``.item()``, ``nonzero()``, boolean masks... in the graph.  Dynamo reads them when it traces a frame,
+``.item()``, ``nonzero()``, boolean masks... in the graph (``allow_rnn``, read the same way, makes Dynamo
+trace ``nn.LSTM``/``GRU``/``RNN`` modules).  Dynamo reads them when it traces a frame,
 at the first call of the compiled code (and at each recompile), not when ``torch.compile`` runs.
 Measured on torch 2.13 (``f`` calls ``.item()``; 0 means no break):
 
@@ -58,6 +59,10 @@ CAPTURE_SCALAR_OUTPUTS = "capture_scalar_outputs"
 CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS = "capture_dynamic_output_shape_ops"
 #: the Dynamo flags that keep data-dependent work in the graph (``torch._dynamo.config``)
 CAPTURE_FLAGS = (CAPTURE_SCALAR_OUTPUTS, CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS)
+ALLOW_RNN = "allow_rnn"
+#: the flags read where the module's code sets them: the capture flags, and ``allow_rnn`` (Dynamo then
+#: traces ``nn.LSTM``/``GRU``/``RNN`` modules instead of breaking at their call)
+SETTING_FLAGS = (*CAPTURE_FLAGS, ALLOW_RNN)
 
 _CONFIG = "torch._dynamo.config"
 PATCH_FUNCTION = f"{_CONFIG}.patch"
@@ -100,7 +105,7 @@ class CaptureSites:
 
 def capture_sites(index: "ModuleIndex") -> CaptureSites:
     """The flags the module's text turns on: everywhere, and per compile site (see the module doc)."""
-    if index.source is not None and not any(flag in index.source for flag in CAPTURE_FLAGS):
+    if index.source is not None and not any(flag in index.source for flag in SETTING_FLAGS):
         return CaptureSites()
     scan = _Scan(index)
     scan.block(index.module.body, _Where(), top=True)
@@ -119,11 +124,11 @@ def own_capture(sites: CaptureSites, program: "Compiles", events: Iterable[Event
         return sites.own
     edges = call_edges(events)
     covered: dict[int, set[str]] = {}
-    uncovered: dict[str, set[int]] = {flag: set() for flag in CAPTURE_FLAGS}
+    uncovered: dict[str, set[int]] = {flag: set() for flag in SETTING_FLAGS}
     for key, fn in compiled_sites(program):
         flags = sites.sites.get(key, frozenset())
         reached = reach(edges, fn)
-        for flag in CAPTURE_FLAGS:
+        for flag in SETTING_FLAGS:
             if flag in flags:
                 for f in reached:
                     covered.setdefault(f, set()).add(flag)
@@ -368,7 +373,7 @@ class _Scan:
         uses = [u for u in self.uses.get(binding.name, []) if after(u)]
         if not uses or not all(u.called for u in uses):
             return frozenset()
-        flags = set(CAPTURE_FLAGS)
+        flags = set(SETTING_FLAGS)
         for u in uses:
             flags &= u.patched
         return frozenset(flags)
@@ -390,7 +395,7 @@ class _Scan:
 
     def flag_of(self, target: cst.CSTNode) -> str | None:
         """``F`` when ``target`` is ``torch._dynamo.config.F`` for a capture flag ``F``."""
-        if isinstance(target, cst.Attribute) and target.attr.value in CAPTURE_FLAGS:
+        if isinstance(target, cst.Attribute) and target.attr.value in SETTING_FLAGS:
             self.seen = True
             if self.index.resolve_expr(target.value) == _CONFIG:
                 return target.attr.value
@@ -405,7 +410,7 @@ class _Scan:
         pairs: list[tuple[str, cst.BaseExpression]] = []
         args = list(expr.args)
         if any(a.star for a in args):
-            self.off.update(CAPTURE_FLAGS)
+            self.off.update(SETTING_FLAGS)
             return frozenset()
         positional = [a.value for a in args if a.keyword is None]
         if len(positional) == 2 and isinstance(positional[0], cst.SimpleString):
@@ -418,11 +423,11 @@ class _Scan:
                         and isinstance(el.key.evaluated_value, str):
                     pairs.append((el.key.evaluated_value, el.value))
                 elif not isinstance(el, cst.DictElement):
-                    self.off.update(CAPTURE_FLAGS)  # `{**other}`
+                    self.off.update(SETTING_FLAGS)  # `{**other}`
         pairs += [(a.keyword.value, a.value) for a in args if a.keyword is not None]
         on = set()
         for name, value in pairs:
-            if name in CAPTURE_FLAGS:
+            if name in SETTING_FLAGS:
                 self.seen = True
                 if _is_true(value):
                     on.add(name)
