@@ -25,10 +25,15 @@ calls, no module calls); every selected pair has provably the same shape (the
 same tensor's shape, or both 0-d: never a reduction against a full tensor, never
 a Python number) and the same dtype (an ``int`` literal on one side and a
 ``float`` on the other would promote); no side evaluates an op that is singular
-on part of its domain (a division by a non-literal, ``sqrt``, ``log``, ``exp``,
-a non-integer power...), because under ``torch.where`` the side a guard kept
-from running is evaluated too, and its inf/NaN turns the gradient into NaN; a
-name bound in a branch and not merged is read nowhere else.
+on part of its domain (a division by a non-literal not proven non-zero, ``sqrt``,
+``log``, ``exp``, a non-integer power...), because under ``torch.where`` the side a
+guard kept from running is evaluated too, and its inf/NaN turns the gradient into
+NaN; no side reduces a selection that may be empty (a boolean mask, an index
+tensor) with an op that raises on an empty tensor (``max``, ``argmin``,
+``median``...: the guard ``if mask.any():`` is there for it), while a mean loss
+of an empty selection gives a NaN that reaches no gradient; a call of a function
+of the file counts as pure when its body only computes; a name bound in a branch
+and not merged is read nowhere else.
 
 Unsafe (hazards): both sides are computed for every input, so an error raised
 by the side not taken (an out-of-range index, a failed check) now raises, and
@@ -40,7 +45,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynalint.analysis.breaks import Cause
 from dynalint.analysis.syntax import walk
+from dynalint.analysis.values import Kind
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.branches import (
     Unsupported,
@@ -60,6 +67,7 @@ from dynalint.fixers.support.branches import (
 )
 from dynalint.fixers.support.codegen import rename, tensor_condition, use_torch
 from dynalint.fixers.support.purity import impurity
+from dynalint.fixers.support.ranges import bounds
 
 
 @register
@@ -369,9 +377,44 @@ def _check_value(value: cst.BaseExpression, ctx) -> None:
     reason = impurity(value, ctx)
     if reason is not None:
         raise Refused(f"both sides would be evaluated and one is not pure: {reason}")
-    singular = singular_op(value)
+    singular = singular_op(value, lambda divisor: bounds(divisor, ctx).nonzero)
     if singular is not None:
         raise Refused(f"both sides would be evaluated: {singular} on the side not taken (NaN gradient)")
+    empty = _raises_when_empty(value, ctx)
+    if empty is not None:
+        raise Refused(f"both sides would be evaluated: `{ctx.code(empty).strip()}` raises on an empty selection, "
+                      "which the side not taken may be (the test guards it)")
+
+
+#: reductions without an identity: of an empty tensor they raise (``max(): Expected reduction dim``)
+_RAISE_WHEN_EMPTY = frozenset({"max", "min", "argmax", "argmin", "amax", "amin", "aminmax", "median", "nanmedian",
+                               "mode", "kthvalue", "topk", "quantile", "nanquantile"})
+
+
+def _raises_when_empty(value: cst.BaseExpression, ctx) -> cst.Call | None:
+    """A reduction of ``value`` that raises on an empty tensor, applied to a selection that may be empty:
+    an op of a data-dependent number of elements (``nonzero()``, a boolean mask: a break the analysis
+    found there), or indexing with a tensor, or with what the analysis cannot tell from one (a mask
+    argument, an empty index)."""
+    sized = {id(b.node) for b in ctx.breaks if b.cause in (Cause.MASK_INDEX, Cause.DYNAMIC_SHAPE_OP)}
+
+    def selects(node: cst.CSTNode) -> bool:
+        if id(node) in sized:
+            return True
+        if isinstance(node, cst.Subscript):
+            for element in node.slice:
+                if isinstance(element.slice, cst.Index):
+                    index = ctx.value(element.slice.value)
+                    if index is None or index.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.SEQUENCE):
+                        return True
+        return False
+
+    for node in walk(value):
+        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Attribute, cst.Name)):
+            name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
+            if name in _RAISE_WHEN_EMPTY and any(selects(n) for n in walk(node)):
+                return node
+    return None
 
 
 def _check_selection(ctx, node: cst.CSTNode, values, fallback: str | None = None) -> None:

@@ -1,6 +1,8 @@
 """Shared pieces of the fixers that rewrite ``if``/``elif``/``else`` chains."""
 from __future__ import annotations
 
+from typing import Callable
+
 import libcst as cst
 
 from dynalint.analysis.module_index import import_bindings
@@ -160,7 +162,7 @@ repeat_interleave topk kthvalue diag diagonal outer kron cross pixel_shuffle unf
 _KEEP_DTYPE = frozenset("""
 abs absolute ceil clamp clamp_min clamp_max clip floor frac hardtanh leaky_relu masked_fill nan_to_num neg
 negative relu relu6 round sign trunc contiguous clone detach zeros_like ones_like full_like empty_like where
-tril triu flip roll masked_scatter
+tril triu flip roll masked_scatter new_zeros new_ones new_full new_empty
 """.split())
 #: Elementwise functions and methods whose result is floating point (or an error) whatever the input.
 _TO_FLOAT = frozenset("""
@@ -245,6 +247,8 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
     v = ctx.value(expr)
     if v is not None and v.kind in (Kind.PYTHON, Kind.SIZE) or isinstance(expr, (cst.Integer, cst.Float)):
         return _SCALAR
+    if v is not None and v.kind is Kind.TENSOR and v.zero_dim and not v.maybe_none:
+        return _ZERO_D  # what the analysis proves 0-d (a function of the file returning a full reduction)
     if isinstance(expr, cst.Name):
         bound = only_binding(expr, ctx) if depth < 3 else None
         if bound is not None:
@@ -270,7 +274,7 @@ def _shape(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
             has_dim = any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args) or \
                 (positional if is_method else positional[1:])
             return None if has_dim else _ZERO_D
-        if name in ("zeros", "ones", "full", "empty") and positional and \
+        if name in ("zeros", "ones", "full", "empty", "new_zeros", "new_ones", "new_full", "new_empty") and positional and \
                 isinstance(positional[0], cst.Tuple) and not positional[0].elements:
             return _ZERO_D
         if name == "tensor" and positional and isinstance(positional[0], (cst.Integer, cst.Float)):
@@ -368,6 +372,8 @@ def _dtype(expr: cst.BaseExpression, ctx, depth: int = 0) -> str | None:
         return _dtype(expr.expression, ctx, depth)
     if isinstance(expr, cst.Comparison):
         return "bool"
+    if isinstance(expr, cst.Subscript) and v is not None and v.kind is Kind.TENSOR:
+        return _dtype(expr.value, ctx, depth)  # indexing keeps the tensor's dtype
     if isinstance(expr, cst.BinaryOperation):
         return _promote([_dtype(p, ctx, depth) for p in _operands(expr)], isinstance(expr.operator, cst.Divide))
     if isinstance(expr, cst.Call):
@@ -584,13 +590,15 @@ def dtypes_may_match(ctx, *exprs: cst.BaseExpression, fallback: str | None = Non
     return all(len(kinds) == 1 for kinds in by_names.values())
 
 
-def singular_op(expr: cst.CSTNode) -> str | None:
+def singular_op(expr: cst.CSTNode, nonzero: "Callable[[cst.BaseExpression], bool] | None" = None) -> str | None:
     """The first op in ``expr`` that can give inf/NaN on part of its domain (a division by a
-    non-literal, ``sqrt``, ``log``, a power with a non-literal exponent...), or None."""
+    non-literal that ``nonzero`` does not prove non-zero, ``sqrt``, ``log``, a power with a
+    non-literal exponent...), or None."""
     for node in walk(expr):
         if isinstance(node, cst.BinaryOperation):
             op = node.operator
-            if isinstance(op, (cst.Divide, cst.FloorDivide, cst.Modulo)) and not _literal(node.right):
+            if isinstance(op, (cst.Divide, cst.FloorDivide, cst.Modulo)) and not _literal(node.right) \
+                    and not (nonzero is not None and nonzero(node.right)):
                 return f"`{_code(node)}` divides by a value that may be 0"
             if isinstance(op, cst.Power) and not (isinstance(node.right, cst.Integer)
                                                   and int(node.right.value) >= 0):

@@ -5,8 +5,8 @@ number of times, or at another point of the program, without changing what the
 program does?  Yes for literals, names, attributes, arithmetic, indexing, and calls
 known to be out-of-place, deterministic and silent: torch functions and tensor
 methods that draw no random numbers and update nothing in place, a few builtins,
-and ``torch.nn`` layers whose forward neither updates state nor draws random
-numbers.  Anything else - a random op, an in-place op, I/O, a walrus, a call of a
+``torch.nn`` layers whose forward neither updates state nor draws random
+numbers, and functions of the file whose body only computes such values.  Anything else - a random op, an in-place op, I/O, a walrus, a call of a
 function or module the analysis does not know - is an *impurity*, reported with
 the reason a fixer then gives for refusing.
 """
@@ -87,6 +87,9 @@ def call_impurity(call: cst.Call, ctx) -> str | None:
             return None
         if func.value == "print":
             return "`print` writes output"
+        own = ctx.program.index.functions.get(func.value)
+        if own is not None and isinstance(own.node, cst.FunctionDef) and _pure_function(own.node, ctx, set()):
+            return None
         return f"`{code}` is a call the analysis cannot see into"
     event = ctx.event(call, CallEvent)
     if isinstance(func, cst.Attribute):
@@ -108,6 +111,66 @@ def call_impurity(call: cst.Call, ctx) -> str | None:
             return None
         return f"`{code}` runs a module whose forward may update state or draw random numbers"
     return f"`{code}` is a call the analysis cannot see into"
+
+
+def _pure_function(fdef: cst.FunctionDef, ctx, seen: set[int]) -> bool:
+    """A module-level function of the file whose body only binds names, tests and returns pure
+    expressions (no decorator, no ``global``, no store into an object or an item, no augmented
+    assignment, which updates a tensor argument in place, no loop): calling it is as pure as what it
+    computes.  Functions it calls are judged the same way (a recursive one is not)."""
+    if id(fdef) in seen or fdef.decorators or fdef.asynchronous is not None or len(seen) > 8:
+        return False
+    seen = seen | {id(fdef)}
+    return isinstance(fdef.body, cst.IndentedBlock) and _pure_block(fdef.body.body, ctx, seen)
+
+
+def _pure_block(stmts, ctx, seen: set[int]) -> bool:
+    for stmt in stmts:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and all(isinstance(t.target, (cst.Name, cst.Tuple))
+                                                         and all(isinstance(n, cst.Name) for n in _targets(t.target))
+                                                         for t in small.targets):
+                    value = small.value
+                elif isinstance(small, cst.Return):
+                    value = small.value
+                elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString,
+                                                                              cst.ConcatenatedString)):
+                    continue  # a docstring
+                else:
+                    return False
+                if value is not None and not _pure_expression(value, ctx, seen):
+                    return False
+        elif isinstance(stmt, cst.If):
+            if not _pure_expression(stmt.test, ctx, seen) or not _pure_block(stmt.body.body, ctx, seen):
+                return False
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.If) and not _pure_block([orelse], ctx, seen):
+                return False
+            if isinstance(orelse, cst.Else) and not _pure_block(orelse.body.body, ctx, seen):
+                return False
+        else:
+            return False
+    return True
+
+
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    return [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+
+
+def _pure_expression(expr: cst.BaseExpression, ctx, seen: set[int]) -> bool:
+    """``expr`` is pure, calls of the file's own functions judged by their bodies."""
+    for node in walk(expr):
+        if isinstance(node, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await)):
+            return False
+        if isinstance(node, cst.Call):
+            own = ctx.program.index.functions.get(node.func.value) if isinstance(node.func, cst.Name) else None
+            if own is not None and isinstance(own.node, cst.FunctionDef):
+                if not _pure_function(own.node, ctx, seen):
+                    return False
+            elif call_impurity(node, ctx) is not None:
+                return False
+    return True
 
 
 def called_module(call: cst.Call, ctx) -> str | None:
