@@ -54,7 +54,9 @@ to compile where it used to break the graph and run.  Refused where that is know
 reads in Python under ``capture_dynamic_output_shape_ops`` (a loop over it, ``.tolist()``, ``.squeeze()``,
 which keeps a dimension of length 1 eager code drops), a number it then uses where Python needs its
 value (an index into a Python list, ``random.Random(n)``) under ``capture_scalar_outputs``, and under
-that flag a ``.tolist()`` in the same compiled code, whose numbers would become symbolic too.  The patched
+that flag a ``.tolist()`` in the same compiled code whose numbers the code then reads (iterates,
+indexes, compares; a helper returning the list to compiled code): they would become symbolic too (a
+list the compiled function itself returns leaves the graph and is fine).  The patched
 callable cannot be compiled again: ``torch.compile`` of it raises ``AssertionError`` (torch 2.13: the
 patch copies the compiled function's attributes onto its wrapper).  A module-level compiled module that
 another module imports by name is a plain function there.
@@ -217,11 +219,39 @@ def _refuse_kept_lists(ctx, reach: set[int]) -> None:
     cannot show the flag leaves them alone."""
     for b in _with_untraced(ctx.breaks):
         if id(b.event.function) in reach and b.cause is Cause.SCALAR_EXTRACTION \
-                and isinstance(b.event, CallEvent) and b.event.method == "tolist":
+                and isinstance(b.event, CallEvent) and b.event.method == "tolist" and _numbers_read(ctx, b):
             raise Refused(f"`capture_scalar_outputs` would also keep `{shown(ctx, b.node)}` in the graph (for an "
                           "integer tensor), and the numbers of that list are then symbolic wherever the code "
                           "uses them: a Python test of one breaks there instead, and in a loop Dynamo gives up "
                           "on the whole function")
+
+
+def _numbers_read(ctx, brk: Break) -> bool:
+    """Whether the code may read the numbers of the list ``.tolist()`` makes where Python needs them: a
+    name it is bound to is iterated, indexed, compared or passed to ``range``/``len``...; a list the
+    compiled function itself returns (alone or inside what it returns) leaves the graph and is not read
+    there; anything else (a helper returning it to compiled code) may be."""
+    statement = ctx.parent(brk.node)
+    while statement is not None and not isinstance(statement, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        statement = ctx.parent(statement)
+    if isinstance(statement, cst.Return):
+        return id(brk.event.function) not in ctx.program.entry_points.entered
+    if not (isinstance(statement, cst.Assign) and statement.value is brk.node and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, cst.Name)):
+        return True
+    name = statement.targets[0].target.value
+    function = ctx.enclosing_function(statement)
+    for node in walk(function.body if function is not None else ctx.module):
+        if not (isinstance(node, cst.Name) and node.value == name) or node is statement.targets[0].target:
+            continue
+        parent = ctx.parent(node)
+        if isinstance(parent, (cst.For, cst.CompFor)) and parent.iter is node or \
+                isinstance(parent, cst.Subscript) and parent.value is node or isinstance(parent, cst.Comparison) \
+                or isinstance(parent, cst.Arg) and isinstance(ctx.parent(parent), cst.Call) \
+                and isinstance(ctx.parent(parent).func, cst.Name) \
+                and ctx.parent(parent).func.value in ("range", "len", "enumerate", "zip", "iter", "sorted"):
+            return True
+    return False
 
 
 def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bool] | None") -> None:

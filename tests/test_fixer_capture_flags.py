@@ -360,3 +360,39 @@ def test_dynamo_the_flag_moves_the_list_break_into_the_loop(tmp_path):
                             "torch.compile(sample, backend=\"eager\"))")
     assert 10 not in dynamo_break_lines(tmp_path, plain, "[()]")
     assert 10 in dynamo_break_lines(tmp_path, flagged, "[()]")
+
+
+RETURNED_LIST = """\
+import torch
+
+
+def report(x):
+    worst = x.abs().argsort(descending=True)[:2]
+    return {"mean": x.mean().item(), "worst": worst.tolist()}
+
+
+report_c = torch.compile(report, backend="eager")
+"""
+
+
+def test_a_list_the_compiled_function_returns_leaves_the_graph_and_the_flag_applies():
+    result = fixed(RETURNED_LIST)
+    assert [a.fixer for a in result.applied] == ["capture-flags"]
+    assert "torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(report" in result.source
+
+
+@requires_torch
+def test_dynamo_the_patched_report_breaks_nowhere_with_the_same_values(tmp_path):
+    import torch
+
+    from dynalint.verify.probe import load_module_from_source, observe
+
+    fixed_source = fixed(RETURNED_LIST).source
+    before = load_module_from_source(RETURNED_LIST, directory=str(tmp_path))
+    after = load_module_from_source(fixed_source, directory=str(tmp_path))
+    args = [(torch.tensor([0.5, -3.0, 2.0]),), (torch.tensor([1.0, 4.0, -0.5, 2.0]),)]
+    seen_before = observe(before.report_c, args, compile=False)
+    seen_after = observe(after.report_c, args, compile=False)
+    assert not seen_before.errors and not seen_after.errors
+    assert seen_before.break_lines(before.__file__) and not seen_after.break_lines(after.__file__)
+    assert seen_after.outputs == seen_before.outputs
