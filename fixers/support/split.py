@@ -639,6 +639,9 @@ def merged_split(ctx: "FixContext", fdef: cst.FunctionDef, start: int, passed: l
         return None
     if any(n is not calls[0] and not _in_compile_line(ctx, n) for n in uses):
         return None  # used otherwise: passed on, or called eagerly elsewhere
+    if outer.asynchronous is not None or any(isinstance(n, (cst.Yield, cst.Await))
+                                             for n in walk(outer.body, into_scopes=False)):
+        return None  # a `return` moved into a generator or coroutine would mean something else
     outer_body = list(outer.body.body) if isinstance(outer.body, cst.IndentedBlock) else []
     last = outer_body[-1] if outer_body else None
     if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1

@@ -38,8 +38,9 @@ class Signatures(ProgramPart["ProgramParts"]):
     parameters and annotations (or PEP 484 type comment), what they promise, and the binding of a
     call's arguments or of an entry point's inputs to them.  Owns the memos ``annotations`` (function
     -> its annotation nodes), ``declared`` (function -> what they promise), ``evidence`` (function ->
-    what the uses of its untyped parameters say) and ``numbers`` (function -> the parameters every
-    caller passes a number), registered in the program's memos so that a replay finds them by name."""
+    what the uses of its untyped parameters say), ``numbers``, ``objects`` and ``masks`` (function -> the
+    parameters every caller passes a number, an object of one class, a boolean mask), registered in the
+    program's memos so that a replay finds them by name."""
 
     def __init__(self, program: "ProgramParts") -> None:
         super().__init__(program)
