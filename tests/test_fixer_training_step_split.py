@@ -101,6 +101,34 @@ ALIASED_METHOD_STEP = METHOD_STEP.replace(
     "    trainer.train_step = torch.compile(trainer.train_step, backend=\"eager\")\n", "").replace(
     "trainer.train_step(x, y)", "trainer.step(x, y)")
 
+# the loss comes from a function of the file returning a tuple, and zero_grad() follows it
+HELPER_STEP = """\
+import torch
+import torch.nn as nn
+
+
+def compute(model, x, y):
+    loss = nn.functional.cross_entropy(model(x), y)
+    return loss, {"n": x.shape[0]}
+
+
+@torch.compile(backend="eager")
+def train_step(model, opt, x, y):
+    loss, stats = compute(model, x, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.detach(), stats
+
+
+def main(batches):
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = [train_step(model, opt, x, y)[0] for x, y in batches]
+    return losses + [p.detach().clone() for p in model.parameters()]
+"""
+
 
 def _fix(code: str):
     return fix_source(textwrap.dedent(code), "train.py", Settings(), unsafe=True)
@@ -133,6 +161,12 @@ def test_a_method_compiled_in_init_under_another_name_is_split_there():
     assert METHOD_STEP_FIXED in result.source
 
 
+def test_a_loss_from_a_helper_of_the_file_stays_compiled():
+    result = _fix(HELPER_STEP)
+    assert "    loss, stats = _train_step_compiled(model, x, y)\n    opt.zero_grad()\n" in result.source
+    assert [a.fixer for a in result.applied] == ["eager-tail"]
+
+
 def test_a_compile_call_whose_options_read_a_local_variable_stays():
     code = FUNCTION_STEP.replace('step_fn = torch.compile(train_step, backend="eager")',
                                  'backend = "eager"\n    step_fn = torch.compile(train_step, backend=backend)')
@@ -155,7 +189,7 @@ def test_under_dynamo_the_split_steps_break_nowhere_and_train_the_same_weights(t
     from dynalint.verify.probe import load_module_from_source, observe
 
     batches = [(torch.randn(b, 4), torch.randint(0, 3, (b,))) for b in (2, 2, 3, 2)]
-    for n, code in enumerate((FUNCTION_STEP, METHOD_STEP, ALIASED_METHOD_STEP)):
+    for n, code in enumerate((FUNCTION_STEP, METHOD_STEP, ALIASED_METHOD_STEP, HELPER_STEP)):
         fixed = _fix(code).source
         before = load_module_from_source(code, directory=str(tmp_path))
         after = load_module_from_source(fixed, directory=str(tmp_path))

@@ -185,8 +185,9 @@ def may_compute(ctx: "FixContext", stmt: cst.CSTNode, named: bool = True) -> boo
     are moved out of the graph as Python bookkeeping must not: the work would run eagerly.  ``named``:
     any unknown callable counts (a function imported from a package the analysis does not read, a
     method of an unknown object), and a function of the project; without it, only a variable called
-    as a function (``model(x)``) counts, for a test that what stays compiled does some work (a function
-    of the project that returns a tensor :func:`computes` already)."""
+    as a function (``model(x)``), and a function of the project given a tensor or a module
+    (``ppo_loss(agent, obs)`` returning a tuple), count, for a test that what stays compiled does some
+    work."""
     if computes(ctx, stmt):
         return True
     for n in walk(stmt, into_scopes=False):
@@ -194,11 +195,15 @@ def may_compute(ctx: "FixContext", stmt: cst.CSTNode, named: bool = True) -> boo
             callee = ctx.value(n.func)
             if callee is not None and callee.kind not in (Kind.UNKNOWN, Kind.FUNCTION):
                 continue
-            if not named and not (isinstance(n.func, cst.Name) and (callee is None or callee.kind is Kind.UNKNOWN)):
+            variable = isinstance(n.func, cst.Name) and (callee is None or callee.kind is Kind.UNKNOWN)
+            if not named and not variable and (callee is None or callee.kind is not Kind.FUNCTION):
                 continue
+            # (without `named`, a function of the project counts when it is given a tensor or a module)
+            maybe = (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE, Kind.SEQUENCE) if named or variable \
+                else (Kind.TENSOR, Kind.MODULE)
             for arg in n.args:
                 value = ctx.value(arg.value)
-                if value is None or value.kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.MODULE, Kind.SEQUENCE):
+                if (value is None and (named or variable)) or value is not None and value.kind in maybe:
                     return True
     return False
 
