@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import re
+
 import libcst as cst
 
 from dynalint.analysis import knowledge as K
@@ -14,6 +16,7 @@ from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value, names_numpy_array
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
+from dynalint.analysis.syntax import walk
 from dynalint.analysis.number_callers import mask_params, number_params, object_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
@@ -133,6 +136,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         # only the arguments of the compiled function itself enter the frame as they are; a helper's or
         # a submodule's are usually computed by its caller in the same graph
         entered = id(fn) in program.entry_points.entered or forward
+        indexing: frozenset[str] | None = None  # (the names the body indexes with, read once if needed)
         for i, prm in enumerate(self.param_nodes(fn)):
             name = prm.name.value
             if i == 0 and fn.is_method:
@@ -182,6 +186,7 @@ class Signatures(ProgramPart["ProgramParts"]):
             else:
                 env[name] = UNKNOWN_VALUE
             if is_forward and env[name].kind is Kind.TENSOR and not env[name].is_bool \
+                    and name in (indexing := indexing if indexing is not None else _indexing_names(fn.node)) \
                     and name in self.masks_passed(fn):
                 # every caller passes a mask (`select(x, m)` with `m = scores > 0.5`): it is one here
                 env[name] = env[name].with_(is_bool=True)
@@ -298,6 +303,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         and the objects every construction passes)."""
         env: dict[str, Value] = {}
         program = self.program
+        called: frozenset[str] | None = None  # (read once, when a parameter needs it)
         for i, prm in enumerate(self.param_nodes(init)):
             name = prm.name.value
             if i == 0:
@@ -308,13 +314,40 @@ class Signatures(ProgramPart["ProgramParts"]):
                     program, self.annotation_of(init, prm))  # type: ignore[arg-type]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
-            elif prm.default is None and name in self.objects_passed(init):
+            elif prm.default is None and name in (
+                    called := called if called is not None else _called_when_stored(init, program.index.source)) \
+                    and name in self.objects_passed(init):
                 # every construction in the project passes an object of one class (a loss module, a
                 # backbone handed to a wrapper): the attribute it is stored in holds that object
                 env[name] = self.objects_passed(init)[name]
             else:
                 env[name] = UNKNOWN_VALUE
         return env
+
+
+def _indexing_names(fn: cst.FunctionDef) -> frozenset[str]:
+    """The names ``fn`` indexes something with (``x[mask]``): only those can be masks that matter."""
+    return frozenset(n.value for sub in walk(fn.body) if isinstance(sub, cst.Subscript)
+                     for element in sub.slice if isinstance(element.slice, cst.Index)
+                     for n in walk(element.slice.value) if isinstance(n, cst.Name))
+
+
+def _called_when_stored(init: FunctionInfo, source: str | None) -> frozenset[str]:
+    """The parameters ``__init__`` stores on the instance (``self.criterion = criterion``) under an
+    attribute the module's text calls (``self.criterion(...)``, ``self.criterion.step(...)``; its text
+    is searched, a superset of the class's calls): only for those does the object the constructions
+    pass change what the analysis follows."""
+    stored: dict[str, str] = {}
+    for n in walk(init.node.body):
+        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name):
+            for t in n.targets:
+                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) \
+                        and t.target.value.value == "self":
+                    stored[t.target.attr.value] = n.value.value
+    if not stored or source is None:
+        return frozenset(stored.values())
+    return frozenset(param for attr, param in stored.items()
+                     if re.search(rf"self\.{re.escape(attr)}(\.\w+)?\s*\(", source))
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
