@@ -120,14 +120,8 @@ def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
     found = _recorded_search(program, fn, depth)
     if found is None:
         return {}
-    sites, names, candidates, seen = found
     out: dict[str, Value] = {}
-    for name in candidates:
-        values = []
-        for call, _, _ in sites:
-            bound = _bind(call, names)
-            arg = bound.get(name) if bound is not None else None
-            values.append(seen.get(id(arg)) if arg is not None else None)
+    for name, values in _values_passed(found):
         first = values[0]
         if first is not None and _is_object(first) and all(
                 v is not None and v.cls is first.cls and v.qualname == first.qualname and v.kind is first.kind
@@ -143,17 +137,22 @@ def mask_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[s
     found = _recorded_search(program, fn, depth)
     if found is None:
         return frozenset()
+    return frozenset(name for name, values in _values_passed(found) if all(
+        v is not None and v.kind is Kind.TENSOR and v.is_bool and not v.maybe_none for v in values))
+
+
+def _values_passed(found: tuple[list, list[str], set[str], dict[int, Value]]
+                   ) -> Iterator[tuple[str, list[Value | None]]]:
+    """Each candidate parameter of a :func:`_passed` search with the value every call gives it (None
+    where a call leaves it out or its value is not known)."""
     sites, names, candidates, seen = found
-    out = set()
     for name in candidates:
         values = []
         for call, _, _ in sites:
             bound = _bind(call, names)
             arg = bound.get(name) if bound is not None else None
             values.append(seen.get(id(arg)) if arg is not None else None)
-        if all(v is not None and v.kind is Kind.TENSOR and v.is_bool and not v.maybe_none for v in values):
-            out.add(name)
-    return frozenset(out)
+        yield name, values
 
 
 def _is_object(v: Value) -> bool:
