@@ -240,6 +240,20 @@ def dynamo_break_lines(tmp_path, code: str, inputs: str, target: str = "main") -
     return obs.break_lines(module.__file__)
 
 
+def run_original_and_fixed(tmp_path, source: str, fixed: str, target: str, inputs: list) -> tuple[Any, Any, Any, Any]:
+    """The original and the fixed text loaded as modules, and what real Dynamo observes when ``target`` of
+    each (which compiles what it runs itself) is called on ``inputs``: ``(before, after, seen_before,
+    seen_after)``; fails on an error in either run."""
+    from dynalint.verify.probe import load_module_from_source, observe
+
+    before = load_module_from_source(source, directory=str(tmp_path))
+    after = load_module_from_source(fixed, directory=str(tmp_path))
+    seen_before = observe(getattr(before, target), inputs, compile=False)
+    seen_after = observe(getattr(after, target), inputs, compile=False)
+    assert not seen_before.errors and not seen_after.errors, (seen_before.errors, seen_after.errors)
+    return before, after, seen_before, seen_after
+
+
 def break_tests(code: str, breaks: set[tuple[int, str]], inputs: str, target: str = "main"
                 ) -> tuple[Callable[..., None], Callable[..., None]]:
     """The two tests of a module about one code text: ``dynalint check`` reports exactly ``breaks`` (line,

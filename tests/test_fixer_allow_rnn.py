@@ -96,15 +96,11 @@ def test_other_breaks_of_the_category_are_not_taken_for_an_rnn():
 def test_dynamo_the_patched_call_traces_the_lstm_with_equal_outputs_and_gradients(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
     inputs = [([torch.randn(2, 5, 4), torch.randn(2, 5, 4)],)]
-    fixed_source = fixed(SCRIPT).source
-    before = load_module_from_source(SCRIPT, directory=str(tmp_path))
-    after = load_module_from_source(fixed_source, directory=str(tmp_path))
-    seen_before = observe(before.main, inputs, compile=False)
-    seen_after = observe(after.main, inputs, compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, SCRIPT, fixed(SCRIPT).source, "main",
+                                                                    inputs)
     assert RNN_LINE in seen_before.break_lines(before.__file__)
     assert not seen_after.break_lines(after.__file__)
     (outs_b, grads_b), (outs_a, grads_a) = seen_before.outputs[0], seen_after.outputs[0]

@@ -93,19 +93,15 @@ def test_the_reductions_refused_raise_on_an_empty_tensor_and_the_loss_does_not()
 def test_under_dynamo_the_where_breaks_nowhere_with_the_same_loss_and_gradients(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
     torch.manual_seed(1)
     batches = []
     for teacher_scale in (1.0, 0.0, 100.0):  # some gated, all gated (uniform teacher), none gated
         x, labels = torch.randn(6, 4), torch.randint(0, 3, (6,))
         batches.append((x, torch.randn(6, 3) * teacher_scale, labels))
-    fixed = _fix(GATED).source
-    before = load_module_from_source(GATED, directory=str(tmp_path))
-    after = load_module_from_source(fixed, directory=str(tmp_path))
-    seen_before = observe(before.main, [(batches,)], compile=False)
-    seen_after = observe(after.main, [(batches,)], compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, GATED, _fix(GATED).source, "main",
+                                                                    [(batches,)])
     assert 14 in seen_before.break_lines(before.__file__)
     assert not seen_after.break_lines(after.__file__)
     for a, b in zip(seen_after.outputs[0], seen_before.outputs[0]):

@@ -179,17 +179,14 @@ def test_refused_for_a_compiled_module_used_other_than_by_calls_and_an_inner_dec
 def test_dynamo_the_patched_call_keeps_the_item_and_other_code_still_breaks(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from dynalint.verify.probe import observe
+    from helpers import run_original_and_fixed
 
     inputs = [([torch.arange(4.0), torch.arange(4.0) + 1],)]
     fixed_source = fixed(SCRIPT).source
     assert WRAPPED in fixed_source
-    before = load_module_from_source(SCRIPT, directory=str(tmp_path))
-    after = load_module_from_source(fixed_source, directory=str(tmp_path))
     flag = torch._dynamo.config.capture_scalar_outputs
-    seen_before = observe(before.main, inputs, compile=False)
-    seen_after = observe(after.main, inputs, compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, SCRIPT, fixed_source, "main", inputs)
     assert ITEM_LINE in seen_before.break_lines(before.__file__)
     assert ITEM_LINE not in seen_after.break_lines(after.__file__)
     assert all(torch.equal(a, b) for a, b in zip(seen_before.outputs[0], seen_after.outputs[0]))
@@ -385,14 +382,10 @@ def test_a_list_the_compiled_function_returns_leaves_the_graph_and_the_flag_appl
 def test_dynamo_the_patched_report_breaks_nowhere_with_the_same_values(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
-    fixed_source = fixed(RETURNED_LIST).source
-    before = load_module_from_source(RETURNED_LIST, directory=str(tmp_path))
-    after = load_module_from_source(fixed_source, directory=str(tmp_path))
     args = [(torch.tensor([0.5, -3.0, 2.0]),), (torch.tensor([1.0, 4.0, -0.5, 2.0]),)]
-    seen_before = observe(before.report_c, args, compile=False)
-    seen_after = observe(after.report_c, args, compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(
+        tmp_path, RETURNED_LIST, fixed(RETURNED_LIST).source, "report_c", args)
     assert seen_before.break_lines(before.__file__) and not seen_after.break_lines(after.__file__)
     assert seen_after.outputs == seen_before.outputs

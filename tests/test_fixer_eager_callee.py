@@ -92,16 +92,12 @@ def test_a_break_outside_any_loop_of_the_callee_is_not_this_fixers():
 def test_under_dynamo_the_split_breaks_nowhere_and_gives_the_same_results(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
     fixed = _fix(DECODE).source
     torch.manual_seed(0)
     inputs = [(torch.randn(3, 4), torch.randn(4, 5)), (torch.randn(3, 4), torch.randn(4, 5), 2)]
-    before = load_module_from_source(DECODE, directory=str(tmp_path))
-    after = load_module_from_source(fixed, directory=str(tmp_path))
-    seen_before = observe(before.predict_c, inputs, compile=False)
-    seen_after = observe(after.predict_c, inputs, compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, DECODE, fixed, "predict_c", inputs)
     assert BREAK_LINE in seen_before.break_lines(before.__file__)
     assert not seen_after.break_lines(after.__file__)
     for got, want in zip(seen_after.outputs, seen_before.outputs):

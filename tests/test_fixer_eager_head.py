@@ -154,15 +154,10 @@ def test_a_break_after_the_first_tensor_operation_is_not_the_prelude():
 def test_under_dynamo_the_split_breaks_nowhere_and_gives_the_same_results(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
-    fixed = _fix(AGENT).source
     inputs = [([torch.randn(3) for _ in range(6)],)]
-    before = load_module_from_source(AGENT, directory=str(tmp_path))
-    after = load_module_from_source(fixed, directory=str(tmp_path))
-    seen_before = observe(before.main, inputs, compile=False)
-    seen_after = observe(after.main, inputs, compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, AGENT, _fix(AGENT).source, "main", inputs)
     assert RANDOM_LINE in seen_before.break_lines(before.__file__)
     assert not seen_after.break_lines(after.__file__)
     got, want = seen_after.outputs[0], seen_before.outputs[0]

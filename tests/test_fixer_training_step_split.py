@@ -186,16 +186,12 @@ def test_a_loss_bound_on_one_branch_only_is_refused():
 def test_under_dynamo_the_split_steps_break_nowhere_and_train_the_same_weights(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
     batches = [(torch.randn(b, 4), torch.randint(0, 3, (b,))) for b in (2, 2, 3, 2)]
-    for n, code in enumerate((FUNCTION_STEP, METHOD_STEP, ALIASED_METHOD_STEP, HELPER_STEP)):
-        fixed = _fix(code).source
-        before = load_module_from_source(code, directory=str(tmp_path))
-        after = load_module_from_source(fixed, directory=str(tmp_path))
-        seen_before = observe(before.main, [(batches,)], compile=False)
-        seen_after = observe(after.main, [(batches,)], compile=False)
-        assert not seen_before.errors and not seen_after.errors
+    for code in (FUNCTION_STEP, METHOD_STEP, ALIASED_METHOD_STEP, HELPER_STEP):
+        before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, code, _fix(code).source, "main",
+                                                                        [(batches,)])
         assert len(seen_before.break_lines(before.__file__)) >= 2  # zero_grad and backward at least
         assert not seen_after.break_lines(after.__file__)
         got, want = seen_after.outputs[0], seen_before.outputs[0]

@@ -95,16 +95,12 @@ def test_a_constructor_called_with_other_classes_types_nothing():
 def test_under_dynamo_the_patched_holder_breaks_nowhere_with_the_same_outputs(tmp_path):
     import torch
 
-    from dynalint.verify.probe import load_module_from_source, observe
+    from helpers import run_original_and_fixed
 
     fixed = fix_source(INJECTED, "train.py", Settings(), unsafe=True).source
-    before = load_module_from_source(INJECTED, directory=str(tmp_path))
-    after = load_module_from_source(fixed, directory=str(tmp_path))
     torch.manual_seed(1)
     batches = [(torch.randn(b, 4), torch.randint(0, 3, (b,))) for b in (5, 7)]
-    seen_before = observe(before.main, [(batches,)], compile=False)
-    seen_after = observe(after.main, [(batches,)], compile=False)
-    assert not seen_before.errors and not seen_after.errors
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, INJECTED, fixed, "main", [(batches,)])
     assert seen_before.break_lines(before.__file__) == {9}
     assert not seen_after.break_lines(after.__file__)
     for a, b in zip(seen_after.outputs[0], seen_before.outputs[0]):
