@@ -231,9 +231,7 @@ def _numbers_read(ctx, brk: Break) -> bool:
     name it is bound to is iterated, indexed, compared or passed to ``range``/``len``...; a list the
     compiled function itself returns (alone or inside what it returns) leaves the graph and is not read
     there; anything else (a helper returning it to compiled code) may be."""
-    statement = ctx.parent(brk.node)
-    while statement is not None and not isinstance(statement, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-        statement = ctx.parent(statement)
+    statement = brk.statement
     if isinstance(statement, cst.Return):
         return id(brk.event.function) not in ctx.program.entry_points.entered
     if not (isinstance(statement, cst.Assign) and statement.value is brk.node and len(statement.targets) == 1

@@ -6,7 +6,8 @@ program does?  Yes for literals, names, attributes, arithmetic, indexing, and ca
 known to be out-of-place, deterministic and silent: torch functions and tensor
 methods that draw no random numbers and update nothing in place, a few builtins,
 ``torch.nn`` layers whose forward neither updates state nor draws random
-numbers, and functions of the file whose body only computes such values.  Anything else - a random op, an in-place op, I/O, a walrus, a call of a
+numbers, and functions of the file whose body only computes such values.
+Anything else - a random op, an in-place op, I/O, a walrus, a call of a
 function or module the analysis does not know - is an *impurity*, reported with
 the reason a fixer then gives for refusing.
 """
@@ -49,8 +50,9 @@ STATELESS_LAYERS = frozenset({
 })
 
 
-def impurity(expr: cst.CSTNode, ctx) -> str | None:
-    """Why ``expr`` may not be evaluated more or fewer times, or elsewhere (None: it may)."""
+def impurity(expr: cst.CSTNode, ctx, seen: frozenset[int] = frozenset()) -> str | None:
+    """Why ``expr`` may not be evaluated more or fewer times, or elsewhere (None: it may).  ``seen``: the
+    functions of the file whose bodies are being judged (a recursive call is not pure)."""
     for node in walk(expr):
         if isinstance(node, cst.NamedExpr):
             return "it binds a name (walrus)"
@@ -58,7 +60,7 @@ def impurity(expr: cst.CSTNode, ctx) -> str | None:
                              cst.SetComp)):
             return "it contains a lambda, comprehension, yield or await"
         if isinstance(node, cst.Call):
-            reason = call_impurity(node, ctx)
+            reason = call_impurity(node, ctx, seen)
             if reason is not None:
                 return reason
     return None
@@ -68,7 +70,7 @@ def is_pure(expr: cst.CSTNode, ctx) -> bool:
     return impurity(expr, ctx) is None
 
 
-def call_impurity(call: cst.Call, ctx) -> str | None:
+def call_impurity(call: cst.Call, ctx, seen: frozenset[int] = frozenset()) -> str | None:
     """Why one call is not pure (None when it is)."""
     func = call.func
     code = ctx.code(func).strip()
@@ -88,7 +90,7 @@ def call_impurity(call: cst.Call, ctx) -> str | None:
         if func.value == "print":
             return "`print` writes output"
         own = ctx.program.index.functions.get(func.value)
-        if own is not None and isinstance(own.node, cst.FunctionDef) and _pure_function(own.node, ctx, set()):
+        if own is not None and isinstance(own.node, cst.FunctionDef) and _pure_function(own.node, ctx, seen):
             return None
         return f"`{code}` is a call the analysis cannot see into"
     event = ctx.event(call, CallEvent)
@@ -113,18 +115,17 @@ def call_impurity(call: cst.Call, ctx) -> str | None:
     return f"`{code}` is a call the analysis cannot see into"
 
 
-def _pure_function(fdef: cst.FunctionDef, ctx, seen: set[int]) -> bool:
+def _pure_function(fdef: cst.FunctionDef, ctx, seen: frozenset[int]) -> bool:
     """A module-level function of the file whose body only binds names, tests and returns pure
     expressions (no decorator, no ``global``, no store into an object or an item, no augmented
     assignment, which updates a tensor argument in place, no loop): calling it is as pure as what it
     computes.  Functions it calls are judged the same way (a recursive one is not)."""
     if id(fdef) in seen or fdef.decorators or fdef.asynchronous is not None or len(seen) > 8:
         return False
-    seen = seen | {id(fdef)}
-    return isinstance(fdef.body, cst.IndentedBlock) and _pure_block(fdef.body.body, ctx, seen)
+    return isinstance(fdef.body, cst.IndentedBlock) and _pure_block(fdef.body.body, ctx, seen | {id(fdef)})
 
 
-def _pure_block(stmts, ctx, seen: set[int]) -> bool:
+def _pure_block(stmts, ctx, seen: frozenset[int]) -> bool:
     for stmt in stmts:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -139,10 +140,10 @@ def _pure_block(stmts, ctx, seen: set[int]) -> bool:
                     continue  # a docstring
                 else:
                     return False
-                if value is not None and not _pure_expression(value, ctx, seen):
+                if value is not None and impurity(value, ctx, seen) is not None:
                     return False
         elif isinstance(stmt, cst.If):
-            if not _pure_expression(stmt.test, ctx, seen) or not _pure_block(stmt.body.body, ctx, seen):
+            if impurity(stmt.test, ctx, seen) is not None or not _pure_block(stmt.body.body, ctx, seen):
                 return False
             orelse = stmt.orelse
             if isinstance(orelse, cst.If) and not _pure_block([orelse], ctx, seen):
@@ -156,21 +157,6 @@ def _pure_block(stmts, ctx, seen: set[int]) -> bool:
 
 def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
-
-
-def _pure_expression(expr: cst.BaseExpression, ctx, seen: set[int]) -> bool:
-    """``expr`` is pure, calls of the file's own functions judged by their bodies."""
-    for node in walk(expr):
-        if isinstance(node, (cst.NamedExpr, cst.Lambda, cst.Yield, cst.Await)):
-            return False
-        if isinstance(node, cst.Call):
-            own = ctx.program.index.functions.get(node.func.value) if isinstance(node.func, cst.Name) else None
-            if own is not None and isinstance(own.node, cst.FunctionDef):
-                if not _pure_function(own.node, ctx, seen):
-                    return False
-            elif call_impurity(node, ctx) is not None:
-                return False
-    return True
 
 
 def called_module(call: cst.Call, ctx) -> str | None:
