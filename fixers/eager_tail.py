@@ -39,22 +39,22 @@ After::
 Some calls break the graph whatever the flags: ``optimizer.zero_grad()`` (skipped by Dynamo),
 ``loss.backward()`` and ``optimizer.step()`` (which calls ``torch._dynamo.graph_break()`` itself),
 ``load_state_dict``, a call into an extension.  Dynamo breaks at each, resumes in a new frame and
-compiles the few operations until the next one, so a training step ends in a chain of breaks and
-small graphs (measured on torch 2.13: three breaks for the update above).  Where the file compiles
-the function itself (``@torch.compile`` on it, ``f = torch.compile(f)``, ``f_c = torch.compile(f)``,
-``obj.m = torch.compile(obj.m)``), the statements before the first such call become the compiled
-function, returning the variables the rest reads, and the function calls it, then runs the rest as
-plain Python: callers call the same name with the same arguments and get the same result, and Dynamo
-sees no break at all (measured: none, outputs and trained weights bitwise those of the code run
-eagerly).  When the function is itself the compiled part :mod:`dynalint.fixers.eager_head` made (called
-once, by the last statement ``return _f_compiled(a, b)`` of a function that hands on its own variables
-of the parameters' names), the rest moves back into that caller after the call instead of into a third
-function: a training step becomes ``opt.zero_grad()``, ``loss = _step_compiled(...)``,
-``loss.backward()``, ``opt.step()``, with the forward and the loss compiled.  The compile call or
-decorator moves to the compiled part (``_f_compiled = torch.compile(_f_compiled)``, then ``f_c = f``).  Elsewhere (a function the file does not compile, a
-module's ``forward``), the statements from the first such call to the end, moved as they are into a
-function decorated with ``torch.compiler.disable`` and called there, break the graph once, at the
-call (measured: one break, "Skip calling torch.compiler.disable()d function"), and run eagerly, as
+compiles the few operations until the next one, so a training step ends in a chain of breaks and small
+graphs (measured on torch 2.13: three breaks for the update above).  Where the file compiles the
+function itself (``@torch.compile`` on it, ``f = torch.compile(f)``, ``f_c = torch.compile(f)``,
+``obj.m = torch.compile(obj.m)``), the statements before the first such call become the compiled function,
+returning the variables the rest reads, and the function calls it, then runs the rest as plain Python:
+callers call the same name with the same arguments and get the same result, and Dynamo sees no break at
+all (measured: none, outputs and trained weights bitwise those of the code run eagerly).  When the
+function is itself the compiled part :mod:`dynalint.fixers.eager_head` made (called once, by the last
+statement ``return _f_compiled(a, b)`` of a function that hands on its own variables of the parameters'
+names), the rest moves back into that caller after the call instead of into a third function: a training
+step becomes ``opt.zero_grad()``, ``loss = _step_compiled(...)``, ``loss.backward()``, ``opt.step()``,
+with the forward and the loss compiled.  The compile call or decorator moves to the compiled part
+(``_f_compiled = torch.compile(_f_compiled)``, then ``f_c = f``).  Elsewhere (a function the file does
+not compile, a module's ``forward``), the statements from the first such call to the end, moved as they
+are into a function decorated with ``torch.compiler.disable`` and called there, break the graph once, at
+the call (measured: one break, "Skip calling torch.compiler.disable()d function"), and run eagerly, as
 they did between the breaks::
 
     def step(x):  # compiled by its callers
@@ -67,16 +67,16 @@ they did between the breaks::
         opt.zero_grad()
         ...
 
-Applies from the first statement of the function's own body that makes such a call on every run
-(not in a branch or loop body of it, nor behind ``and``/``or``: a ``warnings.warn`` under a flag breaks
-only when the flag is on); for the disable form, when the statements from there to the end break the
-graph at two or more statements on every run (its call breaks once itself), and for the split form
-too when the one break is a log line (``print``, ``warnings.warn``, ``logging``: the logging fixers
-keep the code after it compiled).  The moved statements
-start earlier over the statements right before that one which break on every run where no capture flag helps (``if not torch.isfinite(loss):``, an op
-Dynamo cannot capture) and call no module.  The helper follows the function in its block, so it sees
-the same globals and enclosing variables: a method's helper is a method of its class, called on the
-same instance (``self._learn_eager(...)``).
+Applies from the first statement of the function's own body that makes such a call on every run (not in
+a branch or loop body of it, nor behind ``and``/``or``: a ``warnings.warn`` under a flag breaks only
+when the flag is on); for the disable form, when the statements from there to the end break the graph at
+two or more statements on every run (its call breaks once itself), and for the split form too when the
+one break is a log line (``print``, ``warnings.warn``, ``logging``: the logging fixers keep the code
+after it compiled).  The moved statements start earlier over the statements right before that one which
+break on every run where no capture flag helps (``if not torch.isfinite(loss):``, an op Dynamo cannot
+capture) and call no module.  The helper follows the function in its block, so it sees the same globals
+and enclosing variables: a method's helper is a method of its class, called on the same instance
+(``self._learn_eager(...)``).
 
 Proves, or refuses: the function is neither a generator nor ``async`` and declares nothing ``global``
 or ``nonlocal``; a tensor operation or a module call stays compiled before the moved statements; they
@@ -94,20 +94,20 @@ As a decorator, ``@torch.compile`` is the innermost one, under nothing but
 ``torch._dynamo.config.patch(...)`` (all move to the compiled part; another decorator wraps the whole
 function).  As a call, its result is assigned and it is wrapped in nothing but such a patch, run once
 (not in a loop), and the function has no decorator; ``f = torch.compile(f)`` and ``f_c =
-torch.compile(f)`` are statements of the module for a function of the module, and ``f`` is used
-nowhere else for the latter (an eager call of ``f`` would run the compiled part); ``f_c =
-torch.compile(f, ...)`` may also be a statement of another function's own body (``main()``, not in a
-branch, loop or ``with``) whose options read none of its variables: it becomes the decorator
-``@torch.compile(...)`` of the compiled part, and the statement ``f_c = f``; a method is compiled
-on one instance with ``obj.m = torch.compile(obj.m)`` (the compiled part is then set on that instance,
-as the compiled method was; ``self.step = torch.compile(self._step)`` too, when nothing else uses
-``_step``: ``self.step`` becomes the partly compiled method), and no subclass in the file overrides
-it (``self.m`` would then compile the override).  The compiled part holds no ``return``, reads no local variable that it
-does not bind or take as a parameter, and returns no function, class, lambda or generator it makes
-(a value Dynamo would have to build outside the graph).  Its parameters are those of the function it
-reads, passed as they are; it returns the variables it binds that the rest reads.  A docstring stays
-with the function.  The split falls between two statements of the function's own body, so no ``try``
-or ``with`` holds both parts, and an exception raised in either reaches the caller as before.
+torch.compile(f)`` are statements of the module for a function of the module, and ``f`` is used nowhere
+else for the latter (an eager call of ``f`` would run the compiled part); ``f_c = torch.compile(f,
+...)`` may also be a statement of another function's own body (``main()``, not in a branch, loop or
+``with``) whose options read none of its variables: it becomes the decorator ``@torch.compile(...)`` of
+the compiled part, and the statement ``f_c = f``; a method is compiled on one instance with ``obj.m =
+torch.compile(obj.m)`` (the compiled part is then set on that instance, as the compiled method was;
+``self.step = torch.compile(self._step)`` too, when nothing else uses ``_step``: ``self.step`` becomes
+the partly compiled method), and no subclass in the file overrides it (``self.m`` would then compile the
+override).  The compiled part holds no ``return``, reads no local variable that it does not bind or take
+as a parameter, and returns no function, class, lambda or generator it makes (a value Dynamo would have
+to build outside the graph).  Its parameters are those of the function it reads, passed as they are; it
+returns the variables it binds that the rest reads.  A docstring stays with the function.  The split
+falls between two statements of the function's own body, so no ``try`` or ``with`` holds both parts, and
+an exception raised in either reaches the caller as before.
 
 Unsafe (hazards): what the helper calls is not compiled either (``torch.compiler.disable`` holds for
 the functions it calls), so tensor work after the first break that Dynamo compiled in pieces now runs
@@ -127,7 +127,7 @@ import libcst as cst
 
 from dynalint.analysis.breaks import Cause, capture_flag
 from dynalint.analysis.events import CallEvent
-from dynalint.analysis.logging_calls import REORDERABLE_CALLS, is_logger
+from dynalint.analysis.logging_calls import is_message_call
 from dynalint.analysis.syntax import walk
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import use_torch
@@ -296,9 +296,10 @@ class EagerTail(Fixer):
 
 
 def _logs(ctx, node: cst.CSTNode) -> bool:
-    """``node`` is a call of ``print``, ``warnings.warn``, a ``logging`` function or a logger's method."""
+    """``node`` is a call that only emits a message (see
+    :func:`~dynalint.analysis.logging_calls.is_message_call`)."""
     ev = ctx.event(node, CallEvent)
-    return ev is not None and (ev.qualname in REORDERABLE_CALLS or ev.method is not None and is_logger(ev.receiver))
+    return ev is not None and is_message_call(ev)
 
 
 def _split(fdef: cst.FunctionDef, start: int, helper_name: str, passed: list[str], self_name: str | None,

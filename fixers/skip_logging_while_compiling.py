@@ -33,14 +33,15 @@ import libcst as cst
 
 from dynalint.analysis.breaks import Cause
 from dynalint.analysis.events import CallEvent
-from dynalint.analysis.logging_calls import REORDERABLE_CALLS, is_logger_call, reorderable_arguments
+from dynalint.analysis.logging_calls import (REORDERABLE_CALLS, STREAM_WRITES, is_logger_call, is_message_call,
+                                             reorderable_arguments)
 from dynalint.analysis.syntax import encloses
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import module_imports_torch, use_torch
 from dynalint.fixers.support.purity import impurity
 
 #: writes to the standard streams: not reorderable, but a guard keeps them out of the graph
-_GUARDABLE = frozenset({"sys.stdout.write", "sys.stderr.write"})
+_GUARDABLE = STREAM_WRITES
 
 
 @register
@@ -151,7 +152,7 @@ def _logging_call(call: cst.Call, ctx) -> bool:
     """``print``, ``logging.<level>``, ``warnings.warn``, a logger's message method, a write to a standard
     stream: calls whose only effect is the message."""
     ev = ctx.event(call, CallEvent)
-    return ev is not None and (is_logger_call(ev) or ev.qualname in REORDERABLE_CALLS or ev.qualname in _GUARDABLE)
+    return ev is not None and is_message_call(ev)
 
 
 def _logging_branch(branch: cst.If, ctx) -> FixPlan | None:

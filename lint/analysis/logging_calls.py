@@ -42,6 +42,16 @@ def is_logger_call(call: CallEvent) -> bool:
     return call.method in LOGGER_METHODS and is_logger(call.receiver)
 
 
+#: writes to a standard stream: a message, as ``print`` is
+STREAM_WRITES = frozenset({"sys.stdout.write", "sys.stderr.write"})
+
+
+def is_message_call(call: CallEvent) -> bool:
+    """``print``, ``logging.<level>``, ``warnings.warn``, a logger's message method, a write to a standard
+    stream: calls whose only effect is the message."""
+    return is_logger_call(call) or call.qualname in REORDERABLE_CALLS or call.qualname in STREAM_WRITES
+
+
 def reorderable_arguments(call: CallEvent) -> bool:
     """Dynamo reorders a logging call only when every argument is a tensor, a constant or
     a format string (a tuple, a class such as ``DeprecationWarning``, or an object is not)."""
