@@ -28,7 +28,9 @@ class MutableGlobalRead(Rule):
         changes are calls of its own methods that write into its tensors (`self.seen[idx] = labels`,
         `self.count.add_(1)`): Dynamo guards on tensors' metadata, not their values. A helper that
         returns the global's value as it is (`return _factor[0]`) is reported where it is called, the
-        line Dynamo's recompile reason names (measured).
+        line Dynamo's recompile reason names (measured). A registry that a function of the module used
+        only as a decorator of its module-level definitions fills (`@register(0.5)`) is filled while the
+        module is imported, before any compiled call: no change Dynamo sees (measured).
     """
     fix = """
         Pass the value as an argument (a tensor if it changes often), read it once when the module is

@@ -13,6 +13,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
 from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, decorated, names_bound_by
+from dynalint.analysis.number_callers import called_here_only
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
 from dynalint.analysis.syntax import dotted_name, walk
@@ -75,15 +76,13 @@ class EntryPoints(ProgramPart[ProgramParts]):
                     if call.args and call.args[0].keyword is None]
         for arg, where in [*compiled, *self._wrapped_targets()]:
             target = self.target_of(arg, where)
-            if target is None:
-                continue
-            fn, cls = target
-            if fn.owner is not idx:
-                program.calls.note_outgoing(fn, None, compiled=True, bound=cls)
-                continue
-            # the compiled function's (or module's forward's) arguments are the graph's inputs
-            self.entered.add(id(fn))
-            add(fn, cls)
+            for fn, cls in [target] if target is not None else self._loop_targets(arg, where):
+                if fn.owner is not idx:
+                    program.calls.note_outgoing(fn, None, compiled=True, bound=cls)
+                    continue
+                # the compiled function's (or module's forward's) arguments are the graph's inputs
+                self.entered.add(id(fn))
+                add(fn, cls)
         for arg, where in self._forward_hooks():
             target = self.target_of(arg, where)
             if target is not None and target[0].owner is idx:
@@ -107,9 +106,14 @@ class EntryPoints(ProgramPart[ProgramParts]):
             candidates += [m for c in idx.classes.values() if not c.is_module
                            for name, m in c.methods.items() if name == "__call__" or _public_method(m)]
             summarised = self._summary_roots()
+            # a file that compiles code of its own is a script: a helper it only calls itself is analysed
+            # where compiled code calls it, and runs eagerly elsewhere
+            script = bool(idx.compile_targets) or any(f.compile_decorated or f.nested_compiled
+                                                     for f in idx.all_functions)
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in summarised \
-                        and program.signatures.has_tensor_params(fn):
+                        and program.signatures.has_tensor_params(fn) \
+                        and not (script and fn.cls is None and called_here_only(program, fn)):
                     self.library.add(id(fn))
                     add(fn)
         if program.scope is Scope.ALL or (program.scope is Scope.AUTO and idx.imports_torch):
@@ -261,6 +265,26 @@ class EntryPoints(ProgramPart[ProgramParts]):
         fn = cls.find_method(method or "forward")
         return (fn, cls) if fn is not None else None
 
+    def _loop_targets(self, arg: cst.BaseExpression, where: FunctionInfo | None
+                      ) -> list[tuple[FunctionInfo, ClassInfo | None]]:
+        """What compiling the variable of a loop over a table compiles: each function of ``for fn in (f, g):``
+        or ``for fn, args in CASES:`` (a tuple or list written out, or a name bound once to one)."""
+        if type(arg) is not cst.Name:
+            return []
+        found: list[tuple[FunctionInfo, ClassInfo | None]] = []
+        scopes: list[Any] = [where.node.body] if where is not None else [self.program.index.module]
+        for loop in (n for scope in scopes for n in walk(scope, into_scopes=False) if type(n) is cst.For):
+            position = _position_bound(loop.target, arg.value)
+            rows = _table(loop.iter, scopes[0], self.program.index.module) if position is not None else None
+            for row in rows or ():
+                item = row if position == -1 else \
+                    row.elements[position].value if type(row) in (cst.Tuple, cst.List) \
+                    and position < len(row.elements) else None
+                target = self.target_of(item, where) if item is not None else None
+                if target is not None:
+                    found.append(target)
+        return found
+
     def _method_named(self, arg: cst.BaseExpression, where: FunctionInfo | None, follow: bool = True
                       ) -> cst.BaseExpression:
         """``getattr(model, "encode")`` read as ``model.encode``, and a name bound once (in ``where``, else in
@@ -283,7 +307,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
         """The object or function ``expr`` is, written in ``where``: one a call builds (``Model(...).eval()``),
         a name's (:meth:`_static_name`), or a submodule of one (``tagger.crf``)."""
         if type(expr) is cst.Call:
-            return self._object_made(expr)
+            return self._object_made(expr) or self._factory_result(expr, where)
         if type(expr) is cst.Name:
             return self._static_name(expr.value, where)
         if type(expr) is cst.Attribute:
@@ -311,12 +335,98 @@ class EntryPoints(ProgramPart[ProgramParts]):
                 made = self._object_made(value)
                 if made is not None and made.cls is not None:
                     return made
+                if type(value) is cst.Call and made is None:
+                    function = self._factory_result(value, where)  # `step = make_step(model, opt)`
+                    if function is not None:
+                        return function
         return names.static_value(name)
+
+    def _factory_result(self, call: cst.Call, where: FunctionInfo | None) -> Value | None:
+        """The function a call of a factory of the module returns (``torch.compile(make_step(model, opt))``
+        with ``def make_step(model, opt): def step(x): ...; return step``): its nested definition, whose
+        names from the factory are the objects the factory builds and those this call passes it."""
+        callee = self.program.names.static_value_of(call.func)
+        factory = callee.func if callee is not None and callee.kind is Kind.FUNCTION else None
+        if factory is None or factory.cls is not None or factory.owner is not self.program.index:
+            return None
+        node = _returned_definition(factory.node)
+        if node is None:
+            return None
+        nested = self.nested_function(factory, node)
+        names = factory.param_names()
+        rebound = {name for n in walk(factory.node.body, into_scopes=False) for name in names_bound_by(n)}
+        passed: dict[str, Value] = {}
+        for position, arg in enumerate(call.args):
+            if arg.star:
+                break
+            name = arg.keyword.value if arg.keyword is not None \
+                else names[position] if position < len(names) else None
+            if name is None or name in rebound:
+                continue
+            value = self._argument_object(arg.value, where)
+            if value is not None:
+                passed[name] = value
+        nested.closure = {**(nested.closure or {}), **passed}
+        return Value(Kind.FUNCTION, func=nested)
+
+    def _argument_object(self, expr: cst.BaseExpression, where: FunctionInfo | None) -> Value | None:
+        """The object ``expr`` (an argument written in ``where``) is: one built there (``opt =
+        torch.optim.SGD(...)``, bound once) or that :meth:`_static_object` knows."""
+        if type(expr) is cst.Name:
+            scopes: list[Any] = [where.node.body] if where is not None else []
+            for scope in [*scopes, self.program.index.module]:
+                values = _assigned_values(scope, expr.value)
+                if values:
+                    return self._object_made(values[0]) if len(values) == 1 else None
+        return self._static_object(expr, where)
 
 
 #: methods of a module or an optimizer that return the object itself
 _RETURN_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
                           "requires_grad_"})
+
+
+def _position_bound(target: cst.BaseExpression, name: str) -> int | None:
+    """Where a ``for`` target binds ``name``: -1 for the whole row (``for fn in ...``), the index of an unpacked
+    element (``for fn, args in ...``), None when it does not bind it."""
+    if type(target) is cst.Name:
+        return -1 if target.value == name else None
+    if type(target) in (cst.Tuple, cst.List):
+        for i, e in enumerate(target.elements):
+            if type(e) is cst.Element and type(e.value) is cst.Name and e.value.value == name:
+                return i
+    return None
+
+
+def _table(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module
+           ) -> list[cst.BaseExpression] | None:
+    """The rows of a tuple or list written out, directly or bound once to a name in ``scope`` or the module."""
+    if type(iterable) is cst.Name:
+        for where in (scope, module):
+            values = _assigned_values(where, iterable.value)
+            if values:
+                iterable = values[0] if len(values) == 1 else iterable
+                break
+    if type(iterable) not in (cst.Tuple, cst.List):
+        return None
+    return [e.value for e in iterable.elements if type(e) is cst.Element]
+
+
+def _returned_definition(fdef: cst.FunctionDef) -> cst.FunctionDef | None:
+    """The function ``fdef`` defines in its own body and returns, by name, from every ``return``."""
+    returned: set[str] = set()
+    defined: dict[str, list[cst.FunctionDef]] = {}
+    for n in walk(fdef.body, into_scopes=False):
+        if type(n) is cst.Return:
+            if type(n.value) is not cst.Name:
+                return None
+            returned.add(n.value.value)
+        elif type(n) is cst.FunctionDef:
+            defined.setdefault(n.name.value, []).append(n)
+    if len(returned) != 1:
+        return None
+    nodes = defined.get(returned.pop(), [])
+    return nodes[0] if len(nodes) == 1 else None
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:

@@ -215,8 +215,9 @@ def _build_index(module: cst.Module, reuse: "ModuleIndex | None") -> ModuleIndex
         cls.base_classes = [idx.classes[b] for b in cls.bases if b in idx.classes and idx.classes[b] is not cls]
     for cls in idx.classes.values():
         cls.is_module = _is_module_class(idx, cls, set())
+    import_time = _import_time_decorators(idx)
     for fn in idx.all_functions:
-        _scan_function(idx, fn)
+        _scan_function(idx, fn, fn.name in import_time and idx.functions.get(fn.name) is fn)
         fn.owner = idx
     for cls in idx.classes.values():
         cls.owner = idx
@@ -236,12 +237,8 @@ def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool, r
                 _index_small(idx, small)
                 if runtime and isinstance(small, (cst.Import, cst.ImportFrom)):
                     idx.runtime_imports.update(import_bindings(small))
-        elif isinstance(stmt, cst.FunctionDef):
-            fn = _REUSE.function(stmt, None) or _make_function(idx, stmt, None)
-            idx.functions[fn.name] = fn
-            idx.all_functions.append(fn)
-        elif isinstance(stmt, cst.ClassDef):
-            _index_class(idx, stmt)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            _index_definition(idx, stmt)
         elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
             # `if TYPE_CHECKING:`, `try: import x except ImportError:`, ...
             for i, part in enumerate(_suites(stmt)):
@@ -250,6 +247,34 @@ def _index_block(idx: ModuleIndex, body: list[cst.CSTNode] | tuple, top: bool, r
             for n in walk(stmt):
                 if isinstance(n, cst.Call):
                     _note_call(idx, n, None)
+            _index_loop_definitions(idx, stmt)
+
+
+def _index_definition(idx: ModuleIndex, stmt: cst.FunctionDef | cst.ClassDef) -> None:
+    """Index a function or class the module defines."""
+    if isinstance(stmt, cst.ClassDef):
+        _index_class(idx, stmt)
+        return
+    fn = _REUSE.function(stmt, None) or _make_function(idx, stmt, None)
+    idx.functions[fn.name] = fn
+    idx.all_functions.append(fn)
+
+
+def _index_loop_definitions(idx: ModuleIndex, loop: cst.For | cst.While) -> None:
+    """Index the functions and classes a module-level loop defines (a script's sweep that defines and
+    compiles a step per setting), in its blocks and theirs; its other statements run many times, so
+    what they bind is not indexed as the module's."""
+    blocks = [list(loop.body.body)] + ([list(loop.orelse.body.body)] if loop.orelse is not None else [])
+    while blocks:
+        for stmt in blocks.pop():
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                _index_definition(idx, stmt)
+            elif isinstance(stmt, (cst.For, cst.While)):
+                blocks.append(list(stmt.body.body))
+                if stmt.orelse is not None:
+                    blocks.append(list(stmt.orelse.body.body))
+            elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+                blocks += list(_suites(stmt))
 
 
 def _suites(stmt: cst.CSTNode) -> Iterator[list]:
@@ -585,16 +610,37 @@ def names_bound_by(n: cst.CSTNode) -> Iterable[str]:
     return ()
 
 
-def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
+def _import_time_decorators(idx: ModuleIndex) -> frozenset[str]:
+    """The functions of the module used only as decorators of its module-level definitions (``@register``,
+    ``@register(0.5)``): they run, and fill what they fill (a registry), while the module is imported,
+    before any compiled code reads it."""
+    used: dict[str, list[cst.Name]] = {}
+    for stmt in idx.module.body:
+        for deco in getattr(stmt, "decorators", ()) if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else ():
+            target = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+            if isinstance(target, cst.Name) and target.value in idx.functions:
+                used.setdefault(target.value, []).append(target)
+    if not used:
+        return frozenset()
+    allowed = {id(n) for names in used.values() for n in names} \
+        | {id(idx.functions[name].node.name) for name in used}
+    return frozenset(name for name in used if all(
+        id(n) in allowed for n in walk(idx.module) if type(n) is cst.Name and n.value == name))
+
+
+def _scan_function(idx: ModuleIndex, fn: FunctionInfo, import_time: bool = False) -> None:
     """Record locals, ``global`` declarations, global mutations, outside attribute
-    writes and call sites of one function (nested functions are scanned as part of it)."""
+    writes and call sites of one function (nested functions are scanned as part of it).  What a function
+    run only while the module is imported (``import_time``: a registering decorator) mutates is no
+    mutation compiled code can see."""
     local, global_decls, nodes = _bindings(fn.node)
     fn.local_names = frozenset(local)
     fn.global_decls = frozenset(global_decls)
     fn.yields = any(type(n) is cst.Yield for n in nodes)
 
     def is_global(name: str) -> bool:
-        return name not in local and name in idx.globals
+        """A global whose change here compiled code can see (none, while the module is imported)."""
+        return not import_time and name not in local and name in idx.globals
 
     self_name = _self_name(fn)
     updates = fn.cls.updated_in_place if fn.cls is not None and fn.name != "__init__" else None
@@ -625,7 +671,7 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo) -> None:
             targets = [t.target for t in n.targets] if tp is cst.Assign else [n.target]
             for t in targets:
                 for name in assigned_names(t):
-                    if name in global_decls:
+                    if name in global_decls and not import_time:
                         idx.mutated_globals.setdefault(name, (n, fn))
                 _note_store(idx, fn, t, n, is_global, self_name)
         elif tp is cst.Del:

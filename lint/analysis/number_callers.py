@@ -23,7 +23,7 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView, SignaturesView
-from dynalint.analysis.module_index import import_bindings
+from dynalint.analysis.module_index import import_bindings, local_names_of
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import nodes_and_parents, walk
@@ -141,6 +141,17 @@ def mask_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[s
         v is not None and v.kind is Kind.TENSOR and v.is_bool and not v.maybe_none for v in values))
 
 
+def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
+    """The parameters of ``fn`` to which every call in the project passes a tensor the analysis proves one
+    (``pool(x, torch.tensor([0, 2, 6]))``): one taken for a tensor there is one, not a guess (what the
+    answer read is recorded as :func:`number_params` records it)."""
+    found = _recorded_search(program, fn, depth)
+    if found is None:
+        return frozenset()
+    return frozenset(name for name, values in _values_passed(found) if all(
+        v is not None and v.is_tensor and not (v.assumed or v.guessed or v.open_class) for v in values))
+
+
 def _values_passed(found: tuple[list, list[str], set[str], dict[int, Value]]
                    ) -> Iterator[tuple[str, list[Value | None]]]:
     """Each candidate parameter of a :func:`_passed` search with the value every call gives it (None
@@ -193,16 +204,32 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
     if not candidates:
         return None
     seen: dict[int, Value] = {}
+    run: set[int] = set()
     for call, caller, owner in sites:
-        if caller is None:  # a statement of the module (a script's `model = Wrap(Crit())`): its arguments alone
-            evaluator = FunctionEvaluator(owner, None, {}, emit=False, depth=depth)
-            seen.update((id(a), evaluator.expr(a)) for a in _arguments(call) if id(a) in wanted)
+        if caller is None:
+            # a statement of the module (a script's `model = Wrap(Crit())`, the loop of its `__main__`
+            # block): that statement run silently, as a function's body is
+            statement = _top_statement(owner.index.module, call)
+            if statement is None:
+                evaluator = FunctionEvaluator(owner, None, {}, emit=False, depth=depth)
+                seen.update((id(a), evaluator.expr(a)) for a in _arguments(call) if id(a) in wanted)
+            elif id(statement) not in run:
+                run.add(id(statement))
+                _Probe(owner, None, {}, depth, wanted, seen).run_body(cst.IndentedBlock(body=[statement]))
     for caller, owner in {id(c): (c, p) for _, c, p in sites if c is not None}.values():
         env = owner.signatures.param_env(caller, owner.signatures.evidence(caller))
         _handed_on(owner, caller, env, wanted.values())
         probe = _Probe(owner, caller, env, depth, wanted, seen)
         probe.run_body(caller.node.body)
     return sites, names, candidates, seen
+
+
+def _top_statement(module: cst.Module, node: cst.CSTNode) -> cst.BaseStatement | None:
+    """The statement of ``module``'s body that holds ``node``."""
+    for statement in module.body:
+        if any(n is node for n in walk(statement)):
+            return statement
+    return None
 
 
 def _handed_on(program: Program, caller: "FunctionInfo", env: dict[str, Value],
@@ -238,7 +265,7 @@ def argument_values(program: Program, caller: "FunctionInfo", args: list[cst.Bas
 class _Probe(FunctionEvaluator):
     """A silent evaluation of a caller that keeps the values of the argument expressions asked for."""
 
-    def __init__(self, program: Program, fn: "FunctionInfo", env: dict[str, Value], depth: int,
+    def __init__(self, program: Program, fn: "FunctionInfo | None", env: dict[str, Value], depth: int,
                  wanted: dict[int, cst.BaseExpression], seen: dict[int, Value]) -> None:
         super().__init__(program, fn, env, emit=False, depth=depth)
         self._wanted = wanted
@@ -334,7 +361,7 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
             return []
         calls = _only_called(module, parents, fn.name, fn.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "forward" and fn.cls.is_module and idx.classes.get(fn.cls.name) is fn.cls:
-        calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node)
+        calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "__init__" and idx.classes.get(fn.cls.name) is fn.cls:
         calls = _only_called(module, parents, fn.cls.name, fn.cls.node)  # the instances built
     else:
@@ -342,6 +369,13 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
     if calls is None:
         return None
     return [(call, uses.enclosing(call)) for call in calls]
+
+
+def called_here_only(program: Program, fn: "FunctionInfo") -> bool:
+    """Every use of ``fn`` in the project is a call in its own module (a script's helper, called by the
+    script itself): what calls it is all there is to analyse."""
+    local = _call_sites(program, fn)
+    return bool(local) and foreign_call_sites(program, fn) == []
 
 
 _MAX_REEXPORTS = 3
@@ -466,12 +500,12 @@ def _use_of(name: cst.Name, q: str, target: str, parents: "_Parents") -> "cst.Ba
 
 
 class _StatementUses:
-    """What one top-level statement holds: its ``Name`` nodes by name, its attributes by attribute name
-    and its import statements (one walk), and its nodes' parents (a second walk, made only when a node
-    of the statement is asked about: most statements hold no use of the functions asked about).  Kept
-    by the statement (see :data:`_STATEMENTS`): libcst nodes are immutable, and an editor's edit
-    analyses a tree whose untouched statements are the previous tree's, so only the edited statement
-    is walked again."""
+    """What one top-level statement holds: its ``Name`` nodes of variables by name, its attributes by
+    attribute name and its import statements (one walk), and its nodes' parents (a second walk, made
+    only when a node of the statement is asked about: most statements hold no use of the functions
+    asked about).  Kept by the statement (see :data:`_STATEMENTS`): libcst nodes are immutable, and an
+    editor's edit analyses a tree whose untouched statements are the previous tree's, so only the
+    edited statement is walked again."""
 
     __slots__ = ("statement", "names", "attributes", "imports", "used", "_parents")
 
@@ -483,15 +517,23 @@ class _StatementUses:
         self.used = 0
         self._parents: dict[int, cst.CSTNode] | None = None
         names, attributes = self.names, self.attributes
+        # the names that name no variable: an attribute's (`opt.step` uses no function `step`), a keyword's
+        not_variables: set[int] = set()
         for n in walk(statement):
             tp = type(n)  # libcst's node classes are not subclassed: a type test is enough
             if tp is cst.Name:
+                if id(n) in not_variables:
+                    continue
                 found = names.get(n.value)
                 if found is None:
                     names[n.value] = [n]
                 else:
                     found.append(n)
+            elif tp is cst.Arg:
+                if n.keyword is not None:
+                    not_variables.add(id(n.keyword))
             elif tp is cst.Attribute:
+                not_variables.add(id(n.attr))
                 found = attributes.get(n.attr.value)
                 if found is None:
                     attributes[n.attr.value] = [n]
@@ -694,9 +736,7 @@ def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
     if uses is not None:
         yield from uses.names.get(name, ())
         return
-    for n in walk(module):
-        if isinstance(n, cst.Name) and n.value == name:
-            yield n
+    yield from _StatementUses(module).names.get(name, ())
 
 
 def _only_called(module: cst.Module, parents: "_Parents", name: str, definition: cst.CSTNode,
@@ -743,10 +783,11 @@ def _compiled_in_place(parents: "_Parents", use: cst.Name, compiles: set[int]) -
             and statement.targets[0].target.value == use.value)
 
 
-def _handle_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
+def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[int]
+                  ) -> list[cst.Call] | None:
     """The calls of the name ``use`` is compiled into, when ``use`` is the first positional argument
-    of a ``compiles`` call bound alone to a name that is only called, or of the name it is bound to
-    as it is (``step = train_step``); else None."""
+    of a ``compiles`` call called at once or bound alone to a name that is only called, or of the name
+    it is bound to as it is (``step = train_step``); else None."""
     arg = parents.get(id(use))
     compile_call = parents.get(id(arg))
     if isinstance(arg, cst.Assign) and arg.value is use:
@@ -755,6 +796,8 @@ def _handle_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> lis
               and compile_call.args and compile_call.args[0] is arg and arg.keyword is None and not arg.star):
         return None
     statement = parents.get(id(compile_call))
+    if isinstance(statement, cst.Call) and statement.func is compile_call:
+        return [statement]  # `torch.compile(step)(model, opt, x)`
     if not (isinstance(statement, cst.Assign) and statement.value is compile_call and len(statement.targets) == 1
             and isinstance(statement.targets[0].target, cst.Name)):
         return None
@@ -765,24 +808,34 @@ def _handle_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> lis
                         lambda m: isinstance(m, cst.Name) and m.value == name, target)
 
 
-def _instance_calls(module: cst.Module, parents: "_Parents", cls_name: str, definition: cst.CSTNode
+def _instance_calls(module: cst.Module, parents: "_Parents", cls_name: str, definition: cst.CSTNode,
+                    compiles: set[int] = frozenset()  # type: ignore[assignment]
                     ) -> list[cst.Call] | None:
     """The calls of the instances of a class, when each is built into a plain name or an attribute that
-    is only called; else None."""
+    is only called (or compiled by one of the ``compiles`` calls into one); else None."""
     return _instance_calls_of(module, parents, [n for n in _names(module, cls_name)
-                                                if parents.get(id(n)) is not definition])
+                                                if parents.get(id(n)) is not definition], compiles)
 
 
-def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.BaseExpression]
+def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.BaseExpression],
+                       compiles: set[int] = frozenset()  # type: ignore[assignment]
                        ) -> list[cst.Call] | None:
     """The calls of the instances a class builds at ``uses`` (its name, or ``m.Name``), when each is
-    built into a plain name or an attribute that is only called; else None."""
+    built into a plain name or an attribute that is only called, or compiled by one of the ``compiles``
+    calls (``torch.compile(Pool())``, ``net = Pool(); net_c = torch.compile(net)``) into a name that is;
+    else None."""
     calls: list[cst.Call] = []
     for n in uses:
         parent = parents.get(id(n))
         if not (isinstance(parent, cst.Call) and parent.func is n):
             return None  # a base class, an annotation, passed on: not every call can be seen
         statement = parents.get(id(parent))
+        if isinstance(statement, cst.Arg):
+            through = _handle_calls(parents, parent, compiles)
+            if through is None:
+                return None
+            calls += through
+            continue
         if not (isinstance(statement, cst.Assign) and statement.value is parent
                 and len(statement.targets) == 1):
             return None
@@ -791,7 +844,8 @@ def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.B
             scope = _scope_of(parents, statement)
             name = target.value
             _searched(name)
-            found = _uses_called(scope, parents, lambda m: isinstance(m, cst.Name) and m.value == name, target)
+            found = _uses_called(scope, parents, lambda m: isinstance(m, cst.Name) and m.value == name,
+                                 target, compiles=compiles)
         elif isinstance(target, cst.Attribute):
             attr = target.attr.value
             _searched(attr, attribute=True)
@@ -816,7 +870,9 @@ def _scope_of(parents: "_Parents", node: cst.CSTNode) -> cst.CSTNode:
 
 
 def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.CSTNode,
-                 candidates: Iterable[cst.CSTNode] | None = None) -> list[cst.Call] | None:
+                 candidates: Iterable[cst.CSTNode] | None = None,
+                 compiles: set[int] = frozenset()  # type: ignore[assignment]
+                 ) -> list[cst.Call] | None:
     """The calls of the name or attribute ``matches`` selects in ``scope``, when its only other use is the
     binding ``target``; else None.  ``candidates``: the nodes of ``scope`` that may match, in walk order,
     when they are known (a module's attributes by name), instead of a walk of ``scope``."""
@@ -830,5 +886,31 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
         if isinstance(parent, cst.Call) and parent.func is m:
             calls.append(parent)
             continue
-        return None
+        if isinstance(m, cst.Name) and _another_binding(parents, m, scope):
+            continue
+        through = _handle_calls(parents, m, compiles) if compiles and isinstance(parent, cst.Arg) else None
+        if through is None:
+            return None
+        calls += through  # `net_c = torch.compile(net)`: the calls of `net_c` call `net`
     return calls
+
+
+def _another_binding(parents: "_Parents", name: cst.Name, scope: cst.CSTNode) -> bool:
+    """``name`` (inside ``scope``) names another variable than ``scope``'s of that name: a method
+    (``def step(self)`` in a class body) or a local of a function defined inside ``scope`` (a
+    parameter ``step`` of a helper)."""
+    definition = parents.get(id(name))
+    if isinstance(definition, (cst.FunctionDef, cst.ClassDef)) and definition.name is name:
+        block = parents.get(id(definition))
+        if isinstance(parents.get(id(block)), cst.ClassDef):
+            return True  # a class attribute, not a variable
+    node: cst.CSTNode = name
+    while node is not scope:
+        parent = parents.get(id(node))
+        if parent is None:
+            return False
+        if parent is not scope and isinstance(parent, cst.FunctionDef) and node is parent.body \
+                and name.value in local_names_of(parent)[0]:
+            return True
+        node = parent
+    return False

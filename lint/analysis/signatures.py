@@ -4,7 +4,7 @@ and the binding of a call's arguments or of an entry point's inputs to them.
 from __future__ import annotations
 
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import re
 
@@ -17,7 +17,7 @@ from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.syntax import walk
-from dynalint.analysis.number_callers import mask_params, number_params, object_params
+from dynalint.analysis.number_callers import mask_params, number_params, object_params, tensor_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -54,6 +54,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._numbers: "Memo[int, frozenset[str]]" = program.memo("numbers")
         self._objects: "Memo[int, dict[str, Value]]" = program.memo("objects")
         self._masks: "Memo[int, frozenset[str]]" = program.memo("masks")
+        self._tensors: "Memo[int, frozenset[str]]" = program.memo("tensors passed")
 
 
     def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -111,6 +112,14 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries:
             return frozenset()
         return self._masks.get(id(fn), lambda: mask_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
+
+    def tensors_passed(self, fn: FunctionInfo) -> frozenset[str]:
+        """The parameters of a compiled function every call in the project passes a tensor the analysis
+        proves one (see :func:`~dynalint.analysis.number_callers.tensor_params`); searched only in a file
+        that compiles code itself (a script, which calls what it compiles)."""
+        if fn.qualname in self.program.entries or not self.program.index.compile_targets:
+            return frozenset()
+        return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         program = self.program
@@ -179,7 +188,8 @@ class Signatures(ProgramPart["ProgramParts"]):
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known
-                env[name] = tensor(entered=entered, assumed=name not in tensor_params)
+                env[name] = tensor(entered=entered, assumed=name not in tensor_params
+                                   and name not in self.tensors_passed(fn))
             elif name in tensor_params:
                 # (a tensor by how the body uses it, of a class no annotation names: it may be a subclass's)
                 env[name] = tensor(entered=entered, open_class=True)
@@ -339,15 +349,28 @@ def _called_when_stored(init: FunctionInfo, source: str | None) -> frozenset[str
     pass change what the analysis follows."""
     stored: dict[str, str] = {}
     for n in walk(init.node.body):
-        if isinstance(n, cst.Assign) and isinstance(n.value, cst.Name):
+        if isinstance(n, cst.Assign):
             for t in n.targets:
-                if isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name) \
-                        and t.target.value.value == "self":
-                    stored[t.target.attr.value] = n.value.value
+                for target, value in _stored_pairs(t.target, n.value):
+                    stored[target.attr.value] = value.value
     if not stored or source is None:
         return frozenset(stored.values())
     return frozenset(param for attr, param in stored.items()
                      if re.search(rf"self\.{re.escape(attr)}(\.\w+)?\s*\(", source))
+
+
+def _stored_pairs(target: cst.BaseExpression, value: cst.BaseExpression
+                  ) -> Iterator[tuple[cst.Attribute, cst.Name]]:
+    """The ``self.<attr> = <name>`` stores of one assignment target, also unpacked element by element
+    (``self.model, self.opt = model, opt``)."""
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+            and target.value.value == "self" and isinstance(value, cst.Name):
+        yield target, value
+    elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        for t, v in zip(target.elements, value.elements):
+            yield from _stored_pairs(t.value, v.value)
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
