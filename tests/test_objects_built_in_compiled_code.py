@@ -1,6 +1,8 @@
 """An object built in compiled code runs its class's ``__init__`` there: Dynamo inlines it (and a
 dataclass's generated ``__init__`` runs its ``__post_init__``), so what breaks in it breaks the caller's
-graph, with the values the call passes; a ``TypedDict`` with optional keys cannot be built there at all.
+graph, with the values the call passes (a dataclass's fields hold them, a field with a
+``dataclasses.field(default_factory=...)`` default too); a ``TypedDict`` with optional keys cannot be
+built there at all.
 An ``nn.Module`` whose ``__init__`` breaks, or that is built where the function runs eagerly, has each
 ``__init__`` of its chain compiled as a frame of its own, which cannot take the module before
 ``nn.Module.__init__`` ran: each breaks again at its first use of ``self``.
@@ -43,6 +45,24 @@ CASES = [
 
     def f(x):
         return x + Step(x[0]).v
+    """, "f", "[(torch.arange(3.0),)]"),
+    ("dataclass-field-with-a-default-factory", """
+    import dataclasses
+
+    import torch
+
+
+    @dataclasses.dataclass
+    class Out:
+        score: float
+        extras: dict = dataclasses.field(default_factory=dict)
+
+
+    def f(x):
+        out = Out(x.sum())
+        if out.score > 0:  # breaks
+            return x * 2
+        return x
     """, "f", "[(torch.arange(3.0),)]"),
     ("init-of-a-base-class", """
     import abc

@@ -1,6 +1,7 @@
-"""DYN105 at the call of an ``nn.LSTM``/``GRU``/``RNN``: Dynamo does not trace them ("Attempted to wrap RNN, GRU,
-or LSTM"), and runs the rest of the calling function eagerly, so nothing after the call breaks there (whether a
-graph came before it or not).  The module may be picked by a condition (``nn.LSTM(...) if lstm else nn.GRU(...)``)
+"""DYN105 at the call of an ``nn.LSTM``/``GRU``/``RNN``, and at a read of one of its attributes
+(``self.gru.hidden_size``): Dynamo does not trace them ("Attempted to wrap RNN, GRU, or LSTM"), and runs
+the rest of the calling function eagerly, so nothing after the call breaks there (whether a graph came
+before it or not).  The module may be picked by a condition (``nn.LSTM(...) if lstm else nn.GRU(...)``)
 or from a dict of classes: it is a recurrent module either way.  Each case is also run under real Dynamo
 (torch 2.13)."""
 from __future__ import annotations
@@ -53,6 +54,20 @@ CASES = [
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return self.rnn(x)[0]  # breaks
+    """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
+    ("attribute-read", """
+    import torch
+    import torch.nn as nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(4, 6, batch_first=True)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            h0 = x.new_zeros(1, x.shape[0], self.gru.hidden_size)  # breaks
+            return h0.sum() + x.sum()
     """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
 ]
 

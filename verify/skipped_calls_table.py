@@ -48,7 +48,7 @@ MODULES = ("random", "copy", "warnings", "time", "os", "os.path", "sys", "inspec
            "json", "re", "itertools", "functools", "operator", "math", "collections", "weakref",
            "threading", "traceback", "gc", "io", "tempfile", "socket", "subprocess", "shutil", "glob",
            "datetime", "uuid", "platform", "getpass", "hashlib", "struct", "string", "textwrap",
-           "dataclasses", "contextlib", "typing", "bisect", "heapq", "zlib", "binascii",
+           "dataclasses", "contextlib", "typing", "bisect", "heapq", "zlib", "binascii", "cmath",
            # torch's namespaces whose functions are not all traced (``torch.save``, ``torch.set_rng_state``,
            # ``torch.initial_seed()``); ``torch.cuda`` is left out: probed on a machine without a GPU, its
            # functions would fail for want of one, not for Dynamo

@@ -35,6 +35,7 @@ from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
     TensorAttributeReadEvent,
+    ModuleAttributeReadEvent,
     CallEvent,
     ClassStatementEvent,
     ComparisonEvent,
@@ -1571,6 +1572,12 @@ class BreakClassifier:
             self.found.append(Break(ev, Cause.ATTRIBUTE_READ, GB.SUBCLASS_ATTRIBUTE,
                                     "Dynamo cannot read the `__dict__` of a tensor subclass instance"))
 
+    def module_attribute_read(self, ev: ModuleAttributeReadEvent) -> None:
+        if not self.captures(ALLOW_RNN, ev):
+            # (measured on torch 2.13: "Attempted to wrap RNN, GRU, or LSTM" at `self.gru.hidden_size`)
+            self.found.append(Break(ev, Cause.ATTRIBUTE_READ, GB.RNN_MODULE,
+                                    f"Dynamo cannot build an nn.LSTM/GRU/RNN module to read its `{ev.name}`"))
+
     def eager_comprehension(self, ev: EagerComprehensionEvent) -> None:
         why = "its body breaks the graph" if ev.why == "body" else "the function runs eagerly (it breaks " \
             "the graph inside a loop or enters a context manager Dynamo cannot)"
@@ -1806,6 +1813,7 @@ _HANDLERS = {
     EagerComprehensionEvent: BreakClassifier.eager_comprehension,
     TensorAttributeStoreEvent: BreakClassifier.tensor_attribute,
     TensorAttributeReadEvent: BreakClassifier.attribute_read,
+    ModuleAttributeReadEvent: BreakClassifier.module_attribute_read,
     ContainmentEvent: BreakClassifier.containment,
 }
 
@@ -2316,7 +2324,7 @@ def _counted_use(statement: cst.CSTNode, rows: "str | cst.CSTNode") -> cst.CSTNo
         if isinstance(node, (cst.For, cst.CompFor)) and _iterates(node.iter, rows):
             return node.iter
         if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and _reads_length(node.test, rows):
-            return node.test
+            return _operand_reading(node.test, rows)
         if isinstance(node, cst.Call) and (_counts(node, rows) or _calls_method(node, rows, "tolist")
                                            or _squeezes_all(node, rows)):
             return node
@@ -2477,6 +2485,15 @@ def _length_of(n: cst.CSTNode, name: "str | cst.CSTNode | None") -> bool:
         and n.slice[0].slice.value.value == "0"
 
 
+def _operand_reading(test: cst.BaseExpression, rows: "str | cst.CSTNode") -> cst.BaseExpression:
+    """The operand of a test joined with ``and``/``or`` that reads the length of ``rows`` (the first one
+    Python evaluates), where Dynamo breaks: ``keep.numel() == 0`` in ``if x.dim() == 1 or keep.numel() ==
+    0:`` (measured on torch 2.13); the test itself when it is no such join."""
+    while isinstance(test, cst.BooleanOperation):
+        test = test.left if _reads_length(test.left, rows) else test.right
+    return test
+
+
 def _reads_length(test: cst.CSTNode, name: "str | cst.CSTNode | None") -> bool:
     """A condition that reads ``name``'s length (:func:`_length_of`), or is ``name`` itself or its length
     (``if len(hit):``: Python needs the number as a bool)."""
@@ -2496,17 +2513,30 @@ class SkippedCall:
     why: str = "Dynamo does not trace it"
     traced_with: tuple[str, str] | None = None
     """A keyword and the torch constant given to it that make the call traced (``layout=torch.jagged``)."""
+    on_tensors: bool = False
+    """It breaks only on tensor arguments: given values the analysis knows for sizes or Python numbers
+    (``assert_close(pred.shape, ref.shape)``), it compares them in Python, which Dynamo traces."""
 
     def active(self, target: Version) -> bool:
         return self.since <= target and (self.until is None or target < self.until)
 
     def traced(self, call: CallEvent) -> bool:
         """The call passes what makes it traced."""
+        if self.on_tensors and call.args and all(_not_tensor_data(v) for v in call.args[:2]):
+            return True
         if self.traced_with is None:
             return False
         keyword, constant = self.traced_with
         given = call.kwargs.get(keyword)
         return given is not None and given.qualname == constant
+
+
+def _not_tensor_data(v: Value) -> bool:
+    """A size, a Python number or string, or a sequence of those: no tensor data to compare."""
+    if v.kind is Kind.SEQUENCE:
+        return v.element is not None and _not_tensor_data(v.element) if v.items is None \
+            else all(_not_tensor_data(i) for i in v.items)
+    return v.kind in (Kind.SIZE, Kind.PYTHON) and not v.maybe_none
 
 
 #: torch functions that read tensor data inside, whatever their arguments (measured on torch 2.13: ``torch.cov`` and
@@ -2537,7 +2567,8 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("builtins.open", GB.BUILTIN_OPERATOR, why="opening a file is not traced"),
     SkippedCall("builtins.object", GB.BUILTIN_OPERATOR, why="a bare `object()` (a sentinel) cannot be created in "
                                                             "the graph"),
-    *(SkippedCall(q, GB.DATA_DEPENDENT_BRANCHING, why="it compares the tensors' values in Python")
+    # (measured on torch 2.13: two `torch.Size`s are compared without a break)
+    *(SkippedCall(q, GB.DATA_DEPENDENT_BRANCHING, why="it compares the tensors' values in Python", on_tensors=True)
       for q in ("torch.testing.assert_close", "torch.testing.assert_allclose")),
     *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="importing a module is skipped")
       for q in ("builtins.__import__", "importlib.import_module")),

@@ -271,13 +271,17 @@ def iterated(ev: "EvaluatorView", it: Value) -> Value:
 MAPPING_LOOKUP = "builtins.dict.get"
 
 
-def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value]) -> Value | None:
+def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value], node: cst.Call | None = None) -> Value | None:
     """What ``fn`` returns for one element (``args``: an element of each sequence it is given), when ``map``,
     ``filter``, ``functools.reduce`` or a ``key=`` calls it: Dynamo inlines a function of the checked code or a
-    lambda there, so what breaks in its body breaks the caller's graph; a dict's ``get`` gives its values.  None
-    when ``fn`` is nothing the analysis can call (a torch function, a builtin)."""
+    lambda there, so what breaks in its body breaks the caller's graph; a dict's ``get`` gives its values; a
+    torch function (``map(torch.std, (a, b))``, with ``node`` the call that maps it) what it gives.  None when
+    ``fn`` is nothing the analysis can call (a builtin)."""
     if fn.qualname == MAPPING_LOOKUP and fn.element is not None:
         return fn.element
+    if node is not None and fn.kind is not Kind.MODULE and fn.qualname is not None \
+            and fn.qualname.startswith("torch.") and not fn.qualname.endswith("()"):
+        return torch_call(ev, fn.qualname, fn.qualname.rsplit(".", 1)[-1], args, {}, node)
     called = _call_object(ev, fn, args, {}, False)
     return called[0] if called is not None else None
 
@@ -768,15 +772,23 @@ def _record_copy(ev: "EvaluatorView", record: Value, as_dict: bool) -> Value:
 def _partial(target: Value, bound: list[Value], keywords: dict[str, Value]) -> Value:
     """``functools.partial(f, ...)``, which Dynamo traces: what calling it calls, when that is ``f`` called
     with the same arguments (it binds none), or ``f`` is a library's class and it binds keywords alone, which
-    do not change what is built (``partial(nn.LayerNorm, eps=1e-6)`` builds a LayerNorm); else unknown (a
-    function's keywords may change what it returns, ``partial(torch.max, dim=0)`` a pair, and a function of
-    the checked code would be analysed without the arguments bound)."""
+    do not change what is built (``partial(nn.LayerNorm, eps=1e-6)`` builds a LayerNorm); a torch function
+    that returns one tensor whatever its keywords (``partial(F.smooth_l1_loss, beta=0.5)``: not one of
+    :data:`~dynalint.analysis.knowledge.MULTI_OUTPUT`, nor given a keyword that makes it return several)
+    gives a tensor, what breaks in it not known; else unknown (a function's keywords may change what it
+    returns, ``partial(torch.max, dim=0)`` a pair, and a function of the checked code would be analysed
+    without the arguments bound)."""
     if not bound and not keywords:
         return target
     q = target.qualname
     if not bound and q is not None and target.func is None and target.cls is None and not target.choices \
             and q.rpartition(".")[2][:1].isupper():
         return target
+    last = (q or "").rpartition(".")[2]
+    if q is not None and q.startswith("torch.") and target.kind is not Kind.MODULE and last[:1].islower() \
+            and not q.endswith("()") and last not in K.MULTI_OUTPUT | K.MULTI_OUTPUT_WITH_DIM \
+            and not set(keywords) & K.MULTI_OUTPUT_FLAGS:
+        return Value(Kind.UNKNOWN, qualname=K.ANNOTATED_CALLABLE, element=tensor())
     return Value(Kind.UNKNOWN, qualname="functools.partial()")
 
 
@@ -1004,6 +1016,24 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 
+
+#: builtin classes no module is an instance of
+_BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float",
+                                 "bool", "complex"})
+
+
+def _never_a_builtin_instance(ev: "EvaluatorView", value: Value, classes: cst.BaseExpression) -> bool:
+    """``isinstance(net, list)`` of a module the analysis knows for one: never, so ``if not isinstance(nets,
+    list): nets = [nets]`` is decided, as Dynamo decides it while tracing.  (Not of a tensor: what an
+    attribute holds may be a tensor on one path and a number on another, ``self.alpha = float(alpha)``.)"""
+    if value.maybe_none or value.kind is not Kind.MODULE or value.assumed or value.guessed:
+        return False
+    names = classes.elements if isinstance(classes, cst.Tuple) else (cst.Element(classes),)
+    return all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name)
+               and e.value.value in _BUILTIN_CONTAINERS and ev.is_builtin(e.value, e.value.value)
+               for e in names)
+
+
 def _instance_of(ev: "EvaluatorView", obj: Value, classes: Value) -> bool:
     """``isinstance(obj, classes)`` is true whatever ``obj`` is at run time: each of its alternatives is an
     instance (never None) of a class of the checked code that has one of ``classes`` (classes of the checked
@@ -1068,6 +1098,8 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
             ev.not_tensor_evidence(first)
             if len(args) == 2 and (_instance_of(ev, first, args[1]) or _is_tensor_instance(ev, first, node)):
                 return python(True)
+            if len(args) == 2 and _never_a_builtin_instance(ev, first, node.args[1].value):
+                return python(False)
         return python(is_bool=True)
     if name in ("id", "hash"):
         return PYTHON_VALUE
@@ -1121,7 +1153,7 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
             return mapping(join_all(kwargs.values()) if kwargs else None, dict(kwargs))
         return args[0] if len(args) == 1 and not kwargs and args[0].is_mapping else mapping(None)
     if name == "map" and len(args) >= 2:
-        mapped = _call_each(ev, args[0], [a.elements() for a in args[1:]])
+        mapped = _call_each(ev, args[0], [a.elements() for a in args[1:]], node)
         return sequence(element=mapped if mapped is not None else UNKNOWN_VALUE)
     if name == "filter" and len(args) == 2:
         _call_each(ev, args[0], [args[1].elements()])

@@ -91,8 +91,8 @@ class ClassModel(ProgramPart["ProgramParts"]):
 
     def _plain_fields(self, cls: ClassInfo) -> list[str] | None:
         """The fields of a record class in ``__init__`` order, when its generated ``__init__`` stores
-        each argument as it is (no ``__init__``/``__post_init__`` of its own, no ``field(...)``,
-        ``ClassVar``, ``InitVar`` or ``KW_ONLY``); else None."""
+        each argument as it is (no ``__init__``/``__post_init__`` of its own, no ``field(...)`` but one that
+        only gives a default, no ``ClassVar``, ``InitVar`` or ``KW_ONLY``); else None."""
         if not self.is_record(cls):
             return None
         self.touch_class(cls)
@@ -100,8 +100,10 @@ class ClassModel(ProgramPart["ProgramParts"]):
         for c in reversed(list(cls.mro())):
             if "__init__" in c.methods or "__post_init__" in c.methods or "__new__" in c.methods:
                 return None
+            owner = self._owner(c)
             for name, ann in c.field_annotations.items():
-                if _pseudo_field(ann) or isinstance(c.body_assigns.get(name), cst.Call):
+                default = c.body_assigns.get(name)
+                if _pseudo_field(ann) or isinstance(default, cst.Call) and not _stored_field(owner, default):
                     return None
                 if name not in fields:
                     fields.append(name)
@@ -350,6 +352,16 @@ _TYPED_DICT_BASES = frozenset({"typing.TypedDict", "typing_extensions.TypedDict"
 _NOT_REQUIRED = frozenset({"typing.NotRequired", "typing_extensions.NotRequired"})
 _RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
 _DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
+#: the arguments of ``dataclasses.field`` that leave the field an argument of ``__init__``, in its place
+_STORED_FIELD_ARGUMENTS = frozenset({"default", "default_factory", "repr", "hash", "compare", "metadata"})
+
+
+def _stored_field(owner: "ModuleIndex", call: cst.Call) -> bool:
+    """``field(default_factory=dict)``: the generated ``__init__`` still takes the field, in its place,
+    and stores what it is given."""
+    name = dotted_name(call.func) or ""
+    return (owner.resolve(name) or name) in ("dataclasses.field", "field") and all(
+        a.keyword is not None and a.keyword.value in _STORED_FIELD_ARGUMENTS for a in call.args)
 
 
 def _strip_const(v: Value) -> Value:

@@ -186,6 +186,15 @@ class TensorAttributeReadEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class ModuleAttributeReadEvent(Event):
+    """``m.<name>`` read on an ``nn.LSTM``/``GRU``/``RNN`` module (the node is the attribute), other than the
+    method a call calls: Dynamo cannot build the module to read it (``self.gru.hidden_size``)."""
+
+    name: str = ""
+    value: Value = field(default=None)  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, eq=False)
 class EagerComprehensionEvent(Event):
     """A list, set or dict comprehension that Dynamo meets as a frame of its own (not inlined), with the
     iterator it steps as an input it cannot step: the function around it runs eagerly, or its body breaks

@@ -238,6 +238,25 @@ def walk_with_parents(node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTN
             push((kids[i], current))
 
 
+def suites_between(outer: cst.CSTNode, inner: cst.CSTNode) -> list[cst.BaseSuite] | None:
+    """The blocks (indented or one-line suites) that hold ``inner`` inside ``outer``, outermost first;
+    None when ``inner`` is not inside ``outer``."""
+    parents: dict[int, cst.CSTNode | None] = {}
+    for node, parent in walk_with_parents(outer):
+        parents[id(node)] = parent
+        if node is inner:
+            break
+    else:
+        return None
+    blocks: list[cst.BaseSuite] = []
+    node: cst.CSTNode | None = parents[id(inner)]
+    while node is not None:
+        if isinstance(node, cst.BaseSuite):
+            blocks.append(node)
+        node = parents.get(id(node))
+    return blocks[::-1]
+
+
 def nodes_and_parents(node: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[int, cst.CSTNode]]:
     """The nodes of :func:`walk_with_parents` in its order, and each one's parent by ``id`` (``node``
     has none): what a walk with parents is for, without a generator to resume and a pair to make

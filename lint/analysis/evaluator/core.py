@@ -67,6 +67,9 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.top_index = -1
         """The index of the top-level statement of the function being run (-1 before the first)."""
         self.top_statement: cst.CSTNode | None = None
+        self.sure_suites: list[cst.BaseSuite] = []
+        """The blocks being run that run whenever the statement holding them does: the branch of an ``if``
+        the analysis decided, the body of a loop over a module's parameters."""
         self.pending_frames: list[tuple[cst.BaseComp, cst.CSTNode, int]] = []
         """Comprehensions of top-level statements and of their blocks but loops and ``except`` handlers
         (node, statement, index) that break if the function

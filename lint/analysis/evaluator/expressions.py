@@ -107,6 +107,8 @@ class ExpressionHandlers:
         v = self.attribute(base, node.attr.value, node)
         if base.kind is Kind.TENSOR and (base.qualname == K.NUMPY_ARRAY or base.cls is not None):
             self.report(E.TensorAttributeReadEvent, node, name=node.attr.value, value=base)
+        elif base.kind is Kind.MODULE and base.qualname in K.NN_RNN_CLASSES:
+            self.report(E.ModuleAttributeReadEvent, node, name=node.attr.value, value=base)
         if self.is_state(node.value):
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         elif base.is_class:
@@ -202,8 +204,7 @@ class ExpressionHandlers:
         if k is Kind.TENSOR:
             out = tensor(is_bool=base.is_bool, params=base.params | merge_params(idx),
                          from_weights=base.from_weights, **derived((base, *idx))).with_(qualname=base.qualname)
-            if base.ndim == 1 and len(idx) == 1 and (idx[0].kind is Kind.SIZE or (
-                    isinstance(idx[0].const, int) and not isinstance(idx[0].const, bool))):
+            if base.ndim == 1 and len(idx) == 1 and (idx[0].kind is Kind.SIZE or _python_int(idx[0])):
                 return out.with_(zero_dim=True, ndim=0)  # one element of a 1-d tensor
             return out
         if k is Kind.SIZE:
@@ -229,6 +230,12 @@ class ExpressionHandlers:
                 return base.element  # an entry of an `nn.ParameterList`/`ParameterDict`
             return Value(Kind.MODULE, cls=base.element.cls if base.element else None,
                          qualname=base.element.qualname if base.element else None)
+        if base.cls is not None and len(idx) == 1 and type(idx[0].const) is int \
+                and self.p.classes.is_record(base.cls):
+            # `dec[0]` of a NamedTuple: its first field
+            fields = self.p.classes.record_fields(base.cls)
+            if -len(fields) <= idx[0].const < len(fields):
+                return self.attribute(base, fields[idx[0].const], node)
         if k is Kind.UNKNOWN and len(idx) > 1 and any(ix.is_tensor and not ix.is_bool for ix in idx):
             # `mat[rows, cols]` with index tensors: only an array takes several indices with tensors among
             # them (a NumPy array is traced as a tensor), and picks a tensor of elements
@@ -522,3 +529,11 @@ def _enum_member(idx: ModuleIndex, node: cst.BaseExpression) -> bool:
 def _text(v: Value) -> bool:
     """``v`` is a known string."""
     return v.kind is Kind.PYTHON and isinstance(v.const, str)
+
+
+def _python_int(v: Value) -> bool:
+    """A Python number that may index (an int constant, a counter, an ``int`` parameter), not a bool, a
+    string, a slice or a float constant."""
+    if v.kind is not Kind.PYTHON or v.is_bool or v.maybe_none or v.qualname is not None or v.is_mapping:
+        return False
+    return not v.has_const or (isinstance(v.const, int) and not isinstance(v.const, bool))

@@ -17,7 +17,7 @@ from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
 from dynalint.analysis.loop_state import carried_changes
 from dynalint.analysis.module_index import import_bindings
-from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements
+from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements, suites_between
 from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join, join_all, resumed, sequence
 
 
@@ -76,6 +76,17 @@ class StatementHandlers:
                 # called from a loop: the break makes Dynamo run the loop's frame eagerly, and this
                 # function is then a frame of its own
                 self.env = {k: resumed(v) for k, v in self.env.items()}
+
+    def runs_whenever_called(self) -> bool:
+        """The current statement runs whenever the function does: a statement of its body, or one whose
+        enclosing blocks are all :attr:`sure_suites` (a loop over a module's parameters in a branch the
+        analysis decided)."""
+        if self.statement is self.top_statement and self.loop_depth == 0:
+            return True
+        if not self.sure_suites or self.top_statement is None:
+            return False
+        blocks = suites_between(self.top_statement, self.statement)
+        return blocks is not None and all(any(b is s for s in self.sure_suites) for b in blocks)
 
     def _assign(self, node: cst.Assign) -> None:
         value = self.expr(node.value)
@@ -171,11 +182,15 @@ class StatementHandlers:
             emit = self.emit
             if unjudged:
                 self.emit = False  # a path taken only for some dtypes, or maybe never: not known statically
+            if truth is True:
+                self.sure_suites.append(node.body)
             try:
                 if self._run_branch(node.body):
                     branches.append(self.env)
             finally:
                 self.emit = emit
+                if truth is True:
+                    self.sure_suites.pop()
         if truth is not True:
             self.env = {**start, **narrowed_false}
             ok = True
@@ -239,7 +254,14 @@ class StatementHandlers:
             self.bind(node.target, element, node)
             self.block(node.body)
 
-        self._loop_body(once, node.body)
+        sure = _runs_at_least_once(node.iter, it)
+        if sure:
+            self.sure_suites.append(node.body)
+        try:
+            self._loop_body(once, node.body)
+        finally:
+            if sure:
+                self.sure_suites.pop()
         if node.orelse is not None:
             self._run_branch(node.orelse.body)
 
@@ -421,7 +443,7 @@ class StatementHandlers:
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             if base.is_tensor and not base.maybe_none and target.attr.value in _TENSOR_FIELDS \
-                    and self.statement is self.top_statement and self.loop_depth == 0:
+                    and self.runs_whenever_called():
                 # (only where it runs whenever the function does: a branch the analysis cannot decide,
                 # such as a training-only switch, may not run under the compiler at all)
                 self.report(E.TensorAttributeStoreEvent, target, name=target.attr.value)
@@ -527,3 +549,18 @@ def _join_envs(envs: list[dict[str, Value]]) -> dict[str, Value]:
         else:
             out[k] = join_all(vals)  # type: ignore[arg-type]
     return out
+
+
+#: the methods of an ``nn.Module`` that iterate over its parameters: a module has some
+_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
+
+
+def _runs_at_least_once(iterable: cst.BaseExpression, value: Value) -> bool:
+    """``for p in net.parameters():`` over a module's parameters, or over a list the analysis knows is not
+    empty (``for net in [self.disc]:``): the body runs at least once."""
+    if value.kind is not Kind.SEQUENCE:
+        return False
+    if value.items is not None:
+        return len(value.items) > 0
+    return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+        and iterable.func.attr.value in _PARAMETER_ITERATORS and not iterable.args
