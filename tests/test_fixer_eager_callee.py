@@ -102,3 +102,37 @@ def test_under_dynamo_the_split_breaks_nowhere_and_gives_the_same_results(tmp_pa
     assert not seen_after.break_lines(after.__file__)
     for got, want in zip(seen_after.outputs, seen_before.outputs):
         assert all(torch.equal(a, b) for a, b in zip(got, want)), (got, want)
+
+
+#: the compile call in `main()` becomes the compiled part's decorator; `@torch.no_grad()` stays on `predict`
+IN_MAIN = DECODE.replace('predict_c = torch.compile(predict, backend="eager")\n',
+                         'def main(x, w):\n    predict_c = torch.compile(predict, backend="eager")\n'
+                         '    return predict_c(x, w)\n')
+
+
+def test_a_compile_call_in_main_of_a_decorated_function_keeps_its_decorator_on_the_caller():
+    result = _fix(IN_MAIN)
+    assert [(a.fixer, a.line) for a in result.applied] == [("eager-callee", BREAK_LINE)]
+    assert "@torch.no_grad()\ndef predict(x, w, offset=0):\n    scores = _predict_compiled(x, w)\n" \
+        in result.source
+    assert '\n\n@torch.compile(backend="eager")\ndef _predict_compiled(x, w):\n' in result.source
+    assert "    predict_c = predict\n" in result.source
+    again = _fix(result.source)
+    assert again.source == result.source and not again.applied
+
+
+@requires_torch
+def test_under_dynamo_the_decorated_split_breaks_nowhere_and_keeps_grad_mode(tmp_path):
+    import torch
+
+    from helpers import run_original_and_fixed
+
+    fixed = _fix(IN_MAIN).source
+    torch.manual_seed(0)
+    inputs = [(torch.randn(3, 4), torch.randn(4, 5, requires_grad=True))]
+    before, after, seen_before, seen_after = run_original_and_fixed(tmp_path, IN_MAIN, fixed, "main", inputs)
+    assert BREAK_LINE in seen_before.break_lines(before.__file__)
+    assert not seen_after.break_lines(after.__file__)
+    for got, want in zip(seen_after.outputs, seen_before.outputs):
+        assert all(torch.equal(a, b) and not a.requires_grad and not b.requires_grad
+                   for a, b in zip(got, want))

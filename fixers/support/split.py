@@ -511,7 +511,7 @@ def _call_site(ctx: "FixContext", function: "FunctionInfo", fdef: cst.FunctionDe
         return None
     enclosing = ctx.enclosing_function(assign)
     if enclosing is not None:
-        decorator = _hoisted_decorator(ctx, fdef, call, top, line, enclosing, target)
+        decorator = _hoisted_decorator(ctx, fdef, call, top, line, enclosing, target, decorated)
         if decorator is None:
             return None
         site = CompileSite(decorators=[decorator], line=line, assign=assign, arg=arg, hoisted=True)
@@ -525,15 +525,17 @@ def _call_site(ctx: "FixContext", function: "FunctionInfo", fdef: cst.FunctionDe
 
 def _hoisted_decorator(ctx: "FixContext", fdef: cst.FunctionDef, call: cst.Call, top: cst.CSTNode,
                        line: cst.SimpleStatementLine, enclosing: cst.FunctionDef,
-                       target: cst.Name) -> cst.Decorator | None:
+                       target: cst.Name, decorated: bool = False) -> cst.Decorator | None:
     """``step_fn = torch.compile(step, ...)`` as a statement of the body of a function such as ``main()``
     (not in a branch, loop or ``with``: it runs whenever that function does), compiling an undecorated
-    function: the same call as a decorator, ``@torch.compile(...)``, on the compiled part.  torch.compile
+    function, or one whose decorators the split keeps around the call of the compiled part (``decorated``:
+    ``@torch.no_grad()`` then still holds where it runs): the same call as a decorator,
+    ``@torch.compile(...)``, on the compiled part.  torch.compile
     only wraps the function; nothing is traced before the first call, so compiling at import is the same.
     None when the options read a variable of the enclosing function (they would not exist at module
     level), when ``torch.compile`` is wrapped (``config.patch(...)(...)``), or when the statement binds
     the function's own name (that name would then be a local read before assignment)."""
-    if top is not call or fdef.decorators or target.value == fdef.name.value:
+    if top is not call or (fdef.decorators and not decorated) or target.value == fdef.name.value:
         return None
     if ctx.parent(line) is not enclosing.body or not isinstance(enclosing.body, cst.IndentedBlock):
         return None
@@ -614,7 +616,7 @@ def plan_split(ctx: "FixContext", fdef: cst.FunctionDef, start: int, site: Compi
                    f"run those from there on after it, outside the compiled code: no graph break instead of "
                    f"{n_breaks}; they run eagerly", "unsafe")
     plan.replace(fdef, _split_compiled(fdef, start, head_name, params, returned, self_name, site.decorators,
-                                       blank))
+                                       blank, keep_decorators=site.hoisted))
     if site.line is not None:
         plan.replace(site.line, moved_compile_call(site, name, head_name))
     return plan
@@ -759,10 +761,13 @@ class _Swap(cst.CSTTransformer):
 
 
 def _split_compiled(fdef: cst.FunctionDef, start: int, head_name: str, params: list[str], returned: list[str],
-                    self_name: str | None, decorators: list[cst.Decorator], blank: int) -> cst.FlattenSentinel:
+                    self_name: str | None, decorators: list[cst.Decorator], blank: int,
+                    keep_decorators: bool = False) -> cst.FlattenSentinel:
     """``fdef`` calling ``head_name`` and running the statements from ``start`` on, followed by
-    ``head_name``: the statements before (its docstring aside), returning ``returned``, with the moved
-    decorators.  Comments stay with the statements they are above."""
+    ``head_name``: the statements before (its docstring aside), returning ``returned``, with
+    ``decorators``: those moved from ``fdef``, or with ``keep_decorators`` new ones (a compile call made a
+    decorator), ``fdef`` keeping its own (``@torch.no_grad()`` around the call of the compiled part).
+    Comments stay with the statements they are above."""
     body = list(fdef.body.body)
     doc = docstring_count(body)
     callee = f"{self_name}.{head_name}" if self_name else head_name
@@ -779,6 +784,6 @@ def _split_compiled(fdef: cst.FunctionDef, start: int, head_name: str, params: l
     head = head.with_changes(
         decorators=decorators, leading_lines=[cst.EmptyLine(indent=False)] * blank,
         body=fdef.body.with_changes(body=head_body, header=cst.TrailingWhitespace(), footer=()))
-    wrapper = fdef.with_changes(decorators=() if decorators else fdef.decorators,
+    wrapper = fdef.with_changes(decorators=() if decorators and not keep_decorators else fdef.decorators,
                                 body=fdef.body.with_changes(body=[*body[:doc], call_stmt, *body[start:]]))
     return cst.FlattenSentinel([wrapper, head])
