@@ -6,6 +6,7 @@
 - ``__init__`` stores its objects by unpacking (``self.model, self.opt = model, opt``);
 - a method call ``opt.step()`` is not a call of a function of the module named ``step``;
 - a script's ``__main__`` loop passes Python numbers: a branch on them reads no tensor;
+- a ``None`` default no call passes stays ``None``: the branch that uses a generator instead never runs;
 - a function compiled from a table (``for fn, args in CASES: torch.compile(fn)(*args)``) is compiled;
 - a compiled module every call passes a tensor (``torch.compile(Pool())(x, torch.tensor([0, 2, 6]))``)
   has a tensor there, not an argument only taken for one: a slice bound read from it breaks."""
@@ -162,3 +163,27 @@ def main(x):
         torch.compile(fn, backend="eager")(x.abs() + 0.1, *extra)
 """
 test_check_table, test_dynamo_table = break_tests(TABLE, {(7, "DYN105"), (13, "DYN101")}, "[(torch.randn(4),)]")
+
+NONE_KEPT = """\
+from typing import Optional
+
+import torch
+
+
+def sample(shape, generator: Optional[torch.Generator] = None):
+    if generator is None:
+        x = torch.randn(shape)
+    else:
+        x = torch.randn(shape, generator=generator)
+    return x * 2
+
+
+def main():
+    f = torch.compile(sample, backend="eager")
+    return f((2, 4)), f((3, 4))
+"""
+test_check_none_kept, test_dynamo_none_kept = break_tests(NONE_KEPT, set(), "[()]")
+
+#: a call that passes one: the branch runs, and breaks
+NONE_PASSED = NONE_KEPT.replace("return f((2, 4)), f((3, 4))", "return f((2, 4), torch.Generator().manual_seed(0))")
+test_check_none_passed, test_dynamo_none_passed = break_tests(NONE_PASSED, {(10, "DYN105")}, "[()]")

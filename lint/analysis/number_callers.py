@@ -152,6 +152,26 @@ def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
         v is not None and v.is_tensor and not (v.assumed or v.guessed or v.open_class) for v in values))
 
 
+def defaults_kept(program: Program, fn: "FunctionInfo") -> frozenset[str]:
+    """The parameters of ``fn`` with a ``None`` default that no call in the project passes
+    (``sample(shape)`` of ``def sample(shape, generator=None)``): they hold ``None``.  Empty when a call
+    cannot be found or read (``*args``, ``**kwargs``)."""
+    local = _call_sites(program, fn)
+    foreign = foreign_call_sites(program, fn) if local is not None else None
+    if not local or foreign is None:
+        return frozenset()
+    names = fn.param_names()[1:] if fn.is_method else fn.param_names()
+    p = fn.node.params
+    kept = {prm.name.value for prm in (*p.params, *p.kwonly_params)
+            if isinstance(prm.default, cst.Name) and prm.default.value == "None"}
+    for call in [call for call, _ in local] + [call for call, _, _ in foreign]:
+        bound = _bind(call, names)
+        if bound is None or any(arg.star for arg in call.args):
+            return frozenset()
+        kept -= set(bound)
+    return frozenset(kept)
+
+
 def _values_passed(found: tuple[list, list[str], set[str], dict[int, Value]]
                    ) -> Iterator[tuple[str, list[Value | None]]]:
     """Each candidate parameter of a :func:`_passed` search with the value every call gives it (None

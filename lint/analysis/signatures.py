@@ -17,7 +17,8 @@ from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.syntax import walk
-from dynalint.analysis.number_callers import mask_params, number_params, object_params, tensor_params
+from dynalint.analysis.number_callers import defaults_kept, mask_params, number_params, object_params, \
+    tensor_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -55,6 +56,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._objects: "Memo[int, dict[str, Value]]" = program.memo("objects")
         self._masks: "Memo[int, frozenset[str]]" = program.memo("masks")
         self._tensors: "Memo[int, frozenset[str]]" = program.memo("tensors passed")
+        self._kept: "Memo[int, frozenset[str]]" = program.memo("defaults kept")
 
 
     def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -121,6 +123,14 @@ class Signatures(ProgramPart["ProgramParts"]):
             return frozenset()
         return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
 
+    def defaults_kept(self, fn: FunctionInfo) -> frozenset[str]:
+        """The parameters of a compiled function with a ``None`` default that no call in the project passes
+        (see :func:`~dynalint.analysis.number_callers.defaults_kept`); searched, as
+        :meth:`tensors_passed`, only in a script."""
+        if fn.qualname in self.program.entries or not self.program.index.compile_targets:
+            return frozenset()
+        return self._kept.get(id(fn), lambda: defaults_kept(self.program, fn), frozenset)
+
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         program = self.program
         for prm in self.param_nodes(fn):
@@ -148,6 +158,10 @@ class Signatures(ProgramPart["ProgramParts"]):
         indexing: frozenset[str] | None = None  # (the names the body indexes with, read once if needed)
         for i, prm in enumerate(self.param_nodes(fn)):
             name = prm.name.value
+            if entered and _is_none(prm.default) and name in self.defaults_kept(fn):
+                # `generator=None` that no call passes: None, whatever the annotation allows
+                env[name] = NONE_VALUE
+                continue
             if i == 0 and fn.is_method:
                 env[name] = program.classes.instance(fn.cls) if not fn.is_classmethod else _class_of(None, fn)
                 continue
