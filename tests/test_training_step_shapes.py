@@ -162,7 +162,8 @@ def main(x):
     for fn, extra in CASES:
         torch.compile(fn, backend="eager")(x.abs() + 0.1, *extra)
 """
-test_check_table, test_dynamo_table = break_tests(TABLE, {(7, "DYN105"), (13, "DYN101")}, "[(torch.randn(4),)]")
+test_check_table, test_dynamo_table = break_tests(TABLE, {(7, "DYN105"), (13, "DYN101")},
+                                                  "[(torch.randn(4),)]")
 
 NONE_KEPT = """\
 from typing import Optional
@@ -185,5 +186,6 @@ def main():
 test_check_none_kept, test_dynamo_none_kept = break_tests(NONE_KEPT, set(), "[()]")
 
 #: a call that passes one: the branch runs, and breaks
-NONE_PASSED = NONE_KEPT.replace("return f((2, 4)), f((3, 4))", "return f((2, 4), torch.Generator().manual_seed(0))")
+NONE_PASSED = NONE_KEPT.replace("return f((2, 4)), f((3, 4))",
+                                "return f((2, 4), torch.Generator().manual_seed(0))")
 test_check_none_passed, test_dynamo_none_passed = break_tests(NONE_PASSED, {(10, "DYN105")}, "[()]")

@@ -2568,7 +2568,8 @@ SKIPPED_CALLS: dict[str, SkippedCall] = {c.qualname: c for c in (
     SkippedCall("builtins.object", GB.BUILTIN_OPERATOR, why="a bare `object()` (a sentinel) cannot be created in "
                                                             "the graph"),
     # (measured on torch 2.13: two `torch.Size`s are compared without a break)
-    *(SkippedCall(q, GB.DATA_DEPENDENT_BRANCHING, why="it compares the tensors' values in Python", on_tensors=True)
+    *(SkippedCall(q, GB.DATA_DEPENDENT_BRANCHING, why="it compares the tensors' values in Python",
+                  on_tensors=True)
       for q in ("torch.testing.assert_close", "torch.testing.assert_allclose")),
     *(SkippedCall(q, GB.SKIPPED_FUNCTION, why="importing a module is skipped")
       for q in ("builtins.__import__", "importlib.import_module")),

@@ -271,7 +271,8 @@ def iterated(ev: "EvaluatorView", it: Value) -> Value:
 MAPPING_LOOKUP = "builtins.dict.get"
 
 
-def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value], node: cst.Call | None = None) -> Value | None:
+def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value], node: cst.Call | None = None
+               ) -> Value | None:
     """What ``fn`` returns for one element (``args``: an element of each sequence it is given), when ``map``,
     ``filter``, ``functools.reduce`` or a ``key=`` calls it: Dynamo inlines a function of the checked code or a
     lambda there, so what breaks in its body breaks the caller's graph; a dict's ``get`` gives its values; a

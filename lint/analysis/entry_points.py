@@ -387,8 +387,8 @@ _RETURN_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half",
 
 
 def _position_bound(target: cst.BaseExpression, name: str) -> int | None:
-    """Where a ``for`` target binds ``name``: -1 for the whole row (``for fn in ...``), the index of an unpacked
-    element (``for fn, args in ...``), None when it does not bind it."""
+    """Where a ``for`` target binds ``name``: -1 for the whole row (``for fn in ...``), the index of an
+    unpacked element (``for fn, args in ...``), None when it does not bind it."""
     if type(target) is cst.Name:
         return -1 if target.value == name else None
     if type(target) in (cst.Tuple, cst.List):
@@ -400,7 +400,8 @@ def _position_bound(target: cst.BaseExpression, name: str) -> int | None:
 
 def _table(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module
            ) -> list[cst.BaseExpression] | None:
-    """The rows of a tuple or list written out, directly or bound once to a name in ``scope`` or the module."""
+    """The rows of a tuple or list written out, directly or bound once to a name in ``scope`` or the
+    module."""
     if type(iterable) is cst.Name:
         for where in (scope, module):
             values = _assigned_values(where, iterable.value)

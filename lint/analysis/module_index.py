@@ -616,7 +616,9 @@ def _import_time_decorators(idx: ModuleIndex) -> frozenset[str]:
     before any compiled code reads it."""
     used: dict[str, list[cst.Name]] = {}
     for stmt in idx.module.body:
-        for deco in getattr(stmt, "decorators", ()) if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else ():
+        if not isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for deco in stmt.decorators:
             target = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
             if isinstance(target, cst.Name) and target.value in idx.functions:
                 used.setdefault(target.value, []).append(target)
