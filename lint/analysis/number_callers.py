@@ -16,7 +16,7 @@ way leaves the parameter as it was.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, TypeVar
 
 import libcst as cst
 
@@ -86,9 +86,14 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
 def _recorded_search(program: Program, fn: "FunctionInfo", depth: int
                      ) -> tuple[list, list[str], set[str], dict[int, Value]] | None:
     """:func:`_passed`, with what it read recorded for a replay (see :func:`number_params`)."""
+    return _recorded(program, fn, lambda: _passed(program, fn, depth))
+
+
+def _recorded(program: Program, fn: "FunctionInfo", search: "Callable[[], _T]") -> "_T":
+    """What ``search`` (of the calls of ``fn``) finds, with what it read recorded for a replay."""
     _SEARCHED.append(set())
     try:
-        found = _passed(program, fn, depth)
+        found = search()
     finally:
         searched = _SEARCHED.pop()
     tracker = program.tracker
@@ -100,6 +105,8 @@ def _recorded_search(program: Program, fn: "FunctionInfo", depth: int
             program.classes.touch_class(fn.cls)
     return found
 
+
+_T = TypeVar("_T")
 
 _SEARCHED: list[set[tuple[str, bool]]] = []
 """Per :func:`number_params` in progress: the names (and whether each is an attribute's) whose uses in
@@ -155,7 +162,12 @@ def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
 def defaults_kept(program: Program, fn: "FunctionInfo") -> frozenset[str]:
     """The parameters of ``fn`` with a ``None`` default that no call in the project passes
     (``sample(shape)`` of ``def sample(shape, generator=None)``): they hold ``None``.  Empty when a call
-    cannot be found or read (``*args``, ``**kwargs``)."""
+    cannot be found or read (``*args``, ``**kwargs``).  What it read is recorded as :func:`number_params`
+    records it."""
+    return _recorded(program, fn, lambda: _kept_defaults(program, fn))
+
+
+def _kept_defaults(program: Program, fn: "FunctionInfo") -> frozenset[str]:
     local = _call_sites(program, fn)
     foreign = foreign_call_sites(program, fn) if local is not None else None
     if not local or foreign is None:
