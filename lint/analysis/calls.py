@@ -1017,7 +1017,6 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
     return Value(Kind.UNKNOWN, qualname=q + "()")
 
 
-
 #: builtin classes no module is an instance of
 _BUILTIN_CONTAINERS = frozenset({"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float",
                                  "bool", "complex"})
