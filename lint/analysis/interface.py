@@ -7,7 +7,7 @@ way (program -> evaluator -> events) and the modules do not import each other.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     import libcst as cst
@@ -79,6 +79,9 @@ class SignaturesView(Protocol):
     def init_env(self, init: "FunctionInfo") -> "dict[str, Value]": ...
 
     def has_tensor_params(self, fn: "FunctionInfo") -> bool: ...
+
+    def caller_search(self, fn: "FunctionInfo", depth: int, search: "Callable[[], Any]") -> Any:
+        """What ``search`` finds of the calls of ``fn``, computed once per analysis."""
 
 
 class EntryPointsView(Protocol):

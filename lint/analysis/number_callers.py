@@ -58,6 +58,8 @@ class _Signatures(SignaturesView, Protocol):
 
     def objects_passed(self, fn: "FunctionInfo") -> dict[str, Value]: ...
 
+    def caller_search(self, fn: "FunctionInfo", depth: int, search: "Callable[[], _T]") -> "_T": ...
+
 
 _NUMBER_TYPES = (None, "builtins.int", "builtins.float", "builtins.bool")
 
@@ -85,8 +87,10 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
 
 def _recorded_search(program: Program, fn: "FunctionInfo", depth: int
                      ) -> tuple[list, list[str], set[str], dict[int, Value]] | None:
-    """:func:`_passed`, with what it read recorded for a replay (see :func:`number_params`)."""
-    return _recorded(program, fn, lambda: _passed(program, fn, depth))
+    """:func:`_passed`, with what it read recorded for a replay (see :func:`number_params`), made once per
+    analysis for the searches of every kind of value."""
+    return program.signatures.caller_search(
+        fn, depth, lambda: _recorded(program, fn, lambda: _passed(program, fn, depth)))
 
 
 def _recorded(program: Program, fn: "FunctionInfo", search: "Callable[[], _T]") -> "_T":

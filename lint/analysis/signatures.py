@@ -4,7 +4,7 @@ and the binding of a call's arguments or of an entry point's inputs to them.
 from __future__ import annotations
 
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import re
 
@@ -57,6 +57,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._masks: "Memo[int, frozenset[str]]" = program.memo("masks")
         self._tensors: "Memo[int, frozenset[str]]" = program.memo("tensors passed")
         self._kept: "Memo[int, frozenset[str]]" = program.memo("defaults kept")
+        self._searches: "Memo[tuple[int, int], Any]" = program.memo("caller searches")
 
 
     def param_nodes(self, fn: FunctionInfo) -> list[cst.Param]:
@@ -130,6 +131,12 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries or not self.program.index.compile_targets:
             return frozenset()
         return self._kept.get(id(fn), lambda: defaults_kept(self.program, fn), frozenset)
+
+    def caller_search(self, fn: FunctionInfo, depth: int, search: "Callable[[], Any]") -> Any:
+        """What ``search`` finds of the calls of ``fn`` (:mod:`~dynalint.analysis.number_callers`), made
+        once per analysis: the numbers, objects, masks and tensors every call passes are read from one
+        search."""
+        return self._searches.get((id(fn), depth), search, lambda: None)
 
     def has_tensor_params(self, fn: FunctionInfo) -> bool:
         program = self.program
