@@ -172,15 +172,14 @@ def defaults_kept(program: Program, fn: "FunctionInfo") -> frozenset[str]:
 
 
 def _kept_defaults(program: Program, fn: "FunctionInfo") -> frozenset[str]:
-    local = _call_sites(program, fn)
-    foreign = foreign_call_sites(program, fn) if local is not None else None
-    if not local or foreign is None:
-        return frozenset()
+    sites = _project_call_sites(program, fn)
+    if not sites or all(owner is not program for _, _, owner in sites):
+        return frozenset()  # (a compiled function its own module never calls: not a script's)
     names = fn.param_names()[1:] if fn.is_method else fn.param_names()
     p = fn.node.params
     kept = {prm.name.value for prm in (*p.params, *p.kwonly_params)
             if isinstance(prm.default, cst.Name) and prm.default.value == "None"}
-    for call in [call for call, _ in local] + [call for call, _, _ in foreign]:
+    for call, _, _ in sites:
         bound = _bind(call, names)
         if bound is None or any(arg.star for arg in call.args):
             return frozenset()
@@ -218,11 +217,7 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
     """Every call of ``fn`` in the project (with the function it sits in and that module's program), the
     names of its parameters, those every call may pass, and the values the callers give the arguments
     (by ``id`` of the expression); None when a call cannot be found or read."""
-    local = _call_sites(program, fn)
-    foreign = foreign_call_sites(program, fn) if local is not None else None
-    if local is None or foreign is None:
-        return None
-    sites = [(call, caller, program) for call, caller in local] + foreign
+    sites = _project_call_sites(program, fn)
     if not sites:
         return None
     names = fn.param_names()[1:] if fn.is_method else fn.param_names()
@@ -258,6 +253,17 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
         probe = _Probe(owner, caller, env, depth, wanted, seen)
         probe.run_body(caller.node.body)
     return sites, names, candidates, seen
+
+
+def _project_call_sites(program: Program, fn: "FunctionInfo"
+                        ) -> "list[tuple[cst.Call, FunctionInfo | None, Program]] | None":
+    """Every call of ``fn`` in its module and in the project's other modules, each with the function it
+    sits in and that module's program; None when a use of ``fn`` is not a call that can be read."""
+    local = _call_sites(program, fn)
+    foreign = foreign_call_sites(program, fn) if local is not None else None
+    if local is None or foreign is None:
+        return None
+    return [(call, caller, program) for call, caller in local] + foreign
 
 
 def _top_statement(module: cst.Module, node: cst.CSTNode) -> cst.BaseStatement | None:
