@@ -295,12 +295,10 @@ class EntryPoints(ProgramPart[ProgramParts]):
             if isinstance(attr, str) and attr.isidentifier():
                 return cst.Attribute(value=arg.args[0].value, attr=cst.Name(attr))
         if type(arg) is cst.Name and follow:
-            scopes = [where.node.body] if where is not None else []
-            for scope in [*scopes, self.program.index.module]:
-                values = _assigned_values(scope, arg.value)
-                if values:
-                    named = self._method_named(values[0], where, follow=False) if len(values) == 1 else arg
-                    return named if type(named) is cst.Attribute else arg
+            values = _first_binding(arg.value, where, self.program.index.module)
+            if values:
+                named = self._method_named(values[0], where, follow=False) if len(values) == 1 else arg
+                return named if type(named) is cst.Attribute else arg
         return arg
 
     def _static_object(self, expr: cst.BaseExpression, where: FunctionInfo | None) -> Value | None:
@@ -373,11 +371,9 @@ class EntryPoints(ProgramPart[ProgramParts]):
         """The object ``expr`` (an argument written in ``where``) is: one built there (``opt =
         torch.optim.SGD(...)``, bound once) or that :meth:`_static_object` knows."""
         if type(expr) is cst.Name:
-            scopes: list[Any] = [where.node.body] if where is not None else []
-            for scope in [*scopes, self.program.index.module]:
-                values = _assigned_values(scope, expr.value)
-                if values:
-                    return self._object_made(values[0]) if len(values) == 1 else None
+            values = _first_binding(expr.value, where, self.program.index.module)
+            if values:
+                return self._object_made(values[0]) if len(values) == 1 else None
         return self._static_object(expr, where)
 
 
@@ -403,11 +399,8 @@ def _table(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module
     """The rows of a tuple or list written out, directly or bound once to a name in ``scope`` or the
     module."""
     if type(iterable) is cst.Name:
-        for where in (scope, module):
-            values = _assigned_values(where, iterable.value)
-            if values:
-                iterable = values[0] if len(values) == 1 else iterable
-                break
+        values = _first_binding(iterable.value, scope, module)
+        iterable = values[0] if len(values) == 1 else iterable
     if type(iterable) not in (cst.Tuple, cst.List):
         return None
     return [e.value for e in iterable.elements if type(e) is cst.Element]
@@ -428,6 +421,18 @@ def _returned_definition(fdef: cst.FunctionDef) -> cst.FunctionDef | None:
         return None
     nodes = defined.get(returned.pop(), [])
     return nodes[0] if len(nodes) == 1 else None
+
+
+def _first_binding(name: str, where: "FunctionInfo | cst.CSTNode | None", module: cst.Module
+                   ) -> list[cst.BaseExpression]:
+    """The values ``name`` is assigned in ``where`` (a function's body or a node), else in the module:
+    a name with one value here is read as that value, one with several as none of them."""
+    scope = where.node.body if isinstance(where, FunctionInfo) else where
+    for node in (scope, module):
+        values = _assigned_values(node, name) if node is not None else []
+        if values:
+            return values
+    return []
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:

@@ -626,8 +626,9 @@ def _import_time_decorators(idx: ModuleIndex) -> frozenset[str]:
         return frozenset()
     allowed = {id(n) for names in used.values() for n in names} \
         | {id(idx.functions[name].node.name) for name in used}
-    return frozenset(name for name in used if all(
-        id(n) in allowed for n in walk(idx.module) if type(n) is cst.Name and n.value == name))
+    read_elsewhere = {n.value for n in walk(idx.module)
+                      if type(n) is cst.Name and n.value in used and id(n) not in allowed}
+    return frozenset(used.keys() - read_elsewhere)
 
 
 def _scan_function(idx: ModuleIndex, fn: FunctionInfo, import_time: bool = False) -> None:
