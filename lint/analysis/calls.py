@@ -16,6 +16,7 @@ from dynalint.analysis.syntax import dotted_name, encloses, walk
 from dynalint.analysis.values import (
     NONE_VALUE,
     PYTHON_VALUE,
+    RANK_VALUE,
     SIZE_VALUE,
     UNKNOWN_VALUE,
     Kind,
@@ -509,7 +510,7 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
                      from_weights=recv.from_weights, is_bool=name == "__bool__" or name in K.DATA_READING_OPS)
     if name in K.SIZE_METHODS:
-        return SIZE_VALUE
+        return RANK_VALUE if name in K.RANK_READS else SIZE_VALUE
     if name == "data_ptr":
         return Value(Kind.PYTHON, qualname=DATA_PTR)
     if name == "as_subclass" and len(args) == 1:

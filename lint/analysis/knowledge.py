@@ -14,6 +14,8 @@ from dynalint.analysis.data_dependent_ops import DATA_DEPENDENT_OUTPUT
 SIZE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "stride", "element_size",
                           "storage_offset", "__len__"})
 SIZE_ATTRS = frozenset({"shape", "ndim"})
+#: Those of them that give a tensor's number of dimensions.
+RANK_READS = frozenset({"dim", "ndimension", "ndim"})
 
 #: Attributes/methods returning plain Python metadata (never a graph value).
 PYTHON_ATTRS = frozenset({

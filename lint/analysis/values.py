@@ -119,6 +119,10 @@ class Value:
     ndim: int | None = field(default=None, compare=False)
     """A tensor's number of dimensions, when known (the values and counts ``torch.unique`` returns are
     1-d, and ops that keep the shape keep it): one integer picks a 0-d tensor of a 1-d one."""
+    rank: bool = False
+    """A SIZE value that is a tensor's number of dimensions (``x.dim()``, ``x.ndim``), not the size of a
+    dimension: 0 is as common a rank of a real input (a loss, a scalar time) as any other, while a
+    dimension of size 0 is rare."""
     choices: tuple["Value", ...] | None = field(default=None, compare=False)
     """One of a few classes, functions or objects of the checked files, each with its ``cls`` or
     ``func`` (``SOLVERS[method]`` with ``method`` not known, from ``{"a": A, "b": B}``): a call or an
@@ -237,6 +241,7 @@ direct_init(Value)
 
 UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 SIZE_VALUE = Value(Kind.SIZE)
+RANK_VALUE = Value(Kind.SIZE, rank=True)
 PYTHON_VALUE = Value(Kind.PYTHON)
 NONE_VALUE = Value(Kind.PYTHON, const=None)
 

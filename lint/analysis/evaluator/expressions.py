@@ -20,6 +20,7 @@ from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
     PYTHON_VALUE,
+    RANK_VALUE,
     SIZE_VALUE,
     UNKNOWN_VALUE,
     Kind,
@@ -126,7 +127,7 @@ class ExpressionHandlers:
             return self.p.names.qualified_value(q)
         if base.kind is Kind.TENSOR:
             if attr in K.SIZE_ATTRS:
-                return SIZE_VALUE
+                return RANK_VALUE if attr in K.RANK_READS else SIZE_VALUE
             if attr in K.PYTHON_ATTRS:
                 return PYTHON_VALUE
             if attr in K.TENSOR_ATTRS:
@@ -415,7 +416,7 @@ class ExpressionHandlers:
         """The truth of a test of a size against an empty dimension (``n > 0``, ``n == 0``, ``n`` itself), as it
         is for the dimension of a real input, which Dynamo reads while tracing: in ``n if n > 0 else
         lengths.max().item()`` given ``x.size(1)`` the other arm runs only for an empty dimension.  None for
-        any other test."""
+        any other test, and for a test of a tensor's rank (``t.dim() > 0``: a 0-d input is common)."""
         if type(test) is not cst.Comparison:
             return True if type(test) is cst.Name and self._size_of(test) else None
         if len(test.comparisons) != 1:
@@ -427,8 +428,9 @@ class ExpressionHandlers:
         return _NONEMPTY_SIZE_TESTS.get((type(comp.operator), right.value))
 
     def _size_of(self, node: cst.BaseExpression) -> bool:
+        """``node`` is the size of a dimension (not a rank, not perhaps None)."""
         v = self.silent_expr(node)
-        return v.kind is Kind.SIZE and not v.maybe_none
+        return v.kind is Kind.SIZE and not v.maybe_none and not v.rank
 
     def _sequence(self, node: cst.Tuple | cst.List | cst.Set) -> Value:
         items = []
