@@ -22,7 +22,8 @@ class DataDependentLoop(Rule):
         encloses is different (measured on torch 2.13): Dynamo resumes at the loop header, so the graph
         breaks on every iteration and each iteration's body is a graph of its own; unless the break is at
         an operand of an `and`/`or` test other than the last (`while p[t].max() < thr and t < n:`), where
-        Dynamo cannot resume and runs the whole function eagerly.
+        Dynamo cannot resume and runs the whole function eagerly (after one pass over the body, which
+        still breaks at the body's first break).
 
         `range(t)` with a tensor `t` breaks at the `range` call ("Failed to trace builtin operator").
         `for i in range(n)` with `n` taken from `.item()` breaks at the `.item()` (DYN102) and then

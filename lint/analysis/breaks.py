@@ -624,7 +624,8 @@ def unresumable_loop_test(b: Break) -> bool:
     """A break at an operand of a ``while`` test's ``and``/``or`` chain other than its last (``while
     p[t].max() < thr and t < n:``): Dynamo cannot resume in the middle of the loop's test, and runs the whole
     function eagerly (measured on torch 2.13: "Failed to handle graph break gracefully", no recompile and no
-    later break; a break at the last operand, or at an ``if`` test's first, resumes)."""
+    later break but the first in the loop's body, which the frame resumed in the test meets in its one pass
+    over the body; a break at the last operand, or at an ``if`` test's first, resumes)."""
     if b.cause is not Cause.LOOP_CONDITION or type(b.statement) is not cst.While:
         return False
     test = b.statement.test
@@ -872,7 +873,9 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tup
     on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
     break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
     a second such ``assert`` after it is not reported), a generator handed to a function Dynamo cannot pass it
-    to (:attr:`Cause.GENERATOR_ARGUMENT`), ``in`` on a tensor (:attr:`Cause.TENSOR_MEMBERSHIP`), a call of an
+    to (:attr:`Cause.GENERATOR_ARGUMENT`), ``in`` on a tensor (:attr:`Cause.TENSOR_MEMBERSHIP`), a break at
+    a ``while`` test's operand but its last (:func:`unresumable_loop_test`; the frame resumed there still
+    traces one pass of the loop's body and breaks at the body's first break: measured), a call of an
     ``nn.LSTM``/``GRU``/``RNN`` (measured: a ``print`` or a second RNN after it is not reported, whether a graph
     came before it or not), and a break inside a generator expression
     (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of
@@ -888,8 +891,12 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tup
     dropped: set[int] = set()
     for i, event in fresh:
         after = {id(n) for stmt in _code_after(event.function.node, event.statement) for n in walk(stmt)}
-        dropped.update(j for j in range(i + 1, len(found)) if found[j].event is not event
-                       and found[j].event.function is event.function and id(found[j].statement) in after)
+        later = [j for j in range(i + 1, len(found)) if found[j].event is not event
+                 and found[j].event.function is event.function and id(found[j].statement) in after]
+        if later and i >= 0 and unresumable_loop_test(found[i]) \
+                and encloses(found[i].statement.body, found[later[0]].node):
+            later = later[1:]  # the frame resumed in the test traces the body once, up to its first break
+        dropped.update(later)
     return [b for j, b in enumerate(found) if j not in dropped], [b for j, b in enumerate(found) if j in dropped]
 
 
