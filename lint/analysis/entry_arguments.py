@@ -27,7 +27,7 @@ import libcst as cst
 
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
-from dynalint.analysis.module_index import state_nodes
+from dynalint.analysis.module_index import state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
 from dynalint.analysis.syntax import dotted_name, encloses, literal_value, parent_map, walk
 
@@ -283,12 +283,17 @@ def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
         isinstance(v, cst.Call) and program.index.resolve_expr(v.func) in _RANDOM_TENSORS for v in values)
 
 
+def _replayed_caller(site: _Site) -> "FunctionInfo":
+    """The function a call sits in, or for a call at module level the module's own statements run as one
+    (:func:`top_level_code`): what a replay of the loops around the call runs."""
+    _, caller, owner = site
+    return caller if caller is not None else top_level_code(owner.index)
+
+
 def _repeating_loop(site: _Site, counted: bool = True) -> cst.For | None:
     """The innermost ``for`` of the caller around the call; ``counted``: one that runs at least twice
     (``range(N)``, a display or a name bound to one with two different values)."""
-    call, caller, _ = site
-    if caller is None:
-        return None
+    call, caller = site[0], _replayed_caller(site)
     found = None
     for n in walk(caller.node.body, into_scopes=False):
         if isinstance(n, cst.For) and any(m is call for m in walk(n.body, into_scopes=False)) \
@@ -377,9 +382,9 @@ def first_size_change(program: "Program", site: _Site) -> int | None:
     replay knows (``torch.randint(0, 96, (2, n + 1))``, ``torch.randn(b, t)``), passed as it is, sliced,
     or through a name bound to it there.  None when no such size is known to change (or an unknown
     size comes first)."""
-    call, caller, _ = site
+    call, caller = site[0], _replayed_caller(site)
     loop = _repeating_loop(site, counted=False)
-    if caller is None or loop is None:
+    if loop is None:
         return None
     found = [change for arg in call.args if not arg.keyword
              for factory in [_factory_of(program, loop, arg.value)] if factory is not None
@@ -477,11 +482,11 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 key = _shape_of(prm.default) if prm.default is not None and prm.name.value not in given else None
                 if key is not None and key[0] != "list":
                     note(prm.name.value, key, site, f"its default {_shown(key)}")
-        if caller is not None:
-            for name in _loop_varying_arguments(call, caller, params):
-                in_loop.setdefault(name, site)
-            for name, keys in _replayed(call, caller, params).items():
-                looped.setdefault(name, (site, keys))
+        replayed = _replayed_caller(site)
+        for name in _loop_varying_arguments(call, replayed, params):
+            in_loop.setdefault(name, site)
+        for name, keys in _replayed(call, replayed, params).items():
+            looped.setdefault(name, (site, keys))
     for name, pending in undecided.items():
         for arg, site in pending:
             if _none_then_tensor(site, arg):  # a warm start: `prev = None`, then the loop rebinds it

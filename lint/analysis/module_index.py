@@ -156,6 +156,8 @@ class ModuleIndex:
     """Custom ops (``torch.ops.<ns>.<op>``) whose fake implementation here has a data-dependent size."""
     compile_targets: list[tuple[cst.Call, FunctionInfo | None]] = field(default_factory=list)
     """``torch.compile(x)`` calls with the function they sit in (None: module level)."""
+    top_level: FunctionInfo | None = field(default=None, repr=False)
+    """The module's own statements as one function (:func:`top_level_code`), made when first asked for."""
     name: str = ""
     """Dotted module name (when known from the project)."""
     path: str = ""
@@ -173,6 +175,7 @@ class ModuleIndex:
         self.functions, self.classes, self.all_functions = {}, {}, []
         self.mutated_globals, self.attr_writes_outside, self.call_sites = {}, {}, {}
         self.compile_targets = []
+        self.top_level = None
 
     def resolve(self, dotted: str | None) -> str | None:
         """Qualified name of a dotted expression through the import aliases."""
@@ -186,6 +189,32 @@ class ModuleIndex:
 
     def resolve_expr(self, node: cst.CSTNode) -> str | None:
         return self.resolve(dotted_name(node))
+
+
+def top_level_code(idx: ModuleIndex) -> FunctionInfo:
+    """The module's statements but its definitions and imports, in order, with the body of an ``if __name__ ==
+    "__main__":`` block in place of the block, as the body of a function without parameters: a script's
+    calls at module level (the loop of its ``__main__`` block) replayed as a function's are.  Its nodes are
+    the module's own."""
+    if idx.top_level is None:
+        body: list[cst.BaseStatement] = []
+        for stmt in idx.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or isinstance(stmt, cst.SimpleStatementLine) \
+                    and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body):
+                continue
+            main = isinstance(stmt, cst.If) and stmt.orelse is None and _main_guard(stmt.test)
+            body.extend(stmt.body.body if main and isinstance(stmt.body, cst.IndentedBlock) else [stmt])
+        node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(), body=cst.IndentedBlock(body=body))
+        idx.top_level = FunctionInfo(node=node, name="<module>", qualname="<module>", owner=idx)
+    return idx.top_level
+
+
+def _main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"``."""
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__" \
+        and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal) \
+        and isinstance(test.comparisons[0].comparator, cst.SimpleString) \
+        and test.comparisons[0].comparator.evaluated_value == "__main__"
 
 
 def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None,
