@@ -553,7 +553,9 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
 
 _KEEPS_SHAPE = frozenset({"cumsum", "cumprod", "flip", "clone", "detach", "contiguous", "float", "double", "half",
                           "long", "int", "bool", "to", "cpu", "cuda", "abs", "neg", "exp", "log", "sqrt", "sigmoid",
-                          "clamp", "clamp_min", "clamp_max"})
+                          "clamp", "clamp_min", "clamp_max", "argsort", "softmax", "log_softmax", "relu", "tanh",
+                          "sign", "floor", "ceil", "round", "reciprocal", "rsqrt", "square", "log1p", "expm1",
+                          "logical_not", "isnan", "isinf", "isfinite", "nan_to_num"})
 """Tensor methods whose result has the receiver's shape (so its number of dimensions)."""
 
 
@@ -834,6 +836,16 @@ _RANGE_FUNCS = frozenset({"arange", "linspace", "logspace", "randperm"})
 _SHAPED_FUNCS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 
 
+def _rank_of_sizes(args: list[Value]) -> int | None:
+    """The number of dimensions the sizes a factory is given make: one per number passed by position
+    (``torch.rand(5, 4)``), or one per item of a sequence passed alone (``torch.zeros((b, 4))``)."""
+    if len(args) == 1 and args[0].kind is Kind.SEQUENCE:
+        return len(args[0].items) if args[0].items is not None else None
+    if args and all(v.kind in (Kind.PYTHON, Kind.SIZE) and not v.is_mapping and v.qualname is None for v in args):
+        return len(args)
+    return None
+
+
 #: where the ``size`` of each traced function of NumPy's global RNG goes when passed by position (``rand`` and
 #: ``randn`` take the shape itself): without it the call draws one number
 _NUMPY_DRAW_SIZE = {"random": 0, "random_sample": 0, "sample": 0, "normal": 2, "uniform": 2, "randint": 2,
@@ -1000,6 +1012,9 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             return out.with_(ndim=1)  # `torch.arange(n)`, `torch.tensor([3, 1])`: 1-d
         if last in _SHAPED_FUNCS and args and args[0].kind is Kind.SEQUENCE and args[0].items == ():
             return out.with_(zero_dim=True, ndim=0)  # `torch.ones(())`
+        rank = _rank_of_sizes(args if last != "full" else args[:1])
+        if last in _SHAPED_FUNCS and rank:
+            return out.with_(ndim=rank)  # `torch.rand(5)`, `torch.zeros(b, 4)`, `torch.full((2, 3), v)`
         if last in _SCALAR_TENSOR_FUNCS and len(args) == 1 and args[0].kind in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE) \
                 and not args[0].is_mapping:
             # `torch.tensor(0.07)`: a tensor of one Python number is 0-d, and its fake tensor keeps the value

@@ -152,15 +152,20 @@ def mask_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[s
         v is not None and v.kind is Kind.TENSOR and v.is_bool and not v.maybe_none for v in values))
 
 
-def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:
+def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, int | None]:
     """The parameters of ``fn`` to which every call in the project passes a tensor the analysis proves one
-    (``pool(x, torch.tensor([0, 2, 6]))``): one taken for a tensor there is one, not a guess (what the
-    answer read is recorded as :func:`number_params` records it)."""
+    (``pool(x, torch.tensor([0, 2, 6]))``): one taken for a tensor there is one, not a guess; each with the
+    number of dimensions all those tensors have, when they agree on one (``top(boxes, torch.rand(5))``:
+    ``scores[0]`` is 0-d there).  What the answer read is recorded as :func:`number_params` records it."""
     found = _recorded_search(program, fn, depth)
     if found is None:
-        return frozenset()
-    return frozenset(name for name, values in _values_passed(found) if all(
-        v is not None and v.is_tensor and not (v.assumed or v.guessed or v.open_class) for v in values))
+        return {}
+    out: dict[str, int | None] = {}
+    for name, values in _values_passed(found):
+        if all(v is not None and v.is_tensor and not (v.assumed or v.guessed or v.open_class) for v in values):
+            ranks = {v.ndim for v in values if v is not None}
+            out[name] = ranks.pop() if len(ranks) == 1 else None
+    return out
 
 
 def defaults_kept(program: Program, fn: "FunctionInfo") -> frozenset[str]:
@@ -800,9 +805,38 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
             continue  # `step = torch.compile(step)`: the calls of `step` are those found here
         through = _handle_calls(parents, n, compiles)
         if through is None:
+            through = _table_row_calls(parents, n, compiles)
+        if through is None:
             return None
         calls += through
     return calls
+
+
+def _table_row_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
+    """The calls of the variable a ``for`` loop over a table written out binds ``use`` to in turn (``for fn
+    in (f, g):``, ``for fn, args in ((f, a), (g, b)):``): in the loop's body, the calls of that variable or
+    of what one of the ``compiles`` calls makes of it (``torch.compile(fn)(x)``), when it has no other use
+    there; else None."""
+    element = parents.get(id(use))
+    row = parents.get(id(element))
+    if not isinstance(element, cst.Element) or not isinstance(row, (cst.Tuple, cst.List)):
+        return None
+    table, position = row, None
+    outer = parents.get(id(row))
+    if isinstance(outer, cst.Element):  # a row of the table: `(f, args)`
+        table, position = parents.get(id(outer)), next(i for i, e in enumerate(row.elements) if e is element)
+    loop = parents.get(id(table))
+    if not isinstance(loop, cst.For) or loop.iter is not table:
+        return None
+    bound = loop.target if position is None else \
+        loop.target.elements[position].value if isinstance(loop.target, (cst.Tuple, cst.List)) \
+        and position < len(loop.target.elements) else None
+    if not isinstance(bound, cst.Name):
+        return None
+    name = bound.value
+    _searched(name)
+    return _uses_called(loop.body, parents, lambda m: isinstance(m, cst.Name) and m.value == name, bound,
+                        compiles=compiles)
 
 
 def _compiled_in_place(parents: "_Parents", use: cst.Name, compiles: set[int]) -> bool:

@@ -55,7 +55,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._numbers: "Memo[int, frozenset[str]]" = program.memo("numbers")
         self._objects: "Memo[int, dict[str, Value]]" = program.memo("objects")
         self._masks: "Memo[int, frozenset[str]]" = program.memo("masks")
-        self._tensors: "Memo[int, frozenset[str]]" = program.memo("tensors passed")
+        self._tensors: "Memo[int, dict[str, int | None]]" = program.memo("tensors passed")
         self._kept: "Memo[int, frozenset[str]]" = program.memo("defaults kept")
         self._searches: "Memo[tuple[int, int], Any]" = program.memo("caller searches")
 
@@ -116,13 +116,14 @@ class Signatures(ProgramPart["ProgramParts"]):
             return frozenset()
         return self._masks.get(id(fn), lambda: mask_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
 
-    def tensors_passed(self, fn: FunctionInfo) -> frozenset[str]:
+    def tensors_passed(self, fn: FunctionInfo) -> dict[str, int | None]:
         """The parameters of a compiled function every call in the project passes a tensor the analysis
-        proves one (see :func:`~dynalint.analysis.number_callers.tensor_params`); searched only in a file
-        that compiles code itself (a script, which calls what it compiles)."""
+        proves one, with their number of dimensions where the calls agree on one (see
+        :func:`~dynalint.analysis.number_callers.tensor_params`); searched only in a file that compiles code
+        itself (a script, which calls what it compiles)."""
         if fn.qualname in self.program.entries or not self.program.index.compile_targets:
-            return frozenset()
-        return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
+            return {}
+        return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, MAX_CALL_DEPTH), dict)
 
     def defaults_kept(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function with a ``None`` default that no call in the project passes
@@ -209,8 +210,10 @@ class Signatures(ProgramPart["ProgramParts"]):
             elif prm.default is None and is_forward and name not in negative:
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known
-                env[name] = tensor(entered=entered, assumed=name not in tensor_params
-                                   and name not in self.tensors_passed(fn))
+                passed = self.tensors_passed(fn)
+                env[name] = tensor(entered=entered, assumed=name not in tensor_params and name not in passed)
+                if passed.get(name):  # (a 0-d tensor that enters the frame is left as the others are)
+                    env[name] = env[name].with_(ndim=passed[name])
             elif name in tensor_params:
                 # (a tensor by how the body uses it, of a class no annotation names: it may be a subclass's)
                 env[name] = tensor(entered=entered, open_class=True)
