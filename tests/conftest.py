@@ -1,6 +1,7 @@
 import functools
 import importlib.util
 import os
+import subprocess
 import sys
 
 import pytest
@@ -19,6 +20,49 @@ def pytest_collection_modifyitems(items):
     their file (:func:`codes_under_test`)."""
     for item in items:
         item.extra_keyword_matches.update(codes_under_test(item))
+
+
+_GENERATORS: dict[str, subprocess.Popen] = {}
+"""The generators of tables of the selected tests (``@pytest.mark.table_generator``), each running in a
+child process of its own from the end of the collection on: pytest runs the tests in one process, so on
+a machine of several cores the probes of torch (minutes) run beside the other tests."""
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "table_generator(module): the test reads what `python -m module` prints")
+
+
+def pytest_collection_finish(session):
+    if not HAS_TORCH:
+        return
+    for item in session.items:
+        marker = item.get_closest_marker("table_generator")
+        if marker is not None and marker.args[0] not in _GENERATORS:
+            _GENERATORS[marker.args[0]] = _start_generator(marker.args[0])
+
+
+def pytest_sessionfinish(session):
+    for process in _GENERATORS.values():
+        process.kill()
+        process.communicate()
+    _GENERATORS.clear()
+
+
+def _start_generator(module: str) -> subprocess.Popen:
+    """``python -m module`` as a user runs it to regenerate the table (without pytest's variables)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, encoding="utf-8", env=env)
+
+
+@pytest.fixture
+def generated_table(request) -> str:
+    """What the test's table generator (``@pytest.mark.table_generator(module)``) printed."""
+    module = request.node.get_closest_marker("table_generator").args[0]
+    process = _GENERATORS.pop(module, None) or _start_generator(module)
+    out, err = process.communicate(timeout=1800)
+    assert process.returncode == 0, f"python -m {module} failed:\n{err[-4000:]}"
+    return out
 
 
 @functools.lru_cache(maxsize=None)

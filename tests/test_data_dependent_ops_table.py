@@ -30,8 +30,9 @@ FLAGS = {"capture_scalar_outputs": True, "capture_dynamic_output_shape_ops": Tru
 
 
 @requires_torch
-def test_committed_table_is_current() -> None:
-    assert_generated_module_current("dynalint.verify.data_dependent_ops_table", committed)
+@pytest.mark.table_generator("dynalint.verify.data_dependent_ops_table")
+def test_committed_table_is_current(generated_table: str) -> None:
+    assert_generated_module_current(generated_table, committed)
 
 
 def test_the_table_tells_captured_from_uncaptured_ops() -> None:

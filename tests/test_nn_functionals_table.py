@@ -4,6 +4,7 @@ reported at the module's call), and a transformer module given a mask and no cau
 data (``nn.TransformerEncoder``'s ``mask=`` without ``is_causal=``), checked under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
+import pytest
 from conftest import requires_torch
 from helpers import assert_generated_module_current, check
 
@@ -11,8 +12,9 @@ import dynalint.analysis.nn_functionals as committed
 
 
 @requires_torch
-def test_committed_table_is_current() -> None:
-    assert_generated_module_current("dynalint.verify.nn_functionals_table", committed)
+@pytest.mark.table_generator("dynalint.verify.nn_functionals_table")
+def test_committed_table_is_current(generated_table: str) -> None:
+    assert_generated_module_current(generated_table, committed)
 
 
 def test_table_lists_thin_modules_only() -> None:

@@ -1,6 +1,7 @@
 """The committed table of torch parameters that take numbers matches the installed torch."""
 from __future__ import annotations
 
+import pytest
 from conftest import requires_torch
 from helpers import assert_generated_module_current
 
@@ -8,8 +9,9 @@ import dynalint.analysis.number_args as committed
 
 
 @requires_torch
-def test_committed_table_is_current() -> None:
-    assert_generated_module_current("dynalint.verify.number_args_table", committed)
+@pytest.mark.table_generator("dynalint.verify.number_args_table")
+def test_committed_table_is_current(generated_table: str) -> None:
+    assert_generated_module_current(generated_table, committed)
 
 
 def test_table_knows_sizes_dims_and_tensor_overloads() -> None:
