@@ -11,9 +11,9 @@ from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Brea
                                       python_bool_mask, reads_data, takes_tensor_data)
 from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read, read_before
 from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
-from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between, eager_part, resumable,
-                                           runs_eagerly, runs_graph_op)
-from dynalint.analysis.syntax import encloses, walk
+from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between, builtin_method_held,
+                                           eager_part, resumable, runs_eagerly, runs_graph_op)
+from dynalint.analysis.syntax import encloses
 from dynalint.analysis.value_uses import used_after
 from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -254,7 +254,7 @@ class ScalarCrossesBreak(Rule):
                 continue
             seen.add(id(v.origin))
             source = ctx.code(v.origin)
-            held = _builtin_method_held(at, calls) if at is not None and not captured else None
+            held = builtin_method_held(at, calls) if at is not None and not captured else None
             if use.context == "range":
                 detail = "it sizes a range(), so the loop is unrolled for that value and recompiles for every new one"
             elif held is not None:
@@ -524,33 +524,6 @@ class ScalarCrossesBreak(Rule):
                 "and recompiles once when it first changes (the number is then dynamic).",
                 hint="keep it a tensor (no .item()), or take the values in separate statements",
             )
-
-
-#: methods of Python's own lists, dicts, sets and strings that take a value
-_BUILTIN_TYPE_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft",
-                                   "format", "join"})
-
-
-def _builtin_method_held(at: Break, calls: dict[int, CallEvent]) -> CallEvent | None:
-    """The call of a method of a Python list, dict, set or string (``losses.append(...)``, ``"{}".format(...)``)
-    whose arguments hold the break ``at``: Dynamo evaluates the method before its arguments, so the frame
-    resumed at the break receives the bound method on its stack and guards on that object, which is made
-    anew at every call (measured on torch 2.13: "Cache line invalidated because L['___stack0'] got
-    deallocated" at every call, 8 recompiles over 10 calls; ``self.helper(v)`` or a method of an object
-    of the checked code guards on the value alone and recompiles once)."""
-    if at.statement is None:
-        return None
-    for node in walk(at.statement):
-        if type(node) is not cst.Call or type(node.func) is not cst.Attribute \
-                or node.func.attr.value not in _BUILTIN_TYPE_METHODS \
-                or not any(encloses(a.value, at.node) for a in node.args):
-            continue
-        event = calls.get(id(node))
-        receiver = event.receiver if event is not None else None
-        if receiver is not None and receiver.cls is None and receiver.func is None \
-                and receiver.kind in (Kind.SEQUENCE, Kind.PYTHON, Kind.UNKNOWN) and receiver.qualname is None:
-            return event
-    return None
 
 
 def _captured_crossing(ctx: RuleContext, origin: CallEvent, use: ScalarUseEvent) -> Break | None:
