@@ -364,7 +364,12 @@ def _in_process(root: Path, path: Path, count: int) -> None:
     from dynalint.adapters.lsp.documents import Documents
 
     text = path.read_text()
-    documents = Documents(build_parser().parse_args(["lsp"]), root=str(root))
+    from dynalint.adapters.lsp.documents import EDITS_PER_COLLECTION
+    from dynalint.core.source import Collections
+
+    # (the garbage collections as the analysis process makes them: while it waits)
+    documents = Documents(build_parser().parse_args(["lsp"]), root=str(root),
+                          collections=Collections(every=EDITS_PER_COLLECTION).start())
     uri = path.as_uri()
     start = time.process_time()
     documents.report(uri, 0, text)

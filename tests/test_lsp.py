@@ -315,3 +315,33 @@ def test_a_quick_fix_menu_on_a_large_file_computes_its_range_only(tmp_path: Path
             editor.kill()
 
     run(session())
+
+
+def test_the_analysis_process_collects_garbage_while_it_waits(tmp_path, monkeypatch):
+    """A collection walks every tree the process keeps: the analysis process makes none during an answer,
+    one when it waits after answering, and one after EDITS_PER_COLLECTION answers it had no time to wait
+    between."""
+    import gc
+
+    from dynalint.adapters.cli import build_parser
+    from dynalint.adapters.lsp.documents import EDITS_PER_COLLECTION, Documents
+    from dynalint.core.source import Collections
+
+    collected: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda *args: collected.append(1) or 0)
+    monkeypatch.chdir(tmp_path)
+    uri = (tmp_path / "model.py").as_uri()
+    collections = Collections(every=EDITS_PER_COLLECTION).start()
+    try:
+        documents = Documents(build_parser().parse_args(["lsp"]), collections=collections)
+        documents.report(uri, 1, MODEL)
+        assert not gc.isenabled() and collected == []
+        while documents.idle():
+            pass
+        assert collected == [1]
+        for version in range(2, 2 + EDITS_PER_COLLECTION):
+            documents.report(uri, version, MODEL + f"\n# edit {version}\n")
+        assert collected == [1, 1]  # the 20th answer in a row collected
+    finally:
+        collections.__exit__()
+    assert gc.isenabled()

@@ -580,7 +580,8 @@ COLLECT_EVERY = 100
 
 
 class Collections:
-    """Cyclic garbage collection every :data:`COLLECT_EVERY` files of a run, not on CPython's schedule.
+    """Cyclic garbage collection every :data:`COLLECT_EVERY` files of a run (``every``), not on CPython's
+    schedule, or when the process has nothing else to do (:meth:`collect`).
 
     The run keeps the trees of the files names resolve into, and every tree parsed on top of them makes
     CPython collect the whole heap again, a fifth of the run's time.  An analysis leaves few cycles (its
@@ -590,8 +591,10 @@ class Collections:
     :meth:`start` once and :meth:`done` after each.  ``before_collect``: called before each collection
     (what lets go of trees kept for later analyses, which the collection would otherwise walk)."""
 
-    def __init__(self, before_collect: Callable[[], None] | None = None) -> None:
+    def __init__(self, before_collect: Callable[[], None] | None = None, every: int = COLLECT_EVERY) -> None:
         self.files = 0
+        self._collected_at = 0
+        self._every = every
         self._enabled = False
         self._before_collect = before_collect
 
@@ -602,10 +605,19 @@ class Collections:
 
     def done(self) -> None:
         self.files += 1
-        if self.files % COLLECT_EVERY == 0:
-            if self._before_collect is not None:
-                self._before_collect()
-            gc.collect()
+        if self.files - self._collected_at >= self._every:
+            self.collect()
+
+    def collect(self) -> bool:
+        """Collect now, when a file was analysed since the last collection (what a process that waits
+        for work does while it waits); whether it collected."""
+        if self.files == self._collected_at:
+            return False
+        self._collected_at = self.files
+        if self._before_collect is not None:
+            self._before_collect()
+        gc.collect()
+        return True
 
     def __enter__(self) -> "Collections":
         return self.start()

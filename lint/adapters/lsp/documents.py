@@ -35,6 +35,7 @@ from dynalint.engine.incremental import Baselines
 from dynalint.engine.runner import CACHE_DIR_NAME
 from dynalint.engine.session import Session
 from dynalint.config.settings import Settings
+from dynalint.core.source import Collections
 
 log = logging.getLogger("dynalint.adapters.lsp")
 
@@ -42,6 +43,8 @@ MAX_SESSIONS = 8
 """Sessions kept (one per configuration: editing the configuration file starts a new one)."""
 MAX_CONFIGURATIONS = 64
 """Paths whose configuration is kept (see :meth:`Documents.session`)."""
+EDITS_PER_COLLECTION = 20
+"""Analyses after which the analysis process collects its garbage even if it has had no time to wait."""
 CALLS = frozenset({"report", "with_fixes", "safeties", "fixed", "fix_all_texts", "saved"})
 """What the server may call."""
 
@@ -49,9 +52,13 @@ CALLS = frozenset({"report", "with_fixes", "safeties", "fixed", "fix_all_texts",
 class Documents:
     """The analyses of one process (see the module doc); its methods run one at a time."""
 
-    def __init__(self, args: argparse.Namespace, root: str | None = None) -> None:
+    def __init__(self, args: argparse.Namespace, root: str | None = None,
+                 collections: Collections | None = None) -> None:
         self.args = args
         self.root = root
+        self.collections = collections
+        """The process's garbage collections, when it makes them itself (:func:`_serve`): while it waits,
+        not during an answer."""
         self.sessions: dict[tuple[str, str, str], Session] = {}
         self.baselines = Baselines()
         """The last analysis of each document, which answers an edit that changes no statement."""
@@ -126,12 +133,15 @@ class Documents:
         else:
             checked = check_document(version, text, path, shown, session, self.baselines)
         self.checked[uri] = checked
+        if self.collections is not None:
+            self.collections.done()
         return checked
 
     def idle(self) -> bool:
         """Nothing to answer: compute ahead what the first edit of a document just analysed in full would
-        compute (:meth:`Baselines.prepare`), one document at a time; False when there is nothing left."""
-        return self.baselines.prepare()
+        compute (:meth:`Baselines.prepare`), one document at a time, then collect the garbage of the
+        analyses since the last collection; False when there is nothing left."""
+        return self.baselines.prepare() or (self.collections is not None and self.collections.collect())
 
     def report(self, uri: str, version: int | None, text: str) -> Report:
         """What the server publishes of an analysis (the tree and the text stay here)."""
@@ -198,7 +208,10 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         os._exit(0)  # the server is gone: end now, not after the analysis under way
 
     threading.Thread(target=read, name="dynalint-worker-read", daemon=True).start()
-    documents = Documents(*calls.get())
+    # (a collection walks every tree the process keeps, a fifth of the answer to an edit of a file of 2,000
+    # lines at CPython's thresholds: the process collects while it waits, and after EDITS_PER_COLLECTION
+    # analyses when the editor leaves it no time)
+    documents = Documents(*calls.get(), collections=Collections(every=EDITS_PER_COLLECTION).start())
     write_message(stdout, (None, True, "ready"))
     while True:
         try:
