@@ -515,7 +515,9 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         elif not _read(fn, name):
             continue  # an argument the function never reads installs no guard
         if kinds & {"list", "tuple", "dict", "tensor", "NoneType"} and not (
-                kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds <= {"tensor", "NoneType"}):
+                kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds <= {"tensor", "NoneType"}
+                or kinds <= {"NoneType", "int", "float"}):
+            # (`None` against a number: `s is None` fails, then `s == 0.05`, measured on torch 2.13)
             continue  # a literal against a container or tensor: not one of the cases measured
         if len(kinds) == 1 and kinds & {"list", "tuple", "dict"} and not _contents_guarded(fn, name, values):
             continue  # containers of one kind that differ only where the function does not look
@@ -728,15 +730,13 @@ def _element(key: tuple[str, Any]) -> str:
 
 
 def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
-    """Whether the caller passes a tensor at ``arg`` (its evaluation says so)."""
+    """Whether the caller (a script's statements at module level as well) passes a tensor at ``arg`` (its
+    evaluation says so)."""
     from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
     from dynalint.analysis.number_callers import argument_values
     from dynalint.analysis.values import Kind
 
-    call, caller, owner = site
-    if caller is None:
-        return False
-    value = argument_values(owner, caller, [arg], MAX_CALL_DEPTH).get(id(arg))
+    value = argument_values(site[2], _replayed_caller(site), [arg], MAX_CALL_DEPTH).get(id(arg))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
 
 
