@@ -1,6 +1,6 @@
 """Functions a script compiles other than at module level: a module-level function that hands one of its
 parameters to ``torch.compile`` (``def maybe_compile(fn): return torch.compile(fn) if enabled else fn``)
-compiles what each call of it in the module passes there, and a function defined inside another one
+compiles what each call of it in the module passes there (so does a lambda bound to a name), and a function defined inside another one
 (``main()``) is compiled by its decorator or by ``torch.compile(name)`` there, and finds the objects the
 enclosing function builds once (a module, an optimizer); a compile call bound to a name is a decorator
 (``compile_eager = torch.compile(backend="eager")``, ``@compile_eager``): each is an entry point, as if it were compiled
@@ -161,12 +161,39 @@ and the optimizer a factory receives (annotated)
 and its compiled step uses."""
 
 
+LAMBDA = """
+import random
+
+import torch
+
+
+def sample(x):
+    if random.random() > 2.0:
+        return x
+    return x * 2
+
+
+def seeded(x):
+    torch.manual_seed(7)
+    return x + 1
+
+
+def main(x):
+    c = lambda f: torch.compile(f, backend="eager")
+    return c(sample)(x), c(seeded)(x)
+"""
+LAMBDA_BREAKS = {7, 13}
+"""What a lambda bound to a name compiles (``c = lambda f: torch.compile(f)``, then ``c(sample)(x)``): the
+functions its calls there pass it, whatever their bodies do."""
+
+
 #: (name, code, inputs, the lines Dynamo breaks on)
 CASES = [
     ("wrapper", CODE, INPUTS, BREAKS),
     ("nested", NESTED, "[(torch.ones(3),)]", NESTED_BREAKS),
     ("aliased-decorator", ALIASED, "[(torch.ones(3),)]", ALIASED_BREAKS),
     ("through-objects", REACHED, "[(torch.randn(4, 4),)]", REACHED_BREAKS),
+    ("lambda", LAMBDA, "[(torch.ones(3),)]", LAMBDA_BREAKS),
 ]
 _parametrize = pytest.mark.parametrize("name, code, inputs, breaks", CASES, ids=[c[0] for c in CASES])
 

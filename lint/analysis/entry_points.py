@@ -159,21 +159,28 @@ class EntryPoints(ProgramPart[ProgramParts]):
 
     def _wrapped_targets(self) -> list[tuple[cst.BaseExpression, FunctionInfo | None]]:
         """What the module's own compile wrappers compile (``def maybe_compile(fn): return torch.compile(fn)``:
-        a module-level function that hands one of its parameters to ``torch.compile``): at each call of one
-        in the module, the argument passed for that parameter (``maybe_compile(step)`` compiles ``step``),
-        with the calling function."""
+        a module-level function that hands one of its parameters to ``torch.compile``, or a name bound to a
+        lambda that does, ``c = lambda f: torch.compile(f)``): at each call of one in the module (of the
+        lambda's name, where it is bound), the argument passed for that parameter (``maybe_compile(step)``
+        compiles ``step``), with the calling function."""
         idx = self.program.index
         out: list[tuple[cst.BaseExpression, FunctionInfo | None]] = []
         for call, where in idx.compile_targets:
-            if where is None or where.cls is not None or idx.functions.get(where.name) is not where \
-                    or not call.args or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
+            if not call.args or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
                 continue
-            names = where.param_names()
             param = call.args[0].value.value
+            wrapper = _lambda_wrapper(call, where, idx.module)  # `c = lambda f: torch.compile(f)`, then `c(fn)`
+            if wrapper is not None:
+                name, names = wrapper
+                sites = [(site, caller) for site, caller in idx.call_sites.get(name, ()) if caller is where]
+            elif where is not None and where.cls is None and idx.functions.get(where.name) is where:
+                name, names, sites = where.name, where.param_names(), idx.call_sites.get(where.name, [])
+            else:
+                continue
             if param not in names:
                 continue
             position = names.index(param)
-            for site, caller in idx.call_sites.get(where.name, ()):
+            for site, caller in sites:
                 if type(site.func) is not cst.Name or any(a.star for a in site.args):
                     continue
                 given = [a for a in site.args if a.keyword is not None and a.keyword.value == param] or \
@@ -421,6 +428,18 @@ def _returned_definition(fdef: cst.FunctionDef) -> cst.FunctionDef | None:
         return None
     nodes = defined.get(returned.pop(), [])
     return nodes[0] if len(nodes) == 1 else None
+
+
+def _lambda_wrapper(call: cst.Call, where: FunctionInfo | None, module: cst.Module
+                    ) -> tuple[str, list[str]] | None:
+    """The name and the parameters of the lambda whose body is ``call``, when it is bound by an assignment
+    to that name alone in ``where`` (the module's own statements when None)."""
+    for n in walk(where.node.body if where is not None else module, into_scopes=False):
+        if type(n) is cst.Assign and type(n.value) is cst.Lambda and n.value.body is call and len(n.targets) == 1 \
+                and type(n.targets[0].target) is cst.Name:
+            params = n.value.params
+            return n.targets[0].target.value, [p.name.value for p in (*params.posonly_params, *params.params)]
+    return None
 
 
 def _first_binding(name: str, where: "FunctionInfo | cst.CSTNode | None", module: cst.Module
