@@ -1,5 +1,6 @@
 """DYN105 at the call of an ``nn.LSTM``/``GRU``/``RNN``, and at a read of one of its attributes
-(``self.gru.hidden_size``): Dynamo does not trace them ("Attempted to wrap RNN, GRU, or LSTM"), and runs
+(``self.gru.hidden_size``), or at the first read of the module itself other than its call (``if self.rnn is
+not None:``, where the module is optional: ``nn.GRU(...) if use_rnn else None``): Dynamo does not trace them ("Attempted to wrap RNN, GRU, or LSTM"), and runs
 the rest of the calling function eagerly, so nothing after the call breaks there (whether a graph came
 before it or not).  The module may be picked by a condition (``nn.LSTM(...) if lstm else nn.GRU(...)``)
 or from a dict of classes: it is a recurrent module either way.  Each case is also run under real Dynamo
@@ -68,6 +69,23 @@ CASES = [
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             h0 = x.new_zeros(1, x.shape[0], self.gru.hidden_size)  # breaks
             return h0.sum() + x.sum()
+    """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
+    ("optional-module-read", """
+    import torch
+    import torch.nn as nn
+
+
+    class Encoder(nn.Module):
+        def __init__(self, use_rnn: bool = True):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+            self.rnn = nn.GRU(4, 4, batch_first=True) if use_rnn else None
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = self.proj(x)
+            if self.rnn is not None:  # breaks
+                x, _ = self.rnn(x)
+            return x
     """, "Encoder", "[(torch.randn(2, 3, 4),)]"),
 ]
 

@@ -1582,8 +1582,9 @@ class BreakClassifier:
     def module_attribute_read(self, ev: ModuleAttributeReadEvent) -> None:
         if not self.captures(ALLOW_RNN, ev):
             # (measured on torch 2.13: "Attempted to wrap RNN, GRU, or LSTM" at `self.gru.hidden_size`)
+            read = f"to read its `{ev.name}`" if ev.name else "that the code reads here"
             self.found.append(Break(ev, Cause.ATTRIBUTE_READ, GB.RNN_MODULE,
-                                    f"Dynamo cannot build an nn.LSTM/GRU/RNN module to read its `{ev.name}`"))
+                                    f"Dynamo cannot build an nn.LSTM/GRU/RNN module {read}"))
 
     def eager_comprehension(self, ev: EagerComprehensionEvent) -> None:
         why = "its body breaks the graph" if ev.why == "body" else "the function runs eagerly (it breaks " \

@@ -188,7 +188,9 @@ class TensorAttributeReadEvent(Event):
 @dataclass(frozen=True, eq=False)
 class ModuleAttributeReadEvent(Event):
     """``m.<name>`` read on an ``nn.LSTM``/``GRU``/``RNN`` module (the node is the attribute), other than the
-    method a call calls: Dynamo cannot build the module to read it (``self.gru.hidden_size``)."""
+    method a call calls: Dynamo cannot build the module to read it (``self.gru.hidden_size``); or, with an
+    empty ``name``, such a module of ``self`` read as a value other than by calling it (``if self.lstm is
+    not None:``), which Dynamo builds as it loads it."""
 
     name: str = ""
     value: Value = field(default=None)  # type: ignore[assignment]

@@ -110,6 +110,10 @@ class ExpressionHandlers:
             self.report(E.TensorAttributeReadEvent, node, name=node.attr.value, value=base)
         elif base.kind is Kind.MODULE and base.qualname in K.NN_RNN_CLASSES:
             self.report(E.ModuleAttributeReadEvent, node, name=node.attr.value, value=base)
+        if v.kind is Kind.MODULE and v.qualname in K.NN_RNN_CLASSES and self.is_state(node.value):
+            # the module itself read as a value (`if self.lstm is not None:`), not called (a call reads the
+            # callee apart): Dynamo builds it as it loads it
+            self.report(E.ModuleAttributeReadEvent, node, name="", value=v)
         if self.is_state(node.value):
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         elif base.is_class:
