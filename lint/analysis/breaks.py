@@ -1708,7 +1708,7 @@ class BreakClassifier:
         if q in _DATA_READING_COMPOSITES or (call.qualname is None and call.method in _DATA_READING_COMPOSITES_METHODS
                                               and call.receiver is not None and call.receiver.is_tensor):
             return GB.DATA_DEPENDENT_OPERATOR, "it compares tensors with `torch.equal` inside, which reads their data"
-        if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]) and not call.args[0].assumed:
+        if q == "copy.deepcopy" and call.args and _has_tensors(call.args[0]):
             return GB.DEEPCOPY_TENSOR, "deep-copying tensors is not traced"
         if q in ("dataclasses.asdict", "dataclasses.astuple") and call.result is not None \
                 and any(_has_tensors(v) for v in call.result.items or ()):

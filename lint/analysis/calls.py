@@ -700,9 +700,10 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q == "functools.partial" and args:
         return _partial(args[0], args[1:], kwargs)
     if q in ("copy.copy", "copy.deepcopy") and len(args) == 1 and not kwargs:
-        # a copy has the kind, dtype and shape of what it copies; Dynamo makes a tensor's copy outside the
+        # a copy has the kind, dtype and shape of what it copies (so how the code uses it says what the
+        # parameter copied is: `copy.deepcopy(cfg).temperature`); Dynamo makes a tensor's copy outside the
         # graph (the call breaks it), so the frame resumed there receives the copy as an input
-        copied = args[0].with_(param=None)
+        copied = args[0]
         return copied.with_(entered=True) if copied.kind is Kind.TENSOR else copied
     return Value(Kind.UNKNOWN, qualname=q + "()")
 

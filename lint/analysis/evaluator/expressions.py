@@ -16,6 +16,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator.arith import _compare, arith
 from dynalint.analysis.module_index import ModuleIndex
 from dynalint.analysis.syntax import literal_value
+from dynalint.analysis.tensor_members import TENSOR_MEMBERS
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -140,8 +141,8 @@ class ExpressionHandlers:
         if base.kind is Kind.UNKNOWN and base.params:
             if attr in K.SIZE_ATTRS or attr in K.PYTHON_ATTRS or attr in K.TENSOR_ATTRS:
                 self.tensor_evidence(base)
-            elif attr in K.CONTAINER_METHODS:
-                self.not_tensor_evidence(base)
+            elif attr in K.CONTAINER_METHODS or attr not in TENSOR_MEMBERS:
+                self.not_tensor_evidence(base)  # (`cfg.temperature`: no tensor has it)
             return Value(Kind.UNKNOWN, params=base.params)
         if base.kind is Kind.SEQUENCE and base.keys is not None:
             field = base.entry(attr)  # a field of a `collections.namedtuple`
