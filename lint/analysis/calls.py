@@ -907,6 +907,11 @@ def _makes_bool(last: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
     return last in _KEEPS_DTYPE and first.is_bool
 
 
+#: torch functions that take a function without calling it while Dynamo traces them
+_NOT_CALLING_ARGUMENTS = ("torch.compile", "torch.jit.", "torch._dynamo.", "torch.compiler.", "torch.library.",
+                          "torch.fx.")
+
+
 def _transformed(transform: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
     """What the function a torch.func ``transform`` returns gives when called: tensors (one per argument
     differentiated, when ``argnums`` is a tuple), paired with the auxiliary output under ``has_aux=True``
@@ -927,6 +932,13 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
                node: cst.Call) -> Value:
     module = q.rsplit(".", 1)[0]
     params = merge_params(args) | merge_params(kwargs.values())
+    if not q.startswith(_NOT_CALLING_ARGUMENTS):
+        for given in (*args, *kwargs.values()):
+            if given.kind is Kind.FUNCTION and given.func is not None and given.cls is None:
+                # `checkpoint(block, x)`, `torch.cond(p, then_fn, else_fn, ops)`, `vmap(row_fn)`: Dynamo traces
+                # the torch function, which calls it (with what, not known here)
+                count = len(given.func.param_names()) - (given.bound_self is not None)
+                _call_each(ev, given, [UNKNOWN_VALUE] * count)
     if q + "()" == K.SPARSE_TENSOR:
         return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
     if q in K.TENSOR_RESULT_UTILS:
