@@ -260,7 +260,7 @@ class ScalarCrossesBreak(Rule):
             elif held is not None:
                 detail = f"the frame resumed there also holds `{ctx.code(held.call.func)}`, a method object " \
                          "made anew at every call, so Dynamo drops that frame and compiles it again at every " \
-                         f"call, until torch 2.13's recompile_limit (8); then it runs eagerly"
+                         "call, until torch 2.13's recompile_limit (8); then it runs eagerly"
             else:
                 detail = "the code after the break is specialised on it and recompiles once when it first " \
                          "changes (the number is then dynamic)"

@@ -838,11 +838,12 @@ _SHAPED_FUNCS = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 
 
 def _rank_of_sizes(args: list[Value]) -> int | None:
-    """The number of dimensions the sizes a factory is given make: one per number passed by position
-    (``torch.rand(5, 4)``), or one per item of a sequence passed alone (``torch.zeros((b, 4))``)."""
+    """The number of dimensions the sizes a factory is given make: one per integer written by position
+    (``torch.rand(5, 4)``), or one per item of a sequence passed alone (``torch.zeros((b, 4))``).  None for
+    anything else: a size value may be a whole shape (``torch.zeros(x.shape)``)."""
     if len(args) == 1 and args[0].kind is Kind.SEQUENCE:
         return len(args[0].items) if args[0].items is not None else None
-    if args and all(v.kind in (Kind.PYTHON, Kind.SIZE) and not v.is_mapping and v.qualname is None for v in args):
+    if args and all(v.kind is Kind.PYTHON and type(v.const) is int for v in args):
         return len(args)
     return None
 
