@@ -50,3 +50,26 @@ test_check, test_dynamo = break_tests(TABLE, {(15, "DYN102"), (20, "DYN102")},
 UNKNOWN_RANK = TABLE.replace("(boxes, scores))\n    for", "(boxes, torch.rand(2, 5)))\n    for")
 test_check_rank, test_dynamo_rank = break_tests(UNKNOWN_RANK, {(20, "DYN102")},
                                                 "[()]")
+
+#: compiled functions bound by unpacking (`cf, cg = torch.compile(f), torch.compile(g)`): the calls of each
+#: name are the calls of its function, so the generator `cf` is given is known to be one (Dynamo cannot hand
+#: a torch.Generator argument to an op: "Failed to convert args/kwargs to proxy", measured on torch 2.13)
+UNPACKED = """\
+import torch
+
+GEN = torch.Generator().manual_seed(0)
+
+
+def masked(x, gen):
+    return x * (torch.rand(x.shape, generator=gen) > 0.5)
+
+
+def shifted(x):
+    return x + 1
+
+
+def main():
+    cf, cg = torch.compile(masked, backend="eager"), torch.compile(shifted, backend="eager")
+    return cf(torch.randn(4), GEN), cg(torch.randn(4))
+"""
+test_check_unpacked, test_dynamo_unpacked = break_tests(UNPACKED, {(7, "DYN105")}, "[()]")

@@ -874,14 +874,31 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
     statement = parents.get(id(compile_call))
     if isinstance(statement, cst.Call) and statement.func is compile_call:
         return [statement]  # `torch.compile(step)(model, opt, x)`
-    if not (isinstance(statement, cst.Assign) and statement.value is compile_call and len(statement.targets) == 1
-            and isinstance(statement.targets[0].target, cst.Name)):
+    if isinstance(statement, cst.Element):  # `cf, cg = torch.compile(f), torch.compile(g)`
+        statement, target = _unpacked_target(parents, statement)
+    elif isinstance(statement, cst.Assign) and statement.value is compile_call and len(statement.targets) == 1:
+        target = statement.targets[0].target
+    else:
         return None
-    target = statement.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None
     name = target.value
     _searched(name)
     return _uses_called(_scope_of(parents, statement), parents,
                         lambda m: isinstance(m, cst.Name) and m.value == name, target)
+
+
+def _unpacked_target(parents: "_Parents", element: cst.Element) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
+    """The assignment and the name an element of a tuple written out is bound to, when the assignment
+    unpacks the tuple into names one for one (``cf, cg = torch.compile(f), torch.compile(g)``)."""
+    row = parents.get(id(element))
+    statement = parents.get(id(row))
+    if not (isinstance(row, cst.Tuple) and isinstance(statement, cst.Assign) and statement.value is row
+            and len(statement.targets) == 1 and isinstance(statement.targets[0].target, (cst.Tuple, cst.List))):
+        return None, None
+    names = statement.targets[0].target.elements
+    position = next(i for i, e in enumerate(row.elements) if e is element)
+    return statement, names[position].value if len(names) == len(row.elements) else None
 
 
 def _instance_calls(module: cst.Module, parents: "_Parents", cls_name: str, definition: cst.CSTNode,
