@@ -245,6 +245,8 @@ class ScalarCrossesBreak(Rule):
                 at = _captured_crossing(ctx, origin, use)
                 if at is None:
                     continue
+            if at is not None and ctx.breaks.in_comprehension(at, around=use.node):
+                continue  # a comprehension is a frame of its own, whose loop Dynamo runs eagerly at a break
             if at is not None and (ctx.breaks.loop_break_before(origin) or runs_eagerly(ctx.breaks, origin)
                                    or captured and (at.in_loop or runs_eagerly(ctx.breaks, at.event))):
                 continue  # Dynamo runs the frame eagerly there: no break (a helper it hands the value to is
@@ -511,8 +513,8 @@ class ScalarCrossesBreak(Rule):
         for brk in ctx.breaks.of(*VALUE_CAUSES):
             v = brk.event.result
             if brk.in_loop or id(brk.node) in seen or v is None or v.kind is not Kind.SCALAR or v.is_bool \
-                    or v.from_weights:
-                continue
+                    or v.from_weights or ctx.breaks.in_comprehension(brk):
+                continue  # (a comprehension is a frame of its own, whose loop Dynamo then runs eagerly)
             later = ctx.breaks.next_in_statement(brk)
             if later is None:
                 continue

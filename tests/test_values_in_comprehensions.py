@@ -1,0 +1,54 @@
+"""DYN204 stays silent on a number taken from tensor data inside a comprehension and used there
+(``[x * t.item() for t in ts]``, ``[(int(a), int(c)) for a, c in zip(s, e)]``): the comprehension is a frame
+of its own, whose loop Dynamo runs eagerly at the break, guarding on nothing; the same numbers taken in the
+function's own statement are guarded and recompile once (measured on torch 2.13)."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import requires_torch
+from helpers import check, dynamo_recompile_log
+
+CODE = """\
+import torch
+
+
+def scaled(x, ts):
+    return [x * t.item() for t in ts]
+
+
+def spans(s, e):
+    return [(int(a), int(c)) for a, c in zip(s, e)]
+
+
+def pair(s, e):
+    return {"a": int(s.sum()), "b": int(e.sum())}, s * 2
+
+
+def run(name):
+    compiled = {"scaled": torch.compile(scaled, backend="eager"), "spans": torch.compile(spans, backend="eager"),
+                "pair": torch.compile(pair, backend="eager")}
+    for i in range(3):
+        s = torch.full((3,), float(i))
+        compiled[name](s, s + 1)
+"""
+
+#: function -> its DYN204 lines, and the recompiles Dynamo logs over three calls with other data
+CASES = {"scaled": (set(), 0), "spans": (set(), 0), "pair": ({13}, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_check(name: str) -> None:
+    start, end = {"scaled": (4, 6), "spans": (8, 10), "pair": (12, 14)}[name]
+    found = {d.line for d in check(CODE) if d.code == "DYN204" and start <= d.line <= end}
+    assert found == CASES[name][0]
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dynamo(name: str) -> None:
+    namespace: dict = {}
+    exec(compile(CODE, f"<{name}>", "exec"), namespace)
+    with dynamo_recompile_log() as messages:
+        namespace["run"](name)
+    assert len(messages) == CASES[name][1], messages
