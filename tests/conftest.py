@@ -1,3 +1,4 @@
+import concurrent.futures
 import functools
 import importlib.util
 import os
@@ -22,10 +23,47 @@ def pytest_collection_modifyitems(items):
         item.extra_keyword_matches.update(codes_under_test(item))
 
 
-_GENERATORS: dict[str, subprocess.Popen] = {}
-"""The generators of tables of the selected tests (``@pytest.mark.table_generator``), each running in a
-child process of its own from the end of the collection on: pytest runs the tests in one process, so on
-a machine of several cores the probes of torch (minutes) run beside the other tests."""
+class _Generators:
+    """The generators of tables of the selected tests (``@pytest.mark.table_generator``), run one after
+    another in a child process each from the end of the collection on: pytest runs the tests in one
+    process, so on a machine of two cores or more the probes of torch (minutes) run beside the other
+    tests, on a core of their own."""
+
+    def __init__(self) -> None:
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="table-generator")
+        self.results: dict[str, concurrent.futures.Future] = {}
+        self.running: subprocess.Popen | None = None
+        self.stopped = False
+
+    def start(self, module: str) -> None:
+        if module not in self.results:
+            self.results[module] = self.pool.submit(self._run, module)
+
+    def output(self, module: str) -> str:
+        self.start(module)
+        out, err, code = self.results[module].result(timeout=1800)
+        assert code == 0, f"python -m {module} failed:\n{err[-4000:]}"
+        return out
+
+    def _run(self, module: str) -> tuple[str, str, int]:
+        """``python -m module`` as a user runs it to regenerate the table (without pytest's variables)."""
+        if self.stopped:
+            return "", "the session ended", 1
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        self.running = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        encoding="utf-8", env=env)
+        out, err = self.running.communicate()
+        return out, err, self.running.returncode
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.running is not None and self.running.poll() is None:
+            self.running.kill()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+_GENERATORS = _Generators()
 
 
 def pytest_configure(config):
@@ -33,36 +71,21 @@ def pytest_configure(config):
 
 
 def pytest_collection_finish(session):
-    if not HAS_TORCH:
-        return
-    for item in session.items:
-        marker = item.get_closest_marker("table_generator")
-        if marker is not None and marker.args[0] not in _GENERATORS:
-            _GENERATORS[marker.args[0]] = _start_generator(marker.args[0])
+    if HAS_TORCH:
+        for item in session.items:
+            marker = item.get_closest_marker("table_generator")
+            if marker is not None:
+                _GENERATORS.start(marker.args[0])
 
 
 def pytest_sessionfinish(session):
-    for process in _GENERATORS.values():
-        process.kill()
-        process.communicate()
-    _GENERATORS.clear()
-
-
-def _start_generator(module: str) -> subprocess.Popen:
-    """``python -m module`` as a user runs it to regenerate the table (without pytest's variables)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    return subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, encoding="utf-8", env=env)
+    _GENERATORS.stop()
 
 
 @pytest.fixture
 def generated_table(request) -> str:
     """What the test's table generator (``@pytest.mark.table_generator(module)``) printed."""
-    module = request.node.get_closest_marker("table_generator").args[0]
-    process = _GENERATORS.pop(module, None) or _start_generator(module)
-    out, err = process.communicate(timeout=1800)
-    assert process.returncode == 0, f"python -m {module} failed:\n{err[-4000:]}"
-    return out
+    return _GENERATORS.output(request.node.get_closest_marker("table_generator").args[0])
 
 
 @functools.lru_cache(maxsize=None)
