@@ -591,7 +591,7 @@ class Collections:
     :meth:`start` once and :meth:`done` after each.  ``before_collect``: called before each collection
     (what lets go of trees kept for later analyses, which the collection would otherwise walk)."""
 
-    def __init__(self, before_collect: Callable[[], None] | None = None, every: int = COLLECT_EVERY) -> None:
+    def __init__(self, before_collect: Callable[[], None] | None = None, every: int | None = None) -> None:
         self.files = 0
         self._collected_at = 0
         self._every = every
@@ -605,7 +605,7 @@ class Collections:
 
     def done(self) -> None:
         self.files += 1
-        if self.files - self._collected_at >= self._every:
+        if self.files - self._collected_at >= (self._every or COLLECT_EVERY):
             self.collect()
 
     def collect(self) -> bool:
