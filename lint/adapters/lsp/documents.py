@@ -208,9 +208,9 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
         os._exit(0)  # the server is gone: end now, not after the analysis under way
 
     threading.Thread(target=read, name="dynalint-worker-read", daemon=True).start()
-    # (a collection walks every tree the process keeps, a fifth of the answer to an edit of a file of 2,000
-    # lines at CPython's thresholds: the process collects while it waits, and after EDITS_PER_COLLECTION
-    # analyses when the editor leaves it no time)
+    # (a collection walks every tree the process keeps, and at CPython's thresholds one falls inside most
+    # answers to an edit: the process collects while it waits, and after EDITS_PER_COLLECTION analyses when
+    # the editor leaves it no time)
     documents = Documents(*calls.get(), collections=Collections(every=EDITS_PER_COLLECTION).start())
     write_message(stdout, (None, True, "ready"))
     while True:
