@@ -27,7 +27,7 @@ import libcst as cst
 
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
-from dynalint.analysis.module_index import state_nodes, top_level_code
+from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
 from dynalint.analysis.syntax import dotted_name, encloses, literal_value, parent_map, walk
 
@@ -903,7 +903,8 @@ def site_label(program: "Program", owner: "Program", node: cst.CSTNode, caller: 
     text = " ".join(cst.Module([]).code_for_node(node).split())
     if len(text) > _SHOWN_CALL:
         text = text[:_SHOWN_CALL - 1] + "…"
-    where = f"`{text}` in `{caller.name}`" if caller is not None else f"`{text}` at module level"
+    where = f"`{text}` in `{caller.name}`" if caller is not None and caller.name != TOP_LEVEL \
+        else f"`{text}` at module level"
     if owner is program:
         return where
     idx = owner.index

@@ -9,7 +9,7 @@ one by one on torch 2.13). A caller that calls the module, switches it with ``.e
 whose ``forward`` never reads the flag (linear and convolution layers, layer and group norm,
 activations) does not recompile.
 
-Read from one function at a time: the local names bound to ``ClassName(...)`` of a module class (and
+Read from one function at a time (a script's statements at module level are one): the local names bound to ``ClassName(...)`` of a module class (and
 to ``torch.compile(...)`` of one), the calls of those names and their ``.train()``/``.eval()`` calls
 in source order, a loop's body counted as running again after its end.  Only a module the function
 builds is followed (it starts in training mode); a module class many modules import is looked for
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.module_index import top_level_code
 from dynalint.analysis.number_callers import MAX_IMPORTERS
 from dynalint.analysis.syntax import walk
 from dynalint.core.source import SourceError, read_bytes
@@ -72,7 +73,9 @@ def mode_flips(program: "Program") -> Iterator[ModeFlip]:
     if not classes:
         return
     compiled = {id(fn) for fn in program.entry_compiled}
-    places = [(program, [fn for fn in idx.all_functions if id(fn) not in compiled])] if _switches(idx) else []
+    # (a script's own statements too: `model.eval()` between two calls in its `__main__` block)
+    places = [(program, [*(fn for fn in idx.all_functions if id(fn) not in compiled), top_level_code(idx)])] \
+        if _switches(idx) else []
     for other in _importers_switching(program, {c.name for c in classes.values()}):
         places.append((program.program_for(other), [fn for fn in other.all_functions if not _runs_compiled(fn)]))
     known: dict[int, bool] = {}

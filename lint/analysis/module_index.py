@@ -191,6 +191,10 @@ class ModuleIndex:
         return self.resolve(dotted_name(node))
 
 
+TOP_LEVEL = "<module>"
+"""The name of :func:`top_level_code`'s function (no function of a module can have it)."""
+
+
 def top_level_code(idx: ModuleIndex) -> FunctionInfo:
     """The module's statements but its definitions and imports, in order, with the body of an ``if __name__ ==
     "__main__":`` block in place of the block, as the body of a function without parameters: a script's
@@ -205,7 +209,7 @@ def top_level_code(idx: ModuleIndex) -> FunctionInfo:
             main = isinstance(stmt, cst.If) and stmt.orelse is None and _main_guard(stmt.test)
             body.extend(stmt.body.body if main and isinstance(stmt.body, cst.IndentedBlock) else [stmt])
         node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(), body=cst.IndentedBlock(body=body))
-        idx.top_level = FunctionInfo(node=node, name="<module>", qualname="<module>", owner=idx)
+        idx.top_level = FunctionInfo(node=node, name=TOP_LEVEL, qualname=TOP_LEVEL, owner=idx)
     return idx.top_level
 
 

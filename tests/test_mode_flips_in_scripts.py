@@ -1,0 +1,56 @@
+"""DYN205 on a module a script calls in both modes from its own statements (``m(x)``, ``mod.eval()``, ``m(x)``
+in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compiles a second graph after the
+switch (measured on torch 2.13: one recompile, on ``training``); the same calls without the switch compile one."""
+from __future__ import annotations
+
+import runpy
+
+import pytest
+
+from conftest import requires_torch
+from helpers import check, dynamo_recompile_log, write
+
+SCRIPT = """\
+import torch
+import torch.nn as nn
+
+
+class RunningNorm(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(d))
+
+    def forward(self, x):
+        if self.training:
+            self.mean.mul_(0.9).add_(0.1 * x.mean(0))
+        return x - self.mean
+
+
+if __name__ == "__main__":
+    mod = RunningNorm()
+    m = torch.compile(mod, backend="eager")
+    m(torch.randn(2, 8))
+    mod.eval()
+    m(torch.randn(2, 8))
+"""
+#: script -> (DYN205 lines, recompiles)
+CASES = {"flipped": (SCRIPT, {10}, 1), "one-mode": (SCRIPT.replace("    mod.eval()\n", ""), set(), 0)}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_check(name: str) -> None:
+    code, lines, _ = CASES[name]
+    found = [d for d in check(code) if d.code == "DYN205"]
+    assert {d.line for d in found} == lines
+    assert all("`mod.eval()` at module level" in d.message for d in found)
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dynamo(name: str, tmp_path) -> None:
+    code, _, recompiles = CASES[name]
+    path = write(tmp_path, f"{name}.py", code)
+    with dynamo_recompile_log() as messages:
+        runpy.run_path(path, run_name="__main__")
+    assert len(messages) == recompiles, messages
+    assert all("training" in m for m in messages)
