@@ -27,8 +27,9 @@ class PythonAttributeSetOutside(Rule):
         recompile of its own: Dynamo recompiles once for both and makes both dynamic (an int attribute
         of a module stays static and still recompiles at each new value).
 
-        `.train()` and `.eval()` set `self.training` on the module and its submodules. A function that
-        calls a compiled module, switches its mode and calls it again recompiles it once, when its
+        `.train()` and `.eval()` set `self.training` on the module and its submodules. A function (or a
+        script's own statements, its `__main__` block) that calls a compiled module, switches its mode and
+        calls it again recompiles it once, when its
         `forward` reads the flag: directly (`if self.training:`, `F.dropout(x, training=self.training)`)
         or through a submodule that does (dropout, batch and instance norm, multi-head attention, the
         transformer layers). Both graphs stay cached, so switching back and forth costs nothing more. A
