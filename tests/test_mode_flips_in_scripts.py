@@ -1,6 +1,8 @@
 """DYN205 on a module a script calls in both modes from its own statements (``m(x)``, ``mod.eval()``, ``m(x)``
 in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compiles a second graph after the
-switch (measured on torch 2.13: one recompile, on ``training``); the same calls without the switch compile one."""
+switch (measured on torch 2.13: one recompile, on ``training``); the same calls without the switch compile one.
+DYN208 on a compiled function a script calls with grad mode on and under ``with torch.no_grad():`` at module
+level (one recompile, ``GLOBAL_STATE changed: grad_mode``)."""
 from __future__ import annotations
 
 import runpy
@@ -54,3 +56,32 @@ def test_dynamo(name: str, tmp_path) -> None:
         runpy.run_path(path, run_name="__main__")
     assert len(messages) == recompiles, messages
     assert all("training" in m for m in messages)
+
+
+GRAD = """\
+import torch
+
+
+def step(x, w):
+    return (x @ w).relu().sum()
+
+
+if __name__ == "__main__":
+    f = torch.compile(step, backend="eager")
+    w = torch.randn(4, 4, requires_grad=True)
+    f(torch.randn(2, 4), w)
+    with torch.no_grad():
+        f(torch.randn(2, 4), w)
+"""
+
+
+def test_check_grad_mode() -> None:
+    assert [(d.line, d.code) for d in check(GRAD) if d.code.startswith("DYN2")] == [(4, "DYN208")]
+
+
+@requires_torch
+def test_dynamo_grad_mode(tmp_path) -> None:
+    path = write(tmp_path, "grad.py", GRAD)
+    with dynamo_recompile_log() as messages:
+        runpy.run_path(path, run_name="__main__")
+    assert len(messages) == 1 and "grad_mode" in messages[0], messages

@@ -538,9 +538,7 @@ def _grad_enabled(site: _Site) -> bool:
     """Whether a call runs with grad mode on, as far as its caller shows: not inside ``with
     torch.no_grad():`` or ``torch.inference_mode()`` (or a caller decorated with either). Dynamo guards
     on grad mode, so calls in the two modes run different graphs whatever else they pass."""
-    call, caller, _ = site
-    if caller is None:
-        return True
+    call, caller = site[0], _replayed_caller(site)  # (a script's `with torch.no_grad():` at module level too)
     if any(_grad_off(d.decorator) for d in caller.node.decorators):
         return False
     for node in walk(caller.node.body, into_scopes=False):
