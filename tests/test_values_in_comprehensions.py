@@ -52,3 +52,33 @@ def test_dynamo(name: str) -> None:
     with dynamo_recompile_log() as messages:
         namespace["run"](name)
     assert len(messages) == CASES[name][1], messages
+
+
+FIRST_ITERABLE = """\
+import torch
+
+
+def sizes(x, n):
+    return [c.sum() * 2 for c in torch.split(x, n.tolist())]
+
+
+def run():
+    f = torch.compile(sizes, backend="eager")
+    for k in range(3):
+        f(torch.ones(6), torch.tensor([k + 1, 5 - k]))
+"""
+
+
+def test_check_first_iterable() -> None:
+    """The first iterable of a comprehension runs in the enclosing frame: a number taken there and used
+    there (the sizes of ``torch.split``) is guarded and recompiles when it changes."""
+    assert [(d.line, d.code) for d in check(FIRST_ITERABLE) if d.code == "DYN204"] == [(5, "DYN204")]
+
+
+@requires_torch
+def test_dynamo_first_iterable() -> None:
+    namespace: dict = {}
+    exec(compile(FIRST_ITERABLE, "<first-iterable>", "exec"), namespace)
+    with dynamo_recompile_log() as messages:
+        namespace["run"]()
+    assert len(messages) >= 1 and "___stack" in messages[0], messages

@@ -289,12 +289,16 @@ class Breaks:
         return self._by_statement.get(id(statement), [])
 
     def in_comprehension(self, brk: Break, around: cst.CSTNode | None = None) -> bool:
-        """``brk`` is inside a comprehension of its statement (one that also holds ``around``, when given): a
-        frame of its own under Dynamo, with the iterator as its input, whose resumption the analysis does not
-        model (measured on torch 2.13: a number taken from data there and used in the same comprehension,
-        ``[x * t.item() for t in ts]``, recompiles nothing: Dynamo runs the comprehension's loop eagerly)."""
-        return any(isinstance(n, _COMPREHENSIONS) and encloses(n, brk.node)
-                   and (around is None or encloses(n, around)) for n in walk(brk.statement, into_scopes=False))
+        """``brk`` is inside a comprehension of its statement: a frame of its own under Dynamo, with the
+        iterator as its input, whose resumption the analysis does not model.  With ``around``: ``brk`` and
+        ``around`` both run in one comprehension's own frame (not in its first iterable, which the enclosing
+        frame evaluates; measured on torch 2.13: a number taken from data there and used in the same
+        comprehension, ``[x * t.item() for t in ts]``, recompiles nothing: Dynamo runs its loop eagerly)."""
+        if around is None:
+            return any(isinstance(n, _COMPREHENSIONS) and encloses(n, brk.node)
+                       for n in walk(brk.statement, into_scopes=False))
+        return any(isinstance(n, _COMPREHENSIONS) and _in_own_frame(n, brk.node) and _in_own_frame(n, around)
+                   for n in walk(brk.statement, into_scopes=False))
 
     def follows_a_break(self, brk: Break) -> bool:
         """An earlier break of the same function: ``brk`` is then in a resumed frame, whose inputs
@@ -507,6 +511,13 @@ _UNENTERABLE = {"torch.device()": "torch.device"}
 
 _FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent, ClassStatementEvent)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _in_own_frame(comprehension: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` runs in the frame of ``comprehension``: inside it, but not in its first iterable, which the
+    enclosing frame evaluates and hands it (``[f(v) for v in torch.split(x, n.tolist())]``)."""
+    first = comprehension.for_in.iter  # type: ignore[attr-defined]
+    return encloses(comprehension, node) and not encloses(first, node)
 _OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign)
 #: what may make a graph operation, besides an operator: a body without any only moves values around
 _MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst.With, cst.Lambda,
