@@ -11,8 +11,9 @@ from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Brea
                                       python_bool_mask, reads_data, takes_tensor_data)
 from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read, read_before
 from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
-from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between, builtin_method_held,
-                                           eager_part, resumable, runs_eagerly, runs_graph_op)
+from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between,
+                                            builtin_method_held, eager_part, resumable, runs_eagerly,
+                                            runs_graph_op)
 from dynalint.analysis.syntax import encloses
 from dynalint.analysis.value_uses import used_after
 from dynalint.analysis.values import Kind, Value
@@ -260,9 +261,9 @@ class ScalarCrossesBreak(Rule):
             if use.context == "range":
                 detail = "it sizes a range(), so the loop is unrolled for that value and recompiles for every new one"
             elif held is not None:
-                detail = f"the frame resumed there also holds `{ctx.code(held.call.func)}`, a method object " \
-                         "made anew at every call, so Dynamo drops that frame and compiles it again at every " \
-                         "call, until torch 2.13's recompile_limit (8); then it runs eagerly"
+                detail = f"the frame resumed there also holds `{ctx.code(held.call.func)}`, a method " \
+                         "object made anew at every call, so Dynamo drops that frame and compiles it again " \
+                         "at every call, until torch 2.13's recompile_limit (8); then it runs eagerly"
             else:
                 detail = "the code after the break is specialised on it and recompiles once when it first " \
                          "changes (the number is then dynamic)"
@@ -282,8 +283,8 @@ class ScalarCrossesBreak(Rule):
                 use,
                 f"{what} at a graph break: {detail}.",
                 hint=_keep_tensor_hint(at) if held is None else
-                f"bind it to a name first (`value = {source}`, then pass `value`): the frame then recompiles once, "
-                "when the value first changes; or keep it a tensor",
+                f"bind it to a name first (`value = {source}`, then pass `value`): the frame then recompiles "
+                "once, when the value first changes; or keep it a tensor",
             )
         shared = _Shared(ctx)
         yield from self._pending_at_next_break(ctx, seen)

@@ -67,7 +67,8 @@ _GENERATORS = _Generators()
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "table_generator(module): the test reads what `python -m module` prints")
+    config.addinivalue_line("markers",
+                            "table_generator(module): the test reads what `python -m module` prints")
 
 
 def pytest_collection_finish(session):

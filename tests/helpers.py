@@ -285,13 +285,24 @@ def compile_eagerly(monkeypatch) -> None:
     monkeypatch.setattr(torch, "compile", eager)
 
 
-def recompiles_of_run(code: str, name: str) -> list[str]:
+def recompiles_of_run(code: str, name: str, *args: Any) -> list[str]:
     """The "Recompiling function" messages Dynamo logs while ``code`` (indented text, made to run as a module
-    named ``<name>``) is executed and its ``run()`` called."""
+    named ``<name>``) is executed and its ``run(*args)`` called."""
     namespace: dict = {}
     with dynamo_recompile_log() as messages:
         exec(compile(textwrap.dedent(code), f"<{name}>", "exec"), namespace)
-        namespace["run"]()
+        namespace["run"](*args)
+    return messages
+
+
+def recompiles_of_script(tmp_path, name: str, code: str) -> list[str]:
+    """The "Recompiling function" messages Dynamo logs while ``code``, written to ``tmp_path/<name>.py``, runs
+    as a script (its ``if __name__ == "__main__":`` block included)."""
+    import runpy
+
+    path = write(tmp_path, f"{name}.py", code)
+    with dynamo_recompile_log() as messages:
+        runpy.run_path(path, run_name="__main__")
     return messages
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CODE = """\
 import torch
@@ -70,10 +70,7 @@ def test_check(name: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dynamo(name: str) -> None:
-    namespace: dict = {}
-    exec(compile(CODE, f"<{name}>", "exec"), namespace)
-    with dynamo_recompile_log() as messages:
-        namespace["run"](name)
+    messages = recompiles_of_run(CODE, name, name)
     _, every_call = CASES[name]
     assert len(messages) == (8 if every_call else 1), messages
     assert all(("deallocated" in m) is every_call for m in messages)

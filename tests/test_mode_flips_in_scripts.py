@@ -1,16 +1,14 @@
 """DYN205 on a module a script calls in both modes from its own statements (``m(x)``, ``mod.eval()``, ``m(x)``
 in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compiles a second graph after the
-switch (measured on torch 2.13: one recompile, on ``training``); the same calls without the switch compile one.
+switch (measured on torch 2.13: one recompile, on ``training``); without the switch they compile one.
 DYN208 on a compiled function a script calls with grad mode on and under ``with torch.no_grad():`` at module
 level (one recompile, ``GLOBAL_STATE changed: grad_mode``)."""
 from __future__ import annotations
 
-import runpy
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log, write
+from helpers import check, recompiles_of_script
 
 SCRIPT = """\
 import torch
@@ -51,9 +49,7 @@ def test_check(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dynamo(name: str, tmp_path) -> None:
     code, _, recompiles = CASES[name]
-    path = write(tmp_path, f"{name}.py", code)
-    with dynamo_recompile_log() as messages:
-        runpy.run_path(path, run_name="__main__")
+    messages = recompiles_of_script(tmp_path, name, code)
     assert len(messages) == recompiles, messages
     assert all("training" in m for m in messages)
 
@@ -81,7 +77,5 @@ def test_check_grad_mode() -> None:
 
 @requires_torch
 def test_dynamo_grad_mode(tmp_path) -> None:
-    path = write(tmp_path, "grad.py", GRAD)
-    with dynamo_recompile_log() as messages:
-        runpy.run_path(path, run_name="__main__")
+    messages = recompiles_of_script(tmp_path, "grad", GRAD)
     assert len(messages) == 1 and "grad_mode" in messages[0], messages

@@ -3,10 +3,8 @@ a compiled function called there with a number that changes from one iteration t
 (measured on torch 2.13: the guard ``scale == 1.0`` fails on the second call)."""
 from __future__ import annotations
 
-import runpy
-
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log, write
+from helpers import check, recompiles_of_script
 
 SCRIPT = """\
 import torch
@@ -40,8 +38,6 @@ def test_one_value_repeated_recompiles_nothing() -> None:
 @requires_torch
 def test_dynamo_recompiles_on_the_second_value(tmp_path) -> None:
     for scales, recompiles in (("(1.0, 2.0, 3.0)", 1), ("(2.0, 2.0)", 0)):
-        path = write(tmp_path, f"script_{recompiles}.py", _script(scales))
-        with dynamo_recompile_log() as messages:
-            runpy.run_path(path, run_name="__main__")
+        messages = recompiles_of_script(tmp_path, f"script_{recompiles}", _script(scales))
         assert len(messages) == recompiles, messages
         assert all("scale == 1.0" in m for m in messages)

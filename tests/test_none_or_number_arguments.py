@@ -4,12 +4,10 @@
 ``f(x, torch.rand(8))`` at module level (DYN206)."""
 from __future__ import annotations
 
-import runpy
-
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log, write
+from helpers import check, recompiles_of_script
 
 LOOP = """\
 import torch
@@ -64,8 +62,6 @@ def test_one_kind_of_value_is_not_reported() -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dynamo(name: str, tmp_path) -> None:
     code, _, recompiles = CASES[name]
-    path = write(tmp_path, f"{name}.py", code)
-    with dynamo_recompile_log() as messages:
-        runpy.run_path(path, run_name="__main__")
+    messages = recompiles_of_script(tmp_path, name, code)
     assert len(messages) == recompiles, messages
     assert "is None" in messages[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from helpers import check, dynamo_recompile_log
+from helpers import check, recompiles_of_run
 
 CODE = """\
 import torch
@@ -26,7 +26,8 @@ def pair(s, e):
 
 
 def run(name):
-    compiled = {"scaled": torch.compile(scaled, backend="eager"), "spans": torch.compile(spans, backend="eager"),
+    compiled = {"scaled": torch.compile(scaled, backend="eager"),
+                "spans": torch.compile(spans, backend="eager"),
                 "pair": torch.compile(pair, backend="eager")}
     for i in range(3):
         s = torch.full((3,), float(i))
@@ -47,10 +48,7 @@ def test_check(name: str) -> None:
 @requires_torch
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_dynamo(name: str) -> None:
-    namespace: dict = {}
-    exec(compile(CODE, f"<{name}>", "exec"), namespace)
-    with dynamo_recompile_log() as messages:
-        namespace["run"](name)
+    messages = recompiles_of_run(CODE, name, name)
     assert len(messages) == CASES[name][1], messages
 
 
@@ -77,8 +75,5 @@ def test_check_first_iterable() -> None:
 
 @requires_torch
 def test_dynamo_first_iterable() -> None:
-    namespace: dict = {}
-    exec(compile(FIRST_ITERABLE, "<first-iterable>", "exec"), namespace)
-    with dynamo_recompile_log() as messages:
-        namespace["run"]()
+    messages = recompiles_of_run(FIRST_ITERABLE, "first-iterable")
     assert len(messages) >= 1 and "___stack" in messages[0], messages

@@ -21,7 +21,8 @@ def main() -> None:
     import torch
 
     w = sys.stdout.write
-    w(f'"""The attributes and methods of ``torch.Tensor`` (generated from torch {torch.__version__.split("+")[0]} by\n'
+    version = torch.__version__.split("+")[0]
+    w(f'"""The attributes and methods of ``torch.Tensor`` (generated from torch {version} by\n'
       '``python -m dynalint.verify.tensor_members_table``; do not edit)."""\n\n'
       "TENSOR_MEMBERS: frozenset[str] = frozenset({\n")
     for name in members():

@@ -553,9 +553,9 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
 
 _KEEPS_SHAPE = frozenset({"cumsum", "cumprod", "flip", "clone", "detach", "contiguous", "float", "double", "half",
                           "long", "int", "bool", "to", "cpu", "cuda", "abs", "neg", "exp", "log", "sqrt", "sigmoid",
-                          "clamp", "clamp_min", "clamp_max", "argsort", "softmax", "log_softmax", "relu", "tanh",
-                          "sign", "floor", "ceil", "round", "reciprocal", "rsqrt", "square", "log1p", "expm1",
-                          "logical_not", "isnan", "isinf", "isfinite", "nan_to_num"})
+                          "clamp", "clamp_min", "clamp_max", "argsort", "softmax", "log_softmax", "relu",
+                          "tanh", "sign", "floor", "ceil", "round", "reciprocal", "rsqrt", "square", "log1p",
+                          "expm1", "logical_not", "isnan", "isinf", "isfinite", "nan_to_num"})
 """Tensor methods whose result has the receiver's shape (so its number of dimensions)."""
 
 
@@ -909,8 +909,8 @@ def _makes_bool(last: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
 
 
 #: torch functions that take a function without calling it while Dynamo traces them
-_NOT_CALLING_ARGUMENTS = ("torch.compile", "torch.jit.", "torch._dynamo.", "torch.compiler.", "torch.library.",
-                          "torch.fx.")
+_NOT_CALLING_ARGUMENTS = ("torch.compile", "torch.jit.", "torch._dynamo.", "torch.compiler.",
+                          "torch.library.", "torch.fx.")
 
 
 def _transformed(transform: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
@@ -936,8 +936,8 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
     if not q.startswith(_NOT_CALLING_ARGUMENTS):
         for given in (*args, *kwargs.values()):
             if given.kind is Kind.FUNCTION and given.func is not None and given.cls is None:
-                # `checkpoint(block, x)`, `torch.cond(p, then_fn, else_fn, ops)`, `vmap(row_fn)`: Dynamo traces
-                # the torch function, which calls it (with what, not known here)
+                # `checkpoint(block, x)`, `torch.cond(p, then_fn, else_fn, ops)`, `vmap(row_fn)`: Dynamo
+                # traces the torch function, which calls it (with what, not known here)
                 count = len(given.func.param_names()) - (given.bound_self is not None)
                 _call_each(ev, given, [UNKNOWN_VALUE] * count)
     if q + "()" == K.SPARSE_TENSOR:

@@ -169,7 +169,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
             if not call.args or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Name:
                 continue
             param = call.args[0].value.value
-            wrapper = _lambda_wrapper(call, where, idx.module)  # `c = lambda f: torch.compile(f)`, then `c(fn)`
+            wrapper = _lambda_wrapper(call, where, idx.module)  # `c = lambda f: torch.compile(f)`; `c(fn)`
             if wrapper is not None:
                 name, names = wrapper
                 sites = [(site, caller) for site, caller in idx.call_sites.get(name, ()) if caller is where]
@@ -435,8 +435,8 @@ def _lambda_wrapper(call: cst.Call, where: FunctionInfo | None, module: cst.Modu
     """The name and the parameters of the lambda whose body is ``call``, when it is bound by an assignment
     to that name alone in ``where`` (the module's own statements when None)."""
     for n in walk(where.node.body if where is not None else module, into_scopes=False):
-        if type(n) is cst.Assign and type(n.value) is cst.Lambda and n.value.body is call and len(n.targets) == 1 \
-                and type(n.targets[0].target) is cst.Name:
+        if type(n) is cst.Assign and type(n.value) is cst.Lambda and n.value.body is call \
+                and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
             params = n.value.params
             return n.targets[0].target.value, [p.name.value for p in (*params.posonly_params, *params.params)]
     return None

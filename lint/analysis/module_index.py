@@ -203,20 +203,21 @@ def top_level_code(idx: ModuleIndex) -> FunctionInfo:
     if idx.top_level is None:
         body: list[cst.BaseStatement] = []
         for stmt in idx.module.body:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or isinstance(stmt, cst.SimpleStatementLine) \
-                    and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body):
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or isinstance(stmt, cst.SimpleStatementLine) and all(
+                    isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body):
                 continue
             main = isinstance(stmt, cst.If) and stmt.orelse is None and _main_guard(stmt.test)
             body.extend(stmt.body.body if main and isinstance(stmt.body, cst.IndentedBlock) else [stmt])
-        node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(), body=cst.IndentedBlock(body=body))
+        node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(),
+                               body=cst.IndentedBlock(body=body))
         idx.top_level = FunctionInfo(node=node, name=TOP_LEVEL, qualname=TOP_LEVEL, owner=idx)
     return idx.top_level
 
 
 def _main_guard(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"``."""
-    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == "__name__" \
-        and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal) \
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) \
+        and test.left.value == "__name__" and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal) \
         and isinstance(test.comparisons[0].comparator, cst.SimpleString) \
         and test.comparisons[0].comparator.evaluated_value == "__main__"
 

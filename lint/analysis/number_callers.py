@@ -162,7 +162,8 @@ def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
         return {}
     out: dict[str, int | None] = {}
     for name, values in _values_passed(found):
-        if all(v is not None and v.is_tensor and not (v.assumed or v.guessed or v.open_class) for v in values):
+        if all(v is not None and v.is_tensor and not (v.assumed or v.guessed or v.open_class)
+               for v in values):
             ranks = {v.ndim for v in values if v is not None}
             out[name] = ranks.pop() if len(ranks) == 1 else None
     return out
@@ -876,7 +877,8 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
         return [statement]  # `torch.compile(step)(model, opt, x)`
     if isinstance(statement, cst.Element):  # `cf, cg = torch.compile(f), torch.compile(g)`
         statement, target = _unpacked_target(parents, statement)
-    elif isinstance(statement, cst.Assign) and statement.value is compile_call and len(statement.targets) == 1:
+    elif isinstance(statement, cst.Assign) and statement.value is compile_call \
+            and len(statement.targets) == 1:
         target = statement.targets[0].target
     else:
         return None
@@ -888,13 +890,15 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
                         lambda m: isinstance(m, cst.Name) and m.value == name, target)
 
 
-def _unpacked_target(parents: "_Parents", element: cst.Element) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
+def _unpacked_target(parents: "_Parents", element: cst.Element
+                     ) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
     """The assignment and the name an element of a tuple written out is bound to, when the assignment
     unpacks the tuple into names one for one (``cf, cg = torch.compile(f), torch.compile(g)``)."""
     row = parents.get(id(element))
     statement = parents.get(id(row))
     if not (isinstance(row, cst.Tuple) and isinstance(statement, cst.Assign) and statement.value is row
-            and len(statement.targets) == 1 and isinstance(statement.targets[0].target, (cst.Tuple, cst.List))):
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0].target, (cst.Tuple, cst.List))):
         return None, None
     names = statement.targets[0].target.elements
     position = next(i for i, e in enumerate(row.elements) if e is element)

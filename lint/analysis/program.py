@@ -257,7 +257,8 @@ class Program:
         if run is not None:
             run.programs.clear()
         for program in (self, *others):
-            for part in (program.names, program.signatures, program.classes, program.entry_points, program.calls):
+            parts = (program.names, program.signatures, program.classes, program.entry_points, program.calls)
+            for part in parts:
                 part.__dict__.clear()
             program.memos.clear()
             program.__dict__.clear()

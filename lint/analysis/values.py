@@ -393,7 +393,8 @@ def join(a: Value, b: Value) -> Value:
         if x.kind is Kind.SEQUENCE and y.kind is Kind.PYTHON and y.const is None:
             # an `Optional[tuple[Tensor, Tensor]]` after `if points is not None:` (a tuple, list or dict, or None)
             return x.with_(maybe_none=True)
-        if (x.cls is not None and x.kind in (Kind.MODULE, Kind.UNKNOWN) or x.kind is Kind.MODULE and x.qualname)\
+        if (x.cls is not None and x.kind in (Kind.MODULE, Kind.UNKNOWN)
+                or x.kind is Kind.MODULE and x.qualname) \
                 and not x.choices and y.kind is Kind.PYTHON and y.has_const and y.const is None:
             # `self.flex = Thresh() if use_flex else None`, `nn.GRU(...) if rnn else None`: the object where
             # it is not None
