@@ -32,7 +32,8 @@ class PythonArgumentVaries(Rule):
         recompiles), and a string recompiles for every new value. `None` at one call and a tensor at
         another compile one graph each; `None` and numbers (`smoothing=None`, then `0.05`) recompile
         on `smoothing is None`, then as numbers do; and so do a list and a tuple, and lists, tuples or
-        dicts written at the calls with another length (other keys) or another literal in an element the function
+        dicts written at the calls with another length (other keys) or another literal in an element the
+        function
         reads (`reshape((2, 3))` then `reshape((3, 2))`, `cfg["beta"]`). Calls of what
         `torch.compile(...)` returned count the same, calls from the other files of the project
         (through any name their imports bind) too, and so does a number computed from the variable

@@ -1,7 +1,8 @@
 """Functions a script compiles other than at module level: a module-level function that hands one of its
 parameters to ``torch.compile`` (``def maybe_compile(fn): return torch.compile(fn) if enabled else fn``)
 compiles what each call of it in the module passes there (so does a lambda bound to a name), and a
-function defined inside another one (``main()``) is compiled by its decorator or by ``torch.compile(name)`` there, and finds the objects the
+function defined inside another one (``main()``) is compiled by its decorator or by ``torch.compile(name)``
+there, and finds the objects the
 enclosing function builds once (a module, an optimizer); a compile call bound to a name is a decorator
 (``compile_eager = torch.compile(backend="eager")``, ``@compile_eager``): each is an entry point, as if it were compiled
 directly.  Checked with ``dynalint check`` and under real Dynamo (the script calls what it

@@ -1,7 +1,8 @@
 """DYN105 at the call of an ``nn.LSTM``/``GRU``/``RNN``, and at a read of one of its attributes
 (``self.gru.hidden_size``), or at the first read of the module itself other than its call (``if self.rnn is
 not None:``, where the module is optional: ``nn.GRU(...) if use_rnn else None``): Dynamo does not trace
-them ("Attempted to wrap RNN, GRU, or LSTM"), and runs the rest of the calling function eagerly, so nothing after the call breaks there (whether a graph came
+them ("Attempted to wrap RNN, GRU, or LSTM"), and runs the rest of the calling function eagerly, so nothing
+after the call breaks there (whether a graph came
 before it or not).  The module may be picked by a condition (``nn.LSTM(...) if lstm else nn.GRU(...)``)
 or from a dict of classes: it is a recurrent module either way.  Each case is also run under real Dynamo
 (torch 2.13)."""

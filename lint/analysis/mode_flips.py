@@ -11,9 +11,9 @@ activations) does not recompile.
 
 Read from one function at a time (a script's statements at module level are one): the local names
 bound to ``ClassName(...)`` of a module class (and to ``torch.compile(...)`` of one), the calls of those
-names and their ``.train()``/``.eval()`` calls in source order, a loop's body counted as running again after its end.  Only a module the function
-builds is followed (it starts in training mode); a module class many modules import is looked for
-in this file only (see :data:`~dynalint.analysis.number_callers.MAX_IMPORTERS`).
+names and their ``.train()``/``.eval()`` calls in source order, a loop's body counted as running again after
+its end.  Only a module the function builds is followed (it starts in training mode); a module class many
+modules import is looked for in this file only (see :data:`~dynalint.analysis.number_callers.MAX_IMPORTERS`).
 """
 from __future__ import annotations
 

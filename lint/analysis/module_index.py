@@ -203,8 +203,9 @@ def top_level_code(idx: ModuleIndex) -> FunctionInfo:
     if idx.top_level is None:
         body: list[cst.BaseStatement] = []
         for stmt in idx.module.body:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or isinstance(stmt, cst.SimpleStatementLine) and all(
-                    isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body):
+            imports = isinstance(stmt, cst.SimpleStatementLine) \
+                and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or imports:
                 continue
             main = isinstance(stmt, cst.If) and stmt.orelse is None and _main_guard(stmt.test)
             body.extend(stmt.body.body if main and isinstance(stmt.body, cst.IndentedBlock) else [stmt])
@@ -216,10 +217,13 @@ def top_level_code(idx: ModuleIndex) -> FunctionInfo:
 
 def _main_guard(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"``."""
-    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) \
-        and test.left.value == "__name__" and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal) \
-        and isinstance(test.comparisons[0].comparator, cst.SimpleString) \
-        and test.comparisons[0].comparator.evaluated_value == "__main__"
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+            and test.left.value == "__name__" and len(test.comparisons) == 1):
+        return False
+    comparison = test.comparisons[0]
+    return isinstance(comparison.operator, cst.Equal) \
+        and isinstance(comparison.comparator, cst.SimpleString) \
+        and comparison.comparator.evaluated_value == "__main__"
 
 
 def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None,

@@ -81,7 +81,8 @@ _BUILTIN_TYPE_METHODS = frozenset({"append", "extend", "insert", "add", "update"
 
 def builtin_method_held(at: "Break", calls: dict[int, CallEvent]) -> CallEvent | None:
     """The call of a method of a Python list, dict, set or string (``losses.append(...)``,
-    ``"{}".format(...)``) whose arguments hold the break ``at``: Dynamo evaluates the method before its arguments, so the frame
+    ``"{}".format(...)``) whose arguments hold the break ``at``: Dynamo evaluates the method before its
+    arguments, so the frame
     resumed at the break receives the bound method on its stack and guards on that object, which is made
     anew at every call (measured on torch 2.13: "Cache line invalidated because L['___stack0'] got
     deallocated" at every call, 8 recompiles over 10 calls; ``self.helper(v)`` or a method of an object
