@@ -629,21 +629,30 @@ def test_values_handed_to_another_file_keep_what_decides_a_break():
                         project).keys is None
 
 
+def _pass_in_a_child(tmp_path, text: str, copies: int, script: str) -> list[str]:
+    """What ``script`` prints (split on whitespace), run in a process of its own with the paths of ``copies``
+    files holding ``text`` as its arguments: what a garbage collection finds after a pass is then the pass's
+    alone, not what earlier tests of this process left."""
+    import subprocess
+
+    paths = []
+    for k in range(copies):
+        p = tmp_path / f"m{k}.py"
+        p.write_text(text)
+        paths.append(str(p))
+    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
 def test_the_project_pass_leaves_its_trees_to_reference_counting(tmp_path) -> None:
     """An analysis frees its tree and index as it ends (no cycle through the program, its run, the
     break classification, or an index no other file reads): a garbage collection after the pass finds
     a few objects per file, not the trees (thousands of nodes each).  Measured in a process of its own:
     entries that earlier analyses in the same process left in the caches of recent modules are dropped
     during a later pass, and are not that pass's trees."""
-    import subprocess
-
     with open(os.path.join(os.path.dirname(__file__), "..", "examples", "model.py"), encoding="utf-8") as fh:
         text = fh.read()
-    paths = []
-    for k in range(4):
-        p = tmp_path / f"m{k}.py"
-        p.write_text(text)
-        paths.append(str(p))
     script = textwrap.dedent("""
         import gc, sys
         from dynalint.config.settings import Settings
@@ -656,9 +665,7 @@ def test_the_project_pass_leaves_its_trees_to_reference_counting(tmp_path) -> No
         left = gc.collect()
         print(all(r.diagnostics for r in results), left)
     """)
-    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    found, left = done.stdout.split()
+    found, left = _pass_in_a_child(tmp_path, text, 4, script)
     assert found == "True"
     nodes = text.count("\n") * 10  # a tree has tens of nodes per line
     assert int(left) < nodes, (left, nodes)
@@ -669,8 +676,6 @@ def test_the_project_pass_leaves_no_analysis_to_a_collection(tmp_path) -> None:
     a garbage collection after the pass finds none of it.  A script's calls of what it compiles are
     searched, and the memo of that search holds the calls with the program they were found in: the
     program held itself (about 15,000 objects per file of transformers left to a collection)."""
-    import subprocess
-
     text = textwrap.dedent("""
         import torch
 
@@ -683,11 +688,6 @@ def test_the_project_pass_leaves_no_analysis_to_a_collection(tmp_path) -> None:
         def main():
             return torch.compile(best)(torch.rand(5, 4), torch.rand(5))
     """)
-    paths = []
-    for k in range(3):
-        p = tmp_path / f"m{k}.py"
-        p.write_text(text)
-        paths.append(str(p))
     script = textwrap.dedent("""
         import gc, sys
         from dynalint.config.settings import Settings
@@ -702,9 +702,7 @@ def test_the_project_pass_leaves_no_analysis_to_a_collection(tmp_path) -> None:
                 if type(o).__module__.startswith("dynalint.analysis.")}
         print(all(r.diagnostics for r in results), ",".join(sorted(made)) or "-")
     """)
-    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["True", "-"]
+    assert _pass_in_a_child(tmp_path, text, 3, script) == ["True", "-"]
 
 
 def test_a_nested_function_leaves_no_cycle_behind(tmp_path) -> None:
@@ -712,18 +710,11 @@ def test_a_nested_function_leaves_no_cycle_behind(tmp_path) -> None:
     and they name it in turn: the pass lets go of the closures as each analysis ends, so a garbage
     collection after it finds nothing of the nested functions' trees (hundreds of nodes each).  More
     files than the callers search keeps the trees of, so that the trees are not alive anyway."""
-    import subprocess
-
     from dynalint.analysis.number_callers import KEEP_MODULES
 
     body = "\n".join(f"        y = y * {k} + {k}" for k in range(40))
     text = f"import torch\n\n\n@torch.compile\ndef step(x):\n    def inner(y):\n{body}\n        return y\n\n" \
         "    return inner(x).sum().item()\n"
-    paths = []
-    for k in range(KEEP_MODULES + 4):
-        p = tmp_path / f"nested{k}.py"
-        p.write_text(text)
-        paths.append(str(p))
     script = textwrap.dedent("""
         import gc, sys
         from dynalint.config.settings import Settings
@@ -733,8 +724,7 @@ def test_a_nested_function_leaves_no_cycle_behind(tmp_path) -> None:
         results = list(check_files(sys.argv[1:], Settings(), cache_dir=None))
         print(all(r.diagnostics for r in results), gc.collect())
     """)
-    done = subprocess.run([sys.executable, "-c", script, *paths], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    found, left = done.stdout.split()
+    copies = KEEP_MODULES + 4
+    found, left = _pass_in_a_child(tmp_path, text, copies, script)
     assert found == "True"  # the `.item()` in each compiled function
-    assert int(left) < 10 * len(paths), left
+    assert int(left) < 10 * copies, left
