@@ -511,13 +511,6 @@ _UNENTERABLE = {"torch.device()": "torch.device"}
 
 _FRAME_EVENTS = (CallEvent, SubscriptEvent, ConditionEvent, ForLoopEvent, ClassStatementEvent)
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
-
-def _in_own_frame(comprehension: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """``node`` runs in the frame of ``comprehension``: inside it, but not in its first iterable, which the
-    enclosing frame evaluates and hands it (``[f(v) for v in torch.split(x, n.tolist())]``)."""
-    first = comprehension.for_in.iter  # type: ignore[attr-defined]
-    return encloses(comprehension, node) and not encloses(first, node)
 _OPERATORS = (cst.BinaryOperation, cst.Comparison, cst.AugAssign)
 #: what may make a graph operation, besides an operator: a body without any only moves values around
 _MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst.With, cst.Lambda,
@@ -525,6 +518,13 @@ _MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst
              cst.GeneratorExp, cst.Yield, cst.Await, cst.Raise, cst.Try)
 #: kinds of values an operator combines without a graph operation
 _PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
+
+
+def _in_own_frame(comprehension: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` runs in the frame of ``comprehension``: inside it, but not in its first iterable, which the
+    enclosing frame evaluates and hands it (``[f(v) for v in torch.split(x, n.tolist())]``)."""
+    first = comprehension.for_in.iter  # type: ignore[attr-defined]
+    return encloses(comprehension, node) and not encloses(first, node)
 
 
 def _plain_python(v: Value | None, calls: dict[int, CallEvent], skipped: set[int]) -> bool:

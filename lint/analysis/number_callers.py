@@ -829,9 +829,7 @@ def _table_row_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> 
     loop = parents.get(id(table))
     if not isinstance(loop, cst.For) or loop.iter is not table:
         return None
-    bound = loop.target if position is None else \
-        loop.target.elements[position].value if isinstance(loop.target, (cst.Tuple, cst.List)) \
-        and position < len(loop.target.elements) else None
+    bound = loop.target if position is None else _bound_at(loop.target, position)
     if not isinstance(bound, cst.Name):
         return None
     name = bound.value
@@ -900,9 +898,16 @@ def _unpacked_target(parents: "_Parents", element: cst.Element
             and len(statement.targets) == 1
             and isinstance(statement.targets[0].target, (cst.Tuple, cst.List))):
         return None, None
-    names = statement.targets[0].target.elements
+    target = statement.targets[0].target
     position = next(i for i, e in enumerate(row.elements) if e is element)
-    return statement, names[position].value if len(names) == len(row.elements) else None
+    return statement, _bound_at(target, position) if len(target.elements) == len(row.elements) else None
+
+
+def _bound_at(target: cst.BaseExpression, position: int) -> cst.BaseExpression | None:
+    """What an unpacking target (``fn, args``) binds the item at ``position`` to; None for another target."""
+    if isinstance(target, (cst.Tuple, cst.List)) and position < len(target.elements):
+        return target.elements[position].value
+    return None
 
 
 def _instance_calls(module: cst.Module, parents: "_Parents", cls_name: str, definition: cst.CSTNode,
