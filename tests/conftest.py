@@ -14,20 +14,30 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 requires_torch = pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
 
 
+def _worker(config) -> bool:
+    """This process is one of pytest-xdist's workers (``-n``): the tests are spread over processes."""
+    return hasattr(config, "workerinput")
+
+
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     """A test answers to ``-k`` with the codes of the rules it is about, as ruff keys its fixtures by
     code, so ``-k DYN102`` finds the rule's tests and those of every fixer that serves it, whatever
-    their file (:func:`codes_under_test`)."""
+    their file (:func:`codes_under_test`).
+
+    Spread over processes, the tests that wait for a table's generator (minutes) come first, so the
+    other processes run the rest meanwhile rather than wait for the last one."""
     for item in items:
         item.extra_keyword_matches.update(codes_under_test(item))
+    if _worker(config):
+        items.sort(key=lambda item: item.get_closest_marker("table_generator") is None)  # (a stable sort)
 
 
 class _Generators:
     """The generators of tables of the selected tests (``@pytest.mark.table_generator``), run one after
-    another in a child process each from the end of the collection on: pytest runs the tests in one
-    process, so on a machine of two cores or more the probes of torch (minutes) run beside the other
-    tests, on a core of their own."""
+    another in a child process each from the end of the collection on: in one pytest process, the probes
+    of torch (minutes) then run beside the other tests, on a core of their own. Spread over processes
+    (``-n``), each generator runs when its test does, in the process that runs it."""
 
     def __init__(self) -> None:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="table-generator")
@@ -72,7 +82,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_finish(session):
-    if HAS_TORCH:
+    if HAS_TORCH and not _worker(session.config):
         for item in session.items:
             marker = item.get_closest_marker("table_generator")
             if marker is not None:

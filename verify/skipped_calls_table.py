@@ -349,8 +349,11 @@ def probe_in_child(module: str) -> Any:
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
-        # (with the GPUs hidden, a machine that has one probes as one without: the table does not depend on it)
-        env = {**os.environ, "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch, "CUDA_VISIBLE_DEVICES": ""}
+        # (with the GPUs hidden, a machine that has one probes as one without; with the terminal's size
+        # unset, `shutil.get_terminal_size` asks the terminal, as it does when nothing set them: the table
+        # depends on neither)
+        env = {**{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")},
+               "TMPDIR": scratch, "TMP": scratch, "TEMP": scratch, "CUDA_VISIBLE_DEVICES": ""}
         out = os.path.join(scratch, "found.json")
         subprocess.run([sys.executable, "-m", module, "--probe", out], cwd=scratch, env=env,
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=600, check=True)
