@@ -137,6 +137,11 @@ def _isinstance_value(program: "ProgramView", classes: cst.BaseExpression) -> Va
         return PYTHON_VALUE
     if values and all(v is not None and v.is_mapping for v in values):
         return mapping(None)  # `isinstance(data, Mapping)`: a dict where it holds, no tensor
+    if len(values) == 1 and values[0] is not None and values[0].kind is not Kind.TENSOR \
+            and values[0].cls is not None:
+        # one class of the checked code an annotation makes an instance of (a module that defines `forward`,
+        # a dataclass): `isinstance(m, Observer)` over `model.modules()` makes `m.min_val` its buffer
+        return values[0]
     return None
 
 

@@ -87,7 +87,9 @@ class ConditionHandlers:
                 untyped = (self.env[name].kind is Kind.UNKNOWN or self.env[name].assumed) \
                     and declared.kind is Kind.TENSOR \
                     and declared.cls is None and declared.qualname is None
-                true[name] = declared.with_(open_class=True) if untyped else declared
+                of_subclass = declared.cls is not None and self.env[name].cls is not None  # (the class or a subclass)
+                if not of_subclass:
+                    true[name] = declared.with_(open_class=True) if untyped else declared
             if declared is not None and declared.kind is Kind.TENSOR and declared.cls is None \
                     and declared.qualname is None and self.env[name].kind is Kind.TENSOR and self.env[name].assumed:
                 # where `isinstance(x, torch.Tensor)` fails, x is no tensor, whatever it was taken for (an
@@ -330,5 +332,10 @@ def _known_otherwise(declared: Value, v: Value) -> bool:
     if declared.kind is Kind.PYTHON and not declared.is_mapping:
         # (a NumPy value may be a Python number: `np.float64` is a `float`)
         return v.kind is Kind.TENSOR and not v.assumed and v.qualname != K.NUMPY_ARRAY
+    if declared.kind is not Kind.TENSOR and declared.cls is not None:
+        # an instance of a class of the checked code: a value of another class it knows is none (one of the
+        # class or a subclass is known as well already), nor is a tensor, a number or a sequence
+        return (v.cls is not None and declared.cls not in v.cls.mro()) \
+            or (v.kind is Kind.TENSOR and not v.assumed) or v.kind in (Kind.PYTHON, Kind.SIZE, Kind.SEQUENCE)
     return declared.cls is not None and v.kind is Kind.TENSOR and v.cls is None and not v.assumed \
         and not v.open_class
