@@ -6,6 +6,7 @@ from typing import Iterator
 from dynalint.analysis.events import AttributeEvent
 from dynalint.analysis.entry_arguments import set_with_size_change, site_label
 from dynalint.analysis.mode_flips import mode_flips
+from dynalint.analysis.module_index import related, stores_on_self
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
@@ -130,7 +131,8 @@ class PythonAttributeSetOutside(Rule):
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is None or declared.kind is not Kind.PYTHON:
                 continue
-            setters = [fn for _, fn in writes[ev.name] if fn is None or id(fn) not in compiled]
+            setters = [fn for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
+                       and not (stores_on_self(stmt, fn, ev.name) and not related(fn.cls, ev.cls))]  # type: ignore
             if not setters:
                 continue
             if None not in setters and ev.function.cls is not None and ev.function.cls.is_module \

@@ -776,6 +776,37 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
         idx.compile_targets.append((call, fn))
 
 
+def related(a: ClassInfo | None, b: ClassInfo | None) -> bool:
+    """One of two classes derives from the other (or they are one): an instance of one may be one of the
+    other."""
+    return a is not None and b is not None and (any(c is a for c in b.mro()) or any(c is b for c in a.mro()))
+
+
+def stores_on_self(stmt: cst.CSTNode, fn: FunctionInfo | None, attr: str) -> bool:
+    """``stmt``, a place of :attr:`ModuleIndex.attr_writes_outside`, stores ``attr`` on the instance its method
+    runs on (``self.m = m``, ``setattr(self, "m", m)``): it changes instances of the method's class (and
+    subclasses) only, not those of another class with an attribute of that name."""
+    self_name = _self_name(fn) if fn is not None else None
+    if self_name is None:
+        return False
+    if type(stmt) is cst.Call:
+        return bool(stmt.args) and type(stmt.args[0].value) is cst.Name and stmt.args[0].value.value == self_name
+    if type(stmt) is cst.Assign:
+        targets = [t.target for t in stmt.targets]
+    elif type(stmt) in (cst.AugAssign, cst.AnnAssign):
+        targets = [stmt.target]  # type: ignore[attr-defined]
+    else:
+        return False
+    while targets:
+        t = targets.pop()
+        if type(t) in (cst.Tuple, cst.List):
+            targets.extend(el.value for el in t.elements)  # type: ignore[attr-defined]
+        elif type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == self_name \
+                and t.attr.value == attr:
+            return True
+    return False
+
+
 def _self_name(fn: FunctionInfo) -> str | None:
     if fn.cls is None or fn.is_static:
         return None

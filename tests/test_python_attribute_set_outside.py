@@ -1,0 +1,64 @@
+"""DYN205 and the class a setter method belongs to: ``self.m = m`` in ``Arc.set_margin`` changes the
+``m`` of an ``Arc`` (or of a subclass), never the ``m`` of a ``Cos`` that only shares the attribute's name, so
+only ``Arc.forward`` is reported; under real Dynamo only it recompiles (torch 2.13)."""
+from __future__ import annotations
+
+from conftest import requires_torch
+from helpers import check, recompiles_of_run
+
+CODE = """\
+import math
+
+import torch
+import torch.nn as nn
+
+
+class Arc(nn.Module):
+    def __init__(self, m=0.5):
+        super().__init__()
+        self.set_margin(m)
+
+    def set_margin(self, m):
+        self.m = m
+        self.cos_m = math.cos(m)
+
+    def forward(self, x):
+        return x * self.cos_m
+
+
+class WideArc(Arc):
+    def forward(self, x):
+        return x * self.cos_m + self.m
+
+
+class Cos(nn.Module):
+    def __init__(self, m=0.35):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return x - self.m
+
+
+def run():
+    for head in (Arc(), WideArc(), Cos()):
+        f = torch.compile(head, backend="eager")
+        for epoch in range(3):
+            if isinstance(head, Arc):
+                head.set_margin(0.1 * (epoch + 1))
+            f(torch.randn(4))
+"""
+
+#: the lines of the forwards of Arc and WideArc that read a margin
+ARC, WIDE_ARC = 17, 22
+
+
+def test_only_the_setters_class_and_its_subclasses_are_reported() -> None:
+    assert {d.line for d in check(CODE) if d.code == "DYN205"} == {ARC, WIDE_ARC}
+
+
+@requires_torch
+def test_dynamo_recompiles_only_those() -> None:
+    messages = recompiles_of_run(CODE, "setter-of-another-class")
+    recompiled = {int(m.split("<setter-of-another-class>:")[1].split()[0].rstrip(")")) for m in messages}
+    assert recompiled == {ARC - 1, WIDE_ARC - 1}, messages
