@@ -35,6 +35,14 @@ PROGRAM = """
 """
 
 
+SCOPED = PROGRAM + """
+
+    def evaluate(x, train):
+        with torch.set_grad_enabled(train):
+            return (x * x).sum()
+"""
+
+
 def _flagged(code: str) -> list[int]:
     return [d.line for d in check(code) if d.code == "DYN208"]
 
@@ -52,10 +60,19 @@ def test_an_entry_point_run_in_both_grad_modes_is_reported_on_its_def():
     ("        for _ in range(2):\n            fit(", "        with torch.no_grad():\n            fit("),
     # the module changes the grad mode in a way the calls do not show
     ("    def main():\n", "    def main():\n        torch.set_grad_enabled(False)\n"),
+    # the call on the grad side runs in the mode a flag sets for its block
+    ("            fit(torch.randn(2, 3))", "            with torch.set_grad_enabled(flag):\n"
+                                         "                fit(torch.randn(2, 3))"),
 ])
 def test_no_finding_when_the_grad_mode_of_a_call_is_not_known_to_differ(old, new):
     assert old in PROGRAM
     assert _flagged(PROGRAM.replace(old, new)) == []
+
+
+def test_a_block_that_sets_the_grad_mode_elsewhere_changes_no_other_call():
+    """``with torch.set_grad_enabled(train):`` restores the mode after its block: the calls outside it keep
+    theirs (a statement ``torch.set_grad_enabled(False)`` would not)."""
+    assert _flagged(SCOPED) == [7]
 
 
 def test_inference_mode_and_a_decorated_caller_turn_grad_mode_off():
@@ -82,11 +99,12 @@ def test_inference_mode_and_a_decorated_caller_turn_grad_mode_off():
 
 
 @requires_torch
-def test_dynamo_recompiles_on_the_grad_mode():
+@pytest.mark.parametrize("program", [PROGRAM, SCOPED], ids=["calls", "and-a-block-setting-the-mode"])
+def test_dynamo_recompiles_on_the_grad_mode(program):
     import textwrap
 
     namespace: dict = {}
-    source = textwrap.dedent(PROGRAM).replace("@torch.compile", "@torch.compile(backend='eager')")
+    source = textwrap.dedent(program).replace("@torch.compile", "@torch.compile(backend='eager')")
     with dynamo_recompile_log() as failures:
         exec(compile(source, "grad_modes.py", "exec"), namespace)
         namespace["main"]()

@@ -211,16 +211,15 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
     ``GLOBAL_STATE changed: grad_mode``, whatever the function computes).  A call counts as on only
     when nothing in the module can turn grad mode off around it: no ``torch.set_grad_enabled`` in the
     module, and its caller called in the module (or the function that turns grad mode off around the
-    other call), never from a no-grad context."""
-    text = program.index.source  # a module that calls it has its name in its text: no walk otherwise
-    if (text is None or "set_grad_enabled" in text) and any(
-            dotted_name(n.func) == "torch.set_grad_enabled" for n in walk(program.index.module)
-            if type(n) is cst.Call):  # a type test: libcst's node classes are not subclassed
+    other call), never from a no-grad context. ``torch.set_grad_enabled`` called as a statement may turn it off
+    anywhere after; in a ``with`` (or as a decorator) it sets the mode of its block only, where a call runs in
+    a mode not known."""
+    if _sets_grad_mode_for_good(program.index):
         return
     for fn, sites, _ in entry_call_sites(program):
         off = next((s for s in sites if not _grad_enabled(s)), None)
-        on = next((s for s in sites if off is not None and _grad_enabled(s) and _caller_runs_with_grad(s, off)),
-                  None)
+        on = next((s for s in sites if off is not None and _grad_enabled(s) and not _grad_mode_set(s)
+                   and _caller_runs_with_grad(s, off)), None)
         if off is not None and on is not None:
             yield fn, on, off
 
@@ -444,7 +443,9 @@ def _caller_runs_with_grad(site: _Site, off: _Site) -> bool:
     if caller is None:
         return True
     calls = owner.index.call_sites.get(caller.name, ())
-    return (bool(calls) or off[1] is caller) and all(_grad_enabled((call, outer, owner)) for call, outer in calls)
+    return (bool(calls) or off[1] is caller) and all(_grad_enabled((call, outer, owner))
+                                                     and not _grad_mode_set((call, outer, owner))
+                                                     for call, outer in calls)
 
 
 def site_where(program: "Program", site: _Site) -> str:
@@ -546,6 +547,39 @@ def _grad_enabled(site: _Site) -> bool:
                 and any(n is call for n in walk(node.body, into_scopes=False)):
             return False
     return True
+
+
+def _grad_mode_set(site: _Site) -> bool:
+    """A call inside ``with torch.set_grad_enabled(...):`` (or in a caller decorated with it): it runs in the
+    mode the argument says, not known statically."""
+    call, caller = site[0], _replayed_caller(site)
+    if any(_sets_grad_mode(d.decorator) for d in caller.node.decorators):
+        return True
+    return any(isinstance(node, cst.With) and any(_sets_grad_mode(item.item) for item in node.items)
+               and any(n is call for n in walk(node.body, into_scopes=False))
+               for node in walk(caller.node.body, into_scopes=False))
+
+
+def _sets_grad_mode(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Call and dotted_name(node.func) == "torch.set_grad_enabled"
+
+
+def _sets_grad_mode_for_good(index: "ModuleIndex") -> bool:
+    """The module calls ``torch.set_grad_enabled(...)`` as a statement (not as a ``with`` item or a decorator,
+    which restore the mode after their block): grad mode may be off for any call after it."""
+    text = index.source  # a module that calls it has its name in its text: no walk otherwise
+    if text is not None and "set_grad_enabled" not in text:
+        return False
+    scoped: set[int] = set()
+    calls = []
+    for n in walk(index.module):  # (a parent comes before its children: a `with` before its items)
+        if type(n) is cst.With:
+            scoped.update(id(item.item) for item in n.items)
+        elif type(n) is cst.FunctionDef:
+            scoped.update(id(d.decorator) for d in n.decorators)
+        elif _sets_grad_mode(n):
+            calls.append(n)
+    return any(id(n) not in scoped for n in calls)
 
 
 def _grad_off(node: cst.BaseExpression) -> bool:
