@@ -19,7 +19,8 @@ class MutableGlobalRead(Rule):
     summary = "Compiled code reads a module-level global that the module rebinds or mutates."
     rationale = """
         Dynamo bakes the values of globals into the graph and guards on them. When a global is rebound
-        (`global rate; rate = ...`) or mutated (`+=`, `.append`, `[k] = ...`) between calls, the guard
+        (`global rate; rate = ...`, or by a script's own statements after a compiled call: its
+        `__main__` block) or mutated (`+=`, `.append`, `[k] = ...`) between calls, the guard
         fails and the function recompiles: a float changes once and then becomes dynamic, but a list
         whose length changes recompiles on every call, and """ + RECOMPILE_LIMIT + """. A global read
         only after a graph break, in a resumed frame with no graph operation (Python tests and
@@ -112,9 +113,10 @@ class MutableGlobalRead(Rule):
                 through = "" if site is ev else f", and `{ctx.code(site.node)}` returns it"
                 fn = site.function.name
                 recompiled = f"the compiled function that calls `{fn}`" if id(site.function) in called else f"`{fn}`"
+                by = f"`{where.name}()`" if where is not None else "the module's own code, after a compiled call,"
                 yield self.finding(
                     site,
-                    f"`{ev.name}` is a global that `{where.name}()` rebinds or mutates{through}: Dynamo guards on "
+                    f"`{ev.name}` is a global that {by} rebinds or mutates{through}: Dynamo guards on "
                     f"its value, so every change recompiles {recompiled}.",
                     hint="pass it as an argument or store it on the module outside forward",
                 )

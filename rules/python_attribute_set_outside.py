@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.events import AttributeEvent
+from dynalint.analysis.events import AttributeEvent, ObjectAttributeReadEvent
 from dynalint.analysis.entry_arguments import set_with_size_change, site_label
 from dynalint.analysis.mode_flips import mode_flips
 from dynalint.analysis.module_index import related, stores_on_self
@@ -21,8 +21,11 @@ class PythonAttributeSetOutside(Rule):
     rationale = """
         A Python flag or number on a module (`self.use_cache`, `self.temperature`) is a constant of the
         compiled graph, guarded by Dynamo. When a setter, another method or a training loop in the same
-        file assigns it a different value, the next call fails the guard and recompiles (and after 8
-        distinct values Dynamo falls back to eager). A float that a setter method changes in a loop
+        file (a script's own statements too, after a compiled call: before the first one they configure
+        what is compiled, once) assigns it a different value, the next call fails the guard and
+        recompiles (and after 8 distinct values Dynamo falls back to eager). So does an attribute of an
+        object of a class of the checked code that compiled code is handed (a config dataclass the callers
+        pass, `cfg.loss`) when other code sets it between calls. A float that a setter method changes in a loop
         only at the iteration where a tensor passed to the compiled module first changes size (made
         there by `torch.randn(2, seq, 4)`-like factories of sizes the loop is known to take) adds no
         recompile of its own: Dynamo recompiles once for both and makes both dynamic (an int attribute
@@ -125,8 +128,11 @@ class PythonAttributeSetOutside(Rule):
         writes = ctx.program.index.attr_writes_outside
         compiled = {id(fn) for fn in ctx.program.entry_compiled}
         seen: set[tuple[int, str]] = set()
-        for ev in ctx.events(AttributeEvent):
-            if ev.write or ev.on_class or ev.cls is None or ev.name not in writes or ev.name == "training":
+        reads = [*ctx.events(AttributeEvent), *ctx.events(ObjectAttributeReadEvent)]
+        for ev in reads:
+            of_self = isinstance(ev, AttributeEvent)
+            if of_self and (ev.write or ev.on_class) or ev.cls is None or ev.name not in writes \
+                    or ev.name == "training":
                 continue
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is None or declared.kind is not Kind.PYTHON:
@@ -143,9 +149,10 @@ class PythonAttributeSetOutside(Rule):
                 continue
             seen.add(key)
             where = next((f"`{fn.name}()`" for fn in setters if fn is not None), "module-level code")
+            read = f"self.{ev.name}" if of_self else ctx.code(ev.node)
             yield self.finding(
                 ev,
-                f"`self.{ev.name}` is a Python value that {where} sets from outside compiled code: Dynamo "
+                f"`{read}` is a Python value that {where} sets from outside compiled code: Dynamo "
                 f"guards on it, so each new value recompiles `{ev.function.name}`.",
                 hint="pass it as a tensor argument, or keep one compiled module per setting",
             )

@@ -26,7 +26,8 @@ class UntraceableCall(Rule):
         level or locally, or passed in as an argument and called there; calling `disable` itself inside
         compiled code breaks too), `open()` and the methods of the file it returns, a `class` statement
         ("Invalid call to __build_class__"), an
-        explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph, `torch._assert` on a
+        explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph (and
+        `requires_grad_(False)` on a module's parameter: `for p in critic.parameters():`), `torch._assert` on a
         tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
         `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and

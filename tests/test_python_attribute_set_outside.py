@@ -4,7 +4,7 @@ only ``Arc.forward`` is reported; under real Dynamo only it recompiles (torch 2.
 from __future__ import annotations
 
 from conftest import requires_torch
-from helpers import check, recompiles_of_run
+from helpers import check, recompiles_of_run, recompiles_of_script
 
 CODE = """\
 import math
@@ -62,3 +62,44 @@ def test_dynamo_recompiles_only_those() -> None:
     messages = recompiles_of_run(CODE, "setter-of-another-class")
     recompiled = {int(m.split("<setter-of-another-class>:")[1].split()[0].rstrip(")")) for m in messages}
     assert recompiled == {ARC - 1, WIDE_ARC - 1}, messages
+
+
+CONFIG = """\
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Cfg:
+    loss: str = "sin"
+    scale: float = 1.0
+
+
+def step(cfg, x):
+    y = x.sin() if cfg.loss == "sin" else x.cos()
+    return y * cfg.scale
+
+
+if __name__ == "__main__":
+    cfg = Cfg()
+    cfg.scale = 2.0
+    f = torch.compile(step, backend="eager")
+    x = torch.randn(4)
+    for name in ("sin", "cos"):
+        cfg.loss = name
+        f(cfg, x)
+"""
+
+
+def test_an_attribute_of_an_argument_set_between_calls() -> None:
+    """``cfg.loss`` of the config object every call passes, set by the script's loop between compiled calls,
+    is reported where ``step`` reads it; ``cfg.scale``, set once before the first call, is not."""
+    found = [(d.line, d.message.split("`")[1]) for d in check(CONFIG) if d.code == "DYN205"]
+    assert found == [(13, "cfg.loss")], found
+
+
+@requires_torch
+def test_dynamo_recompiles_on_the_argument_attribute(tmp_path) -> None:
+    messages = recompiles_of_script(tmp_path, "config_attribute", CONFIG)
+    assert len(messages) == 1 and "cfg.loss" in messages[0], messages

@@ -29,7 +29,7 @@ from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
-from dynalint.analysis.syntax import dotted_name, encloses, literal_value, parent_map, walk
+from dynalint.analysis.syntax import binding_reach, dotted_name, encloses, literal_value, parent_map, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
@@ -182,7 +182,8 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
     handles = _compiled_handles(program)
     for fn in program.compiled:
         entry = fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
-        through = [(name, scope, static) for name, scope, target, static in handles if target is fn]
+        through = [(name, scope, static, reached) for name, scope, target, static, reached in handles
+                   if target is fn]
         if not entry and not through:
             continue
         calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
@@ -199,9 +200,10 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
             sites += [(call, caller, owner) for call, caller, owner in foreign_call_sites(program, fn, strict=False)
                       if caller is None or not _compiled_itself(caller)]
         # calls of what `torch.compile(...)` returned, where that name is bound
-        sites += [(call, caller, program) for name, scope, _ in through for call, caller in _handle_calls(idx, name)
-                  if scope is None or caller is scope]
-        yield fn, sites, any(st for _, _, st in through) or _static_decorator(fn)
+        sites += [(call, caller, program) for name, scope, _, reached in through
+                  for call, caller in _handle_calls(idx, name)
+                  if (scope is None or caller is scope) and (reached is None or id(call) in reached)]
+        yield fn, sites, any(st for _, _, st, _ in through) or _static_decorator(fn)
 
 
 def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site, _Site]]:
@@ -1017,24 +1019,32 @@ def _handle_calls(idx: "ModuleIndex", name: str) -> Iterator[tuple[cst.Call, "Fu
             yield call, caller
 
 
-def _compiled_handles(program: "Program") -> list[tuple[str, "FunctionInfo | None", "FunctionInfo", bool]]:
-    """``(name, scope, entry, static)`` for ``name = torch.compile(target)`` (or ``obj.name = ...``,
+def _compiled_handles(program: "Program"
+                      ) -> list[tuple[str, "FunctionInfo | None", "FunctionInfo", bool, set[int] | None]]:
+    """``(name, scope, entry, static, reached)`` for ``name = torch.compile(target)`` (or ``obj.name = ...``,
     with ``name`` the dotted ``obj.name``): calls of ``name`` in ``scope`` (a function, or None for the
-    module) run ``entry`` compiled (``static``: with ``dynamic=False``)."""
+    module) run ``entry`` compiled (``static``: with ``dynamic=False``); where the scope binds the name more
+    than once (``opt = torch.compile(f); opt(x); opt = torch.compile(g); opt(y)``), only the calls this
+    binding reaches do (``reached``, by ``id``; None: every call, see :func:`binding_reach`)."""
     idx = program.index
     out = []
     for call, where in idx.compile_targets:
         target = program.entry_points.compile_target(call, where)
         if target is None or target[0].owner is not idx:
             continue
-        for n in walk(where.node.body if where is not None else idx.module, into_scopes=False):
+        scope = where.node.body if where is not None else idx.module
+        for n in walk(scope, into_scopes=False):
             if isinstance(n, cst.Assign) and _compiled_by(n.value, call, idx) and len(n.targets) == 1:
                 bound = n.targets[0].target
                 if isinstance(bound, cst.Name):
-                    out.append((bound.value, where, target[0], _dynamic_false(call)))
+                    reach = binding_reach(scope, bound.value)
+                    reached = {id(c) for c in reach.get(id(bound), ())} if reach is not None and len(reach) > 1 \
+                        else None
+                    out.append((bound.value, where, target[0], _dynamic_false(call), reached))
                 elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and where is not None:
                     # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of that function
-                    out.append((f"{bound.value.value}.{bound.attr.value}", where, target[0], _dynamic_false(call)))
+                    out.append((f"{bound.value.value}.{bound.attr.value}", where, target[0], _dynamic_false(call),
+                                None))
     return out
 
 

@@ -186,6 +186,17 @@ class TensorAttributeReadEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class ObjectAttributeReadEvent(Event):
+    """``cfg.<name>`` read on an object of a class of the checked code other than ``self``, held by a local name
+    (an argument the callers pass, ``step(cfg, x)``): Dynamo guards on a Python value read there as on one of
+    ``self``."""
+
+    cls: "ClassInfo | None" = None
+    name: str = ""
+    value: Value | None = None
+
+
+@dataclass(frozen=True, eq=False)
 class ModuleAttributeReadEvent(Event):
     """``m.<name>`` read on an ``nn.LSTM``/``GRU``/``RNN`` module (the node is the attribute), other than the
     method a call calls: Dynamo cannot build the module to read it (``self.gru.hidden_size``); or, with an

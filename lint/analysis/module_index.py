@@ -13,7 +13,8 @@ from typing import Callable, Iterable, Iterator, TypeVar
 import libcst as cst
 
 from dynalint.analysis.custom_ops import index_custom_ops
-from dynalint.analysis.syntax import assigned_names, decorator_target, dotted_name, is_generator, root_name, walk
+from dynalint.analysis.syntax import (assigned_names, decorator_target, dotted_name, is_generator, is_main_guard,
+                                      root_name, walk)
 
 T = TypeVar("T")
 
@@ -139,11 +140,13 @@ class ModuleIndex:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     globals: dict[str, list[cst.BaseExpression | None]] = field(default_factory=dict)
     """Module-level names bound by assignments, with the assigned expressions in order."""
-    mutated_globals: dict[str, tuple[cst.CSTNode, "FunctionInfo"]] = field(default_factory=dict)
-    """Globals rebound or mutated inside a function, with the first such place."""
+    mutated_globals: dict[str, tuple[cst.CSTNode, "FunctionInfo | None"]] = field(default_factory=dict)
+    """Globals rebound or mutated inside a function, or by the module's own statements after a compiled call
+    (no function), with the first such place."""
     attr_writes_outside: dict[str, list[tuple[cst.CSTNode, FunctionInfo | None]]] = field(default_factory=dict)
     """``obj.attr = value`` on something other than ``self``, or ``self.attr = value`` in a
-    method other than ``__init__``: attr name -> places."""
+    method other than ``__init__``, or by the module's own statements after a compiled call (no function):
+    attr name -> places."""
     compile_calls: list[cst.Call] = field(default_factory=list)
     """``torch.compile(x)`` calls anywhere in the module."""
     call_sites: dict[str, list[tuple[cst.Call, FunctionInfo | None]]] = field(default_factory=dict)
@@ -207,23 +210,12 @@ def top_level_code(idx: ModuleIndex) -> FunctionInfo:
                 and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or imports:
                 continue
-            main = isinstance(stmt, cst.If) and stmt.orelse is None and _main_guard(stmt.test)
+            main = isinstance(stmt, cst.If) and stmt.orelse is None and is_main_guard(stmt.test)
             body.extend(stmt.body.body if main and isinstance(stmt.body, cst.IndentedBlock) else [stmt])
         node = cst.FunctionDef(name=cst.Name("__main__"), params=cst.Parameters(),
                                body=cst.IndentedBlock(body=body))
         idx.top_level = FunctionInfo(node=node, name=TOP_LEVEL, qualname=TOP_LEVEL, owner=idx)
     return idx.top_level
-
-
-def _main_guard(test: cst.BaseExpression) -> bool:
-    """``__name__ == "__main__"``."""
-    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
-            and test.left.value == "__name__" and len(test.comparisons) == 1):
-        return False
-    comparison = test.comparisons[0]
-    return isinstance(comparison.operator, cst.Equal) \
-        and isinstance(comparison.comparator, cst.SimpleString) \
-        and comparison.comparator.evaluated_value == "__main__"
 
 
 def build_index(module: cst.Module, reuse: "ModuleIndex | None" = None,
@@ -259,8 +251,81 @@ def _build_index(module: cst.Module, reuse: "ModuleIndex | None") -> ModuleIndex
         fn.owner = idx
     for cls in idx.classes.values():
         cls.owner = idx
+    _note_writes_after_compiled_calls(idx)
     index_custom_ops(idx)
     return idx
+
+
+def _note_writes_after_compiled_calls(idx: ModuleIndex) -> None:
+    """The module's own statements (a script's ``__main__`` block) that rebind or change a global or an
+    object's attribute after a compiled call ran (``opt(x); SCALE = 3.0; opt(x)``, or anywhere in a loop that
+    makes one): a change between two compiled calls, as a function's writes are, noted with no function
+    (:attr:`ModuleIndex.mutated_globals`, :attr:`ModuleIndex.attr_writes_outside`).  A write before the
+    first compiled call configures what is then compiled, once."""
+    text = idx.source
+    if text is not None and "compile" not in text:
+        return
+    compiled = {fn.name for fn in idx.functions.values() if fn.compile_decorated}
+    compiled.update(name for n in walk(idx.module, into_scopes=False)
+                    if type(n) is cst.Assign and type(n.value) is cst.Call
+                    and idx.resolve_expr(n.value.func) in COMPILE_NAMES
+                    for t in n.targets for name in assigned_names(t.target))
+    if compiled:
+        _note_block_writes(idx, compiled, idx.module.body, False)
+
+
+def _runs_compiled(node: cst.CSTNode, compiled: set[str]) -> bool:
+    return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in compiled
+               for n in walk(node, into_scopes=False))
+
+
+def _note_block_writes(idx: ModuleIndex, compiled: set[str], stmts: list | tuple, ran: bool) -> bool:
+    """:func:`_note_writes_after_compiled_calls` of a block of module-level statements, entered after a compiled
+    call (``ran``) or not; whether one ran by its end."""
+    for stmt in stmts:
+        tp = type(stmt)
+        if tp is cst.FunctionDef or tp is cst.ClassDef:
+            continue
+        if tp is cst.If and stmt.orelse is None and is_main_guard(stmt.test) or tp is cst.With:
+            ran = _note_block_writes(idx, compiled, stmt.body.body, ran)
+        elif tp is cst.If or tp is cst.Try:
+            ran = any([_note_block_writes(idx, compiled, part, ran) for part in _suites(stmt)]) or ran
+        else:
+            loop_runs = (tp is cst.For or tp is cst.While) and _runs_compiled(stmt, compiled)
+            if ran or loop_runs:
+                _note_top_level_writes(idx, stmt)
+            ran = ran or loop_runs or _runs_compiled(stmt, compiled)
+    return ran
+
+
+def _note_top_level_writes(idx: ModuleIndex, stmt: cst.CSTNode) -> None:
+    """The globals and attributes a module-level statement stores into or changes in place."""
+    is_global = idx.globals.__contains__
+    for n in walk(stmt, into_scopes=False):
+        tp = type(n)
+        if tp is cst.Assign or tp is cst.AugAssign or tp is cst.AnnAssign:
+            for t in [t.target for t in n.targets] if tp is cst.Assign else [n.target]:
+                for name in assigned_names(t):
+                    if is_global(name) and (tp is not cst.Assign or len(idx.globals[name]) > 1):
+                        idx.mutated_globals.setdefault(name, (n, None))
+                _note_top_level_store(idx, t, n)
+        elif tp is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in MUTATING_METHODS:
+            root = root_name(n.func.value)
+            if root is not None and is_global(root):
+                idx.mutated_globals.setdefault(root, (n, None))
+
+
+def _note_top_level_store(idx: ModuleIndex, target: cst.CSTNode, stmt: cst.CSTNode) -> None:
+    tp = type(target)
+    if tp is cst.Tuple or tp is cst.List:
+        for el in target.elements:  # type: ignore[attr-defined]
+            _note_top_level_store(idx, el.value, stmt)
+    elif tp is cst.Subscript or tp is cst.Attribute:
+        root = root_name(target.value)  # type: ignore[attr-defined]
+        if root is not None and root in idx.globals:
+            idx.mutated_globals.setdefault(root, (stmt, None))
+        if tp is cst.Attribute:
+            idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, None))  # type: ignore
 
 
 # --- top level -------------------------------------------------------------------
@@ -363,8 +428,8 @@ def _index_small(idx: ModuleIndex, small: cst.CSTNode) -> None:
     elif isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
         for t in targets:
-            for name in assigned_names(t):
-                idx.globals.setdefault(name, []).append(small.value)
+            for name, value in _global_bindings(t, small.value):
+                idx.globals.setdefault(name, []).append(value)
         for n in walk(small):
             if isinstance(n, cst.Call):
                 _note_call(idx, n, None)
@@ -373,6 +438,20 @@ def _index_small(idx: ModuleIndex, small: cst.CSTNode) -> None:
         for n in walk(small):
             if isinstance(n, cst.Call):
                 _note_call(idx, n, None)
+
+
+def _global_bindings(target: cst.CSTNode, value: cst.BaseExpression | None
+                     ) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    """The names an assignment binds, each with the expression it is bound to: an item of a tuple written out
+    that the target unpacks one for one (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``), else the whole value."""
+    if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) \
+            and len(target.elements) == len(value.elements) \
+            and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
+        for t, v in zip(target.elements, value.elements):
+            yield from _global_bindings(t.value, v.value)
+        return
+    for name in assigned_names(target):
+        yield name, value
 
 
 _REORDERABLE = "torch._dynamo.config.reorderable_logging_functions"

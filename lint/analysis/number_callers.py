@@ -26,7 +26,7 @@ from dynalint.analysis.interface import ProgramView, SignaturesView
 from dynalint.analysis.module_index import import_bindings, local_names_of
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
-from dynalint.analysis.syntax import nodes_and_parents, walk
+from dynalint.analysis.syntax import binding_reach, nodes_and_parents, walk
 from dynalint.analysis.values import Kind, Value, join, python, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -979,14 +979,22 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
     binding ``target``; else None.  ``candidates``: the nodes of ``scope`` that may match, in walk order,
     when they are known (a module's attributes by name), instead of a walk of ``scope``."""
     calls = []
+    # a name bound more than once in a row (`opt = torch.compile(f); opt(x); opt = torch.compile(g)`): the calls
+    # after this binding and before the next are its own, the others call what another binding holds
+    reach = binding_reach(scope, target.value) if isinstance(target, cst.Name) else None
+    reached = {id(c) for c in reach[id(target)]} if reach is not None and len(reach) > 1 and id(target) in reach \
+        else None
     for m in walk(scope) if candidates is None else candidates:
         if m is target or not matches(m):
             continue
+        if reached is not None and id(m) in reach:  # type: ignore[operator]
+            continue  # another binding of the name
         parent = parents.get(id(m))
         if isinstance(m, cst.Name) and isinstance(parent, cst.Attribute) and parent.attr is m:
             continue  # `other.name`: an attribute, not this name
         if isinstance(parent, cst.Call) and parent.func is m:
-            calls.append(parent)
+            if reached is None or id(parent) in reached:
+                calls.append(parent)
             continue
         if isinstance(m, cst.Name) and _another_binding(parents, m, scope):
             continue

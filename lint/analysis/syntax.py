@@ -168,6 +168,76 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
         push(kids)
 
 
+def binding_reach(scope: cst.CSTNode, name: str) -> dict[int, list[cst.Call]] | None:
+    """For each plain binding ``name = ...`` among ``scope``'s own statements (by the ``id`` of its target
+    name), the calls ``name(...)`` that come after it and before the next binding: with a handle rebound
+    (``opt = torch.compile(f); opt(x); opt = torch.compile(g); opt(y)``), each call runs what the binding
+    before it holds, also when a binding and its calls sit in one loop's body (``for fn in fns: opt =
+    torch.compile(fn); opt(x)``).  None when a binding sits in a conditional block (which binding a later
+    call sees depends on the run) or in a loop after a call of the name (the next pass calls it), or the
+    name is bound another way (a loop variable, ``with ... as``, ``del``)."""
+    reach: dict[int, list[cst.Call]] = {}
+    current: list[cst.Call] | None = None
+    loops: list[list[bool]] = []  # the loops the walk is in: whether a call of the name came in each so far
+    stack: list[tuple[cst.CSTNode | None, bool]] = [(scope, False)]
+    readers = _READERS.get
+    while stack:
+        node, conditional = stack.pop()
+        if node is None:
+            loops.pop()  # (the end of a loop's subtree)
+            continue
+        tp = type(node)
+        if tp is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:  # type: ignore
+            if conditional or any(called[0] for called in loops):
+                return None
+            current = reach[id(node.target)] = []  # type: ignore[attr-defined]
+        elif tp is cst.Call and type(node.func) is cst.Name and node.func.value == name:  # type: ignore
+            for called in loops:
+                called[0] = True
+            if current is not None:
+                current.append(node)  # type: ignore[arg-type]
+        elif tp in _OTHER_BINDINGS and name in _bound_by(node):
+            return None
+        if tp in _SCOPE_TYPES and node is not scope:
+            continue
+        kids = (readers(tp) or _reader(tp))(node)
+        if node is not scope and (tp is cst.For or tp is cst.While):
+            loops.append([False])
+            stack.append((None, conditional))
+        inner = conditional or (node is not scope and tp in _CONDITIONAL_TYPES
+                                and not (tp is cst.If and node.orelse is None and is_main_guard(node.test)))  # type: ignore
+        for kid in reversed(kids):
+            stack.append((kid, inner))
+    return reach
+
+
+#: statements whose blocks run or not, depending on the run
+_CONDITIONAL_TYPES = frozenset({cst.If, cst.Try, cst.TryStar, cst.Match})
+#: the other nodes that bind a name (see :func:`_bound_by`)
+_OTHER_BINDINGS = frozenset({cst.For, cst.AsName, cst.Del, cst.AugAssign, cst.AnnAssign, cst.NamedExpr,
+                             cst.Global, cst.Nonlocal, cst.CompFor})
+
+
+def is_main_guard(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"``: the test of a script's block, which runs once, in order, when it runs."""
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+            and test.left.value == "__name__" and len(test.comparisons) == 1):
+        return False
+    comparison = test.comparisons[0]
+    return isinstance(comparison.operator, cst.Equal) \
+        and isinstance(comparison.comparator, cst.SimpleString) \
+        and comparison.comparator.evaluated_value == "__main__"
+
+
+def _bound_by(node: cst.CSTNode) -> set[str]:
+    """The names a node of :data:`_OTHER_BINDINGS` binds."""
+    tp = type(node)
+    if tp is cst.Global or tp is cst.Nonlocal:
+        return {n.name.value for n in node.names}  # type: ignore[attr-defined]
+    target = node.name if tp is cst.AsName else node.target  # type: ignore[attr-defined]
+    return set(assigned_names(target))
+
+
 def is_generator(fn: cst.FunctionDef) -> bool:
     """``fn``'s body holds a ``yield`` of its own (not of a nested function, class or lambda)."""
     return any(type(n) is cst.Yield for n in walk(fn.body, into_scopes=False))

@@ -119,6 +119,10 @@ class ExpressionHandlers:
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         elif base.is_class:
             self.report(E.AttributeEvent, node, cls=base.cls, name=node.attr.value, value=v, on_class=True)
+        elif base.cls is not None and type(node.value) is cst.Name and base.kind in (Kind.UNKNOWN, Kind.MODULE) \
+                and node.value.value in self.env and not self.is_self(node.value):
+            # (an object a global holds is one DYN201 reports the changes of)
+            self.report(E.ObjectAttributeReadEvent, node, cls=base.cls, name=node.attr.value, value=v)
         return v
 
     def attribute(self, base: Value, attr: str, node: cst.CSTNode) -> Value:
@@ -212,7 +216,8 @@ class ExpressionHandlers:
                          from_weights=base.from_weights, **derived((base, *idx))).with_(qualname=base.qualname)
             if base.ndim == 1 and len(idx) == 1 and (idx[0].kind is Kind.SIZE or _python_int(idx[0])):
                 return out.with_(zero_dim=True, ndim=0)  # one element of a 1-d tensor
-            return out
+            ndim = _basic_indexing_rank(base.ndim, idx) if base.ndim is not None else None
+            return out.with_(ndim=ndim, zero_dim=ndim == 0) if ndim is not None else out
         if k is Kind.SIZE:
             return SIZE_VALUE
         if k is Kind.SCALAR:
@@ -536,6 +541,24 @@ def _enum_member(idx: ModuleIndex, node: cst.BaseExpression) -> bool:
 def _text(v: Value) -> bool:
     """``v`` is a known string."""
     return v.kind is Kind.PYTHON and isinstance(v.const, str)
+
+
+def _basic_indexing_rank(ndim: int, idx: tuple[Value, ...]) -> int | None:
+    """The number of dimensions of a tensor of ``ndim`` dimensions indexed by ``idx`` made of slices, integer
+    constants or sizes and ``None`` (``scores.argsort()[:3]`` is 1-d, ``x[0, :, None]`` of a 3-d ``x`` 3-d);
+    None for any other index (a tensor, a list, ``...``)."""
+    taken = added = 0
+    for v in idx:
+        if v.qualname == "builtins.slice":
+            continue
+        if v.kind is Kind.SIZE or v.kind is Kind.PYTHON and isinstance(v.const, int) and not isinstance(v.const, bool):
+            taken += 1
+        elif v.has_const and v.const is None:
+            added += 1
+        else:
+            return None
+    slices = sum(1 for v in idx if v.qualname == "builtins.slice")
+    return ndim - taken + added if taken + slices <= ndim else None
 
 
 def _python_int(v: Value) -> bool:

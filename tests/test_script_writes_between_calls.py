@@ -1,0 +1,114 @@
+"""A script's own statements (its ``__main__`` block) that change what compiled code reads between two compiled
+calls: a global rebound (``SCALE = 3.0``), a global dict's item (``CONFIG["clip"] = 2.0``), an attribute of a
+global object (``RUN.temperature = 0.7``) - DYN201 - and an attribute of the compiled module
+(``m.use_residual = False``) - DYN205. Dynamo guards on each and recompiles once (measured on torch 2.13). The
+same writes before the first compiled call configure what is compiled, once: nothing is reported and nothing
+recompiles."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import requires_torch
+from helpers import check, recompiles_of_script
+
+GLOBALS = """\
+import torch
+
+SCALE = 2.0
+CONFIG = {"clip": None}
+
+
+class RunConfig:
+    def __init__(self):
+        self.temperature = 1.0
+
+
+RUN = RunConfig()
+
+
+def scaled(x):
+    return x * SCALE + 1
+
+
+def clipped(x):
+    x = x * 2
+    if CONFIG["clip"] is not None:
+        x = x.clamp(-CONFIG["clip"], CONFIG["clip"])
+    return x
+
+
+def tempered(x):
+    return x / RUN.temperature
+
+
+if __name__ == "__main__":
+    opt_scaled = torch.compile(scaled, backend="eager")
+    opt_clipped = torch.compile(clipped, backend="eager")
+    opt_tempered = torch.compile(tempered, backend="eager")
+    x = torch.randn(4)
+    opt_scaled(x), opt_clipped(x), opt_tempered(x)
+    SCALE = 3.0
+    CONFIG["clip"] = 2.0
+    RUN.temperature = 0.7
+    opt_scaled(x), opt_clipped(x), opt_tempered(x)
+"""
+
+MODULE = """\
+import torch
+import torch.nn as nn
+
+
+class Res(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.use_residual = True
+
+    def forward(self, x):
+        y = self.lin(x)
+        if self.use_residual:
+            y = y + x
+        return y
+
+
+if __name__ == "__main__":
+    m = Res()
+    opt = torch.compile(m, backend="eager")
+    x = torch.randn(2, 4)
+    for use_residual in (True, False):
+        m.use_residual = use_residual
+        opt(x)
+"""
+
+
+def _configured_first(script: str, writes: list[str]) -> str:
+    """The script with its writes moved before the first compiled call (and that call's repeat dropped)."""
+    lines = script.splitlines(keepends=True)
+    calls = [i for i, line in enumerate(lines) if line.startswith("    opt_scaled(x)")]
+    kept = [line for i, line in enumerate(lines) if i != calls[-1] and line.strip() not in writes]
+    at = kept.index(lines[calls[0]])
+    return "".join(kept[:at] + [f"    {w}\n" for w in writes] + kept[at:])
+
+
+WRITES = ["SCALE = 3.0", 'CONFIG["clip"] = 2.0', "RUN.temperature = 0.7"]
+
+#: name -> (script, (line, code) findings, recompiles Dynamo logs)
+CASES = {
+    "globals-changed-between-calls": (GLOBALS, {(16, "DYN201"), (21, "DYN201"), (27, "DYN201")}, 3),
+    "globals-set-before-the-first-call": (_configured_first(GLOBALS, WRITES), set(), 0),
+    "a-module-attribute-set-in-the-loop": (MODULE, {(13, "DYN205")}, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_check(name: str) -> None:
+    script, found, _ = CASES[name]
+    assert {(d.line, d.code) for d in check(script) if d.code in ("DYN201", "DYN205")} == found
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dynamo(name: str, tmp_path) -> None:
+    script, _, recompiles = CASES[name]
+    messages = recompiles_of_script(tmp_path, name.replace("-", "_"), script)
+    assert len(messages) == recompiles, messages
