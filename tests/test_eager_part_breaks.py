@@ -115,3 +115,41 @@ LOGGED = """
 
 def test_a_logging_call_given_a_tensor_breaks_in_the_eager_part() -> None:
     assert break_lines(LOGGED, entry_points=("logged",)) == marked_lines(LOGGED)
+
+
+STEPPED = """
+    import torch
+    import torch.nn as nn
+
+    model = nn.Linear(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+    def train_step(x):
+        for row in x:
+            if row.sum() > 0:  # breaks
+                print("a positive row")
+        loss = model(x).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()  # breaks
+        return loss
+
+
+    if __name__ == "__main__":
+        step = torch.compile(train_step, backend="eager")
+        step(torch.randn(2, 4))
+"""
+
+
+def test_an_optimizer_step_breaks_in_the_eager_part() -> None:
+    """``opt.step()`` calls ``torch._dynamo.graph_break()`` in its own code: called from the part Dynamo runs
+    eagerly, it is a frame of its own that Dynamo compiles and breaks in (``zero_grad()``, which Dynamo skips,
+    and ``backward()`` are not reported there). The ``print`` under the breaking test of the loop never runs
+    traced. ``x``, which every call passes a tensor, is one, iterated row by row."""
+    assert break_lines(STEPPED) == marked_lines(STEPPED)
+
+
+@requires_torch
+def test_an_optimizer_step_breaks_in_the_eager_part_under_dynamo(tmp_path) -> None:
+    assert_dynamo_breaks_on_marked_lines(STEPPED, "train_step", "[(torch.randn(2, 4),)]", tmp_path)

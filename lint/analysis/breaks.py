@@ -1769,7 +1769,8 @@ class BreakClassifier:
             gb = _GB_BY_TEXT[K.ARGUMENT_TENSOR_METHODS[call.method or ""]]
             return gb, f"Dynamo does not trace `Tensor.{call.method}()`"
         if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
-                and call.qualname is None and _turns_grad_on(call) and not _on_parameter(call):
+                and call.qualname is None and (_turns_grad_on(call) and not _on_parameter(call)
+                                               or not _turns_grad_on(call) and _a_module_parameter(call)):
             return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
         if call.method == "requires_grad_" and call.receiver is not None and call.receiver.kind is Kind.MODULE \
                 and call.callee is None:
@@ -2805,6 +2806,35 @@ def _turns_grad_on(call: CallEvent) -> bool:
     """``requires_grad_()``/``requires_grad_(True)``: turning it off does not break (measured on 2.13)."""
     args = call.node.args if isinstance(call.node, cst.Call) else ()
     return not any(isinstance(a.value, cst.Name) and a.value.value == "False" for a in args)
+
+
+#: module methods that iterate its parameters (``named_...`` as ``(name, parameter)`` pairs)
+_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
+
+
+def _a_module_parameter(call: CallEvent) -> bool:
+    """The receiver is a module's parameter, which requires grad (turning it off then changes it, and breaks:
+    measured on torch 2.13, as turning it on breaks): the loop variable of ``for p in m.parameters():`` (or
+    of ``for name, p in m.named_parameters():``) around the call, or ``.weight``/``.bias`` of a torch.nn
+    module."""
+    func = call.node.func if isinstance(call.node, cst.Call) else None
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    if isinstance(receiver, cst.Attribute):
+        return receiver.attr.value in ("weight", "bias") and call.receiver is not None \
+            and call.receiver.from_weights and call.receiver.entered
+    if not isinstance(receiver, cst.Name):
+        return False
+    for loop in walk(call.function.node.body, into_scopes=False):
+        if type(loop) is not cst.For or type(loop.iter) is not cst.Call or type(loop.iter.func) is not cst.Attribute \
+                or loop.iter.func.attr.value not in _PARAMETER_ITERATORS:
+            continue
+        named = loop.iter.func.attr.value.startswith("named_")
+        target = loop.target.elements[1].value if named and isinstance(loop.target, cst.Tuple) \
+            and len(loop.target.elements) == 2 else None if named else loop.target
+        if isinstance(target, cst.Name) and target.value == receiver.value \
+                and any(n is call.node for n in walk(loop.body, into_scopes=False)):
+            return True
+    return False
 
 
 def _on_parameter(call: CallEvent) -> bool:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Protocol, TypeVar
 import libcst as cst
 
 from dynalint.analysis.events import CallEvent
+from dynalint.core.gb_types import EXPLICIT_BREAK, GraphBreakType
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
 from dynalint.analysis.syntax import Spans, simple_statements, walk
 
@@ -42,6 +43,9 @@ class _Break(Protocol):
 
     @property
     def in_loop(self) -> bool: ...
+
+    @property
+    def gb(self) -> GraphBreakType: ...
 
 
 B = TypeVar("B", bound=_Break)
@@ -155,8 +159,9 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
     ``with open(...)`` are not reported, nor is a ``finally`` block or the body of that ``with``).
     Met: the breaks of the first unresumable statement on Dynamo's way there, its header included,
     except those after one of its unresumable breaks in the same block (tracing has stopped there); and
-    in the eager part, those of its comprehensions and of its logging calls given a tensor, which run
-    as frames of their own that Dynamo compiles.
+    in the eager part, those of its comprehensions, of its logging calls given a tensor and of the methods
+    that call ``torch._dynamo.graph_break()`` themselves, which run as frames of their own that Dynamo
+    compiles.
     A break is left out only where every run that reaches it passed that statement's break first: not
     after a loop whose break sits in a branch, nor after an ``if`` whose branch holds that statement
     (measured: with the branch not taken, a ``print`` after it breaks)."""
@@ -174,7 +179,7 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
         stops = [b for b in mine if _unresumable(b, block, fn)]
         surely = any(_surely_reached(fn, paths, block, s.node) for s in stops)
         for b in mine:
-            if not part.eager(b.statement) or _own_frame(b, fn) or _logs_tensor(b):
+            if not part.eager(b.statement) or _own_frame(b, fn) or _logs_tensor(b) or _breaks_inside_method(b):
                 continue
             if _met_in(block, b, fn):
                 if any(s is not b and _dominates(fn, paths, s.node, b.node) for s in stops):
@@ -209,6 +214,15 @@ def _logs_tensor(brk: _Break) -> bool:
     logging_call = is_logger_call(ev) or (q.startswith("logging.") and q.count(".") == 1
                                           and q.split(".")[1] in LOGGING_FUNCTIONS)
     return logging_call and any(v is not None and v.is_tensor for v in (*ev.args, *ev.kwargs.values()))
+
+
+def _breaks_inside_method(brk: _Break) -> bool:
+    """``brk`` is a ``torch._dynamo.graph_break()`` inside the code of the method called there
+    (``optimizer.step()``): called from the eager part, the method is a frame of its own that Dynamo compiles,
+    and the graph breaks inside it, reported at the call (measured on torch 2.13, after a loop whose body
+    breaks; ``zero_grad()``, which Dynamo skips, and ``loss.backward()`` are not reported there)."""
+    ev = brk.event
+    return brk.gb is EXPLICIT_BREAK and isinstance(ev, CallEvent) and ev.method is not None
 
 
 def _met_in(block: cst.CSTNode, brk: _Break, fn: "FunctionInfo") -> bool:
@@ -282,6 +296,12 @@ def _dominates(fn: "FunctionInfo", paths: _Paths, first: cst.CSTNode, later: cst
             return False
         if position != at:
             return position > at and all(how == _ALWAYS for _, _, how in outer[level + 1:])
+    if outer and len(inner) > len(outer):
+        # `later` is inside the `if` whose test holds `first`: the test runs before either branch (not a
+        # `while` test, whose unresumable break Dynamo meets after one pass over the body: see `breaks`)
+        suite, at, _ = outer[-1]
+        stmt = simple_statements(suite)[at]  # type: ignore[arg-type]
+        return isinstance(stmt, cst.If) and _encloses(fn, stmt.test, first)
     return False
 
 

@@ -1,0 +1,63 @@
+"""``requires_grad_(False)`` breaks where it changes the flag: on a module's parameters, which require grad (the
+loop variable of ``for p in D.parameters():`` - a GAN's generator step freezing its critic - or of
+``named_parameters()``, and ``lin.weight``); ``requires_grad_(True)`` breaks as before. Modules bound by a
+module-level assignment that unpacks a tuple written out (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``) are each
+the item bound to them. Each case is also run under real Dynamo (torch 2.13)."""
+from __future__ import annotations
+
+from helpers import marked_case_tests
+
+CASES = [
+    ("freezing-the-critic", """
+    import torch
+    import torch.nn as nn
+
+    G, D = nn.Linear(4, 4), nn.Linear(4, 1)
+
+
+    def generator_step(z):
+        for p in D.parameters():
+            p.requires_grad_(False)  # breaks
+        loss = -D(G(z)).mean()
+        for p in D.parameters():
+            p.requires_grad_(True)
+        return loss
+    """, "generator_step", "[(torch.randn(2, 4),)]"),
+    ("a-weight", """
+    import torch
+    import torch.nn as nn
+
+    enc = nn.Linear(4, 4)
+    head = nn.Linear(4, 2)
+
+
+    def freeze_head(x):
+        head.weight.requires_grad_(False)  # breaks
+        return head(enc(x)).sum()
+    """, "freeze_head", "[(torch.randn(2, 4),)]"),
+    ("named-parameters", """
+    import torch
+    import torch.nn as nn
+
+    enc = nn.Linear(4, 4)
+    head = nn.Linear(4, 2)
+
+
+    def freeze_encoder(x):
+        for name, p in enc.named_parameters():
+            if name.endswith("bias"):
+                p.requires_grad_(False)  # breaks
+        return head(enc(x)).sum()
+    """, "freeze_encoder", "[(torch.randn(2, 4),)]"),
+    ("an-input-or-a-new-tensor", """
+    import torch
+
+
+    def f(x):
+        y = torch.randn(3)
+        y.requires_grad_(False)
+        return (x * 2).requires_grad_(False) + y
+    """, "f", "[(torch.randn(3),)]"),
+]
+
+test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
