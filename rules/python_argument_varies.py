@@ -260,7 +260,7 @@ def _effect(entry: ParameterValues) -> str:
                 f"Dynamo reads its value and guards on it, so each new value recompiles it; {RECOMPILE_LIMIT}")
     if kinds == {"bool"}:
         return "so it compiles one graph per value"
-    if kinds & {"str", "device"}:
+    if kinds & {"str", "device", "dtype"}:
         return "so each new value recompiles it"
     if kinds & {"NoneType", "tensor"}:
         return "so it compiles one graph for `None` and one for a tensor"

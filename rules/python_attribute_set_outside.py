@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.analysis.events import AttributeEvent, ObjectAttributeReadEvent
-from dynalint.analysis.entry_arguments import set_with_size_change, site_label
+from dynalint.analysis.entry_arguments import grad_mode_differs, grad_mode_flips, set_with_size_change, site_label
 from dynalint.analysis.mode_flips import mode_flips
 from dynalint.analysis.module_index import related, stores_on_self
 from dynalint.analysis.values import Kind
@@ -38,7 +38,8 @@ class PythonAttributeSetOutside(Rule):
         or through a submodule that does (dropout, batch and instance norm, multi-head attention, the
         transformer layers). Both graphs stay cached, so switching back and forth costs nothing more. A
         module without such a read (linear and convolution layers, layer and group norm) does not
-        recompile (all measured on torch 2.13).
+        recompile. A switch of mode made together with one of grad mode (`model.eval()`, then a call under
+        `torch.no_grad()`) is one recompile, which DYN208 reports (all measured on torch 2.13).
     """
     fix = """
         Pass the value to `forward` as a tensor (so it becomes a graph input), or keep one compiled
@@ -156,8 +157,11 @@ class PythonAttributeSetOutside(Rule):
                 f"guards on it, so each new value recompiles `{ev.function.name}`.",
                 hint="pass it as a tensor argument, or keep one compiled module per setting",
             )
+        grad_flipped = {id(fn) for fn, _, _ in grad_mode_flips(ctx.program)}
         for flip in mode_flips(ctx.program):
             forward = flip.cls.methods["forward"]
+            if id(forward) in grad_flipped and grad_mode_differs(flip.owner, flip.caller, flip.before, flip.after):
+                continue  # one recompile for both the mode and the grad mode, which DYN208 reports
             before, switch, after = (site_label(ctx.program, flip.owner, n, flip.caller)
                                      for n in (flip.before, flip.switch, flip.after))
             modes = ("evaluation", "training") if flip.mode else ("training", "evaluation")

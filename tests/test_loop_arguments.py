@@ -152,6 +152,20 @@ def test_replayed_values_follow_the_program():
     assert values["other"] == [UNKNOWN] * 4 and values["x"] == [UNKNOWN] * 4
 
 
+def test_a_fresh_list_that_an_annotated_assignment_makes_is_the_replays_own():
+    """``history: list = []`` is a list no other name holds, as ``history = []`` is: appending to it changes
+    nothing the replay follows, so the loop after it still gives its values."""
+    source = """
+        def main(x):
+            history: list = []
+            for n in (1, 2):
+                history.append(n)
+            for k in (5, 10):
+                f(x, k)
+    """
+    assert _values(source, "f", ["x", "k"])["k"] == [5, 10]
+
+
 @pytest.mark.parametrize("source", [
     # not in a loop
     "def main(x):\n    f(x, 1)\n",

@@ -79,3 +79,20 @@ def test_check_grad_mode() -> None:
 def test_dynamo_grad_mode(tmp_path) -> None:
     messages = recompiles_of_script(tmp_path, "grad", GRAD)
     assert len(messages) == 1 and "grad_mode" in messages[0], messages
+
+
+BOTH = SCRIPT.replace("    mod.eval()\n    m(torch.randn(2, 8))\n",
+                      "    mod.eval()\n    with torch.no_grad():\n        m(torch.randn(2, 8))\n")
+
+
+def test_check_mode_and_grad_mode_switched_at_one_call() -> None:
+    """``.eval()`` and ``torch.no_grad()`` switched at one call: one recompile for both, which Dynamo names
+    after the grad mode; DYN208 reports it, and DYN205 does not report it again."""
+    assert BOTH != SCRIPT
+    assert [d.code for d in check(BOTH) if d.code.startswith("DYN2")] == ["DYN208"]
+
+
+@requires_torch
+def test_dynamo_mode_and_grad_mode_switched_at_one_call(tmp_path) -> None:
+    messages = recompiles_of_script(tmp_path, "both", BOTH)
+    assert len(messages) == 1 and "grad_mode" in messages[0], messages

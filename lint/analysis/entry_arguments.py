@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
@@ -551,6 +552,15 @@ def _grad_enabled(site: _Site) -> bool:
     return True
 
 
+def grad_mode_differs(owner: "Program", caller: "FunctionInfo", first: cst.Call, then: cst.Call) -> bool:
+    """Two calls in ``caller`` (of ``owner``'s module), one run with grad mode on and the other under no-grad
+    (see :func:`_grad_enabled`): a compiled module they call recompiles once for the grad mode, whatever else
+    changed between them (measured on torch 2.13: `.eval()` and `torch.no_grad()` switched at one call make
+    one recompile, which Dynamo names after the grad mode)."""
+    a, b = (first, caller, owner), (then, caller, owner)
+    return not (_grad_mode_set(a) or _grad_mode_set(b)) and _grad_enabled(a) != _grad_enabled(b)
+
+
 def _grad_mode_set(site: _Site) -> bool:
     """A call inside ``with torch.set_grad_enabled(...):`` (or in a caller decorated with it): it runs in the
     mode the argument says, not known statically."""
@@ -681,6 +691,10 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
     device = _device(node)
     if device is not None:
         return ("device", device)
+    dotted = dotted_name(node) if type(node) is cst.Attribute else None
+    if dotted is not None and dotted.startswith("torch.") and dotted[6:] in K.TORCH_DTYPE_NAMES:
+        # `torch.float16`: Dynamo guards on a dtype argument by equality (`dtype == torch.float64`)
+        return ("dtype", K.TORCH_DTYPE_ALIASES.get(dotted[6:], dotted[6:]))
     const = _literal(node)
     if const is _NOT_LITERAL and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
         folded = constant(node)  # arithmetic of number literals (`1 + 0.5`)
@@ -751,6 +765,8 @@ def _shown(key: tuple[str, Any]) -> str:
         return "a tensor"
     if kind == "device":
         return f"`torch.device({value[0]!r}{'' if value[1] is None else f', {value[1]}'})`"
+    if kind == "dtype":
+        return f"`torch.{value}`"
     return f"`{value!r}`"
 
 
@@ -993,6 +1009,15 @@ def _literal(node: cst.BaseExpression) -> Any:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
             and isinstance(node.expression, (cst.Integer, cst.Float)):
         return -literal_value(node.expression)  # type: ignore[operator]
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "float" \
+            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        # `float("inf")`, `float(2)` (a NaN, never equal to itself, is left unknown)
+        inner = _literal(node.args[0].value)
+        try:
+            value = float(inner) if inner is not _NOT_LITERAL and not isinstance(inner, bool) else None
+        except (TypeError, ValueError):
+            value = None
+        return value if value is not None and value == value else _NOT_LITERAL
     return _NOT_LITERAL
 
 

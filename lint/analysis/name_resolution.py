@@ -31,12 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.memo import Memo
 
 
-_TORCH_DTYPES = frozenset({
-    "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16", "int32",
-    "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
-    "float8_e5m2", "qint8", "quint8", "strided", "sparse_coo", "contiguous_format", "channels_last",
-    "preserve_format",
-})
 
 
 class NameResolution(ProgramPart["ProgramParts"]):
@@ -89,7 +83,7 @@ class NameResolution(ProgramPart["ProgramParts"]):
             if found is not None:
                 return found
         head, _, last = q.rpartition(".")
-        if head == "torch" and last in _TORCH_DTYPES:
+        if head == "torch" and last in K.TORCH_DTYPE_NAMES:
             return python(is_bool=False).with_(qualname=q)
         if head == "math" and last in ("pi", "e", "inf", "nan", "tau"):
             return PYTHON_VALUE
