@@ -113,7 +113,8 @@ class MutableGlobalRead(Rule):
                 through = "" if site is ev else f", and `{ctx.code(site.node)}` returns it"
                 fn = site.function.name
                 recompiled = f"the compiled function that calls `{fn}`" if id(site.function) in called else f"`{fn}`"
-                by = f"`{where.name}()`" if where is not None else "the module's own code, after a compiled call,"
+                by = f"`{where.name}()`" if where is not None \
+                    else "the module's own code, after a compiled call,"
                 yield self.finding(
                     site,
                     f"`{ev.name}` is a global that {by} rebinds or mutates{through}: Dynamo guards on "

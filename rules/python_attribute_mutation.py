@@ -8,6 +8,7 @@ import libcst as cst
 from dynalint.analysis.class_state import initial_keys, initially_none, is_self, self_attribute
 from dynalint.analysis.entry_arguments import second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
+from dynalint.analysis.module_index import built_only_in_compiled_code
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -171,9 +172,14 @@ class PythonAttributeMutation(Rule):
             if e.cls is not None:
                 first.setdefault((id(e.cls), e.name), e)
         read = {key for key in read if not (first[key].write and not first[key].augmented)}
+        fresh: dict[int, bool] = {}
         for ev in events:
             if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:
                 continue
+            if id(ev.cls) not in fresh:
+                fresh[id(ev.cls)] = built_only_in_compiled_code(ev.cls, ctx.program.compiled)
+            if fresh[id(ev.cls)]:
+                continue  # a new object each call: what the call changes on it, no later call reads
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is not None and declared.kind in (Kind.TENSOR, Kind.MODULE):
                 continue

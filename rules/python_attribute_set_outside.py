@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.analysis.events import AttributeEvent, ObjectAttributeReadEvent
-from dynalint.analysis.entry_arguments import grad_mode_differs, grad_mode_flips, set_with_size_change, site_label
+from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flips, set_with_size_change,
+                                               site_label)
 from dynalint.analysis.mode_flips import mode_flips
-from dynalint.analysis.module_index import related, stores_on_self
+from dynalint.analysis.module_index import may_run_between_calls, related, stores_on_self
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
@@ -25,8 +26,8 @@ class PythonAttributeSetOutside(Rule):
         what is compiled, once) assigns it a different value, the next call fails the guard and
         recompiles (and after 8 distinct values Dynamo falls back to eager). So does an attribute of an
         object of a class of the checked code that compiled code is handed (a config dataclass the callers
-        pass, `cfg.loss`) when other code sets it between calls. A float that a setter method changes in a loop
-        only at the iteration where a tensor passed to the compiled module first changes size (made
+        pass, `cfg.loss`) when other code sets it between calls. A float that a setter method changes in a
+        loop only at the iteration where a tensor passed to the compiled module first changes size (made
         there by `torch.randn(2, seq, 4)`-like factories of sizes the loop is known to take) adds no
         recompile of its own: Dynamo recompiles once for both and makes both dynamic (an int attribute
         of a module stays static and still recompiles at each new value).
@@ -139,7 +140,9 @@ class PythonAttributeSetOutside(Rule):
             if declared is None or declared.kind is not Kind.PYTHON:
                 continue
             setters = [fn for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
-                       and not (stores_on_self(stmt, fn, ev.name) and not related(fn.cls, ev.cls))]  # type: ignore
+                       and not (stores_on_self(stmt, fn, ev.name)
+                                and not related(fn.cls, ev.cls))  # type: ignore[union-attr]
+                       and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
             if not setters:
                 continue
             if None not in setters and ev.function.cls is not None and ev.function.cls.is_module \
@@ -160,7 +163,8 @@ class PythonAttributeSetOutside(Rule):
         grad_flipped = {id(fn) for fn, _, _ in grad_mode_flips(ctx.program)}
         for flip in mode_flips(ctx.program):
             forward = flip.cls.methods["forward"]
-            if id(forward) in grad_flipped and grad_mode_differs(flip.owner, flip.caller, flip.before, flip.after):
+            if id(forward) in grad_flipped \
+                    and grad_mode_differs(flip.owner, flip.caller, flip.before, flip.after):
                 continue  # one recompile for both the mode and the grad mode, which DYN208 reports
             before, switch, after = (site_label(ctx.program, flip.owner, n, flip.caller)
                                      for n in (flip.before, flip.switch, flip.after))

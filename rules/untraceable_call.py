@@ -27,8 +27,8 @@ class UntraceableCall(Rule):
         compiled code breaks too), `open()` and the methods of the file it returns, a `class` statement
         ("Invalid call to __build_class__"), an
         explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph (and
-        `requires_grad_(False)` on a module's parameter: `for p in critic.parameters():`), `torch._assert` on a
-        tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
+        `requires_grad_(False)` on a module's parameter: `for p in critic.parameters():`), `torch._assert` on
+        a tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
         `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
         comparing `t.data_ptr()` values or doing arithmetic on one (`t.data_ptr() % 16`),

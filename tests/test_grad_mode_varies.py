@@ -61,8 +61,8 @@ def test_an_entry_point_run_in_both_grad_modes_is_reported_on_its_def():
     # the module changes the grad mode in a way the calls do not show
     ("    def main():\n", "    def main():\n        torch.set_grad_enabled(False)\n"),
     # the call on the grad side runs in the mode a flag sets for its block
-    ("            fit(torch.randn(2, 3))", "            with torch.set_grad_enabled(flag):\n"
-                                         "                fit(torch.randn(2, 3))"),
+    ("            fit(torch.randn(2, 3))",
+     "            with torch.set_grad_enabled(flag):\n                fit(torch.randn(2, 3))"),
 ])
 def test_no_finding_when_the_grad_mode_of_a_call_is_not_known_to_differ(old, new):
     assert old in PROGRAM

@@ -1,7 +1,7 @@
-"""The number of dimensions of a tensor indexed by slices, integer constants and ``None`` (``scores.argsort()[:3]``
-of a 1-d ``scores`` is 1-d): each element of it is then 0-d, and indexing with one needs its value, a break
-(Dynamo's "Data dependent operator"); a sum of such elements is not. Each case is also run under real Dynamo
-(torch 2.13)."""
+"""The number of dimensions of a tensor indexed by slices, integer constants and ``None``
+(``scores.argsort()[:3]`` of a 1-d ``scores`` is 1-d): each element of it is then 0-d, and indexing with one
+needs its value, a break (Dynamo's "Data dependent operator"); a sum of such elements is not. Each case is
+also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

@@ -5,11 +5,11 @@ does not break; on the holding side it still does.  A value known to be a tensor
 torch.Tensor)`` held before) keeps its value where the test fails, a side that never runs.  Each case is also
 run under real Dynamo.
 
-``isinstance(m, C)`` with ``C`` a module class of the checked code that defines ``forward`` (what an annotation
-``m: C`` promises) makes ``m`` an instance of ``C`` where it holds: a loop over ``model.modules()`` (or a
-generator yielding what such a test let through) reads ``C``'s buffers, so ``float(m.max_val)`` breaks there. A
-value known to be of another class is not narrowed: Dynamo decides the test while tracing, and the code under
-it never runs."""
+``isinstance(m, C)`` with ``C`` a module class of the checked code that defines ``forward`` (what an
+annotation ``m: C`` promises) makes ``m`` an instance of ``C`` where it holds: a loop over ``model.modules()``
+(or a generator yielding what such a test let through) reads ``C``'s buffers, so ``float(m.max_val)`` breaks
+there. A value known to be of another class is not narrowed: Dynamo decides the test while tracing, and the
+code under it never runs."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

@@ -103,3 +103,61 @@ def test_an_attribute_of_an_argument_set_between_calls() -> None:
 def test_dynamo_recompiles_on_the_argument_attribute(tmp_path) -> None:
     messages = recompiles_of_script(tmp_path, "config_attribute", CONFIG)
     assert len(messages) == 1 and "cfg.loss" in messages[0], messages
+
+
+NEVER_OR_BEFORE = """\
+import torch
+
+
+class EmaFilter:
+    def __init__(self, fps: float):
+        self.te = 1.0 / fps
+
+    def reset(self, fps: float):
+        self.te = 1.0 / fps
+
+    def update(self, x, prev):
+        return prev + (x - prev) * self.te
+
+
+class Buffer:
+    def __init__(self, capacity):
+        self.data = torch.zeros(capacity)
+        self.ptr, self.size, self.capacity = 0, 0, capacity
+
+    def add(self, x):
+        self.data[self.ptr] = x
+        self.ptr = (self.ptr + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, u):
+        idx = (u * self.size).long().clamp(max=self.size - 1)
+        return self.data[idx]
+
+
+if __name__ == "__main__":
+    f = EmaFilter(30.0)
+    step = torch.compile(f.update, backend="eager")
+    prev = torch.zeros(4)
+    buf = Buffer(64)
+    for t in range(40):
+        buf.add(float(t))
+    sample = torch.compile(buf.sample, backend="eager")
+    for _ in range(3):
+        prev = step(torch.randn(4), prev)
+        sample(torch.rand(8))
+"""
+
+
+def test_a_setter_never_called_or_called_before_the_first_compiled_call() -> None:
+    """``reset()`` is never called, and every ``add()`` runs before anything is compiled: neither changes a
+    value between two compiled calls. Called after a compiled call, ``add()`` does."""
+    assert [d for d in check(NEVER_OR_BEFORE) if d.code == "DYN205"] == []
+    after = NEVER_OR_BEFORE.replace("        sample(torch.rand(8))\n",
+                                    "        sample(torch.rand(8))\n        buf.add(1.0)\n")
+    assert {d.message.split("`")[1] for d in check(after) if d.code == "DYN205"} == {"self.size"}
+
+
+@requires_torch
+def test_dynamo_recompiles_neither(tmp_path) -> None:
+    assert recompiles_of_script(tmp_path, "never_or_before", NEVER_OR_BEFORE) == []

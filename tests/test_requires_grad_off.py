@@ -1,8 +1,8 @@
-"""``requires_grad_(False)`` breaks where it changes the flag: on a module's parameters, which require grad (the
-loop variable of ``for p in D.parameters():`` - a GAN's generator step freezing its critic - or of
+"""``requires_grad_(False)`` breaks where it changes the flag: on a module's parameters, which require grad
+(the loop variable of ``for p in D.parameters():`` - a GAN's generator step freezing its critic - or of
 ``named_parameters()``, and ``lin.weight``); ``requires_grad_(True)`` breaks as before. Modules bound by a
-module-level assignment that unpacks a tuple written out (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``) are each
-the item bound to them. Each case is also run under real Dynamo (torch 2.13)."""
+module-level assignment that unpacks a tuple written out (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``) are
+each the item bound to them. Each case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

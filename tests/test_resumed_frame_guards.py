@@ -36,6 +36,12 @@ CASES = """
         return m.sum() + 1
 
 
+    def unpacked(x):
+        keep = x > 0
+        kept, where = x[keep], keep.nonzero()
+        return kept.sum() + where.sum()
+
+
     @torch.compile(backend="eager")
     def distinct(x):
         u = torch.unique((x * 2).round())
@@ -174,6 +180,12 @@ FRESH_CASES = """
         return m.sum() + 1
 
 
+    def unpacked(x):
+        keep = x > 0
+        kept, where = x[keep], keep.nonzero()
+        return kept.sum() + where.sum()
+
+
     def drawn(x):
         n = (x > 0).nonzero().shape[0]
         return x * n
@@ -289,6 +301,12 @@ FRESH_CASES = """
         f(torch.randn(8))
 
 
+    def run_unpacked():
+        f = torch.compile(unpacked, backend="eager")
+        for _ in range(3):
+            f(torch.randn(8))
+
+
     def run_drawn():
         f = torch.compile(drawn, backend="eager")
         for _ in range(3):
@@ -327,13 +345,14 @@ FRESH_CASES = """
             f(torch.randn(8))
 
 
-    RUNS = [run_counted, run_masked, run_drawn, run_unused, run_fixed, run_packed, run_looped, run_loop_later,
-            run_ranged, run_ranged_unused, run_via_helper, run_stringed, run_printed]
+    RUNS = [run_counted, run_masked, run_unpacked, run_drawn, run_unused, run_fixed, run_packed, run_looped,
+            run_loop_later, run_ranged, run_ranged_unused, run_via_helper, run_stringed, run_printed]
 """
 
-FRESH_RECOMPILED = {"counted", "masked", "drawn", "loop_later", "ranged", "stringed"}
+FRESH_RECOMPILED = {"counted", "masked", "unpacked", "drawn", "loop_later", "ranged", "stringed"}
 """The functions whose resumed frame recompiles when the calls the code shows draw new random data:
-the size taken from it changes (a result never used again, the same tensor at every call, or a
+the size taken from it changes (also where a tuple written out is unpacked into names, ``kept, where =
+x[keep], keep.nonzero()``; a result never used again, the same tensor at every call, or a
 resumed frame that only packs the size into a dataclass and hands it to a helper that returns it,
 which has no graph, does not; nor does a function with a break in a loop before the size is taken, which Dynamo runs eagerly from
 there; a loop after the break belongs to the resumed frame).  ``torch.arange(n)`` of a 0-d tensor

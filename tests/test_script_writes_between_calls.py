@@ -1,6 +1,6 @@
-"""A script's own statements (its ``__main__`` block) that change what compiled code reads between two compiled
-calls: a global rebound (``SCALE = 3.0``), a global dict's item (``CONFIG["clip"] = 2.0``), an attribute of a
-global object (``RUN.temperature = 0.7``) - DYN201 - and an attribute of the compiled module
+"""A script's own statements (its ``__main__`` block) that change what compiled code reads between two
+compiled calls: a global rebound (``SCALE = 3.0``), a global dict's item (``CONFIG["clip"] = 2.0``), an
+attribute of a global object (``RUN.temperature = 0.7``) - DYN201 - and an attribute of the compiled module
 (``m.use_residual = False``) - DYN205. Dynamo guards on each and recompiles once (measured on torch 2.13). The
 same writes before the first compiled call configure what is compiled, once: nothing is reported and nothing
 recompiles."""

@@ -2825,10 +2825,10 @@ def _a_module_parameter(call: CallEvent) -> bool:
     if not isinstance(receiver, cst.Name):
         return False
     for loop in walk(call.function.node.body, into_scopes=False):
-        if type(loop) is not cst.For or type(loop.iter) is not cst.Call or type(loop.iter.func) is not cst.Attribute \
-                or loop.iter.func.attr.value not in _PARAMETER_ITERATORS:
+        iterated = loop.iter.func if type(loop) is cst.For and type(loop.iter) is cst.Call else None
+        if type(iterated) is not cst.Attribute or iterated.attr.value not in _PARAMETER_ITERATORS:
             continue
-        named = loop.iter.func.attr.value.startswith("named_")
+        named = iterated.attr.value.startswith("named_")
         target = loop.target.elements[1].value if named and isinstance(loop.target, cst.Tuple) \
             and len(loop.target.elements) == 2 else None if named else loop.target
         if isinstance(target, cst.Name) and target.value == receiver.value \

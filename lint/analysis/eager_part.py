@@ -179,7 +179,8 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
         stops = [b for b in mine if _unresumable(b, block, fn)]
         surely = any(_surely_reached(fn, paths, block, s.node) for s in stops)
         for b in mine:
-            if not part.eager(b.statement) or _own_frame(b, fn) or _logs_tensor(b) or _breaks_inside_method(b):
+            if not part.eager(b.statement) or _own_frame(b, fn) or _logs_tensor(b) \
+                    or _breaks_inside_method(b):
                 continue
             if _met_in(block, b, fn):
                 if any(s is not b and _dominates(fn, paths, s.node, b.node) for s in stops):

@@ -214,9 +214,9 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
     ``GLOBAL_STATE changed: grad_mode``, whatever the function computes).  A call counts as on only
     when nothing in the module can turn grad mode off around it: no ``torch.set_grad_enabled`` in the
     module, and its caller called in the module (or the function that turns grad mode off around the
-    other call), never from a no-grad context. ``torch.set_grad_enabled`` called as a statement may turn it off
-    anywhere after; in a ``with`` (or as a decorator) it sets the mode of its block only, where a call runs in
-    a mode not known."""
+    other call), never from a no-grad context. ``torch.set_grad_enabled`` called as a statement may turn it
+    off anywhere after; in a ``with`` (or as a decorator) it sets the mode of its block only, where a call
+    runs in a mode not known."""
     if _sets_grad_mode_for_good(program.index):
         return
     for fn, sites, _ in entry_call_sites(program):
@@ -1063,13 +1063,13 @@ def _compiled_handles(program: "Program"
                 bound = n.targets[0].target
                 if isinstance(bound, cst.Name):
                     reach = binding_reach(scope, bound.value)
-                    reached = {id(c) for c in reach.get(id(bound), ())} if reach is not None and len(reach) > 1 \
-                        else None
+                    several = reach is not None and len(reach) > 1
+                    reached = {id(c) for c in reach.get(id(bound), ())} if several else None  # type: ignore
                     out.append((bound.value, where, target[0], _dynamic_false(call), reached))
                 elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and where is not None:
                     # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of that function
-                    out.append((f"{bound.value.value}.{bound.attr.value}", where, target[0], _dynamic_false(call),
-                                None))
+                    name = f"{bound.value.value}.{bound.attr.value}"
+                    out.append((name, where, target[0], _dynamic_false(call), None))
     return out
 
 

@@ -187,9 +187,9 @@ class TensorAttributeReadEvent(Event):
 
 @dataclass(frozen=True, eq=False)
 class ObjectAttributeReadEvent(Event):
-    """``cfg.<name>`` read on an object of a class of the checked code other than ``self``, held by a local name
-    (an argument the callers pass, ``step(cfg, x)``): Dynamo guards on a Python value read there as on one of
-    ``self``."""
+    """``cfg.<name>`` read on an object of a class of the checked code other than ``self``, held by a local
+    name (an argument the callers pass, ``step(cfg, x)``): Dynamo guards on a Python value read there as on
+    one of ``self``."""
 
     cls: "ClassInfo | None" = None
     name: str = ""

@@ -141,12 +141,12 @@ logical_or index_select repeat_interleave rsqrt
 #: equality), with the dtype each alias names (``torch.double`` is ``torch.float64``)
 TORCH_DTYPE_NAMES = frozenset({
     "float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16", "int32",
-    "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn",
-    "float8_e5m2", "qint8", "quint8", "strided", "sparse_coo", "contiguous_format", "channels_last",
-    "preserve_format",
+    "int64", "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble",
+    "float8_e4m3fn", "float8_e5m2", "qint8", "quint8", "strided", "sparse_coo", "contiguous_format",
+    "channels_last", "preserve_format",
 })
-TORCH_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
-                       "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
+TORCH_DTYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+                       "int": "int32", "short": "int16", "cfloat": "complex64", "cdouble": "complex128"}
 #: ``torch.<name>`` callables that do not return tensors.
 TORCH_PYTHON_FUNCS = frozenset({
     "is_tensor", "is_storage", "is_floating_point", "is_complex", "get_default_dtype", "set_default_dtype",

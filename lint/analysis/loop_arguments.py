@@ -201,8 +201,10 @@ class _Replay:
             for target in small.targets:
                 self._bind(target.target, value, env, fresh and len(small.targets) == 1)
         elif isinstance(small, cst.AnnAssign):
-            fresh = isinstance(small.value, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))  # `seen: list = []`
-            self._bind(small.target, self._eval(small.value, env) if small.value is not None else UNKNOWN, env, fresh)
+            # (`seen: list = []` makes a list no other name holds, as `seen = []` does)
+            fresh = isinstance(small.value, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))
+            value = self._eval(small.value, env) if small.value is not None else UNKNOWN
+            self._bind(small.target, value, env, fresh)
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 env[small.target.value] = self._augmented(small, env)

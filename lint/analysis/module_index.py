@@ -7,14 +7,15 @@ bodies; no libcst metadata providers are involved.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, TypeVar
 
 import libcst as cst
 
 from dynalint.analysis.custom_ops import index_custom_ops
-from dynalint.analysis.syntax import (assigned_names, decorator_target, dotted_name, is_generator, is_main_guard,
-                                      root_name, walk)
+from dynalint.analysis.syntax import (assigned_names, decorator_target, dotted_name, is_generator,
+                                      is_main_guard, root_name, walk)
 
 T = TypeVar("T")
 
@@ -159,6 +160,10 @@ class ModuleIndex:
     """Custom ops (``torch.ops.<ns>.<op>``) whose fake implementation here has a data-dependent size."""
     compile_targets: list[tuple[cst.Call, FunctionInfo | None]] = field(default_factory=list)
     """``torch.compile(x)`` calls with the function they sit in (None: module level)."""
+    calls_after_compiled: set[int] | None = field(default=None, repr=False)
+    """``id`` of the calls of the module's own statements that may run after one of its compiled calls (see
+    :func:`_note_writes_after_compiled_calls`); None when those statements make no compiled call the index
+    sees."""
     top_level: FunctionInfo | None = field(default=None, repr=False)
     """The module's own statements as one function (:func:`top_level_code`), made when first asked for."""
     name: str = ""
@@ -271,6 +276,7 @@ def _note_writes_after_compiled_calls(idx: ModuleIndex) -> None:
                     and idx.resolve_expr(n.value.func) in COMPILE_NAMES
                     for t in n.targets for name in assigned_names(t.target))
     if compiled:
+        idx.calls_after_compiled = set()
         _note_block_writes(idx, compiled, idx.module.body, False)
 
 
@@ -280,8 +286,8 @@ def _runs_compiled(node: cst.CSTNode, compiled: set[str]) -> bool:
 
 
 def _note_block_writes(idx: ModuleIndex, compiled: set[str], stmts: list | tuple, ran: bool) -> bool:
-    """:func:`_note_writes_after_compiled_calls` of a block of module-level statements, entered after a compiled
-    call (``ran``) or not; whether one ran by its end."""
+    """:func:`_note_writes_after_compiled_calls` of a block of module-level statements, entered after a
+    compiled call (``ran``) or not; whether one ran by its end."""
     for stmt in stmts:
         tp = type(stmt)
         if tp is cst.FunctionDef or tp is cst.ClassDef:
@@ -299,10 +305,12 @@ def _note_block_writes(idx: ModuleIndex, compiled: set[str], stmts: list | tuple
 
 
 def _note_top_level_writes(idx: ModuleIndex, stmt: cst.CSTNode) -> None:
-    """The globals and attributes a module-level statement stores into or changes in place."""
+    """The globals and attributes a module-level statement stores into or changes in place, and its calls."""
     is_global = idx.globals.__contains__
     for n in walk(stmt, into_scopes=False):
         tp = type(n)
+        if tp is cst.Call and idx.calls_after_compiled is not None:
+            idx.calls_after_compiled.add(id(n))
         if tp is cst.Assign or tp is cst.AugAssign or tp is cst.AnnAssign:
             for t in [t.target for t in n.targets] if tp is cst.Assign else [n.target]:
                 for name in assigned_names(t):
@@ -443,7 +451,8 @@ def _index_small(idx: ModuleIndex, small: cst.CSTNode) -> None:
 def _global_bindings(target: cst.CSTNode, value: cst.BaseExpression | None
                      ) -> Iterator[tuple[str, cst.BaseExpression | None]]:
     """The names an assignment binds, each with the expression it is bound to: an item of a tuple written out
-    that the target unpacks one for one (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``), else the whole value."""
+    that the target unpacks one for one (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``), else the whole
+    value."""
     if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) \
             and len(target.elements) == len(value.elements) \
             and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
@@ -855,6 +864,41 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
         idx.compile_targets.append((call, fn))
 
 
+def may_run_between_calls(idx: ModuleIndex, method: FunctionInfo) -> bool:
+    """Whether a method of a class of a script (a module that compiles code itself) may run between two of its
+    compiled calls: not when nothing in the module calls it or names it (``self.reset`` handed on), nor when
+    every call of it is one of the script's own statements before its first compiled call (a buffer filled,
+    then a function compiled and called). A method of a module that compiles nothing may be called from
+    elsewhere."""
+    if method.cls is None or not idx.compile_targets:
+        return True
+    text = idx.source if idx.source is not None else idx.module.code
+    named = len(re.findall(rf"\.{re.escape(method.name)}\b", text))
+    calls = [(call, caller) for call, caller in idx.call_sites.get(method.name, ())
+             if type(call.func) is cst.Attribute]
+    if named == 0:
+        return False
+    after = idx.calls_after_compiled
+    return not (after is not None and len(calls) == named
+                and all(caller is None and id(call) not in after for call, caller in calls))
+
+
+def built_only_in_compiled_code(cls: ClassInfo, compiled_functions: Iterable[FunctionInfo]) -> bool:
+    """Every instance of ``cls`` (a plain class of the module, not an nn.Module) is built by code the analysis
+    runs as compiled (``t = Timer()`` in a compiled function): each call works on a new object, whose
+    attributes no guard of an earlier call reads. False when the class is built anywhere else, subclassed or
+    named otherwise than in those calls."""
+    idx = cls.owner
+    if idx is None or cls.is_module or any(cls.name in c.bases for c in idx.classes.values()):
+        return False
+    sites = idx.call_sites.get(cls.name, ())
+    text = idx.source if idx.source is not None else idx.module.code
+    compiled = {id(fn) for fn in compiled_functions}
+    return bool(sites) and all(type(call.func) is cst.Name and caller is not None and id(caller) in compiled
+                               for call, caller in sites) \
+        and len(re.findall(rf"\b{re.escape(cls.name)}\b", text)) == len(sites) + 1  # (+ its `class` line)
+
+
 def related(a: ClassInfo | None, b: ClassInfo | None) -> bool:
     """One of two classes derives from the other (or they are one): an instance of one may be one of the
     other."""
@@ -862,14 +906,15 @@ def related(a: ClassInfo | None, b: ClassInfo | None) -> bool:
 
 
 def stores_on_self(stmt: cst.CSTNode, fn: FunctionInfo | None, attr: str) -> bool:
-    """``stmt``, a place of :attr:`ModuleIndex.attr_writes_outside`, stores ``attr`` on the instance its method
-    runs on (``self.m = m``, ``setattr(self, "m", m)``): it changes instances of the method's class (and
-    subclasses) only, not those of another class with an attribute of that name."""
+    """``stmt``, a place of :attr:`ModuleIndex.attr_writes_outside`, stores ``attr`` on the instance its
+    method runs on (``self.m = m``, ``setattr(self, "m", m)``): it changes instances of the method's class
+    (and subclasses) only, not those of another class with an attribute of that name."""
     self_name = _self_name(fn) if fn is not None else None
     if self_name is None:
         return False
     if type(stmt) is cst.Call:
-        return bool(stmt.args) and type(stmt.args[0].value) is cst.Name and stmt.args[0].value.value == self_name
+        first = stmt.args[0].value if stmt.args else None
+        return type(first) is cst.Name and first.value == self_name
     if type(stmt) is cst.Assign:
         targets = [t.target for t in stmt.targets]
     elif type(stmt) in (cst.AugAssign, cst.AnnAssign):

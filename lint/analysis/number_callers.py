@@ -979,11 +979,11 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
     binding ``target``; else None.  ``candidates``: the nodes of ``scope`` that may match, in walk order,
     when they are known (a module's attributes by name), instead of a walk of ``scope``."""
     calls = []
-    # a name bound more than once in a row (`opt = torch.compile(f); opt(x); opt = torch.compile(g)`): the calls
-    # after this binding and before the next are its own, the others call what another binding holds
+    # a name bound more than once in a row (`opt = torch.compile(f); opt(x); opt = torch.compile(g)`): the
+    # calls after this binding and before the next are its own, the others call what another binding holds
     reach = binding_reach(scope, target.value) if isinstance(target, cst.Name) else None
-    reached = {id(c) for c in reach[id(target)]} if reach is not None and len(reach) > 1 and id(target) in reach \
-        else None
+    several = reach is not None and len(reach) > 1 and id(target) in reach
+    reached = {id(c) for c in reach[id(target)]} if several else None  # type: ignore[index]
     for m in walk(scope) if candidates is None else candidates:
         if m is target or not matches(m):
             continue

@@ -207,7 +207,8 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # the body's use suggests aside (`log.log(v)` of a logger is no `Tensor.log`, `diffusion.T`
                 # of a schedule no transpose)
                 env[name] = self.objects_passed(fn)[name]
-            elif prm.default is None and is_forward and (name not in negative or name in self.tensors_passed(fn)):
+            elif prm.default is None and is_forward \
+                    and (name not in negative or name in self.tensors_passed(fn)):
                 # an argument of compiled code that nothing shows to be a tensor is taken for one, but
                 # what needs its data is not known; one every call passes a tensor is one, whatever the body
                 # suggests (`for row in x:` iterates a tensor's rows too)

@@ -187,10 +187,11 @@ def binding_reach(scope: cst.CSTNode, name: str) -> dict[int, list[cst.Call]] | 
             loops.pop()  # (the end of a loop's subtree)
             continue
         tp = type(node)
-        if tp is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:  # type: ignore
+        target = node.target if tp is cst.AssignTarget else None  # type: ignore[attr-defined]
+        if type(target) is cst.Name and target.value == name:
             if conditional or any(called[0] for called in loops):
                 return None
-            current = reach[id(node.target)] = []  # type: ignore[attr-defined]
+            current = reach[id(target)] = []
         elif tp is cst.Call and type(node.func) is cst.Name and node.func.value == name:  # type: ignore
             for called in loops:
                 called[0] = True
@@ -204,8 +205,8 @@ def binding_reach(scope: cst.CSTNode, name: str) -> dict[int, list[cst.Call]] | 
         if node is not scope and (tp is cst.For or tp is cst.While):
             loops.append([False])
             stack.append((None, conditional))
-        inner = conditional or (node is not scope and tp in _CONDITIONAL_TYPES
-                                and not (tp is cst.If and node.orelse is None and is_main_guard(node.test)))  # type: ignore
+        main = tp is cst.If and node.orelse is None and is_main_guard(node.test)  # type: ignore[attr-defined]
+        inner = conditional or (node is not scope and tp in _CONDITIONAL_TYPES and not main)
         for kid in reversed(kids):
             stack.append((kid, inner))
     return reach

@@ -22,13 +22,20 @@ def used_after(node: cst.CSTNode, statement: cst.CSTNode, function: cst.CSTNode)
     if isinstance(statement, cst.ClassDef) and node is statement.name:
         target: cst.BaseExpression = statement.name  # the class a `class` statement binds
     else:
-        parent = parent_map(function).get(id(node))
-        if isinstance(parent, _PASSED_ON):
+        parents = parent_map(function)
+        parent = parents.get(id(node))
+        unpacked = _unpacked_into(parents, parent) if isinstance(parent, cst.Element) else None
+        if unpacked is not None:
+            # `scores, inds = scores[keep], inds[keep]`: the name its item is bound to
+            parent, node = unpacked
+        elif isinstance(parent, _PASSED_ON):
             return False
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1) \
                 and not (isinstance(parent, cst.AnnAssign) and parent.value is node):
             return parent is not None and not isinstance(parent, cst.Assign)
         target = parent.targets[0].target if isinstance(parent, cst.Assign) else parent.target
+        if unpacked is not None:
+            target = node
     if not isinstance(target, cst.Name):
         return False
     after = False
@@ -38,6 +45,23 @@ def used_after(node: cst.CSTNode, statement: cst.CSTNode, function: cst.CSTNode)
         elif after and isinstance(n, cst.Name) and n.value == target.value and n is not target:
             return True
     return False
+
+
+def _unpacked_into(parents: dict[int, cst.CSTNode], element: cst.Element
+                   ) -> tuple[cst.Assign, cst.BaseExpression] | None:
+    """The assignment and the target an element of a tuple written out is bound to, when the assignment
+    unpacks the tuple one for one into targets (``a, b = x[m], y[m]``); None otherwise."""
+    row = parents.get(id(element))
+    statement = parents.get(id(row))
+    if not (isinstance(row, cst.Tuple) and isinstance(statement, cst.Assign) and statement.value is row
+            and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(row.elements) \
+            or any(isinstance(e, cst.StarredElement) for e in (*target.elements, *row.elements)):
+        return None
+    position = next(i for i, e in enumerate(row.elements) if e is element)
+    return statement, target.elements[position].value
 
 
 def returned_as_is(node: cst.CSTNode, function: cst.CSTNode) -> bool:

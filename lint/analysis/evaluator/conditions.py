@@ -87,7 +87,8 @@ class ConditionHandlers:
                 untyped = (self.env[name].kind is Kind.UNKNOWN or self.env[name].assumed) \
                     and declared.kind is Kind.TENSOR \
                     and declared.cls is None and declared.qualname is None
-                of_subclass = declared.cls is not None and self.env[name].cls is not None  # (the class or a subclass)
+                # (known as the class or a subclass already)
+                of_subclass = declared.cls is not None and self.env[name].cls is not None
                 if not of_subclass:
                     true[name] = declared.with_(open_class=True) if untyped else declared
             if declared is not None and declared.kind is Kind.TENSOR and declared.cls is None \

@@ -119,8 +119,8 @@ class ExpressionHandlers:
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         elif base.is_class:
             self.report(E.AttributeEvent, node, cls=base.cls, name=node.attr.value, value=v, on_class=True)
-        elif base.cls is not None and type(node.value) is cst.Name and base.kind in (Kind.UNKNOWN, Kind.MODULE) \
-                and node.value.value in self.env and not self.is_self(node.value):
+        elif base.cls is not None and type(node.value) is cst.Name and node.value.value in self.env \
+                and base.kind in (Kind.UNKNOWN, Kind.MODULE) and not self.is_self(node.value):
             # (an object a global holds is one DYN201 reports the changes of)
             self.report(E.ObjectAttributeReadEvent, node, cls=base.cls, name=node.attr.value, value=v)
         return v
@@ -551,7 +551,7 @@ def _basic_indexing_rank(ndim: int, idx: tuple[Value, ...]) -> int | None:
     for v in idx:
         if v.qualname == "builtins.slice":
             continue
-        if v.kind is Kind.SIZE or v.kind is Kind.PYTHON and isinstance(v.const, int) and not isinstance(v.const, bool):
+        if v.kind is Kind.SIZE or v.kind is Kind.PYTHON and type(v.const) is int:
             taken += 1
         elif v.has_const and v.const is None:
             added += 1
