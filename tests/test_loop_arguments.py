@@ -20,7 +20,7 @@ from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
 from dynalint.analysis.module_index import build_index
 from dynalint.config.resolver import resolve
 from dynalint.engine.session import Session
-from helpers import compile_eagerly, dynamo_recompile_log
+from helpers import check, compile_eagerly, dynamo_recompile_log, recompiles_of_script
 
 PROGRAM = """
     import torch
@@ -200,3 +200,34 @@ def test_the_program_recompiles_under_dynamo_on_what_is_named(tmp_path, monkeypa
     assert guarded == {"use_aux", "weight", "iters", "temperature", "s"}
     named = {name for message in found.values() for name in _named(message)}
     assert named == (guarded - {"s"}) | {"step_size"}
+
+
+LISTS = """\
+import torch
+
+
+def smooth(track_ids, boxes, table):
+    out = []
+    for i, tid in enumerate(track_ids):
+        out.append(0.8 * table[tid] + 0.2 * boxes[i])
+    return torch.stack(out)
+
+
+if __name__ == "__main__":
+    step = torch.compile(smooth, backend="eager")
+    table = torch.zeros(8, 4)
+    for ids in [[1, 2], [1, 2, 3], [1, 3]]:
+        step(ids, torch.randn(3, 4), table)
+"""
+
+
+def test_a_loop_variable_handed_to_the_call_is_bound_afresh_at_each_iteration():
+    """``for ids in [[1, 2], [1, 2, 3], [1, 3]]: step(ids, ...)``: what the call may do to the list it is given
+    changes no later value (the next iteration binds the next list), so the replay gives each list."""
+    found = [d for d in check(LISTS) if d.code == "DYN206"]
+    assert len(found) == 1 and "`[1, 2]`, `[1, 2, 3]`, `[1, 3]` in turn" in found[0].message, found
+
+
+@requires_torch
+def test_the_lists_recompile_under_dynamo(tmp_path):
+    assert len(recompiles_of_script(tmp_path, "lists", LISTS)) == 2

@@ -72,7 +72,15 @@ class _Replay:
                                                 if p is not None}
         self.path = self._path()
         self.locals = _bound_names(caller.node)
-        self.mutated = _mutated_names(caller.node, self.parents)
+        # a loop variable handed to the call itself is bound afresh at each iteration, before the call: what
+        # the call does to the object it is given changes no value the replay reads at a later call
+        rebound: set[str] = set()
+        node: cst.CSTNode | None = call
+        while node is not None and node is not caller.node:
+            node = self.parents.get(id(node))
+            if isinstance(node, cst.For):
+                rebound.update(_names_in(node.target))
+        self.mutated = _mutated_names(caller.node, self.parents, call, rebound)
         self.out: dict[str, list[Any]] = {}
         self.budget = MAX_ITERATIONS
 
@@ -472,10 +480,11 @@ def _root_of(node: cst.BaseExpression) -> str:
     return node.value if isinstance(node, cst.Name) else ""
 
 
-def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode]) -> set[str]:
+def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode], replayed: cst.Call | None = None,
+                   rebound: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
     """The names of ``fn`` whose value may be changed in place: a method is called on them, an
     attribute or item is stored into them, or they are passed to a call (other than a builtin that only
-    reads)."""
+    reads, or the ``replayed`` call given one of the ``rebound`` names)."""
     out: set[str] = set()
     for n in walk(fn.body, into_scopes=True):
         if not isinstance(n, cst.Name):
@@ -490,7 +499,7 @@ def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode]) -> set[
         elif isinstance(parent, cst.Arg) and parent.value is n and not parent.star:
             call = parents.get(id(parent))
             if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
-                    and call.func.value in _HARMLESS_CALLS):
+                    and call.func.value in _HARMLESS_CALLS) and not (call is replayed and n.value in rebound):
                 out.add(n.value)
     return out
 
