@@ -2803,7 +2803,8 @@ def _registers_module_hook(call: CallEvent) -> bool:
 
 
 def _turns_grad_on(call: CallEvent) -> bool:
-    """``requires_grad_()``/``requires_grad_(True)``: turning it off does not break (measured on 2.13)."""
+    """``requires_grad_()``/``requires_grad_(True)``: turning it off breaks only where it changes the flag, on a
+    tensor that requires grad (:func:`_a_module_parameter`; measured on 2.13)."""
     args = call.node.args if isinstance(call.node, cst.Call) else ()
     return not any(isinstance(a.value, cst.Name) and a.value.value == "False" for a in args)
 
