@@ -212,11 +212,10 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
     grad mode off (``with torch.no_grad():``, ``torch.inference_mode()``, a caller decorated with
     either): Dynamo guards on the grad mode, so the second mode recompiles it (measured on torch 2.13:
     ``GLOBAL_STATE changed: grad_mode``, whatever the function computes).  A call counts as on only
-    when nothing in the module can turn grad mode off around it: no ``torch.set_grad_enabled`` in the
-    module, and its caller called in the module (or the function that turns grad mode off around the
-    other call), never from a no-grad context. ``torch.set_grad_enabled`` called as a statement may turn it
-    off anywhere after; in a ``with`` (or as a decorator) it sets the mode of its block only, where a call
-    runs in a mode not known."""
+    when nothing in the module can turn grad mode off around it: no ``torch.set_grad_enabled`` called as a
+    statement in the module (which may turn it off anywhere after; in a ``with``, or as a decorator, it sets
+    the mode of its block only, where a call runs in a mode not known), and its caller called in the module
+    (or the function that turns grad mode off around the other call), never from a no-grad context."""
     if _sets_grad_mode_for_good(program.index):
         return
     for fn, sites, _ in entry_call_sites(program):
