@@ -130,6 +130,7 @@ class PythonAttributeSetOutside(Rule):
         writes = ctx.program.index.attr_writes_outside
         compiled = {id(fn) for fn in ctx.program.entry_compiled}
         seen: set[tuple[int, str]] = set()
+        setters_of: dict[tuple[int, str], list] = {}  # (the setters depend on the class and the name only)
         reads = [*ctx.events(AttributeEvent), *ctx.events(ObjectAttributeReadEvent)]
         for ev in reads:
             of_self = isinstance(ev, AttributeEvent)
@@ -139,16 +140,19 @@ class PythonAttributeSetOutside(Rule):
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is None or declared.kind is not Kind.PYTHON:
                 continue
-            setters = [fn for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
-                       and not (stores_on_self(stmt, fn, ev.name)
-                                and not related(fn.cls, ev.cls))  # type: ignore[union-attr]
-                       and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
+            key = (id(ev.cls), ev.name)
+            if key not in setters_of:
+                setters_of[key] = [
+                    fn for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
+                    and not (stores_on_self(stmt, fn, ev.name)
+                             and not related(fn.cls, ev.cls))  # type: ignore[union-attr]
+                    and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
+            setters = setters_of[key]
             if not setters:
                 continue
             if None not in setters and ev.function.cls is not None and ev.function.cls.is_module \
                     and set_with_size_change(ctx.program, setters, ev.name):  # type: ignore[arg-type]
                 continue  # each change comes with a size change that recompiles anyway
-            key = (id(ev.cls), ev.name)
             if key in seen:
                 continue
             seen.add(key)
@@ -160,12 +164,14 @@ class PythonAttributeSetOutside(Rule):
                 f"guards on it, so each new value recompiles `{ev.function.name}`.",
                 hint="pass it as a tensor argument, or keep one compiled module per setting",
             )
-        grad_flipped = {id(fn) for fn, _, _ in grad_mode_flips(ctx.program)}
+        grad_flipped: set[int] | None = None  # (found when a mode flip asks: most modules have none)
         for flip in mode_flips(ctx.program):
             forward = flip.cls.methods["forward"]
-            if id(forward) in grad_flipped \
-                    and grad_mode_differs(flip.owner, flip.caller, flip.before, flip.after):
-                continue  # one recompile for both the mode and the grad mode, which DYN208 reports
+            if grad_mode_differs(flip.owner, flip.caller, flip.before, flip.after):
+                if grad_flipped is None:
+                    grad_flipped = {id(fn) for fn, _, _ in grad_mode_flips(ctx.program)}
+                if id(forward) in grad_flipped:
+                    continue  # one recompile for both the mode and the grad mode, which DYN208 reports
             before, switch, after = (site_label(ctx.program, flip.owner, n, flip.caller)
                                      for n in (flip.before, flip.switch, flip.after))
             modes = ("evaluation", "training") if flip.mode else ("training", "evaluation")

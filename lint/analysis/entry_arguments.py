@@ -957,8 +957,7 @@ def site_label(program: "Program", owner: "Program", node: cst.CSTNode, caller: 
     if owner is program:
         return where
     idx = owner.index
-    source = idx.source if idx.source is not None else idx.module.code
-    line = node_ranges(idx.module, source, [node])[id(node)].line
+    line = node_ranges(idx.module, idx.text, [node])[id(node)].line
     return f"{where}, `{idx.name}` line {line}"
 
 

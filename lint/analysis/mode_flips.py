@@ -97,7 +97,7 @@ def mode_flips(program: "Program") -> Iterator[ModeFlip]:
 
 def _switches(idx: "ModuleIndex") -> bool:
     """Whether the module's text has a ``.eval(`` or ``.train(`` at all (most modules have none)."""
-    text = idx.source if idx.source is not None else idx.module.code
+    text = idx.text
     return ".eval(" in text or ".train(" in text
 
 

@@ -185,6 +185,11 @@ class ModuleIndex:
         self.compile_targets = []
         self.top_level = None
 
+    @property
+    def text(self) -> str:
+        """The module's source text (generated again from its tree when the index does not keep it)."""
+        return self.source if self.source is not None else self.module.code
+
     def resolve(self, dotted: str | None) -> str | None:
         """Qualified name of a dotted expression through the import aliases."""
         if not dotted:
@@ -316,24 +321,11 @@ def _note_top_level_writes(idx: ModuleIndex, stmt: cst.CSTNode) -> None:
                 for name in assigned_names(t):
                     if is_global(name) and (tp is not cst.Assign or len(idx.globals[name]) > 1):
                         idx.mutated_globals.setdefault(name, (n, None))
-                _note_top_level_store(idx, t, n)
+                _note_store(idx, None, t, n, is_global, None)
         elif tp is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in MUTATING_METHODS:
             root = root_name(n.func.value)
             if root is not None and is_global(root):
                 idx.mutated_globals.setdefault(root, (n, None))
-
-
-def _note_top_level_store(idx: ModuleIndex, target: cst.CSTNode, stmt: cst.CSTNode) -> None:
-    tp = type(target)
-    if tp is cst.Tuple or tp is cst.List:
-        for el in target.elements:  # type: ignore[attr-defined]
-            _note_top_level_store(idx, el.value, stmt)
-    elif tp is cst.Subscript or tp is cst.Attribute:
-        root = root_name(target.value)  # type: ignore[attr-defined]
-        if root is not None and root in idx.globals:
-            idx.mutated_globals.setdefault(root, (stmt, None))
-        if tp is cst.Attribute:
-            idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, None))  # type: ignore
 
 
 # --- top level -------------------------------------------------------------------
@@ -823,8 +815,11 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo, import_time: bool = False
             _note_call(idx, n, fn)
 
 
-def _note_store(idx: ModuleIndex, fn: FunctionInfo, target: cst.CSTNode, stmt: cst.CSTNode,
+def _note_store(idx: ModuleIndex, fn: FunctionInfo | None, target: cst.CSTNode, stmt: cst.CSTNode,
                 is_global, self_name: str | None) -> None:
+    """What storing into ``target`` in ``stmt`` changes: a global's item or attribute, an attribute of
+    ``self`` in a method other than ``__init__``, an attribute of another object (``fn`` None: the module's
+    own statements, which have no ``self``)."""
     tp = type(target)
     if tp is cst.Tuple or tp is cst.List:
         for el in target.elements:
@@ -837,7 +832,7 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo, target: cst.CSTNode, stmt: c
     elif tp is cst.Attribute:
         root = root_name(target.value)
         if type(target.value) is cst.Name and target.value.value == self_name:
-            if fn.name != "__init__":
+            if fn is not None and fn.name != "__init__":
                 idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
         else:
             if root is not None and is_global(root):
@@ -872,7 +867,7 @@ def may_run_between_calls(idx: ModuleIndex, method: FunctionInfo) -> bool:
     elsewhere."""
     if method.cls is None or not idx.compile_targets:
         return True
-    text = idx.source if idx.source is not None else idx.module.code
+    text = idx.text
     named = len(re.findall(rf"\.{re.escape(method.name)}\b", text))
     calls = [(call, caller) for call, caller in idx.call_sites.get(method.name, ())
              if type(call.func) is cst.Attribute]
@@ -892,7 +887,7 @@ def built_only_in_compiled_code(cls: ClassInfo, compiled_functions: Iterable[Fun
     if idx is None or cls.is_module or any(cls.name in c.bases for c in idx.classes.values()):
         return False
     sites = idx.call_sites.get(cls.name, ())
-    text = idx.source if idx.source is not None else idx.module.code
+    text = idx.text
     compiled = {id(fn) for fn in compiled_functions}
     return bool(sites) and all(type(call.func) is cst.Name and caller is not None and id(caller) in compiled
                                for call, caller in sites) \

@@ -26,7 +26,7 @@ from dynalint.analysis.interface import ProgramView, SignaturesView
 from dynalint.analysis.module_index import import_bindings, local_names_of
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
-from dynalint.analysis.syntax import binding_reach, nodes_and_parents, walk
+from dynalint.analysis.syntax import binding_reach, nodes_and_parents, unpacked_target, walk
 from dynalint.analysis.values import Kind, Value, join, python, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -874,7 +874,10 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
     if isinstance(statement, cst.Call) and statement.func is compile_call:
         return [statement]  # `torch.compile(step)(model, opt, x)`
     if isinstance(statement, cst.Element):  # `cf, cg = torch.compile(f), torch.compile(g)`
-        statement, target = _unpacked_target(parents, statement)
+        unpacked = unpacked_target(parents, statement)
+        if unpacked is None:
+            return None
+        statement, target = unpacked
     elif isinstance(statement, cst.Assign) and statement.value is compile_call \
             and len(statement.targets) == 1:
         target = statement.targets[0].target
@@ -886,21 +889,6 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
     _searched(name)
     return _uses_called(_scope_of(parents, statement), parents,
                         lambda m: isinstance(m, cst.Name) and m.value == name, target)
-
-
-def _unpacked_target(parents: "_Parents", element: cst.Element
-                     ) -> tuple[cst.CSTNode | None, cst.CSTNode | None]:
-    """The assignment and the name an element of a tuple written out is bound to, when the assignment
-    unpacks the tuple into names one for one (``cf, cg = torch.compile(f), torch.compile(g)``)."""
-    row = parents.get(id(element))
-    statement = parents.get(id(row))
-    if not (isinstance(row, cst.Tuple) and isinstance(statement, cst.Assign) and statement.value is row
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0].target, (cst.Tuple, cst.List))):
-        return None, None
-    target = statement.targets[0].target
-    position = next(i for i, e in enumerate(row.elements) if e is element)
-    return statement, _bound_at(target, position) if len(target.elements) == len(row.elements) else None
 
 
 def _bound_at(target: cst.BaseExpression, position: int) -> cst.BaseExpression | None:

@@ -219,6 +219,30 @@ _OTHER_BINDINGS = frozenset({cst.For, cst.AsName, cst.Del, cst.AugAssign, cst.An
                              cst.Global, cst.Nonlocal, cst.CompFor})
 
 
+class ParentLookup(typing.Protocol):
+    """Each node's parent by ``id`` (a dict made by :func:`parent_map`, or a lazier map with its ``get``)."""
+
+    def get(self, key: int, default: cst.CSTNode | None = None, /) -> cst.CSTNode | None: ...
+
+
+def unpacked_target(parents: ParentLookup, element: cst.CSTNode
+                    ) -> tuple[cst.Assign, cst.BaseExpression] | None:
+    """The assignment and the target an element of a tuple written out is bound to, when the assignment
+    unpacks the tuple one for one into targets (``cf, cg = torch.compile(f), torch.compile(g)``,
+    ``a, b = x[m], y[m]``); None otherwise (a starred element on either side included)."""
+    row = parents.get(id(element))
+    statement = parents.get(id(row))
+    if not (isinstance(row, cst.Tuple) and isinstance(statement, cst.Assign) and statement.value is row
+            and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(row.elements) \
+            or any(isinstance(e, cst.StarredElement) for e in (*target.elements, *row.elements)):
+        return None
+    position = next(i for i, e in enumerate(row.elements) if e is element)
+    return statement, target.elements[position].value
+
+
 def is_main_guard(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"``: the test of a script's block, which runs once, in order, when it runs."""
     if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)

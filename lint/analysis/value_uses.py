@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import parent_map, walk
+from dynalint.analysis.syntax import parent_map, unpacked_target, walk
 
 _PASSED_ON = (cst.Return, cst.Expr, cst.Element, cst.DictElement, cst.Yield)
 """Where a value is only handed on or dropped: nothing in the frame reads it there."""
@@ -24,7 +24,7 @@ def used_after(node: cst.CSTNode, statement: cst.CSTNode, function: cst.CSTNode)
     else:
         parents = parent_map(function)
         parent = parents.get(id(node))
-        unpacked = _unpacked_into(parents, parent) if isinstance(parent, cst.Element) else None
+        unpacked = unpacked_target(parents, parent) if isinstance(parent, cst.Element) else None
         if unpacked is not None:
             # `scores, inds = scores[keep], inds[keep]`: the name its item is bound to
             parent, node = unpacked
@@ -45,23 +45,6 @@ def used_after(node: cst.CSTNode, statement: cst.CSTNode, function: cst.CSTNode)
         elif after and isinstance(n, cst.Name) and n.value == target.value and n is not target:
             return True
     return False
-
-
-def _unpacked_into(parents: dict[int, cst.CSTNode], element: cst.Element
-                   ) -> tuple[cst.Assign, cst.BaseExpression] | None:
-    """The assignment and the target an element of a tuple written out is bound to, when the assignment
-    unpacks the tuple one for one into targets (``a, b = x[m], y[m]``); None otherwise."""
-    row = parents.get(id(element))
-    statement = parents.get(id(row))
-    if not (isinstance(row, cst.Tuple) and isinstance(statement, cst.Assign) and statement.value is row
-            and len(statement.targets) == 1):
-        return None
-    target = statement.targets[0].target
-    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(row.elements) \
-            or any(isinstance(e, cst.StarredElement) for e in (*target.elements, *row.elements)):
-        return None
-    position = next(i for i, e in enumerate(row.elements) if e is element)
-    return statement, target.elements[position].value
 
 
 def returned_as_is(node: cst.CSTNode, function: cst.CSTNode) -> bool:

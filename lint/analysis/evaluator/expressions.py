@@ -547,17 +547,16 @@ def _basic_indexing_rank(ndim: int, idx: tuple[Value, ...]) -> int | None:
     """The number of dimensions of a tensor of ``ndim`` dimensions indexed by ``idx`` made of slices, integer
     constants or sizes and ``None`` (``scores.argsort()[:3]`` is 1-d, ``x[0, :, None]`` of a 3-d ``x`` 3-d);
     None for any other index (a tensor, a list, ``...``)."""
-    taken = added = 0
+    taken = added = slices = 0
     for v in idx:
         if v.qualname == "builtins.slice":
-            continue
-        if v.kind is Kind.SIZE or v.kind is Kind.PYTHON and type(v.const) is int:
+            slices += 1
+        elif v.kind is Kind.SIZE or v.kind is Kind.PYTHON and type(v.const) is int:
             taken += 1
         elif v.has_const and v.const is None:
             added += 1
         else:
             return None
-    slices = sum(1 for v in idx if v.qualname == "builtins.slice")
     return ndim - taken + added if taken + slices <= ndim else None
 
 
