@@ -52,6 +52,7 @@ CONSTANT_FOLD = _gb("GB0178", "constant fold exception")
 RICHCOMPARE = _gb("GB9648", "Missing richcompare_impl override")
 UNHANDLED_METHOD_ARGS = _gb("GB0117", "Unhandled args for method")
 SORT_NON_CONSTANT_KEYS = _gb("GB0207", "sort with non-constant keys")
+DATACLASS_FIELDS = _gb("GB0180", "dataclass fields failure")
 BUILD_CLASS = _gb("GB8977", "Invalid call to __build_class__")
 TENSOR_BUILTIN_OPERATOR = _gb("GB0213", "unimplemented builtin op on tensor arguments")
 AUTOGRAD_GRAD = _gb("GB9186",
