@@ -2,7 +2,9 @@
 (the loop variable of ``for p in D.parameters():`` - a GAN's generator step freezing its critic - or of
 ``named_parameters()``, and ``lin.weight``); ``requires_grad_(True)`` breaks as before. Modules bound by a
 module-level assignment that unpacks a tuple written out (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``) are
-each the item bound to them. Each case is also run under real Dynamo (torch 2.13)."""
+each the item bound to them. Turning grad on for an input depends on the caller (it breaks unless the
+tensor already requires grad), except in the body of ``if not x.requires_grad:``. Each case is also run
+under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -58,6 +60,16 @@ CASES = [
         y.requires_grad_(False)
         return (x * 2).requires_grad_(False) + y
     """, "f", "[(torch.randn(3),)]"),
+    ("an-input-proven-without-grad", """
+    import torch
+
+
+    def residual(x, t):
+        if not x.requires_grad:
+            x.requires_grad_(True)  # breaks
+        t.requires_grad_(True)
+        return torch.tanh(x) * t
+    """, "residual", "[(torch.randn(4, 1), torch.randn(4, 1, requires_grad=True))]"),
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)

@@ -1772,6 +1772,9 @@ class BreakClassifier:
             gb = _GB_BY_TEXT[K.ARGUMENT_TENSOR_METHODS[call.method or ""]]
             return gb, f"Dynamo does not trace `Tensor.{call.method}()`"
         if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
+                and call.qualname is None and _turns_grad_on(call) and _grad_off_parameter(call):
+            return GB.UNSUPPORTED_REQUIRES_GRAD, "turning on requires_grad of an input is not traced"
+        if call.method == "requires_grad_" and call.receiver is not None and call.receiver.is_tensor \
                 and call.qualname is None and (_turns_grad_on(call) and not _on_parameter(call)
                                                or not _turns_grad_on(call) and _a_module_parameter(call)):
             return GB.REQUIRES_GRAD, "changing requires_grad inside the graph is not supported"
@@ -2843,12 +2846,35 @@ def _a_module_parameter(call: CallEvent) -> bool:
 
 def _on_parameter(call: CallEvent) -> bool:
     """The receiver is a parameter of the function, never rebound.  Turning grad on breaks unless the
-    tensor already requires grad or nothing was traced yet (measured on 2.13): for a parameter (an
-    input, a hook's ``output``) that depends on the caller, so the rule stays silent."""
-    func = call.node.func if isinstance(call.node, cst.Call) else None
-    receiver = func.value if isinstance(func, cst.Attribute) else None
-    if not isinstance(receiver, cst.Name) or receiver.value not in call.function.param_names():
+    tensor already requires grad (measured on 2.13, also as the function's first statement): for a
+    parameter (an input, a hook's ``output``) that depends on the caller, so the rule stays silent unless
+    :func:`_grad_off_parameter` holds."""
+    receiver = _receiver_name(call)
+    if receiver is None or receiver not in call.function.param_names():
         return False
-    return not any(isinstance(n, cst.Name) and n.value == receiver.value
+    return not any(isinstance(n, cst.Name) and n.value == receiver
                    for t in walk(call.function.node.body) if isinstance(t, (cst.AssignTarget, cst.AugAssign))
                    for n in walk(t.target))
+
+
+def _grad_off_parameter(call: CallEvent) -> bool:
+    """The receiver is a parameter (:func:`_on_parameter`) and the call is in the body of ``if not
+    x.requires_grad:``, which proves the flag off: turning it on then always breaks ("Unsupported
+    Tensor.requires_grad_() call", measured on torch 2.13)."""
+    receiver = _receiver_name(call)
+    return _on_parameter(call) and any(
+        type(n) is cst.If and _tests_grad_off(n.test, receiver or "") and encloses(n.body, call.node)
+        for n in walk(call.function.node.body))
+
+
+def _receiver_name(call: CallEvent) -> str | None:
+    """The name ``x`` of a call ``x.method(...)``."""
+    func = call.node.func if isinstance(call.node, cst.Call) else None
+    receiver = func.value if isinstance(func, cst.Attribute) else None
+    return receiver.value if isinstance(receiver, cst.Name) else None
+
+
+def _tests_grad_off(test: cst.BaseExpression, name: str) -> bool:
+    """``test`` is ``not name.requires_grad``."""
+    return type(test) is cst.UnaryOperation and type(test.operator) is cst.Not \
+        and dotted_name(test.expression) == f"{name}.requires_grad"
