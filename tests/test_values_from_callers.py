@@ -2,7 +2,7 @@
 function (made with a comparison, ``dtype=torch.bool``, kept by ``&=``, passed through an alias of the
 function or a wrapper), and a module handed to a constructor (``Wrap(net, Crit())`` stores a ``Crit`` in
 ``self.criterion``, so the compile call of the wrapper reaches ``Crit.forward`` and the capture-flags
-fixer can patch it).  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
+fixer can patch it), and a number a recursive call hands on as arithmetic of itself (``depth - 1``).  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
 from __future__ import annotations
 
 import textwrap
@@ -159,6 +159,24 @@ def main():
     return [f(torch.ones(3), generator=g) for _ in range(2)]
 """
 test_check_generator, test_dynamo_generator = break_tests(GENERATOR, {(5, "DYN105")}, "[()]")
+
+
+# a recursive call hands on `depth - 1`: a number wherever the other calls pass one, so the test is no tensor's
+RECURSIVE = """
+import torch
+
+
+def halve(x, depth):
+    if depth == 0:
+        return x
+    return halve(x * 0.5, depth - 1)
+
+
+def main():
+    f = torch.compile(halve, backend="eager")
+    return [f(torch.ones(3), 2), f(torch.ones(3), 2)]
+"""
+test_check_recursive, test_dynamo_recursive = break_tests(RECURSIVE, set(), "[()]")
 
 # the loop that calls the compiled function also holds a loop that leaves early (a KL early stop)
 LOOP_WITH_INNER_BREAK = """\

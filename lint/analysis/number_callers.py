@@ -81,8 +81,34 @@ def number_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset
         return frozenset()
     sites, names, candidates, seen = found
     defaulted = _defaulted(fn)
-    return frozenset(name for name in candidates
-                     if all(_passes_number(call, names, name, seen, defaulted) for call, _, _ in sites))
+    outside = [call for call, caller, _ in sites if caller is not fn]
+    return frozenset(name for name in candidates if outside and all(
+        _passes_number(call, names, name, seen, defaulted)
+        or (caller is fn and _number_carried(_bind(call, names), name)) for call, caller, _ in sites))
+
+
+def _number_carried(bound: "dict[str, cst.BaseExpression] | None", name: str) -> bool:
+    """A call of the function in its own body passes ``name`` on as arithmetic of itself and number
+    literals (``depth - 1``, ``n // 2``): a number wherever every other call passes one (by induction
+    over the recursion), though evaluated inside the body, where ``name`` is not yet known, it is not."""
+    if bound is None or name not in bound:
+        return False
+
+    def number_of(e: cst.BaseExpression) -> bool:
+        if type(e) is cst.Name:
+            return e.value == name
+        if type(e) in (cst.Integer, cst.Float):
+            return True
+        if type(e) is cst.UnaryOperation:
+            return type(e.operator) in (cst.Minus, cst.Plus) and number_of(e.expression)
+        if type(e) is cst.BinaryOperation:
+            return type(e.operator) in _ARITHMETIC and number_of(e.left) and number_of(e.right)
+        return False
+
+    return number_of(bound[name])
+
+
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Divide, cst.Modulo, cst.Power)
 
 
 def _recorded_search(program: Program, fn: "FunctionInfo", depth: int
