@@ -1522,7 +1522,8 @@ class BreakClassifier:
             self.found.append(Break(ev, Cause.DATA_POINTER, GB.OBSERVED_EXCEPTION, "arithmetic"))
 
     def string_format(self, ev: StringFormatEvent) -> None:
-        if any(v.is_tensor for v in ev.values):
+        # (a parameter only taken for a tensor may as well be the string or number the callers pass)
+        if any(v.is_tensor and not v.assumed for v in ev.values):
             self.found.append(Break(ev, Cause.PERCENT_FORMAT, GB.NON_TENSOR_OP))
 
     def _tensor_text(self, ev: Event, values: "tuple[Value | None, ...]") -> None:
