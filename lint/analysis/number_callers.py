@@ -27,7 +27,7 @@ from dynalint.analysis.module_index import import_bindings, local_names_of
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import binding_reach, nodes_and_parents, unpacked_target, walk
-from dynalint.analysis.values import Kind, Value, join, python, tensor
+from dynalint.analysis.values import Kind, Value, join, join_all, mapping, python, sequence, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.evaluator import Evidence
@@ -193,6 +193,36 @@ def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
             ranks = {v.ndim for v in values if v is not None}
             out[name] = ranks.pop() if len(ranks) == 1 else None
     return out
+
+
+def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, Value]:
+    """The parameters of ``fn`` to which every call in the project passes a list, tuple or dict of tensors the
+    analysis proves ones (``pick([a, b])``, ``step({"x": x})``), each with what its elements are: the
+    container's length and keys are left out (each call may pass others, and the body may change them).
+    What the answer read is recorded as :func:`number_params` records it."""
+    found = _recorded_search(program, fn, depth)
+    if found is None:
+        return {}
+    out: dict[str, Value] = {}
+    for name, values in _values_passed(found):
+        if not values or any(v is None or v.maybe_none for v in values):
+            continue
+        if all(v.kind is Kind.SEQUENCE for v in values):  # type: ignore[union-attr]
+            elements = [_proven_tensor(v.elements()) for v in values]  # type: ignore[union-attr]
+            if all(e is not None for e in elements):
+                out[name] = sequence(element=join_all(elements))  # type: ignore[arg-type]
+        elif all(v.is_mapping and v.element is not None for v in values):  # type: ignore[union-attr]
+            elements = [_proven_tensor(v.element) for v in values]  # type: ignore[union-attr]
+            if all(e is not None for e in elements):
+                out[name] = mapping(join_all(elements))  # type: ignore[arg-type]
+    return out
+
+
+def _proven_tensor(v: Value | None) -> Value | None:
+    """``v``, entering the callee's frame, when it is a tensor the analysis proves one."""
+    if v is None or not v.is_tensor or v.maybe_none or v.assumed or v.guessed or v.open_class:
+        return None
+    return v.with_(entered=True, params=frozenset())
 
 
 def defaults_kept(program: Program, fn: "FunctionInfo") -> frozenset[str]:

@@ -17,8 +17,8 @@ from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.syntax import walk
-from dynalint.analysis.number_callers import defaults_kept, mask_params, number_params, object_params, \
-    tensor_params
+from dynalint.analysis.number_callers import container_params, defaults_kept, mask_params, number_params, \
+    object_params, tensor_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -56,6 +56,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._objects: "Memo[int, dict[str, Value]]" = program.memo("objects")
         self._masks: "Memo[int, frozenset[str]]" = program.memo("masks")
         self._tensors: "Memo[int, dict[str, int | None]]" = program.memo("tensors passed")
+        self._containers: "Memo[int, dict[str, Value]]" = program.memo("containers passed")
         self._kept: "Memo[int, frozenset[str]]" = program.memo("defaults kept")
         self._searches: "Memo[tuple[int, int], Any]" = program.memo("caller searches")
 
@@ -124,6 +125,14 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries or not self.program.index.compile_targets:
             return {}
         return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, MAX_CALL_DEPTH), dict)
+
+    def containers_passed(self, fn: FunctionInfo) -> dict[str, Value]:
+        """The parameters of a compiled function every call in the project passes a list, tuple or dict of
+        tensors, with what its elements are (see :func:`~dynalint.analysis.number_callers.container_params`);
+        searched, as :meth:`tensors_passed`, only in a script."""
+        if fn.qualname in self.program.entries or not self.program.index.compile_targets:
+            return {}
+        return self._containers.get(id(fn), lambda: container_params(self.program, fn, MAX_CALL_DEPTH), dict)
 
     def defaults_kept(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function with a ``None`` default that no call in the project passes
@@ -197,6 +206,9 @@ class Signatures(ProgramPart["ProgramParts"]):
             elif prm.default is not None and _is_none(prm.default):
                 env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
                     else UNKNOWN_VALUE
+            elif prm.default is None and entered and name in self.containers_passed(fn):
+                # a list or dict of tensors every caller in the project passes (`for t in xs`, `xs[0]`)
+                env[name] = self.containers_passed(fn)[name]
             elif prm.default is None and (is_forward or name in tensor_params) and name not in negative \
                     and name in self.numbers_passed(fn):
                 # every caller in the project passes a number (what the body does with it, a test or
