@@ -1,6 +1,7 @@
 """DYN205 on a module a script calls in both modes from its own statements (``m(x)``, ``mod.eval()``, ``m(x)``
 in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compiles a second graph after the
-switch (measured on torch 2.13: one recompile, on ``training``); without the switch they compile one.
+switch (measured on torch 2.13: one recompile, on ``training``); without the switch, or when the call after
+it is of the plain module rather than of what ``torch.compile`` returned, they compile one.
 DYN208 on a compiled function a script calls with grad mode on and under ``with torch.no_grad():`` at module
 level (one recompile, ``GLOBAL_STATE changed: grad_mode``)."""
 from __future__ import annotations
@@ -34,7 +35,9 @@ if __name__ == "__main__":
     m(torch.randn(2, 8))
 """
 #: script -> (DYN205 lines, recompiles)
-CASES = {"flipped": (SCRIPT, {10}, 1), "one-mode": (SCRIPT.replace("    mod.eval()\n", ""), set(), 0)}
+CASES = {"flipped": (SCRIPT, {10}, 1), "one-mode": (SCRIPT.replace("    mod.eval()\n", ""), set(), 0),
+         # evaluated through the plain module, which runs eagerly: the compiled one sees one mode
+         "evaluated-eagerly": (SCRIPT.replace("    mod.eval()\n    m(", "    mod.eval()\n    mod("), set(), 0)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -90,7 +90,10 @@ def mode_flips(program: "Program") -> Iterator[ModeFlip]:
                     owner, fn, name)}
                 if min(same) != name:
                     continue
-                flip = _flip(fn, same, built)
+                # calls of the module's plain name run eagerly where another name holds its compiled form
+                wrapped = {n for n in same if _compiles(owner, _bound_once(fn, n))}
+                called = wrapped if wrapped and not cls.methods["forward"].compile_decorated else same
+                flip = _flip(fn, same, built, called)
                 if flip is not None and reads_training(program, cls, known):
                     yield ModeFlip(fn, owner, cls, name, *flip)
 
@@ -195,12 +198,18 @@ def _bound_once(fn: "FunctionInfo", name: str) -> cst.BaseExpression | None:
     return found[0] if len(found) == 1 else None
 
 
-def _flip(fn: "FunctionInfo", name: set[str], built: bool) -> tuple[cst.Call, cst.Call, cst.Call, bool] | None:
+def _compiles(program: "Program", value: cst.BaseExpression | None) -> bool:
+    """``value`` is a ``torch.compile(...)`` call."""
+    return isinstance(value, cst.Call) and program.index.resolve_expr(value.func) == "torch.compile"
+
+
+def _flip(fn: "FunctionInfo", name: set[str], built: bool, called: set[str]
+          ) -> tuple[cst.Call, cst.Call, cst.Call, bool] | None:
     """(switch, call before, call after, mode set) when ``fn`` calls the module it binds to the names
-    ``name`` in both modes."""
+    ``name`` in both modes, through the names ``called`` (those that run it compiled)."""
     steps: list[tuple[cst.Call, bool | None]] = []  # (node, mode set) or (call, None)
     loops: list[tuple[int, int]] = []  # spans of steps inside each loop body
-    _steps(fn.node.body, name, steps, loops)
+    _steps(fn.node.body, name, called, steps, loops)
     switches = [(i, mode) for i, (_, mode) in enumerate(steps) if mode is not None]
     if not switches or any(mode == "unknown" for _, mode in switches):
         return None
@@ -238,23 +247,24 @@ def _modes_at(i: int, steps: list, loops: list[tuple[int, int]], built: bool) ->
     return found
 
 
-def _steps(body: cst.CSTNode, name: set[str], steps: list, loops: list[tuple[int, int]]) -> None:
-    """The calls of ``name`` and its mode switches in source order (not into nested functions)."""
+def _steps(body: cst.CSTNode, name: set[str], called: set[str], steps: list, loops: list[tuple[int, int]]) -> None:
+    """The calls of ``called`` and the mode switches of ``name`` in source order (not into nested
+    functions)."""
     for n in _children_in_order(body):
         if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(n, (cst.For, cst.While)):
-            _steps(n.iter if isinstance(n, cst.For) else n.test, name, steps, loops)
+            _steps(n.iter if isinstance(n, cst.For) else n.test, name, called, steps, loops)
             start = len(steps)
-            _steps(n.body, name, steps, loops)
+            _steps(n.body, name, called, steps, loops)
             loops.append((start, len(steps)))
             if n.orelse is not None:
-                _steps(n.orelse, name, steps, loops)
+                _steps(n.orelse, name, called, steps, loops)
             continue
-        _steps(n, name, steps, loops)
+        _steps(n, name, called, steps, loops)
         if isinstance(n, cst.Call):
             step = _step(n, name)
-            if step is not None:
+            if step is not None and (step[1] is not None or isinstance(n.func, cst.Name) and n.func.value in called):
                 steps.append(step)
 
 
