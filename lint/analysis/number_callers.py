@@ -309,7 +309,9 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
             elif id(statement) not in run:
                 run.add(id(statement))
                 _Probe(owner, None, {}, depth, wanted, seen).run_body(cst.IndentedBlock(body=[statement]))
-    for caller, owner in {id(c): (c, p) for _, c, p in sites if c is not None}.values():
+    # (the function's own body is not evaluated: its parameters' values are what this search looks for, so a
+    # recursive call passes what the other calls do, see _number_carried)
+    for caller, owner in {id(c): (c, p) for _, c, p in sites if c is not None and c is not fn}.values():
         env = owner.signatures.param_env(caller, owner.signatures.evidence(caller))
         _handed_on(owner, caller, env, wanted.values())
         probe = _Probe(owner, caller, env, depth, wanted, seen)

@@ -15,6 +15,11 @@ from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import Evidence, FunctionEvaluator, annotation_value, names_numpy_array
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
+
+#: the depth the searches of what a function's callers pass evaluate them at: one call deep, so that what a
+#: helper of the caller returns (``mask = make_mask(n)``) is known, and no deeper (each caller is evaluated
+#: silently once per search)
+CALLER_SEARCH_DEPTH = MAX_CALL_DEPTH - 1
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.syntax import walk
 from dynalint.analysis.number_callers import container_params, defaults_kept, mask_params, number_params, \
@@ -101,21 +106,21 @@ class Signatures(ProgramPart["ProgramParts"]):
         modules calls (its incoming entry carries the arguments)."""
         if fn.qualname in self.program.entries:
             return frozenset()
-        return self._numbers.get(id(fn), lambda: number_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
+        return self._numbers.get(id(fn), lambda: number_params(self.program, fn, CALLER_SEARCH_DEPTH), frozenset)
 
     def objects_passed(self, fn: FunctionInfo) -> dict[str, Value]:
         """The parameters of a compiled function every call in the project passes an object of one class
         (a model, an optimizer), with it (see :func:`~dynalint.analysis.number_callers.object_params`)."""
         if fn.qualname in self.program.entries:
             return {}
-        return self._objects.get(id(fn), lambda: object_params(self.program, fn, MAX_CALL_DEPTH), dict)
+        return self._objects.get(id(fn), lambda: object_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
 
     def masks_passed(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function every call in the project passes a boolean tensor (see
         :func:`~dynalint.analysis.number_callers.mask_params`)."""
         if fn.qualname in self.program.entries:
             return frozenset()
-        return self._masks.get(id(fn), lambda: mask_params(self.program, fn, MAX_CALL_DEPTH), frozenset)
+        return self._masks.get(id(fn), lambda: mask_params(self.program, fn, CALLER_SEARCH_DEPTH), frozenset)
 
     def tensors_passed(self, fn: FunctionInfo) -> dict[str, int | None]:
         """The parameters of a compiled function every call in the project passes a tensor the analysis
@@ -124,7 +129,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         itself (a script, which calls what it compiles)."""
         if fn.qualname in self.program.entries or not self.program.index.compile_targets:
             return {}
-        return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, MAX_CALL_DEPTH), dict)
+        return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
 
     def containers_passed(self, fn: FunctionInfo) -> dict[str, Value]:
         """The parameters of a compiled function every call in the project passes a list, tuple or dict of
@@ -132,7 +137,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         searched, as :meth:`tensors_passed`, only in a script."""
         if fn.qualname in self.program.entries or not self.program.index.compile_targets:
             return {}
-        return self._containers.get(id(fn), lambda: container_params(self.program, fn, MAX_CALL_DEPTH), dict)
+        return self._containers.get(id(fn), lambda: container_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
 
     def defaults_kept(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function with a ``None`` default that no call in the project passes
