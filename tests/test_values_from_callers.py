@@ -217,3 +217,33 @@ def test_under_dynamo_the_varying_number_recompiles(tmp_path):
         exec(compile(LOOP_WITH_INNER_BREAK, str(tmp_path / "m.py"), "exec"), namespace)
         namespace["run"]()
     assert messages
+
+
+# what a helper of the caller returns types the argument; a plain object built with a tensor holds one, also
+# where the compiled function's parameter is annotated with the class
+HELPER_MASK = """
+import torch
+
+
+class Graph:
+    def __init__(self, rowptr):
+        self.rowptr = rowptr
+
+
+def make_mask(n):
+    return torch.rand(n) < 0.6
+
+
+def sample(g: Graph, nbr, mask):
+    kept = nbr[mask]
+    if g.rowptr.sum() > 0:
+        kept = kept + 1
+    return kept
+
+
+def main():
+    g = Graph(torch.tensor([0, 2, 2, 5]))
+    f = torch.compile(sample, backend="eager")
+    return f(g, torch.zeros(4), make_mask(4))
+"""
+test_check_helper_mask, test_dynamo_helper_mask = break_tests(HELPER_MASK, {(14, "DYN104"), (15, "DYN101")}, "[()]")

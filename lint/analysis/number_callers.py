@@ -860,6 +860,8 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
         if isinstance(parent, cst.Call) and parent.func is n:
             calls.append(parent)
             continue
+        if _names_a_type(parents, n):
+            continue  # `g: CSRGraph`, `isinstance(g, CSRGraph)`: neither calls it nor hands it on
         if _compiled_in_place(parents, n, compiles):
             continue  # `step = torch.compile(step)`: the calls of `step` are those found here
         through = _handle_calls(parents, n, compiles)
@@ -869,6 +871,24 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
             return None
         calls += through
     return calls
+
+
+def _names_a_type(parents: "_Parents", use: cst.Name) -> bool:
+    """``use`` sits in an annotation, or is what ``isinstance``/``issubclass`` test against."""
+    node: cst.CSTNode | None = use
+    while node is not None:
+        parent = parents.get(id(node))
+        if isinstance(parent, cst.Annotation):
+            return True
+        if isinstance(parent, cst.Arg) and parent.value is node:
+            call = parents.get(id(parent))
+            return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) \
+                and call.func.value in ("isinstance", "issubclass") and call.args[0] is not parent
+        if not isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Attribute, cst.BinaryOperation,
+                                   cst.Tuple, cst.Element)):
+            return False
+        node = parent
+    return False
 
 
 def _table_row_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:

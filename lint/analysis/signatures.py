@@ -201,6 +201,10 @@ class Signatures(ProgramPart["ProgramParts"]):
             elif ann_node is not None and entered and names_numpy_array(program, ann_node):
                 # `kpts: np.ndarray` of the compiled function: Dynamo holds the array it is given as a tensor
                 env[name] = tensor(entered=True).with_(qualname=K.NUMPY_ARRAY)
+            elif ann_node is not None and entered and name in self.objects_passed(fn):
+                # `g: CSRGraph` of a plain class, which the annotation alone does not make an instance of (a
+                # subclass may be passed): every caller in the project passes an instance of one class
+                env[name] = self.objects_passed(fn)[name]
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
@@ -373,6 +377,9 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # every construction in the project passes an object of one class (a loss module, a
                 # backbone handed to a wrapper): the attribute it is stored in holds that object
                 env[name] = self.objects_passed(init)[name]
+            elif prm.default is None and name in self.tensors_passed(init):
+                # every construction in a script passes a tensor (`CSRGraph(rowptr)`): the object holds one
+                env[name] = tensor().with_(ndim=self.tensors_passed(init)[name])
             else:
                 env[name] = UNKNOWN_VALUE
         return env
