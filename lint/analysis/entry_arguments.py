@@ -83,7 +83,9 @@ def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cs
         return callees
 
     for fn, sites, static in entry_call_sites(program):
-        params = list(fn.node.params.params)
+        # (keyword-only parameters too: valid calls pass them by keyword only, never in a position)
+        p = fn.node.params
+        params = [*p.posonly_params, *p.params, *p.kwonly_params]
         if fn.is_method:
             params = params[1:]
         if sites and _skipped_from_first_call(fn, params, sites[0]):
@@ -474,7 +476,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         given = set()
         for name, arg in _bound_arguments(call, params):
             given.add(name)
-            key = _shape_of(arg)
+            key = _shape_of(arg) or _record_of(program, arg)
             if key is not None:
                 note(name, key, site, _shown(key))
             else:
@@ -517,12 +519,13 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 continue  # a number only passed through (or not read) installs no guard
         elif not _read(fn, name):
             continue  # an argument the function never reads installs no guard
-        if kinds & {"list", "tuple", "dict", "tensor", "NoneType"} and not (
-                kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds <= {"tensor", "NoneType"}
-                or kinds <= {"NoneType", "int", "float"}):
+        if kinds & {"list", "tuple", "dict", "record", "tensor", "NoneType"} and not (
+                kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds == {"record"}
+                or kinds <= {"tensor", "NoneType"} or kinds <= {"NoneType", "int", "float"}):
             # (`None` against a number: `s is None` fails, then `s == 0.05`, measured on torch 2.13)
             continue  # a literal against a container or tensor: not one of the cases measured
-        if len(kinds) == 1 and kinds & {"list", "tuple", "dict"} and not _contents_guarded(fn, name, values):
+        if len(kinds) == 1 and kinds & {"list", "tuple", "dict", "record"} \
+                and not _contents_guarded(fn, name, values):
             continue  # containers of one kind that differ only where the function does not look
         shown = [(_where(site, program), _kind_only(key, what) if len(kinds) > 1 else what)
                  for key, (site, what) in passed.items()]
@@ -705,6 +708,38 @@ _MAX_ITEMS = 64
 """Elements of a container display compared one by one; a longer one is known by its kind only."""
 
 
+def _record_of(program: "Program", node: cst.BaseExpression) -> tuple[str, Any] | None:
+    """``Cfg(scale=3.0)`` of a dataclass or NamedTuple of the checked code whose own fields the call sets
+    (no ``__init__`` or ``__post_init__`` of its own) with literals: ``("record", ((field, value key), ...))``,
+    the class first (as ``__class__``) and each field's default where the call leaves it out.  Dynamo guards
+    on the class and on each field the compiled function reads (measured on torch 2.13: ``Cfg()`` then
+    ``Cfg(scale=3.0)`` recompiles on ``cfg.scale == 2.0``).  None when not known field by field."""
+    if type(node) is not cst.Call or any(a.star for a in node.args):
+        return None
+    made = program.names.static_value_of(node.func)
+    cls = made.cls if made is not None and made.is_class else None
+    if cls is None or not program.classes.is_record(cls) \
+            or any(c.find_method(m) is not None for c in (cls,) for m in ("__init__", "__post_init__", "__new__")):
+        return None
+    fields = list(dict.fromkeys(f for c in reversed(list(cls.mro())) for f in c.field_annotations))
+    given: dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(node.args):
+        if arg.keyword is None and i < len(fields):
+            given[fields[i]] = arg.value
+        elif arg.keyword is not None and arg.keyword.value in fields:
+            given[arg.keyword.value] = arg.value
+        else:
+            return None
+    content: list[tuple[str, tuple[str, Any]]] = [("__class__", ("class", cls.name))]
+    for f in fields:
+        expr = given.get(f)
+        if expr is None:
+            expr = next((c.body_assigns[f] for c in cls.mro() if f in c.body_assigns), None)
+        key = _shape_of(expr) if expr is not None else None
+        content.append((f, key if key is not None and key[0] not in ("list", "tuple", "dict") else _OTHER))
+    return ("record", tuple(content))
+
+
 def _device(node: cst.BaseExpression) -> tuple[str, int | None] | None:
     """``(type, index)`` of ``torch.device("cuda:1")`` or ``torch.device("cuda", 1)`` written with
     literals; None otherwise. Dynamo guards on a device argument by equality (measured on torch 2.13:
@@ -760,6 +795,10 @@ def _shown(key: tuple[str, Any]) -> str:
             return "`{" + ", ".join(f"{k!r}: {_element(v)}" for k, v in value) + "}`"
         shown = ", ".join(_element(v) for v in value)
         return f"`[{shown}]`" if kind == "list" else f"`({shown}{',' if len(value) == 1 else ''})`"
+    if kind == "record":
+        fields = dict(value)
+        cls = fields.pop("__class__")[1]
+        return f"`{cls}(" + ", ".join(f"{k}={_element(v)}" for k, v in fields.items()) + ")`"
     if kind == "tensor":
         return "a tensor"
     if kind == "device":
@@ -866,9 +905,12 @@ def _contents_guarded(fn: "FunctionInfo", name: str, values: frozenset[tuple[str
     contents = [(kind, value) for kind, value in values]
     if any(c is None for _, c in contents):
         return False
-    reads = _element_reads(fn, name)
+    record = all(kind == "record" for kind, _ in contents)
+    reads = _element_reads(fn, name, fields=record)
     if reads is None:
         return False
+    if record and reads is not True:
+        reads = reads | {"__class__"}  # (another class fails the type guard, whatever is read)
     for i, a in enumerate(contents):
         for b in contents[i + 1:]:
             if _guarded_apart(_positions(*a), _positions(*b), reads):
@@ -878,7 +920,7 @@ def _contents_guarded(fn: "FunctionInfo", name: str, values: frozenset[tuple[str
 
 def _positions(kind: str, content: tuple) -> dict[Any, tuple[str, Any]]:
     """Index or key -> element key, of a list's, tuple's or dict's content."""
-    return dict(content) if kind == "dict" else dict(enumerate(content))
+    return dict(content) if kind in ("dict", "record") else dict(enumerate(content))
 
 
 def _guarded_apart(a: dict[Any, tuple[str, Any]], b: dict[Any, tuple[str, Any]], reads: set[Any] | bool) -> bool:
@@ -905,15 +947,20 @@ def _mentions(fn: "FunctionInfo", name: str, parents: dict[int, cst.CSTNode], *,
                 yield n, parent
 
 
-def _element_reads(fn: "FunctionInfo", name: str) -> set[Any] | bool | None:
+def _element_reads(fn: "FunctionInfo", name: str, fields: bool = False) -> set[Any] | bool | None:
     """What ``fn`` reads of its container parameter ``name``: the literal indices and keys it
-    subscripts (``set``), True when it uses it otherwise (iterates, passes it on: every element),
-    None when it never mentions it. ``len(name)`` reads its length only."""
+    subscripts (``set``), with ``fields`` the attributes it reads of a record (``cfg.scale``), True when it
+    uses it otherwise (iterates, passes it on: every element), None when it never mentions it.
+    ``len(name)`` reads its length only."""
     parents = parent_map(fn.node)
     found: set[Any] = set()
     mentioned = False
     for n, parent in _mentions(fn, name, parents):
         mentioned = True
+        if fields and isinstance(parent, cst.Attribute) and parent.value is n \
+                and not isinstance(parents.get(id(parent)), cst.Call):
+            found.add(parent.attr.value)
+            continue
         if isinstance(parent, cst.Subscript) and parent.value is n and len(parent.slice) == 1 \
                 and isinstance(parent.slice[0].slice, cst.Index):
             index = _literal(parent.slice[0].slice.value)
