@@ -2,7 +2,9 @@
 function (made with a comparison, ``dtype=torch.bool``, kept by ``&=``, passed through an alias of the
 function or a wrapper), and a module handed to a constructor (``Wrap(net, Crit())`` stores a ``Crit`` in
 ``self.criterion``, so the compile call of the wrapper reaches ``Crit.forward`` and the capture-flags
-fixer can patch it), and a number a recursive call hands on as arithmetic of itself (``depth - 1``).  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
+fixer can patch it), a number a recursive call hands on as arithmetic of itself (``depth - 1``), what a
+helper of the caller returns, a plain object built with a tensor, and the objects ``functools.partial`` binds
+to a compiled step.  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
 from __future__ import annotations
 
 import textwrap
@@ -247,3 +249,28 @@ def main():
     return f(g, torch.zeros(4), make_mask(4))
 """
 test_check_helper_mask, test_dynamo_helper_mask = break_tests(HELPER_MASK, {(14, "DYN104"), (15, "DYN101")}, "[()]")
+
+
+# a step compiled through functools.partial holds the objects the partial binds: the optimizer's methods break
+PARTIAL_STEP = """
+from functools import partial
+
+import torch
+
+
+def train_step(model, opt, x):
+    opt.zero_grad()
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    return loss.detach()
+
+
+def main():
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = torch.compile(partial(train_step, model, opt), backend="eager")
+    return step(torch.randn(3, 4))
+"""
+test_check_partial_step, test_dynamo_partial_step = break_tests(
+    PARTIAL_STEP, {(7, "DYN105"), (9, "DYN105"), (10, "DYN105")}, "[()]")

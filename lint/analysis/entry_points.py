@@ -4,6 +4,7 @@ handed to ``torch.compile``, configured patterns, and per scope the library help
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from typing import Any
 
@@ -17,7 +18,7 @@ from dynalint.analysis.number_callers import called_here_only
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
 from dynalint.analysis.syntax import dotted_name, walk
-from dynalint.analysis.values import Kind, Value
+from dynalint.analysis.values import UNKNOWN_VALUE, Kind, Value
 from dynalint.config.settings import Scope
 
 
@@ -312,7 +313,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
         """The object or function ``expr`` is, written in ``where``: one a call builds (``Model(...).eval()``),
         a name's (:meth:`_static_name`), or a submodule of one (``tagger.crf``)."""
         if type(expr) is cst.Call:
-            return self._object_made(expr) or self._factory_result(expr, where)
+            return self._object_made(expr) or self._factory_result(expr, where) or self.partial_target(expr, where)
         if type(expr) is cst.Name:
             return self._static_name(expr.value, where)
         if type(expr) is cst.Attribute:
@@ -373,6 +374,34 @@ class EntryPoints(ProgramPart[ProgramParts]):
                 passed[name] = value
         nested.closure = {**(nested.closure or {}), **passed}
         return Value(Kind.FUNCTION, func=nested)
+
+    def partial_target(self, call: cst.Call, where: FunctionInfo | None) -> Value | None:
+        """``functools.partial(train_step, model, opt)`` of a function of the module: that function as an entry
+        point of its own whose bound parameters hold the objects the partial binds (a model, an optimizer:
+        :meth:`_argument_object`; another argument is left unknown), the same object for the same call.
+        Dynamo traces the partial's call of the function, so what breaks in it breaks the compiled call."""
+        if self.program.index.resolve_expr(call.func) != "functools.partial" or not call.args \
+                or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        target = self._static_object(call.args[0].value, where)
+        fn = target.func if target is not None and target.kind is Kind.FUNCTION else None
+        if fn is None or fn.cls is not None or fn.owner is not self.program.index:
+            return None
+        names = fn.param_names()
+        bound: dict[str, Value] = {}
+        for position, arg in enumerate(call.args[1:]):
+            if arg.star:
+                return None
+            name = arg.keyword.value if arg.keyword is not None else names[position] if position < len(names) else None
+            value = self._argument_object(arg.value, where) if name is not None else None
+            bound[name or ""] = value if value is not None else UNKNOWN_VALUE
+        made: dict[int, FunctionInfo] = fn.derived("partial entry points", lambda _: {})
+        info = made.get(id(call))
+        if info is None:
+            info = made[id(call)] = dataclasses.replace(fn, _derived={})
+            self.program.calls.prepare_function(info)
+        info.bound = bound
+        return Value(Kind.FUNCTION, func=info)
 
     def _argument_object(self, expr: cst.BaseExpression, where: FunctionInfo | None) -> Value | None:
         """The object ``expr`` (an argument written in ``where``) is: one built there (``opt =

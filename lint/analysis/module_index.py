@@ -53,6 +53,9 @@ class FunctionInfo:
     train_step`` inside ``main()``): entry points of their own."""
     closure: dict | None = field(default=None, repr=False)
     """For functions nested in analysed code: the enclosing environment."""
+    bound: dict | None = field(default=None, repr=False)
+    """For a function compiled through ``functools.partial(f, model, opt)``: the objects the partial binds to
+    its parameters, by name (:meth:`~dynalint.analysis.entry_points.EntryPoints.partial_target`)."""
     outer: "FunctionInfo | None" = field(default=None, repr=False)
     """For functions nested in analysed code: the module-level function or method that holds them."""
     owner: "ModuleIndex | None" = field(default=None, repr=False)

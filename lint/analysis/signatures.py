@@ -187,6 +187,9 @@ class Signatures(ProgramPart["ProgramParts"]):
             if i == 0 and fn.is_method:
                 env[name] = program.classes.instance(fn.cls) if not fn.is_classmethod else _class_of(None, fn)
                 continue
+            if fn.bound is not None and name in fn.bound:
+                env[name] = fn.bound[name]  # what a `functools.partial` compiled binds
+                continue
             if candidates is not None and name in candidates:
                 env[name] = Value(Kind.UNKNOWN, params=frozenset({name}), param=name)
                 continue
