@@ -217,7 +217,7 @@ class PythonAttributeMutation(Rule):
                 how = "on every call"
             else:
                 how = "whenever its value changes"
-            held = f"`{_written(ev.cls, ev.name, ev.on_class)}` is a Python " + \
+            held = f"`{_written(ev.cls, ev.name, ev.on_class, ev.path)}` is a Python " + \
                 ("class attribute" if ev.on_class else "value")
             yield self.finding(
                 ev,
@@ -351,9 +351,10 @@ def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tup
     return declared if declared is not None and (declared.kind is Kind.SEQUENCE or declared.is_mapping) else None
 
 
-def _written(cls: "ClassInfo", attr: str, on_class: bool) -> str:
-    """How code names the attribute: through the class (``Counter.calls``) or the instance (``self.calls``)."""
-    return f"{cls.name}.{attr}" if on_class else f"self.{attr}"
+def _written(cls: "ClassInfo", attr: str, on_class: bool, path: str = "") -> str:
+    """How code names the attribute: through the class (``Counter.calls``), an object ``self`` holds
+    (``self.model.num_batches``) or the instance (``self.calls``)."""
+    return f"{cls.name}.{attr}" if on_class else f"{path or 'self'}.{attr}"
 
 
 Held = "list[tuple[Event, cst.CSTNode, ClassInfo, str, bool]]"

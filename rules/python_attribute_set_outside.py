@@ -148,6 +148,10 @@ class PythonAttributeSetOutside(Rule):
                              and not related(fn.cls, ev.cls))  # type: ignore[union-attr]
                     and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
             setters = setters_of[key]
+            if of_self and ev.path:
+                # an object `self` holds (`self.cfg.rule`): only a script's own statements are known to change
+                # that object (a function's `cfg.rule = ...` may be on a copy: `copy.deepcopy(config)`)
+                setters = [fn for fn in setters if fn is None]
             if not setters:
                 continue
             if None not in setters and ev.function.cls is not None and ev.function.cls.is_module \
@@ -157,7 +161,7 @@ class PythonAttributeSetOutside(Rule):
                 continue
             seen.add(key)
             where = next((f"`{fn.name}()`" for fn in setters if fn is not None), "module-level code")
-            read = f"self.{ev.name}" if of_self else ctx.code(ev.node)
+            read = f"self.{ev.name}" if of_self and not ev.path else ctx.code(ev.node)
             yield self.finding(
                 ev,
                 f"`{read}` is a Python value that {where} sets from outside compiled code: Dynamo "

@@ -133,7 +133,8 @@ class GlobalReadEvent(Event):
 
 @dataclass(frozen=True, eq=False)
 class AttributeEvent(Event):
-    """A read or write of ``self.<name>`` in analysed code, or of an attribute of a class of the checked
+    """A read or write of ``self.<name>`` in analysed code, of an attribute of an object of a class of the
+    checked code that ``self`` holds (``self.model.num_batches``), or of an attribute of a class of the checked
     code read through the class (``Counter.calls``, ``type(self).seen``)."""
 
     cls: "ClassInfo | None" = None
@@ -144,6 +145,9 @@ class AttributeEvent(Event):
     on_class: bool = False
     """Read or written through the class: one value every instance shares, which Dynamo guards on
     (``G['Counter'].calls == 0``) wherever compiled code reads it."""
+    path: str = ""
+    """The object's code when it is one ``self`` holds (``self.model`` of ``self.model.num_batches``), not
+    ``self`` itself nor a class."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -315,6 +315,7 @@ def _passed(program: Program, fn: "FunctionInfo", depth: int
         env = owner.signatures.param_env(caller, owner.signatures.evidence(caller))
         _handed_on(owner, caller, env, wanted.values())
         probe = _Probe(owner, caller, env, depth, wanted, seen)
+        probe.not_followed = fn
         probe.run_body(caller.node.body)
     return sites, names, candidates, seen
 

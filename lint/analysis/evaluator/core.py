@@ -18,7 +18,7 @@ from dynalint.analysis.evaluator.expressions import ExpressionHandlers
 from dynalint.analysis.evaluator.statements import StatementHandlers
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
-from dynalint.analysis.syntax import children
+from dynalint.analysis.syntax import children, dotted_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
@@ -60,6 +60,9 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         ``and``/``or``)."""
         self.attr_sink: dict[str, Value] | None = None
         """When analysing ``__init__``: where ``self.<attr> = value`` bindings are recorded."""
+        self.not_followed: "FunctionInfo | None" = None
+        """A function whose calls here are not analysed: the one whose callers a search evaluates, for what
+        they pass it (its body then says nothing of what they pass, and an edit of it leaves the search)."""
         self.statement: cst.CSTNode = fn.node if fn is not None else program.index.module
         self.returns: list[Value] = []
         self.yielded: list[Value] = []
@@ -134,6 +137,15 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         record's ``__post_init__``) compiled code runs to build a new object, whose attributes it sets
         before anything reads them."""
         return self.is_self(node) and self.fn is not None and self.fn.name not in _INITIALISERS
+
+    def held_object(self, node: cst.CSTNode, value: Value) -> str | None:
+        """The code of ``node`` (``self.model``) when it is an attribute of ``self`` (state kept across calls,
+        :meth:`is_state`) holding an object of a class of the checked code, ``value``: its own attributes are
+        state too, which Dynamo guards on where compiled code reads them."""
+        if type(node) is not cst.Attribute or not self.is_state(node.value) or value.cls is None \
+                or value.is_class or value.kind not in (Kind.UNKNOWN, Kind.MODULE) or value.choices:
+            return None
+        return dotted_name(node)
 
     def is_builtin(self, func: cst.CSTNode, name: str) -> bool:
         return isinstance(func, cst.Name) and func.value == name and name not in self.env and (

@@ -119,6 +119,8 @@ class ExpressionHandlers:
             self.report(E.AttributeEvent, node, cls=self.fn.cls, name=node.attr.value, value=v)
         elif base.is_class:
             self.report(E.AttributeEvent, node, cls=base.cls, name=node.attr.value, value=v, on_class=True)
+        elif (held := self.held_object(node.value, base)) is not None:
+            self.report(E.AttributeEvent, node, cls=base.cls, name=node.attr.value, value=v, path=held)
         elif base.cls is not None and type(node.value) is cst.Name and node.value.value in self.env \
                 and base.kind in (Kind.UNKNOWN, Kind.MODULE) and not self.is_self(node.value):
             # (an object a global holds is one DYN201 reports the changes of)

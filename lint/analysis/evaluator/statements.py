@@ -120,11 +120,12 @@ class StatementHandlers:
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
             self.store_field(target, None)
-            if self.is_state(target.value) or base.is_class:
-                owner = base.cls if base.is_class else self.fn.cls if self.fn else None
+            held = self.held_object(target.value, base)
+            if self.is_state(target.value) or base.is_class or held is not None:
+                owner = base.cls if base.is_class or held is not None else self.fn.cls if self.fn else None
                 self.report(E.AttributeEvent, target, cls=owner, name=target.attr.value,
                             value=self.binop(old, rhs, node.operator), write=True, augmented=True,
-                            on_class=base.is_class)
+                            on_class=base.is_class, path=held or "")
         elif isinstance(target, cst.Subscript):
             self.subscript(target, store=True, augmented=True, operand=rhs)
             self.store_entry(target, None)
@@ -458,6 +459,9 @@ class StatementHandlers:
             elif base.is_class:
                 self.report(E.AttributeEvent, target, cls=base.cls, name=target.attr.value, value=value, write=True,
                             on_class=True)
+            elif (held := self.held_object(target.value, base)) is not None:
+                self.report(E.AttributeEvent, target, cls=base.cls, name=target.attr.value, value=value, write=True,
+                            path=held)
         elif isinstance(target, cst.Subscript):
             self.use_scalar(value, target)
             self.subscript(target, store=True)
