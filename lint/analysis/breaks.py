@@ -2018,7 +2018,9 @@ def uncaptured_shape_call(call: CallEvent) -> str | None:
         on_tensor = any(a.is_tensor for a in call.args[:1])
     elif call.qualname is not None:
         name = K.aten_name(call.qualname)
-        on_tensor = any(a.is_tensor for a in call.args[:1])
+        # (these functions take a tensor first, nothing else: what the analysis could not type is one, as for
+        # `dynamic_shape_call`)
+        on_tensor = any(a.is_tensor or a.kind is Kind.UNKNOWN for a in call.args[:1])
     else:
         name = call.method
         on_tensor = call.receiver is not None and call.receiver.is_tensor

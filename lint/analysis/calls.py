@@ -426,6 +426,8 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
             and name in ("values", "items"):
         # (its keys are strings)
         return sequence(element=recv.element if name == "values" else sequence(items=(PYTHON_VALUE, recv.element)))
+    if kind is Kind.MODULE and name in MODULE_METHODS_RETURNING_SELF:
+        return recv  # `Acoustic().eval()`, `model.to(device)`: the module itself
     if kind is Kind.MODULE and name in _WEIGHT_ITERATORS:
         # `m.parameters()`, `m.named_buffers()`: the module's weights, inputs of the graph
         weight = tensor(from_weights=True, entered=True)
@@ -445,6 +447,12 @@ def method_call(ev: "EvaluatorView", recv: Value, name: str, args: list[Value], 
 
 #: the ``math`` functions that test a number: their result is a bool
 _MATH_TESTS = frozenset({"isnan", "isinf", "isfinite", "isclose"})
+
+#: the methods of ``nn.Module`` that return the module itself (checked against torch in the tests)
+MODULE_METHODS_RETURNING_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "float", "half", "double",
+                                           "bfloat16", "requires_grad_", "type", "apply", "share_memory",
+                                           "to_empty", "xpu", "ipu", "mtia"})
+
 
 #: the methods of an ``nn.Module`` that iterate over its weights
 _WEIGHT_ITERATORS = frozenset({"parameters", "buffers", "named_parameters", "named_buffers"})
