@@ -494,7 +494,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             looped.setdefault(name, (site, keys))
     for name, pending in undecided.items():
         for arg, site in pending:
-            if _none_then_tensor(site, arg):  # a warm start: `prev = None`, then the loop rebinds it
+            if _none_then_tensor(site, arg, fn):  # a warm start: `prev = None`, then the loop rebinds it
                 note(name, ("NoneType", None), site, "`None` on the first iteration")
                 note(name, ("tensor", None), site, "another value on the next")
                 break
@@ -828,19 +828,21 @@ def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
 
 
-def _none_then_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
+def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") -> bool:
     """``prev = None`` before a loop that calls ``f(x, prev)`` at every iteration and then rebinds
     ``prev`` to a tensor in the same body: the first call passes ``None``, the next ones a tensor (a
     warm start carried from one iteration to the next).  Only plain assignments bind the name, the
     call and the rebinding run on every iteration (no ``if`` or inner loop around them), and the
-    rebinding comes after the call."""
-    call, caller, owner = site
+    rebinding comes after the call, or is that call's own statement taking an item of what ``fn``
+    returns (``out, state = f(x, state)``: a state carried by the compiled function itself)."""
+    call, owner = site[0], site[2]
+    caller = _replayed_caller(site)  # (a script's statements at module level too)
     loop = _repeating_loop(site)
-    if caller is None or loop is None or not isinstance(arg, cst.Name) \
+    if loop is None or not isinstance(arg, cst.Name) \
             or not (_every_iteration(loop, call) and _only_assigned(caller, arg.value)):
         return False
     bindings = [n for n in walk(caller.node.body, into_scopes=False) if isinstance(n, cst.Assign)
-                and any(isinstance(t.target, cst.Name) and t.target.value == arg.value for t in n.targets)]
+                and any(_position_in(t.target, arg.value) is not None for t in n.targets)]
     inside = [n for n in bindings if encloses(loop.body, n)]
     outside = [n for n in bindings if n not in inside]
     if len(outside) != 1 or len(inside) != 1 \
@@ -848,6 +850,9 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
         return False
     order = {id(n): i for i, n in enumerate(walk(caller.node.body, into_scopes=False))}
     rebound = inside[0]
+    if rebound.value is call and len(rebound.targets) == 1 and order[id(outside[0])] < order[id(loop)]:
+        position = _position_in(rebound.targets[0].target, arg.value)
+        return position is not None and position >= 0 and _returns_item(fn, position)
     if not (order[id(outside[0])] < order[id(loop)] and order[id(rebound)] > order[id(call)]
             and _every_iteration(loop, rebound)):
         return False
@@ -859,6 +864,32 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
 
     value = argument_values(owner, caller, [rebound.value], MAX_CALL_DEPTH).get(id(rebound.value))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _position_in(target: cst.BaseExpression, name: str) -> int | None:
+    """Where an assignment target binds ``name``: -1 for the whole value, the index of an item of an unpacked
+    tuple (no starred item), None when it does not bind it."""
+    if isinstance(target, cst.Name):
+        return -1 if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                             for e in target.elements):
+        return next((i for i, e in enumerate(target.elements)
+                     if isinstance(e.value, cst.Name) and e.value.value == name), None)
+    return None
+
+
+def _returns_item(fn: "FunctionInfo", position: int) -> bool:
+    """Every ``return`` of ``fn`` (not of a function nested in it) gives a tuple written out whose item at
+    ``position`` is never ``None`` (:func:`_never_none`, or a ``torch`` function's result)."""
+    returns = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Return)]
+    return bool(returns) and all(
+        isinstance(r.value, cst.Tuple) and len(r.value.elements) > position
+        and not isinstance(r.value.elements[position], cst.StarredElement)
+        and _not_none_item(r.value.elements[position].value) for r in returns)
+
+
+def _not_none_item(node: cst.BaseExpression) -> bool:
+    return _never_none(node) or (isinstance(node, cst.Call) and (dotted_name(node.func) or "").startswith("torch."))
 
 
 def _never_none(node: cst.BaseExpression) -> bool:
