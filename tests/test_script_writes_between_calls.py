@@ -3,7 +3,7 @@ compiled calls: a global rebound (``SCALE = 3.0``), a global dict's item (``CONF
 attribute of a global object (``RUN.temperature = 0.7``) - DYN201 - and an attribute of the compiled module
 (``m.use_residual = False``) - DYN205. Dynamo guards on each and recompiles once (measured on torch 2.13). The
 same writes before the first compiled call configure what is compiled, once: nothing is reported and nothing
-recompiles."""
+recompiles; so do writes before the first call of the handle that reads them, after another handle's calls."""
 from __future__ import annotations
 
 import pytest
@@ -80,6 +80,11 @@ if __name__ == "__main__":
         opt(x)
 """
 
+OWN_HANDLE_LATER = MODULE.replace("    m = Res()\n", "    double = torch.compile(lambda t: t * 2, backend=\"eager\")\n"
+                                  "    double(torch.randn(2))\n    m = Res()\n    m.use_residual = False\n").replace(
+    "    for use_residual in (True, False):\n        m.use_residual = use_residual\n        opt(x)\n",
+    "    opt(x)\n    opt(x)\n")
+
 
 def _configured_first(script: str, writes: list[str]) -> str:
     """The script with its writes moved before the first compiled call (and that call's repeat dropped)."""
@@ -97,6 +102,8 @@ CASES = {
     "globals-changed-between-calls": (GLOBALS, {(16, "DYN201"), (21, "DYN201"), (27, "DYN201")}, 3),
     "globals-set-before-the-first-call": (_configured_first(GLOBALS, WRITES), set(), 0),
     "a-module-attribute-set-in-the-loop": (MODULE, {(13, "DYN205")}, 1),
+    # set after another handle's call, before the first call of the module's own: configuration, once
+    "set-before-its-own-handle-is-called": (OWN_HANDLE_LATER, set(), 0),
 }
 
 
