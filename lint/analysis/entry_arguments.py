@@ -31,6 +31,7 @@ from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_va
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
 from dynalint.analysis.syntax import binding_reach, dotted_name, encloses, literal_value, parent_map, walk
+from dynalint.analysis.values import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
@@ -270,11 +271,25 @@ def _passes_fresh_tensor(program: "Program", site: _Site) -> bool:
     loop = _repeating_loop(site)
     for arg in call.args:
         value = arg.value
-        if isinstance(value, cst.Call) and program.index.resolve_expr(value.func) in _RANDOM_TENSORS:
+        if isinstance(value, cst.Call) and (program.index.resolve_expr(value.func) in _RANDOM_TENSORS
+                                            or _draws_afresh(program, value)):
             return True
         if isinstance(value, cst.Name) and loop is not None and _drawn_in(program, loop, value.value):
             return True
     return False
+
+
+def _draws_afresh(program: "Program", call: cst.Call) -> bool:
+    """``call`` runs a function of the module each of whose ``return`` values is computed from a random draw it
+    makes (``def synthetic(n): return torch.randn(n).cumsum(0)``): new data at each call."""
+    callee = program.names.static_value_of(call.func)
+    fn = callee.func if callee is not None and callee.kind is Kind.FUNCTION and not callee.is_class else None
+    if fn is None or fn.owner is not program.index:
+        return False
+    returns = [n.value for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Return)]
+    return bool(returns) and all(r is not None and any(
+        isinstance(n, cst.Call) and program.index.resolve_expr(n.func) in _RANDOM_TENSORS for n in walk(r))
+        for r in returns)
 
 
 def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
@@ -822,7 +837,6 @@ def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
     evaluation says so)."""
     from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
     from dynalint.analysis.number_callers import argument_values
-    from dynalint.analysis.values import Kind
 
     value = argument_values(site[2], _replayed_caller(site), [arg], MAX_CALL_DEPTH).get(id(arg))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
@@ -860,7 +874,6 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") 
         return True
     from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
     from dynalint.analysis.number_callers import argument_values
-    from dynalint.analysis.values import Kind
 
     value = argument_values(owner, caller, [rebound.value], MAX_CALL_DEPTH).get(id(rebound.value))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
