@@ -9,6 +9,7 @@ from dynalint.analysis.class_state import initial_keys, initially_none, is_self,
 from dynalint.analysis.entry_arguments import second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
 from dynalint.analysis.module_index import built_only_in_compiled_code
+from dynalint.analysis.resume_paths import runs_eagerly, runs_graph_op
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -163,8 +164,11 @@ class PythonAttributeMutation(Rule):
         yield from self._check(ctx, everything, seen)
 
     def _check(self, ctx: RuleContext, found: "Sequence[Event]", seen: set[tuple[int, str]]) -> Iterator[Finding]:
+        guardless = _guardless_frames(ctx)
+        found = [e for e in found if e.function is None or id(e.function) not in guardless]
         events = [e for e in found if isinstance(e, AttributeEvent)]
-        read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None}
+        read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None
+                and not runs_eagerly(ctx.breaks, e)}  # (a read Dynamo never traces installs no guard)
         # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
         # nothing across calls: Dynamo reads the value it just stored, no guard on the old one
         first: dict[tuple[int, str], AttributeEvent] = {}
@@ -349,6 +353,27 @@ def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tup
         return None
     declared = ctx.program.classes.class_attrs(cls).get(attr)
     return declared if declared is not None and (declared.kind is Kind.SEQUENCE or declared.is_mapping) else None
+
+
+def _guardless_frames(ctx: RuleContext) -> set[int]:
+    """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
+    called in the checked code, or called from the part of a function Dynamo runs eagerly) and run no tensor
+    operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and guards on nothing it
+    reads (measured on torch 2.13: a method that appends to ``self.beams``, called from a loop whose body
+    breaks, never recompiles).  A library's entry points may be called from compiled code elsewhere."""
+    compiled = ctx.program.entry_points.entered
+    callers: dict[int, list[CallEvent]] = {}
+    for ev in ctx.events(CallEvent):
+        if ev.callee is not None:
+            callers.setdefault(id(ev.callee), []).append(ev)
+    broke = {id(b.event.function) for b in ctx.breaks.all}
+    out: set[int] = set()
+    for fn in ctx.program.compiled:
+        calls = callers.get(id(fn), [])
+        own_frame = id(fn) in compiled and not calls or calls and all(runs_eagerly(ctx.breaks, c) for c in calls)
+        if own_frame and id(fn) not in broke and not runs_graph_op(ctx.program, fn):
+            out.add(id(fn))
+    return out
 
 
 def _written(cls: "ClassInfo", attr: str, on_class: bool, path: str = "") -> str:

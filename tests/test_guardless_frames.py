@@ -1,0 +1,84 @@
+"""DYN203 and the frames Dynamo guards nothing in.  A method called from the part of a function Dynamo runs
+eagerly (after a break in a loop) is a frame of its own; with no tensor operation in it, Dynamo skips it ("No ops
+traced for the FX graph") and the list it grows recompiles nothing.  With one tensor operation it is compiled,
+guarded on the list's length, and recompiles.  A counter a function changes after a break in a loop is never
+traced.  Measured on torch 2.13."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import requires_torch
+from helpers import check, recompiles_of_script
+
+BEAMS = """\
+import torch
+
+
+class Hyps:
+    def __init__(self, n=2):
+        self.n = n
+        self.beams = []
+
+    def add(self, hyp, score):
+        score = score / hyp.shape[-1]
+        if len(self.beams) < self.n:
+            self.beams.append((score, hyp))
+
+
+def search(x):
+    h = Hyps()
+    for i in range(3):
+        h.add(x[i].clone(), x[i].sum().item())
+    return len(h.beams)
+
+
+if __name__ == "__main__":
+    f = torch.compile(search, backend="eager")
+    f(torch.randn(4, 5))
+    f(torch.randn(4, 5))
+"""
+
+TRAINER = """\
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(4, 1)
+        self.step = 0
+
+    def train_step(self, micro_batches):
+        for x in micro_batches:
+            print("batch", x.shape)
+            self.model(x).sum().backward()
+        self.step += 1
+        return self.step
+
+
+if __name__ == "__main__":
+    t = Trainer()
+    f = torch.compile(t.train_step, backend="eager")
+    for _ in range(3):
+        f([torch.randn(2, 4), torch.randn(2, 4)])
+"""
+
+#: name -> (script, DYN203 lines)
+CASES = {"no-tensor-operation": (BEAMS, []),
+         "one-tensor-operation": (BEAMS.replace("self.beams.append((score, hyp))", "self.beams.append((score, hyp * 1))"),
+                                  [12]),
+         "after-a-break-in-a-loop": (TRAINER, [])}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_check(name: str) -> None:
+    code, lines = CASES[name]
+    assert [d.line for d in check(code) if d.code == "DYN203"] == lines
+
+
+@requires_torch
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dynamo(name: str, tmp_path) -> None:
+    code, lines = CASES[name]
+    messages = recompiles_of_script(tmp_path, name.replace("-", "_"), code)
+    assert bool(messages) == bool(lines), messages
