@@ -262,8 +262,12 @@ def _effect(entry: ParameterValues) -> str:
         return "so it compiles one graph per value"
     if kinds & {"str", "device", "dtype"}:
         return "so each new value recompiles it"
+    if kinds == {"NoneType", "object"}:
+        return "so it compiles one graph for `None` and one for the object"
     if kinds & {"NoneType", "tensor"}:
         return "so it compiles one graph for `None` and one for a tensor"
+    if kinds == {"record"}:
+        return "and guards on the class and on the fields it reads, so each new one recompiles it"
     if kinds == {"list", "tuple"}:
         return "so it compiles one graph for a list and one for a tuple"
     if kinds & {"list", "tuple", "dict"}:

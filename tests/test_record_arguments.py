@@ -59,7 +59,8 @@ def test_check(name: str) -> None:
     code, lines, _ = CASES[name]
     found = [d for d in check(code) if d.code == "DYN206"]
     assert {d.line for d in found} == lines
-    assert all("`Cfg(scale=3.0, use_act=False, name='base')`" in d.message for d in found)
+    assert all("`Cfg(scale=3.0, use_act=False, name='base')`" in d.message
+               and "guards on the class and on the fields it reads" in d.message for d in found)
 
 
 @requires_torch

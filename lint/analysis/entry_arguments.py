@@ -31,7 +31,7 @@ from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_va
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
 from dynalint.analysis.syntax import binding_reach, dotted_name, encloses, literal_value, parent_map, walk
-from dynalint.analysis.values import Kind
+from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
@@ -513,11 +513,15 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 note(name, ("NoneType", None), site, "`None` on the first iteration")
                 note(name, ("tensor", None), site, "another value on the next")
                 break
-        # None at one call: is a tensor passed at another?
+        # None at one call: is a tensor, or an object of a class of the checked code, passed at another?
         if ("NoneType", None) in seen.get(name, {}):
             for arg, site in pending:
                 if _is_tensor(site, arg):
                     note(name, ("tensor", None), site, "a tensor")
+                    break
+                made = _object_passed(site, arg)
+                if made is not None:
+                    note(name, ("object", made), site, f"a `{made}`")
                     break
     for prm in params:
         name = prm.name.value
@@ -536,7 +540,8 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             continue  # an argument the function never reads installs no guard
         if kinds & {"list", "tuple", "dict", "record", "tensor", "NoneType"} and not (
                 kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds == {"record"}
-                or kinds <= {"tensor", "NoneType"} or kinds <= {"NoneType", "int", "float"}):
+                or kinds <= {"tensor", "NoneType"} or kinds == {"NoneType", "object"}
+                or kinds <= {"NoneType", "int", "float"}):
             # (`None` against a number: `s is None` fails, then `s == 0.05`, measured on torch 2.13)
             continue  # a literal against a container or tensor: not one of the cases measured
         if len(kinds) == 1 and kinds & {"list", "tuple", "dict", "record"} \
@@ -835,11 +840,25 @@ def _element(key: tuple[str, Any]) -> str:
 def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
     """Whether the caller (a script's statements at module level as well) passes a tensor at ``arg`` (its
     evaluation says so)."""
+    value = _passed_value(site, arg)
+    return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _object_passed(site: _Site, arg: cst.BaseExpression) -> str | None:
+    """The class name of the object of a class of the checked code the caller passes at ``arg`` (``Cache()``),
+    if it passes one: against ``None`` at another call, ``cache is None`` fails (measured on torch 2.13)."""
+    value = _passed_value(site, arg)
+    if value is None or value.cls is None or value.is_class or value.maybe_none or value.choices \
+            or value.kind not in (Kind.UNKNOWN, Kind.MODULE):
+        return None
+    return value.cls.name
+
+
+def _passed_value(site: _Site, arg: cst.BaseExpression) -> "Value | None":
     from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
     from dynalint.analysis.number_callers import argument_values
 
-    value = argument_values(site[2], _replayed_caller(site), [arg], MAX_CALL_DEPTH).get(id(arg))
-    return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+    return argument_values(site[2], _replayed_caller(site), [arg], MAX_CALL_DEPTH).get(id(arg))
 
 
 def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") -> bool:
