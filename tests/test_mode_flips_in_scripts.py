@@ -3,7 +3,8 @@ in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compi
 switch (measured on torch 2.13: one recompile, on ``training``); without the switch, or when the call after
 it is of the plain module rather than of what ``torch.compile`` returned, they compile one.
 DYN208 on a compiled function a script calls with grad mode on and under ``with torch.no_grad():`` at module
-level (one recompile, ``GLOBAL_STATE changed: grad_mode``)."""
+level or after a ``torch.set_grad_enabled(False)`` statement of the script (one recompile, ``GLOBAL_STATE changed:
+grad_mode``)."""
 from __future__ import annotations
 
 import pytest
@@ -74,14 +75,27 @@ if __name__ == "__main__":
 """
 
 
-def test_check_grad_mode() -> None:
-    assert [(d.line, d.code) for d in check(GRAD) if d.code.startswith("DYN2")] == [(4, "DYN208")]
+#: grad mode switched by `torch.set_grad_enabled(...)` statements of the script, which it then knows at each call
+SET_GRAD = GRAD.replace("    with torch.no_grad():\n        f(torch.randn(2, 4), w)\n",
+                        "    torch.set_grad_enabled(False)\n    f(torch.randn(2, 4), w)\n    torch.set_grad_enabled(True)\n")
+GRAD_CASES = {"no-grad-block": (GRAD, [(4, "DYN208")], 1), "set-grad-enabled": (SET_GRAD, [(4, "DYN208")], 1),
+              "set-grad-enabled-before-every-call": (SET_GRAD.replace(
+                  "    f(torch.randn(2, 4), w)\n    torch.set_grad_enabled(False)\n",
+                  "    torch.set_grad_enabled(False)\n    f(torch.randn(2, 4), w)\n"), [], 0)}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_check_grad_mode(name: str) -> None:
+    code, found, _ = GRAD_CASES[name]
+    assert [(d.line, d.code) for d in check(code) if d.code.startswith("DYN2")] == found
 
 
 @requires_torch
-def test_dynamo_grad_mode(tmp_path) -> None:
-    messages = recompiles_of_script(tmp_path, "grad", GRAD)
-    assert len(messages) == 1 and "grad_mode" in messages[0], messages
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_dynamo_grad_mode(name: str, tmp_path) -> None:
+    code, _, recompiles = GRAD_CASES[name]
+    messages = recompiles_of_script(tmp_path, name.replace("-", "_"), code)
+    assert len(messages) == recompiles and all("grad_mode" in m for m in messages), messages
 
 
 BOTH = SCRIPT.replace("    mod.eval()\n    m(torch.randn(2, 8))\n",

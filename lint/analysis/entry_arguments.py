@@ -30,7 +30,7 @@ from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
-from dynalint.analysis.syntax import binding_reach, dotted_name, encloses, literal_value, parent_map, walk
+from dynalint.analysis.syntax import binding_reach, dotted_name, encloses, is_main_guard, literal_value, parent_map, walk
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -221,7 +221,10 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
     (or the function that turns grad mode off around the other call), never from a no-grad context."""
     if _sets_grad_mode_for_good(program.index):
         return
+    scripted = bool(script_grad_modes(program.index))
     for fn, sites, _ in entry_call_sites(program):
+        if scripted and any(caller is not None for _, caller, _ in sites):
+            continue  # a function's calls run in whatever mode the script's statements set before it is called
         off = next((s for s in sites if not _grad_enabled(s)), None)
         on = next((s for s in sites if off is not None and _grad_enabled(s) and not _grad_mode_set(s)
                    and _caller_runs_with_grad(s, off)), None)
@@ -571,7 +574,42 @@ def _grad_enabled(site: _Site) -> bool:
         if isinstance(node, cst.With) and any(_grad_off(item.item) for item in node.items) \
                 and any(n is call for n in walk(node.body, into_scopes=False)):
             return False
+    modes = script_grad_modes(site[2].index) if site[1] is None else {}
+    if modes:  # the mode the last `torch.set_grad_enabled(...)` statement before the call set
+        order = {id(n): i for i, n in enumerate(walk(site[2].index.module, into_scopes=False))}
+        before = [(order[key], mode) for key, mode in modes.items() if order.get(key, -1) < order.get(id(call), -1)]
+        return max(before)[1] if before else True
     return True
+
+
+def script_grad_modes(index: "ModuleIndex") -> dict[int, bool]:
+    """The ``torch.set_grad_enabled(True)``/``(False)`` statements among a script's own statements that run one
+    after the other (at module level, in its ``__main__`` block), by ``id`` of the call, with the mode each
+    sets: grad mode is then known at each of the script's calls (measured on torch 2.13: a compiled call after
+    ``torch.set_grad_enabled(False)`` recompiles on ``grad_mode``).  Empty when there is none, or when the module
+    sets the mode otherwise as well (a statement in a function, a branch or a loop, an argument not a literal):
+    see :func:`_sets_grad_mode_for_good`."""
+    text = index.source
+    if text is not None and "set_grad_enabled" not in text:
+        return {}
+    found = _statement_grad_sets(index)
+    top: dict[int, bool] = {}
+    for stmt in _straight_statements(index.module.body):
+        for small in stmt.body if type(stmt) is cst.SimpleStatementLine else ():
+            value = small.value if type(small) is cst.Expr else None
+            if value is not None and _sets_grad_mode(value) and len(value.args) == 1 \
+                    and dotted_name(value.args[0].value) in ("True", "False") and not value.args[0].keyword:
+                top[id(value)] = dotted_name(value.args[0].value) == "True"
+    return top if top and set(top) == {id(n) for n in found} else {}
+
+
+def _straight_statements(body: "list | tuple") -> Iterator[cst.CSTNode]:
+    """The module's statements that run one after the other, the body of its ``__main__`` block included."""
+    for stmt in body:
+        if type(stmt) is cst.If and stmt.orelse is None and is_main_guard(stmt.test):
+            yield from _straight_statements(stmt.body.body)
+        else:
+            yield stmt
 
 
 def grad_mode_differs(owner: "Program", caller: "FunctionInfo", first: cst.Call, then: cst.Call) -> bool:
@@ -600,10 +638,16 @@ def _sets_grad_mode(node: cst.BaseExpression) -> bool:
 
 def _sets_grad_mode_for_good(index: "ModuleIndex") -> bool:
     """The module calls ``torch.set_grad_enabled(...)`` as a statement (not as a ``with`` item or a decorator,
-    which restore the mode after their block): grad mode may be off for any call after it."""
+    which restore the mode after their block) other than the script statements :func:`script_grad_modes`
+    follows: grad mode may be off for any call after it."""
     text = index.source  # a module that calls it has its name in its text: no walk otherwise
     if text is not None and "set_grad_enabled" not in text:
         return False
+    return bool(_statement_grad_sets(index)) and not script_grad_modes(index)
+
+
+def _statement_grad_sets(index: "ModuleIndex") -> list[cst.Call]:
+    """The calls of ``torch.set_grad_enabled(...)`` in the module that are not a ``with`` item nor a decorator."""
     scoped: set[int] = set()
     calls = []
     for n in walk(index.module):  # (a parent comes before its children: a `with` before its items)
@@ -613,7 +657,7 @@ def _sets_grad_mode_for_good(index: "ModuleIndex") -> bool:
             scoped.update(id(d.decorator) for d in n.decorators)
         elif _sets_grad_mode(n):
             calls.append(n)
-    return any(id(n) not in scoped for n in calls)
+    return [n for n in calls if id(n) not in scoped]
 
 
 def _grad_off(node: cst.BaseExpression) -> bool:
