@@ -1,7 +1,7 @@
 """A list, tuple or dict of tensors that every call in a script hands a compiled function types its untyped
 parameter: its elements are tensors, so ``max(xs, key=...)`` over it, a sort key that reads ``.item()`` of an
 element, and ``sorted(d.items())`` (which compares ``(str, Tensor)`` pairs) break, while sorting its keys does
-not.  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
+not; a ``collections.namedtuple`` of tensors types its fields.  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
 from __future__ import annotations
 
 from helpers import break_tests
@@ -42,3 +42,25 @@ def main():
     return f({"x": a, "y": a * 2})
 """
 test_check_dicts, test_dynamo_dicts = break_tests(DICTS, {(8, "DYN105")}, "[()]")
+
+# a `collections.namedtuple` of tensors every call passes: its fields are those tensors, whatever the annotation
+NAMEDTUPLES = """
+from collections import namedtuple
+
+import torch
+
+Packed = namedtuple("Packed", ["input_ids", "doc_ids"])
+
+
+def packed_stats(batch: Packed):
+    tokens = (batch.input_ids > 0).sum()
+    n_docs = int(batch.doc_ids.max()) + 1
+    return tokens, n_docs
+
+
+def main():
+    f = torch.compile(packed_stats, backend="eager")
+    b = Packed(torch.randint(0, 5, (2, 8)), torch.randint(0, 3, (2, 8)))
+    return f(b)
+"""
+test_check_namedtuples, test_dynamo_namedtuples = break_tests(NAMEDTUPLES, {(10, "DYN102")}, "[()]")

@@ -198,7 +198,8 @@ def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
 def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, Value]:
     """The parameters of ``fn`` to which every call in the project passes a list, tuple or dict of tensors the
     analysis proves ones (``pick([a, b])``, ``step({"x": x})``), each with what its elements are: the
-    container's length and keys are left out (each call may pass others, and the body may change them).
+    container's length and keys are left out (each call may pass others, and the body may change them); or a
+    ``collections.namedtuple`` of one class, field by field.
     What the answer read is recorded as :func:`number_params` records it."""
     found = _recorded_search(program, fn, depth)
     if found is None:
@@ -207,7 +208,15 @@ def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[s
     for name, values in _values_passed(found):
         if not values or any(v is None or v.maybe_none for v in values):
             continue
-        if all(v.kind is Kind.SEQUENCE for v in values):  # type: ignore[union-attr]
+        first = values[0]
+        if first.keys is not None and first.items is not None and first.kind is Kind.SEQUENCE and all(
+                v.keys == first.keys and v.items is not None for v in values):  # type: ignore[union-attr]
+            # a `collections.namedtuple` built at each call: its fields, each the tensors or numbers passed there
+            fields = [[_known_field(v.items[i]) for v in values]  # type: ignore[union-attr,index]
+                      for i in range(len(first.items))]
+            if all(f is not None for field in fields for f in field):
+                out[name] = sequence(items=[join_all(f) for f in fields]).with_(keys=first.keys)  # type: ignore
+        elif all(v.kind is Kind.SEQUENCE for v in values):  # type: ignore[union-attr]
             elements = [_proven_tensor(v.elements()) for v in values]  # type: ignore[union-attr]
             if all(e is not None for e in elements):
                 out[name] = sequence(element=join_all(elements))  # type: ignore[arg-type]
@@ -216,6 +225,12 @@ def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[s
             if all(e is not None for e in elements):
                 out[name] = mapping(join_all(elements))  # type: ignore[arg-type]
     return out
+
+
+def _known_field(v: Value) -> Value | None:
+    """A field of a record a call passes: a tensor the analysis proves one, entering the frame, or a Python
+    number or size; None otherwise."""
+    return _proven_tensor(v) if v.is_tensor else v if v.kind in (Kind.PYTHON, Kind.SIZE) else None
 
 
 def _proven_tensor(v: Value | None) -> Value | None:

@@ -208,6 +208,8 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # `g: CSRGraph` of a plain class, which the annotation alone does not make an instance of (a
                 # subclass may be passed): every caller in the project passes an instance of one class
                 env[name] = self.objects_passed(fn)[name]
+            elif ann_node is not None and entered and name in self.containers_passed(fn):
+                env[name] = self.containers_passed(fn)[name]  # `batch: Packed` of a `collections.namedtuple`
             elif ann_node is not None:
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
