@@ -370,7 +370,8 @@ def _guardless_frames(ctx: RuleContext) -> set[int]:
     out: set[int] = set()
     for fn in ctx.program.compiled:
         calls = callers.get(id(fn), [])
-        own_frame = id(fn) in compiled and not calls or calls and all(runs_eagerly(ctx.breaks, c) for c in calls)
+        own_frame = id(fn) in compiled and not calls \
+            or calls and all(runs_eagerly(ctx.breaks, c) for c in calls)
         if own_frame and id(fn) not in broke and not runs_graph_op(ctx.program, fn):
             out.add(id(fn))
     return out

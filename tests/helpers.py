@@ -75,6 +75,31 @@ def marked_case_tests(cases: list[tuple[str, str, str, str]]) -> tuple[Callable[
     return test_flagged_lines, test_flagged_lines_break_under_dynamo
 
 
+def script_case_tests(cases: dict[str, tuple[str, list[int], int]], code: str
+                      ) -> tuple[Callable[..., None], Callable[..., None]]:
+    """The two tests of a module of scripts, ``name -> (script, lines, recompiles)``: ``check`` reports
+    ``code`` on exactly ``lines`` of each, and real Dynamo, running it as a script (its ``__main__`` block),
+    recompiles ``recompiles`` times.  Bind them to module names so that pytest collects them: ``test_check,
+    test_dynamo = script_case_tests(CASES, "DYN203")``."""
+    from conftest import requires_torch
+
+    parametrize = pytest.mark.parametrize("name", sorted(cases))
+
+    @parametrize
+    def test_check(name: str) -> None:
+        script, lines, _ = cases[name]
+        assert [d.line for d in check(script) if d.code == code] == lines
+
+    @requires_torch
+    @parametrize
+    def test_dynamo(name: str, tmp_path) -> None:
+        script, _, recompiles = cases[name]
+        messages = recompiles_of_script(tmp_path, name.replace("-", "_"), script)
+        assert len(messages) == recompiles, messages
+
+    return test_check, test_dynamo
+
+
 def lines_of(diagnostics: list[Diagnostic], code: str) -> set[int]:
     return {d.line for d in diagnostics if d.code == code}
 

@@ -1,7 +1,8 @@
 """A list, tuple or dict of tensors that every call in a script hands a compiled function types its untyped
 parameter: its elements are tensors, so ``max(xs, key=...)`` over it, a sort key that reads ``.item()`` of an
 element, and ``sorted(d.items())`` (which compares ``(str, Tensor)`` pairs) break, while sorting its keys does
-not; a ``collections.namedtuple`` of tensors types its fields.  Each text is checked against real Dynamo (torch 2.13, backend ``eager``)."""
+not; a ``collections.namedtuple`` of tensors types its fields. Each text is checked against real Dynamo (torch
+2.13, backend ``eager``)."""
 from __future__ import annotations
 
 from helpers import break_tests
@@ -43,7 +44,7 @@ def main():
 """
 test_check_dicts, test_dynamo_dicts = break_tests(DICTS, {(8, "DYN105")}, "[()]")
 
-# a `collections.namedtuple` of tensors every call passes: its fields are those tensors, whatever the annotation
+# a `collections.namedtuple` of tensors every call passes: its fields are those tensors, annotated or not
 NAMEDTUPLES = """
 from collections import namedtuple
 

@@ -1,6 +1,6 @@
 """``dataclasses.fields`` reads the fields of a dataclass instance in compiled code, not those of the class
 itself: ``fields(Cfg)`` and ``fields(type(cfg))`` break ("dataclass fields failure"), ``fields(cfg)``,
-``asdict`` and ``replace`` of an instance are traced.  Each case is also run under real Dynamo (torch 2.13)."""
+``asdict`` and ``replace`` of an instance are traced. Each case is also run under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

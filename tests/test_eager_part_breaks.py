@@ -146,8 +146,8 @@ STEPPED = """
 def test_an_optimizer_step_breaks_in_the_eager_part() -> None:
     """``opt.step()`` calls ``torch._dynamo.graph_break()`` in its own code: called from the part Dynamo runs
     eagerly, it is a frame of its own that Dynamo compiles and breaks in (``zero_grad()``, which Dynamo skips,
-    and ``backward()`` are not reported there), while ``torch._dynamo.graph_break()`` called there runs no frame
-    Dynamo compiles and passes silently. The ``print`` under the breaking test of the loop never runs
+    and ``backward()`` are not reported there), while ``torch._dynamo.graph_break()`` called there runs no
+    frame Dynamo compiles and passes silently. The ``print`` under the breaking test of the loop never runs
     traced. ``x``, which every call passes a tensor, is one, iterated row by row."""
     assert break_lines(STEPPED) == marked_lines(STEPPED)
 

@@ -5,10 +5,7 @@ recompiles (measured on torch 2.13).  A helper that returns data it did not draw
 nothing."""
 from __future__ import annotations
 
-import pytest
-
-from conftest import requires_torch
-from helpers import check, recompiles_of_script
+from helpers import script_case_tests
 
 SCRIPT = """\
 import torch
@@ -35,18 +32,8 @@ if __name__ == "__main__":
     for _ in range(3):
         fn(synthetic(40))
 """
-CASES = {"drawn-afresh": (SCRIPT, [15]), "a-fixed-tensor": (SCRIPT.replace("fn(synthetic(40))", "fn(fixed(40))"), [])}
+#: name -> (script, DYN204 lines, recompiles)
+CASES = {"drawn-afresh": (SCRIPT, [15], 1),
+         "a-fixed-tensor": (SCRIPT.replace("fn(synthetic(40))", "fn(fixed(40))"), [], 0)}
 
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check(name: str) -> None:
-    code, lines = CASES[name]
-    assert [d.line for d in check(code) if d.code == "DYN204"] == lines
-
-
-@requires_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_dynamo(name: str, tmp_path) -> None:
-    code, lines = CASES[name]
-    messages = recompiles_of_script(tmp_path, name.replace("-", "_"), code)
-    assert bool(messages) == bool(lines), messages
+test_check, test_dynamo = script_case_tests(CASES, "DYN204")

@@ -1,14 +1,11 @@
-"""DYN203 and the frames Dynamo guards nothing in.  A method called from the part of a function Dynamo runs
-eagerly (after a break in a loop) is a frame of its own; with no tensor operation in it, Dynamo skips it ("No ops
-traced for the FX graph") and the list it grows recompiles nothing.  With one tensor operation it is compiled,
-guarded on the list's length, and recompiles.  A counter a function changes after a break in a loop is never
-traced.  Measured on torch 2.13."""
+"""DYN203 and the frames Dynamo guards nothing in. A method called from the part of a function Dynamo runs
+eagerly (after a break in a loop) is a frame of its own; with no tensor operation in it, Dynamo skips it ("No
+ops traced for the FX graph") and the list it grows recompiles nothing. With one tensor operation it is
+compiled, guarded on the list's length, and recompiles. A counter a function changes after a break in a loop
+is never traced. Measured on torch 2.13."""
 from __future__ import annotations
 
-import pytest
-
-from conftest import requires_torch
-from helpers import check, recompiles_of_script
+from helpers import script_case_tests
 
 BEAMS = """\
 import torch
@@ -63,22 +60,10 @@ if __name__ == "__main__":
         f([torch.randn(2, 4), torch.randn(2, 4)])
 """
 
-#: name -> (script, DYN203 lines)
-CASES = {"no-tensor-operation": (BEAMS, []),
-         "one-tensor-operation": (BEAMS.replace("self.beams.append((score, hyp))", "self.beams.append((score, hyp * 1))"),
-                                  [12]),
-         "after-a-break-in-a-loop": (TRAINER, [])}
+#: name -> (script, DYN203 lines, recompiles)
+CASES = {"no-tensor-operation": (BEAMS, [], 0),
+         "one-tensor-operation": (BEAMS.replace("self.beams.append((score, hyp))",
+                                                "self.beams.append((score, hyp * 1))"), [12], 4),
+         "after-a-break-in-a-loop": (TRAINER, [], 0)}
 
-
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_check(name: str) -> None:
-    code, lines = CASES[name]
-    assert [d.line for d in check(code) if d.code == "DYN203"] == lines
-
-
-@requires_torch
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_dynamo(name: str, tmp_path) -> None:
-    code, lines = CASES[name]
-    messages = recompiles_of_script(tmp_path, name.replace("-", "_"), code)
-    assert bool(messages) == bool(lines), messages
+test_check, test_dynamo = script_case_tests(CASES, "DYN203")

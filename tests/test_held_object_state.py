@@ -1,7 +1,7 @@
 """DYN203 on an attribute of an object ``self`` holds: ``self.model.num_batches += 1`` in a compiled method,
-read there, is a Python number of an ``nn.Module`` that Dynamo guards on, so every call recompiles (measured on
-torch 2.13, ``self.model.num_batches == 0``, then ``== 1``...); a plain object's number becomes dynamic after one
-recompile."""
+read there, is a Python number of an ``nn.Module`` that Dynamo guards on, so every call recompiles (measured
+on torch 2.13, ``self.model.num_batches == 0``, then ``== 1``...); a plain object's number becomes dynamic
+after one recompile."""
 from __future__ import annotations
 
 from conftest import requires_torch

@@ -1,9 +1,9 @@
 """DYN205 on a module a script calls in both modes from its own statements (``m(x)``, ``mod.eval()``, ``m(x)``
 in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compiles a second graph after the
-switch (measured on torch 2.13: one recompile, on ``training``); without the switch, or when the call after
-it is of the plain module rather than of what ``torch.compile`` returned, they compile one.
-DYN208 on a compiled function a script calls with grad mode on and under ``with torch.no_grad():`` at module
-level or after a ``torch.set_grad_enabled(False)`` statement of the script (one recompile, ``GLOBAL_STATE changed:
+switch (measured on torch 2.13: one recompile, on ``training``); without the switch, or when the call after it
+is of the plain module rather than of what ``torch.compile`` returned, they compile one. DYN208 on a compiled
+function a script calls with grad mode on and under ``with torch.no_grad():`` at module level or after a
+``torch.set_grad_enabled(False)`` statement of the script (one recompile, ``GLOBAL_STATE changed:
 grad_mode``)."""
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ if __name__ == "__main__":
 #: script -> (DYN205 lines, recompiles)
 CASES = {"flipped": (SCRIPT, {10}, 1), "one-mode": (SCRIPT.replace("    mod.eval()\n", ""), set(), 0),
          # evaluated through the plain module, which runs eagerly: the compiled one sees one mode
-         "evaluated-eagerly": (SCRIPT.replace("    mod.eval()\n    m(", "    mod.eval()\n    mod("), set(), 0)}
+         "evaluated-eagerly": (SCRIPT.replace("    mod.eval()\n    m(", "    mod.eval()\n    mod("),
+                               set(), 0)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -75,9 +76,10 @@ if __name__ == "__main__":
 """
 
 
-#: grad mode switched by `torch.set_grad_enabled(...)` statements of the script, which it then knows at each call
+#: grad mode switched by `torch.set_grad_enabled(...)` statements of the script, known at each of its calls
 SET_GRAD = GRAD.replace("    with torch.no_grad():\n        f(torch.randn(2, 4), w)\n",
-                        "    torch.set_grad_enabled(False)\n    f(torch.randn(2, 4), w)\n    torch.set_grad_enabled(True)\n")
+                        "    torch.set_grad_enabled(False)\n    f(torch.randn(2, 4), w)\n"
+                        "    torch.set_grad_enabled(True)\n")
 GRAD_CASES = {"no-grad-block": (GRAD, [(4, "DYN208")], 1), "set-grad-enabled": (SET_GRAD, [(4, "DYN208")], 1),
               "set-grad-enabled-before-every-call": (SET_GRAD.replace(
                   "    f(torch.randn(2, 4), w)\n    torch.set_grad_enabled(False)\n",

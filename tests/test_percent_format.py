@@ -1,6 +1,7 @@
-"""``%``-formatting a tensor is not traced ("torch.* op returned non-Tensor"): a parameter annotated as a tensor
-or a tensor the function computes breaks there; a parameter that is a tensor only by the analysis's guess (the
-callers pass a string) formats as the string it is.  Each case is also run under real Dynamo (torch 2.13)."""
+"""``%``-formatting a tensor is not traced ("torch.* op returned non-Tensor"): a parameter annotated as a
+tensor or a tensor the function computes breaks there; a parameter that is a tensor only by the analysis's
+guess (the callers pass a string) formats as the string it is. Each case is also run under real Dynamo (torch
+2.13)."""
 from __future__ import annotations
 
 from helpers import marked_case_tests

@@ -80,8 +80,10 @@ if __name__ == "__main__":
         opt(x)
 """
 
-OWN_HANDLE_LATER = MODULE.replace("    m = Res()\n", "    double = torch.compile(lambda t: t * 2, backend=\"eager\")\n"
-                                  "    double(torch.randn(2))\n    m = Res()\n    m.use_residual = False\n").replace(
+OWN_HANDLE_LATER = MODULE.replace("    m = Res()\n",
+                                  "    double = torch.compile(lambda t: t * 2, backend=\"eager\")\n"
+                                  "    double(torch.randn(2))\n    m = Res()\n"
+                                  "    m.use_residual = False\n").replace(
     "    for use_residual in (True, False):\n        m.use_residual = use_residual\n        opt(x)\n",
     "    opt(x)\n    opt(x)\n")
 

@@ -163,7 +163,7 @@ def main():
 test_check_generator, test_dynamo_generator = break_tests(GENERATOR, {(5, "DYN105")}, "[()]")
 
 
-# a recursive call hands on `depth - 1`: a number wherever the other calls pass one, so the test is no tensor's
+# a recursive call hands on `depth - 1`: a number wherever the other calls pass one, so the test reads none
 RECURSIVE = """
 import torch
 
@@ -248,7 +248,8 @@ def main():
     f = torch.compile(sample, backend="eager")
     return f(g, torch.zeros(4), make_mask(4))
 """
-test_check_helper_mask, test_dynamo_helper_mask = break_tests(HELPER_MASK, {(14, "DYN104"), (15, "DYN101")}, "[()]")
+test_check_helper_mask, test_dynamo_helper_mask = break_tests(
+    HELPER_MASK, {(14, "DYN104"), (15, "DYN101")}, "[()]")
 
 
 # a step compiled through functools.partial holds the objects the partial binds: the optimizer's methods break

@@ -1729,7 +1729,8 @@ class BreakClassifier:
             return GB.DEEPCOPY_TENSOR, f"`{q}` deep-copies the fields, and deep-copying tensors is not traced"
         if q == "dataclasses.fields" and call.args and call.args[0].is_class:
             # (measured on torch 2.13: `fields(Cfg)` and `fields(type(cfg))` break, `fields(cfg)` is traced)
-            return GB.DATACLASS_FIELDS, "Dynamo reads the fields of a dataclass instance only, not of the class"
+            return GB.DATACLASS_FIELDS, ("Dynamo reads the fields of a dataclass instance only, not of the "
+                                         "class")
         if q == "copy.copy" and call.args and call.args[0].is_tensor:
             return GB.NON_TENSOR_OP, "copy.copy of a tensor is not traced"
         wanted = call.kwargs.get("requires_grad")

@@ -221,8 +221,9 @@ def _breaks_inside_method(brk: _Break) -> bool:
     """``brk`` is a ``torch._dynamo.graph_break()`` inside the code of the method called there
     (``optimizer.step()``): called from the eager part, the method is a frame of its own that Dynamo compiles,
     and the graph breaks inside it, reported at the call (measured on torch 2.13, after a loop whose body
-    breaks; ``zero_grad()``, which Dynamo skips, and ``loss.backward()`` are not reported there).  Dynamo never compiles
-    a frame of its own package, so ``torch._dynamo.graph_break()`` called there passes silently (measured)."""
+    breaks; ``zero_grad()``, which Dynamo skips, and ``loss.backward()`` are not reported there).  Dynamo
+    never compiles a frame of its own package, so ``torch._dynamo.graph_break()`` called there passes
+    silently (measured)."""
     ev = brk.event
     return brk.gb is EXPLICIT_BREAK and isinstance(ev, CallEvent) and ev.method is not None \
         and not (ev.qualname or "").startswith("torch._dynamo.")

@@ -30,7 +30,8 @@ from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
-from dynalint.analysis.syntax import binding_reach, dotted_name, encloses, is_main_guard, literal_value, parent_map, walk
+from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_main_guard, literal_value,
+                                      parent_map, walk)
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -224,7 +225,7 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
     scripted = bool(script_grad_modes(program.index))
     for fn, sites, _ in entry_call_sites(program):
         if scripted and any(caller is not None for _, caller, _ in sites):
-            continue  # a function's calls run in whatever mode the script's statements set before it is called
+            continue  # a function's calls run in whatever mode the script's statements set before its call
         off = next((s for s in sites if not _grad_enabled(s)), None)
         on = next((s for s in sites if off is not None and _grad_enabled(s) and not _grad_mode_set(s)
                    and _caller_runs_with_grad(s, off)), None)
@@ -283,8 +284,8 @@ def _passes_fresh_tensor(program: "Program", site: _Site) -> bool:
 
 
 def _draws_afresh(program: "Program", call: cst.Call) -> bool:
-    """``call`` runs a function of the module each of whose ``return`` values is computed from a random draw it
-    makes (``def synthetic(n): return torch.randn(n).cumsum(0)``): new data at each call."""
+    """``call`` runs a function of the module each of whose ``return`` values is computed from a random draw
+    it makes (``def synthetic(n): return torch.randn(n).cumsum(0)``): new data at each call."""
     callee = program.names.static_value_of(call.func)
     fn = callee.func if callee is not None and callee.kind is Kind.FUNCTION and not callee.is_class else None
     if fn is None or fn.owner is not program.index:
@@ -577,18 +578,19 @@ def _grad_enabled(site: _Site) -> bool:
     modes = script_grad_modes(site[2].index) if site[1] is None else {}
     if modes:  # the mode the last `torch.set_grad_enabled(...)` statement before the call set
         order = {id(n): i for i, n in enumerate(walk(site[2].index.module, into_scopes=False))}
-        before = [(order[key], mode) for key, mode in modes.items() if order.get(key, -1) < order.get(id(call), -1)]
+        at = order.get(id(call), -1)
+        before = [(order[key], mode) for key, mode in modes.items() if order.get(key, -1) < at]
         return max(before)[1] if before else True
     return True
 
 
 def script_grad_modes(index: "ModuleIndex") -> dict[int, bool]:
-    """The ``torch.set_grad_enabled(True)``/``(False)`` statements among a script's own statements that run one
-    after the other (at module level, in its ``__main__`` block), by ``id`` of the call, with the mode each
-    sets: grad mode is then known at each of the script's calls (measured on torch 2.13: a compiled call after
-    ``torch.set_grad_enabled(False)`` recompiles on ``grad_mode``).  Empty when there is none, or when the module
-    sets the mode otherwise as well (a statement in a function, a branch or a loop, an argument not a literal):
-    see :func:`_sets_grad_mode_for_good`."""
+    """The ``torch.set_grad_enabled(True)``/``(False)`` statements among a script's own statements that run
+    one after the other (at module level, in its ``__main__`` block), by ``id`` of the call, with the mode
+    each sets: grad mode is then known at each of the script's calls (measured on torch 2.13: a compiled call
+    after ``torch.set_grad_enabled(False)`` recompiles on ``grad_mode``).  Empty when there is none, or when
+    the module sets the mode otherwise as well (a statement in a function, a branch or a loop, an argument not
+    a literal): see :func:`_sets_grad_mode_for_good`."""
     text = index.source
     if text is not None and "set_grad_enabled" not in text:
         return {}
@@ -647,7 +649,8 @@ def _sets_grad_mode_for_good(index: "ModuleIndex") -> bool:
 
 
 def _statement_grad_sets(index: "ModuleIndex") -> list[cst.Call]:
-    """The calls of ``torch.set_grad_enabled(...)`` in the module that are not a ``with`` item nor a decorator."""
+    """The calls of ``torch.set_grad_enabled(...)`` in the module that are neither a ``with`` item nor a
+    decorator."""
     scoped: set[int] = set()
     calls = []
     for n in walk(index.module):  # (a parent comes before its children: a `with` before its items)
@@ -774,16 +777,17 @@ _MAX_ITEMS = 64
 
 def _record_of(program: "Program", node: cst.BaseExpression) -> tuple[str, Any] | None:
     """``Cfg(scale=3.0)`` of a dataclass or NamedTuple of the checked code whose own fields the call sets
-    (no ``__init__`` or ``__post_init__`` of its own) with literals: ``("record", ((field, value key), ...))``,
-    the class first (as ``__class__``) and each field's default where the call leaves it out.  Dynamo guards
-    on the class and on each field the compiled function reads (measured on torch 2.13: ``Cfg()`` then
-    ``Cfg(scale=3.0)`` recompiles on ``cfg.scale == 2.0``).  None when not known field by field."""
+    (no ``__init__`` or ``__post_init__`` of its own) with literals: ``("record", ((field, value key),
+    ...))``, the class first (as ``__class__``) and each field's default where the call leaves it out.
+    Dynamo guards on the class and on each field the compiled function reads (measured on torch 2.13:
+    ``Cfg()`` then ``Cfg(scale=3.0)`` recompiles on ``cfg.scale == 2.0``).  None when not known field by
+    field."""
     if type(node) is not cst.Call or any(a.star for a in node.args):
         return None
     made = program.names.static_value_of(node.func)
     cls = made.cls if made is not None and made.is_class else None
     if cls is None or not program.classes.is_record(cls) \
-            or any(c.find_method(m) is not None for c in (cls,) for m in ("__init__", "__post_init__", "__new__")):
+            or any(cls.find_method(m) is not None for m in ("__init__", "__post_init__", "__new__")):
         return None
     fields = list(dict.fromkeys(f for c in reversed(list(cls.mro())) for f in c.field_annotations))
     given: dict[str, cst.BaseExpression] = {}
@@ -965,7 +969,10 @@ def _returns_item(fn: "FunctionInfo", position: int) -> bool:
 
 
 def _not_none_item(node: cst.BaseExpression) -> bool:
-    return _never_none(node) or (isinstance(node, cst.Call) and (dotted_name(node.func) or "").startswith("torch."))
+    """An item of a returned tuple that is never ``None``: :func:`_never_none`, or a ``torch`` function's
+    result."""
+    return _never_none(node) or (isinstance(node, cst.Call)
+                                 and (dotted_name(node.func) or "").startswith("torch."))
 
 
 def _never_none(node: cst.BaseExpression) -> bool:

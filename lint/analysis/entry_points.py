@@ -313,7 +313,8 @@ class EntryPoints(ProgramPart[ProgramParts]):
         """The object or function ``expr`` is, written in ``where``: one a call builds (``Model(...).eval()``),
         a name's (:meth:`_static_name`), or a submodule of one (``tagger.crf``)."""
         if type(expr) is cst.Call:
-            return self._object_made(expr) or self._factory_result(expr, where) or self.partial_target(expr, where)
+            return self._object_made(expr) or self._factory_result(expr, where) \
+                or self.partial_target(expr, where)
         if type(expr) is cst.Name:
             return self._static_name(expr.value, where)
         if type(expr) is cst.Attribute:
@@ -376,10 +377,11 @@ class EntryPoints(ProgramPart[ProgramParts]):
         return Value(Kind.FUNCTION, func=nested)
 
     def partial_target(self, call: cst.Call, where: FunctionInfo | None) -> Value | None:
-        """``functools.partial(train_step, model, opt)`` of a function of the module: that function as an entry
-        point of its own whose bound parameters hold the objects the partial binds (a model, an optimizer:
-        :meth:`_argument_object`; another argument is left unknown), the same object for the same call.
-        Dynamo traces the partial's call of the function, so what breaks in it breaks the compiled call."""
+        """``functools.partial(train_step, model, opt)`` of a function of the module: that function as an
+        entry point of its own whose bound parameters hold the objects the partial binds (a model, an
+        optimizer: :meth:`_argument_object`; another argument is left unknown), the same object for the same
+        call.  Dynamo traces the partial's call of the function, so what breaks in it breaks the compiled
+        call."""
         if self.program.index.resolve_expr(call.func) != "functools.partial" or not call.args \
                 or call.args[0].keyword is not None or call.args[0].star:
             return None
@@ -392,7 +394,8 @@ class EntryPoints(ProgramPart[ProgramParts]):
         for position, arg in enumerate(call.args[1:]):
             if arg.star:
                 return None
-            name = arg.keyword.value if arg.keyword is not None else names[position] if position < len(names) else None
+            name = arg.keyword.value if arg.keyword is not None \
+                else names[position] if position < len(names) else None
             value = self._argument_object(arg.value, where) if name is not None else None
             bound[name or ""] = value if value is not None else UNKNOWN_VALUE
         made: dict[int, FunctionInfo] = fn.derived("partial entry points", lambda _: {})

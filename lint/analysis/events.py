@@ -134,8 +134,8 @@ class GlobalReadEvent(Event):
 @dataclass(frozen=True, eq=False)
 class AttributeEvent(Event):
     """A read or write of ``self.<name>`` in analysed code, of an attribute of an object of a class of the
-    checked code that ``self`` holds (``self.model.num_batches``), or of an attribute of a class of the checked
-    code read through the class (``Counter.calls``, ``type(self).seen``)."""
+    checked code that ``self`` holds (``self.model.num_batches``), or of an attribute of a class of the
+    checked code read through the class (``Counter.calls``, ``type(self).seen``)."""
 
     cls: "ClassInfo | None" = None
     name: str = ""

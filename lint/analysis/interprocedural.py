@@ -458,7 +458,7 @@ class Interprocedural(CutReplay):
         if owner is not prog:
             return owner.calls.call_function(caller, fn, args, kwargs, bound_self, opaque)
         if fn is caller.not_followed:
-            return self._unanalysed(fn)  # (neither analysed nor remembered: see FunctionEvaluator.not_followed)
+            return self._unanalysed(fn)  # (neither analysed nor remembered: FunctionEvaluator.not_followed)
         env = prog.signatures.bind_args(fn, args, kwargs, bound_self, opaque)
         if caller.emit and not prog.is_root:
             self.note_outgoing(fn, env)

@@ -247,7 +247,8 @@ def _modes_at(i: int, steps: list, loops: list[tuple[int, int]], built: bool) ->
     return found
 
 
-def _steps(body: cst.CSTNode, name: set[str], called: set[str], steps: list, loops: list[tuple[int, int]]) -> None:
+def _steps(body: cst.CSTNode, name: set[str], called: set[str], steps: list,
+           loops: list[tuple[int, int]]) -> None:
     """The calls of ``called`` and the mode switches of ``name`` in source order (not into nested
     functions)."""
     for n in _children_in_order(body):
@@ -264,7 +265,8 @@ def _steps(body: cst.CSTNode, name: set[str], called: set[str], steps: list, loo
         _steps(n, name, called, steps, loops)
         if isinstance(n, cst.Call):
             step = _step(n, name)
-            if step is not None and (step[1] is not None or isinstance(n.func, cst.Name) and n.func.value in called):
+            if step is not None and (step[1] is not None
+                                     or isinstance(n.func, cst.Name) and n.func.value in called):
                 steps.append(step)
 
 

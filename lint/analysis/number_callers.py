@@ -211,11 +211,12 @@ def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[s
         first = values[0]
         if first.keys is not None and first.items is not None and first.kind is Kind.SEQUENCE and all(
                 v.keys == first.keys and v.items is not None for v in values):  # type: ignore[union-attr]
-            # a `collections.namedtuple` built at each call: its fields, each the tensors or numbers passed there
+            # a `collections.namedtuple` built at each call: its fields, each the tensors or numbers passed
             fields = [[_known_field(v.items[i]) for v in values]  # type: ignore[union-attr,index]
                       for i in range(len(first.items))]
             if all(f is not None for field in fields for f in field):
-                out[name] = sequence(items=[join_all(f) for f in fields]).with_(keys=first.keys)  # type: ignore
+                joined = sequence(items=[join_all(f) for f in fields])  # type: ignore[misc]
+                out[name] = joined.with_(keys=first.keys)
         elif all(v.kind is Kind.SEQUENCE for v in values):  # type: ignore[union-attr]
             elements = [_proven_tensor(v.elements()) for v in values]  # type: ignore[union-attr]
             if all(e is not None for e in elements):
@@ -900,8 +901,8 @@ def _names_a_type(parents: "_Parents", use: cst.Name) -> bool:
             call = parents.get(id(parent))
             return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) \
                 and call.func.value in ("isinstance", "issubclass") and call.args[0] is not parent
-        if not isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Attribute, cst.BinaryOperation,
-                                   cst.Tuple, cst.Element)):
+        if not isinstance(parent, (cst.Subscript, cst.SubscriptElement, cst.Index, cst.Attribute,
+                                   cst.BinaryOperation, cst.Tuple, cst.Element)):
             return False
         node = parent
     return False

@@ -106,7 +106,8 @@ class Signatures(ProgramPart["ProgramParts"]):
         modules calls (its incoming entry carries the arguments)."""
         if fn.qualname in self.program.entries:
             return frozenset()
-        return self._numbers.get(id(fn), lambda: number_params(self.program, fn, CALLER_SEARCH_DEPTH), frozenset)
+        return self._numbers.get(id(fn), lambda: number_params(self.program, fn, CALLER_SEARCH_DEPTH),
+                                 frozenset)
 
     def objects_passed(self, fn: FunctionInfo) -> dict[str, Value]:
         """The parameters of a compiled function every call in the project passes an object of one class
@@ -137,7 +138,8 @@ class Signatures(ProgramPart["ProgramParts"]):
         searched, as :meth:`tensors_passed`, only in a script."""
         if fn.qualname in self.program.entries or not self.program.index.compile_targets:
             return {}
-        return self._containers.get(id(fn), lambda: container_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
+        return self._containers.get(id(fn), lambda: container_params(self.program, fn, CALLER_SEARCH_DEPTH),
+                                    dict)
 
     def defaults_kept(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function with a ``None`` default that no call in the project passes

@@ -460,8 +460,8 @@ class StatementHandlers:
                 self.report(E.AttributeEvent, target, cls=base.cls, name=target.attr.value, value=value, write=True,
                             on_class=True)
             elif (held := self.held_object(target.value, base)) is not None:
-                self.report(E.AttributeEvent, target, cls=base.cls, name=target.attr.value, value=value, write=True,
-                            path=held)
+                self.report(E.AttributeEvent, target, cls=base.cls, name=target.attr.value, value=value,
+                            write=True, path=held)
         elif isinstance(target, cst.Subscript):
             self.use_scalar(value, target)
             self.subscript(target, store=True)
