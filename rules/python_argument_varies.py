@@ -267,7 +267,8 @@ def _effect(entry: ParameterValues) -> str:
     if kinds & {"NoneType", "tensor"}:
         return "so it compiles one graph for `None` and one for a tensor"
     if kinds == {"record"}:
-        return "and guards on the class and on the fields it reads, so each new one recompiles it"
+        return ("and guards on the class and on the fields it reads: a new class, string or flag there "
+                "recompiles it each time, a new number once (it is then dynamic)")
     if kinds == {"list", "tuple"}:
         return "so it compiles one graph for a list and one for a tuple"
     if kinds & {"list", "tuple", "dict"}:
