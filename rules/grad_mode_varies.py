@@ -22,7 +22,9 @@ class GradModeVaries(Rule):
         the two graphs then stay cached, so the flip costs one compile, not one per call. A call counts
         as running with grad mode on only when nothing in the module can turn it off around the call:
         no `torch.set_grad_enabled(...)` called as a statement in the module (in a `with`, it sets the
-        mode of its block only, and a call inside that block runs in a mode not known), and the calling
+        mode of its block only, and a call inside that block runs in a mode not known), except a
+        script's own `torch.set_grad_enabled(True)`/`(False)` statements one after the other, which set
+        the mode of the script's calls after them, and the calling
         function is called in the module (or turns grad mode off itself around the other call), never
         from a no-grad context. Calls
         from code that is compiled itself are inlined and are not counted.

@@ -42,8 +42,12 @@ class PythonArgumentVaries(Rule):
         is replayed with the values it is known to take: a curriculum (`iters = 2 if epoch < 4 else
         3`), a ramp (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of
         dicts (`for cfg in settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None`
-        before the loop, `f(x, prev)` then `prev = out[:, ::4]` in it: `None` at the first call, a
-        tensor at the next). A 0-d integer tensor counts too when the calls pass `torch.tensor(n)` of
+        before the loop, `f(x, prev)` then `prev = out[:, ::4]` in it, or a state the compiled function
+        returns itself, `out, state = f(x, state)`: `None` at the first call, a tensor at the next).
+        Keyword-only parameters count as the others; dataclass and NamedTuple arguments written with
+        literals at the calls (`Cfg()`, then `Cfg(scale=3.0)`) are compared field by field where the
+        function reads them; `None` at one call and an object of a class of the checked code at another
+        (`cache=Cache()`) fails the `is None` guard. A 0-d integer tensor counts too when the calls pass `torch.tensor(n)` of
         different numbers and the function uses it as an index (`x[i]`, `x[:, i] = v`, also through a
         copy, a list or record that carries it, or a helper it hands it to) or as the size of a tensor
         it iterates over (`for e in x.new_ones(i)`): Dynamo reads its value there and guards on it

@@ -46,7 +46,11 @@ class PythonAttributeMutation(Rule):
         call recompiles once. A class attribute changed through the class (`Counter.calls += 1`,
         `type(self).seen += 1`, `Registry.names.append(...)`) is one value all instances share, guarded the
         same way (`G['Counter'].calls == 0`): an int or a list recompiles on every call, a float once
-        (measured on torch 2.13, for `nn.Module` subclasses and plain classes alike).
+        (measured on torch 2.13, for `nn.Module` subclasses and plain classes alike). So is an attribute of
+        an object `self` holds (`self.model.num_batches += 1`, `self.config.problem_type = ...` after
+        `if self.config.problem_type is None:`). A read Dynamo never traces (after a break inside a loop)
+        installs no guard, and neither does a frame Dynamo enters on its own (compiled directly, or called
+        from code it runs eagerly) that runs no tensor operation: Dynamo skips it.
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",
