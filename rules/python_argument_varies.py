@@ -52,8 +52,8 @@ class PythonArgumentVaries(Rule):
         `x[:, i] = v`, also through a copy, a list or record that carries it, or a helper it hands it
         to) or as the size of a tensor it iterates over (`for e in x.new_ones(i)`): Dynamo reads its
         value there and guards on it (`i.item() == 1`), so every new value recompiles, with no automatic
-        dynamic; arithmetic with it guards on nothing. A parameter a call leaves out passes its default; arithmetic of number literals (`1 + 0.5`) is its value; calls of
-        `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
+        dynamic; arithmetic with it guards on nothing. A parameter a call leaves out passes its default;
+        arithmetic of number literals (`1 + 0.5`) is its value; calls of `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
         `torch._dynamo.config.patch(...)`, count too. Values that change only together with the grad
         mode (`with torch.no_grad():` around one of the calls) add no recompile of their own: the grad
         mode already makes another graph (DYN208). A first call that returns an argument as it is
