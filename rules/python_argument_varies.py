@@ -24,52 +24,47 @@ class PythonArgumentVaries(Rule):
     summary = ("Callers in the project pass different Python values (True/False, 0.5/1.0, 'a'/'b', None/a tensor, "
                "a list/a tuple) to a compiled entry point.")
     rationale = """
-        Dynamo specialises a compiled function on the Python values of its arguments and guards on
-        them. When callers pass different literal values for the same parameter - `model(x, True)` in
-        one place and `model(x, False)` in another, or changing temperatures - each new value fails the
-        guard and recompiles: a bool compiles one graph per value, an int or float recompiles once and
-        is then treated as dynamic (under `torch.compile(..., dynamic=False)` every new number
-        recompiles), and a string recompiles for every new value. `None` at one call and a tensor at
-        another compile one graph each; `None` and numbers (`smoothing=None`, then `0.05`) recompile
-        on `smoothing is None`, then as numbers do; and so do a list and a tuple, and lists, tuples or
-        dicts written at the calls with another length (other keys) or another literal in an element the
-        function
-        reads (`reshape((2, 3))` then `reshape((3, 2))`, `cfg["beta"]`). Calls of what
-        `torch.compile(...)` returned count the same, calls from the other files of the project
-        (through any name their imports bind) too, and so does a number computed from the variable
-        of the loop that makes the calls (`compiled(x, step + 1)`, `for t in (1.0, 0.5): step(x, t)`,
-        a schedule bound once to such a tuple or list). A loop that makes the call on every iteration
-        is replayed with the values it is known to take: a curriculum (`iters = 2 if epoch < 4 else
-        3`), a ramp (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of
-        dicts (`for cfg in settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None`
-        before the loop, `f(x, prev)` then `prev = out[:, ::4]` in it, or a state the compiled function
-        returns itself, `out, state = f(x, state)`: `None` at the first call, a tensor at the next).
-        Keyword-only parameters count as the others; dataclass and NamedTuple arguments written with
-        literals at the calls (`Cfg()`, then `Cfg(scale=3.0)`) are compared field by field where the
-        function reads them; `None` at one call and an object of a class of the checked code at another
-        (`cache=Cache()`) fails the `is None` guard. A 0-d integer tensor counts too when the calls
-        pass `torch.tensor(n)` of different numbers and the function uses it as an index (`x[i]`,
-        `x[:, i] = v`, also through a copy, a list or record that carries it, or a helper it hands it
-        to) or as the size of a tensor it iterates over (`for e in x.new_ones(i)`): Dynamo reads its
-        value there and guards on it (`i.item() == 1`), so every new value recompiles, with no automatic
-        dynamic; arithmetic with it guards on nothing. A parameter a call leaves out passes its default;
-        arithmetic of number literals (`1 + 0.5`) is its value; calls of `obj.f` after `obj.f = torch.compile(obj.f)`, and of a handle wrapped in
-        `torch._dynamo.config.patch(...)`, count too. Values that change only together with the grad
-        mode (`with torch.no_grad():` around one of the calls) add no recompile of their own: the grad
-        mode already makes another graph (DYN208). A first call that returns an argument as it is
-        (`if bias is None: return x`) traces nothing: Dynamo skips the frame from then on, and later
-        calls run eagerly without recompiling. The message names a call that passes each value,
-        and every parameter that varies. A function with a graph break inside
-        one of its loops runs eagerly (Dynamo gives up on the frame): only a value it hands to a
-        function of the project (compiled as a frame of its own), also as a number computed from it
-        and packed in a tuple, list, dict or record (`p = (h, int(k)); helper(h, p)`), is guarded
-        there; when a break outside any loop comes first, the part of the function before that
-        break is compiled and guarded on what it reads, and only the frame resumed after it runs
-        eagerly; a break inside a `try` statement, or at the context manager a `with` statement
-        enters (`with open(...)`), cannot be resumed from either. A number the compiled code only passes
-        on (stores in a tuple, list or dict, returns),
-        and any argument it never reads, installs no guard and does not recompile (all measured on
-        torch 2.13).
+        Dynamo specialises a compiled function on the Python values of its arguments and guards on them. When
+        callers pass different literal values for the same parameter - `model(x, True)` in one place and
+        `model(x, False)` in another, or changing temperatures - each new value fails the guard and
+        recompiles: a bool compiles one graph per value, an int or float recompiles once and is then treated
+        as dynamic (under `torch.compile(..., dynamic=False)` every new number recompiles), and a string
+        recompiles for every new value. `None` at one call and a tensor at another compile one graph each;
+        `None` and numbers (`smoothing=None`, then `0.05`) recompile on `smoothing is None`, then as numbers
+        do; and so do a list and a tuple, and lists, tuples or dicts written at the calls with another length
+        (other keys) or another literal in an element the function reads (`reshape((2, 3))` then `reshape((3,
+        2))`, `cfg["beta"]`). Calls of what `torch.compile(...)` returned count the same, calls from the other
+        files of the project (through any name their imports bind) too, and so does a number computed from the
+        variable of the loop that makes the calls (`compiled(x, step + 1)`, `for t in (1.0, 0.5): step(x, t)`,
+        a schedule bound once to such a tuple or list). A loop that makes the call on every iteration is
+        replayed with the values it is known to take: a curriculum (`iters = 2 if epoch < 4 else 3`), a ramp
+        (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of dicts (`for cfg in
+        settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None` before the loop, `f(x,
+        prev)` then `prev = out[:, ::4]` in it, or a state the compiled function returns itself, `out, state =
+        f(x, state)`: `None` at the first call, a tensor at the next). Keyword-only parameters count as the
+        others; dataclass and NamedTuple arguments written with literals at the calls (`Cfg()`, then
+        `Cfg(scale=3.0)`) are compared field by field where the function reads them; `None` at one call and an
+        object of a class of the checked code at another (`cache=Cache()`) fails the `is None` guard. A 0-d
+        integer tensor counts too when the calls pass `torch.tensor(n)` of different numbers and the function
+        uses it as an index (`x[i]`, `x[:, i] = v`, also through a copy, a list or record that carries it, or
+        a helper it hands it to) or as the size of a tensor it iterates over (`for e in x.new_ones(i)`):
+        Dynamo reads its value there and guards on it (`i.item() == 1`), so every new value recompiles, with
+        no automatic dynamic; arithmetic with it guards on nothing. A parameter a call leaves out passes its
+        default; arithmetic of number literals (`1 + 0.5`) is its value; calls of `obj.f` after `obj.f =
+        torch.compile(obj.f)`, and of a handle wrapped in `torch._dynamo.config.patch(...)`, count too. Values
+        that change only together with the grad mode (`with torch.no_grad():` around one of the calls) add no
+        recompile of their own: the grad mode already makes another graph (DYN208). A first call that returns
+        an argument as it is (`if bias is None: return x`) traces nothing: Dynamo skips the frame from then
+        on, and later calls run eagerly without recompiling. The message names a call that passes each value,
+        and every parameter that varies. A function with a graph break inside one of its loops runs eagerly
+        (Dynamo gives up on the frame): only a value it hands to a function of the project (compiled as a
+        frame of its own), also as a number computed from it and packed in a tuple, list, dict or record (`p =
+        (h, int(k)); helper(h, p)`), is guarded there; when a break outside any loop comes first, the part of
+        the function before that break is compiled and guarded on what it reads, and only the frame resumed
+        after it runs eagerly; a break inside a `try` statement, or at the context manager a `with` statement
+        enters (`with open(...)`), cannot be resumed from either. A number the compiled code only passes on
+        (stores in a tuple, list or dict, returns), and any argument it never reads, installs no guard and
+        does not recompile (all measured on torch 2.13).
     """
     fix = """
         Pass values that change as tensors (they become graph inputs), split the entry point into one
