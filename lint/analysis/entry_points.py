@@ -270,7 +270,8 @@ class EntryPoints(ProgramPart[ProgramParts]):
         cls = v.cls
         if cls is None:
             return None
-        fn = cls.find_method(method or "forward")
+        # (compiling an object that is not a module compiles what calling it runs: its class's `__call__`)
+        fn = cls.find_method(method or ("forward" if cls.is_module or v.kind is Kind.MODULE else "__call__"))
         return (fn, cls) if fn is not None else None
 
     def _loop_targets(self, arg: cst.BaseExpression, where: FunctionInfo | None
