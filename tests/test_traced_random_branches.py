@@ -80,7 +80,7 @@ def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
 #: `range` that a loop steps (the function then runs eagerly: the slice after it does not break); a
 #: `range` never stepped is traced, and so is an index by a number that crossed a break; one drawn after a
 #: break is held as a tensor in the frame resumed there; a number drawn on one path only is the draw where that path
-#: runs, and slices an `nn.ModuleList` as it slices a list
+#: runs, and slices an `nn.ModuleList` as it slices a list; added to a number taken from tensor data, it breaks
 USES = """
     import random
 
@@ -135,10 +135,15 @@ USES = """
         f0 = random.randint(0, 1)
         w = random.randint(1, 2)
         return x[f0:f0 + w]  # breaks
+
+    def jittered(x: torch.Tensor):
+        c = x.long().tolist()  # breaks
+        k = c[0] + random.randint(-1, 1)  # breaks
+        return x * k
 """
 
 USE_TARGETS = ("indexed", "picked", "sliced", "looped", "unstepped", "from_object", "crossed", "drawn_after",
-               "dropped_quantizers")
+               "dropped_quantizers", "jittered")
 
 
 def test_flagged_uses() -> None:
