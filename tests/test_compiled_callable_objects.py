@@ -1,6 +1,6 @@
-"""``torch.compile(obj)`` of an object of a plain class (not an ``nn.Module``) compiles what calling it runs, its
-class's ``__call__``: what breaks there is reported under ``--scope compiled`` too, and the method's parameters
-are the graph's inputs.  Checked against real Dynamo (torch 2.13)."""
+"""``torch.compile(obj)`` of an object of a plain class (not an ``nn.Module``) compiles what calling it runs,
+its class's ``__call__``: what breaks there is reported under ``--scope compiled`` too, and the method's
+parameters are the graph's inputs. Checked against real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import break_tests

@@ -80,7 +80,7 @@ def test_flagged_lines_break_under_dynamo(tmp_path) -> None:
 #: `range` that a loop steps (the function then runs eagerly: the slice after it does not break); a
 #: `range` never stepped is traced, and so is an index by a number that crossed a break; one drawn after a
 #: break is held as a tensor in the frame resumed there; a number drawn on one path only is the draw where that path
-#: runs, and slices an `nn.ModuleList` as it slices a list; added to a number taken from tensor data, it breaks
+#: runs, and slices an `nn.ModuleList` as it slices a list; added to a number from tensor data, it breaks
 USES = """
     import random
 

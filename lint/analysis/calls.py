@@ -815,7 +815,8 @@ def python_number(v: Value) -> bool:
     """A Python number, size or number taken from tensor data (an element of ``t.tolist()``, a plain ``int``
     where Dynamo resumes after the break that took it): what Dynamo cannot combine with a traced random number
     (a tensor can; measured on torch 2.13)."""
-    return (v.kind is Kind.PYTHON and not v.is_bool and v.qualname is None) or v.kind in (Kind.SIZE, Kind.SCALAR)
+    return (v.kind is Kind.PYTHON and not v.is_bool and v.qualname is None) \
+        or v.kind in (Kind.SIZE, Kind.SCALAR)
 
 
 def numpy_array(name: str, args: list[Value], kwargs: dict[str, Value]) -> Value:
