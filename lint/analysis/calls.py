@@ -1015,7 +1015,7 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             # `torch.ones(3).sum()` or `torch.scalar_tensor(n)` breaks)
             made["constant"] = False
         weights = all(v.from_weights for v in tensors) and not any(
-            v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values()))
+            v.kind is Kind.UNKNOWN for v in (*args, *kwargs.values())) and last not in K.TORCH_RANDOM_FUNCS
         if last == "where" and len(args) == 1 and not kwargs:
             return sequence(element=tensor(params=params, **made))
         if last in K.MULTI_OUTPUT or _multi_output(last, args[1:], kwargs):

@@ -234,9 +234,7 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
 
 
 #: torch functions that draw a fresh tensor from the random generator at every call
-_RANDOM_TENSORS = frozenset({"torch.randn", "torch.rand", "torch.randint", "torch.randn_like",
-                             "torch.rand_like", "torch.randint_like", "torch.randperm", "torch.normal",
-                             "torch.bernoulli"})
+RANDOM_TENSORS = frozenset(f"torch.{name}" for name in K.TORCH_RANDOM_FUNCS)
 
 
 def fresh_data_functions(program: "Program") -> set[int]:
@@ -275,7 +273,7 @@ def _passes_fresh_tensor(program: "Program", site: _Site) -> bool:
     loop = _repeating_loop(site)
     for arg in call.args:
         value = arg.value
-        if isinstance(value, cst.Call) and (program.index.resolve_expr(value.func) in _RANDOM_TENSORS
+        if isinstance(value, cst.Call) and (program.index.resolve_expr(value.func) in RANDOM_TENSORS
                                             or _draws_afresh(program, value)):
             return True
         if isinstance(value, cst.Name) and loop is not None and _drawn_in(program, loop, value.value):
@@ -292,7 +290,7 @@ def _draws_afresh(program: "Program", call: cst.Call) -> bool:
         return False
     returns = [n.value for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Return)]
     return bool(returns) and all(r is not None and any(
-        isinstance(n, cst.Call) and program.index.resolve_expr(n.func) in _RANDOM_TENSORS for n in walk(r))
+        isinstance(n, cst.Call) and program.index.resolve_expr(n.func) in RANDOM_TENSORS for n in walk(r))
         for r in returns)
 
 
@@ -302,7 +300,7 @@ def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
     values = [n.value for n in walk(loop.body, into_scopes=False) if isinstance(n, cst.Assign)
               and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
     return bool(values) and all(
-        isinstance(v, cst.Call) and program.index.resolve_expr(v.func) in _RANDOM_TENSORS for v in values)
+        isinstance(v, cst.Call) and program.index.resolve_expr(v.func) in RANDOM_TENSORS for v in values)
 
 
 def _replayed_caller(site: _Site) -> "FunctionInfo":

@@ -292,6 +292,12 @@ SKIPPED_NUMBER_CALLS = frozenset({"random.random", "random.choice", "time.time",
 #: traced (measured on torch 2.13 from the graph-break log: at the frame Dynamo compiles, the break makes
 #: it run the whole function eagerly and is not counted in ``counters["graph_break"]``).
 TRACED_RANDOM_FUNCS = frozenset({"randint", "randrange", "uniform"})
+
+#: torch functions that draw a fresh tensor from the random generator at every call (their aten ops carry
+#: torch's ``nondeterministic_seeded`` tag, checked in the tests): a tensor they make is data, not a constant
+#: of the graph, and changes from call to call
+TORCH_RANDOM_FUNCS = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like",
+                                "randperm", "normal", "bernoulli", "multinomial"})
 #: Methods of a ``random.Random`` instance Dynamo traces (its ``RandomVariable``): ``random()`` too, which the
 #: module's function is not (skipped before torch 2.14), and the state methods, which return no number.  Any
 #: other method of the instance breaks, "Unsupported method call" (measured on torch 2.13: ``rng.gauss(0, 1)``).
