@@ -1,7 +1,7 @@
-"""A tensor torch's random generator draws (``torch.randint(n, (1,))``) is data that changes at every call, not a
-constant of the graph: a number taken from it at a graph break and used after it (DYN204) recompiles the frame
-resumed there once, when it first changes (measured on torch 2.13); a tensor made of Python numbers alone
-(``torch.zeros``) does not change.  The functions are those whose aten ops torch tags
+"""A tensor torch's random generator draws (``torch.randint(n, (1,))``) is data that changes at every call,
+not a constant of the graph: a number taken from it at a graph break and used after it (DYN204) recompiles the
+frame resumed there once, when it first changes (measured on torch 2.13); a tensor made of Python numbers
+alone (``torch.zeros``) does not change. The functions are those whose aten ops torch tags
 ``nondeterministic_seeded``."""
 from __future__ import annotations
 

@@ -275,3 +275,33 @@ def main():
 """
 test_check_partial_step, test_dynamo_partial_step = break_tests(
     PARTIAL_STEP, {(7, "DYN105"), (9, "DYN105"), (10, "DYN105")}, "[()]")
+
+
+# a method compiled through `torch.compile(ema.update_target)`: what its handle's calls pass are numbers
+COMPILED_METHOD = """
+import math
+
+import torch
+import torch.nn as nn
+
+
+class EMAPair(nn.Module):
+    def __init__(self, base_tau=0.99):
+        super().__init__()
+        self.online, self.target = nn.Linear(4, 4), nn.Linear(4, 4)
+        self.base_tau = base_tau
+
+    @torch.no_grad()
+    def update_target(self, step, max_steps):
+        tau = 1 - (1 - self.base_tau) * (math.cos(math.pi * step / max_steps) + 1) / 2
+        for po, pt in zip(self.online.parameters(), self.target.parameters()):
+            pt.mul_(tau).add_(po, alpha=1 - tau)
+
+
+def main():
+    ema = EMAPair()
+    update = torch.compile(ema.update_target, backend="eager")
+    for step in range(3):
+        update(step, 4)
+"""
+test_check_compiled_method, test_dynamo_compiled_method = break_tests(COMPILED_METHOD, set(), "[()]")

@@ -487,6 +487,8 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
         calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "__init__" and idx.classes.get(fn.cls.name) is fn.cls:
         calls = _only_called(module, parents, fn.cls.name, fn.cls.node)  # the instances built
+    elif fn.is_method and not fn.is_classmethod and idx.classes.get(fn.cls.name) is fn.cls:
+        calls = _compiled_method_calls(module, parents, fn, {id(c) for c in idx.compile_calls})
     else:
         return None
     if calls is None:
@@ -518,6 +520,9 @@ def foreign_call_sites(program: Program, fn: "FunctionInfo", strict: bool = True
     project, idx = program.project, program.index
     if project is None or not idx.name:
         return []
+    if fn.cls is not None and fn.name not in ("forward", "__init__") and idx.compile_targets \
+            and idx.classes.get(fn.cls.name) is fn.cls:
+        return []  # a method a script compiles (`torch.compile(ema.update_target)`): no module imports it
     if fn.cls is None and idx.functions.get(fn.name) is not fn or fn.cls is not None and (
             fn.name not in ("forward", "__init__") or idx.classes.get(fn.cls.name) is not fn.cls):
         return None if strict else []
@@ -951,6 +956,40 @@ def _compiled_in_place(parents: "_Parents", use: cst.Name, compiles: set[int]) -
             and isinstance(statement, cst.Assign) and statement.value is compile_call
             and len(statement.targets) == 1 and isinstance(statement.targets[0].target, cst.Name)
             and statement.targets[0].target.value == use.value)
+
+
+def _compiled_method_calls(module: cst.Module, parents: "_Parents", fn: "FunctionInfo", compiles: set[int]
+                           ) -> list[cst.Call] | None:
+    """The calls of the handles ``torch.compile(obj.method)`` makes of a method (``update =
+    torch.compile(ema.update_target)``; ``update(step, 4)``), when every use of the method's name as an
+    attribute is such a compile call, of a name the module binds only to instances of the method's class
+    (``ema = EMAPair()``); else None (the method may be called elsewhere, with other arguments)."""
+    assert fn.cls is not None
+    _searched(fn.name)
+    uses = [n for n in walk(module) if type(n) is cst.Attribute and n.attr.value == fn.name]
+    calls: list[cst.Call] = []
+    for use in uses:
+        if type(use.value) is not cst.Name or not _bound_to_class(module, use.value.value, fn.cls.name):
+            return None
+        through = _handle_calls(parents, use, compiles)
+        if through is None:
+            return None
+        calls += through
+    return calls
+
+
+def _bound_to_class(module: cst.Module, name: str, cls: str) -> bool:
+    """The module binds ``name`` (anywhere) only to instances of the class ``cls`` it builds (``ema =
+    EMAPair()``), and at least once."""
+    _searched(name)
+    values = [n.value for n in walk(module) if type(n) is cst.Assign
+              and any(type(t.target) is cst.Name and t.target.value == name for t in n.targets)]
+    bound = any(isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem))
+                and any(type(m) is cst.Name and m.value == name
+                        for m in walk(getattr(n, "target", None) or getattr(n, "asname", None) or n))
+                for n in walk(module))
+    return bool(values) and not bound and all(
+        type(v) is cst.Call and type(v.func) is cst.Name and v.func.value == cls for v in values)
 
 
 def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[int]
