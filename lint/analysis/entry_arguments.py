@@ -1212,21 +1212,26 @@ def _compiled_handles(program: "Program"
     out = []
     for call, where in idx.compile_targets:
         target = program.entry_points.compile_target(call, where)
-        if target is None or target[0].owner is not idx:
-            continue
+        # (`for fn in (f, g): cf = torch.compile(fn)`: the calls of `cf` run each function of the table)
+        targets = [target[0]] if target is not None else [
+            fn for fn, _ in program.entry_points.loop_targets(call.args[0].value, where)] \
+            if call.args and call.args[0].keyword is None else []
         scope = where.node.body if where is not None else idx.module
-        for n in walk(scope, into_scopes=False):
-            if isinstance(n, cst.Assign) and _compiled_by(n.value, call, idx) and len(n.targets) == 1:
-                bound = n.targets[0].target
-                if isinstance(bound, cst.Name):
-                    reach = binding_reach(scope, bound.value)
-                    several = reach is not None and len(reach) > 1
-                    reached = {id(c) for c in reach.get(id(bound), ())} if several else None  # type: ignore
-                    out.append((bound.value, where, target[0], _dynamic_false(call), reached))
-                elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) and where is not None:
-                    # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of that function
-                    name = f"{bound.value.value}.{bound.attr.value}"
-                    out.append((name, where, target[0], _dynamic_false(call), None))
+        for entry in (fn for fn in targets if fn.owner is idx):
+            for n in walk(scope, into_scopes=False):
+                if isinstance(n, cst.Assign) and _compiled_by(n.value, call, idx) and len(n.targets) == 1:
+                    bound = n.targets[0].target
+                    if isinstance(bound, cst.Name):
+                        reach = binding_reach(scope, bound.value)
+                        several = reach is not None and len(reach) > 1
+                        reached = {id(c) for c in reach.get(id(bound), ())} \
+                            if several else None  # type: ignore[union-attr]
+                        out.append((bound.value, where, entry, _dynamic_false(call), reached))
+                    elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) \
+                            and where is not None:
+                        # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of it
+                        name = f"{bound.value.value}.{bound.attr.value}"
+                        out.append((name, where, entry, _dynamic_false(call), None))
     return out
 
 

@@ -77,7 +77,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
                     if call.args and call.args[0].keyword is None]
         for arg, where in [*compiled, *self._wrapped_targets()]:
             target = self.target_of(arg, where)
-            for fn, cls in [target] if target is not None else self._loop_targets(arg, where):
+            for fn, cls in [target] if target is not None else self.loop_targets(arg, where):
                 if fn.owner is not idx:
                     program.calls.note_outgoing(fn, None, compiled=True, bound=cls)
                     continue
@@ -274,7 +274,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
         fn = cls.find_method(method or ("forward" if cls.is_module or v.kind is Kind.MODULE else "__call__"))
         return (fn, cls) if fn is not None else None
 
-    def _loop_targets(self, arg: cst.BaseExpression, where: FunctionInfo | None
+    def loop_targets(self, arg: cst.BaseExpression, where: FunctionInfo | None
                       ) -> list[tuple[FunctionInfo, ClassInfo | None]]:
         """What compiling the variable of a loop over a table compiles: each function of ``for fn in (f, g):``
         or ``for fn, args in CASES:`` (a tuple or list written out, or a name bound once to one)."""
