@@ -487,7 +487,9 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
         calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "__init__" and idx.classes.get(fn.cls.name) is fn.cls:
         calls = _only_called(module, parents, fn.cls.name, fn.cls.node)  # the instances built
-    elif fn.is_method and not fn.is_classmethod and idx.classes.get(fn.cls.name) is fn.cls:
+    elif fn.is_method and not fn.is_classmethod and idx.classes.get(fn.cls.name) is fn.cls and any(
+            c.args and type(c.args[0].value) is cst.Attribute and c.args[0].value.attr.value == fn.name
+            for c in idx.compile_calls):
         calls = _compiled_method_calls(module, parents, fn, {id(c) for c in idx.compile_calls})
     else:
         return None
