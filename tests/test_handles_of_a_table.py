@@ -1,6 +1,7 @@
 """A compile handle bound in a loop over a table of functions (``for fn in (g, f): cf = torch.compile(fn);
 cf(x)``) runs each function of the table in turn: its calls are calls of each, for DYN206 (``None`` at the
-loop's call, a tensor at a later one) and DYN208 (a call under ``torch.no_grad()``). Measured on torch 2.13."""
+loop's call, a tensor at a later one) and DYN208 (a call under ``torch.no_grad()``). Measured on torch
+2.13."""
 from __future__ import annotations
 
 from conftest import requires_torch
