@@ -231,3 +231,37 @@ def test_a_loop_variable_handed_to_the_call_is_bound_afresh_at_each_iteration():
 @requires_torch
 def test_the_lists_recompile_under_dynamo(tmp_path):
     assert len(recompiles_of_script(tmp_path, "lists", LISTS)) == 2
+
+
+AFTER_ANOTHER_LOOP = """\
+import torch
+
+
+def g(x):
+    return x + 1
+
+
+def clamp2(x, lo, hi):
+    return torch.clamp(x, lo, hi) * 2
+
+
+if __name__ == "__main__":
+    xs = [torch.randn(4)]
+    for x in xs:
+        g(x)
+    cf2 = torch.compile(clamp2, backend="eager")
+    for lo, hi in ((-0.5, 0.5), (-1.0, 1.0), (-0.25, 0.75)):
+        cf2(torch.randn(5), lo, hi)
+"""
+
+
+def test_an_earlier_loop_over_a_list_without_containers_leaves_the_replay():
+    """``for x in xs: g(x)`` binds ``x`` to the tensors ``xs`` holds: nothing done through ``x`` changes the
+    list, so a later loop that makes compiled calls is still replayed (its bounds vary)."""
+    found = [d for d in check(AFTER_ANOTHER_LOOP) if d.code == "DYN206"]
+    assert len(found) == 1 and "`lo`, `hi` vary between calls" in found[0].message, found
+
+
+@requires_torch
+def test_the_bounds_recompile_under_dynamo(tmp_path):
+    assert recompiles_of_script(tmp_path, "bounds", AFTER_ANOTHER_LOOP)

@@ -48,6 +48,12 @@ _COMPARE = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a 
 _SCALARS = (bool, int, float, str, type(None))
 
 
+def _holds_container(value: "list | dict") -> bool:
+    """A list or dict the replay knows holds a list or dict among its elements (or values)."""
+    items = value.values() if isinstance(value, dict) else value
+    return any(isinstance(item, (list, dict)) for item in items)
+
+
 class _GiveUp(Exception):
     """The replay cannot go on soundly."""
 
@@ -230,10 +236,14 @@ class _Replay:
         """A statement not replayed: every name it binds is unknown afterwards."""
         bound = _bound_names(stmt)
         held = {name for name, value in env.items() if isinstance(value, (list, dict))}
+        # (`for x in xs:` binds `x` to the elements of `xs`, not to `xs`: where none of them is a container,
+        # nothing done through `x` changes what `xs` holds)
+        iterated = stmt.iter if isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Name) \
+            and stmt.iter.value in held and not _holds_container(env[stmt.iter.value]) else None
         for n in walk(stmt, into_scopes=False):
             if isinstance(n, (cst.Global, cst.Nonlocal)):
                 raise _GiveUp
-            if isinstance(n, cst.Name) and n.value in held and bound & self.mutated:
+            if isinstance(n, cst.Name) and n.value in held and bound & self.mutated and n is not iterated:
                 raise _GiveUp  # a known container may be bound there to a name that changes it
         for name in bound:
             env[name] = UNKNOWN
