@@ -31,7 +31,7 @@ from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_va
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import foreign_call_sites
 from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_main_guard, literal_value,
-                                      parent_map, walk)
+                                      parent_map, position_bound, walk)
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -921,7 +921,7 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") 
             or not (_every_iteration(loop, call) and _only_assigned(caller, arg.value)):
         return False
     bindings = [n for n in walk(caller.node.body, into_scopes=False) if isinstance(n, cst.Assign)
-                and any(_position_in(t.target, arg.value) is not None for t in n.targets)]
+                and any(position_bound(t.target, arg.value) is not None for t in n.targets)]
     inside = [n for n in bindings if encloses(loop.body, n)]
     outside = [n for n in bindings if n not in inside]
     if len(outside) != 1 or len(inside) != 1 \
@@ -930,7 +930,7 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") 
     order = {id(n): i for i, n in enumerate(walk(caller.node.body, into_scopes=False))}
     rebound = inside[0]
     if rebound.value is call and len(rebound.targets) == 1 and order[id(outside[0])] < order[id(loop)]:
-        position = _position_in(rebound.targets[0].target, arg.value)
+        position = position_bound(rebound.targets[0].target, arg.value)
         return position is not None and position >= 0 and _returns_item(fn, position)
     if not (order[id(outside[0])] < order[id(loop)] and order[id(rebound)] > order[id(call)]
             and _every_iteration(loop, rebound)):
@@ -942,18 +942,6 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") 
 
     value = argument_values(owner, caller, [rebound.value], MAX_CALL_DEPTH).get(id(rebound.value))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
-
-
-def _position_in(target: cst.BaseExpression, name: str) -> int | None:
-    """Where an assignment target binds ``name``: -1 for the whole value, the index of an item of an unpacked
-    tuple (no starred item), None when it does not bind it."""
-    if isinstance(target, cst.Name):
-        return -1 if target.value == name else None
-    if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
-                                                             for e in target.elements):
-        return next((i for i, e in enumerate(target.elements)
-                     if isinstance(e.value, cst.Name) and e.value.value == name), None)
-    return None
 
 
 def _returns_item(fn: "FunctionInfo", position: int) -> bool:

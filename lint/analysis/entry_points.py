@@ -17,7 +17,7 @@ from dynalint.analysis.module_index import ClassInfo, FunctionInfo, decorated, n
 from dynalint.analysis.number_callers import called_here_only
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
-from dynalint.analysis.syntax import dotted_name, walk
+from dynalint.analysis.syntax import dotted_name, position_bound, walk
 from dynalint.analysis.values import UNKNOWN_VALUE, Kind, Value
 from dynalint.config.settings import Scope
 
@@ -283,7 +283,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
         found: list[tuple[FunctionInfo, ClassInfo | None]] = []
         scopes: list[Any] = [where.node.body] if where is not None else [self.program.index.module]
         for loop in (n for scope in scopes for n in walk(scope, into_scopes=False) if type(n) is cst.For):
-            position = _position_bound(loop.target, arg.value)
+            position = position_bound(loop.target, arg.value)
             rows = _table(loop.iter, scopes[0], self.program.index.module) if position is not None else None
             for row in rows or ():
                 item = row if position == -1 else \
@@ -420,18 +420,6 @@ class EntryPoints(ProgramPart[ProgramParts]):
 #: methods of a module or an optimizer that return the object itself
 _RETURN_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
                           "requires_grad_"})
-
-
-def _position_bound(target: cst.BaseExpression, name: str) -> int | None:
-    """Where a ``for`` target binds ``name``: -1 for the whole row (``for fn in ...``), the index of an
-    unpacked element (``for fn, args in ...``), None when it does not bind it."""
-    if type(target) is cst.Name:
-        return -1 if target.value == name else None
-    if type(target) in (cst.Tuple, cst.List):
-        for i, e in enumerate(target.elements):
-            if type(e) is cst.Element and type(e.value) is cst.Name and e.value.value == name:
-                return i
-    return None
 
 
 def _table(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module

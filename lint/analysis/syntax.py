@@ -243,6 +243,21 @@ def unpacked_target(parents: ParentLookup, element: cst.CSTNode
     return statement, target.elements[position].value
 
 
+def position_bound(target: cst.BaseExpression, name: str) -> int | None:
+    """Where a target (of an assignment, of a ``for``) binds ``name``: -1 for the whole value (``for fn in
+    ...``), the index of an unpacked item (``for fn, args in ...``, ``out, state = f(x, state)``) with no
+    starred item before it, None when it does not bind it so."""
+    if type(target) is cst.Name:
+        return -1 if target.value == name else None
+    if type(target) in (cst.Tuple, cst.List):
+        for i, e in enumerate(target.elements):
+            if type(e) is not cst.Element:
+                return None  # a starred item: the positions after it are not known
+            if type(e.value) is cst.Name and e.value.value == name:
+                return i
+    return None
+
+
 def is_main_guard(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"``: the test of a script's block, which runs once, in order, when it runs."""
     if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
