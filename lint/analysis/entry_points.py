@@ -109,8 +109,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
             summarised = self._summary_roots()
             # a file that compiles code of its own is a script: a helper it only calls itself is analysed
             # where compiled code calls it, and runs eagerly elsewhere
-            script = bool(idx.compile_targets) or any(
-                f.compile_decorated or f.nested_compiled for f in idx.all_functions)
+            script = idx.compiles_code
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in summarised \
                         and program.signatures.has_tensor_params(fn) \

@@ -189,6 +189,14 @@ class ModuleIndex:
         self.top_level = None
 
     @property
+    def compiles_code(self) -> bool:
+        """The module compiles code of its own (``torch.compile(f)``, ``@torch.compile``): a script, which
+        calls what it compiles, so the calls it makes are all there is to know of its compiled code's
+        arguments."""
+        return bool(self.compile_targets) or any(f.compile_decorated or f.nested_compiled
+                                                 for f in self.all_functions)
+
+    @property
     def text(self) -> str:
         """The module's source text (generated again from its tree when the index does not keep it)."""
         return self.source if self.source is not None else self.module.code

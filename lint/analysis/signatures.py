@@ -128,7 +128,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         proves one, with their number of dimensions where the calls agree on one (see
         :func:`~dynalint.analysis.number_callers.tensor_params`); searched only in a file that compiles code
         itself (a script, which calls what it compiles)."""
-        if fn.qualname in self.program.entries or not self.program.index.compile_targets:
+        if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return {}
         return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
 
@@ -136,7 +136,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         """The parameters of a compiled function every call in the project passes a list, tuple or dict of
         tensors, with what its elements are (see :func:`~dynalint.analysis.number_callers.container_params`);
         searched, as :meth:`tensors_passed`, only in a script."""
-        if fn.qualname in self.program.entries or not self.program.index.compile_targets:
+        if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return {}
         return self._containers.get(id(fn), lambda: container_params(self.program, fn, CALLER_SEARCH_DEPTH),
                                     dict)
@@ -145,7 +145,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         """The parameters of a compiled function with a ``None`` default that no call in the project passes
         (see :func:`~dynalint.analysis.number_callers.defaults_kept`); searched, as
         :meth:`tensors_passed`, only in a script."""
-        if fn.qualname in self.program.entries or not self.program.index.compile_targets:
+        if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return frozenset()
         return self._kept.get(id(fn), lambda: defaults_kept(self.program, fn), frozenset)
 
