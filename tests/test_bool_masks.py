@@ -62,3 +62,21 @@ def test_a_list_mask_is_no_recompile_hazard_and_is_not_rewritten(tmp_path, capsy
     main(["fix", "--unsafe-fixes", "--diff", path])
     out, err = capsys.readouterr()
     assert not out.startswith("---") and "fix refused (masked-reduction): the mask is not a tensor" in out + err
+
+
+PASSED_MASK = """
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def masked_mean(pred, pad_mask):
+        keep = ~pad_mask
+        return pred[keep].mean()
+
+
+    def main(pred):
+        return masked_mean(pred, torch.arange(8).expand(2, 8) >= 6)
+"""
+
+# every call passes a mask, and the function indexes with a value computed from it (``keep = ~pad_mask``)
+test_passed_mask_check, test_passed_mask_dynamo = break_tests(PASSED_MASK, {(7, "DYN104")}, "[(torch.randn(2, 8),)]")

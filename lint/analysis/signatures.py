@@ -393,10 +393,22 @@ class Signatures(ProgramPart["ProgramParts"]):
 
 
 def _indexing_names(fn: cst.FunctionDef) -> frozenset[str]:
-    """The names ``fn`` indexes something with (``x[mask]``): only those can be masks that matter."""
-    return frozenset(n.value for sub in walk(fn.body) if isinstance(sub, cst.Subscript)
-                     for element in sub.slice if isinstance(element.slice, cst.Index)
-                     for n in walk(element.slice.value) if isinstance(n, cst.Name))
+    """The names ``fn`` indexes something with (``x[mask]``), and those the value of such a name is
+    computed from (``keep = ~pad_mask``; ``x[keep]``): only those can be masks that matter."""
+    nodes = list(walk(fn.body))
+    found = {n.value for sub in nodes if isinstance(sub, cst.Subscript)
+             for element in sub.slice if isinstance(element.slice, cst.Index)
+             for n in walk(element.slice.value) if isinstance(n, cst.Name)}
+    sources = [(t.target.value, {n.value for n in walk(a.value) if isinstance(n, cst.Name)})
+               for a in nodes if isinstance(a, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)]
+    grew = True
+    while grew:
+        grew = False
+        for target, names in sources:
+            if target in found and not names <= found:
+                found |= names
+                grew = True
+    return frozenset(found)
 
 
 def _called_when_stored(init: FunctionInfo, source: str | None) -> frozenset[str]:
