@@ -155,3 +155,41 @@ def test_an_optimizer_step_breaks_in_the_eager_part() -> None:
 @requires_torch
 def test_an_optimizer_step_breaks_in_the_eager_part_under_dynamo(tmp_path) -> None:
     assert_dynamo_breaks_on_marked_lines(STEPPED, "train_step", "[(torch.randn(2, 4),)]", tmp_path)
+
+
+NESTED = """
+    import torch
+
+    net = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+    def update(x, epochs: int):
+        kl = torch.zeros(())
+        for epoch in range(epochs):
+            for start in range(0, 8, 4):
+                loss = net(x[start:start + 4]).pow(2).mean()
+                opt.zero_grad()  # breaks
+                loss.backward()
+                opt.step()  # breaks
+                kl = loss.detach()
+            if kl > 10.0:
+                break
+        return {"kl": kl.item()}
+
+
+    if __name__ == "__main__":
+        step = torch.compile(update, backend="eager")
+        step(torch.randn(8, 4), 2)
+"""
+
+
+def test_a_break_in_an_inner_loop_runs_the_whole_function_eagerly() -> None:
+    """A break in the body of a loop nested in another makes Dynamo give up on the whole frame: the test
+    after the inner loop and the ``.item()`` after both are never traced (each loop's body taken to run once)."""
+    assert break_lines(NESTED) == marked_lines(NESTED)
+
+
+@requires_torch
+def test_a_break_in_an_inner_loop_runs_the_whole_function_eagerly_under_dynamo(tmp_path) -> None:
+    assert_dynamo_breaks_on_marked_lines(NESTED, "update", "[(torch.randn(8, 4), 2)]", tmp_path)
