@@ -394,3 +394,46 @@ def test_check_stays_silent_on_a_comprehension_over_a_list_display(tmp_path, cap
 @requires_torch
 def test_dynamo_steps_a_comprehension_over_a_list_display(tmp_path) -> None:
     assert dynamo_break_lines(tmp_path, DISPLAYED, "[(torch.rand(6),)]") == DISPLAYED_BREAK_LINES
+
+
+#: a function that runs eagerly because of a break inside a loop runs the loop's comprehensions as frames of
+#: their own at every pass, those before the break included; a dict argument's view is one of the iterators
+#: such a frame cannot step (whether the findings carry fixes or not: the JSON and text reports agree)
+IN_LOOP = """\
+    import torch
+
+    net = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+
+
+    @torch.compile(backend="eager")
+    def update(batch):
+        perm = torch.randperm(8)
+        keys = ["obs", "ret"]
+        for start in range(0, 8, 4):
+            idx = perm[start:start + 4]
+            mb = {k: batch[k][idx] for k in keys}
+            loss = (net(mb["obs"]).squeeze(-1) - mb["ret"]).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        last = {k: v[idx] for k, v in batch.items()}
+        return loss.detach(), last
+
+
+    def main():
+        return update({"obs": torch.randn(8, 4), "ret": torch.randn(8)})
+"""
+IN_LOOP_BREAKS = {(13, "DYN105"), (15, "DYN105"), (17, "DYN105"), (18, "DYN105")}
+
+
+def test_check_reports_the_comprehensions_of_a_loop_that_breaks(tmp_path, capsys) -> None:
+    from helpers import check
+
+    assert checked_breaks(tmp_path, capsys, IN_LOOP) == IN_LOOP_BREAKS
+    assert {(d.line, d.code) for d in check(IN_LOOP) if d.kind == "graph-break"} == IN_LOOP_BREAKS
+
+
+@requires_torch
+def test_dynamo_breaks_on_the_comprehensions_of_a_loop_that_breaks(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, IN_LOOP, "[()]") == {line for line, _ in IN_LOOP_BREAKS}

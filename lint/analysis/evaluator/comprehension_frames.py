@@ -57,10 +57,10 @@ class ComprehensionFrames:
             return
         if body_broke and builtin in _UNSTEPPED_BODY:
             self.report(E.EagerComprehensionEvent, node, why="body")
-        elif self.loop_depth == 0 and self.top_index >= 0 and self.top_statement is not None \
-                and not _in_handler(self.top_statement, node):
+        elif self.top_index >= 0 and self.top_statement is not None and not _in_handler(self.top_statement, node):
             # (also in a block of a top-level statement: an ``if`` or a ``try`` body runs in the same
-            # frame; an ``except`` handler runs only when something raised)
+            # frame, a loop's body too, at each pass once the function runs eagerly, also where the loop's
+            # own break made it; an ``except`` handler runs only when something raised)
             self.pending_frames.append((node, self.statement, self.top_index))
 
     def _first_iterator(self: Any, it: cst.BaseExpression) -> str | None:
@@ -78,9 +78,10 @@ class ComprehensionFrames:
                 and self.is_builtin(func, func.value):
             return func.value
         if isinstance(func, cst.Attribute) and func.attr.value in _DICT_VIEWS and not it.args:
-            values = self.p.values
-            receiver = values.get(id(func.value)) if values is not None else None
-            if receiver is not None and receiver.kind is Kind.PYTHON and receiver.qualname == "builtins.dict":
+            # (the receiver as the call's event has it: the values of the nodes are not always recorded)
+            call = next((ev for ev in reversed(self.p.events) if ev.node is it and isinstance(ev, E.CallEvent)),
+                        None)
+            if call is not None and call.receiver is not None and call.receiver.is_mapping:
                 return "dict"
         return None
 
