@@ -73,3 +73,9 @@ def main():
     return cf(torch.randn(4), GEN), cg(torch.randn(4))
 """
 test_check_unpacked, test_dynamo_unpacked = break_tests(UNPACKED, {(7, "DYN105")}, "[()]")
+
+#: the table bound to a name that only loops iterate (`fns = [top_box, best_box]`; `for fn in fns:`): each
+#: function is given what the loop's body passes, as with the table written out in the loop
+NAMED_TABLE = TABLE.replace("    for fn in (top_box, best_box):\n",
+                            "    fns = [top_box, best_box]\n    for fn in fns:\n")
+test_check_named, test_dynamo_named = break_tests(NAMED_TABLE, {(15, "DYN102"), (20, "DYN102")}, "[()]")

@@ -890,7 +890,7 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
             continue  # `step = torch.compile(step)`: the calls of `step` are those found here
         through = _handle_calls(parents, n, compiles)
         if through is None:
-            through = _table_row_calls(parents, n, compiles)
+            through = _table_row_calls(module, parents, n, compiles)
         if through is None:
             return None
         calls += through
@@ -915,11 +915,13 @@ def _names_a_type(parents: "_Parents", use: cst.Name) -> bool:
     return False
 
 
-def _table_row_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> list[cst.Call] | None:
+def _table_row_calls(module: cst.Module, parents: "_Parents", use: cst.Name, compiles: set[int]
+                     ) -> list[cst.Call] | None:
     """The calls of the variable a ``for`` loop over a table written out binds ``use`` to in turn (``for fn
-    in (f, g):``, ``for fn, args in ((f, a), (g, b)):``): in the loop's body, the calls of that variable or
-    of what one of the ``compiles`` calls makes of it (``torch.compile(fn)(x)``), when it has no other use
-    there; else None."""
+    in (f, g):``, ``for fn, args in ((f, a), (g, b)):``, or over a name bound only to the table, ``fns = [f,
+    g]`` iterated by ``for fn in fns:`` and used no other way): in the loop's body, the calls of that
+    variable or of what one of the ``compiles`` calls makes of it (``torch.compile(fn)(x)``), when it has no
+    other use there; else None."""
     element = parents.get(id(use))
     row = parents.get(id(element))
     if not isinstance(element, cst.Element) or not isinstance(row, (cst.Tuple, cst.List)):
@@ -928,16 +930,44 @@ def _table_row_calls(parents: "_Parents", use: cst.Name, compiles: set[int]) -> 
     outer = parents.get(id(row))
     if isinstance(outer, cst.Element):  # a row of the table: `(f, args)`
         table, position = parents.get(id(outer)), next(i for i, e in enumerate(row.elements) if e is element)
-    loop = parents.get(id(table))
-    if not isinstance(loop, cst.For) or loop.iter is not table:
+    loops = _loops_over(module, parents, table)
+    if loops is None:
         return None
-    bound = loop.target if position is None else _bound_at(loop.target, position)
-    if not isinstance(bound, cst.Name):
+    calls: list[cst.Call] = []
+    for loop in loops:
+        bound = loop.target if position is None else _bound_at(loop.target, position)
+        if not isinstance(bound, cst.Name):
+            return None
+        name = bound.value
+        _searched(name)
+        found = _uses_called(loop.body, parents, lambda m: isinstance(m, cst.Name) and m.value == name, bound,
+                             compiles=compiles)
+        if found is None:
+            return None
+        calls += found
+    return calls
+
+
+def _loops_over(module: cst.Module, parents: "_Parents", table: cst.CSTNode | None) -> list[cst.For] | None:
+    """The ``for`` loops over ``table``: the one whose iterable it is, or every loop over the name an
+    assignment binds to it when that name has no other use (``fns = [f, g]``; ``for fn in fns:``); else
+    None."""
+    holder = parents.get(id(table))
+    if isinstance(holder, cst.For) and holder.iter is table:
+        return [holder]
+    if not isinstance(holder, cst.Assign) or holder.value is not table or len(holder.targets) != 1 \
+            or not isinstance(holder.targets[0].target, cst.Name):
         return None
-    name = bound.value
-    _searched(name)
-    return _uses_called(loop.body, parents, lambda m: isinstance(m, cst.Name) and m.value == name, bound,
-                        compiles=compiles)
+    name = holder.targets[0].target
+    loops: list[cst.For] = []
+    for n in _names(module, name.value):
+        parent = parents.get(id(n))
+        if n is name:
+            continue
+        if not isinstance(parent, cst.For) or parent.iter is not n:
+            return None
+        loops.append(parent)
+    return loops or None
 
 
 def _compiled_in_place(parents: "_Parents", use: cst.Name, compiles: set[int]) -> bool:
