@@ -59,6 +59,7 @@ from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES, \
     SKIPPED_PACKAGES
 from dynalint.analysis.syntax import children, dotted_name, encloses, evaluated_before, simple_statements, walk
+from dynalint.analysis.tensor_members import INPLACE_VIEW_METHODS
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
 from dynalint.config.settings import Settings, Version
@@ -133,7 +134,8 @@ class Cause(enum.Enum):
     """Using an f-string that formats a tensor (its length, a method, ``+``, ``==``, ``in``): Dynamo holds
     it unformatted and cannot."""
     TENSOR_ATTRIBUTE = "tensor-attribute"
-    """``t.requires_grad = ...`` on a tensor: Dynamo does not set it while tracing."""
+    """``t.requires_grad = ...`` on a tensor: Dynamo does not set it while tracing; ``t.data = ...`` on one the
+    compiled code made."""
     EAGER_COMPREHENSION = "eager-comprehension"
     """A list/set/dict comprehension Dynamo compiles as a frame of its own, which cannot step the
     iterator it receives (:class:`~dynalint.analysis.events.EagerComprehensionEvent`)."""
@@ -1245,6 +1247,11 @@ class BreakClassifier:
         if _may_count(call.node):
             self.counted_length(call)
         untraced = self.untraceable(call)
+        if untraced is None and call.method in INPLACE_VIEW_METHODS and call.qualname is None \
+                and call.receiver is not None and call.receiver.is_tensor and call.receiver.entered:
+            # (measured on torch 2.13: `x.unsqueeze_(0)` of an argument breaks, of a tensor made here not)
+            untraced = GB.UNSUPPORTED_DELAYED_CALL, \
+                f"`{call.method}` changes in place the shape of a tensor the compiled code was given"
         if untraced is not None:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
         elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
@@ -1582,8 +1589,12 @@ class BreakClassifier:
         self.found.append(Break(ev, Cause.CLASS_STATEMENT, GB.BUILD_CLASS))
 
     def tensor_attribute(self, ev: TensorAttributeStoreEvent) -> None:
-        self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.SETATTR_REQUIRES_GRAD,
-                                f"Dynamo does not set `Tensor.{ev.name}` while tracing"))
+        if ev.name == "data":
+            self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.MUTATE_TENSOR_DATA,
+                                    "Dynamo sets `Tensor.data` only of a tensor made outside the compiled code"))
+        else:
+            self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.SETATTR_REQUIRES_GRAD,
+                                    f"Dynamo does not set `Tensor.{ev.name}` while tracing"))
 
     def attribute_read(self, ev: TensorAttributeReadEvent) -> None:
         if ev.value.qualname == K.NUMPY_ARRAY and ev.name in BREAKING_NDARRAY_ATTRIBUTES:

@@ -754,3 +754,19 @@ TENSOR_MEMBERS: frozenset[str] = frozenset({
     'xpu',
     'zero_',
 })
+
+#: methods that change a tensor's shape or strides in place (their aten op is tagged ``inplace_view``):
+#: Dynamo breaks on getting one of a tensor the compiled code was given
+INPLACE_VIEW_METHODS: frozenset[str] = frozenset({
+    'as_strided_',
+    'detach_',
+    'resize_',
+    'resize_as_',
+    'set_',
+    'squeeze_',
+    'swapaxes_',
+    'swapdims_',
+    't_',
+    'transpose_',
+    'unsqueeze_',
+})

@@ -443,8 +443,9 @@ class StatementHandlers:
             self.bind(target.value, sequence(element=value.elements()), stmt)
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
-            if base.is_tensor and not base.maybe_none and target.attr.value in _TENSOR_FIELDS \
-                    and self.runs_whenever_called():
+            if base.is_tensor and not base.maybe_none and self.runs_whenever_called() and (
+                    target.attr.value in _TENSOR_FIELDS
+                    or (target.attr.value == "data" and not (base.entered or base.assumed))):
                 # (only where it runs whenever the function does: a branch the analysis cannot decide,
                 # such as a training-only switch, may not run under the compiler at all)
                 self.report(E.TensorAttributeStoreEvent, target, name=target.attr.value)
