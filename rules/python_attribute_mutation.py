@@ -361,7 +361,8 @@ def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tup
 
 def _guardless_frames(ctx: RuleContext) -> set[int]:
     """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
-    called in the checked code, or called from the part of a function Dynamo runs eagerly) and run no tensor
+    called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
+    resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and run no tensor
     operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and guards on nothing it
     reads (measured on torch 2.13: a method that appends to ``self.beams``, called from a loop whose body
     breaks, never recompiles).  A library's entry points may be called from compiled code elsewhere."""
@@ -375,7 +376,7 @@ def _guardless_frames(ctx: RuleContext) -> set[int]:
     for fn in ctx.program.compiled:
         calls = callers.get(id(fn), [])
         own_frame = id(fn) in compiled and not calls \
-            or calls and all(runs_eagerly(ctx.breaks, c) for c in calls)
+            or calls and all(runs_eagerly(ctx.breaks, c) or ctx.breaks.in_skipped_frame(c) for c in calls)
         if own_frame and id(fn) not in broke and not runs_graph_op(ctx.program, fn):
             out.add(id(fn))
     return out

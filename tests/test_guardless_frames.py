@@ -2,7 +2,8 @@
 eagerly (after a break in a loop) is a frame of its own; with no tensor operation in it, Dynamo skips it ("No
 ops traced for the FX graph") and the list it grows recompiles nothing. With one tensor operation it is
 compiled, guarded on the list's length, and recompiles. A counter a function changes after a break in a loop
-is never traced. Measured on torch 2.13."""
+is never traced, nor is one a method changes in a frame resumed after a break that holds nothing
+tensor-related. Measured on torch 2.13."""
 from __future__ import annotations
 
 from helpers import script_case_tests
@@ -60,8 +61,45 @@ if __name__ == "__main__":
         f([torch.randn(2, 4), torch.randn(2, 4)])
 """
 
+#: the frame resumed after the `.item()` holds only `self`, an object of a plain class, and the number taken:
+#: Dynamo finds nothing tensor-related in it and skips it, and the method it calls is a frame of its own with
+#: no tensor operation; a tensor operation after the break makes the resumed frame compiled, guarded on the
+#: counter it reads through the method
+ACCOUNTANT = """\
+import torch
+
+
+class Accountant:
+    def __init__(self):
+        self.steps = 0
+
+    def step(self):
+        self.steps += 1
+
+
+class Trainer:
+    def __init__(self):
+        self.acc = Accountant()
+
+    def train_step(self, x):
+        frac = (x > 0).float().mean().item()
+        self.acc.step()
+        return frac
+
+
+if __name__ == "__main__":
+    t = Trainer()
+    f = torch.compile(t.train_step, backend="eager")
+    for _ in range(3):
+        f(torch.randn(8))
+"""
+
 #: name -> (script, DYN203 lines, recompiles)
 CASES = {"no-tensor-operation": (BEAMS, [], 0),
+         "resumed-frame-without-tensors": (ACCOUNTANT, [], 0),
+         "resumed-frame-with-a-tensor-operation": (ACCOUNTANT.replace("        return frac\n",
+                                                                      "        return frac * torch.ones(1)\n"),
+                                                   [9], 1),
          "one-tensor-operation": (BEAMS.replace("self.beams.append((score, hyp))",
                                                 "self.beams.append((score, hyp * 1))"), [12], 4),
          "after-a-break-in-a-loop": (TRAINER, [], 0)}

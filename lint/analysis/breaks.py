@@ -436,7 +436,9 @@ class Breaks:
             | index.functions.keys() | index.classes.keys()
         not_read = {id(n.attr) for n in nodes if type(n) is cst.Attribute} \
             | {id(n.keyword) for n in nodes if type(n) is cst.Arg and n.keyword is not None}
-        if any(type(n) is cst.Name and id(n) not in not_read and n.value in bound for n in nodes):
+        plain = _plain_locals(event)
+        if any(type(n) is cst.Name and id(n) not in not_read and n.value in bound and n.value not in plain
+               for n in nodes):
             return False
         calls = {id(ev.node.func): ev for ev in self._frame_events.get(id(fn), ())
                  if isinstance(ev, CallEvent) and isinstance(ev.node, cst.Call)}
@@ -520,6 +522,29 @@ _MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst
              cst.GeneratorExp, cst.Yield, cst.Await, cst.Raise, cst.Try)
 #: kinds of values an operator combines without a graph operation
 _PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
+
+
+def _plain_locals(event: Event) -> frozenset[str]:
+    """The names of the function of ``event`` that the frame resumed after its break receives as nothing
+    Dynamo counts as tensor-related (it looks into lists, tuples, dicts and named tuples, not into other
+    objects): ``self`` of a method of a class of the checked code that is no module and derives from nothing
+    else, and the name the break's statement binds to the Python number it takes (``frac = t.mean().item()``;
+    measured on torch 2.13: Dynamo skips such a frame, and guards on nothing it reads)."""
+    fn = event.function
+    out: set[str] = set()
+    cls = fn.cls
+    params = fn.param_names()
+    if cls is not None and fn.is_method and not fn.is_classmethod and not fn.is_static and params \
+            and all(not c.is_module and len([b for b in c.bases if b != "object"]) == len(c.base_classes)
+                    for c in cls.mro()):
+        out.add(params[0])
+    statement = event.statement
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+            and type(statement.targets[0].target) is cst.Name and statement.value is event.node \
+            and isinstance(event, CallEvent) and event.result is not None \
+            and event.result.kind in (Kind.SCALAR, Kind.PYTHON, Kind.SIZE):
+        out.add(statement.targets[0].target.value)
+    return frozenset(out)
 
 
 def _in_own_frame(comprehension: cst.CSTNode, node: cst.CSTNode) -> bool:
