@@ -436,6 +436,8 @@ class Breaks:
             | index.functions.keys() | index.classes.keys()
         not_read = {id(n.attr) for n in nodes if type(n) is cst.Attribute} \
             | {id(n.keyword) for n in nodes if type(n) is cst.Arg and n.keyword is not None}
+        if _tensor_on_stack(event):
+            return False
         plain = _plain_locals(event)
         if any(type(n) is cst.Name and id(n) not in not_read and n.value in bound and n.value not in plain
                for n in nodes):
@@ -522,6 +524,21 @@ _MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst
              cst.GeneratorExp, cst.Yield, cst.Await, cst.Raise, cst.Try)
 #: kinds of values an operator combines without a graph operation
 _PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
+
+
+def _tensor_on_stack(event: Event) -> bool:
+    """The break at ``event`` leaves what it makes on the stack of the frame resumed after it, and that may be a
+    tensor: a mask index or a call whose result is not known to be a Python value, not stored in a local nor
+    dropped by its statement (measured on torch 2.13: ``return x[x > 0].sum()`` resumes in a frame holding
+    the selected tensor, compiled and guarded on its size)."""
+    statement = event.statement
+    if isinstance(statement, (cst.Assign, cst.Expr)) and statement.value is event.node:
+        return False  # (a local's later reads are read by name)
+    if isinstance(event, SubscriptEvent):
+        return event.base is not None and event.base.kind is Kind.TENSOR and not event.store
+    if isinstance(event, CallEvent):
+        return event.result is None or event.result.kind not in (Kind.PYTHON, Kind.SCALAR, Kind.SIZE)
+    return False
 
 
 def _plain_locals(event: Event) -> frozenset[str]:
