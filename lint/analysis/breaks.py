@@ -1967,6 +1967,8 @@ def _constant_string(node: cst.BaseExpression) -> bool:
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
 _CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
+#: the ``operator`` functions that read a tensor as a Python bool or index
+_OPERATOR_TESTS = frozenset({"operator.truth", "operator.not_", "operator.index"})
 #: the conversions that read a NumPy reduction's number (see :func:`scalar_extraction`)
 _ARRAY_NUMBERS = frozenset({"builtins.int", "builtins.float"})
 #: the methods of :data:`_EXTRACTING_METHODS` that read a NumPy array's data whatever its dtype
@@ -1998,6 +2000,12 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
     if call.qualname in _CONVERSIONS and call.args and call.args[0].is_tensor \
             and call.args[0].qualname != K.NUMPY_ARRAY:
         return None if capture_scalar_outputs else GB.ITEM
+    if call.qualname in _OPERATOR_TESTS and call.args and call.args[0].is_tensor \
+            and call.args[0].qualname != K.NUMPY_ARRAY:
+        # (measured on torch 2.13: `operator.truth(t)` and `operator.not_(t)` break whatever the flag,
+        # `operator.index(t)` as `int(t)` does)
+        return GB.ITEM if call.qualname == "operator.index" and not capture_scalar_outputs else \
+            GB.BUILTIN_OPERATOR if call.qualname != "operator.index" else None
     if call.qualname == "builtins.map" and len(call.args) == 2 and call.args[0].qualname in _CONVERSIONS \
             and call.args[1].is_tensor and call.args[1].qualname != K.NUMPY_ARRAY and not call.args[1].assumed:
         # `map(float, t)`: the conversion of each element (measured on torch 2.13: `list(map(float, t))` breaks
