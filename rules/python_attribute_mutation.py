@@ -362,7 +362,8 @@ def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tup
 def _guardless_frames(ctx: RuleContext) -> set[int]:
     """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
     called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
-    resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and run no tensor
+    resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and
+    run no tensor
     operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and guards on nothing it
     reads (measured on torch 2.13: a method that appends to ``self.beams``, called from a loop whose body
     breaks, never recompiles).  A library's entry points may be called from compiled code elsewhere."""

@@ -79,4 +79,5 @@ PASSED_MASK = """
 """
 
 # every call passes a mask, and the function indexes with a value computed from it (``keep = ~pad_mask``)
-test_passed_mask_check, test_passed_mask_dynamo = break_tests(PASSED_MASK, {(7, "DYN104")}, "[(torch.randn(2, 8),)]")
+test_passed_mask_check, test_passed_mask_dynamo = break_tests(PASSED_MASK, {(7, "DYN104")},
+                                                              "[(torch.randn(2, 8),)]")

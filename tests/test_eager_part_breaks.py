@@ -186,7 +186,8 @@ NESTED = """
 
 def test_a_break_in_an_inner_loop_runs_the_whole_function_eagerly() -> None:
     """A break in the body of a loop nested in another makes Dynamo give up on the whole frame: the test
-    after the inner loop and the ``.item()`` after both are never traced (each loop's body taken to run once)."""
+    after the inner loop and the ``.item()`` after both are never traced (each loop's body taken to run
+    once)."""
     assert break_lines(NESTED) == marked_lines(NESTED)
 
 

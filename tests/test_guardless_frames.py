@@ -97,9 +97,8 @@ if __name__ == "__main__":
 #: name -> (script, DYN203 lines, recompiles)
 CASES = {"no-tensor-operation": (BEAMS, [], 0),
          "resumed-frame-without-tensors": (ACCOUNTANT, [], 0),
-         "resumed-frame-with-a-tensor-operation": (ACCOUNTANT.replace("        return frac\n",
-                                                                      "        return frac * torch.ones(1)\n"),
-                                                   [9], 1),
+         "resumed-frame-with-a-tensor-operation": (
+             ACCOUNTANT.replace("        return frac\n", "        return frac * torch.ones(1)\n"), [9], 1),
          "one-tensor-operation": (BEAMS.replace("self.beams.append((score, hyp))",
                                                 "self.beams.append((score, hyp * 1))"), [12], 4),
          "after-a-break-in-a-loop": (TRAINER, [], 0)}

@@ -1,8 +1,9 @@
-"""Changing a tensor's metadata in place, checked against Dynamo (torch 2.13).  A method that changes the shape
-or strides in place (its aten op is tagged ``inplace_view``: ``unsqueeze_``, ``t_``, ``transpose_``) breaks on a
-tensor the compiled code was given ("Getting an inplace view on a graph input is not supported") and is traced
-on one it made; ``t.data = ...`` breaks on a tensor the compiled code made ("Failed to mutate tensor data
-attribute") and is traced on one it was given, also where the tensor entered a frame resumed after a break."""
+"""Changing a tensor's metadata in place, checked against Dynamo (torch 2.13).  A method that changes the
+shape or strides in place (its aten op is tagged ``inplace_view``: ``unsqueeze_``, ``t_``, ``transpose_``)
+breaks on a tensor the compiled code was given ("Getting an inplace view on a graph input is not
+supported") and is traced on one it made; ``t.data = ...`` breaks on a tensor the compiled code made
+("Failed to mutate tensor data attribute") and is traced on one it was given, also where the tensor entered
+a frame resumed after a break."""
 from __future__ import annotations
 
 from helpers import break_tests

@@ -1,6 +1,7 @@
 """The ``operator`` module's functions that read a tensor as a Python bool or index, checked against Dynamo
 (torch 2.13): ``operator.truth(t)`` and ``operator.not_(t)`` break ("Failed to trace builtin operator", with
-``capture_scalar_outputs`` too), ``operator.index(t)`` breaks as ``int(t)`` does and is traced with the flag."""
+``capture_scalar_outputs`` too), ``operator.index(t)`` breaks as ``int(t)`` does and is traced with the
+flag."""
 from __future__ import annotations
 
 from helpers import break_tests, check

@@ -28,7 +28,8 @@ def inplace_view_methods() -> list[str]:
     for name in members():
         op = getattr(torch.ops.aten, name, None)
         overloads = op.overloads() if op is not None and hasattr(op, "overloads") else []
-        if overloads and hasattr(op, overloads[0]) and torch.Tag.inplace_view in getattr(op, overloads[0]).tags:
+        first = getattr(op, overloads[0], None) if overloads else None
+        if first is not None and torch.Tag.inplace_view in first.tags:
             out.append(name)
     return out
 
@@ -44,8 +45,8 @@ def main() -> None:
     for name in members():
         w(f"    {name!r},\n")
     w("})\n\n"
-      "#: methods that change a tensor's shape or strides in place (their aten op is tagged ``inplace_view``):\n"
-      "#: Dynamo breaks on getting one of a tensor the compiled code was given\n"
+      "#: methods that change a tensor's shape or strides in place (their aten op is tagged\n"
+      "#: ``inplace_view``): Dynamo breaks on getting one of a tensor the compiled code was given\n"
       "INPLACE_VIEW_METHODS: frozenset[str] = frozenset({\n")
     for name in inplace_view_methods():
         w(f"    {name!r},\n")

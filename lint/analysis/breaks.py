@@ -134,8 +134,8 @@ class Cause(enum.Enum):
     """Using an f-string that formats a tensor (its length, a method, ``+``, ``==``, ``in``): Dynamo holds
     it unformatted and cannot."""
     TENSOR_ATTRIBUTE = "tensor-attribute"
-    """``t.requires_grad = ...`` on a tensor: Dynamo does not set it while tracing; ``t.data = ...`` on one the
-    compiled code made."""
+    """``t.requires_grad = ...`` on a tensor: Dynamo does not set it while tracing; ``t.data = ...`` on one
+    the compiled code made."""
     EAGER_COMPREHENSION = "eager-comprehension"
     """A list/set/dict comprehension Dynamo compiles as a frame of its own, which cannot step the
     iterator it receives (:class:`~dynalint.analysis.events.EagerComprehensionEvent`)."""
@@ -527,9 +527,9 @@ _PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
 
 
 def _tensor_on_stack(event: Event) -> bool:
-    """The break at ``event`` leaves what it makes on the stack of the frame resumed after it, and that may be a
-    tensor: a mask index or a call whose result is not known to be a Python value, not stored in a local nor
-    dropped by its statement (measured on torch 2.13: ``return x[x > 0].sum()`` resumes in a frame holding
+    """The break at ``event`` leaves what it makes on the stack of the frame resumed after it, and that may be
+    a tensor: a mask index or a call whose result is not known to be a Python value, not stored in a local
+    nor dropped by its statement (measured on torch 2.13: ``return x[x > 0].sum()`` resumes in a frame holding
     the selected tensor, compiled and guarded on its size)."""
     statement = event.statement
     if isinstance(statement, (cst.Assign, cst.Expr)) and statement.value is event.node:
@@ -1633,7 +1633,8 @@ class BreakClassifier:
     def tensor_attribute(self, ev: TensorAttributeStoreEvent) -> None:
         if ev.name == "data":
             self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.MUTATE_TENSOR_DATA,
-                                    "Dynamo sets `Tensor.data` only of a tensor made outside the compiled code"))
+                                    "Dynamo sets `Tensor.data` only of a tensor made outside the compiled "
+                                    "code"))
         else:
             self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.SETATTR_REQUIRES_GRAD,
                                     f"Dynamo does not set `Tensor.{ev.name}` while tracing"))

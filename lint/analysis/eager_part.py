@@ -183,8 +183,8 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
                     or _breaks_inside_method(b):
                 continue
             if _met_in(block, b, fn):
-                if any(s is not b and (_dominates(fn, paths, s.node, b.node) or _stops_first(fn, paths, part, s, b))
-                       for s in stops):
+                if any(s is not b and (_dominates(fn, paths, s.node, b.node)
+                                       or _stops_first(fn, paths, part, s, b)) for s in stops):
                     dropped.add(id(b))
             elif surely and (_encloses(fn, block, b.node) or _dominates(fn, paths, block, b.node)):
                 dropped.add(id(b))

@@ -400,7 +400,8 @@ def _indexing_names(fn: cst.FunctionDef) -> frozenset[str]:
              for element in sub.slice if isinstance(element.slice, cst.Index)
              for n in walk(element.slice.value) if isinstance(n, cst.Name)}
     sources = [(t.target.value, {n.value for n in walk(a.value) if isinstance(n, cst.Name)})
-               for a in nodes if isinstance(a, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)]
+               for a in nodes if isinstance(a, cst.Assign)
+               for t in a.targets if isinstance(t.target, cst.Name)]
     grew = True
     while grew:
         grew = False

@@ -755,8 +755,8 @@ TENSOR_MEMBERS: frozenset[str] = frozenset({
     'zero_',
 })
 
-#: methods that change a tensor's shape or strides in place (their aten op is tagged ``inplace_view``):
-#: Dynamo breaks on getting one of a tensor the compiled code was given
+#: methods that change a tensor's shape or strides in place (their aten op is tagged
+#: ``inplace_view``): Dynamo breaks on getting one of a tensor the compiled code was given
 INPLACE_VIEW_METHODS: frozenset[str] = frozenset({
     'as_strided_',
     'detach_',

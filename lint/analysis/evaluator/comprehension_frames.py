@@ -57,7 +57,8 @@ class ComprehensionFrames:
             return
         if body_broke and builtin in _UNSTEPPED_BODY:
             self.report(E.EagerComprehensionEvent, node, why="body")
-        elif self.top_index >= 0 and self.top_statement is not None and not _in_handler(self.top_statement, node):
+        elif self.top_index >= 0 and self.top_statement is not None \
+                and not _in_handler(self.top_statement, node):
             # (also in a block of a top-level statement: an ``if`` or a ``try`` body runs in the same
             # frame, a loop's body too, at each pass once the function runs eagerly, also where the loop's
             # own break made it; an ``except`` handler runs only when something raised)
@@ -79,8 +80,8 @@ class ComprehensionFrames:
             return func.value
         if isinstance(func, cst.Attribute) and func.attr.value in _DICT_VIEWS and not it.args:
             # (the receiver as the call's event has it: the values of the nodes are not always recorded)
-            call = next((ev for ev in reversed(self.p.events) if ev.node is it and isinstance(ev, E.CallEvent)),
-                        None)
+            call = next((ev for ev in reversed(self.p.events)
+                         if ev.node is it and isinstance(ev, E.CallEvent)), None)
             if call is not None and call.receiver is not None and call.receiver.is_mapping:
                 return "dict"
         return None
