@@ -1197,7 +1197,11 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         mapped = _call_each(ev, args[0], [a.elements() for a in args[1:]], node)
         return sequence(element=mapped if mapped is not None else UNKNOWN_VALUE)
     if name == "filter" and len(args) == 2:
-        _call_each(ev, args[0], [args[1].elements()])
+        kept = _call_each(ev, args[0], [args[1].elements()])
+        if kept is not None and kept.is_tensor:
+            # `filter` takes the truth of what the function returns for each element (measured on torch 2.13:
+            # "Data-dependent branching" at `filter(lambda r: r.sum() > 0, rows)`)
+            ev.report(E.ConditionEvent, node, value=kept, construct="filter")
         return sequence(element=args[1].elements())
     if name in ("map", "filter"):
         return sequence(element=UNKNOWN_VALUE)

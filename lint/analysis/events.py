@@ -37,7 +37,8 @@ class ConditionEvent(Event):
 
     value: Value = field(default=None)  # type: ignore[assignment]
     construct: str = "if"
-    """``if``, ``elif``, ``while``, ``ifexp``, ``assert``, ``boolop``, ``not``, ``comprehension``."""
+    """``if``, ``elif``, ``while``, ``ifexp``, ``assert``, ``boolop``, ``not``, ``comprehension``, ``filter``
+    (what the function ``filter`` calls returns for an element)."""
     exits_loop: bool = False
     """The guarded block leaves the enclosing loop (``break``/``return``)."""
     negated: bool = False
