@@ -43,7 +43,8 @@ class PythonArgumentVaries(Rule):
         prev)` then `prev = out[:, ::4]` in it, or a state the compiled function returns itself, `out, state =
         f(x, state)`: `None` at the first call, a tensor at the next). Keyword-only parameters count as the
         others; dataclass and NamedTuple arguments written with literals at the calls (`Cfg()`, then
-        `Cfg(scale=3.0)`) are compared field by field where the function reads them; `None` at one call and an
+        `Cfg(scale=3.0)`), and those of a plain class whose `__init__` only stores its parameters, are
+        compared field by field where the function reads them; `None` at one call and an
         object of a class of the checked code at another (`cache=Cache()`) fails the `is None` guard. A 0-d
         integer tensor counts too when the calls pass `torch.tensor(n)` of different numbers and the function
         uses it as an index (`x[i]`, `x[:, i] = v`, also through a copy, a list or record that carries it, or

@@ -222,7 +222,8 @@ class TensorCondition(Rule):
             ev = brk.event
             where = {
                 "not": "`not` on", "boolop": "`and`/`or` on", "ifexp": "a conditional expression on",
-                "comprehension": "a comprehension filter on", "assert": "`assert` on", "filter": "`filter` on",
+                "comprehension": "a comprehension filter on", "assert": "`assert` on",
+                "filter": "`filter` on",
             }.get(ev.construct, "a Python branch on")
             what = "a data-dependent scalar" if ev.value.kind is Kind.SCALAR else "a tensor"
             yield self.reported(

@@ -1,5 +1,5 @@
-"""``filter(fn, xs)`` takes the truth of what ``fn`` returns for each element: a tensor there is a Python bool of
-tensor data, and the graph breaks at the call (measured on torch 2.13: "Data-dependent branching" inside
+"""``filter(fn, xs)`` takes the truth of what ``fn`` returns for each element: a tensor there is a Python bool
+of tensor data, and the graph breaks at the call (measured on torch 2.13: "Data-dependent branching" inside
 Dynamo's ``filter``, placed at the call); a function that returns Python values, and ``filter(None, xs)`` of
 Python values, are traced."""
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""DYN206 compares dataclass and NamedTuple arguments built at the calls with literals, field by field: Dynamo
+"""DYN206 compares dataclass and NamedTuple arguments built at the calls with literals, field by field (and
+those of a plain class whose ``__init__`` only stores its parameters): Dynamo
 guards on the class and on each field the compiled function reads (``Cfg()`` then ``Cfg(scale=3.0)``
 recompiles on ``cfg.scale == 2.0``), and a field it never reads installs no guard (measured on torch
 2.13)."""
@@ -46,9 +47,34 @@ if __name__ == "__main__":
     g(a, Pair(0.0))
     g(a, Pair(0.0, hi=1.0))
 """
+#: a plain class whose `__init__` only stores its parameters is a record of them; one whose attribute a
+#: descriptor of the class stores its own way is not known field by field
+PLAIN = """\
+import torch
+
+
+class Cfg:
+    def __init__(self, scale, shift=0.0):
+        self.scale = scale
+        self.shift = shift
+
+
+def apply(x, cfg):
+    return x * cfg.scale
+
+
+if __name__ == "__main__":
+    f = torch.compile(apply, backend="eager")
+    f(torch.randn(4), Cfg(2.0))
+    f(torch.randn(4), Cfg(2.0, shift=1.0))
+    f(torch.randn(4), Cfg(-1.0))
+"""
+
 #: script -> (DYN206 lines, recompiles of `apply`)
 CASES = {"read-fields-differ": (SCRIPT, [19], 1),
-         "an-unread-field-differs": (SCRIPT.replace("    f(a, Cfg(3.0, use_act=False))\n", ""), [], 0)}
+         "an-unread-field-differs": (SCRIPT.replace("    f(a, Cfg(3.0, use_act=False))\n", ""), [], 0),
+         "plain-class-read-field-differs": (PLAIN, [10], 1),
+         "plain-class-unread-field-differs": (PLAIN.replace("    f(torch.randn(4), Cfg(-1.0))\n", ""), [], 0)}
 
 
 test_check, test_dynamo = script_case_tests(CASES, "DYN206")

@@ -35,7 +35,7 @@ from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_m
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
+    from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
     from dynalint.analysis.program import Program
     from dynalint.analysis.resume_paths import EagerPart
 
@@ -784,7 +784,12 @@ def _record_of(program: "Program", node: cst.BaseExpression) -> tuple[str, Any] 
         return None
     made = program.names.static_value_of(node.func)
     cls = made.cls if made is not None and made.is_class else None
-    if cls is None or not program.classes.is_record(cls) \
+    if cls is None:
+        return None
+    stored = _stored_parameters(cls) if not program.classes.is_record(cls) else None
+    if stored is not None:
+        return _plain_record(cls, stored, node)
+    if not program.classes.is_record(cls) \
             or any(cls.find_method(m) is not None for m in ("__init__", "__post_init__", "__new__")):
         return None
     fields = list(dict.fromkeys(f for c in reversed(list(cls.mro())) for f in c.field_annotations))
@@ -803,6 +808,57 @@ def _record_of(program: "Program", node: cst.BaseExpression) -> tuple[str, Any] 
             expr = next((c.body_assigns[f] for c in cls.mro() if f in c.body_assigns), None)
         key = _shape_of(expr) if expr is not None else None
         content.append((f, key if key is not None and key[0] not in ("list", "tuple", "dict") else _OTHER))
+    return ("record", tuple(content))
+
+
+def _stored_parameters(cls: "ClassInfo") -> list[tuple[str, cst.Param]] | None:
+    """``(attribute, parameter)`` of each ``self.<attribute> = <parameter>`` of a plain class's ``__init__``,
+    when that is all it does: a class of the checked code with no base, no other way to make or change its
+    instances (``__new__``, ``__setattr__``), and parameters that are plain ones (a ``*`` or ``**`` is none).
+    Its instances are records of those parameters (measured on torch 2.13: ``Cfg(2.0)`` then ``Cfg(-1.0)``
+    recompiles on ``cfg.scale == 2.0`` where the compiled function reads ``cfg.scale``)."""
+    init = cls.methods.get("__init__")
+    p = init.node.params if init is not None else None
+    if cls.is_module or cls.bases and list(cls.bases) != ["object"] or p is None or p.posonly_params \
+            or p.kwonly_params or isinstance(p.star_arg, cst.Param) or p.star_kwarg is not None \
+            or any(m in cls.methods for m in ("__new__", "__setattr__", "__post_init__")) or not p.params:
+        return None
+    me, params = p.params[0].name.value, {prm.name.value: prm for prm in p.params[1:]}
+    out: list[tuple[str, cst.Param]] = []
+    for stmt in init.node.body.body:
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+            continue  # the docstring
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            return None
+        target, value = small.targets[0].target, small.value
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == me and isinstance(value, cst.Name) and value.value in params):
+            return None
+        if target.attr.value in cls.body_assigns or target.attr.value in cls.methods:
+            return None  # a descriptor or property of the class stores it its own way
+        out.append((target.attr.value, params[value.value]))
+    return out or None
+
+
+def _plain_record(cls: "ClassInfo", stored: list[tuple[str, cst.Param]], node: cst.Call
+                  ) -> tuple[str, Any] | None:
+    """What :func:`_record_of` gives for ``node``, a call of the plain class ``cls`` whose ``__init__`` stores
+    its parameters as ``stored`` says (:func:`_stored_parameters`)."""
+    params = list(cls.methods["__init__"].node.params.params[1:])
+    given: dict[str, cst.BaseExpression] = {}
+    for i, arg in enumerate(node.args):
+        if arg.keyword is None and i < len(params):
+            given[params[i].name.value] = arg.value
+        elif arg.keyword is not None and any(prm.name.value == arg.keyword.value for prm in params):
+            given[arg.keyword.value] = arg.value
+        else:
+            return None
+    content: list[tuple[str, tuple[str, Any]]] = [("__class__", ("class", cls.name))]
+    for attr, prm in stored:
+        expr = given.get(prm.name.value, prm.default)
+        key = _shape_of(expr) if expr is not None else None
+        content.append((attr, key if key is not None and key[0] not in ("list", "tuple", "dict") else _OTHER))
     return ("record", tuple(content))
 
 
