@@ -468,6 +468,9 @@ LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
 #: the causes whose finding reads the same whatever the break: its message (``{code}``, the node's text;
 #: ``{detail}``, what the break names) and its hint
 _WORDED: dict[Cause, tuple[str, str]] = {
+    Cause.SYMBOLIC_INT: ("`{code}`: {detail}, so the graph breaks here on that recompile.",
+                         "compute it outside the compiled code and pass it in, or keep the size static "
+                         "(`torch._dynamo.mark_static`, or `dynamic=False`)"),
     Cause.NUMPY_TYPE_COMPARISON: ("`{code}`: {detail}, so the graph breaks here.",
                                   "compare NumPy types with `is` (`out_type is np.uint8`), or outside the compiled "
                                   "region"),

@@ -136,6 +136,9 @@ class Cause(enum.Enum):
     TENSOR_ATTRIBUTE = "tensor-attribute"
     """``t.requires_grad = ...`` on a tensor: Dynamo does not set it while tracing; ``t.data = ...`` on one
     the compiled code made."""
+    SYMBOLIC_INT = "symbolic-int"
+    """A call Dynamo traces on an int but not on a symbolic one, given a size or int the calls change: met on
+    the recompile that traces it as symbolic (:attr:`Breaks.recompiled`), not on the first compile."""
     EAGER_COMPREHENSION = "eager-comprehension"
     """A list/set/dict comprehension Dynamo compiles as a frame of its own, which cannot step the
     iterator it receives (:class:`~dynalint.analysis.events.EagerComprehensionEvent`)."""
@@ -259,6 +262,10 @@ class Breaks:
         """What would break in the parts of functions Dynamo runs eagerly
         (:mod:`dynalint.analysis.eager_part`), which it never traces: not reported, but what the code there
         makes (a size taken from tensor data handed to a frame of its own) still matters."""
+        self.recompiled: list[Break] = []
+        """The breaks Dynamo meets only on the recompile that traces a size or int as symbolic
+        (:attr:`Cause.SYMBOLIC_INT`): reported, but no part of the first compile's frames, resumes and eager
+        parts, which every other question here is about."""
         self._by_node: dict[int, list[Break]] = {}
         self._by_statement: dict[int, list[Break]] = {}
         self._loops: dict[int, WhileLoopEvent] | None = None
@@ -279,7 +286,8 @@ class Breaks:
         return len(self.all)
 
     def of(self, *causes: Cause) -> list[Break]:
-        return [b for b in self.all if b.cause in causes]
+        found = [b for b in self.all if b.cause in causes]
+        return found + self.recompiled if Cause.SYMBOLIC_INT in causes and self.recompiled else found
 
     def at(self, node: cst.CSTNode) -> list[Break]:
         """The breaks at the event about ``node``."""
@@ -524,6 +532,37 @@ _MAY_WORK = (cst.Call, cst.Subscript, cst.For, cst.While, cst.If, cst.IfExp, cst
              cst.GeneratorExp, cst.Yield, cst.Await, cst.Raise, cst.Try)
 #: kinds of values an operator combines without a graph operation
 _PYTHON_KINDS = (Kind.PYTHON, Kind.SIZE, Kind.SCALAR, Kind.SEQUENCE)
+
+
+#: calls Dynamo traces on an int but not on a symbolic one (measured on torch 2.13, each with ``dynamic=True``
+#: and after automatic dynamic; with a static int each folds to a constant) -> the graph-break type
+SYMBOLIC_INT_BREAKS: dict[str, GraphBreakType] = {
+    **dict.fromkeys(("builtins.str", "builtins.bin", "builtins.hex", "builtins.oct", "builtins.chr",
+                     "builtins.complex", "builtins.pow"), GB.BUILTIN_OPERATOR),
+    "builtins.divmod": GB.OBSERVED_EXCEPTION,
+    **dict.fromkeys(("math.gcd", "math.lcm", "math.isqrt", "math.factorial", "math.comb", "math.perm"),
+                    GB.NON_TENSOR_OP),
+    "builtins.sorted": GB.SORT_NON_CONSTANT_KEYS,
+}
+
+
+def _symbolic_int_call(call: CallEvent) -> tuple[GraphBreakType, str] | None:
+    """A call of :data:`SYMBOLIC_INT_BREAKS` (or a string's ``format``) given a size or int that Dynamo traces
+    as symbolic once the calls change it (:attr:`Value.dynamic`): it breaks there, on the recompile."""
+    q = call.qualname
+    if q in SYMBOLIC_INT_BREAKS and (q != "builtins.pow" or len(call.args) == 3):
+        gb = SYMBOLIC_INT_BREAKS[q]
+    elif call.method == "format" and call.receiver is not None and isinstance(call.receiver.const, str):
+        gb, q = GB.OBSERVED_EXCEPTION, "str.format"
+    else:
+        return None
+    given = [*call.args, *call.kwargs.values()]
+    if not any(v.dynamic or (v.kind is Kind.SEQUENCE and v.items is not None
+                             and any(i.dynamic for i in v.items)) for v in given):
+        return None
+    name = q.rsplit(".", 1)[-1] if q != "str.format" else "str.format"
+    return gb, (f"`{name}` of a size or int that the calls change, which Dynamo then traces as a symbolic "
+                "int (after the recompile the change makes), is not traced")
 
 
 def _tensor_on_stack(event: Event) -> bool:
@@ -796,7 +835,10 @@ def find_breaks(program: Analysed, settings: Settings, classifier: "BreakClassif
     found = _sparse_resumes(program.events, _first_traced_random([_read_in_python(b, classifier) for b in found]))
     reached, unreached = _eager_after_fresh_calls(found, _unresumable_calls(program.events))
     traced, untraced = split_untraced(reached)
-    return Breaks(program, _uninitialized_modules(program.events, traced, traced + untraced), untraced, unreached)
+    found_breaks = Breaks(program, _uninitialized_modules(program.events, traced, traced + untraced),
+                          untraced, unreached)
+    found_breaks.recompiled = _symbolic_breaks(program.events, found_breaks)
+    return found_breaks
 
 
 def _uninitialized_modules(events: list[Event], found: list[Break], every: list[Break]) -> list[Break]:
@@ -918,6 +960,34 @@ def _in_generator_expression(b: Break) -> bool:
     on a tensor after it is not reported)."""
     stmt = b.statement
     return stmt is not None and any(type(n) is cst.GeneratorExp and encloses(n, b.node) for n in walk(stmt))
+
+
+def _symbolic_breaks(events: list[Event], breaks: "Breaks") -> list[Break]:
+    """The breaks Dynamo meets on the recompile that traces a size or int as symbolic
+    (:func:`_symbolic_int_call`), in the parts of their functions that the first compile traced too (the
+    eager part of a function runs eagerly on every compile), without those after one that Dynamo meets as an
+    exception it raises itself ("Observed exception": ``divmod`` of a symbolic int), in the code after it: on
+    that compile Dynamo then skips the function and runs it eagerly (measured on torch 2.13: a ``math.gcd`` of
+    a symbolic size after such a ``divmod`` does not break; a ``print`` after it breaks on the first compile,
+    which traced the ints as they were)."""
+    found: list[Break] = []
+    parts: dict[int, EagerPart | None] = {}
+    for ev in events:
+        symbolic = _symbolic_int_call(ev) if isinstance(ev, CallEvent) else None
+        if symbolic is None:
+            continue
+        fn = ev.function
+        if id(fn) not in parts:
+            parts[id(fn)] = eager_part([b for b in breaks.all if b.event.function is fn], fn)
+        part = parts[id(fn)]
+        if part is None or not part.eager(ev.statement):
+            found.append(Break(ev, Cause.SYMBOLIC_INT, *symbolic))
+    dropped: set[int] = set()
+    for skip in (b for b in found if b.gb is GB.OBSERVED_EXCEPTION):
+        after = {id(n) for stmt in _code_after(skip.event.function.node, skip.statement) for n in walk(stmt)}
+        dropped.update(id(b) for b in found if b is not skip and b.event.function is skip.event.function
+                       and id(b.node) in after and not encloses(b.node, skip.node))
+    return [b for b in found if id(b) not in dropped]
 
 
 def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tuple[list[Break], list[Break]]:

@@ -20,6 +20,7 @@ from dynalint.analysis.values import (
     SIZE_VALUE,
     UNKNOWN_VALUE,
     Kind,
+    dimension_size,
     Value,
     derived,
     join,
@@ -518,7 +519,14 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
                      from_weights=recv.from_weights, is_bool=name == "__bool__" or name in K.DATA_READING_OPS)
     if name in K.SIZE_METHODS:
-        return RANK_VALUE if name in K.RANK_READS else SIZE_VALUE
+        if name in K.RANK_READS:
+            return RANK_VALUE
+        if recv.dynamic_dims and name == "size":
+            return dimension_size(recv, args[0]) if len(args) == 1 and not kwargs else \
+                SIZE_VALUE.with_(dynamic_dims=recv.dynamic_dims, ndim=recv.ndim) if not args else SIZE_VALUE
+        if recv.dynamic_dims and name in ("numel", "nelement"):
+            return SIZE_VALUE.with_(dynamic=True)
+        return SIZE_VALUE
     if name == "data_ptr":
         return Value(Kind.PYTHON, qualname=DATA_PTR)
     if name == "as_subclass" and len(args) == 1:
@@ -1114,7 +1122,9 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
             return UNKNOWN_VALUE
         if call_special(ev, first, "__len__", []) is not None:
             return PYTHON_VALUE
-        if first.kind in (Kind.TENSOR, Kind.SIZE):
+        if first.kind is Kind.TENSOR:
+            return dimension_size(first, python(0))
+        if first.kind is Kind.SIZE:
             return SIZE_VALUE
         if first.kind in (Kind.SEQUENCE, Kind.PYTHON, Kind.MODULE):
             return PYTHON_VALUE

@@ -23,11 +23,12 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView, SignaturesView
-from dynalint.analysis.module_index import import_bindings, local_names_of
+from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
+from dynalint.analysis.module_index import import_bindings, local_names_of, top_level_code
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import binding_reach, nodes_and_parents, unpacked_target, walk
-from dynalint.analysis.values import Kind, Value, join, join_all, mapping, python, sequence, tensor
+from dynalint.analysis.values import ALL_DIMS, Kind, Value, join, join_all, mapping, python, sequence, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.evaluator import Evidence
@@ -1178,3 +1179,91 @@ def _another_binding(parents: "_Parents", name: cst.Name, scope: cst.CSTNode) ->
             return True
         node = parent
     return False
+
+
+#: torch factories whose positional arguments (or one tuple or list of them) are the sizes of what they make
+_SIZED_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty"})
+
+
+def dynamic_arguments(program: Program, fn: "FunctionInfo") -> tuple[frozenset[str], dict[str, frozenset]]:
+    """The parameters of the compiled function ``fn`` that Dynamo traces as symbolic once the calls of its
+    module change them (automatic dynamic: one recompile, then a symbolic int; measured on torch 2.13): ints
+    the calls write as different literals (one neither 0 nor 1, which Dynamo specialises), and tensors a torch
+    factory of literal sizes makes at the calls, with the dimensions whose size differs.  Compiled with
+    ``dynamic=True``, every int a call writes as a literal and every dimension of a tensor made there is
+    symbolic from the first call; with ``dynamic=False``, none is."""
+    dynamic = _compiled_dynamic(program, fn)
+    sites = _recorded(program, fn, lambda: _call_sites(program, fn)) if dynamic is not False else None
+    if not sites:
+        return frozenset(), {}
+    names = fn.param_names()[1:] if fn.is_method else fn.param_names()
+    ints: dict[str, set[int]] = {}
+    shapes: dict[str, set[tuple[int, ...]]] = {}
+    for call, caller in sites:
+        where = caller if caller is not None else top_level_code(program.index)
+        replayed = loop_argument_values(call, where, names)  # (a call in a loop: each iteration's values)
+        for name, expr in (_bind(call, names) or {}).items():
+            numbers = [v for v in replayed.get(name, ()) if type(v) is int] or [_literal_int(expr)]
+            ints.setdefault(name, set()).update(n for n in numbers if n is not None)
+            for shape in _factory_shapes(program, expr, where):
+                shapes.setdefault(name, set()).add(shape)
+    if dynamic:
+        return frozenset(ints), {name: ALL_DIMS for name in shapes}
+    varying = frozenset(name for name, seen in ints.items() if len(seen) >= 2 and seen - {0, 1})
+    dims: dict[str, frozenset] = {}
+    for name, seen in shapes.items():
+        ranks = {len(s) for s in seen}
+        if len(ranks) == 1:
+            changed = frozenset(i for i in range(ranks.pop()) if len({s[i] for s in seen}) >= 2
+                                and {s[i] for s in seen} - {0, 1})
+            if changed:
+                dims[name] = changed
+    return varying, dims
+
+
+def _literal_int(expr: cst.BaseExpression) -> int | None:
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
+            and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.evaluated_value)
+    return None
+
+
+def _factory_shapes(program: Program, expr: cst.BaseExpression, where: "FunctionInfo"
+                    ) -> list[tuple[int, ...]]:
+    """The sizes ``torch.randn(4, 3)`` (or ``torch.zeros((4, 3), ...)``) makes, written as literals or as
+    the variables of the loops around it (``for n in (4, 6): f(torch.randn(n, 3))``: one shape for each
+    iteration replayed); empty when not known."""
+    if not isinstance(expr, cst.Call) or program.index.resolve_expr(expr.func) not in _SIZED_FACTORIES \
+            or any(a.star for a in expr.args):
+        return []
+    positional = [a.value for a in expr.args if a.keyword is None]
+    if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
+        positional = [e.value for e in positional[0].elements]
+    literal = [_literal_int(e) for e in positional]
+    if positional and None not in literal:
+        return [tuple(literal)]  # type: ignore[arg-type]
+    if len(positional) != len([a for a in expr.args if a.keyword is None]):
+        return []  # (a tuple of sizes written with variables is not replayed)
+    names = [f"_{i}" for i in range(len(positional))]
+    replayed = loop_argument_values(expr, where, names)
+    if not positional or any(n not in replayed for n in names):
+        return []
+    rows = list(zip(*(replayed[n] for n in names)))
+    return [row for row in rows if all(type(v) is int for v in row)] if all(
+        all(v is not UNKNOWN for v in row) for row in rows) else []
+
+
+def _compiled_dynamic(program: Program, fn: "FunctionInfo") -> bool | None:
+    """The ``dynamic=`` the module compiles ``fn`` with (its ``@torch.compile(...)`` or a ``torch.compile(fn,
+    ...)`` call), when written as a literal; None when not given."""
+    calls = [d.decorator for d in fn.node.decorators] if fn.compile_decorated else []
+    calls += [c for c in program.index.compile_calls if c.args and isinstance(c.args[0].value, cst.Name)
+              and c.args[0].value.value == fn.name]
+    for call in calls:
+        for arg in call.args if isinstance(call, cst.Call) else ():
+            if arg.keyword is not None and arg.keyword.value == "dynamic" \
+                    and isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False"):
+                return arg.value.value == "True"
+    return None

@@ -22,8 +22,8 @@ from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 CALLER_SEARCH_DEPTH = MAX_CALL_DEPTH - 1
 from dynalint.analysis.module_index import FunctionInfo
 from dynalint.analysis.syntax import walk
-from dynalint.analysis.number_callers import container_params, defaults_kept, mask_params, number_params, \
-    object_params, tensor_params
+from dynalint.analysis.number_callers import container_params, defaults_kept, dynamic_arguments, \
+    mask_params, number_params, object_params, tensor_params
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.values import (
     NONE_VALUE,
@@ -63,6 +63,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._tensors: "Memo[int, dict[str, int | None]]" = program.memo("tensors passed")
         self._containers: "Memo[int, dict[str, Value]]" = program.memo("containers passed")
         self._kept: "Memo[int, frozenset[str]]" = program.memo("defaults kept")
+        self._dynamic: "Memo[int, tuple[frozenset[str], dict[str, frozenset]]]" = program.memo("dynamic")
         self._searches: "Memo[tuple[int, int], Any]" = program.memo("caller searches")
 
 
@@ -148,6 +149,27 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return frozenset()
         return self._kept.get(id(fn), lambda: defaults_kept(self.program, fn), frozenset)
+
+    def _symbolic(self, fn: FunctionInfo, name: str, value: Value) -> Value:
+        """``value`` of the parameter ``name`` of the compiled function ``fn``, with what of it Dynamo traces
+        as symbolic once the calls change it (:meth:`dynamic_passed`)."""
+        if value.kind not in (Kind.PYTHON, Kind.TENSOR, Kind.UNKNOWN) or value.has_const:
+            return value
+        ints, dims = self.dynamic_passed(fn)
+        if value.kind is not Kind.TENSOR and name in ints and not value.is_bool and value.cls is None:
+            return value.with_(dynamic=True)  # (taken for nothing else, it is what the calls pass: an int)
+        if value.kind is Kind.TENSOR and name in dims:
+            return value.with_(dynamic_dims=dims[name])
+        return value
+
+    def dynamic_passed(self, fn: FunctionInfo) -> tuple[frozenset[str], dict[str, frozenset]]:
+        """The ints and the dimensions of the tensors the calls of the compiled function ``fn`` change, which
+        Dynamo traces as symbolic (see :func:`~dynalint.analysis.number_callers.dynamic_arguments`); searched,
+        as :meth:`tensors_passed`, only in a script."""
+        if fn.qualname in self.program.entries or not self.program.index.compiles_code:
+            return frozenset(), {}
+        return self._dynamic.get(id(fn), lambda: dynamic_arguments(self.program, fn),
+                                 lambda: (frozenset(), {}))
 
     def caller_search(self, fn: FunctionInfo, depth: int, search: "Callable[[], Any]") -> Any:
         """What ``search`` finds of the calls of ``fn`` (:mod:`~dynalint.analysis.number_callers`), made
@@ -255,6 +277,8 @@ class Signatures(ProgramPart["ProgramParts"]):
                 # every caller passes a mask (`select(x, m)` with `m = scores > 0.5`): it is one here
                 env[name] = env[name].with_(is_bool=True)
             env[name] = bound_parameter(env[name], ann)
+            if entered:
+                env[name] = self._symbolic(fn, name, env[name])
         p = fn.node.params
         if isinstance(p.star_arg, cst.Param):
             # `*planes: torch.Tensor`: a tuple of what each argument is annotated as

@@ -127,6 +127,12 @@ class Value:
     """One of a few classes, functions or objects of the checked files, each with its ``cls`` or
     ``func`` (``SOLVERS[method]`` with ``method`` not known, from ``{"a": A, "b": B}``): a call or an
     attribute read is each of theirs, and gives what they all agree on (:func:`join`)."""
+    dynamic: bool = False
+    """A size or int that Dynamo traces as a symbolic int once the calls change it (automatic dynamic: the
+    calls of the compiled function pass other sizes or numbers; or ``dynamic=True``)."""
+    dynamic_dims: frozenset[int | str] | None = field(default=None, compare=False)
+    """A tensor's dimensions whose size the calls of the compiled function change (:data:`ALL_DIMS`: every
+    one, under ``dynamic=True``); or of the shape read from such a tensor (``x.shape``)."""
 
     # --- convenience -----------------------------------------------------
     @property
@@ -241,6 +247,22 @@ direct_init(Value)
 
 UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 SIZE_VALUE = Value(Kind.SIZE)
+DYNAMIC_SIZE = Value(Kind.SIZE, dynamic=True)
+ALL_DIMS: frozenset[int | str] = frozenset({"*"})
+"""The :attr:`Value.dynamic_dims` of a tensor every size of which is dynamic."""
+
+
+def dimension_size(shape: Value, index: Value, ndim: int | None = None) -> Value:
+    """The size of dimension ``index`` of ``shape`` (a tensor, or the shape read from one): dynamic when the
+    calls change it (:attr:`Value.dynamic_dims`)."""
+    dims = shape.dynamic_dims
+    if not dims or type(index.const) is not int:
+        return SIZE_VALUE
+    i = index.const
+    ndim = ndim if ndim is not None else shape.ndim
+    if i < 0 and ndim is not None:
+        i += ndim
+    return DYNAMIC_SIZE if "*" in dims or i in dims else SIZE_VALUE
 RANK_VALUE = Value(Kind.SIZE, rank=True)
 PYTHON_VALUE = Value(Kind.PYTHON)
 NONE_VALUE = Value(Kind.PYTHON, const=None)

@@ -12,6 +12,7 @@ import libcst as cst
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.values import (
+    DYNAMIC_SIZE,
     NO_CONST,
     SIZE_VALUE,
     UNKNOWN_VALUE,
@@ -62,8 +63,9 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
         scalars = [v for v in (left, right) if v.kind is Kind.SCALAR]
         return Value(Kind.SCALAR, origin=scalars[0].origin, origin_in_loop=scalars[0].origin_in_loop,
                      is_bool=op is None, from_weights=all(v.from_weights for v in scalars))
+    dynamic = op is not None and (left.dynamic or right.dynamic)  # (a comparison gives a bool)
     if Kind.SIZE in kinds:
-        return SIZE_VALUE
+        return DYNAMIC_SIZE if dynamic else SIZE_VALUE
     const = NO_CONST
     if left.has_const and right.has_const and op is not None:
         const = _fold(op, left.const, right.const)
@@ -73,7 +75,8 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
         if any(v.has_const and v.const is absorbing for v in (left, right)):
             const = absorbing
     is_bool = left.is_bool and right.is_bool and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor))
-    return python(const, is_bool=is_bool or isinstance(const, bool))
+    out = python(const, is_bool=is_bool or isinstance(const, bool))
+    return out.with_(dynamic=True) if dynamic and const is NO_CONST else out
 
 
 def _array_of(left: Value, right: Value) -> str | None:

@@ -24,6 +24,7 @@ from dynalint.analysis.values import (
     RANK_VALUE,
     SIZE_VALUE,
     UNKNOWN_VALUE,
+    dimension_size,
     Kind,
     Value,
     derived,
@@ -138,7 +139,11 @@ class ExpressionHandlers:
             return self.p.names.qualified_value(q)
         if base.kind is Kind.TENSOR:
             if attr in K.SIZE_ATTRS:
-                return RANK_VALUE if attr in K.RANK_READS else SIZE_VALUE
+                if attr in K.RANK_READS:
+                    return RANK_VALUE
+                # (the shape of a tensor whose sizes the calls change carries which: `x.shape[0]` picks one)
+                return SIZE_VALUE.with_(dynamic_dims=base.dynamic_dims, ndim=base.ndim) if base.dynamic_dims \
+                    else SIZE_VALUE
             if attr in K.PYTHON_ATTRS:
                 return PYTHON_VALUE
             if attr in K.TENSOR_ATTRS:
@@ -221,7 +226,7 @@ class ExpressionHandlers:
             ndim = _basic_indexing_rank(base.ndim, idx) if base.ndim is not None else None
             return out.with_(ndim=ndim, zero_dim=ndim == 0) if ndim is not None else out
         if k is Kind.SIZE:
-            return SIZE_VALUE
+            return dimension_size(base, idx[0]) if len(idx) == 1 else SIZE_VALUE
         if k is Kind.SCALAR:
             return base
         if base.is_mapping:

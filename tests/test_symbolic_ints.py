@@ -1,0 +1,50 @@
+"""Calls Dynamo traces on an int but not on a symbolic one, checked against Dynamo (torch 2.13).  Once the calls
+of a compiled function change a size of a tensor they pass (made by a torch factory of literal sizes, also in a
+loop: ``for n in (4, 6, 5): f(torch.randn(n, 3))``) or an int they pass, Dynamo recompiles it with that size or
+int symbolic (automatic dynamic); under ``dynamic=True`` from the first call.  There ``str``, ``divmod``,
+``math.gcd``, ``math.isqrt``, ``sorted`` of it and their kind break; a size the calls leave as it is stays an
+int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod`` of a symbolic int raises inside Dynamo,
+which then runs that compile's frame eagerly: a later call of the kind is not met."""
+from __future__ import annotations
+
+from helpers import break_tests
+
+CODE = """
+import math
+
+import torch
+
+
+@torch.compile(backend="eager")
+def rows(x):
+    label = str(x.shape[1])
+    q, r = divmod(x.shape[0], 4)
+    return x * (q + r + math.isqrt(x.shape[0])) + len(label)
+
+
+@torch.compile(backend="eager")
+def steps(x, n):
+    return x * math.gcd(n, 4) * len(sorted([n, x.shape[0]]))
+
+
+@torch.compile(backend="eager", dynamic=True)
+def always(x):
+    return x * math.isqrt(x.shape[0])
+
+
+@torch.compile(backend="eager", dynamic=False)
+def never(x):
+    return x * math.isqrt(x.shape[0])
+
+
+def main():
+    for n in (4, 6, 5):
+        rows(torch.randn(n, 3))
+    steps(torch.randn(2), 2)
+    steps(torch.randn(2), 6)
+    always(torch.randn(5))
+    never(torch.randn(4))
+    never(torch.randn(9))
+"""
+
+test_check, test_dynamo = break_tests(CODE, {(9, "DYN105"), (15, "DYN105"), (20, "DYN105")}, "[()]")
