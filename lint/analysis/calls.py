@@ -516,7 +516,7 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
             return tensor(params=params, **derived((recv,))).with_(qualname=K.NUMPY_ARRAY)
         if name == "numpy" or recv.qualname == K.NUMPY_ARRAY:
             return UNKNOWN_VALUE
-        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
+        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.in_loop(),
                      from_weights=recv.from_weights, is_bool=name == "__bool__" or name in K.DATA_READING_OPS)
     if name in K.SIZE_METHODS:
         if name in K.RANK_READS:
@@ -655,7 +655,7 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         if Kind.TENSOR in kinds and all(a.qualname == K.NUMPY_ARRAY for a in args if a.kind is Kind.TENSOR):
             return UNKNOWN_VALUE  # a NumPy array's number: see ``knowledge.NUMPY_ARRAY``
         if Kind.TENSOR in kinds:
-            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
+            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.in_loop(),
                          is_bool=last in _MATH_TESTS)
         if Kind.SCALAR in kinds:
             first = next(a for a in args if a.kind is Kind.SCALAR)
@@ -681,7 +681,7 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q in K.SKIPPED_NUMBER_CALLS or q.startswith("numpy.random."):
         # a number made outside the graph at a skipped call (or read from the tensor Dynamo draws it as): the
         # resumed frame guards on it like on `.item()`
-        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop)
+        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.in_loop())
     if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
         return numpy_array(last, args, kwargs)
     if q.startswith("random.") and (last in K.TRACED_RANDOM_FUNCS or q == "random.Random().random"):
@@ -998,7 +998,7 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
             return tensor(is_bool=last == "BoolTensor")
         return Value(Kind.UNKNOWN, qualname=q + "()")
     if last in K.DATA_READING_OPS and K.aten_name(q) == last and any(a.is_tensor for a in args[:2]):
-        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop, is_bool=True)
+        return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.in_loop(), is_bool=True)
     if last in K.TORCH_PYTHON_FUNCS:
         if last in ("finfo", "iinfo", "device"):
             return Value(Kind.PYTHON, qualname=q + "()")  # an object the breaks classifier recognises
@@ -1135,7 +1135,7 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         if first.kind is Kind.TENSOR and not first.maybe_none:
             if first.qualname == K.NUMPY_ARRAY:
                 return UNKNOWN_VALUE  # a NumPy array's number: see ``knowledge.NUMPY_ARRAY``
-            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.loop_depth > 0 or ev.outer_loop,
+            return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.in_loop(),
                          from_weights=first.from_weights, is_bool=name == "bool")
         if first.kind in (Kind.SIZE, Kind.SCALAR):
             return first.with_(is_bool=name == "bool")

@@ -128,6 +128,35 @@ def body_order(fn: "FunctionInfo") -> dict[int, int]:
     return fn.derived("body order", _body_order)
 
 
+def returns_before_back_edge(fn: "FunctionInfo", loop_body: cst.CSTNode, statement: cst.CSTNode,
+                             ends: dict[int, int]) -> bool:
+    """Dynamo resumes inside the loop whose body is ``loop_body`` after a break at ``statement``, rather than
+    giving up on the frame: in the code after the break it meets a ``return`` before a jump back (the end of
+    the loop's body, a ``continue``), which its test for a loop (``maybe_has_backedge``) stops at (measured
+    on torch 2.13: after ``if t.item() < tol: return x`` in a loop, a ``print`` later in the loop breaks;
+    with a ``continue`` there instead, Dynamo runs the whole function eagerly).  ``ends``: the last position
+    of each loop body asked about, by ``id``, kept by the caller."""
+    order = body_order(fn)
+    at = order.get(id(statement))
+    if at is None:
+        return False
+    end = ends.get(id(loop_body))
+    if end is None:
+        end = ends[id(loop_body)] = max((order.get(id(n), -1) for n in walk(loop_body, into_scopes=False)),
+                                        default=-1)
+    for position, returns in fn.derived("exits", _exits):
+        if position >= at:
+            return returns and position <= end
+    return False
+
+
+def _exits(node: cst.FunctionDef) -> list[tuple[int, bool]]:
+    """The positions of the ``return`` (True) and ``continue`` (False) statements of the definition ``node``,
+    in order (as :func:`body_order` numbers them)."""
+    return [(i, type(n) is cst.Return) for i, n in enumerate(walk(node.body, into_scopes=False))
+            if type(n) in (cst.Return, cst.Continue)]
+
+
 def _body_order(node: cst.FunctionDef) -> dict[int, int]:
     """Node id -> its position in a walk of the function's body (nested scopes not entered)."""
     return {id(n): i for i, n in enumerate(walk(node.body, into_scopes=False))}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import libcst as cst
 
+from dynalint.analysis.eager_part import returns_before_back_edge
 from dynalint.analysis.evaluator.comprehension_frames import ComprehensionFrames
 from dynalint.analysis.evaluator.conditions import ConditionHandlers
 from dynalint.analysis.evaluator.evidence import Evidence, EvidenceCollector
@@ -48,6 +49,9 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.depth = depth
         self.evidence = evidence
         self.loop_depth = 0
+        self.loop_bodies: list[cst.CSTNode] = []
+        """The bodies of the loops around the statement being run, innermost last."""
+        self._loop_ends: dict[int, int] = {}
         self.outer_loop = False
         """The call being analysed sits inside a loop of the caller."""
         self.callee_broke = False
@@ -97,8 +101,20 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
     # ------------------------------------------------------------------ events
     def report(self, event_type: type, node: cst.CSTNode, **kw: Any) -> None:
         if self.emit and self.fn is not None:
-            kw.setdefault("in_loop", self.loop_depth > 0 or self.outer_loop)
+            if "in_loop" not in kw:
+                kw["in_loop"] = self.in_loop()
             self.p.events.append(event_type(node=node, statement=self.statement, function=self.fn, **kw))
+
+    def in_loop(self) -> bool:
+        """A break at the current statement is one Dynamo cannot resume from, being inside a loop: of this
+        function (unless a ``return`` comes before the loop's jump back: :func:`returns_before_back_edge`), or
+        of the caller of the call analysed."""
+        if self.outer_loop:
+            return True
+        if self.loop_depth == 0 or self.fn is None:
+            return False
+        return not (self.loop_bodies and returns_before_back_edge(self.fn, self.loop_bodies[-1], self.statement,
+                                                                 self._loop_ends))
 
     # ------------------------------------------------------------------ dispatch
     def stmt(self, node: cst.CSTNode) -> None:

@@ -363,7 +363,7 @@ class ExpressionHandlers:
                         return UNKNOWN_VALUE
                     # `Tensor.__contains__` reads `(item == t).any()` into a Python bool with `.item()` (a NumPy
                     # array's too, which Dynamo holds as a tensor)
-                    return Value(Kind.SCALAR, origin=node, origin_in_loop=self.loop_depth > 0 or self.outer_loop,
+                    return Value(Kind.SCALAR, origin=node, origin_in_loop=self.in_loop(),
                                  is_bool=True)
                 item = values[-2]
                 if item.is_tensor and not item.assumed and v.kind is Kind.SEQUENCE and v.items and all(

@@ -223,6 +223,7 @@ class StatementHandlers:
         sums = _accumulated(body)
         emit, self.emit = self.emit, False
         self.loop_depth += 1
+        self.loop_bodies.append(body)
         try:
             try:
                 run_once()
@@ -237,6 +238,7 @@ class StatementHandlers:
         finally:
             self.emit = emit
             self.loop_depth -= 1
+            self.loop_bodies.pop()
         self.env = _join_loop_envs(start, self.env, sums)
 
     def _for(self, node: cst.For) -> None:
