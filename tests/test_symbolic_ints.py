@@ -1,10 +1,10 @@
-"""Calls Dynamo traces on an int but not on a symbolic one, checked against Dynamo (torch 2.13).  Once the calls
-of a compiled function change a size of a tensor they pass (made by a torch factory of literal sizes, also in a
-loop: ``for n in (4, 6, 5): f(torch.randn(n, 3))``) or an int they pass, Dynamo recompiles it with that size or
-int symbolic (automatic dynamic); under ``dynamic=True`` from the first call.  There ``str``, ``divmod``,
-``math.gcd``, ``math.isqrt``, ``sorted`` of it and their kind break; a size the calls leave as it is stays an
-int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod`` of a symbolic int raises inside Dynamo,
-which then runs that compile's frame eagerly: a later call of the kind is not met."""
+"""Calls Dynamo traces on an int but not on a symbolic one, checked against Dynamo (torch 2.13).  Once the
+calls of a compiled function change a size of a tensor they pass (made by a torch factory of literal sizes,
+also in a loop: ``for n in (4, 6, 5): f(torch.randn(n, 3))``) or an int they pass, Dynamo recompiles it with
+that size or int symbolic (automatic dynamic); under ``dynamic=True`` from the first call.  There ``str``,
+``divmod``, ``math.gcd``, ``math.isqrt``, ``sorted`` of it and their kind break; a size the calls leave as it
+is stays an int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod`` of a symbolic int raises
+inside Dynamo, which then runs that compile's frame eagerly: a later call of the kind is not met."""
 from __future__ import annotations
 
 from helpers import break_tests

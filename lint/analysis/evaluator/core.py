@@ -113,8 +113,8 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
             return True
         if self.loop_depth == 0 or self.fn is None:
             return False
-        return not (self.loop_bodies and returns_before_back_edge(self.fn, self.loop_bodies[-1], self.statement,
-                                                                 self._loop_ends))
+        return not (self.loop_bodies and returns_before_back_edge(self.fn, self.loop_bodies[-1],
+                                                                 self.statement, self._loop_ends))
 
     # ------------------------------------------------------------------ dispatch
     def stmt(self, node: cst.CSTNode) -> None:
