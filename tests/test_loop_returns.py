@@ -1,8 +1,8 @@
 """A break inside a loop that a ``return`` follows before the loop's jump back is one Dynamo resumes from:
-its test for a loop (``maybe_has_backedge``, torch 2.13) scans the code after the break and stops at the first
-``return``, so a convergence test (``if err.item() < tol: return x``) resumes inside the loop, where later
-breaks are met (a ``print`` at each pass); with a ``continue`` or the end of the loop's body first, Dynamo runs
-the whole function eagerly, and what follows the break is never traced."""
+its test for a loop (``maybe_has_backedge``, torch 2.13) scans the code after the break and stops at the
+first ``return``, so a convergence test (``if err.item() < tol: return x``) resumes inside the loop, where
+later breaks are met (a ``print`` at each pass); with a ``continue`` or the end of the loop's body first,
+Dynamo runs the whole function eagerly, and what follows the break is never traced."""
 from __future__ import annotations
 
 from helpers import break_tests
