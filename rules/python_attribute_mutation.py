@@ -282,6 +282,8 @@ class PythonAttributeMutation(Rule):
             (sub, sub.node.value) for sub in found
             if isinstance(sub, SubscriptEvent) and sub.store and sub.augmented and isinstance(sub.node, cst.Subscript)]
         for ev, _, cls, attr, through_class in _held_containers(found, changes):
+            if _only_eager(ctx, found, cls, attr):
+                continue
             declared = _open_container(ctx, cls, attr, seen, rebound_first)
             if declared is None:
                 continue
@@ -320,6 +322,8 @@ class PythonAttributeMutation(Rule):
                 changes.append((call, call.call.func.value))
         held = _held_containers(found, changes)
         for ev, target, cls, attr, through_class in held:
+            if _only_eager(ctx, found, cls, attr):
+                continue
             declared = _open_container(ctx, cls, attr, seen, rebound_first)
             if declared is None:
                 continue
@@ -381,6 +385,14 @@ def _guardless_frames(ctx: RuleContext) -> set[int]:
         if own_frame and id(fn) not in broke and not runs_graph_op(ctx.program, fn):
             out.add(id(fn))
     return out
+
+
+def _only_eager(ctx: RuleContext, found: "Sequence[Event]", cls: "ClassInfo", attr: str) -> bool:
+    """Every use of ``self.<attr>`` (of ``cls``) in ``found`` lies in the part of its function Dynamo runs
+    eagerly: nothing guards the container there (measured on torch 2.13: a dict a ``forward`` fills with
+    ``.item()`` values inside its loop, which makes Dynamo run it eagerly, recompiles nothing)."""
+    uses = [e for e in found if isinstance(e, AttributeEvent) and e.cls is cls and e.name == attr]
+    return bool(uses) and all(runs_eagerly(ctx.breaks, e) for e in uses)
 
 
 def _written(cls: "ClassInfo", attr: str, on_class: bool, path: str = "") -> str:

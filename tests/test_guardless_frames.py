@@ -94,8 +94,38 @@ if __name__ == "__main__":
         f(torch.randn(8))
 """
 
+#: a dict a `forward` fills with `.item()` values inside its loop, whose break makes Dynamo run the whole
+#: `forward` eagerly: no use of the dict is traced, so nothing guards its keys; read before the loop, in the
+#: part Dynamo compiles, its keys are guarded and each new one recompiles
+STATS = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.stats = {}
+
+    def forward(self, x):
+        for i, b in enumerate(self.blocks):
+            x = b(x)
+            self.stats[f"b{i}"] = x.abs().mean().item()
+        return x
+
+
+if __name__ == "__main__":
+    m = Net()
+    cm = torch.compile(m, backend="eager")
+    with torch.no_grad():
+        for _ in range(3):
+            cm(torch.rand(2, 4))
+"""
+
 #: name -> (script, DYN203 lines, recompiles)
 CASES = {"no-tensor-operation": (BEAMS, [], 0),
+         "dict-filled-in-an-eager-loop": (STATS, [], 0),
          "resumed-frame-without-tensors": (ACCOUNTANT, [], 0),
          "resumed-frame-with-a-tensor-operation": (
              ACCOUNTANT.replace("        return frac\n", "        return frac * torch.ones(1)\n"), [9], 1),
