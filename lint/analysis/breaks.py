@@ -2175,8 +2175,12 @@ def takes_tensor_data(call: CallEvent) -> bool:
 def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     """A tensor as a slice bound (``x[:n]``), or as the index of a tuple/list/shape (``sizes[i]``):
     Python needs an int there, and Dynamo calls ``.item()`` to get one, even on an argument or on a
-    torch function of sizes (``torch.div(h.shape[1], 4)``, which is folded only where an op takes it)."""
-    if sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) or sub.base.maybe_none:
+    torch function of sizes (``torch.div(h.shape[1], 4)``, which is folded only where an op takes it); also
+    the index of an ``nn.ModuleList``/``nn.Sequential`` (measured on torch 2.13: ``self.heads[x.argmax() %
+    3]`` breaks where the container reads the index, ``operator.index``)."""
+    container = sub.base.kind is Kind.MODULE and sub.base.qualname in _INDEXED_MODULE_CONTAINERS
+    if (sub.base.kind not in (Kind.TENSOR, Kind.SEQUENCE, Kind.SIZE) and not container) \
+            or sub.base.maybe_none:
         return False
     # an untyped argument taken for a tensor is as likely an int (`x[:n_keep]`): not reported
     if any(b.is_tensor and not b.assumed for b in sub.bounds):
