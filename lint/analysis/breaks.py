@@ -239,6 +239,9 @@ def capture_flag(brk: Break) -> str | None:
                 or (isinstance(brk.event, CallEvent) and uncaptured_shape_call(brk.event)):
             return None
         return CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS
+    if brk.cause is Cause.PYTHON_INDEX and isinstance(brk.event, SubscriptEvent) \
+            and brk.event.base.kind is Kind.MODULE:
+        return None  # (an `nn.ModuleList` index breaks with the flag too)
     if brk.cause in (Cause.PYTHON_INDEX, Cause.CAUSAL_MASK_CHECK):
         return CAPTURE_SCALAR_OUTPUTS
     if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) and not brk.read_in_python \
@@ -1459,7 +1462,9 @@ class BreakClassifier:
         # the unbacked index to bound-check it (measured on torch 2.13: `x[x.argmax()]`)
         if tensor_indexed_by_data_scalar(sub) or zero_dim_mask_index(sub):
             self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
-        elif tensor_in_python_index(sub) and not self.captures(CAPTURE_SCALAR_OUTPUTS, sub):
+        elif tensor_in_python_index(sub) and (not self.captures(CAPTURE_SCALAR_OUTPUTS, sub)
+                                              or sub.base.kind is Kind.MODULE):
+            # (a module container breaks with the flag too: measured on torch 2.13)
             self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
         gb = traced_random_index(sub)
         if gb is not None:
