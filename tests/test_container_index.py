@@ -35,8 +35,8 @@ test_check, test_dynamo = break_tests(CODE, {(14, "DYN102"), (15, "DYN102"), (16
 
 
 def test_the_capture_flag_keeps_the_module_containers_breaks() -> None:
-    """Measured on torch 2.13 with ``capture_scalar_outputs``: the list's and the tuple's index are traced, the
-    module containers' still break."""
+    """Measured on torch 2.13 with ``capture_scalar_outputs``: the list's and the tuple's index are traced,
+    the module containers' still break."""
     from helpers import break_lines
 
     assert break_lines(CODE, capture_scalar_outputs=True) == {14, 15}
