@@ -2,8 +2,8 @@
 calls of a compiled function change a size of a tensor they pass (made by a torch factory of literal sizes,
 also in a loop: ``for n in (4, 6, 5): f(torch.randn(n, 3))``) or an int they pass, Dynamo recompiles it with
 that size or int symbolic (automatic dynamic); under ``dynamic=True`` from the first call.  There ``str``,
-``divmod``, ``math.gcd``, ``math.isqrt``, ``sorted`` of it and their kind break; a size the calls leave as it
-is stays an int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod`` of a symbolic int raises
+``divmod``, ``math.gcd``, ``math.isqrt``, ``sorted`` of it, ``%``-formatting it and their kind break; a
+size the calls leave as it is stays an int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod`` of a symbolic int raises
 inside Dynamo, which then runs that compile's frame eagerly: a later call of the kind is not met."""
 from __future__ import annotations
 
@@ -37,6 +37,11 @@ def never(x):
     return x * math.isqrt(x.shape[0])
 
 
+@torch.compile(backend="eager")
+def tagged(x):
+    return x * len("rows%03d" % x.shape[0])
+
+
 def main():
     for n in (4, 6, 5):
         rows(torch.randn(n, 3))
@@ -45,6 +50,9 @@ def main():
     always(torch.randn(5))
     never(torch.randn(4))
     never(torch.randn(9))
+    tagged(torch.randn(4))
+    tagged(torch.randn(7))
 """
 
-test_check, test_dynamo = break_tests(CODE, {(9, "DYN105"), (15, "DYN105"), (20, "DYN105")}, "[()]")
+test_check, test_dynamo = break_tests(CODE, {(9, "DYN105"), (15, "DYN105"), (20, "DYN105"), (30, "DYN105")},
+                                      "[()]")

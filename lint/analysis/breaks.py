@@ -965,6 +965,16 @@ def _in_generator_expression(b: Break) -> bool:
     return stmt is not None and any(type(n) is cst.GeneratorExp and encloses(n, b.node) for n in walk(stmt))
 
 
+def _symbolic_format(ev: StringFormatEvent) -> tuple[GraphBreakType, str] | None:
+    """``"rows%03d" % n`` of a size or int the calls change: Dynamo raises formatting the symbolic int
+    (measured on torch 2.13: "Observed exception"); a static one it formats."""
+    if not any(v.dynamic for v in ev.values):
+        return None
+    return GB.OBSERVED_EXCEPTION, ("`%`-formatting a size or int that the calls change, which Dynamo then "
+                                   "traces as a symbolic int (after the recompile the change makes), is not "
+                                   "traced")
+
+
 def _symbolic_breaks(events: list[Event], breaks: "Breaks") -> list[Break]:
     """The breaks Dynamo meets on the recompile that traces a size or int as symbolic
     (:func:`_symbolic_int_call`), in the parts of their functions that the first compile traced too (the
@@ -976,7 +986,8 @@ def _symbolic_breaks(events: list[Event], breaks: "Breaks") -> list[Break]:
     found: list[Break] = []
     parts: dict[int, EagerPart | None] = {}
     for ev in events:
-        symbolic = _symbolic_int_call(ev) if isinstance(ev, CallEvent) else None
+        symbolic = _symbolic_int_call(ev) if isinstance(ev, CallEvent) else \
+            _symbolic_format(ev) if isinstance(ev, StringFormatEvent) else None
         if symbolic is None:
             continue
         fn = ev.function
