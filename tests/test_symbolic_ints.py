@@ -3,8 +3,9 @@ calls of a compiled function change a size of a tensor they pass (made by a torc
 also in a loop: ``for n in (4, 6, 5): f(torch.randn(n, 3))``) or an int they pass, Dynamo recompiles it with
 that size or int symbolic (automatic dynamic); under ``dynamic=True`` from the first call.  There ``str``,
 ``divmod``, ``math.gcd``, ``math.isqrt``, ``sorted`` of it, ``%``-formatting it and their kind break; a
-size the calls leave as it is stays an int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod`` of a symbolic int raises
-inside Dynamo, which then runs that compile's frame eagerly: a later call of the kind is not met."""
+size the calls leave as it is stays an int, and under ``dynamic=False`` nothing is symbolic.  A ``divmod``
+of a symbolic int raises inside Dynamo, which then runs that compile's frame eagerly: a later call of the
+kind is not met."""
 from __future__ import annotations
 
 from helpers import break_tests
