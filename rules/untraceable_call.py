@@ -127,6 +127,10 @@ class UntraceableCall(Rule):
         Dynamo skips `torch.sparse_coo_tensor`, and the frame it resumes in after the call cannot take
         the sparse tensor as an input: the first use of it there breaks too ("Attempted to wrap sparse
         Tensor"), and the rest of the function runs eagerly.
+        Once the calls of a compiled function change a size of a tensor they pass or an int they pass,
+        Dynamo recompiles it with that size or int symbolic (under `dynamic=True`, from the first call):
+        `str`, `divmod`, `math.gcd`, `math.isqrt`, `sorted` and `%`-formatting of it break on that
+        recompile, which they do not on a static int.
     """
     fix = """
         Move side effects out of the compiled region (log outside `forward`, or after it returns), or
