@@ -194,3 +194,32 @@ def test_a_break_in_an_inner_loop_runs_the_whole_function_eagerly() -> None:
 @requires_torch
 def test_a_break_in_an_inner_loop_runs_the_whole_function_eagerly_under_dynamo(tmp_path) -> None:
     assert_dynamo_breaks_on_marked_lines(NESTED, "update", "[(torch.randn(8, 4), 2)]", tmp_path)
+
+
+HEADER = """
+    import torch
+    import torch.nn as nn
+
+
+    class Router(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+
+        def forward(self, x, mask):
+            hit = mask.sum(-1).nonzero()
+            out = torch.zeros_like(x)
+            for e in hit:
+                out = out + self.experts[e[0]](x)
+            return out
+"""
+
+
+def test_a_loop_that_cannot_step_what_it_iterates_runs_its_body_eagerly() -> None:
+    """With ``capture_dynamic_output_shape_ops``, ``hit`` has a length Dynamo cannot step through: the loop
+    breaks at its header ("graph break in loop") and Dynamo runs the whole function eagerly, so the body's
+    index of a module list by a tensor is never traced (without the flags, the break is the ``nonzero``, and
+    the body's index breaks in the frame resumed after it)."""
+    flags = {"capture_dynamic_output_shape_ops": True, "capture_scalar_outputs": True}
+    assert break_lines(HEADER, entry_points=("Router.forward",), **flags) == {13}
+    assert break_lines(HEADER, entry_points=("Router.forward",)) == {11, 14}

@@ -62,10 +62,11 @@ class _Caller:
     attr_sink = None
     loop_depth = 0
 
-    def __init__(self, depth: int, outer_loop: bool, emit: bool) -> None:
+    def __init__(self, depth: int, outer_loop: bool, emit: bool, frame_start: bool) -> None:
         self.emit = emit
         self.depth = depth
         self.outer_loop = outer_loop
+        self.frame_start = frame_start
         self.callee_broke = False
 
 
@@ -153,7 +154,7 @@ class CutReplay(ProgramPart[Any]):
         if outer is not None and tracker.old is not None \
                 and tracker.old.nodes.get(id(outer), outer.node) is not outer.node:
             return False  # a function defined in the body of one the edit changed: the caller makes it again
-        caller = _Caller(sub.depth - 1, bool(sub.key[2]), bool(sub.key[1]))
+        caller = _Caller(sub.depth - 1, bool(sub.key[2]), bool(sub.key[1]), bool(sub.key[3]))
         value = self._keyed_call(caller, fn, dict(env), bound_self, sub.key)  # (the body assigns in it)
         return same_value(value, sub.value) and caller.callee_broke == (sub.key in tracker.old_broke)
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Protocol, TypeVar
 import libcst as cst
 
 from dynalint.analysis.events import CallEvent
-from dynalint.core.gb_types import EXPLICIT_BREAK, GraphBreakType
+from dynalint.core.gb_types import EXPLICIT_BREAK, LOOP, GraphBreakType
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
 from dynalint.analysis.syntax import Spans, simple_statements, walk
 
@@ -167,6 +167,8 @@ def _unresumable(brk: _Break, block: cst.CSTNode, fn: "FunctionInfo") -> bool:
     ``try`` statement, or in the context managers a ``with`` statement enters (``block``: of ``fn``)."""
     if isinstance(block, cst.With):
         return any(_encloses(fn, item, brk.node) for item in block.items)
+    if isinstance(block, cst.For) and brk.gb is LOOP and _encloses(fn, block.iter, brk.node):
+        return True  # Dynamo cannot step what the loop iterates: "graph break in loop" at its header
     return (brk.in_loop or isinstance(block, cst.Try)) and _encloses(fn, block, brk.node)
 
 
@@ -272,11 +274,13 @@ def _met_in(block: cst.CSTNode, brk: _Break, fn: "FunctionInfo") -> bool:
 
 def _stops_first(fn: "FunctionInfo", paths: _Paths, part: EagerPart, stop: _Break, brk: _Break) -> bool:
     """Tracing the first pass over the body of the loop ``part`` starts at stops at ``stop`` before it
-    reaches ``brk``: ``stop`` is in that body, before ``brk``, and surely reached there (a nested loop's
+    reaches ``brk``: ``stop`` is in that body (or the header of a ``for`` that cannot step what it iterates),
+    before ``brk``, and surely reached there (a nested loop's
     body taken to run once: the ``if kl > 10: break`` after an inner loop whose body breaks is never
     traced, measured on torch 2.13)."""
     loop = part.loop
-    return isinstance(loop, (cst.For, cst.While)) and _encloses(fn, loop.body, stop.node) \
+    return isinstance(loop, (cst.For, cst.While)) and (_encloses(fn, loop.body, stop.node) or (
+        isinstance(loop, cst.For) and _encloses(fn, loop.iter, stop.node))) \
         and part.order.get(id(stop.statement), -1) < part.order.get(id(brk.statement), -1) \
         and _surely_reached(fn, paths, loop, stop.node)
 

@@ -272,7 +272,9 @@ class Interprocedural(CutReplay):
         if bound is not None and fn.is_method and not fn.is_classmethod:
             env[fn.param_names()[0]] = prog.classes.instance(bound)
         owner.calls.mark_compiled(fn)
-        FunctionEvaluator(owner, fn, env, emit=True).run_body(fn.node.body)
+        root = FunctionEvaluator(owner, fn, env, emit=True)
+        root.frame_start = id(fn) in prog.entry_points.entered
+        root.run_body(fn.node.body)
 
     def _analyse_wrappers(self, uncompiled: range) -> None:
         """The wrappers the decorators of this module's compiled functions put in front of them (see
@@ -462,7 +464,7 @@ class Interprocedural(CutReplay):
         env = prog.signatures.bind_args(fn, args, kwargs, bound_self, opaque)
         if caller.emit and not prog.is_root:
             self.note_outgoing(fn, env)
-        key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop,
+        key = (id(fn), caller.emit, caller.loop_depth > 0 or caller.outer_loop, caller.frame_start,
                tuple(sorted((k, _signature(v)) for k, v in env.items())))
         return self._keyed_call(caller, fn, env, bound_self, key)
 
@@ -529,6 +531,7 @@ class Interprocedural(CutReplay):
                                    depth=caller.depth if _base_init(caller, fn, sink) else caller.depth + 1,
                                    evidence=caller.evidence)
         callee.outer_loop = caller.loop_depth > 0 or caller.outer_loop
+        callee.frame_start = caller.frame_start and not callee.outer_loop
         callee.attr_sink = sink
         callee.run_body(fn.node.body)
         sink = callee.attr_sink

@@ -52,6 +52,10 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.loop_bodies: list[cst.CSTNode] = []
         """The bodies of the loops around the statement being run, innermost last."""
         self._loop_ends: dict[int, int] = {}
+        self.frame_start = False
+        """The function is one Dynamo starts a frame at (compiled itself), or is called from one through calls
+        outside any loop: whether a break in one of its loops is one Dynamo resumes from can be told from its
+        own code (Dynamo's test reads the callers' loops too, which are not known of a library function)."""
         self.outer_loop = False
         """The call being analysed sits inside a loop of the caller."""
         self.callee_broke = False
@@ -107,14 +111,14 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
 
     def in_loop(self) -> bool:
         """A break at the current statement is one Dynamo cannot resume from, being inside a loop: of this
-        function (unless a ``return`` comes before the loop's jump back: :func:`returns_before_back_edge`), or
-        of the caller of the call analysed."""
+        function (unless a ``return`` comes before the loop's jump back, :func:`returns_before_back_edge`, in
+        a function whose callers are known: :attr:`frame_start`), or of the caller of the call analysed."""
         if self.outer_loop:
             return True
         if self.loop_depth == 0 or self.fn is None:
             return False
-        return not (self.loop_bodies and returns_before_back_edge(self.fn, self.loop_bodies[-1],
-                                                                 self.statement, self._loop_ends))
+        return not (self.frame_start and self.loop_bodies and returns_before_back_edge(
+            self.fn, self.loop_bodies[-1], self.statement, self._loop_ends))
 
     # ------------------------------------------------------------------ dispatch
     def stmt(self, node: cst.CSTNode) -> None:
