@@ -392,6 +392,9 @@ def _only_eager(ctx: RuleContext, found: "Sequence[Event]", cls: "ClassInfo", at
     eagerly: nothing guards the container there (measured on torch 2.13: a dict a ``forward`` fills with
     ``.item()`` values inside its loop, which makes Dynamo run it eagerly, recompiles nothing)."""
     uses = [e for e in found if isinstance(e, AttributeEvent) and e.cls is cls and e.name == attr]
+    functions = {id(e.function) for e in uses}
+    if any(c.callee_broke and id(c.function) in functions for c in ctx.events(CallEvent)):
+        return False  # (a break inside a function it calls first may end a graph that reads the container)
     return bool(uses) and all(runs_eagerly(ctx.breaks, e) for e in uses)
 
 
