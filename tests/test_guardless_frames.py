@@ -64,7 +64,8 @@ if __name__ == "__main__":
 #: the frame resumed after the `.item()` holds only `self`, an object of a plain class, and the number taken:
 #: Dynamo finds nothing tensor-related in it and skips it, and the method it calls is a frame of its own with
 #: no tensor operation; a tensor operation after the break makes the resumed frame compiled, guarded on the
-#: counter it reads through the method
+#: counter it reads through the method (the same data at each call: the number taken does not change, so
+#: the resumed frame recompiles on the counter alone)
 ACCOUNTANT = """\
 import torch
 
@@ -91,7 +92,7 @@ if __name__ == "__main__":
     t = Trainer()
     f = torch.compile(t.train_step, backend="eager")
     for _ in range(3):
-        f(torch.randn(8))
+        f(torch.ones(8))
 """
 
 #: a dict a `forward` fills with `.item()` values inside its loop, whose break makes Dynamo run the whole
