@@ -661,7 +661,7 @@ def _signature(v: Value) -> Any:
     const = v.const if isinstance(v.const, (bool, int, float, str, type(None))) else "?"
     return (v.kind.value, v.is_bool, v.maybe_none, const if v.has_const else "-", v.qualname,
             id(v.cls) if v.cls else 0, id(v.func) if v.func else 0, v.from_weights, v.entered, v.assumed,
-            v.constant, v.lifted, v.open_class,
+            v.constant, v.lifted, v.open_class, v.dynamic, v.dynamic_dims,
             tuple(_signature(i) for i in v.items) if v.items else None, v.keys,
             _signature(v.element) if v.element is not None else None,
             tuple(_signature(c) for c in v.choices) if v.choices else None)
