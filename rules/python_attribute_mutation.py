@@ -367,10 +367,10 @@ def _guardless_frames(ctx: RuleContext) -> set[int]:
     """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
     called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
     resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and
-    run no tensor
-    operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and guards on nothing it
-    reads (measured on torch 2.13: a method that appends to ``self.beams``, called from a loop whose body
-    breaks, never recompiles).  A library's entry points may be called from compiled code elsewhere."""
+    run no tensor operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and
+    guards on nothing it reads (measured on torch 2.13: a method that appends to ``self.beams``, called from
+    a loop whose body breaks, never recompiles).  A library's entry points may be called from compiled code
+    elsewhere."""
     compiled = ctx.program.entry_points.entered
     callers: dict[int, list[CallEvent]] = {}
     for ev in ctx.events(CallEvent):
@@ -390,7 +390,9 @@ def _guardless_frames(ctx: RuleContext) -> set[int]:
 def _only_eager(ctx: RuleContext, found: "Sequence[Event]", cls: "ClassInfo", attr: str) -> bool:
     """Every use of ``self.<attr>`` (of ``cls``) in ``found`` lies in the part of its function Dynamo runs
     eagerly: nothing guards the container there (measured on torch 2.13: a dict a ``forward`` fills with
-    ``.item()`` values inside its loop, which makes Dynamo run it eagerly, recompiles nothing)."""
+    ``.item()`` values inside its loop, which makes Dynamo run it eagerly, recompiles nothing).  Not claimed
+    in a function that calls one that breaks: a graph may end inside that call, before the loop, having read
+    the container (the eager part is found from the function's own breaks)."""
     uses = [e for e in found if isinstance(e, AttributeEvent) and e.cls is cls and e.name == attr]
     functions = {id(e.function) for e in uses}
     if any(c.callee_broke and id(c.function) in functions for c in ctx.events(CallEvent)):

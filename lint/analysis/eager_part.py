@@ -275,9 +275,8 @@ def _met_in(block: cst.CSTNode, brk: _Break, fn: "FunctionInfo") -> bool:
 def _stops_first(fn: "FunctionInfo", paths: _Paths, part: EagerPart, stop: _Break, brk: _Break) -> bool:
     """Tracing the first pass over the body of the loop ``part`` starts at stops at ``stop`` before it
     reaches ``brk``: ``stop`` is in that body (or the header of a ``for`` that cannot step what it iterates),
-    before ``brk``, and surely reached there (a nested loop's
-    body taken to run once: the ``if kl > 10: break`` after an inner loop whose body breaks is never
-    traced, measured on torch 2.13)."""
+    before ``brk``, and surely reached there, a nested loop's body taken to run once (measured on torch 2.13:
+    the ``if kl > 10: break`` after an inner loop whose body breaks is never traced)."""
     loop = part.loop
     return isinstance(loop, (cst.For, cst.While)) and (_encloses(fn, loop.body, stop.node) or (
         isinstance(loop, cst.For) and _encloses(fn, loop.iter, stop.node))) \
