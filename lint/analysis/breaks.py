@@ -240,8 +240,8 @@ def capture_flag(brk: Break) -> str | None:
             return None
         return CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS
     if brk.cause is Cause.PYTHON_INDEX and isinstance(brk.event, SubscriptEvent) \
-            and brk.event.base.kind is Kind.MODULE:
-        return None  # (an `nn.ModuleList` index breaks with the flag too)
+            and not _index_captured(brk.event):
+        return None
     if brk.cause in (Cause.PYTHON_INDEX, Cause.CAUSAL_MASK_CHECK):
         return CAPTURE_SCALAR_OUTPUTS
     if brk.cause is Cause.SCALAR_EXTRACTION and isinstance(brk.event, CallEvent) and not brk.read_in_python \
@@ -549,6 +549,11 @@ SYMBOLIC_INT_BREAKS: dict[str, GraphBreakType] = {
 }
 
 
+#: the detail of a break on a symbolic int (:attr:`Cause.SYMBOLIC_INT`), ``what`` the operation
+_SYMBOLIC_DETAIL = ("{what} a size or int that the calls change, which Dynamo then traces as a symbolic int "
+                    "(after the recompile the change makes), is not traced")
+
+
 def _symbolic_int_call(call: CallEvent) -> tuple[GraphBreakType, str] | None:
     """A call of :data:`SYMBOLIC_INT_BREAKS` (or a string's ``format``) given a size or int that Dynamo traces
     as symbolic once the calls change it (:attr:`Value.dynamic`): it breaks there, on the recompile."""
@@ -564,8 +569,7 @@ def _symbolic_int_call(call: CallEvent) -> tuple[GraphBreakType, str] | None:
                              and any(i.dynamic for i in v.items)) for v in given):
         return None
     name = q.rsplit(".", 1)[-1] if q != "str.format" else "str.format"
-    return gb, (f"`{name}` of a size or int that the calls change, which Dynamo then traces as a symbolic "
-                "int (after the recompile the change makes), is not traced")
+    return gb, _SYMBOLIC_DETAIL.format(what=f"`{name}` of")
 
 
 def _tensor_on_stack(event: Event) -> bool:
@@ -970,9 +974,7 @@ def _symbolic_format(ev: StringFormatEvent) -> tuple[GraphBreakType, str] | None
     (measured on torch 2.13: "Observed exception"); a static one it formats."""
     if not any(v.dynamic for v in ev.values):
         return None
-    return GB.OBSERVED_EXCEPTION, ("`%`-formatting a size or int that the calls change, which Dynamo then "
-                                   "traces as a symbolic int (after the recompile the change makes), is not "
-                                   "traced")
+    return GB.OBSERVED_EXCEPTION, _SYMBOLIC_DETAIL.format(what="`%`-formatting")
 
 
 def _symbolic_breaks(events: list[Event], breaks: "Breaks") -> list[Break]:
@@ -1473,9 +1475,8 @@ class BreakClassifier:
         # the unbacked index to bound-check it (measured on torch 2.13: `x[x.argmax()]`)
         if tensor_indexed_by_data_scalar(sub) or zero_dim_mask_index(sub):
             self.found.append(Break(sub, Cause.DATA_INDEX, GB.DATA_DEPENDENT_OPERATOR))
-        elif tensor_in_python_index(sub) and (not self.captures(CAPTURE_SCALAR_OUTPUTS, sub)
-                                              or sub.base.kind is Kind.MODULE):
-            # (a module container breaks with the flag too: measured on torch 2.13)
+        elif tensor_in_python_index(sub) and not (self.captures(CAPTURE_SCALAR_OUTPUTS, sub)
+                                                  and _index_captured(sub)):
             self.found.append(Break(sub, Cause.PYTHON_INDEX, GB.ITEM))
         gb = traced_random_index(sub)
         if gb is not None:
@@ -2053,9 +2054,11 @@ def _constant_string(node: cst.BaseExpression) -> bool:
 
 _EXTRACTING_METHODS = {"item": GB.ITEM, "tolist": GB.DATA_DEPENDENT_OPERATOR, "__bool__": GB.ITEM,
                        "__int__": GB.ITEM, "__float__": GB.ITEM, "__index__": GB.ITEM}
-_CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex")
-#: the ``operator`` functions that read a tensor as a Python bool or index
-_OPERATOR_TESTS = frozenset({"operator.truth", "operator.not_", "operator.index"})
+#: what reads a tensor as a Python number (``operator.index`` as ``int`` does, measured on torch 2.13)
+_CONVERSIONS = ("builtins.int", "builtins.float", "builtins.bool", "builtins.complex", "operator.index")
+#: the ``operator`` functions that read a tensor as a Python bool: they break whatever the flag (measured on
+#: torch 2.13: "Failed to trace builtin operator")
+_OPERATOR_TESTS = frozenset({"operator.truth", "operator.not_"})
 #: the conversions that read a NumPy reduction's number (see :func:`scalar_extraction`)
 _ARRAY_NUMBERS = frozenset({"builtins.int", "builtins.float"})
 #: the methods of :data:`_EXTRACTING_METHODS` that read a NumPy array's data whatever its dtype
@@ -2089,10 +2092,7 @@ def scalar_extraction(call: CallEvent, capture_scalar_outputs: bool) -> GraphBre
         return None if capture_scalar_outputs else GB.ITEM
     if call.qualname in _OPERATOR_TESTS and call.args and call.args[0].is_tensor \
             and call.args[0].qualname != K.NUMPY_ARRAY:
-        # (measured on torch 2.13: `operator.truth(t)` and `operator.not_(t)` break whatever the flag,
-        # `operator.index(t)` as `int(t)` does)
-        return GB.ITEM if call.qualname == "operator.index" and not capture_scalar_outputs else \
-            GB.BUILTIN_OPERATOR if call.qualname != "operator.index" else None
+        return GB.BUILTIN_OPERATOR
     if call.qualname == "builtins.map" and len(call.args) == 2 and call.args[0].qualname in _CONVERSIONS \
             and call.args[1].is_tensor and call.args[1].qualname != K.NUMPY_ARRAY and not call.args[1].assumed:
         # `map(float, t)`: the conversion of each element (measured on torch 2.13: `list(map(float, t))` breaks
@@ -2202,6 +2202,13 @@ def tensor_in_python_index(sub: SubscriptEvent) -> bool:
     if any(b.is_tensor and not b.assumed for b in sub.bounds):
         return True
     return sub.base.kind is not Kind.TENSOR and any(ix.is_tensor and not ix.assumed for ix in sub.index)
+
+
+def _index_captured(sub: SubscriptEvent) -> bool:
+    """``capture_scalar_outputs`` keeps the index of :func:`tensor_in_python_index` in the graph: not the
+    index of a module container (measured on torch 2.13: ``self.heads[t]`` breaks with the flag too, inside
+    ``nn.ModuleList.__getitem__``)."""
+    return sub.base.kind is not Kind.MODULE
 
 
 def traced_random_index(sub: SubscriptEvent) -> GraphBreakType | None:

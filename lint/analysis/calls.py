@@ -14,21 +14,23 @@ from dynalint.analysis.numpy_calls import TRACED_NUMPY_RANDOM
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.syntax import dotted_name, encloses, walk
 from dynalint.analysis.values import (
+    DYNAMIC_SIZE,
     NONE_VALUE,
     PYTHON_VALUE,
     RANK_VALUE,
     SIZE_VALUE,
     UNKNOWN_VALUE,
     Kind,
-    dimension_size,
     Value,
     derived,
+    dimension_size,
     join,
     join_all,
     mapping,
     merge_params,
     python,
     sequence,
+    shape_of,
     tensor,
 )
 from dynalint.config.settings import Scope, Settings
@@ -521,12 +523,9 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
     if name in K.SIZE_METHODS:
         if name in K.RANK_READS:
             return RANK_VALUE
-        if recv.dynamic_dims and name == "size":
-            return dimension_size(recv, args[0]) if len(args) == 1 and not kwargs else \
-                SIZE_VALUE.with_(dynamic_dims=recv.dynamic_dims, ndim=recv.ndim) if not args else SIZE_VALUE
-        if recv.dynamic_dims and name in ("numel", "nelement"):
-            return SIZE_VALUE.with_(dynamic=True)
-        return SIZE_VALUE
+        if name == "size" and not kwargs and len(args) <= 1:
+            return dimension_size(recv, args[0]) if args else shape_of(recv)
+        return DYNAMIC_SIZE if recv.dynamic_dims and name in ("numel", "nelement") else SIZE_VALUE
     if name == "data_ptr":
         return Value(Kind.PYTHON, qualname=DATA_PTR)
     if name == "as_subclass" and len(args) == 1:

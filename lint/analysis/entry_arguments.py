@@ -29,7 +29,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
-from dynalint.analysis.number_callers import foreign_call_sites
+from dynalint.analysis.number_callers import SIZED_FACTORIES, foreign_call_sites, replayed_sizes
 from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_main_guard, literal_value,
                                       parent_map, position_bound, walk)
 from dynalint.analysis.values import Kind, Value
@@ -322,12 +322,6 @@ def _repeating_loop(site: _Site, counted: bool = True) -> cst.For | None:
     return found
 
 
-#: torch factories whose size the replay can read: None when every positional argument is a size, else
-#: the position of the one that is (``torch.randint(low, high, size)``, ``torch.full(size, value)``)
-_SIZED_FACTORIES: dict[str, int | None] = {"torch.randn": None, "torch.rand": None, "torch.zeros": None,
-                                           "torch.ones": None, "torch.empty": None, "torch.randint": -1,
-                                           "torch.full": 0}
-
 
 def set_with_size_change(program: "Program", setters: list["FunctionInfo"], attribute: str) -> bool:
     """Whether every change of ``attribute`` that the methods ``setters`` make comes with a recompile
@@ -408,7 +402,7 @@ def first_size_change(program: "Program", site: _Site) -> int | None:
         return None
     found = [change for arg in call.args if not arg.keyword
              for factory in [_factory_of(program, loop, arg.value)] if factory is not None
-             for change in [_first_change(_sizes(program, factory, caller))] if change is not None]
+             for change in [_first_change(replayed_sizes(program, factory, caller))] if change is not None]
     return min(found, default=None)
 
 
@@ -420,24 +414,9 @@ def _factory_of(program: "Program", loop: cst.For, node: cst.BaseExpression) -> 
         values = [n.value for n in walk(loop.body, into_scopes=False) if isinstance(n, cst.Assign)
                   and any(isinstance(t.target, cst.Name) and t.target.value == node.value for t in n.targets)]
         node = values[0] if len(values) == 1 else node
-    if isinstance(node, cst.Call) and program.index.resolve_expr(node.func) in _SIZED_FACTORIES:
+    if isinstance(node, cst.Call) and program.index.resolve_expr(node.func) in SIZED_FACTORIES:
         return node
     return None
-
-
-def _sizes(program: "Program", factory: cst.Call, caller: "FunctionInfo") -> list[Any]:
-    """The size ``factory`` is called with at each iteration the replay runs (UNKNOWN where not known)."""
-    if any(a.star for a in factory.args):
-        return []
-    position = _SIZED_FACTORIES[program.index.resolve_expr(factory.func) or ""]
-    names = [f"_{i}" for i, a in enumerate(factory.args) if a.keyword is None]
-    values = loop_argument_values(factory, caller, names)
-    if not names or any(n not in values for n in names):
-        return []
-    per_argument = [values[n] for n in names]
-    if position is not None:
-        return per_argument[position]
-    return [tuple(vs) for vs in zip(*per_argument)]
 
 
 def _first_change(values: list[Any]) -> int | None:

@@ -16,7 +16,7 @@ way leaves the parameter as it was.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, TypeVar
 
 import libcst as cst
 
@@ -1181,8 +1181,29 @@ def _another_binding(parents: "_Parents", name: cst.Name, scope: cst.CSTNode) ->
     return False
 
 
-#: torch factories whose positional arguments (or one tuple or list of them) are the sizes of what they make
-_SIZED_FACTORIES = frozenset({"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty"})
+#: torch factories whose size a replay can read: None when every positional argument is a size (or the one
+#: tuple or list of them), else the position of the one that is (``torch.randint(low, high, size)``,
+#: ``torch.full(size, value)``)
+SIZED_FACTORIES: dict[str, int | None] = {"torch.randn": None, "torch.rand": None, "torch.zeros": None,
+                                          "torch.ones": None, "torch.empty": None, "torch.randint": -1,
+                                          "torch.full": 0}
+
+
+def replayed_sizes(program: Program, factory: cst.Call, caller: "FunctionInfo") -> list[Any]:
+    """The size the factory call ``factory`` (of :data:`SIZED_FACTORIES`) is given at each iteration the
+    replay of the loops around it in ``caller`` runs (UNKNOWN where not known): a tuple of its positional
+    arguments, or the argument at the factory's size position."""
+    if any(a.star for a in factory.args):
+        return []
+    position = SIZED_FACTORIES[program.index.resolve_expr(factory.func) or ""]
+    names = [f"_{i}" for i, a in enumerate(factory.args) if a.keyword is None]
+    values = loop_argument_values(factory, caller, names)
+    if not names or any(n not in values for n in names):
+        return []
+    per_argument = [values[n] for n in names]
+    if position is not None:
+        return per_argument[position]
+    return [tuple(vs) for vs in zip(*per_argument)]
 
 
 def dynamic_arguments(program: Program, fn: "FunctionInfo") -> tuple[frozenset[str], dict[str, frozenset]]:
@@ -1235,22 +1256,16 @@ def _factory_shapes(program: Program, expr: cst.BaseExpression, where: "Function
     """The sizes ``torch.randn(4, 3)`` (or ``torch.zeros((4, 3), ...)``) makes, written as literals or as
     the variables of the loops around it (``for n in (4, 6): f(torch.randn(n, 3))``: one shape for each
     iteration replayed); empty when not known."""
-    if not isinstance(expr, cst.Call) or program.index.resolve_expr(expr.func) not in _SIZED_FACTORIES \
-            or any(a.star for a in expr.args):
-        return []
+    if not isinstance(expr, cst.Call) or SIZED_FACTORIES.get(program.index.resolve_expr(expr.func) or "", 0) \
+            is not None or any(a.star for a in expr.args):
+        return []  # (a factory every positional argument of which is a size)
     positional = [a.value for a in expr.args if a.keyword is None]
     if len(positional) == 1 and isinstance(positional[0], (cst.Tuple, cst.List)):
         positional = [e.value for e in positional[0].elements]
     literal = [_literal_int(e) for e in positional]
     if positional and None not in literal:
         return [tuple(literal)]  # type: ignore[arg-type]
-    if len(positional) != len([a for a in expr.args if a.keyword is None]):
-        return []  # (a tuple of sizes written with variables is not replayed)
-    names = [f"_{i}" for i in range(len(positional))]
-    replayed = loop_argument_values(expr, where, names)
-    if not positional or any(n not in replayed for n in names):
-        return []
-    rows = list(zip(*(replayed[n] for n in names)))
+    rows = replayed_sizes(program, expr, where)  # (a tuple of sizes written with variables: no int row)
     return [row for row in rows if all(type(v) is int for v in row)] if all(
         all(v is not UNKNOWN for v in row) for row in rows) else []
 

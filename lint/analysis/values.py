@@ -250,22 +250,27 @@ SIZE_VALUE = Value(Kind.SIZE)
 DYNAMIC_SIZE = Value(Kind.SIZE, dynamic=True)
 ALL_DIMS: frozenset[int | str] = frozenset({"*"})
 """The :attr:`Value.dynamic_dims` of a tensor every size of which is dynamic."""
+RANK_VALUE = Value(Kind.SIZE, rank=True)
+PYTHON_VALUE = Value(Kind.PYTHON)
+NONE_VALUE = Value(Kind.PYTHON, const=None)
 
 
-def dimension_size(shape: Value, index: Value, ndim: int | None = None) -> Value:
+def shape_of(t: Value) -> Value:
+    """The shape of the tensor ``t`` (``t.shape``, ``t.size()``), carrying which of its sizes the calls change
+    (``x.shape[0]`` picks one: :func:`dimension_size`)."""
+    return SIZE_VALUE.with_(dynamic_dims=t.dynamic_dims, ndim=t.ndim) if t.dynamic_dims else SIZE_VALUE
+
+
+def dimension_size(shape: Value, index: Value) -> Value:
     """The size of dimension ``index`` of ``shape`` (a tensor, or the shape read from one): dynamic when the
     calls change it (:attr:`Value.dynamic_dims`)."""
     dims = shape.dynamic_dims
     if not dims or type(index.const) is not int:
         return SIZE_VALUE
     i = index.const
-    ndim = ndim if ndim is not None else shape.ndim
-    if i < 0 and ndim is not None:
-        i += ndim
+    if i < 0 and shape.ndim is not None:
+        i += shape.ndim
     return DYNAMIC_SIZE if "*" in dims or i in dims else SIZE_VALUE
-RANK_VALUE = Value(Kind.SIZE, rank=True)
-PYTHON_VALUE = Value(Kind.PYTHON)
-NONE_VALUE = Value(Kind.PYTHON, const=None)
 
 
 def tensor(

@@ -24,16 +24,17 @@ from dynalint.analysis.values import (
     RANK_VALUE,
     SIZE_VALUE,
     UNKNOWN_VALUE,
-    dimension_size,
     Kind,
     Value,
     derived,
+    dimension_size,
     join,
     join_all,
     mapping,
     merge_params,
     python,
     sequence,
+    shape_of,
     tensor,
 )
 
@@ -139,11 +140,7 @@ class ExpressionHandlers:
             return self.p.names.qualified_value(q)
         if base.kind is Kind.TENSOR:
             if attr in K.SIZE_ATTRS:
-                if attr in K.RANK_READS:
-                    return RANK_VALUE
-                # (the shape of a tensor whose sizes the calls change carries which: `x.shape[0]` picks one)
-                return SIZE_VALUE.with_(dynamic_dims=base.dynamic_dims, ndim=base.ndim) if base.dynamic_dims \
-                    else SIZE_VALUE
+                return RANK_VALUE if attr in K.RANK_READS else shape_of(base)
             if attr in K.PYTHON_ATTRS:
                 return PYTHON_VALUE
             if attr in K.TENSOR_ATTRS:
