@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from dynalint.analysis.entry_arguments import grad_mode_flips, site_where
+from dynalint.core import gb_types as GB
+from dynalint.analysis.entry_arguments import (grad_mode_flips, shared_frame_grad_flips, site_where,
+                                               top_statement)
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 
@@ -22,12 +24,23 @@ class GradModeVaries(Rule):
         the two graphs then stay cached, so the flip costs one compile, not one per call. A call counts
         as running with grad mode on only when nothing in the module can turn it off around the call:
         no `torch.set_grad_enabled(...)` called as a statement in the module (in a `with`, it sets the
-        mode of its block only, and a call inside that block runs in a mode not known), except a
+        mode of its block only, and a call inside that block runs in a mode not known; in a function whose
+        last such statement turns the mode back on, or restores a mode it saved, it sets the mode of the
+        calls after it in that function only), except a
         script's own `torch.set_grad_enabled(True)`/`(False)` statements one after the other, which set
         the mode of the script's calls after them, and the calling
         function is called in the module (or turns grad mode off itself around the other call), never
-        from a no-grad context. Calls
-        from code that is compiled itself are inlined and are not counted.
+        from a no-grad context (a call inside `torch.enable_grad()` within a no-grad block runs with grad
+        mode on). Calls
+        from code that is compiled itself are inlined and are not counted. A function that breaks the graph
+        (outside any loop) is compiled as a frame of its own, with graphs kept on its code and shared by every
+        compiled caller; so is one that calls, at any depth, a function that breaks. When one entry point
+        runs such a function with grad mode on and another with it off (a model's `forward` reached from a
+        compiled loss, and the model compiled for evaluation under `no_grad`), it recompiles the same way;
+        the outermost such functions the two reach are reported on their `def` (what they call may run
+        inside them in one mode only, behind a branch on `self.training`), not one decorated to set its own
+        grad mode. A call of what `torch.compile(...)` returned,
+        made at once (`torch.compile(model)(x)`), counts as a call of the entry point.
     """
     fix = """
         Usually accept the one extra graph (`# noqa: DYN208`): both stay cached. A second
@@ -79,3 +92,19 @@ class GradModeVaries(Rule):
                         f"({site_where(ctx.program, off)}, under no-grad): Dynamo guards on the grad mode, so "
                         "the second mode recompiles it (one graph for each).",
                 hint="accept the one extra graph (both stay cached), or call the uncompiled function under no-grad")
+        breaking = {id(b.event.function) for b in ctx.breaks}
+        # (a break in a loop makes Dynamo run the whole frame eagerly, with no graph to recompile; so does an
+        # RNN module's, met as Dynamo loads the module, where it cannot resume: measured on torch 2.13)
+        looped = {id(b.event.function) for b in ctx.breaks if b.in_loop or b.gb is GB.RNN_MODULE}
+        surely = {id(b.event.function) for b in ctx.breaks if not b.in_loop and top_statement(b.event)}
+        shared = shared_frame_grad_flips(ctx.program, lambda f: id(f) in breaking, lambda f: id(f) in surely,
+                                         lambda f: id(f) in looped)
+        for fn, (first, on), (second, off) in shared:
+            yield Finding(
+                rule=type(self), node=fn.node.name, statement=fn.node,
+                message=f"`{fn.name}` breaks the graph, or calls code that does, so Dynamo compiles it as a "
+                        "frame of its own, whose graphs every compiled caller shares: "
+                        f"`{first.name}` runs it with grad mode on "
+                        f"({site_where(ctx.program, on)}) and `{second.name}` with it off "
+                        f"({site_where(ctx.program, off)}, under no-grad), so the second mode recompiles it.",
+                hint="remove the graph break in it, or accept the one extra graph (both stay cached)")

@@ -8,6 +8,7 @@ import libcst as cst
 from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, guarded_read, handed_on,
                                                read_before)
 from dynalint.analysis.events import CallEvent
+from dynalint.analysis.eager_part import read_before_first_break, runs_in_wrapper
 from dynalint.analysis.resume_paths import FrameGraphs, eager_part
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -63,9 +64,13 @@ class PythonArgumentVaries(Rule):
         (h, int(k)); helper(h, p)`), is guarded there; when a break outside any loop comes first, the part of
         the function before that break is compiled and guarded on what it reads, and only the frame resumed
         after it runs eagerly; a break inside a `try` statement, or at the context manager a `with` statement
-        enters (`with open(...)`), cannot be resumed from either. A number the compiled code only passes on
-        (stores in a tuple, list or dict, returns), and any argument it never reads, installs no guard and
-        does not recompile (all measured on torch 2.13).
+        enters (`with open(...)`), cannot be resumed from either. A function decorated with one of torch's
+        context managers (`@torch.no_grad()`) or with a decorator of the file that returns a wrapper runs
+        inside that wrapper, which Dynamo compiles: it is guarded on what the function read before its first
+        break, in a loop or not. A number, string or flag the compiled code only passes on (stores in a
+        tuple, list or dict, returns) or hands as it is to a call that breaks the graph
+        (`print("calling", name)`: the call runs eagerly with it), and any argument it never reads,
+        installs no guard and does not recompile (all measured on torch 2.13).
     """
     fix = """
         Pass values that change as tensors (they become graph inputs), split the entry point into one
@@ -217,8 +222,10 @@ class PythonArgumentVaries(Rule):
             fn = entries[0].function
             eager = eager_part(ctx.breaks, fn)
             if eager is not None:  # Dynamo runs (part of) the frame eagerly: only what it hands on is guarded
+                wrapped = runs_in_wrapper(fn)
                 entries = [e for e in entries if e.indexes or handed_on(fn, e.param.name.value, reads)
-                           or read_before(fn, e.param.name.value, eager)]
+                           or read_before(fn, e.param.name.value, eager)
+                           or (wrapped and read_before_first_break(fn, e.param.name.value, ctx.breaks))]
                 if not entries:
                     continue
             if len(entries) == 1:

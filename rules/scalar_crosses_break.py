@@ -10,12 +10,13 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, capture_flag,
                                       python_bool_mask, reads_data, takes_tensor_data)
 from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read, read_before
-from dynalint.analysis.events import ArithmeticEvent, CallEvent, ScalarUseEvent, SubscriptEvent
+from dynalint.analysis.events import (ArithmeticEvent, CallEvent, ResumeInputsEvent, ScalarUseEvent,
+                                      SubscriptEvent)
 from dynalint.analysis.resume_paths import (FrameGraphs, branch_may_skip, breaks_between,
                                             builtin_method_held, eager_part, resumable, runs_eagerly,
                                             runs_graph_op)
 from dynalint.analysis.syntax import encloses
-from dynalint.analysis.value_uses import used_after
+from dynalint.analysis.value_uses import read_after, used_after
 from dynalint.analysis.values import Kind, Value
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -45,7 +46,10 @@ class ScalarCrossesBreak(Rule):
         recompiles once). A value that is only returned is not guarded, nor
         one whose resumed frame Dynamo does not compile: nothing after the break runs a tensor
         operation (arithmetic, tests and `math` functions of Python numbers are none), a traced call or another break
-        (a frame without a graph is skipped), or a break inside a later loop makes Dynamo run the
+        (a frame without a graph is skipped), the frame holds nothing tensor-related (its inputs are
+        Python numbers, strings, lists, tuples and dicts of them and objects of plain classes, and the
+        function names no torch or NumPy module: Dynamo skips it), or a break inside a later loop makes
+        Dynamo run the
         whole resumed frame eagerly (when another break outside any loop comes first, the resumed
         frame ends there, compiled and guarded on the value it received, and only the frame after it
         runs eagerly); nor when the value is tested by an `if` one of whose branches
@@ -63,8 +67,10 @@ class ScalarCrossesBreak(Rule):
         change. A tensor whose size comes from tensor data (`(x > 0).nonzero()`, `x[mask]`) breaks the
         same way and the resumed frame is guarded on its size, but whether that size changes between
         calls depends on the data alone (a mask that selects as many rows each time recompiles nothing),
-        so it is reported only where the calls the project makes draw that data afresh
-        (`f(torch.randn(8))` in a loop, or at two calls): the resumed frame then recompiles once when
+        so it is reported only where the calls the project makes pass new data (`f(torch.randn(8))` in a
+        loop, or at two calls; two different literal tensors, `f(torch.tensor([1, 5]))` and
+        `f(torch.tensor([2, 2, 0]))`; what a loop over batches binds, `for x, y in loader: step(x, y)`): the
+        resumed frame then recompiles once when
         the size first changes, and the size is dynamic from then on. An op that takes a size, given a
         0-d tensor computed from data (`torch.arange(n)`, `h.new_zeros(n, 8)`, `x.narrow(0, 0, n)`),
         breaks the same way and returns a tensor of that size, guarded the same way where the code
@@ -90,7 +96,10 @@ class ScalarCrossesBreak(Rule):
         identity and recompiles at every call. So does `str(t)` of a tensor (it breaks) whose string the
         code after the break joins to another (`"value " + str(t)`): the resumed frame is guarded on the
         text, so every new value recompiles; reported where the calls draw the data afresh (a string
-        only handed to a call such as `print` is not guarded).
+        only handed to a call such as `print` is not guarded). A size of a tensor whose shape the calls
+        change (`b, c, h, w = x.shape`, `n = x.shape[0]`), taken before a break outside any loop and read
+        after it, reaches the resumed frame as a Python int the same way: guarded, it recompiles that frame
+        once when the size first changes.
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
@@ -295,6 +304,38 @@ class ScalarCrossesBreak(Rule):
         yield from self._handed_to_other_modules(ctx, seen)
         yield from self._sizes_handed_from_eager_frames(ctx, shared)
         yield from self._strings_of_data(ctx, shared)
+        yield from self._sizes_across_breaks(ctx)
+
+    def _sizes_across_breaks(self, ctx: RuleContext) -> Iterator[Finding]:
+        """``b, c, h, w = x.shape`` of a tensor whose size the calls change, read after a graph break: the
+        frame resumed there receives the size as a Python int and is guarded on it, so it recompiles when the
+        size first changes (measured on torch 2.13: ``h == 4`` fails in ``torch_dynamo_resume_in_...``; the
+        size is dynamic from then on)."""
+        for ev in ctx.events(ResumeInputsEvent):
+            if not ev.sizes:
+                continue
+            fn = ev.function
+            at = next((b for b in ctx.breaks if b.event.function is fn and encloses(ev.node, b.node)
+                       and not b.in_loop and not ctx.breaks.in_comprehension(b)
+                       and not ctx.breaks.loop_break_before(b.event) and not runs_eagerly(ctx.breaks, b.event)
+                       and ctx.breaks.resumed_frame_compiles(b)), None)
+            if at is None:
+                continue
+            read = sorted(name for name in ev.sizes if read_after(fn.node, ev.node, name))
+            if not read:
+                continue
+            names = ", ".join(f"`{n}`" for n in read)
+            what, it = ("is a size", "it as a Python int") if len(read) == 1 \
+                else ("are sizes", "them as Python ints")
+            yield self.finding(
+                at.event,
+                f"{names} {what} of a tensor whose shape the calls change, read after the graph break at "
+                f"`{ctx.code(at.node)}`: the frame resumed there receives {it} and is guarded on "
+                f"{it.split(' as ')[0]}, so it recompiles once when the size first changes (the size is then "
+                "dynamic).",
+                hint="remove the graph break, or mark the dimension dynamic before the first call "
+                     "(`torch._dynamo.mark_dynamic(x, dim)`)",
+            )
 
     def _strings_of_data(self, ctx: RuleContext, shared: "_Shared") -> Iterator[Finding]:
         """``"value " + str(t)``: ``str()`` of a tensor breaks the graph, and the frame resumed after the
@@ -312,7 +353,7 @@ class ScalarCrossesBreak(Rule):
                 brk.event,
                 f"`{ctx.code(brk.node)}` makes a Python string of tensor data at a graph break, and the code "
                 "after the break combines it: the resumed frame is guarded on that exact text, and the calls "
-                f"draw new random data each time, so each new value recompiles it; {RECOMPILE_LIMIT}.",
+                f"pass new data each time, so each new value recompiles it; {RECOMPILE_LIMIT}.",
                 hint="format the value outside the compiled region, or log the tensor itself",
             )
 
@@ -467,9 +508,9 @@ class ScalarCrossesBreak(Rule):
             yield self.finding(
                 brk.event,
                 f"`{ctx.code(brk.node)}` has a size taken from tensor data at a graph break, and the code "
-                "after the break uses it: the resumed frame is guarded on that size, and the calls draw new "
-                "random data each time, so it recompiles once when the size first changes (the size is "
-                "then dynamic).",
+                "after the break uses it: the resumed frame is guarded on that size, and the calls pass new "
+                "data each time, so it recompiles once when the size first changes (the size is then "
+                "dynamic).",
                 hint="keep a fixed size (mask with torch.where)" + (f", or enable {flag}" if flag else ""),
             )
 

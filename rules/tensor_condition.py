@@ -19,7 +19,8 @@ class TensorCondition(Rule):
         Dynamo traces a graph for one path through the Python code. A condition whose truth depends on
         tensor *data* (`if x.sum() > 0:`, `if mask.any():`, `if torch.isnan(x).any():`, a tensor in
         `and`/`or`) cannot be decided while tracing, so Dynamo ends the graph, runs the comparison eagerly
-        and starts a new graph in the branch taken. Conditions on shapes, dtypes, devices,
+        and starts a new graph in the branch taken (also `if y in bank:` of a list of tensors, which
+        compares `y` with each by `==`). Conditions on shapes, dtypes, devices,
         `requires_grad`, `self.training`, `is None` and `isinstance` are fine: they are decided at
         trace time and guarded.
 
@@ -28,7 +29,8 @@ class TensorCondition(Rule):
         means the tensor operand never runs). After a test that an optional argument was passed
         (`if labels is not None and labels.max() >= n:`, `labels` defaulting to `None`) the tensor
         operand runs only for callers that pass one; whether they do is not known, so it is not
-        reported (a caller in the checked code that passes a tensor makes it known). Code under `torch.jit.is_scripting()`,
+        reported (a caller in the checked code that passes a tensor makes it known, also to an argument
+        annotated `Optional[Tensor]`). Code under `torch.jit.is_scripting()`,
         `torch.jit.is_tracing()`, `torch._C._get_tracing_state()` or FX/ONNX tracing checks never
         runs under torch.compile (they are false there) and is skipped like code under
         `not torch.compiler.is_compiling()`.

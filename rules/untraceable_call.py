@@ -42,7 +42,15 @@ class UntraceableCall(Rule):
         `randint` on another breaks either way), importing a module (`__import__(name)`,
         `importlib.import_module(name)`), `globals()`, `exec(...)`, building an instance of a `torch.Tensor`
         subclass of the checked code whose `__init__` requires an argument besides the instance (Dynamo
-        passes it none: "failed to bind arguments when attempting to inline"), `ExitStack.enter_context(...)`, using an f-string that formats
+        passes it none: "failed to bind arguments when attempting to inline"), `ExitStack.enter_context(...)`
+        of a context manager of torch or the standard library (one the checked code defines is traced),
+        building an exception of the checked code whose `__init__` calls the builtin exception's
+        (`super().__init__(msg)`, `ValueError.__init__(self, msg)`), `dir()` of a tensor, module or object
+        (of a constant or a class it folds), calling a `functools.singledispatch` function,
+        the methods of `t.untyped_storage()` other than `size()` and `resize_()`,
+        `@functools.cache`/`lru_cache` on a function defined in compiled code (a cached function of the module
+        is traced), an assignment expression inside a list, set or dict comprehension on Python before 3.12
+        (`[y for r in rs if (y := f(r))]`), using an f-string that formats
         a tensor (its `len`, `+`, `==`, `in`, a method; formatting it, or a shape, and passing it on are
         traced), setting `t.requires_grad` on a tensor (`t.grad = None` and `param.data = ...` are
         traced), and registering hooks on a module (`module.register_forward_hook`
@@ -129,8 +137,9 @@ class UntraceableCall(Rule):
         Tensor"), and the rest of the function runs eagerly.
         Once the calls of a compiled function change a size of a tensor they pass or an int they pass,
         Dynamo recompiles it with that size or int symbolic (under `dynamic=True`, from the first call):
-        `str`, `divmod`, `math.gcd`, `math.isqrt`, `sorted` and `%`-formatting of it break on that
-        recompile, which they do not on a static int.
+        `str`, `divmod`, `math.gcd`, `math.isqrt`, `sorted`, `random.randint`/`randrange`/`uniform` and
+        `%`-formatting of it (also of what `max`/`min` and arithmetic make of it) break on that recompile,
+        which they do not on a static int.
     """
     fix = """
         Move side effects out of the compiled region (log outside `forward`, or after it returns), or
@@ -472,6 +481,11 @@ LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
 #: the causes whose finding reads the same whatever the break: its message (``{code}``, the node's text;
 #: ``{detail}``, what the break names) and its hint
 _WORDED: dict[Cause, tuple[str, str]] = {
+    Cause.CACHED_NESTED_FUNCTION: ("`@{code}`: {detail}, so the graph breaks here.",
+                                   "define the cached function at module level, or drop the cache"),
+    Cause.COMPREHENSION_ASSIGNMENT: ("`{code}`: {detail}, so the graph breaks here.",
+                                     "assign the name in a loop, or compute the value twice in the "
+                                     "comprehension"),
     Cause.SYMBOLIC_INT: ("`{code}`: {detail}, so the graph breaks here on that recompile.",
                          "compute it outside the compiled code and pass it in, or keep the size static "
                          "(`torch._dynamo.mark_static`, or `dynamic=False`)"),

@@ -380,6 +380,44 @@ that body eagerly, so nothing is guarded on the number; nor in ``checked``, whic
 without a graph, which Dynamo skips."""
 
 
+_SAMPLER = """
+    {decorator}def {name}(w, x, steps=2, guidance=0.0):
+        for _ in range(steps):
+            y = x @ w
+            if guidance > 0:
+                y = y + guidance * (y - x)
+            x = y.tanh()
+            print("positive", int((x > 0).sum()))
+        return x
+"""
+WRAPPED_CASES = """
+    import functools
+
+    import torch
+
+
+    def logged(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+        return wrapper
+
+""" + "\n".join(_SAMPLER.format(decorator=decorator, name=name) for decorator, name in (
+    ("@torch.no_grad()\n    ", "guided"), ("@logged\n    ", "wrapped"), ("", "bare"))) + """
+
+    def run():
+        w = torch.ones(4, 4) * 0.1
+        for fn in (guided, wrapped, bare):
+            compiled = torch.compile(fn, backend="eager")
+            for g in (0.0, 1.5):
+                compiled(w, torch.ones(2, 4), guidance=g)
+"""
+"""A function decorated with one of torch's context managers or with a wrapper of the file runs inside the
+decorator's wrapper, which Dynamo compiles: it inlines the function up to the break in its loop and guards on
+what it read before it (torch's wrapper is ``inner``, the file's ``wrapper``); the bare function runs eagerly
+and never recompiles."""
+
+
 RECOMPILE_CASES = [
     RecompileCase("entry", ENTRY_CASES, ENTRY_REPORTED, ENTRY_RECOMPILED, resumed=False, rule="DYN206",
                   at_definition=True),
@@ -387,6 +425,8 @@ RECOMPILE_CASES = [
                   words=("the size of `(x > 0).nonzero()`",)),
     RecompileCase("resumed", RESUMED_CASES, {"counted", "classed"}, {"counted", "classed"}, resumed=True),
     RecompileCase("handed", HANDED_CASES, {"scaled"}, {"scaled"}, resumed=False, at_definition=True),
+    RecompileCase("wrapped", WRAPPED_CASES, {"guided", "wrapped"}, {"inner", "wrapper"}, resumed=False,
+                  rule="DYN206", at_definition=True, words=("`guidance`",)),
 ]
 """Each source, what the analysis reports in it, and what Dynamo recompiles when it runs."""
 

@@ -387,6 +387,43 @@ def test_a_fix_that_would_drop_a_comment_is_not_applied():
     assert result.source == code and "DYN104" in [d.code for d in result.remaining]
 
 
+def test_a_fix_that_would_copy_a_comment_is_not_applied():
+    # (found by the property test) the split of the compiled part after its first break would write the
+    # module's trailing comment twice
+    code = textwrap.dedent("""\
+        # keep
+        import torch
+        import random
+
+        drop_rate = 0.0  # keep
+
+        def set_drop_rate(value: float):
+            global drop_rate
+            drop_rate = value
+
+        def decode(t):
+            rows = []
+            for row in t:
+                rows.append(int(row.sum()))
+            return rows
+
+        rnn = torch.nn.GRU(4, 4)
+
+        @torch.compile
+        def step0(x):  # keep
+            # keep
+            draw = random.random()  # keep
+            x = x * draw
+            x = x; print(x.sum())
+            # keep
+            idx = torch.nonzero(x > 0).squeeze(-1)
+            x = x.index_select(0, idx)
+
+        # keep""")
+    result = fix_source(code, "m.py", Settings(), unsafe=True)
+    assert result.source.count("# keep") == code.count("# keep") and result.applied
+
+
 def test_check_in_graph_refusals():
     # a computed message would be lost; the check's result is used; a keyword argument;
     # the value read by .item() is an unannotated parameter (maybe a Python number)

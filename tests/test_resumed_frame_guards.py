@@ -11,7 +11,8 @@ call returned, has no graph: Dynamo skips it and nothing recompiles.  A break in
 makes Dynamo run the resumed frame eagerly, unless another break ends that frame before the loop."""
 from __future__ import annotations
 
-from helpers import RecompileCase, recompile_case_tests
+from conftest import requires_torch
+from helpers import RecompileCase, check, recompile_case_tests, recompiled_frames, recompiles_of_run
 
 CASES = """
     import time
@@ -486,6 +487,71 @@ break with the number live, and the resumed frame receives it as a Python number
 uses it; ``kept`` has no later break, and ``returned`` only returns it after the break."""
 
 
+NEW_DATA_CASES = """
+    import torch
+
+
+    def picked(rnd, pos):
+        hit = torch.isin(rnd, pos)
+        keep = rnd[~hit]
+        return torch.stack([keep // 7, keep % 7])
+
+
+    def kept(x):
+        sel = x[x > 0]
+        return sel * 2
+
+
+    def same(x):
+        sel = x[x > 0]
+        return sel * 2
+
+
+    def run():
+        f = torch.compile(picked, backend="eager")
+        pos = torch.tensor([1, 2, 3, 10])
+        f(torch.tensor([1, 2, 5, 6, 8, 9]), pos)
+        f(torch.tensor([1, 2, 3, 6, 8, 11]), pos)
+        g = torch.compile(kept, backend="eager")
+        batches = [torch.tensor([1.0, -1.0, 2.0]), torch.tensor([1.0, 2.0, 3.0])]
+        for batch in batches:
+            g(batch)
+        h = torch.compile(same, backend="eager")
+        x = torch.tensor([1.0, -1.0, 2.0])
+        for _ in range(3):
+            h(x)
+"""
+"""Data the calls change without drawing it: two different literal tensors (``picked``), what a loop over
+batches binds (``kept``); the resumed frame after the mask recompiles when the selected size changes.
+``same`` is given the same tensor at each pass of a ``range``: nothing changes."""
+
+
+PLAIN_CASES = """
+    import torch
+
+
+    def segments(speech, min_len):
+        segs, start = [], None
+        for i, v in enumerate(speech.tolist()):
+            if v and start is None:
+                start = i
+            elif not v and start is not None:
+                if i - start >= min_len:
+                    segs.append((start, i))
+                start = None
+        return segs
+
+
+    def run():
+        f = torch.compile(segments, backend="eager")
+        for pattern in ([0, 1, 1, 1, 0, 0], [1, 1, 0, 0, 0, 1], [0, 0, 1, 1, 1, 0]):
+            f(torch.tensor(pattern, dtype=torch.bool), 2)
+"""
+"""After the break at ``.tolist()`` the resumed frame holds Python numbers, lists and ``None`` alone: Dynamo
+finds nothing tensor-related in it and skips it ("no tensor-related objects found in frame"), so nothing is
+guarded on the list, whatever the data."""
+
+
 RECOMPILE_CASES = [
     RecompileCase("resumed", CASES, RECOMPILED - SIZED_BY_DATA, RECOMPILED, resumed=True, run=_call_each),
     RecompileCase("fresh", FRESH_CASES, FRESH_RECOMPILED, FRESH_RECOMPILED, resumed=True, seed=0,
@@ -495,7 +561,61 @@ RECOMPILE_CASES = [
     RecompileCase("new_number", NEW_NUMBER_CASES, {"scaled", "timed"}, {"scaled", "timed"}, resumed=False,
                   at_definition=True, words=("runs eagerly", "skipped call")),
     RecompileCase("captured", CAPTURED_CASES, {"crossed"}, {"crossed"}, resumed=True),
+    RecompileCase("new_data", NEW_DATA_CASES, {"picked", "kept"}, {"picked", "kept"}, resumed=True),
+    RecompileCase("plain", PLAIN_CASES, set(), set(), resumed=True),
 ]
 """Each source, the functions DYN204 reports in, and those whose frames Dynamo recompiles when it runs."""
 
 test_reported_functions, test_recompiled_frames_under_dynamo = recompile_case_tests(RECOMPILE_CASES)
+
+
+SIZES = """
+    import torch
+
+
+    def sized(x):
+        b, n = x.shape
+        print("shape")
+        return x.reshape(b * n) * n
+
+
+    def unread(x):
+        b, n = x.shape
+        print("shape", b, n)
+        return x * 2
+
+
+    def fixed(x):
+        b, n = x.shape
+        print("shape")
+        return x.reshape(b * n) * n
+
+
+    def run():
+        f = torch.compile(sized, backend="eager")
+        g = torch.compile(unread, backend="eager")
+        h = torch.compile(fixed, backend="eager")
+        for n in (3, 4):
+            f(torch.ones(2, n))
+            g(torch.ones(2, n))
+        for _ in range(2):
+            h(torch.ones(2, 3))
+"""
+"""``sized`` reads the sizes it took before the ``print`` after it: the frame resumed there receives them as
+Python ints, guarded first, and recompiles when the second call changes ``n`` (on ``n == 3``; its own frame
+recompiles on the tensor's new shape); ``unread`` only passes them to the call that breaks (its resumed frame
+recompiles on the tensor alone), and ``fixed`` is given one shape."""
+
+
+def test_sizes_the_calls_change_read_after_a_break_are_reported_at_the_break():
+    found = [d for d in check(SIZES) if d.code == "DYN204"]
+    assert [(d.line, "`n` is a size" in d.message) for d in found] == [(6, True)]
+
+
+@requires_torch
+def test_dynamo_recompiles_the_frame_resumed_after_the_sizes_are_taken():
+    messages = recompiles_of_run(SIZES, "sizes")
+    on_ints = {name for name, is_resumed in recompiled_frames([m for m in messages if "n == 3" in m])
+               if is_resumed}
+    assert on_ints == {"sized"}, messages
+    assert not any("fixed" in m for m in messages), messages

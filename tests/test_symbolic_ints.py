@@ -57,3 +57,43 @@ def main():
 
 test_check, test_dynamo = break_tests(CODE, {(9, "DYN105"), (15, "DYN105"), (20, "DYN105"), (30, "DYN105")},
                                       "[()]")
+
+
+NAMED = """
+import torch
+
+
+@torch.compile(backend="eager")
+def halves(x):
+    pairs, extra = divmod(x.shape[0], 2)
+    return x[: pairs * 2] + extra
+
+
+@torch.compile(backend="eager")
+def described(x):
+    text = "%d x %d" % (x.shape[0], x.shape[1])
+    return x.sum() + len(text)
+
+
+@torch.compile(backend="eager")
+def kept(x):
+    return x * len("%d" % x.shape[1])
+
+
+def main():
+    a = torch.ones(4, 3)
+    b = torch.ones(6, 3) / 5
+    halves(a)
+    halves(b)
+    c = torch.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    d = torch.arange(18.0).reshape(6, 3)
+    described(c)
+    described(d)
+    kept(c)
+    kept(d)
+"""
+"""The shapes the calls pass are followed through a name bound once to a factory (``a = torch.ones(4, 3)``),
+arithmetic with a number and ``.reshape`` to literal sizes: ``halves`` and ``described`` get a first
+dimension that changes and break on the recompile; ``kept`` formats the second, which stays 3."""
+
+test_check_named, test_dynamo_named = break_tests(NAMED, {(6, "DYN105"), (12, "DYN105")}, "[()]")

@@ -9,8 +9,10 @@ a break), and none of them repeats the classification.
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import enum
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Container, Iterable, Iterator, Protocol
 
@@ -39,8 +41,11 @@ from dynalint.analysis.events import (
     CallEvent,
     ClassStatementEvent,
     ComparisonEvent,
+    ComprehensionAssignmentEvent,
+    DecoratorEvent,
     ContainmentEvent,
     EagerComprehensionEvent,
+    ResumeInputsEvent,
     TensorAttributeStoreEvent,
     ConditionEvent,
     ContextManagerEvent,
@@ -142,6 +147,13 @@ class Cause(enum.Enum):
     EAGER_COMPREHENSION = "eager-comprehension"
     """A list/set/dict comprehension Dynamo compiles as a frame of its own, which cannot step the
     iterator it receives (:class:`~dynalint.analysis.events.EagerComprehensionEvent`)."""
+    CACHED_NESTED_FUNCTION = "cached-nested-function"
+    """``@functools.cache``/``lru_cache`` on a function defined in traced code: Dynamo cannot build the cache
+    wrapper ("Unsupported method call" at the decorator)."""
+    COMPREHENSION_ASSIGNMENT = "comprehension-assignment"
+    """An assignment expression inside a list, set or dict comprehension: on Python before 3.12 the
+    comprehension is a function of its own, which sets the name as a cell of the enclosing function; Dynamo
+    reads that cell before it is set ("Read uninitialized cell")."""
     TRACED_RANDOM = "traced-random"
     """Arithmetic on a number ``random.randint``/``randrange``/``uniform`` drew in traced code: Dynamo
     holds it as a tensor and has no rule for a Python operator on it and a number."""
@@ -275,6 +287,8 @@ class Breaks:
         self._python_ops: set[int] | None = None
         self._frame_events: dict[int, list[Event]] | None = None
         """The events :meth:`resumed_frame_compiles` reads, by ``id`` of their function, in order."""
+        self._resume_inputs: dict[int, frozenset[str]] | None = None
+        """By ``id`` of a statement that may break: the names that hold nothing tensor-related after it."""
         self._loop_breaks: dict[int, int | None] = {}
         """By ``id`` of a function: the earliest position of a statement holding a break inside one of
         its loops (:meth:`loop_break_before`)."""
@@ -449,7 +463,7 @@ class Breaks:
             | {id(n.keyword) for n in nodes if type(n) is cst.Arg and n.keyword is not None}
         if _tensor_on_stack(event):
             return False
-        plain = _plain_locals(event)
+        plain = _plain_locals(event) | self._plain_at(event)
         if any(type(n) is cst.Name and id(n) not in not_read and n.value in bound and n.value not in plain
                for n in nodes):
             return False
@@ -460,11 +474,24 @@ class Breaks:
                 part = part.value
             if isinstance(part, (cst.Integer, cst.Float, cst.SimpleString)):
                 continue
+            if type(part) is cst.Name and (part.value in plain or part.value not in bound):
+                continue  # (`enumerate` of `enumerate(t.tolist())`: a builtin, or a name holding no tensor)
             call = calls.get(id(part))
             if call is None or call.method is None or call.qualname is not None or call.callee is not None \
                     or call.receiver is None or not call.receiver.is_tensor:
                 return False
         return True
+
+    def _plain_at(self, event: Event) -> frozenset[str]:
+        """The names that hold nothing tensor-related after the statement of ``event`` (a statement outside
+        any loop), in every calling context the analysis ran it in (:class:`ResumeInputsEvent`)."""
+        if self._resume_inputs is None:
+            self._resume_inputs = {}
+            for ev in self.program.events:
+                if isinstance(ev, ResumeInputsEvent):
+                    seen = self._resume_inputs.get(id(ev.node))
+                    self._resume_inputs[id(ev.node)] = ev.plain if seen is None else seen & ev.plain
+        return self._resume_inputs.get(id(event.statement), frozenset())
 
     def _body_works(self, fn: "FunctionInfo", depth: int = 3) -> bool:
         """Whether a function of the project called after a break does something Dynamo compiles in
@@ -546,6 +573,8 @@ SYMBOLIC_INT_BREAKS: dict[str, GraphBreakType] = {
     **dict.fromkeys(("math.gcd", "math.lcm", "math.isqrt", "math.factorial", "math.comb", "math.perm"),
                     GB.NON_TENSOR_OP),
     "builtins.sorted": GB.SORT_NON_CONSTANT_KEYS,
+    # (traced on a Python int: given a symbolic one Dynamo calls the function itself, which it skips)
+    **dict.fromkeys(("random.randint", "random.randrange", "random.uniform"), GB.SKIPPED_FUNCTION),
 }
 
 
@@ -704,10 +733,83 @@ def _constructs(node: cst.Call, function: "FunctionInfo", events: "list[Event]")
         for ev in made)
 
 
+#: builtins Dynamo evaluates on constants alone (measured on torch 2.13: `dir(x)`, `dir(Bag(1))` and
+#: `ascii(x)` break, "Failed to trace builtin operator"; `dir([1, 2])` and `ascii("ab")` are traced)
+_CONSTANT_ONLY_BUILTINS = frozenset({"builtins.dir", "builtins.ascii"})
+
+
+def _an_object(v: Value) -> bool:
+    """A tensor, a module or an instance of a class of the checked code: a value that is no constant (a class,
+    also an instance of a metaclass, is one: measured on torch 2.13, `dir(cls)` of a class is traced)."""
+    return v.is_tensor or v.kind is Kind.MODULE or (
+        v.cls is not None and v.kind is Kind.UNKNOWN and _builtin_base(v.cls, ("type",)) is None)
+
+
+#: decorators that wrap a function in a cache of its results
+_CACHING_DECORATORS = frozenset({"functools.cache", "functools.lru_cache"})
+#: decorators that make a function dispatch on its first argument's type
+_DISPATCHING_DECORATORS = frozenset({"functools.singledispatch"})
+
+#: Python's own exception classes
+_BUILTIN_EXCEPTIONS = frozenset(n for n, v in vars(builtins).items()
+                                if isinstance(v, type) and issubclass(v, BaseException))
+
+
+def _builtin_base(cls: "ClassInfo", names: Container[str]) -> str | None:
+    """The builtin class among ``names`` that ``cls`` derives from (through its bases in the checked code), if
+    any."""
+    for c in cls.mro():
+        resolved = {b.name for b in c.base_classes}
+        for base in c.bases:
+            name = base.rpartition(".")[2]
+            if name in names and name not in resolved:
+                return name
+    return None
+
+
+def _exception_slot_call(call: CallEvent) -> tuple[GraphBreakType, str] | None:
+    """``super().__init__(msg)`` or ``Exception.__init__(self, msg)`` in a method of an exception class of the
+    checked code, where no class of the checked code defines the method: Dynamo cannot call the builtin
+    exception's slot (measured on torch 2.13: building such an exception in compiled code, to raise it or not,
+    breaks at that call, "Attempted to call a super() attribute that is not a function or method" and
+    "Unsupported method call"; an exception class without ``__init__``, or one that only sets attributes, is
+    traced)."""
+    node, fn = call.node, call.function
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute or fn is None or fn.cls is None:
+        return None
+    name, owner = node.func.attr.value, node.func.value
+    if not (name.startswith("__") and name.endswith("__")):
+        return None
+    base = _builtin_base(fn.cls, _BUILTIN_EXCEPTIONS)
+    if base is None or any(name in c.methods for c in list(fn.cls.mro())[1:]):
+        return None
+    if type(owner) is cst.Call and dotted_name(owner.func) == "super":
+        return GB.SUPER_NOT_FUNCTION, (f"`super().{name}` of an exception class is the builtin "
+                                       f"`{base}.{name}`, which Dynamo cannot call")
+    if dotted_name(owner) in _BUILTIN_EXCEPTIONS:
+        return GB.UNSUPPORTED_METHOD, f"Dynamo cannot call the builtin `{dotted_name(owner)}.{name}`"
+    return None
+
+
+def _library_object(v: Value) -> bool:
+    """An object a library made (``torch.no_grad()``, ``contextlib.nullcontext()``), not one of a class or
+    generator function of the checked code, nor a value the analysis does not know."""
+    return v.cls is None and v.func is None and v.kind is not Kind.SEQUENCE \
+        and (v.qualname is not None or v.kind is Kind.PYTHON)
+
+
+def _list_expression(node: cst.BaseExpression) -> bool:
+    """A list display or comprehension, or ``list(...)``."""
+    return type(node) in (cst.List, cst.ListComp) \
+        or (type(node) is cst.Call and dotted_name(node.func) == "list")
+
+
 def _a_list(call: CallEvent) -> bool:
-    """The one argument of ``call`` is a name the function binds only to lists (a list display or
-    comprehension, ``list(...)``), or a parameter annotated as a list."""
+    """The one argument of ``call`` is a list expression, a name the function binds only to list
+    expressions, or a parameter annotated as a list."""
     node = call.call.args[0].value if isinstance(call.call, cst.Call) and call.call.args else None
+    if node is not None and _list_expression(node):
+        return True
     if type(node) is not cst.Name or call.function is None:
         return False
     fn = call.function.node
@@ -718,9 +820,7 @@ def _a_list(call: CallEvent) -> bool:
         base = ann.value if type(ann) is cst.Subscript else ann
         return (dotted_name(base) or "").rpartition(".")[2] in ("list", "List")
     values = _assigned_values(call.function, node.value)
-    return bool(values) and all(
-        type(v) in (cst.List, cst.ListComp) or (type(v) is cst.Call and dotted_name(v.func) == "list")
-        for v in values)
+    return bool(values) and all(map(_list_expression, values))
 
 
 def unresumable_loop_test(b: Break) -> bool:
@@ -936,9 +1036,18 @@ _SUPER_PROPERTY_WHY = ("a property read through `super()` is held unresolved whi
 def _tensor_keys(keys: Value) -> bool:
     """A sort by ``keys`` (:attr:`CallEvent.sort_keys`) compares tensors: they are tensors, or tuples holding one
     (``sorted(d.items())`` of a dict of tensors).  Dynamo sorts only by keys it knows as constants."""
-    element = keys.elements()
-    return element.is_tensor or (element.kind is Kind.SEQUENCE and element.items is not None
-                                 and any(v.is_tensor for v in element.items))
+    return _holds_tensor(keys.elements())
+
+
+def _holds_tensor(v: Value) -> bool:
+    """``v`` is a tensor, or a tuple or list holding one at any depth."""
+    if v.is_tensor:
+        return True
+    if v.kind is not Kind.SEQUENCE:
+        return False
+    if v.items is not None:
+        return any(map(_holds_tensor, v.items))
+    return v.element is not None and _holds_tensor(v.element)
 
 
 def _assumed_tensor(v: Value) -> bool:
@@ -1587,8 +1696,24 @@ class BreakClassifier:
         breaks at the ``print`` only).  So does a traced random number, and what comparing one gives
         (``s = k > 1; print(s); if s:`` breaks at the ``print`` only)."""
         origin = ev.value.origin
-        made = self._call_at(origin) if origin is not None else None
+        made = self._made_for(ev, origin) if origin is not None else None
         return made is not None and not self._unbroken(made, lambda e: e is ev)
+
+    def _made_for(self, ev: Event, origin: cst.CSTNode) -> CallEvent | None:
+        """Where the value ``ev`` uses was made at ``origin``: in a function ``ev``'s calls, the last call of
+        that function before ``ev`` (``if coin(p):`` twice, each drawing anew: the analysis records the
+        helper's body once), else the first call event at ``origin``."""
+        if not encloses(ev.function.node, origin):
+            latest = None
+            for e in self.events:
+                if e is ev:
+                    break
+                if isinstance(e, CallEvent) and e.function is ev.function and e.callee is not None \
+                        and encloses(e.callee.node, origin):
+                    latest = e
+            if latest is not None:
+                return latest
+        return self._call_at(origin)
 
     def captured_constant(self, ev: Event) -> None:
         """The failure where ``ev`` uses a number ``capture_scalar_outputs`` keeps symbolic as a Python value
@@ -1717,6 +1842,24 @@ class BreakClassifier:
     def class_statement(self, ev: ClassStatementEvent) -> None:
         self.found.append(Break(ev, Cause.CLASS_STATEMENT, GB.BUILD_CLASS))
 
+    def decorator(self, ev: DecoratorEvent) -> None:
+        if ev.qualname in _CACHING_DECORATORS:
+            # (measured on torch 2.13: `@functools.cache` and `@functools.lru_cache(maxsize=None)` on a
+            # function defined in compiled code, "Unsupported method call" at the decorator; at module level
+            # they are applied before tracing, and calling the cached function is traced)
+            self.found.append(Break(ev, Cause.CACHED_NESTED_FUNCTION, GB.UNSUPPORTED_METHOD,
+                                    "Dynamo cannot build the cache wrapper (`functools._lru_cache_wrapper`) "
+                                    "of a function defined in compiled code"))
+
+    def comprehension_assignment(self, ev: ComprehensionAssignmentEvent) -> None:
+        if sys.version_info < (3, 12):
+            # (measured on torch 2.13 with Python 3.11: in a list, set or dict comprehension, whatever the
+            # value; Python 3.12 inlines comprehensions into the function, and a generator expression is
+            # traced)
+            self.found.append(Break(ev, Cause.COMPREHENSION_ASSIGNMENT, GB.UNINITIALIZED_CELL,
+                                    "the comprehension's frame assigns a cell of the enclosing function, "
+                                    "which Dynamo reads before it is set"))
+
     def tensor_attribute(self, ev: TensorAttributeStoreEvent) -> None:
         if ev.name == "data":
             self.found.append(Break(ev, Cause.TENSOR_ATTRIBUTE, GB.MUTATE_TENSOR_DATA,
@@ -1786,6 +1929,10 @@ class BreakClassifier:
                 and call.method not in K.TRACED_RANDOM_METHODS | K.RANDOM_STATE_METHODS:
             return GB.UNSUPPORTED_METHOD, ("Dynamo traces only `random`, `randint`, `randrange`, `uniform` and the "
                                            "state methods of a `random.Random`")
+        storage = call.receiver is not None and call.receiver.qualname == K.UNTYPED_STORAGE
+        if storage and call.method is not None and call.method not in K.TRACED_STORAGE_METHODS:
+            return GB.UNSUPPORTED_METHOD, ("Dynamo traces only `size()` and `resize_()` of a tensor's "
+                                           f"untyped storage, not `{call.method}()`")
         if call.method is not None and call.receiver is not None and not call.receiver.maybe_none \
                 and call.receiver.qualname == K.TORCH_GENERATOR:
             # every method (measured on torch 2.13: `g.manual_seed(s)`, `g.initial_seed()`, `g.get_state()` of a
@@ -1809,7 +1956,10 @@ class BreakClassifier:
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":
             return GB.BUILTIN_OPERATOR, "print() cannot be traced"
-        if q == "contextlib.ExitStack().enter_context":
+        if q == "contextlib.ExitStack().enter_context" and call.args and _library_object(call.args[0]):
+            # a context manager of torch or the standard library (measured on torch 2.13: `torch.no_grad()`,
+            # `nullcontext()`, `torch.autocast(...)`); one the checked code defines (a class, a generator with
+            # `@contextmanager`) is traced
             return GB.SKIPPED_FUNCTION, ("`ExitStack.enter_context` binds the context manager's exit method "
                                          "with `types.MethodType`, which Dynamo does not trace")
         if q is not None and q.startswith("logging.") and q.count(".") == 1 and q.split(".")[1] in LOGGING_FUNCTIONS:
@@ -1891,6 +2041,18 @@ class BreakClassifier:
             return GB.BUILTIN_OPERATOR, "str() of a tensor needs its data"
         if q == "builtins.repr" and call.args and call.args[0].is_tensor:
             return GB.REPR_TENSOR, "repr() of a tensor needs its data"
+        slot = _exception_slot_call(call)
+        if slot is not None:
+            return slot
+        if call.callee is not None and any(d in _DISPATCHING_DECORATORS for d in call.callee.decorators):
+            # (measured on torch 2.13: the dispatch iterates the argument's class's MRO, a tuple Dynamo holds
+            # as a constant it cannot iterate: "missing tp_iter", whatever the argument)
+            return GB.MISSING_TP_ITER, (f"`{call.callee.name}` is a `functools.singledispatch` function, "
+                                        "whose dispatch on the argument's type Dynamo cannot trace")
+        if q in _CONSTANT_ONLY_BUILTINS and call.args and _an_object(call.args[0]):
+            what = "tensor" if call.args[0].is_tensor else "module or object"
+            name = q[len("builtins."):]
+            return GB.BUILTIN_OPERATOR, f"Dynamo folds `{name}()` of constants only, not of a {what}"
         if q == "torch._assert" and call.args and call.args[0].is_tensor:
             return GB.DATA_DEPENDENT_OPERATOR, "torch._assert on a tensor condition needs its data"
         if _registers_module_hook(call):
@@ -1980,7 +2142,9 @@ _HANDLERS = {
     ConditionEvent: BreakClassifier.condition, CallEvent: BreakClassifier.call,
     SubscriptEvent: BreakClassifier.subscript, StringFormatEvent: BreakClassifier.string_format,
     ComparisonEvent: BreakClassifier.comparison, ContextManagerEvent: BreakClassifier.context_manager,
-    ClassStatementEvent: BreakClassifier.class_statement, ForLoopEvent: BreakClassifier.for_loop,
+    ClassStatementEvent: BreakClassifier.class_statement,
+    ComprehensionAssignmentEvent: BreakClassifier.comprehension_assignment,
+    DecoratorEvent: BreakClassifier.decorator, ForLoopEvent: BreakClassifier.for_loop,
     EagerComprehensionEvent: BreakClassifier.eager_comprehension,
     TensorAttributeStoreEvent: BreakClassifier.tensor_attribute,
     TensorAttributeReadEvent: BreakClassifier.attribute_read,

@@ -528,6 +528,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return DYNAMIC_SIZE if recv.dynamic_dims and name in ("numel", "nelement") else SIZE_VALUE
     if name == "data_ptr":
         return Value(Kind.PYTHON, qualname=DATA_PTR)
+    if name == "untyped_storage" and not args and not kwargs:
+        return Value(Kind.PYTHON, qualname=K.UNTYPED_STORAGE)
     if name == "as_subclass" and len(args) == 1:
         # the same data seen as an instance of the class given (a tensor subclass of the checked code)
         cls = args[0].cls if args[0].is_class else None
@@ -1168,7 +1170,7 @@ def builtin_call(ev: "EvaluatorView", name: str, args: list[Value], kwargs: dict
         if Kind.SCALAR in kinds:
             return next(v for v in values if v.kind is Kind.SCALAR)
         if Kind.SIZE in kinds:
-            return SIZE_VALUE
+            return DYNAMIC_SIZE if any(v.dynamic for v in values) else SIZE_VALUE  # (`max(h - th, 0)`)
         return PYTHON_VALUE
     if name == "range":
         for a in args:

@@ -122,6 +122,49 @@ def _blocks(node: cst.FunctionDef) -> list[cst.CSTNode]:
     return [n for n in walk(node.body, into_scopes=False) if type(n) in _BLOCK_TYPES]
 
 
+#: torch's decorators that run the function they decorate inside a wrapper function of their own (a context
+#: manager's ``__call__``)
+_WRAPPING_TORCH_DECORATORS = frozenset({
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.autocast",
+    "torch.amp.autocast", "torch.autograd.no_grad", "torch.autograd.enable_grad",
+    "torch.autograd.inference_mode",
+})
+
+
+def runs_in_wrapper(fn: "FunctionInfo") -> bool:
+    """Compiling ``fn`` compiles a wrapper that calls it: a decorator below any compile decorator is one of
+    torch's context managers (``@torch.no_grad()``) or a function of the checked module that returns a
+    function it defines.  Dynamo inlines ``fn`` into the wrapper's frame, so a break ``fn`` cannot resume from
+    leaves the wrapper's guards on what ``fn`` read before it (measured on torch 2.13: with a ``print`` in a
+    loop, ``kwargs['guidance'] == 0.0`` recompiles ``inner`` for ``@torch.no_grad()`` and a
+    ``functools.wraps`` wrapper for a decorator of the file; the bare function runs eagerly and never
+    recompiles)."""
+    decorators = fn.decorators
+    from dynalint.analysis.module_index import COMPILE_NAMES
+
+    compiled = [i for i, d in enumerate(decorators) if d in COMPILE_NAMES]
+    below = decorators[compiled[-1] + 1:] if compiled else decorators
+    own = fn.owner.functions if fn.owner is not None else {}
+    return any(d in _WRAPPING_TORCH_DECORATORS or (d in own and _returns_own_function(own[d])) for d in below)
+
+
+def _returns_own_function(deco: "FunctionInfo") -> bool:
+    """``deco`` returns a function it defines (``def wrapper(*a, **k): ...; return wrapper``)."""
+    nodes = list(walk(deco.node.body, into_scopes=False))
+    defined = {n.name.value for n in nodes if isinstance(n, cst.FunctionDef)}
+    return any(isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value in defined
+               for n in nodes)
+
+
+def read_before_first_break(fn: "FunctionInfo", name: str, breaks: Iterable[_Break]) -> bool:
+    """``fn`` mentions ``name`` before its first graph break, in the order of its body."""
+    order = body_order(fn)
+    first = min((order.get(id(b.node), -1) for b in breaks if b.event.function is fn), default=None)
+    return first is not None and any(
+        isinstance(n, cst.Name) and n.value == name and order.get(id(n), -1) < first
+        for n in walk(fn.node.body, into_scopes=False))
+
+
 def body_order(fn: "FunctionInfo") -> dict[int, int]:
     """Node id -> its position in a walk of ``fn``'s body (nested scopes not entered), made once per
     definition (:meth:`FunctionInfo.derived`)."""

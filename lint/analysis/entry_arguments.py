@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import libcst as cst
 
 from dynalint.analysis import knowledge as K
-from dynalint.analysis.events import CallEvent
+from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import SIZED_FACTORIES, foreign_call_sites, replayed_sizes
 from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_main_guard, literal_value,
-                                      parent_map, position_bound, walk)
+                                      parent_map, position_bound, simple_statements, walk)
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -185,11 +185,13 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
     compiled = {id(fn) for fn in program.entry_compiled}
     by_class: dict[str, list[tuple[cst.Call, "FunctionInfo"]]] | None = None
     handles = _compiled_handles(program)
+    immediate = _immediate_calls(program)
     for fn in program.compiled:
         entry = fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
         through = [(name, scope, static, reached) for name, scope, target, static, reached in handles
                    if target is fn]
-        if not entry and not through:
+        called = [(call, caller, program) for call, caller, target in immediate if target is fn]
+        if not entry and not through and not called:
             continue
         calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
         if entry and fn.cls is None:
@@ -208,6 +210,7 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
         sites += [(call, caller, program) for name, scope, _, reached in through
                   for call, caller in _handle_calls(idx, name)
                   if (scope is None or caller is scope) and (reached is None or id(call) in reached)]
+        sites += called
         yield fn, sites, any(st for _, _, st, _ in through) or _static_decorator(fn)
 
 
@@ -233,6 +236,123 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
             yield fn, on, off
 
 
+_EntryCall = tuple["FunctionInfo", _Site]
+"""An entry point and a call that runs it compiled."""
+
+
+def shared_frame_grad_flips(program: "Program", breaks_in: Callable[["FunctionInfo"], bool],
+                            surely_breaks: Callable[["FunctionInfo"], bool],
+                            eager: Callable[["FunctionInfo"], bool]
+                            ) -> Iterator[tuple["FunctionInfo", _EntryCall, _EntryCall]]:
+    """Each function that two compiled entry points run as a frame of its own, one called with grad mode on
+    and the other with it off (called under ``torch.no_grad()``, or decorated so), with those entry points and
+    calls: (function, (entry, call with grad on), (entry, call with grad off)).  A function whose body breaks
+    the graph (``breaks_in``), or calls one that does, is a frame of its own wherever it is called from, with
+    graphs kept on its code and shared by every entry point that reaches it, so the second mode recompiles it
+    (measured on torch 2.13: ``GLOBAL_STATE changed: grad_mode`` on ``forward``, compiled once through a loss
+    function under grad and once as the model under ``torch.no_grad()``).  Of the functions both reach, the
+    outermost are reported (what they call may run inside them in one mode only: a branch on
+    ``self.training``); not one decorated to set its own grad mode, nor one Dynamo runs ``eager``ly (a break
+    in a loop), which has no graph.  A function that is one of the two entry points is entered as a frame in
+    its own mode, and a break anywhere in it or below it (``breaks_in``) makes it a frame in the other
+    entry's; any other must reach a break whatever path it takes, through its own statements and calls
+    outside any branch (``surely_breaks`` says a function breaks in such a statement).  An entry point called
+    in both modes is :func:`grad_mode_flips`'s."""
+    if _sets_grad_mode_for_good(program.index) or script_grad_modes(program.index):
+        return
+    on: dict[int, _EntryCall] = {}
+    off: dict[int, _EntryCall] = {}
+    for fn, sites, _ in entry_call_sites(program):
+        if not sites:
+            continue
+        if any(_grad_off(d.decorator) for d in fn.node.decorators):
+            off[id(fn)] = (fn, sites[0])
+            continue
+        off_site = next((s for s in sites if not _grad_enabled(s)), None)
+        on_site = next((s for s in sites if _grad_enabled(s) and not _grad_mode_set(s)
+                        and _caller_runs_with_grad(s, off_site or s)), None)
+        if off_site is not None:
+            off[id(fn)] = (fn, off_site)
+        if on_site is not None:
+            on[id(fn)] = (fn, on_site)
+    if not on or not off:
+        return
+    callees = _call_graph(program)
+    framed = _framed(program, callees, breaks_in)
+    surely_framed = _framed(program, _call_graph(program, sure=True), surely_breaks)
+    reach = {key: _reached(entry, callees) for key, (entry, _) in (*on.items(), *off.items())}
+    reported: set[int] = set()
+    for k_on, (first, on_site) in on.items():
+        for k_off, (second, off_site) in off.items():
+            if first is second:
+                continue
+            shared = {key: fn for key, fn in reach[k_on].items()
+                      if key in reach[k_off] and not eager(fn) and not _sets_own_mode(fn)
+                      and key in (framed if fn is first or fn is second else surely_framed)}
+            inner = {id(c) for key in shared for c in callees.get(key, ())}
+            for key, fn in shared.items():
+                if key not in inner and key not in reported:
+                    reported.add(key)
+                    yield fn, (first, on_site), (second, off_site)
+
+
+def _sets_own_mode(fn: "FunctionInfo") -> bool:
+    """``fn`` is decorated to run in a grad mode of its own (``@torch.no_grad()``,
+    ``@torch.enable_grad()``)."""
+    return any(_grad_off(d.decorator) or _grad_on(d.decorator) for d in fn.node.decorators)
+
+
+def _framed(program: "Program", callees: dict[int, list["FunctionInfo"]],
+            breaks_in: Callable[["FunctionInfo"], bool]) -> set[int]:
+    """``id`` of the analysed functions that break the graph or call, at any depth, one that does."""
+    framed = {id(fn) for fn in program.compiled if breaks_in(fn)}
+    grew = True
+    while grew:
+        grew = False
+        for key, called in callees.items():
+            if key not in framed and any(id(c) in framed for c in called):
+                framed.add(key)
+                grew = True
+    return framed
+
+
+def _call_graph(program: "Program", sure: bool = False) -> dict[int, list["FunctionInfo"]]:
+    """``id`` of each analysed function -> the functions of the checked code it calls (a module's ``forward``
+    for a call of the module); ``sure``: only the calls in its own statements outside any branch, loop or
+    ``try``, which run whenever it does."""
+    out: dict[int, list["FunctionInfo"]] = {}
+    for ev in program.events:
+        if not isinstance(ev, CallEvent) or (sure and not top_statement(ev)):
+            continue
+        targets = [ev.callee] if ev.callee is not None else []
+        if ev.module is not None and ev.module.cls is not None:
+            forward = ev.module.cls.find_method("forward")
+            if forward is not None:
+                targets.append(forward)
+        if targets:
+            out.setdefault(id(ev.function), []).extend(targets)
+    return out
+
+
+def top_statement(ev: Event) -> bool:
+    """``ev`` is in one of the statements of its function's body, outside any compound statement's block (the
+    test of an ``if`` counts: it runs whenever the function does)."""
+    return any(s is ev.statement for s in ev.function.derived("top statements", lambda node: tuple(
+        simple_statements(node.body))))
+
+
+def _reached(entry: "FunctionInfo", callees: dict[int, list["FunctionInfo"]]) -> dict[int, "FunctionInfo"]:
+    """``entry`` and the functions it calls, at any depth, by ``id``."""
+    seen = {id(entry): entry}
+    stack = [entry]
+    while stack:
+        for callee in callees.get(id(stack.pop()), ()):
+            if id(callee) not in seen:
+                seen[id(callee)] = callee
+                stack.append(callee)
+    return seen
+
+
 #: torch functions that draw a fresh tensor from the random generator at every call
 RANDOM_TENSORS = frozenset(f"torch.{name}" for name in K.TORCH_RANDOM_FUNCS)
 
@@ -243,11 +363,15 @@ def fresh_data_functions(program: "Program") -> set[int]:
     ``for`` over at least two values) with a tensor a ``torch.randn``-like call makes at that call (or
     binds in the same loop body), and the functions of the module it calls, at any depth.  A size
     computed from such data (``(x > 0).nonzero()``) is then known to change between calls; data the
-    code does not show being drawn anew (a fixed batch, a dataset) is not."""
+    code does not show being drawn anew (a fixed batch) is not.  So is an entry point the module calls
+    with different data: tensors written as different literals at two calls (``f(torch.tensor([1, 2]))``,
+    ``f(torch.tensor([3, 1, 0]))``), or, in a ``for`` over batches (not over numbers, a ``range`` or a
+    display), what the loop's target binds (``for x, y in loader: step(x, y)``)."""
     entries: set[int] = set()
     for fn, sites, _ in entry_call_sites(program):
         fresh = [site for site in sites if _passes_fresh_tensor(program, site)]
-        if len(fresh) >= 2 or any(_repeating_loop(site) is not None for site in fresh):
+        if len(fresh) >= 2 or any(_repeating_loop(site) is not None for site in fresh) \
+                or _distinct_literal_tensors(program, sites) or any(map(_passes_iterated_batch, sites)):
             entries.add(id(fn))
     if not entries:
         return entries
@@ -277,6 +401,70 @@ def _passes_fresh_tensor(program: "Program", site: _Site) -> bool:
                                             or _draws_afresh(program, value)):
             return True
         if isinstance(value, cst.Name) and loop is not None and _drawn_in(program, loop, value.value):
+            return True
+    return False
+
+
+#: torch functions that make a tensor of the data written in their first argument
+_LITERAL_TENSORS = frozenset({"torch.tensor", "torch.as_tensor"})
+
+
+def _distinct_literal_tensors(program: "Program", sites: list[_Site]) -> bool:
+    """Two calls of the module pass, at the same position, tensors made of different literal data
+    (``torch.tensor([1, 2, 5])`` and ``torch.tensor([0, 2, 6])``)."""
+    seen: dict[int, set[str]] = {}
+    for call, _, owner in sites:
+        if owner is not program:
+            continue
+        for i, arg in enumerate(call.args):
+            value = arg.value
+            if arg.keyword is None and isinstance(value, cst.Call) and value.args \
+                    and program.index.resolve_expr(value.func) in _LITERAL_TENSORS \
+                    and _literal_data(value.args[0].value):
+                seen.setdefault(i, set()).add(program.index.module.code_for_node(value.args[0].value))
+    return any(len(texts) >= 2 for texts in seen.values())
+
+
+def _literal_data(node: cst.BaseExpression) -> bool:
+    """Numbers written out, possibly in nested lists or tuples (``[[1, 2], [3, -4]]``)."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _literal_data(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float)) \
+        or (isinstance(node, cst.Name) and node.value in ("True", "False"))
+
+
+def _over_batches(it: cst.BaseExpression) -> bool:
+    """A ``for`` over ``it`` goes over data, not over numbers: not a display or a ``range``, nor
+    ``enumerate``/``zip`` of only those."""
+    if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    if isinstance(it, cst.Call):
+        name = dotted_name(it.func)
+        if name == "range":
+            return False
+        if name in ("enumerate", "zip", "reversed", "sorted"):
+            return any(_over_batches(a.value) for a in it.args if a.keyword is None)
+    return True
+
+
+def _passes_iterated_batch(site: _Site) -> bool:
+    """The call passes what a ``for`` around it binds in its target (``x``, ``batch["x"]``, ``batch.x``),
+    the loop going over something other than numbers, a ``range`` or a display: batches of data."""
+    call, caller = site[0], _replayed_caller(site)
+    targets: set[str] = set()
+    for n in walk(caller.node.body, into_scopes=False):
+        if isinstance(n, cst.For) and _over_batches(n.iter) \
+                and any(m is call for m in walk(n.body, into_scopes=False)):
+            targets |= {t.value for t in walk(n.target) if isinstance(t, cst.Name)}
+    if not targets:
+        return False
+    for arg in call.args:
+        root = arg.value
+        while isinstance(root, (cst.Subscript, cst.Attribute)):
+            root = root.value
+        if isinstance(root, cst.Name) and root.value in targets:
             return True
     return False
 
@@ -514,9 +702,9 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
             continue  # each value comes with its own grad mode, which compiles a graph of its own anyway
         kinds = {t for t, _ in values}
-        if kinds <= {"int", "float"}:
+        if kinds <= {"int", "float", "bool", "str"}:
             if not _specialising_read(program, fn, name):
-                continue  # a number only passed through (or not read) installs no guard
+                continue  # a constant only passed through (or not read) installs no guard
         elif not _read(fn, name):
             continue  # an argument the function never reads installs no guard
         if kinds & {"list", "tuple", "dict", "record", "tensor", "NoneType"} and not (
@@ -548,10 +736,18 @@ def _grad_enabled(site: _Site) -> bool:
     call, caller = site[0], _replayed_caller(site)  # (a script's `with torch.no_grad():` at module level too)
     if any(_grad_off(d.decorator) for d in caller.node.decorators):
         return False
+    mode = None  # the innermost `with` around the call that sets grad mode decides (walked outside in)
     for node in walk(caller.node.body, into_scopes=False):
-        if isinstance(node, cst.With) and any(_grad_off(item.item) for item in node.items) \
-                and any(n is call for n in walk(node.body, into_scopes=False)):
-            return False
+        if isinstance(node, cst.With) and any(n is call for n in walk(node.body, into_scopes=False)):
+            for item in node.items:
+                if _grad_off(item.item):
+                    mode = False
+                elif _grad_on(item.item):
+                    mode = True
+    if mode is False:
+        return False
+    if site[1] is not None and _mode_set_before(caller.node, call) is False:
+        return False
     modes = script_grad_modes(site[2].index) if site[1] is None else {}
     if modes:  # the mode the last `torch.set_grad_enabled(...)` statement before the call set
         order = {id(n): i for i, n in enumerate(walk(site[2].index.module, into_scopes=False))}
@@ -600,10 +796,30 @@ def grad_mode_differs(owner: "Program", caller: "FunctionInfo", first: cst.Call,
     return not (_grad_mode_set(a) or _grad_mode_set(b)) and _grad_enabled(a) != _grad_enabled(b)
 
 
+def _mode_set_before(fn: cst.FunctionDef, call: cst.Call) -> bool | str | None:
+    """The mode the last ``torch.set_grad_enabled(...)`` statement of ``fn`` before ``call`` sets (in the
+    order of its body): True or False for a literal, ``"unknown"`` for another argument, None without one."""
+    last: cst.Call | None = None
+    for n in walk(fn.body, into_scopes=False):
+        if n is call:
+            break
+        if _sets_grad_mode(n):
+            last = n
+    if last is None:
+        return None
+    arg = last.args[0].value if last.args else None
+    if not isinstance(arg, cst.Name):
+        return "unknown"
+    return {"True": True, "False": False}.get(arg.value, "unknown")
+
+
 def _grad_mode_set(site: _Site) -> bool:
-    """A call inside ``with torch.set_grad_enabled(...):`` (or in a caller decorated with it): it runs in the
-    mode the argument says, not known statically."""
+    """A call inside ``with torch.set_grad_enabled(...):`` (or in a caller decorated with it), or after a
+    ``torch.set_grad_enabled(mode)`` statement of its caller: it runs in the mode the argument says, not known
+    statically."""
     call, caller = site[0], _replayed_caller(site)
+    if site[1] is not None and _mode_set_before(caller.node, call) == "unknown":
+        return True
     if any(_sets_grad_mode(d.decorator) for d in caller.node.decorators):
         return True
     return any(isinstance(node, cst.With) and any(_sets_grad_mode(item.item) for item in node.items)
@@ -637,7 +853,26 @@ def _statement_grad_sets(index: "ModuleIndex") -> list[cst.Call]:
             scoped.update(id(d.decorator) for d in n.decorators)
         elif _sets_grad_mode(n):
             calls.append(n)
-    return [n for n in calls if id(n) not in scoped]
+    restored = {id(n) for fn in index.all_functions for n in _restored_grad_sets(fn.node)}
+    return [n for n in calls if id(n) not in scoped and id(n) not in restored]
+
+
+def _restored_grad_sets(fn: cst.FunctionDef) -> list[cst.Call]:
+    """The ``torch.set_grad_enabled(...)`` calls of a function (its nested functions aside) whose last one
+    turns grad mode back on (``True``) or restores a mode it saved (a name): the function leaves the mode
+    as it found it on, and a call outside it runs in that mode."""
+    calls = [n for n in walk(fn.body, into_scopes=False) if _sets_grad_mode(n)]
+    if not calls:
+        return []
+    last = calls[-1].args[0].value if calls[-1].args else None
+    restores = isinstance(last, cst.Name) and (last.value == "True" or last.value not in ("False", "None"))
+    return calls if restores else []
+
+
+def _grad_on(node: cst.BaseExpression) -> bool:
+    """``torch.enable_grad()``, which turns grad mode back on inside a no-grad block."""
+    return isinstance(node, cst.Call) \
+        and dotted_name(node.func) in ("torch.enable_grad", "torch.autograd.enable_grad")
 
 
 def _grad_off(node: cst.BaseExpression) -> bool:
@@ -1224,6 +1459,21 @@ def _handle_calls(idx: "ModuleIndex", name: str) -> Iterator[tuple[cst.Call, "Fu
             yield call, caller
 
 
+def _immediate_calls(program: "Program") -> list[tuple[cst.Call, "FunctionInfo | None", "FunctionInfo"]]:
+    """``(call, scope, entry)`` for each call of what a ``torch.compile(target)`` returned, made at once
+    (``torch.compile(model)(x)``): it runs ``entry`` compiled, with the graphs every handle of it shares."""
+    idx = program.index
+    out = []
+    for call, where in idx.compile_targets:
+        target = program.entry_points.compile_target(call, where)
+        if target is None or target[0].owner is not idx:
+            continue
+        scope = where.node.body if where is not None else idx.module
+        out.extend((n, where, target[0]) for n in walk(scope, into_scopes=False)
+                   if type(n) is cst.Call and n.func is call)
+    return out
+
+
 def _compiled_handles(program: "Program"
                       ) -> list[tuple[str, "FunctionInfo | None", "FunctionInfo", bool, set[int] | None]]:
     """``(name, scope, entry, static, reached)`` for ``name = torch.compile(target)`` (or ``obj.name = ...``,
@@ -1372,6 +1622,9 @@ def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> 
                     node = parent  # read back from its container: followed as the value itself
                     continue
                 call = parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
+                if isinstance(call, cst.Call) and node is n and _breaks_at_call(program, call):
+                    parent = None  # (`print("calling", name)`: the call run eagerly gets it as it is)
+                    break
                 if isinstance(call, cst.Call):
                     new = _through_call(program, call, parent, depth)
                     if new is None:
@@ -1379,7 +1632,7 @@ def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> 
                     node = call
                     parent = parents.get(id(call))
                 break
-            if isinstance(parent, (cst.AssignTarget, cst.Return)):
+            if parent is None or isinstance(parent, (cst.AssignTarget, cst.Return)):
                 continue
             if not (isinstance(parent, cst.Assign) and parent.value is node):
                 return None
@@ -1398,6 +1651,15 @@ def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> 
                     tracked.add(part.value)
                     pending.append(part.value)
     return tracked
+
+
+def _breaks_at_call(program: "Program", call: cst.Call) -> bool:
+    """Dynamo breaks the graph at ``call``, a ``print``: it runs the call eagerly with the arguments it was
+    given, and a name passed as it is installs no guard (measured on torch 2.13: a string argument only
+    printed does not recompile; ``print(round(v, 3))`` traces ``round`` first, and does; a float handed to a
+    function Dynamo skips, ``bisect.bisect_left(bounds, v)``, is guarded)."""
+    return any(isinstance(ev, CallEvent) and ev.node is call and ev.qualname == "builtins.print"
+               and program.break_classifier().breaks_at(ev) for ev in program.events)
 
 
 def _through_call(program: "Program", call: cst.Call, arg: cst.Arg, depth: int) -> set[int] | None:

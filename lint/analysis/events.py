@@ -173,6 +173,36 @@ class ClassStatementEvent(Event):
 
 
 @dataclass(frozen=True, eq=False)
+class ComprehensionAssignmentEvent(Event):
+    """An assignment expression (``(y := f(a))``) inside a list, set or dict comprehension (the node is the
+    assignment expression): it binds a name of the enclosing function, which the comprehension's own frame
+    holds as a cell."""
+
+
+@dataclass(frozen=True, eq=False)
+class ResumeInputsEvent(Event):
+    """A statement outside any loop that may break the graph (the node is the statement), with what the names
+    bound then hold: the frame Dynamo resumes after a break there receives those it reads as inputs."""
+
+    sizes: tuple[str, ...] = ()
+    """The names bound to sizes the calls change (``h`` of ``b, c, h, w = x.shape``): Python ints there."""
+    plain: frozenset[str] = frozenset()
+    """The names bound to nothing Dynamo counts as tensor-related: Python numbers and strings, lists, tuples
+    and dicts of them, functions, objects of classes of the checked code that are no modules (Dynamo does not
+    look into them)."""
+
+
+@dataclass(frozen=True, eq=False)
+class DecoratorEvent(Event):
+    """A decorator applied to a function defined in the function being analysed (the node is the decorator's
+    expression): a call of the decorator with the new function."""
+
+    qualname: str = ""
+    """The decorator's name qualified through the imports (``functools.lru_cache`` for
+    ``@lru_cache(maxsize=None)``)."""
+
+
+@dataclass(frozen=True, eq=False)
 class TensorAttributeStoreEvent(Event):
     """``t.<name> = value`` on a tensor (the node is the attribute), for an attribute Dynamo cannot set while
     tracing (``requires_grad``)."""

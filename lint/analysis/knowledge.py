@@ -407,6 +407,11 @@ SPARSE_TENSOR = "torch.sparse_coo_tensor()"
 #: The qualname of a ``torch.Generator`` (made by the class, or annotated): Dynamo cannot hand one to an op in
 #: the graph, and breaks at each of its methods.
 TORCH_GENERATOR = "torch.Generator()"
+#: What ``t.untyped_storage()`` returns, as a value's qualname: Dynamo traces its ``size()`` and ``resize_()``
+#: alone and breaks at its other methods (measured on torch 2.13: ``nbytes()``, ``element_size()``,
+#: ``data_ptr()``, "Unsupported method call").
+UNTYPED_STORAGE = "torch.UntypedStorage()"
+TRACED_STORAGE_METHODS = frozenset({"size", "resize_"})
 #: A parameter annotated ``Callable[[...], R]``: calling it gives what ``R`` promises (its ``element``).
 ANNOTATED_CALLABLE = "typing.Callable"
 

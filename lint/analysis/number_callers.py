@@ -407,12 +407,13 @@ class _Probe(FunctionEvaluator):
 
 
 def _is_number(v: Value) -> bool:
-    """A Python number or bool (or an int derived from a shape), never a tensor or unknown."""
+    """A Python number or bool (or an int derived from a shape), or a string literal: a Python constant,
+    never a tensor or unknown."""
     if v.kind is Kind.SIZE:
         return True
     if v.kind is not Kind.PYTHON or v.maybe_none or v.qualname not in _NUMBER_TYPES:
         return False
-    return not v.has_const or (isinstance(v.const, (int, float)) and v.const is not None)
+    return not v.has_const or (isinstance(v.const, (int, float, str)) and v.const is not None)
 
 
 def _passes_number(call: cst.Call, names: list[str], name: str, seen: dict[int, Value],
@@ -1251,11 +1252,57 @@ def _literal_int(expr: cst.BaseExpression) -> int | None:
     return None
 
 
-def _factory_shapes(program: Program, expr: cst.BaseExpression, where: "FunctionInfo"
+def _made_by_torch(program: Program, expr: cst.BaseExpression, where: "FunctionInfo") -> bool:
+    """``expr`` is a call of a torch function (``torch.arange(6.0)``), or a name bound once to one."""
+    if isinstance(expr, cst.Name):
+        expr = _single_binding(where, expr.value)  # type: ignore[assignment]
+    return isinstance(expr, cst.Call) and (program.index.resolve_expr(expr.func) or "").startswith("torch.")
+
+
+def _single_binding(where: "FunctionInfo", name: str) -> cst.BaseExpression | None:
+    """The value of the one assignment ``name = value`` in ``where``'s body (nested scopes aside); None when
+    it binds the name otherwise or more than once."""
+    found = [n for n in walk(where.node.body, into_scopes=False)
+             if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr))
+             and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+    if len(found) != 1 or not isinstance(found[0], cst.Assign) or len(found[0].targets) != 1:
+        return None
+    return found[0].value
+
+
+def _bound_targets(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The names and patterns a binding statement writes to."""
+    if isinstance(node, cst.Assign):
+        return [n for t in node.targets for n in walk(t.target)]
+    if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+        return list(walk(node.target))
+    return [n for item in node.items if item.asname is not None for n in walk(item.asname.name)]  # (a `with`)
+
+
+def _factory_shapes(program: Program, expr: cst.BaseExpression, where: "FunctionInfo", depth: int = 0
                     ) -> list[tuple[int, ...]]:
     """The sizes ``torch.randn(4, 3)`` (or ``torch.zeros((4, 3), ...)``) makes, written as literals or as
     the variables of the loops around it (``for n in (4, 6): f(torch.randn(n, 3))``: one shape for each
-    iteration replayed); empty when not known."""
+    iteration replayed); empty when not known.  Also through a name the caller binds once to such a call
+    (``a = torch.ones(4, 3); f(a)``), arithmetic with a number (``torch.ones(2, 3) / 5``) and ``.reshape``/
+    ``.view`` to literal sizes (``torch.arange(6.0).reshape(2, 3)``)."""
+    if depth > 3:
+        return []
+    if isinstance(expr, cst.Name):
+        bound = _single_binding(where, expr.value)
+        return _factory_shapes(program, bound, where, depth + 1) if bound is not None else []
+    if isinstance(expr, cst.BinaryOperation):
+        sides = [e for e in (expr.left, expr.right) if not isinstance(e, (cst.Integer, cst.Float))]
+        return _factory_shapes(program, sides[0], where, depth + 1) if len(sides) == 1 else []
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in ("reshape", "view") and expr.args \
+            and _made_by_torch(program, expr.func.value, where):
+        sizes = [a.value for a in expr.args if a.keyword is None]
+        if len(sizes) == 1 and isinstance(sizes[0], (cst.Tuple, cst.List)):
+            sizes = [e.value for e in sizes[0].elements]
+        literal = [_literal_int(e) for e in sizes]
+        known = bool(literal) and None not in literal and -1 not in literal
+        return [tuple(literal)] if known else []  # type: ignore[arg-type]
     if not isinstance(expr, cst.Call) or SIZED_FACTORIES.get(program.index.resolve_expr(expr.func) or "", 0) \
             is not None or any(a.star for a in expr.args):
         return []  # (a factory every positional argument of which is a size)

@@ -225,6 +225,9 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[name] = self.objects_passed(fn)[name]
             elif ann is not None:
                 env[name] = _entering(ann) if entered else ann
+                if entered and ann.maybe_none and ann.kind is Kind.TENSOR and name in self.tensors_passed(fn):
+                    # `rir: Optional[Tensor] = None` that every call in the project passes a tensor
+                    env[name] = env[name].with_(maybe_none=False)
             elif ann_node is not None and entered and names_numpy_array(program, ann_node):
                 # `kpts: np.ndarray` of the compiled function: Dynamo holds the array it is given as a tensor
                 env[name] = tensor(entered=True).with_(qualname=K.NUMPY_ARRAY)

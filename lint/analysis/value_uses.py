@@ -54,3 +54,31 @@ def returned_as_is(node: cst.CSTNode, function: cst.CSTNode) -> bool:
     while isinstance(parent, (cst.Subscript, cst.Attribute)) and parent.value is node:
         node, parent = parent, parents.get(id(parent))
     return isinstance(parent, cst.Return)
+
+
+def read_after(function: cst.FunctionDef, statement: cst.CSTNode, name: str) -> bool:
+    """``name`` is read after ``statement`` in ``function`` (in the order of its body), before anything
+    binds it again there."""
+    after = False
+    ends: set[int] = set()
+    for n in walk(function.body, into_scopes=False):
+        if n is statement:
+            after = True
+            ends = {id(m) for m in walk(statement, into_scopes=False)}
+            continue
+        if not after or id(n) in ends:
+            continue
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
+            return True  # (`n += 1` reads it)
+        if isinstance(n, (cst.Assign, cst.AnnAssign)) and _binds(n, name):
+            return False
+        if isinstance(n, cst.Name) and n.value == name:
+            return True
+    return False
+
+
+def _binds(statement: cst.CSTNode, name: str) -> bool:
+    """An assignment statement (``=``, or annotated) binds ``name`` in one of its targets."""
+    targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) \
+        else [statement.target]
+    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in walk(t))

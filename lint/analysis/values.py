@@ -358,6 +358,18 @@ def merge_params(values: Iterable[Value]) -> frozenset[str]:
     return out
 
 
+def _joined_fields(a: Value, b: Value) -> tuple[tuple[str, ...] | None, tuple[Value, ...] | None]:
+    """The fields two paths set on one record object of a class of the checked code (``st.flag = True`` on one
+    path only): a field set on both holds either value; one set on a single path is not known (the class's
+    own value on the other).  (None, None) for anything else."""
+    if a.cls is None or a.cls is not b.cls or a.keys is None or b.keys is None or a.items is None \
+            or b.items is None or a.is_mapping:
+        return None, None
+    mine, theirs = dict(zip(a.keys, a.items)), dict(zip(b.keys, b.items))
+    keys = tuple(dict.fromkeys((*a.keys, *b.keys)))
+    return keys, tuple(join(mine[k], theirs[k]) if k in mine and k in theirs else UNKNOWN_VALUE for k in keys)
+
+
 def join(a: Value, b: Value) -> Value:
     """The value of a variable that holds ``a`` on one path and ``b`` on another.
 
@@ -389,10 +401,12 @@ def join(a: Value, b: Value) -> Value:
                 elem = a.element if b.items == () else b.element  # an empty list has nothing to disagree with
             return Value(Kind.SEQUENCE, items=items, element=elem, params=a.params | b.params)
         same_keys = a.keys is not None and a.keys == b.keys and a.items is not None and b.items is not None
+        keys, items = (a.keys, tuple(join(x, y) for x, y in zip(a.items, b.items))) if same_keys \
+            else _joined_fields(a, b)
         return Value(
             a.kind,
-            keys=a.keys if same_keys else None,
-            items=tuple(join(x, y) for x, y in zip(a.items, b.items)) if same_keys else None,  # type: ignore[arg-type]
+            keys=keys,
+            items=items,
             is_bool=a.is_bool and b.is_bool,
             const=a.const if (a.has_const and b.has_const and _same_const(a.const, b.const)) else NO_CONST,
             qualname=a.qualname if a.qualname == b.qualname else joined_numpy_draw(a.qualname, b.qualname) or (

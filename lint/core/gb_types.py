@@ -89,5 +89,8 @@ INLINE_BINDING = _gb("GB7312", "failed to bind arguments when attempting to inli
 OPTIONAL_KEYS_TYPED_DICT = _gb("GB0257", "TypedDict with optional keys")
 UNINITIALIZED_MODULE = _gb("GB0119", "Uninitialized nn.Module")
 BUILTIN_HANDLER_ARGUMENTS = _gb("GB0193", "invalid call to builtin op handler")
+SUPER_NOT_FUNCTION = _gb("GB0006", "Attempted to call a super() attribute that is not a function or method")
+UNINITIALIZED_CELL = _gb("GB0091", "Read uninitialized cell")
+MISSING_TP_ITER = _gb("GB0811", "missing tp_iter")
 
 ALL: tuple[GraphBreakType, ...] = tuple(v for v in list(globals().values()) if isinstance(v, GraphBreakType))

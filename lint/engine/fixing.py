@@ -5,8 +5,8 @@ every earlier one it overlaps, applied in the round or not); each round re-parse
 and re-analyses the result, so later fixes see earlier ones.  Round one may be
 made where the file was analysed (:func:`begin_fix`, in a worker process of the
 project pass), and the rounds go on from it (:class:`FixProgress`).
-A round's result must re-parse and keep every comment, otherwise the fixes of
-that round that break it are dropped.  Running the fixer again on its own
+A round's result must re-parse and keep every comment, once (none lost, none
+copied), otherwise the fixes of that round that break it are dropped.  Running the fixer again on its own
 output changes nothing.  A fixer that raises is a bug: it is reported as a
 :class:`FixerError` (which fixer, where, what) and skipped, the run going on.
 """
@@ -350,12 +350,20 @@ def _same_ending(module: cst.Module, source: str, new_source: str) -> str:
 
 
 def _sound(code: str, comments: Counter[str]) -> bool:
-    """The rewritten module parses and still has every comment of the original (``comments``)."""
+    """The rewritten module parses and has every comment of the original (``comments``) as many times as
+    the original had it (a comment it writes anew is allowed)."""
     try:
         module = cst.parse_module(code)
     except Exception:
         return False
-    return not comments - Counter(_comments(module))
+    return _same_comments(comments, Counter(_comments(module)))
+
+
+def _same_comments(before: Counter[str], after: Counter[str], known: Counter[str] | None = None) -> bool:
+    """No comment of ``before`` is lost in ``after``, and ``after`` adds no copy of one of ``known`` (those of
+    the whole file; by default ``before``)."""
+    known = before if known is None else known
+    return not before - after and not any(text in known for text in after - before)
 
 
 def _sound_near(module: cst.Module, source: str, new_source: str, comments: Counter[str]) -> bool:
@@ -378,8 +386,8 @@ def _sound_near(module: cst.Module, source: str, new_source: str, comments: Coun
             old, new = "".join(a[i0:i1]), "".join(b[j0:j1])
             if j1 < len(b) and new and not new.endswith(("\n", "\r")):
                 return _sound(new_source, comments)
-            lost = Counter(_comments(cst.parse_module(old))) - Counter(_comments(cst.parse_module(new)))
-            if lost:
+            if not _same_comments(Counter(_comments(cst.parse_module(old))),
+                                  Counter(_comments(cst.parse_module(new))), comments):
                 return False
     except Exception:  # a stretch that does not parse alone
         return _sound(new_source, comments)

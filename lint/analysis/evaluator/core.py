@@ -81,6 +81,8 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         self.sure_suites: list[cst.BaseSuite] = []
         """The blocks being run that run whenever the statement holding them does: the branch of an ``if``
         the analysis decided, the body of a loop over a module's parameters."""
+        self.comprehensions: list[cst.BaseComp] = []
+        """The comprehensions whose parts are being evaluated, innermost last."""
         self.pending_frames: list[tuple[cst.BaseComp, cst.CSTNode, int]] = []
         """Comprehensions of top-level statements and of their blocks but loops and ``except`` handlers
         (node, statement, index) that break if the function
@@ -199,6 +201,7 @@ _STMT_HANDLERS: dict[type, Callable[[FunctionEvaluator, Any], None]] = {
     cst.While: FunctionEvaluator._while,
     cst.With: FunctionEvaluator._with,
     cst.Try: FunctionEvaluator._try,
+    cst.Match: FunctionEvaluator._match,
     cst.FunctionDef: FunctionEvaluator._funcdef,
     cst.ClassDef: FunctionEvaluator._classdef,
 }

@@ -368,6 +368,10 @@ class ExpressionHandlers:
                     # `t in (600, 300)`: Python compares the tensor with each number, a bool of its data
                     # (measured on torch 2.13: a branch on it breaks)
                     return tensor(is_bool=True, zero_dim=item.zero_dim, params=item.params)
+                if item.is_tensor and not item.assumed and v.kind is Kind.SEQUENCE and _all_tensors(v):
+                    # `y in bank` of a list of tensors: Python compares `y` with each (`==`), a tensor Dynamo
+                    # holds (measured on torch 2.13: a branch on it breaks; the bool alone is traced)
+                    return tensor(is_bool=True, params=item.params)
                 return python(is_bool=True) if v.kind is not Kind.UNKNOWN else UNKNOWN_VALUE
             if isinstance(comp.comparator, (cst.SimpleString, cst.FormattedString)) or _text(v) \
                     or _enum_member(self.p.index, comp.comparator):
@@ -480,6 +484,7 @@ class ExpressionHandlers:
         saved = dict(self.env)
         comp = node.for_in
         seen, callee_broke = -1, self.callee_broke
+        self.comprehensions.append(node)
         try:
             while comp is not None:
                 it = self.expr(comp.iter)
@@ -497,6 +502,7 @@ class ExpressionHandlers:
                 value = sequence(element=self.expr(node.elt))
         finally:
             self.env = saved
+            self.comprehensions.pop()
         body_broke = self.callee_broke
         self.callee_broke = callee_broke or self.callee_broke
         if self.emit and not isinstance(node, cst.GeneratorExp):
@@ -509,6 +515,8 @@ class ExpressionHandlers:
 
     def _named_expr(self, node: cst.NamedExpr) -> Value:
         v = self.expr(node.value)
+        if self.comprehensions and not isinstance(self.comprehensions[-1], cst.GeneratorExp):
+            self.report(E.ComprehensionAssignmentEvent, node)
         self.bind(node.target, v, self.statement)
         return v
 
@@ -527,6 +535,12 @@ class ExpressionHandlers:
 
     def _starred(self, node: cst.StarredElement) -> Value:
         return self.expr(node.value)
+
+
+def _all_tensors(v: Value) -> bool:
+    """A list or tuple whose elements are all tensors the analysis proves."""
+    parts = v.items if v.items is not None else (v.element,) if v.element is not None else ()
+    return bool(parts) and all(p.is_tensor and not p.assumed and not p.maybe_none for p in parts)
 
 
 #: The standard library's enum base classes.

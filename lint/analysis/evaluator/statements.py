@@ -17,8 +17,9 @@ from dynalint.analysis.evaluator.arith import _AUGMENTED
 from dynalint.analysis.evaluator.conditions import _dtype_specialised
 from dynalint.analysis.loop_state import carried_changes
 from dynalint.analysis.module_index import import_bindings
-from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements, suites_between
-from dynalint.analysis.values import NONE_VALUE, UNKNOWN_VALUE, Kind, Value, join, join_all, resumed, sequence
+from dynalint.analysis.syntax import contains_exit, dotted_name, simple_statements, suites_between, walk
+from dynalint.analysis.values import (NONE_VALUE, SIZE_VALUE, UNKNOWN_VALUE, Kind, Value, dimension_size,
+                                      join, join_all, python, resumed, sequence)
 
 
 _EXPLICIT_BREAKS = frozenset({"torch._dynamo.graph_break", "torch.compiler.graph_break"})
@@ -68,14 +69,22 @@ class StatementHandlers:
                 self.loop_broke = True
             if top:
                 broke = self.note_top_statement(i, seen, self.loop_broke, broke)
-            if isinstance(stmt, _RESUMABLE) and self.loop_depth == 0 \
+            watched = self.emit and self.loop_depth == 0 and self.fn is not None
+            if (watched or isinstance(stmt, _RESUMABLE)) and self.loop_depth == 0 \
                     and (self.callee_broke
                          or (broke if broke is not None else any(map(self.p.may_break_at, self.p.events[seen:])))):
-                # the statement broke the graph (maybe inside a function it called): the rest runs
-                # in a resumed frame, which has the tensors alive now as inputs.  Also in a function
-                # called from a loop: the break makes Dynamo run the loop's frame eagerly, and this
-                # function is then a frame of its own
-                self.env = {k: resumed(v) for k, v in self.env.items()}
+                if watched:  # (what the frame resumed after a break there receives)
+                    self.statement = stmt
+                    env = self.env
+                    self.report(E.ResumeInputsEvent, stmt,
+                                sizes=tuple(k for k, v in env.items() if v.kind is Kind.SIZE and v.dynamic),
+                                plain=frozenset(k for k, v in env.items() if not_tensor_related(v)))
+                if isinstance(stmt, _RESUMABLE):
+                    # the statement broke the graph (maybe inside a function it called): the rest runs
+                    # in a resumed frame, which has the tensors alive now as inputs.  Also in a function
+                    # called from a loop: the break makes Dynamo run the loop's frame eagerly, and this
+                    # function is then a frame of its own
+                    self.env = {k: resumed(v) for k, v in self.env.items()}
 
     def runs_whenever_called(self) -> bool:
         """The current statement runs whenever the function does: a statement of its body, or one whose
@@ -204,6 +213,29 @@ class StatementHandlers:
                 ok = self._run_branch(node.orelse.body)
             if ok:
                 branches.append(self.env)
+        self.env = start
+        if not branches:
+            raise _Terminated
+        self.env = _join_envs(branches)
+
+    def _match(self, node: cst.Match) -> None:
+        """``match subject: case ...:``: the subject is evaluated, each case's guard is a test, and each case
+        body a branch the analysis does not decide (the names a pattern captures are not known)."""
+        self.statement = node
+        self.expr(node.subject)
+        start = self.env
+        branches: list[dict[str, Value]] = []
+        exhaustive = False
+        for case in node.cases:
+            self.env = {**start, **{name: UNKNOWN_VALUE for name in _captured(case.pattern)}}
+            if case.guard is not None:
+                self.condition(case.guard, "if", node)
+            elif type(case.pattern) is cst.MatchAs and case.pattern.pattern is None:
+                exhaustive = True  # `case _:` or `case name:`
+            if self._run_branch(case.body):
+                branches.append(self.env)
+        if not exhaustive:
+            branches.append(start)
         self.env = start
         if not branches:
             raise _Terminated
@@ -395,6 +427,8 @@ class StatementHandlers:
             self.expr(d.decorator)
         parent = self.fn
         decorators, compiled, disabled = decorated(self.p.index, node)
+        for d, q in zip(node.decorators, decorators):
+            self.report(E.DecoratorEvent, d.decorator, qualname=q)
         info = FunctionInfo(node=node, name=node.name.value,
                             qualname=f"{parent.qualname}.{node.name.value}" if parent else node.name.value,
                             decorators=decorators, compile_decorated=compiled, disabled=disabled,
@@ -421,7 +455,15 @@ class StatementHandlers:
             self.not_tensor_evidence(value)  # `h, w = dims`: a parameter unpacked into names is a tuple, not a tensor
             elems = target.elements
             starred = any(isinstance(e, cst.StarredElement) for e in elems)
-            if value.items is not None and len(value.items) == len(elems) and not starred:
+            if value.kind is Kind.SIZE and value.dynamic_dims:
+                # `b, c, h, w = x.shape`: each name is the size of its dimension, counted from the end after a
+                # starred name (`b, *_, w = x.shape`)
+                at = next((i for i, e in enumerate(elems) if isinstance(e, cst.StarredElement)), len(elems))
+                for i, e in enumerate(elems):
+                    index = python(i if i < at else i - len(elems))
+                    size = sequence(element=SIZE_VALUE) if i == at else dimension_size(value, index)
+                    self.bind(e.value, size, stmt)
+            elif value.items is not None and len(value.items) == len(elems) and not starred:
                 for e, v in zip(elems, value.items):
                     self.bind(e.value, v, stmt)
             elif value.items is not None and starred and len(value.items) >= len(elems) - 1:
@@ -490,9 +532,18 @@ class StatementHandlers:
             params=xs.params)
 
     def store_field(self, target: cst.Attribute, value: Value | None) -> None:
-        """``p.n = v`` on a record built here: the field holds ``v`` now (``None``: not known)."""
-        if isinstance(target.value, cst.Name):
-            self._set_entry(target.value, target.attr.value if value is not None else None, value)
+        """``p.n = v`` on a record built here: the field holds ``v`` now (``None``: not known).  So does an
+        attribute set on a local object of a plain class of the checked code (``st = Stats(); st.total =
+        x.sum()``), whose other attributes are the class's."""
+        if not isinstance(target.value, cst.Name):
+            return
+        obj = self.env.get(target.value.value)
+        if obj is not None and obj.keys is None and value is not None and obj.kind is Kind.UNKNOWN \
+                and obj.cls is not None and not obj.cls.is_module and not obj.choices and not obj.is_class \
+                and not self.is_self(target.value):
+            self.env[target.value.value] = obj.with_(keys=(target.attr.value,), items=(value,))
+            return
+        self._set_entry(target.value, target.attr.value if value is not None else None, value)
 
     def store_entry(self, target: cst.Subscript, value: Value | None) -> None:
         """``d["k"] = v`` into a dict whose keys are known: the key holds ``v`` now (``None``: a value
@@ -571,3 +622,34 @@ def _runs_at_least_once(iterable: cst.BaseExpression, value: Value) -> bool:
         return len(value.items) > 0
     return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
         and iterable.func.attr.value in _PARAMETER_ITERATORS and not iterable.args
+
+
+def _captured(pattern: cst.MatchPattern) -> set[str]:
+    """The names a ``case`` pattern binds (``case Point(x=px):``, ``case [first, *rest]:``)."""
+    names = set()
+    for n in walk(pattern):
+        if isinstance(n, (cst.MatchAs, cst.MatchStar)) and n.name is not None:
+            names.add(n.name.value)
+        elif isinstance(n, cst.MatchMapping) and n.rest is not None:
+            names.add(n.rest.value)
+    return names
+
+
+def not_tensor_related(v: Value, depth: int = 3) -> bool:
+    """``v`` holds nothing Dynamo counts as tensor-related when it decides whether to compile a frame: a
+    Python number, string or function, a list, tuple or dict of such values, or an object of a class of the
+    checked code that is no module (Dynamo looks into lists, tuples, dicts and named tuples, not into other
+    objects: ``has_tensor_in_frame``)."""
+    if v.kind in (Kind.PYTHON, Kind.SIZE, Kind.SCALAR):
+        if v.is_mapping or v.element is not None:
+            return v.element is not None and depth > 0 and not_tensor_related(v.element, depth - 1)
+        return not (v.qualname or "").startswith("numpy")  # (a NumPy scalar counts, as an array does)
+    if v.kind is Kind.SEQUENCE:
+        parts = v.items if v.items is not None else (v.element,) if v.element is not None else None
+        return parts is not None and depth > 0 and all(not_tensor_related(p, depth - 1) for p in parts)
+    if v.kind is Kind.FUNCTION:
+        return v.func is not None
+    if v.kind is Kind.UNKNOWN and v.cls is not None and not v.choices and not v.maybe_none:
+        return all(not c.is_module and len([b for b in c.bases if b != "object"]) == len(c.base_classes)
+                   for c in v.cls.mro())
+    return False
