@@ -40,7 +40,9 @@ class GradModeVaries(Rule):
         the outermost such functions the two reach are reported on their `def` (what they call may run
         inside them in one mode only, behind a branch on `self.training`), not one decorated to set its own
         grad mode. A call of what `torch.compile(...)` returned,
-        made at once (`torch.compile(model)(x)`), counts as a call of the entry point.
+        made at once (`torch.compile(model)(x)`), counts as a call of the entry point. Only calls and breaks
+        outside any branch count there: one behind `if self.training:` may run on one entry point's path
+        only.
     """
     fix = """
         Usually accept the one extra graph (`# noqa: DYN208`): both stay cached. A second
@@ -92,13 +94,11 @@ class GradModeVaries(Rule):
                         f"({site_where(ctx.program, off)}, under no-grad): Dynamo guards on the grad mode, so "
                         "the second mode recompiles it (one graph for each).",
                 hint="accept the one extra graph (both stay cached), or call the uncompiled function under no-grad")
-        breaking = {id(b.event.function) for b in ctx.breaks}
         # (a break in a loop makes Dynamo run the whole frame eagerly, with no graph to recompile; so does an
         # RNN module's, met as Dynamo loads the module, where it cannot resume: measured on torch 2.13)
         looped = {id(b.event.function) for b in ctx.breaks if b.in_loop or b.gb is GB.RNN_MODULE}
         surely = {id(b.event.function) for b in ctx.breaks if not b.in_loop and top_statement(b.event)}
-        shared = shared_frame_grad_flips(ctx.program, lambda f: id(f) in breaking, lambda f: id(f) in surely,
-                                         lambda f: id(f) in looped)
+        shared = shared_frame_grad_flips(ctx.program, lambda f: id(f) in surely, lambda f: id(f) in looped)
         for fn, (first, on), (second, off) in shared:
             yield Finding(
                 rule=type(self), node=fn.node.name, statement=fn.node,

@@ -8,6 +8,7 @@ of a symbolic int raises inside Dynamo, which then runs that compile's frame eag
 kind is not met."""
 from __future__ import annotations
 
+from conftest import requires_torch
 from helpers import break_tests
 
 CODE = """
@@ -97,3 +98,34 @@ arithmetic with a number and ``.reshape`` to literal sizes: ``halves`` and ``des
 dimension that changes and break on the recompile; ``kept`` formats the second, which stays 3."""
 
 test_check_named, test_dynamo_named = break_tests(NAMED, {(6, "DYN105"), (12, "DYN105")}, "[()]")
+
+
+LABELLED = """
+import torch
+
+
+@torch.compile(backend="eager")
+def labelled(x):
+    label = "{}-{}".format("rows", x.shape[0])
+    return x * len(label)
+
+
+def main():
+    for n in (4, 6):
+        labelled(torch.ones(n, 3))
+"""
+"""``str.format`` of a symbolic int bound to a name is kept unformatted: the graph breaks where the string is
+used (``len(label)``), not at the call, which is not reported."""
+
+
+def test_a_format_bound_to_a_name_is_not_reported_at_the_call(tmp_path, capsys):
+    from helpers import checked_breaks
+
+    assert (6, "DYN105") not in checked_breaks(tmp_path, capsys, LABELLED)
+
+
+@requires_torch
+def test_dynamo_breaks_where_the_formatted_string_is_used(tmp_path):
+    from helpers import dynamo_break_lines
+
+    assert dynamo_break_lines(tmp_path, LABELLED, "[()]") == {7}

@@ -589,7 +589,10 @@ def _symbolic_int_call(call: CallEvent) -> tuple[GraphBreakType, str] | None:
     q = call.qualname
     if q in SYMBOLIC_INT_BREAKS and (q != "builtins.pow" or len(call.args) == 3):
         gb = SYMBOLIC_INT_BREAKS[q]
-    elif call.method == "format" and call.receiver is not None and isinstance(call.receiver.const, str):
+    elif call.method == "format" and call.receiver is not None and isinstance(call.receiver.const, str) \
+            and not (isinstance(call.statement, cst.Assign) and call.statement.value is call.node):
+        # (bound to a name, the string is kept unformatted, and the graph breaks where it is used, measured
+        # on torch 2.13: `label = "{}-{}".format(tag, n)` then `len(label)`)
         gb, q = GB.OBSERVED_EXCEPTION, "str.format"
     else:
         return None

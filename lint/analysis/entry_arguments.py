@@ -240,24 +240,22 @@ _EntryCall = tuple["FunctionInfo", _Site]
 """An entry point and a call that runs it compiled."""
 
 
-def shared_frame_grad_flips(program: "Program", breaks_in: Callable[["FunctionInfo"], bool],
-                            surely_breaks: Callable[["FunctionInfo"], bool],
+def shared_frame_grad_flips(program: "Program", surely_breaks: Callable[["FunctionInfo"], bool],
                             eager: Callable[["FunctionInfo"], bool]
                             ) -> Iterator[tuple["FunctionInfo", _EntryCall, _EntryCall]]:
     """Each function that two compiled entry points run as a frame of its own, one called with grad mode on
     and the other with it off (called under ``torch.no_grad()``, or decorated so), with those entry points and
     calls: (function, (entry, call with grad on), (entry, call with grad off)).  A function whose body breaks
-    the graph (``breaks_in``), or calls one that does, is a frame of its own wherever it is called from, with
+    the graph, or calls one that does, is a frame of its own wherever it is called from, with
     graphs kept on its code and shared by every entry point that reaches it, so the second mode recompiles it
     (measured on torch 2.13: ``GLOBAL_STATE changed: grad_mode`` on ``forward``, compiled once through a loss
     function under grad and once as the model under ``torch.no_grad()``).  Of the functions both reach, the
     outermost are reported (what they call may run inside them in one mode only: a branch on
     ``self.training``); not one decorated to set its own grad mode, nor one Dynamo runs ``eager``ly (a break
-    in a loop), which has no graph.  A function that is one of the two entry points is entered as a frame in
-    its own mode, and a break anywhere in it or below it (``breaks_in``) makes it a frame in the other
-    entry's; any other must reach a break whatever path it takes, through its own statements and calls
-    outside any branch (``surely_breaks`` says a function breaks in such a statement).  An entry point called
-    in both modes is :func:`grad_mode_flips`'s."""
+    in a loop), which has no graph.  It must be called, and reach a break, whatever path each takes: through
+    statements and calls outside any branch (``surely_breaks`` says a function breaks in such a statement); a
+    call or break behind a branch may run on one entry point's path only (``if self.training:``).  An entry
+    point called in both modes is :func:`grad_mode_flips`'s."""
     if _sets_grad_mode_for_good(program.index) or script_grad_modes(program.index):
         return
     on: dict[int, _EntryCall] = {}
@@ -278,8 +276,7 @@ def shared_frame_grad_flips(program: "Program", breaks_in: Callable[["FunctionIn
     if not on or not off:
         return
     callees = _call_graph(program)
-    framed = _framed(program, callees, breaks_in)
-    surely_framed = _framed(program, _call_graph(program, sure=True), surely_breaks)
+    surely_framed = _framed(program, callees, surely_breaks)
     reach = {key: _reached(entry, callees) for key, (entry, _) in (*on.items(), *off.items())}
     reported: set[int] = set()
     for k_on, (first, on_site) in on.items():
@@ -287,9 +284,9 @@ def shared_frame_grad_flips(program: "Program", breaks_in: Callable[["FunctionIn
             if first is second:
                 continue
             shared = {key: fn for key, fn in reach[k_on].items()
-                      if key in reach[k_off] and not eager(fn) and not _sets_own_mode(fn)
-                      and key in (framed if fn is first or fn is second else surely_framed)}
-            inner = {id(c) for key in shared for c in callees.get(key, ())}
+                      if key in reach[k_off] and key in surely_framed and not eager(fn)
+                      and not _sets_own_mode(fn)}
+            inner = {key for fn in shared.values() for key in _reached(fn, callees) if key != id(fn)}
             for key, fn in shared.items():
                 if key not in inner and key not in reported:
                     reported.add(key)
@@ -316,13 +313,13 @@ def _framed(program: "Program", callees: dict[int, list["FunctionInfo"]],
     return framed
 
 
-def _call_graph(program: "Program", sure: bool = False) -> dict[int, list["FunctionInfo"]]:
-    """``id`` of each analysed function -> the functions of the checked code it calls (a module's ``forward``
-    for a call of the module); ``sure``: only the calls in its own statements outside any branch, loop or
-    ``try``, which run whenever it does."""
+def _call_graph(program: "Program") -> dict[int, list["FunctionInfo"]]:
+    """``id`` of each analysed function -> the functions of the checked code it calls whenever it runs (a
+    module's ``forward`` for a call of the module): in its own statements outside any branch, loop or
+    ``try``."""
     out: dict[int, list["FunctionInfo"]] = {}
     for ev in program.events:
-        if not isinstance(ev, CallEvent) or (sure and not top_statement(ev)):
+        if not isinstance(ev, CallEvent) or not top_statement(ev):
             continue
         targets = [ev.callee] if ev.callee is not None else []
         if ev.module is not None and ev.module.cls is not None:
