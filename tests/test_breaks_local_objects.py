@@ -70,3 +70,37 @@ CODE = """\
 BREAKS = {(27, "DYN101"), (29, "DYN101"), (38, "DYN101"), (49, "DYN101")}
 
 test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.ones(4),)]")
+
+
+SCRIPT = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Scaler:
+        def fit(self, x: torch.Tensor) -> "Scaler":
+            self.mu = x.mean()
+            return self
+
+
+    def loss_fn(model, x):
+        return model(x).pow(2).mean()
+
+
+    def fit(model: nn.Module, x: torch.Tensor):
+        Scaler().fit(x)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        step = torch.compile(loss_fn, backend="eager")
+        for _ in range(2):
+            opt.zero_grad()
+            step(model, x).backward()
+            opt.step()
+
+
+    def main(x):
+        fit(nn.Linear(4, 1), x)
+"""
+"""A script's function that it only calls itself runs eagerly, a method of the same name on a class
+(``Scaler.fit`` beside ``fit``) notwithstanding: its optimizer calls are not compiled code."""
+
+test_check_script, test_dynamo_script = break_tests(SCRIPT, set(), "[(torch.ones(3, 4),)]")

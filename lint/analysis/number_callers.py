@@ -886,6 +886,8 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
         if isinstance(parent, cst.Call) and parent.func is n:
             calls.append(parent)
             continue
+        if isinstance(parent, cst.FunctionDef) and parent.name is n and _method(parents, parent):
+            continue  # a method of the same name (`Scaler.fit` beside a function `fit`) uses no name
         if _names_a_type(parents, n):
             continue  # `g: CSRGraph`, `isinstance(g, CSRGraph)`: neither calls it nor hands it on
         if _compiled_in_place(parents, n, compiles):
@@ -897,6 +899,12 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
             return None
         calls += through
     return calls
+
+
+def _method(parents: "_Parents", fdef: cst.FunctionDef) -> bool:
+    """``fdef`` is defined in a class body."""
+    block = parents.get(id(fdef))
+    return isinstance(block, cst.IndentedBlock) and isinstance(parents.get(id(block)), cst.ClassDef)
 
 
 def _names_a_type(parents: "_Parents", use: cst.Name) -> bool:
