@@ -629,9 +629,8 @@ def _plain_locals(event: Event) -> frozenset[str]:
     out: set[str] = set()
     cls = fn.cls
     params = fn.param_names()
-    if cls is not None and fn.is_method and not fn.is_classmethod and not fn.is_static and params \
-            and all(not c.is_module and len([b for b in c.bases if b != "object"]) == len(c.base_classes)
-                    for c in cls.mro()):
+    if cls is not None and cls.plain and fn.is_method and not fn.is_classmethod and not fn.is_static \
+            and params:
         out.add(params[0])
     statement = event.statement
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1 \

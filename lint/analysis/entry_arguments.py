@@ -229,11 +229,19 @@ def grad_mode_flips(program: "Program") -> Iterator[tuple["FunctionInfo", _Site,
     for fn, sites, _ in entry_call_sites(program):
         if scripted and any(caller is not None for _, caller, _ in sites):
             continue  # a function's calls run in whatever mode the script's statements set before its call
-        off = next((s for s in sites if not _grad_enabled(s)), None)
-        on = next((s for s in sites if off is not None and _grad_enabled(s) and not _grad_mode_set(s)
-                   and _caller_runs_with_grad(s, off)), None)
+        on, off = _mode_sites(sites)
         if off is not None and on is not None:
             yield fn, on, off
+
+
+def _mode_sites(sites: list[_Site]) -> tuple[_Site | None, _Site | None]:
+    """(a call known to run with grad mode on, a call that runs with it off) among ``sites``: off inside a
+    no-grad block or a caller decorated so; on only where nothing can turn it off around the call and the
+    caller is never called from a no-grad context (:func:`_caller_runs_with_grad`)."""
+    off = next((s for s in sites if not _grad_enabled(s)), None)
+    on = next((s for s in sites if _grad_enabled(s) and not _grad_mode_set(s)
+               and _caller_runs_with_grad(s, off or s)), None)
+    return on, off
 
 
 _EntryCall = tuple["FunctionInfo", _Site]
@@ -266,9 +274,7 @@ def shared_frame_grad_flips(program: "Program", surely_breaks: Callable[["Functi
         if any(_grad_off(d.decorator) for d in fn.node.decorators):
             off[id(fn)] = (fn, sites[0])
             continue
-        off_site = next((s for s in sites if not _grad_enabled(s)), None)
-        on_site = next((s for s in sites if _grad_enabled(s) and not _grad_mode_set(s)
-                        and _caller_runs_with_grad(s, off_site or s)), None)
+        on_site, off_site = _mode_sites(sites)
         if off_site is not None:
             off[id(fn)] = (fn, off_site)
         if on_site is not None:

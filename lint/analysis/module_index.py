@@ -117,6 +117,13 @@ class ClassInfo:
             yield c
             stack.extend(c.base_classes)
 
+    @property
+    def plain(self) -> bool:
+        """No class of its MRO is a module or derives from a class outside the checked code (``object``
+        aside): an instance Dynamo does not look into for tensors when it decides to compile a frame."""
+        return all(not c.is_module and len([b for b in c.bases if b != "object"]) == len(c.base_classes)
+                   for c in self.mro())
+
     def find_method(self, name: str) -> FunctionInfo | None:
         for c in self.mro():
             if name in c.methods:

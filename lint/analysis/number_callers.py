@@ -24,7 +24,7 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView, SignaturesView
 from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
-from dynalint.analysis.module_index import import_bindings, local_names_of, top_level_code
+from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by, top_level_code
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import binding_reach, nodes_and_parents, unpacked_target, walk
@@ -1270,21 +1270,10 @@ def _made_by_torch(program: Program, expr: cst.BaseExpression, where: "FunctionI
 def _single_binding(where: "FunctionInfo", name: str) -> cst.BaseExpression | None:
     """The value of the one assignment ``name = value`` in ``where``'s body (nested scopes aside); None when
     it binds the name otherwise or more than once."""
-    found = [n for n in walk(where.node.body, into_scopes=False)
-             if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr))
-             and any(isinstance(t, cst.Name) and t.value == name for t in _bound_targets(n))]
+    found = [n for n in walk(where.node.body, into_scopes=False) if name in names_bound_by(n)]
     if len(found) != 1 or not isinstance(found[0], cst.Assign) or len(found[0].targets) != 1:
         return None
     return found[0].value
-
-
-def _bound_targets(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The names and patterns a binding statement writes to."""
-    if isinstance(node, cst.Assign):
-        return [n for t in node.targets for n in walk(t.target)]
-    if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
-        return list(walk(node.target))
-    return [n for item in node.items if item.asname is not None for n in walk(item.asname.name)]  # (a `with`)
 
 
 def _factory_shapes(program: Program, expr: cst.BaseExpression, where: "FunctionInfo", depth: int = 0

@@ -650,6 +650,5 @@ def not_tensor_related(v: Value, depth: int = 3) -> bool:
     if v.kind is Kind.FUNCTION:
         return v.func is not None
     if v.kind is Kind.UNKNOWN and v.cls is not None and not v.choices and not v.maybe_none:
-        return all(not c.is_module and len([b for b in c.bases if b != "object"]) == len(c.base_classes)
-                   for c in v.cls.mro())
+        return v.cls.plain
     return False
