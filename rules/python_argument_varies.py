@@ -5,11 +5,11 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
-from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, guarded_read, handed_on,
-                                               read_before)
+from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, frame_argument_values,
+                                               frame_may_hold_tensors, guarded_read, handed_on, read_before)
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.eager_part import read_before_first_break, runs_in_wrapper
-from dynalint.analysis.resume_paths import FrameGraphs, eager_part
+from dynalint.analysis.resume_paths import FrameGraphs, eager_part, runs_eagerly
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
 
@@ -67,7 +67,13 @@ class PythonArgumentVaries(Rule):
         enters (`with open(...)`), cannot be resumed from either. A function decorated with one of torch's
         context managers (`@torch.no_grad()`) or with a decorator of the file that returns a wrapper runs
         inside that wrapper, which Dynamo compiles: it is guarded on what the function read before its first
-        break, in a loop or not. A number, string or flag the compiled code only passes on (stores in a
+        break, in a loop or not. A function of the module that Dynamo runs as a frame of its own is guarded
+        on what its calls pass in the same way: one whose body breaks, called from compiled code (Dynamo
+        breaks at the call and compiles the function as it runs: `group(x, None)`, then `group(x, x * 2)` of
+        a helper that indexes with a boolean mask, recompiles `group` on `feats is None`; also one call given
+        `None` in one calling context and a tensor in another), or one with a graph called from the part of a
+        frame Dynamo runs eagerly; a helper Dynamo inlines is part of its caller's graph and recompiles
+        nothing of its own. A number, string or flag the compiled code only passes on (stores in a
         tuple, list or dict, returns) or hands as it is to a call that breaks the graph
         (`print("calling", name)`: the call runs eagerly with it), and any argument it never reads,
         installs no guard and does not recompile (all measured on torch 2.13).
@@ -216,6 +222,8 @@ class PythonArgumentVaries(Rule):
         graphs = FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
         for entry in entry_argument_values(ctx.program, graphs.eager):
             grouped.setdefault(id(entry.function), []).append(entry)
+        for entry in frame_argument_values(ctx.program, _frame_calls(ctx, graphs)):
+            grouped.setdefault(id(entry.function), []).append(entry)
         reads = {id(ev.node): _reader(ctx, graphs, ev.call, ev.callee) for ev in ctx.events(CallEvent)
                  if ev.callee is not None and ev.callee.cls is None and ev.module is None}
         for entries in grouped.values():
@@ -242,6 +250,25 @@ class PythonArgumentVaries(Rule):
             yield Finding(rule=type(self), node=entries[0].param.name, statement=fn.node, message=message, hint=hint)
 
 
+def _frame_calls(ctx: RuleContext, graphs: FrameGraphs) -> Iterator[tuple[CallEvent, "FunctionInfo"]]:
+    """The calls in compiled code that run a function of the module as a frame of its own, with that function
+    (a module's ``forward`` for a call of the module): one whose body breaks, called where Dynamo traces (it
+    breaks at the call, and compiles the function as it runs), or one with a graph called from the part of a
+    frame Dynamo runs eagerly."""
+    compiled = {id(fn) for fn in ctx.program.entry_compiled}
+    for ev in ctx.events(CallEvent):
+        callee = ev.callee
+        if ev.module is not None:
+            cls = ev.module.cls
+            callee = cls.find_method("forward") if cls is not None and ev.call.func is not None else None
+        if callee is None or id(ev.function) not in compiled or not (
+                ev.module is not None or frame_may_hold_tensors(ctx.program, ev, callee)):
+            continue
+        eager = runs_eagerly(ctx.breaks, ev)
+        if (ev.callee_broke and not eager) or (eager and graphs.has_graph(callee)):
+            yield ev, callee
+
+
 def _reader(ctx: RuleContext, graphs: FrameGraphs, call: cst.Call, callee: "FunctionInfo") -> Callable[[int], bool]:
     """Whether ``callee``, called at ``call`` as a frame of its own, reads its ``i``-th argument where
     Dynamo guards on it, and has a graph (a frame without one is skipped, guarding nothing)."""
@@ -258,6 +285,12 @@ def _shown(entry: ParameterValues) -> str:
     return "; ".join(f"{where} passes {what}" for where, what in entry.sites)
 
 
+#: how a message names a kind of value passed (:attr:`ParameterValues.values`)
+_KIND_NAMES = {"object": "the object", "tensor": "a tensor", "list": "a list", "tuple": "a tuple",
+               "dict": "a dict", "str": "a string", "int": "a number", "float": "a number", "bool": "a flag",
+               "record": "a record"}
+
+
 def _effect(entry: ParameterValues) -> str:
     """What the values passed do to the compiled code (measured on torch 2.13)."""
     kinds = {t for t, _ in entry.values}
@@ -268,10 +301,11 @@ def _effect(entry: ParameterValues) -> str:
         return "so it compiles one graph per value"
     if kinds & {"str", "device", "dtype"}:
         return "so each new value recompiles it"
-    if kinds == {"NoneType", "object"}:
-        return "so it compiles one graph for `None` and one for the object"
+    if "NoneType" in kinds and len(kinds) == 2:
+        other = next(k for k in kinds if k != "NoneType")
+        return f"so it compiles one graph for `None` and one for {_KIND_NAMES.get(other, 'the other value')}"
     if kinds & {"NoneType", "tensor"}:
-        return "so it compiles one graph for `None` and one for a tensor"
+        return "so it compiles one graph for each kind of value"
     if kinds == {"record"}:
         return ("and guards on the class and on the fields it reads: a new class, string or flag there "
                 "recompiles it each time, a new number once (it is then dynamic)")

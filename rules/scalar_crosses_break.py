@@ -99,7 +99,10 @@ class ScalarCrossesBreak(Rule):
         only handed to a call such as `print` is not guarded). A size of a tensor whose shape the calls
         change (`b, c, h, w = x.shape`, `n = x.shape[0]`), taken before a break outside any loop and read
         after it, reaches the resumed frame as a Python int the same way: guarded, it recompiles that frame
-        once when the size first changes.
+        once when the size first changes; a call of a function whose body breaks splits the frame at the
+        call just as well (`out = self.inner(x)` with a `print` in `inner`). A number taken from data inside
+        a generator expression (`sum(float(v) for v in losses)`) crosses nothing: Dynamo cannot rebuild the
+        generator to resume, and runs the whole function eagerly.
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable
@@ -311,14 +314,20 @@ class ScalarCrossesBreak(Rule):
         frame resumed there receives the size as a Python int and is guarded on it, so it recompiles when the
         size first changes (measured on torch 2.13: ``h == 4`` fails in ``torch_dynamo_resume_in_...``; the
         size is dynamic from then on)."""
+        calls = [c for c in ctx.events(CallEvent) if c.callee_broke]
         for ev in ctx.events(ResumeInputsEvent):
             if not ev.sizes:
                 continue
             fn = ev.function
-            at = next((b for b in ctx.breaks if b.event.function is fn and encloses(ev.node, b.node)
+            at = next((b.event for b in ctx.breaks if b.event.function is fn and encloses(ev.node, b.node)
                        and not b.in_loop and not ctx.breaks.in_comprehension(b)
                        and not ctx.breaks.loop_break_before(b.event) and not runs_eagerly(ctx.breaks, b.event)
                        and ctx.breaks.resumed_frame_compiles(b)), None)
+            if at is None:
+                # a call of a function that breaks splits this frame at the call too (measured on torch 2.13:
+                # `B == 2` fails in the frame resumed after `out = self.inner(x)` whose `forward` prints)
+                at = next((c for c in calls if c.function is fn and encloses(ev.node, c.node)
+                           and not ctx.breaks.loop_break_before(c) and not runs_eagerly(ctx.breaks, c)), None)
             if at is None:
                 continue
             read = sorted(name for name in ev.sizes if read_after(fn.node, ev.node, name))
@@ -328,7 +337,7 @@ class ScalarCrossesBreak(Rule):
             what, it = ("is a size", "it as a Python int") if len(read) == 1 \
                 else ("are sizes", "them as Python ints")
             yield self.finding(
-                at.event,
+                at,
                 f"{names} {what} of a tensor whose shape the calls change, read after the graph break at "
                 f"`{ctx.code(at.node)}`: the frame resumed there receives {it} and is guarded on "
                 f"{it.split(' as ')[0]}, so it recompiles once when the size first changes (the size is then "

@@ -29,7 +29,9 @@ class UntraceableCall(Rule):
         explicit `torch._dynamo.graph_break()`, `requires_grad_()` on a tensor made in the graph (and
         `requires_grad_(False)` on a module's parameter: `for p in critic.parameters():`), `torch._assert` on
         a tensor, `"%s" % tensor` and `with` on a `threading.Lock` all end the graph. So do calls of
-        `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced),
+        `nn.LSTM`/`nn.GRU`/`nn.RNN` modules (and their subclasses; `nn.LSTMCell` is traced), and the
+        `nn.Module` methods that visit every submodule (`train()`, `eval()`, `parameters()`, `modules()`,
+        `zero_grad()`...) on a module that holds one at any depth,
         `pack_padded_sequence`/`pack_sequence`/`pad_packed_sequence` (`pad_sequence` is traced) and
         comparing `t.data_ptr()` values or doing arithmetic on one (`t.data_ptr() % 16`),
         `json.dumps`/`loads`/`dump`/`load`, `dataclasses.asdict`/`astuple` of a dataclass holding tensors
@@ -135,11 +137,15 @@ class UntraceableCall(Rule):
         Dynamo skips `torch.sparse_coo_tensor`, and the frame it resumes in after the call cannot take
         the sparse tensor as an input: the first use of it there breaks too ("Attempted to wrap sparse
         Tensor"), and the rest of the function runs eagerly.
-        Once the calls of a compiled function change a size of a tensor they pass or an int they pass,
-        Dynamo recompiles it with that size or int symbolic (under `dynamic=True`, from the first call):
-        `str`, `divmod`, `math.gcd`, `math.isqrt`, `sorted`, `random.randint`/`randrange`/`uniform` and
-        `%`-formatting of it (also of what `max`/`min` and arithmetic make of it) break on that recompile,
-        which they do not on a static int.
+        Once the calls of a compiled function change a size of a tensor they pass or an int or float they
+        pass, Dynamo recompiles it with that number symbolic (under `dynamic=True`, ints from the first call):
+        `str`, `divmod`, `math.gcd`, `math.isqrt`, `math.isclose`, `sorted` (also by a `key=` that returns
+        such sizes), `random.randint`/`randrange`/`uniform` and `%`-formatting of it (also of what
+        `max`/`min` and arithmetic make of it) break on that recompile, which they do not on a static
+        number; so does `str` of a whole shape one of whose sizes the calls change, and an f-string of an
+        int or float argument the calls change (`f"n={n}"`, `f"{lr:.3e}"`; a float without a format spec
+        breaks where the string is used, and a size read from a tensor is specialised by the f-string: each
+        new size recompiles). The message of an `assert` or a `raise` is built only when it fails.
     """
     fix = """
         Move side effects out of the compiled region (log outside `forward`, or after it returns), or

@@ -81,3 +81,25 @@ PASSED_MASK = """
 # every call passes a mask, and the function indexes with a value computed from it (``keep = ~pad_mask``)
 test_passed_mask_check, test_passed_mask_dynamo = break_tests(PASSED_MASK, {(7, "DYN104")},
                                                               "[(torch.randn(2, 8),)]")
+
+
+HANDED_MASK = """
+    import torch
+
+
+    def masked_acc(pred, labels, mask):
+        return (pred[mask] == labels[mask]).float().mean()
+
+
+    @torch.compile(backend="eager")
+    def evaluate(pred, labels, mask):
+        return masked_acc(pred, labels, mask)
+
+
+    def main(pred):
+        return evaluate(pred, pred.round(), torch.arange(8) < 5)
+"""
+
+# every call passes a mask, which the compiled function hands to the helper that indexes with it
+test_handed_mask_check, test_handed_mask_dynamo = break_tests(HANDED_MASK, {(5, "DYN104")},
+                                                              "[(torch.randn(8),)]")

@@ -2,7 +2,8 @@
 
 Dynamo runs a generator's body where the compiled caller steps it, so what breaks in its body breaks
 there, and what it yields is what the caller's loop or comprehension sees (a tensor whose truth is then
-a data-dependent branch).  A generator compiled itself is not traced: Dynamo skips a generator's frame.
+a data-dependent branch).  ``C.apply(...)`` of an ``autograd.Function`` with a static ``forward`` gives what
+that ``forward`` returns.  A generator compiled itself is not traced: Dynamo skips a generator's frame.
 A classmethod receives the class it was read on, so ``cls.norm(x)`` runs that class's ``norm``; but an
 ``autograd.Function`` whose ``forward`` is a classmethod cannot be bound when Dynamo traces it for autograd
 (an input requires grad), given an argument for each parameter.  Each case is also run under real Dynamo."""
@@ -118,6 +119,27 @@ CASES = [
     def f(x):
         return Util.make(x)
     """, "f", "[(torch.ones(3),)]"),
+    ("autograd-function-result-is-what-forward-returns", """
+    import torch
+
+
+    class LowerBound(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, bound):
+            ctx.save_for_backward(x, bound)
+            return torch.max(x, bound)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+
+    def f(x, bound):
+        y = LowerBound.apply(x, bound)
+        if y.sum() > 0:  # breaks
+            y = y * 2
+        return y
+    """, "f", "[(torch.ones(3, requires_grad=True), torch.zeros(3))]"),
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)

@@ -56,3 +56,37 @@ test_check_handed_on, test_dynamo_handed_on = break_tests(HANDED_ON, set(), "[()
 HANDED_A_TENSOR = HANDED_ON.replace("def step(x, free_bits=0.0):", "def step(x, free_bits):").replace(
     "step(torch.randn(4, 3)),", "step(torch.randn(4, 3), torch.tensor(0.0)),")
 test_check_handed_a_tensor, test_dynamo_handed_a_tensor = break_tests(HANDED_A_TENSOR, {(7, "DYN101")}, "[()]")
+
+
+MODULE_API_USED = """
+import torch
+import torch.nn as nn
+
+
+class Rows(nn.Module):
+    def forward(self, feats, batch_size):
+        return torch.stack([feats[b] for b in range(batch_size)])
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.rows = Rows()
+
+    def forward(self, feats, batch_size):
+        return self.rows(self.lin(feats), batch_size)
+
+
+def main():
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.eval()
+    compiled = torch.compile(model, backend="eager")
+    return [compiled(torch.randn(4, 3), n) for n in (2, 3)], opt
+"""
+"""The instance used through ``nn.Module``'s own API (``model.parameters()``, ``model.eval()``), which does
+not call it, still has all its calls in view: they pass numbers, and the loop over ``range(batch_size)`` in
+the module it hands them to is a Python loop."""
+
+test_check_module_api, test_dynamo_module_api = break_tests(MODULE_API_USED, set(), "[()]")

@@ -1,14 +1,15 @@
 """DYN105 at the call of an ``nn.LSTM``/``GRU``/``RNN``, and at a read of one of its attributes
-(``self.gru.hidden_size``), or at the first read of the module itself other than its call (``if self.rnn is
-not None:``, where the module is optional: ``nn.GRU(...) if use_rnn else None``): Dynamo does not trace
-them ("Attempted to wrap RNN, GRU, or LSTM"), and runs the rest of the calling function eagerly, so nothing
-after the call breaks there (whether a graph came
-before it or not).  The module may be picked by a condition (``nn.LSTM(...) if lstm else nn.GRU(...)``)
-or from a dict of classes: it is a recurrent module either way.  Each case is also run under real Dynamo
-(torch 2.13)."""
+(``self.gru.hidden_size``), or at the first read of the module itself other than its call (``if self.rnn
+is not None:``, where the module is optional: ``nn.GRU(...) if use_rnn else None``): Dynamo does not trace
+them ("Attempted to wrap RNN, GRU, or LSTM"), and runs the rest of the calling function eagerly, so
+nothing after the call breaks there (whether a graph came before it or not). The module may be picked by a
+condition (``nn.LSTM(...) if lstm else nn.GRU(...)``) or from a dict of classes: it is a recurrent module
+either way. A method of ``nn.Module`` that visits every submodule (``model.train()``,
+``model.parameters()``) breaks too on a module that holds one at any depth. Each case is also run under
+real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
-from helpers import marked_case_tests
+from helpers import break_tests, marked_case_tests
 
 CASES = [
     ("eager-after", """
@@ -91,3 +92,70 @@ CASES = [
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
+
+
+WALKED = """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+
+class Wrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tagger = Tagger()
+        self.head = nn.Linear(4, 2)
+
+
+@torch.compile(backend="eager")
+def step(model, x):
+    model.train()
+    y = model.head(model.tagger.proj(x))
+    print("trained")
+    return y
+
+
+def main():
+    return step(Wrapper(), torch.randn(2, 4))
+"""
+"""``model.train()`` visits every submodule, and meets the LSTM two levels down: the graph breaks there,
+inside torch's frame, and the function resumes after the call (the ``print`` after it breaks too)."""
+
+test_check_walked, test_dynamo_walked = break_tests(WALKED, {(21, "DYN105"), (23, "DYN105")}, "[()]")
+
+
+STEPPED = """
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 4, batch_first=True)
+        self.head = nn.Linear(4, 1)
+
+
+@torch.compile(backend="eager")
+def update(model, optimizer, x):
+    h, _ = model.rnn(x)
+    loss = model.head(h).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
+def main():
+    model = Tagger()
+    return update(model, torch.optim.SGD(model.parameters(), lr=0.1), torch.randn(2, 3, 4))
+"""
+"""After the RNN's break the rest of ``update`` runs eagerly: ``loss.backward()`` is not met, but
+``optimizer.step()`` runs as a frame of its own that Dynamo compiles, and breaks inside it."""
+
+test_check_stepped, test_dynamo_stepped = break_tests(STEPPED, {(14, "DYN105"), (17, "DYN105")}, "[()]")

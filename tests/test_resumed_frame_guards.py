@@ -619,3 +619,80 @@ def test_dynamo_recompiles_the_frame_resumed_after_the_sizes_are_taken():
                if is_resumed}
     assert on_ints == {"sized"}, messages
     assert not any("fixed" in m for m in messages), messages
+
+
+SIZES_CALLEE = """
+    import torch
+
+
+    def noted(y):
+        print("inner")
+        return y * 2
+
+
+    def outer(x):
+        b, n = x.shape
+        out = noted(x)
+        return out.reshape(b * n)
+
+
+    def run():
+        f = torch.compile(outer, backend="eager")
+        for b in (2, 3):
+            f(torch.ones(b, 4))
+"""
+"""A call of a function that breaks splits the caller there too: the frame resumed after ``out = noted(x)``
+receives ``b`` as a Python int, guarded on it, and recompiles when the calls change it (``b == 2``)."""
+
+
+def test_sizes_read_after_a_call_that_breaks_are_reported_at_the_call():
+    found = [d for d in check(SIZES_CALLEE) if d.code == "DYN204"]
+    assert [(d.line, "`b` is a size" in d.message) for d in found] == [(11, True)]
+
+
+@requires_torch
+def test_dynamo_recompiles_the_frame_resumed_after_the_call():
+    messages = recompiles_of_run(SIZES_CALLEE, "sizes_callee")
+    on_ints = {name for name, is_resumed in recompiled_frames([m for m in messages if "b == 2" in m])
+               if is_resumed}
+    assert on_ints == {"outer"}, messages
+
+
+SUMMED = """\
+import torch
+
+
+def summary(losses, scale):
+    total = sum(float(v) for v in losses) / len(losses)
+    return torch.tensor(total) * scale
+
+
+if __name__ == "__main__":
+    f = torch.compile(summary, backend="eager")
+    for s in (1.0, 2.0, 3.0):
+        f([torch.rand(()) * s for _ in range(3)], torch.ones(2))
+"""
+"""A number taken from tensor data inside a generator expression: Dynamo cannot rebuild the generator to
+resume after the break, and runs the whole function eagerly ("Generator reconstruction with mutations"),
+so nothing after it is guarded on the number.  (Run as a script of its own: Dynamo's rebuilding of that
+generator exhausts the recursion limit in code without a source file, or under a deep test stack.)"""
+
+
+def test_a_number_taken_inside_a_generator_expression_is_not_reported():
+    assert [d.code for d in check(SUMMED) if d.code == "DYN204"] == []
+
+
+@requires_torch
+def test_dynamo_runs_the_function_of_the_generator_expression_eagerly(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from helpers import write
+
+    path = write(tmp_path, "summed.py", SUMMED)
+    env = dict(os.environ, TORCH_LOGS="graph_breaks,recompiles", OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Cannot reconstruct a generator" in proc.stderr
+    assert "Recompiling function" not in proc.stderr

@@ -93,9 +93,9 @@ def main():
     kept(c)
     kept(d)
 """
-"""The shapes the calls pass are followed through a name bound once to a factory (``a = torch.ones(4, 3)``),
-arithmetic with a number and ``.reshape`` to literal sizes: ``halves`` and ``described`` get a first
-dimension that changes and break on the recompile; ``kept`` formats the second, which stays 3."""
+"""The shapes the calls pass are followed through a name bound once to a factory (``a = torch.ones(4,
+3)``), arithmetic with a number and ``.reshape`` to literal sizes: ``halves`` and ``described`` get a
+first dimension that changes and break on the recompile; ``kept`` formats the second, which stays 3."""
 
 test_check_named, test_dynamo_named = break_tests(NAMED, {(6, "DYN105"), (12, "DYN105")}, "[()]")
 
@@ -114,8 +114,8 @@ def main():
     for n in (4, 6):
         labelled(torch.ones(n, 3))
 """
-"""``str.format`` of a symbolic int bound to a name is kept unformatted: the graph breaks where the string is
-used (``len(label)``), not at the call, which is not reported."""
+"""``str.format`` of a symbolic int bound to a name is kept unformatted: the graph breaks where the string
+is used (``len(label)``), not at the call, which is not reported."""
 
 
 def test_a_format_bound_to_a_name_is_not_reported_at_the_call(tmp_path, capsys):
@@ -129,3 +129,170 @@ def test_dynamo_breaks_where_the_formatted_string_is_used(tmp_path):
     from helpers import dynamo_break_lines
 
     assert dynamo_break_lines(tmp_path, LABELLED, "[()]") == {7}
+
+
+FLOATS = """
+import math
+
+import torch
+
+
+@torch.compile(backend="eager")
+def tagged(x, lr):
+    tag = f"lr={lr:.3e}"
+    return x * len(tag)
+
+
+@torch.compile(backend="eager")
+def near(x, eps):
+    if math.isclose(eps, 1e-5, rel_tol=1e-3):
+        return x + eps
+    return x - eps
+
+
+@torch.compile(backend="eager")
+def named(x, n):
+    key = f"w{n}"
+    return x * 2
+
+
+@torch.compile(backend="eager")
+def printed(x, lr):
+    text = f"{lr}"
+    return x * 2
+
+
+@torch.compile(backend="eager")
+def sized(x):
+    tag = f"n={x.shape[0]}"
+    return x * len(tag)
+
+
+@torch.compile(backend="eager")
+def compared(x):
+    return x * math.isclose(x.shape[0], 4)
+
+
+def main():
+    for lr in (0.1, 0.25, 0.5):
+        tagged(torch.ones(3), lr)
+        near(torch.ones(3), lr)
+        printed(torch.ones(3), lr)
+    for n in (3, 4, 5):
+        named(torch.ones(3), n)
+        sized(torch.ones(n))
+        compared(torch.ones(n))
+"""
+"""A float the calls change is traced as a symbolic float after one recompile, as an int is: an f-string
+with a format spec and ``math.isclose`` of it break there, and so does an f-string of a symbolic int passed
+to the function, used or not.  A float's f-string without a spec is kept unformatted (it breaks only where
+it is used), and a size read from a tensor is specialised by the f-string that formats it (each new size
+recompiles, nothing breaks), while ``math.isclose`` of one breaks."""
+
+test_check_floats, test_dynamo_floats = break_tests(
+    FLOATS, {(8, "DYN105"), (14, "DYN105"), (21, "DYN105"), (39, "DYN105")}, "[()]")
+
+
+MESSAGES = """
+import torch
+
+
+@torch.compile(backend="eager")
+def checked(x, k):
+    assert k > 0, f"k must be positive, got {k}"
+    if k > 100:
+        raise ValueError(f"k is too large: {k}")
+    return x * k
+
+
+def main():
+    for k in (2, 3, 5):
+        checked(torch.ones(3), k)
+"""
+"""The message of an ``assert`` or a ``raise`` is built only when the error is raised: its f-string of a
+symbolic int breaks nothing."""
+
+test_check_messages, test_dynamo_messages = break_tests(MESSAGES, set(), "[()]")
+
+
+KEYED = """
+import torch
+
+
+@torch.compile(backend="eager")
+def by_length(x, y):
+    ordered = sorted([x, y], key=lambda t: t.shape[0])
+    return torch.cat(ordered) * 2
+
+
+@torch.compile(backend="eager")
+def by_width(x, y):
+    ordered = sorted([x, y], key=lambda t: t.shape[1])
+    return torch.cat(ordered) * 2
+
+
+def main():
+    for n in (3, 5):
+        by_length(torch.ones(n, 2), torch.ones(n + 1, 2))
+        by_width(torch.ones(n, 2), torch.ones(n + 1, 2))
+"""
+"""A sort compares what its ``key=`` returns: the first dimension of the tensors the calls pass changes, so
+the keys of ``by_length`` are symbolic ints after the recompile, and the sort breaks; the second does not."""
+
+test_check_keyed, test_dynamo_keyed = break_tests(KEYED, {(6, "DYN105")}, "[()]")
+
+
+SHAPES = """
+import torch
+
+
+@torch.compile(backend="eager")
+def keyed(x, flow):
+    key = str(flow.size())
+    return x * len(key)
+
+
+@torch.compile(backend="eager")
+def steady(x, flow):
+    key = str(flow.size())
+    return x * len(key)
+
+
+def main():
+    for n in (4, 6, 8):
+        keyed(torch.ones(n), torch.ones(n, 2))
+        steady(torch.ones(n), torch.ones(3, 2))
+"""
+"""``str`` of a whole shape one dimension of which the calls change holds symbolic ints after the
+recompile, and breaks (a cache key such as a warping grid's); the shape the calls leave as it is folds to
+a constant."""
+
+test_check_shapes, test_dynamo_shapes = break_tests(SHAPES, {(6, "DYN105")}, "[()]")
+
+
+FROM_THE_END = """
+import math
+
+import torch
+
+
+@torch.compile(backend="eager")
+def grouped(x: torch.Tensor):
+    return x * math.gcd(x.shape[-1], 8)
+
+
+@torch.compile(backend="eager")
+def labelled(x: torch.Tensor):
+    return x * len(str(x.shape[-2]))
+
+
+def main():
+    for n in (4, 6, 10):
+        grouped(torch.ones(2, 3, n))
+        labelled(torch.ones(2, 3, n))
+"""
+"""A size picked counting from the end (``x.shape[-1]``) of a tensor whose annotation hides its rank: the
+calls change the last dimension, which is symbolic after the recompile (``gcd`` of it breaks), not the one
+before."""
+
+test_check_from_the_end, test_dynamo_from_the_end = break_tests(FROM_THE_END, {(8, "DYN105")}, "[()]")

@@ -32,7 +32,8 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 )
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
-from dynalint.analysis.eager_part import EagerPart, body_order, eager_part, function_blocks, split_untraced
+from dynalint.analysis.eager_part import (EagerPart, body_order, breaks_inside_method, eager_part,
+                                         function_blocks, split_untraced)
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -52,6 +53,7 @@ from dynalint.analysis.events import (
     Event,
     ForLoopEvent,
     StringFormatEvent,
+    FormattedStringEvent,
     SubscriptEvent,
     WhileLoopEvent,
 )
@@ -573,13 +575,14 @@ SYMBOLIC_INT_BREAKS: dict[str, GraphBreakType] = {
     **dict.fromkeys(("math.gcd", "math.lcm", "math.isqrt", "math.factorial", "math.comb", "math.perm"),
                     GB.NON_TENSOR_OP),
     "builtins.sorted": GB.SORT_NON_CONSTANT_KEYS,
+    "math.isclose": GB.NON_TENSOR_OP,
     # (traced on a Python int: given a symbolic one Dynamo calls the function itself, which it skips)
     **dict.fromkeys(("random.randint", "random.randrange", "random.uniform"), GB.SKIPPED_FUNCTION),
 }
 
 
 #: the detail of a break on a symbolic int (:attr:`Cause.SYMBOLIC_INT`), ``what`` the operation
-_SYMBOLIC_DETAIL = ("{what} a size or int that the calls change, which Dynamo then traces as a symbolic int "
+_SYMBOLIC_DETAIL = ("{what} a size or number that the calls change, which Dynamo then traces as symbolic "
                     "(after the recompile the change makes), is not traced")
 
 
@@ -597,11 +600,21 @@ def _symbolic_int_call(call: CallEvent) -> tuple[GraphBreakType, str] | None:
     else:
         return None
     given = [*call.args, *call.kwargs.values()]
-    if not any(v.dynamic or (v.kind is Kind.SEQUENCE and v.items is not None
-                             and any(i.dynamic for i in v.items)) for v in given):
+    if q == "builtins.sorted" and "key" in call.kwargs and call.sort_keys is not None:
+        given = [call.sort_keys]  # (what the key function returns for each element is compared)
+    # (a whole shape too: `str(x.size())`)
+    if not any(v.dynamic or (v.kind is Kind.SEQUENCE and any(i.dynamic for i in _held(v)))
+               or (v.kind is Kind.SIZE and v.dynamic_dims) for v in given):
         return None
     name = q.rsplit(".", 1)[-1] if q != "str.format" else "str.format"
     return gb, _SYMBOLIC_DETAIL.format(what=f"`{name}` of")
+
+
+def _held(seq: Value) -> tuple[Value, ...]:
+    """What a sequence holds: its items when known, else the value of every element (when known)."""
+    if seq.items is not None:
+        return seq.items
+    return (seq.element,) if seq.element is not None else ()
 
 
 def _tensor_on_stack(event: Event) -> bool:
@@ -1080,9 +1093,22 @@ def _in_generator_expression(b: Break) -> bool:
     return stmt is not None and any(type(n) is cst.GeneratorExp and encloses(n, b.node) for n in walk(stmt))
 
 
-def _symbolic_format(ev: StringFormatEvent) -> tuple[GraphBreakType, str] | None:
+def _symbolic_format(ev: StringFormatEvent | FormattedStringEvent) -> tuple[GraphBreakType, str] | None:
     """``"rows%03d" % n`` of a size or int the calls change: Dynamo raises formatting the symbolic int
-    (measured on torch 2.13: "Observed exception"); a static one it formats."""
+    (measured on torch 2.13: "Observed exception"); a static one it formats.  An f-string cannot build its
+    text from a number passed to the compiled function as a symbolic int or float either, whether the string
+    is used or not (measured on torch 2.13: "BUILD_STRING type error" at ``f"n={n}"`` and ``f"{lr:.3e}"``),
+    except a float with no format spec, kept unformatted and breaking where it is used, and a size read from
+    a tensor, which the f-string specialises (each new size recompiles)."""
+    if isinstance(ev, FormattedStringEvent):
+        statement = ev.statement
+        message = statement.msg if isinstance(statement, cst.Assert) else None
+        if isinstance(statement, cst.Raise) or message is not None and encloses(message, ev.node):
+            return None  # (the message of an error, built only when it is raised)
+        if not any(v.dynamic and v.kind is Kind.PYTHON and (spec or v.qualname != "builtins.float")
+                   for v, spec in zip(ev.values, ev.specified)):
+            return None
+        return GB.BUILD_STRING_TYPE, _SYMBOLIC_DETAIL.format(what="an f-string of")
     if not any(v.dynamic for v in ev.values):
         return None
     return GB.OBSERVED_EXCEPTION, _SYMBOLIC_DETAIL.format(what="`%`-formatting")
@@ -1100,7 +1126,7 @@ def _symbolic_breaks(events: list[Event], breaks: "Breaks") -> list[Break]:
     parts: dict[int, EagerPart | None] = {}
     for ev in events:
         symbolic = _symbolic_int_call(ev) if isinstance(ev, CallEvent) else \
-            _symbolic_format(ev) if isinstance(ev, StringFormatEvent) else None
+            _symbolic_format(ev) if isinstance(ev, (StringFormatEvent, FormattedStringEvent)) else None
         if symbolic is None:
             continue
         fn = ev.function
@@ -1131,27 +1157,39 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tup
     a ``while`` test's operand but its last (:func:`unresumable_loop_test`; the frame resumed there still
     traces one pass of the loop's body and breaks at the body's first break: measured), a call of an
     ``nn.LSTM``/``GRU``/``RNN`` (measured: a ``print`` or a second RNN after it is not reported, whether a graph
-    came before it or not), and a break inside a generator expression
+    came before it or not; not a method that visits the submodules and returns no generator,
+    ``model.train()``: :func:`_resumes_after_walk`), and a break inside a generator expression
     (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of
     their function runs eagerly (:func:`_unresumable_calls`), whose breaks come before them in
     ``found``."""
     fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
                             Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT, Cause.TENSOR_MEMBERSHIP)
-             or b.gb is GB.RNN_MODULE or _in_generator_expression(b) or unresumable_loop_test(b)]
+             or (b.gb is GB.RNN_MODULE and not _resumes_after_walk(b))
+             or _in_generator_expression(b) or unresumable_loop_test(b)]
     fresh += [(-1, ev) for ev in stops]
     if not fresh:
         return found, []
     dropped: set[int] = set()
     for i, event in fresh:
         after = {id(n) for stmt in _code_after(event.function.node, event.statement) for n in walk(stmt)}
+        # (a method that calls `torch._dynamo.graph_break()` itself still breaks, in a frame of its own)
         later = [j for j in range(i + 1, len(found)) if found[j].event is not event
-                 and found[j].event.function is event.function and id(found[j].statement) in after]
+                 and found[j].event.function is event.function and id(found[j].statement) in after
+                 and not breaks_inside_method(found[j])]
         if later and i >= 0 and unresumable_loop_test(found[i]) \
                 and encloses(found[i].statement.body, found[later[0]].node):
             later = later[1:]  # the frame resumed in the test traces the body once, up to its first break
         dropped.update(later)
     return [b for j, b in enumerate(found) if j not in dropped], [b for j, b in enumerate(found) if j in dropped]
+
+
+def _resumes_after_walk(b: Break) -> bool:
+    """``b`` is at a method that visits every submodule and meets an RNN there inside torch's own frame
+    (``model.train()``): the function resumes after the call, unless the method returns a generator, which
+    Dynamo cannot rebuild to resume (``model.parameters()``)."""
+    ev = b.event
+    return isinstance(ev, CallEvent) and ev.walks_rnn and ev.method not in K.GENERATING_MODULE_METHODS
 
 
 def _sparse_resumes(events: list[Event], found: list[Break]) -> list[Break]:
@@ -1925,6 +1963,9 @@ class BreakClassifier:
         if call.method is not None and call.receiver is not None and call.receiver.kind is Kind.MODULE \
                 and self._is_rnn(call.receiver) and not self.captures(ALLOW_RNN, call):
             return GB.RNN_MODULE, f"Dynamo does not trace nn.LSTM/GRU/RNN modules, their `{call.method}()` included"
+        if call.walks_rnn and not self.captures(ALLOW_RNN, call):
+            return GB.RNN_MODULE, (f"`{call.method}()` visits every submodule, and one is an "
+                                   "nn.LSTM/GRU/RNN, which Dynamo does not trace")
         if q == "torch.Generator":
             return GB.OPAQUE_OBJECT, "a torch.Generator cannot be created inside the compiled region"
         if call.method is not None and call.receiver is not None and call.receiver.qualname == "random.Random()" \

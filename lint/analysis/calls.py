@@ -147,6 +147,11 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
         result = callee.element
     elif callee is not None and callee.qualname == NAMEDTUPLE_CLASS and callee.keys is not None and not opaque:
         result = namedtuple_instance(callee, args, kwargs)
+    elif method == "apply" and receiver is not None and receiver.is_class and not opaque \
+            and (forward := ev.p.classes.static_forward(receiver.cls)) is not None:
+        # `Clamp.apply(x, b)` of an `autograd.Function` of the checked files: its `forward`, given a context
+        result = ev.p.calls.call_function(ev, forward, [UNKNOWN_VALUE, *args], kwargs, None, opaque)
+        callee_fn, callee_broke = forward, ev.callee_broke
     elif callee is not None and callee.qualname is not None:
         qualname = callee.qualname
         result = external_call(ev, qualname, args, kwargs, node)
@@ -186,11 +191,13 @@ def evaluate_call(ev: "EvaluatorView", node: cst.Call) -> Value:
         sorts = None  # an untyped parameter, iterated: what it holds is not known (it may be a dict)
     key = _call_each(ev, kwargs["key"], [sorts.elements()]) if sorts is not None and "key" in kwargs else None
     keys = sorts if sorts is not None and "key" not in kwargs else sequence(element=key) if key is not None else None
+    walks_rnn = method in K.CHILD_WALKING_MODULE_METHODS and callee_fn is None and receiver is not None \
+        and receiver.kind is Kind.MODULE and _holds_rnn(ev, receiver, 0)
     ev.report(E.CallEvent, node, qualname=qualname, method=method, receiver=receiver, args=tuple(args),
               kwargs=kwargs, result=result, callee=callee_fn, module=module, callee_broke=callee_broke,
               built_tensor_class=built, built_partial_typed_dict=partial, classmethod_forward=unbound,
               built_module=made if made is not None and made.is_module else None,
-              sort_keys=keys)
+              sort_keys=keys, walks_rnn=walks_rnn)
     return result
 
 
@@ -199,6 +206,17 @@ _ANNOTATED_CALLABLES = frozenset({K.ANNOTATED_CALLABLE, "builtins.function"})
 
 #: the builtins that compare the elements of one iterable, or what its ``key=`` gives for them
 _KEYED_BUILTINS = frozenset({"builtins.sorted", "builtins.max", "builtins.min"})
+
+
+def _holds_rnn(ev: "EvaluatorView", module: Value, depth: int) -> bool:
+    """A submodule of ``module`` (a module of a class of the checked files), at any depth its classes'
+    attributes show, is an LSTM, GRU or RNN."""
+    if module.cls is None or depth > 4:
+        return False
+    for v in ev.p.classes.class_attrs(module.cls).values():
+        if v.kind is Kind.MODULE and (v.qualname in K.NN_RNN_CLASSES or _holds_rnn(ev, v, depth + 1)):
+            return True
+    return False
 
 
 def unbound_apply(ev: "EvaluatorView", receiver: Value | None, node: cst.Call) -> "ClassInfo | None":
@@ -564,6 +582,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
             out = out.with_(qualname=K.NUMPY_ARRAY)  # an array's method gives an array
         if recv.ndim is not None and name in _KEEPS_SHAPE:
             out = out.with_(ndim=recv.ndim)
+        elif _flattens(name, args, kwargs):
+            out = out.with_(ndim=1)
         return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
 
@@ -574,6 +594,16 @@ _KEEPS_SHAPE = frozenset({"cumsum", "cumprod", "flip", "clone", "detach", "conti
                           "tanh", "sign", "floor", "ceil", "round", "reciprocal", "rsqrt", "square", "log1p",
                           "expm1", "logical_not", "isnan", "isinf", "isfinite", "nan_to_num"})
 """Tensor methods whose result has the receiver's shape (so its number of dimensions)."""
+
+
+def _flattens(name: str, args: list[Value], kwargs: dict[str, Value]) -> bool:
+    """A tensor method whose result is 1-d whatever the receiver's shape: ``flatten()`` and ``ravel()`` with
+    no arguments, ``view(-1)``/``reshape(-1)``, ``masked_select(mask)``."""
+    if name in ("flatten", "ravel"):
+        return not args and not kwargs
+    if name in ("view", "reshape"):
+        return len(args) == 1 and not kwargs and args[0].const == -1
+    return name == "masked_select"
 
 
 def _unique_outputs(out: Value, kwargs: dict[str, Value]) -> Value:

@@ -283,6 +283,14 @@ class ClassModel(ProgramPart["ProgramParts"]):
             return None
         return forward
 
+    def static_forward(self, cls: ClassInfo) -> FunctionInfo | None:
+        """The ``forward`` of an ``autograd.Function`` when it is a static method, as the documentation asks:
+        ``C.apply(...)`` runs it with a context first, and Dynamo traces it there."""
+        forward = cls.find_method("forward")
+        if forward is None or not forward.is_static or not self._derives_from(cls, _AUTOGRAD_FUNCTIONS):
+            return None
+        return forward
+
     def is_tensor_class(self, cls: ClassInfo) -> bool:
         """A class deriving (through checked files) from ``torch.Tensor``."""
         return self._derives_from(cls, _TENSOR_BASES)

@@ -112,7 +112,7 @@ def function_blocks(fn: "FunctionInfo") -> list[cst.CSTNode]:
     return fn.derived("blocks", _blocks)
 
 
-_BLOCK_TYPES = frozenset({cst.For, cst.While, cst.With, cst.Try})
+_BLOCK_TYPES = frozenset({cst.For, cst.While, cst.With, cst.Try, cst.GeneratorExp})
 """(libcst's node classes are not subclassed: a type test is enough, where ``isinstance`` asks libcst's
 abstract base classes about each node of the function that is none of them.)"""
 
@@ -207,9 +207,13 @@ def _body_order(node: cst.FunctionDef) -> dict[int, int]:
 
 def _unresumable(brk: _Break, block: cst.CSTNode, fn: "FunctionInfo") -> bool:
     """``brk`` lies inside ``block`` where Dynamo cannot resume after it: in the body of a loop, of a
-    ``try`` statement, or in the context managers a ``with`` statement enters (``block``: of ``fn``)."""
+    ``try`` statement, in the context managers a ``with`` statement enters, or in a generator expression
+    past its first iterable, which Dynamo cannot rebuild to resume ("Generator reconstruction with
+    mutations", measured on torch 2.13) (``block``: of ``fn``)."""
     if isinstance(block, cst.With):
         return any(_encloses(fn, item, brk.node) for item in block.items)
+    if isinstance(block, cst.GeneratorExp):
+        return _encloses(fn, block, brk.node) and not _encloses(fn, block.for_in.iter, brk.node)
     if isinstance(block, cst.For) and brk.gb is LOOP and _encloses(fn, block.iter, brk.node):
         return True  # Dynamo cannot step what the loop iterates: "graph break in loop" at its header
     return (brk.in_loop or isinstance(block, cst.Try)) and _encloses(fn, block, brk.node)
@@ -254,7 +258,7 @@ def split_untraced(found: list[B]) -> tuple[list[B], list[B]]:
         surely = any(_surely_reached(fn, paths, block, s.node) for s in stops)
         for b in mine:
             if not part.eager(b.statement) or _own_frame(b, fn) or _logs_tensor(b) \
-                    or _breaks_inside_method(b):
+                    or breaks_inside_method(b):
                 continue
             if _met_in(block, b, fn):
                 if any(s is not b and (_dominates(fn, paths, s.node, b.node)
@@ -292,7 +296,7 @@ def _logs_tensor(brk: _Break) -> bool:
     return logging_call and any(v is not None and v.is_tensor for v in (*ev.args, *ev.kwargs.values()))
 
 
-def _breaks_inside_method(brk: _Break) -> bool:
+def breaks_inside_method(brk: _Break) -> bool:
     """``brk`` is a ``torch._dynamo.graph_break()`` inside the code of the method called there
     (``optimizer.step()``): called from the eager part, the method is a frame of its own that Dynamo compiles,
     and the graph breaks inside it, reported at the call (measured on torch 2.13, after a loop whose body

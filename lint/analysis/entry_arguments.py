@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import libcst as cst
 
@@ -29,7 +29,8 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
-from dynalint.analysis.number_callers import SIZED_FACTORIES, foreign_call_sites, replayed_sizes
+from dynalint.analysis.number_callers import (SIZED_FACTORIES, compiled_dynamic, foreign_call_sites,
+                                              replayed_sizes)
 from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_main_guard, literal_value,
                                       parent_map, position_bound, simple_statements, walk)
 from dynalint.analysis.values import Kind, Value
@@ -95,6 +96,75 @@ def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cs
         yield from _varying(program, fn, params, sites, static)
         if eager is not None and sites:
             yield from _index_tensor_values(program, fn, params, sites, static, eager, resolved)
+
+
+def frame_argument_values(program: "Program", calls: "Iterable[tuple[CallEvent, FunctionInfo]]"
+                          ) -> Iterator[ParameterValues]:
+    """What the calls ``calls`` pass to the functions of the module they run as frames of their own, each with
+    that function (a module's ``forward`` for a call of the module; a helper
+    whose body breaks, called from traced code, where Dynamo breaks at the call and runs the helper as a
+    frame; or any helper called from the part of a frame it runs eagerly): each such frame is compiled and
+    guarded on the arguments it reads, as an entry point is (measured on torch 2.13: ``group(x, None)`` then
+    ``group(x, x * 2)`` recompiles ``group`` on ``feats is None``).  Compiled entry points are left to
+    :func:`entry_argument_values`."""
+    entries = {id(fn) for fn, called, _ in entry_call_sites(program) if called}
+    sites: dict[int, tuple["FunctionInfo", dict[int, _Site], list[CallEvent]]] = {}
+    for ev, fn in calls:
+        if id(fn) in entries or fn.owner not in (None, program.index) \
+                or any(a.star for a in ev.call.args) or not _unconditional(ev):
+            continue  # (a call under a test, of a flag of a config say, may never run)
+        _, found, events = sites.setdefault(id(fn), (fn, {}, []))
+        found.setdefault(id(ev.node), (ev.call, ev.function, program))
+        events.append(ev)
+    for fn, found, events in sites.values():
+        p = fn.node.params
+        params = [*p.posonly_params, *p.params, *p.kwonly_params]
+        if fn.is_method:
+            params = params[1:]
+        varying = list(_varying(program, fn, params, list(found.values()), False))
+        by_syntax = {id(v.param) for v in varying}
+        yield from varying
+        yield from (v for v in _none_or_tensor(program, fn, params, events) if id(v.param) not in by_syntax)
+
+
+def frame_may_hold_tensors(program: "Program", ev: CallEvent, callee: "FunctionInfo") -> bool:
+    """The frame ``ev`` runs ``callee`` in may hold something tensor-related: it is given a tensor, a module
+    or a value the analysis does not know, or its body names a torch or NumPy module (Dynamo skips a frame
+    that holds nothing tensor-related, guarding nothing: a helper given strings and flags only)."""
+    if any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.UNKNOWN) for v in (*ev.args, *ev.kwargs.values())):
+        return True
+    index = callee.owner or program.index
+    return any(type(n) is cst.Name and (index.imports.get(n.value) or "").split(".")[0] in ("torch", "numpy")
+               for n in walk(callee.node.body))
+
+
+_NONE = Value(Kind.PYTHON, const=None)
+
+
+def _none_or_tensor(program: "Program", fn: "FunctionInfo", params: list[cst.Param], events: list[CallEvent]
+                    ) -> Iterator[ParameterValues]:
+    """The parameters of ``fn`` to which the calls ``events`` pass ``None`` in one calling context and a
+    tensor in another, as the analysis evaluated them (one call in a method that its callers give ``None``
+    and a tensor: ``sample(xyz, points)`` in the ``forward`` of two submodules), where ``fn`` reads them."""
+    for i, prm in enumerate(params):
+        name = prm.name.value
+        passed: dict[tuple[str, Any], _Site] = {}
+        for ev in events:
+            v = ev.kwargs.get(name) if name in ev.kwargs else ev.args[i] if i < len(ev.args) and \
+                not any(a.keyword is not None for a in ev.call.args[:i + 1]) else None
+            if v is None and name not in ev.kwargs and i >= len(ev.args) and prm.default is not None \
+                    and _shape_of(prm.default) == ("NoneType", None):
+                v = _NONE  # (left out: its default, `None`)
+            if v is None:
+                continue
+            if v.kind is Kind.PYTHON and v.has_const and v.const is None:
+                passed.setdefault(("NoneType", None), (ev.call, ev.function, program))
+            elif v.is_tensor and not v.assumed:
+                passed.setdefault(("tensor", None), (ev.call, ev.function, program))
+        if len(passed) == 2 and _read(fn, name):
+            shown = tuple((_where(site, program), "`None`" if key[0] == "NoneType" else "a tensor")
+                          for key, site in passed.items())
+            yield ParameterValues(fn, prm, frozenset(passed), False, shown)
 
 
 def _skipped_from_first_call(fn: "FunctionInfo", params: list[cst.Param], first: _Site) -> bool:
@@ -335,6 +405,25 @@ def _call_graph(program: "Program") -> dict[int, list["FunctionInfo"]]:
         if targets:
             out.setdefault(id(ev.function), []).extend(targets)
     return out
+
+
+def _unconditional(ev: Event) -> bool:
+    """``ev`` runs whenever its function does (or at each iteration of the loops around it): in a statement
+    no ``if``, ``try`` or ``match`` holds, outside the operands Python may skip (``a and b``, ``x if c else
+    y``)."""
+    return any(s is ev.statement for s in ev.function.derived("unconditional statements", lambda node: tuple(
+        _unconditional_statements(node.body)))) and not any(
+        isinstance(n, cst.BooleanOperation) and encloses(n.right, ev.node)
+        or isinstance(n, cst.IfExp) and not encloses(n.test, ev.node) and encloses(n, ev.node)
+        for n in walk(ev.statement, into_scopes=False))
+
+
+def _unconditional_statements(block: cst.BaseSuite) -> Iterator[cst.CSTNode]:
+    for statement in simple_statements(block):
+        if isinstance(statement, (cst.For, cst.While, cst.With)):
+            yield from _unconditional_statements(statement.body)
+        elif not isinstance(statement, (cst.If, cst.Try, cst.Match, cst.FunctionDef, cst.ClassDef)):
+            yield statement
 
 
 def top_statement(ev: Event) -> bool:
@@ -705,6 +794,8 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
             continue  # each value comes with its own grad mode, which compiles a graph of its own anyway
         kinds = {t for t, _ in values}
+        if kinds == {"int"} and not static and compiled_dynamic(program, fn):
+            continue  # `dynamic=True`: an int is symbolic from the first call, and no new one recompiles
         if kinds <= {"int", "float", "bool", "str"}:
             if not _specialising_read(program, fn, name):
                 continue  # a constant only passed through (or not read) installs no guard
@@ -713,8 +804,10 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if kinds & {"list", "tuple", "dict", "record", "tensor", "NoneType"} and not (
                 kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds == {"record"}
                 or kinds <= {"tensor", "NoneType"} or kinds == {"NoneType", "object"}
-                or kinds <= {"NoneType", "int", "float"}):
-            # (`None` against a number: `s is None` fails, then `s == 0.05`, measured on torch 2.13)
+                or kinds <= {"NoneType", "int", "float"} or len(kinds) == 2 and "NoneType" in kinds
+                or kinds in ({"int", "tuple"}, {"int", "list"})):
+            # (`None` against a number: `s is None` fails, then `s == 0.05`; against a list, tuple or string,
+            # `s is None` fails; an int against a tuple: `s == 2` fails; measured on torch 2.13)
             continue  # a literal against a container or tensor: not one of the cases measured
         if len(kinds) == 1 and kinds & {"list", "tuple", "dict", "record"} \
                 and not _contents_guarded(fn, name, values):

@@ -75,6 +75,9 @@ class CallEvent(Event):
     built_partial_typed_dict: "ClassInfo | None" = None
     """The ``TypedDict`` of the checked files with optional keys the call builds (``Message(...)`` of a
     ``total=False`` one)."""
+    walks_rnn: bool = False
+    """An ``nn.Module`` method that visits every submodule (``model.train()``, ``model.parameters()``), called
+    on a module of the checked files one of whose submodules, at any depth, is an LSTM, GRU or RNN."""
 
     @property
     def call(self) -> cst.Call:
@@ -257,6 +260,16 @@ class StringFormatEvent(Event):
     """``"..." % values``: old-style string formatting."""
 
     values: tuple[Value, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class FormattedStringEvent(Event):
+    """An f-string that formats a number Dynamo traces as symbolic once the calls change it
+    (:attr:`Value.dynamic`); reported only for such a one."""
+
+    values: tuple[Value, ...] = ()
+    specified: tuple[bool, ...] = ()
+    """For each value, whether it has a format spec (``{lr:.3e}``)."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -67,6 +67,9 @@ class ClassesView(Protocol):
 
     def attr_set_later(self, cls: "ClassInfo", attr: str) -> "Value | None": ...
 
+    def static_forward(self, cls: "ClassInfo") -> "FunctionInfo | None":
+        """The static ``forward`` of an ``autograd.Function`` of the checked files."""
+
 
 class SignaturesView(Protocol):
     """The signatures of the module's functions (:class:`~dynalint.analysis.signatures.Signatures`)."""

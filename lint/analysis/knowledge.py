@@ -210,6 +210,29 @@ MODULE_HOOK_METHODS = frozenset({
     "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
     "register_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
 })
+#: ``nn.Module`` methods and attributes whose code never calls the module (its ``forward``): a use of an
+#: instance through one of them (``opt = SGD(model.parameters())``, ``model.eval()``) is no call of it.
+MODULE_API_NOT_CALLING = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "state_dict", "load_state_dict", "eval", "train", "training", "to", "cpu", "cuda",
+    "half", "float", "double", "bfloat16", "requires_grad_", "zero_grad", "register_buffer",
+    "register_parameter", "register_module", "add_module", "get_submodule", "get_parameter", "get_buffer",
+    "extra_repr", "type", "share_memory", *MODULE_HOOK_METHODS,
+})
+#: ``nn.Module`` methods that visit every submodule: called in compiled code on a module holding an LSTM, GRU
+#: or RNN (at any depth), each breaks there, as Dynamo meets the recurrent module ("Attempted to wrap RNN,
+#: GRU, or LSTM", measured on torch 2.13 for each of these on a module with an ``nn.LSTM`` attribute).
+CHILD_WALKING_MODULE_METHODS = frozenset({
+    "train", "eval", "modules", "named_modules", "children", "named_children", "parameters",
+    "named_parameters", "buffers", "named_buffers", "zero_grad", "requires_grad_", "apply", "state_dict",
+})
+#: those of them that return a generator: a break while it is stepped leaves Dynamo a generator it cannot
+#: rebuild to resume ("Generator reconstruction with mutations"), so the rest of the function runs eagerly;
+#: after the others (``model.train()``) the function resumes
+GENERATING_MODULE_METHODS = frozenset({
+    "modules", "named_modules", "children", "named_children", "parameters", "named_parameters", "buffers",
+    "named_buffers",
+})
 #: Registrations of hooks that run inside the module's call, so Dynamo traces them with ``forward`` when the
 #: module is compiled (a hook registered before the compile; measured on torch 2.13), each taking the hook
 #: first or as ``hook=`` (the global ``register_module_*`` variants run around every module's call).

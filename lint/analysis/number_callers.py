@@ -1162,6 +1162,9 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
             continue
         if isinstance(m, cst.Name) and _another_binding(parents, m, scope):
             continue
+        if isinstance(parent, cst.Attribute) and parent.value is m \
+                and parent.attr.value in K.MODULE_API_NOT_CALLING:
+            continue  # `opt = SGD(model.parameters())`: the module's own API, which does not call it
         through = _handle_calls(parents, m, compiles) if compiles and isinstance(parent, cst.Arg) else None
         if through is None:
             return None
@@ -1215,49 +1218,68 @@ def replayed_sizes(program: Program, factory: cst.Call, caller: "FunctionInfo") 
     return [tuple(vs) for vs in zip(*per_argument)]
 
 
-def dynamic_arguments(program: Program, fn: "FunctionInfo") -> tuple[frozenset[str], dict[str, frozenset]]:
+def dynamic_arguments(program: Program, fn: "FunctionInfo") -> tuple[dict[str, str], dict[str, frozenset]]:
     """The parameters of the compiled function ``fn`` that Dynamo traces as symbolic once the calls of its
-    module change them (automatic dynamic: one recompile, then a symbolic int; measured on torch 2.13): ints
-    the calls write as different literals (one neither 0 nor 1, which Dynamo specialises), and tensors a torch
-    factory of literal sizes makes at the calls, with the dimensions whose size differs.  Compiled with
+    module change them (automatic dynamic: one recompile, then a symbolic int or float; measured on torch
+    2.13), each with the type of the numbers the calls pass (``builtins.int`` or ``builtins.float``): numbers
+    the calls write as different literals (one neither 0 nor 1, which Dynamo specialises), and tensors a
+    torch factory of literal sizes makes at the calls, with the dimensions whose size differs.  Compiled with
     ``dynamic=True``, every int a call writes as a literal and every dimension of a tensor made there is
     symbolic from the first call; with ``dynamic=False``, none is."""
-    dynamic = _compiled_dynamic(program, fn)
+    dynamic = compiled_dynamic(program, fn)
     sites = _recorded(program, fn, lambda: _call_sites(program, fn)) if dynamic is not False else None
     if not sites:
-        return frozenset(), {}
+        return {}, {}
     names = fn.param_names()[1:] if fn.is_method else fn.param_names()
-    ints: dict[str, set[int]] = {}
+    numbers: dict[str, set[int | float]] = {}
     shapes: dict[str, set[tuple[int, ...]]] = {}
     for call, caller in sites:
         where = caller if caller is not None else top_level_code(program.index)
         replayed = loop_argument_values(call, where, names)  # (a call in a loop: each iteration's values)
         for name, expr in (_bind(call, names) or {}).items():
-            numbers = [v for v in replayed.get(name, ()) if type(v) is int] or [_literal_int(expr)]
-            ints.setdefault(name, set()).update(n for n in numbers if n is not None)
+            passed = [v for v in replayed.get(name, ()) if type(v) in (int, float)] or [_literal_number(expr)]
+            numbers.setdefault(name, set()).update(n for n in passed if n is not None)
             for shape in _factory_shapes(program, expr, where):
                 shapes.setdefault(name, set()).add(shape)
+    typed = {name: _number_type(seen) for name, seen in numbers.items()}
     if dynamic:
-        return frozenset(ints), {name: ALL_DIMS for name in shapes}
-    varying = frozenset(name for name, seen in ints.items() if len(seen) >= 2 and seen - {0, 1})
+        ints = {name: t for name, t in typed.items() if t == "builtins.int"}
+        return ints, {name: ALL_DIMS for name in shapes}
+    varying = {name: typed[name] for name, seen in numbers.items()
+               if typed[name] is not None and len(seen) >= 2 and seen - {0, 1}}
     dims: dict[str, frozenset] = {}
     for name, seen in shapes.items():
         ranks = {len(s) for s in seen}
         if len(ranks) == 1:
-            changed = frozenset(i for i in range(ranks.pop()) if len({s[i] for s in seen}) >= 2
+            rank = ranks.pop()
+            changed = frozenset(i for i in range(rank) if len({s[i] for s in seen}) >= 2
                                 and {s[i] for s in seen} - {0, 1})
-            if changed:
-                dims[name] = changed
+            if changed:  # (counted from the end too: `x.shape[-1]` where the rank is not known there)
+                dims[name] = changed | {i - rank for i in changed}
     return varying, dims
 
 
 def _literal_int(expr: cst.BaseExpression) -> int | None:
-    if isinstance(expr, cst.Integer):
-        return int(expr.evaluated_value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
-            and isinstance(expr.expression, cst.Integer):
-        return -int(expr.expression.evaluated_value)
+    number = _literal_number(expr)
+    return number if type(number) is int else None
+
+
+def _literal_number(expr: cst.BaseExpression) -> int | float | None:
+    """The int or float ``expr`` writes as a literal (``3``, ``-0.5``)."""
+    negative = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
+    if negative:
+        expr = expr.expression  # type: ignore[attr-defined]
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        value = expr.evaluated_value
+        return -value if negative else value
     return None
+
+
+def _number_type(seen: set[int | float]) -> str | None:
+    """``builtins.int`` or ``builtins.float`` when every number the calls pass is of that type (a mix is
+    left alone: Dynamo guards on the type, and recompiles on the change of it)."""
+    types = {type(n) for n in seen}
+    return f"builtins.{types.pop().__name__}" if len(types) == 1 else None
 
 
 def _made_by_torch(program: Program, expr: cst.BaseExpression, where: "FunctionInfo") -> bool:
@@ -1314,7 +1336,7 @@ def _factory_shapes(program: Program, expr: cst.BaseExpression, where: "Function
         all(v is not UNKNOWN for v in row) for row in rows) else []
 
 
-def _compiled_dynamic(program: Program, fn: "FunctionInfo") -> bool | None:
+def compiled_dynamic(program: Program, fn: "FunctionInfo") -> bool | None:
     """The ``dynamic=`` the module compiles ``fn`` with (its ``@torch.compile(...)`` or a ``torch.compile(fn,
     ...)`` call), when written as a literal; None when not given."""
     calls = [d.decorator for d in fn.node.decorators] if fn.compile_decorated else []

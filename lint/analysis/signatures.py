@@ -33,6 +33,7 @@ from dynalint.analysis.values import (
     Value,
     bound_parameter,
     join_all,
+    mapping,
     python,
     sequence,
     tensor,
@@ -63,7 +64,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         self._tensors: "Memo[int, dict[str, int | None]]" = program.memo("tensors passed")
         self._containers: "Memo[int, dict[str, Value]]" = program.memo("containers passed")
         self._kept: "Memo[int, frozenset[str]]" = program.memo("defaults kept")
-        self._dynamic: "Memo[int, tuple[frozenset[str], dict[str, frozenset]]]" = program.memo("dynamic")
+        self._dynamic: "Memo[int, tuple[dict[str, str], dict[str, frozenset]]]" = program.memo("dynamic")
         self._searches: "Memo[tuple[int, int], Any]" = program.memo("caller searches")
 
 
@@ -155,21 +156,23 @@ class Signatures(ProgramPart["ProgramParts"]):
         as symbolic once the calls change it (:meth:`dynamic_passed`)."""
         if value.kind not in (Kind.PYTHON, Kind.TENSOR, Kind.UNKNOWN) or value.has_const:
             return value
-        ints, dims = self.dynamic_passed(fn)
-        if value.kind is not Kind.TENSOR and name in ints and not value.is_bool and value.cls is None:
-            return value.with_(dynamic=True)  # (taken for nothing else, it is what the calls pass: an int)
+        numbers, dims = self.dynamic_passed(fn)
+        if value.kind is not Kind.TENSOR and name in numbers and not value.is_bool and value.cls is None:
+            # (taken for nothing else, it is what the calls pass: an int or a float)
+            typed = value.kind is Kind.PYTHON and value.qualname is None
+            return value.with_(dynamic=True, qualname=numbers[name]) if typed else value.with_(dynamic=True)
         if value.kind is Kind.TENSOR and name in dims:
             return value.with_(dynamic_dims=dims[name])
         return value
 
-    def dynamic_passed(self, fn: FunctionInfo) -> tuple[frozenset[str], dict[str, frozenset]]:
-        """The ints and the dimensions of the tensors the calls of the compiled function ``fn`` change, which
-        Dynamo traces as symbolic (see :func:`~dynalint.analysis.number_callers.dynamic_arguments`); searched,
-        as :meth:`tensors_passed`, only in a script."""
+    def dynamic_passed(self, fn: FunctionInfo) -> tuple[dict[str, str], dict[str, frozenset]]:
+        """The numbers (with their type) and the dimensions of the tensors the calls of the compiled function
+        ``fn`` change, which Dynamo traces as symbolic (see
+        :func:`~dynalint.analysis.number_callers.dynamic_arguments`); searched, as :meth:`tensors_passed`,
+        only in a script."""
         if fn.qualname in self.program.entries or not self.program.index.compiles_code:
-            return frozenset(), {}
-        return self._dynamic.get(id(fn), lambda: dynamic_arguments(self.program, fn),
-                                 lambda: (frozenset(), {}))
+            return {}, {}
+        return self._dynamic.get(id(fn), lambda: dynamic_arguments(self.program, fn), lambda: ({}, {}))
 
     def caller_search(self, fn: FunctionInfo, depth: int, search: "Callable[[], Any]") -> Any:
         """What ``search`` finds of the calls of ``fn`` (:mod:`~dynalint.analysis.number_callers`), made
@@ -374,7 +377,11 @@ class Signatures(ProgramPart["ProgramParts"]):
             env[p.star_arg.name.value] = sequence(items=None if opaque else positional,
                                                  element=join_all(positional) if positional else UNKNOWN_VALUE)
         if isinstance(p.star_kwarg, cst.Param):
-            env[p.star_kwarg.name.value] = PYTHON_VALUE
+            # `**metrics`: a dict of the keywords no parameter takes, when the call's are known
+            named = {prm.name.value for prm in params}
+            extra = {k: v for k, v in kwargs.items() if k not in named}
+            env[p.star_kwarg.name.value] = PYTHON_VALUE if opaque or not extra else \
+                mapping(join_all(extra.values()), entries=extra)
         return env
 
     def default_value(self, node: cst.BaseExpression) -> Value:
@@ -420,12 +427,15 @@ class Signatures(ProgramPart["ProgramParts"]):
 
 
 def _indexing_names(fn: cst.FunctionDef) -> frozenset[str]:
-    """The names ``fn`` indexes something with (``x[mask]``), and those the value of such a name is
-    computed from (``keep = ~pad_mask``; ``x[keep]``): only those can be masks that matter."""
+    """The names ``fn`` indexes something with (``x[mask]``) or hands, as they are, to a function called by
+    its name (``masked_acc(pred, labels, mask)``, which may index with it), and those the value of such a name
+    is computed from (``keep = ~pad_mask``; ``x[keep]``): only those can be masks that matter."""
     nodes = list(walk(fn.body))
     found = {n.value for sub in nodes if isinstance(sub, cst.Subscript)
              for element in sub.slice if isinstance(element.slice, cst.Index)
              for n in walk(element.slice.value) if isinstance(n, cst.Name)}
+    found |= {a.value.value for call in nodes if isinstance(call, cst.Call)
+              and isinstance(call.func, cst.Name) for a in call.args if isinstance(a.value, cst.Name)}
     sources = [(t.target.value, {n.value for n in walk(a.value) if isinstance(n, cst.Name)})
                for a in nodes if isinstance(a, cst.Assign)
                for t in a.targets if isinstance(t.target, cst.Name)]

@@ -128,8 +128,9 @@ class Value:
     ``func`` (``SOLVERS[method]`` with ``method`` not known, from ``{"a": A, "b": B}``): a call or an
     attribute read is each of theirs, and gives what they all agree on (:func:`join`)."""
     dynamic: bool = False
-    """A size or int that Dynamo traces as a symbolic int once the calls change it (automatic dynamic: the
-    calls of the compiled function pass other sizes or numbers; or ``dynamic=True``)."""
+    """A size or number that Dynamo traces as a symbolic int or float once the calls change it (automatic
+    dynamic: the calls of the compiled function pass other sizes or numbers; or ``dynamic=True``); a float's
+    ``qualname`` is ``builtins.float``."""
     dynamic_dims: frozenset[int | str] | None = field(default=None, compare=False)
     """A tensor's dimensions whose size the calls of the compiled function change (:data:`ALL_DIMS`: every
     one, under ``dynamic=True``); or of the shape read from such a tensor (``x.shape``)."""
@@ -427,6 +428,8 @@ def join(a: Value, b: Value) -> Value:
             lifted=a.lifted and b.lifted,
             zero_dim=a.zero_dim and b.zero_dim,
             ndim=a.ndim if a.ndim == b.ndim else None,
+            dynamic=a.dynamic and b.dynamic,
+            dynamic_dims=_common_dims(a.dynamic_dims, b.dynamic_dims),
         )
     for x, y in ((a, b), (b, a)):
         if x.kind is Kind.TENSOR and y.kind is Kind.PYTHON and y.const is None:
@@ -509,6 +512,16 @@ def _same_object(a: Value, b: Value) -> bool:
 
 def _unknown_params(v: Value) -> frozenset[str]:
     return frozenset() if v.kind is Kind.TENSOR else v.params
+
+
+def _common_dims(a: frozenset[int | str] | None, b: frozenset[int | str] | None
+                 ) -> frozenset[int | str] | None:
+    """The dimensions dynamic on both paths (:attr:`Value.dynamic_dims`)."""
+    if a is None or b is None:
+        return None
+    if a == ALL_DIMS or b == ALL_DIMS:
+        return b if a == ALL_DIMS else a
+    return a & b or None
 
 
 def join_all(values: Iterable[Value]) -> Value:

@@ -76,7 +76,10 @@ def arith(left: Value, right: Value, op: cst.CSTNode | None) -> Value:
             const = absorbing
     is_bool = left.is_bool and right.is_bool and isinstance(op, (cst.BitOr, cst.BitAnd, cst.BitXor))
     out = python(const, is_bool=is_bool or isinstance(const, bool))
-    return out.with_(dynamic=True) if dynamic and const is NO_CONST else out
+    if not dynamic or const is not NO_CONST:
+        return out
+    floats = isinstance(op, cst.Divide) or "builtins.float" in (left.qualname, right.qualname)
+    return out.with_(dynamic=True, qualname="builtins.float") if floats else out.with_(dynamic=True)
 
 
 def _array_of(left: Value, right: Value) -> str | None:

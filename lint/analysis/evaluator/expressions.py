@@ -87,15 +87,20 @@ class ExpressionHandlers:
 
     def _fstring(self, node: cst.FormattedString) -> Value:
         tensor_text = False
+        formatted: list[tuple[Value, bool]] = []
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
                 v = self.expr(part.expression)
                 tensor_text = tensor_text or (v.is_tensor and not v.maybe_none
                                               and v.qualname != K.NUMPY_ARRAY)
+                formatted.append((v, bool(part.format_spec)))
                 if part.format_spec:
                     for sp in part.format_spec:
                         if isinstance(sp, cst.FormattedStringExpression):
                             self.expr(sp.expression)
+        if any(v.dynamic for v, _ in formatted):
+            self.report(E.FormattedStringEvent, node, values=tuple(v for v, _ in formatted),
+                        specified=tuple(s for _, s in formatted))
         return Value(Kind.PYTHON, qualname=calls.TENSOR_TEXT) if tensor_text else python(is_bool=False)
 
     def _concat(self, node: cst.ConcatenatedString) -> Value:
@@ -563,8 +568,12 @@ def _text(v: Value) -> bool:
 
 def _basic_indexing_rank(ndim: int, idx: tuple[Value, ...]) -> int | None:
     """The number of dimensions of a tensor of ``ndim`` dimensions indexed by ``idx`` made of slices, integer
-    constants or sizes and ``None`` (``scores.argsort()[:3]`` is 1-d, ``x[0, :, None]`` of a 3-d ``x`` 3-d);
-    None for any other index (a tensor, a list, ``...``)."""
+    constants or sizes and ``None`` (``scores.argsort()[:3]`` is 1-d, ``x[0, :, None]`` of a 3-d ``x`` 3-d),
+    or by one boolean mask, which selects the rows of the dimensions it covers into one (``rest[keep]`` of a
+    1-d ``rest`` is 1-d); None for any other index (an integer tensor, a list, ``...``)."""
+    if len(idx) == 1 and idx[0].is_tensor and idx[0].is_bool:
+        covered = idx[0].ndim if idx[0].ndim is not None else 1 if ndim == 1 else None
+        return ndim - covered + 1 if covered is not None and 0 < covered <= ndim else None
     taken = added = slices = 0
     for v in idx:
         if v.qualname == "builtins.slice":
