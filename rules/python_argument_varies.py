@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import libcst as cst
 
 from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, frame_argument_values,
-                                               frame_may_hold_tensors, guarded_read, handed_on, read_before)
+                                               frame_may_hold_tensors, guarded_read, handed_on, read_before,
+                                               surely_framed, top_statement)
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.eager_part import read_before_first_break, runs_in_wrapper
 from dynalint.analysis.resume_paths import FrameGraphs, eager_part, runs_eagerly
@@ -63,8 +64,10 @@ class PythonArgumentVaries(Rule):
         frame of its own), also as a number computed from it and packed in a tuple, list, dict or record (`p =
         (h, int(k)); helper(h, p)`), is guarded there; when a break outside any loop comes first, the part of
         the function before that break is compiled and guarded on what it reads, and only the frame resumed
-        after it runs eagerly; a break inside a `try` statement, or at the context manager a `with` statement
-        enters (`with open(...)`), cannot be resumed from either. A function decorated with one of torch's
+        after it runs eagerly; so is the test of an `if` before the loop whose branch returns (`if mode ==
+        "greedy": return ...`: a call that takes it never reaches the loop); a break inside a `try`
+        statement, or at the context manager a `with` statement enters (`with open(...)`), cannot be resumed
+        from either. A function decorated with one of torch's
         context managers (`@torch.no_grad()`) or with a decorator of the file that returns a wrapper runs
         inside that wrapper, which Dynamo compiles: it is guarded on what the function read before its first
         break, in a loop or not. A function of the module that Dynamo runs as a frame of its own is guarded
@@ -252,10 +255,12 @@ class PythonArgumentVaries(Rule):
 
 def _frame_calls(ctx: RuleContext, graphs: FrameGraphs) -> Iterator[tuple[CallEvent, "FunctionInfo"]]:
     """The calls in compiled code that run a function of the module as a frame of its own, with that function
-    (a module's ``forward`` for a call of the module): one whose body breaks, called where Dynamo traces (it
-    breaks at the call, and compiles the function as it runs), or one with a graph called from the part of a
-    frame Dynamo runs eagerly."""
+    (a module's ``forward`` for a call of the module): one whose body breaks whatever path it takes, called
+    where Dynamo traces (it breaks at the call, and compiles the function as it runs), or one with a graph
+    called from the part of a frame Dynamo runs eagerly."""
     compiled = {id(fn) for fn in ctx.program.entry_compiled}
+    surely = {id(b.event.function) for b in ctx.breaks if not b.in_loop and top_statement(b.event)}
+    framed = surely_framed(ctx.program, lambda f: id(f) in surely)
     for ev in ctx.events(CallEvent):
         callee = ev.callee
         if ev.module is not None:
@@ -265,7 +270,8 @@ def _frame_calls(ctx: RuleContext, graphs: FrameGraphs) -> Iterator[tuple[CallEv
                 ev.module is not None or frame_may_hold_tensors(ctx.program, ev, callee)):
             continue
         eager = runs_eagerly(ctx.breaks, ev)
-        if (ev.callee_broke and not eager) or (eager and graphs.has_graph(callee)):
+        # (a helper that breaks only on some path, `if dim_size is None:`, may be inlined at these calls)
+        if (ev.callee_broke and id(callee) in framed and not eager) or (eager and graphs.has_graph(callee)):
             yield ev, callee
 
 

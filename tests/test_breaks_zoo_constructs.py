@@ -437,3 +437,34 @@ def test_check_reports_the_comprehensions_of_a_loop_that_breaks(tmp_path, capsys
 @requires_torch
 def test_dynamo_breaks_on_the_comprehensions_of_a_loop_that_breaks(tmp_path) -> None:
     assert dynamo_break_lines(tmp_path, IN_LOOP, "[()]") == {line for line, _ in IN_LOOP_BREAKS}
+
+
+#: a list bound by unpacking a display (`out, extra = [], []`) is a local list all the same: the comprehension
+#: over it, after a loop whose body breaks, is a frame of its own that cannot step it
+UNPACKED = """\
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def collect(xs):
+        out, extra = [], []
+        for x in xs:
+            if x.sum() > 0:
+                out.append(x * 2)
+            else:
+                out.append(x)
+        return [torch.relu(t[:3]) for t in out]
+
+
+    def main(x):
+        return collect([torch.randn(5), torch.randn(5)])
+"""
+
+
+def test_check_reports_the_comprehension_over_an_unpacked_list(tmp_path, capsys) -> None:
+    assert {line for line, _ in checked_breaks(tmp_path, capsys, UNPACKED)} == {8, 12}
+
+
+@requires_torch
+def test_dynamo_breaks_at_the_comprehension_over_an_unpacked_list(tmp_path) -> None:
+    assert dynamo_break_lines(tmp_path, UNPACKED, "[(torch.randn(5),)]") == {8, 12}

@@ -1,7 +1,8 @@
 """Builtins that apply a function to each element: ``max``/``min`` with a ``key=`` that gives tensors compare
 tensor data in Python (Dynamo's handler of the builtin takes no ``key=`` there, "invalid call to builtin op
 handler"), whatever the elements are (``min(range(n), key=lambda i: losses[i])`` picking the best member, or
-``min(d, key=d.get)`` the best entry of a dict of losses), and
+``min(d, key=d.get)`` the best entry of a dict of losses); so do they with ``key=`` over objects of a class of
+the checked code (``max(hyps, key=lambda h: h.score)``: the handler takes constants only), and
 ``map(float, t)`` reads each element of a tensor as ``float(t[i])`` does.  Each case is also run under real
 Dynamo (torch 2.13)."""
 from __future__ import annotations
@@ -40,6 +41,21 @@ CASES = [
         means = list(map(float, x.mean(0)))  # breaks
         return x * len(means)
     """, "f", "[(torch.rand(4, 3),)]"),
+    ("key-over-objects", """
+    import torch
+
+
+    class Hyp:
+        def __init__(self, score: float):
+            self.score = score
+
+
+    def f(x: torch.Tensor):
+        hyps = [Hyp(1.0), Hyp(2.0)]
+        best = max(hyps, key=lambda h: h.score)  # breaks
+        order = max(range(3), key=lambda k: [3, 1, 2][k])
+        return x * best.score * order
+    """, "f", "[(torch.ones(2),)]"),
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)

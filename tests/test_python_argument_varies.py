@@ -214,3 +214,73 @@ def test_an_int_of_a_function_compiled_dynamic_is_not_reported():
 def test_dynamo_recompiles_only_the_function_compiled_without_dynamic():
     messages = recompiles_of_run(DYNAMIC_TRUE, "dynamic_true")
     assert {name for name, _ in recompiled_frames(messages)} == {"scale_cols"}, messages
+
+
+SOMETIMES = """
+    import torch
+
+
+    def pool(x, size=None, reduce="sum"):
+        if size is None:
+            size = int(x.max()) + 1
+        out = x.new_zeros(size)
+        if reduce == "sum":
+            return out + x.sum()
+        return out + x.amax()
+
+
+    def net(x):
+        size = x.shape[0] if x.dim() == 1 else None
+        return pool(x, size, "sum") + pool(x, size, "max")
+
+
+    def run():
+        f = torch.compile(net, backend="eager")
+        for _ in range(2):
+            f(torch.randn(8))
+"""
+"""``pool`` breaks only when it is given no size: called with one (a 1-d input's), Dynamo inlines it into
+``net``'s graph, and the two reductions the calls ask for recompile nothing."""
+
+
+def test_a_helper_that_breaks_on_one_path_only_is_not_taken_for_a_frame():
+    assert [d for d in check(SOMETIMES) if d.code == "DYN206"] == []
+
+
+@requires_torch
+def test_dynamo_inlines_the_helper_given_a_size():
+    assert recompiles_of_run(SOMETIMES, "sometimes") == []
+
+
+RETURNS_BEFORE_LOOP = """
+    import torch
+
+
+    def decode(logits, mode="greedy"):
+        probs = logits.softmax(-1)
+        if mode == "greedy":
+            return probs.argmax(-1)
+        out = []
+        for row in probs:
+            out.append(int(row.argmax()))
+        return out
+
+
+    def run():
+        f = torch.compile(decode, backend="eager")
+        f(torch.randn(3, 5))
+        f(torch.randn(3, 5), mode="beam")
+"""
+"""The loop breaks (``int`` of a tensor), so Dynamo runs ``decode`` eagerly when it gets there; but the first
+call returns before the loop, and its frame is compiled and guarded on ``mode == 'greedy'``: the second mode
+recompiles it (then meets the loop)."""
+
+
+def test_a_test_before_the_loop_on_a_returning_path_is_guarded():
+    assert [d.message.split("`")[1] for d in check(RETURNS_BEFORE_LOOP) if d.code == "DYN206"] == ["mode"]
+
+
+@requires_torch
+def test_dynamo_recompiles_on_the_test_before_the_loop():
+    messages = recompiles_of_run(RETURNS_BEFORE_LOOP, "returns_before_loop")
+    assert {name for name, _ in recompiled_frames(messages)} == {"decode"}, messages

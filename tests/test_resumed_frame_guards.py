@@ -552,6 +552,39 @@ finds nothing tensor-related in it and skips it ("no tensor-related objects foun
 guarded on the list, whatever the data."""
 
 
+GRAPHLESS_CASES = """
+    from collections import namedtuple
+
+    import torch
+
+    Result = namedtuple("Result", ["priors", "value"])
+
+
+    def evaluate(logits, value):
+        probs = torch.softmax(logits, 0)
+        return Result(probs, value.tanh().item())
+
+
+    def sharpen(logits):
+        priors = torch.softmax(logits, -1)
+        ent = -(priors * priors.clamp_min(1e-12).log()).sum(-1).mean()
+        if ent.item() < 0.05:
+            priors = 0.9 * priors + 0.1
+        return priors
+
+
+    def run():
+        f = torch.compile(evaluate, backend="eager")
+        g = torch.compile(sharpen, backend="eager")
+        for _ in range(3):
+            f(torch.randn(9), torch.randn(()))
+            g(torch.randn(4, 7))
+"""
+"""Frames resumed with no graph: ``evaluate`` only builds a ``collections.namedtuple`` after the break, and
+the first call of ``sharpen`` may take the path past its ``if`` that only returns (it does, here: random
+logits have a high entropy); Dynamo skips such a frame from then on, and guards nothing there."""
+
+
 RECOMPILE_CASES = [
     RecompileCase("resumed", CASES, RECOMPILED - SIZED_BY_DATA, RECOMPILED, resumed=True, run=_call_each),
     RecompileCase("fresh", FRESH_CASES, FRESH_RECOMPILED, FRESH_RECOMPILED, resumed=True, seed=0,
@@ -563,6 +596,7 @@ RECOMPILE_CASES = [
     RecompileCase("captured", CAPTURED_CASES, {"crossed"}, {"crossed"}, resumed=True),
     RecompileCase("new_data", NEW_DATA_CASES, {"picked", "kept"}, {"picked", "kept"}, resumed=True),
     RecompileCase("plain", PLAIN_CASES, set(), set(), resumed=True),
+    RecompileCase("graphless", GRAPHLESS_CASES, set(), set(), resumed=True, seed=0),
 ]
 """Each source, the functions DYN204 reports in, and those whose frames Dynamo recompiles when it runs."""
 

@@ -927,6 +927,9 @@ def _works(ev: Event) -> bool:
         if ev.qualname is None and ev.result is not None and _plain_record(ev.result.cls):
             return False  # a dataclass of the checked code built: its fields are stored, no graph operation
         # (measured on torch 2.13: `p = Pack(h, n)` after a break leaves the resumed frame without a graph)
+        if ev.qualname is None and ev.result is not None and ev.result.kind is Kind.SEQUENCE \
+                and ev.result.keys is not None:
+            return False  # a `collections.namedtuple` built: a tuple of what it is given
         if ev.receiver is not None and ev.receiver.kind is Kind.PYTHON:
             return False  # a method of a str/list/dict: no graph operation of its own
         if ev.qualname is None or not ev.qualname.startswith(("builtins.", "math.")):
@@ -1046,6 +1049,15 @@ def _base_init(init: "FunctionInfo") -> "FunctionInfo | None":
 
 _SUPER_PROPERTY_WHY = ("a property read through `super()` is held unresolved while tracing (Dynamo does not run the "
                        "getter there), and Dynamo cannot use it")
+
+
+def _objects(seq: Value) -> bool:
+    """``seq`` is a list or tuple of instances of a class of the checked code (or of modules)."""
+    if seq.kind is not Kind.SEQUENCE:
+        return False
+    held = _held(seq)
+    return bool(held) and all(v.cls is not None and not v.is_class and v.kind in (Kind.UNKNOWN, Kind.MODULE)
+                              and not v.maybe_none for v in held)
 
 
 def _tensor_keys(keys: Value) -> bool:
@@ -1995,6 +2007,12 @@ class BreakClassifier:
             # (also when the key gives tensors: `min(range(n), key=lambda i: losses[i])`, measured on torch 2.13)
             return GB.BUILTIN_HANDLER_ARGUMENTS, (f"Dynamo's `{q[len('builtins.'):]}` of tensors takes no "
                                                   f"`{next(iter(call.kwargs))}=`")
+        if q in ("builtins.max", "builtins.min") and "key" in call.kwargs and len(call.args) == 1 \
+                and _objects(call.args[0]):
+            # (measured on torch 2.13: `max(hyps, key=lambda h: h.score)` of a list of hypotheses; of numbers,
+            # a range or a dict's keys it folds)
+            return GB.BUILTIN_HANDLER_ARGUMENTS, (f"Dynamo's `{q[len('builtins.'):]}` with `key=` takes "
+                                                  "constants only, not objects")
         if call.sort_keys is not None and q not in ("builtins.max", "builtins.min") and _tensor_keys(call.sort_keys):
             return GB.SORT_NON_CONSTANT_KEYS, "sorting tensors compares their data in Python"
         if q == "builtins.print":

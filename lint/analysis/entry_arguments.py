@@ -375,6 +375,13 @@ def _sets_own_mode(fn: "FunctionInfo") -> bool:
     return any(_grad_off(d.decorator) or _grad_on(d.decorator) for d in fn.node.decorators)
 
 
+def surely_framed(program: "Program", surely_breaks: Callable[["FunctionInfo"], bool]) -> set[int]:
+    """``id`` of the analysed functions that break the graph whenever they run, or call one that does, through
+    statements and calls outside any branch (``surely_breaks`` says a function breaks in such a statement):
+    Dynamo runs each as a frame of its own wherever it is called from."""
+    return _framed(program, _call_graph(program), surely_breaks)
+
+
 def _framed(program: "Program", callees: dict[int, list["FunctionInfo"]],
             breaks_in: Callable[["FunctionInfo"], bool]) -> set[int]:
     """``id`` of the analysed functions that break the graph or call, at any depth, one that does."""
@@ -1898,9 +1905,17 @@ _OPERATOR_FUNCTIONS = frozenset(f"operator.{name}" for name in ("add", "sub", "m
 def read_before(fn: "FunctionInfo", name: str, part: "EagerPart") -> bool:
     """``fn`` mentions its parameter ``name`` before the part of it that Dynamo runs eagerly: that
     part of ``fn`` is compiled (a break outside any loop ends its graph), and guarded on what it
-    reads (measured on torch 2.13)."""
-    return any(isinstance(n, cst.Name) and n.value == name and not part.eager(n)
-               for n in walk(fn.node.body, into_scopes=False))
+    reads (measured on torch 2.13).  So is the test of an ``if`` of its body, before that part's loop, whose
+    branch returns: a call that takes that branch never reaches the loop, and its frame is compiled and
+    guarded on the test (``if mode == "greedy": return ...``, then a loop that breaks)."""
+    if any(isinstance(n, cst.Name) and n.value == name and not part.eager(n)
+           for n in walk(fn.node.body, into_scopes=False)):
+        return True
+    loop_at = part.order.get(id(part.loop), -1)
+    return any(isinstance(s, cst.If) and part.order.get(id(s), loop_at) < loop_at
+               and any(isinstance(r, cst.Return) for r in simple_statements(s.body))
+               and any(isinstance(n, cst.Name) and n.value == name for n in walk(s.test))
+               for s in simple_statements(fn.node.body))
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))

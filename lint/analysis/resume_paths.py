@@ -19,7 +19,7 @@ import libcst as cst
 from dynalint.analysis.breaks import find_breaks
 from dynalint.analysis.eager_part import EagerPart, eager_part, resumable  # noqa: F401 (for the recompile rules)
 from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
-from dynalint.analysis.syntax import encloses, walk
+from dynalint.analysis.syntax import encloses, simple_statements, walk
 from dynalint.analysis.values import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,22 +32,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def branch_may_skip(program: "Analysed", breaks: "Breaks", brk: "Break") -> bool:
     """The break is in the test of an ``if`` one of whose branches returns at once without a graph
-    operation (``return random.randrange(n)``, ``return 0``): when the first call takes that branch,
-    the resumed frame has no graph and Dynamo skips it from then on, and which branch the first call
-    takes is not known (measured on torch 2.13: with the other branch first, the resumed frame is
-    compiled and guarded on the value)."""
+    operation (``return random.randrange(n)``, ``return 0``), or, with no ``else``, is followed by such a
+    ``return`` (``if ent.item() < 0.05: ...`` then ``return priors``): when the first call takes that
+    path, the resumed frame has no graph and Dynamo skips it from then on, and which path the first call
+    takes is not known (measured on torch 2.13: with the other branch first, the resumed frame is compiled
+    and guarded on the value)."""
     statement = brk.statement
     if not isinstance(statement, cst.If) or not any(n is brk.node for n in walk(statement.test)):
         return False
-    branches = [statement.body]
+    firsts = [_first_statement(statement.body)]
     if isinstance(statement.orelse, cst.Else):
-        branches.append(statement.orelse.body)
-    for branch in branches:
-        first = branch.body[0] if isinstance(branch, cst.IndentedBlock) and branch.body else None
-        if isinstance(first, cst.SimpleStatementLine) and first.body and isinstance(first.body[0], cst.Return) \
-                and _python_only(program, breaks, first.body[0]):
-            return True
-    return False
+        firsts.append(_first_statement(statement.orelse.body))
+    elif statement.orelse is None:
+        body = simple_statements(brk.event.function.node.body)
+        at = next((i for i, s in enumerate(body) if s is statement), None)
+        firsts.append(body[at + 1] if at is not None and at + 1 < len(body) else None)
+    return any(isinstance(first, cst.Return) and _python_only(program, breaks, first) for first in firsts)
+
+
+def _first_statement(block: cst.BaseSuite) -> cst.CSTNode | None:
+    statements = simple_statements(block)
+    return statements[0] if statements else None
 
 
 def _python_only(program: "Analysed", breaks: "Breaks", node: cst.CSTNode) -> bool:

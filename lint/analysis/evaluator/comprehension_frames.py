@@ -145,6 +145,20 @@ def _makes_list(evaluator: Any, value: cst.BaseExpression | None) -> bool:
         and evaluator.is_builtin(func, func.value)
 
 
+def _paired_value(target: cst.BaseExpression, value: cst.BaseExpression, name: str
+                  ) -> cst.BaseExpression | None:
+    """What ``a, b = x, y`` binds to ``name``, one of the plain names of the target, when the value is a
+    display of as many elements, none starred."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))) \
+            or len(target.elements) != len(value.elements) \
+            or any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return None
+    for t, v in zip(target.elements, value.elements):
+        if isinstance(t.value, cst.Name) and t.value.value == name:
+            return v.value
+    return None
+
+
 def _local_list(evaluator: Any, name: str) -> bool:
     """``name`` is a local of the function bound only to lists (``xs = []``, ``xs = [f(a) for a in b]``,
     ``xs = sorted(...)``; ``xs += ...`` and ``xs.append(...)`` keep it one), or a parameter annotated as a
@@ -165,7 +179,10 @@ def _local_list(evaluator: Any, name: str) -> bool:
                         return False
                     bound = True
                 elif any(isinstance(m, cst.Name) and m.value == name for m in walk(t.target)):
-                    return False
+                    paired = _paired_value(t.target, n.value, name)  # (`texts, boxes = [], []`)
+                    if paired is None or not _makes_list(evaluator, paired):
+                        return False
+                    bound = True
         elif isinstance(n, cst.AnnAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
             if not _makes_list(evaluator, n.value):
                 return False
