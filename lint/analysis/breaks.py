@@ -454,8 +454,7 @@ class Breaks:
         is compiled and recompiles, measured)."""
         fn = event.function
         index = self.program.index
-        names = fn.derived("names read", lambda node: frozenset(
-            n.value for n in walk(node.body, into_scopes=False) if type(n) is cst.Name))
+        names = fn.names_read()
         if fn.outer is not None or any((index.imports.get(name) or "").split(".")[0] in ("torch", "numpy")
                                        for name in names):
             return False  # (a nested function's frame also holds what it closes over)

@@ -100,12 +100,12 @@ def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cs
 
 def frame_argument_values(program: "Program", calls: "Iterable[tuple[CallEvent, FunctionInfo]]"
                           ) -> Iterator[ParameterValues]:
-    """What the calls ``calls`` pass to the functions of the module they run as frames of their own, each with
-    that function (a module's ``forward`` for a call of the module; a helper
-    whose body breaks, called from traced code, where Dynamo breaks at the call and runs the helper as a
-    frame; or any helper called from the part of a frame it runs eagerly): each such frame is compiled and
-    guarded on the arguments it reads, as an entry point is (measured on torch 2.13: ``group(x, None)`` then
-    ``group(x, x * 2)`` recompiles ``group`` on ``feats is None``).  Compiled entry points are left to
+    """What the calls ``calls`` pass to the functions of the module they run as frames of their own, each
+    given with that function (a module's ``forward`` for a call of the module): a helper whose body breaks,
+    called from traced code, where Dynamo breaks at the call and runs the helper as a frame; or any helper
+    called from the part of a frame it runs eagerly.  Each such frame is compiled and guarded on the
+    arguments it reads, as an entry point is (measured on torch 2.13: ``group(x, None)`` then ``group(x, x *
+    2)`` recompiles ``group`` on ``feats is None``).  Compiled entry points are left to
     :func:`entry_argument_values`."""
     entries = {id(fn) for fn, called, _ in entry_call_sites(program) if called}
     sites: dict[int, tuple["FunctionInfo", dict[int, _Site], list[CallEvent]]] = {}
@@ -134,8 +134,8 @@ def frame_may_hold_tensors(program: "Program", ev: CallEvent, callee: "FunctionI
     if any(v.kind in (Kind.TENSOR, Kind.MODULE, Kind.UNKNOWN) for v in (*ev.args, *ev.kwargs.values())):
         return True
     index = callee.owner or program.index
-    return any(type(n) is cst.Name and (index.imports.get(n.value) or "").split(".")[0] in ("torch", "numpy")
-               for n in walk(callee.node.body))
+    return any((index.imports.get(name) or "").split(".")[0] in ("torch", "numpy")
+               for name in callee.names_read())
 
 
 _NONE = Value(Kind.PYTHON, const=None)
@@ -150,8 +150,7 @@ def _none_or_tensor(program: "Program", fn: "FunctionInfo", params: list[cst.Par
         name = prm.name.value
         passed: dict[tuple[str, Any], _Site] = {}
         for ev in events:
-            v = ev.kwargs.get(name) if name in ev.kwargs else ev.args[i] if i < len(ev.args) and \
-                not any(a.keyword is not None for a in ev.call.args[:i + 1]) else None
+            v = _passed_at(ev, i, name)
             if v is None and name not in ev.kwargs and i >= len(ev.args) and prm.default is not None \
                     and _shape_of(prm.default) == ("NoneType", None):
                 v = _NONE  # (left out: its default, `None`)
@@ -165,6 +164,16 @@ def _none_or_tensor(program: "Program", fn: "FunctionInfo", params: list[cst.Par
             shown = tuple((_where(site, program), "`None`" if key[0] == "NoneType" else "a tensor")
                           for key, site in passed.items())
             yield ParameterValues(fn, prm, frozenset(passed), False, shown)
+
+
+def _passed_at(ev: CallEvent, i: int, name: str) -> Value | None:
+    """The value the call ``ev`` passes the ``i``-th parameter, named ``name``: by keyword, or in its position
+    when no keyword comes before it; None when it passes none."""
+    if name in ev.kwargs:
+        return ev.kwargs[name]
+    if i < len(ev.args) and not any(a.keyword is not None for a in ev.call.args[:i + 1]):
+        return ev.args[i]
+    return None
 
 
 def _skipped_from_first_call(fn: "FunctionInfo", params: list[cst.Param], first: _Site) -> bool:

@@ -84,6 +84,11 @@ class FunctionInfo:
             known = self._derived[name] = (self.node, compute(self.node))
         return known[1]  # type: ignore[return-value]
 
+    def names_read(self) -> frozenset[str]:
+        """Every name the function's body mentions (nested scopes not entered), found once per definition."""
+        return self.derived("names read", lambda node: frozenset(
+            n.value for n in walk(node.body, into_scopes=False) if type(n) is cst.Name))
+
     def param_names(self) -> list[str]:
         p = self.node.params
         return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
