@@ -265,7 +265,7 @@ def _frame_calls(ctx: RuleContext, graphs: FrameGraphs) -> Iterator[tuple[CallEv
         callee = ev.callee
         if ev.module is not None:
             cls = ev.module.cls
-            callee = cls.find_method("forward") if cls is not None and ev.call.func is not None else None
+            callee = cls.find_method("forward") if cls is not None else None
         if callee is None or id(ev.function) not in compiled or not (
                 ev.module is not None or frame_may_hold_tensors(ctx.program, ev, callee)):
             continue
