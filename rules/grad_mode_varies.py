@@ -4,8 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dynalint.core import gb_types as GB
-from dynalint.analysis.entry_arguments import (grad_mode_flips, shared_frame_grad_flips, site_where,
-                                               top_statement)
+from dynalint.analysis.entry_arguments import grad_mode_flips, shared_frame_grad_flips, site_where
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 
 
@@ -97,8 +96,7 @@ class GradModeVaries(Rule):
         # (a break in a loop makes Dynamo run the whole frame eagerly, with no graph to recompile; so does an
         # RNN module's, met as Dynamo loads the module, where it cannot resume: measured on torch 2.13)
         looped = {id(b.event.function) for b in ctx.breaks if b.in_loop or b.gb is GB.RNN_MODULE}
-        surely = {id(b.event.function) for b in ctx.breaks if not b.in_loop and top_statement(b.event)}
-        shared = shared_frame_grad_flips(ctx.program, lambda f: id(f) in surely, lambda f: id(f) in looped)
+        shared = shared_frame_grad_flips(ctx.program, ctx.breaks, lambda f: id(f) in looped)
         for fn, (first, on), (second, off) in shared:
             yield Finding(
                 rule=type(self), node=fn.node.name, statement=fn.node,

@@ -7,7 +7,7 @@ import libcst as cst
 
 from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, frame_argument_values,
                                                frame_may_hold_tensors, guarded_read, handed_on, read_before,
-                                               surely_framed, top_statement)
+                                               surely_framed)
 from dynalint.analysis.events import CallEvent
 from dynalint.analysis.eager_part import read_before_first_break, runs_in_wrapper
 from dynalint.analysis.resume_paths import FrameGraphs, eager_part, runs_eagerly
@@ -259,8 +259,7 @@ def _frame_calls(ctx: RuleContext, graphs: FrameGraphs) -> Iterator[tuple[CallEv
     where Dynamo traces (it breaks at the call, and compiles the function as it runs), or one with a graph
     called from the part of a frame Dynamo runs eagerly."""
     compiled = {id(fn) for fn in ctx.program.entry_compiled}
-    surely = {id(b.event.function) for b in ctx.breaks if not b.in_loop and top_statement(b.event)}
-    framed = surely_framed(ctx.program, lambda f: id(f) in surely)
+    framed = surely_framed(ctx.program, ctx.breaks)
     for ev in ctx.events(CallEvent):
         callee = ev.callee
         if ev.module is not None:

@@ -65,7 +65,8 @@ from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING
                                             DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES, \
     SKIPPED_PACKAGES
-from dynalint.analysis.syntax import children, dotted_name, encloses, evaluated_before, simple_statements, walk
+from dynalint.analysis.syntax import (children, dotted_name, encloses, evaluated_before, may_bind, own_nodes,
+                                      simple_statements, walk)
 from dynalint.analysis.tensor_members import INPLACE_VIEW_METHODS
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
@@ -1051,12 +1052,12 @@ _SUPER_PROPERTY_WHY = ("a property read through `super()` is held unresolved whi
 
 
 def _objects(seq: Value) -> bool:
-    """``seq`` is a list or tuple of instances of a class of the checked code (or of modules)."""
+    """``seq`` is a list or tuple of instances of a class of the checked code (or of modules), no tensor."""
     if seq.kind is not Kind.SEQUENCE:
         return False
     held = _held(seq)
-    return bool(held) and all(v.cls is not None and not v.is_class and v.kind in (Kind.UNKNOWN, Kind.MODULE)
-                              and not v.maybe_none for v in held)
+    return bool(held) and all(v.cls is not None and not v.is_tensor and not v.maybe_none and _an_object(v)
+                              for v in held)
 
 
 def _tensor_keys(keys: Value) -> bool:
@@ -2640,9 +2641,9 @@ def counted_rows(ev: Event, candidates: frozenset[str] | None = None) -> tuple[c
                 use = _count_tested(statement, counts)
             if use is not None:
                 return use, statement
-            counts = frozenset(c for c in counts if not _binds(statement, c)) \
+            counts = frozenset(c for c in counts if not may_bind(statement, c)) \
                 | _count_bound(statement, name, counts, fn.node)
-            if name is not None and _binds(statement, name):
+            if name is not None and may_bind(statement, name):
                 name = None
             if name is None and not counts:
                 return None
@@ -2713,7 +2714,8 @@ def _count_bound(statement: cst.CSTNode, rows: "str | cst.CSTNode | None", count
     if not _count_expression(small.value, rows, counts) or _declared_outside(function, name):
         return frozenset()
     bindings = sum(1 for s in walk(function, into_scopes=False)
-                   if isinstance(s, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and _binds(s, name))
+                   if isinstance(s, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+                   and may_bind(s, name))
     return frozenset({name}) if bindings == 1 else frozenset()
 
 
@@ -2721,7 +2723,7 @@ def _count_tested(statement: cst.CSTNode, counts: frozenset[str]) -> cst.CSTNode
     """The test of an ``if``/``while``/conditional expression of ``statement`` (outside its blocks) that
     Python decides from one of ``counts`` (:func:`_count_bound`), or from ``not`` of one (measured on
     torch 2.13: ``if not ok:`` breaks at the ``if`` the same)."""
-    for node in _own_nodes(statement):
+    for node in own_nodes(statement):
         if isinstance(node, (cst.If, cst.While, cst.IfExp)):
             test = node.test
             while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -2735,7 +2737,7 @@ def _counted_use(statement: cst.CSTNode, rows: "str | cst.CSTNode") -> cst.CSTNo
     """The first node of ``statement`` (outside its blocks) that reads the length of ``rows`` in Python
     (:func:`counted_rows`): a loop header over them, a condition on their length, a ``range`` counting
     them, ``.tolist()`` of them; ``rows`` is a name, or an op's node (:func:`_is_rows`)."""
-    for node in _own_nodes(statement):
+    for node in own_nodes(statement):
         if isinstance(node, (cst.For, cst.CompFor)) and _iterates(node.iter, rows):
             return node.iter
         if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert)) and _reads_length(node.test, rows):
@@ -2772,23 +2774,12 @@ def counting_names(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(out)
 
 
-def _own_nodes(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes of ``statement`` outside its blocks and nested scopes, in source order."""
-    stack = [statement]
-    while stack:
-        current = stack.pop()
-        yield current
-        if current is statement or not isinstance(current, (cst.BaseSuite, cst.FunctionDef, cst.ClassDef,
-                                                             cst.Lambda)):
-            stack.extend(reversed(list(children(current))))
-
-
 def _nested_statements(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``statement`` and the statements of its blocks, in source order (not those of a nested scope)."""
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return
     yield statement
-    for node in _own_nodes(statement):
+    for node in own_nodes(statement):
         if isinstance(node, cst.BaseSuite) and node is not statement:
             for inner in simple_statements(node):
                 yield from _nested_statements(inner)
@@ -2821,19 +2812,6 @@ def _keeps_rows(value: cst.BaseExpression, op: cst.CSTNode) -> bool:
         else:
             return False
     return True
-
-
-def _binds(statement: cst.CSTNode, name: str) -> bool:
-    """``statement`` itself (not its blocks) may bind ``name`` (an attribute or item target counts too)."""
-    for node in _own_nodes(statement):
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
-            return True
-        if isinstance(node, (cst.AssignTarget, cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.AsName,
-                             cst.Del)):
-            target = node.name if isinstance(node, cst.AsName) else node.target
-            if any(_is_name(t, name) for t in walk(target)):
-                return True
-    return False
 
 
 # (type tests: libcst's node classes are not subclassed, and a failing isinstance on one costs a call)
@@ -3097,7 +3075,7 @@ def _context_made_outside(ev: ContextManagerEvent) -> bool:
         return False
     while isinstance(node, cst.Attribute):  # `self.ctx`, `cfg.ctx` of an argument or a global
         node = node.value
-    if not isinstance(node, cst.Name) or fn is None or _binds(fn.node.body, node.value):
+    if not isinstance(node, cst.Name) or fn is None or may_bind(fn.node.body, node.value):
         return False
     # an argument, or a global (not a name of an enclosing function, which may have built it in the
     # compiled code)

@@ -36,6 +36,7 @@ from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_m
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.breaks import Break
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex
     from dynalint.analysis.program import Program
     from dynalint.analysis.resume_paths import EagerPart
@@ -327,7 +328,7 @@ _EntryCall = tuple["FunctionInfo", _Site]
 """An entry point and a call that runs it compiled."""
 
 
-def shared_frame_grad_flips(program: "Program", surely_breaks: Callable[["FunctionInfo"], bool],
+def shared_frame_grad_flips(program: "Program", breaks: "Iterable[Break]",
                             eager: Callable[["FunctionInfo"], bool]
                             ) -> Iterator[tuple["FunctionInfo", _EntryCall, _EntryCall]]:
     """Each function that two compiled entry points run as a frame of its own, one called with grad mode on
@@ -339,9 +340,9 @@ def shared_frame_grad_flips(program: "Program", surely_breaks: Callable[["Functi
     function under grad and once as the model under ``torch.no_grad()``).  Of the functions both reach, the
     outermost are reported (what they call may run inside them in one mode only: a branch on
     ``self.training``); not one decorated to set its own grad mode, nor one Dynamo runs ``eager``ly (a break
-    in a loop), which has no graph.  It must be called, and reach a break, whatever path each takes: through
-    statements and calls outside any branch (``surely_breaks`` says a function breaks in such a statement); a
-    call or break behind a branch may run on one entry point's path only (``if self.training:``).  An entry
+    in a loop), which has no graph.  It must be called, and reach one of ``breaks``, whatever path each takes
+    (:func:`surely_framed`); a call or break behind a branch may run on one entry point's path only (``if
+    self.training:``).  An entry
     point called in both modes is :func:`grad_mode_flips`'s."""
     if _sets_grad_mode_for_good(program.index) or script_grad_modes(program.index):
         return
@@ -361,7 +362,7 @@ def shared_frame_grad_flips(program: "Program", surely_breaks: Callable[["Functi
     if not on or not off:
         return
     callees = _call_graph(program)
-    surely_framed = _framed(program, callees, surely_breaks)
+    framed = _framed(program, callees, breaks)
     reach = {key: _reached(entry, callees) for key, (entry, _) in (*on.items(), *off.items())}
     reported: set[int] = set()
     for k_on, (first, on_site) in on.items():
@@ -369,7 +370,7 @@ def shared_frame_grad_flips(program: "Program", surely_breaks: Callable[["Functi
             if first is second:
                 continue
             shared = {key: fn for key, fn in reach[k_on].items()
-                      if key in reach[k_off] and key in surely_framed and not eager(fn)
+                      if key in reach[k_off] and key in framed and not eager(fn)
                       and not _sets_own_mode(fn)}
             inner = {key for fn in shared.values() for key in _reached(fn, callees) if key != id(fn)}
             for key, fn in shared.items():
@@ -384,17 +385,19 @@ def _sets_own_mode(fn: "FunctionInfo") -> bool:
     return any(_grad_off(d.decorator) or _grad_on(d.decorator) for d in fn.node.decorators)
 
 
-def surely_framed(program: "Program", surely_breaks: Callable[["FunctionInfo"], bool]) -> set[int]:
+def surely_framed(program: "Program", breaks: "Iterable[Break]") -> set[int]:
     """``id`` of the analysed functions that break the graph whenever they run, or call one that does, through
-    statements and calls outside any branch (``surely_breaks`` says a function breaks in such a statement):
-    Dynamo runs each as a frame of its own wherever it is called from."""
-    return _framed(program, _call_graph(program), surely_breaks)
+    statements and calls outside any branch: one of ``breaks`` outside any loop, in a statement of the
+    function's body.  Dynamo runs each as a frame of its own wherever it is called from."""
+    return _framed(program, _call_graph(program), breaks)
 
 
-def _framed(program: "Program", callees: dict[int, list["FunctionInfo"]],
-            breaks_in: Callable[["FunctionInfo"], bool]) -> set[int]:
-    """``id`` of the analysed functions that break the graph or call, at any depth, one that does."""
-    framed = {id(fn) for fn in program.compiled if breaks_in(fn)}
+def _framed(program: "Program", callees: dict[int, list["FunctionInfo"]], breaks: "Iterable[Break]"
+            ) -> set[int]:
+    """``id`` of the analysed functions with one of ``breaks`` outside any loop in a statement of their body,
+    or that call, at any depth, one that has."""
+    analysed = {id(fn) for fn in program.compiled}
+    framed = {id(b.event.function) for b in breaks if not b.in_loop and top_statement(b.event)} & analysed
     grew = True
     while grew:
         grew = False

@@ -108,6 +108,30 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return iter(child_list(node))
 
 
+def own_nodes(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of ``statement`` outside its blocks and nested scopes, in source order."""
+    stack = [statement]
+    while stack:
+        current = stack.pop()
+        yield current
+        if current is statement or not isinstance(current, (cst.BaseSuite, cst.FunctionDef, cst.ClassDef,
+                                                             cst.Lambda)):
+            stack.extend(reversed(list(children(current))))
+
+
+def may_bind(statement: cst.CSTNode, name: str) -> bool:
+    """``statement`` itself (not its blocks) may bind ``name`` (an attribute or item target counts too)."""
+    for node in own_nodes(statement):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
+            return True
+        if isinstance(node, (cst.AssignTarget, cst.For, cst.AugAssign, cst.AnnAssign, cst.NamedExpr,
+                             cst.AsName, cst.Del)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if any(type(t) is cst.Name and t.value == name for t in walk(target)):
+                return True
+    return False
+
+
 def evaluated_before(statement: cst.CSTNode, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The parts of ``statement`` Python evaluates before ``node``: at each level down to it, the operands
     and arguments before the one that holds it (``abs(loss)`` in ``return abs(loss), loss.item()``, the

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynalint.analysis.syntax import parent_map, unpacked_target, walk
+from dynalint.analysis.syntax import may_bind, parent_map, unpacked_target, walk
 
 _PASSED_ON = (cst.Return, cst.Expr, cst.Element, cst.DictElement, cst.Yield)
 """Where a value is only handed on or dropped: nothing in the frame reads it there."""
@@ -70,15 +70,9 @@ def read_after(function: cst.FunctionDef, statement: cst.CSTNode, name: str) -> 
             continue
         if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
             return True  # (`n += 1` reads it)
-        if isinstance(n, (cst.Assign, cst.AnnAssign)) and _binds(n, name):
+        if isinstance(n, (cst.Assign, cst.AnnAssign)) and may_bind(n, name):
             return False
         if isinstance(n, cst.Name) and n.value == name:
             return True
     return False
 
-
-def _binds(statement: cst.CSTNode, name: str) -> bool:
-    """An assignment statement (``=``, or annotated) binds ``name`` in one of its targets."""
-    targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) \
-        else [statement.target]
-    return any(isinstance(n, cst.Name) and n.value == name for t in targets for n in walk(t))
