@@ -3,8 +3,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+import libcst as cst
+
 from dynalint.analysis.events import CallEvent, Event, GlobalReadEvent
-from dynalint.analysis.instance_writes import changes_only_tensors
+from dynalint.analysis.instance_writes import changes_only_tensors, rebuilt_alike
+from dynalint.analysis.resume_paths import guardless_functions
 from dynalint.analysis.value_uses import returned_as_is
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -97,13 +100,20 @@ class MutableGlobalRead(Rule):
         mutated = ctx.program.index.mutated_globals
         seen: set[tuple[int, str]] = set()
         called = {id(c.callee) for c in ctx.events(CallEvent) if c.callee is not None}
+        guardless: set[int] | None = None  # (found when a read asks: most modules have no mutated global)
         for ev in ctx.events(GlobalReadEvent):
             if ev.name not in mutated or ev.value is None or ev.value.kind is Kind.FUNCTION:
                 continue
             if changes_only_tensors(ctx.program.index, ev.name):
                 continue  # its own methods write into its tensors only: nothing guarded changes
+            if ev.value.kind is Kind.TENSOR and rebuilt_alike(ctx.program.index, ev.name):
+                continue  # a tensor is guarded on its sizes, dtype and device, which one made alike keeps
             if ctx.breaks.in_skipped_frame(ev):
                 continue  # read only in a resumed frame Dynamo skips: no guard
+            if guardless is None:
+                guardless = guardless_functions(ctx.program, ctx.breaks, ctx.events(CallEvent))
+            if id(ev.function) in guardless and not ctx.breaks.body_works(ev.function):
+                continue  # read only in a frame of its own that Dynamo skips, having no graph
             where = mutated[ev.name][1]
             for site in _use_sites(ctx, ev):
                 key = (id(site.function), ev.name) if site is ev else (id(site.node), ev.name)

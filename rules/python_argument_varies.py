@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
-from dynalint.analysis.entry_arguments import (ParameterValues, entry_argument_values, frame_argument_values,
+from dynalint.analysis.entry_arguments import (ParameterValues, closure_argument_values,
+                                               entry_argument_values, frame_argument_values,
                                                frame_may_hold_tensors, guarded_read, handed_on, read_before,
                                                surely_framed)
 from dynalint.analysis.events import CallEvent
@@ -43,7 +44,14 @@ class PythonArgumentVaries(Rule):
         (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of dicts (`for cfg in
         settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None` before the loop, `f(x,
         prev)` then `prev = out[:, ::4]` in it, or a state the compiled function returns itself, `out, state =
-        f(x, state)`: `None` at the first call, a tensor at the next). Keyword-only parameters count as the
+        f(x, state)`: `None` at the first call, a tensor at the next). A list, dict, set or deque the caller
+        keeps and changes in place between two calls that pass it (`history.append(y)` after `f(x, history)`,
+        `coeffs["mse"] = 0.5`, `disabled.add(2)`) fails the same guards (measured: `not history`, then
+        `len(history) == 1`...); one built afresh before each call, or an element replaced by a tensor, does
+        not. So does what a loop binds into the functions it compiles: the argument of a factory whose
+        nested function it compiles (`torch.compile(make_huber(delta))` for each `delta`) or a keyword of a
+        `functools.partial` (one code object, guarded on `delta == 1.0`, `fn.keywords['gamma'] == 2.0`).
+        Keyword-only parameters count as the
         others; dataclass and NamedTuple arguments written with literals at the calls (`Cfg()`, then
         `Cfg(scale=3.0)`), and those of a plain class whose `__init__` only stores its parameters, are
         compared field by field where the function reads them; `None` at one call and an
@@ -227,6 +235,8 @@ class PythonArgumentVaries(Rule):
             grouped.setdefault(id(entry.function), []).append(entry)
         for entry in frame_argument_values(ctx.program, _frame_calls(ctx, graphs)):
             grouped.setdefault(id(entry.function), []).append(entry)
+        for entry in closure_argument_values(ctx.program):
+            grouped.setdefault(id(entry.function), []).append(entry)
         reads = {id(ev.node): _reader(ctx, graphs, ev.call, ev.callee) for ev in ctx.events(CallEvent)
                  if ev.callee is not None and ev.callee.cls is None and ev.module is None}
         for entries in grouped.values():
@@ -299,6 +309,9 @@ _KIND_NAMES = {"object": "the object", "tensor": "a tensor", "list": "a list", "
 def _effect(entry: ParameterValues) -> str:
     """What the values passed do to the compiled code (measured on torch 2.13)."""
     kinds = {t for t, _ in entry.values}
+    if entry.changed_in_place:
+        return ("and guards on the container's length (a dict's keys) and on the elements it reads, so each "
+                "change recompiles it")
     if entry.indexes:
         return ("and it uses the 0-d tensor as an index (or as the size of a tensor it iterates over), where "
                 f"Dynamo reads its value and guards on it, so each new value recompiles it; {RECOMPILE_LIMIT}")

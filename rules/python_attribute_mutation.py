@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from dynalint.analysis.class_state import initial_keys, initially_none, is_self, self_attribute
-from dynalint.analysis.entry_arguments import second_calls_recompile
+from dynalint.analysis.entry_arguments import passed_afresh, second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
 from dynalint.analysis.module_index import built_only_in_compiled_code
-from dynalint.analysis.resume_paths import runs_eagerly, runs_graph_op
+from dynalint.analysis.resume_paths import guardless_functions, runs_eagerly
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -48,7 +48,11 @@ class PythonAttributeMutation(Rule):
         same way (`G['Counter'].calls == 0`): an int or a list recompiles on every call, a float once
         (measured on torch 2.13, for `nn.Module` subclasses and plain classes alike). So is an attribute of
         an object `self` holds (`self.model.num_batches += 1`, `self.config.problem_type = ...` after
-        `if self.config.problem_type is None:`). A read Dynamo never traces (after a break inside a loop)
+        `if self.config.problem_type is None:`), and of an object of a plain class the compiled function is
+        given (`state.step += 1` of the `state` each call passes; one every call builds anew carries nothing
+        to the next). An attribute that compiled code sets before reading it, in the frame that sets it (a
+        submodule's `forward` reading what its parent stored there), carries nothing across calls either. A
+        read Dynamo never traces (after a break inside a loop)
         installs no guard, and neither does a frame Dynamo enters on its own (compiled directly, or called
         from code it runs eagerly) that runs no tensor operation: Dynamo skips it.
     """
@@ -168,18 +172,28 @@ class PythonAttributeMutation(Rule):
         yield from self._check(ctx, everything, seen)
 
     def _check(self, ctx: RuleContext, found: "Sequence[Event]", seen: set[tuple[int, str]]) -> Iterator[Finding]:
-        guardless = _guardless_frames(ctx)
+        guardless = guardless_functions(ctx.program, ctx.breaks, ctx.events(CallEvent))
         found = [e for e in found if e.function is None or id(e.function) not in guardless]
         events = [e for e in found if isinstance(e, AttributeEvent)]
         read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None
                 and not runs_eagerly(ctx.breaks, e)}  # (a read Dynamo never traces installs no guard)
         # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
-        # nothing across calls: Dynamo reads the value it just stored, no guard on the old one
+        # nothing across calls: Dynamo reads the value it just stored, no guard on the old one.  Judged in
+        # each frame that changes it (a submodule's `forward`, analysed alone too, only reads it)
         first: dict[tuple[int, str], AttributeEvent] = {}
+        set_first: dict[tuple[int, str], bool] = {}
+        firsts: dict[tuple[tuple[int, str], int], AttributeEvent] = {}
         for e in events:
             if e.cls is not None:
-                first.setdefault((id(e.cls), e.name), e)
-        read = {key for key in read if not (first[key].write and not first[key].augmented)}
+                key = (id(e.cls), e.name)
+                first.setdefault(key, e)
+                firsts.setdefault((key, ctx.program.unit_of(e)), e)
+        for e in events:
+            if e.write and e.cls is not None:
+                key = (id(e.cls), e.name)
+                head = firsts[(key, ctx.program.unit_of(e))]
+                set_first[key] = set_first.get(key, True) and head.write and not head.augmented
+        read = {key for key in read if not set_first.get(key, False)}
         fresh: dict[int, bool] = {}
         for ev in events:
             if not ev.write or ev.cls is None or (id(ev.cls), ev.name) not in read:
@@ -188,6 +202,9 @@ class PythonAttributeMutation(Rule):
                 fresh[id(ev.cls)] = built_only_in_compiled_code(ev.cls, ctx.program.compiled)
             if fresh[id(ev.cls)]:
                 continue  # a new object each call: what the call changes on it, no later call reads
+            if ev.path and ev.path in ev.function.param_names() \
+                    and passed_afresh(ctx.program, ev.function, ev.path):
+                continue  # an argument every call builds anew (`step(State(...))`)
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
             if declared is not None and declared.kind in (Kind.TENSOR, Kind.MODULE):
                 continue
@@ -321,8 +338,19 @@ class PythonAttributeMutation(Rule):
                     and isinstance(call.call.func, cst.Attribute):
                 changes.append((call, call.call.func.value))
         held = _held_containers(found, changes)
+        fresh: dict[int, bool] = {}
         for ev, target, cls, attr, through_class in held:
             if _only_eager(ctx, found, cls, attr):
+                continue
+            if id(cls) not in fresh:
+                fresh[id(cls)] = built_only_in_compiled_code(cls, ctx.program.compiled)
+            if not through_class and fresh[id(cls)] and not any(
+                    c.callee is ev.function
+                    and (runs_eagerly(ctx.breaks, c) or ctx.breaks.in_skipped_frame(c))
+                    for c in found if isinstance(c, CallEvent)):
+                # a new object each call (`with Recorder() as rec:`), changed where Dynamo inlines the method:
+                # no later call reads its lists (a method called from code Dynamo runs eagerly is a frame of
+                # its own, guarded on the list's length at each of its calls)
                 continue
             declared = _open_container(ctx, cls, attr, seen, rebound_first)
             if declared is None:
@@ -361,30 +389,6 @@ def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tup
         return None
     declared = ctx.program.classes.class_attrs(cls).get(attr)
     return declared if declared is not None and (declared.kind is Kind.SEQUENCE or declared.is_mapping) else None
-
-
-def _guardless_frames(ctx: RuleContext) -> set[int]:
-    """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
-    called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
-    resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and
-    run no tensor operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and
-    guards on nothing it reads (measured on torch 2.13: a method that appends to ``self.beams``, called from
-    a loop whose body breaks, never recompiles).  A library's entry points may be called from compiled code
-    elsewhere."""
-    compiled = ctx.program.entry_points.entered
-    callers: dict[int, list[CallEvent]] = {}
-    for ev in ctx.events(CallEvent):
-        if ev.callee is not None:
-            callers.setdefault(id(ev.callee), []).append(ev)
-    broke = {id(b.event.function) for b in ctx.breaks.all}
-    out: set[int] = set()
-    for fn in ctx.program.compiled:
-        calls = callers.get(id(fn), [])
-        own_frame = id(fn) in compiled and not calls \
-            or calls and all(runs_eagerly(ctx.breaks, c) or ctx.breaks.in_skipped_frame(c) for c in calls)
-        if own_frame and id(fn) not in broke and not runs_graph_op(ctx.program, fn):
-            out.add(id(fn))
-    return out
 
 
 def _only_eager(ctx: RuleContext, found: "Sequence[Event]", cls: "ClassInfo", attr: str) -> bool:

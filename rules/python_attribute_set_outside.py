@@ -1,15 +1,22 @@
 """DYN205: compiled code reads a Python attribute that other code sets."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+import libcst as cst
 
 from dynalint.analysis.events import AttributeEvent, ObjectAttributeReadEvent
-from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flips, set_with_size_change,
-                                               site_label)
+from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flips, only_printed,
+                                               set_with_size_change, site_label)
+from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.mode_flips import mode_flips
 from dynalint.analysis.module_index import may_run_between_calls, related, stores_on_self
+from dynalint.analysis.syntax import NOT_LITERAL, literal_constant
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dynalint.analysis.module_index import FunctionInfo
 
 
 @register
@@ -30,7 +37,10 @@ class PythonAttributeSetOutside(Rule):
         loop only at the iteration where a tensor passed to the compiled module first changes size (made
         there by `torch.randn(2, seq, 4)`-like factories of sizes the loop is known to take) adds no
         recompile of its own: Dynamo recompiles once for both and makes both dynamic (an int attribute
-        of a module stays static and still recompiles at each new value).
+        of a module stays static and still recompiles at each new value). A list, dict, set or deque held
+        in an attribute is guarded on its length (a dict's keys) and on the elements compiled code reads:
+        code that changes it in place between calls (`m.skip.append(1)`, `m.hp["temperature"] = 2.0`)
+        recompiles it too.
 
         `.train()` and `.eval()` set `self.training` on the module and its submodules. A function (or a
         script's own statements, its `__main__` block) that calls a compiled module, switches its mode and
@@ -87,6 +97,26 @@ class PythonAttributeSetOutside(Rule):
                 model.eval()
                 return loss, model(x)
         """, target="fit", inputs="[(torch.randn(2, 4),)]", compile_target=False, line=10),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Stack(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+                    self.skip = []
+
+                def forward(self, x):
+                    for i, layer in enumerate(self.layers):
+                        if i not in self.skip:
+                            x = layer(x)
+                    return x
+
+            def skip_layer(model, i):
+                model.skip.append(i)
+        """, target="Stack", inputs="[(torch.randn(2, 4),)] * 3",
+            between_calls="skip_layer(_instance, i)", line=12),
     ]
     VALID = [
         Example("""
@@ -138,16 +168,24 @@ class PythonAttributeSetOutside(Rule):
                     or ev.name == "training":
                 continue
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
-            if declared is None or declared.kind is not Kind.PYTHON:
+            if declared is None or declared.kind not in (Kind.PYTHON, Kind.UNKNOWN) \
+                    or only_printed(ctx.program, ev):
                 continue
             key = (id(ev.cls), ev.name)
             if key not in setters_of:
                 setters_of[key] = [
-                    fn for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
+                    (stmt, fn) for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
                     and not (stores_on_self(stmt, fn, ev.name)
                              and not related(fn.cls, ev.cls))  # type: ignore[union-attr]
                     and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
-            setters = setters_of[key]
+            if declared.kind is Kind.UNKNOWN and not any(
+                    _stores_literal(stmt, ev.name) and (fn is None or stores_on_self(stmt, fn, ev.name))
+                    for stmt, fn in setters_of[key]):
+                # (what `__init__` stored is not known: a Python value only where the script's own statements
+                # store a literal, `opts.top_k = 3`, or a method of the class on the instance; another
+                # object's `config.num_labels = 1` says nothing of this one)
+                continue
+            setters = [fn for _, fn in setters_of[key]]
             if of_self and ev.path:
                 # an object `self` holds (`self.cfg.rule`): only a script's own statements are known to change
                 # that object (a function's `cfg.rule = ...` may be on a copy: `copy.deepcopy(config)`)
@@ -168,6 +206,7 @@ class PythonAttributeSetOutside(Rule):
                 f"guards on it, so each new value recompiles `{ev.function.name}`.",
                 hint="pass it as a tensor argument, or keep one compiled module per setting",
             )
+        yield from self._changed_in_place(ctx, reads, compiled, seen)
         grad_flipped: set[int] | None = None  # (found when a mode flip asks: most modules have none)
         for flip in mode_flips(ctx.program):
             forward = flip.cls.methods["forward"]
@@ -188,3 +227,65 @@ class PythonAttributeSetOutside(Rule):
                 hint="one extra graph per mode, then cached: expected when a model is trained and evaluated; "
                      "silence with `# noqa: DYN205`",
             )
+
+    def _changed_in_place(self, ctx: RuleContext, reads: list, compiled: set[int], seen: set[tuple[int, str]]
+                          ) -> Iterator[Finding]:
+        """A list, dict, set or deque held in an attribute that compiled code reads, and that code outside
+        compiled code changes in place between calls (``m.skip.append(1)``, ``m.hp["temperature"] = 2.0``):
+        Dynamo guards on its length (a dict's keys) and on the elements it reads (measured on torch 2.13:
+        ``not self.skip``, then ``self.hp['temperature'] == 0.5``)."""
+        changes = ctx.program.index.attr_changes_outside
+        keys_read: dict[tuple[int, str], set[object]] = {}  # the keys compiled code reads, by class and name
+        for ev in reads:
+            if ev.cls is None or ev.name not in changes or getattr(ev, "write", False) \
+                    or getattr(ev, "on_class", False) or only_printed(ctx.program, ev):
+                continue
+            key = (id(ev.cls), ev.name)
+            declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
+            if key in seen or declared is None or declared.cls is not None or not (
+                    declared.kind in (Kind.SEQUENCE, Kind.UNKNOWN) or declared.is_mapping):
+                continue  # (an object of a class of the checked code: its `update()` is its own method)
+            if key not in keys_read:
+                keys_read[key] = {key_read(r.node, r.statement) for r in reads
+                                  if r.cls is ev.cls and r.name == ev.name and not getattr(r, "write", False)}
+            read = keys_read[key]
+            setters = [fn for attribute, fn, stored in changes[ev.name] if (fn is None or (
+                id(fn) not in compiled and not (_changes_own(attribute, fn) and not related(fn.cls, ev.cls))
+                and may_run_between_calls(fn.owner or ctx.program.index, fn)))
+                # (a key compiled code never reads, read by literal keys only: `enc.tags["domain"] = ...`)
+                and (stored is NOT_LITERAL or NOT_LITERAL in read or stored in read)]
+            if not setters:
+                continue
+            seen.add(key)
+            where = next((f"`{fn.name}()`" for fn in setters if fn is not None), "module-level code")
+            read = f"self.{ev.name}" if isinstance(ev, AttributeEvent) and not ev.path else ctx.code(ev.node)
+            yield self.finding(
+                ev,
+                f"`{read}` is a Python container that {where} changes in place from outside compiled code: "
+                f"Dynamo guards on its length and on the elements it reads, so each change recompiles "
+                f"`{ev.function.name}`.",
+                hint="keep it in a tensor (a mask, a buffer), or pass it as an argument that does not change",
+            )
+
+
+def _changes_own(attribute: cst.Attribute, fn: "FunctionInfo") -> bool:
+    """``attribute``, a place of :attr:`ModuleIndex.attr_changes_outside` in the method ``fn``, holds a
+    container of the instance the method runs on (``self.cache``)."""
+    names = fn.param_names()
+    return fn.cls is not None and bool(names) and not fn.is_static and not fn.is_classmethod \
+        and type(attribute.value) is cst.Name and attribute.value.value == names[0]
+
+
+def _stores_literal(stmt: cst.CSTNode, name: str) -> bool:
+    """``stmt`` stores a number, string or bool literal into the attribute ``name`` (``opts.top_k = 3``,
+    ``cfg.scale *= 0.5``)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return any(_stores_literal(small, name) for small in stmt.body)
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AugAssign, cst.AnnAssign)):
+        targets = [stmt.target]
+    else:
+        return False
+    return stmt.value is not None and literal_constant(stmt.value) is not NOT_LITERAL and any(
+        isinstance(t, cst.Attribute) and t.attr.value == name for t in targets)

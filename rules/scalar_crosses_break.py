@@ -9,6 +9,7 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.breaks import (CAPTURE_SCALAR_OUTPUTS, VALUE_CAUSES, Break, Cause, capture_flag,
                                       python_bool_mask, reads_data, takes_tensor_data)
+from dynalint.analysis.eager_part import in_own_loop
 from dynalint.analysis.entry_arguments import calls_handing, fresh_data_functions, guarded_read, read_before
 from dynalint.analysis.events import (ArithmeticEvent, CallEvent, ResumeInputsEvent, ScalarUseEvent,
                                       SubscriptEvent)
@@ -245,10 +246,10 @@ class ScalarCrossesBreak(Rule):
             v = use.value
             if v.origin is None or id(v.origin) in seen:
                 continue
-            if v.origin_in_loop or v.is_bool or v.from_weights:
+            if v.is_bool or v.from_weights:
                 continue
             origin = calls.get(id(v.origin))
-            if origin is None:
+            if origin is None or v.origin_in_loop and in_own_loop(origin):
                 continue
             at = next((b for b in ctx.breaks.at(origin.node) if b.event is origin and b.cause in VALUE_CAUSES), None)
             sizes_range = use.context == "range" and (

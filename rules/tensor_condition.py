@@ -225,7 +225,7 @@ class TensorCondition(Rule):
             where = {
                 "not": "`not` on", "boolop": "`and`/`or` on", "ifexp": "a conditional expression on",
                 "comprehension": "a comprehension filter on", "assert": "`assert` on",
-                "filter": "`filter` on",
+                "filter": "`filter` on", "itertools": "an `itertools` truth test on",
             }.get(ev.construct, "a Python branch on")
             what = "a data-dependent scalar" if ev.value.kind is Kind.SCALAR else "a tensor"
             yield self.reported(

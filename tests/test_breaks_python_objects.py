@@ -238,3 +238,25 @@ symbolic int after the recompile, it calls the function itself, which it skips: 
 that recompile."""
 
 test_check_random_sizes, test_dynamo_random_sizes = break_tests(RANDOM_SIZES, {(9, "DYN105")}, "[(None,)]")
+
+
+MATCH_GUARD = """
+import torch
+
+
+def gated_readout(tokens, gate_logits):
+    gate = gate_logits.sigmoid()
+    match gate.mean():
+        case g if g > 0.5:
+            return tokens.amax(1) * gate
+        case _:
+            return tokens.mean(1) * gate
+
+
+def main(tokens, gate_logits):
+    return torch.compile(gated_readout, backend="eager")(tokens, gate_logits)
+"""
+"""A capture pattern binds the subject as it is: a case guard on it is a Python branch on tensor data."""
+
+test_check_match_guard, test_dynamo_match_guard = break_tests(
+    MATCH_GUARD, {(7, "DYN101")}, "[(torch.randn(2, 5, 8), torch.randn(2, 8))]")

@@ -78,3 +78,31 @@ BACKWARD = """\
 
 
 test_check_backward_hook, test_dynamo_backward_hook = break_tests(BACKWARD, {(17, "DYN105")}, "[(torch.randn(2, 4),)]")
+
+
+FACTORY_METHOD = """
+import torch
+import torch.nn as nn
+
+
+class Store:
+    def __init__(self):
+        self.means = []
+
+    def make_hook(self, name):
+        def hook(module, inputs, output):
+            self.means.append(output.mean().item())
+        return hook
+
+
+def main(x):
+    net = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    store = Store()
+    net[0].register_forward_hook(store.make_hook("fc"))
+    return torch.compile(net, backend="eager")(x)
+"""
+"""A hook a method of an object of the module makes (a closure over that object) is analysed as one a function
+of the module makes."""
+
+test_check_factory_method, test_dynamo_factory_method = break_tests(
+    FACTORY_METHOD, {(11, "DYN102")}, "[(torch.randn(2, 4),)]")

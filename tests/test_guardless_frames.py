@@ -124,6 +124,36 @@ if __name__ == "__main__":
             cm(torch.rand(2, 4))
 """
 
+#: a meter's `update`, which breaks on every path (`float(value)`): Dynamo breaks at the call and runs it as a
+#: frame of its own, which has no graph before the break nor after it, and still guards on the total it read
+#: before the break (once: the float is then dynamic)
+METER = """\
+import torch
+
+
+class RunningMean:
+    def __init__(self):
+        self.total = 0.0
+
+    def update(self, value, n):
+        self.total += float(value) * n
+
+
+rm = RunningMean()
+
+
+def evaluate(x):
+    loss = (x * x).mean()
+    rm.update(loss, x.shape[0])
+    return loss
+
+
+if __name__ == "__main__":
+    f = torch.compile(evaluate, backend="eager")
+    for _ in range(4):
+        f(torch.randn(4))
+"""
+
 #: name -> (script, DYN203 lines, recompiles)
 CASES = {"no-tensor-operation": (BEAMS, [], 0),
          "dict-filled-in-an-eager-loop": (STATS, [], 0),
@@ -132,6 +162,46 @@ CASES = {"no-tensor-operation": (BEAMS, [], 0),
              ACCOUNTANT.replace("        return frac\n", "        return frac * torch.ones(1)\n"), [9], 1),
          "one-tensor-operation": (BEAMS.replace("self.beams.append((score, hyp))",
                                                 "self.beams.append((score, hyp * 1))"), [12], 4),
-         "after-a-break-in-a-loop": (TRAINER, [], 0)}
+         "after-a-break-in-a-loop": (TRAINER, [], 0),
+         "a-helper-that-breaks-with-no-graph": (METER, [9], 1)}
 
 test_check, test_dynamo = script_case_tests(CASES, "DYN203")
+
+
+RECORDER = """\
+import torch
+
+
+class ActivationRecorder:
+    def __init__(self):
+        self.acts = []
+
+    def __enter__(self):
+        self.acts.clear()
+        return self
+
+    def add(self, t):
+        self.acts.append(t.detach())
+        return t
+
+    def __exit__(self, *exc):
+        return False
+
+
+def forward(x):
+    with ActivationRecorder() as rec:
+        h = rec.add(torch.relu(x))
+        h = rec.add(h * 2)
+    return h + 1e-4 * sum(a.pow(2).mean() for a in rec.acts)
+
+
+if __name__ == "__main__":
+    f = torch.compile(forward, backend="eager")
+    for n in (3, 3, 3):
+        f(torch.randn(n))
+"""
+"""An object the compiled function builds at every call (`with ActivationRecorder() as rec:`): the list it
+grows starts empty at each call, and no later call reads it."""
+
+test_check_built_each_call, test_dynamo_built_each_call = script_case_tests(
+    {"a-recorder-built-at-each-call": (RECORDER, [], 0)}, "DYN203")

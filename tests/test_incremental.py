@@ -217,6 +217,21 @@ def test_an_inserted_backslash_line_is_not_spliced(tmp_path) -> None:
     _differential(tmp_path, CONTINUED_LINE_MODEL, 959665, 12)
 
 
+#: a generated model whose edits give the caller of a compiled function a ``# type: (int) -> int`` comment
+#: above its first statement (its parameter is then a number, and so is what it passes): found by the property
+#: test above
+TYPE_COMMENT_MODEL = (
+    'import torch\n\ndrop_rate = 0.0  # keep\n\ndef set_drop_rate(value: float):\n    global drop_rate\n'
+    '    drop_rate = value\n\ndef decode(t):\n    rows = []\n    for row in t:\n'
+    '        rows.append(int(row.sum()))\n    return rows\n\nrnn = torch.nn.GRU(4, 4)\n\n@torch.compile\n'
+    'def step0(x, h):  # keep\n    # keep\n    assert not x.sum() > 0\n\ndef run(x):\n'
+    '    r0 = step0(x, 1.0)\n    r1 = step0(x, 1.0)\n    r2 = step0(x, 1.0)\n    return r0')
+
+
+def test_a_type_comment_added_above_a_first_statement_changes_the_signature(tmp_path) -> None:
+    _differential(tmp_path, TYPE_COMMENT_MODEL, 1601, 12)
+
+
 def test_an_edit_between_statements_is_answered_without_analysing(tmp_path) -> None:
     """A comment line between two classes moves the findings below it a line down, and is answered
     from the last analysis; a changed statement is analysed again."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import textwrap
 
 from conftest import requires_torch
-from helpers import check, recompiles_of_run
+from helpers import check, dynamo_recompile_log, recompiles_of_run
 
 CASES = """
     import copy
@@ -89,3 +89,46 @@ def test_the_cases_under_dynamo():
     messages = recompiles_of_run(CASES, "index_tensors")
     recompiled = {m.split("Recompiling function")[1].split()[0] for m in messages}
     assert {name.split("torch_dynamo_resume_in_")[-1].rsplit("_at_", 1)[0] for name in recompiled} == RECOMPILED
+
+
+TIMESTEPS = """
+import torch
+
+ALPHAS = torch.linspace(1.0, 0.01, 1000)
+
+
+def step(x, t):
+    return x * ALPHAS[t].sqrt()
+
+
+def main(x):
+    f = torch.compile(step, backend="eager")
+    for t in torch.linspace(999, 0, 4).long():
+        x = f(x, t)
+    return x
+"""
+"""A sampler's loop over the timesteps a torch factory makes hands the compiled step a 0-d tensor of another
+number at each iteration, at module level as in a function: indexed with, it recompiles at every step."""
+
+
+def test_a_loop_over_a_tensor_of_timesteps_is_reported():
+    script = TIMESTEPS.replace("def main(x):\n", "if __name__ == \"__main__\":\n    x = torch.randn(3)\n")
+    script = script.replace("    return x\n", "")
+    for code in (TIMESTEPS, script):
+        found = [d for d in check(code) if d.code == "DYN206"]
+        assert [d.line for d in found] == [6] and "uses the 0-d tensor as an index" in found[0].message, code
+
+
+@requires_torch
+def test_a_loop_over_a_tensor_of_timesteps_recompiles_at_every_step():
+    namespace: dict = {}
+    with dynamo_recompile_log() as messages:
+        exec(compile(TIMESTEPS, "<timesteps>", "exec"), namespace)
+        namespace["main"](torch_randn(3))
+    assert len(messages) == 3 and all("t.item() ==" in m for m in messages), messages
+
+
+def torch_randn(*size: int):
+    import torch
+
+    return torch.randn(*size)

@@ -95,3 +95,58 @@ def test_check_none_first(init: str) -> None:
 def test_dynamo_none_first(init: str) -> None:
     messages = recompiles_of_run(NONE_CODE.replace("INIT", init), "lazy-none")
     assert bool(messages) == NONE_VARIANTS[init]
+
+
+SET_FIRST_CODE = """
+    import torch
+    import torch.nn as nn
+
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.context = None
+
+        def condition(self, c):
+            self.context = c
+
+        def forward(self, x):
+            if self.context is None:
+                raise ValueError("not conditioned")
+            return self.lin(x) + self.context
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = Layer()
+
+        def forward(self, x, c):
+            self.layer.condition(c)
+            y = self.layer(x)
+            CLEAR
+            return y
+
+
+    def run():
+        m = torch.compile(Model(), backend="eager")
+        for _ in range(3):
+            m(torch.randn(2, 4), torch.randn(2, 4))
+"""
+#: what the compiled frame does after the submodule read the attribute it set first: neither recompiles (the
+#: submodule, analysed alone too, only reads it; the frame that sets it reads what it stored)
+SET_FIRST_VARIANTS = {"cleared": "self.layer.condition(None)", "kept": "pass"}
+
+
+@pytest.mark.parametrize("variant", list(SET_FIRST_VARIANTS))
+def test_check_set_first_in_the_frame(variant: str) -> None:
+    code = SET_FIRST_CODE.replace("CLEAR", SET_FIRST_VARIANTS[variant])
+    assert [d for d in check(code) if d.code == "DYN203"] == []
+
+
+@requires_torch
+@pytest.mark.parametrize("variant", list(SET_FIRST_VARIANTS))
+def test_dynamo_set_first_in_the_frame(variant: str) -> None:
+    code = SET_FIRST_CODE.replace("CLEAR", SET_FIRST_VARIANTS[variant])
+    assert recompiles_of_run(code, f"set-first-{variant}") == []

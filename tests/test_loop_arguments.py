@@ -113,10 +113,10 @@ def test_each_parameter_a_loop_varies_is_named_in_one_finding(tmp_path, monkeypa
     # the call behind a test: not reached on every iteration
     ("            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)",
      "            if it != 2:\n                x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"),
-    # the loop can end early
+    # the loop can end early, before the call
     ("            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)",
-     "            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)\n            if x.sum() > 3:\n"
-     "                break"),
+     "            if x.sum() > 3:\n                break\n"
+     "            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"),
     # the settings are changed in place before the loop
     ("        for cfg in SETTINGS:", "        SETTINGS.reverse()\n        for cfg in SETTINGS:"),
 ])
@@ -125,6 +125,13 @@ def test_a_loop_that_cannot_be_replayed_reports_nothing(tmp_path, monkeypatch, o
     found = _check(tmp_path, monkeypatch, PROGRAM.replace(old, new))
     named = {name for message in found.values() for name in _named(message)}
     assert not named & ({"iters", "weight", "use_aux"} if "step" in old else {"temperature"})
+
+
+def test_an_early_stop_after_the_call_keeps_the_values_of_the_iterations_that_run(tmp_path, monkeypatch):
+    old = "            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"
+    found = _check(tmp_path, monkeypatch, PROGRAM.replace(
+        old, old + "\n            if x.sum() > 3:\n                break"))
+    assert _named(found[11]) == {"iters", "weight", "use_aux"}
 
 
 def _values(source: str, callee: str, names: list[str]) -> dict[str, list]:

@@ -585,6 +585,33 @@ the first call of ``sharpen`` may take the path past its ``if`` that only return
 logits have a high entropy); Dynamo skips such a frame from then on, and guards nothing there."""
 
 
+LOOP_CALLEE_CASES = """
+    import torch
+
+
+    def sample(probs, top_p=0.85):
+        ordered, _ = torch.sort(probs, descending=True)
+        cum = torch.cumsum(ordered, dim=-1)
+        cutoff = float(ordered[torch.argmax((cum > top_p).int())])
+        probs = probs.masked_fill(probs < cutoff, 0.0)
+        return int(torch.multinomial(probs, 1)[0])
+
+
+    def generate(table, n):
+        tokens = []
+        for _ in range(n):
+            tokens.append(sample(table[len(tokens)].softmax(-1)))
+        return tokens
+
+
+    def run():
+        torch.compile(generate, backend="eager")(torch.randn(4, 10), 4)
+"""
+"""A helper that breaks, called in a loop of the compiled function: Dynamo runs ``generate`` eagerly, and
+``sample``, called from eager code, is a frame of its own, resumed after its break and guarded on
+``cutoff``: the second call recompiles it."""
+
+
 RECOMPILE_CASES = [
     RecompileCase("resumed", CASES, RECOMPILED - SIZED_BY_DATA, RECOMPILED, resumed=True, run=_call_each),
     RecompileCase("fresh", FRESH_CASES, FRESH_RECOMPILED, FRESH_RECOMPILED, resumed=True, seed=0,
@@ -597,6 +624,7 @@ RECOMPILE_CASES = [
     RecompileCase("new_data", NEW_DATA_CASES, {"picked", "kept"}, {"picked", "kept"}, resumed=True),
     RecompileCase("plain", PLAIN_CASES, set(), set(), resumed=True),
     RecompileCase("graphless", GRAPHLESS_CASES, set(), set(), resumed=True, seed=0),
+    RecompileCase("loop_callee", LOOP_CALLEE_CASES, {"sample"}, {"sample"}, resumed=True, seed=0),
 ]
 """Each source, the functions DYN204 reports in, and those whose frames Dynamo recompiles when it runs."""
 

@@ -1,7 +1,9 @@
 """A script's own statements (its ``__main__`` block) that change what compiled code reads between two
 compiled calls: a global rebound (``SCALE = 3.0``), a global dict's item (``CONFIG["clip"] = 2.0``), an
 attribute of a global object (``RUN.temperature = 0.7``) - DYN201 - and an attribute of the compiled module
-(``m.use_residual = False``) - DYN205. Dynamo guards on each and recompiles once (measured on torch 2.13). The
+(``m.use_residual = False``) or of an object passed to it (``opts.top_k = 3``, whatever ``__init__``
+stored), and a list or dict the module holds changed in place (``m.skip.append(1)``, an item it reads) -
+DYN205. Dynamo guards on each and recompiles once (measured on torch 2.13). The
 same writes before the first compiled call configure what is compiled, once: nothing is reported and nothing
 recompiles; so do writes before the first call of the handle that reads them, after another handle's calls."""
 from __future__ import annotations
@@ -97,6 +99,56 @@ def _configured_first(script: str, writes: list[str]) -> str:
     return "".join(kept[:at] + [f"    {w}\n" for w in writes] + kept[at:])
 
 
+PASSED_OBJECT = """\
+import torch
+
+
+class Opts:
+    def __init__(self, top_k):
+        self.top_k = top_k
+
+
+def sample(logits, opts):
+    if opts.top_k > 0:
+        logits = logits.topk(opts.top_k, dim=-1).values
+    return logits.softmax(-1)
+
+
+if __name__ == "__main__":
+    f = torch.compile(sample, backend="eager")
+    opts = Opts(0)
+    f(torch.randn(2, 8), opts)
+    opts.top_k = 3
+    f(torch.randn(2, 8), opts)
+"""
+
+HELD_CONTAINERS = """\
+import torch
+import torch.nn as nn
+
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4, 4) for _ in range(3))
+        self.skip = []
+        self.hp = {"temperature": 0.5, "tag": "base"}
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            if i not in self.skip:
+                x = layer(x)
+        return x / self.hp["temperature"]
+
+
+if __name__ == "__main__":
+    m = Stack()
+    f = torch.compile(m, backend="eager")
+    f(torch.randn(2, 4))
+    CHANGE
+    f(torch.randn(2, 4))
+"""
+
 WRITES = ["SCALE = 3.0", 'CONFIG["clip"] = 2.0', "RUN.temperature = 0.7"]
 
 #: name -> (script, (line, code) findings, recompiles Dynamo logs)
@@ -106,6 +158,14 @@ CASES = {
     "a-module-attribute-set-in-the-loop": (MODULE, {(13, "DYN205")}, 1),
     # set after another handle's call, before the first call of the module's own: configuration, once
     "set-before-its-own-handle-is-called": (OWN_HANDLE_LATER, set(), 0),
+    # what `__init__` stores is the caller's argument, not known there; the script then stores a number
+    "an-argument-of-init-set-to-a-number": (PASSED_OBJECT, {(10, "DYN205")}, 1),
+    # a list and a dict a module holds, changed in place: a change of length, an item it reads, one it
+    # does not
+    "a-held-list-appended-to": (HELD_CONTAINERS.replace("CHANGE", "m.skip.append(1)"), {(14, "DYN205")}, 1),
+    "a-held-dict-item-it-reads": (HELD_CONTAINERS.replace("CHANGE", 'm.hp["temperature"] = 2.0'),
+                                  {(16, "DYN205")}, 1),
+    "a-held-dict-item-it-never-reads": (HELD_CONTAINERS.replace("CHANGE", 'm.hp["tag"] = "tuned"'), set(), 0),
 }
 
 

@@ -296,3 +296,26 @@ calls change the last dimension, which is symbolic after the recompile (``gcd`` 
 before."""
 
 test_check_from_the_end, test_dynamo_from_the_end = break_tests(FROM_THE_END, {(8, "DYN105")}, "[()]")
+
+
+EARLY_STOP = """
+import torch
+
+
+@torch.compile(backend="eager")
+def validate(x, epoch):
+    tag = f"[{epoch}] loss"
+    return (x * x).mean(), tag
+
+
+def main():
+    state = {"stop": False}
+    for epoch in range(3):
+        validate(torch.randn(4), epoch)
+        if state["stop"]:
+            break
+"""
+"""An early stop after the call leaves the loop's values as they are for the iterations that run: the epoch is
+a symbolic int from the second call, and the f-string breaks at the third."""
+
+test_check_early_stop, test_dynamo_early_stop = break_tests(EARLY_STOP, {(6, "DYN105")}, "[()]")

@@ -33,7 +33,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
 from dynalint.analysis.eager_part import (EagerPart, body_order, breaks_inside_method, eager_part,
-                                         function_blocks, split_untraced)
+                                         function_blocks, in_own_loop, split_untraced)
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -426,18 +426,13 @@ class Breaks:
         region = {id(n) for n in nodes}
         python_only = self._python_operations()
         works = any(isinstance(n, _OPERATORS) and id(n) not in python_only for n in nodes)
-        if self._frame_events is None:
-            self._frame_events = {}
-            for ev in self.program.events:
-                if isinstance(ev, _FRAME_EVENTS):
-                    self._frame_events.setdefault(id(ev.function), []).append(ev)
         if self._holds_nothing_tensor(event, nodes, before):
             return False
-        for ev in self._frame_events.get(id(event.function), ()):
+        for ev in self._events_of(event.function):
             if id(ev.node) not in region and not (isinstance(ev, ClassStatementEvent) and id(ev.statement) in region):
                 continue  # (a `class` statement's name is inside the scope it opens, which the walk skips)
             breaks = self._breaks_at(ev)
-            if ev.in_loop and (breaks or self.at(ev.node)):
+            if in_own_loop(ev) and (breaks or self.at(ev.node)):
                 return False  # any break in a later loop: Dynamo runs the resumed frame eagerly
             if breaks and stop_at_break:
                 return True  # the frame ends at this break, compiled: a loop after it is the next frame's
@@ -469,7 +464,7 @@ class Breaks:
         if any(type(n) is cst.Name and id(n) not in not_read and n.value in bound and n.value not in plain
                for n in nodes):
             return False
-        calls = {id(ev.node.func): ev for ev in self._frame_events.get(id(fn), ())
+        calls = {id(ev.node.func): ev for ev in self._events_of(fn)
                  if isinstance(ev, CallEvent) and isinstance(ev.node, cst.Call)}
         for part in before:
             if isinstance(part, cst.Arg):
@@ -495,6 +490,19 @@ class Breaks:
                     self._resume_inputs[id(ev.node)] = ev.plain if seen is None else seen & ev.plain
         return self._resume_inputs.get(id(event.statement), frozenset())
 
+    def _events_of(self, fn: "FunctionInfo") -> "list[Event]":
+        """The events of ``fn`` that may make a frame's graph (:data:`_FRAME_EVENTS`), grouped once."""
+        if self._frame_events is None:
+            self._frame_events = {}
+            for ev in self.program.events:
+                if isinstance(ev, _FRAME_EVENTS):
+                    self._frame_events.setdefault(id(ev.function), []).append(ev)
+        return self._frame_events.get(id(fn), [])
+
+    def body_works(self, fn: "FunctionInfo") -> bool:
+        """Whether ``fn``, run as a frame, may do something Dynamo compiles (see :meth:`_body_works`)."""
+        return self._body_works(fn)
+
     def _body_works(self, fn: "FunctionInfo", depth: int = 3) -> bool:
         """Whether a function of the project called after a break does something Dynamo compiles in
         its own body: a tensor operation, a traced call, a break.  A helper that only tests or returns
@@ -502,7 +510,7 @@ class Breaks:
         on torch 2.13: ``assert p["v"] >= 0``, ``return h, p[1]`` or ``r = v; return h, r`` in the
         helper).  A function the analysis recorded nothing for counts as compiled when its body calls,
         indexes, branches or loops; so does one more than ``depth`` calls deep."""
-        events = (self._frame_events or {}).get(id(fn))
+        events = self._events_of(fn)
         python_only = self._python_operations()
         body = list(walk(fn.node.body, into_scopes=False))
         if any(isinstance(n, _OPERATORS) and id(n) not in python_only for n in body):
@@ -512,7 +520,8 @@ class Breaks:
         if depth == 0:
             return True
         return any(self._breaks_at(ev) or self.at(ev.node)
-                   or (self._body_works(ev.callee, depth - 1) if _helper_call(ev) else _works(ev))
+                   or (self._body_works(ev.callee, depth - 1) if _helper_call(ev)
+                       else _works(ev) and not _container_change(ev))
                    for ev in events)
 
     def _python_operations(self) -> set[int]:
@@ -535,9 +544,18 @@ class Breaks:
         """``ev`` runs only in frames resumed after graph breaks of its function that Dynamo does not
         compile (see :meth:`resumed_frame_compiles`): nothing there is guarded."""
         function = ev.function
-        before = [b for b in self.all if b.event.function is function and b.statement is not ev.statement
-                  and any(n is ev.node for stmt in _code_after(function.node, b.statement)
-                          for n in walk(stmt, into_scopes=False))]
+        # (a break in an argument of a call ``ev`` comes before it: `record(stamp=time.time())` runs `record`
+        # in the frame resumed there)
+        call = ev.call if isinstance(ev, CallEvent) and isinstance(ev.call, cst.Call) else None
+        args = [a.value for a in call.args] if call is not None else []
+
+        def after(b: Break) -> bool:
+            return any(n is ev.node for stmt in _code_after(function.node, b.statement)
+                       for n in walk(stmt, into_scopes=False))
+
+        before = [b for b in self.all if b.event.function is function and (
+            b.statement is not ev.statement and after(b)
+            or b.statement is ev.statement and any(encloses(a, b.node) for a in args))]
         return bool(before) and not any(
             b.in_loop or self.in_comprehension(b) or self.resumed_frame_compiles(b) for b in before)
 
@@ -915,6 +933,17 @@ def _names(target: cst.CSTNode, name: str) -> bool:
     if isinstance(target, cst.StarredElement):
         return _names(target.value, name)
     return False
+
+
+def _container_change(ev: Event) -> bool:
+    """``seen["stamp"].append(t)``: a list's (deque's, set's, dict's) own method changing it with Python
+    values, which a helper's frame does without a graph (measured on torch 2.13: a callback that only appends
+    a time to a global list, called in a frame resumed after a break, leaves that frame without one).  Held
+    on the stack of a resumed frame itself, the bound method is another matter (see
+    :func:`~dynalint.analysis.resume_paths.builtin_method_held`)."""
+    return isinstance(ev, CallEvent) and ev.qualname is None and ev.method in K.LENGTH_CHANGES \
+        and ev.receiver is not None and ev.receiver.kind in (Kind.SEQUENCE, Kind.UNKNOWN) \
+        and not any(v.kind in (Kind.TENSOR, Kind.MODULE) for v in (*ev.args, *ev.kwargs.values()))
 
 
 def _works(ev: Event) -> bool:
@@ -1544,7 +1573,12 @@ class BreakClassifier:
         if untraced is not None:
             found.append(Break(call, Cause.UNTRACEABLE_CALL, untraced[0], untraced[1]))
         elif q == "builtins.len" or (call.method is not None and call.receiver is not None):
-            self._tensor_text(call, (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1])
+            used = (call.receiver, *call.args[:1]) if q != "builtins.len" else call.args[:1]
+            if call.method == "join" and call.args and call.receiver is not None \
+                    and call.receiver.kind is Kind.PYTHON:
+                # `" ".join(parts)` reads each string of its argument
+                used = (*used, *(call.args[0].items or ()), call.args[0].element)
+            self._tensor_text(call, used)
         self._super_property(call)
         handed = _generator_handed(call)
         if handed is not None:

@@ -293,6 +293,12 @@ def iterated(ev: "EvaluatorView", it: Value) -> Value:
 MAPPING_LOOKUP = "builtins.dict.get"
 
 
+#: the functions of ``itertools`` that take the truth of what a predicate returns for each element (or of each
+#: element of a selector sequence, ``compress``)
+_TRUTH_CONSUMERS = frozenset({"itertools.takewhile", "itertools.dropwhile", "itertools.filterfalse",
+                              "itertools.compress"})
+
+
 def _call_each(ev: "EvaluatorView", fn: Value, args: list[Value], node: cst.Call | None = None
                ) -> Value | None:
     """What ``fn`` returns for one element (``args``: an element of each sequence it is given), when ``map``,
@@ -713,7 +719,8 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
         # a number made outside the graph at a skipped call (or read from the tensor Dynamo draws it as): the
         # resumed frame guards on it like on `.item()`
         return Value(Kind.SCALAR, origin=node, origin_in_loop=ev.in_loop())
-    if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS:
+    if q.count(".") == 1 and q.startswith("numpy.") and last in K.NUMPY_ARRAY_FUNCS \
+            or q == f"numpy.linalg.{last}" and last in K.NUMPY_LINALG_FUNCS:
         return numpy_array(last, args, kwargs)
     if q.startswith("random.") and (last in K.TRACED_RANDOM_FUNCS or q == "random.Random().random"):
         # a number the breaks classifier recognises (:func:`traced_random`), made at ``node``
@@ -723,7 +730,16 @@ def external_call(ev: "EvaluatorView", q: str, args: list[Value], kwargs: dict[s
     if q == "collections.deque":
         # a Python sequence: a tensor indexing it is read into a Python int (`buffer[i]`)
         return sequence(element=args[0].elements() if args else None)
-    if q in ("collections.OrderedDict", "collections.defaultdict") and not kwargs:
+    if q in _TRUTH_CONSUMERS and len(args) == 2:
+        # `itertools.takewhile(pred, xs)` takes the truth of `pred(x)` for each element, `compress(xs, keep)`
+        # that of each selector: a tensor there is data-dependent branching (measured on torch 2.13, in
+        # Dynamo's polyfills of both)
+        selects = q == "itertools.compress"
+        tested = args[1].elements() if selects else _call_each(ev, args[0], [args[1].elements()])
+        if tested is not None and tested.is_tensor:
+            ev.report(E.ConditionEvent, node, value=tested, construct="itertools")
+        return sequence(element=args[0 if selects else 1].elements())
+    if q in ("collections.OrderedDict", "collections.defaultdict", "collections.Counter") and not kwargs:
         # a dict (Dynamo guards on its keys like on a plain one's); an OrderedDict made from a dict keeps its
         # keys, a defaultdict's first argument is the factory
         given = args[0] if args and q == "collections.OrderedDict" else None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
+from dynalint.analysis.class_state import initially_none
 from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
@@ -15,7 +16,7 @@ from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, torch_optimizer_base
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.signatures import _entering
-from dynalint.analysis.syntax import decorator_target, dotted_name
+from dynalint.analysis.syntax import NOT_LITERAL, decorator_target, dotted_name, literal_constant
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -87,7 +88,30 @@ class ClassModel(ProgramPart["ProgramParts"]):
         if fields is None or len(args) > len(fields) or any(k not in fields for k in kwargs):
             return inst
         entries = {**dict(zip(fields, args)), **kwargs}
+        for name in fields:
+            if name not in entries:
+                default = self._literal_default(cls, name)
+                if default is not None:
+                    entries[name] = default
         return inst.with_(keys=tuple(entries), items=tuple(entries.values()))
+
+    def _literal_default(self, cls: ClassInfo, name: str) -> Value | None:
+        """The default of the record field ``name`` that a call leaves out, when it is a literal (a number,
+        string, bool or ``None``, or ``field(default=...)`` of one): the instance holds that constant, and
+        Dynamo, which guards on it, decides a branch on it while tracing (``cfg.tf_ratio >= 1.0 or
+        torch.rand(()) < cfg.tf_ratio`` of ``Cfg()`` never runs its tensor test)."""
+        for c in cls.mro():
+            if name not in c.field_annotations:
+                continue
+            default = c.body_assigns.get(name)
+            if isinstance(default, cst.Call):
+                default = next((a.value for a in default.args
+                                if a.keyword is not None and a.keyword.value == "default"), None)
+            if isinstance(default, cst.Name) and default.value == "None":
+                return NONE_VALUE
+            const = literal_constant(default) if default is not None else NOT_LITERAL
+            return python(const) if const is not NOT_LITERAL else None
+        return None
 
     def _plain_fields(self, cls: ClassInfo) -> list[str] | None:
         """The fields of a record class in ``__init__`` order, when its generated ``__init__`` stores
@@ -144,6 +168,12 @@ class ClassModel(ProgramPart["ProgramParts"]):
                 # override of it where this class has one
                 method = cls.find_method(stored.func.name) or stored.func
                 return Value(Kind.FUNCTION, func=method, bound_self=base)
+            if stored.kind is Kind.PYTHON and initially_none(cls, attr):
+                # `self.frozen = None` in `__init__`, a module or tensor a method sets later (`setup()`, a
+                # first call): either, where compiled code reads it
+                later = self.program.program_for(cls.owner).classes.attr_set_later(cls, attr)
+                if later is not None and later.kind in (Kind.MODULE, Kind.TENSOR):
+                    return _entering(later.with_(maybe_none=True))
             return _entering(stored)  # state of the object: read as a graph input
         method = cls.find_method(attr)
         if method is not None:
@@ -211,7 +241,12 @@ class ClassModel(ProgramPart["ProgramParts"]):
         if owner is not self.program:
             return owner.classes.class_attrs(cls)
         attrs: dict[str, Value] = {}  # what a recursive request sees: the attributes bound so far
-        return self._class_attrs.get(id(cls), lambda: self._bind_class_attrs(cls, attrs), lambda: attrs)
+        init = cls.instance_method("__init__")
+        # while the calls that build the class are searched for what they pass its `__init__`, what it binds
+        # is not known yet: nothing, not remembered
+        start = init is None or not self.program.signatures.searching(init)
+        return self._class_attrs.get(id(cls), lambda: self._bind_class_attrs(cls, attrs), lambda: attrs,
+                                     start)
 
     def _bind_class_attrs(self, cls: ClassInfo, attrs: dict[str, Value]) -> dict[str, Value]:
         self.touch_class(cls)

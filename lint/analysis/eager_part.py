@@ -22,7 +22,7 @@ import libcst as cst
 from dynalint.analysis.events import CallEvent
 from dynalint.core.gb_types import EXPLICIT_BREAK, LOOP, GraphBreakType
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
-from dynalint.analysis.syntax import Spans, simple_statements, walk
+from dynalint.analysis.syntax import Spans, encloses, simple_statements, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.events import Event
@@ -104,6 +104,16 @@ def resumable(brk: _Break) -> bool:
     of the frame eagerly)."""
     fn = brk.event.function
     return not any(_unresumable(brk, block, fn) for block in function_blocks(fn))
+
+
+def in_own_loop(ev: "Event") -> bool:
+    """``ev`` is inside a loop of its own function (:attr:`Event.in_loop` also counts the loop of a caller
+    that the call was analysed in).  A break there leaves that caller to run eagerly, and the function,
+    called from eager code, is a frame of its own: what follows a break of it is compiled, unless a loop
+    of its own holds that break (measured on torch 2.13: a sampler that takes ``float(...)`` of its input,
+    called in a generation loop, is resumed after the break and recompiles on ``___stack0 == ...``)."""
+    return ev.in_loop and ev.function is not None and any(
+        type(b) in (cst.For, cst.While) and encloses(b, ev.node) for b in function_blocks(ev.function))
 
 
 def function_blocks(fn: "FunctionInfo") -> list[cst.CSTNode]:

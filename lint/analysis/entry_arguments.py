@@ -26,13 +26,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 import libcst as cst
 
 from dynalint.analysis import knowledge as K
+from dynalint.analysis.eager_part import body_order
 from dynalint.analysis.events import CallEvent, Event
+from dynalint.analysis.in_place_changes import changed_between_calls
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, compiled_dynamic, foreign_call_sites,
                                               replayed_sizes)
-from dynalint.analysis.syntax import (binding_reach, dotted_name, encloses, is_main_guard, literal_value,
-                                      parent_map, position_bound, simple_statements, walk)
+from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard,
+                                      literal_constant, literal_value, parent_map, position_bound,
+                                      simple_statements, walk)
 from dynalint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -64,10 +67,13 @@ class ParameterValues:
     indexes: bool = False
     """0-d tensors of different integers, which the function uses as an index (Dynamo guards on their
     value: :func:`index_tensor_arguments`)."""
+    changed_in_place: bool = False
+    """One container that the caller changes in place between calls
+    (:mod:`~dynalint.analysis.in_place_changes`)."""
 
     @property
     def varies(self) -> bool:
-        return self.in_loop or len(self.values) >= 2
+        return self.in_loop or self.changed_in_place or len(self.values) >= 2
 
 
 _Site = tuple[cst.Call, "FunctionInfo | None", "Program"]
@@ -99,6 +105,41 @@ def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cs
             yield from _index_tensor_values(program, fn, params, sites, static, eager, resolved)
 
 
+def closure_argument_values(program: "Program") -> Iterator[ParameterValues]:
+    """What a loop of the module binds into what it compiles, iteration after iteration: the arguments of a
+    factory whose nested function it compiles (``torch.compile(make_huber(delta))`` for ``delta in (1.0,
+    0.5)``), or the keywords of a ``functools.partial`` it compiles.  Each compiled closure (partial) runs the
+    same code, which Dynamo caches once, guarded on the captured (bound) value where the function reads it:
+    another value recompiles it (measured on torch 2.13: ``delta == 1.0``, ``fn.keywords['gamma'] ==
+    2.0``).  Given with the parameter of the factory (the partial's function) that takes the value."""
+    entry_points = program.entry_points
+    for call, where in program.index.compile_targets:
+        if not call.args or call.args[0].keyword is not None or type(call.args[0].value) is not cst.Call:
+            continue
+        made = call.args[0].value
+        target = entry_points.target_of(made, where)
+        if target is None or target[1] is not None:
+            continue
+        fn = target[0]
+        partial = program.index.resolve_expr(made.func) == "functools.partial"
+        source = fn if partial else fn.outer
+        if source is None:
+            continue
+        signature = source.node.params
+        params = [*signature.posonly_params, *signature.params, *signature.kwonly_params]
+        names = ["(function)", *(p.name.value for p in params)] if partial else [p.name.value for p in params]
+        caller = where if where is not None else top_level_code(program.index)
+        for name, values in loop_argument_values(made, caller, names).items():
+            keys = list(dict.fromkeys(k for k in map(_key_of, values) if k is not None))
+            param = next((p for p in params if p.name.value == name), None)
+            literals = {t for t, _ in keys} <= {"int", "float", "bool", "str"}
+            if len(keys) < 2 or param is None or not (
+                    _specialising_read(program, fn, name) if literals else _read(fn, name)):
+                continue
+            shown = ((_where((call, where, program), program), _in_turn(keys)),)
+            yield ParameterValues(fn, param, frozenset(keys), False, shown)
+
+
 def frame_argument_values(program: "Program", calls: "Iterable[tuple[CallEvent, FunctionInfo]]"
                           ) -> Iterator[ParameterValues]:
     """What the calls ``calls`` pass to the functions of the module they run as frames of their own, each
@@ -125,7 +166,10 @@ def frame_argument_values(program: "Program", calls: "Iterable[tuple[CallEvent, 
         varying = list(_varying(program, fn, params, list(found.values()), False))
         by_syntax = {id(v.param) for v in varying}
         yield from varying
-        yield from (v for v in _none_or_tensor(program, fn, params, events) if id(v.param) not in by_syntax)
+        by_value = list(_none_or_tensor(program, fn, params, events))
+        yield from (v for v in by_value if id(v.param) not in by_syntax)
+        taken = by_syntax | {id(v.param) for v in by_value}
+        yield from (v for v in _changing_sizes(program, fn, params, events) if id(v.param) not in taken)
 
 
 def frame_may_hold_tensors(program: "Program", ev: CallEvent, callee: "FunctionInfo") -> bool:
@@ -165,6 +209,58 @@ def _none_or_tensor(program: "Program", fn: "FunctionInfo", params: list[cst.Par
             shown = tuple((_where(site, program), "`None`" if key[0] == "NoneType" else "a tensor")
                           for key, site in passed.items())
             yield ParameterValues(fn, prm, frozenset(passed), False, shown)
+
+
+def passed_afresh(program: "Program", fn: "FunctionInfo", name: str) -> bool:
+    """Every call of the compiled function ``fn`` in the project builds the object it passes to the parameter
+    ``name`` there (``step(State(...))``), or passes nothing for it: no call sees what an earlier one changed
+    on it."""
+    params = fn.node.params
+    found = [(f, sites) for f, sites, _ in entry_call_sites(program) if f is fn]
+    if not found or not found[0][1]:
+        return False
+    for call, _, _ in found[0][1]:
+        arg = dict(_bound_arguments(call, [*params.posonly_params, *params.params, *params.kwonly_params]
+                                    [1 if fn.is_method else 0:])).get(name)
+        if arg is not None and not isinstance(arg, cst.Call):
+            return False
+    return True
+
+
+def _changing_sizes(program: "Program", fn: "FunctionInfo", params: list[cst.Param], events: list[CallEvent]
+                    ) -> Iterator[ParameterValues]:
+    """The parameters of ``fn`` to which a call of ``events`` passes a size that the calls of the compiled
+    function change (``n = pos.shape[0]`` handed on, :attr:`Value.dynamic`; a number the compiled function is
+    given and hands on is reported at its own parameter, see :func:`handed_on`), where ``fn`` reads it
+    as Dynamo specialises on it: the frame ``fn`` runs as receives a Python int, guarded on its value, and
+    recompiles when the size first changes (measured on torch 2.13: ``coordination(edge_index, w, n)``, whose
+    body breaks, recompiles on ``n == 8``; the int is then dynamic)."""
+    for i, prm in enumerate(params):
+        name = prm.name.value
+        for ev in events:
+            v = _passed_at(ev, i, name)
+            if v is not None and v.dynamic and v.kind is Kind.SIZE and not v.is_bool \
+                    and _specialising_read(program, fn, name) and _read_by_first_break(program, fn, name):
+                site = (ev.call, ev.function, program)
+                shown = ((_where(site, program), f"a size the calls of `{ev.function.name}` change"),)
+                yield ParameterValues(fn, prm, frozenset({("int", None)}), True, shown)
+                break
+
+
+def _read_by_first_break(program: "Program", fn: "FunctionInfo", name: str) -> bool:
+    """``fn`` mentions ``name`` before its first graph break or in what breaks there
+    (``torch.sparse_coo_tensor(..., (n, n))``): the frame's first graph guards on it.  Read only after the
+    break, in a frame resumed there, it was not measured to recompile (``graph_break()`` first, then
+    ``x.view(rows, cols)``)."""
+    classifier = program.break_classifier()
+    order = body_order(fn)
+    broken = [ev for ev in program.events if ev.function is fn and classifier.breaks_at(ev)]
+    if not broken:
+        return True
+    first = min(broken, key=lambda ev: order.get(id(ev.node), -1))
+    end = max(order.get(id(n), -1) for n in walk(first.node))
+    return any(type(n) is cst.Name and n.value == name and order.get(id(n), end + 1) <= end
+               for n in walk(fn.node.body, into_scopes=False))
 
 
 def _passed_at(ev: CallEvent, i: int, name: str) -> Value | None:
@@ -247,8 +343,8 @@ def _test(test: cst.BaseExpression, env: dict[str, tuple[str, Any] | None]) -> b
             and target.comparator.value == "None":
         return (key[0] == "NoneType") == isinstance(target.operator, cst.Is)
     method = _COMPARED.get(type(target.operator))
-    other = _literal(target.comparator)
-    if method is None or other is _NOT_LITERAL or key[0] not in ("bool", "int", "float", "str"):
+    other = literal_constant(target.comparator)
+    if method is None or other is NOT_LITERAL or key[0] not in ("bool", "int", "float", "str"):
         return None
     try:
         result = getattr(key[1], method)(other)
@@ -803,11 +899,18 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 if made is not None:
                     note(name, ("object", made), site, f"a `{made}`")
                     break
+    changed = _changed_in_place(fn, params, sites)
     for prm in params:
         name = prm.name.value
         passed = seen.get(name, {})
         values = frozenset(passed) | frozenset(looped[name][1] if name in looped else ())
         found = ParameterValues(fn, prm, values, name in in_loop)
+        if not found.varies and name in changed:
+            site, change = changed[name]
+            what = f"a container that `{_code(change)}` changes before the next call"
+            shown = ((_where(site, program), what),)
+            yield ParameterValues(fn, prm, values, sites=shown, static=static, changed_in_place=True)
+            continue
         if not found.varies:
             continue
         if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
@@ -842,6 +945,33 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
 
 
 _GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _changed_in_place(fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site]
+                      ) -> dict[str, tuple[_Site, cst.CSTNode]]:
+    """The parameters of ``fn`` to which calls pass a container that their caller changes in place between
+    two of them (:func:`~dynalint.analysis.in_place_changes.changed_between_calls`), each with the first such
+    call and the change."""
+    passed: dict[tuple[str, int, str], list[_Site]] = {}
+    for site in sites:
+        for name, arg in _bound_arguments(site[0], params):
+            if isinstance(arg, cst.Name):
+                passed.setdefault((name, id(_replayed_caller(site)), arg.value), []).append(site)
+    out: dict[str, tuple[_Site, cst.CSTNode]] = {}
+    for (name, _, variable), found in passed.items():
+        if name in out:
+            continue
+        change = changed_between_calls(_replayed_caller(found[0]), [call for call, _, _ in found], variable,
+                                       _element_reads(fn, name))
+        if change is not None:
+            out[name] = (found[0], change)
+    return out
+
+
+def _code(node: cst.CSTNode) -> str:
+    """The code of ``node`` on one line, shortened as a call is where a message shows it."""
+    text = " ".join(cst.Module([]).code_for_node(node).split())
+    return text if len(text) <= _SHOWN_CALL else text[:_SHOWN_CALL - 1] + "…"
 
 
 def _grad_enabled(site: _Site) -> bool:
@@ -1091,11 +1221,11 @@ def _shape_of(node: cst.BaseExpression) -> tuple[str, Any] | None:
     if dotted is not None and dotted.startswith("torch.") and dotted[6:] in K.TORCH_DTYPE_NAMES:
         # `torch.float16`: Dynamo guards on a dtype argument by equality (`dtype == torch.float64`)
         return ("dtype", K.TORCH_DTYPE_ALIASES.get(dotted[6:], dotted[6:]))
-    const = _literal(node)
-    if const is _NOT_LITERAL and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
+    const = literal_constant(node)
+    if const is NOT_LITERAL and isinstance(node, (cst.BinaryOperation, cst.UnaryOperation)):
         folded = constant(node)  # arithmetic of number literals (`1 + 0.5`)
         return None if folded is UNKNOWN else (type(folded).__name__, folded)
-    return None if const is _NOT_LITERAL else (type(const).__name__, const)
+    return None if const is NOT_LITERAL else (type(const).__name__, const)
 
 
 _MAX_ITEMS = 64
@@ -1199,7 +1329,7 @@ def _device(node: cst.BaseExpression) -> tuple[str, int | None] | None:
     if not isinstance(node, cst.Call) or dotted_name(node.func) != "torch.device" \
             or any(a.keyword is not None or a.star for a in node.args) or not 1 <= len(node.args) <= 2:
         return None
-    spec, *rest = (_literal(a.value) for a in node.args)
+    spec, *rest = (literal_constant(a.value) for a in node.args)
     if not isinstance(spec, str) or any(not isinstance(i, int) or isinstance(i, bool) for i in rest):
         return None
     kind, _, index = spec.partition(":")
@@ -1218,8 +1348,8 @@ def _items(node: cst.List | cst.Tuple) -> list[tuple[str, Any]] | None:
         return None
     out = []
     for e in node.elements:
-        const = _literal(e.value)
-        out.append(_OTHER if const is _NOT_LITERAL else (type(const).__name__, const))
+        const = literal_constant(e.value)
+        out.append(_OTHER if const is NOT_LITERAL else (type(const).__name__, const))
     return out
 
 
@@ -1229,11 +1359,11 @@ def _entries(node: cst.Dict) -> tuple[tuple[Any, tuple[str, Any]], ...] | None:
         return None
     out = []
     for e in node.elements:
-        key = _literal(e.key) if isinstance(e, cst.DictElement) else _NOT_LITERAL
-        if key is _NOT_LITERAL:
+        key = literal_constant(e.key) if isinstance(e, cst.DictElement) else NOT_LITERAL
+        if key is NOT_LITERAL:
             return None
-        const = _literal(e.value)
-        out.append((key, _OTHER if const is _NOT_LITERAL else (type(const).__name__, const)))
+        const = literal_constant(e.value)
+        out.append((key, _OTHER if const is NOT_LITERAL else (type(const).__name__, const)))
     return tuple(out)
 
 
@@ -1448,8 +1578,8 @@ def _element_reads(fn: "FunctionInfo", name: str, fields: bool = False) -> set[A
             continue
         if isinstance(parent, cst.Subscript) and parent.value is n and len(parent.slice) == 1 \
                 and isinstance(parent.slice[0].slice, cst.Index):
-            index = _literal(parent.slice[0].slice.value)
-            if index is not _NOT_LITERAL and not isinstance(index, (bool, float)):
+            index = literal_constant(parent.slice[0].slice.value)
+            if index is not NOT_LITERAL and not isinstance(index, (bool, float)):
                 found.add(index)
                 continue
         call = parents.get(id(parent)) if isinstance(parent, cst.Arg) else None
@@ -1481,9 +1611,7 @@ def site_label(program: "Program", owner: "Program", node: cst.CSTNode, caller: 
     dotted name: the same whatever the directory the check runs from)."""
     from dynalint.core.positions import node_ranges
 
-    text = " ".join(cst.Module([]).code_for_node(node).split())
-    if len(text) > _SHOWN_CALL:
-        text = text[:_SHOWN_CALL - 1] + "…"
+    text = _code(node)
     where = f"`{text}` in `{caller.name}`" if caller is not None and caller.name != TOP_LEVEL \
         else f"`{text}` at module level"
     if owner is program:
@@ -1523,32 +1651,6 @@ def _instances_by_caller(idx: "ModuleIndex", compiled: set[int]) -> dict[int, di
         if bound:
             out[id(fn)] = bound
     return out
-
-
-_NOT_LITERAL = object()
-
-
-def _literal(node: cst.BaseExpression) -> Any:
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return node.value == "True"
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
-        try:
-            return literal_value(node)
-        except Exception:
-            return _NOT_LITERAL
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
-            and isinstance(node.expression, (cst.Integer, cst.Float)):
-        return -literal_value(node.expression)  # type: ignore[operator]
-    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "float" \
-            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
-        # `float("inf")`, `float(2)` (a NaN, never equal to itself, is left unknown)
-        inner = _literal(node.args[0].value)
-        try:
-            value = float(inner) if inner is not _NOT_LITERAL and not isinstance(inner, bool) else None
-        except (TypeError, ValueError):
-            value = None
-        return value if value is not None and value == value else _NOT_LITERAL
-    return _NOT_LITERAL
 
 
 _PATCH = "torch._dynamo.config.patch"
@@ -1668,7 +1770,8 @@ def _takes_two_values(it: cst.BaseExpression, caller: "FunctionInfo") -> bool:
         it = bound[0]
     if not isinstance(it, (cst.Tuple, cst.List)):
         return False
-    values = [_literal(e.value) if not isinstance(e, cst.StarredElement) else _NOT_LITERAL for e in it.elements]
+    values = [literal_constant(e.value) if not isinstance(e, cst.StarredElement) else NOT_LITERAL
+              for e in it.elements]
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
         return False
     return len(set(values)) >= 2
@@ -1678,7 +1781,7 @@ def _counts_to_two(it: cst.BaseExpression) -> bool:
     """``range(N)`` / ``range(a, b)`` with literals, at least two iterations."""
     if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"):
         return False
-    bounds = [_literal(a.value) for a in it.args]
+    bounds = [literal_constant(a.value) for a in it.args]
     if not bounds or any(not isinstance(b, int) or isinstance(b, bool) for b in bounds) or len(bounds) > 2:
         return False
     lo, hi = (0, bounds[0]) if len(bounds) == 1 else bounds
@@ -1693,7 +1796,7 @@ def _number_of(node: cst.BaseExpression, loop_vars: set[str]) -> bool:
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply,
                                                                             cst.Divide)):
         sides = (node.left, node.right)
-        constants = [_literal(x) for x in sides if not _number_of(x, loop_vars)]
+        constants = [literal_constant(x) for x in sides if not _number_of(x, loop_vars)]
         return len(constants) == 1 and isinstance(constants[0], (int, float)) \
             and not isinstance(constants[0], bool) \
             and (constants[0] != 0 or isinstance(node.operator, (cst.Add, cst.Subtract)))
@@ -1766,6 +1869,13 @@ def _carriers(program: "Program", fn: "FunctionInfo", name: str, depth: int) -> 
                     tracked.add(part.value)
                     pending.append(part.value)
     return tracked
+
+
+def only_printed(program: "Program", ev: Event) -> bool:
+    """``ev``'s node is an argument, as it is, of a ``print`` that Dynamo breaks at, which runs eagerly with
+    what it was given: the read installs no guard (see :func:`_breaks_at_call`)."""
+    return any(type(n) is cst.Call and any(a.value is ev.node for a in n.args) and _breaks_at_call(program, n)
+               for n in walk(ev.statement))
 
 
 def _breaks_at_call(program: "Program", call: cst.Call) -> bool:
@@ -1957,13 +2067,16 @@ def _index_tensor_values(program: "Program", fn: "FunctionInfo", params: list[cs
         for site in sites:
             call, caller, owner = site
             arg = dict(_bound_arguments(call, params)).get(name)
+            if isinstance(arg, cst.Name) and _over_a_tensor(owner, call, _replayed_caller(site), arg.value):
+                looped = looped or site  # `for t in timesteps: step(x, t)` of `timesteps = torch.arange(...)`
+                continue
             number = _tensor_of_number(owner, arg) if arg is not None else None
             if number is None:
                 break
-            value = _literal(number)
+            value = literal_constant(number)
             if isinstance(value, int) and not isinstance(value, bool):
                 passed.setdefault(value, site)
-            elif caller is not None and _number_of(number, _loop_variables(call, caller)):
+            elif _number_of(number, _loop_variables(call, _replayed_caller(site))):
                 looped = looped or site
             else:
                 break
@@ -1995,6 +2108,36 @@ def _tensor_of_number(owner: "Program", node: cst.BaseExpression) -> cst.BaseExp
 
 
 _INT_DTYPES = frozenset({"int64", "long", "int32", "int", "int16", "int8", "uint8"})
+
+
+#: torch's factories of a 1-d tensor of several numbers, which a loop iterates one 0-d tensor at a time
+_RANGE_FACTORIES = frozenset({"arange", "linspace", "randperm", "tensor"})
+#: tensor methods that keep a tensor's elements tensors (a loop over the result still hands on 0-d tensors)
+_KEEPS_ELEMENTS = frozenset({"long", "int", "flip", "to", "cpu", "cuda", "clone", "contiguous"})
+
+
+def _over_a_tensor(owner: "Program", call: cst.Call, caller: "FunctionInfo", name: str) -> bool:
+    """``name`` is the variable of a loop of ``caller`` around ``call`` that iterates a tensor a torch factory
+    makes there (``for t in torch.arange(999, 0, -333)``, or a name bound once to it): each iteration hands
+    on a 0-d tensor of another number."""
+    for n in walk(caller.node.body, into_scopes=False):
+        if not (isinstance(n, cst.For) and isinstance(n.target, cst.Name) and n.target.value == name
+                and any(m is call for m in walk(n.body, into_scopes=False))):
+            continue
+        it = n.iter
+        if isinstance(it, cst.Name):
+            iterated = it.value
+            bound = [b.value for b in walk(caller.node.body, into_scopes=False) if isinstance(b, cst.Assign)
+                     and any(type(t.target) is cst.Name and t.target.value == iterated for t in b.targets)]
+            it = bound[0] if len(bound) == 1 else it
+        while isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) \
+                and isinstance(it.func.value, cst.Call) and it.func.attr.value in _KEEPS_ELEMENTS:
+            it = it.func.value  # `torch.arange(n).flip(0).long()`
+        dotted = dotted_name(it.func) if isinstance(it, cst.Call) else None
+        head, _, rest = (dotted or "").partition(".")
+        if owner.index.imports.get(head) == "torch" and rest in _RANGE_FACTORIES:
+            return True
+    return False
 
 
 def _loop_variables(call: cst.Call, caller: "FunctionInfo") -> set[str]:

@@ -354,15 +354,27 @@ class EntryPoints(ProgramPart[ProgramParts]):
         names from the factory are the objects the factory builds and those this call passes it."""
         callee = self.program.names.static_value_of(call.func)
         factory = callee.func if callee is not None and callee.kind is Kind.FUNCTION else None
-        if factory is None or factory.cls is not None or factory.owner is not self.program.index:
+        bound = None
+        if factory is None and type(call.func) is cst.Attribute:
+            # a method of an object the module builds (`store.make_hook("fc")`), bound to that object
+            owner = self._static_object(call.func.value, where)
+            method = owner.cls.find_method(call.func.attr.value) \
+                if owner is not None and owner.cls is not None and owner.kind is not Kind.FUNCTION else None
+            if method is not None and not method.is_static and not method.is_classmethod:
+                factory, bound = method, owner
+        if factory is None or (factory.cls is not None and bound is None) \
+                or factory.owner is not self.program.index:
             return None
         node = _returned_definition(factory.node)
         if node is None:
             return None
         nested = self.nested_function(factory, node)
         names = factory.param_names()
-        rebound = {name for n in walk(factory.node.body, into_scopes=False) for name in names_bound_by(n)}
         passed: dict[str, Value] = {}
+        if bound is not None:
+            passed[names[0]] = bound
+            names = names[1:]
+        rebound = {name for n in walk(factory.node.body, into_scopes=False) for name in names_bound_by(n)}
         for position, arg in enumerate(call.args):
             if arg.star:
                 break

@@ -38,7 +38,8 @@ class ConditionEvent(Event):
     value: Value = field(default=None)  # type: ignore[assignment]
     construct: str = "if"
     """``if``, ``elif``, ``while``, ``ifexp``, ``assert``, ``boolop``, ``not``, ``comprehension``, ``filter``
-    (what the function ``filter`` calls returns for an element)."""
+    (what the function ``filter`` calls returns for an element), ``itertools`` (what ``takewhile``'s predicate
+    returns, a selector of ``compress``)."""
     exits_loop: bool = False
     """The guarded block leaves the enclosing loop (``break``/``return``)."""
     negated: bool = False

@@ -59,6 +59,20 @@ def changes_only_tensors(idx: "ModuleIndex", name: str) -> bool:
     return True
 
 
+def rebuilt_alike(idx: "ModuleIndex", name: str) -> bool:
+    """Whether every binding of the global ``name`` is the same call, written alike (``POS_TABLE =
+    torch.randn(16, 8)`` reloaded): a tensor made again with the same sizes, dtype and device fails no guard
+    (measured on torch 2.13; ``torch.zeros(4, dtype=torch.float64)`` after ``torch.ones(4)`` recompiles)."""
+    bound = idx.globals.get(name, ())
+    place = idx.mutated_globals.get(name)
+    values = [*bound, *([place[0].value] if place is not None and isinstance(place[0], cst.Assign) else [])]
+    if len(values) < 2 or not all(isinstance(v, cst.Call) for v in values) or place is None \
+            or not isinstance(place[0], cst.Assign):
+        return False
+    texts = {cst.Module([]).code_for_node(v) for v in values}
+    return len(texts) == 1
+
+
 def _stored_through(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:
     """``node`` is (the root of) an assignment, augmented assignment or ``del`` target, or handed to
     ``setattr``/``delattr``."""

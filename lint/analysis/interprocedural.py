@@ -141,6 +141,7 @@ class Interprocedural(CutReplay):
     def _unit(self, key: tuple, refs: tuple, analyse: Any) -> None:
         """Analyse one entry point, or replay its record (see :mod:`dynalint.analysis.replay`)."""
         prog = self.program
+        prog.unit_starts.append(len(prog.events))
         tracker = prog.tracker
         if tracker is None:
             analyse()

@@ -349,6 +349,12 @@ remainder power negative sign cumsum cumprod dot matmul outer transpose reshape 
 sort argsort argmax argmin sum prod mean std var max min amax amin isfinite isnan isinf logical_and logical_or
 logical_not logical_xor equal not_equal less less_equal greater greater_equal any all
 """.split())
+#: The functions of ``numpy.linalg`` Dynamo traces as tensor code: those ``torch._numpy.linalg`` defines
+#: (torch 2.13); each gives an array.
+NUMPY_LINALG_FUNCS = frozenset("""
+cholesky cond det eig eigh eigvals eigvalsh inv lstsq matrix_power matrix_rank multi_dot norm pinv qr slogdet
+solve svd tensorinv tensorsolve
+""".split())
 #: those whose result is boolean
 NUMPY_BOOL_FUNCS = frozenset("""
 isfinite isnan isinf logical_and logical_or logical_not logical_xor equal not_equal less less_equal greater
@@ -452,3 +458,7 @@ OPEN_FILE = "builtins.open()"
 def disabled_function(q: str | None) -> bool:
     """``q`` names what ``torch.compiler.disable(fn)`` returned (a function Dynamo skips)."""
     return q is not None and q.endswith("()") and q[:-2] in DISABLE_FUNCS
+
+#: The methods of Python's lists, dicts, sets and deques that change how many elements they hold (or which).
+LENGTH_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "add", "discard",
+                            "update", "setdefault", "popitem", "appendleft", "extendleft", "popleft"})

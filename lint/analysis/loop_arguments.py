@@ -12,8 +12,9 @@ conditional expressions, a few pure builtins (``min``, ``max``, ``abs``, ``int``
 ``round``, ``bool``, ``len``) and indexing of tuple, list and dict displays.  Everything else is
 unknown, and so is a name bound inside a statement that is not replayed.  A value is only read at a
 call the loop reaches on every iteration it replays: the path from the loop to the call is made of
-``for`` and ``with`` statements only, nothing in those loops leaves them early (``break``,
-``continue``, ``return``, ``raise``), and the call is not behind a conditional expression, a boolean
+``for`` and ``with`` statements only, nothing in those loops before the call leaves them early (``break``,
+``continue``, ``return``, ``raise``; an early stop after the call leaves the iterations that run as they
+are), and the call is not behind a conditional expression, a boolean
 operator, a comprehension or a lambda.  A list or dict bound to a name the caller mutates (a method
 call on it, a store into it, passing it to a call) is unknown, and a replay that would bind one that
 another name also holds gives up: its elements would no longer be known.
@@ -116,10 +117,17 @@ class _Replay:
         return path
 
     def _leaves_early(self, loop: cst.For, inner: set[int]) -> None:
-        """Gives up when something in ``loop`` ends an iteration (or the loop) before its end: a ``break``
-        or ``continue`` of ``loop`` itself or of a loop on the way to the call (``inner``, the path so
-        far), not one of a loop the call is not in."""
+        """Gives up when something in ``loop`` before the call ends an iteration (or the loop) before it
+        reaches the call: a ``return`` or ``raise``, a ``break`` or ``continue`` of ``loop`` itself or of a
+        loop on the way to the call (``inner``, the path so far), not one of a loop the call is not in.  One
+        after the call (an early stop: ``if state["stop"]: break``) leaves the values of the iterations that
+        run as they are."""
+        call_seen = False
         for n in walk(loop.body, into_scopes=False):
+            if n is self.call:
+                call_seen = True
+            if call_seen:
+                continue
             if isinstance(n, (cst.Return, cst.Raise)):
                 raise _GiveUp
             if isinstance(n, (cst.Break, cst.Continue)):

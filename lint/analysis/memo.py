@@ -42,6 +42,10 @@ class Memo(Generic[K, V]):
         self.tokens: dict[K, frozenset] = {}
         """With a tracker: what each remembered result read."""
 
+    def busy(self, key: K) -> bool:
+        """Whether ``key``'s result is being computed (a request for it now gets the fallback)."""
+        return key in self._busy
+
     def get(self, key: K, compute: Callable[[], V], fallback: Callable[[], V], start: bool = True) -> V:
         """The result for ``key``: remembered, else ``fallback()`` when the key is being computed (or
         when ``start`` is false: a limit forbids computing it now), else ``compute()``."""

@@ -13,9 +13,10 @@ from typing import Callable, Iterable, Iterator, TypeVar
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.custom_ops import index_custom_ops
-from dynalint.analysis.syntax import (assigned_names, decorator_target, dotted_name, is_generator,
-                                      is_main_guard, root_name, walk)
+from dynalint.analysis.syntax import (NOT_LITERAL, assigned_names, decorator_target, dotted_name,
+                                      is_generator, is_main_guard, literal_constant, root_name, walk)
 
 T = TypeVar("T")
 
@@ -163,6 +164,13 @@ class ModuleIndex:
     """``obj.attr = value`` on something other than ``self``, or ``self.attr = value`` in a
     method other than ``__init__``, or by the module's own statements after a compiled call (no function):
     attr name -> places."""
+    attr_changes_outside: dict[str, list[tuple[cst.Attribute, FunctionInfo | None, object]]] = \
+        field(default_factory=dict)
+    """A list, dict, set or deque held in an attribute changed in place where :attr:`attr_writes_outside`
+    would note a store into the attribute (``m.skip.append(1)``, ``m.hp["temperature"] = 2.0``: a change
+    of length, or a literal stored into an element): attr name -> the attribute's expressions there
+    (``m.skip``), with the literal key stored into (:data:`~dynalint.analysis.syntax.NOT_LITERAL` for a change
+    of length or a key that is no literal)."""
     compile_calls: list[cst.Call] = field(default_factory=list)
     """``torch.compile(x)`` calls anywhere in the module."""
     call_sites: dict[str, list[tuple[cst.Call, FunctionInfo | None]]] = field(default_factory=dict)
@@ -197,6 +205,7 @@ class ModuleIndex:
             cls.methods, cls.base_classes = {}, []
         self.functions, self.classes, self.all_functions = {}, {}, []
         self.mutated_globals, self.attr_writes_outside, self.call_sites = {}, {}, {}
+        self.attr_changes_outside = {}
         self.compile_targets = []
         self.top_level = None
 
@@ -360,6 +369,7 @@ def _note_top_level_writes(idx: ModuleIndex, stmt: cst.CSTNode) -> None:
             root = root_name(n.func.value)
             if root is not None and is_global(root):
                 idx.mutated_globals.setdefault(root, (n, None))
+            _note_length_change(idx, None, n, None)
 
 
 # --- top level -------------------------------------------------------------------
@@ -587,8 +597,17 @@ def same_header(a: cst.FunctionDef, b: cst.FunctionDef) -> bool:
     if type(a.body) is not cst.IndentedBlock or type(b.body) is not cst.IndentedBlock:
         return False
     empty = cst.IndentedBlock(body=())
-    return a.with_changes(body=empty.with_changes(header=a.body.header, indent=a.body.indent)).deep_equals(
-        b.with_changes(body=empty.with_changes(header=b.body.header, indent=b.body.indent)))
+    return _type_comments(a.body) == _type_comments(b.body) and \
+        a.with_changes(body=empty.with_changes(header=a.body.header, indent=a.body.indent)).deep_equals(
+            b.with_changes(body=empty.with_changes(header=b.body.header, indent=b.body.indent)))
+
+
+def _type_comments(body: cst.IndentedBlock) -> tuple[str, ...]:
+    """The ``# type:`` comments above the first statement of a body, where a function's signature comment
+    may stand too (PEP 484)."""
+    lines = getattr(body.body[0], "leading_lines", ()) if body.body else ()
+    return tuple(line.comment.value for line in lines
+                 if line.comment is not None and line.comment.value.lstrip("#").strip().startswith("type:"))
 
 
 def decorated(idx: ModuleIndex, node: cst.FunctionDef) -> tuple[tuple[str, ...], bool, bool]:
@@ -837,6 +856,7 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo, import_time: bool = False
                 root = root_name(func.value)
                 if root is not None and is_global(root):
                     idx.mutated_globals.setdefault(root, (n, fn))
+                _note_length_change(idx, fn, n, self_name)
             elif type(func) is cst.Name and func.value == "next" and n.args and type(n.args[0].value) is cst.Name \
                     and is_global(n.args[0].value.value) and "next" not in idx.globals:
                 idx.mutated_globals.setdefault(n.args[0].value.value, (n, fn))  # a global iterator advanced
@@ -863,6 +883,12 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo | None, target: cst.CSTNode, 
         root = root_name(target.value)
         if root is not None and is_global(root):
             idx.mutated_globals.setdefault(root, (stmt, fn))
+        stored = getattr(stmt, "value", None)  # (none for a `del`)
+        if type(target.value) is cst.Attribute and (
+                stored is None or literal_constant(stored) is not NOT_LITERAL):
+            key = literal_constant(target.slice[0].slice.value) if stored is not None \
+                and len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index else NOT_LITERAL
+            _note_attribute_change(idx, fn, target.value, self_name, key)
     elif tp is cst.Attribute:
         root = root_name(target.value)
         if type(target.value) is cst.Name and target.value.value == self_name:
@@ -872,6 +898,25 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo | None, target: cst.CSTNode, 
             if root is not None and is_global(root):
                 idx.mutated_globals.setdefault(root, (stmt, fn))
             idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
+
+
+def _note_attribute_change(idx: ModuleIndex, fn: FunctionInfo | None, attribute: cst.Attribute,
+                           self_name: str | None, key: object = NOT_LITERAL) -> None:
+    """Code of ``fn`` changes the container held in ``attribute`` in place (see
+    :attr:`ModuleIndex.attr_changes_outside`); one of ``self`` in ``__init__`` builds it."""
+    if fn is not None and fn.name == "__init__" and type(attribute.value) is cst.Name \
+            and attribute.value.value == self_name:
+        return
+    idx.attr_changes_outside.setdefault(attribute.attr.value, []).append((attribute, fn, key))
+
+
+def _note_length_change(idx: ModuleIndex, fn: FunctionInfo | None, call: cst.Call,
+                        self_name: str | None) -> None:
+    """``call`` changes the length of a container held in an attribute (``m.skip.append(1)``)."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value in K.LENGTH_CHANGES \
+            and type(func.value) is cst.Attribute:
+        _note_attribute_change(idx, fn, func.value, self_name)
 
 
 def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> None:

@@ -164,8 +164,29 @@ def object_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
         if first is not None and _is_object(first) and all(
                 v is not None and v.cls is first.cls and v.qualname == first.qualname and v.kind is first.kind
                 for v in values):
-            out[name] = first.with_(params=frozenset(), param=None)
+            out[name] = _agreed_fields(first, values, _written_attributes(program, found[0])).with_(
+                params=frozenset(), param=None)
     return out
+
+
+def _written_attributes(program: Program, sites: list) -> set[str]:
+    """The attribute names that code of ``fn``'s module or of its callers' modules stores on an object
+    other than ``self`` in its ``__init__`` (``cfg.tf_ratio *= 0.5`` between two calls)."""
+    written = set(program.index.attr_writes_outside)
+    for _, _, caller_program in sites:
+        written.update(caller_program.index.attr_writes_outside)
+    return written
+
+
+def _agreed_fields(first: Value, values: "list[Value | None]", written: set[str]) -> Value:
+    """``first`` with only the fields of a record that every call passes alike and that no code changes
+    after the record is built (``Cfg()`` and ``Cfg(p=0.5)`` agree on no ``p``): another value of the field
+    is not a constant of the function."""
+    if first.keys is None or first.items is None:
+        return first
+    kept = [(k, v) for k, v in zip(first.keys, first.items) if k not in written
+            and all(other is not None and other.entry(k) == v for other in values)]
+    return first.with_(keys=tuple(k for k, _ in kept), items=tuple(v for _, v in kept))
 
 
 def mask_params(program: Program, fn: "FunctionInfo", depth: int) -> frozenset[str]:

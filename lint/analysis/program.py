@@ -22,6 +22,7 @@ analyses the entry points and the calls they make, filling the program's events 
 """
 from __future__ import annotations
 
+import bisect
 import weakref
 
 from dataclasses import dataclass, field
@@ -130,6 +131,10 @@ class Program:
         """The slice of :attr:`events` found in functions analysed only because callers outside the
         checked files may compile them (library roots of scope auto, every function in scope all)."""
         self._uncompiled_events: set[int] | None = None
+        self.unit_starts: list[int] = []
+        """Where in :attr:`events` each analysed unit (an entry point with what it calls, an incoming entry)
+        begins: the events of one unit are those of one frame Dynamo traces, in the order it traces them."""
+        self._unit_of: dict[int, int] | None = None
         self._compiled_nodes: set[int] = set()
         self._nested: dict[int, FunctionInfo] = {}
         """Scope ALL: functions defined inside analysed code (decorator wrappers, hooks), by ``id(node)``."""
@@ -182,6 +187,13 @@ class Program:
     def entry_events(self) -> list[Event]:
         """The events of the code :attr:`entry_compiled` holds, as the default scope finds them."""
         return self.events if self._entry_reach is None else self.events[:self._entry_reach[1]]
+
+    def unit_of(self, ev: Event) -> int:
+        """The analysed unit (see :attr:`unit_starts`) that found ``ev``."""
+        if self._unit_of is None:
+            starts = self.unit_starts
+            self._unit_of = {id(e): bisect.bisect_right(starts, i) - 1 for i, e in enumerate(self.events)}
+        return self._unit_of.get(id(ev), -1)
 
     def uncompiled(self, ev: Event) -> bool:
         """Whether ``ev`` was found in code nothing in the checked files is known to compile: it is

@@ -12,7 +12,7 @@ the break list and the recompile rules share).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 import libcst as cst
 
@@ -128,6 +128,31 @@ def runs_graph_op(program: "Analysed", fn: "FunctionInfo") -> bool:
     return any(e.function is fn and (
         isinstance(e, ArithmeticEvent) and any(o.is_tensor for o in e.operands)
         or isinstance(e, CallEvent) and e.result is not None and e.result.is_tensor) for e in program.events)
+
+
+def guardless_functions(program: "Program", breaks: "Breaks", calls: "Iterable[CallEvent]") -> set[int]:
+    """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
+    called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
+    resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and
+    run no tensor operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and
+    guards on nothing it reads (measured on torch 2.13: a method that appends to ``self.beams``, called from
+    a loop whose body breaks, never recompiles; a meter's ``update`` that breaks at ``self.total +=
+    float(value) * n`` is guarded on ``self.total`` even so).  A library's entry points may be called from
+    compiled code elsewhere."""
+    compiled = program.entry_points.entered
+    callers: dict[int, list[CallEvent]] = {}
+    for ev in calls:
+        if ev.callee is not None:
+            callers.setdefault(id(ev.callee), []).append(ev)
+    broke = {id(b.event.function) for b in breaks.all}
+    out: set[int] = set()
+    for fn in program.compiled:
+        found = callers.get(id(fn), [])
+        own_frame = id(fn) in compiled and not found \
+            or found and all(runs_eagerly(breaks, c) or breaks.in_skipped_frame(c) for c in found)
+        if own_frame and id(fn) not in broke and not runs_graph_op(program, fn):
+            out.add(id(fn))
+    return out
 
 
 class FrameGraphs:

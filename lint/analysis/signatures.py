@@ -108,22 +108,24 @@ class Signatures(ProgramPart["ProgramParts"]):
         modules calls (its incoming entry carries the arguments)."""
         if fn.qualname in self.program.entries:
             return frozenset()
-        return self._numbers.get(id(fn), lambda: number_params(self.program, fn, CALLER_SEARCH_DEPTH),
-                                 frozenset)
+        return self._found(self._numbers, fn, lambda: number_params(self.program, fn, CALLER_SEARCH_DEPTH),
+                           frozenset)
 
     def objects_passed(self, fn: FunctionInfo) -> dict[str, Value]:
         """The parameters of a compiled function every call in the project passes an object of one class
         (a model, an optimizer), with it (see :func:`~dynalint.analysis.number_callers.object_params`)."""
         if fn.qualname in self.program.entries:
             return {}
-        return self._objects.get(id(fn), lambda: object_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
+        return self._found(self._objects, fn, lambda: object_params(self.program, fn, CALLER_SEARCH_DEPTH),
+                           dict)
 
     def masks_passed(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function every call in the project passes a boolean tensor (see
         :func:`~dynalint.analysis.number_callers.mask_params`)."""
         if fn.qualname in self.program.entries:
             return frozenset()
-        return self._masks.get(id(fn), lambda: mask_params(self.program, fn, CALLER_SEARCH_DEPTH), frozenset)
+        return self._found(self._masks, fn, lambda: mask_params(self.program, fn, CALLER_SEARCH_DEPTH),
+                           frozenset)
 
     def tensors_passed(self, fn: FunctionInfo) -> dict[str, int | None]:
         """The parameters of a compiled function every call in the project passes a tensor the analysis
@@ -132,7 +134,8 @@ class Signatures(ProgramPart["ProgramParts"]):
         itself (a script, which calls what it compiles)."""
         if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return {}
-        return self._tensors.get(id(fn), lambda: tensor_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
+        return self._found(self._tensors, fn, lambda: tensor_params(self.program, fn, CALLER_SEARCH_DEPTH),
+                           dict)
 
     def containers_passed(self, fn: FunctionInfo) -> dict[str, Value]:
         """The parameters of a compiled function every call in the project passes a list, tuple or dict of
@@ -140,8 +143,8 @@ class Signatures(ProgramPart["ProgramParts"]):
         searched, as :meth:`tensors_passed`, only in a script."""
         if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return {}
-        return self._containers.get(id(fn), lambda: container_params(self.program, fn, CALLER_SEARCH_DEPTH),
-                                    dict)
+        return self._found(self._containers, fn,
+                           lambda: container_params(self.program, fn, CALLER_SEARCH_DEPTH), dict)
 
     def defaults_kept(self, fn: FunctionInfo) -> frozenset[str]:
         """The parameters of a compiled function with a ``None`` default that no call in the project passes
@@ -173,6 +176,19 @@ class Signatures(ProgramPart["ProgramParts"]):
         if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return {}, {}
         return self._dynamic.get(id(fn), lambda: dynamic_arguments(self.program, fn), lambda: ({}, {}))
+
+    def _found(self, memo: "Memo[int, Any]", fn: FunctionInfo, compute: "Callable[[], Any]",
+               empty: "Callable[[], Any]") -> Any:
+        """What one kind of value the search of ``fn``'s calls finds (``compute``), remembered in ``memo``;
+        nothing, and not remembered, while that search is under way (a construction it evaluates asks
+        about the class it builds): what it finds is not known yet."""
+        if self.searching(fn):
+            return empty()
+        return memo.get(id(fn), compute, empty)
+
+    def searching(self, fn: FunctionInfo) -> bool:
+        """Whether the search of ``fn``'s calls (:meth:`caller_search`) is under way."""
+        return self._searches.busy((id(fn), CALLER_SEARCH_DEPTH))
 
     def caller_search(self, fn: FunctionInfo, depth: int, search: "Callable[[], Any]") -> Any:
         """What ``search`` finds of the calls of ``fn`` (:mod:`~dynalint.analysis.number_callers`), made
@@ -222,11 +238,15 @@ class Signatures(ProgramPart["ProgramParts"]):
                 continue
             ann_node = self.annotation_of(fn, prm)
             ann = annotation_value(program, ann_node) if ann_node is not None else None
-            if ann is not None and entered and ann.maybe_none and ann.kind is not Kind.TENSOR \
-                    and name in self.objects_passed(fn):
-                # `generator: Optional[torch.Generator] = None` that every caller in the project passes one
-                env[name] = self.objects_passed(fn)[name]
-            elif ann is not None:
+            if ann is not None:
+                ann = self._record_passed(fn, name, ann)
+                if entered:
+                    # `generator: Optional[torch.Generator] = None` that every caller in the project passes
+                    ann = self._optional_passed(fn, name, ann)
+                    if (ann.is_mapping or ann.kind is Kind.SEQUENCE) and ann.element is None \
+                            and ann.items is None:
+                        # `losses: dict` that every call passes a dict (a list) of tensors
+                        ann = self.containers_passed(fn).get(name, ann)
                 env[name] = _entering(ann) if entered else ann
                 if entered and ann.maybe_none and ann.kind is Kind.TENSOR and name in self.tensors_passed(fn):
                     # `rir: Optional[Tensor] = None` that every call in the project passes a tensor
@@ -396,6 +416,23 @@ class Signatures(ProgramPart["ProgramParts"]):
             return python(node.value == "True")
         return UNKNOWN_VALUE
 
+    def _record_passed(self, fn: FunctionInfo, name: str, declared: Value) -> Value:
+        """``declared``, the value of the parameter ``name``'s annotation, or when it names a record class
+        (a dataclass, a NamedTuple) the record every call passes, built alike (``Decoder(cfg)`` of ``cfg =
+        Config(max_len=8)``): the fields the calls agree on, defaults included, are its constants."""
+        if declared.cls is None or declared.keys is not None or declared.maybe_none \
+                or not self.program.classes.is_record(declared.cls):
+            return declared
+        passed = self.objects_passed(fn).get(name)
+        return passed if passed is not None and passed.cls is declared.cls else declared
+
+    def _optional_passed(self, fn: FunctionInfo, name: str, declared: Value) -> Value:
+        """``declared``, the value of an ``Optional[...]`` annotation of the parameter ``name`` that is no
+        tensor, or the object every call passes it (``Sampler(4, torch.Generator().manual_seed(0))``)."""
+        if not declared.maybe_none or declared.kind is Kind.TENSOR:
+            return declared
+        return self.objects_passed(fn).get(name, declared)
+
     def init_env(self, init: FunctionInfo) -> dict[str, Value]:
         """The environment of an ``__init__`` analysed on its own (what its annotations and defaults say,
         and the objects every construction passes)."""
@@ -406,10 +443,14 @@ class Signatures(ProgramPart["ProgramParts"]):
             name = prm.name.value
             if i == 0:
                 env[name] = program.classes.instance(init.cls)
+            elif _is_none(prm.default) and name in self.defaults_kept(init):
+                # `scale: Optional[Scale] = None` that no construction passes: `None` in every instance
+                env[name] = NONE_VALUE
             elif self.annotation_of(init, prm) is not None and annotation_value(
                     program, self.annotation_of(init, prm)) is not None:  # type: ignore[arg-type]
-                env[name] = annotation_value(  # type: ignore[assignment]
-                    program, self.annotation_of(init, prm))  # type: ignore[arg-type]
+                declared = annotation_value(program, self.annotation_of(init, prm))  # type: ignore[arg-type]
+                env[name] = self._optional_passed(init, name, self._record_passed(
+                    init, name, declared))  # type: ignore[arg-type]
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
             elif prm.default is None and name in (

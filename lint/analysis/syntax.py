@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections import abc
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import libcst as cst
 
@@ -447,6 +447,34 @@ def literal_value(node: cst.CSTNode) -> object:
     elif type(node) is cst.Integer and node.value.isdigit() and node.value.isascii():
         return int(node.value)
     return node.evaluated_value  # type: ignore[attr-defined]
+
+
+NOT_LITERAL = object()
+"""What :func:`literal_constant` gives for an expression that is no literal."""
+
+
+def literal_constant(node: cst.BaseExpression) -> object:
+    """The value of a literal number, string or bool, a negated number or ``float(<literal>)``
+    (``float("inf")``; a NaN, never equal to itself, is none); :data:`NOT_LITERAL` for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        try:
+            return literal_value(node)
+        except Exception:
+            return NOT_LITERAL
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return -literal_value(node.expression)  # type: ignore[operator]
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "float" \
+            and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+        inner: Any = literal_constant(node.args[0].value)
+        try:
+            value = float(inner) if inner is not NOT_LITERAL and not isinstance(inner, bool) else None
+        except (TypeError, ValueError):
+            value = None
+        return value if value is not None and value == value else NOT_LITERAL
+    return NOT_LITERAL
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

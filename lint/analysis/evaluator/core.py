@@ -19,7 +19,8 @@ from dynalint.analysis.evaluator.expressions import ExpressionHandlers
 from dynalint.analysis.evaluator.statements import StatementHandlers
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
-from dynalint.analysis.syntax import children, dotted_name
+from dynalint.analysis.module_index import names_bound_by
+from dynalint.analysis.syntax import children, dotted_name, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
@@ -169,12 +170,30 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
             return None
         return dotted_name(node)
 
+    def argument_object(self, node: cst.CSTNode, value: Value) -> str | None:
+        """The name ``node`` when it is a parameter of the compiled function itself (its frame's argument,
+        never rebound there) holding an object of a plain class of the checked code, ``value``: what a call
+        stores on it, the next call finds (``state.step += 1`` of the ``state`` the caller passes each
+        time)."""
+        fn = self.fn
+        if type(node) is not cst.Name or fn is None or id(fn) not in self.p.entry_points.entered \
+                or value.cls is None or value.is_class or value.kind is not Kind.UNKNOWN or value.choices \
+                or node.value not in fn.param_names()[1 if fn.is_method else 0:] \
+                or node.value in fn.derived("names bound in the body", _names_bound):
+            return None
+        return node.value
+
     def is_builtin(self, func: cst.CSTNode, name: str) -> bool:
         return isinstance(func, cst.Name) and func.value == name and name not in self.env and (
             self.fn is None or name not in self.fn.local_names) and self.p.names.global_value(name) is None
 
 
 _INITIALISERS = frozenset({"__init__", "__post_init__"})
+
+
+def _names_bound(node: cst.FunctionDef) -> frozenset[str]:
+    """The names the statements of a function's body bind (its parameters are not, unless rebound)."""
+    return frozenset(name for n in walk(node.body, into_scopes=False) for name in names_bound_by(n))
 
 
 def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:

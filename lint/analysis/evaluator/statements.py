@@ -129,7 +129,7 @@ class StatementHandlers:
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
             self.store_field(target, None)
-            held = self.held_object(target.value, base)
+            held = self.held_object(target.value, base) or self.argument_object(target.value, base)
             if self.is_state(target.value) or base.is_class or held is not None:
                 owner = base.cls if base.is_class or held is not None else self.fn.cls if self.fn else None
                 self.report(E.AttributeEvent, target, cls=owner, name=target.attr.value,
@@ -220,14 +220,18 @@ class StatementHandlers:
 
     def _match(self, node: cst.Match) -> None:
         """``match subject: case ...:``: the subject is evaluated, each case's guard is a test, and each case
-        body a branch the analysis does not decide (the names a pattern captures are not known)."""
+        body a branch the analysis does not decide (the names a pattern captures are not known, but the
+        subject itself, ``case g if g > 0.5:``)."""
         self.statement = node
-        self.expr(node.subject)
+        subject = self.expr(node.subject)
         start = self.env
         branches: list[dict[str, Value]] = []
         exhaustive = False
         for case in node.cases:
             self.env = {**start, **{name: UNKNOWN_VALUE for name in _captured(case.pattern)}}
+            pattern = case.pattern
+            if type(pattern) is cst.MatchAs and pattern.pattern is None and pattern.name is not None:
+                self.env[pattern.name.value] = subject  # `case g:` binds the subject as it is
             if case.guard is not None:
                 self.condition(case.guard, "if", node)
             elif type(case.pattern) is cst.MatchAs and case.pattern.pattern is None:
