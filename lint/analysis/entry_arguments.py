@@ -30,7 +30,7 @@ from dynalint.analysis.eager_part import body_order
 from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.in_place_changes import changed_between_calls
 from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
-from dynalint.analysis.module_index import TOP_LEVEL, state_nodes, top_level_code
+from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, state_nodes, top_level_code
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, compiled_dynamic, foreign_call_sites,
                                               replayed_sizes)
 from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard,
@@ -386,6 +386,9 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
         sites += [(call, caller, program) for name, scope, _, reached in through
                   for call, caller in _handle_calls(idx, name)
                   if (scope is None or caller is scope) and (reached is None or id(call) in reached)]
+        # ... and where a function of the module it is handed to calls it (`drive(step_c, x)`)
+        sites += [(call, caller, program) for name, scope, _, _ in through if "." not in name
+                  for call, caller in _handed_calls(idx, name, scope)]
         sites += called
         yield fn, sites, any(st for _, _, st, _ in through) or _static_decorator(fn)
 
@@ -1674,6 +1677,26 @@ def _handle_calls(idx: "ModuleIndex", name: str) -> Iterator[tuple[cst.Call, "Fu
         if not owner and isinstance(func, cst.Name) or owner and isinstance(func, cst.Attribute) \
                 and isinstance(func.value, cst.Name) and func.value.value == owner and func.attr.value == attr:
             yield call, caller
+
+
+def _handed_calls(idx: "ModuleIndex", name: str, scope: "FunctionInfo | None"
+                  ) -> Iterator[tuple[cst.Call, "FunctionInfo"]]:
+    """The calls a module-level function makes of its parameter to which a call in ``scope`` passes the
+    compiled handle ``name`` as it is (``drive(step_c, x)`` with ``def drive(step_fn, x): ...
+    step_fn(x, i)``): they run the compiled function, with the arguments the function gives it."""
+    for fn in idx.functions.values():
+        params = fn.param_names()
+        for call, caller in idx.call_sites.get(fn.name, ()):
+            if type(call.func) is not cst.Name or (scope is not None and caller is not scope):
+                continue
+            for position, arg in enumerate(call.args):
+                if arg.star or not (type(arg.value) is cst.Name and arg.value.value == name):
+                    continue
+                param = arg.keyword.value if arg.keyword is not None else \
+                    params[position] if position < len(params) else None
+                if param is not None and param not in fn.derived("names bound in the body", body_bindings):
+                    yield from ((c, fn) for c, where in idx.call_sites.get(param, ())
+                                if where is fn and type(c.func) is cst.Name)
 
 
 def _immediate_calls(program: "Program") -> list[tuple[cst.Call, "FunctionInfo | None", "FunctionInfo"]]:

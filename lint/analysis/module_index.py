@@ -762,6 +762,11 @@ _BINDERS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.Com
 """The nodes :func:`names_bound_by` finds names in (asked of the others, it finds none)."""
 
 
+def body_bindings(node: cst.FunctionDef) -> frozenset[str]:
+    """The names the statements of a function's body bind (its parameters are not, unless rebound)."""
+    return frozenset(name for n in walk(node.body, into_scopes=False) for name in names_bound_by(n))
+
+
 def names_bound_by(n: cst.CSTNode) -> Iterable[str]:
     """The names one node binds by itself (an assignment's targets, a loop variable, an import...),
     not those of the nodes inside it."""

@@ -19,8 +19,8 @@ from dynalint.analysis.evaluator.expressions import ExpressionHandlers
 from dynalint.analysis.evaluator.statements import StatementHandlers
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
-from dynalint.analysis.module_index import names_bound_by
-from dynalint.analysis.syntax import children, dotted_name, walk
+from dynalint.analysis.module_index import body_bindings
+from dynalint.analysis.syntax import children, dotted_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
@@ -179,7 +179,7 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
         if type(node) is not cst.Name or fn is None or id(fn) not in self.p.entry_points.entered \
                 or value.cls is None or value.is_class or value.kind is not Kind.UNKNOWN or value.choices \
                 or node.value not in fn.param_names()[1 if fn.is_method else 0:] \
-                or node.value in fn.derived("names bound in the body", _names_bound):
+                or node.value in fn.derived("names bound in the body", body_bindings):
             return None
         return node.value
 
@@ -190,10 +190,6 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
 
 _INITIALISERS = frozenset({"__init__", "__post_init__"})
 
-
-def _names_bound(node: cst.FunctionDef) -> frozenset[str]:
-    """The names the statements of a function's body bind (its parameters are not, unless rebound)."""
-    return frozenset(name for n in walk(node.body, into_scopes=False) for name in names_bound_by(n))
 
 
 def _expr_children(node: cst.CSTNode) -> Iterable[cst.BaseExpression]:
