@@ -1,10 +1,11 @@
 """DYN205: compiled code reads a Python attribute that other code sets."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import libcst as cst
 
+from dynalint.analysis.class_state import is_self
 from dynalint.analysis.events import AttributeEvent, ObjectAttributeReadEvent
 from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flips, only_printed,
                                                set_with_size_change, site_label)
@@ -14,9 +15,6 @@ from dynalint.analysis.module_index import may_run_between_calls, related, store
 from dynalint.analysis.syntax import NOT_LITERAL, literal_constant
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
-
-if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.module_index import FunctionInfo
 
 
 @register
@@ -248,12 +246,12 @@ class PythonAttributeSetOutside(Rule):
             if key not in keys_read:
                 keys_read[key] = {key_read(r.node, r.statement) for r in reads
                                   if r.cls is ev.cls and r.name == ev.name and not getattr(r, "write", False)}
-            read = keys_read[key]
+            keys = keys_read[key]
             setters = [fn for attribute, fn, stored in changes[ev.name] if (fn is None or (
-                id(fn) not in compiled and not (_changes_own(attribute, fn) and not related(fn.cls, ev.cls))
+                id(fn) not in compiled and not (is_self(fn, attribute.value) and not related(fn.cls, ev.cls))
                 and may_run_between_calls(fn.owner or ctx.program.index, fn)))
                 # (a key compiled code never reads, read by literal keys only: `enc.tags["domain"] = ...`)
-                and (stored is NOT_LITERAL or NOT_LITERAL in read or stored in read)]
+                and (stored is NOT_LITERAL or NOT_LITERAL in keys or stored in keys)]
             if not setters:
                 continue
             seen.add(key)
@@ -266,14 +264,6 @@ class PythonAttributeSetOutside(Rule):
                 f"`{ev.function.name}`.",
                 hint="keep it in a tensor (a mask, a buffer), or pass it as an argument that does not change",
             )
-
-
-def _changes_own(attribute: cst.Attribute, fn: "FunctionInfo") -> bool:
-    """``attribute``, a place of :attr:`ModuleIndex.attr_changes_outside` in the method ``fn``, holds a
-    container of the instance the method runs on (``self.cache``)."""
-    names = fn.param_names()
-    return fn.cls is not None and bool(names) and not fn.is_static and not fn.is_classmethod \
-        and type(attribute.value) is cst.Name and attribute.value.value == names[0]
 
 
 def _stores_literal(stmt: cst.CSTNode, name: str) -> bool:

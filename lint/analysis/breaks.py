@@ -436,7 +436,7 @@ class Breaks:
                 return False  # any break in a later loop: Dynamo runs the resumed frame eagerly
             if breaks and stop_at_break:
                 return True  # the frame ends at this break, compiled: a loop after it is the next frame's
-            works = works or breaks or (self._body_works(ev.callee) if _helper_call(ev) else _works(ev))
+            works = works or breaks or (self.body_works(ev.callee) if _helper_call(ev) else _works(ev))
         return works
 
     def _holds_nothing_tensor(self, event: Event, nodes: list[cst.CSTNode], before: list[cst.CSTNode]) -> bool:
@@ -499,11 +499,7 @@ class Breaks:
                     self._frame_events.setdefault(id(ev.function), []).append(ev)
         return self._frame_events.get(id(fn), [])
 
-    def body_works(self, fn: "FunctionInfo") -> bool:
-        """Whether ``fn``, run as a frame, may do something Dynamo compiles (see :meth:`_body_works`)."""
-        return self._body_works(fn)
-
-    def _body_works(self, fn: "FunctionInfo", depth: int = 3) -> bool:
+    def body_works(self, fn: "FunctionInfo", depth: int = 3) -> bool:
         """Whether a function of the project called after a break does something Dynamo compiles in
         its own body: a tensor operation, a traced call, a break.  A helper that only tests or returns
         the Python values it is given adds no graph, and the resumed frame stays without one (measured
@@ -520,7 +516,7 @@ class Breaks:
         if depth == 0:
             return True
         return any(self._breaks_at(ev) or self.at(ev.node)
-                   or (self._body_works(ev.callee, depth - 1) if _helper_call(ev)
+                   or (self.body_works(ev.callee, depth - 1) if _helper_call(ev)
                        else _works(ev) and not _container_change(ev))
                    for ev in events)
 

@@ -93,16 +93,20 @@ def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cs
         return callees
 
     for fn, sites, static in entry_call_sites(program):
-        # (keyword-only parameters too: valid calls pass them by keyword only, never in a position)
-        p = fn.node.params
-        params = [*p.posonly_params, *p.params, *p.kwonly_params]
-        if fn.is_method:
-            params = params[1:]
+        params = _call_params(fn)
         if sites and _skipped_from_first_call(fn, params, sites[0]):
             continue
         yield from _varying(program, fn, params, sites, static)
         if eager is not None and sites:
             yield from _index_tensor_values(program, fn, params, sites, static, eager, resolved)
+
+
+def _call_params(fn: "FunctionInfo") -> list[cst.Param]:
+    """The parameters a call of ``fn`` gives values to: ``self`` aside, keyword-only ones too (valid calls
+    pass them by keyword only, never in a position)."""
+    p = fn.node.params
+    params = [*p.posonly_params, *p.params, *p.kwonly_params]
+    return params[1:] if fn.is_method else params
 
 
 def closure_argument_values(program: "Program") -> Iterator[ParameterValues]:
@@ -125,8 +129,7 @@ def closure_argument_values(program: "Program") -> Iterator[ParameterValues]:
         source = fn if partial else fn.outer
         if source is None:
             continue
-        signature = source.node.params
-        params = [*signature.posonly_params, *signature.params, *signature.kwonly_params]
+        params = _call_params(source)
         names = ["(function)", *(p.name.value for p in params)] if partial else [p.name.value for p in params]
         caller = where if where is not None else top_level_code(program.index)
         for name, values in loop_argument_values(made, caller, names).items():
@@ -159,10 +162,7 @@ def frame_argument_values(program: "Program", calls: "Iterable[tuple[CallEvent, 
         found.setdefault(id(ev.node), (ev.call, ev.function, program))
         events.append(ev)
     for fn, found, events in sites.values():
-        p = fn.node.params
-        params = [*p.posonly_params, *p.params, *p.kwonly_params]
-        if fn.is_method:
-            params = params[1:]
+        params = _call_params(fn)
         varying = list(_varying(program, fn, params, list(found.values()), False))
         by_syntax = {id(v.param) for v in varying}
         yield from varying
@@ -215,13 +215,11 @@ def passed_afresh(program: "Program", fn: "FunctionInfo", name: str) -> bool:
     """Every call of the compiled function ``fn`` in the project builds the object it passes to the parameter
     ``name`` there (``step(State(...))``), or passes nothing for it: no call sees what an earlier one changed
     on it."""
-    params = fn.node.params
     found = [(f, sites) for f, sites, _ in entry_call_sites(program) if f is fn]
     if not found or not found[0][1]:
         return False
     for call, _, _ in found[0][1]:
-        arg = dict(_bound_arguments(call, [*params.posonly_params, *params.params, *params.kwonly_params]
-                                    [1 if fn.is_method else 0:])).get(name)
+        arg = dict(_bound_arguments(call, _call_params(fn))).get(name)
         if arg is not None and not isinstance(arg, cst.Call):
             return False
     return True

@@ -13,7 +13,7 @@ import libcst as cst
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.class_model import _PROPERTY_DECORATORS
 from dynalint.analysis.interface import ProgramParts
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo, decorated, names_bound_by
+from dynalint.analysis.module_index import ClassInfo, FunctionInfo, body_bindings, decorated, names_bound_by
 from dynalint.analysis.number_callers import called_here_only
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.project import split_entry
@@ -374,7 +374,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
         if bound is not None:
             passed[names[0]] = bound
             names = names[1:]
-        rebound = {name for n in walk(factory.node.body, into_scopes=False) for name in names_bound_by(n)}
+        rebound = factory.derived("names bound in the body", body_bindings)
         for position, arg in enumerate(call.args):
             if arg.star:
                 break
