@@ -6,8 +6,10 @@ from typing import Iterator
 import libcst as cst
 
 from dynalint.analysis.events import CallEvent, Event, GlobalReadEvent
+from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.instance_writes import changes_only_tensors, rebuilt_alike
 from dynalint.analysis.resume_paths import guardless_functions
+from dynalint.analysis.syntax import NOT_LITERAL
 from dynalint.analysis.value_uses import returned_as_is
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -108,6 +110,8 @@ class MutableGlobalRead(Rule):
                 continue  # its own methods write into its tensors only: nothing guarded changes
             if ev.value.kind is Kind.TENSOR and rebuilt_alike(ctx.program.index, ev.name):
                 continue  # a tensor is guarded on its sizes, dtype and device, which one made alike keeps
+            if _unread_keys_changed(ctx, ev.name):
+                continue  # only keys compiled code never reads are stored into: no guard reads them
             if ctx.breaks.in_skipped_frame(ev):
                 continue  # read only in a resumed frame Dynamo skips: no guard
             if guardless is None:
@@ -131,6 +135,18 @@ class MutableGlobalRead(Rule):
                     f"its value, so every change recompiles {recompiled}.",
                     hint="pass it as an argument or store it on the module outside forward",
                 )
+
+
+def _unread_keys_changed(ctx: RuleContext, name: str) -> bool:
+    """Every change of the global ``name`` stores into a literal key (``CFG["run"] = ...``) that compiled code
+    never reads, and compiled code reads it by literal keys only: Dynamo guards the values of the keys read,
+    not the dict's other keys (measured on torch 2.13: ``x * CFG["scale"]`` does not recompile when another
+    key is stored or added)."""
+    changed = ctx.program.index.global_keys_changed.get(name, {NOT_LITERAL})
+    if NOT_LITERAL in changed:
+        return False
+    read = {key_read(ev.node, ev.statement) for ev in ctx.events(GlobalReadEvent) if ev.name == name}
+    return NOT_LITERAL not in read and not read & changed
 
 
 _MAX_RETURNS = 3

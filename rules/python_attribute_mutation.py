@@ -8,6 +8,7 @@ import libcst as cst
 from dynalint.analysis.class_state import initial_keys, initially_none, is_self, self_attribute
 from dynalint.analysis.entry_arguments import passed_afresh, second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
+from dynalint.analysis.in_place_changes import read_before_stored
 from dynalint.analysis.module_index import built_only_in_compiled_code
 from dynalint.analysis.resume_paths import guardless_functions, runs_eagerly
 from dynalint.analysis.values import Kind
@@ -359,8 +360,9 @@ class PythonAttributeMutation(Rule):
                     ev.method not in ("update", "setdefault", "pop", "popitem", "clear"):
                 continue
             if isinstance(ev, SubscriptEvent) and (not declared.is_mapping
-                                                   or _literal_key(ev.node.slice) in initial_keys(cls, attr)):
-                continue  # an item of a list, or a key the dict was created with: its length and keys stay
+                                                   or _literal_key(ev.node.slice) in initial_keys(cls, attr)
+                                                   or read_before_stored(ev.node, ev.statement)):
+                continue  # an item of a list, or a key the dict holds already: its length and keys stay
             seen.add((id(cls), attr))
             if declared.is_mapping and _constant_keys(held, cls, attr) \
                     and second_calls_recompile(ctx.program):

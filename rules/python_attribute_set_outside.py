@@ -11,7 +11,8 @@ from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flip
                                                set_with_size_change, site_label)
 from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.mode_flips import mode_flips
-from dynalint.analysis.module_index import may_run_between_calls, related, stores_on_self
+from dynalint.analysis.module_index import (may_run_between_calls, related, store_receivers, stores_on_self,
+                                            unseen_by_compiled_code)
 from dynalint.analysis.syntax import NOT_LITERAL, literal_constant
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -173,6 +174,7 @@ class PythonAttributeSetOutside(Rule):
             if key not in setters_of:
                 setters_of[key] = [
                     (stmt, fn) for stmt, fn in writes[ev.name] if (fn is None or id(fn) not in compiled)
+                    and not (fn is None and _on_other_objects(ctx, stmt, ev.name))
                     and not (stores_on_self(stmt, fn, ev.name)
                              and not related(fn.cls, ev.cls))  # type: ignore[union-attr]
                     and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
@@ -247,7 +249,9 @@ class PythonAttributeSetOutside(Rule):
                 keys_read[key] = {key_read(r.node, r.statement) for r in reads
                                   if r.cls is ev.cls and r.name == ev.name and not getattr(r, "write", False)}
             keys = keys_read[key]
-            setters = [fn for attribute, fn, stored in changes[ev.name] if (fn is None or (
+            index = ctx.program.index
+            setters = [fn for attribute, fn, stored in changes[ev.name] if (
+                fn is None and not unseen_by_compiled_code(index, attribute.value) or fn is not None and (
                 id(fn) not in compiled and not (is_self(fn, attribute.value) and not related(fn.cls, ev.cls))
                 and may_run_between_calls(fn.owner or ctx.program.index, fn)))
                 # (a key compiled code never reads, read by literal keys only: `enc.tags["domain"] = ...`)
@@ -264,6 +268,13 @@ class PythonAttributeSetOutside(Rule):
                 f"`{ev.function.name}`.",
                 hint="keep it in a tensor (a mask, a buffer), or pass it as an argument that does not change",
             )
+
+
+def _on_other_objects(ctx: RuleContext, stmt: cst.CSTNode, name: str) -> bool:
+    """A script's own ``stmt`` stores ``name`` only on objects no compiled code is handed (``other.top_k = 3``
+    of a second instance)."""
+    receivers = store_receivers(stmt, name)
+    return bool(receivers) and all(unseen_by_compiled_code(ctx.program.index, r) for r in receivers)
 
 
 def _stores_literal(stmt: cst.CSTNode, name: str) -> bool:

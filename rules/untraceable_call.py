@@ -51,8 +51,11 @@ class UntraceableCall(Rule):
         (of a constant or a class it folds), calling a `functools.singledispatch` function,
         the methods of `t.untyped_storage()` other than `size()` and `resize_()`,
         `@functools.cache`/`lru_cache` on a function defined in compiled code (a cached function of the module
-        is traced), an assignment expression inside a list, set or dict comprehension on Python before 3.12
-        (`[y for r in rs if (y := f(r))]`), using an f-string that formats
+        is traced), the first read of a `functools.cached_property` on Python before 3.12 (its `__get__` enters
+        an `RLock`), an assignment expression inside a list, set or dict comprehension on Python before 3.12
+        (`[y for r in rs if (y := f(r))]`: the comprehension's frame holds the name as a cell Dynamo reads
+        before it is set; not when the function bound the name before, nor when the comprehension also reads
+        a parameter Dynamo holds as an object, a tensor or a module's `self`), using an f-string that formats
         a tensor (its `len`, `+`, `==`, `in`, a method; formatting it, or a shape, and passing it on are
         traced), setting `t.requires_grad` on a tensor (`t.grad = None` and `param.data = ...` are
         traced), and registering hooks on a module (`module.register_forward_hook`
@@ -489,6 +492,8 @@ LOGGING_HINT = f"{OUTSIDE} (or let Dynamo reorder logging calls)"
 _WORDED: dict[Cause, tuple[str, str]] = {
     Cause.CACHED_NESTED_FUNCTION: ("`@{code}`: {detail}, so the graph breaks here.",
                                    "define the cached function at module level, or drop the cache"),
+    Cause.CACHED_PROPERTY: ("`{code}`: {detail}, so the graph breaks here.",
+                            "compute the value in `__init__`, or read it once before calling the compiled code"),
     Cause.COMPREHENSION_ASSIGNMENT: ("`{code}`: {detail}, so the graph breaks here.",
                                      "assign the name in a loop, or compute the value twice in the "
                                      "comprehension"),

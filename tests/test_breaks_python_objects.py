@@ -187,6 +187,91 @@ if sys.version_info >= (3, 12):
 test_check, test_dynamo = break_tests(CODE, BREAKS, "[(torch.rand(4, 3),)]")
 
 
+CELLS = """\
+    import torch
+    import torch.nn as nn
+
+
+    @torch.compile(backend="eager")
+    def unset(x, k: int):
+        doubled = [y * k for r in range(3) if (y := r * 2) > 0]
+        return x + len(doubled)
+
+
+    @torch.compile(backend="eager")
+    def set_before(x):
+        total = 0
+        sums = [(total := total + v) for v in [1, 2, 3]]
+        return x * total + len(sums)
+
+
+    @torch.compile(backend="eager")
+    def with_a_tensor_parameter(x):
+        scaled = [y * x for r in range(3) if (y := r * 2) > 0]
+        return scaled[0]
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.s = 2
+
+        def forward(self, x):
+            doubled = [y * self.s for r in range(3) if (y := r * 2) > 0]
+            return x + len(doubled)
+
+
+    head = torch.compile(Head(), backend="eager")
+
+
+    def main(x):
+        return unset(x, 2), set_before(x), with_a_tensor_parameter(x), head(x)
+"""
+"""An assignment expression in a comprehension breaks ("Read uninitialized cell") unless the function bound
+the name before, or the comprehension also reads a parameter Dynamo holds as an object (a tensor, a module's
+``self``); of a number it breaks."""
+CELLS_BREAKS = {(7, "DYN105")}
+
+test_check_cells, test_dynamo_cells = break_tests(CELLS, CELLS_BREAKS, "[(torch.rand(4),)]")
+
+
+CACHED = """\
+    import functools
+
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        @functools.cached_property
+        def scale(self):
+            return 0.5
+
+        @property
+        def shift(self):
+            return 0.25
+
+        def forward(self, x):
+            return self.lin(x) * self.scale + self.shift
+
+
+    head = torch.compile(Head(), backend="eager")
+
+
+    def main(x):
+        return head(x)
+"""
+"""The first read of a ``functools.cached_property`` enters the ``RLock`` of its ``__get__`` (Python 3.11); a
+plain property is inlined."""
+CACHED_BREAKS = {(21, "DYN105")}
+
+test_check_cached, test_dynamo_cached = break_tests(CACHED, CACHED_BREAKS, "[(torch.rand(2, 4),)]")
+
+
 STORAGE = """\
     import torch
 

@@ -102,7 +102,7 @@ def test_a_parameter_every_caller_in_another_file_passes_a_number_is_a_number(tm
     _project(tmp_path, monkeypatch, {"pkg/__init__.py": "", "pkg/sampler.py": SAMPLER, "run.py": SCRIPT})
     found = _check(["pkg/sampler.py"])
     assert [code for _, _, code, _ in found] == ["DYN206"]  # `t` from the loop; no DYN101 on the scale
-    assert "`step(x, t, 7.5)` in `main`, `run` line 8 passes values that change" in found[0][3]
+    assert "`step(x, t, 7.5)` in `main`, `run` line 8 passes `0.9`, `0.5`, `0.1` in turn" in found[0][3]
 
 
 @pytest.mark.parametrize("script", [

@@ -166,6 +166,15 @@ CASES = {
     "a-held-dict-item-it-reads": (HELD_CONTAINERS.replace("CHANGE", 'm.hp["temperature"] = 2.0'),
                                   {(16, "DYN205")}, 1),
     "a-held-dict-item-it-never-reads": (HELD_CONTAINERS.replace("CHANGE", 'm.hp["tag"] = "tuned"'), set(), 0),
+    # a second instance of the class, which no compiled code is handed, changed or set between the calls
+    "another-instance-changed": (HELD_CONTAINERS.replace("    m = Stack()\n", "    m = Stack()\n    spare = Stack()\n")
+                                 .replace("CHANGE", 'spare.skip.append(1)\n    spare.hp["temperature"] = 2.0'),
+                                 set(), 0),
+    "another-instance-set": (PASSED_OBJECT.replace("    opts = Opts(0)\n", "    opts = Opts(0)\n    spare = Opts(0)\n")
+                             .replace("    opts.top_k = 3\n", "    spare.top_k = 3\n"), set(), 0),
+    # a global dict: a key compiled code never reads is stored into, then one it reads
+    "a-global-key-it-never-reads": (GLOBALS.replace('CONFIG["clip"] = 2.0', 'CONFIG["tag"] = "tuned"'),
+                                    {(16, "DYN201"), (27, "DYN201")}, 2),
 }
 
 

@@ -37,6 +37,8 @@ from dynalint.analysis.eager_part import (EagerPart, body_order, breaks_inside_m
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
+    AttributeEvent,
+    ObjectAttributeReadEvent,
     TensorAttributeReadEvent,
     ModuleAttributeReadEvent,
     CallEvent,
@@ -153,6 +155,9 @@ class Cause(enum.Enum):
     CACHED_NESTED_FUNCTION = "cached-nested-function"
     """``@functools.cache``/``lru_cache`` on a function defined in traced code: Dynamo cannot build the cache
     wrapper ("Unsupported method call" at the decorator)."""
+    CACHED_PROPERTY = "cached-property"
+    """A ``functools.cached_property`` of a class of the checked code read in traced code: on Python before
+    3.12 its ``__get__`` enters an ``RLock`` Dynamo cannot enter ("Unsupported context manager")."""
     COMPREHENSION_ASSIGNMENT = "comprehension-assignment"
     """An assignment expression inside a list, set or dict comprehension: on Python before 3.12 the
     comprehension is a function of its own, which sets the name as a cell of the enclosing function; Dynamo
@@ -1933,6 +1938,17 @@ class BreakClassifier:
                                     "Dynamo cannot build the cache wrapper (`functools._lru_cache_wrapper`) "
                                     "of a function defined in compiled code"))
 
+    def attribute(self, ev: AttributeEvent | ObjectAttributeReadEvent) -> None:
+        if sys.version_info < (3, 12) and ev.cls is not None and not getattr(ev, "write", False) \
+                and not getattr(ev, "on_class", False):
+            method = ev.cls.find_method(ev.name)
+            if method is not None and any(d in _CACHED_PROPERTIES for d in method.decorators):
+                # (measured on torch 2.13 with Python 3.11, the first read of an instance's value; Python
+                # 3.12 dropped the lock)
+                self.found.append(Break(ev, Cause.CACHED_PROPERTY, GB.CONTEXT_MANAGER,
+                                        "the first read of a `functools.cached_property` enters the `RLock` of "
+                                        "its `__get__`, which Dynamo cannot enter"))
+
     def comprehension_assignment(self, ev: ComprehensionAssignmentEvent) -> None:
         if sys.version_info < (3, 12):
             # (measured on torch 2.13 with Python 3.11: in a list, set or dict comprehension, whatever the
@@ -2228,6 +2244,9 @@ def data_dependent_test(ev: ConditionEvent, capture_scalar_outputs: bool) -> boo
     return capture_scalar_outputs and ev.value.kind is Kind.SCALAR
 
 
+#: how code names ``functools.cached_property`` as a decorator
+_CACHED_PROPERTIES = frozenset({"functools.cached_property", "cached_property"})
+
 _HANDLERS = {
     ArithmeticEvent: BreakClassifier.arithmetic,
     ConditionEvent: BreakClassifier.condition, CallEvent: BreakClassifier.call,
@@ -2235,6 +2254,7 @@ _HANDLERS = {
     ComparisonEvent: BreakClassifier.comparison, ContextManagerEvent: BreakClassifier.context_manager,
     ClassStatementEvent: BreakClassifier.class_statement,
     ComprehensionAssignmentEvent: BreakClassifier.comprehension_assignment,
+    AttributeEvent: BreakClassifier.attribute, ObjectAttributeReadEvent: BreakClassifier.attribute,
     DecoratorEvent: BreakClassifier.decorator, ForLoopEvent: BreakClassifier.for_loop,
     EagerComprehensionEvent: BreakClassifier.eager_comprehension,
     TensorAttributeStoreEvent: BreakClassifier.tensor_attribute,

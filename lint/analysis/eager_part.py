@@ -391,6 +391,11 @@ def _entered(stmt: cst.CSTNode, suite: cst.CSTNode) -> str:
     return _MAYBE
 
 
+def dominates(fn: "FunctionInfo", first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Every run of ``fn`` that reaches the statement holding ``later`` ran the one holding ``first`` before."""
+    return _dominates(fn, {}, first, later)
+
+
 def _dominates(fn: "FunctionInfo", paths: _Paths, first: cst.CSTNode, later: cst.CSTNode) -> bool:
     """Every run that reaches the statement holding ``later`` ran the one holding ``first`` before: a
     later statement of a block that holds ``first``, always entered down to it (a ``with`` or ``try``

@@ -29,10 +29,10 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.eager_part import body_order
 from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.in_place_changes import changed_between_calls
-from dynalint.analysis.loop_arguments import UNKNOWN, constant, loop_argument_values
+from dynalint.analysis.loop_arguments import TENSOR, UNKNOWN, Built, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, state_nodes, top_level_code
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, compiled_dynamic, foreign_call_sites,
-                                              replayed_sizes)
+                                              module_call_sites, replayed_sizes)
 from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard,
                                       literal_constant, literal_value, parent_map, position_bound,
                                       simple_statements, walk)
@@ -133,7 +133,7 @@ def closure_argument_values(program: "Program") -> Iterator[ParameterValues]:
         names = ["(function)", *(p.name.value for p in params)] if partial else [p.name.value for p in params]
         caller = where if where is not None else top_level_code(program.index)
         for name, values in loop_argument_values(made, caller, names).items():
-            keys = list(dict.fromkeys(k for k in map(_key_of, values) if k is not None))
+            keys = list(dict.fromkeys(k for k in (_key_of(program, v) for v in values) if k is not None))
             param = next((p for p in params if p.name.value == name), None)
             literals = {t for t, _ in keys} <= {"int", "float", "bool", "str"}
             if len(keys) < 2 or param is None or not (
@@ -370,6 +370,8 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
         calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
         if entry and fn.cls is None:
             calls = list(idx.call_sites.get(fn.name, ()))
+        elif entry and fn.name != "forward":  # a method compiled as a decorator: `obj.step(...)`
+            calls = module_call_sites(program, fn)
         elif entry:
             if by_class is None:
                 by_class = _instance_calls(idx, compiled)
@@ -863,11 +865,20 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         seen.setdefault(name, {}).setdefault(key, (site, what))
         modes.setdefault(name, {}).setdefault(_grad_enabled(site), set()).add(key)
 
-    for site in sites:
-        call, caller, _ = site
+    def visit(site: _Site, site_params: list[cst.Param], rename: dict[str, str]) -> None:
+        """What the call of ``site`` passes to the parameters ``site_params`` of its callee, each taken for the
+        parameter of ``fn`` that ``rename`` maps it to (the callee is ``fn``, or a wrapper that hands the value
+        on to ``fn`` as it is)."""
+        call = site[0]
         given = set()
-        for name, arg in _bound_arguments(call, params):
-            given.add(name)
+        replayed = _replayed_caller(site)
+        replayed_keys = {rename[n]: keys for n, keys in _replayed(program, call, replayed, site_params).items()
+                         if n in rename}
+        for own, arg in _bound_arguments(call, site_params):
+            given.add(own)
+            name = rename.get(own)
+            if name is None or name in replayed_keys:
+                continue  # (what the replay of its loops passes, value by value)
             key = _shape_of(arg) or _record_of(program, arg)
             if key is not None:
                 note(name, key, site, _shown(key))
@@ -875,15 +886,20 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 undecided.setdefault(name, []).append((arg, site))
         if not any(arg.star for arg in call.args):
             # a parameter the call leaves out takes its default
-            for prm in params[len([a for a in call.args if a.keyword is None]):]:
+            for prm in site_params[len([a for a in call.args if a.keyword is None]):]:
                 key = _shape_of(prm.default) if prm.default is not None and prm.name.value not in given else None
-                if key is not None and key[0] != "list":
-                    note(prm.name.value, key, site, f"its default {_shown(key)}")
-        replayed = _replayed_caller(site)
-        for name in _loop_varying_arguments(call, replayed, params):
-            in_loop.setdefault(name, site)
-        for name, keys in _replayed(call, replayed, params).items():
+                if key is not None and key[0] != "list" and prm.name.value in rename:
+                    note(rename[prm.name.value], key, site, f"its default {_shown(key)}")
+        for own in _loop_varying_arguments(call, replayed, site_params):
+            if own in rename:
+                in_loop.setdefault(rename[own], site)
+        for name, keys in replayed_keys.items():
             looped.setdefault(name, (site, keys))
+
+    for site in sites:
+        visit(site, params, {p.name.value: p.name.value for p in params})
+        for outer, wrapper_params, rename in _forwarding_sites(program, site, params):
+            visit(outer, wrapper_params, rename)
     for name, pending in undecided.items():
         for arg, site in pending:
             if _none_then_tensor(site, arg, fn):  # a warm start: `prev = None`, then the loop rebinds it
@@ -940,12 +956,34 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if name in looped:
             site, keys = looped[name]
             shown.append((_where(site, program), _in_turn(keys)))
-        if name in in_loop:
+        if name in in_loop and not (name in looped and looped[name][0] is in_loop[name]):
             shown.append((_where(in_loop[name], program), "values that change from one loop iteration to the next"))
         yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static)
 
 
 _GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
+                      ) -> Iterator[tuple[_Site, list[cst.Param], dict[str, str]]]:
+    """The calls of the function that makes the call of ``site`` (a wrapper of the module, not a script's own
+    statements), when it hands some of its parameters as they are to the parameters ``params`` of its callee
+    (``def generate(x, t, k): return sample(x, t, k)``): each with the wrapper's parameters and the map from
+    those it hands on to the callee's. Dynamo guards on what reaches the compiled frame, through any number of
+    plain Python frames."""
+    call, caller, owner = site
+    if caller is None or owner is not program or caller.closure is not None:
+        return
+    wrapper_params = _call_params(caller)
+    own = {p.name.value for p in wrapper_params}
+    rebound = caller.derived("names bound in the body", body_bindings)
+    rename = {arg.value: name for name, arg in _bound_arguments(call, params)
+              if isinstance(arg, cst.Name) and arg.value in own and arg.value not in rebound}
+    if not rename:
+        return
+    for outer, where in module_call_sites(program, caller):
+        if where is not caller:
+            yield (outer, where, program), wrapper_params, rename
 
 
 def _changed_in_place(fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site]
@@ -1128,22 +1166,33 @@ def _grad_off(node: cst.BaseExpression) -> bool:
     return dotted_name(node) in _GRAD_OFF
 
 
-def _replayed(call: cst.Call, caller: "FunctionInfo", params: list[cst.Param]) -> dict[str, list[tuple[str, Any]]]:
+def _replayed(program: "Program", call: cst.Call, caller: "FunctionInfo", params: list[cst.Param]
+              ) -> dict[str, list[tuple[str, Any]]]:
     """Parameters to which ``call``, replayed over the loops around it, passes at least two different
     values Dynamo guards on apart: their keys (as :func:`_shape_of` gives them), in the order first
     passed."""
     out: dict[str, list[tuple[str, Any]]] = {}
     for name, values in loop_argument_values(call, caller, [p.name.value for p in params]).items():
-        keys = list(dict.fromkeys(k for k in map(_key_of, values) if k is not None))
+        keys = list(dict.fromkeys(k for k in (_key_of(program, v) for v in values) if k is not None))
         if len(keys) >= 2:
             out[name] = keys
     return out
 
 
-def _key_of(value: Any) -> tuple[str, Any] | None:
-    """A replayed value's key, as :func:`_shape_of` keys a literal; None when not known."""
+def _key_of(program: "Program", value: Any) -> tuple[str, Any] | None:
+    """A replayed value's key, as :func:`_shape_of` keys a literal (and :func:`_record_of` an instance of a
+    record class); None when not known."""
     if isinstance(value, (bool, int, float, str)) or value is None:
         return (type(value).__name__, value)
+    if value is TENSOR:
+        return ("tensor", None)
+    if isinstance(value, dict):
+        if len(value) > _MAX_ITEMS or not all(isinstance(k, (bool, int, float, str)) for k in value):
+            return ("dict", None)
+        return ("dict", tuple((k, _element_key(v)) for k, v in value.items()))
+    if isinstance(value, Built):
+        return _record_key(program, value.func, [(None, _key_of(program, v)) for v in value.args]
+                           + [(k, _key_of(program, v)) for k, v in value.keywords])
     if isinstance(value, (list, tuple)):
         if len(value) > _MAX_ITEMS:
             return (type(value).__name__, None)
@@ -1242,32 +1291,46 @@ def _record_of(program: "Program", node: cst.BaseExpression) -> tuple[str, Any] 
     field."""
     if type(node) is not cst.Call or any(a.star for a in node.args):
         return None
-    made = program.names.static_value_of(node.func)
+    given = [(a.keyword.value if a.keyword is not None else None, _shape_of(a.value)) for a in node.args]
+    return _record_key(program, node.func, given)
+
+
+def _record_key(program: "Program", func: cst.BaseExpression, given: list[tuple[str | None, Any]]
+                ) -> tuple[str, Any] | None:
+    """What :func:`_record_of` gives for a call of ``func`` whose arguments (keyword or None, then what
+    :func:`_shape_of` gives for the value, None when not known) are ``given``."""
+    made = program.names.static_value_of(func)
     cls = made.cls if made is not None and made.is_class else None
     if cls is None:
         return None
     stored = _stored_parameters(cls) if not program.classes.is_record(cls) else None
     if stored is not None:
-        return _plain_record(cls, stored, node)
-    if not program.classes.is_record(cls) \
+        params = [prm.name.value for prm in cls.methods["__init__"].node.params.params[1:]]
+        defaults = {prm.name.value: prm for _, prm in stored}
+        order = [(attr, prm.name.value) for attr, prm in stored]
+    elif not program.classes.is_record(cls) \
             or any(cls.find_method(m) is not None for m in ("__init__", "__post_init__", "__new__")):
         return None
-    fields = list(dict.fromkeys(f for c in reversed(list(cls.mro())) for f in c.field_annotations))
-    given: dict[str, cst.BaseExpression] = {}
-    for i, arg in enumerate(node.args):
-        if arg.keyword is None and i < len(fields):
-            given[fields[i]] = arg.value
-        elif arg.keyword is not None and arg.keyword.value in fields:
-            given[arg.keyword.value] = arg.value
+    else:
+        params = list(dict.fromkeys(f for c in reversed(list(cls.mro())) for f in c.field_annotations))
+        order = [(f, f) for f in params]
+    keys: dict[str, Any] = {}
+    for i, (keyword, key) in enumerate(given):
+        if keyword is None and i < len(params):
+            keys[params[i]] = key
+        elif keyword is not None and keyword in params:
+            keys[keyword] = key
         else:
             return None
     content: list[tuple[str, tuple[str, Any]]] = [("__class__", ("class", cls.name))]
-    for f in fields:
-        expr = given.get(f)
-        if expr is None:
-            expr = next((c.body_assigns[f] for c in cls.mro() if f in c.body_assigns), None)
-        key = _shape_of(expr) if expr is not None else None
-        content.append((f, key if key is not None and key[0] not in ("list", "tuple", "dict") else _OTHER))
+    for attr, param in order:
+        if param in keys:
+            key = keys[param]
+        else:  # its default
+            expr = defaults[param].default if stored is not None else \
+                next((c.body_assigns[param] for c in cls.mro() if param in c.body_assigns), None)
+            key = _shape_of(expr) if expr is not None else None
+        content.append((attr, key if key is not None and key[0] not in ("list", "tuple", "dict") else _OTHER))
     return ("record", tuple(content))
 
 
@@ -1292,34 +1355,19 @@ def _stored_parameters(cls: "ClassInfo") -> list[tuple[str, cst.Param]] | None:
         if not isinstance(small, cst.Assign) or len(small.targets) != 1:
             return None
         target, value = small.targets[0].target, small.value
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                and target.value.value == me and isinstance(value, cst.Name) and value.value in params):
-            return None
-        if target.attr.value in cls.body_assigns or target.attr.value in cls.methods:
-            return None  # a descriptor or property of the class stores it its own way
-        out.append((target.attr.value, params[value.value]))
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)] \
+            if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)) \
+            else [(target, value)]  # `self.a, self.b = a, b`
+        for target, value in pairs:
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == me and isinstance(value, cst.Name) and value.value in params):
+                return None
+            if target.attr.value in cls.body_assigns or target.attr.value in cls.methods:
+                return None  # a descriptor or property of the class stores it its own way
+            out.append((target.attr.value, params[value.value]))
     return out or None
-
-
-def _plain_record(cls: "ClassInfo", stored: list[tuple[str, cst.Param]], node: cst.Call
-                  ) -> tuple[str, Any] | None:
-    """What :func:`_record_of` gives for ``node``, a call of the plain class ``cls`` whose ``__init__`` stores
-    its parameters as ``stored`` says (:func:`_stored_parameters`)."""
-    params = list(cls.methods["__init__"].node.params.params[1:])
-    given: dict[str, cst.BaseExpression] = {}
-    for i, arg in enumerate(node.args):
-        if arg.keyword is None and i < len(params):
-            given[params[i].name.value] = arg.value
-        elif arg.keyword is not None and any(prm.name.value == arg.keyword.value for prm in params):
-            given[arg.keyword.value] = arg.value
-        else:
-            return None
-    content: list[tuple[str, tuple[str, Any]]] = [("__class__", ("class", cls.name))]
-    for attr, prm in stored:
-        expr = given.get(prm.name.value, prm.default)
-        key = _shape_of(expr) if expr is not None else None
-        content.append((attr, key if key is not None and key[0] not in ("list", "tuple", "dict") else _OTHER))
-    return ("record", tuple(content))
 
 
 def _device(node: cst.BaseExpression) -> tuple[str, int | None] | None:
@@ -1440,24 +1488,41 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") 
                 and any(position_bound(t.target, arg.value) is not None for t in n.targets)]
     inside = [n for n in bindings if encloses(loop.body, n)]
     outside = [n for n in bindings if n not in inside]
-    if len(outside) != 1 or len(inside) != 1 \
-            or not (isinstance(outside[0].value, cst.Name) and outside[0].value.value == "None"):
+    first = _assigned_value(outside[0], arg.value) if len(outside) == 1 else None
+    if len(inside) != 1 or not (isinstance(first, cst.Name) and first.value == "None"):
         return False
     order = {id(n): i for i, n in enumerate(walk(caller.node.body, into_scopes=False))}
     rebound = inside[0]
     if rebound.value is call and len(rebound.targets) == 1 and order[id(outside[0])] < order[id(loop)]:
         position = position_bound(rebound.targets[0].target, arg.value)
         return position is not None and position >= 0 and _returns_item(fn, position)
-    if not (order[id(outside[0])] < order[id(loop)] and order[id(rebound)] > order[id(call)]
-            and _every_iteration(loop, rebound)):
+    later = _assigned_value(rebound, arg.value)
+    if later is None or not (order[id(outside[0])] < order[id(loop)] and order[id(rebound)] > order[id(call)]
+                             and _every_iteration(loop, rebound)):
         return False
-    if _never_none(rebound.value):
+    if _never_none(later):
         return True
     from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
     from dynalint.analysis.number_callers import argument_values
 
-    value = argument_values(owner, caller, [rebound.value], MAX_CALL_DEPTH).get(id(rebound.value))
+    value = argument_values(owner, caller, [later], MAX_CALL_DEPTH).get(id(later))
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
+
+
+def _assigned_value(assign: cst.Assign, name: str) -> cst.BaseExpression | None:
+    """What ``assign`` binds ``name`` to: its value, or the item of a display it unpacks (``prev, state = None,
+    None``); None when not written out."""
+    if len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    if isinstance(target, cst.Name):
+        return value if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return next((v.value for t, v in zip(target.elements, value.elements)
+                     if isinstance(t.value, cst.Name) and t.value.value == name), None)
+    return None
 
 
 def _returns_item(fn: "FunctionInfo", position: int) -> bool:
@@ -1738,8 +1803,7 @@ def _compiled_handles(program: "Program"
                         reached = {id(c) for c in reach.get(id(bound), ())} \
                             if several else None  # type: ignore[union-attr]
                         out.append((bound.value, where, entry, _dynamic_false(call), reached))
-                    elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) \
-                            and where is not None:
+                    elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name):
                         # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of it
                         name = f"{bound.value.value}.{bound.attr.value}"
                         out.append((name, where, entry, _dynamic_false(call), None))

@@ -107,13 +107,13 @@ class EntryPoints(ProgramPart[ProgramParts]):
             candidates += [m for c in idx.classes.values() if not c.is_module
                            for name, m in c.methods.items() if name == "__call__" or _public_method(m)]
             summarised = self._summary_roots()
-            # a file that compiles code of its own is a script: a helper it only calls itself is analysed
-            # where compiled code calls it, and runs eagerly elsewhere
+            # a file that compiles code of its own is a script: a helper it only calls itself (a method of
+            # its own objects) is analysed where compiled code calls it, and runs eagerly elsewhere
             script = idx.compiles_code
             for fn in candidates:
                 if (id(fn), id(None)) not in seen and id(fn) not in summarised \
                         and program.signatures.has_tensor_params(fn) \
-                        and not (script and fn.cls is None and called_here_only(program, fn)):
+                        and not (script and called_here_only(program, fn)):
                     self.library.add(id(fn))
                     add(fn)
         if program.scope is Scope.ALL or (program.scope is Scope.AUTO and idx.imports_torch):

@@ -150,3 +150,11 @@ def key_read(node: cst.CSTNode, statement: cst.CSTNode) -> object:
                 and type(n.slice[0].slice) is cst.Index:
             return literal_constant(n.slice[0].slice.value)
     return NOT_LITERAL
+
+
+def read_before_stored(target: cst.Subscript, statement: cst.CSTNode) -> bool:
+    """The value stored into ``target`` reads ``target`` itself (``self.mom[n] = 0.9 * self.mom[n] + g``): the
+    key is in the dict already (else the read raises), so the store adds none."""
+    value = getattr(statement, "value", None)
+    return type(statement) is cst.Assign and value is not None and any(
+        type(n) is cst.Subscript and n.deep_equals(target) for n in walk(value))

@@ -22,10 +22,13 @@ another name also holds gives up: its elements would no longer be known.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterator
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.syntax import literal_value, walk, walk_with_parents
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,6 +50,51 @@ _COMPARE = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a 
             cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
             cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b}
 _SCALARS = (bool, int, float, str, type(None))
+
+
+TENSOR: Any = type("Tensor", (), {"__repr__": lambda self: "TENSOR"})()
+"""A tensor a torch function that makes one from sizes and numbers returns (``torch.ones(8)``): Dynamo guards
+on its sizes, not its values, and a tensor against ``None`` at the same argument recompiles."""
+
+
+@dataclass(frozen=True)
+class Built:
+    """An instance of a class of the module the replay saw made (``Cfg(s)``, ``Shape(2, 3)``): the callee as
+    written and the values of its arguments (``UNKNOWN`` where not known), the keyword ones by name."""
+
+    func: cst.BaseExpression
+    args: tuple[Any, ...]
+    keywords: tuple[tuple[str, Any], ...]
+
+
+_FRESH = (cst.List, cst.Dict, cst.ListComp, cst.DictComp)
+"""Displays that make a container no other name holds."""
+
+
+_FELL_THROUGH: Any = object()
+"""What the statements of a helper give when they end without a ``return``."""
+
+
+def _returns_only(block: cst.BaseSuite) -> bool:
+    """``block`` is made of ``return`` statements, assignments of one name, ``if`` statements of such blocks,
+    and a docstring: a helper :class:`_Replay` can run."""
+    for stmt in block.body:  # type: ignore[attr-defined]
+        if isinstance(stmt, cst.If):
+            orelse = stmt.orelse
+            if not _returns_only(stmt.body) or orelse is not None and not (
+                    _returns_only(orelse.body) if isinstance(orelse, cst.Else)
+                    else _returns_only(cst.IndentedBlock(body=[orelse]))):
+                return False
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if not (isinstance(small, cst.Return)
+                        or isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)
+                        or isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)):
+                    return False
+        else:
+            return False
+    return True
 
 
 def _holds_container(value: "list | dict") -> bool:
@@ -138,9 +186,47 @@ class _Replay:
                     raise _GiveUp
 
     def run(self) -> dict[str, list[Any]]:
-        env: dict[str, Any] = {}
+        env = self._arguments_kept()
         self._block(self.caller.node.body, env)
         return self.out
+
+    def _arguments_kept(self) -> dict[str, Any]:
+        """The parameters of the caller to which every call of it passes one literal value, or leaves one
+        literal default (``def train(steps=4)`` that the script calls as ``train()``; ``sample(x, ab, [4,
+        -1])``), bound to it: a function of the module, not a method or a nested function, that the module's
+        text names nowhere but at its definition and those calls."""
+        caller, owner = self.caller, self.caller.owner
+        if owner is None or caller.cls is not None or caller.closure is not None \
+                or not isinstance(caller.node, cst.FunctionDef):
+            return {}
+        sites = [call for call, _ in owner.call_sites.get(caller.name, ()) if isinstance(call.func, cst.Name)]
+        if not sites or len(re.findall(rf"\b{re.escape(caller.name)}\b", owner.text)) != len(sites) + 1 \
+                or any(a.star for call in sites for a in call.args):
+            return {}
+        params = caller.node.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        out: dict[str, Any] = {}
+        for prm in (*params.posonly_params, *params.params, *params.kwonly_params):
+            name, values = prm.name.value, []
+            for call in sites:
+                given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name]
+                if not given and name in positional:
+                    at = positional.index(name)
+                    given = [a.value for i, a in enumerate(a for a in call.args if a.keyword is None) if i == at]
+                values.append(self._literal(given[0]) if given else
+                              self._literal(prm.default) if prm.default is not None else UNKNOWN)
+            if values and all(v is not UNKNOWN and v == values[0] and type(v) is type(values[0]) for v in values) \
+                    and not (isinstance(values[0], (list, dict)) and name in self.mutated):
+                out[name] = values[0]
+        return out
+
+    def _literal(self, node: cst.BaseExpression) -> Any:
+        """What an expression of literals alone (numbers, strings, displays of them) gives; UNKNOWN for any
+        other (a name's value at the call is not the caller's to know)."""
+        if any(isinstance(n, cst.Name) and n.value not in ("True", "False", "None") or isinstance(n, cst.Call)
+               for n in walk(node)):
+            return UNKNOWN
+        return self._eval(node, {})
 
     # statements
 
@@ -162,7 +248,12 @@ class _Replay:
 
     def _on_path(self, stmt: cst.CSTNode, env: dict[str, Any]) -> None:
         if isinstance(stmt, cst.For):
-            values = self._iterate(stmt.iter, env)
+            try:
+                values = self._iterate(stmt.iter, env)
+            except _GiveUp:
+                # (what it steps is not known: one pass of unknown values, so that the values an enclosing loop
+                # changes are still read at each of its iterations; a loop that may not run at all passes none)
+                values = [UNKNOWN]
             for value in values:
                 if self.budget <= 0:
                     return
@@ -219,12 +310,15 @@ class _Replay:
     def _assigned(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         if isinstance(small, cst.Assign):
             value = self._eval(small.value, env)
-            fresh = isinstance(small.value, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))
+            fresh = isinstance(small.value, _FRESH)
+            # (`rewards, dones = [], []`: each list is one the statement makes)
+            parts = [isinstance(e.value, _FRESH) for e in small.value.elements] \
+                if isinstance(small.value, (cst.Tuple, cst.List)) and len(small.targets) == 1 else None
             for target in small.targets:
-                self._bind(target.target, value, env, fresh and len(small.targets) == 1)
+                self._bind(target.target, value, env, fresh and len(small.targets) == 1, parts)
         elif isinstance(small, cst.AnnAssign):
             # (`seen: list = []` makes a list no other name holds, as `seen = []` does)
-            fresh = isinstance(small.value, (cst.List, cst.Dict, cst.ListComp, cst.DictComp))
+            fresh = isinstance(small.value, _FRESH)
             value = self._eval(small.value, env) if small.value is not None else UNKNOWN
             self._bind(small.target, value, env, fresh)
         elif isinstance(small, cst.AugAssign):
@@ -256,8 +350,10 @@ class _Replay:
         for name in bound:
             env[name] = UNKNOWN
 
-    def _bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any], fresh: bool = False) -> None:
-        """``fresh``: the value is a container the statement makes (a display), held by no other name."""
+    def _bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any], fresh: bool = False,
+              parts_fresh: list[bool] | None = None) -> None:
+        """``fresh``: the value is a container the statement makes (a display), held by no other name;
+        ``parts_fresh``: the same of each item of a display the target unpacks."""
         if isinstance(target, cst.Name):
             if isinstance(value, (list, dict)) and target.value in self.mutated:
                 if not fresh:
@@ -269,16 +365,21 @@ class _Replay:
             starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
             known = isinstance(value, (tuple, list)) and len(value) == len(parts) and not starred
             for i, part in enumerate(parts):
-                self._bind(part, value[i] if known else UNKNOWN, env)
+                fresh_part = known and parts_fresh is not None and len(parts_fresh) == len(parts) and parts_fresh[i]
+                self._bind(part, value[i] if known else UNKNOWN, env, fresh_part)
         else:
             for name in _names_in(target):
                 env[name] = UNKNOWN  # an attribute or item store: the root is mutated (see _mutated_names)
 
     def _iterate(self, it: cst.BaseExpression, env: dict[str, Any]) -> list[Any]:
         """The values a ``for`` over ``it`` binds, in order; gives up when not known."""
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("range", "enumerate") \
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("range", "enumerate", "zip") \
                 and self._builtin(it.func.value) and not any(a.star or a.keyword for a in it.args):
             args = [self._eval(a.value, env) for a in it.args]
+            if it.func.value == "zip":  # (`zip(ts[:-1], ts[1:])`)
+                if args and all(isinstance(a, (tuple, list)) for a in args):
+                    return list(zip(*args))
+                raise _GiveUp
             if it.func.value == "enumerate":
                 if len(args) == 1 and isinstance(args[0], (tuple, list)):
                     return list(enumerate(args[0]))
@@ -392,11 +493,102 @@ class _Replay:
             if not all(_number(a) for a in args):
                 return UNKNOWN
             return _BUILTINS[node.func.value](*args)
+        if isinstance(node, cst.Call) and self._makes_tensor(node.func):
+            return TENSOR
+        called = f"{node.func.value}()" if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
+        if called is not None and called not in seen:
+            returned = self._helper(node.func.value)  # type: ignore[attr-defined]
+            if returned is not None:
+                return self._returned(returned, node, env, seen | {called})  # type: ignore[arg-type]
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and self._class(node.func.value) \
+                and not any(a.star for a in node.args):
+            return Built(node.func, tuple(ev(a.value) for a in node.args if a.keyword is None),
+                         tuple((a.keyword.value, ev(a.value)) for a in node.args if a.keyword is not None))
         return UNKNOWN
+
+    def _helper(self, name: str) -> cst.FunctionDef | None:
+        """The function of the module ``name`` calls, when its body only returns a value computed from its
+        parameters: ``return`` statements, assignments of names and ``if`` statements around them
+        (``def ramp(step, total): return 0.1 * min(1.0, step / total)``; a schedule with a warmup branch)."""
+        owner = self.caller.owner
+        fn = owner.functions.get(name) if owner is not None and name not in self.locals else None
+        if fn is None or fn.node.decorators or fn.closure is not None \
+                or not isinstance(fn.node.body, cst.IndentedBlock) or not _returns_only(fn.node.body):
+            return None
+        return fn.node
+
+    def _returned(self, node: cst.FunctionDef, call: cst.Call, env: dict[str, Any], seen: frozenset[str]) -> Any:
+        """What ``call`` of a helper of :meth:`_helper` returns, run on the call's arguments and the defaults
+        of the parameters the call leaves out."""
+        params = node.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None \
+                or any(a.star for a in call.args):
+            return UNKNOWN
+        positional = [*params.posonly_params, *params.params]
+        named = {p.name.value: p for p in (*positional, *params.kwonly_params)}
+        inner: dict[str, Any] = {}
+        for i, arg in enumerate(a for a in call.args if a.keyword is None):
+            if i >= len(positional):
+                return UNKNOWN
+            inner[positional[i].name.value] = self._value(arg.value, env, seen)
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value not in named:
+                    return UNKNOWN
+                inner[arg.keyword.value] = self._value(arg.value, env, seen)
+        for name, prm in named.items():
+            if name not in inner:
+                inner[name] = self._value(prm.default, {}, seen) if prm.default is not None else UNKNOWN
+        result = self._run_helper(node.body.body, inner, seen)
+        return UNKNOWN if result is _FELL_THROUGH else result
+
+    def _run_helper(self, body: "Sequence[cst.CSTNode]", env: dict[str, Any], seen: frozenset[str]) -> Any:
+        """The value the statements ``body`` of a helper return (:data:`_FELL_THROUGH` when they end without a
+        ``return``), UNKNOWN once a test is not known."""
+        for stmt in body:
+            if isinstance(stmt, cst.If):
+                test = self._value(stmt.test, env, seen)
+                if not isinstance(test, _SCALARS) or test is UNKNOWN:
+                    return UNKNOWN
+                branch = stmt.body.body if test else \
+                    (stmt.orelse.body.body if isinstance(stmt.orelse, cst.Else) else [stmt.orelse]
+                     if stmt.orelse is not None else [])
+                result = self._run_helper(branch, env, seen)
+                if result is not _FELL_THROUGH:
+                    return result
+                continue
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Return):
+                    return self._value(small.value, env, seen) if small.value is not None else None
+                if isinstance(small, cst.Assign):
+                    env[small.targets[0].target.value] = self._value(small.value, env, seen)  # type: ignore
+        return _FELL_THROUGH
+
+    def _makes_tensor(self, func: cst.BaseExpression) -> bool:
+        """``func`` is a torch function that makes a tensor from sizes and numbers (``torch.ones``)."""
+        owner = self.caller.owner
+        q = owner.resolve_expr(func) if owner is not None and isinstance(func, cst.Attribute) else None
+        return q is not None and q.startswith("torch.") and q[6:] in K.TORCH_CREATION_FUNCS \
+            and q[6:] != "manual_seed"
+
+    def _class(self, name: str) -> bool:
+        """``name`` is a class the module defines (not a name the caller binds)."""
+        owner = self.caller.owner
+        return name not in self.locals and owner is not None and name in owner.classes
 
     @staticmethod
     def _item(node: cst.Subscript, ev: Any) -> Any:
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        if len(node.slice) != 1:
+            return UNKNOWN
+        part = node.slice[0].slice
+        if isinstance(part, cst.Slice):  # `ts[1:]`, `ts[:-1]` of a known list or tuple
+            container = ev(node.value)
+            bounds = [ev(b) if b is not None else None for b in (part.lower, part.upper, part.step)]
+            if isinstance(container, (tuple, list)) and all(b is None or type(b) is int for b in bounds) \
+                    and bounds[2] != 0:
+                return container[slice(*bounds)]
+            return UNKNOWN
+        if not isinstance(part, cst.Index):
             return UNKNOWN
         container = ev(node.value)
         key = ev(node.slice[0].slice.value)

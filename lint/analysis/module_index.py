@@ -160,6 +160,10 @@ class ModuleIndex:
     mutated_globals: dict[str, tuple[cst.CSTNode, "FunctionInfo | None"]] = field(default_factory=dict)
     """Globals rebound or mutated inside a function, or by the module's own statements after a compiled call
     (no function), with the first such place."""
+    global_keys_changed: dict[str, set[object]] = field(default_factory=dict)
+    """The literal keys the changes of :attr:`mutated_globals` store into (``CFG["name"] = ...``), with
+    :data:`~dynalint.analysis.syntax.NOT_LITERAL` for any other change (a rebinding, an ``append``, a
+    ``del``, a key that is no literal)."""
     attr_writes_outside: dict[str, list[tuple[cst.CSTNode, FunctionInfo | None]]] = field(default_factory=dict)
     """``obj.attr = value`` on something other than ``self``, or ``self.attr = value`` in a
     method other than ``__init__``, or by the module's own statements after a compiled call (no function):
@@ -189,6 +193,8 @@ class ModuleIndex:
     sees."""
     top_level: FunctionInfo | None = field(default=None, repr=False)
     """The module's own statements as one function (:func:`top_level_code`), made when first asked for."""
+    private_objects: frozenset[str] | None = field(default=None, repr=False)
+    """The names :func:`unseen_by_compiled_code` accepts, found when first asked for."""
     name: str = ""
     """Dotted module name (when known from the project)."""
     path: str = ""
@@ -205,9 +211,10 @@ class ModuleIndex:
             cls.methods, cls.base_classes = {}, []
         self.functions, self.classes, self.all_functions = {}, {}, []
         self.mutated_globals, self.attr_writes_outside, self.call_sites = {}, {}, {}
+        self.global_keys_changed = {}
         self.attr_changes_outside = {}
         self.compile_targets = []
-        self.top_level = None
+        self.top_level = self.private_objects = None
 
     @property
     def compiles_code(self) -> bool:
@@ -363,12 +370,12 @@ def _note_top_level_writes(idx: ModuleIndex, stmt: cst.CSTNode) -> None:
             for t in [t.target for t in n.targets] if tp is cst.Assign else [n.target]:
                 for name in assigned_names(t):
                     if is_global(name) and (tp is not cst.Assign or len(idx.globals[name]) > 1):
-                        idx.mutated_globals.setdefault(name, (n, None))
+                        _note_global_change(idx, name, n, None)
                 _note_store(idx, None, t, n, is_global, None)
         elif tp is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in MUTATING_METHODS:
             root = root_name(n.func.value)
             if root is not None and is_global(root):
-                idx.mutated_globals.setdefault(root, (n, None))
+                _note_global_change(idx, root, n, None)
             _note_length_change(idx, None, n, None)
 
 
@@ -851,7 +858,7 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo, import_time: bool = False
             for t in targets:
                 for name in assigned_names(t):
                     if name in global_decls and not import_time:
-                        idx.mutated_globals.setdefault(name, (n, fn))
+                        _note_global_change(idx, name, n, fn)
                 _note_store(idx, fn, t, n, is_global, self_name)
         elif tp is cst.Del:
             _note_store(idx, fn, n.target, n, is_global, self_name)
@@ -860,11 +867,11 @@ def _scan_function(idx: ModuleIndex, fn: FunctionInfo, import_time: bool = False
             if type(func) is cst.Attribute and func.attr.value in MUTATING_METHODS:
                 root = root_name(func.value)
                 if root is not None and is_global(root):
-                    idx.mutated_globals.setdefault(root, (n, fn))
+                    _note_global_change(idx, root, n, fn)
                 _note_length_change(idx, fn, n, self_name)
             elif type(func) is cst.Name and func.value == "next" and n.args and type(n.args[0].value) is cst.Name \
                     and is_global(n.args[0].value.value) and "next" not in idx.globals:
-                idx.mutated_globals.setdefault(n.args[0].value.value, (n, fn))  # a global iterator advanced
+                _note_global_change(idx, n.args[0].value.value, n, fn)  # a global iterator advanced
             elif type(func) is cst.Name and func.value == "setattr" and len(n.args) >= 2:
                 name_arg = n.args[1].value
                 if isinstance(name_arg, cst.SimpleString):
@@ -887,7 +894,11 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo | None, target: cst.CSTNode, 
     if tp is cst.Subscript:
         root = root_name(target.value)
         if root is not None and is_global(root):
-            idx.mutated_globals.setdefault(root, (stmt, fn))
+            # (`CFG["name"] = ...` changes that key: one compiled code never reads is guarded on nothing)
+            key = literal_constant(target.slice[0].slice.value) if type(target.value) is cst.Name \
+                and getattr(stmt, "value", None) is not None and len(target.slice) == 1 \
+                and type(target.slice[0].slice) is cst.Index else NOT_LITERAL
+            _note_global_change(idx, root, stmt, fn, key)
         stored = getattr(stmt, "value", None)  # (none for a `del`)
         if type(target.value) is cst.Attribute and (
                 stored is None or literal_constant(stored) is not NOT_LITERAL):
@@ -901,8 +912,16 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo | None, target: cst.CSTNode, 
                 idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
         else:
             if root is not None and is_global(root):
-                idx.mutated_globals.setdefault(root, (stmt, fn))
+                _note_global_change(idx, root, stmt, fn)
             idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
+
+
+def _note_global_change(idx: ModuleIndex, name: str, place: cst.CSTNode, fn: FunctionInfo | None,
+                        key: object = NOT_LITERAL) -> None:
+    """``place`` in ``fn`` rebinds or changes the global ``name`` (see :attr:`ModuleIndex.mutated_globals`),
+    storing into its literal ``key`` or (:data:`~dynalint.analysis.syntax.NOT_LITERAL`) otherwise."""
+    idx.mutated_globals.setdefault(name, (place, fn))
+    idx.global_keys_changed.setdefault(name, set()).add(key)
 
 
 def _note_attribute_change(idx: ModuleIndex, fn: FunctionInfo | None, attribute: cst.Attribute,
@@ -989,25 +1008,76 @@ def stores_on_self(stmt: cst.CSTNode, fn: FunctionInfo | None, attr: str) -> boo
     method runs on (``self.m = m``, ``setattr(self, "m", m)``): it changes instances of the method's class
     (and subclasses) only, not those of another class with an attribute of that name."""
     self_name = _self_name(fn) if fn is not None else None
-    if self_name is None:
-        return False
+    return self_name is not None and any(type(r) is cst.Name and r.value == self_name
+                                         for r in store_receivers(stmt, attr))
+
+
+def store_receivers(stmt: cst.CSTNode, attr: str) -> list[cst.BaseExpression]:
+    """The objects ``stmt``, a place of :attr:`ModuleIndex.attr_writes_outside`, stores ``attr`` on (``m`` of
+    ``m.top_k = 3``, the first argument of ``setattr``)."""
     if type(stmt) is cst.Call:
-        first = stmt.args[0].value if stmt.args else None
-        return type(first) is cst.Name and first.value == self_name
+        return [stmt.args[0].value] if stmt.args else []
     if type(stmt) is cst.Assign:
         targets = [t.target for t in stmt.targets]
     elif type(stmt) in (cst.AugAssign, cst.AnnAssign):
         targets = [stmt.target]  # type: ignore[attr-defined]
     else:
-        return False
+        return []
+    found = []
     while targets:
         t = targets.pop()
         if type(t) in (cst.Tuple, cst.List):
             targets.extend(el.value for el in t.elements)  # type: ignore[attr-defined]
-        elif type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == self_name \
-                and t.attr.value == attr:
-            return True
-    return False
+        elif type(t) is cst.Attribute and t.attr.value == attr:
+            found.append(t.value)
+    return found
+
+
+def unseen_by_compiled_code(idx: ModuleIndex, receiver: cst.BaseExpression) -> bool:
+    """``receiver``, the object a script's own statement changes (``other.skip.append(1)``), is one no compiled
+    code is handed: a module-level name bound once, to an instance of a class of the module, and used nowhere
+    but as the object of attribute stores and of changes made through its attributes, in a module whose
+    classes compile none of their own methods. Dynamo guards the attributes of the objects compiled code
+    reads, so a change of another instance of the class fails none of them (measured on torch 2.13)."""
+    if type(receiver) is not cst.Name or any(caller is not None and caller.cls is not None
+                                             for _, caller in idx.compile_targets):
+        return False
+    if idx.private_objects is None:
+        idx.private_objects = _private_objects(idx)
+    return receiver.value in idx.private_objects
+
+
+def _private_objects(idx: ModuleIndex) -> frozenset[str]:
+    """The module-level names :func:`unseen_by_compiled_code` accepts."""
+    candidates = {name for name, values in idx.globals.items()
+                  if len(values) == 1 and type(values[0]) is cst.Call and type(values[0].func) is cst.Name
+                  and values[0].func.value in idx.classes}
+    if not candidates:
+        return frozenset()
+    not_uses: set[int] = set()  # names that are no use of a variable (attribute names, keywords)
+    through: set[int] = set()  # attributes the object is reached through for a store or a change
+    allowed: set[int] = set()  # the variable where it is bound or is the object of such an attribute
+    for n in walk(idx.module):
+        tp = type(n)
+        if tp is cst.Attribute:
+            not_uses.add(id(n.attr))
+            if type(n.value) is cst.Attribute or type(n.value) is cst.Subscript:
+                through.add(id(n.value))
+        elif tp is cst.Subscript:
+            through.add(id(n.value))
+        elif tp is cst.Arg and n.keyword is not None:
+            not_uses.add(id(n.keyword))
+        elif tp is cst.Assign or tp is cst.AugAssign or tp is cst.AnnAssign:
+            for t in [t.target for t in n.targets] if tp is cst.Assign else [n.target]:
+                through.add(id(t))
+                if type(t) is cst.Name:
+                    allowed.add(id(t))
+    for n in walk(idx.module):
+        if type(n) is cst.Attribute and type(n.value) is cst.Name and id(n) in through:
+            allowed.add(id(n.value))
+    used = {n.value for n in walk(idx.module)
+            if type(n) is cst.Name and n.value in candidates and id(n) not in not_uses and id(n) not in allowed}
+    return frozenset(candidates - used)
 
 
 def _self_name(fn: FunctionInfo) -> str | None:

@@ -219,7 +219,8 @@ def tensor_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str,
 
 def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[str, Value]:
     """The parameters of ``fn`` to which every call in the project passes a list, tuple or dict of tensors the
-    analysis proves ones (``pick([a, b])``, ``step({"x": x})``), each with what its elements are: the
+    analysis proves ones (``pick([a, b])``, ``step({"x": x})``) or of Python numbers (``f(x, [1.0, 0.5])``),
+    each with what its elements are: the
     container's length and keys are left out (each call may pass others, and the body may change them); or a
     ``collections.namedtuple`` of one class, field by field.
     What the answer read is recorded as :func:`number_params` records it."""
@@ -240,11 +241,11 @@ def container_params(program: Program, fn: "FunctionInfo", depth: int) -> dict[s
                 joined = sequence(items=[join_all(f) for f in fields])  # type: ignore[misc]
                 out[name] = joined.with_(keys=first.keys)
         elif all(v.kind is Kind.SEQUENCE for v in values):  # type: ignore[union-attr]
-            elements = [_proven_tensor(v.elements()) for v in values]  # type: ignore[union-attr]
+            elements = [_known_element(v.elements()) for v in values]  # type: ignore[union-attr]
             if all(e is not None for e in elements):
                 out[name] = sequence(element=join_all(elements))  # type: ignore[arg-type]
         elif all(v.is_mapping and v.element is not None for v in values):  # type: ignore[union-attr]
-            elements = [_proven_tensor(v.element) for v in values]  # type: ignore[union-attr]
+            elements = [_known_element(v.element) for v in values]  # type: ignore[union-attr]
             if all(e is not None for e in elements):
                 out[name] = mapping(join_all(elements))  # type: ignore[arg-type]
     return out
@@ -254,6 +255,14 @@ def _known_field(v: Value) -> Value | None:
     """A field of a record a call passes: a tensor the analysis proves one, entering the frame, or a Python
     number or size; None otherwise."""
     return _proven_tensor(v) if v.is_tensor else v if v.kind in (Kind.PYTHON, Kind.SIZE) else None
+
+
+def _known_element(v: Value) -> Value | None:
+    """The elements of a container a call passes: tensors the analysis proves ones, entering the frame, or
+    Python numbers (``[1.0, -1.0, 0.5]``: Dynamo holds them as constants); None otherwise."""
+    if v.kind is Kind.PYTHON and v.cls is None and v.qualname in _NUMBER_TYPES and not v.is_bool:
+        return python().with_(qualname=v.qualname)
+    return _proven_tensor(v)
 
 
 def _proven_tensor(v: Value | None) -> Value | None:
@@ -386,6 +395,16 @@ def _handed_on(program: Program, caller: "FunctionInfo", env: dict[str, Value],
     # (a tensor only by how the body uses it, `diffusion.T`, may well be the object every caller passes)
     unknown = {name for name in handed & set(caller.param_names()) if name in env and (
         env[name].kind is Kind.UNKNOWN or env[name].kind is Kind.TENSOR and env[name].open_class)}
+    # a parameter a loop steps, whose variable is handed on (`for t in ts: step(x, t)`): the list of numbers or
+    # tensors every call of ``caller`` passes
+    stepped = {n.iter.value for n in walk(caller.node.body, into_scopes=False)
+               if isinstance(n, cst.For) and isinstance(n.iter, cst.Name) and isinstance(n.target, cst.Name)
+               and n.target.value in handed} & set(caller.param_names())
+    stepped = {name for name in stepped if name in env and env[name].kind is Kind.UNKNOWN}
+    if stepped:
+        containers = program.signatures.containers_passed(caller)
+        for name in stepped & set(containers):
+            env[name] = containers[name]
     if unknown:
         signatures = program.signatures
         for name in unknown & signatures.numbers_passed(caller):
@@ -510,15 +529,21 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
         calls = _instance_calls(module, parents, fn.cls.name, fn.cls.node, {id(c) for c in idx.compile_calls})
     elif fn.name == "__init__" and idx.classes.get(fn.cls.name) is fn.cls:
         calls = _only_called(module, parents, fn.cls.name, fn.cls.node)  # the instances built
-    elif fn.is_method and not fn.is_classmethod and idx.classes.get(fn.cls.name) is fn.cls and any(
+    elif fn.is_method and not fn.is_classmethod and idx.classes.get(fn.cls.name) is fn.cls and (any(
             c.args and type(c.args[0].value) is cst.Attribute and c.args[0].value.attr.value == fn.name
-            for c in idx.compile_calls):
-        calls = _compiled_method_calls(module, parents, fn, {id(c) for c in idx.compile_calls})
+            for c in idx.compile_calls) or fn.compile_decorated or idx.compiles_code and not fn.cls.is_module):
+        # (a method a script compiles, or one of a plain class of a script: its instances are the script's)
+        calls = _method_calls(module, parents, fn, {id(c) for c in idx.compile_calls})
     else:
         return None
     if calls is None:
         return None
     return [(call, uses.enclosing(call)) for call in calls]
+
+
+def module_call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "FunctionInfo | None"]]:
+    """Every call of ``fn`` in its module (see :func:`_call_sites`); none when a use of it cannot be read."""
+    return _recorded(program, fn, lambda: _call_sites(program, fn)) or []
 
 
 def called_here_only(program: Program, fn: "FunctionInfo") -> bool:
@@ -545,9 +570,9 @@ def foreign_call_sites(program: Program, fn: "FunctionInfo", strict: bool = True
     project, idx = program.project, program.index
     if project is None or not idx.name:
         return []
-    if fn.cls is not None and fn.name not in ("forward", "__init__") and idx.compile_targets \
+    if fn.cls is not None and fn.name not in ("forward", "__init__") and idx.compiles_code \
             and idx.classes.get(fn.cls.name) is fn.cls:
-        return []  # a method a script compiles (`torch.compile(ema.update_target)`): no module imports it
+        return []  # a method of a class of a script (`torch.compile(ema.update_target)`): no module imports it
     if fn.cls is None and idx.functions.get(fn.name) is not fn or fn.cls is not None and (
             fn.name not in ("forward", "__init__") or idx.classes.get(fn.cls.name) is not fn.cls):
         return None if strict else []
@@ -1021,24 +1046,56 @@ def _compiled_in_place(parents: "_Parents", use: cst.Name, compiles: set[int]) -
             and statement.targets[0].target.value == use.value)
 
 
-def _compiled_method_calls(module: cst.Module, parents: "_Parents", fn: "FunctionInfo", compiles: set[int]
-                           ) -> list[cst.Call] | None:
+def _method_calls(module: cst.Module, parents: "_Parents", fn: "FunctionInfo", compiles: set[int]
+                  ) -> list[cst.Call] | None:
     """The calls of the handles ``torch.compile(obj.method)`` makes of a method (``update =
-    torch.compile(ema.update_target)``; ``update(step, 4)``), when every use of the method's name as an
-    attribute is such a compile call, of a name the module binds only to instances of the method's class
-    (``ema = EMAPair()``); else None (the method may be called elsewhere, with other arguments)."""
+    torch.compile(ema.update_target)``; ``update(step, 4)``), and of the method itself through its
+    instances (``obj.method(...)``: after ``obj.method = torch.compile(obj.method)``, or of a method compiled
+    as a decorator; ``self.method(...)`` in the class), when every use of the method's name as an attribute
+    is one of those, on a name the module binds only to instances of the method's class (``ema =
+    EMAPair()``) or on ``self`` in the class; else None (the method may be called elsewhere, with other
+    arguments)."""
     assert fn.cls is not None
     _searched(fn.name)
     uses = [n for n in walk(module) if type(n) is cst.Attribute and n.attr.value == fn.name]
+    inside = {id(n) for n in walk(fn.cls.node)}
     calls: list[cst.Call] = []
     for use in uses:
-        if type(use.value) is not cst.Name or not _bound_to_class(module, use.value.value, fn.cls.name):
+        if type(use.value) is not cst.Name or not (
+                use.value.value == "self" and id(use) in inside
+                or _bound_to_class(module, use.value.value, fn.cls.name)):
             return None
+        parent = parents.get(id(use))
+        if type(parent) is cst.Call and parent.func is use:
+            calls.append(parent)
+            continue
+        if _rebound_compiled(parents, use, compiles):
+            continue
         through = _handle_calls(parents, use, compiles)
         if through is None:
             return None
         calls += through
     return calls
+
+
+def _rebound_compiled(parents: "_Parents", use: cst.Attribute, compiles: set[int]) -> bool:
+    """``use`` is a side of ``obj.method = torch.compile(obj.method)``: the attribute stored into, or the
+    method compiled into it (its calls then run the compiled method)."""
+    statement = parents.get(id(use))
+    if type(statement) is cst.AssignTarget:
+        statement = parents.get(id(statement))
+    else:
+        arg = statement
+        compile_call = parents.get(id(arg))
+        if not (type(arg) is cst.Arg and type(compile_call) is cst.Call and id(compile_call) in compiles
+                and compile_call.args[0] is arg):
+            return False
+        statement = parents.get(id(compile_call))
+    if type(statement) is not cst.Assign or len(statement.targets) != 1:
+        return False
+    target, value = statement.targets[0].target, statement.value
+    return type(value) is cst.Call and id(value) in compiles and bool(value.args) \
+        and type(target) is cst.Attribute and value.args[0].value.deep_equals(target)
 
 
 def _bound_to_class(module: cst.Module, name: str, cls: str) -> bool:

@@ -139,7 +139,8 @@ class Signatures(ProgramPart["ProgramParts"]):
 
     def containers_passed(self, fn: FunctionInfo) -> dict[str, Value]:
         """The parameters of a compiled function every call in the project passes a list, tuple or dict of
-        tensors, with what its elements are (see :func:`~dynalint.analysis.number_callers.container_params`);
+        tensors or of numbers, with what its elements are (see
+        :func:`~dynalint.analysis.number_callers.container_params`);
         searched, as :meth:`tensors_passed`, only in a script."""
         if fn.qualname in self.program.entries or not self.program.index.compiles_code:
             return {}

@@ -19,14 +19,16 @@ to the ``torch`` module (``torch.full``, ``F.relu``); a generator expression's f
 """
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 import libcst as cst
 
 from dynalint.analysis import events as E
+from dynalint.analysis.eager_part import dominates
 from dynalint.analysis.module_index import import_bindings
 from dynalint.analysis.syntax import dotted_name, simple_statements, walk
-from dynalint.analysis.values import Kind
+from dynalint.analysis.values import UNKNOWN_VALUE, Kind, Value
 
 #: builtins whose iterator Dynamo cannot step as a frame's input
 _UNSTEPPED_EAGER = frozenset({"enumerate", "zip", "map", "reversed", "sorted"})
@@ -39,6 +41,8 @@ _TORCH_MODULES = frozenset({
     "torch.special", "torch.autograd", "torch.distributions", "torch.cuda",
 })
 _FRAMES = (cst.ListComp, cst.SetComp, cst.DictComp)
+#: the types of the Python values a parameter holds that Dynamo has as constants
+_CONSTANT_TYPES = frozenset({"builtins.int", "builtins.float", "builtins.bool", "builtins.str"})
 
 
 class ComprehensionFrames:
@@ -63,6 +67,22 @@ class ComprehensionFrames:
             # frame, a loop's body too, at each pass once the function runs eagerly, also where the loop's
             # own break made it; an ``except`` handler runs only when something raised)
             self.pending_frames.append((node, self.statement, self.top_index))
+
+    def sets_unset_cell(self: Any, node: cst.NamedExpr, comp: cst.BaseComp) -> bool:
+        """Whether Dynamo breaks at ``node``, an assignment expression in the comprehension ``comp`` ("Read
+        uninitialized cell"): on Python 3.11 the comprehension's frame holds the name it binds as a cell of
+        the function, which Dynamo reads before it is set. Measured on torch 2.13: it does not break when the
+        function bound the name on every path before (``total = 0``), nor when the comprehension also reads
+        a parameter that Dynamo holds as an object rather than a constant (``[y * x for r in rs if (y := r)]``
+        of a tensor ``x``, a module's ``self``, a list or an object; a number, string or flag breaks); of a
+        parameter whose value is not known, nothing is said. Python 3.12 inlines comprehensions."""
+        if sys.version_info >= (3, 12) or self.fn is None or not isinstance(node.target, cst.Name):
+            return False
+        params = set(self.fn.param_names())
+        for name in _free_names(comp):
+            if name in params and not _held_as_constant(self.env.get(name, UNKNOWN_VALUE)):
+                return False
+        return not _bound_before(self.fn, node.target.value, self.statement)
 
     def _first_iterator(self: Any, it: cst.BaseExpression) -> str | None:
         """What the comprehension steps, when Dynamo cannot step it as a frame's input: the builtin
@@ -291,6 +311,20 @@ def _exits(statement: cst.CSTNode) -> bool:
 def _compiled_frame(evaluator: Any, node: cst.BaseComp, env: dict) -> bool:
     """Whether Dynamo compiles the comprehension's frame when it meets it on its own: its code refers to
     a tensor or an ``nn.Module`` of the function (its free variables) or to a torch module (a global)."""
+    imports = evaluator.p.index.imports
+    for name in _free_names(node):
+        value = env.get(name)
+        if value is not None:
+            if value.kind in (Kind.TENSOR, Kind.MODULE) and not value.maybe_none:
+                return True
+        elif imports.get(name) in _TORCH_MODULES:
+            return True
+    return False
+
+
+def _free_names(node: cst.BaseComp) -> Iterator[str]:
+    """The names the comprehension's own frame reads from outside it (the iterable of its first ``for`` is
+    evaluated outside the frame), in the order they appear."""
     outer = node.for_in.iter
     bound: set[str] = set()
     comp: cst.CompFor | None = node.for_in
@@ -298,7 +332,6 @@ def _compiled_frame(evaluator: Any, node: cst.BaseComp, env: dict) -> bool:
         bound.update(n.value for n in walk(comp.target) if isinstance(n, cst.Name))
         comp = comp.inner_for_in
     skip = {id(outer)}
-    imports = evaluator.p.index.imports
     for n in walk(node, into_scopes=False):
         if id(n) in skip:
             skip.update(id(c) for c in walk(n))
@@ -308,10 +341,31 @@ def _compiled_frame(evaluator: Any, node: cst.BaseComp, env: dict) -> bool:
         elif isinstance(n, cst.Arg) and n.keyword is not None:
             skip.add(id(n.keyword))
         elif isinstance(n, cst.Name) and n.value not in bound:
-            value = env.get(n.value)
-            if value is not None:
-                if value.kind in (Kind.TENSOR, Kind.MODULE) and not value.maybe_none:
-                    return True
-            elif imports.get(n.value) in _TORCH_MODULES:
-                return True
+            yield n.value
+
+
+def _held_as_constant(value: Value) -> bool:
+    """A parameter's value that Dynamo holds as a constant while it traces: a number, a string, a flag,
+    ``None`` (not a tensor, a module, a list or another object)."""
+    if value.kind is Kind.SIZE:
+        return True
+    return value.kind is Kind.PYTHON and value.cls is None and not value.is_mapping and (
+        value.qualname is None or value.qualname in _CONSTANT_TYPES)
+
+
+def _bound_before(fn: Any, name: str, statement: cst.CSTNode) -> bool:
+    """The function binds ``name`` on every path before ``statement`` runs: a parameter, or a name assigned by
+    an earlier statement of a block that always runs down to ``statement``."""
+    if name in fn.param_names():
+        return True
+    for n in walk(fn.node.body, into_scopes=False):
+        if isinstance(n, cst.Assign):
+            targets = [t.target for t in n.targets]
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and getattr(n, "value", None) is not None:
+            targets = [n.target]
+        else:
+            continue
+        if any(isinstance(t, cst.Name) and t.value == name for t in targets) and n is not statement \
+                and dominates(fn, n, statement):
+            return True
     return False

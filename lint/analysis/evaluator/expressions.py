@@ -520,7 +520,8 @@ class ExpressionHandlers:
 
     def _named_expr(self, node: cst.NamedExpr) -> Value:
         v = self.expr(node.value)
-        if self.comprehensions and not isinstance(self.comprehensions[-1], cst.GeneratorExp):
+        if self.comprehensions and not isinstance(self.comprehensions[-1], cst.GeneratorExp) \
+                and self.sets_unset_cell(node, self.comprehensions[-1]):
             self.report(E.ComprehensionAssignmentEvent, node)
         self.bind(node.target, v, self.statement)
         return v
