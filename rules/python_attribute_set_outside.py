@@ -167,7 +167,8 @@ class PythonAttributeSetOutside(Rule):
                     or ev.name == "training":
                 continue
             declared = ctx.program.classes.class_attrs(ev.cls).get(ev.name)
-            if declared is None or declared.kind not in (Kind.PYTHON, Kind.UNKNOWN) \
+            # (a number taken from tensor data, `self.alpha = log_alpha.exp().item()`, is a Python number too)
+            if declared is None or declared.kind not in (Kind.PYTHON, Kind.SCALAR, Kind.UNKNOWN) \
                     or only_printed(ctx.program, ev):
                 continue
             key = (id(ev.cls), ev.name)

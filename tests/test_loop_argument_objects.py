@@ -326,6 +326,138 @@ if __name__ == "__main__":
         gae_c(torch.stack(buf_rew), gamma=gamma)
 """
 
+A_CACHE_OVER_A_LIST = """\
+import torch
+
+
+def step(x, cache=None):
+    if cache is None:
+        cache = torch.zeros(x.shape[0], 2)
+    y = torch.cat([cache, x], dim=-1)
+    return y.sum(-1), y[:, -2:]
+
+
+if __name__ == "__main__":
+    compiled = torch.compile(step, backend="eager")
+    cache = None
+    for c in [torch.randn(1, 4) for _ in range(3)]:
+        out, cache = compiled(c, cache)
+"""
+
+A_MODULE_AN_OBJECT_HOLDS = """\
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mu = nn.Linear(4, 2)
+
+    def forward(self, obs, with_logprob=True):
+        a = torch.tanh(self.mu(obs))
+        logp = None
+        if with_logprob:
+            logp = a.sum(-1)
+        return a, logp
+
+
+class Agent:
+    def __init__(self):
+        self.actor = Policy()
+
+
+if __name__ == "__main__":
+    agent = Agent()
+    policy = torch.compile(agent.actor, backend="eager")
+    obs = torch.randn(3, 4)
+    policy(obs, with_logprob=False)
+    policy(obs)
+"""
+
+A_TENSOR_OR_NONE_IN_A_TUPLE = """\
+import torch
+
+
+def loss_fn(w, batch):
+    x, y, spk = batch
+    h = x @ w
+    if spk is not None:
+        h = h + spk[:, None]
+    return ((h - y) ** 2).mean()
+
+
+if __name__ == "__main__":
+    compiled = torch.compile(loss_fn, backend="eager")
+    w = torch.randn(3, 4)
+    x, y = torch.randn(2, 3), torch.randn(2, 4)
+    compiled(w, (x, y, torch.randn(2)))
+    compiled(w, (x, y, None))
+"""
+
+AN_ATTRIBUTE_THE_LOOP_SETS = """\
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class Cfg:
+    alpha: float = 0.0
+
+
+def mix(x, alpha):
+    x = x - x.mean(0)
+    if alpha <= 0:
+        return x
+    return alpha * x + (1 - alpha) * x.flip(0)
+
+
+if __name__ == "__main__":
+    compiled = torch.compile(mix, backend="eager")
+    cfg = Cfg()
+    for step in range(4):
+        cfg.alpha = 0.0 if step < 2 else 0.4
+        compiled(torch.rand(4, 3), cfg.alpha)
+"""
+
+REQUESTS_READ_WITH_GET = """\
+import torch
+
+
+def sample(logits, temperature, greedy):
+    if greedy:
+        return logits.argmax(-1)
+    return (logits / temperature).softmax(-1)
+
+
+if __name__ == "__main__":
+    compiled_sample = torch.compile(sample, backend="eager")
+    for params in [{"temperature": 1.0, "greedy": False}, {"temperature": 1.0, "greedy": True}]:
+        compiled_sample(torch.randn(1, 16), params["temperature"], params.get("greedy"))
+"""
+
+ITEMS_A_WRAPPER_HANDS_ON = """\
+import torch
+
+
+def sample(logits, temperature, greedy):
+    if greedy:
+        return logits.argmax(-1)
+    return (logits / temperature).softmax(-1)
+
+
+compiled_sample = torch.compile(sample, backend="eager")
+
+
+def generate(params):
+    return compiled_sample(torch.randn(1, 16), params["temperature"], params["greedy"])
+
+
+if __name__ == "__main__":
+    for params in [{"temperature": 1.0, "greedy": False}, {"temperature": 1.0, "greedy": True}]:
+        generate(params)
+"""
+
 #: name -> (script, DYN206 lines, recompiles Dynamo logs)
 CASES = {
     "a-method-rebound-to-its-compiled-handle": (REBOUND_METHOD, [8], 1),
@@ -344,6 +476,17 @@ CASES = {
     "a-driver-given-the-schedule": (A_DRIVER_GIVEN_THE_SCHEDULE, [4], 1),
     "minibatches-of-unknown-count": (MINIBATCHES_OF_UNKNOWN_COUNT, [4], 1),
     "buffers-made-by-one-statement": (BUFFERS_MADE_BY_ONE_STATEMENT, [4], 1),
+    # a warm start over a list comprehension of three items; a module an object holds, compiled; a tensor,
+    # then None, in a slot of a tuple the function unpacks
+    "a-cache-carried-over-a-list": (A_CACHE_OVER_A_LIST, [4], 1),
+    "a-module-an-object-holds": (A_MODULE_AN_OBJECT_HOLDS, [10], 1),
+    "a-tensor-or-none-in-a-tuple": (A_TENSOR_OR_NONE_IN_A_TUPLE, [4], 1),
+    # an attribute of an object the loop sets, then passes (`cfg.alpha = ...; mix(x, cfg.alpha)`)
+    "an-attribute-the-loop-sets": (AN_ATTRIBUTE_THE_LOOP_SETS, [10], 1),
+    # a dict of a loop read with `.get` (which changes nothing)
+    "requests-read-with-get": (REQUESTS_READ_WITH_GET, [4], 1),
+    # items of a dict a wrapper is given and hands on (`sample(x, params["greedy"])`)
+    "items-a-wrapper-hands-on": (ITEMS_A_WRAPPER_HANDS_ON, [4], 1),
 }
 
 test_check, test_dynamo = script_case_tests(CASES, "DYN206")

@@ -149,6 +149,67 @@ if __name__ == "__main__":
     f(torch.randn(2, 4))
 """
 
+TEMPERATURE = """\
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.actor = nn.Linear(4, 4)
+        self.log_alpha = torch.zeros(1)
+        self.alpha = self.log_alpha.exp().item()
+
+    def actor_loss(self, x):
+        return (self.alpha * self.actor(x)).mean()
+
+    def update(self, x):
+        loss = self.actor_loss(x)
+        self.alpha = loss.abs().item()
+        return loss
+
+
+if __name__ == "__main__":
+    agent = Agent()
+    agent.actor_loss = torch.compile(agent.actor_loss, backend="eager")
+    policy = torch.compile(agent.actor, backend="eager")
+    for step in range(3):
+        agent.update(torch.randn(4))
+"""
+"""A float an object takes from tensor data (``.item()``) and a method the loop calls sets again, read by a
+compiled method rebound to its handle; another module compiled too."""
+
+DRIVER = """\
+import torch
+
+
+class Cfg:
+    def __init__(self):
+        self.scale = 1.0
+
+
+CFG = Cfg()
+
+
+@torch.compile(backend="eager")
+def step(x):
+    return x * CFG.scale
+
+
+def train(n):
+    x = torch.randn(4)
+    for _ in range(n):
+        x = step(x)
+    return x
+
+
+if __name__ == "__main__":
+    train(2)
+    CFG.scale = 0.5
+    train(2)
+"""
+"""A global's attribute set between two calls of a function whose loop calls the compiled one."""
+
 WRITES = ["SCALE = 3.0", 'CONFIG["clip"] = 2.0', "RUN.temperature = 0.7"]
 
 #: name -> (script, (line, code) findings, recompiles Dynamo logs)
@@ -173,6 +234,8 @@ CASES = {
     "another-instance-set": (PASSED_OBJECT.replace("    opts = Opts(0)\n", "    opts = Opts(0)\n    spare = Opts(0)\n")
                              .replace("    opts.top_k = 3\n", "    spare.top_k = 3\n"), set(), 0),
     # a global dict: a key compiled code never reads is stored into, then one it reads
+    "a-number-from-tensor-data-set-by-a-method": (TEMPERATURE, {(12, "DYN205")}, 1),
+    "set-between-calls-of-a-driver": (DRIVER, {(14, "DYN201")}, 1),
     "a-global-key-it-never-reads": (GLOBALS.replace('CONFIG["clip"] = 2.0', 'CONFIG["tag"] = "tuned"'),
                                     {(16, "DYN201"), (27, "DYN201")}, 2),
 }

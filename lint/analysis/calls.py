@@ -564,6 +564,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
         out = sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
+        if _reduced_rank(recv, name, args, kwargs) is not None:  # `scores.max(-1).values`: one dimension less
+            out = sequence(element=out.elements().with_(ndim=_reduced_rank(recv, name, args, kwargs)))
         return _unique_outputs(out, kwargs) if name == "unique" else out
     if name == "astype":
         # only a NumPy array has it (traced as a tensor); the dtype it converts to is not followed
@@ -590,6 +592,8 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
             out = out.with_(ndim=recv.ndim)
         elif _flattens(name, args, kwargs):
             out = out.with_(ndim=1)
+        elif _reduced_rank(recv, name, args, kwargs) is not None:
+            out = out.with_(ndim=_reduced_rank(recv, name, args, kwargs))
         return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
 
@@ -600,6 +604,24 @@ _KEEPS_SHAPE = frozenset({"cumsum", "cumprod", "flip", "clone", "detach", "conti
                           "tanh", "sign", "floor", "ceil", "round", "reciprocal", "rsqrt", "square", "log1p",
                           "expm1", "logical_not", "isnan", "isinf", "isfinite", "nan_to_num"})
 """Tensor methods whose result has the receiver's shape (so its number of dimensions)."""
+
+
+_REDUCES_DIM = frozenset({"sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "max", "min", "std", "var",
+                          "logsumexp", "any", "all", "norm", "median", "nansum", "nanmean", "count_nonzero"})
+"""Tensor methods that, given one dimension (``dim=`` or their first argument), reduce it away unless
+``keepdim=True``."""
+
+
+def _reduced_rank(recv: Value, name: str, args: list[Value], kwargs: dict[str, Value]) -> int | None:
+    """The number of dimensions of ``recv.name(dim)`` for a reduction over one dimension written as an int
+    (``scores.sum(-1)``, ``x.max(dim=1)``): one less than the receiver's; None when not known."""
+    dim = kwargs.get("dim", args[0] if args and name != "norm" else None)
+    keep = kwargs.get("keepdim", args[1] if len(args) > 1 and name != "norm" else None)
+    if name not in _REDUCES_DIM or recv.ndim is None or recv.ndim < 1 or dim is None \
+            or not isinstance(dim.const, int) or isinstance(dim.const, bool) \
+            or keep is not None and keep.const is not False:
+        return None
+    return recv.ndim - 1
 
 
 def _flattens(name: str, args: list[Value], kwargs: dict[str, Value]) -> bool:

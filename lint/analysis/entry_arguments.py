@@ -710,12 +710,14 @@ def _replayed_caller(site: _Site) -> "FunctionInfo":
 
 def _repeating_loop(site: _Site, counted: bool = True) -> cst.For | None:
     """The innermost ``for`` of the caller around the call; ``counted``: one that runs at least twice
-    (``range(N)``, a display or a name bound to one with two different values)."""
+    (``range(N)``, a display of two items or more, a comprehension over such a range, or a name bound to a
+    display with two different values)."""
     call, caller = site[0], _replayed_caller(site)
     found = None
     for n in walk(caller.node.body, into_scopes=False):
         if isinstance(n, cst.For) and any(m is call for m in walk(n.body, into_scopes=False)) \
-                and (not counted or _counts_to_two(n.iter) or _takes_two_values(n.iter, caller)):
+                and (not counted or _counts_to_two(n.iter) or _takes_two_values(n.iter, caller)
+                     or _two_items(n.iter)):
             found = n  # walked outside in: the last is the innermost
     return found
 
@@ -898,8 +900,17 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
 
     for site in sites:
         visit(site, params, {p.name.value: p.name.value for p in params})
-        for outer, wrapper_params, rename in _forwarding_sites(program, site, params):
+        for outer, wrapper_params, rename, picks in _forwarding_sites(program, site, params):
             visit(outer, wrapper_params, rename)
+            if picks:  # (`generate(params)` handing `params["greedy"]` on: what the replay's dicts hold there)
+                names = [p.name.value for p in wrapper_params]
+                replayed = loop_argument_values(outer[0], _replayed_caller(outer), names)
+                for (own, item), name in picks.items():
+                    keys = [_key_of(program, v[item]) for v in replayed.get(own, ())
+                            if isinstance(v, dict) and item in v]
+                    keys = list(dict.fromkeys(k for k in keys if k is not None))
+                    if len(keys) >= 2:
+                        looped.setdefault(name, (outer, keys))
     for name, pending in undecided.items():
         for arg, site in pending:
             if _none_then_tensor(site, arg, fn):  # a warm start: `prev = None`, then the loop rebinds it
@@ -965,25 +976,35 @@ _GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
 
 
 def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
-                      ) -> Iterator[tuple[_Site, list[cst.Param], dict[str, str]]]:
+                      ) -> Iterator[tuple[_Site, list[cst.Param], dict[str, str], dict[tuple[str, Any], str]]]:
     """The calls of the function that makes the call of ``site`` (a wrapper of the module, not a script's own
     statements), when it hands some of its parameters as they are to the parameters ``params`` of its callee
-    (``def generate(x, t, k): return sample(x, t, k)``): each with the wrapper's parameters and the map from
-    those it hands on to the callee's. Dynamo guards on what reaches the compiled frame, through any number of
-    plain Python frames."""
+    (``def generate(x, t, k): return sample(x, t, k)``), or an item of one by a literal key (``sample(x,
+    params["greedy"])``): each with the wrapper's parameters, the map from those it hands on to the callee's,
+    and the map from (parameter, key) to the callee's. Dynamo guards on what reaches the compiled frame,
+    through any number of plain Python frames."""
     call, caller, owner = site
     if caller is None or owner is not program or caller.closure is not None:
         return
     wrapper_params = _call_params(caller)
     own = {p.name.value for p in wrapper_params}
     rebound = caller.derived("names bound in the body", body_bindings)
-    rename = {arg.value: name for name, arg in _bound_arguments(call, params)
-              if isinstance(arg, cst.Name) and arg.value in own and arg.value not in rebound}
-    if not rename:
+    rename: dict[str, str] = {}
+    picks: dict[tuple[str, Any], str] = {}
+    for name, arg in _bound_arguments(call, params):
+        if isinstance(arg, cst.Name) and arg.value in own and arg.value not in rebound:
+            rename[arg.value] = name
+        elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and arg.value.value in own \
+                and arg.value.value not in rebound and len(arg.slice) == 1 \
+                and isinstance(arg.slice[0].slice, cst.Index):
+            key = literal_constant(arg.slice[0].slice.value)
+            if isinstance(key, str):
+                picks[(arg.value.value, key)] = name
+    if not rename and not picks:
         return
     for outer, where in module_call_sites(program, caller):
         if where is not caller:
-            yield (outer, where, program), wrapper_params, rename
+            yield (outer, where, program), wrapper_params, rename, picks
 
 
 def _changed_in_place(fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site]
@@ -1202,7 +1223,8 @@ def _key_of(program: "Program", value: Any) -> tuple[str, Any] | None:
 
 def _element_key(value: Any) -> tuple[str, Any]:
     """A replayed container element's key, as :func:`_items` keys a literal element."""
-    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) or value is None else _OTHER
+    return (type(value).__name__, value) if isinstance(value, (bool, int, float, str)) or value is None \
+        else _TENSOR if value is TENSOR else _OTHER
 
 
 _SHOWN_VALUES = 3
@@ -1398,8 +1420,26 @@ def _items(node: cst.List | cst.Tuple) -> list[tuple[str, Any]] | None:
     out = []
     for e in node.elements:
         const = literal_constant(e.value)
-        out.append(_OTHER if const is NOT_LITERAL else (type(const).__name__, const))
+        out.append(_TENSOR if _made_tensor(e.value) else _NONE_KEY if _is_none(e.value)
+                   else _OTHER if const is NOT_LITERAL else (type(const).__name__, const))
     return out
+
+
+_NONE_KEY = ("NoneType", None)
+_TENSOR = ("tensor", None)
+"""An element a torch function makes (``torch.randn(2)``): Dynamo guards its type (``None`` at another call
+fails it), not its value."""
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _made_tensor(node: cst.BaseExpression) -> bool:
+    """``node`` is a call of a torch function that makes a tensor from sizes and numbers (``torch.ones(8)``)."""
+    name = dotted_name(node.func) if isinstance(node, cst.Call) else None
+    return name is not None and name.startswith("torch.") and name[6:] in K.TORCH_CREATION_FUNCS \
+        and name[6:] != "manual_seed"
 
 
 def _entries(node: cst.Dict) -> tuple[tuple[Any, tuple[str, Any]], ...] | None:
@@ -1412,7 +1452,8 @@ def _entries(node: cst.Dict) -> tuple[tuple[Any, tuple[str, Any]], ...] | None:
         if key is NOT_LITERAL:
             return None
         const = literal_constant(e.value)
-        out.append((key, _OTHER if const is NOT_LITERAL else (type(const).__name__, const)))
+        out.append((key, _TENSOR if _made_tensor(e.value) else _NONE_KEY if _is_none(e.value)
+                    else _OTHER if const is NOT_LITERAL else (type(const).__name__, const)))
     return tuple(out)
 
 
@@ -1444,7 +1485,7 @@ def _kind_only(key: tuple[str, Any], what: str) -> str:
 
 
 def _element(key: tuple[str, Any]) -> str:
-    return "…" if key == _OTHER else repr(key[1])
+    return "…" if key == _OTHER else "a tensor" if key == _TENSOR else repr(key[1])
 
 
 def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
@@ -1860,6 +1901,15 @@ def _takes_two_values(it: cst.BaseExpression, caller: "FunctionInfo") -> bool:
     if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
         return False
     return len(set(values)) >= 2
+
+
+def _two_items(it: cst.BaseExpression) -> bool:
+    """A list or tuple display of two items or more (none starred), or a list comprehension with one ``for``
+    over ``range(N)`` of two iterations or more and no ``if``: a loop over it runs at least twice."""
+    if isinstance(it, (cst.List, cst.Tuple)):
+        return len(it.elements) >= 2 and not any(isinstance(e, cst.StarredElement) for e in it.elements)
+    return isinstance(it, cst.ListComp) and it.for_in.inner_for_in is None and not it.for_in.ifs \
+        and _counts_to_two(it.for_in.iter)
 
 
 def _counts_to_two(it: cst.BaseExpression) -> bool:

@@ -258,7 +258,7 @@ class EntryPoints(ProgramPart[ProgramParts]):
                   ) -> tuple[FunctionInfo, ClassInfo | None] | None:
         """What compiling ``arg`` (written in ``where``) compiles."""
         arg = self._method_named(arg, where)
-        method = None
+        whole, method = arg, None
         if isinstance(arg, cst.Attribute):
             method, arg = arg.attr.value, arg.value
         v = self._static_object(arg, where)
@@ -269,8 +269,15 @@ class EntryPoints(ProgramPart[ProgramParts]):
         cls = v.cls
         if cls is None:
             return None
+        fn = cls.find_method(method) if method is not None else None
+        if method is not None and fn is None:
+            v = self._static_object(whole, where)  # `agent.actor`: a module (an object) the object holds
+            cls = v.cls if v is not None else None
+            if cls is None:
+                return None
+            method = None
         # (compiling an object that is not a module compiles what calling it runs: its class's `__call__`)
-        fn = cls.find_method(method or ("forward" if cls.is_module or v.kind is Kind.MODULE else "__call__"))
+        fn = fn or cls.find_method(method or ("forward" if cls.is_module or v.kind is Kind.MODULE else "__call__"))
         return (fn, cls) if fn is not None else None
 
     def loop_targets(self, arg: cst.BaseExpression, where: FunctionInfo | None

@@ -43,6 +43,8 @@ MAX_ITERATIONS = 256
 _BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "bool": bool,
              "len": len}
 _HARMLESS_CALLS = frozenset({"print", "len", "str", "repr", "format"})
+_READING_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
+"""Methods of a list or dict that read it without changing it."""
 """Builtins that read a container passed to them without changing it."""
 _BINARY = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
            cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b, cst.Modulo: lambda a, b: a % b}
@@ -136,6 +138,7 @@ class _Replay:
             if isinstance(node, cst.For):
                 rebound.update(_names_in(node.target))
         self.mutated = _mutated_names(caller.node, self.parents, call, rebound)
+        self.plain = _plain_objects(caller.node, self.parents)
         self.out: dict[str, list[Any]] = {}
         self.budget = MAX_ITERATIONS
 
@@ -324,6 +327,8 @@ class _Replay:
         elif isinstance(small, cst.AugAssign):
             if isinstance(small.target, cst.Name):
                 env[small.target.value] = self._augmented(small, env)
+            elif isinstance(small.target, cst.Attribute):
+                self._bind(small.target, self._augmented(small, env), env)
         elif isinstance(small, (cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.Del)):
             raise _GiveUp
 
@@ -349,6 +354,7 @@ class _Replay:
                 raise _GiveUp  # a known container may be bound there to a name that changes it
         for name in bound:
             env[name] = UNKNOWN
+            _drop_attributes(env, name)
 
     def _bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any], fresh: bool = False,
               parts_fresh: list[bool] | None = None) -> None:
@@ -360,6 +366,7 @@ class _Replay:
                     raise _GiveUp  # changed in place through this name, and known through another
                 value = UNKNOWN  # changed in place later: its items are not known
             env[target.value] = value
+            _drop_attributes(env, target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             parts = [e.value for e in target.elements]
             starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
@@ -370,6 +377,10 @@ class _Replay:
         else:
             for name in _names_in(target):
                 env[name] = UNKNOWN  # an attribute or item store: the root is mutated (see _mutated_names)
+                _drop_attributes(env, name)
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                    and target.value.value in self.plain and isinstance(value, _SCALARS):
+                env[f"{target.value.value}.{target.attr.value}"] = value  # (`cfg.alpha = 0.4`, read back later)
 
     def _iterate(self, it: cst.BaseExpression, env: dict[str, Any]) -> list[Any]:
         """The values a ``for`` over ``it`` binds, in order; gives up when not known."""
@@ -483,6 +494,16 @@ class _Replay:
             return out
         if isinstance(node, cst.Subscript):
             return self._item(node, ev)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            return env.get(f"{node.value.value}.{node.attr.value}", UNKNOWN)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
+                and 1 <= len(node.args) <= 2 and not any(a.star or a.keyword for a in node.args):
+            container = ev(node.func.value)  # `params.get("greedy")` of a dict the replay knows
+            key = ev(node.args[0].value)
+            if isinstance(container, dict) and isinstance(key, _SCALARS) and key is not UNKNOWN:
+                return container[key] if key in container else \
+                    ev(node.args[1].value) if len(node.args) == 2 else None
+            return UNKNOWN
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
                 and self._builtin(node.func.value) and not any(a.star or a.keyword for a in node.args):
             args = [ev(a.value) for a in node.args]
@@ -656,6 +677,35 @@ def _names_in(node: cst.CSTNode) -> Iterator[str]:
         yield from _names_in(node.value)
 
 
+def _drop_attributes(env: dict[str, Any], name: str) -> None:
+    """Forget the attributes of ``name`` the replay knows (``name`` is bound again, or changed)."""
+    for key in [k for k in env if k.startswith(f"{name}.")]:
+        del env[key]
+
+
+def _plain_objects(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode]) -> set[str]:
+    """The names of ``fn`` used only as they are bound and through attributes read or stored (``cfg.alpha =
+    0.4``; ``mix(x, cfg.alpha)``): no method of them is called and they are handed to no call, so only those
+    statements change the attributes the replay reads back."""
+    seen: set[str] = set()
+    other: set[str] = set()
+    skip: set[int] = set()
+    for n in walk(fn.body, into_scopes=True):
+        if isinstance(n, cst.Attribute):
+            skip.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            skip.add(id(n.keyword))
+        elif isinstance(n, cst.Name) and id(n) not in skip:
+            seen.add(n.value)
+            parent = parents.get(id(n))
+            holder = parents.get(id(parent))
+            read = isinstance(parent, cst.Attribute) and parent.value is n \
+                and not (isinstance(holder, cst.Call) and holder.func is parent)
+            if not (read or isinstance(parent, cst.AssignTarget) and parent.target is n):
+                other.add(n.value)
+    return seen - other
+
+
 def _bound_names(root: cst.CSTNode) -> set[str]:
     """Every name a function (or statement) binds anywhere in its own scope, parameters included."""
     out: set[str] = set()
@@ -702,7 +752,8 @@ def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode], replaye
         parent = parents.get(id(n))
         if isinstance(parent, cst.Attribute) and parent.value is n:
             holder = parents.get(id(parent))
-            if isinstance(holder, cst.Call) and holder.func is parent or _stored(parent, parents):
+            if isinstance(holder, cst.Call) and holder.func is parent and parent.attr.value not in _READING_METHODS \
+                    or _stored(parent, parents):
                 out.add(n.value)
         elif isinstance(parent, cst.Subscript) and parent.value is n and _stored(parent, parents):
             out.add(n.value)

@@ -316,16 +316,21 @@ def _note_writes_after_compiled_calls(idx: ModuleIndex) -> None:
     text = idx.source
     if text is not None and "compile" not in text:
         return
-    compiled = {fn.name for fn in idx.functions.values() if fn.compile_decorated}
+    compiled = {fn.name for fn in idx.all_functions if fn.compile_decorated}
     compiled.update(name for n in walk(idx.module, into_scopes=False)
                     if type(n) is cst.Assign and type(n.value) is cst.Call
                     and idx.resolve_expr(n.value.func) in COMPILE_NAMES
                     for t in n.targets for name in assigned_names(t.target))
+    # (`agent.act = torch.compile(agent.act)`, in a method too: its calls are `....act(...)`)
+    compiled.update(t.target.attr.value for n in walk(idx.module)
+                    if type(n) is cst.Assign and type(n.value) is cst.Call
+                    and idx.resolve_expr(n.value.func) in COMPILE_NAMES
+                    for t in n.targets if type(t.target) is cst.Attribute)
     if not compiled:
         return
     idx.calls_after_compiled = set()
     steps: list[tuple[cst.CSTNode, frozenset[str], bool]] = []
-    _module_steps(compiled, idx.module.body, steps)
+    _module_steps(_calling_handles(idx, compiled), idx.module.body, steps)
     before: set[str] = set()
     after: list[set[str]] = [set() for _ in range(len(steps) + 1)]
     for i in range(len(steps) - 1, -1, -1):
@@ -336,13 +341,37 @@ def _note_writes_after_compiled_calls(idx: ModuleIndex) -> None:
         before |= handles
 
 
-def _handles_called(node: cst.CSTNode, compiled: set[str]) -> frozenset[str]:
-    """The compiled handles (names of ``compiled``) that ``node`` calls."""
-    return frozenset(n.func.value for n in walk(node, into_scopes=False)
-                     if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in compiled)
+def _calling_handles(idx: ModuleIndex, compiled: set[str]) -> dict[str, frozenset[str]]:
+    """Name -> the compiled handles a call of that name runs: each handle itself (a name, or the attribute a
+    handle is stored in), and each function or method of the module whose body calls one, at any depth (a
+    ``train()`` whose loop calls the compiled ``step``; an ``update()`` that calls ``self.actor_loss``)."""
+    calls = {h: frozenset({h}) for h in compiled}
+    bodies = [(fn.name, {_called_name(n) for n in walk(fn.node.body, into_scopes=False) if type(n) is cst.Call})
+              for fn in idx.all_functions if fn.name not in compiled]
+    grew = True
+    while grew:
+        grew = False
+        for name, called in bodies:
+            found = frozenset(h for c in called if c in calls for h in calls[c])
+            if found - calls.get(name, frozenset()):
+                calls[name] = calls.get(name, frozenset()) | found
+                grew = True
+    return calls
 
 
-def _module_steps(compiled: set[str], stmts: list | tuple, steps: list) -> None:
+def _called_name(call: cst.Call) -> str | None:
+    func = call.func
+    return func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+
+
+def _handles_called(node: cst.CSTNode, compiled: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The compiled handles that ``node`` calls, itself or through functions of the module (see
+    :func:`_calling_handles`)."""
+    return frozenset(h for n in walk(node, into_scopes=False) if type(n) is cst.Call
+                     for h in compiled.get(_called_name(n) or "", ()))
+
+
+def _module_steps(compiled: dict[str, frozenset[str]], stmts: list | tuple, steps: list) -> None:
     """The module-level statements of ``stmts`` in the order they run, each with the compiled handles it calls
     and whether it runs them again and again (a loop); the blocks of an ``if`` (the branches one after the
     other), a ``try`` and a ``with`` are entered."""
