@@ -306,6 +306,14 @@ _KIND_NAMES = {"object": "the object", "tensor": "a tensor", "list": "a list", "
                "record": "a record"}
 
 
+def _differing_fields(entry: ParameterValues) -> list[str]:
+    """The fields of the records passed (:attr:`ParameterValues.values` of kind ``record``) whose values differ
+    between two of them, in the order of the class."""
+    records = [dict(content) for kind, content in entry.values if kind == "record" and content is not None]
+    fields = list(dict.fromkeys(f for r in records for f in r if f != "__class__"))
+    return [f for f in fields if len({r.get(f) for r in records}) > 1]
+
+
 def _effect(entry: ParameterValues) -> str:
     """What the values passed do to the compiled code (measured on torch 2.13)."""
     kinds = {t for t, _ in entry.values}
@@ -325,7 +333,10 @@ def _effect(entry: ParameterValues) -> str:
     if kinds & {"NoneType", "tensor"}:
         return "so it compiles one graph for each kind of value"
     if kinds == {"record"}:
-        return ("and guards on the class and on the fields it reads: a new class, string or flag there "
+        differ = _differing_fields(entry)
+        verb = "differs" if len(differ) == 1 else "differ"
+        named = f" ({', '.join(f'`{entry.param.name.value}.{f}`' for f in differ)} {verb})" if differ else ""
+        return (f"and guards on the class and on the fields it reads{named}: a new class, string or flag there "
                 "recompiles it each time, a new number once (it is then dynamic)")
     if kinds == {"list", "tuple"}:
         return "so it compiles one graph for a list and one for a tuple"

@@ -495,3 +495,8 @@ test_check, test_dynamo = script_case_tests(CASES, "DYN206")
 def test_a_number_of_a_list_the_driver_is_given_is_no_tensor() -> None:
     # (`t_prev >= 0` tests a number from `[4, -1]`; Dynamo logs no break running the script)
     assert [d.code for d in check(A_DRIVER_GIVEN_THE_SCHEDULE)] == ["DYN206"]
+
+
+def test_a_record_finding_names_the_fields_that_differ() -> None:
+    [finding] = [d for d in check(RECORDS_IN_A_LOOP) if d.code == "DYN206"]
+    assert "(`cfg.k_shot` differs)" in finding.message  # (`n_way` is 5 in both)
