@@ -564,8 +564,9 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
         return python(is_bool=name.startswith("is_"))
     if _multi_output(name, args, kwargs):
         out = sequence(element=tensor(params=params, from_weights=weights, **derived((recv, *args))))
-        if _reduced_rank(recv, name, args, kwargs) is not None:  # `scores.max(-1).values`: one dimension less
-            out = sequence(element=out.elements().with_(ndim=_reduced_rank(recv, name, args, kwargs)))
+        rank = _reduced_rank(recv, name, args, kwargs)
+        if rank is not None:  # `scores.max(-1).values`: one dimension less
+            out = sequence(element=out.elements().with_(ndim=rank))
         return _unique_outputs(out, kwargs) if name == "unique" else out
     if name == "astype":
         # only a NumPy array has it (traced as a tensor); the dtype it converts to is not followed
@@ -588,12 +589,10 @@ def tensor_method(ev: "EvaluatorView", recv: Value, name: str, args: list[Value]
                      **derived((recv, *args, *(v for k, v in kwargs.items() if k not in _PLACEMENT_KWARGS))))
         if recv.qualname == K.NUMPY_ARRAY:
             out = out.with_(qualname=K.NUMPY_ARRAY)  # an array's method gives an array
-        if recv.ndim is not None and name in _KEEPS_SHAPE:
-            out = out.with_(ndim=recv.ndim)
-        elif _flattens(name, args, kwargs):
-            out = out.with_(ndim=1)
-        elif _reduced_rank(recv, name, args, kwargs) is not None:
-            out = out.with_(ndim=_reduced_rank(recv, name, args, kwargs))
+        rank = recv.ndim if name in _KEEPS_SHAPE else 1 if _flattens(name, args, kwargs) \
+            else _reduced_rank(recv, name, args, kwargs)
+        if rank is not None:
+            out = out.with_(ndim=rank)
         return out.with_(zero_dim=True) if zero_dim else out
     return UNKNOWN_VALUE
 

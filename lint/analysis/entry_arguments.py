@@ -33,7 +33,7 @@ from dynalint.analysis.loop_arguments import TENSOR, UNKNOWN, Built, constant, l
 from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, state_nodes, top_level_code
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, compiled_dynamic, foreign_call_sites,
                                               module_call_sites, replayed_sizes)
-from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard,
+from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard, is_none,
                                       literal_constant, literal_value, parent_map, position_bound,
                                       simple_statements, walk)
 from dynalint.analysis.values import Kind, Value
@@ -133,7 +133,7 @@ def closure_argument_values(program: "Program") -> Iterator[ParameterValues]:
         names = ["(function)", *(p.name.value for p in params)] if partial else [p.name.value for p in params]
         caller = where if where is not None else top_level_code(program.index)
         for name, values in loop_argument_values(made, caller, names).items():
-            keys = list(dict.fromkeys(k for k in (_key_of(program, v) for v in values) if k is not None))
+            keys = _distinct_keys(program, values)
             param = next((p for p in params if p.name.value == name), None)
             literals = {t for t, _ in keys} <= {"int", "float", "bool", "str"}
             if len(keys) < 2 or param is None or not (
@@ -867,15 +867,22 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         seen.setdefault(name, {}).setdefault(key, (site, what))
         modes.setdefault(name, {}).setdefault(_grad_enabled(site), set()).add(key)
 
-    def visit(site: _Site, site_params: list[cst.Param], rename: dict[str, str]) -> None:
+    def visit(site: _Site, site_params: list[cst.Param], rename: dict[str, str],
+              picks: dict[tuple[str, Any], str] | None = None) -> None:
         """What the call of ``site`` passes to the parameters ``site_params`` of its callee, each taken for the
         parameter of ``fn`` that ``rename`` maps it to (the callee is ``fn``, or a wrapper that hands the value
-        on to ``fn`` as it is)."""
+        on to ``fn`` as it is), and the items of them ``picks`` maps to one (a wrapper's ``params["greedy"]``)."""
         call = site[0]
         given = set()
         replayed = _replayed_caller(site)
-        replayed_keys = {rename[n]: keys for n, keys in _replayed(program, call, replayed, site_params).items()
-                         if n in rename}
+        values = loop_argument_values(call, replayed, [p.name.value for p in site_params])
+        replayed_keys = {rename[n]: keys for n, passed in values.items()
+                         if n in rename and len(keys := _distinct_keys(program, passed)) >= 2}
+        for (own, item), name in (picks or {}).items():  # (what the replay's dicts hold there)
+            held = [v[item] for v in values.get(own, ()) if isinstance(v, dict) and item in v]
+            keys = _distinct_keys(program, held)
+            if len(keys) >= 2:
+                replayed_keys.setdefault(name, keys)
         for own, arg in _bound_arguments(call, site_params):
             given.add(own)
             name = rename.get(own)
@@ -901,16 +908,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
     for site in sites:
         visit(site, params, {p.name.value: p.name.value for p in params})
         for outer, wrapper_params, rename, picks in _forwarding_sites(program, site, params):
-            visit(outer, wrapper_params, rename)
-            if picks:  # (`generate(params)` handing `params["greedy"]` on: what the replay's dicts hold there)
-                names = [p.name.value for p in wrapper_params]
-                replayed = loop_argument_values(outer[0], _replayed_caller(outer), names)
-                for (own, item), name in picks.items():
-                    keys = [_key_of(program, v[item]) for v in replayed.get(own, ())
-                            if isinstance(v, dict) and item in v]
-                    keys = list(dict.fromkeys(k for k in keys if k is not None))
-                    if len(keys) >= 2:
-                        looped.setdefault(name, (outer, keys))
+            visit(outer, wrapper_params, rename, picks)
     for name, pending in undecided.items():
         for arg, site in pending:
             if _none_then_tensor(site, arg, fn):  # a warm start: `prev = None`, then the loop rebinds it
@@ -1187,17 +1185,10 @@ def _grad_off(node: cst.BaseExpression) -> bool:
     return dotted_name(node) in _GRAD_OFF
 
 
-def _replayed(program: "Program", call: cst.Call, caller: "FunctionInfo", params: list[cst.Param]
-              ) -> dict[str, list[tuple[str, Any]]]:
-    """Parameters to which ``call``, replayed over the loops around it, passes at least two different
-    values Dynamo guards on apart: their keys (as :func:`_shape_of` gives them), in the order first
-    passed."""
-    out: dict[str, list[tuple[str, Any]]] = {}
-    for name, values in loop_argument_values(call, caller, [p.name.value for p in params]).items():
-        keys = list(dict.fromkeys(k for k in (_key_of(program, v) for v in values) if k is not None))
-        if len(keys) >= 2:
-            out[name] = keys
-    return out
+def _distinct_keys(program: "Program", values: "Iterable[Any]") -> list[tuple[str, Any]]:
+    """The keys (as :func:`_shape_of` gives them) of the values a replay passes, each once, in the order first
+    passed: two or more are values Dynamo guards on apart."""
+    return list(dict.fromkeys(k for k in (_key_of(program, v) for v in values) if k is not None))
 
 
 def _key_of(program: "Program", value: Any) -> tuple[str, Any] | None:
@@ -1417,12 +1408,15 @@ def _items(node: cst.List | cst.Tuple) -> list[tuple[str, Any]] | None:
     None when a ``*`` spreads into it or it is too long to compare."""
     if len(node.elements) > _MAX_ITEMS or any(isinstance(e, cst.StarredElement) for e in node.elements):
         return None
-    out = []
-    for e in node.elements:
-        const = literal_constant(e.value)
-        out.append(_TENSOR if _made_tensor(e.value) else _NONE_KEY if _is_none(e.value)
-                   else _OTHER if const is NOT_LITERAL else (type(const).__name__, const))
-    return out
+    return [_display_element(e.value) for e in node.elements]
+
+
+def _display_element(node: cst.BaseExpression) -> tuple[str, Any]:
+    """The key of an element of a list, tuple or dict display: a literal's type and value, ``None``, a tensor
+    a torch function makes, :data:`_OTHER` for the rest."""
+    const = literal_constant(node)
+    return _TENSOR if _made_tensor(node) else _NONE_KEY if is_none(node) \
+        else _OTHER if const is NOT_LITERAL else (type(const).__name__, const)
 
 
 _NONE_KEY = ("NoneType", None)
@@ -1431,15 +1425,9 @@ _TENSOR = ("tensor", None)
 fails it), not its value."""
 
 
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
 def _made_tensor(node: cst.BaseExpression) -> bool:
     """``node`` is a call of a torch function that makes a tensor from sizes and numbers (``torch.ones(8)``)."""
-    name = dotted_name(node.func) if isinstance(node, cst.Call) else None
-    return name is not None and name.startswith("torch.") and name[6:] in K.TORCH_CREATION_FUNCS \
-        and name[6:] != "manual_seed"
+    return isinstance(node, cst.Call) and K.makes_tensor_from_sizes(dotted_name(node.func))
 
 
 def _entries(node: cst.Dict) -> tuple[tuple[Any, tuple[str, Any]], ...] | None:
@@ -1451,9 +1439,7 @@ def _entries(node: cst.Dict) -> tuple[tuple[Any, tuple[str, Any]], ...] | None:
         key = literal_constant(e.key) if isinstance(e, cst.DictElement) else NOT_LITERAL
         if key is NOT_LITERAL:
             return None
-        const = literal_constant(e.value)
-        out.append((key, _TENSOR if _made_tensor(e.value) else _NONE_KEY if _is_none(e.value)
-                    else _OTHER if const is NOT_LITERAL else (type(const).__name__, const)))
+        out.append((key, _display_element(e.value)))
     return tuple(out)
 
 

@@ -166,6 +166,15 @@ TORCH_CREATION_FUNCS = frozenset({
     "empty_strided", "kaiser_window", "hann_window", "hamming_window", "blackman_window", "bartlett_window",
     "from_numpy", "frombuffer", "normal", "poisson", "manual_seed", "get_rng_state", "quantize_per_tensor",
 })
+
+
+def makes_tensor_from_sizes(qualname: str | None) -> bool:
+    """``qualname`` is a torch function that makes a tensor from sizes and numbers (``torch.ones``): Dynamo
+    guards the tensor it returns on its type and sizes, not its values (``manual_seed`` makes a generator)."""
+    return qualname is not None and qualname.startswith("torch.") and qualname[6:] in TORCH_CREATION_FUNCS \
+        and qualname[6:] != "manual_seed"
+
+
 #: torch functions whose first two positional arguments are tensors.
 TORCH_TWO_TENSOR_FUNCS = frozenset({
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",

@@ -588,9 +588,8 @@ class _Replay:
     def _makes_tensor(self, func: cst.BaseExpression) -> bool:
         """``func`` is a torch function that makes a tensor from sizes and numbers (``torch.ones``)."""
         owner = self.caller.owner
-        q = owner.resolve_expr(func) if owner is not None and isinstance(func, cst.Attribute) else None
-        return q is not None and q.startswith("torch.") and q[6:] in K.TORCH_CREATION_FUNCS \
-            and q[6:] != "manual_seed"
+        return K.makes_tensor_from_sizes(
+            owner.resolve_expr(func) if owner is not None and isinstance(func, cst.Attribute) else None)
 
     def _class(self, name: str) -> bool:
         """``name`` is a class the module defines (not a name the caller binds)."""

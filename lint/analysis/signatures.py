@@ -21,7 +21,7 @@ from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
 #: silently once per search)
 CALLER_SEARCH_DEPTH = MAX_CALL_DEPTH - 1
 from dynalint.analysis.module_index import FunctionInfo
-from dynalint.analysis.syntax import walk
+from dynalint.analysis.syntax import is_none, walk
 from dynalint.analysis.number_callers import container_params, defaults_kept, dynamic_arguments, \
     mask_params, number_params, object_params, tensor_params
 from dynalint.analysis.replay import interface_token
@@ -224,7 +224,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         indexing: frozenset[str] | None = None  # (the names the body indexes with, read once if needed)
         for i, prm in enumerate(self.param_nodes(fn)):
             name = prm.name.value
-            if entered and _is_none(prm.default) and name in self.defaults_kept(fn):
+            if entered and is_none(prm.default) and name in self.defaults_kept(fn):
                 # `generator=None` that no call passes: None, whatever the annotation allows
                 env[name] = NONE_VALUE
                 continue
@@ -265,10 +265,10 @@ class Signatures(ProgramPart["ProgramParts"]):
                 env[name] = UNKNOWN_VALUE  # annotated with something that is not a tensor
             elif prm.default is not None and _python_default(prm.default):
                 env[name] = python(is_bool=_is_bool_literal(prm.default))
-            elif prm.default is not None and _is_none(prm.default) and entered and name in self.objects_passed(fn):
+            elif prm.default is not None and is_none(prm.default) and entered and name in self.objects_passed(fn):
                 # `generator=None` that every caller in the project passes a `torch.Generator`
                 env[name] = self.objects_passed(fn)[name]
-            elif prm.default is not None and _is_none(prm.default):
+            elif prm.default is not None and is_none(prm.default):
                 env[name] = tensor(entered=entered, maybe_none=True) if name in tensor_params \
                     else UNKNOWN_VALUE
             elif prm.default is None and entered and name in self.containers_passed(fn):
@@ -406,7 +406,7 @@ class Signatures(ProgramPart["ProgramParts"]):
         return env
 
     def default_value(self, node: cst.BaseExpression) -> Value:
-        if _is_none(node):
+        if is_none(node):
             return NONE_VALUE
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
             try:
@@ -444,7 +444,7 @@ class Signatures(ProgramPart["ProgramParts"]):
             name = prm.name.value
             if i == 0:
                 env[name] = program.classes.instance(init.cls)
-            elif _is_none(prm.default) and name in self.defaults_kept(init):
+            elif is_none(prm.default) and name in self.defaults_kept(init):
                 # `scale: Optional[Scale] = None` that no construction passes: `None` in every instance
                 env[name] = NONE_VALUE
             elif self.annotation_of(init, prm) is not None and annotation_value(
@@ -521,10 +521,6 @@ def _stored_pairs(target: cst.BaseExpression, value: cst.BaseExpression
             and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
         for t, v in zip(target.elements, value.elements):
             yield from _stored_pairs(t.value, v.value)
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _is_bool_literal(node: cst.BaseExpression) -> bool:

@@ -547,3 +547,8 @@ def contains_exit(block: cst.BaseSuite) -> bool:
         inner = nested_loop or tp is cst.For or tp is cst.While
         stack.extend((child, inner) for child in child_list(node))
     return False
+
+
+def is_none(node: cst.CSTNode | None) -> bool:
+    """``node`` is the name ``None``."""
+    return isinstance(node, cst.Name) and node.value == "None"
