@@ -10,7 +10,7 @@ program is compiled (``backend="eager"``) and run over its input sets four times
 - as written;
 - as written, under ``capture_scalar_outputs`` and ``capture_dynamic_output_shape_ops``;
 - rewritten by ``dynalint fix --unsafe-fixes`` without its capture-flags fixer (the rewrites alone);
-- rewritten, under the flags.
+- rewritten with the flags declared (the rewrites that need them made too), under the flags.
 
 For each, the graph-break sites Dynamo logged in the program's file, their types, and whether every
 call's outputs equal the eager outputs of the program as written.  A remedy *removes* the breaks when
@@ -70,6 +70,18 @@ PROGRAMS = [
             scale = 2 ** float(s.log2().round())
             return x * scale
     """, "[(torch.randn(4), torch.tensor(3.0)), (torch.randn(4), torch.tensor(9.0))]"),
+    Program("a number from tensor data indexing a Python list", "Unsupported Tensor.item() call with "
+            "capture_scalar_outputs=False", """
+        SIZES = [2, 3, 4]
+
+        def pick(k, x):
+            index = int(x.abs().argmax().item()) % len(k)
+            return k[index]
+
+        def f(x: torch.Tensor):
+            keep = torch.nonzero(x > 0).squeeze(-1)
+            return x.index_select(0, keep).sum() * pick(SIZES, x)
+    """, "[(torch.randn(6),), (torch.randn(6),)]"),
     Program(".tolist() of a float tensor", "Tensor.tolist() with non-integer tensor", """
         def f(x: torch.Tensor, scales: torch.Tensor):
             s1, s2 = scales.tolist()
@@ -228,11 +240,14 @@ def source_of(program: Program) -> str:
     return "import torch\n\n" + textwrap.dedent(program.body).strip("\n") + "\n"
 
 
-def rewritten(source: str) -> tuple[str, list[str]]:
+def rewritten(source: str, flags: bool = False) -> tuple[str, list[str]]:
+    """``source`` fixed by ``fix --unsafe-fixes`` without the capture-flags fixer; ``flags``: with the flags
+    declared, as for a user who compiles with them (the rewrites that need them made too)."""
     from dynalint.config.settings import default_settings
     from dynalint.engine.fixing import fix_source
 
-    settings = default_settings().with_changes(entry_points=("*f",))  # `f` is what is compiled
+    settings = default_settings().with_changes(entry_points=("*f",),  # `f` is what is compiled
+                                               **{flag: True for flag in FLAGS if flags})
     with without_fixer("capture-flags"):
         result = fix_source(source, "program.py", settings, unsafe=True)
     return result.source, sorted({a.fixer for a in result.applied})
@@ -271,8 +286,11 @@ def measure_program(program: Program, work: str) -> Result:
     rewrite = both = None
     if fixed != source:
         rewrite, _ = measure(fixed, program.inputs, d, eager, False)
+        rewrite.fixers = fixers
+    fixed, fixers = rewritten(source, flags=True)
+    if fixed != source:
         both, _ = measure(fixed, program.inputs, d, eager, True)
-        rewrite.fixers = both.fixers = fixers
+        both.fixers = fixers
     return Result(program, original, flags, rewrite, both)
 
 
@@ -351,7 +369,8 @@ def render(results: list[Result], counts: dict[str, collections.Counter], record
            f"in {seconds:.0f} s. Each program is compiled and run over its input sets as written, under "
            "`torch._dynamo.config.capture_scalar_outputs` and `capture_dynamic_output_shape_ops` (*flags*), "
            "rewritten by `dynalint fix --unsafe-fixes` without its capture-flags fixer (*rewrite*: the fixers "
-           "named), and rewritten under the flags (*both*). A cell lists the graph-break sites Dynamo logged in "
+           "named), and rewritten with the flags declared (the rewrites that need them made too) and run "
+           "under them (*both*). A cell lists the graph-break sites Dynamo logged in "
            "the program (line: type), and says when the outputs differ from eager ones of the program as "
            "written. A remedy removes the breaks when none is left and every output is equal.", "",
            "The capture-flags fixer (`dynalint fix --unsafe-fixes`) turns the *flags* remedy on for the compile "
@@ -398,7 +417,8 @@ def render(results: list[Result], counts: dict[str, collections.Counter], record
                 f"- flags: {cell(r.flags, r.original)}",
                 f"- rewrite{' (' + ', '.join(r.rewrite.fixers) + ')' if r.rewrite is not None else ''}: "
                 f"{cell(r.rewrite, r.original)}",
-                f"- both: {cell(r.both, r.original)}",
+                f"- both{' (' + ', '.join(r.both.fixers) + ')' if r.both is not None else ''}: "
+                f"{cell(r.both, r.original)}",
                 f"- removed by: **{verdict(r)}**", ""]
     return "\n".join(out).rstrip() + "\n"
 

@@ -76,6 +76,7 @@ from dynalint.analysis.events import CallEvent
 from dynalint.analysis.module_index import local_names_of
 from dynalint.analysis.syntax import decorator_target, walk
 from dynalint.core.positions import node_ranges
+from dynalint.fixers.eager_helper import disable_helper
 from dynalint.fixers.support.base import FixExample, FixPlan, Fixer, Refused, register
 from dynalint.fixers.support.codegen import is_variable, use_torch
 from dynalint.fixers.support.split import shortened, shown
@@ -152,9 +153,13 @@ class CaptureFlags(Fixer):
         if not plan.replacements:
             return None  # every compile call reaching the break already has its flags
         flags = ", ".join(f"`{f}`" for f in sorted(added))
+        helpers = ", ".join(f"`{old.name.value}`" for old, _ in plan.replacements.values()
+                            if isinstance(old, cst.FunctionDef))
+        carried = (f"; {helpers} runs outside the compiled code (eager-helper): it uses a number the flag "
+                   "would make symbolic where Python needs its value") if helpers else ""
         plan.description = (f"turn on {flags} for the compiled code only (torch._dynamo.config.patch around the "
                             "compile call): checks inside the graph then raise RuntimeError rather than their own "
-                            "type, and sizes computed from data become unbacked")
+                            f"type, and sizes computed from data become unbacked{carried}")
         return plan
 
 
@@ -181,7 +186,7 @@ def patch_compile_calls(plan: FixPlan, ctx, function: "FunctionInfo",
         if CAPTURE_DYNAMIC_OUTPUT_SHAPE_OPS in needed:
             _refuse_read_sizes(ctx, reach, rewritten)
         if CAPTURE_SCALAR_OUTPUTS in needed:
-            _refuse_constant_uses(ctx, reach, rewritten)
+            _refuse_constant_uses(plan, ctx, reach, rewritten)
             _refuse_kept_lists(ctx, reach)
         if isinstance(node, cst.Decorator):
             added |= _patch_decorator(plan, ctx, node, target, needed)
@@ -252,12 +257,15 @@ def _numbers_read(ctx, brk: Break) -> bool:
     return False
 
 
-def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bool] | None") -> None:
+def _refuse_constant_uses(plan: FixPlan, ctx, reach: set[int],
+                          rewritten: "Callable[[Break], bool] | None") -> None:
     """Refused when the reached code uses a number it takes from tensor data where Python needs its value
     (:attr:`Break.needs_constant`: an index into a Python list, ``random.Random(n)``): with
     ``capture_scalar_outputs`` on, Dynamo fails to compile there (``GuardOnDataDependentSymNode``,
     measured on torch 2.13) where the original broke the graph and ran.  The reason names the use, and
-    whether Dynamo raises or breaks there (:func:`constant_failure`)."""
+    whether Dynamo raises or breaks there (:func:`constant_failure`).  Where Dynamo would fail to compile
+    and the number is made and used by one helper ``eager-helper`` can run outside the compiled code, that
+    rewrite is put on ``plan`` instead: the flag and it are applied together."""
     for b in _with_untraced(ctx.breaks):
         if id(b.event.function) in reach and b.needs_constant and not (rewritten is not None and rewritten(b)):
             use = _constant_use(ctx, b)
@@ -268,11 +276,23 @@ def _refuse_constant_uses(ctx, reach: set[int], rewritten: "Callable[[Break], bo
                 at = f" at line {line.line} (`{shown(ctx, use.node)}`)" if line is not None else ""
                 failure = constant_failure(use)
                 if failure is not None and failure[0] is b.node:
+                    if failure[1] and _disabled_helper(plan, ctx, use.node, b.node):
+                        continue
                     outcome = "fails to compile there (GuardOnDataDependentSymNode)" if failure[1] \
                         else "breaks the graph there instead"
             raise Refused(f"`capture_scalar_outputs` would keep the number from `{shown(ctx, b.node)}` symbolic, "
                           f"and the code then uses it where Python needs its value{at}: Dynamo {outcome}")
     _refuse_constant_uses_elsewhere(ctx, reach)
+
+
+def _disabled_helper(plan: FixPlan, ctx, use: cst.CSTNode, origin: cst.CSTNode) -> bool:
+    """Whether ``eager-helper``'s rewrite of the function that makes the number at ``origin`` and uses it at
+    ``use`` is now on ``plan`` (False where that fixer refuses it)."""
+    try:
+        disable_helper(plan, ctx, use, origin)
+    except Refused:
+        return False
+    return True
 
 
 def _refuse_constant_uses_elsewhere(ctx, reach: set[int]) -> None:

@@ -184,7 +184,11 @@ def eager_outputs(example: Example, directory) -> list[Any]:
     os.makedirs(directory, exist_ok=True)
     from dynalint.verify.probe import dynamo_config
 
-    with dynamo_config(reorderable_logging_functions=set(torch._dynamo.config.reorderable_logging_functions)):
+    # as under Dynamo (run_example_under_dynamo): a flag the example sets in its header stays local
+    config = torch._dynamo.config
+    with dynamo_config(reorderable_logging_functions=set(config.reorderable_logging_functions),
+                       capture_scalar_outputs=config.capture_scalar_outputs,
+                       capture_dynamic_output_shape_ops=config.capture_dynamic_output_shape_ops):
         return _eager_outputs(example, directory)
 
 

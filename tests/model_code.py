@@ -339,6 +339,13 @@ def _callee(draw, scope):  # DYN102 in a loop of a module-level function: eager-
     return [(0, f"scores = {x}.softmax(-1)"), (0, f"labels = decode(scores){_comment(draw)}")], False
 
 
+def _pick(draw, scope):  # DYN102, capture_scalar_outputs on (a list indexed by a drawn number): eager-helper
+    x = draw(st.sampled_from(scope.tensors))
+    # a header line, so the flag is on for the module's code from its import on
+    scope.imports.add("torch._dynamo.config.capture_scalar_outputs = True")
+    return [(0, f"{_target(draw, scope)} = {x} * pick(SIZES){_comment(draw)}")], False
+
+
 def _rnn(draw, scope):  # DYN105: allow-rnn (a module-level GRU)
     x = draw(st.sampled_from(scope.tensors))
     return [(0, f"{_target(draw, scope)}, _ = rnn({x}){_comment(draw)}")], False
@@ -411,7 +418,7 @@ SNIPPETS: dict[str, Snippet] = {
     "if-call": _if_call, "raise": _raise, "assert": _assert, "scalar": _scalar, "check": _check, "masked": _masked,
     "masked-loss": _masked_loss, "pooling": _pooling, "nonzero": _nonzero, "counted": _counted,
     "experts": _experts, "loop": _loop, "logging": _logging,
-    "update": _update, "prelude": _prelude, "callee": _callee, "rnn": _rnn,
+    "update": _update, "prelude": _prelude, "callee": _callee, "pick": _pick, "rnn": _rnn,
     "global": _global_read, "env": _env, "counter": _counter, "flag": _flag, "closure": _closure,
     "block": _block,
 }
@@ -454,6 +461,11 @@ def model_source(draw, kinds: tuple[str, ...] = tuple(SNIPPETS)) -> str:
     if "callee" in kinds:  # a function Dynamo runs eagerly (a break in its loop)
         parts.append([(0, "def decode(t):"), (1, "rows = []"), (1, "for row in t:"),
                       (2, "rows.append(int(row.sum()))"), (1, "return rows")])
+    if "pick" in kinds:  # a draw from a list by a number taken from tensor data
+        parts.append([(0, "SIZES = [2, 3, 4]")])
+        parts.append([(0, "def pick(k):"),
+                      (1, "index = int(torch.empty(1).uniform_(0.0, float(len(k))).item())"),
+                      (1, "return k[index]")])
     if "rnn" in kinds:
         parts.append([(0, "rnn = torch.nn.GRU(4, 4)")])
     entry_points: list[tuple[str, int]] = []

@@ -218,7 +218,8 @@ FIXER_SNIPPETS = {
     "env-read-once": ("env",), "python-state-to-buffer": ("counter",), "check-in-graph": ("check",),
     "last-true-pooling": ("pooling",), "capture-flags": ("nonzero",), "size-check": ("counted",),
     "full-range-loop": ("experts",), "expert-gather": ("experts",), "eager-tail": ("update",),
-    "eager-head": ("prelude",), "eager-callee": ("callee",), "allow-rnn": ("rnn",),
+    "eager-head": ("prelude",), "eager-callee": ("callee",), "eager-helper": ("pick",),
+    "allow-rnn": ("rnn",),
 }
 RULE_SNIPPETS = {
     "DYN101": ("if-assign",), "DYN102": ("scalar",), "DYN103": ("loop",), "DYN104": ("nonzero",),

@@ -121,6 +121,20 @@ def _m(breaks=0, recompiles=0, equal=True, vs_original=None, path="/x/m.py", var
     return m
 
 
+def test_a_fix_that_makes_a_failed_compile_compile_is_an_improvement():
+    """The original has nothing to compare (every compiled call raised, the eager calls did not): the fixed
+    code improves on it when it compiles and its outputs equal the original's eager ones."""
+    failed = _m(breaks=0)
+    failed.status, failed.compile_failed = "error", True
+    failed.message = "every compiled call raised (call 0: X)"
+    ok, reasons = improvement([failed], [_m(breaks=1, vs_original=True)])
+    assert ok and reasons[0].startswith("the original failed to compile (every compiled call raised")
+    assert not improvement([failed], [_m(breaks=1, vs_original=False)])[0]
+    still = _m()
+    still.status, still.compile_failed = "error", True
+    assert not improvement([failed], [still])[0]
+
+
 def test_verdicts():
     assert judge(_m(breaks=2), _m(breaks=1, vs_original=True)).status == "confirmed"
     v = judge(_m(breaks=2), _m(breaks=0, vs_original=False))

@@ -178,7 +178,8 @@ def confirm_fixes(path: str, targets: list[str], inputs: str | list[str] | None,
         stamps.update({os.path.realpath(r.path): _stamp(r.path) for r in refs})
         base = _baselines[key] = _Baseline(measured, save, stamps)
     result.before = result.after = base.measurements
-    bad = [m for m in base.measurements if m.status != "ok"]  # "skipped": a device that is not here
+    # "skipped": a device that is not here; a compile that failed is what a fix may mend
+    bad = [m for m in base.measurements if m.status != "ok" and not m.compile_failed]
     if bad:
         reason = f"the original code cannot be measured: {bad[0].message}"
         result.rejected = [_outcome(d, False, [reason]) for d in offered]

@@ -150,6 +150,9 @@ class Measurement:
     """``ok``, ``error`` (user code raised), ``timeout``, ``crash`` or ``skipped``."""
     message: str = ""
     traceback: str = ""
+    compile_failed: bool = False
+    """The error is that every compiled call raised where the eager calls did not: Dynamo could not compile
+    the target (a flag that makes a number symbolic where Python needs its value): a fix can mend it."""
     phase: str = ""
     """The phase reached (eager, compiled, what-if): where a timeout or crash happened."""
     kind: str = ""

@@ -52,7 +52,11 @@ def improvement(before: list[Measurement], after: list[Measurement]) -> tuple[bo
             ok = False
             reasons.append(f"compiled outputs differ from eager ({_first_diff(m, 'compiled_vs_eager')})")
     counts = f"breaks {b_breaks} -> {a_breaks}, recompiles {b_rec} -> {a_rec}"
-    if a_breaks > b_breaks or a_rec > b_rec:
+    broken = next((m for m in before if m.compile_failed), None)
+    if broken is not None:  # nothing compiled before: the fix makes it compile
+        reasons.insert(0, f"the original failed to compile ({broken.message}); the fixed code compiles "
+                          f"(breaks {a_breaks}, recompiles {a_rec})")
+    elif a_breaks > b_breaks or a_rec > b_rec:
         ok = False
         reasons.append(f"{counts}: something went up")
     elif a_breaks == b_breaks and a_rec == b_rec:

@@ -204,6 +204,7 @@ def _compiled_phase(spec: MeasureSpec, eager: measure.EagerRun, m: Measurement,
     elif all(c.error is not None for c in m.calls):
         m.status = "error"
         m.message = f"every compiled call raised (call 0: {m.calls[0].error}); the eager calls did not"
+        m.compile_failed = True
     return m
 
 

@@ -72,11 +72,13 @@ class FixExample:
     target: str | None = None
     init: str = "()"
     between_calls: str | None = None
-    expect: Literal["fewer-breaks", "fewer-recompiles", "read-once"] = "fewer-breaks"
+    expect: Literal["fewer-breaks", "fewer-recompiles", "read-once", "compiles"] = "fewer-breaks"
     """What real Dynamo must show for the rewrite.  ``read-once``: a value read at trace time
     becomes one read at import, so under ``between_calls`` (which changes what was read) the
     rewrite never recompiles and its compiled outputs equal its eager ones; eager outputs of
-    both versions are compared without ``between_calls``."""
+    both versions are compared without ``between_calls``.  ``compiles``: the code before fails to
+    compile (a Dynamo flag it sets makes a value symbolic where Python needs it), the rewrite
+    compiles and runs."""
     compile_target: bool = True
     """False when the target is called as it is (the code decides what is compiled)."""
 

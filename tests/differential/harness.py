@@ -295,14 +295,19 @@ def _target(module: types.ModuleType, case: Case) -> tuple[Callable, torch.nn.Mo
 
 
 def run_stream(source: str, case: Case, seed: int, compiled: bool) -> tuple[list[Observation], Any]:
-    """Every input set of one seed through a fresh copy of the code; the module (if any) for post-checks."""
+    """Every input set of one seed through a fresh copy of the code; the module (if any) for post-checks.
+    Code that compiles what it needs itself (not ``case.compile_target``) runs with Dynamo off when not
+    ``compiled``: eager is the reference, also for code that fails to compile as written.  (Not for the
+    others: ``torch.cond`` run eagerly needs Dynamo.)"""
     torch._dynamo.reset()
-    module = load(source)
-    fn, instance = _target(module, case)
-    call = torch.compile(fn, backend="eager") if compiled and case.compile_target else fn
-    observations = []
-    for args in build_inputs(case, seed):
-        observations.append(observe(call, instance, _prepare(args, case.grad), seed, case.grad))
+    eager = not compiled and not case.compile_target
+    with torch._dynamo.config.patch(disable=True) if eager else contextlib.nullcontext():
+        module = load(source)
+        fn, instance = _target(module, case)
+        call = torch.compile(fn, backend="eager") if compiled and case.compile_target else fn
+        observations = []
+        for args in build_inputs(case, seed):
+            observations.append(observe(call, instance, _prepare(args, case.grad), seed, case.grad))
     return observations, instance
 
 
