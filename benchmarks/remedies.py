@@ -291,6 +291,8 @@ def measure_program(program: Program, work: str) -> Result:
     if fixed != source:
         both, _ = measure(fixed, program.inputs, d, eager, True)
         both.fixers = fixers
+    elif rewrite is not None:
+        both = flags  # with the flags declared no rewrite is made: the code as written, under the flags
     return Result(program, original, flags, rewrite, both)
 
 
@@ -417,7 +419,7 @@ def render(results: list[Result], counts: dict[str, collections.Counter], record
                 f"- flags: {cell(r.flags, r.original)}",
                 f"- rewrite{' (' + ', '.join(r.rewrite.fixers) + ')' if r.rewrite is not None else ''}: "
                 f"{cell(r.rewrite, r.original)}",
-                f"- both{' (' + ', '.join(r.both.fixers) + ')' if r.both is not None else ''}: "
+                f"- both{' (' + ', '.join(r.both.fixers) + ')' if r.both and r.both.fixers else ''}: "
                 f"{cell(r.both, r.original)}",
                 f"- removed by: **{verdict(r)}**", ""]
     return "\n".join(out).rstrip() + "\n"

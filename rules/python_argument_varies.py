@@ -10,7 +10,7 @@ from dynalint.analysis.entry_arguments import (ParameterValues, closure_argument
                                                frame_may_hold_tensors, guarded_read, handed_on, read_before,
                                                surely_framed)
 from dynalint.analysis.events import CallEvent
-from dynalint.analysis.eager_part import read_before_first_break, runs_in_wrapper
+from dynalint.analysis.eager_part import breaking_calls, read_before_first_break, runs_in_wrapper
 from dynalint.analysis.resume_paths import FrameGraphs, eager_part, runs_eagerly
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -39,9 +39,13 @@ class PythonArgumentVaries(Rule):
         2))`, `cfg["beta"]`). Calls of what `torch.compile(...)` returned count the same, calls from the other
         files of the project (through any name their imports bind) too, and so does a number computed from the
         variable of the loop that makes the calls (`compiled(x, step + 1)`, `for t in (1.0, 0.5): step(x, t)`,
-        a schedule bound once to such a tuple or list). A loop that makes the call on every iteration is
-        replayed with the values it is known to take: a curriculum (`iters = 2 if epoch < 4 else 3`), a ramp
-        (`min(1.0, step / 4)`), a flag (`use_aux=step >= 2`), the settings of a list of dicts (`for cfg in
+        a schedule bound once to such a tuple or list). A loop that makes the call on every iteration, or on
+        those a test of what it knows selects (`if it % 3 == 0:`), is replayed with the values it is known to
+        take: a curriculum (`iters = 2 if epoch < 4 else 3`), a ramp (`min(1.0, step / 4)`), the index of
+        `enumerate`, an attribute of a configuration object the script makes (what its `__init__` stores, a
+        class attribute), a tensor made by a torch function or a tensor method against `None` on other
+        iterations (`real.flip(-1) if it >= 6 else None`), a flag (`use_aux=step >= 2`), the settings of a
+        list of dicts (`for cfg in
         settings: f(x, **cfg)`, `scenes[i % 2]["far"]`), a warm start (`prev = None` before the loop, `f(x,
         prev)` then `prev = out[:, ::4]` in it, or a state the compiled function returns itself, `out, state =
         f(x, state)`: `None` at the first call, a tensor at the next). A list, dict, set or deque the caller
@@ -62,13 +66,16 @@ class PythonArgumentVaries(Rule):
         Dynamo reads its value there and guards on it (`i.item() == 1`), so every new value recompiles, with
         no automatic dynamic; arithmetic with it guards on nothing. A parameter a call leaves out passes its
         default; arithmetic of number literals (`1 + 0.5`) is its value; calls of `obj.f` after `obj.f =
-        torch.compile(obj.f)`, and of a handle wrapped in `torch._dynamo.config.patch(...)`, count too. Values
+        torch.compile(obj.f)`, of a function a method compiles into an attribute (`self.prop =
+        torch.compile(propagate)` in `__init__`, called as `self.prop(...)` in the class or `m.prop(...)` on
+        an instance), and of a handle wrapped in `torch._dynamo.config.patch(...)`, count too. Values
         that change only together with the grad mode (`with torch.no_grad():` around one of the calls) add no
         recompile of their own: the grad mode already makes another graph (DYN208). A first call that returns
         an argument as it is (`if bias is None: return x`) traces nothing: Dynamo skips the frame from then
         on, and later calls run eagerly without recompiling. The message names a call that passes each value,
         and every parameter that varies. A function with a graph break inside one of its loops runs eagerly
-        (Dynamo gives up on the frame): only a value it hands to a function of the project (compiled as a
+        (Dynamo gives up on the frame; a break inside a function the loop calls breaks it at the call): only a
+        value it hands to a function of the project (compiled as a
         frame of its own), also as a number computed from it and packed in a tuple, list, dict or record (`p =
         (h, int(k)); helper(h, p)`), is guarded there; when a break outside any loop comes first, the part of
         the function before that break is compiled and guarded on what it reads, and only the frame resumed
@@ -241,7 +248,8 @@ class PythonArgumentVaries(Rule):
                  if ev.callee is not None and ev.callee.cls is None and ev.module is None}
         for entries in grouped.values():
             fn = entries[0].function
-            eager = eager_part(ctx.breaks, fn)
+            # (a break inside a function it calls breaks its frame at the call)
+            eager = eager_part([*ctx.breaks, *breaking_calls(ctx.events(CallEvent), fn)], fn)
             if eager is not None:  # Dynamo runs (part of) the frame eagerly: only what it hands on is guarded
                 wrapped = runs_in_wrapper(fn)
                 entries = [e for e in entries if e.indexes or handed_on(fn, e.param.name.value, reads)

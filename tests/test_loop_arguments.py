@@ -113,9 +113,9 @@ def test_each_parameter_a_loop_varies_is_named_in_one_finding(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("old, new", [
-    # the call behind a test: not reached on every iteration
+    # the call behind a test the replay cannot decide: which iterations reach it is not known
     ("            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)",
-     "            if it != 2:\n                x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"),
+     "            if x.sum() > 3:\n                x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"),
     # the loop can end early, before the call
     ("            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)",
      "            if x.sum() > 3:\n                break\n"
@@ -128,6 +128,14 @@ def test_a_loop_that_cannot_be_replayed_reports_nothing(tmp_path, monkeypatch, o
     found = _check(tmp_path, monkeypatch, PROGRAM.replace(old, new))
     named = {name for message in found.values() for name in _named(message)}
     assert not named & ({"iters", "weight", "use_aux"} if "step" in old else {"temperature"})
+
+
+def test_a_call_behind_a_test_of_the_loop_variable_has_the_values_of_the_iterations_it_selects(tmp_path,
+                                                                                            monkeypatch):
+    old = "            x = step(torch.ones(4), iters, weight, use_aux=it >= 1)"
+    found = _check(tmp_path, monkeypatch, PROGRAM.replace(old, "            if it != 2:\n    " + old))
+    assert _named(found[11]) == {"iters", "weight", "use_aux"}
+    assert "passes `0.5`, `0.25` in turn" in found[11]  # (it = 0, 1, 3: not `0.3333333333333333`)
 
 
 def test_an_early_stop_after_the_call_keeps_the_values_of_the_iterations_that_run(tmp_path, monkeypatch):

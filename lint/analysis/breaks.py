@@ -32,7 +32,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 )
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
-from dynalint.analysis.eager_part import (EagerPart, body_order, breaks_inside_method, eager_part,
+from dynalint.analysis.eager_part import (AtEvent, EagerPart, body_order, breaks_inside_method, eager_part,
                                          function_blocks, in_own_loop, split_untraced)
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
@@ -202,7 +202,7 @@ class Cause(enum.Enum):
 
 
 @dataclass(frozen=True, eq=False)
-class Break:
+class Break(AtEvent):
     """One place where Dynamo ends the graph."""
 
     event: Event
@@ -220,19 +220,6 @@ class Break:
     """A number the code then uses where Python needs its value, later in the same graph (an index into a
     Python list or tuple, ``range(n)``, ``random.Random(n)``: :func:`needs_constant`): with
     ``capture_scalar_outputs`` Dynamo fails to compile or breaks the graph there."""
-
-    @property
-    def node(self) -> cst.CSTNode:
-        return self.event.node
-
-    @property
-    def statement(self) -> cst.CSTNode:
-        return self.event.statement
-
-    @property
-    def in_loop(self) -> bool:
-        """Inside a loop Dynamo gives up on the whole function and runs it eagerly."""
-        return self.event.in_loop
 
 
 #: the causes of a break at a call whose Python result is made outside the graph

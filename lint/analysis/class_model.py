@@ -13,10 +13,11 @@ from dynalint.analysis.interface import ProgramParts
 from dynalint.analysis.program_part import ProgramPart
 from dynalint.analysis.evaluator import FunctionEvaluator, annotation_value
 from dynalint.analysis.interprocedural import MAX_CALL_DEPTH, _refine
-from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, torch_optimizer_base
+from dynalint.analysis.module_index import (ClassInfo, FunctionInfo, ModuleIndex, decorated_as_dataclass,
+                                           torch_optimizer_base)
 from dynalint.analysis.replay import interface_token
 from dynalint.analysis.signatures import _entering
-from dynalint.analysis.syntax import NOT_LITERAL, decorator_target, dotted_name, literal_constant
+from dynalint.analysis.syntax import NOT_LITERAL, dotted_name, literal_constant
 from dynalint.analysis.values import (
     NO_CONST,
     NONE_VALUE,
@@ -287,10 +288,8 @@ class ClassModel(ProgramPart["ProgramParts"]):
                 return False
             if any(owner.resolve(b) in _RECORD_BASES for b in c.bases):
                 return True
-            for d in c.node.decorators:
-                name = dotted_name(decorator_target(d)) or ""
-                if (owner.resolve(name) or name) in _DATACLASS_DECORATORS:
-                    return True
+            if decorated_as_dataclass(c):
+                return True
         return False
 
     def has_optional_keys(self, cls: ClassInfo) -> bool:
@@ -394,7 +393,6 @@ _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.func
 _TYPED_DICT_BASES = frozenset({"typing.TypedDict", "typing_extensions.TypedDict"})
 _NOT_REQUIRED = frozenset({"typing.NotRequired", "typing_extensions.NotRequired"})
 _RECORD_BASES = frozenset({"typing.NamedTuple", "NamedTuple", "typing_extensions.NamedTuple"})
-_DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
 #: the arguments of ``dataclasses.field`` that leave the field an argument of ``__init__``, in its place
 _STORED_FIELD_ARGUMENTS = frozenset({"default", "default_factory", "repr", "hash", "compare", "metadata"})
 

@@ -98,6 +98,42 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     return EagerPart(order, start, first)
 
 
+class AtEvent:
+    """Where a break is, read from its event: the node, the statement, whether it is in a loop (inside one,
+    Dynamo gives up on the whole function and runs it eagerly)."""
+
+    event: "Event"
+
+    @property
+    def node(self) -> cst.CSTNode:
+        return self.event.node
+
+    @property
+    def statement(self) -> cst.CSTNode:
+        return self.event.statement
+
+    @property
+    def in_loop(self) -> bool:
+        return self.event.in_loop
+
+
+@dataclass(frozen=True)
+class CallBreak(AtEvent):
+    """A call whose callee breaks the graph (:attr:`CallEvent.callee_broke`), as a break of the caller at the
+    call: Dynamo inlines the callee, and a break inside it breaks the caller's frame there (measured on torch
+    2.13: a ``requires_grad_`` in a helper called in a loop makes Dynamo skip the loop's frame, "graph break
+    in loop", and guard none of its arguments)."""
+
+    event: CallEvent
+    gb: "GraphBreakType | None" = None
+
+
+def breaking_calls(events: "Iterable[Event]", fn: "FunctionInfo") -> list[CallBreak]:
+    """The calls of ``fn`` whose callee breaks the graph, as breaks of ``fn`` (:class:`CallBreak`)."""
+    return [CallBreak(ev) for ev in events
+            if isinstance(ev, CallEvent) and ev.callee_broke and ev.function is fn]
+
+
 def resumable(brk: _Break) -> bool:
     """Dynamo resumes after ``brk`` in a frame of its own, handed what is live there: a break outside any
     loop, ``try`` body and the context managers a ``with`` statement enters (after those, it runs the rest

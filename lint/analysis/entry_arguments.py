@@ -31,8 +31,8 @@ from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.in_place_changes import changed_between_calls
 from dynalint.analysis.loop_arguments import TENSOR, UNKNOWN, Built, constant, loop_argument_values
 from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, state_nodes, top_level_code
-from dynalint.analysis.number_callers import (SIZED_FACTORIES, compiled_dynamic, foreign_call_sites,
-                                              module_call_sites, replayed_sizes)
+from dynalint.analysis.number_callers import (SIZED_FACTORIES, bound_to_class, compiled_dynamic,
+                                              foreign_call_sites, module_call_sites, replayed_sizes)
 from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard, is_none,
                                       literal_constant, literal_value, parent_map, position_bound,
                                       simple_statements, walk)
@@ -365,6 +365,7 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
         through = [(name, scope, static, reached) for name, scope, target, static, reached in handles
                    if target is fn]
         called = [(call, caller, program) for call, caller, target in immediate if target is fn]
+        called += [(call, caller, program) for call, caller in _instance_handle_calls(program, fn)]
         if not entry and not through and not called:
             continue
         calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
@@ -883,6 +884,13 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             keys = _distinct_keys(program, held)
             if len(keys) >= 2:
                 replayed_keys.setdefault(name, keys)
+        # one value on every iteration that makes the call (`f(x, t_max)` under `if step % 3 == 2:`): that
+        # value, which another call of `fn` may pass apart
+        single = {rename[n]: keys[0] for n, passed in values.items()
+                  if n in rename and rename[n] not in replayed_keys and passed
+                  and None not in (keys := [_key_of(program, v) for v in passed]) and len(set(keys)) == 1}
+        for name, key in single.items():
+            note(name, key, site, _shown(key))
         for own, arg in _bound_arguments(call, site_params):
             given.add(own)
             name = rename.get(own)
@@ -1830,10 +1838,45 @@ def _compiled_handles(program: "Program"
                         reached = {id(c) for c in reach.get(id(bound), ())} \
                             if several else None  # type: ignore[union-attr]
                         out.append((bound.value, where, entry, _dynamic_false(call), reached))
-                    elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name):
+                    elif isinstance(bound, cst.Attribute) and isinstance(bound.value, cst.Name) \
+                            and not _on_self(bound, where):  # (`self.prop = ...`: _instance_handle_calls)
                         # `agent.act = torch.compile(agent.act)`: the calls `agent.act(...)` of it
                         name = f"{bound.value.value}.{bound.attr.value}"
                         out.append((name, where, entry, _dynamic_false(call), None))
+    return out
+
+
+def _on_self(target: cst.Attribute, where: "FunctionInfo | None") -> bool:
+    """``target`` is an attribute of the instance the method ``where`` runs on (``self.prop``)."""
+    params = where.param_names() if where is not None and where.is_method and where.cls is not None else []
+    return bool(params) and isinstance(target.value, cst.Name) and target.value.value == params[0]
+
+
+def _instance_handle_calls(program: "Program", fn: "FunctionInfo"
+                           ) -> list[tuple[cst.Call, "FunctionInfo | None"]]:
+    """The calls of ``fn`` compiled into an attribute of an instance by a method of its class (``self.prop =
+    torch.compile(propagate)`` in ``__init__``): ``self.prop(...)`` in the methods of that class, and
+    ``m.prop(...)`` on a name the module binds only to instances of it (``m = Model()``).  Dynamo caches the
+    compiled function once, whichever instance holds it, and guards it on the arguments of those calls."""
+    idx = program.index
+    out: list[tuple[cst.Call, "FunctionInfo | None"]] = []
+    for call, where in idx.compile_targets:
+        target = program.entry_points.compile_target(call, where)
+        if target is None or target[0] is not fn or where is None:
+            continue
+        for n in walk(where.node.body, into_scopes=False):
+            bound = n.targets[0].target if isinstance(n, cst.Assign) and len(n.targets) == 1 else None
+            if not (isinstance(bound, cst.Attribute) and _compiled_by(n.value, call, idx)
+                    and _on_self(bound, where)):
+                continue
+            cls, attr = where.cls, bound.attr.value
+            for site, caller in idx.call_sites.get(attr, ()):
+                func = site.func
+                if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+                    continue
+                own = caller is not None and caller.cls is cls and _on_self(func, caller)
+                if own or bound_to_class(idx.module, func.value.value, cls.name):
+                    out.append((site, caller))
     return out
 
 

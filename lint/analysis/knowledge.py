@@ -175,6 +175,18 @@ def makes_tensor_from_sizes(qualname: str | None) -> bool:
         and qualname[6:] != "manual_seed"
 
 
+def returns_tensor(qualname: str | None) -> bool:
+    """``qualname`` is a function of ``torch`` or of its tensor submodules (``F.one_hot``, ``torch.fft.rfft``)
+    that returns a tensor or several, never ``None`` nor a Python value: not one of
+    :data:`TORCH_PYTHON_FUNCS`, the size functions, the ops that read data into Python (``torch.equal``) or
+    a class."""
+    if qualname is None:
+        return False
+    module, _, last = qualname.rpartition(".")
+    return (module == "torch" or module in TORCH_TENSOR_SUBMODULES) and last[:1].islower() \
+        and last not in TORCH_PYTHON_FUNCS and last not in TORCH_SIZE_FUNCS and last not in DATA_READING_OPS
+
+
 #: torch functions whose first two positional arguments are tensors.
 TORCH_TWO_TENSOR_FUNCS = frozenset({
     "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",

@@ -24,11 +24,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import libcst as cst
 
 from dynalint.analysis import knowledge as K
+from dynalint.analysis.module_index import decorated_as_dataclass
 from dynalint.analysis.syntax import literal_value, walk, walk_with_parents
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,10 +43,11 @@ MAX_ITERATIONS = 256
 
 _BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "bool": bool,
              "len": len}
-_HARMLESS_CALLS = frozenset({"print", "len", "str", "repr", "format"})
+_HARMLESS_CALLS = frozenset({"print", "len", "str", "repr", "format", "enumerate", "zip", "reversed",
+                             "sorted", "list", "tuple", "min", "max", "sum", "any", "all"})
+"""Builtins that read a container passed to them without changing it."""
 _READING_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
 """Methods of a list or dict that read it without changing it."""
-"""Builtins that read a container passed to them without changing it."""
 _BINARY = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
            cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b, cst.Modulo: lambda a, b: a % b}
 _COMPARE = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
@@ -55,8 +57,9 @@ _SCALARS = (bool, int, float, str, type(None))
 
 
 TENSOR: Any = type("Tensor", (), {"__repr__": lambda self: "TENSOR"})()
-"""A tensor a torch function that makes one from sizes and numbers returns (``torch.ones(8)``): Dynamo guards
-on its sizes, not its values, and a tensor against ``None`` at the same argument recompiles."""
+"""A tensor a torch function returns (``torch.ones(8)``, ``F.one_hot(t, 3)``), or a tensor method of one
+(``x.flip(-1)``): Dynamo guards on its sizes, not its values, and a tensor against ``None`` at the same
+argument recompiles."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,18 @@ def _returns_only(block: cst.BaseSuite) -> bool:
         else:
             return False
     return True
+
+
+def _iterated_names(it: cst.BaseExpression) -> list[cst.Name]:
+    """The names whose elements a ``for`` over ``it`` binds: ``xs`` of ``for x in xs``, of ``enumerate(xs)``,
+    ``zip(xs, ys)``, ``reversed(xs)``."""
+    if isinstance(it, cst.Name):
+        return [it]
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) \
+            and it.func.value in ("enumerate", "zip", "reversed"):
+        return [a.value for a in it.args
+                if a.keyword is None and not a.star and isinstance(a.value, cst.Name)]
+    return []
 
 
 def _holds_container(value: "list | dict") -> bool:
@@ -153,8 +168,10 @@ class _Replay:
             if parent is None:
                 raise _GiveUp
             if isinstance(parent, (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp,
-                                   cst.DictComp, cst.GeneratorExp, cst.If, cst.While, cst.Try, cst.TryStar,
+                                   cst.DictComp, cst.GeneratorExp, cst.While, cst.Try, cst.TryStar,
                                    cst.Match, cst.FunctionDef, cst.ClassDef)) and parent is not self.caller.node:
+                raise _GiveUp
+            if isinstance(parent, cst.If) and node is parent.test:
                 raise _GiveUp
             if isinstance(parent, cst.For):
                 if node is not parent.body:
@@ -268,6 +285,22 @@ class _Replay:
                 if item.asname is not None:
                     self._bind(item.asname.name, UNKNOWN, env)
             self._block(stmt.body, env)
+        elif isinstance(stmt, cst.If):
+            # a branch of the loop body (alternating steps: `if it % 3 == 0: g_step(z, y)`): the call is made
+            # on the iterations whose test takes the way to it, which the replay must know
+            test = self._eval(stmt.test, env)
+            if test is UNKNOWN or not isinstance(test, _SCALARS):
+                raise _GiveUp
+            taken = stmt.body if test else stmt.orelse
+            if isinstance(taken, cst.Else):
+                taken = taken.body
+            if isinstance(taken, cst.If):  # `elif`
+                if id(taken) in self.path:
+                    self._on_path(taken, env)
+                else:
+                    self._forget(taken, env)
+            elif taken is not None:
+                self._block(taken, env)
         else:  # the statement line that holds the call
             if any(isinstance(n, cst.NamedExpr) for n in walk(stmt, into_scopes=False)):
                 raise _GiveUp  # a name bound while the arguments are evaluated
@@ -343,14 +376,14 @@ class _Replay:
         """A statement not replayed: every name it binds is unknown afterwards."""
         bound = _bound_names(stmt)
         held = {name for name, value in env.items() if isinstance(value, (list, dict))}
-        # (`for x in xs:` binds `x` to the elements of `xs`, not to `xs`: where none of them is a container,
-        # nothing done through `x` changes what `xs` holds)
-        iterated = stmt.iter if isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Name) \
-            and stmt.iter.value in held and not _holds_container(env[stmt.iter.value]) else None
+        # (`for x in xs:`, `for i, x in enumerate(xs):` bind `x` to the elements of `xs`, not to `xs`: where
+        # none of them is a container, nothing done through `x` changes what `xs` holds)
+        iterated = {id(n) for n in (_iterated_names(stmt.iter) if isinstance(stmt, cst.For) else ())
+                    if n.value in held and not _holds_container(env[n.value])}
         for n in walk(stmt, into_scopes=False):
             if isinstance(n, (cst.Global, cst.Nonlocal)):
                 raise _GiveUp
-            if isinstance(n, cst.Name) and n.value in held and bound & self.mutated and n is not iterated:
+            if isinstance(n, cst.Name) and n.value in held and bound & self.mutated and id(n) not in iterated:
                 raise _GiveUp  # a known container may be bound there to a name that changes it
         for name in bound:
             env[name] = UNKNOWN
@@ -495,7 +528,12 @@ class _Replay:
         if isinstance(node, cst.Subscript):
             return self._item(node, ev)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            return env.get(f"{node.value.value}.{node.attr.value}", UNKNOWN)
+            key = f"{node.value.value}.{node.attr.value}"
+            if key in env:
+                return env[key]
+            holder = ev(node.value)
+            return self._built_attribute(holder, node.attr.value, seen) if isinstance(holder, Built) \
+                else UNKNOWN
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
                 and 1 <= len(node.args) <= 2 and not any(a.star or a.keyword for a in node.args):
             container = ev(node.func.value)  # `params.get("greedy")` of a dict the replay knows
@@ -514,7 +552,7 @@ class _Replay:
             if not all(_number(a) for a in args):
                 return UNKNOWN
             return _BUILTINS[node.func.value](*args)
-        if isinstance(node, cst.Call) and self._makes_tensor(node.func):
+        if isinstance(node, cst.Call) and self._makes_tensor(node.func, ev):
             return TENSOR
         called = f"{node.func.value}()" if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
         if called is not None and called not in seen:
@@ -585,11 +623,74 @@ class _Replay:
                     env[small.targets[0].target.value] = self._value(small.value, env, seen)  # type: ignore
         return _FELL_THROUGH
 
-    def _makes_tensor(self, func: cst.BaseExpression) -> bool:
-        """``func`` is a torch function that makes a tensor from sizes and numbers (``torch.ones``)."""
+    def _makes_tensor(self, func: cst.BaseExpression, ev: "Callable[[cst.BaseExpression], Any]") -> bool:
+        """``func`` called returns a tensor: a torch function that does (``torch.ones``, ``F.one_hot``), or a
+        tensor method (:data:`knowledge.TENSOR_METHODS`) of a tensor (``x.flip``, ``t.float``)."""
+        if not isinstance(func, cst.Attribute):
+            return False
         owner = self.caller.owner
-        return K.makes_tensor_from_sizes(
-            owner.resolve_expr(func) if owner is not None and isinstance(func, cst.Attribute) else None)
+        qualname = owner.resolve_expr(func) if owner is not None else None
+        if K.makes_tensor_from_sizes(qualname) or K.returns_tensor(qualname):
+            return True
+        return qualname is None and func.attr.value in K.TENSOR_METHODS and ev(func.value) is TENSOR
+
+    def _built_attribute(self, built: Built, attr: str, seen: frozenset[str]) -> Any:
+        """The value of ``<instance>.<attr>`` for an instance of a plain class of the module the replay saw
+        made (``Config()``), where nothing in the module changes it (no ``obj.<attr> = v`` and no
+        ``self.<attr> = v`` outside ``__init__``, no ``__setattr__``/``__getattr__``, no method of that
+        name): what ``__init__`` stores in it by one assignment of its body, of the constructor's arguments
+        and literals; else the class attribute it reads (``noise_std = 3e-4`` in the class body); for a
+        dataclass, the field's argument or default.  UNKNOWN otherwise."""
+        owner = self.caller.owner
+        cls = owner.classes.get(built.func.value) \
+            if owner is not None and isinstance(built.func, cst.Name) else None
+        if cls is None or cls.is_module or cls.bases and list(cls.bases) != ["object"] \
+                or attr in owner.attr_writes_outside or attr in cls.methods \
+                or any(m in cls.methods for m in ("__setattr__", "__getattr__", "__getattribute__", "__new__",
+                                                  "__post_init__")):
+            return UNKNOWN
+        init = cls.methods.get("__init__")
+        if init is not None:
+            found = self._init_store(init.node, built, attr, seen)
+            if found is not None:
+                return found
+        elif decorated_as_dataclass(cls) and attr in cls.field_annotations:
+            fields = list(cls.field_annotations)
+            given = {name: value for name, value in zip(fields, built.args)}
+            given.update(built.keywords)
+            if len(built.args) > len(fields) or set(given) - set(fields):
+                return UNKNOWN
+            if attr in given:
+                return given[attr]
+        elif built.args or built.keywords:
+            return UNKNOWN  # made with arguments by an `__init__` of another class
+        default = cls.body_assigns.get(attr)
+        return self._value(default, {}, seen) if default is not None and not isinstance(default, cst.Call) \
+            else UNKNOWN
+
+    def _init_store(self, init: cst.FunctionDef, built: Built, attr: str, seen: frozenset[str]) -> Any:
+        """What ``init`` stores in ``self.<attr>`` for the arguments of ``built``, when one assignment of its
+        body does (UNKNOWN where it is not known); None when it stores nothing there."""
+        p = init.params
+        if p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param) \
+                or p.star_kwarg is not None or not p.params or len(built.args) > len(p.params) - 1:
+            return UNKNOWN
+        me, params = p.params[0].name.value, p.params[1:]
+        stores = [n for n in walk(init.body, into_scopes=False) if isinstance(n, cst.AssignTarget)
+                  and isinstance(n.target, cst.Attribute) and isinstance(n.target.value, cst.Name)
+                  and n.target.value.value == me and n.target.attr.value == attr]
+        if not stores:
+            return None
+        top = [s.body[0] for s in init.body.body if isinstance(s, cst.SimpleStatementLine)
+               and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) and len(s.body[0].targets) == 1
+               and s.body[0].targets[0] is stores[0]]
+        given = {prm.name.value: value for prm, value in zip(params, built.args)}
+        given.update(built.keywords)
+        if len(stores) != 1 or not top or set(given) - {prm.name.value for prm in params}:
+            return UNKNOWN
+        bound = {prm.name.value: given[prm.name.value] if prm.name.value in given else
+                 self._value(prm.default, {}, seen) if prm.default is not None else UNKNOWN for prm in params}
+        return self._value(top[0].value, bound, seen | {me})
 
     def _class(self, name: str) -> bool:
         """``name`` is a class the module defines (not a name the caller binds)."""

@@ -1116,6 +1116,20 @@ def _self_name(fn: FunctionInfo) -> str | None:
     return names[0] if names else None
 
 
+#: decorators that make a class a dataclass
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "dataclass"})
+
+
+def decorated_as_dataclass(cls: ClassInfo) -> bool:
+    """``cls`` itself is decorated ``@dataclass`` (``dataclasses.dataclass``, called or not)."""
+    owner = cls.owner
+    for d in cls.node.decorators:
+        name = dotted_name(decorator_target(d)) or ""
+        if ((owner.resolve(name) if owner is not None else None) or name) in DATACLASS_DECORATORS:
+            return True
+    return False
+
+
 def is_generator_function(fn: FunctionInfo) -> bool:
     """``fn`` is a generator function: a ``yield`` of its own (not of a nested function).  The index's walk
     settles most functions; the others are walked once (:meth:`FunctionInfo.derived`)."""

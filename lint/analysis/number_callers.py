@@ -1063,7 +1063,7 @@ def _method_calls(module: cst.Module, parents: "_Parents", fn: "FunctionInfo", c
     for use in uses:
         if type(use.value) is not cst.Name or not (
                 use.value.value == "self" and id(use) in inside
-                or _bound_to_class(module, use.value.value, fn.cls.name)):
+                or bound_to_class(module, use.value.value, fn.cls.name)):
             return None
         parent = parents.get(id(use))
         if type(parent) is cst.Call and parent.func is use:
@@ -1098,12 +1098,26 @@ def _rebound_compiled(parents: "_Parents", use: cst.Attribute, compiles: set[int
         and type(target) is cst.Attribute and value.args[0].value.deep_equals(target)
 
 
-def _bound_to_class(module: cst.Module, name: str, cls: str) -> bool:
+def bound_to_class(module: cst.Module, name: str, cls: str) -> bool:
     """The module binds ``name`` (anywhere) only to instances of the class ``cls`` it builds (``ema =
-    EMAPair()``), and at least once."""
+    EMAPair()``, ``m, x = Model(), torch.randn(8)``), and at least once."""
     _searched(name)
-    values = [n.value for n in walk(module) if type(n) is cst.Assign
-              and any(type(t.target) is cst.Name and t.target.value == name for t in n.targets)]
+    values: list[cst.BaseExpression] = []
+    for n in walk(module):
+        if type(n) is not cst.Assign:
+            continue
+        for t in n.targets:
+            if type(t.target) is cst.Name and t.target.value == name:
+                values.append(n.value)
+            elif type(t.target) in (cst.Tuple, cst.List) and any(
+                    type(e.value) is cst.Name and e.value.value == name for e in t.target.elements):
+                row = n.value
+                at = next(i for i, e in enumerate(t.target.elements) if type(e.value) is cst.Name
+                          and e.value.value == name)
+                one_for_one = type(row) is cst.Tuple and len(row.elements) == len(t.target.elements) \
+                    and not any(isinstance(e, cst.StarredElement)
+                                for e in (*row.elements, *t.target.elements))
+                values.append(row.elements[at].value if one_for_one else row)
     bound = any(isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem))
                 and any(type(m) is cst.Name and m.value == name
                         for m in walk(getattr(n, "target", None) or getattr(n, "asname", None) or n))
@@ -1137,6 +1151,13 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
         target = statement.targets[0].target
     else:
         return None
+    if isinstance(target, cst.Attribute):  # `self.prop = torch.compile(propagate)`: the calls of `.prop`
+        attr = target.attr.value
+        _searched(attr, attribute=True)
+        module = _root(parents, statement)
+        known = _known_uses(module) if isinstance(module, cst.Module) else None
+        return _uses_called(module, parents, lambda m: isinstance(m, cst.Attribute) and m.attr.value == attr,
+                            target, candidates=known.attributes.get(attr) if known is not None else None)
     if not isinstance(target, cst.Name):
         return None
     name = target.value
@@ -1180,10 +1201,15 @@ def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.B
                 return None
             calls += through
             continue
-        if not (isinstance(statement, cst.Assign) and statement.value is parent
-                and len(statement.targets) == 1):
+        if isinstance(statement, cst.Element):  # `m, x = Model(), torch.randn(8)`
+            unpacked = unpacked_target(parents, statement)
+            if unpacked is None:
+                return None
+            statement, target = unpacked
+        elif isinstance(statement, cst.Assign) and statement.value is parent and len(statement.targets) == 1:
+            target = statement.targets[0].target
+        else:
             return None
-        target = statement.targets[0].target
         if isinstance(target, cst.Name):
             scope = _scope_of(parents, statement)
             name = target.value
@@ -1203,6 +1229,13 @@ def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.B
             return None
         calls += found
     return calls
+
+
+def _root(parents: "_Parents", node: cst.CSTNode) -> cst.CSTNode:
+    """The node with no parent above ``node``: its module."""
+    while (parent := parents.get(id(node))) is not None:
+        node = parent
+    return node
 
 
 def _scope_of(parents: "_Parents", node: cst.CSTNode) -> cst.CSTNode:

@@ -300,8 +300,13 @@ def run_stream(source: str, case: Case, seed: int, compiled: bool) -> tuple[list
     ``compiled``: eager is the reference, also for code that fails to compile as written.  (Not for the
     others: ``torch.cond`` run eagerly needs Dynamo.)"""
     torch._dynamo.reset()
-    eager = not compiled and not case.compile_target
-    with torch._dynamo.config.patch(disable=True) if eager else contextlib.nullcontext():
+    config = torch._dynamo.config
+    # a capture flag the code sets in its header stays local to this run
+    local = {"capture_scalar_outputs": config.capture_scalar_outputs,
+             "capture_dynamic_output_shape_ops": config.capture_dynamic_output_shape_ops}
+    if not compiled and not case.compile_target:
+        local["disable"] = True
+    with config.patch(**local):
         module = load(source)
         fn, instance = _target(module, case)
         call = torch.compile(fn, backend="eager") if compiled and case.compile_target else fn
