@@ -1,6 +1,7 @@
 """DYN206 for values a script's loops pass that the replay has to see through more kinds of code: a tensor a
 torch function or a tensor method makes against ``None`` (``real.flip(-1) if it >= 6 else None``,
-``F.one_hot(...).float()``), a call made only on the iterations a test of the loop variable selects (``if it
+``F.one_hot(...).float()``, a comparison of one, bound in a branch the replay decides), a schedule of
+``math`` functions and powers, a call made only on the iterations a test of the loop variable selects (``if it
 % 3 == 0:``), two such calls passing different values, an attribute of a configuration object (what its
 ``__init__`` stores, a class attribute), the index of ``enumerate`` over a list held in a variable, and a
 function compiled into an attribute in ``__init__`` (``self.prop = torch.compile(propagate)``), called through
@@ -195,6 +196,51 @@ if __name__ == "__main__":
     m.prop(torch.randn(8), w=torch.rand(8))
 """
 
+A_MASK_OR_NONE = """\
+import torch
+
+
+def forward(x, mask):
+    y = x * 2
+    if mask is not None:
+        y = y.masked_fill(~mask, 0.0)
+    return y.sum(-1)
+
+
+if __name__ == "__main__":
+    f = torch.compile(forward, backend="eager")
+    x = torch.randn(4, 3)
+    for i in range(4):
+        mask = torch.rand(4, 3) > 0.2 if i % 2 == 0 else None
+        f(x, mask)
+"""
+
+#: the same, the mask bound by the branches of an `if` the replay decides
+A_MASK_SET_IN_A_BRANCH = A_MASK_OR_NONE.replace(
+    "        mask = torch.rand(4, 3) > 0.2 if i % 2 == 0 else None\n",
+    "        if i % 2 == 0:\n            mask = torch.rand(4, 3) > 0.2\n"
+    "        else:\n            mask = None\n")
+
+A_COSINE_SCHEDULE = """\
+import math
+
+import torch
+
+
+@torch.compile(backend="eager")
+def step(x, temperature, momentum):
+    return (x @ x.t() / temperature).softmax(-1) * momentum
+
+
+def temperature_at(epoch, total):
+    return 0.2 + 0.15 * (1 + math.cos(math.pi * epoch / total))
+
+
+if __name__ == "__main__":
+    for epoch in range(3):
+        step(torch.rand(4, 4), temperature_at(epoch, 3), 1 - 0.01 * 0.9 ** epoch)
+"""
+
 BREAK_IN_A_CALLEE_OF_THE_LOOP = """\
 import torch
 
@@ -227,6 +273,9 @@ CASES = {
     "enumerate-a-schedule": (ENUMERATE_A_SCHEDULE, [5], 1),
     "compiled-in-init": (COMPILED_IN_INIT, [4], 1),
     "called-through-the-instance": (CALLED_THROUGH_THE_INSTANCE, [4], 1),
+    "a-mask-or-none": (A_MASK_OR_NONE, [4], 1),
+    "a-mask-set-in-a-branch": (A_MASK_SET_IN_A_BRANCH, [4], 1),
+    "a-cosine-schedule": (A_COSINE_SCHEDULE, [7], 1),
     "break-in-a-callee-of-the-loop": (BREAK_IN_A_CALLEE_OF_THE_LOOP, [], 0),
 }
 

@@ -49,7 +49,18 @@ _HARMLESS_CALLS = frozenset({"print", "len", "str", "repr", "format", "enumerate
 _READING_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
 """Methods of a list or dict that read it without changing it."""
 _BINARY = {cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b, cst.Multiply: lambda a, b: a * b,
-           cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b, cst.Modulo: lambda a, b: a % b}
+           cst.Divide: lambda a, b: a / b, cst.FloorDivide: lambda a, b: a // b,
+           cst.Modulo: lambda a, b: a % b, cst.Power: lambda a, b: a ** b if abs(b) <= 64 else _no_value()}
+_MATH_FUNCTIONS = {name: getattr(math, name) for name in (
+    "cos", "sin", "tan", "acos", "asin", "atan", "atan2", "cosh", "sinh", "tanh", "sqrt", "exp", "log",
+    "log2", "log10", "log1p", "expm1", "floor", "ceil", "fabs", "pow", "hypot", "radians", "degrees")}
+"""Functions of ``math`` the replay computes on numbers it knows (a cosine schedule:
+``math.cos(math.pi * t)``)."""
+_MATH_CONSTANTS = {f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf")}
+
+
+def _no_value() -> Any:
+    raise ValueError("a power the replay does not compute")
 _COMPARE = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
             cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
             cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b}
@@ -262,9 +273,32 @@ class _Replay:
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self._simple(small, env)
+            elif isinstance(stmt, cst.If) and self._known_test(stmt, env):
+                self._branch(stmt, env)  # (`if i % 2 == 0: mask = ...` / `else: mask = None`)
             else:
                 self._forget(stmt, env)
         return False
+
+    def _known_test(self, stmt: cst.If, env: dict[str, Any]) -> bool:
+        test = self._eval(stmt.test, env)
+        return test is not UNKNOWN and isinstance(test, _SCALARS)
+
+    def _branch(self, stmt: cst.If, env: dict[str, Any]) -> None:
+        """Runs the branch of ``stmt`` its test takes (the test known: :meth:`_known_test`), the way to the
+        call when it holds the call; an ``elif`` whose test is not known is forgotten (or, on the way to the
+        call, gives up: the iterations that make the call are then not known)."""
+        taken = stmt.body if self._eval(stmt.test, env) else stmt.orelse
+        if isinstance(taken, cst.Else):
+            taken = taken.body
+        if isinstance(taken, cst.If):  # `elif`
+            if id(taken) in self.path:
+                self._on_path(taken, env)
+            elif self._known_test(taken, env):
+                self._branch(taken, env)
+            else:
+                self._forget(taken, env)
+        elif taken is not None:
+            self._block(taken, env)
 
     def _on_path(self, stmt: cst.CSTNode, env: dict[str, Any]) -> None:
         if isinstance(stmt, cst.For):
@@ -288,19 +322,9 @@ class _Replay:
         elif isinstance(stmt, cst.If):
             # a branch of the loop body (alternating steps: `if it % 3 == 0: g_step(z, y)`): the call is made
             # on the iterations whose test takes the way to it, which the replay must know
-            test = self._eval(stmt.test, env)
-            if test is UNKNOWN or not isinstance(test, _SCALARS):
+            if not self._known_test(stmt, env):
                 raise _GiveUp
-            taken = stmt.body if test else stmt.orelse
-            if isinstance(taken, cst.Else):
-                taken = taken.body
-            if isinstance(taken, cst.If):  # `elif`
-                if id(taken) in self.path:
-                    self._on_path(taken, env)
-                else:
-                    self._forget(taken, env)
-            elif taken is not None:
-                self._block(taken, env)
+            self._branch(stmt, env)
         else:  # the statement line that holds the call
             if any(isinstance(n, cst.NamedExpr) for n in walk(stmt, into_scopes=False)):
                 raise _GiveUp  # a name bound while the arguments are evaluated
@@ -478,6 +502,8 @@ class _Replay:
             value = ev(node.expression)
             if value is UNKNOWN:
                 return UNKNOWN
+            if value is TENSOR:  # `-t`, `~mask` (`not t` asks the tensor for a bool)
+                return UNKNOWN if isinstance(node.operator, cst.Not) else TENSOR
             if isinstance(node.operator, cst.Not):
                 return not value if isinstance(value, _SCALARS) else UNKNOWN
             if not _number(value):
@@ -486,7 +512,15 @@ class _Replay:
                 else UNKNOWN
         if isinstance(node, cst.BinaryOperation):
             op = _BINARY.get(type(node.operator))
-            return UNKNOWN if op is None else _apply(op, ev(node.left), ev(node.right))
+            left, right = ev(node.left), ev(node.right)
+            if TENSOR in (left, right) \
+                    and not any(isinstance(v, (str, list, tuple, dict)) for v in (left, right)):
+                return TENSOR  # arithmetic of a tensor (`x * 2`, `t @ w`) is a tensor
+            return UNKNOWN if op is None else _apply(op, left, right)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and type(node.comparisons[0].operator) in _COMPARE \
+                and TENSOR in (ev(node.left), ev(node.comparisons[0].comparator)):
+            return TENSOR  # `torch.rand(4) > 0.2`: a boolean tensor
         if isinstance(node, cst.Comparison):
             left = ev(node.left)
             for target in node.comparisons:
@@ -531,6 +565,8 @@ class _Replay:
             key = f"{node.value.value}.{node.attr.value}"
             if key in env:
                 return env[key]
+            if self._resolved(node) in _MATH_CONSTANTS:
+                return _MATH_CONSTANTS[self._resolved(node)]
             holder = ev(node.value)
             return self._built_attribute(holder, node.attr.value, seen) if isinstance(holder, Built) \
                 else UNKNOWN
@@ -554,6 +590,11 @@ class _Replay:
             return _BUILTINS[node.func.value](*args)
         if isinstance(node, cst.Call) and self._makes_tensor(node.func, ev):
             return TENSOR
+        math_function = _MATH_FUNCTIONS.get((self._resolved(node.func) or "")[5:]) \
+            if isinstance(node, cst.Call) and (self._resolved(node.func) or "").startswith("math.") else None
+        if math_function is not None and not any(a.star or a.keyword for a in node.args):
+            args = [ev(a.value) for a in node.args]  # type: ignore[attr-defined]
+            return math_function(*args) if args and all(_number(a) for a in args) else UNKNOWN
         called = f"{node.func.value}()" if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
         if called is not None and called not in seen:
             returned = self._helper(node.func.value)  # type: ignore[attr-defined]
@@ -623,13 +664,17 @@ class _Replay:
                     env[small.targets[0].target.value] = self._value(small.value, env, seen)  # type: ignore
         return _FELL_THROUGH
 
+    def _resolved(self, node: cst.BaseExpression) -> str | None:
+        """The module-level name ``node`` (``math.cos``, ``torch.ones``) stands for, through the imports."""
+        owner = self.caller.owner
+        return owner.resolve_expr(node) if owner is not None and isinstance(node, cst.Attribute) else None
+
     def _makes_tensor(self, func: cst.BaseExpression, ev: "Callable[[cst.BaseExpression], Any]") -> bool:
         """``func`` called returns a tensor: a torch function that does (``torch.ones``, ``F.one_hot``), or a
         tensor method (:data:`knowledge.TENSOR_METHODS`) of a tensor (``x.flip``, ``t.float``)."""
         if not isinstance(func, cst.Attribute):
             return False
-        owner = self.caller.owner
-        qualname = owner.resolve_expr(func) if owner is not None else None
+        qualname = self._resolved(func)
         if K.makes_tensor_from_sizes(qualname) or K.returns_tensor(qualname):
             return True
         return qualname is None and func.attr.value in K.TENSOR_METHODS and ev(func.value) is TENSOR
