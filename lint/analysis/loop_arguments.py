@@ -57,10 +57,6 @@ _MATH_FUNCTIONS = {name: getattr(math, name) for name in (
 """Functions of ``math`` the replay computes on numbers it knows (a cosine schedule:
 ``math.cos(math.pi * t)``)."""
 _MATH_CONSTANTS = {f"math.{name}": getattr(math, name) for name in ("pi", "e", "tau", "inf")}
-
-
-def _no_value() -> Any:
-    raise ValueError("a power the replay does not compute")
 _COMPARE = {cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
             cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
             cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b}
@@ -565,8 +561,8 @@ class _Replay:
             key = f"{node.value.value}.{node.attr.value}"
             if key in env:
                 return env[key]
-            if self._resolved(node) in _MATH_CONSTANTS:
-                return _MATH_CONSTANTS[self._resolved(node)]
+            if (constant_name := self._resolved(node)) in _MATH_CONSTANTS:
+                return _MATH_CONSTANTS[constant_name]
             holder = ev(node.value)
             return self._built_attribute(holder, node.attr.value, seen) if isinstance(holder, Built) \
                 else UNKNOWN
@@ -590,9 +586,9 @@ class _Replay:
             return _BUILTINS[node.func.value](*args)
         if isinstance(node, cst.Call) and self._makes_tensor(node.func, ev):
             return TENSOR
-        math_function = _MATH_FUNCTIONS.get((self._resolved(node.func) or "")[5:]) \
-            if isinstance(node, cst.Call) and (self._resolved(node.func) or "").startswith("math.") else None
-        if math_function is not None and not any(a.star or a.keyword for a in node.args):
+        resolved = (self._resolved(node.func) or "") if isinstance(node, cst.Call) else ""
+        math_function = _MATH_FUNCTIONS.get(resolved[5:]) if resolved.startswith("math.") else None
+        if math_function is not None and not any(a.star or a.keyword for a in node.args):  # type: ignore
             args = [ev(a.value) for a in node.args]  # type: ignore[attr-defined]
             return math_function(*args) if args and all(_number(a) for a in args) else UNKNOWN
         called = f"{node.func.value}()" if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
@@ -778,6 +774,11 @@ def constant(node: cst.BaseExpression) -> Any:
     except (ArithmeticError, TypeError, ValueError, SyntaxError):
         pass
     return UNKNOWN
+
+
+def _no_value() -> Any:
+    """What an operation the replay does not compute gives (a power of a large exponent): it is not known."""
+    raise ValueError("not computed")
 
 
 def _apply(op: Any, left: Any, right: Any) -> Any:

@@ -27,7 +27,7 @@ from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
 from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by, top_level_code
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
-from dynalint.analysis.syntax import binding_reach, nodes_and_parents, unpacked_target, walk
+from dynalint.analysis.syntax import binding_reach, nodes_and_parents, position_bound, unpacked_target, walk
 from dynalint.analysis.values import ALL_DIMS, Kind, Value, join, join_all, mapping, python, sequence, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1104,19 +1104,14 @@ def bound_to_class(module: cst.Module, name: str, cls: str) -> bool:
     _searched(name)
     values: list[cst.BaseExpression] = []
     for n in walk(module):
-        if type(n) is not cst.Assign:
-            continue
-        for t in n.targets:
-            if type(t.target) is cst.Name and t.target.value == name:
-                values.append(n.value)
-            elif type(t.target) in (cst.Tuple, cst.List) and any(
-                    type(e.value) is cst.Name and e.value.value == name for e in t.target.elements):
-                row = n.value
-                at = next(i for i, e in enumerate(t.target.elements) if type(e.value) is cst.Name
-                          and e.value.value == name)
+        for t in n.targets if type(n) is cst.Assign else ():
+            at = position_bound(t.target, name)
+            row = n.value
+            if at == -1:
+                values.append(row)
+            elif at is not None:  # an item unpacked one for one from a tuple written out, or not known
                 one_for_one = type(row) is cst.Tuple and len(row.elements) == len(t.target.elements) \
-                    and not any(isinstance(e, cst.StarredElement)
-                                for e in (*row.elements, *t.target.elements))
+                    and not any(type(e) is not cst.Element for e in row.elements)
                 values.append(row.elements[at].value if one_for_one else row)
     bound = any(isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem))
                 and any(type(m) is cst.Name and m.value == name
