@@ -157,7 +157,9 @@ def disable_helper(plan: FixPlan, ctx, use: cst.CSTNode, origin: cst.CSTNode) ->
         raise Refused(f"`{name}` is nested in a function: a decorator there would not reach the calls "
                       "compiled code makes")
     info = next((fn for fn in ctx.program.index.all_functions if fn.node is function), None)
-    if info is None or id(info) in ctx.program.entry_points.entered:
+    if info is None:
+        raise Refused(f"`{name}` is not a function of this file's index")
+    if id(info) in ctx.program.entry_points.entered:
         raise Refused(f"`{name}` is what torch.compile compiles: disabling it would leave nothing compiled")
     if isinstance(owner, cst.ClassDef) and name in _MODULE_CALLS:
         raise Refused(f"`{name}` is the call of its class: disabling it would run the whole module eagerly")
