@@ -360,12 +360,13 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
     by_class: dict[str, list[tuple[cst.Call, "FunctionInfo"]]] | None = None
     handles = _compiled_handles(program)
     immediate = _immediate_calls(program)
+    held = _instance_handle_calls(program)
     for fn in program.compiled:
         entry = fn.compile_decorated or (fn.name == "forward" and fn.cls is not None and fn.cls.is_module)
         through = [(name, scope, static, reached) for name, scope, target, static, reached in handles
                    if target is fn]
         called = [(call, caller, program) for call, caller, target in immediate if target is fn]
-        called += [(call, caller, program) for call, caller in _instance_handle_calls(program, fn)]
+        called += [(call, caller, program) for call, caller in held.get(id(fn), ())]
         if not entry and not through and not called:
             continue
         calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
@@ -1852,17 +1853,18 @@ def _on_self(target: cst.Attribute, where: "FunctionInfo | None") -> bool:
     return bool(params) and isinstance(target.value, cst.Name) and target.value.value == params[0]
 
 
-def _instance_handle_calls(program: "Program", fn: "FunctionInfo"
-                           ) -> list[tuple[cst.Call, "FunctionInfo | None"]]:
-    """The calls of ``fn`` compiled into an attribute of an instance by a method of its class (``self.prop =
-    torch.compile(propagate)`` in ``__init__``): ``self.prop(...)`` in the methods of that class, and
-    ``m.prop(...)`` on a name the module binds only to instances of it (``m = Model()``).  Dynamo caches the
-    compiled function once, whichever instance holds it, and guards it on the arguments of those calls."""
+def _instance_handle_calls(program: "Program"
+                           ) -> dict[int, list[tuple[cst.Call, "FunctionInfo | None"]]]:
+    """By ``id`` of a function of the module compiled into an attribute of an instance by a method of its
+    class (``self.prop = torch.compile(propagate)`` in ``__init__``), its calls through that attribute:
+    ``self.prop(...)`` in the methods of that class, and ``m.prop(...)`` on a name the module binds only to
+    instances of it (``m = Model()``).  Dynamo caches the compiled function once, whichever instance holds
+    it, and guards it on the arguments of those calls."""
     idx = program.index
-    out: list[tuple[cst.Call, "FunctionInfo | None"]] = []
+    out: dict[int, list[tuple[cst.Call, "FunctionInfo | None"]]] = {}
     for call, where in idx.compile_targets:
         target = program.entry_points.compile_target(call, where)
-        if target is None or target[0] is not fn or where is None:
+        if target is None or target[0].owner is not idx or where is None:
             continue
         for n in walk(where.node.body, into_scopes=False):
             bound = n.targets[0].target if isinstance(n, cst.Assign) and len(n.targets) == 1 else None
@@ -1876,7 +1878,7 @@ def _instance_handle_calls(program: "Program", fn: "FunctionInfo"
                     continue
                 own = caller is not None and caller.cls is cls and _on_self(func, caller)
                 if own or bound_to_class(idx.module, func.value.value, cls.name):
-                    out.append((site, caller))
+                    out.setdefault(id(target[0]), []).append((site, caller))
     return out
 
 

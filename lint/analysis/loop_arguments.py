@@ -269,28 +269,30 @@ class _Replay:
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     self._simple(small, env)
-            elif isinstance(stmt, cst.If) and self._known_test(stmt, env):
-                self._branch(stmt, env)  # (`if i % 2 == 0: mask = ...` / `else: mask = None`)
+            elif isinstance(stmt, cst.If) and (test := self._test(stmt, env)) is not UNKNOWN:
+                self._branch(stmt, test, env)  # (`if i % 2 == 0: mask = ...` / `else: mask = None`)
             else:
                 self._forget(stmt, env)
         return False
 
-    def _known_test(self, stmt: cst.If, env: dict[str, Any]) -> bool:
+    def _test(self, stmt: cst.If, env: dict[str, Any]) -> Any:
+        """The value of ``stmt``'s test when the replay knows it (a number, string, bool or None), else
+        UNKNOWN."""
         test = self._eval(stmt.test, env)
-        return test is not UNKNOWN and isinstance(test, _SCALARS)
+        return test if isinstance(test, _SCALARS) else UNKNOWN
 
-    def _branch(self, stmt: cst.If, env: dict[str, Any]) -> None:
-        """Runs the branch of ``stmt`` its test takes (the test known: :meth:`_known_test`), the way to the
-        call when it holds the call; an ``elif`` whose test is not known is forgotten (or, on the way to the
-        call, gives up: the iterations that make the call are then not known)."""
-        taken = stmt.body if self._eval(stmt.test, env) else stmt.orelse
+    def _branch(self, stmt: cst.If, test: Any, env: dict[str, Any]) -> None:
+        """Runs the branch of ``stmt`` its known ``test`` takes, the way to the call when it holds the call;
+        an ``elif`` whose test is not known is forgotten (or, on the way to the call, gives up: the
+        iterations that make the call are then not known)."""
+        taken = stmt.body if test else stmt.orelse
         if isinstance(taken, cst.Else):
             taken = taken.body
         if isinstance(taken, cst.If):  # `elif`
             if id(taken) in self.path:
                 self._on_path(taken, env)
-            elif self._known_test(taken, env):
-                self._branch(taken, env)
+            elif (inner := self._test(taken, env)) is not UNKNOWN:
+                self._branch(taken, inner, env)
             else:
                 self._forget(taken, env)
         elif taken is not None:
@@ -318,9 +320,10 @@ class _Replay:
         elif isinstance(stmt, cst.If):
             # a branch of the loop body (alternating steps: `if it % 3 == 0: g_step(z, y)`): the call is made
             # on the iterations whose test takes the way to it, which the replay must know
-            if not self._known_test(stmt, env):
+            test = self._test(stmt, env)
+            if test is UNKNOWN:
                 raise _GiveUp
-            self._branch(stmt, env)
+            self._branch(stmt, test, env)
         else:  # the statement line that holds the call
             if any(isinstance(n, cst.NamedExpr) for n in walk(stmt, into_scopes=False)):
                 raise _GiveUp  # a name bound while the arguments are evaluated

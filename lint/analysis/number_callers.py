@@ -1146,13 +1146,6 @@ def _handle_calls(parents: "_Parents", use: cst.BaseExpression, compiles: set[in
         target = statement.targets[0].target
     else:
         return None
-    if isinstance(target, cst.Attribute):  # `self.prop = torch.compile(propagate)`: the calls of `.prop`
-        attr = target.attr.value
-        _searched(attr, attribute=True)
-        module = _root(parents, statement)
-        known = _known_uses(module) if isinstance(module, cst.Module) else None
-        return _uses_called(module, parents, lambda m: isinstance(m, cst.Attribute) and m.attr.value == attr,
-                            target, candidates=known.attributes.get(attr) if known is not None else None)
     if not isinstance(target, cst.Name):
         return None
     name = target.value
@@ -1224,13 +1217,6 @@ def _instance_calls_of(module: cst.Module, parents: "_Parents", uses: list[cst.B
             return None
         calls += found
     return calls
-
-
-def _root(parents: "_Parents", node: cst.CSTNode) -> cst.CSTNode:
-    """The node with no parent above ``node``: its module."""
-    while (parent := parents.get(id(node))) is not None:
-        node = parent
-    return node
 
 
 def _scope_of(parents: "_Parents", node: cst.CSTNode) -> cst.CSTNode:
