@@ -68,3 +68,14 @@ def test_local_proof_agrees_with_parsing_the_whole_file(seed: int) -> None:
     comments = Counter(_comments(module))
     new = "".join(_mutations(rng, SOURCE.splitlines(keepends=True)))
     assert _sound_near(module, SOURCE, new, comments) == _sound(new, comments), new
+
+
+def test_a_comment_moved_to_a_statement_appended_at_the_end_is_kept() -> None:
+    """A rewrite that moves statements with their comments into a helper appended after the file's last
+    statement (``eager-tail`` splitting the last function) keeps every comment, though no stretch keeps its
+    own."""
+    module = cst.parse_module(SOURCE)
+    comments = Counter(_comments(module))
+    new = SOURCE.replace("    # inside\n", "") + "\n\ndef helper():\n    # inside\n    pass\n"
+    assert _sound(new, comments)
+    assert _sound_near(module, SOURCE, new, comments)

@@ -372,13 +372,16 @@ def _sound_near(module: cst.Module, source: str, new_source: str, comments: Coun
     The text before a top-level statement of ``source`` is whole statements, so the tokenizer starts
     each one afresh: the rewritten file parses exactly when each rewritten stretch of whole statements
     parses alone, ending with a line break where more follows (libcst keeps every comment, so it keeps
-    the original's comments exactly when each stretch keeps the comments it had).  A stretch that does
-    not parse alone (it may continue the statement before it) is decided by parsing the whole file."""
+    the original's comments exactly when the stretches together keep the comments they had: a rewrite may
+    move one from a stretch to another, a helper appended after the file's last statement).  A stretch that
+    does not parse alone (it may continue the statement before it) is decided by parsing the whole file."""
     a, b = split_lines(source, keepends=True), split_lines(new_source, keepends=True)
     blocks = changed_blocks(a, b)
     if not blocks:
         return True
     starts = sorted(set(_statement_starts(module, source)) | {0, len(a)})
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
     try:
         for (i0, i1), (j0, j1) in _stretches(blocks, starts, len(a)):
             if i0 and a[i0 - 1].rstrip("\r\n").endswith("\\"):
@@ -386,12 +389,11 @@ def _sound_near(module: cst.Module, source: str, new_source: str, comments: Coun
             old, new = "".join(a[i0:i1]), "".join(b[j0:j1])
             if j1 < len(b) and new and not new.endswith(("\n", "\r")):
                 return _sound(new_source, comments)
-            if not _same_comments(Counter(_comments(cst.parse_module(old))),
-                                  Counter(_comments(cst.parse_module(new))), comments):
-                return False
+            before.update(_comments(cst.parse_module(old)))
+            after.update(_comments(cst.parse_module(new)))
     except Exception:  # a stretch that does not parse alone
         return _sound(new_source, comments)
-    return True
+    return _same_comments(before, after, comments)
 
 
 _STARTS: list = [None, []]
