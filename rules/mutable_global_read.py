@@ -5,7 +5,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from dynalint.analysis.events import CallEvent, Event, GlobalReadEvent
+from dynalint.analysis.closure_cells import rebound_cells
+from dynalint.analysis.events import CallEvent, ContextManagerEvent, Event, GlobalReadEvent
 from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.instance_writes import changes_only_tensors, rebuilt_alike
 from dynalint.analysis.resume_paths import guardless_functions
@@ -36,7 +37,11 @@ class MutableGlobalRead(Rule):
         returns the global's value as it is (`return _factor[0]`) is reported where it is called, the
         line Dynamo's recompile reason names (measured). A registry that a function of the module used
         only as a decorator of its module-level definitions fills (`@register(0.5)`) is filled while the
-        module is imported, before any compiled call: no change Dynamo sees (measured).
+        module is imported, before any compiled call: no change Dynamo sees (measured). A variable of a
+        function that a function it defines and compiles reads (`scale = 1.0`, `@torch.compile def fn(x):
+        return x * scale`) is guarded the same way: rebound to another number, string or flag between two
+        calls of the compiled function, it recompiles it (measured on torch 2.13: a number once, then it is
+        dynamic; a string for each new value).
     """
     fix = """
         Pass the value as an argument (a tensor if it changes often), read it once when the module is
@@ -115,7 +120,8 @@ class MutableGlobalRead(Rule):
             if ctx.breaks.in_skipped_frame(ev):
                 continue  # read only in a resumed frame Dynamo skips: no guard
             if guardless is None:
-                guardless = guardless_functions(ctx.program, ctx.breaks, ctx.events(CallEvent))
+                guardless = guardless_functions(ctx.program, ctx.breaks, ctx.events(CallEvent),
+                                                ctx.events(ContextManagerEvent))
             if id(ev.function) in guardless and not ctx.breaks.body_works(ev.function):
                 continue  # read only in a frame of its own that Dynamo skips, having no graph
             where = mutated[ev.name][1]
@@ -135,6 +141,16 @@ class MutableGlobalRead(Rule):
                     f"its value, so every change recompiles {recompiled}.",
                     hint="pass it as an argument or store it on the module outside forward",
                 )
+        for cell in rebound_cells(ctx.program):
+            yield Finding(
+                rule=type(self), node=cell.read, statement=cell.function.node,
+                message=f"`{cell.read.value}` is a variable of `{cell.parent.name.value}` that "
+                        f"`{ctx.code(cell.rebinding)}` rebinds between two calls of compiled "
+                        f"`{cell.function.name}`, which reads it: Dynamo guards on its value, so the change "
+                        "recompiles it (a number once, after which it is dynamic; a flag once for each value; a string for "
+                        "each new value).",
+                hint="pass it as an argument",
+            )
 
 
 def _unread_keys_changed(ctx: RuleContext, name: str) -> bool:

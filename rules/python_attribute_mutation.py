@@ -5,12 +5,13 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
-from dynalint.analysis.class_state import initial_keys, initially_none, is_self, self_attribute
+from dynalint.analysis.class_state import (initial_keys, initially_none, is_self, self_attribute,
+                                          stores_at_held_key)
 from dynalint.analysis.entry_arguments import passed_afresh, second_calls_recompile
-from dynalint.analysis.events import AttributeEvent, CallEvent, Event, SubscriptEvent
+from dynalint.analysis.events import AttributeEvent, CallEvent, ContextManagerEvent, Event, SubscriptEvent
 from dynalint.analysis.in_place_changes import read_before_stored
 from dynalint.analysis.module_index import built_only_in_compiled_code
-from dynalint.analysis.resume_paths import guardless_functions, runs_eagerly
+from dynalint.analysis.resume_paths import guardless_functions, runs_eagerly, traced_on_early_return
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
 from dynalint.rules.recompiles import RECOMPILE_LIMIT
@@ -37,8 +38,10 @@ class PythonAttributeMutation(Rule):
         dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries
         nothing across calls and is not reported. Lists and dicts kept on `self` are guarded on their
         length and keys: a list that compiled code appends to (collected features, a history) recompiles
-        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key. A dict it
-        stores literal keys into has them all after the first call, so it recompiles only the second,
+        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key. A dict stored
+        into at the keys it holds (in a loop over the keys of a dict `__init__` built it from, `self.masks =
+        {n: ... for n, p in params.items()}` then `for n, p in self.params.items(): self.masks[n] = ...`)
+        gains none and is not reported. A dict it stores literal keys into has them all after the first call, so it recompiles only the second,
         and not at all on its own when every loop that calls the compiled entry changes a tensor's size
         at its second iteration: that call recompiles anyway, for the size (measured on torch 2.13). An
         attribute that compiled code creates after testing for it (`if not hasattr(self, "index"):
@@ -53,8 +56,8 @@ class PythonAttributeMutation(Rule):
         given (`state.step += 1` of the `state` each call passes; one every call builds anew carries nothing
         to the next). An attribute that compiled code sets before reading it, in the frame that sets it (a
         submodule's `forward` reading what its parent stored there), carries nothing across calls either. A
-        read Dynamo never traces (after a break inside a loop)
-        installs no guard, and neither does a frame Dynamo enters on its own (compiled directly, or called
+        read Dynamo never traces (after a break inside a loop, unless an `if` between the read and the loop
+        returns: the calls that take it are compiled) installs no guard, and neither does a frame Dynamo enters on its own (compiled directly, or called
         from code it runs eagerly) that runs no tensor operation: Dynamo skips it.
     """
     fix = """
@@ -173,11 +176,13 @@ class PythonAttributeMutation(Rule):
         yield from self._check(ctx, everything, seen)
 
     def _check(self, ctx: RuleContext, found: "Sequence[Event]", seen: set[tuple[int, str]]) -> Iterator[Finding]:
-        guardless = guardless_functions(ctx.program, ctx.breaks, ctx.events(CallEvent))
+        guardless = guardless_functions(ctx.program, ctx.breaks, ctx.events(CallEvent),
+                                        ctx.events(ContextManagerEvent))
         found = [e for e in found if e.function is None or id(e.function) not in guardless]
         events = [e for e in found if isinstance(e, AttributeEvent)]
+        # (a read Dynamo never traces installs no guard)
         read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None
-                and not runs_eagerly(ctx.breaks, e)}  # (a read Dynamo never traces installs no guard)
+                and (not runs_eagerly(ctx.breaks, e) or traced_on_early_return(ctx.breaks, e))}
         # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
         # nothing across calls: Dynamo reads the value it just stored, no guard on the old one.  Judged in
         # each frame that changes it (a submodule's `forward`, analysed alone too, only reads it)
@@ -361,7 +366,8 @@ class PythonAttributeMutation(Rule):
                 continue
             if isinstance(ev, SubscriptEvent) and (not declared.is_mapping
                                                    or _literal_key(ev.node.slice) in initial_keys(cls, attr)
-                                                   or read_before_stored(ev.node, ev.statement)):
+                                                   or read_before_stored(ev.node, ev.statement)
+                                                   or _key_held(ctx, ev, cls, attr, held)):
                 continue  # an item of a list, or a key the dict holds already: its length and keys stay
             seen.add((id(cls), attr))
             if declared.is_mapping and _constant_keys(held, cls, attr) \
@@ -428,6 +434,16 @@ def _held_containers(found: "Sequence[Event]", changes: "list[tuple[Event, cst.C
         if cls is not None and attr is not None:
             held.append((ev, target, cls, attr, through_class))
     return held
+
+
+def _key_held(ctx: RuleContext, ev: SubscriptEvent, cls: "ClassInfo", attr: str, held: Held) -> bool:
+    """``self.<attr>[k] = ...`` at a key ``self.<attr>`` holds already (:func:`stores_at_held_key`), of a dict
+    that neither the compiled code (``held``) nor the module's other code gives a key (measured on torch 2.13:
+    masks made in ``__init__`` for every parameter name and overwritten in a compiled loop over the parameters
+    recompile nothing)."""
+    changed = {name for _, _, owner, name, _ in held if owner is cls and name != attr}
+    changed |= set(ctx.program.index.attr_changes_outside)
+    return stores_at_held_key(ev.function, ev.node, cls, attr, changed)
 
 
 def _constant_keys(held: Held, cls: object, attr: str) -> bool:

@@ -6,6 +6,7 @@ from typing import Iterator
 import libcst as cst
 
 from dynalint.analysis.class_state import is_self
+from dynalint.analysis.compiled_instances import InstancesApart, instances_apart
 from dynalint.analysis.events import AttributeEvent, ObjectAttributeReadEvent
 from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flips, only_printed,
                                                set_with_size_change, site_label)
@@ -13,6 +14,7 @@ from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.mode_flips import mode_flips
 from dynalint.analysis.module_index import (may_run_between_calls, related, store_receivers, stores_on_self,
                                             unseen_by_compiled_code)
+from dynalint.analysis.resume_paths import runs_eagerly, traced_on_early_return
 from dynalint.analysis.syntax import NOT_LITERAL, literal_constant
 from dynalint.analysis.values import Kind
 from dynalint.rules.base import Example, Finding, Rule, RuleContext, register
@@ -50,6 +52,14 @@ class PythonAttributeSetOutside(Rule):
         module without such a read (linear and convolution layers, layer and group norm) does not
         recompile. A switch of mode made together with one of grad mode (`model.eval()`, then a call under
         `torch.no_grad()`) is one recompile, which DYN208 reports (all measured on torch 2.13).
+
+        Instances of one class compiled one by one (`torch.compile(Scaled(1.0))` and
+        `torch.compile(Scaled(3.0))`, or `torch.compile(integ.step)` for each `integ` a loop builds) share the
+        compiled code of the method they run: Dynamo keeps one cache per code object. An attribute their
+        `__init__` stores from a parameter the constructions pass other constants to, read by that method,
+        recompiles it for the next instance (a float once, then it is dynamic; an int of an `nn.Module` at
+        each new value; a flag once for each value). A read after a break Dynamo does not resume from (in a
+        loop, at an `nn.LSTM`) is never traced and guards nothing.
     """
     fix = """
         Pass the value to `forward` as a tensor (so it becomes a graph input), or keep one compiled
@@ -171,6 +181,9 @@ class PythonAttributeSetOutside(Rule):
             if declared is None or declared.kind not in (Kind.PYTHON, Kind.SCALAR, Kind.UNKNOWN) \
                     or only_printed(ctx.program, ev):
                 continue
+            if (runs_eagerly(ctx.breaks, ev) and not traced_on_early_return(ctx.breaks, ev)) \
+                    or ctx.breaks.in_skipped_frame(ev):
+                continue  # a read Dynamo never traces (after a break it cannot resume from) installs no guard
             key = (id(ev.cls), ev.name)
             if key not in setters_of:
                 setters_of[key] = [
@@ -208,6 +221,19 @@ class PythonAttributeSetOutside(Rule):
                 hint="pass it as a tensor argument, or keep one compiled module per setting",
             )
         yield from self._changed_in_place(ctx, reads, compiled, seen)
+        for apart in instances_apart(ctx.program):
+            if (id(apart.cls), apart.attribute) in seen:
+                continue
+            seen.add((id(apart.cls), apart.attribute))
+            shown = ", ".join(f"`{v!r}`" for v in apart.values[:3]) + (", …" if len(apart.values) > 3 else "")
+            yield Finding(
+                rule=type(self), node=apart.read, statement=apart.method.node,
+                message=f"`self.{apart.attribute}` is {shown} in the instances of `{apart.cls.name}` compiled one by "
+                        f"one (built at `{ctx.code(apart.built)}`): they share the compiled code of "
+                        f"`{apart.method.name}`, and Dynamo guards on the value, so {_instances_effect(apart)}.",
+                hint="pass it as an argument (a tensor if it is a number), or compile the code that holds all the "
+                     "instances once",
+            )
         grad_flipped: set[int] | None = None  # (found when a mode flip asks: most modules have none)
         for flip in mode_flips(ctx.program):
             forward = flip.cls.methods["forward"]
@@ -291,3 +317,13 @@ def _stores_literal(stmt: cst.CSTNode, name: str) -> bool:
         return False
     return stmt.value is not None and literal_constant(stmt.value) is not NOT_LITERAL and any(
         isinstance(t, cst.Attribute) and t.attr.value == name for t in targets)
+
+
+def _instances_effect(apart: "InstancesApart") -> str:
+    """What another instance's value does to the shared compiled code (measured on torch 2.13)."""
+    kind = type(apart.values[0])
+    if kind is bool:
+        return "it compiles one graph for each value"
+    if kind is str or kind is int and apart.cls.is_module:
+        return "each new value recompiles it"
+    return "the second value recompiles it (the number is then treated as dynamic)"

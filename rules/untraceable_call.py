@@ -61,7 +61,7 @@ class UntraceableCall(Rule):
         traced), and registering hooks on a module (`module.register_forward_hook`
         and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
         counter Dynamo cannot set; `Tensor.register_hook` is traced), a `torch.Generator` made in the
-        compiled region or passed as `generator=`, `t.share_memory_()`, an RNN module's own methods
+        compiled region or passed as `generator=` (one a global, an argument or the defining function holds), `t.share_memory_()`, an RNN module's own methods
         (`rnn.flatten_parameters()`), `module.load_state_dict(...)` and `module.share_memory()` (other
         `nn.Module` methods, `state_dict()`, `parameters()`, `apply`, `to`, `train`, are traced), setting
         `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted(...)` or `list.sort()` without a
@@ -93,7 +93,8 @@ class UntraceableCall(Rule):
         methods whose body breaks (at the call too, "Reconstruction failure", the caller then running eagerly);
         `with torch.device(...)` ("does not know how to enter a `device` context manager"; pass `device=`
         instead), and a `with` on a context manager of the checked code made before the compiled code runs
-        (an argument, a global, `self.ctx` set in `__init__`) break too.
+        (an argument, a global, `self.ctx` set in `__init__`, an object the function that defines and compiles
+        this one built before calling it) break too.
         Dynamo traces `random.randint`/`randrange`/`uniform` but holds the number as a tensor: a Python
         operator on it and a number (`n - w`, `w * 2`) breaks, and the rest of the function runs
         eagerly (with a tensor or `min` it is traced); comparing two such numbers breaks too, while

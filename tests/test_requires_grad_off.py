@@ -3,11 +3,13 @@
 ``named_parameters()``, and ``lin.weight``); ``requires_grad_(True)`` breaks as before. Modules bound by a
 module-level assignment that unpacks a tuple written out (``G, D = nn.Linear(4, 4), nn.Linear(4, 1)``) are
 each the item bound to them. Turning grad on for an input depends on the caller (it breaks unless the
-tensor already requires grad), except in the body of ``if not x.requires_grad:``. Each case is also run
+tensor already requires grad), except in the body of ``if not x.requires_grad:``, and so does turning it on
+for the elements of a list the caller passes (``for p in params: p.requires_grad_(True)``). A module the
+script builds and passes to the compiled function has parameters like any other. Each case is also run
 under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
-from helpers import marked_case_tests
+from helpers import break_tests, marked_case_tests
 
 CASES = [
     ("freezing-the-critic", """
@@ -73,3 +75,38 @@ CASES = [
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)
+
+ELEMENTS_OF_AN_ARGUMENT = """
+import torch
+
+
+def step(params, x):
+    for p in params:
+        p.requires_grad_(True)
+    return (params[0] * x).sum()
+
+
+def main():
+    w = torch.ones(4, requires_grad=True)
+    fn = torch.compile(step, backend="eager")
+    return [fn([w], torch.randn(4)), fn([w], torch.randn(4))]
+"""
+
+A_MODULE_PASSED = """
+import torch
+
+
+def step(model, x):
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model(x).sum()
+
+
+def main():
+    model = torch.nn.Linear(4, 2)
+    fn = torch.compile(step, backend="eager")
+    return fn(model, torch.randn(3, 4))
+"""
+
+test_check_elements, test_dynamo_elements = break_tests(ELEMENTS_OF_AN_ARGUMENT, set(), "[()]")
+test_check_module_passed, test_dynamo_module_passed = break_tests(A_MODULE_PASSED, {(6, "DYN105")}, "[()]")

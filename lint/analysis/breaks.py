@@ -33,7 +33,7 @@ from dynalint.analysis.capture_settings import (  # noqa: F401 (the flags' names
 from dynalint.analysis.custom_ops import KnownDynamicOps, OpSource
 from dynalint.analysis.data_dependent_ops import DYNAMIC_OUTPUT_SHAPE
 from dynalint.analysis.eager_part import (AtEvent, EagerPart, body_order, breaks_inside_method, eager_part,
-                                         function_blocks, in_own_loop, split_untraced)
+                                         function_blocks, in_own_loop, skips_frame, split_untraced)
 from dynalint.analysis.graph_ends import tensor_for_number
 from dynalint.analysis.events import (
     ArithmeticEvent,
@@ -67,8 +67,8 @@ from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING
                                             DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES, \
     SKIPPED_PACKAGES
-from dynalint.analysis.syntax import (children, dotted_name, encloses, evaluated_before, may_bind, own_nodes,
-                                      simple_statements, walk)
+from dynalint.analysis.syntax import (assigned_names, children, dotted_name, encloses, evaluated_before, may_bind,
+                                      own_nodes, root_name, simple_statements, walk)
 from dynalint.analysis.tensor_members import INPLACE_VIEW_METHODS
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
@@ -1187,14 +1187,14 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tup
     traces one pass of the loop's body and breaks at the body's first break: measured), a call of an
     ``nn.LSTM``/``GRU``/``RNN`` (measured: a ``print`` or a second RNN after it is not reported, whether a graph
     came before it or not; not a method that visits the submodules and returns no generator,
-    ``model.train()``: :func:`_resumes_after_walk`), and a break inside a generator expression
+    ``model.train()``: :func:`~dynalint.analysis.eager_part.skips_frame`), and a break inside a generator expression
     (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of
     their function runs eagerly (:func:`_unresumable_calls`), whose breaks come before them in
     ``found``."""
     fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
                             Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT, Cause.TENSOR_MEMBERSHIP)
-             or (b.gb is GB.RNN_MODULE and not _resumes_after_walk(b))
+             or skips_frame(b)
              or _in_generator_expression(b) or unresumable_loop_test(b)]
     fresh += [(-1, ev) for ev in stops]
     if not fresh:
@@ -1211,14 +1211,6 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tup
             later = later[1:]  # the frame resumed in the test traces the body once, up to its first break
         dropped.update(later)
     return [b for j, b in enumerate(found) if j not in dropped], [b for j, b in enumerate(found) if j in dropped]
-
-
-def _resumes_after_walk(b: Break) -> bool:
-    """``b`` is at a method that visits every submodule and meets an RNN there inside torch's own frame
-    (``model.train()``): the function resumes after the call, unless the method returns a generator, which
-    Dynamo cannot rebuild to resume (``model.parameters()``)."""
-    ev = b.event
-    return isinstance(ev, CallEvent) and ev.walks_rnn and ev.method not in K.GENERATING_MODULE_METHODS
 
 
 def _sparse_resumes(events: list[Event], found: list[Break]) -> list[Break]:
@@ -3115,9 +3107,10 @@ def _context_made_outside(ev: ContextManagerEvent) -> bool:
     if not isinstance(node, cst.Name) or fn is None or may_bind(fn.node.body, node.value):
         return False
     # an argument, or a global (not a name of an enclosing function, which may have built it in the
-    # compiled code)
+    # compiled code), or an object the function that defines and compiles this one built before calling it
     return node.value in fn.param_names() or (
-        fn.outer is None and fn.owner is not None and node.value in fn.owner.globals)
+        fn.outer is None and fn.owner is not None and node.value in fn.owner.globals) or (
+        fn.compile_decorated and fn.closure is not None and node.value in fn.closure)
 
 
 def _classes_from_data(call: CallEvent) -> bool:
@@ -3252,11 +3245,26 @@ def _on_parameter(call: CallEvent) -> bool:
     parameter (an input, a hook's ``output``) that depends on the caller, so the rule stays silent unless
     :func:`_grad_off_parameter` holds."""
     receiver = _receiver_name(call)
-    if receiver is None or receiver not in call.function.param_names():
+    params = call.function.param_names()
+    if receiver is None:
         return False
+    if receiver not in params:
+        # an element of a parameter, the variable of a loop over it (`for p in params: p.requires_grad_()`),
+        # is the caller's as much
+        loops = [n for n in walk(call.function.node.body, into_scopes=False) if type(n) is cst.For]
+        if not any(type(n.target) is cst.Name and n.target.value == receiver and _iterated_root(n.iter) in params
+                   and encloses(n.body, call.node) for n in loops) \
+                or sum(receiver in assigned_names(n.target) for n in loops) != 1:
+            return False
     return not any(isinstance(n, cst.Name) and n.value == receiver
                    for t in walk(call.function.node.body) if isinstance(t, (cst.AssignTarget, cst.AugAssign))
                    for n in walk(t.target))
+
+
+def _iterated_root(it: cst.BaseExpression) -> str | None:
+    """The name what a loop iterates starts from (``params`` of ``params[1:]``, ``model`` of
+    ``model.parameters()``)."""
+    return root_name(it.func if type(it) is cst.Call else it)
 
 
 def _grad_off_parameter(call: CallEvent) -> bool:

@@ -10,6 +10,7 @@ import libcst as cst
 
 from dynalint.analysis import events as E
 from dynalint.analysis import knowledge as K
+from dynalint.analysis.capture_settings import COMPILE_FUNCTIONS
 from dynalint.analysis.numpy_calls import TRACED_NUMPY_RANDOM
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.syntax import dotted_name, encloses, walk
@@ -1031,6 +1032,10 @@ def torch_call(ev: "EvaluatorView", q: str, last: str, args: list[Value], kwargs
         return tensor(params=params).with_(qualname=K.SPARSE_TENSOR)
     if q in K.TENSOR_RESULT_UTILS:
         return tensor(params=params)
+    if q in COMPILE_FUNCTIONS and args and args[0].kind is Kind.MODULE:
+        # `torch.compile(model)`: the module, whose `forward` its calls run (also inside compiled code, which
+        # traces the module as it is, measured on torch 2.13)
+        return args[0]
     if q in K.FUNCTIONAL_CALLS and len(args) >= 3 and args[0].kind is Kind.MODULE:
         # `functional_call(model, params, (x,))` runs the module's forward on the inputs given
         given = args[2]

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Iterable, Protocol, TypeVar
 
 import libcst as cst
 
+from dynalint.analysis import knowledge as K
 from dynalint.analysis.events import CallEvent
-from dynalint.core.gb_types import EXPLICIT_BREAK, LOOP, GraphBreakType
+from dynalint.core.gb_types import EXPLICIT_BREAK, LOOP, RNN_MODULE, GraphBreakType
 from dynalint.analysis.logging_calls import LOGGING_FUNCTIONS, is_logger_call
 from dynalint.analysis.syntax import Spans, encloses, simple_statements, walk
 
@@ -79,6 +80,9 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     if not mine:
         return None  # (without a walk of the function)
     looped = [(b, block) for b in mine for block in function_blocks(fn) if _unresumable(b, block, fn)]
+    # (one in a branch: the calls that do not take it are compiled, and guarded on what they read)
+    top = {id(s) for s in simple_statements(fn.node.body)}
+    looped += [(b, b.statement) for b in mine if skips_frame(b) and id(b.statement) in top]
     if not looped:
         return None
     order = body_order(fn)
@@ -249,6 +253,18 @@ def _exits(node: cst.FunctionDef) -> list[tuple[int, bool]]:
 def _body_order(node: cst.FunctionDef) -> dict[int, int]:
     """Node id -> its position in a walk of the function's body (nested scopes not entered)."""
     return {id(n): i for i, n in enumerate(walk(node.body, into_scopes=False))}
+
+
+def skips_frame(brk: _Break) -> bool:
+    """``brk`` is one Dynamo does not resume after: it skips the frame that meets it and runs it eagerly
+    ("Failed to handle graph break gracefully. Skipping the function", measured on torch 2.13 at a call of an
+    ``nn.LSTM``/``GRU``/``RNN``), unless a method that visits every submodule meets the RNN inside torch's own
+    frame and returns no generator (``model.train()``: the function resumes after it; ``model.parameters()``
+    gives a generator, which Dynamo cannot rebuild to resume)."""
+    if brk.gb is not RNN_MODULE:
+        return False
+    ev = brk.event
+    return not (isinstance(ev, CallEvent) and ev.walks_rnn and ev.method not in K.GENERATING_MODULE_METHODS)
 
 
 def _unresumable(brk: _Break, block: cst.CSTNode, fn: "FunctionInfo") -> bool:

@@ -30,7 +30,7 @@ from dynalint.analysis.eager_part import body_order
 from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.in_place_changes import changed_between_calls
 from dynalint.analysis.loop_arguments import TENSOR, UNKNOWN, Built, constant, loop_argument_values
-from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, state_nodes, top_level_code
+from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, calls_by_name, state_nodes, top_level_code
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, bound_to_class, compiled_dynamic,
                                               foreign_call_sites, module_call_sites, replayed_sizes)
 from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard, is_none,
@@ -70,6 +70,12 @@ class ParameterValues:
     changed_in_place: bool = False
     """One container that the caller changes in place between calls
     (:mod:`~dynalint.analysis.in_place_changes`)."""
+    counts_loop: bool = False
+    """An int the function passes to ``range()``: each new value recompiles (:func:`_counts_loop`)."""
+    by_keyword: bool = False
+    """A call passes it by keyword: a wrapper that hands ``**kwargs`` on (``@torch.no_grad()``, ``functools.wraps``)
+    holds it in a dict, whose values Dynamo guards in the wrapper's frame whatever the function does with it
+    (measured on torch 2.13)."""
 
     @property
     def varies(self) -> bool:
@@ -97,6 +103,7 @@ def entry_argument_values(program: "Program", eager: "Callable[[FunctionInfo, cs
         if sites and _skipped_from_first_call(fn, params, sites[0]):
             continue
         yield from _varying(program, fn, params, sites, static)
+        yield from _star_varying(program, fn, params, sites, static)
         if eager is not None and sites:
             yield from _index_tensor_values(program, fn, params, sites, static, eager, resolved)
 
@@ -371,7 +378,7 @@ def entry_call_sites(program: "Program") -> Iterator[tuple["FunctionInfo", list[
             continue
         calls: list[tuple[cst.Call, "FunctionInfo | None"]] = []
         if entry and fn.cls is None:
-            calls = list(idx.call_sites.get(fn.name, ()))
+            calls = calls_by_name(idx, fn)
         elif entry and fn.name != "forward":  # a method compiled as a decorator: `obj.step(...)`
             calls = module_call_sites(program, fn)
         elif entry:
@@ -870,7 +877,8 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         modes.setdefault(name, {}).setdefault(_grad_enabled(site), set()).add(key)
 
     def visit(site: _Site, site_params: list[cst.Param], rename: dict[str, str],
-              picks: dict[tuple[str, Any], str] | None = None) -> None:
+              picks: dict[tuple[str, Any], str] | None = None,
+              derived: dict[str, cst.BaseExpression] | None = None) -> None:
         """What the call of ``site`` passes to the parameters ``site_params`` of its callee, each taken for the
         parameter of ``fn`` that ``rename`` maps it to (the callee is ``fn``, or a wrapper that hands the value
         on to ``fn`` as it is), and the items of them ``picks`` maps to one (a wrapper's ``params["greedy"]``)."""
@@ -885,6 +893,14 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             keys = _distinct_keys(program, held)
             if len(keys) >= 2:
                 replayed_keys.setdefault(name, keys)
+        for name, expression in (derived or {}).items():  # (`step + 1` of the wrapper's `step`, value by value)
+            used = {n.value for n in walk(expression) if type(n) is cst.Name}
+            runs = {len(values.get(n, ())) for n in used}
+            if len(runs) == 1 and (count := runs.pop()) > 0:
+                computed = [constant(expression, {n: values[n][i] for n in used}) for i in range(count)]
+                keys = _distinct_keys(program, [v for v in computed if v is not UNKNOWN])
+                if len(keys) >= 2:
+                    replayed_keys.setdefault(name, keys)
         # one value on every iteration that makes the call (`f(x, t_max)` under `if step % 3 == 2:`): that
         # value, which another call of `fn` may pass apart
         single = {rename[n]: keys[0] for n, passed in values.items()
@@ -916,14 +932,21 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
 
     for site in sites:
         visit(site, params, {p.name.value: p.name.value for p in params})
-        for outer, wrapper_params, rename, picks in _forwarding_sites(program, site, params):
-            visit(outer, wrapper_params, rename, picks)
+        for outer, wrapper_params, rename, picks, derived in _forwarding_sites(program, site, params):
+            visit(outer, wrapper_params, rename, picks, derived)
     for name, pending in undecided.items():
         for arg, site in pending:
             if _none_then_tensor(site, arg, fn):  # a warm start: `prev = None`, then the loop rebinds it
                 note(name, ("NoneType", None), site, "`None` on the first iteration")
                 note(name, ("tensor", None), site, "another value on the next")
                 break
+        # one number at the calls: is a tensor passed at another? (`f(x, 1)`, then `f(x, torch.ones(4))`)
+        given = seen.get(name, {})
+        if len(given) == 1 and next(iter(given))[0] in ("int", "float", "bool"):
+            for arg, site in pending:
+                if _is_tensor(site, arg):
+                    note(name, ("tensor", None), site, "a tensor")
+                    break
         # None at one call: is a tensor, or an object of a class of the checked code, passed at another?
         if ("NoneType", None) in seen.get(name, {}):
             for arg, site in pending:
@@ -951,7 +974,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
             continue  # each value comes with its own grad mode, which compiles a graph of its own anyway
         kinds = {t for t, _ in values}
-        if kinds == {"int"} and not static and compiled_dynamic(program, fn):
+        if kinds == {"int"} and not static and compiled_dynamic(program, fn) and not _counts_loop(fn, name):
             continue  # `dynamic=True`: an int is symbolic from the first call, and no new one recompiles
         if kinds <= {"int", "float", "bool", "str"}:
             if not _specialising_read(program, fn, name):
@@ -962,10 +985,21 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 kinds <= {"list", "tuple"} or kinds == {"dict"} or kinds == {"record"}
                 or kinds <= {"tensor", "NoneType"} or kinds == {"NoneType", "object"}
                 or kinds <= {"NoneType", "int", "float"} or len(kinds) == 2 and "NoneType" in kinds
-                or kinds in ({"int", "tuple"}, {"int", "list"})):
+                or kinds in ({"int", "tuple"}, {"int", "list"}) or kinds <= _TYPES_APART
+                or len(kinds) == 2 and "tensor" in kinds and kinds & {"int", "float", "bool"}
+                and len(values) == 2):
             # (`None` against a number: `s is None` fails, then `s == 0.05`; against a list, tuple or string,
             # `s is None` fails; an int against a tuple: `s == 2` fails; measured on torch 2.13)
-            continue  # a literal against a container or tensor: not one of the cases measured
+            numbers = frozenset(key for key in values if key[0] in ("int", "float"))
+            if len(numbers) < 2 or not _specialising_read(program, fn, name):
+                continue  # a literal against a container or tensor: not one of the cases measured
+            # numbers that differ, whatever other calls pass: Dynamo guards each on its value (measured on
+            # torch 2.13: `15.0`, `25.0` recompile, a tensor at another call then fails the type check)
+            values, kinds = numbers, {t for t, _ in numbers}
+            passed = {key: given for key, given in passed.items() if key in numbers}
+            if name in looped:
+                looped[name] = (looped[name][0], [key for key in looped[name][1] if key in numbers])
+            in_loop.pop(name, None)
         if len(kinds) == 1 and kinds & {"list", "tuple", "dict", "record"} \
                 and not _contents_guarded(fn, name, values):
             continue  # containers of one kind that differ only where the function does not look
@@ -976,10 +1010,63 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             shown.append((_where(site, program), _in_turn(keys)))
         if name in in_loop and not (name in looped and looped[name][0] is in_loop[name]):
             shown.append((_where(in_loop[name], program), "values that change from one loop iteration to the next"))
-        yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static)
+        yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static,
+                              counts_loop="int" in kinds and _counts_loop(fn, name),
+                              by_keyword=any(a.keyword is not None and a.keyword.value == name
+                                             for site in sites for a in site[0].args))
 
+
+_TYPES_APART = frozenset({"list", "tuple", "dict", "tensor", "NoneType", "str"})
+"""Kinds of value of which each compiles a graph of its own at one parameter the function reads (measured on
+torch 2.13: a tensor, then a list, then a dict, then a string, each fails the type check of the last; so does
+one number against a tensor, `y == 1` or the tensor type check failing, whichever comes first)."""
 
 _GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _counts_loop(fn: "FunctionInfo", name: str) -> bool:
+    """``fn`` passes its parameter ``name`` to ``range()`` (``for i in range(n)``): Dynamo unrolls the loop, so
+    even a symbolic int is made concrete there and guarded on its value (measured on torch 2.13, with
+    ``dynamic=True`` or without: ``n_aug == 1``, then ``n_aug == 2`` recompile, and so does each new value)."""
+    return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "range"
+               and any(type(m) is cst.Name and m.value == name for a in n.args for m in walk(a.value))
+               for n in walk(fn.node.body) if fn.owner is None or "range" not in fn.owner.globals)
+
+
+def _star_varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site],
+                  static: bool) -> Iterator[ParameterValues]:
+    """``*args`` and ``**kwargs`` of ``fn`` that its calls fill differently: Dynamo guards on the length of the
+    tuple and on the keys of the dict it reads (measured on torch 2.13: ``fn(x)``, ``fn(x, t)`` and
+    ``fn(x, bias=t)`` fail ``not args``, ``len(args) == 1`` and ``not ___dict_contains('bias', kwargs)`` in
+    turn).  Only calls that spread nothing into it (``*rest``, ``**options``) are read."""
+    p = fn.node.params
+    positional = len(p.posonly_params) + len(p.params) - (1 if fn.is_method else 0)
+    named = {prm.name.value for prm in params}
+    for star, extra in ((p.star_arg, _extra_positional), (p.star_kwarg, _extra_keywords)):
+        if not isinstance(star, cst.Param) or not sites or not _read(fn, star.name.value):
+            continue
+        passed: dict[tuple[str, Any], _Site] = {}
+        for site in sites:
+            call = site[0]
+            if any(a.star for a in call.args):
+                break
+            passed.setdefault(extra(call, positional, named), site)
+        else:
+            if len(passed) >= 2:
+                shown = tuple((_where(site, program), _shown(key)) for key, site in passed.items())
+                yield ParameterValues(fn, star, frozenset(passed), sites=shown, static=static)
+
+
+def _extra_positional(call: cst.Call, positional: int, named: set[str]) -> tuple[str, Any]:
+    """What a call that spreads nothing puts in ``*args``: its positional arguments past the named ones."""
+    given = [a.value for a in call.args if a.keyword is None]
+    return "tuple", tuple(_display_element(v) for v in given[positional:])
+
+
+def _extra_keywords(call: cst.Call, positional: int, named: set[str]) -> tuple[str, Any]:
+    """What a call that spreads nothing puts in ``**kwargs``: its keywords that name no parameter."""
+    return "dict", tuple((a.keyword.value, _display_element(a.value)) for a in call.args
+                         if a.keyword is not None and a.keyword.value not in named)
 
 
 def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
@@ -987,8 +1074,9 @@ def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
     """The calls of the function that makes the call of ``site`` (a wrapper of the module, not a script's own
     statements), when it hands some of its parameters as they are to the parameters ``params`` of its callee
     (``def generate(x, t, k): return sample(x, t, k)``), or an item of one by a literal key (``sample(x,
-    params["greedy"])``): each with the wrapper's parameters, the map from those it hands on to the callee's,
-    and the map from (parameter, key) to the callee's. Dynamo guards on what reaches the compiled frame,
+    params["greedy"])``), or arithmetic of them (``adam(p, step + 1)``): each with the wrapper's parameters, the
+    map from those it hands on to the callee's, the map from (parameter, key) to the callee's, and the callee's
+    parameters given such arithmetic. Dynamo guards on what reaches the compiled frame,
     through any number of plain Python frames."""
     call, caller, owner = site
     if caller is None or owner is not program or caller.closure is not None:
@@ -998,20 +1086,37 @@ def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
     rebound = caller.derived("names bound in the body", body_bindings)
     rename: dict[str, str] = {}
     picks: dict[tuple[str, Any], str] = {}
+    derived: dict[str, cst.BaseExpression] = {}
     for name, arg in _bound_arguments(call, params):
         if isinstance(arg, cst.Name) and arg.value in own and arg.value not in rebound:
             rename[arg.value] = name
+        elif isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)) and _arithmetic_of(arg, own - rebound):
+            derived[name] = arg  # (`step + 1`: computed from what the wrapper is given, value by value)
         elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and arg.value.value in own \
                 and arg.value.value not in rebound and len(arg.slice) == 1 \
                 and isinstance(arg.slice[0].slice, cst.Index):
             key = literal_constant(arg.slice[0].slice.value)
             if isinstance(key, str):
                 picks[(arg.value.value, key)] = name
-    if not rename and not picks:
+    if not rename and not picks and not derived:
         return
     for outer, where in module_call_sites(program, caller):
         if where is not caller:
-            yield (outer, where, program), wrapper_params, rename, picks
+            yield (outer, where, program), wrapper_params, rename, picks, derived
+
+
+def _arithmetic_of(node: cst.BaseExpression, names: set[str]) -> bool:
+    """``node`` is arithmetic of number literals and of ``names``, one of them at least (``step + 1``)."""
+    def arithmetic(n: cst.BaseExpression) -> bool:
+        if type(n) is cst.Name:
+            return n.value in names
+        if type(n) in (cst.Integer, cst.Float):
+            return True
+        if type(n) is cst.UnaryOperation:
+            return type(n.operator) in (cst.Minus, cst.Plus) and arithmetic(n.expression)
+        return type(n) is cst.BinaryOperation and arithmetic(n.left) and arithmetic(n.right)
+
+    return arithmetic(node) and any(type(n) is cst.Name for n in walk(node))
 
 
 def _changed_in_place(fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site]
@@ -2076,7 +2181,8 @@ def _through_call(program: "Program", call: cst.Call, arg: cst.Arg, depth: int) 
     return positions
 
 
-def handed_on(fn: "FunctionInfo", name: str, reads: "Mapping[int, Callable[[int], bool]] | None" = None) -> bool:
+def handed_on(fn: "FunctionInfo", name: str, reads: "Mapping[int, Callable[[int], bool]] | None" = None,
+              frameless: frozenset[int] = frozenset()) -> bool:
     """Whether ``fn`` passes its parameter ``name`` (or a value computed from it) to a function that
     Dynamo compiles as a frame of its own when it runs the entry point eagerly: a call of a name that is
     not a builtin, or a method of ``self``. Tensor methods and library functions (``torch.exp(x * t)``,
@@ -2085,12 +2191,13 @@ def handed_on(fn: "FunctionInfo", name: str, reads: "Mapping[int, Callable[[int]
     ``reads`` maps the calls of functions of the project (by ``id``) to whether that function reads its
     ``i``-th argument where Dynamo guards on it in a frame with a graph.  At such calls a number bound
     to a name first, or packed in a tuple, list, dict or record (``v = int(k); p = (h, v); helper(h,
-    p)``), counts too, and an argument the function does not read does not."""
+    p)``), counts too, and an argument the function does not read does not.  ``frameless``: the calls (by
+    ``id``) that run without a frame Dynamo compiles (an ``nn.LSTM``'s, which it skips)."""
     reads = reads or {}
     functions = frozenset(reads)
     carried = _number_names(fn, name, functions)
     for node in walk(fn.node.body):
-        if not isinstance(node, cst.Call):
+        if not isinstance(node, cst.Call) or id(node) in frameless:
             continue
         func = node.func
         if isinstance(func, cst.Name):

@@ -238,6 +238,8 @@ class EntryPoints(ProgramPart[ProgramParts]):
             return self.program.classes.instance(callee.cls)
         dotted = dotted_name(expr.func)
         q = (self.program.index.resolve(dotted) or dotted) if dotted is not None else ""
+        if f"{q}()" in _STATE_OBJECTS:  # a random number generator: its state lives outside the graph
+            return Value(Kind.UNKNOWN, qualname=f"{q}()")
         last = q.rpartition(".")[2]
         if not last[:1].isupper():
             return None
@@ -437,7 +439,8 @@ class EntryPoints(ProgramPart[ProgramParts]):
 
 #: methods of a module or an optimizer that return the object itself
 _RETURN_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "double", "bfloat16",
-                          "requires_grad_"})
+                          "requires_grad_", "manual_seed"})
+_STATE_OBJECTS = frozenset({K.TORCH_GENERATOR, "random.Random()"}) | K.NUMPY_GENERATOR_OBJECTS
 
 
 def _table(iterable: cst.BaseExpression, scope: cst.CSTNode, module: cst.Module

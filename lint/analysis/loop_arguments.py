@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -81,6 +81,12 @@ class Built:
 
 _FRESH = (cst.List, cst.Dict, cst.ListComp, cst.DictComp)
 """Displays that make a container no other name holds."""
+
+
+def _fresh(node: cst.BaseExpression) -> bool:
+    """``node`` makes a container no other name holds: a display, or a slice of one (``data[:32]``)."""
+    return isinstance(node, _FRESH) or isinstance(node, cst.Subscript) and len(node.slice) == 1 \
+        and isinstance(node.slice[0].slice, cst.Slice)
 
 
 _FELL_THROUGH: Any = object()
@@ -369,15 +375,15 @@ class _Replay:
     def _assigned(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         if isinstance(small, cst.Assign):
             value = self._eval(small.value, env)
-            fresh = isinstance(small.value, _FRESH)
+            fresh = _fresh(small.value)
             # (`rewards, dones = [], []`: each list is one the statement makes)
-            parts = [isinstance(e.value, _FRESH) for e in small.value.elements] \
+            parts = [_fresh(e.value) for e in small.value.elements] \
                 if isinstance(small.value, (cst.Tuple, cst.List)) and len(small.targets) == 1 else None
             for target in small.targets:
                 self._bind(target.target, value, env, fresh and len(small.targets) == 1, parts)
         elif isinstance(small, cst.AnnAssign):
             # (`seen: list = []` makes a list no other name holds, as `seen = []` does)
-            fresh = isinstance(small.value, _FRESH)
+            fresh = _fresh(small.value)
             value = self._eval(small.value, env) if small.value is not None else UNKNOWN
             self._bind(small.target, value, env, fresh)
         elif isinstance(small, cst.AugAssign):
@@ -548,6 +554,15 @@ class _Replay:
                 return UNKNOWN
             items = [ev(e.value) for e in node.elements]
             return tuple(items) if isinstance(node, cst.Tuple) else items
+        if isinstance(node, cst.ListComp) and node.for_in.inner_for_in is None and not node.for_in.ifs \
+                and isinstance(node.for_in.target, cst.Name):
+            # `[torch.randn(3) for _ in range(n)]`: its length, and each element
+            try:
+                stepped = self._iterate(node.for_in.iter, env)
+            except _GiveUp:
+                return UNKNOWN
+            name = node.for_in.target.value
+            return [self._value(node.elt, {**env, name: v}, seen) for v in stepped]
         if isinstance(node, cst.Dict):
             out: dict[Any, Any] = {}
             for element in node.elements:
@@ -763,17 +778,20 @@ class _Replay:
         return UNKNOWN
 
 
-def constant(node: cst.BaseExpression) -> Any:
-    """The number an expression of number literals alone computes (``1 + 0.5``, ``-2 * 3``, ``1 / 4``);
-    ``UNKNOWN`` for anything else."""
+def constant(node: cst.BaseExpression, names: "Mapping[str, Any] | None" = None) -> Any:
+    """The number an expression of number literals computes (``1 + 0.5``, ``-2 * 3``, ``1 / 4``), and of the
+    numbers ``names`` gives for its names (``step + 1``); ``UNKNOWN`` for anything else."""
     try:
         if isinstance(node, (cst.Integer, cst.Float)):
             return literal_value(node)
+        if isinstance(node, cst.Name) and names is not None:
+            value = names.get(node.value, UNKNOWN)
+            return value if _number(value) else UNKNOWN
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-            value = constant(node.expression)
+            value = constant(node.expression, names)
             return UNKNOWN if not _number(value) else -value if isinstance(node.operator, cst.Minus) else value
         if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINARY:
-            return _apply(_BINARY[type(node.operator)], constant(node.left), constant(node.right))
+            return _apply(_BINARY[type(node.operator)], constant(node.left, names), constant(node.right, names))
     except (ArithmeticError, TypeError, ValueError, SyntaxError):
         pass
     return UNKNOWN

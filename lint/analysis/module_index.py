@@ -991,6 +991,73 @@ def _note_call(idx: ModuleIndex, call: cst.Call, fn: FunctionInfo | None) -> Non
         idx.compile_targets.append((call, fn))
 
 
+def calls_by_name(idx: ModuleIndex, fn: FunctionInfo) -> list[tuple[cst.Call, FunctionInfo | None]]:
+    """The calls ``name(...)`` of the module that run the function ``fn`` (no method), by the scopes the name
+    resolves in: a module-level function's calls outside the functions that bind the name themselves, and a
+    function defined inside another (a script's ``def case(): @torch.compile def fn ...``) the calls in the
+    function that defines it, where nothing between rebinds the name.  Functions of one name in several
+    scopes are separate functions (separate code objects to Dynamo), whose calls are not each other's."""
+    name = fn.name
+    sites = idx.call_sites.get(name, ())
+    if fn.cls is not None:
+        return list(sites)
+    if fn.outer is None:
+        return [(call, caller) for call, caller in sites if caller is None or name not in caller.local_names]
+    reached = names_reaching(fn)
+    if reached is None:
+        return []
+    return [(call, caller) for call, caller in sites if caller is fn.outer and id(call.func) in reached]
+
+
+def names_reaching(fn: FunctionInfo) -> set[int] | None:
+    """For a function defined inside another (``fn.outer`` holds it), the ``id`` of each ``Name`` of it that
+    reads what its ``def`` binds: in the function that defines it and in the scopes nested there that do not
+    bind the name again.  None when that function binds the name more than once (which binding a use reads
+    is not settled here) or ``fn`` is no such function."""
+    if fn.outer is None:
+        return None
+    parent = defining_scope(fn.outer.node, fn.node)
+    return None if parent is None else _names_reaching(parent, fn.name, fn.node, 1)
+
+
+def defining_scope(root: cst.FunctionDef, node: cst.FunctionDef) -> cst.FunctionDef | None:
+    """The function of ``root`` (``root`` itself or one nested in it) whose own body defines ``node``."""
+    for n in walk(root.body, into_scopes=False):
+        if n is node:
+            return root
+        if type(n) is cst.FunctionDef:
+            found = defining_scope(n, node)
+            if found is not None:
+                return found
+    return None
+
+
+def _names_reaching(scope: cst.CSTNode, name: str, definition: cst.FunctionDef, bindings: int
+                    ) -> set[int] | None:
+    """The ``id`` of each ``Name`` ``name`` in ``scope``'s body and in the scopes nested in it that do not bind
+    ``name`` again (``definition``'s own body excluded), when ``scope`` binds ``name`` ``bindings`` times;
+    else None."""
+    body = scope.body if type(scope) is not cst.Lambda else scope
+    found: set[int] = set()
+    bound = 0
+    nested: list[cst.CSTNode] = []
+    for n in walk(body, into_scopes=False):
+        tp = type(n)
+        if tp is cst.Name and n.value == name:
+            found.add(id(n))
+        elif n is not body and tp in _NESTED_SCOPES and n is not definition:
+            nested.append(n)
+        bound += name in names_bound_by(n)
+    if bound != bindings:
+        return None
+    for inner in nested:
+        found |= _names_reaching(inner, name, definition, 0) or set()
+    return found
+
+
+_NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
 def may_run_between_calls(idx: ModuleIndex, method: FunctionInfo) -> bool:
     """Whether a method of a class of a script (a module that compiles code itself) may run between two of its
     compiled calls: not when nothing in the module calls it or names it (``self.reset`` handed on), nor when

@@ -24,7 +24,8 @@ from dynalint.analysis import knowledge as K
 from dynalint.analysis.evaluator import FunctionEvaluator
 from dynalint.analysis.interface import ProgramView, SignaturesView
 from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
-from dynalint.analysis.module_index import import_bindings, local_names_of, names_bound_by, top_level_code
+from dynalint.analysis.module_index import (body_bindings, import_bindings, local_names_of, names_bound_by,
+                                            names_reaching, top_level_code)
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
 from dynalint.analysis.syntax import binding_reach, nodes_and_parents, position_bound, unpacked_target, walk
@@ -317,6 +318,8 @@ def _is_object(v: Value) -> bool:
     if v.cls is not None:
         return v.kind in (Kind.MODULE, Kind.UNKNOWN)
     q = v.qualname or ""
+    if v.kind is Kind.MODULE and q.startswith("torch.nn.") and not q.endswith("()"):
+        return True  # (a torch module's value carries its class's name: `torch.nn.Linear`)
     return v.kind in (Kind.MODULE, Kind.UNKNOWN) and (
         (q.startswith(("torch.nn.", "torch.optim.")) and q.endswith("()")) or q == K.TORCH_GENERATOR)
 
@@ -388,10 +391,11 @@ def _top_statement(module: cst.Module, node: cst.CSTNode) -> cst.BaseStatement |
 
 def _handed_on(program: Program, caller: "FunctionInfo", env: dict[str, Value],
                args: Iterable[cst.BaseExpression]) -> None:
-    """A parameter of ``caller`` it passes on as it is (``step(x, scale)`` in ``def run(x, scale)``),
-    with neither type nor default, is a number (a boolean mask, an object of one class) when every call
-    of ``caller`` passes one: a wrapper hands on what its own callers give it.  Set in ``env``."""
-    handed = {a.value for a in args if isinstance(a, cst.Name)}
+    """A parameter of ``caller`` it passes on (``step(x, scale)`` in ``def run(x, scale)``), or reads in an
+    argument it passes (``step(x, t + 1)``), with neither type nor default, is a number (a boolean mask, an
+    object of one class) when every call of ``caller`` passes one: a wrapper hands on what its own callers
+    give it.  Set in ``env``."""
+    handed = {n.value for a in args for n in ((a,) if type(a) is cst.Name else walk(a)) if type(n) is cst.Name}
     # (a tensor only by how the body uses it, `diffusion.T`, may well be the object every caller passes)
     unknown = {name for name in handed & set(caller.param_names()) if name in env and (
         env[name].kind is Kind.UNKNOWN or env[name].kind is Kind.TENSOR and env[name].open_class)}
@@ -516,12 +520,21 @@ def _call_sites(program: Program, fn: "FunctionInfo") -> list[tuple[cst.Call, "F
     """Every call of ``fn`` in its module, each with the function it sits in (None for a statement of the
     module); None when the module uses the function (or its class) in a way other than calling it."""
     idx = program.index
-    if fn.owner is not idx or fn.closure is not None:
+    # a function a function of the module defines and compiles (`def case(): @torch.compile def fn`) is
+    # called where the name its `def` binds reaches
+    nested = fn.closure is not None and fn.compile_decorated and fn.cls is None and fn.outer is not None \
+        and fn.outer.owner is idx
+    if (fn.owner is not idx or fn.closure is not None) and not nested:
         return None
     module = idx.module
     uses = _module_uses(program)
     parents = uses.parents
-    if fn.cls is None:
+    if nested:
+        reached = names_reaching(fn)
+        if reached is None:
+            return None
+        calls = _only_called(module, parents, fn.name, fn.node, {id(c) for c in idx.compile_calls}, reached)
+    elif fn.cls is None:
         if idx.functions.get(fn.name) is not fn:
             return []
         calls = _only_called(module, parents, fn.name, fn.node, {id(c) for c in idx.compile_calls})
@@ -568,8 +581,8 @@ def foreign_call_sites(program: Program, fn: "FunctionInfo", strict: bool = True
     level, or takes it with ``*``); else the calls that are found (a module-level call with None for
     its function)."""
     project, idx = program.project, program.index
-    if project is None or not idx.name:
-        return []
+    if project is None or not idx.name or fn.outer is not None and fn.cls is None:
+        return []  # (a function defined inside another is no name another module imports)
     if fn.cls is not None and fn.name not in ("forward", "__init__") and idx.compiles_code \
             and idx.classes.get(fn.cls.name) is fn.cls:
         return []  # a method of a class of a script (`torch.compile(ema.update_target)`): no module imports it
@@ -918,14 +931,17 @@ def _names(module: cst.Module, name: str) -> Iterator[cst.Name]:
 
 
 def _only_called(module: cst.Module, parents: "_Parents", name: str, definition: cst.CSTNode,
-                 compiles: set[int] = frozenset()  # type: ignore[assignment]
-                 ) -> list[cst.Call] | None:
+                 compiles: set[int] = frozenset(),  # type: ignore[assignment]
+                 reached: set[int] | None = None) -> list[cst.Call] | None:
     """The calls ``name(...)``, when every other use of the name is its definition or hands it to
     one of the ``compiles`` calls (by ``id``) whose result is bound to a name that is only called
     (``step_c = torch.compile(step)``: a call of ``step_c`` passes its arguments to ``step``); else
-    None."""
+    None.  ``reached``: the uses (``Name`` nodes by ``id``) that read this definition, where other scopes
+    bind the name too."""
     calls = []
     for n in _names(module, name):
+        if reached is not None and id(n) not in reached:
+            continue
         parent = parents.get(id(n))
         if parent is definition:
             continue
@@ -941,6 +957,8 @@ def _only_called(module: cst.Module, parents: "_Parents", name: str, definition:
         through = _handle_calls(parents, n, compiles)
         if through is None:
             through = _table_row_calls(module, parents, n, compiles)
+        if through is None:
+            through = _handed_to_function(parents, n)  # `apply(step, x)`: the calls `apply` makes of it
         if through is None:
             return None
         calls += through
@@ -1259,8 +1277,46 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
             continue  # `opt = SGD(model.parameters())`: the module's own API, which does not call it
         through = _handle_calls(parents, m, compiles) if compiles and isinstance(parent, cst.Arg) else None
         if through is None:
+            through = _handed_to_function(parents, m)  # `run(step_c, x)`: the calls `run` makes of it
+        if through is None:
             return None
         calls += through  # `net_c = torch.compile(net)`: the calls of `net_c` call `net`
+    return calls
+
+
+def _handed_to_function(parents: "_Parents", use: cst.CSTNode) -> list[cst.Call] | None:
+    """The calls that a module-level function of the module makes of its parameter, when ``use`` is passed to
+    that parameter as it is (``run(step_c, x)`` with ``def run(step_fn, x): return step_fn(x)``) and the
+    function does nothing else with it; else None."""
+    arg = parents.get(id(use))
+    call = parents.get(id(arg))
+    if not (isinstance(arg, cst.Arg) and arg.value is use and not arg.star and isinstance(call, cst.Call)
+            and type(call.func) is cst.Name):
+        return None
+    root: cst.CSTNode = call
+    while (above := parents.get(id(root))) is not None:
+        root = above
+    defs = [s for s in root.body if type(s) is cst.FunctionDef and s.name.value == call.func.value] \
+        if isinstance(root, cst.Module) else []
+    if len(defs) != 1:
+        return None
+    fdef = defs[0]
+    names = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
+    position = sum(1 for a in call.args[:call.args.index(arg)] if a.keyword is None)
+    param = arg.keyword.value if arg.keyword is not None else names[position] if position < len(names) else None
+    if param is None or any(a.star for a in call.args[:call.args.index(arg)]) \
+            or param in body_bindings(fdef):
+        return None
+    _searched(param)
+    calls = []
+    for n in walk(fdef.body):
+        if type(n) is not cst.Name or n.value != param:
+            continue
+        above = parents.get(id(n))
+        if isinstance(above, cst.Call) and above.func is n:
+            calls.append(above)
+        elif not (isinstance(above, cst.Attribute) and above.attr is n):
+            return None  # handed on further, stored, tested...
     return calls
 
 

@@ -18,7 +18,7 @@ import libcst as cst
 
 from dynalint.analysis.breaks import find_breaks
 from dynalint.analysis.eager_part import EagerPart, eager_part, resumable  # noqa: F401 (for the recompile rules)
-from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent
+from dynalint.analysis.events import ArithmeticEvent, AttributeEvent, CallEvent, ContextManagerEvent
 from dynalint.analysis.syntax import encloses, simple_statements, walk
 from dynalint.analysis.values import Kind
 
@@ -121,6 +121,21 @@ def runs_eagerly(breaks: "Breaks", ev: "Event") -> bool:
     return part is not None and part.eager(ev.statement)
 
 
+def traced_on_early_return(breaks: "Breaks", ev: "Event") -> bool:
+    """``ev`` lies in the part of its function Dynamo runs eagerly (:func:`runs_eagerly`), before the loop that
+    makes it so, and an ``if`` of the function's body between the two returns: a call that takes that branch
+    never reaches the loop, so Dynamo compiles the frame for it and guards what ``ev`` reads (measured on torch
+    2.13: ``self.micro_step += 1`` after ``loss.backward()``, then ``if accumulate: return ...`` before a loop
+    that breaks, recompiles on ``self.micro_step == 0``)."""
+    part = eager_part(breaks, ev.function)
+    if part is None or not part.eager(ev.statement):
+        return False
+    at, loop_at = part.order.get(id(ev.statement), -1), part.order.get(id(part.loop), -1)
+    return any(type(s) is cst.If and at < part.order.get(id(s), -1) < loop_at
+               and any(type(r) is cst.Return for r in simple_statements(s.body))
+               for s in simple_statements(ev.function.node.body))
+
+
 def runs_graph_op(program: "Analysed", fn: "FunctionInfo") -> bool:
     """``fn`` (of ``program``'s module) runs a tensor operation (arithmetic on a tensor, a call that
     makes one): a frame without one has no graph, and Dynamo skips it without guarding (measured on
@@ -130,7 +145,8 @@ def runs_graph_op(program: "Analysed", fn: "FunctionInfo") -> bool:
         or isinstance(e, CallEvent) and e.result is not None and e.result.is_tensor) for e in program.events)
 
 
-def guardless_functions(program: "Program", breaks: "Breaks", calls: "Iterable[CallEvent]") -> set[int]:
+def guardless_functions(program: "Program", breaks: "Breaks", calls: "Iterable[CallEvent]",
+                        contexts: "Iterable[ContextManagerEvent]" = ()) -> set[int]:
     """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
     called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
     resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and
@@ -138,12 +154,19 @@ def guardless_functions(program: "Program", breaks: "Breaks", calls: "Iterable[C
     guards on nothing it reads (measured on torch 2.13: a method that appends to ``self.beams``, called from
     a loop whose body breaks, never recompiles; a meter's ``update`` that breaks at ``self.total +=
     float(value) * n`` is guarded on ``self.total`` even so).  A library's entry points may be called from
-    compiled code elsewhere."""
+    compiled code elsewhere.  ``contexts``: the ``with`` statements, which call their object's ``__enter__`` and
+    ``__exit__`` (from code Dynamo runs eagerly, where it cannot enter the object: measured on torch 2.13, a
+    ``__enter__`` that counts its uses in ``self.n`` then recompiles nothing)."""
     compiled = program.entry_points.entered
-    callers: dict[int, list[CallEvent]] = {}
+    callers: dict[int, list[Event]] = {}
     for ev in calls:
         if ev.callee is not None:
             callers.setdefault(id(ev.callee), []).append(ev)
+    for cm in contexts:
+        cls = cm.value.cls if cm.value is not None else None
+        for method in (cls.find_method("__enter__"), cls.find_method("__exit__")) if cls is not None else ():
+            if method is not None:
+                callers.setdefault(id(method), []).append(cm)
     broke = {id(b.event.function) for b in breaks.all}
     out: set[int] = set()
     for fn in program.compiled:
