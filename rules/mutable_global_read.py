@@ -147,8 +147,8 @@ class MutableGlobalRead(Rule):
                 message=f"`{cell.read.value}` is a variable of `{cell.parent.name.value}` that "
                         f"`{ctx.code(cell.rebinding)}` rebinds between two calls of compiled "
                         f"`{cell.function.name}`, which reads it: Dynamo guards on its value, so the change "
-                        "recompiles it (a number once, after which it is dynamic; a flag once for each value; a string for "
-                        "each new value).",
+                        "recompiles it (a number once, after which it is dynamic; a flag once for each "
+                        "value; a string for each new value).",
                 hint="pass it as an argument",
             )
 

@@ -35,13 +35,15 @@ class PythonArgumentVaries(Rule):
         recompiles for every new value. `None` at one call and a tensor at another compile one graph each;
         `None` and numbers (`smoothing=None`, then `0.05`) recompile on `smoothing is None`, then as numbers
         do; a list, a tuple, a dict, a string and a tensor compile one graph each; and so do lists, tuples
-        or dicts written at the calls with another length (other keys) or another literal in an element the function reads (`reshape((2, 3))` then `reshape((3,
-        2))`, `cfg["beta"]`). Calls of what `torch.compile(...)` returned count the same, calls from the other
+        or dicts written at the calls with another length (other keys) or another literal in an element the
+        function reads (`reshape((2, 3))` then `reshape((3, 2))`, `cfg["beta"]`). Calls of what
+        `torch.compile(...)` returned count the same, calls from the other
         files of the project (through any name their imports bind) too, and so does a number computed from the
         variable of the loop that makes the calls (`compiled(x, step + 1)`, `for t in (1.0, 0.5): step(x, t)`,
-        a schedule bound once to such a tuple or list), also through a function that hands its parameter on, as
-        it is or in arithmetic (`def train_step(p, step): adam(p, step + 1)`). A loop that makes the call on every iteration, or on
-        those a test of what it knows selects (`if it % 3 == 0:`), is replayed with the values it is known to
+        a schedule bound once to such a tuple or list), also through a function that hands its parameter on,
+        as it is or in arithmetic (`def train_step(p, step): adam(p, step + 1)`). A loop that makes the call
+        on every iteration, or on those a test of what it knows selects (`if it % 3 == 0:`), is replayed with
+        the values it is known to
         take: a curriculum (`iters = 2 if epoch < 4 else 3`), a ramp (`min(1.0, step / 4)`), the index of
         `enumerate`, an attribute of a configuration object the script makes (what its `__init__` stores, a
         class attribute), a tensor made by a torch function or a tensor method against `None` on other
@@ -86,11 +88,12 @@ class PythonArgumentVaries(Rule):
         from either. A function decorated with one of torch's
         context managers (`@torch.no_grad()`) or with a decorator of the file that returns a wrapper runs
         inside that wrapper, which Dynamo compiles: it is guarded on what a call passes by keyword (the
-        wrapper's `**kwargs`, whose values Dynamo guards whatever the function does with them), and on what the
-        function read before a first break it resumes after; one passed by position and read only in the
-        part that runs eagerly is not guarded. A function of the module that Dynamo runs as a frame of its own is guarded
-        on what its calls pass in the same way: one whose body breaks, called from compiled code (Dynamo
-        breaks at the call and compiles the function as it runs: `group(x, None)`, then `group(x, x * 2)` of
+        wrapper's `**kwargs`, whose values Dynamo guards whatever the function does with them), and on what
+        the function read before a first break it resumes after; one passed by position and read only in the
+        part that runs eagerly is not guarded. A function of the module that Dynamo runs as a frame of its own
+        is guarded on what its calls pass in the same way: one whose body breaks, called from compiled code
+        (Dynamo breaks at the call and compiles the function as it runs: `group(x, None)`, then `group(x, x *
+        2)` of
         a helper that indexes with a boolean mask, recompiles `group` on `feats is None`; also one call given
         `None` in one calling context and a tensor in another), or one with a graph called from the part of a
         frame Dynamo runs eagerly; a helper Dynamo inlines is part of its caller's graph and recompiles
@@ -100,11 +103,11 @@ class PythonArgumentVaries(Rule):
         installs no guard and does not recompile. An int the function counts a `range()` loop with is
         guarded on its value wherever it goes (Dynamo unrolls the loop), so each new value recompiles, under
         `dynamic=True` too. Extra arguments a `*args`/`**kwargs` function receives are a tuple guarded on its
-        length and a dict guarded on its keys (`fn(x)`, `fn(x, t)`, `fn(x, bias=t)` recompile in turn); a list a
-        comprehension builds (`[torch.randn(3) for _ in range(n)]`) has the length the loop gives it; and numbers
-        that differ recompile whatever another call passes beside them (a tensor). Functions a function defines
-        and compiles (`def case(): @torch.compile def fn`) are told apart by where they are defined: two of one
-        name keep their calls apart (all measured on torch 2.13).
+        length and a dict guarded on its keys (`fn(x)`, `fn(x, t)`, `fn(x, bias=t)` recompile in turn); a list
+        a comprehension builds (`[torch.randn(3) for _ in range(n)]`) has the length the loop gives it; and
+        numbers that differ recompile whatever another call passes beside them (a tensor). Functions a
+        function defines and compiles (`def case(): @torch.compile def fn`) are told apart by where they are
+        defined: two of one name keep their calls apart (all measured on torch 2.13).
     """
     fix = """
         Pass values that change as tensors (they become graph inputs), split the entry point into one
@@ -263,7 +266,8 @@ class PythonArgumentVaries(Rule):
             if eager is not None:  # Dynamo runs (part of) the frame eagerly: only what it hands on is guarded
                 wrapped = runs_in_wrapper(fn)
                 frameless = frozenset(id(b.node) for b in ctx.breaks if skips_frame(b))
-                entries = [e for e in entries if e.indexes or handed_on(fn, e.param.name.value, reads, frameless)
+                entries = [e for e in entries
+                           if e.indexes or handed_on(fn, e.param.name.value, reads, frameless)
                            or read_before(fn, e.param.name.value, eager)
                            or (wrapped and (e.by_keyword or eager.start >= 0
                                             and read_before_first_break(fn, e.param.name.value, ctx.breaks)))]
@@ -365,8 +369,8 @@ def _effect(entry: ParameterValues) -> str:
     if kinds & {"list", "tuple", "dict"}:
         return "and guards on the length of the container and on the elements it reads, so each new one recompiles it"
     if entry.counts_loop:
-        return ("and it counts a `range()` loop, which Dynamo unrolls for each value, so each new value recompiles "
-                f"it; {RECOMPILE_LIMIT}")
+        return ("and it counts a `range()` loop, which Dynamo unrolls for each value, so each new value "
+                f"recompiles it; {RECOMPILE_LIMIT}")
     if entry.static:  # dynamic=False: no automatic dynamic
         return f"and it is compiled with `dynamic=False`, so each new value recompiles it; {RECOMPILE_LIMIT}"
     # numbers: one recompile, then the parameter is dynamic

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from dynalint.analysis.class_state import (initial_keys, initially_none, is_self, self_attribute,
-                                          stores_at_held_key)
+                                           stores_at_held_key)
 from dynalint.analysis.entry_arguments import passed_afresh, second_calls_recompile
 from dynalint.analysis.events import AttributeEvent, CallEvent, ContextManagerEvent, Event, SubscriptEvent
 from dynalint.analysis.in_place_changes import read_before_stored
@@ -33,32 +33,33 @@ class PythonAttributeMutation(Rule):
         Dynamo treats Python attributes of modules (ints, floats, bools, strings) as constants of the
         graph and guards on them. Changing one inside `forward` - a step counter, a decaying epsilon, a
         mode flag - makes the guard fail on the next call. An int counter (`self.step += 1`) on an
-        `nn.Module` recompiles on every call, and """ + RECOMPILE_LIMIT + """. A float, or a number on an object
-        that is not an `nn.Module`, recompiles once when it first changes and is then treated as
-        dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries
-        nothing across calls and is not reported. Lists and dicts kept on `self` are guarded on their
-        length and keys: a list that compiled code appends to (collected features, a history) recompiles
-        on every call, a dict that it adds keys to (a cache keyed by shape) once per new key. A dict stored
-        into at the keys it holds (in a loop over the keys of a dict `__init__` built it from, `self.masks =
-        {n: ... for n, p in params.items()}` then `for n, p in self.params.items(): self.masks[n] = ...`)
-        gains none and is not reported. A dict it stores literal keys into has them all after the first call, so it recompiles only the second,
-        and not at all on its own when every loop that calls the compiled entry changes a tensor's size
-        at its second iteration: that call recompiles anyway, for the size (measured on torch 2.13). An
+        `nn.Module` recompiles on every call, and """ + RECOMPILE_LIMIT + """. A float, or a number on an
+        object that is not an `nn.Module`, recompiles once when it first changes and is then treated as
+        dynamic (measured on torch 2.13). An attribute that `forward` sets before reading it carries nothing
+        across calls and is not reported. Lists and dicts kept on `self` are guarded on their length and keys:
+        a list that compiled code appends to (collected features, a history) recompiles on every call, a dict
+        that it adds keys to (a cache keyed by shape) once per new key. A dict stored into at the keys it
+        holds (in a loop over the keys of a dict `__init__` built it from, `self.masks = {n: ... for n, p in
+        params.items()}` then `for n, p in self.params.items(): self.masks[n] = ...`) gains none and is not
+        reported. A dict it stores literal keys into has them all after the first call, so it recompiles only
+        the second, and not at all on its own when every loop that calls the compiled entry changes a tensor's
+        size at its second iteration: that call recompiles anyway, for the size (measured on torch 2.13). An
         attribute that compiled code creates after testing for it (`if not hasattr(self, "index"):
         self.register_buffer("index", ...)`) is guarded on its absence, and one `__init__` sets to `None` that
         compiled code sets to a tensor (`if self.weight is None: self.weight = ...`) on being `None`: the next
         call recompiles once. A class attribute changed through the class (`Counter.calls += 1`,
         `type(self).seen += 1`, `Registry.names.append(...)`) is one value all instances share, guarded the
         same way (`G['Counter'].calls == 0`): an int or a list recompiles on every call, a float once
-        (measured on torch 2.13, for `nn.Module` subclasses and plain classes alike). So is an attribute of
-        an object `self` holds (`self.model.num_batches += 1`, `self.config.problem_type = ...` after
-        `if self.config.problem_type is None:`), and of an object of a plain class the compiled function is
-        given (`state.step += 1` of the `state` each call passes; one every call builds anew carries nothing
-        to the next). An attribute that compiled code sets before reading it, in the frame that sets it (a
+        (measured on torch 2.13, for `nn.Module` subclasses and plain classes alike). So is an attribute of an
+        object `self` holds (`self.model.num_batches += 1`, `self.config.problem_type = ...` after `if
+        self.config.problem_type is None:`), and of an object of a plain class the compiled function is given
+        (`state.step += 1` of the `state` each call passes; one every call builds anew carries nothing to the
+        next). An attribute that compiled code sets before reading it, in the frame that sets it (a
         submodule's `forward` reading what its parent stored there), carries nothing across calls either. A
         read Dynamo never traces (after a break inside a loop, unless an `if` between the read and the loop
-        returns: the calls that take it are compiled) installs no guard, and neither does a frame Dynamo enters on its own (compiled directly, or called
-        from code it runs eagerly) that runs no tensor operation: Dynamo skips it.
+        returns: the calls that take it are compiled) installs no guard, and neither does a frame Dynamo
+        enters on its own (compiled directly, or called from code it runs eagerly) that runs no tensor
+        operation: Dynamo skips it.
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",

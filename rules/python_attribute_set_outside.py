@@ -228,11 +228,12 @@ class PythonAttributeSetOutside(Rule):
             shown = ", ".join(f"`{v!r}`" for v in apart.values[:3]) + (", …" if len(apart.values) > 3 else "")
             yield Finding(
                 rule=type(self), node=apart.read, statement=apart.method.node,
-                message=f"`self.{apart.attribute}` is {shown} in the instances of `{apart.cls.name}` compiled one by "
-                        f"one (built at `{ctx.code(apart.built)}`): they share the compiled code of "
-                        f"`{apart.method.name}`, and Dynamo guards on the value, so {_instances_effect(apart)}.",
-                hint="pass it as an argument (a tensor if it is a number), or compile the code that holds all the "
-                     "instances once",
+                message=f"`self.{apart.attribute}` is {shown} in the instances of `{apart.cls.name}` "
+                        f"compiled one by one (built at `{ctx.code(apart.built)}`): they share the compiled "
+                        f"code of `{apart.method.name}`, and Dynamo guards on the value, so "
+                        f"{_instances_effect(apart)}.",
+                hint="pass it as an argument (a tensor if it is a number), or compile the code that holds "
+                     "all the instances once",
             )
         grad_flipped: set[int] | None = None  # (found when a mode flip asks: most modules have none)
         for flip in mode_flips(ctx.program):

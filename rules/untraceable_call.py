@@ -61,8 +61,9 @@ class UntraceableCall(Rule):
         traced), and registering hooks on a module (`module.register_forward_hook`
         and the other `register_*_hook` methods of `nn.Module`: the handle they return bumps a class-level
         counter Dynamo cannot set; `Tensor.register_hook` is traced), a `torch.Generator` made in the
-        compiled region or passed as `generator=` (one a global, an argument or the defining function holds), `t.share_memory_()`, an RNN module's own methods
-        (`rnn.flatten_parameters()`), `module.load_state_dict(...)` and `module.share_memory()` (other
+        compiled region or passed as `generator=` (one a global, an argument or the defining function
+        holds), `t.share_memory_()`, an RNN module's own methods (`rnn.flatten_parameters()`),
+        `module.load_state_dict(...)` and `module.share_memory()` (other
         `nn.Module` methods, `state_dict()`, `parameters()`, `apply`, `to`, `train`, are traced), setting
         `os.environ[...]` (it calls the skipped `os.putenv`) and `sorted(...)` or `list.sort()` without a
         `key` of tensors or of tuples holding them (`sorted(d.items())` of a dict of tensors), or with a

@@ -1,11 +1,12 @@
-"""DYN206 for more forms of what calls pass: the extra positional arguments and keywords a ``*args``/``**kwargs``
-function receives (Dynamo guards the tuple's length and the dict's keys), a list at one call and a dict at
-another, or a number at one and a tensor at another (one graph for each kind of value), a list a comprehension builds with a
-length the loop changes, floats one call passes in turn beside a tensor another call passes, and an int a
-function compiled with ``dynamic=True`` counts a ``range()`` loop with (the loop is unrolled for each value, so
-each new one recompiles).  The replay keeps a list sliced from a comprehension's (a new list) through a shuffle
-of the slice.  A number a wrapper computes from its own parameter (``step + 1``) is a number, so ``math``
-functions of it fold, no break, and it takes the values the wrapper's callers give it, computed.  Each script also runs under real Dynamo (torch 2.13), which counts the
+"""DYN206 for more forms of what calls pass: the extra positional arguments and keywords a
+``*args``/``**kwargs`` function receives (Dynamo guards the tuple's length and the dict's keys), a list at one
+call and a dict at another, or a number at one and a tensor at another (one graph for each kind of value), a
+list a comprehension builds with a length the loop changes, floats one call passes in turn beside a tensor
+another call passes, and an int a function compiled with ``dynamic=True`` counts a ``range()`` loop with (the
+loop is unrolled for each value, so each new one recompiles).  The replay keeps a list sliced from a
+comprehension's (a new list) through a shuffle of the slice.  A number a wrapper computes from its own
+parameter (``step + 1``) is a number, so ``math`` functions of it fold, no break, and it takes the values the
+wrapper's callers give it, computed.  Each script also runs under real Dynamo (torch 2.13), which counts the
 recompiles."""
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ import torch
 
 @torch.compile(backend="eager")
 def step(x, smoothing):
-    return torch.nn.functional.cross_entropy(x, torch.zeros(len(x), dtype=torch.long), label_smoothing=smoothing)
+    target = torch.zeros(len(x), dtype=torch.long)
+    return torch.nn.functional.cross_entropy(x, target, label_smoothing=smoothing)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""DYN203 and a dict that compiled code stores into at the keys it holds already: one ``__init__`` builds with a
-comprehension over the keys of another dict it keeps (``self.masks = {n: ... for n, p in params.items()}``),
+"""DYN203 and a dict that compiled code stores into at the keys it holds already: one ``__init__`` builds with
+a comprehension over the keys of another dict it keeps (``self.masks = {n: ... for n, p in params.items()}``),
 stored into in a loop over that other dict's keys (``for n, p in self.params.items(): self.masks[n] = ...``),
 keeps its keys, and Dynamo guards nothing that changes; a key made from the loop's (``n + "_m"``) is a new
 one.  Each script also runs under real Dynamo (torch 2.13), which counts the recompiles."""

@@ -1,7 +1,8 @@
-"""DYN203 in the part of a function Dynamo runs eagerly because a loop of it breaks: an ``if`` between a read and
-that loop whose branch returns (``if accumulate: return loss``) lets the calls that take it finish before the
-loop, so Dynamo compiles the frame for them and guards what they read there (``self.micro_step == 0``); without
-it, every call reaches the loop and nothing is guarded.  The scripts also run under real Dynamo (torch 2.13), which counts the recompiles."""
+"""DYN203 in the part of a function Dynamo runs eagerly because a loop of it breaks: an ``if`` between a read
+and that loop whose branch returns (``if accumulate: return loss``) lets the calls that take it finish before
+the loop, so Dynamo compiles the frame for them and guards what they read there (``self.micro_step == 0``);
+without it, every call reaches the loop and nothing is guarded.  The scripts also run under real Dynamo (torch
+2.13), which counts the recompiles."""
 from __future__ import annotations
 
 from helpers import script_case_tests

@@ -1,11 +1,11 @@
-"""DYN206 where Dynamo skips the frame that would read an argument: after a call of an ``nn.LSTM``/``GRU``/``RNN``
-at the top of a function (Dynamo skips the whole function, "Failed to handle graph break gracefully"), or after
-``model.parameters()`` of a model holding one (a generator it cannot rebuild to resume), an argument is never
-guarded, also when it is handed to the RNN itself; a function under ``@torch.no_grad()`` whose loop breaks runs
-eagerly inside the wrapper, and the ``range()`` it counts is not guarded either, unless the call passes it by
-keyword (the wrapper's ``**kwargs``, whose values Dynamo guards).  The same read before a skip in
-one branch only (``if clip is not None:``) is guarded on the calls that do not take it.  Each script also runs
-under real Dynamo (torch 2.13), which counts the recompiles."""
+"""DYN206 where Dynamo skips the frame that would read an argument: after a call of an
+``nn.LSTM``/``GRU``/``RNN`` at the top of a function (Dynamo skips the whole function, "Failed to handle graph
+break gracefully"), or after ``model.parameters()`` of a model holding one (a generator it cannot rebuild to
+resume), an argument is never guarded, also when it is handed to the RNN itself; a function under
+``@torch.no_grad()`` whose loop breaks runs eagerly inside the wrapper, and the ``range()`` it counts is not
+guarded either, unless the call passes it by keyword (the wrapper's ``**kwargs``, whose values Dynamo guards).
+The same read before a skip in one branch only (``if clip is not None:``) is guarded on the calls that do not
+take it.  Each script also runs under real Dynamo (torch 2.13), which counts the recompiles."""
 from __future__ import annotations
 
 from helpers import script_case_tests
@@ -92,9 +92,9 @@ test_check, test_dynamo = script_case_tests({
     "handed-to-the-rnn": (HANDED_TO_THE_RNN, [], 0),
     "clipped-after-a-walk": (CLIPPED.format(clipping="nn.utils.clip_grad_norm_(model.parameters(), clip)",
                                             values="5.0, 5.0, 1.0, 0.5"), [], 0),
-    "clipped-in-a-branch": (CLIPPED.format(clipping="if clip is not None:\n"
-                                                    "        nn.utils.clip_grad_norm_(model.parameters(), clip)",
-                                           values="None, None, 1.0"), [17], 1),
+    "clipped-in-a-branch": (CLIPPED.format(
+        clipping="if clip is not None:\n        nn.utils.clip_grad_norm_(model.parameters(), clip)",
+        values="None, None, 1.0"), [17], 1),
     "under-no-grad": (UNDER_NO_GRAD, [], 0),
     "under-no-grad-by-keyword": (UNDER_NO_GRAD.replace("decode(w, h, n)", "decode(w, h, max_len=n)"), [7], 1),
 }, "DYN206")

@@ -1,12 +1,12 @@
-"""Functions a function defines and compiles (``def case(): @torch.compile def fn(...)``, as Dynamo's own tests
-write them): each is a function of its own, called where the name its ``def`` binds reaches, so two of one name
-in two functions keep their calls apart (DYN206 and DYN208 report each with its own calls), and its parameters
-take what those calls pass (``math.sqrt`` of an int argument folds, no break).  An object the defining
-function built before the call is made outside the compiled code: a context manager of a class of the file
-cannot be entered (its ``__enter__`` then runs as a frame of its own, without a graph: the count it keeps
-guards nothing), and a ``torch.Generator`` cannot reach an op.  A variable of the defining function the compiled one reads is
-guarded on its value: rebound between two calls, it recompiles (DYN201).  Each case also runs under real
-Dynamo (torch 2.13)."""
+"""Functions a function defines and compiles (``def case(): @torch.compile def fn(...)``, as Dynamo's own
+tests write them): each is a function of its own, called where the name its ``def`` binds reaches, so two of
+one name in two functions keep their calls apart (DYN206 and DYN208 report each with its own calls), and its
+parameters take what those calls pass (``math.sqrt`` of an int argument folds, no break).  An object the
+defining function built before the call is made outside the compiled code: a context manager of a class of the
+file cannot be entered (its ``__enter__`` then runs as a frame of its own, without a graph: the count it keeps
+guards nothing), and a ``torch.Generator`` cannot reach an op.  A variable of the defining function the
+compiled one reads is guarded on its value: rebound between two calls, it recompiles (DYN201).  Each case also
+runs under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import break_tests, script_case_tests

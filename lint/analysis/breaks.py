@@ -67,8 +67,8 @@ from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING
                                             DYNAMIC_SHAPE_NUMPY_CALLS, TRACED_NUMPY_RANDOM)
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES, \
     SKIPPED_PACKAGES
-from dynalint.analysis.syntax import (assigned_names, children, dotted_name, encloses, evaluated_before, may_bind,
-                                      own_nodes, root_name, simple_statements, walk)
+from dynalint.analysis.syntax import (assigned_names, children, dotted_name, encloses, evaluated_before,
+                                      may_bind, own_nodes, root_name, simple_statements, walk)
 from dynalint.analysis.tensor_members import INPLACE_VIEW_METHODS
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
@@ -1177,20 +1177,19 @@ def _eager_after_fresh_calls(found: list[Break], stops: list[Event] = ()) -> tup
     method call on an object it made (:attr:`Cause.FRESH_OBJECT_METHOD`) in its code: Dynamo cannot resume
     there and runs the rest of the function eagerly, where nothing breaks (measured on torch 2.13: a ``print``
     and a branch on a tensor after such a call are not reported; the functions it calls are frames of their
-    own). So does a
-    break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume after (measured
-    on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not reported), and a
-    break at an ``assert`` Dynamo cannot turn into ``torch._assert`` (:attr:`Cause.ASSERTED_OBJECT`; measured:
-    a second such ``assert`` after it is not reported), a generator handed to a function Dynamo cannot pass it
-    to (:attr:`Cause.GENERATOR_ARGUMENT`), ``in`` on a tensor (:attr:`Cause.TENSOR_MEMBERSHIP`), a break at
-    a ``while`` test's operand but its last (:func:`unresumable_loop_test`; the frame resumed there still
-    traces one pass of the loop's body and breaks at the body's first break: measured), a call of an
-    ``nn.LSTM``/``GRU``/``RNN`` (measured: a ``print`` or a second RNN after it is not reported, whether a graph
-    came before it or not; not a method that visits the submodules and returns no generator,
-    ``model.train()``: :func:`~dynalint.analysis.eager_part.skips_frame`), and a break inside a generator expression
-    (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of
-    their function runs eagerly (:func:`_unresumable_calls`), whose breaks come before them in
-    ``found``."""
+    own). So does a break at an attribute read (:attr:`Cause.ATTRIBUTE_READ`), which is no call to resume
+    after (measured on torch 2.13: an untraceable NumPy call after ``a.dtype`` in the same function is not
+    reported), and a break at an ``assert`` Dynamo cannot turn into ``torch._assert``
+    (:attr:`Cause.ASSERTED_OBJECT`; measured: a second such ``assert`` after it is not reported), a generator
+    handed to a function Dynamo cannot pass it to (:attr:`Cause.GENERATOR_ARGUMENT`), ``in`` on a tensor
+    (:attr:`Cause.TENSOR_MEMBERSHIP`), a break at a ``while`` test's operand but its last
+    (:func:`unresumable_loop_test`; the frame resumed there still traces one pass of the loop's body and
+    breaks at the body's first break: measured), a call of an ``nn.LSTM``/``GRU``/``RNN`` (measured: a
+    ``print`` or a second RNN after it is not reported, whether a graph came before it or not; not a method
+    that visits the submodules and returns no generator, ``model.train()``:
+    :func:`~dynalint.analysis.eager_part.skips_frame`), and a break inside a generator expression
+    (:func:`_in_generator_expression`).  ``stops``: other events after which the rest of their function runs
+    eagerly (:func:`_unresumable_calls`), whose breaks come before them in ``found``."""
     fresh = [(i, found[i].event) for i, b in enumerate(found)
              if b.cause in (Cause.FRESH_OBJECT_METHOD, Cause.ATTRIBUTE_READ, Cause.SPARSE_RESUME,
                             Cause.ASSERTED_OBJECT, Cause.GENERATOR_ARGUMENT, Cause.TENSOR_MEMBERSHIP)
@@ -3252,8 +3251,8 @@ def _on_parameter(call: CallEvent) -> bool:
         # an element of a parameter, the variable of a loop over it (`for p in params: p.requires_grad_()`),
         # is the caller's as much
         loops = [n for n in walk(call.function.node.body, into_scopes=False) if type(n) is cst.For]
-        if not any(type(n.target) is cst.Name and n.target.value == receiver and _iterated_root(n.iter) in params
-                   and encloses(n.body, call.node) for n in loops) \
+        if not any(type(n.target) is cst.Name and n.target.value == receiver
+                   and _iterated_root(n.iter) in params and encloses(n.body, call.node) for n in loops) \
                 or sum(receiver in assigned_names(n.target) for n in loops) != 1:
             return False
     return not any(isinstance(n, cst.Name) and n.value == receiver

@@ -44,22 +44,23 @@ def initial_keys(cls: "ClassInfo", attr: str) -> set[object]:
 
 def stepped_keys(it: cst.BaseExpression, target: cst.BaseExpression
                  ) -> tuple[cst.BaseExpression, cst.Name] | None:
-    """The dict a loop ``for <target> in <it>`` steps through the keys of (``d``, ``d.keys()``, ``d.items()``),
-    with the name its keys are bound to."""
+    """The dict a loop ``for <target> in <it>`` steps through the keys of (``d``, ``d.keys()``,
+    ``d.items()``), with the name its keys are bound to."""
     if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute \
             and it.func.attr.value in ("keys", "items"):
         if it.func.attr.value == "keys":
             return (it.func.value, target) if type(target) is cst.Name else None
-        if type(target) is cst.Tuple and len(target.elements) == 2 and type(target.elements[0].value) is cst.Name:
-            return it.func.value, target.elements[0].value
+        key = target.elements[0].value if type(target) is cst.Tuple and len(target.elements) == 2 else None
+        if type(key) is cst.Name:
+            return it.func.value, key
         return None
     return (it, target) if type(target) is cst.Name else None
 
 
 def keyed_like(cls: "ClassInfo", attr: str, other: str) -> bool:
-    """``__init__`` builds the dict ``self.<attr>`` with a comprehension over the keys of the dict it stores in
-    ``self.<other>`` (``self.params = params; self.masks = {n: ... for n, p in params.items()}``), so the two
-    hold the same keys while neither gains one: storing into ``self.<attr>`` at a key of ``self.<other>``
+    """``__init__`` builds the dict ``self.<attr>`` with a comprehension over the keys of the dict it stores
+    in ``self.<other>`` (``self.params = params; self.masks = {n: ... for n, p in params.items()}``), so the
+    two hold the same keys while neither gains one: storing into ``self.<attr>`` at a key of ``self.<other>``
     adds none."""
     init = cls.methods.get("__init__")
     if init is None:
@@ -91,10 +92,11 @@ def stores_at_held_key(fn: "FunctionInfo", target: cst.Subscript, cls: "ClassInf
                        changed: set[str]) -> bool:
     """``target`` (``self.<attr>[k]``, stored into in ``fn``) is at a key the dict holds already: ``k`` steps
     through the keys of ``self.<other>`` in a loop around it, a dict that holds the keys of ``self.<attr>``
-    (itself, or one ``__init__`` builds it from: :func:`keyed_like`) and whose keys do not change (``changed``:
-    the attributes that code changes)."""
+    (itself, or one ``__init__`` builds it from: :func:`keyed_like`) and whose keys do not change
+    (``changed``: the attributes that code changes)."""
     index = target.slice
-    if len(index) != 1 or not isinstance(index[0].slice, cst.Index) or type(index[0].slice.value) is not cst.Name:
+    if len(index) != 1 or not isinstance(index[0].slice, cst.Index) \
+            or type(index[0].slice.value) is not cst.Name:
         return False
     key = index[0].slice.value.value
     for loop in walk(fn.node.body, into_scopes=False):

@@ -33,7 +33,8 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
     """Each cell a function the module defines inside another and compiles reads, which that other function
     binds to constants (numbers, strings, flags: values Dynamo guards on) and binds again between two calls
     of the compiled function (one call before and one after it, or both in one loop)."""
-    nested = {id(fn) for fn in program.compiled if fn.closure is not None and fn.outer is not None and fn.cls is None}
+    nested = {id(fn) for fn in program.compiled
+              if fn.closure is not None and fn.outer is not None and fn.cls is None}
     if not nested:
         return
     for fn, sites, _ in entry_call_sites(program):
@@ -78,11 +79,12 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
 
 
 def _constant_stored(node: cst.CSTNode) -> object:
-    """The number, string or flag written out that ``node`` binds a name alone to (``scale = 3.0``, ``n += 1``);
-    :data:`NOT_LITERAL` for any other binding."""
+    """The number, string or flag written out that ``node`` binds a name alone to (``scale = 3.0``,
+    ``n += 1``); :data:`NOT_LITERAL` for any other binding."""
     if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
         value = node.value
-    elif type(node) in (cst.AnnAssign, cst.AugAssign) and type(node.target) is cst.Name and node.value is not None:
+    elif type(node) in (cst.AnnAssign, cst.AugAssign) and type(node.target) is cst.Name \
+            and node.value is not None:
         value = node.value
     else:
         return NOT_LITERAL

@@ -1,8 +1,9 @@
-"""Instances of one class compiled one by one (``torch.compile(Scaled(1.0))``, then ``torch.compile(Scaled(3.0))``;
-``torch.compile(integ.step)`` for each ``integ`` a loop builds) share the compiled code of the method they run:
-Dynamo keeps one cache per code object, and guards it on the Python attributes the method reads.  Instances
-built with other values of an attribute the method reads then recompile it (measured on torch 2.13: a float
-once, after which it is dynamic; an int of an ``nn.Module`` for each new value; a bool once for each value)."""
+"""Instances of one class compiled one by one (``torch.compile(Scaled(1.0))``, then
+``torch.compile(Scaled(3.0))``; ``torch.compile(integ.step)`` for each ``integ`` a loop builds) share the
+compiled code of the method they run: Dynamo keeps one cache per code object, and guards it on the Python
+attributes the method reads. Instances built with other values of an attribute the method reads then recompile
+it (measured on torch 2.13: a float once, after which it is dynamic; an int of an ``nn.Module`` for each new
+value; a bool once for each value)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,8 +71,9 @@ def instances_apart(program: "Program") -> Iterator[InstancesApart]:
         values = tuple(dict.fromkeys(v for v, _ in given))
         if len(values) < 2 or len({type(v) for v in values}) > 1:
             continue
-        read = next((n for n in walk(method.node.body) if type(n) is cst.Attribute and n.attr.value == attribute
-                     and type(n.value) is cst.Name and n.value.value == method.param_names()[0]), None)
+        me = method.param_names()[0]
+        reads = (n for n in walk(method.node.body) if type(n) is cst.Attribute and n.attr.value == attribute)
+        read = next((n for n in reads if type(n.value) is cst.Name and n.value.value == me), None)
         if read is not None:
             yield InstancesApart(method, cls, attribute, read, values, given[0][1])
 
@@ -79,7 +81,8 @@ def instances_apart(program: "Program") -> Iterator[InstancesApart]:
 def _construction(name: str, where: "FunctionInfo | None", idx: Any) -> cst.Call | None:
     """The call that builds the instance ``name`` holds in the scope of ``where`` (the module's statements for
     None): its one binding there, to a call (``integ = Integrator(0.01, thermostat=t)``, also as an item of a
-    tuple unpacked, ``a, b = Scaled(1.0), Scaled(3.0)``); None when it is bound otherwise or more than once."""
+    tuple unpacked, ``a, b = Scaled(1.0), Scaled(3.0)``); None when it is bound otherwise or more than
+    once."""
     scope = where.node.body if where is not None else idx.module
     built: list[cst.BaseExpression] = []
     bindings = 0
@@ -90,16 +93,17 @@ def _construction(name: str, where: "FunctionInfo | None", idx: Any) -> cst.Call
         target, value = n.targets[0].target, n.value
         if type(target) is cst.Name and target.value == name:
             built.append(value)
-        elif type(target) is cst.Tuple and type(value) is cst.Tuple and len(target.elements) == len(value.elements):
+        elif type(target) is cst.Tuple and type(value) is cst.Tuple \
+                and len(target.elements) == len(value.elements):
             built += [v.value for e, v in zip(target.elements, value.elements)
                       if type(e.value) is cst.Name and e.value.value == name]
     return built[0] if bindings == 1 and len(built) == 1 and type(built[0]) is cst.Call else None
 
 
 def _stored_parameters(cls: "ClassInfo") -> dict[str, tuple[int, str]]:
-    """``attribute -> (position, parameter)`` of each ``self.<attribute> = <parameter>`` statement of ``__init__``'s
-    body (position: among the parameters after ``self``), for a parameter ``__init__`` binds nowhere else and an
-    attribute stored nowhere else in it."""
+    """``attribute -> (position, parameter)`` of each ``self.<attribute> = <parameter>`` statement of
+    ``__init__``'s body (position: among the parameters after ``self``), for a parameter ``__init__`` binds
+    nowhere else and an attribute stored nowhere else in it."""
     init = cls.methods.get("__init__")
     if init is None:
         return {}
@@ -113,7 +117,8 @@ def _stored_parameters(cls: "ClassInfo") -> dict[str, tuple[int, str]]:
         if type(n) is cst.Assign:
             for t in n.targets:
                 target = t.target
-                if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == me:
+                if type(target) is cst.Attribute and type(target.value) is cst.Name \
+                        and target.value.value == me:
                     stores.setdefault(target.attr.value, []).append(
                         n.value.value if type(n.value) is cst.Name else None)
                 elif type(target) is cst.Name:
@@ -125,8 +130,8 @@ def _stored_parameters(cls: "ClassInfo") -> dict[str, tuple[int, str]]:
 
 
 def _passed(built: cst.Call, caller: "FunctionInfo", position: int, name: str) -> list[Any]:
-    """The constants ``built`` passes to the parameter ``name`` (at ``position``): the literal written there, or
-    each value a replay of the loops around it gives; empty when one is not known."""
+    """The constants ``built`` passes to the parameter ``name`` (at ``position``): the literal written there,
+    or each value a replay of the loops around it gives; empty when one is not known."""
     if any(a.star for a in built.args):
         return []
     given = [a.value for a in built.args if a.keyword is not None and a.keyword.value == name] or \

@@ -30,7 +30,8 @@ from dynalint.analysis.eager_part import body_order
 from dynalint.analysis.events import CallEvent, Event
 from dynalint.analysis.in_place_changes import changed_between_calls
 from dynalint.analysis.loop_arguments import TENSOR, UNKNOWN, Built, constant, loop_argument_values
-from dynalint.analysis.module_index import TOP_LEVEL, body_bindings, calls_by_name, state_nodes, top_level_code
+from dynalint.analysis.module_index import (TOP_LEVEL, body_bindings, calls_by_name, state_nodes,
+                                            top_level_code)
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, bound_to_class, compiled_dynamic,
                                               foreign_call_sites, module_call_sites, replayed_sizes)
 from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard, is_none,
@@ -73,9 +74,9 @@ class ParameterValues:
     counts_loop: bool = False
     """An int the function passes to ``range()``: each new value recompiles (:func:`_counts_loop`)."""
     by_keyword: bool = False
-    """A call passes it by keyword: a wrapper that hands ``**kwargs`` on (``@torch.no_grad()``, ``functools.wraps``)
-    holds it in a dict, whose values Dynamo guards in the wrapper's frame whatever the function does with it
-    (measured on torch 2.13)."""
+    """A call passes it by keyword: a wrapper that hands ``**kwargs`` on (``@torch.no_grad()``,
+    ``functools.wraps``) holds it in a dict, whose values Dynamo guards in the wrapper's frame whatever the
+    function does with it (measured on torch 2.13)."""
 
     @property
     def varies(self) -> bool:
@@ -893,7 +894,8 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             keys = _distinct_keys(program, held)
             if len(keys) >= 2:
                 replayed_keys.setdefault(name, keys)
-        for name, expression in (derived or {}).items():  # (`step + 1` of the wrapper's `step`, value by value)
+        # (`step + 1` of the wrapper's `step`, value by value)
+        for name, expression in (derived or {}).items():
             used = {n.value for n in walk(expression) if type(n) is cst.Name}
             runs = {len(values.get(n, ())) for n in used}
             if len(runs) == 1 and (count := runs.pop()) > 0:
@@ -1025,9 +1027,10 @@ _GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
 
 
 def _counts_loop(fn: "FunctionInfo", name: str) -> bool:
-    """``fn`` passes its parameter ``name`` to ``range()`` (``for i in range(n)``): Dynamo unrolls the loop, so
-    even a symbolic int is made concrete there and guarded on its value (measured on torch 2.13, with
-    ``dynamic=True`` or without: ``n_aug == 1``, then ``n_aug == 2`` recompile, and so does each new value)."""
+    """``fn`` passes its parameter ``name`` to ``range()`` (``for i in range(n)``): Dynamo unrolls the loop,
+    so even a symbolic int is made concrete there and guarded on its value (measured on torch 2.13, with
+    ``dynamic=True`` or without: ``n_aug == 1``, then ``n_aug == 2`` recompile, and so does each new
+    value)."""
     return any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "range"
                and any(type(m) is cst.Name and m.value == name for a in n.args for m in walk(a.value))
                for n in walk(fn.node.body) if fn.owner is None or "range" not in fn.owner.globals)
@@ -1035,8 +1038,8 @@ def _counts_loop(fn: "FunctionInfo", name: str) -> bool:
 
 def _star_varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], sites: list[_Site],
                   static: bool) -> Iterator[ParameterValues]:
-    """``*args`` and ``**kwargs`` of ``fn`` that its calls fill differently: Dynamo guards on the length of the
-    tuple and on the keys of the dict it reads (measured on torch 2.13: ``fn(x)``, ``fn(x, t)`` and
+    """``*args`` and ``**kwargs`` of ``fn`` that its calls fill differently: Dynamo guards on the length of
+    the tuple and on the keys of the dict it reads (measured on torch 2.13: ``fn(x)``, ``fn(x, t)`` and
     ``fn(x, bias=t)`` fail ``not args``, ``len(args) == 1`` and ``not ___dict_contains('bias', kwargs)`` in
     turn).  Only calls that spread nothing into it (``*rest``, ``**options``) are read."""
     p = fn.node.params
@@ -1074,10 +1077,10 @@ def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
     """The calls of the function that makes the call of ``site`` (a wrapper of the module, not a script's own
     statements), when it hands some of its parameters as they are to the parameters ``params`` of its callee
     (``def generate(x, t, k): return sample(x, t, k)``), or an item of one by a literal key (``sample(x,
-    params["greedy"])``), or arithmetic of them (``adam(p, step + 1)``): each with the wrapper's parameters, the
-    map from those it hands on to the callee's, the map from (parameter, key) to the callee's, and the callee's
-    parameters given such arithmetic. Dynamo guards on what reaches the compiled frame,
-    through any number of plain Python frames."""
+    params["greedy"])``), or arithmetic of them (``adam(p, step + 1)``): each with the wrapper's parameters,
+    the map from those it hands on to the callee's, the map from (parameter, key) to the callee's, and the
+    callee's parameters given such arithmetic. Dynamo guards on what reaches the compiled frame, through any
+    number of plain Python frames."""
     call, caller, owner = site
     if caller is None or owner is not program or caller.closure is not None:
         return
@@ -1090,7 +1093,8 @@ def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
     for name, arg in _bound_arguments(call, params):
         if isinstance(arg, cst.Name) and arg.value in own and arg.value not in rebound:
             rename[arg.value] = name
-        elif isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)) and _arithmetic_of(arg, own - rebound):
+        elif isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)) \
+                and _arithmetic_of(arg, own - rebound):
             derived[name] = arg  # (`step + 1`: computed from what the wrapper is given, value by value)
         elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and arg.value.value in own \
                 and arg.value.value not in rebound and len(arg.slice) == 1 \

@@ -791,7 +791,8 @@ def constant(node: cst.BaseExpression, names: "Mapping[str, Any] | None" = None)
             value = constant(node.expression, names)
             return UNKNOWN if not _number(value) else -value if isinstance(node.operator, cst.Minus) else value
         if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINARY:
-            return _apply(_BINARY[type(node.operator)], constant(node.left, names), constant(node.right, names))
+            left, right = constant(node.left, names), constant(node.right, names)
+            return _apply(_BINARY[type(node.operator)], left, right)
     except (ArithmeticError, TypeError, ValueError, SyntaxError):
         pass
     return UNKNOWN

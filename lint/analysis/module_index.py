@@ -1034,9 +1034,9 @@ def defining_scope(root: cst.FunctionDef, node: cst.FunctionDef) -> cst.Function
 
 def _names_reaching(scope: cst.CSTNode, name: str, definition: cst.FunctionDef, bindings: int
                     ) -> set[int] | None:
-    """The ``id`` of each ``Name`` ``name`` in ``scope``'s body and in the scopes nested in it that do not bind
-    ``name`` again (``definition``'s own body excluded), when ``scope`` binds ``name`` ``bindings`` times;
-    else None."""
+    """The ``id`` of each ``Name`` ``name`` in ``scope``'s body and in the scopes nested in it that do not
+    bind ``name`` again (``definition``'s own body excluded), when ``scope`` binds ``name`` ``bindings``
+    times; else None."""
     body = scope.body if type(scope) is not cst.Lambda else scope
     found: set[int] = set()
     bound = 0

@@ -395,7 +395,8 @@ def _handed_on(program: Program, caller: "FunctionInfo", env: dict[str, Value],
     argument it passes (``step(x, t + 1)``), with neither type nor default, is a number (a boolean mask, an
     object of one class) when every call of ``caller`` passes one: a wrapper hands on what its own callers
     give it.  Set in ``env``."""
-    handed = {n.value for a in args for n in ((a,) if type(a) is cst.Name else walk(a)) if type(n) is cst.Name}
+    handed = {n.value for a in args for n in ((a,) if type(a) is cst.Name else walk(a))
+              if type(n) is cst.Name}
     # (a tensor only by how the body uses it, `diffusion.T`, may well be the object every caller passes)
     unknown = {name for name in handed & set(caller.param_names()) if name in env and (
         env[name].kind is Kind.UNKNOWN or env[name].kind is Kind.TENSOR and env[name].open_class)}
@@ -1303,7 +1304,8 @@ def _handed_to_function(parents: "_Parents", use: cst.CSTNode) -> list[cst.Call]
     fdef = defs[0]
     names = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
     position = sum(1 for a in call.args[:call.args.index(arg)] if a.keyword is None)
-    param = arg.keyword.value if arg.keyword is not None else names[position] if position < len(names) else None
+    param = arg.keyword.value if arg.keyword is not None else \
+        names[position] if position < len(names) else None
     if param is None or any(a.star for a in call.args[:call.args.index(arg)]) \
             or param in body_bindings(fdef):
         return None

@@ -122,11 +122,11 @@ def runs_eagerly(breaks: "Breaks", ev: "Event") -> bool:
 
 
 def traced_on_early_return(breaks: "Breaks", ev: "Event") -> bool:
-    """``ev`` lies in the part of its function Dynamo runs eagerly (:func:`runs_eagerly`), before the loop that
-    makes it so, and an ``if`` of the function's body between the two returns: a call that takes that branch
-    never reaches the loop, so Dynamo compiles the frame for it and guards what ``ev`` reads (measured on torch
-    2.13: ``self.micro_step += 1`` after ``loss.backward()``, then ``if accumulate: return ...`` before a loop
-    that breaks, recompiles on ``self.micro_step == 0``)."""
+    """``ev`` lies in the part of its function Dynamo runs eagerly (:func:`runs_eagerly`), before the loop
+    that makes it so, and an ``if`` of the function's body between the two returns: a call that takes that
+    branch never reaches the loop, so Dynamo compiles the frame for it and guards what ``ev`` reads (measured
+    on torch 2.13: ``self.micro_step += 1`` after ``loss.backward()``, then ``if accumulate: return ...``
+    before a loop that breaks, recompiles on ``self.micro_step == 0``)."""
     part = eager_part(breaks, ev.function)
     if part is None or not part.eager(ev.statement):
         return False
@@ -150,11 +150,11 @@ def guardless_functions(program: "Program", breaks: "Breaks", calls: "Iterable[C
     """``id`` of the functions that only ever run as frames of their own (handed to ``torch.compile`` and not
     called in the checked code, or called from the part of a function Dynamo runs eagerly or from a frame
     resumed after a break that Dynamo skips, :meth:`~dynalint.analysis.breaks.Breaks.in_skipped_frame`) and
-    run no tensor operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and
-    guards on nothing it reads (measured on torch 2.13: a method that appends to ``self.beams``, called from
-    a loop whose body breaks, never recompiles; a meter's ``update`` that breaks at ``self.total +=
-    float(value) * n`` is guarded on ``self.total`` even so).  A library's entry points may be called from
-    compiled code elsewhere.  ``contexts``: the ``with`` statements, which call their object's ``__enter__`` and
+    run no tensor operation nor break: Dynamo skips such a frame ("No ops traced for the FX graph") and guards
+    on nothing it reads (measured on torch 2.13: a method that appends to ``self.beams``, called from a loop
+    whose body breaks, never recompiles; a meter's ``update`` that breaks at ``self.total += float(value) *
+    n`` is guarded on ``self.total`` even so).  A library's entry points may be called from compiled code
+    elsewhere.  ``contexts``: the ``with`` statements, which call their object's ``__enter__`` and
     ``__exit__`` (from code Dynamo runs eagerly, where it cannot enter the object: measured on torch 2.13, a
     ``__enter__`` that counts its uses in ``self.n`` then recompiles nothing)."""
     compiled = program.entry_points.entered
