@@ -2,12 +2,12 @@
 ``*args``/``**kwargs`` function receives (Dynamo guards the tuple's length and the dict's keys), a list at one
 call and a dict at another, or a number at one and a tensor at another (one graph for each kind of value), a
 list a comprehension builds with a length the loop changes, floats one call passes in turn beside a tensor
-another call passes, and an int a function compiled with ``dynamic=True`` counts a ``range()`` loop with (the
-loop is unrolled for each value, so each new one recompiles).  The replay keeps a list sliced from a
-comprehension's (a new list) through a shuffle of the slice.  A number a wrapper computes from its own
-parameter (``step + 1``) is a number, so ``math`` functions of it fold, no break, and it takes the values the
-wrapper's callers give it, computed.  Each script also runs under real Dynamo (torch 2.13), which counts the
-recompiles."""
+another call passes, a flag a loop computes by testing its variable against ``None``, and an int a function
+compiled with ``dynamic=True`` counts a ``range()`` loop with (the loop is unrolled for each value, so each
+new one recompiles).  The replay keeps a list sliced from a comprehension's (a new list) through a shuffle of
+the slice.  A number a wrapper computes from its own parameter (``step + 1``) is a number, so ``math``
+functions of it fold, no break, and it takes the values the wrapper's callers give it, computed.  Each script
+also runs under real Dynamo (torch 2.13), which counts the recompiles."""
 from __future__ import annotations
 
 from helpers import break_tests, script_case_tests
@@ -142,7 +142,26 @@ if __name__ == "__main__":
     f(x, torch.ones(4))
 """
 
+A_FLAG_FROM_A_TEST_OF_NONE = """\
+import torch
+
+
+@torch.compile(backend="eager")
+def predict(pos, compute_stress=False):
+    e = (pos ** 2).sum()
+    if compute_stress:
+        e = e * 2
+    return e
+
+
+if __name__ == "__main__":
+    systems = [(torch.randn(4, 3), None), (torch.randn(4, 3), torch.eye(3))]
+    for pos, cell in systems:
+        predict(pos, compute_stress=cell is not None)
+"""
+
 test_check, test_dynamo = script_case_tests({
+    "a-flag-from-a-test-of-none": (A_FLAG_FROM_A_TEST_OF_NONE, [5], 1),
     "kinds-of-value": (KINDS_OF_VALUE, [5], 2),
     "a-number-or-a-tensor": (A_NUMBER_OR_A_TENSOR, [5], 1),
     "star-arguments": (STAR_ARGUMENTS, [5], 2),

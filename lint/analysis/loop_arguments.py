@@ -523,6 +523,15 @@ class _Replay:
                 return TENSOR  # arithmetic of a tensor (`x * 2`, `t @ w`) is a tensor
             return UNKNOWN if op is None else _apply(op, left, right)
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and type(node.comparisons[0].operator) in (cst.Is, cst.IsNot) \
+                and isinstance(node.comparisons[0].comparator, cst.Name) \
+                and node.comparisons[0].comparator.value == "None":
+            # `cell is not None`: a tensor, a number or a container the replay knows is not `None`
+            left = ev(node.left)
+            if left is UNKNOWN:
+                return UNKNOWN
+            return (left is None) == isinstance(node.comparisons[0].operator, cst.Is)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
                 and type(node.comparisons[0].operator) in _COMPARE \
                 and TENSOR in (ev(node.left), ev(node.comparisons[0].comparator)):
             return TENSOR  # `torch.rand(4) > 0.2`: a boolean tensor
