@@ -81,8 +81,16 @@ if __name__ == "__main__":
     step(torch.randn(2, 3, 8))
 """
 
+BUILT_WHERE_COMPILED = TWO_MODULES.replace(
+    """    a, b = Scaled({first}), Scaled({second})
+    ca, cb = torch.compile(a, backend="eager"), torch.compile(b, backend="eager")""",
+    """    ca = torch.compile(Scaled(1), backend="eager")
+    cb = torch.compile(Scaled(2), backend="eager")
+    cc = torch.compile(Scaled(4), backend="eager")""").replace("    cb(x)", "    cb(x)\n    cc(x)")
+
 test_check, test_dynamo = script_case_tests({
     "two-modules": (TWO_MODULES.format(first="1.0", second="3.0"), [12], 1),
+    "built-where-compiled": (BUILT_WHERE_COMPILED, [12], 2),
     "two-modules-alike": (TWO_MODULES.format(first="1.0", second="1.0"), [], 0),
     "a-method-per-instance": (METHOD_PER_INSTANCE, [11], 1),
     "after-an-rnn": (AFTER_AN_RNN, [], 0),

@@ -48,13 +48,14 @@ def instances_apart(program: "Program") -> Iterator[InstancesApart]:
             continue
         arg = call.args[0].value
         holder = arg.value if type(arg) is cst.Attribute else arg
-        if type(holder) is not cst.Name:
+        if type(holder) not in (cst.Name, cst.Call):
             continue
         target = program.entry_points.target_of(arg, where)
         if target is None or target[0].cls is None or target[0].is_static:
             continue
         method, cls = target[0], target[1] or target[0].cls
-        built = _construction(holder.value, where, idx)
+        # (`torch.compile(Scaled(1.0))` builds it where it compiles it)
+        built = holder if type(holder) is cst.Call else _construction(holder.value, where, idx)
         made = program.names.static_value_of(built.func) if built is not None else None
         if built is None or made is None or made.cls is not cls:
             continue
