@@ -40,7 +40,8 @@ class MutableGlobalRead(Rule):
         module is imported, before any compiled call: no change Dynamo sees (measured). A variable of a
         function that a function it defines and compiles reads (`scale = 1.0`, `@torch.compile def fn(x):
         return x * scale`) is guarded the same way: rebound to another number, string or flag between two
-        calls of the compiled function, it recompiles it (measured on torch 2.13: a number once, then it is
+        calls of the compiled function, it recompiles it, and so does an attribute of an object it holds, set
+        between two calls (`opts.temperature = 0.5`) (measured on torch 2.13: a number once, then it is
         dynamic; a string for each new value).
     """
     fix = """
@@ -142,13 +143,17 @@ class MutableGlobalRead(Rule):
                     hint="pass it as an argument or store it on the module outside forward",
                 )
         for cell in rebound_cells(ctx.program):
+            parent, change = cell.parent.name.value, ctx.code(cell.rebinding)
+            if type(cell.read) is cst.Attribute:
+                what = f"`{ctx.code(cell.read)}` is an attribute of an object `{parent}` built, which " \
+                       f"`{change}` sets"
+            else:
+                what = f"`{cell.read.value}` is a variable of `{parent}` that `{change}` rebinds"
             yield Finding(
                 rule=type(self), node=cell.read, statement=cell.function.node,
-                message=f"`{cell.read.value}` is a variable of `{cell.parent.name.value}` that "
-                        f"`{ctx.code(cell.rebinding)}` rebinds between two calls of compiled "
-                        f"`{cell.function.name}`, which reads it: Dynamo guards on its value, so the change "
-                        "recompiles it (a number once, after which it is dynamic; a flag once for each "
-                        "value; a string for each new value).",
+                message=f"{what} between two calls of compiled `{cell.function.name}`, which reads it: "
+                        "Dynamo guards on its value, so the change recompiles it (a number once, after which "
+                        "it is dynamic; a flag once for each value; a string for each new value).",
                 hint="pass it as an argument",
             )
 

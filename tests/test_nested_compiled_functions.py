@@ -187,3 +187,33 @@ test_check_cells, test_dynamo_cells = script_case_tests({
     "cell-rebound-to-a-string": (CELL_REBOUND.format(second='"x"').replace("x * scale", "x + len(scale)")
                                  .replace("scale = 1.0", 'scale = "ab"'), [9], 1),
 }, "DYN201")
+
+ATTRIBUTE_OF_A_CELL = """\
+import torch
+
+
+class Opts:
+    def __init__(self):
+        self.temperature = 1.0
+
+
+def main():
+    opts = Opts()
+
+    @torch.compile(backend="eager")
+    def f(x):
+        return x / opts.temperature
+
+    f(torch.randn(4))
+    opts.temperature = {value}
+    f(torch.randn(4))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+test_check_cell_attributes, test_dynamo_cell_attributes = script_case_tests({
+    "attribute-set-between-calls": (ATTRIBUTE_OF_A_CELL.format(value="0.5"), [14], 1),
+    "attribute-set-alike": (ATTRIBUTE_OF_A_CELL.format(value="1.0"), [], 0),
+}, "DYN201")

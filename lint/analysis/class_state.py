@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from dynalint.analysis.syntax import encloses, walk
+from dynalint.analysis.syntax import NOT_LITERAL, encloses, literal_constant, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo
@@ -107,6 +107,17 @@ def stores_at_held_key(fn: "FunctionInfo", target: cst.Subscript, cls: "ClassInf
         if other is not None and other not in changed and (other == attr or keyed_like(cls, attr, other)):
             return True
     return False
+
+
+def initial_constant(cls: "ClassInfo", attr: str) -> object:
+    """The number, string or flag written out that ``__init__`` (of ``cls``) stores in ``self.<attr>``, when
+    it is its one store there; :data:`~dynalint.analysis.syntax.NOT_LITERAL` otherwise."""
+    init = cls.methods.get("__init__")
+    if init is None:
+        return NOT_LITERAL
+    stored = [node.value for node in walk(init.node.body, into_scopes=False) if type(node) is cst.Assign
+              and any(self_attribute(init, t.target) == attr for t in node.targets)]
+    return literal_constant(stored[0]) if len(stored) == 1 else NOT_LITERAL
 
 
 def initially_none(cls: "ClassInfo", attr: str) -> bool:

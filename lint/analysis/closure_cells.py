@@ -1,6 +1,8 @@
 """Variables of a function that a function it defines and compiles reads (its closure cells), rebound between
 two calls of the compiled function: Dynamo guards a cell's value as it guards a global's (measured on torch
-2.13: ``scale = 1.0``, ``fn(x)``, ``scale = 3.0``, ``fn(x)`` recompiles on ``scale == 1.0``)."""
+2.13: ``scale = 1.0``, ``fn(x)``, ``scale = 3.0``, ``fn(x)`` recompiles on ``scale == 1.0``); and so is an
+attribute of an object such a cell holds, set between two calls (``opts.temperature = 0.5``: recompiles on
+``opts.temperature == 1.0``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +10,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.class_state import initial_constant
 from dynalint.analysis.entry_arguments import entry_call_sites
 from dynalint.analysis.module_index import body_bindings, defining_scope, names_bound_by
 from dynalint.analysis.syntax import NOT_LITERAL, encloses, literal_constant, walk
@@ -21,8 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 class ReboundCell:
     function: "FunctionInfo"
     """The compiled function that reads the cell."""
-    read: cst.Name
-    """Its first read of the cell."""
+    read: cst.Name | cst.Attribute
+    """Its first read of the cell (or of the attribute of the object the cell holds)."""
     parent: cst.FunctionDef
     """The function whose variable the cell is."""
     rebinding: cst.CSTNode
@@ -76,6 +79,25 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
             if rebinding is not None:
                 reported.add(n.value)
                 yield ReboundCell(fn, n, parent, rebinding)
+        # `opts.temperature` of an object the defining function built once (the cell stays, its attribute
+        # changes)
+        objects = set(fn.closure or ()) - own
+        for n in nodes:
+            if type(n) is not cst.Attribute or type(n.value) is not cst.Name or n.value.value not in objects:
+                continue
+            path = f"{n.value.value}.{n.attr.value}"
+            if path in reported:
+                continue
+            stores = [s for s in _attribute_stores(parent, n.value.value, n.attr.value)
+                      if _between_calls(s, calls, order, loops)]
+            held = (fn.closure or {}).get(n.value.value)
+            initial = initial_constant(held.cls, n.attr.value) if held is not None and held.cls is not None \
+                else NOT_LITERAL
+            if initial is not NOT_LITERAL and all(literal_constant(s.value) == initial for s in stores):
+                continue  # (set to the value `__init__` gave it: nothing changes)
+            if stores:
+                reported.add(path)
+                yield ReboundCell(fn, n, parent, stores[0])
 
 
 def _constant_stored(node: cst.CSTNode) -> object:
@@ -90,6 +112,15 @@ def _constant_stored(node: cst.CSTNode) -> object:
         return NOT_LITERAL
     const = literal_constant(value)
     return const if isinstance(const, (bool, int, float, str)) else NOT_LITERAL
+
+
+def _attribute_stores(parent: cst.FunctionDef, name: str, attr: str) -> list[cst.Assign]:
+    """The statements of ``parent``'s own body that store a number, string or flag written out into
+    ``<name>.<attr>`` (``opts.temperature = 0.5``)."""
+    return [n for n in walk(parent.body, into_scopes=False) if type(n) is cst.Assign and len(n.targets) == 1
+            and type(t := n.targets[0].target) is cst.Attribute and type(t.value) is cst.Name
+            and t.value.value == name and t.attr.value == attr
+            and isinstance(literal_constant(n.value), (bool, int, float, str))]
 
 
 def _between_calls(store: cst.CSTNode, calls: list[cst.Call], order: dict[int, int], loops: list[cst.CSTNode]
