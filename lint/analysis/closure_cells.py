@@ -48,6 +48,7 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
             continue
         order: dict[int, int] = {}
         bindings: dict[str, list[cst.CSTNode]] = {}
+        attribute_stores: dict[str, list[cst.Assign]] = {}  # (`opts.temperature = 0.5`, by its target's text)
         loops: list[cst.CSTNode] = []
         for i, n in enumerate(walk(parent.body, into_scopes=False)):
             order[id(n)] = i
@@ -55,12 +56,14 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
                 loops.append(n)
             for name in names_bound_by(n):
                 bindings.setdefault(name, []).append(n)
+            t = n.targets[0].target if type(n) is cst.Assign and len(n.targets) == 1 else None
+            if type(t) is cst.Attribute and type(t.value) is cst.Name \
+                    and _constant(n.value) is not NOT_LITERAL:
+                attribute_stores.setdefault(f"{t.value.value}.{t.attr.value}", []).append(n)
         calls = [call for call, _, owner in sites if owner is program and id(call) in order]
         if len(calls) < 2:
             continue
-        params = {p.name.value for p in (*fn.node.params.posonly_params, *fn.node.params.params,
-                                         *fn.node.params.kwonly_params)}
-        own = body_bindings(fn.node) | params
+        own = body_bindings(fn.node) | set(fn.param_names())
         reported: set[str] = set()
         nodes = list(walk(fn.node.body))
         # (the names of attributes and keywords name no variable)
@@ -88,8 +91,7 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
             path = f"{n.value.value}.{n.attr.value}"
             if path in reported:
                 continue
-            stores = [s for s in _attribute_stores(parent, n.value.value, n.attr.value)
-                      if _between_calls(s, calls, order, loops)]
+            stores = [s for s in attribute_stores.get(path, ()) if _between_calls(s, calls, order, loops)]
             held = (fn.closure or {}).get(n.value.value)
             initial = initial_constant(held.cls, n.attr.value) if held is not None and held.cls is not None \
                 else NOT_LITERAL
@@ -110,17 +112,13 @@ def _constant_stored(node: cst.CSTNode) -> object:
         value = node.value
     else:
         return NOT_LITERAL
+    return _constant(value)
+
+
+def _constant(value: cst.BaseExpression) -> object:
+    """The number, string or flag ``value`` writes out; :data:`NOT_LITERAL` for anything else."""
     const = literal_constant(value)
     return const if isinstance(const, (bool, int, float, str)) else NOT_LITERAL
-
-
-def _attribute_stores(parent: cst.FunctionDef, name: str, attr: str) -> list[cst.Assign]:
-    """The statements of ``parent``'s own body that store a number, string or flag written out into
-    ``<name>.<attr>`` (``opts.temperature = 0.5``)."""
-    return [n for n in walk(parent.body, into_scopes=False) if type(n) is cst.Assign and len(n.targets) == 1
-            and type(t := n.targets[0].target) is cst.Attribute and type(t.value) is cst.Name
-            and t.value.value == name and t.attr.value == attr
-            and isinstance(literal_constant(n.value), (bool, int, float, str))]
 
 
 def _between_calls(store: cst.CSTNode, calls: list[cst.Call], order: dict[int, int], loops: list[cst.CSTNode]

@@ -13,7 +13,7 @@ import libcst as cst
 
 from dynalint.analysis.loop_arguments import UNKNOWN, loop_argument_values
 from dynalint.analysis.module_index import names_bound_by, top_level_code
-from dynalint.analysis.syntax import NOT_LITERAL, literal_constant, walk
+from dynalint.analysis.syntax import NOT_LITERAL, literal_constant, position_bound, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import ClassInfo, FunctionInfo
@@ -92,12 +92,12 @@ def _construction(name: str, where: "FunctionInfo | None", idx: Any) -> cst.Call
         if type(n) is not cst.Assign or len(n.targets) != 1:
             continue
         target, value = n.targets[0].target, n.value
-        if type(target) is cst.Name and target.value == name:
+        at = position_bound(target, name)
+        if at == -1:
             built.append(value)
-        elif type(target) is cst.Tuple and type(value) is cst.Tuple \
+        elif at is not None and type(target) is cst.Tuple and type(value) is cst.Tuple \
                 and len(target.elements) == len(value.elements):
-            built += [v.value for e, v in zip(target.elements, value.elements)
-                      if type(e.value) is cst.Name and e.value.value == name]
+            built.append(value.elements[at].value)
     return built[0] if bindings == 1 and len(built) == 1 and type(built[0]) is cst.Call else None
 
 

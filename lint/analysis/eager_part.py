@@ -80,9 +80,11 @@ def eager_part(breaks: Iterable[_Break], fn: "FunctionInfo") -> EagerPart | None
     if not mine:
         return None  # (without a walk of the function)
     looped = [(b, block) for b in mine for block in function_blocks(fn) if _unresumable(b, block, fn)]
-    # (one in a branch: the calls that do not take it are compiled, and guarded on what they read)
-    top = {id(s) for s in simple_statements(fn.node.body)}
-    looped += [(b, b.statement) for b in mine if skips_frame(b) and id(b.statement) in top]
+    skipping = [b for b in mine if skips_frame(b)]
+    if skipping:
+        # (one in a branch: the calls that do not take it are compiled, and guarded on what they read)
+        top = {id(s) for s in simple_statements(fn.node.body)}
+        looped += [(b, b.statement) for b in skipping if id(b.statement) in top]
     if not looped:
         return None
     order = body_order(fn)

@@ -1294,20 +1294,13 @@ def _handed_to_function(parents: "_Parents", use: cst.CSTNode) -> list[cst.Call]
     if not (isinstance(arg, cst.Arg) and arg.value is use and not arg.star and isinstance(call, cst.Call)
             and type(call.func) is cst.Name):
         return None
-    root: cst.CSTNode = call
-    while (above := parents.get(id(root))) is not None:
-        root = above
-    defs = [s for s in root.body if type(s) is cst.FunctionDef and s.name.value == call.func.value] \
-        if isinstance(root, cst.Module) else []
+    defs = [s for s in parents.module.body if type(s) is cst.FunctionDef and s.name.value == call.func.value]
     if len(defs) != 1:
         return None
     fdef = defs[0]
-    names = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
-    position = sum(1 for a in call.args[:call.args.index(arg)] if a.keyword is None)
-    param = arg.keyword.value if arg.keyword is not None else \
-        names[position] if position < len(names) else None
-    if param is None or any(a.star for a in call.args[:call.args.index(arg)]) \
-            or param in body_bindings(fdef):
+    bound = _bind(call, [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)])
+    param = next((name for name, given in (bound or {}).items() if given is use), None)
+    if param is None or param in body_bindings(fdef):
         return None
     _searched(param)
     calls = []
