@@ -7,8 +7,9 @@ import libcst as cst
 
 from dynalint.analysis.closure_cells import rebound_cells
 from dynalint.analysis.events import CallEvent, ContextManagerEvent, Event, GlobalReadEvent
-from dynalint.analysis.in_place_changes import key_read
+from dynalint.analysis.in_place_changes import attribute_read, key_read
 from dynalint.analysis.instance_writes import changes_only_tensors, rebuilt_alike
+from dynalint.analysis.module_index import AttributeKey
 from dynalint.analysis.resume_paths import guardless_functions
 from dynalint.analysis.syntax import NOT_LITERAL
 from dynalint.analysis.value_uses import returned_as_is
@@ -41,8 +42,10 @@ class MutableGlobalRead(Rule):
         function that a function it defines and compiles reads (`scale = 1.0`, `@torch.compile def fn(x):
         return x * scale`) is guarded the same way: rebound to another number, string or flag between two
         calls of the compiled function, it recompiles it, and so does an attribute of an object it holds, set
-        between two calls (`opts.temperature = 0.5`) (measured on torch 2.13: a number once, then it is
-        dynamic; a string for each new value).
+        between two calls (`opts.temperature = 0.5`), a counter the compiled function changes itself at each
+        call (`nonlocal calls; calls += 1`), and a parameter of a function whose calls each compile a closure
+        that reads it (`make(2)(x)`, `make(3)(x)`: the closures share the cache of one code object) (measured
+        on torch 2.13: a number once, then it is dynamic; a string for each new value).
     """
     fix = """
         Pass the value as an argument (a tensor if it changes often), read it once when the module is
@@ -118,6 +121,8 @@ class MutableGlobalRead(Rule):
                 continue  # a tensor is guarded on its sizes, dtype and device, which one made alike keeps
             if _unread_keys_changed(ctx, ev.name):
                 continue  # only keys compiled code never reads are stored into: no guard reads them
+            if _other_attribute_read(ctx, ev):
+                continue  # a torch module whose attributes stored into this read does not read
             if ctx.breaks.in_skipped_frame(ev):
                 continue  # read only in a resumed frame Dynamo skips: no guard
             if guardless is None:
@@ -144,16 +149,22 @@ class MutableGlobalRead(Rule):
                 )
         for cell in rebound_cells(ctx.program):
             parent, change = cell.parent.name.value, ctx.code(cell.rebinding)
-            if type(cell.read) is cst.Attribute:
+            if cell.how == "made":
+                what = f"`{cell.read.value}` is a parameter of `{parent}`, whose calls (`{change}`) each compile " \
+                       f"a closure of `{cell.function.name}` that reads it, all sharing one cache"
+            elif cell.how == "counted":
+                what = f"`{cell.read.value}` is a variable of `{parent}` that compiled `{cell.function.name}` " \
+                       f"changes itself at each call (`{change}`) and reads"
+            elif type(cell.read) is cst.Attribute:
                 what = f"`{ctx.code(cell.read)}` is an attribute of an object `{parent}` built, which " \
-                       f"`{change}` sets"
+                       f"`{change}` sets between two calls of compiled `{cell.function.name}`, which reads it"
             else:
-                what = f"`{cell.read.value}` is a variable of `{parent}` that `{change}` rebinds"
+                what = f"`{cell.read.value}` is a variable of `{parent}` that `{change}` rebinds between two " \
+                       f"calls of compiled `{cell.function.name}`, which reads it"
             yield Finding(
                 rule=type(self), node=cell.read, statement=cell.function.node,
-                message=f"{what} between two calls of compiled `{cell.function.name}`, which reads it: "
-                        "Dynamo guards on its value, so the change recompiles it (a number once, after which "
-                        "it is dynamic; a flag once for each value; a string for each new value).",
+                message=f"{what}: Dynamo guards on its value, so the change recompiles it (a number once, after "
+                        "which it is dynamic; a flag once for each value; a string for each new value).",
                 hint="pass it as an argument",
             )
 
@@ -164,10 +175,26 @@ def _unread_keys_changed(ctx: RuleContext, name: str) -> bool:
     not the dict's other keys (measured on torch 2.13: ``x * CFG["scale"]`` does not recompile when another
     key is stored or added)."""
     changed = ctx.program.index.global_keys_changed.get(name, {NOT_LITERAL})
-    if NOT_LITERAL in changed:
+    if NOT_LITERAL in changed or any(type(key) is AttributeKey for key in changed):
         return False
     read = {key_read(ev.node, ev.statement) for ev in ctx.events(GlobalReadEvent) if ev.name == name}
     return NOT_LITERAL not in read and not read & changed
+
+
+def _other_attribute_read(ctx: RuleContext, ev: GlobalReadEvent) -> bool:
+    """``ev`` reads a global that holds a module of ``torch.nn`` whose every change stores into an attribute
+    of it (``model.step_count += 1``), and is no read of one of those attributes: Dynamo guards a module on
+    the attributes the code it traces reads, and torch's own module code reads none a script adds (measured
+    on torch 2.13: a function that runs ``model(x)``, ``model.eval()``, ``model.train()`` does not recompile
+    when ``model.step_count`` changes; one that reads it does)."""
+    value = ev.value
+    changed = ctx.program.index.global_keys_changed.get(ev.name, {NOT_LITERAL})
+    if value is None or value.kind is not Kind.MODULE or value.cls is not None \
+            or not (value.qualname or "").startswith("torch.nn.") \
+            or not all(type(key) is AttributeKey for key in changed):
+        return False
+    read = attribute_read(ev.node, ev.statement)
+    return read is None or AttributeKey(read) not in changed
 
 
 _MAX_RETURNS = 3

@@ -371,6 +371,9 @@ def _effect(entry: ParameterValues) -> str:
     if entry.counts_loop:
         return ("and it counts a `range()` loop, which Dynamo unrolls for each value, so each new value "
                 f"recompiles it; {RECOMPILE_LIMIT}")
+    if entry.indexes_container:
+        return ("and it indexes a list or module container, which needs its value, so each new value "
+                f"recompiles it; {RECOMPILE_LIMIT}")
     if entry.static:  # dynamic=False: no automatic dynamic
         return f"and it is compiled with `dynamic=False`, so each new value recompiles it; {RECOMPILE_LIMIT}"
     # numbers: one recompile, then the parameter is dynamic

@@ -183,7 +183,8 @@ class PythonAttributeMutation(Rule):
         events = [e for e in found if isinstance(e, AttributeEvent)]
         # (a read Dynamo never traces installs no guard)
         read = {(id(e.cls), e.name) for e in events if (not e.write or e.augmented) and e.cls is not None
-                and (not runs_eagerly(ctx.breaks, e) or traced_on_early_return(ctx.breaks, e))}
+                and (traced_on_early_return(ctx.breaks, e)
+                     or not runs_eagerly(ctx.breaks, e) and not ctx.breaks.in_skipped_frame(e))}
         # an attribute the compiled code sets before reading it (`self.mode = x.dtype` then uses) carries
         # nothing across calls: Dynamo reads the value it just stored, no guard on the old one.  Judged in
         # each frame that changes it (a submodule's `forward`, analysed alone too, only reads it)
@@ -402,15 +403,16 @@ def _open_container(ctx: RuleContext, cls: "ClassInfo", attr: str, seen: set[tup
 
 def _only_eager(ctx: RuleContext, found: "Sequence[Event]", cls: "ClassInfo", attr: str) -> bool:
     """Every use of ``self.<attr>`` (of ``cls``) in ``found`` lies in the part of its function Dynamo runs
-    eagerly: nothing guards the container there (measured on torch 2.13: a dict a ``forward`` fills with
-    ``.item()`` values inside its loop, which makes Dynamo run it eagerly, recompiles nothing).  Not claimed
-    in a function that calls one that breaks: a graph may end inside that call, before the loop, having read
-    the container (the eager part is found from the function's own breaks)."""
+    eagerly, or in a frame resumed after a break that Dynamo skips: nothing guards the container there
+    (measured on torch 2.13: a dict a ``forward`` fills with ``.item()`` values inside its loop, which makes
+    Dynamo run it eagerly, recompiles nothing).  Not claimed in a function that calls one that breaks: a graph
+    may end inside that call, before the loop, having read the container (the eager part is found from the
+    function's own breaks)."""
     uses = [e for e in found if isinstance(e, AttributeEvent) and e.cls is cls and e.name == attr]
     functions = {id(e.function) for e in uses}
     if any(c.callee_broke and id(c.function) in functions for c in ctx.events(CallEvent)):
         return False  # (a break inside a function it calls first may end a graph that reads the container)
-    return bool(uses) and all(runs_eagerly(ctx.breaks, e) for e in uses)
+    return bool(uses) and all(runs_eagerly(ctx.breaks, e) or ctx.breaks.in_skipped_frame(e) for e in uses)
 
 
 def _written(cls: "ClassInfo", attr: str, on_class: bool, path: str = "") -> str:

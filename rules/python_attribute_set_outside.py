@@ -12,8 +12,8 @@ from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flip
                                                set_with_size_change, site_label)
 from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.mode_flips import mode_flips
-from dynalint.analysis.module_index import (may_run_between_calls, related, store_receivers, stores_on_self,
-                                            unseen_by_compiled_code)
+from dynalint.analysis.module_index import (may_run_between_calls, related, store_receivers,
+                                            stores_loop_constants, stores_on_self, unseen_by_compiled_code)
 from dynalint.analysis.resume_paths import runs_eagerly, traced_on_early_return
 from dynalint.analysis.syntax import NOT_LITERAL, literal_constant
 from dynalint.analysis.values import Kind
@@ -194,11 +194,15 @@ class PythonAttributeSetOutside(Rule):
                     and (fn is None or may_run_between_calls(fn.owner or ctx.program.index, fn))]
             if declared.kind is Kind.UNKNOWN and not any(
                     _stores_literal(stmt, ev.name) and (fn is None or stores_on_self(stmt, fn, ev.name))
+                    or fn is None and stores_loop_constants(ctx.program.index, stmt)
                     for stmt, fn in setters_of[key]):
                 # (what `__init__` stored is not known: a Python value only where the script's own statements
-                # store a literal, `opts.top_k = 3`, or a method of the class on the instance; another
-                # object's `config.num_labels = 1` says nothing of this one)
+                # store a literal, `opts.top_k = 3`, or constants a loop steps through, `for s in (1.0, 0.5):
+                # m.sc.s = s`, or a method of the class on the instance; another object's `config.num_labels =
+                # 1` says nothing of this one)
                 continue
+            if _one_new_module(ctx, [stmt for stmt, _ in setters_of[key]], ev.name):
+                continue  # (another instance of one module class: guarded on its class and what it holds)
             setters = [fn for _, fn in setters_of[key]]
             if of_self and ev.path:
                 # an object `self` holds (`self.cfg.rule`): only a script's own statements are known to change
@@ -303,6 +307,29 @@ def _on_other_objects(ctx: RuleContext, stmt: cst.CSTNode, name: str) -> bool:
     of a second instance)."""
     receivers = store_receivers(stmt, name)
     return bool(receivers) and all(unseen_by_compiled_code(ctx.program.index, r) for r in receivers)
+
+
+def _one_new_module(ctx: RuleContext, stmts: list[cst.CSTNode], name: str) -> bool:
+    """Every store ``stmts`` make into the attribute ``name`` is one construction, written alike, of an
+    ``nn.Module`` class of the module with literal arguments alone (``self.cache = Cache()``): Dynamo guards a
+    module it reaches through an attribute on its class and on what it holds, not on which instance it is, so
+    a new one of the same class does not recompile (measured on torch 2.13: a new ``Cache()`` holding a buffer
+    before each of three calls, none)."""
+    built: set[str] = set()
+    for stmt in stmts:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        for small in smalls:
+            if not (isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == name for t in small.targets)):
+                continue
+            value = small.value
+            cls = ctx.program.index.classes.get(value.func.value) \
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) else None
+            if cls is None or not cls.is_module or any(
+                    a.star or literal_constant(a.value) is NOT_LITERAL for a in value.args):  # type: ignore
+                return False
+            built.add(ctx.code(value))
+    return len(built) == 1
 
 
 def _stores_literal(stmt: cst.CSTNode, name: str) -> bool:

@@ -508,6 +508,9 @@ class ScalarCrossesBreak(Rule):
             # is: nothing recompiles, measured)
             if brk.cause is Cause.MASK_INDEX:
                 return not python_bool_mask(brk.event)
+            if isinstance(brk.event, CallEvent) and brk.event.qualname in _BOUNDED_BY_MINIMUM \
+                    and "minlength" in brk.event.kwargs:
+                return False  # (`torch.bincount(idx, minlength=n * n)` of a confusion matrix keeps its size)
             return brk.cause is not Cause.NUMBER_ARGUMENT \
                 or (_sized_by_data(brk) and not _inlined(ctx, brk.event.function))
 
@@ -643,6 +646,11 @@ class _Shared:
     def graphs(self) -> FrameGraphs:
         ctx = self._ctx
         return FrameGraphs(ctx.program, ctx.breaks, ctx.settings)
+
+
+_BOUNDED_BY_MINIMUM = frozenset({"torch.bincount", "torch.Tensor.bincount"})
+"""Ops whose output is at least ``minlength`` long: given one, data below it never changes the size (measured
+on torch 2.13: a confusion matrix counted over four calls of random data, no recompile)."""
 
 
 def _fresh_data_breaks(ctx: RuleContext, shared: _Shared, breaks: Iterable[Break],

@@ -6,11 +6,15 @@ another call passes, a flag a loop computes by testing its variable against ``No
 compiled with ``dynamic=True`` counts a ``range()`` loop with (the loop is unrolled for each value, so each
 new one recompiles).  The replay keeps a list sliced from a comprehension's (a new list) through a shuffle of
 the slice.  A number a wrapper computes from its own parameter (``step + 1``) is a number, so ``math``
-functions of it fold, no break, and it takes the values the wrapper's callers give it, computed.  Each script
-also runs under real Dynamo (torch 2.13), which counts the recompiles."""
+functions of it fold, no break, and it takes the values the wrapper's callers give it, computed.  ``None`` at
+one call and a list at another (one the compiled module returned, handed back, or one a helper builds) is two
+graphs, and so is a position a decoding loop counts up from a size (``pos += 1``), a flag a wrapper computes
+(``step >= 2``) and a state handed back whole after ``None`` (``state = step(chunk, state)``); an int that
+indexes a module container recompiles at each new value.  Each script also runs under real Dynamo (torch 2.13),
+which counts the recompiles."""
 from __future__ import annotations
 
-from helpers import break_tests, script_case_tests
+from helpers import break_tests, check, script_case_tests
 
 STAR_ARGUMENTS = """\
 import torch
@@ -208,3 +212,142 @@ def test_each_new_value_recompiles_an_unrolled_loop() -> None:
 
     [finding] = [d for d in check(UNROLLED_UNDER_DYNAMIC) if d.code == "DYN206"]
     assert "each new value recompiles it" in finding.message
+
+# `None` at one call and, at another, a list the compiled module itself returned (a cache handed back), or one
+# a helper builds: `past is None` fails (also under `dynamic=True`)
+CACHE_HANDED_BACK = """\
+import torch
+import torch.nn as nn
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, past=None):
+        k = self.lin(x)
+        if past is not None:
+            k = torch.cat([past[0], k], dim=1)
+        return k, [k]
+
+
+def make_past():
+    return [torch.randn(2, 1, 8)]
+
+
+if __name__ == "__main__":
+    m = torch.compile(Dec(), dynamic=True, backend="eager")
+    out, past = m(torch.randn(2, 3, 8))
+    {second}
+"""
+
+test_check_containers, test_dynamo_containers = script_case_tests({
+    "returned-list-handed-back": (CACHE_HANDED_BACK.format(second="m(torch.randn(2, 1, 8), past)"), [10], 1),
+    "helper-list": (CACHE_HANDED_BACK.format(second="m(torch.randn(2, 1, 8), make_past())"), [10], 1),
+}, "DYN206")
+
+# a decoding position the loop counts up from a size (`pos = prompt.shape[1]`, `pos += 1`): another value at
+# each call, whatever it starts from; under `dynamic=True` the int is symbolic (no recompile of its own)
+POSITION_COUNTED = """\
+import torch
+
+
+def decode(tok, pos):
+    positions = torch.arange(pos, pos + tok.shape[1])
+    return tok + positions
+
+
+def generate(step, prompt):
+    pos = prompt.shape[1]
+    tok = prompt[:, -1:]
+    for _ in range(3):
+        tok = step(tok, pos)
+        pos += 1
+    return tok
+
+
+if __name__ == "__main__":
+    step = torch.compile(decode, backend="eager"{dynamic})
+    generate(step, torch.zeros(1, 3, dtype=torch.long))
+"""
+
+test_check_counted, test_dynamo_counted = script_case_tests({
+    "position-counted": (POSITION_COUNTED.format(dynamic=""), [4], 1),
+}, "DYN206")
+test_check_counted_dynamic = script_case_tests({
+    "position-counted-dynamic": (POSITION_COUNTED.format(dynamic=", dynamic=True"), [], 0),
+}, "DYN206")[0]
+
+# a flag a wrapper computes from what its callers give it (`augment=step >= 2`), and a state the compiled
+# function hands back whole (`state = step(chunk, state)` after `state = None`)
+FLAG_COMPUTED_BY_A_WRAPPER = """\
+import torch
+
+
+@torch.compile(backend="eager")
+def forward_loss(x, augment):
+    if augment:
+        x = x * 0.5
+    return x.sum()
+
+
+def train_step(x, step):
+    return forward_loss(x, augment=step >= 2)
+
+
+if __name__ == "__main__":
+    for step in range(4):
+        train_step(torch.randn(8), step)
+"""
+
+STATE_HANDED_BACK = """\
+import torch
+
+
+@torch.compile(backend="eager")
+def step(chunk, state):
+    prev = torch.zeros_like(chunk) if state is None else state
+    return chunk + prev
+
+
+if __name__ == "__main__":
+    state = None
+    for _ in range(3):
+        state = step(torch.randn(4), state)
+"""
+
+test_check_computed, test_dynamo_computed = script_case_tests({
+    "flag-computed-by-a-wrapper": (FLAG_COMPUTED_BY_A_WRAPPER, [5], 1),
+    "state-handed-back": (STATE_HANDED_BACK, [5], 1),
+}, "DYN206")
+
+# an int that indexes a module container (`self.branches[idx]`): its value is needed, never dynamic
+CONTAINER_INDEX = """\
+import torch
+import torch.nn as nn
+
+
+class Picker(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.branches = nn.ModuleList([nn.Linear(d, d) for _ in range(4)])
+
+    def forward(self, x, idx):
+        return self.branches[idx](x)
+
+
+if __name__ == "__main__":
+    m = torch.compile(Picker(4), backend="eager")
+    x = torch.randn(2, 4)
+    for idx in (0, 1, 2, 3):
+        m(x, idx)
+"""
+
+
+def test_check_container_index_message() -> None:
+    found = [d for d in check(CONTAINER_INDEX) if d.code == "DYN206"]
+    assert [d.line for d in found] == [10] and "each new value recompiles it" in found[0].message
+
+
+test_dynamo_container_index = script_case_tests({"container-index": (CONTAINER_INDEX, [10], 3)}, "DYN206")[1]

@@ -1,7 +1,8 @@
 """DYN205 on a module a script calls in both modes from its own statements (``m(x)``, ``mod.eval()``, ``m(x)``
 in its ``__main__`` block): ``forward`` reads ``self.training``, so Dynamo compiles a second graph after the
 switch (measured on torch 2.13: one recompile, on ``training``); without the switch, or when the call after it
-is of the plain module rather than of what ``torch.compile`` returned, they compile one. DYN208 on a compiled
+is of the plain module rather than of what ``torch.compile`` returned, they compile one; a switch whose mode a
+loop computes (``fe.train(epoch == 0)``) is replayed, pass by pass. DYN208 on a compiled
 function a script calls with grad mode on and under ``with torch.no_grad():`` at module level or after a
 ``torch.set_grad_enabled(False)`` statement of the script (one recompile, ``GLOBAL_STATE changed:
 grad_mode``)."""
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import requires_torch
-from helpers import check, recompiles_of_script
+from helpers import check, recompiles_of_script, script_case_tests
 
 SCRIPT = """\
 import torch
@@ -115,3 +116,31 @@ def test_check_mode_and_grad_mode_switched_at_one_call() -> None:
 def test_dynamo_mode_and_grad_mode_switched_at_one_call(tmp_path) -> None:
     messages = recompiles_of_script(tmp_path, "both", BOTH)
     assert len(messages) == 1 and "grad_mode" in messages[0], messages
+
+
+# a switch whose mode the loop computes (`fe.train(epoch == 0)`): training on one pass, evaluation on the next
+MODE_COMPUTED = """\
+import torch
+import torch.nn as nn
+
+
+class Frontend(nn.Module):
+    def forward(self, wav):
+        if self.training:
+            wav = wav + 1e-5 * torch.randn_like(wav)
+        return wav.abs().log1p()
+
+
+fe = Frontend()
+compiled = torch.compile(fe, backend="eager")
+
+if __name__ == "__main__":
+    for epoch in range(2):
+        fe.train(epoch == {first})
+        compiled(torch.randn(2, 100))
+"""
+
+test_check_computed, test_dynamo_computed = script_case_tests({
+    "mode-computed": (MODE_COMPUTED.format(first="0"), [6], 1),
+    "mode-computed-alike": (MODE_COMPUTED.format(first="epoch"), [], 0),
+}, "DYN205")

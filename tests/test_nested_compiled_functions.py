@@ -5,8 +5,10 @@ parameters take what those calls pass (``math.sqrt`` of an int argument folds, n
 defining function built before the call is made outside the compiled code: a context manager of a class of the
 file cannot be entered (its ``__enter__`` then runs as a frame of its own, without a graph: the count it keeps
 guards nothing), and a ``torch.Generator`` cannot reach an op.  A variable of the defining function the
-compiled one reads is guarded on its value: rebound between two calls, it recompiles (DYN201).  Each case also
-runs under real Dynamo (torch 2.13)."""
+compiled one reads is guarded on its value: rebound between two calls, or changed by the compiled function itself
+at each call of one compiled object (a ``nonlocal`` counter), it recompiles (DYN201); so does a parameter of a
+function that compiles a closure reading it at each call (``make(2)(x)``, ``make(3)(x)``: the closures share
+the cache of one code object).  Each case also runs under real Dynamo (torch 2.13)."""
 from __future__ import annotations
 
 from helpers import break_tests, script_case_tests
@@ -216,4 +218,122 @@ if __name__ == "__main__":
 test_check_cell_attributes, test_dynamo_cell_attributes = script_case_tests({
     "attribute-set-between-calls": (ATTRIBUTE_OF_A_CELL.format(value="0.5"), [14], 1),
     "attribute-set-alike": (ATTRIBUTE_OF_A_CELL.format(value="1.0"), [], 0),
+}, "DYN201")
+
+# a counter the compiled closure keeps itself (`nonlocal calls; calls += 1`): every call of one compiled object
+# finds another value in the cell; a closure made anew for each call starts from the same value each time
+COUNTER_FACTORY = """\
+import torch
+
+
+def make():
+    calls = 0
+
+    def inner(x):
+        nonlocal calls
+        calls += 1
+        return x * 3 + calls
+
+    return inner
+
+
+if __name__ == "__main__":
+{calls}
+"""
+
+COUNTER_IN_A_LOOP = """\
+import torch
+
+
+def run(xs):
+    seen = 0
+
+    @torch.compile(backend="eager")
+    def step(x):
+        nonlocal seen
+        seen += 1
+        return x * seen
+
+    for x in xs:
+        step(x)
+    return seen
+
+
+if __name__ == "__main__":
+    run([torch.randn(4) for _ in range(3)])
+"""
+
+test_check_counters, test_dynamo_counters = script_case_tests({
+    "counter-one-object": (COUNTER_FACTORY.format(calls="""\
+    f = torch.compile(make(), backend="eager")
+    for _ in range(3):
+        f(torch.randn(4))"""), [9], 1),
+    "counter-new-object-each-call": (COUNTER_FACTORY.format(calls="""\
+    for _ in range(3):
+        f = torch.compile(make(), backend="eager")
+        f(torch.randn(4))"""), [], 0),
+    "counter-in-a-loop": (COUNTER_IN_A_LOOP, [10], 1),
+}, "DYN201")
+
+# closures a function makes and compiles anew at each call, given other constants: one cache, that of the
+# closure's code, guarded on the cell's value
+MADE_AND_CALLED = """\
+import torch
+
+
+def make(k):
+    def f(x):
+        return x * k
+    return torch.compile(f, backend="eager")
+
+
+if __name__ == "__main__":
+    x = torch.randn(4)
+    make({first})(x)
+    make({second})(x)
+"""
+
+DECORATED_INSIDE = """\
+import torch
+
+
+def case(k, x):
+    @torch.compile(backend="eager")
+    def fn(x):
+        return x * k
+
+    return fn(x)
+
+
+if __name__ == "__main__":
+    x = torch.randn(4)
+    case(2, x)
+    case(3, x)
+"""
+
+COMPILED_BY_THE_CALLER = """\
+import torch
+
+
+def make(scale):
+    def f(x):
+        return x * scale
+
+    return f
+
+
+if __name__ == "__main__":
+    x = torch.randn(4)
+    a = torch.compile(make(0.5), backend="eager")
+    a(x)
+    b = torch.compile(make(2.0), backend="eager")
+    {run_b}
+"""
+
+test_check_made, test_dynamo_made = script_case_tests({
+    "made-and-called": (MADE_AND_CALLED.format(first="2", second="3"), [6], 1),
+    "made-alike": (MADE_AND_CALLED.format(first="2", second="2"), [], 0),
+    "decorated-inside": (DECORATED_INSIDE, [7], 1),
+    "compiled-by-the-caller": (COMPILED_BY_THE_CALLER.format(run_b="b(x)"), [6], 1),
+    "compiled-by-the-caller-not-run": (COMPILED_BY_THE_CALLER.format(run_b="print(b)"), [], 0),
 }, "DYN201")

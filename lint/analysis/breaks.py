@@ -68,7 +68,7 @@ from dynalint.analysis.numpy_calls import (BREAKING_NDARRAY_ATTRIBUTES, BREAKING
 from dynalint.analysis.skipped_calls import BREAKING_CALLS, BREAKING_TENSOR_METHODS, PARAMETER_MODULES, \
     SKIPPED_PACKAGES
 from dynalint.analysis.syntax import (assigned_names, children, dotted_name, encloses, evaluated_before,
-                                      may_bind, own_nodes, root_name, simple_statements, walk)
+                                      may_bind, own_nodes, parent_map, root_name, simple_statements, walk)
 from dynalint.analysis.tensor_members import INPLACE_VIEW_METHODS
 from dynalint.analysis.values import Kind, Value, tensor
 from dynalint.core.gb_types import GraphBreakType
@@ -543,9 +543,18 @@ class Breaks:
 
         before = [b for b in self.all if b.event.function is function and (
             b.statement is not ev.statement and after(b)
-            or b.statement is ev.statement and any(encloses(a, b.node) for a in args))]
-        return bool(before) and not any(
-            b.in_loop or self.in_comprehension(b) or self.resumed_frame_compiles(b) for b in before)
+            or b.statement is ev.statement and (any(encloses(a, b.node) for a in args)
+                                                or _stored_after(ev.statement, ev.node, b.node)))]
+        # a break every way to ``ev`` passes after an earlier one ends the frame resumed there before ``ev``
+        # (`print(total.item())`, then `self.calls += 1`: only the frame resumed after the print holds it)
+        last = [b for b in before if not any(
+            o is not b and not o.in_loop and _always_before(function.node, o.statement, ev.node)
+            and (o.statement is b.statement and encloses(o.node, b.node)  # (the call a value breaks in)
+                 or o.statement is not b.statement
+                 and any(n is o.node for stmt in _code_after(function.node, b.statement) for n in walk(stmt)))
+            for o in before)]
+        return bool(last) and not any(
+            b.in_loop or self.in_comprehension(b) or self.resumed_frame_compiles(b) for b in last)
 
     def _breaks_at(self, ev: Event) -> bool:
         """A break at ``ev`` for the resumed-frame question: a Python bool of a tensor (a traced
@@ -714,6 +723,30 @@ def _search_after(node: cst.CSTNode, statement: cst.CSTNode, out: list[cst.CSTNo
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         return False
     return any(_search_after(child, statement, out) for child in children(node))
+
+
+def _always_before(function: cst.CSTNode, statement: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Every way to ``node`` runs ``statement`` first: both sit in one block (or ``node`` deeper inside a later
+    statement of it), ``statement`` before the one that holds ``node``."""
+    parents = parent_map(function)
+    held: cst.CSTNode | None = statement
+    while held is not None and not isinstance(parents.get(id(held)), cst.IndentedBlock):
+        held = parents.get(id(held))
+    block = parents.get(id(held)) if held is not None else None
+    holder: cst.CSTNode | None = node
+    while holder is not None and parents.get(id(holder)) is not block:
+        holder = parents.get(id(holder))
+    if block is None or holder is None or holder is held:
+        return False
+    order = [id(s) for s in block.body]  # type: ignore[attr-defined]
+    return order.index(id(held)) < order.index(id(holder))
+
+
+def _stored_after(statement: cst.CSTNode, node: cst.CSTNode, brk: cst.CSTNode) -> bool:
+    """``node`` is in the target of an assignment in ``statement`` whose value holds ``brk``: Python evaluates
+    the value first (``self.stats["mean"] = y.mean().item()`` reads ``self.stats`` after the break)."""
+    return any(type(n) is cst.Assign and encloses(n.value, brk) and any(encloses(t.target, node) for t in n.targets)
+               for n in walk(statement, into_scopes=False))
 
 
 def _helper_call(ev: Event) -> bool:
@@ -2560,7 +2593,9 @@ def _splits_at_tensor(call: CallEvent) -> bool:
 def _repeats_tensor(call: CallEvent) -> bool:
     """``repeat_interleave`` with a tensor of repeats: ``x.repeat_interleave(r)``, ``torch.repeat_interleave(x,
     r)``, or ``torch.repeat_interleave(r)``, whose one argument is the repeats (measured on torch 2.13:
-    "Dynamic shape operator" for each).  With ``output_size=`` the result's length is given, and it is traced."""
+    "Dynamic shape operator" for each).  With ``output_size=`` the result's length is given, and it is traced.
+    Repeats only taken for a tensor (a parameter no call shows) may as well be the int a shape gives (``gw`` of
+    ``x.shape[2]``, traced): not claimed."""
     if "output_size" in call.kwargs:
         return False
     repeats = call.kwargs.get("repeats")
@@ -2568,7 +2603,7 @@ def _repeats_tensor(call: CallEvent) -> bool:
         method = call.method is not None and call.qualname is None
         pos = 0 if method or (len(call.args) == 1 and not call.kwargs) else 1
         repeats = call.args[pos] if len(call.args) > pos else None
-    return repeats is not None and repeats.is_tensor
+    return repeats is not None and repeats.is_tensor and not repeats.assumed
 
 
 def _op_name(qualname: str) -> str:

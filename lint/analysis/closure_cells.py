@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from dynalint.analysis.class_state import initial_constant
-from dynalint.analysis.entry_arguments import entry_call_sites
-from dynalint.analysis.module_index import body_bindings, defining_scope, names_bound_by
-from dynalint.analysis.syntax import NOT_LITERAL, encloses, literal_constant, walk
+from dynalint.analysis.compiled_instances import passed_constants
+from dynalint.analysis.entry_arguments import entry_call_sites, repeated_handle_calls
+from dynalint.analysis.module_index import (body_bindings, calls_by_name, defining_scope, names_bound_by,
+                                            top_level_code)
+from dynalint.analysis.syntax import NOT_LITERAL, encloses, literal_constant, parent_map, walk
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dynalint.analysis.module_index import FunctionInfo
+    from dynalint.analysis.module_index import FunctionInfo, ModuleIndex
     from dynalint.analysis.program import Program
 
 
@@ -29,17 +31,22 @@ class ReboundCell:
     parent: cst.FunctionDef
     """The function whose variable the cell is."""
     rebinding: cst.CSTNode
-    """A statement of ``parent`` that rebinds it between two calls of ``function``."""
+    """A statement of ``parent`` that rebinds it between two calls of ``function``; one of ``function``
+    itself that changes it at each call (``how`` "counted"); or a call of ``parent`` that gives it another
+    value than an earlier call (``how`` "made")."""
+    how: str = "rebound"
 
 
 def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
     """Each cell a function the module defines inside another and compiles reads, which that other function
     binds to constants (numbers, strings, flags: values Dynamo guards on) and binds again between two calls
-    of the compiled function (one call before and one after it, or both in one loop)."""
+    of the compiled function (one call before and one after it, or both in one loop); and the cells of
+    :func:`_counted_cells` and :func:`_made_cells`."""
     nested = {id(fn) for fn in program.compiled
               if fn.closure is not None and fn.outer is not None and fn.cls is None}
     if not nested:
         return
+    yield from _made_cells(program, [fn for fn in program.compiled if id(fn) in nested])
     for fn, sites, _ in entry_call_sites(program):
         if id(fn) not in nested:
             continue
@@ -61,6 +68,9 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
                     and _constant(n.value) is not NOT_LITERAL:
                 attribute_stores.setdefault(f"{t.value.value}.{t.attr.value}", []).append(n)
         calls = [call for call, _, owner in sites if owner is program and id(call) in order]
+        if len(calls) >= 2 or any(encloses(loop.body, c) for loop in loops for c in calls) \
+                or repeated_handle_calls(program, fn):
+            yield from _counted_cells(fn, parent)
         if len(calls) < 2:
             continue
         own = body_bindings(fn.node) | set(fn.param_names())
@@ -100,6 +110,103 @@ def rebound_cells(program: "Program") -> Iterator[ReboundCell]:
             if stores:
                 reported.add(path)
                 yield ReboundCell(fn, n, parent, stores[0])
+
+
+def _made_cells(program: "Program", nested: list["FunctionInfo"]) -> Iterator[ReboundCell]:
+    """The parameters of a module-level function (``def make(k)``) that a function it defines reads, where the
+    closures its calls make are compiled one by one and run (``make(2)(x)``, ``make(3)(x)``, with ``return
+    torch.compile(f)``, ``@torch.compile`` on ``f``, or ``torch.compile(make(2))``) and two calls pass it
+    different constants: the compiled closures share one cache, that of ``f``'s code, guarded on the cell's
+    value (measured on torch 2.13: the second closure recompiles on ``k == 2``)."""
+    idx = program.index
+    for fn in nested:
+        outer = fn.outer
+        if outer is None or outer.outer is not None or outer.cls is not None or fn.node not in \
+                [n for n in walk(outer.node.body, into_scopes=False) if type(n) is cst.FunctionDef]:
+            continue
+        params = outer.param_names()
+        free = [n for n in walk(fn.node.body) if type(n) is cst.Name and n.value in params
+                and n.value not in body_bindings(outer.node) and n.value not in body_bindings(fn.node)
+                and n.value not in fn.param_names()]
+        kept = _compiled_per_call(program, fn, outer)
+        if not free or kept is None:
+            continue
+        reported: set[str] = set()
+        for read in free:
+            if read.value in reported:
+                continue
+            position = params.index(read.value)
+            given: list[tuple[object, cst.Call]] = []
+            for call, caller in calls_by_name(idx, outer):
+                if _runs_made(call, caller, idx, kept):
+                    scope = caller if caller is not None else top_level_code(idx)
+                    given += [(v, call) for v in passed_constants(call, scope, position, read.value)]
+            values = list(dict.fromkeys(v for v, _ in given))
+            if len(values) >= 2 and len({type(v) for v in values}) == 1:
+                reported.add(read.value)
+                later = next(call for v, call in given if v != given[0][0])
+                yield ReboundCell(fn, read, outer.node, later, "made")
+
+
+def _compiled_per_call(program: "Program", fn: "FunctionInfo", outer: "FunctionInfo") -> str | None:
+    """How a call of ``outer`` makes a compiled closure of ``fn`` and runs it: "inside" where ``outer`` calls
+    it itself (``fn`` compiled as a decorator), "returned" where ``outer`` returns it compiled (``return
+    torch.compile(fn)``, or ``return fn`` of a decorated ``fn``), "compiled outside" where it returns ``fn``
+    as it is (for ``torch.compile(make(2))``); None otherwise."""
+    idx = program.index
+    if fn.compile_decorated and any(caller is outer for _, caller in calls_by_name(idx, fn)):
+        return "inside"
+    returns = [n.value for n in walk(outer.node.body, into_scopes=False) if type(n) is cst.Return]
+    if len(returns) != 1 or returns[0] is None:
+        return None
+    value = returns[0]
+    if type(value) is cst.Name and value.value == fn.name:
+        return "returned" if fn.compile_decorated else "compiled outside"
+    compiled = next((program.entry_points.compile_target(call, where) for call, where in idx.compile_targets
+                     if call is value and where is outer), None)
+    return "returned" if compiled is not None and compiled[0] is fn else None
+
+
+def _runs_made(call: cst.Call, caller: "FunctionInfo | None", idx: "ModuleIndex", kept: str) -> bool:
+    """The compiled closure ``call`` of the making function gives is run: ``make(2)(x)``, or a name bound to
+    it (or, for ``kept`` "compiled outside", to ``torch.compile(make(2))``) called in the same scope."""
+    if kept == "inside":
+        return True
+    parents = parent_map(caller.node if caller is not None else idx.module)
+    held: cst.CSTNode = call
+    up = parents.get(id(call))
+    if kept == "compiled outside":
+        if not (type(up) is cst.Arg and type(parents.get(id(up))) is cst.Call
+                and any(parents.get(id(up)) is c for c, _ in idx.compile_targets)):
+            return False
+        held = parents.get(id(up))  # type: ignore[assignment]
+        up = parents.get(id(held))
+    if type(up) is cst.Call and up.func is held:
+        return True
+    if type(up) is cst.Assign and len(up.targets) == 1 and type(up.targets[0].target) is cst.Name:
+        name = up.targets[0].target.value
+        return any(type(c.func) is cst.Name and other is caller for c, other in idx.call_sites.get(name, ()))
+    return False
+
+
+def _counted_cells(fn: "FunctionInfo", parent: cst.FunctionDef) -> Iterator[ReboundCell]:
+    """The cells ``fn``, run more than once as one object, changes itself by a number written out
+    (``nonlocal calls``, ``calls += 1``): each call finds another value in the cell than the one the last
+    graph was guarded on (measured on torch 2.13: ``calls == 0`` fails at the second call, once, and the
+    number is then dynamic)."""
+    declared = {name.name.value for n in walk(fn.node.body, into_scopes=False) if type(n) is cst.Nonlocal
+                for name in n.names}
+    seen: set[str] = set()
+    listed = {id(name.name) for n in walk(fn.node.body, into_scopes=False) if type(n) is cst.Nonlocal
+              for name in n.names}
+    for n in walk(fn.node.body, into_scopes=False):
+        if type(n) is cst.AugAssign and type(n.target) is cst.Name and n.target.value in declared \
+                and n.target.value not in seen and type(_constant(n.value)) in (int, float) \
+                and _constant(n.value) != 0:
+            seen.add(n.target.value)
+            first = next(m for m in walk(fn.node.body, into_scopes=False)
+                         if type(m) is cst.Name and m.value == n.target.value and id(m) not in listed)
+            yield ReboundCell(fn, first, parent, n, "counted")
 
 
 def _constant_stored(node: cst.CSTNode) -> object:

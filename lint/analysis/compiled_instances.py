@@ -65,7 +65,7 @@ def instances_apart(program: "Program") -> Iterator[InstancesApart]:
         methods[id(method)] = (method, cls)
         caller = where if where is not None else top_level_code(idx)
         for attribute, (position, name) in stores.items():
-            for value in _passed(built, caller, position, name):
+            for value in passed_constants(built, caller, position, name):
                 found.setdefault((id(method), attribute), []).append((value, built))
     for (key, attribute), given in found.items():
         method, cls = methods[key]
@@ -130,7 +130,7 @@ def _stored_parameters(cls: "ClassInfo") -> dict[str, tuple[int, str]]:
             if len(given) == 1 and given[0] in names and given[0] not in bound}
 
 
-def _passed(built: cst.Call, caller: "FunctionInfo", position: int, name: str) -> list[Any]:
+def passed_constants(built: cst.Call, caller: "FunctionInfo", position: int, name: str) -> list[Any]:
     """The constants ``built`` passes to the parameter ``name`` (at ``position``): the literal written there,
     or each value a replay of the loops around it gives; empty when one is not known."""
     if any(a.star for a in built.args):

@@ -27,11 +27,12 @@ import libcst as cst
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.eager_part import body_order
-from dynalint.analysis.events import CallEvent, Event
+from dynalint.analysis.events import CallEvent, Event, SubscriptEvent
 from dynalint.analysis.in_place_changes import changed_between_calls
-from dynalint.analysis.loop_arguments import TENSOR, UNKNOWN, Built, constant, loop_argument_values
-from dynalint.analysis.module_index import (TOP_LEVEL, body_bindings, calls_by_name, state_nodes,
-                                            top_level_code)
+from dynalint.analysis.loop_arguments import (TENSOR, UNKNOWN, Built, Drawn, both_drawn, constant,
+                                              loop_argument_values)
+from dynalint.analysis.module_index import (TOP_LEVEL, body_bindings, calls_by_name, names_bound_by,
+                                            state_nodes, top_level_code)
 from dynalint.analysis.number_callers import (SIZED_FACTORIES, bound_to_class, compiled_dynamic,
                                               foreign_call_sites, module_call_sites, replayed_sizes)
 from dynalint.analysis.syntax import (NOT_LITERAL, binding_reach, dotted_name, encloses, is_main_guard, is_none,
@@ -73,6 +74,9 @@ class ParameterValues:
     (:mod:`~dynalint.analysis.in_place_changes`)."""
     counts_loop: bool = False
     """An int the function passes to ``range()``: each new value recompiles (:func:`_counts_loop`)."""
+    indexes_container: bool = False
+    """An int the function indexes a list or module container with: each new value recompiles
+    (:func:`_indexes_container`)."""
     by_keyword: bool = False
     """A call passes it by keyword: a wrapper that hands ``**kwargs`` on (``@torch.no_grad()``,
     ``functools.wraps``) holds it in a dict, whose values Dynamo guards in the wrapper's frame whatever the
@@ -692,23 +696,35 @@ def _passes_iterated_batch(site: _Site) -> bool:
 def _draws_afresh(program: "Program", call: cst.Call) -> bool:
     """``call`` runs a function of the module each of whose ``return`` values is computed from a random draw
     it makes (``def synthetic(n): return torch.randn(n).cumsum(0)``): new data at each call."""
+    return _draws_item_afresh(program, call, -1)
+
+
+def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
+    """Every binding of ``name`` in the body of ``loop`` is an assignment of a random draw, or of the item of
+    what a helper of the module returns that is computed from one (``x, y = make_batch(h, w)`` with ``return
+    torch.randn(...), torch.randint(...)``), and there is one."""
+    found = [(n.value, position_bound(t.target, name)) for n in walk(loop.body, into_scopes=False)
+             if isinstance(n, cst.Assign) for t in n.targets if position_bound(t.target, name) is not None]
+    bindings = [n for n in walk(loop.body, into_scopes=False) if name in names_bound_by(n)]
+    return bool(found) and len(found) == len(bindings) and all(
+        isinstance(v, cst.Call) and (program.index.resolve_expr(v.func) in RANDOM_TENSORS and at == -1
+                                     or _draws_item_afresh(program, v, at)) for v, at in found)
+
+
+def _draws_item_afresh(program: "Program", call: cst.Call, at: int) -> bool:
+    """``call`` runs a function of the module each of whose ``return`` values (their item ``at``, for an
+    unpacked tuple; the whole value for -1) is computed from a random draw it makes there."""
     callee = program.names.static_value_of(call.func)
     fn = callee.func if callee is not None and callee.kind is Kind.FUNCTION and not callee.is_class else None
     if fn is None or fn.owner is not program.index:
         return False
     returns = [n.value for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Return)]
+    if at >= 0:
+        returns = [r.elements[at].value if isinstance(r, cst.Tuple) and at < len(r.elements)
+                   and isinstance(r.elements[at], cst.Element) else None for r in returns]
     return bool(returns) and all(r is not None and any(
         isinstance(n, cst.Call) and program.index.resolve_expr(n.func) in RANDOM_TENSORS for n in walk(r))
         for r in returns)
-
-
-def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
-    """Every binding of ``name`` in the body of ``loop`` is a plain assignment of a random draw, and
-    there is one."""
-    values = [n.value for n in walk(loop.body, into_scopes=False) if isinstance(n, cst.Assign)
-              and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
-    return bool(values) and all(
-        isinstance(v, cst.Call) and program.index.resolve_expr(v.func) in RANDOM_TENSORS for v in values)
 
 
 def _replayed_caller(site: _Site) -> "FunctionInfo":
@@ -886,7 +902,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         call = site[0]
         given = set()
         replayed = _replayed_caller(site)
-        values = loop_argument_values(call, replayed, [p.name.value for p in site_params])
+        values = loop_argument_values(call, replayed, [p.name.value for p in site_params], site[2].project)
         replayed_keys = {rename[n]: keys for n, passed in values.items()
                          if n in rename and len(keys := _distinct_keys(program, passed)) >= 2}
         for (own, item), name in (picks or {}).items():  # (what the replay's dicts hold there)
@@ -929,9 +945,14 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         for own in _loop_varying_arguments(call, replayed, site_params):
             if own in rename:
                 in_loop.setdefault(rename[own], site)
+        # (under `dynamic=True` a number counted so may be symbolic from the first call: not claimed)
+        for own, arg in () if dynamic else _counted_arguments(site, replayed, site_params):
+            if own in rename and rename[own] not in in_loop and _number_passed(site, arg):
+                in_loop.setdefault(rename[own], site)
         for name, keys in replayed_keys.items():
             looped.setdefault(name, (site, keys))
 
+    dynamic = not static and compiled_dynamic(program, fn)
     for site in sites:
         visit(site, params, {p.name.value: p.name.value for p in params})
         for outer, wrapper_params, rename, picks, derived in _forwarding_sites(program, site, params):
@@ -959,6 +980,10 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 if made is not None:
                     note(name, ("object", made), site, f"a `{made}`")
                     break
+                held = _container_passed(site, arg)
+                if held is not None:  # (`out, past = m(x)`, then `m(x, past)`: the list `forward` returns)
+                    note(name, (held[0], None), site, held[1])
+                    break
     changed = _changed_in_place(fn, params, sites)
     for prm in params:
         name = prm.name.value
@@ -976,7 +1001,8 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
             continue  # each value comes with its own grad mode, which compiles a graph of its own anyway
         kinds = {t for t, _ in values}
-        if kinds == {"int"} and not static and compiled_dynamic(program, fn) and not _counts_loop(fn, name):
+        if kinds == {"int"} and not static and compiled_dynamic(program, fn) and not _counts_loop(fn, name) \
+                and not _indexes_container(program, fn, name):
             continue  # `dynamic=True`: an int is symbolic from the first call, and no new one recompiles
         if kinds <= {"int", "float", "bool", "str"}:
             if not _specialising_read(program, fn, name):
@@ -1014,6 +1040,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             shown.append((_where(in_loop[name], program), "values that change from one loop iteration to the next"))
         yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static,
                               counts_loop="int" in kinds and _counts_loop(fn, name),
+                              indexes_container="int" in kinds and _indexes_container(program, fn, name),
                               by_keyword=any(a.keyword is not None and a.keyword.value == name
                                              for site in sites for a in site[0].args))
 
@@ -1024,6 +1051,19 @@ torch 2.13: a tensor, then a list, then a dict, then a string, each fails the ty
 one number against a tensor, `y == 1` or the tensor type check failing, whichever comes first)."""
 
 _GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def _indexes_container(program: "Program", fn: "FunctionInfo", name: str) -> bool:
+    """``fn`` indexes a Python list or tuple, or a module container (``self.branches[idx]`` of an
+    ``nn.ModuleList``), with its parameter ``name`` as it is: Python needs the index's value there, so Dynamo
+    never makes it dynamic (measured on torch 2.13: ``idx == 0``, ``idx == 1``, ``idx == 2`` fail in turn,
+    ``operator.index`` in the container's ``__getitem__``)."""
+    return any(isinstance(ev, SubscriptEvent) and ev.function is fn and not ev.store and ev.base is not None
+               and (ev.base.kind is Kind.MODULE or ev.base.kind is Kind.SEQUENCE)
+               and isinstance(ev.node, cst.Subscript) and len(ev.node.slice) == 1
+               and isinstance(ev.node.slice[0].slice, cst.Index)
+               and type(ev.node.slice[0].slice.value) is cst.Name and ev.node.slice[0].slice.value.value == name
+               for ev in program.events)
 
 
 def _counts_loop(fn: "FunctionInfo", name: str) -> bool:
@@ -1093,9 +1133,10 @@ def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
     for name, arg in _bound_arguments(call, params):
         if isinstance(arg, cst.Name) and arg.value in own and arg.value not in rebound:
             rename[arg.value] = name
-        elif isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation)) \
+        elif isinstance(arg, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)) \
                 and _arithmetic_of(arg, own - rebound):
-            derived[name] = arg  # (`step + 1`: computed from what the wrapper is given, value by value)
+            # (`step + 1`, `step >= 2`: computed from what the wrapper is given, value by value)
+            derived[name] = arg
         elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name) and arg.value.value in own \
                 and arg.value.value not in rebound and len(arg.slice) == 1 \
                 and isinstance(arg.slice[0].slice, cst.Index):
@@ -1110,7 +1151,8 @@ def _forwarding_sites(program: "Program", site: _Site, params: list[cst.Param]
 
 
 def _arithmetic_of(node: cst.BaseExpression, names: set[str]) -> bool:
-    """``node`` is arithmetic of number literals and of ``names``, one of them at least (``step + 1``)."""
+    """``node`` is arithmetic of number literals and of ``names``, one of them at least (``step + 1``), or an
+    order comparison of such (``step >= 2``)."""
     def arithmetic(n: cst.BaseExpression) -> bool:
         if type(n) is cst.Name:
             return n.value in names
@@ -1118,6 +1160,10 @@ def _arithmetic_of(node: cst.BaseExpression, names: set[str]) -> bool:
             return True
         if type(n) is cst.UnaryOperation:
             return type(n.operator) in (cst.Minus, cst.Plus) and arithmetic(n.expression)
+        if type(n) is cst.Comparison and n is node:
+            return arithmetic(n.left) and all(
+                type(c.operator) in (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual,
+                                     cst.Equal, cst.NotEqual) and arithmetic(c.comparator) for c in n.comparisons)
         return type(n) is cst.BinaryOperation and arithmetic(n.left) and arithmetic(n.right)
 
     return arithmetic(node) and any(type(n) is cst.Name for n in walk(node))
@@ -1305,8 +1351,15 @@ def _grad_off(node: cst.BaseExpression) -> bool:
 
 def _distinct_keys(program: "Program", values: "Iterable[Any]") -> list[tuple[str, Any]]:
     """The keys (as :func:`_shape_of` gives them) of the values a replay passes, each once, in the order first
-    passed: two or more are values Dynamo guards on apart."""
-    return list(dict.fromkeys(k for k in (_key_of(program, v) for v in values) if k is not None))
+    passed: two or more are values Dynamo guards on apart.  A flag drawn at random at each iteration gives
+    both bools when enough draws make both all but sure (see
+    :func:`~dynalint.analysis.loop_arguments.both_drawn`)."""
+    values = list(values)
+    keys = [k for k in (_key_of(program, v) for v in values) if k is not None]
+    drawn = [v for v in values if isinstance(v, Drawn)]
+    if drawn and len(set(drawn)) == 1 and both_drawn(len(drawn), drawn[0].p):
+        keys += [("bool", True), ("bool", False)]  # (a flag drawn at random at each iteration: both, surely)
+    return list(dict.fromkeys(keys))
 
 
 def _key_of(program: "Program", value: Any) -> tuple[str, Any] | None:
@@ -1609,6 +1662,21 @@ def _object_passed(site: _Site, arg: cst.BaseExpression) -> str | None:
     return value.cls.name
 
 
+def _container_passed(site: _Site, arg: cst.BaseExpression) -> tuple[str, str] | None:
+    """The kind ("list", "tuple" or "dict") and a description of the container the caller surely passes at
+    ``arg``: against ``None`` at another call, ``past is None`` fails (measured on torch 2.13, also with
+    ``dynamic=True``)."""
+    value = _passed_value(site, arg)
+    if value is None or value.maybe_none or value.choices:
+        return None
+    if value.is_mapping:
+        return "dict", "a dict"
+    if value.kind is Kind.SEQUENCE:
+        return ("tuple", "a tuple") if value.qualname == "builtins.tuple" else \
+            ("list", "a list") if value.qualname == "builtins.list" else ("list", "a list or tuple")
+    return None
+
+
 def _passed_value(site: _Site, arg: cst.BaseExpression) -> "Value | None":
     from dynalint.analysis.interprocedural import MAX_CALL_DEPTH
     from dynalint.analysis.number_callers import argument_values
@@ -1640,7 +1708,7 @@ def _none_then_tensor(site: _Site, arg: cst.BaseExpression, fn: "FunctionInfo") 
     rebound = inside[0]
     if rebound.value is call and len(rebound.targets) == 1 and order[id(outside[0])] < order[id(loop)]:
         position = position_bound(rebound.targets[0].target, arg.value)
-        return position is not None and position >= 0 and _returns_item(fn, position)
+        return position is not None and _returns_item(fn, position)
     later = _assigned_value(rebound, arg.value)
     if later is None or not (order[id(outside[0])] < order[id(loop)] and order[id(rebound)] > order[id(call)]
                              and _every_iteration(loop, rebound)):
@@ -1672,8 +1740,11 @@ def _assigned_value(assign: cst.Assign, name: str) -> cst.BaseExpression | None:
 
 def _returns_item(fn: "FunctionInfo", position: int) -> bool:
     """Every ``return`` of ``fn`` (not of a function nested in it) gives a tuple written out whose item at
-    ``position`` is never ``None`` (:func:`_never_none`, or a ``torch`` function's result)."""
+    ``position`` is never ``None`` (:func:`_never_none`, or a ``torch`` function's result); for ``position``
+    -1, a value that is never ``None`` itself (``return chunk + prev``: a state handed back whole)."""
     returns = [n for n in walk(fn.node.body, into_scopes=False) if isinstance(n, cst.Return)]
+    if position == -1:
+        return bool(returns) and all(r.value is not None and _not_none_item(r.value) for r in returns)
     return bool(returns) and all(
         isinstance(r.value, cst.Tuple) and len(r.value.elements) > position
         and not isinstance(r.value.elements[position], cst.StarredElement)
@@ -1956,6 +2027,25 @@ def _compiled_handles(program: "Program"
     return out
 
 
+def repeated_handle_calls(program: "Program", fn: "FunctionInfo") -> list[cst.Call]:
+    """The calls of a name bound once, outside any loop, to ``torch.compile(...)`` of ``fn`` (``f =
+    torch.compile(make())``), when they run that one compiled object more than once: two calls or more, or
+    one in a loop.  Empty otherwise."""
+    idx = program.index
+    out: list[cst.Call] = []
+    for name, scope, target, _, reached in _compiled_handles(program):
+        body = scope.node.body if scope is not None else idx.module
+        if target is not fn or "." in name or reached is not None or any(
+                isinstance(loop, (cst.For, cst.While))
+                and any(name in names_bound_by(n) for n in walk(loop.body, into_scopes=False))
+                for loop in walk(body, into_scopes=False)):
+            continue  # (a handle bound in a loop holds a new compiled object, and closure, at each pass)
+        calls = [call for call, caller in _handle_calls(idx, name) if caller is scope]
+        if len(calls) >= 2 or any(_repeating_loop((call, scope, program)) is not None for call in calls):
+            out += calls
+    return out
+
+
 def _on_self(target: cst.Attribute, where: "FunctionInfo | None") -> bool:
     """``target`` is an attribute of the instance the method ``where`` runs on (``self.prop``)."""
     params = where.param_names() if where is not None and where.is_method and where.cls is not None else []
@@ -2004,6 +2094,45 @@ def _loop_varying_arguments(call: cst.Call, caller: "FunctionInfo", params: list
     for name, arg in _bound_arguments(call, params):
         if _number_of(arg, loop_vars):
             yield name
+
+
+def _counted_arguments(site: _Site, caller: "FunctionInfo", params: list[cst.Param]
+                       ) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """Parameters to which the call of ``site``, in a loop that runs at least twice, passes a number computed
+    from a name the loop body changes by a number literal at every iteration, and binds nowhere else in it
+    (``tok = step(tok, pos)``, ``pos += 1``: a decoding position), with the argument: whatever the name
+    starts from (``pos = prompt.shape[1]``), the call sees another value each time."""
+    loop = _repeating_loop(site)
+    if loop is None or not isinstance(loop.body, cst.IndentedBlock):
+        return
+    counted = set()
+    for stmt in loop.body.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            step = literal_constant(small.value) if isinstance(small, cst.AugAssign) else NOT_LITERAL
+            if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) \
+                    and isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                    and type(step) in (int, float) and step != 0:
+                counted.add(small.target.value)
+    bound_again = [name for n in walk(loop.body, into_scopes=False) if not isinstance(n, cst.AugAssign)
+                   for name in names_bound_by(n)]
+    counted -= set(bound_again) | set(_names_in_targets(loop.target))
+    if not counted:
+        return
+    for name, arg in _bound_arguments(site[0], params):
+        if _number_of(arg, counted):
+            yield name, arg
+
+
+def _names_in_targets(target: cst.BaseExpression) -> Iterator[str]:
+    return (n.value for n in walk(target) if type(n) is cst.Name)
+
+
+def _number_passed(site: _Site, arg: cst.BaseExpression) -> bool:
+    """What the caller passes at ``arg`` is a Python number (a size, an int): not a tensor, never ``None``."""
+    value = _passed_value(site, arg)
+    return value is not None and not value.maybe_none and (
+        value.kind is Kind.SIZE or value.kind is Kind.PYTHON and value.qualname in (None, "builtins.int",
+                                                                                   "builtins.float"))
 
 
 def _varying_targets(loop: cst.For, caller: "FunctionInfo") -> set[str]:

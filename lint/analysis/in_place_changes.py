@@ -152,6 +152,13 @@ def key_read(node: cst.CSTNode, statement: cst.CSTNode) -> object:
     return NOT_LITERAL
 
 
+def attribute_read(node: cst.CSTNode, statement: cst.CSTNode) -> str | None:
+    """The attribute ``node`` (an expression of ``statement``) is read or stored through there
+    (``"step_count"`` of ``model.step_count``); None for any other use of it (called, handed on: any attribute
+    may be read)."""
+    return next((n.attr.value for n in walk(statement) if type(n) is cst.Attribute and n.value is node), None)
+
+
 def read_before_stored(target: cst.Subscript, statement: cst.CSTNode) -> bool:
     """The value stored into ``target`` reads ``target`` itself (``self.mom[n] = 0.9 * self.mom[n] + g``): the
     key is in the dict already (else the read raises), so the store adds none."""

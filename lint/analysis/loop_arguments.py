@@ -17,10 +17,13 @@ call the loop reaches on every iteration it replays: the path from the loop to t
 are), and the call is not behind a conditional expression, a boolean
 operator, a comprehension or a lambda.  A list or dict bound to a name the caller mutates (a method
 call on it, a store into it, passing it to a call) is unknown, and a replay that would bind one that
-another name also holds gives up: its elements would no longer be known.
+another name also holds gives up: its elements would no longer be known.  The one change replayed is a
+list grown by statements of the caller's own (``systems.append((pos, None))``, ``xs.extend(more)``): each
+runs where the replay runs it, and one in a statement the replay does not run leaves the list unknown.
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 from dataclasses import dataclass
@@ -30,10 +33,12 @@ import libcst as cst
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.module_index import decorated_as_dataclass
+from dynalint.analysis.project import absolute
 from dynalint.analysis.syntax import literal_value, walk, walk_with_parents
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
+    from dynalint.analysis.project import SourceIndex
 
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
 """A value the replay does not know."""
@@ -43,6 +48,8 @@ MAX_ITERATIONS = 256
 
 _BUILTINS = {"min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "bool": bool,
              "len": len}
+_SEQUENCES = frozenset({"range", "list", "tuple"})
+"""Builtins whose result the replay knows as the list (tuple) of what a loop over their argument steps."""
 _HARMLESS_CALLS = frozenset({"print", "len", "str", "repr", "format", "enumerate", "zip", "reversed",
                              "sorted", "list", "tuple", "min", "max", "sum", "any", "all"})
 """Builtins that read a container passed to them without changing it."""
@@ -67,6 +74,24 @@ TENSOR: Any = type("Tensor", (), {"__repr__": lambda self: "TENSOR"})()
 """A tensor a torch function returns (``torch.ones(8)``, ``F.one_hot(t, 3)``), or a tensor method of one
 (``x.flip(-1)``): Dynamo guards on its sizes, not its values, and a tensor against ``None`` at the same
 argument recompiles."""
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A flag drawn at random at each evaluation (``random.random() < ratio``: teacher forcing, a random
+    augmentation), true with probability ``p``."""
+
+    p: float
+
+
+_UNIT: Any = type("Unit", (), {"__repr__": lambda self: "random.random()"})()
+"""What ``random.random()`` gives: a number in [0, 1) drawn anew each time."""
+
+
+def both_drawn(count: int, p: float) -> bool:
+    """``count`` draws of a flag true with probability ``p`` give both values, but for one run in twenty at
+    most (six draws at one half: 97%)."""
+    return 0 < p < 1 and 1 - p ** count - (1 - p) ** count >= 0.95
 
 
 @dataclass(frozen=True)
@@ -137,13 +162,14 @@ class _GiveUp(Exception):
     """The replay cannot go on soundly."""
 
 
-def loop_argument_values(call: cst.Call, caller: "FunctionInfo", names: list[str]
-                         ) -> dict[str, list[Any]]:
+def loop_argument_values(call: cst.Call, caller: "FunctionInfo", names: list[str],
+                         project: "SourceIndex | None" = None) -> dict[str, list[Any]]:
     """Parameter name -> the values ``call`` passes it on the iterations replayed (``UNKNOWN`` where not
     known), for the parameters ``names`` (positional order first); empty when the call is not inside a
-    ``for`` loop of ``caller`` that can be replayed."""
+    ``for`` loop of ``caller`` that can be replayed.  ``project``: where the helpers the caller's module
+    imports are found (``from utils import warmup_cosine``)."""
     try:
-        return _Replay(call, caller, names).run()
+        return _Replay(call, caller, names, project).run()
     except _GiveUp:
         return {}
 
@@ -151,8 +177,9 @@ def loop_argument_values(call: cst.Call, caller: "FunctionInfo", names: list[str
 class _Replay:
     """One replay of the loops around one call."""
 
-    def __init__(self, call: cst.Call, caller: "FunctionInfo", names: list[str]) -> None:
-        self.call, self.caller, self.names = call, caller, names
+    def __init__(self, call: cst.Call, caller: "FunctionInfo", names: list[str],
+                 project: "SourceIndex | None" = None) -> None:
+        self.call, self.caller, self.names, self.project = call, caller, names, project
         self.parents: dict[int, cst.CSTNode] = {id(n): p for n, p in walk_with_parents(caller.node)
                                                 if p is not None}
         self.path = self._path()
@@ -165,7 +192,10 @@ class _Replay:
             node = self.parents.get(id(node))
             if isinstance(node, cst.For):
                 rebound.update(_names_in(node.target))
-        self.mutated = _mutated_names(caller.node, self.parents, call, rebound)
+        self.grown = _growing_statements(caller.node)
+        owner = caller.owner
+        self.mutated = _mutated_names(caller.node, self.parents, call, rebound, set(self.grown),
+                                      {name: fn.node for name, fn in owner.functions.items()} if owner else {})
         self.plain = _plain_objects(caller.node, self.parents)
         self.out: dict[str, list[Any]] = {}
         self.budget = MAX_ITERATIONS
@@ -232,32 +262,38 @@ class _Replay:
         if owner is None or caller.cls is not None or caller.closure is not None \
                 or not isinstance(caller.node, cst.FunctionDef):
             return {}
-        sites = [call for call, _ in owner.call_sites.get(caller.name, ()) if isinstance(call.func, cst.Name)]
+        sites = [(call, where) for call, where in owner.call_sites.get(caller.name, ())
+                 if isinstance(call.func, cst.Name)]
         if not sites or len(re.findall(rf"\b{re.escape(caller.name)}\b", owner.text)) != len(sites) + 1 \
-                or any(a.star for call in sites for a in call.args):
+                or any(a.star for call, _ in sites for a in call.args):
             return {}
         params = caller.node.params
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
         out: dict[str, Any] = {}
         for prm in (*params.posonly_params, *params.params, *params.kwonly_params):
             name, values = prm.name.value, []
-            for call in sites:
+            for call, where in sites:
                 given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name]
                 if not given and name in positional:
                     at = positional.index(name)
                     given = [a.value for i, a in enumerate(a for a in call.args if a.keyword is None) if i == at]
-                values.append(self._literal(given[0]) if given else
+                values.append(self._literal(given[0], at_top=where is None) if given else
                               self._literal(prm.default) if prm.default is not None else UNKNOWN)
             if values and all(v is not UNKNOWN and v == values[0] and type(v) is type(values[0]) for v in values) \
                     and not (isinstance(values[0], (list, dict)) and name in self.mutated):
                 out[name] = values[0]
         return out
 
-    def _literal(self, node: cst.BaseExpression) -> Any:
-        """What an expression of literals alone (numbers, strings, displays of them) gives; UNKNOWN for any
-        other (a name's value at the call is not the caller's to know)."""
-        if any(isinstance(n, cst.Name) and n.value not in ("True", "False", "None") or isinstance(n, cst.Call)
-               for n in walk(node)):
+    def _literal(self, node: cst.BaseExpression, at_top: bool = False) -> Any:
+        """What an expression of literals alone (numbers, strings, displays of them, tensors torch makes) gives,
+        or, in a statement of the module (``at_top``), of the module's constants too (``train(TOTAL)``: a name
+        bound once, never rebound); UNKNOWN for any other (a name's value at a call in a function is not the
+        caller's to know)."""
+        made = {id(m) for n in walk(node) if isinstance(n, cst.Call) and self._makes_tensor(n.func, lambda _: UNKNOWN)
+                for m in walk(n.func)}  # (`[torch.randn(8)] * 3`: tensors, whatever the call's scope)
+        if any(isinstance(n, cst.Call) and id(n.func) not in made
+               or isinstance(n, cst.Name) and id(n) not in made and n.value not in ("True", "False", "None")
+               and not (at_top and n.value not in self.locals) for n in walk(node)):
             return UNKNOWN
         return self._eval(node, {})
 
@@ -277,9 +313,41 @@ class _Replay:
                     self._simple(small, env)
             elif isinstance(stmt, cst.If) and (test := self._test(stmt, env)) is not UNKNOWN:
                 self._branch(stmt, test, env)  # (`if i % 2 == 0: mask = ...` / `else: mask = None`)
+            elif isinstance(stmt, cst.For) and (values := self._whole_loop(stmt, env)) is not None:
+                # (a loop before the call's that builds what it steps: `batches.append`), run on a copy of
+                # what is known, kept when the whole loop could be replayed
+                trial = _copied(env)
+                try:
+                    for value in values:
+                        self._bind(stmt.target, value, trial)
+                        self._block(stmt.body, trial)
+                except _GiveUp:
+                    self._forget(stmt, env)
+                else:
+                    env.clear()
+                    env.update(trial)
             else:
                 self._forget(stmt, env)
         return False
+
+    def _whole_loop(self, stmt: cst.For, env: dict[str, Any]) -> list[Any] | None:
+        """The values a ``for`` the call is not in steps, when the replay can run all of it within its
+        budget: nothing in its body leaves it or the function early, nor binds a name the replay does not
+        follow, and it has no ``else``."""
+        if stmt.orelse is not None or any(
+                isinstance(n, (cst.Break, cst.Continue, cst.Return, cst.Raise, cst.Yield, cst.Await, cst.Global,
+                               cst.Nonlocal, cst.NamedExpr)) for n in walk(stmt.body, into_scopes=False)):
+            return None
+        try:
+            if isinstance(stmt.iter, cst.Name) and stmt.iter.value in _names_grown(stmt.body, self.grown):
+                return None
+            values = self._iterate(stmt.iter, env)
+        except _GiveUp:
+            return None
+        if len(values) > self.budget:
+            return None
+        self.budget -= len(values)
+        return values
 
     def _test(self, stmt: cst.If, env: dict[str, Any]) -> Any:
         """The value of ``stmt``'s test when the replay knows it (a number, string, bool or None), else
@@ -307,6 +375,8 @@ class _Replay:
     def _on_path(self, stmt: cst.CSTNode, env: dict[str, Any]) -> None:
         if isinstance(stmt, cst.For):
             try:
+                if isinstance(stmt.iter, cst.Name) and stmt.iter.value in _names_grown(stmt.body, self.grown):
+                    raise _GiveUp  # (a list the loop grows while it steps it)
                 values = self._iterate(stmt.iter, env)
             except _GiveUp:
                 # (what it steps is not known: one pass of unknown values, so that the values an enclosing loop
@@ -348,7 +418,8 @@ class _Replay:
         spread_unknown = False
         for arg in self.call.args:
             if arg.star == "*":
-                return  # positions unknown from here on
+                position = len(self.names)  # positions unknown from here on; keywords still name theirs
+                continue
             if arg.star == "**":
                 value = self._eval(arg.value, env)
                 if isinstance(value, dict) and all(isinstance(k, str) for k in value):
@@ -366,11 +437,29 @@ class _Replay:
                 self.out.setdefault(name, []).append(UNKNOWN if spread_unknown else bound[name])
 
     def _simple(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
+        if isinstance(small, cst.Expr) and id(small.value) in self.grown:
+            self._grow(small.value, env)  # type: ignore[arg-type]
+            return
         self._assigned(small, env)
         for n in walk(small, into_scopes=False):
             if isinstance(n, cst.NamedExpr):
                 for name in _names_in(n.target):
                     env[name] = UNKNOWN  # `(n := ...)` inside the statement: not followed
+
+    def _grow(self, call: cst.Call, env: dict[str, Any]) -> None:
+        """Runs ``xs.append(v)`` or ``xs.extend(vs)`` on the list ``xs`` holds, in place: every name that
+        holds the same list sees it grow."""
+        name = call.func.value.value  # type: ignore[attr-defined]
+        held = env.get(name)
+        if not isinstance(held, list):
+            return
+        added = self._eval(call.args[0].value, env)
+        if call.func.attr.value == "append":  # type: ignore[attr-defined]
+            held.append(added)
+        elif isinstance(added, (list, tuple)):
+            held.extend(added)
+        else:
+            env[name] = UNKNOWN
 
     def _assigned(self, small: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         if isinstance(small, cst.Assign):
@@ -417,6 +506,11 @@ class _Replay:
         for name in bound:
             env[name] = UNKNOWN
             _drop_attributes(env, name)
+        # a list grown there, by how much not known: so is every value that holds it
+        lost = [env[name] for name in _names_grown(stmt, self.grown) if isinstance(env.get(name), list)]
+        for name, value in list(env.items()):
+            if any(_holds(value, grown) for grown in lost):
+                env[name] = UNKNOWN
 
     def _bind(self, target: cst.BaseExpression, value: Any, env: dict[str, Any], fresh: bool = False,
               parts_fresh: list[bool] | None = None) -> None:
@@ -436,6 +530,9 @@ class _Replay:
             for i, part in enumerate(parts):
                 fresh_part = known and parts_fresh is not None and len(parts_fresh) == len(parts) and parts_fresh[i]
                 self._bind(part, value[i] if known else UNKNOWN, env, fresh_part)
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                and env.get(target.value.value) is TENSOR:
+            pass  # (`mask[0, -2:] = 0`: still a tensor)
         else:
             for name in _names_in(target):
                 env[name] = UNKNOWN  # an attribute or item store: the root is mutated (see _mutated_names)
@@ -483,7 +580,8 @@ class _Replay:
         if len(bound) != 1 or bound[0] is None:
             return UNKNOWN
         value = self._eval(bound[0], {}, seen | {name})
-        return UNKNOWN if isinstance(value, (list, dict)) and name in self.mutated else value
+        changed = name in self.mutated or name in _names_grown(self.caller.node, self.grown)
+        return UNKNOWN if isinstance(value, (list, dict)) and changed else value
 
     def _eval(self, node: cst.BaseExpression, env: dict[str, Any], seen: frozenset[str] = frozenset()) -> Any:
         try:
@@ -523,6 +621,11 @@ class _Replay:
                 return TENSOR  # arithmetic of a tensor (`x * 2`, `t @ w`) is a tensor
             return UNKNOWN if op is None else _apply(op, left, right)
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and type(node.comparisons[0].operator) in _ORDER:
+            drawn = _drawn(ev(node.left), node.comparisons[0].operator, ev(node.comparisons[0].comparator))
+            if drawn is not None:
+                return drawn  # (`random.random() < ratio`)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
                 and type(node.comparisons[0].operator) in (cst.Is, cst.IsNot) \
                 and isinstance(node.comparisons[0].comparator, cst.Name) \
                 and node.comparisons[0].comparator.value == "None":
@@ -555,6 +658,10 @@ class _Replay:
             return left if left else ev(node.right)
         if isinstance(node, cst.IfExp):
             test = ev(node.test)
+            if isinstance(test, Drawn):  # (`True if random.random() < ratio else False`)
+                body, orelse = ev(node.body), ev(node.orelse)
+                return (test if body is True else Drawn(1 - test.p)) \
+                    if type(body) is bool and type(orelse) is bool and body is not orelse else UNKNOWN
             if not isinstance(test, _SCALARS):
                 return UNKNOWN
             return ev(node.body) if test else ev(node.orelse)
@@ -601,6 +708,15 @@ class _Replay:
                 return container[key] if key in container else \
                     ev(node.args[1].value) if len(node.args) == 2 else None
             return UNKNOWN
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _SEQUENCES \
+                and self._builtin(node.func.value) and not any(a.star or a.keyword for a in node.args):
+            # `list(range(99, -1, -25))`, `ts = range(n)`, `tuple(xs)`: what a loop over it steps
+            try:
+                stepped = self._iterate(node if node.func.value == "range" else node.args[0].value, env) \
+                    if node.args else []
+            except _GiveUp:
+                return UNKNOWN
+            return tuple(stepped) if node.func.value == "tuple" else stepped
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in _BUILTINS \
                 and self._builtin(node.func.value) and not any(a.star or a.keyword for a in node.args):
             args = [ev(a.value) for a in node.args]
@@ -614,42 +730,83 @@ class _Replay:
         if isinstance(node, cst.Call) and self._makes_tensor(node.func, ev):
             return TENSOR
         resolved = (self._resolved(node.func) or "") if isinstance(node, cst.Call) else ""
+        if resolved == "random.random" and not node.args:  # type: ignore[attr-defined]
+            return _UNIT
         math_function = _MATH_FUNCTIONS.get(resolved[5:]) if resolved.startswith("math.") else None
         if math_function is not None and not any(a.star or a.keyword for a in node.args):  # type: ignore
             args = [ev(a.value) for a in node.args]  # type: ignore[attr-defined]
             return math_function(*args) if args and all(_number(a) for a in args) else UNKNOWN
+        func = node.func if isinstance(node, cst.Call) else None
+        asked = f"{self._text(func)}()" \
+            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) else None
+        if asked is not None and asked not in seen:
+            instance = ev(func.value)  # type: ignore[union-attr]  # (`sched.lr(s)` of an instance made here)
+            method = self._method(instance, func.attr.value) if isinstance(instance, Built) else None  # type: ignore
+            if method is not None:
+                return self._returned(method, node, env, seen | {asked}, instance)  # type: ignore[arg-type]
         called = f"{node.func.value}()" if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
         if called is not None and called not in seen:
-            returned = self._helper(node.func.value)  # type: ignore[attr-defined]
-            if returned is not None:
-                return self._returned(returned, node, env, seen | {called})  # type: ignore[arg-type]
+            helper = self._helper(node.func.value)  # type: ignore[attr-defined]
+            if helper is not None:
+                return self._returned(helper, node, env, seen | {called})  # type: ignore[arg-type]
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and self._class(node.func.value) \
                 and not any(a.star for a in node.args):
             return Built(node.func, tuple(ev(a.value) for a in node.args if a.keyword is None),
                          tuple((a.keyword.value, ev(a.value)) for a in node.args if a.keyword is not None))
         return UNKNOWN
 
-    def _helper(self, name: str) -> cst.FunctionDef | None:
-        """The function of the module ``name`` calls, when its body only returns a value computed from its
-        parameters: ``return`` statements, assignments of names and ``if`` statements around them
-        (``def ramp(step, total): return 0.1 * min(1.0, step / total)``; a schedule with a warmup branch)."""
+    @staticmethod
+    def _text(node: cst.Attribute) -> str:
+        return f"{node.value.value}.{node.attr.value}"  # type: ignore[attr-defined]
+
+    def _method(self, instance: Built, name: str) -> "FunctionInfo | None":
+        """The method ``name`` of the plain class of the module ``instance`` is an instance of, when its body
+        only returns a value computed from its parameters and attributes (``def lr(self, step): return 0.1 *
+        (1 - step / self.steps)``), which :meth:`_built_attribute` reads."""
+        owner = self.caller.owner
+        cls = owner.classes.get(instance.func.value) \
+            if owner is not None and isinstance(instance.func, cst.Name) else None
+        fn = cls.methods.get(name) if cls is not None and not cls.is_module and not cls.bases else None
+        if fn is None or fn.node.decorators or not isinstance(fn.node.body, cst.IndentedBlock) \
+                or not _returns_only(fn.node.body):
+            return None
+        return fn
+
+    def _helper(self, name: str) -> "FunctionInfo | None":
+        """The function of the module (or one it imports from the project) ``name`` calls, when its body only
+        returns a value computed from its parameters: ``return`` statements, assignments of names and ``if``
+        statements around them (``def ramp(step, total): return 0.1 * min(1.0, step / total)``; a schedule
+        with a warmup branch)."""
         owner = self.caller.owner
         fn = owner.functions.get(name) if owner is not None and name not in self.locals else None
-        if fn is None or fn.node.decorators or fn.closure is not None \
+        if fn is None and owner is not None and self.project is not None and name not in self.locals \
+                and name in owner.imports:
+            resolved = self.project.resolve(absolute(owner.imports[name], owner.name,
+                                                     owner.path.endswith("__init__.py")))
+            fn = resolved.function if resolved is not None else None
+        if fn is None or fn.node.decorators or fn.closure is not None or fn.cls is not None \
                 or not isinstance(fn.node.body, cst.IndentedBlock) or not _returns_only(fn.node.body):
             return None
-        return fn.node
+        return fn
 
-    def _returned(self, node: cst.FunctionDef, call: cst.Call, env: dict[str, Any], seen: frozenset[str]) -> Any:
-        """What ``call`` of a helper of :meth:`_helper` returns, run on the call's arguments and the defaults
-        of the parameters the call leaves out."""
+    def _returned(self, helper: "FunctionInfo", call: cst.Call, env: dict[str, Any], seen: frozenset[str],
+                  instance: Built | None = None) -> Any:
+        """What ``call`` of a helper of :meth:`_helper` (or of a method of :meth:`_method`, run on
+        ``instance``) returns, run on the call's arguments and the defaults of the parameters the call leaves
+        out, its body read in its own module (its imports, its globals)."""
+        node = helper.node
         params = node.params
         if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None \
                 or any(a.star for a in call.args):
             return UNKNOWN
         positional = [*params.posonly_params, *params.params]
-        named = {p.name.value: p for p in (*positional, *params.kwonly_params)}
         inner: dict[str, Any] = {}
+        if instance is not None:
+            if not positional:
+                return UNKNOWN
+            inner[positional[0].name.value] = instance  # (`self`)
+            positional = positional[1:]
+        named = {p.name.value: p for p in (*positional, *params.kwonly_params)}
         for i, arg in enumerate(a for a in call.args if a.keyword is None):
             if i >= len(positional):
                 return UNKNOWN
@@ -662,7 +819,11 @@ class _Replay:
         for name, prm in named.items():
             if name not in inner:
                 inner[name] = self._value(prm.default, {}, seen) if prm.default is not None else UNKNOWN
-        result = self._run_helper(node.body.body, inner, seen)
+        runner = self
+        if helper.owner is not self.caller.owner:
+            runner = copy.copy(self)  # (the same replay, reading names where the helper is defined)
+            runner.caller, runner.locals, runner.mutated, runner.grown = helper, _bound_names(node), set(), {}
+        result = runner._run_helper(node.body.body, inner, seen)  # type: ignore[attr-defined]
         return UNKNOWN if result is _FELL_THROUGH else result
 
     def _run_helper(self, body: "Sequence[cst.CSTNode]", env: dict[str, Any], seen: frozenset[str]) -> Any:
@@ -789,7 +950,8 @@ class _Replay:
 
 def constant(node: cst.BaseExpression, names: "Mapping[str, Any] | None" = None) -> Any:
     """The number an expression of number literals computes (``1 + 0.5``, ``-2 * 3``, ``1 / 4``), and of the
-    numbers ``names`` gives for its names (``step + 1``); ``UNKNOWN`` for anything else."""
+    numbers ``names`` gives for its names (``step + 1``), or the flag a comparison of two such gives
+    (``step >= 2``); ``UNKNOWN`` for anything else."""
     try:
         if isinstance(node, (cst.Integer, cst.Float)):
             return literal_value(node)
@@ -802,9 +964,29 @@ def constant(node: cst.BaseExpression, names: "Mapping[str, Any] | None" = None)
         if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINARY:
             left, right = constant(node.left, names), constant(node.right, names)
             return _apply(_BINARY[type(node.operator)], left, right)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+                and type(node.comparisons[0].operator) in _COMPARE:  # (`step >= 2`)
+            left, right = constant(node.left, names), constant(node.comparisons[0].comparator, names)
+            return _COMPARE[type(node.comparisons[0].operator)](left, right) if _number(left) and _number(right) \
+                else UNKNOWN
     except (ArithmeticError, TypeError, ValueError, SyntaxError):
         pass
     return UNKNOWN
+
+
+_ORDER = {cst.LessThan: True, cst.LessThanEqual: True, cst.GreaterThan: False, cst.GreaterThanEqual: False}
+"""Order comparisons, by whether they hold when the left side is the smaller."""
+
+
+def _drawn(left: Any, operator: cst.BaseCompOp, right: Any) -> "Drawn | None":
+    """The flag comparing ``random.random()`` with a probability gives (``random.random() < 0.5``, ``ratio >
+    random.random()``); None for any other comparison."""
+    smaller = _ORDER[type(operator)]  # type: ignore[index]
+    if left is _UNIT and _number(right) and 0 < right < 1:
+        return Drawn(right if smaller else 1 - right)
+    if right is _UNIT and _number(left) and 0 < left < 1:
+        return Drawn(1 - left if smaller else left)
+    return None
 
 
 def _no_value() -> Any:
@@ -813,7 +995,15 @@ def _no_value() -> Any:
 
 
 def _apply(op: Any, left: Any, right: Any) -> Any:
-    """``op`` on two numbers (strings for ``+``), or UNKNOWN."""
+    """``op`` on two numbers (strings for ``+``), or on sequences: two lists or two tuples joined, one
+    repeated a few times (``[("epsilon", 8)] * 2 + [("v_prediction", 8)] * 2``); UNKNOWN otherwise."""
+    if isinstance(left, (list, tuple)) or isinstance(right, (list, tuple)):
+        sequence, count = (left, right) if isinstance(left, (list, tuple)) else (right, left)
+        if type(left) is type(right) and op is _BINARY[cst.Add]:
+            return op(list(left), list(right)) if isinstance(left, list) else op(left, right)
+        if op is _BINARY[cst.Multiply] and type(count) is int and 0 <= count * len(sequence) <= MAX_ITERATIONS:
+            return list(sequence) * count if isinstance(sequence, list) else sequence * count
+        return UNKNOWN
     if not (_number(left) and _number(right) or isinstance(left, str) and isinstance(right, str)):
         return UNKNOWN
     result = op(left, right)
@@ -918,10 +1108,14 @@ def _root_of(node: cst.BaseExpression) -> str:
 
 
 def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode], replayed: cst.Call | None = None,
-                   rebound: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
+                   rebound: set[str] = frozenset(),  # type: ignore[assignment]
+                   grown: set[int] = frozenset(),  # type: ignore[assignment]
+                   helpers: "Mapping[str, cst.FunctionDef] | None" = None) -> set[str]:
     """The names of ``fn`` whose value may be changed in place: a method is called on them, an
     attribute or item is stored into them, or they are passed to a call (other than a builtin that only
-    reads, or the ``replayed`` call given one of the ``rebound`` names)."""
+    reads, the ``replayed`` call given one of the ``rebound`` names, one of the ``grown`` calls, which
+    the replay runs, or one of the ``helpers`` that changes nothing of that parameter:
+    ``make_batch(sizes)`` with ``return [torch.randn(n) for n in sizes]``)."""
     out: set[str] = set()
     for n in walk(fn.body, into_scopes=True):
         if not isinstance(n, cst.Name):
@@ -929,6 +1123,8 @@ def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode], replaye
         parent = parents.get(id(n))
         if isinstance(parent, cst.Attribute) and parent.value is n:
             holder = parents.get(id(parent))
+            if id(holder) in grown:
+                continue
             if isinstance(holder, cst.Call) and holder.func is parent and parent.attr.value not in _READING_METHODS \
                     or _stored(parent, parents):
                 out.add(n.value)
@@ -936,10 +1132,74 @@ def _mutated_names(fn: cst.FunctionDef, parents: dict[int, cst.CSTNode], replaye
             out.add(n.value)
         elif isinstance(parent, cst.Arg) and parent.value is n and not parent.star:
             call = parents.get(id(parent))
+            if id(call) in grown:
+                continue  # (held by the list from then on: a change made through the name is seen there)
+            if helpers and isinstance(call, cst.Call) and _reads_only(call, parent, helpers):
+                continue
             if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
                     and call.func.value in _HARMLESS_CALLS) and not (call is replayed and n.value in rebound):
                 out.add(n.value)
     return out
+
+
+def _reads_only(call: cst.Call, arg: cst.Arg, helpers: "Mapping[str, cst.FunctionDef]") -> bool:
+    """``call`` runs one of the ``helpers`` whose parameter ``arg`` binds it changes nothing of (no method
+    called on it, nothing stored into it, not handed on)."""
+    helper = helpers.get(call.func.value) if isinstance(call.func, cst.Name) else None
+    if helper is None or any(a.star for a in call.args) or isinstance(helper.params.star_arg, cst.Param) \
+            or helper.params.star_kwarg is not None:
+        return False
+    params = [p.name.value for p in (*helper.params.posonly_params, *helper.params.params)]
+    if arg.keyword is not None:
+        name = arg.keyword.value
+    else:
+        at = [a for a in call.args if a.keyword is None].index(arg)
+        name = params[at] if at < len(params) else None
+    inner = {id(n): p for n, p in walk_with_parents(helper) if p is not None}
+    return name is not None and name not in _bound_names(helper.body) and name not in _mutated_names(helper, inner)
+
+
+def _growing_statements(fn: cst.FunctionDef) -> dict[int, str]:
+    """The calls ``xs.append(v)`` and ``xs.extend(vs)`` that are whole statements of ``fn``'s own scope (not
+    of a function or lambda it defines, which may run at any time), by id, with the name they grow."""
+    out: dict[int, str] = {}
+    for n in walk(fn.body, into_scopes=False):
+        if isinstance(n, cst.Expr) and isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Attribute) \
+                and isinstance(n.value.func.value, cst.Name) and n.value.func.attr.value in ("append", "extend") \
+                and len(n.value.args) == 1 and not n.value.args[0].star and n.value.args[0].keyword is None:
+            out[id(n.value)] = n.value.func.value.value
+    return out
+
+
+def _copied(env: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``env`` whose lists and dicts are new ones, shared between names as the originals are."""
+    memo: dict[int, Any] = {}
+
+    def copy(value: Any) -> Any:
+        if isinstance(value, (list, dict)):
+            if id(value) not in memo:
+                memo[id(value)] = made = type(value)()
+                if isinstance(value, list):
+                    made.extend(copy(v) for v in value)
+                else:
+                    made.update((k, copy(v)) for k, v in value.items())
+            return memo[id(value)]
+        return tuple(copy(v) for v in value) if isinstance(value, tuple) else value
+
+    return {name: copy(value) for name, value in env.items()}
+
+
+def _holds(value: Any, held: list[Any]) -> bool:
+    """``value`` is the list ``held``, or a container with it among its items at any depth."""
+    if value is held:
+        return True
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    return any(_holds(item, held) for item in items)
+
+
+def _names_grown(root: cst.CSTNode, grown: Mapping[int, str]) -> set[str]:
+    """The names the growing statements under ``root`` grow."""
+    return {grown[id(n)] for n in walk(root, into_scopes=False) if id(n) in grown}
 
 
 def _stored(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> bool:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
+from dynalint.analysis.loop_arguments import loop_argument_values
 from dynalint.analysis.module_index import top_level_code
 from dynalint.analysis.number_callers import MAX_IMPORTERS
 from dynalint.analysis.syntax import walk
@@ -210,8 +211,17 @@ def _flip(fn: "FunctionInfo", name: set[str], built: bool, called: set[str]
     steps: list[tuple[cst.Call, bool | None]] = []  # (node, mode set) or (call, None)
     loops: list[tuple[int, int]] = []  # spans of steps inside each loop body
     _steps(fn.node.body, name, called, steps, loops)
+    for i, (node, mode) in enumerate(steps):
+        if mode == "unknown":
+            # `fe.train(epoch == 0)` in a loop: the modes a replay of the loop gives it, pass by pass
+            modes = loop_argument_values(node, fn, ["mode"]).get("mode", [])
+            if not modes or not all(type(m) is bool for m in modes):
+                return None
+            if len(set(modes)) > 1:
+                return _flip_in_loop(i, steps, loops, modes)
+            steps[i] = (node, modes[0])
     switches = [(i, mode) for i, (_, mode) in enumerate(steps) if mode is not None]
-    if not switches or any(mode == "unknown" for _, mode in switches):
+    if not switches:
         return None
     calls_in: dict[bool, tuple[int, int]] = {}
     for i, (node, mode) in enumerate(steps):
@@ -227,6 +237,21 @@ def _flip(fn: "FunctionInfo", name: set[str], built: bool, called: set[str]
     if switch is None:
         return None
     return (steps[switch][0], steps[calls_in[first_mode][0]][0], steps[later][0], not first_mode)
+
+
+def _flip_in_loop(i: int, steps: list, loops: list[tuple[int, int]], modes: list[bool]
+                  ) -> tuple[cst.Call, cst.Call, cst.Call, bool] | None:
+    """The flip a switch (``steps[i]``) that sets other modes on other iterations of its loop makes: a call
+    after it in the loop's body, with no other switch between, runs in each mode it sets."""
+    loop = min(((start, end) for start, end in loops if start <= i < end), default=None, key=lambda s: s[1] - s[0])
+    if loop is None:
+        return None
+    for j in range(i + 1, loop[1]):
+        if steps[j][1] is not None:
+            return None  # (another switch decides the mode of what follows)
+        switch, call = steps[i][0], steps[j][0]
+        return switch, call, call, modes[next(k for k, m in enumerate(modes) if m != modes[0])]
+    return None
 
 
 def _modes_at(i: int, steps: list, loops: list[tuple[int, int]], built: bool) -> list[tuple[bool, int | None]]:

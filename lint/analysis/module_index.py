@@ -15,7 +15,7 @@ import libcst as cst
 
 from dynalint.analysis import knowledge as K
 from dynalint.analysis.custom_ops import index_custom_ops
-from dynalint.analysis.syntax import (NOT_LITERAL, assigned_names, decorator_target, dotted_name,
+from dynalint.analysis.syntax import (NOT_LITERAL, assigned_names, decorator_target, dotted_name, encloses,
                                       is_generator, is_main_guard, literal_constant, root_name, walk)
 
 T = TypeVar("T")
@@ -29,6 +29,14 @@ _DISABLE_NAMES = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "
                             "torch._dynamo.eval_frame.disable"})
 #: decorators that make Dynamo call the function while tracing and keep its result as a constant
 _CONSTANT_RESULT_NAMES = frozenset({"torch.compiler.assume_constant_result", "torch._dynamo.assume_constant_result"})
+
+
+@dataclass(frozen=True)
+class AttributeKey:
+    """The attribute a change of a global stores into (``model.step_count += 1``), among
+    :attr:`ModuleIndex.global_keys_changed`."""
+
+    name: str
 
 
 @dataclass(eq=False)
@@ -161,7 +169,8 @@ class ModuleIndex:
     """Globals rebound or mutated inside a function, or by the module's own statements after a compiled call
     (no function), with the first such place."""
     global_keys_changed: dict[str, set[object]] = field(default_factory=dict)
-    """The literal keys the changes of :attr:`mutated_globals` store into (``CFG["name"] = ...``), with
+    """The literal keys the changes of :attr:`mutated_globals` store into (``CFG["name"] = ...``), an
+    :class:`AttributeKey` for an attribute stored into (``model.step_count += 1``), with
     :data:`~dynalint.analysis.syntax.NOT_LITERAL` for any other change (a rebinding, an ``append``, a
     ``del``, a key that is no literal)."""
     attr_writes_outside: dict[str, list[tuple[cst.CSTNode, FunctionInfo | None]]] = field(default_factory=dict)
@@ -941,7 +950,9 @@ def _note_store(idx: ModuleIndex, fn: FunctionInfo | None, target: cst.CSTNode, 
                 idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
         else:
             if root is not None and is_global(root):
-                _note_global_change(idx, root, stmt, fn)
+                # (`model.step_count += 1` changes that attribute of the object the global holds)
+                _note_global_change(idx, root, stmt, fn, AttributeKey(target.attr.value)
+                                    if type(target.value) is cst.Name and type(stmt) is not cst.Del else NOT_LITERAL)
             idx.attr_writes_outside.setdefault(target.attr.value, []).append((stmt, fn))
 
 
@@ -1127,6 +1138,20 @@ def store_receivers(stmt: cst.CSTNode, attr: str) -> list[cst.BaseExpression]:
         elif type(t) is cst.Attribute and t.attr.value == attr:
             found.append(t.value)
     return found
+
+
+def stores_loop_constants(idx: ModuleIndex, stmt: cst.CSTNode) -> bool:
+    """``stmt``, a statement of the module's own, stores the variable of a ``for`` around it that steps through
+    a display of constants with two different values at least (``for s in (1.0, 0.5): m.sc.s = s``)."""
+    value = getattr(stmt, "value", None)
+    if type(stmt) is not cst.Assign or type(value) is not cst.Name:
+        return False
+    for loop in walk(idx.module, into_scopes=False):
+        if type(loop) is cst.For and type(loop.target) is cst.Name and loop.target.value == value.value \
+                and type(loop.iter) in (cst.Tuple, cst.List) and encloses(loop.body, stmt):
+            constants = [literal_constant(e.value) for e in loop.iter.elements]
+            return all(isinstance(c, (bool, int, float, str)) for c in constants) and len(set(constants)) >= 2
+    return False
 
 
 def unseen_by_compiled_code(idx: ModuleIndex, receiver: cst.BaseExpression) -> bool:

@@ -28,7 +28,8 @@ from dynalint.analysis.module_index import (body_bindings, import_bindings, loca
                                             names_reaching, top_level_code)
 from dynalint.analysis.project import absolute
 from dynalint.analysis.replay import interface_token, name_token
-from dynalint.analysis.syntax import binding_reach, nodes_and_parents, position_bound, unpacked_target, walk
+from dynalint.analysis.syntax import (binding_reach, dotted_name, nodes_and_parents, position_bound,
+                                      unpacked_target, walk)
 from dynalint.analysis.values import ALL_DIMS, Kind, Value, join, join_all, mapping, python, sequence, tensor
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -452,9 +453,10 @@ class _Probe(FunctionEvaluator):
 
 
 def _is_number(v: Value) -> bool:
-    """A Python number or bool (or an int derived from a shape), or a string literal: a Python constant,
-    never a tensor or unknown."""
-    if v.kind is Kind.SIZE:
+    """A Python number or bool (or an int derived from a shape, or a number taken from tensor data, which the
+    caller holds as a Python number: ``s = sigmas[i].item()``), or a string literal: a Python constant, never
+    a tensor or unknown."""
+    if v.kind is Kind.SIZE or v.kind is Kind.SCALAR and not v.maybe_none:
         return True
     if v.kind is not Kind.PYTHON or v.maybe_none or v.qualname not in _NUMBER_TYPES:
         return False
@@ -1267,11 +1269,11 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
         parent = parents.get(id(m))
         if isinstance(m, cst.Name) and isinstance(parent, cst.Attribute) and parent.attr is m:
             continue  # `other.name`: an attribute, not this name
+        if isinstance(m, cst.Name) and _another_binding(parents, m, scope):
+            continue  # (a helper's parameter of that name: what a call hands it, below, is what it calls)
         if isinstance(parent, cst.Call) and parent.func is m:
             if reached is None or id(parent) in reached:
                 calls.append(parent)
-            continue
-        if isinstance(m, cst.Name) and _another_binding(parents, m, scope):
             continue
         if isinstance(parent, cst.Attribute) and parent.value is m \
                 and parent.attr.value in K.MODULE_API_NOT_CALLING:
@@ -1285,20 +1287,22 @@ def _uses_called(scope: cst.CSTNode, parents: "_Parents", matches, target: cst.C
     return calls
 
 
-def _handed_to_function(parents: "_Parents", use: cst.CSTNode) -> list[cst.Call] | None:
-    """The calls that a module-level function of the module makes of its parameter, when ``use`` is passed to
-    that parameter as it is (``run(step_c, x)`` with ``def run(step_fn, x): return step_fn(x)``) and the
-    function does nothing else with it; else None."""
+def _handed_to_function(parents: "_Parents", use: cst.CSTNode, depth: int = 2) -> list[cst.Call] | None:
+    """The calls that a module-level function of the module (or the one method of that name its classes
+    define) makes of its parameter, when ``use`` is passed to that parameter as it is (``run(step_c, x)`` with
+    ``def run(step_fn, x): return step_fn(x)``; ``sampler.sample(f, x)``) and the function does nothing else
+    with it but call it or hand it on so, ``depth`` times at most; else None."""
     arg = parents.get(id(use))
     call = parents.get(id(arg))
-    if not (isinstance(arg, cst.Arg) and arg.value is use and not arg.star and isinstance(call, cst.Call)
-            and type(call.func) is cst.Name):
+    if not (isinstance(arg, cst.Arg) and arg.value is use and not arg.star and isinstance(call, cst.Call)):
         return None
-    defs = [s for s in parents.module.body if type(s) is cst.FunctionDef and s.name.value == call.func.value]
-    if len(defs) != 1:
+    fdef = _called_definition(parents.module, call.func)
+    if fdef is None:
         return None
-    fdef = defs[0]
-    bound = _bind(call, [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)])
+    names = [p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params)]
+    if type(call.func) is cst.Attribute:
+        names = names[1:]  # (`self`)
+    bound = _bind(call, names)
     param = next((name for name, given in (bound or {}).items() if given is use), None)
     if param is None or param in body_bindings(fdef):
         return None
@@ -1310,15 +1314,43 @@ def _handed_to_function(parents: "_Parents", use: cst.CSTNode) -> list[cst.Call]
         above = parents.get(id(n))
         if isinstance(above, cst.Call) and above.func is n:
             calls.append(above)
+        elif isinstance(above, cst.Arg) and depth > 0:
+            further = _handed_to_function(parents, n, depth - 1)  # (`def run(fn, x): return sample(fn, x)`)
+            if further is None:
+                return None
+            calls += further
         elif not (isinstance(above, cst.Attribute) and above.attr is n):
-            return None  # handed on further, stored, tested...
+            return None  # stored, tested...
     return calls
+
+
+def _grad_context(decorator: cst.BaseExpression) -> bool:
+    """``@torch.no_grad()`` and its kin: a method so decorated still binds ``self`` and takes its
+    arguments."""
+    func = decorator.func if type(decorator) is cst.Call else decorator
+    return (dotted_name(func) or "").rpartition(".")[2] in ("no_grad", "inference_mode", "enable_grad")
+
+
+def _called_definition(module: cst.Module, func: cst.BaseExpression) -> cst.FunctionDef | None:
+    """The definition a call of ``func`` runs: the module-level function of that name, or for ``obj.name`` the
+    one method of that name the module's classes define (neither when there are several)."""
+    if type(func) is cst.Name:
+        defs = [s for s in module.body if type(s) is cst.FunctionDef and s.name.value == func.value]
+    elif type(func) is cst.Attribute and type(func.value) is cst.Name:
+        defs = [m for s in module.body if type(s) is cst.ClassDef
+                for m in s.body.body if type(m) is cst.FunctionDef and m.name.value == func.attr.value]
+        if any(not _grad_context(d.decorator) for m in defs for d in m.decorators) or any(
+                s.name.value == func.attr.value for s in module.body if type(s) is cst.FunctionDef):
+            return None  # (a static or class method binds no `self`; a function of that name may be what runs)
+    else:
+        return None
+    return defs[0] if len(defs) == 1 else None
 
 
 def _another_binding(parents: "_Parents", name: cst.Name, scope: cst.CSTNode) -> bool:
     """``name`` (inside ``scope``) names another variable than ``scope``'s of that name: a method
     (``def step(self)`` in a class body) or a local of a function defined inside ``scope`` (a
-    parameter ``step`` of a helper)."""
+    parameter ``step`` of a helper, where it is declared and where it is used)."""
     definition = parents.get(id(name))
     if isinstance(definition, (cst.FunctionDef, cst.ClassDef)) and definition.name is name:
         block = parents.get(id(definition))
@@ -1329,8 +1361,8 @@ def _another_binding(parents: "_Parents", name: cst.Name, scope: cst.CSTNode) ->
         parent = parents.get(id(node))
         if parent is None:
             return False
-        if parent is not scope and isinstance(parent, cst.FunctionDef) and node is parent.body \
-                and name.value in local_names_of(parent)[0]:
+        if parent is not scope and isinstance(parent, cst.FunctionDef) and (
+                node is parent.body and name.value in local_names_of(parent)[0] or node is parent.params):
             return True
         node = parent
     return False

@@ -21,7 +21,7 @@ import libcst as cst
 
 from dynalint.analysis.custom_ops import may_ask_fresh_size
 from dynalint.analysis.module_index import ClassInfo, FunctionInfo, ModuleIndex, build_index
-from dynalint.core.source import SourceError, parse_module, read_bytes, read_source
+from dynalint.core.source import IMPORT_LINE, SourceError, parse_module, read_bytes, read_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.values import Value
@@ -32,11 +32,6 @@ character; the least recently used trees are dropped beyond it)."""
 _MAX_RESOLVE_DEPTH = 8
 MAX_SCANNED_FILES = 5_000
 """Python files read when looking for the custom ops of the checked files' packages."""
-_IMPORT_LINE = re.compile(
-    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[\w \t,*]+)"
-    r"|import[ \t]+([.\w]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[.\w]+(?:[ \t]+as[ \t]+\w+)?)*))",
-    re.MULTILINE)
-"""``from M import a, b`` (also parenthesised over several lines) and ``import M, N as n``."""
 _TOP_LEVEL_NAME = re.compile(
     r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)|^(\w+)[ \t]*(?::(?!=)|=(?!=))", re.MULTILINE)
 """``def f``, ``class C``, ``x = …`` and ``x: T`` at the start of a line."""
@@ -228,7 +223,7 @@ class SourceIndex:
                     continue
                 is_package = path.endswith("__init__.py")
                 found = edges.setdefault(name, [])
-                for m in _IMPORT_LINE.finditer(text):
+                for m in IMPORT_LINE.finditer(text):
                     if m.group(3):
                         found.extend((n.split()[0], None) for n in m.group(3).split(","))
                         continue

@@ -494,9 +494,9 @@ def _indexing_names(fn: cst.FunctionDef) -> frozenset[str]:
 def _called_when_stored(init: FunctionInfo, source: str | None) -> frozenset[str]:
     """The parameters ``__init__`` stores on the instance (``self.criterion = criterion``) under an
     attribute the module's text calls (``self.criterion(...)``, ``self.criterion.step(...)``) or reads an
-    attribute of (``self.cfg.rule``, state of the object that compiled code guards on; its text is searched, a
-    superset of the class's uses): only for those does the object the constructions pass change what the
-    analysis follows."""
+    attribute of (``self.cfg.rule``, state of the object that compiled code guards on), or binds to a local
+    name as it is (``cfg = self.cfg``, whose attributes are then read; its text is searched, a superset of the
+    class's uses): only for those does the object the constructions pass change what the analysis follows."""
     stored: dict[str, str] = {}
     for n in walk(init.node.body):
         if isinstance(n, cst.Assign):
@@ -506,7 +506,8 @@ def _called_when_stored(init: FunctionInfo, source: str | None) -> frozenset[str
     if not stored or source is None:
         return frozenset(stored.values())
     return frozenset(param for attr, param in stored.items()
-                     if re.search(rf"self\.{re.escape(attr)}(\.\w+\s*\(|\.\w|\s*\()", source))
+                     if re.search(rf"self\.{re.escape(attr)}(\.\w+\s*\(|\.\w|\s*\()", source)
+                     or re.search(rf"^\s*\w+\s*=\s*self\.{re.escape(attr)}\s*(#.*)?$", source, re.MULTILINE))
 
 
 def _stored_pairs(target: cst.BaseExpression, value: cst.BaseExpression

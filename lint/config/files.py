@@ -7,6 +7,7 @@ from typing import Iterable, Iterator
 
 from dynalint.config.resolver import Configuration
 from dynalint.config.gitignore import Pattern, parse_lines, verdict
+from dynalint.core.source import IMPORT_LINE, SourceError, read_bytes
 
 #: Directory names never descended into.
 DEFAULT_EXCLUDES = (
@@ -209,3 +210,22 @@ def iter_python_files(paths: Iterable[str], config: Configuration, *, force_excl
                     continue
                 seen.add(full)
                 yield full
+
+
+def imported_siblings(path: str) -> list[str]:
+    """The modules beside the script at ``path`` that its import lines name (``from _utils import
+    warmup_cosine``, ``import helpers``): Python finds them there when it runs the script, a quick scan of
+    its lines finds them here."""
+    try:
+        text = read_bytes(path).decode("utf-8", "replace")
+    except SourceError:
+        return []
+    names = set()
+    for m in IMPORT_LINE.finditer(text):
+        if m.group(1) is not None:
+            names.add(m.group(1).split(".")[0])
+        else:
+            names.update(n.split()[0].split(".")[0] for n in m.group(3).split(","))
+    folder = os.path.dirname(os.path.abspath(path))
+    found = (os.path.join(folder, f"{name}.py") for name in sorted(names) if name)
+    return [sibling for sibling in found if os.path.isfile(sibling) and sibling != os.path.abspath(path)]

@@ -680,3 +680,10 @@ _LOCAL = threading.local()
 _STACK_LOCK = threading.Lock()
 _RUNNING = 0
 _SAVED_LIMIT = 1000
+
+
+IMPORT_LINE = re.compile(
+    r"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+import[ \t]*(\([^)]*\)|[\w \t,*]+)"
+    r"|import[ \t]+([.\w]+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*[.\w]+(?:[ \t]+as[ \t]+\w+)?)*))",
+    re.MULTILINE)
+"""``from M import a, b`` (also parenthesised over several lines) and ``import M, N as n``."""

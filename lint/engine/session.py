@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
 from dynalint.config.resolver import Configuration, resolve
 from dynalint.core.diagnostics import Diagnostic, FileResult
-from dynalint.config.files import iter_python_files
+from dynalint.config.files import imported_siblings, iter_python_files
 from dynalint.core.notebooks import NotebookError, decode_file, is_notebook
 from dynalint.engine import run_record
 from dynalint.config.settings import CACHE_DIR_NAME
@@ -165,7 +165,11 @@ class Session:
         spelt), then the project files that import them, directly or not; the index is every file."""
         given = list(dict.fromkeys(paths))
         if not self.around or not self.project_roots(given):
-            return given, given
+            # (loose scripts: the modules beside them that they import are read for the names they define)
+            spelt = {_abs(p) for p in given}
+            siblings = [s for p in given if p != STDIN and p.endswith(".py") for s in imported_siblings(p)
+                        if s not in spelt] if self.around else []
+            return given, given + list(dict.fromkeys(siblings))
         files = self.project_files(given)
         known = set(files)
         # the project's files in the walk's order (as ``check .`` indexes them), then given files elsewhere

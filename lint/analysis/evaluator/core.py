@@ -19,8 +19,8 @@ from dynalint.analysis.evaluator.expressions import ExpressionHandlers
 from dynalint.analysis.evaluator.statements import StatementHandlers
 from dynalint.analysis.replay import function_token
 from dynalint.analysis.values import NONE_VALUE, PYTHON_VALUE, UNKNOWN_VALUE, Kind, Value, join
-from dynalint.analysis.module_index import body_bindings
-from dynalint.analysis.syntax import children, dotted_name
+from dynalint.analysis.module_index import body_bindings, names_bound_by
+from dynalint.analysis.syntax import children, dotted_name, walk
 
 if TYPE_CHECKING:  # pragma: no cover
     from dynalint.analysis.module_index import FunctionInfo
@@ -164,7 +164,11 @@ class FunctionEvaluator(StatementHandlers, ExpressionHandlers, ConditionHandlers
     def held_object(self, node: cst.CSTNode, value: Value) -> str | None:
         """The code of ``node`` (``self.model``) when it is an attribute of ``self`` (state kept across calls,
         :meth:`is_state`) holding an object of a class of the checked code, ``value``: its own attributes are
-        state too, which Dynamo guards on where compiled code reads them."""
+        state too, which Dynamo guards on where compiled code reads them.  A local name bound once to such an
+        attribute (``cfg = self.cfg``) is that attribute: Dynamo guards ``self.cfg.gamma`` where ``cfg.gamma``
+        is read (measured on torch 2.13)."""
+        if type(node) is cst.Name and self.fn is not None:
+            node = self.fn.derived("attributes aliased", _aliased_attributes).get(node.value, node)
         if type(node) is not cst.Attribute or not self.is_state(node.value) or value.cls is None \
                 or value.is_class or value.kind not in (Kind.UNKNOWN, Kind.MODULE) or value.choices:
             return None
@@ -252,3 +256,17 @@ _EXPR_HANDLERS: dict[type, Callable[[FunctionEvaluator, Any], Value]] = {
     cst.StarredElement: FunctionEvaluator._starred,
     cst.Ellipsis: lambda self, node: PYTHON_VALUE,
 }
+
+
+def _aliased_attributes(fn: cst.FunctionDef) -> dict[str, cst.Attribute]:
+    """The local names a function binds once, and only by a plain assignment of an attribute (``cfg =
+    self.cfg``), with that attribute."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    bindings: dict[str, list[cst.CSTNode]] = {}
+    for n in walk(fn.body, into_scopes=False):
+        for name in names_bound_by(n):
+            bindings.setdefault(name, []).append(n)
+    return {name: found[0].value for name, found in bindings.items()  # type: ignore[attr-defined, misc]
+            if len(found) == 1 and type(found[0]) is cst.Assign and len(found[0].targets) == 1
+            and type(found[0].targets[0].target) is cst.Name and type(found[0].value) is cst.Attribute
+            and name not in params}

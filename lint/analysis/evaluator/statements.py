@@ -128,6 +128,7 @@ class StatementHandlers:
         elif isinstance(target, cst.Attribute):
             base = self.expr(target.value)
             old = self.attribute(base, target.attr.value, target)
+            self.report(E.ArithmeticEvent, node, operands=(old, rhs))  # (`self.events += 1`: Python numbers)
             self.store_field(target, None)
             held = self.held_object(target.value, base) or self.argument_object(target.value, base)
             if self.is_state(target.value) or base.is_class or held is not None:
@@ -155,7 +156,17 @@ class StatementHandlers:
         return self.silent_expr(value.func).qualname in _EXPLICIT_BREAKS
 
     def _return(self, node: cst.Return) -> None:
-        self.returns.append(self.expr(node.value) if node.value is not None else NONE_VALUE)
+        value = self.expr(node.value) if node.value is not None else NONE_VALUE
+        # a number taken from tensor data, returned (`return correct, probs.mean()`): Python needs its value to
+        # hand it back, so a frame resumed after the break that made it is guarded on it (measured on torch
+        # 2.13: `___stack0 == 5`)
+        returned = node.value.elements if isinstance(node.value, cst.Tuple) else ()
+        for item, element in zip(value.items or (), returned):
+            if isinstance(element, cst.Element):
+                self.use_scalar(item, element.value)
+        if not returned and node.value is not None:
+            self.use_scalar(value, node.value)
+        self.returns.append(value)
         raise _Terminated
 
     def _raise(self, node: cst.Raise) -> None:

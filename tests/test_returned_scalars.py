@@ -1,0 +1,30 @@
+"""DYN204 for a number taken from tensor data at a graph break and then returned (``correct = (...).item()``,
+``return correct, probs.mean()``): Python needs its value to hand it back, so the frame resumed after the break,
+compiled for the tensor work that follows, is guarded on it and recompiles when it first changes.  A number
+returned at once, with nothing compiled after the break, guards nothing.  Each script also runs under real
+Dynamo (torch 2.13), which counts the recompiles."""
+from __future__ import annotations
+
+from helpers import script_case_tests
+
+RETURNED = """\
+import torch
+
+
+@torch.compile(backend="eager")
+def evaluate(logits, labels):
+    probs = logits.softmax(-1)
+    correct = (probs.argmax(-1) == labels).sum().item()
+    return {returned}
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    for _ in range(3):
+        evaluate(torch.randn(16, 4), torch.randint(0, 4, (16,)))
+"""
+
+test_check, test_dynamo = script_case_tests({
+    "returned-beside-tensor-work": (RETURNED.format(returned="correct, probs.max(-1).values.mean()"), [8], 1),
+    "returned-alone": (RETURNED.format(returned="correct"), [], 0),
+}, "DYN204")
