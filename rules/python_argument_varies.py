@@ -75,7 +75,17 @@ class PythonArgumentVaries(Rule):
         that change only together with the grad mode (`with torch.no_grad():` around one of the calls) add no
         recompile of their own: the grad mode already makes another graph (DYN208). A first call that returns
         an argument as it is (`if bias is None: return x`) traces nothing: Dynamo skips the frame from then
-        on, and later calls run eagerly without recompiling. The message names a call that passes each value,
+        on, and later calls run eagerly without recompiling. The loops of the calling code are replayed with
+        what they step through: lists it grows with `append`/`extend` before the loop (also in loops of their
+        own), repeated and joined displays, `list(range(...))`, constants of the module passed at its own
+        calls, methods of objects it built that only compute (`sched.lr(s)`), and helpers of the modules
+        beside a script that it imports (`from _utils import warmup_cosine`). A flag drawn at random at each
+        iteration (`random.random() < ratio`, teacher forcing) counts as taking both values when the draws
+        make that all but sure (95%: six draws at one half); a position the loop counts up from a size
+        (`pos = prompt.shape[1]`, `pos += 1`) takes a new value at each call; a list or tuple a call passes
+        where another passes `None` (a cache the compiled module returned, handed back) fails `past is
+        None`; and an int that indexes a list or module container (`self.branches[idx]`) is never made
+        dynamic, so each new value recompiles (measured). The message names a call that passes each value,
         and every parameter that varies. A function with a graph break inside one of its loops runs eagerly
         (Dynamo gives up on the frame; a break inside a function the loop calls breaks it at the call): only a
         value it hands to a function of the project (compiled as a

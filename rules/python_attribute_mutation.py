@@ -59,7 +59,10 @@ class PythonAttributeMutation(Rule):
         read Dynamo never traces (after a break inside a loop, unless an `if` between the read and the loop
         returns: the calls that take it are compiled) installs no guard, and neither does a frame Dynamo
         enters on its own (compiled directly, or called from code it runs eagerly) that runs no tensor
-        operation: Dynamo skips it.
+        operation: Dynamo skips it. The same holds for a frame resumed after a break that runs none: a
+        counter bumped in the branch of a tensor condition (`if contact.any(): self.events += 1`) or after a
+        `print`, or a dict item stored from `.item()` (`self.stats["mean"] = y.mean().item()`, whose dict is
+        read after the value), recompiles nothing (measured on torch 2.13).
     """
     fix = """
         Keep changing state in a tensor buffer updated in place (`self.register_buffer("step",

@@ -13,7 +13,8 @@ from dynalint.analysis.entry_arguments import (grad_mode_differs, grad_mode_flip
 from dynalint.analysis.in_place_changes import key_read
 from dynalint.analysis.mode_flips import mode_flips
 from dynalint.analysis.module_index import (may_run_between_calls, related, store_receivers,
-                                            stores_loop_constants, stores_on_self, unseen_by_compiled_code)
+                                            stores_loop_constants, stores_on_own_object, stores_on_self,
+                                            unseen_by_compiled_code)
 from dynalint.analysis.resume_paths import runs_eagerly, traced_on_early_return
 from dynalint.analysis.syntax import NOT_LITERAL, literal_constant
 from dynalint.analysis.values import Kind
@@ -41,7 +42,13 @@ class PythonAttributeSetOutside(Rule):
         of a module stays static and still recompiles at each new value). A list, dict, set or deque held
         in an attribute is guarded on its length (a dict's keys) and on the elements compiled code reads:
         code that changes it in place between calls (`m.skip.append(1)`, `m.hp["temperature"] = 2.0`)
-        recompiles it too.
+        recompiles it too. The object may be read through a local name (`cfg = self.cfg`, then
+        `cfg.gamma`: Dynamo guards `self.cfg.gamma`), set by a function of the script that built it and
+        calls the compiled module before and after the change, or be a submodule's float the script sets to
+        each constant a loop steps through (`m.sc.s = s`); a call of an instance whose `__call__` runs
+        compiled code (`p(x)`) is a compiled call. Another instance of one module class built alike
+        (`self.cache = Cache()` before each generation) is guarded on its class and what it holds, not on
+        which instance it is: it recompiles nothing (measured).
 
         `.train()` and `.eval()` set `self.training` on the module and its submodules. A function (or a
         script's own statements, its `__main__` block) that calls a compiled module, switches its mode and
@@ -206,8 +213,10 @@ class PythonAttributeSetOutside(Rule):
             setters = [fn for _, fn in setters_of[key]]
             if of_self and ev.path:
                 # an object `self` holds (`self.cfg.rule`): only a script's own statements are known to change
-                # that object (a function's `cfg.rule = ...` may be on a copy: `copy.deepcopy(config)`)
-                setters = [fn for fn in setters if fn is None]
+                # that object (a function's `cfg.rule = ...` may be on a copy: `copy.deepcopy(config)`), or a
+                # function that built it and handed it to a construction itself (`cfg = Cfg()`, `Block(4, cfg)`)
+                setters = [fn for stmt, fn in setters_of[key]
+                           if fn is None or fn.cls is None and stores_on_own_object(stmt, fn, ev.name)]
             if not setters:
                 continue
             if None not in setters and ev.function.cls is not None and ev.function.cls.is_module \

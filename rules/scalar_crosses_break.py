@@ -103,7 +103,10 @@ class ScalarCrossesBreak(Rule):
         once when the size first changes; a call of a function whose body breaks splits the frame at the
         call just as well (`out = self.inner(x)` with a `print` in `inner`). A number taken from data inside
         a generator expression (`sum(float(v) for v in losses)`) crosses nothing: Dynamo cannot rebuild the
-        generator to resume, and runs the whole function eagerly.
+        generator to resume, and runs the whole function eagerly. A number taken from data and returned
+        (`correct = (...).item()`, then `return correct, probs.mean()`) is guarded too: Python needs its value
+        to hand it back. A count of values below `minlength` (`torch.bincount(idx, minlength=n * n)`, a
+        confusion matrix) keeps its size and is not reported.
     """
     fix = """
         Keep the value as a tensor so it stays in the graph (`x / x.abs().max()`), or enable

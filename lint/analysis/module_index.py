@@ -365,6 +365,14 @@ def _calling_handles(idx: ModuleIndex, compiled: set[str]) -> dict[str, frozense
             if found - calls.get(name, frozenset()):
                 calls[name] = calls.get(name, frozenset()) | found
                 grew = True
+    # an instance a global holds, called (`p(x)`): its class's `__call__` runs, or an nn.Module's `forward`
+    for name, values in idx.globals.items():
+        made = values[0] if len(values) == 1 else None
+        cls = idx.classes.get(made.func.value) \
+            if type(made) is cst.Call and type(made.func) is cst.Name and name not in calls else None
+        method = cls.find_method("forward" if cls.is_module else "__call__") if cls is not None else None
+        if method is not None and method.name in calls:
+            calls[name] = calls[method.name]
     return calls
 
 
@@ -1117,6 +1125,35 @@ def stores_on_self(stmt: cst.CSTNode, fn: FunctionInfo | None, attr: str) -> boo
     self_name = _self_name(fn) if fn is not None else None
     return self_name is not None and any(type(r) is cst.Name and r.value == self_name
                                          for r in store_receivers(stmt, attr))
+
+
+def stores_on_own_object(stmt: cst.CSTNode, fn: FunctionInfo, attr: str) -> bool:
+    """``stmt`` in ``fn`` stores ``attr`` on an object ``fn`` itself built and handed to a construction
+    (``cfg = Cfg()``, ``Block(4, cfg)``, then ``cfg.scale = 0.5``): the object the built instance holds, not a
+    copy of one; between two calls ``fn`` makes of a name it bound to a call's result (the compiled
+    handle)."""
+    receivers = store_receivers(stmt, attr)
+    if len(receivers) != 1 or type(receivers[0]) is not cst.Name:
+        return False
+    name = receivers[0].value
+    bindings = [n for n in walk(fn.node.body, into_scopes=False) if name in names_bound_by(n)]
+    index = fn.owner
+    built = len(bindings) == 1 and type(bindings[0]) is cst.Assign and type(bindings[0].value) is cst.Call \
+        and type(bindings[0].value.func) is cst.Name and index is not None \
+        and bindings[0].value.func.value in index.classes
+    nodes = list(walk(fn.node.body, into_scopes=False))
+    order = {id(n): i for i, n in enumerate(nodes)}
+    handed = [n for n in nodes if type(n) is cst.Call and type(n.func) is cst.Name and index is not None
+              and n.func.value in index.classes and any(type(a.value) is cst.Name and a.value.value == name
+                                                        for a in n.args)]
+    # (and the function calls what it built, the compiled handle, before the store and after it)
+    handles = {t.target.value for n in nodes if type(n) is cst.Assign and type(n.value) is cst.Call
+               for t in n.targets if type(t.target) is cst.Name}
+    calls = [order[id(n)] for n in nodes if type(n) is cst.Call and type(n.func) is cst.Name
+             and n.func.value in handles]
+    at = order.get(id(stmt), -1)
+    return built and name not in fn.param_names() and bool(handed) and order[id(handed[0])] < at \
+        and any(c < at for c in calls) and any(c > at for c in calls)
 
 
 def store_receivers(stmt: cst.CSTNode, attr: str) -> list[cst.BaseExpression]:
