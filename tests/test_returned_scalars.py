@@ -28,3 +28,24 @@ test_check, test_dynamo = script_case_tests({
     "returned-beside-tensor-work": (RETURNED.format(returned="correct, probs.max(-1).values.mean()"), [8], 1),
     "returned-alone": (RETURNED.format(returned="correct"), [], 0),
 }, "DYN204")
+
+# made by the `return` itself, in one branch, with tensor work only in the other: the frame resumed after the
+# break hands the number back and does nothing else
+MADE_BY_THE_RETURN = """\
+import torch
+
+
+@torch.compile(backend="eager")
+def evaluate(u, ref, exact):
+    if exact:
+        return ((u - ref).norm() / ref.norm()).item()
+    return u.abs().max() * 2
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    for _ in range(3):
+        evaluate(torch.randn(8), torch.randn(8), True)
+"""
+
+test_check_made, test_dynamo_made = script_case_tests({"made-by-the-return": (MADE_BY_THE_RETURN, [], 0)}, "DYN204")

@@ -1,9 +1,8 @@
 """Torch functions that break whatever their arguments because of what they do inside: ``torch.combinations``
 selects with a mask (a data-dependent size), ``torch.cov``/``torch.corrcoef`` (and their tensor methods)
 compare tensors with ``torch.equal``; ``torch.repeat_interleave(counts)``, whose one argument is the repeats,
-has a data-dependent size as the two-argument form does, unless ``output_size=`` gives it; repeats a module's
-untyped parameter receives (a size another module returns in a tuple) are not claimed.  Each case is also run
-under real Dynamo."""
+has a data-dependent size as the two-argument form does, unless ``output_size=`` gives it.  Each case is also
+run under real Dynamo."""
 from __future__ import annotations
 
 from helpers import marked_case_tests
@@ -37,27 +36,6 @@ CASES = [
         pooled = torch.zeros(counts.shape[0], feats.shape[1]).index_add_(0, batch, feats)
         return pooled.repeat_interleave(counts, dim=0, output_size=n)
     """, "f", "[(torch.rand(6, 3), torch.tensor([2, 4]))]"),
-    ("repeats-a-size-returned-in-a-tuple", """
-    import torch
-    import torch.nn as nn
-
-
-    class Embed(nn.Module):
-        def forward(self, img):
-            x = img.unfold(1, 8, 8).unfold(2, 8, 8)
-            return x, x.shape[1], x.shape[2]
-
-
-    class Pos(nn.Module):
-        def forward(self, gh, gw):
-            r = torch.arange(gh).repeat_interleave(gw)
-            return r + torch.arange(gw).repeat(gh)
-
-
-    def f(img):
-        x, gh, gw = Embed()(img)
-        return Pos()(gh, gw)
-    """, "f", "[(torch.randn(3, 32, 32),)]"),
 ]
 
 test_flagged_lines, test_flagged_lines_break_under_dynamo = marked_case_tests(CASES)

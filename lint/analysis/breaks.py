@@ -2593,9 +2593,7 @@ def _splits_at_tensor(call: CallEvent) -> bool:
 def _repeats_tensor(call: CallEvent) -> bool:
     """``repeat_interleave`` with a tensor of repeats: ``x.repeat_interleave(r)``, ``torch.repeat_interleave(x,
     r)``, or ``torch.repeat_interleave(r)``, whose one argument is the repeats (measured on torch 2.13:
-    "Dynamic shape operator" for each).  With ``output_size=`` the result's length is given, and it is traced.
-    Repeats only taken for a tensor (a parameter no call shows) may as well be the int a shape gives (``gw`` of
-    ``x.shape[2]``, traced): not claimed."""
+    "Dynamic shape operator" for each).  With ``output_size=`` the result's length is given, and it is traced."""
     if "output_size" in call.kwargs:
         return False
     repeats = call.kwargs.get("repeats")
@@ -2603,7 +2601,7 @@ def _repeats_tensor(call: CallEvent) -> bool:
         method = call.method is not None and call.qualname is None
         pos = 0 if method or (len(call.args) == 1 and not call.kwargs) else 1
         repeats = call.args[pos] if len(call.args) > pos else None
-    return repeats is not None and repeats.is_tensor and not repeats.assumed
+    return repeats is not None and repeats.is_tensor
 
 
 def _op_name(qualname: str) -> str:

@@ -159,12 +159,13 @@ class StatementHandlers:
         value = self.expr(node.value) if node.value is not None else NONE_VALUE
         # a number taken from tensor data, returned (`return correct, probs.mean()`): Python needs its value to
         # hand it back, so a frame resumed after the break that made it is guarded on it (measured on torch
-        # 2.13: `___stack0 == 5`)
+        # 2.13: `___stack0 == 5`); one the `return` itself makes (`return t.sum().item()`) is handed back by a
+        # frame that does nothing else, which Dynamo skips
         returned = node.value.elements if isinstance(node.value, cst.Tuple) else ()
         for item, element in zip(value.items or (), returned):
-            if isinstance(element, cst.Element):
+            if isinstance(element, cst.Element) and not _made_here(item, node):
                 self.use_scalar(item, element.value)
-        if not returned and node.value is not None:
+        if not returned and node.value is not None and not _made_here(value, node):
             self.use_scalar(value, node.value)
         self.returns.append(value)
         raise _Terminated
@@ -667,3 +668,8 @@ def not_tensor_related(v: Value, depth: int = 3) -> bool:
     if v.kind is Kind.UNKNOWN and v.cls is not None and not v.choices and not v.maybe_none:
         return v.cls.plain
     return False
+
+
+def _made_here(value: Value, statement: cst.CSTNode) -> bool:
+    """``value`` was made by an expression of ``statement`` itself (its ``origin`` lies there)."""
+    return value.origin is not None and any(n is value.origin for n in walk(statement))
