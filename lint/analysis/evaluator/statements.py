@@ -164,9 +164,9 @@ class StatementHandlers:
         returned = node.value.elements if isinstance(node.value, cst.Tuple) else ()
         for item, element in zip(value.items or (), returned):
             if isinstance(element, cst.Element) and not _made_here(item, node):
-                self.use_scalar(item, element.value)
+                self.use_scalar(item, element.value, "return")
         if not returned and node.value is not None and not _made_here(value, node):
-            self.use_scalar(value, node.value)
+            self.use_scalar(value, node.value, "return")
         self.returns.append(value)
         raise _Terminated
 
