@@ -537,12 +537,12 @@ class Breaks:
         call = ev.call if isinstance(ev, CallEvent) and isinstance(ev.call, cst.Call) else None
         args = [a.value for a in call.args] if call is not None else []
 
-        def after(b: Break) -> bool:
-            return any(n is ev.node for stmt in _code_after(function.node, b.statement)
+        def after(b: Break, node: cst.CSTNode) -> bool:
+            return any(n is node for stmt in _code_after(function.node, b.statement)
                        for n in walk(stmt, into_scopes=False))
 
         before = [b for b in self.all if b.event.function is function and (
-            b.statement is not ev.statement and after(b)
+            b.statement is not ev.statement and after(b, ev.node)
             or b.statement is ev.statement and (any(encloses(a, b.node) for a in args)
                                                 or _stored_after(ev.statement, ev.node, b.node)))]
         # a break every way to ``ev`` passes after an earlier one ends the frame resumed there before ``ev``
@@ -550,8 +550,7 @@ class Breaks:
         last = [b for b in before if not any(
             o is not b and not o.in_loop and _always_before(function.node, o.statement, ev.node)
             and (o.statement is b.statement and encloses(o.node, b.node)  # (the call a value breaks in)
-                 or o.statement is not b.statement
-                 and any(n is o.node for stmt in _code_after(function.node, b.statement) for n in walk(stmt)))
+                 or o.statement is not b.statement and after(b, o.node))
             for o in before)]
         return bool(last) and not any(
             b.in_loop or self.in_comprehension(b) or self.resumed_frame_compiles(b) for b in last)

@@ -125,9 +125,8 @@ def _made_cells(program: "Program", nested: list["FunctionInfo"]) -> Iterator[Re
                 [n for n in walk(outer.node.body, into_scopes=False) if type(n) is cst.FunctionDef]:
             continue
         params = outer.param_names()
-        free = [n for n in walk(fn.node.body) if type(n) is cst.Name and n.value in params
-                and n.value not in body_bindings(outer.node) and n.value not in body_bindings(fn.node)
-                and n.value not in fn.param_names()]
+        shadowed = body_bindings(outer.node) | body_bindings(fn.node) | set(fn.param_names())
+        free = [n for n in walk(fn.node.body) if type(n) is cst.Name and n.value in params and n.value not in shadowed]
         kept = _compiled_per_call(program, fn, outer)
         if not free or kept is None:
             continue
@@ -201,8 +200,7 @@ def _counted_cells(fn: "FunctionInfo", parent: cst.FunctionDef) -> Iterator[Rebo
               for name in n.names}
     for n in walk(fn.node.body, into_scopes=False):
         if type(n) is cst.AugAssign and type(n.target) is cst.Name and n.target.value in declared \
-                and n.target.value not in seen and type(_constant(n.value)) in (int, float) \
-                and _constant(n.value) != 0:
+                and n.target.value not in seen and type(step := _constant(n.value)) in (int, float) and step != 0:
             seen.add(n.target.value)
             first = next(m for m in walk(fn.node.body, into_scopes=False)
                          if type(m) is cst.Name and m.value == n.target.value and id(m) not in listed)

@@ -703,8 +703,8 @@ def _drawn_in(program: "Program", loop: cst.For, name: str) -> bool:
     """Every binding of ``name`` in the body of ``loop`` is an assignment of a random draw, or of the item of
     what a helper of the module returns that is computed from one (``x, y = make_batch(h, w)`` with ``return
     torch.randn(...), torch.randint(...)``), and there is one."""
-    found = [(n.value, position_bound(t.target, name)) for n in walk(loop.body, into_scopes=False)
-             if isinstance(n, cst.Assign) for t in n.targets if position_bound(t.target, name) is not None]
+    found = [(n.value, at) for n in walk(loop.body, into_scopes=False) if isinstance(n, cst.Assign)
+             for t in n.targets if (at := position_bound(t.target, name)) is not None]
     bindings = [n for n in walk(loop.body, into_scopes=False) if name in names_bound_by(n)]
     return bool(found) and len(found) == len(bindings) and all(
         isinstance(v, cst.Call) and (program.index.resolve_expr(v.func) in RANDOM_TENSORS and at == -1
@@ -970,19 +970,12 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
                 if _is_tensor(site, arg):
                     note(name, ("tensor", None), site, "a tensor")
                     break
-        # None at one call: is a tensor, or an object of a class of the checked code, passed at another?
+        # None at one call: is a tensor, an object of a class of the checked code or a container passed at another?
         if ("NoneType", None) in seen.get(name, {}):
             for arg, site in pending:
-                if _is_tensor(site, arg):
-                    note(name, ("tensor", None), site, "a tensor")
-                    break
-                made = _object_passed(site, arg)
-                if made is not None:
-                    note(name, ("object", made), site, f"a `{made}`")
-                    break
-                held = _container_passed(site, arg)
-                if held is not None:  # (`out, past = m(x)`, then `m(x, past)`: the list `forward` returns)
-                    note(name, (held[0], None), site, held[1])
+                other = _other_than_none(_passed_value(site, arg))
+                if other is not None:
+                    note(name, other[0], site, other[1])
                     break
     changed = _changed_in_place(fn, params, sites)
     for prm in params:
@@ -1001,8 +994,9 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
         if name not in in_loop and name not in looped and all(len(keys) < 2 for keys in modes[name].values()):
             continue  # each value comes with its own grad mode, which compiles a graph of its own anyway
         kinds = {t for t, _ in values}
+        indexes = "int" in kinds and _indexes_container(program, fn, name)
         if kinds == {"int"} and not static and compiled_dynamic(program, fn) and not _counts_loop(fn, name) \
-                and not _indexes_container(program, fn, name):
+                and not indexes:
             continue  # `dynamic=True`: an int is symbolic from the first call, and no new one recompiles
         if kinds <= {"int", "float", "bool", "str"}:
             if not _specialising_read(program, fn, name):
@@ -1040,7 +1034,7 @@ def _varying(program: "Program", fn: "FunctionInfo", params: list[cst.Param], si
             shown.append((_where(in_loop[name], program), "values that change from one loop iteration to the next"))
         yield ParameterValues(fn, prm, values, name in in_loop, tuple(dict.fromkeys(shown)), static,
                               counts_loop="int" in kinds and _counts_loop(fn, name),
-                              indexes_container="int" in kinds and _indexes_container(program, fn, name),
+                              indexes_container=indexes,
                               by_keyword=any(a.keyword is not None and a.keyword.value == name
                                              for site in sites for a in site[0].args))
 
@@ -1652,28 +1646,24 @@ def _is_tensor(site: _Site, arg: cst.BaseExpression) -> bool:
     return value is not None and value.kind is Kind.TENSOR and not value.maybe_none
 
 
-def _object_passed(site: _Site, arg: cst.BaseExpression) -> str | None:
-    """The class name of the object of a class of the checked code the caller passes at ``arg`` (``Cache()``),
-    if it passes one: against ``None`` at another call, ``cache is None`` fails (measured on torch 2.13)."""
-    value = _passed_value(site, arg)
-    if value is None or value.cls is None or value.is_class or value.maybe_none or value.choices \
-            or value.kind not in (Kind.UNKNOWN, Kind.MODULE):
+def _other_than_none(value: "Value | None") -> tuple[tuple[str, Any], str] | None:
+    """The key and description of what a caller surely passes where another call passes ``None``, when
+    ``value`` (its evaluation) is of a kind Dynamo guards apart from ``None`` (measured on torch 2.13): a
+    tensor; an object of a class of the checked code (``Cache()``: ``cache is None`` fails); a list, tuple or
+    dict (``out, past = m(x)``, then ``m(x, past)``: ``past is None`` fails, also with ``dynamic=True``)."""
+    if value is None or value.maybe_none:
         return None
-    return value.cls.name
-
-
-def _container_passed(site: _Site, arg: cst.BaseExpression) -> tuple[str, str] | None:
-    """The kind ("list", "tuple" or "dict") and a description of the container the caller surely passes at
-    ``arg``: against ``None`` at another call, ``past is None`` fails (measured on torch 2.13, also with
-    ``dynamic=True``)."""
-    value = _passed_value(site, arg)
-    if value is None or value.maybe_none or value.choices:
+    if value.kind is Kind.TENSOR:
+        return ("tensor", None), "a tensor"
+    if value.choices:
         return None
+    if value.cls is not None and not value.is_class and value.kind in (Kind.UNKNOWN, Kind.MODULE):
+        return ("object", value.cls.name), f"a `{value.cls.name}`"
     if value.is_mapping:
-        return "dict", "a dict"
+        return ("dict", None), "a dict"
     if value.kind is Kind.SEQUENCE:
-        return ("tuple", "a tuple") if value.qualname == "builtins.tuple" else \
-            ("list", "a list") if value.qualname == "builtins.list" else ("list", "a list or tuple")
+        return (("tuple", None), "a tuple") if value.qualname == "builtins.tuple" else \
+            (("list", None), "a list") if value.qualname == "builtins.list" else (("list", None), "a list or tuple")
     return None
 
 
@@ -2115,16 +2105,12 @@ def _counted_arguments(site: _Site, caller: "FunctionInfo", params: list[cst.Par
                 counted.add(small.target.value)
     bound_again = [name for n in walk(loop.body, into_scopes=False) if not isinstance(n, cst.AugAssign)
                    for name in names_bound_by(n)]
-    counted -= set(bound_again) | set(_names_in_targets(loop.target))
+    counted -= set(bound_again) | set(names_bound_by(loop))
     if not counted:
         return
     for name, arg in _bound_arguments(site[0], params):
         if _number_of(arg, counted):
             yield name, arg
-
-
-def _names_in_targets(target: cst.BaseExpression) -> Iterator[str]:
-    return (n.value for n in walk(target) if type(n) is cst.Name)
 
 
 def _number_passed(site: _Site, arg: cst.BaseExpression) -> bool:
